@@ -1,0 +1,146 @@
+"""The command line: ``dllint PATHS``, ``dllint explain CODE``, ``dllint rules``.
+
+A thin adapter: it reads options and settings, calls the engine and renders.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from dllint import __version__
+from dllint.config import ConfigError, Settings, load_settings
+from dllint.discovery import discover
+from dllint.engine import FileResult, Linter, lint_file
+from dllint.findings import Finding
+from dllint.output import FORMATS, RunSummary, render
+from dllint.rules import all_rules, rule_by_code
+from dllint.selection import enabled_rules, validate_code_prefix
+from dllint.source import unreadable
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class DefaultCommandGroup(click.Group):
+    """``dllint PATHS`` runs ``check``; ``dllint explain``/``dllint rules`` are subcommands."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands:
+            if not any(a in ("--help", "-h", "--version") for a in args[:1]):
+                args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+def _split_codes(values: tuple[str, ...], option: str) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    codes = tuple(c.strip().upper() for v in values for c in v.split(",") if c.strip())
+    for code in codes:
+        problem = validate_code_prefix(code)
+        if problem:
+            raise click.BadParameter(problem, param_hint=option)
+    return codes
+
+
+@click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="dllint")
+def main() -> None:
+    """Find, fix and prove PyTorch DataLoader mistakes."""
+
+
+@main.command("check")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated), e.g. DL1,DL201, ALL.")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
+@click.option("--extend-select", multiple=True, help="Codes to enable on top of the selection.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--max-workers", type=click.IntRange(min=1), help="DL202 threshold for num_workers (default 8).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Use this pyproject.toml/dllint.toml.")
+@click.option("--statistics", is_flag=True, help="Count findings per rule.")
+@click.option("--stdin-filename", help="The path to report for source read from '-'.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+def check(
+    paths: tuple[str, ...],
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    fmt: str,
+    max_workers: int | None,
+    config_path: str | None,
+    statistics: bool,
+    stdin_filename: str | None,
+    exit_zero: bool,
+) -> None:
+    """Lint PATHS (files and directories; '-' reads standard input)."""
+    paths = paths or (".",)
+    try:
+        start = Path(stdin_filename or paths[0])
+        settings = load_settings(config_path, start if start.exists() else Path.cwd())
+    except ConfigError as exc:
+        click.echo(f"dllint: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    settings = settings.with_overrides(
+        select=_split_codes(select, "--select"),
+        ignore=_split_codes(ignore, "--ignore"),
+        extend_select=_split_codes(extend_select, "--extend-select"),
+        max_workers=max_workers,
+    )
+    linter = Linter(settings)
+    results: list[FileResult] = []
+    files_checked = 0
+    file_paths = [p for p in paths if p != "-"]
+    if "-" in paths:
+        data = click.get_binary_stream("stdin").read()
+        results.append(linter.lint_bytes(stdin_filename or "-", data))
+        files_checked += 1
+    found = discover(file_paths, settings)
+    missing = [unreadable(p, "cannot read file: no such file or directory") for p in found.missing]
+    for directory in found.empty_dirs:
+        click.echo(f"dllint: warning: no Python files found in {directory}", err=True)
+    for path in found.files:
+        results.append(lint_file(path, linter))
+    files_checked += len(found.files)
+    findings: list[Finding] = missing + [f for r in results for f in r.findings]
+    findings.sort(key=lambda f: f.sort_key)
+    errors = [e for r in results for e in r.errors]
+    for error in errors:
+        click.echo(f"dllint: {error}", err=True)
+    click.echo(render(fmt, RunSummary(findings, files_checked=files_checked, statistics=statistics)))
+    if errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+@main.command("explain")
+@click.argument("code")
+def explain(code: str) -> None:
+    """Show a rule's documentation."""
+    rule = rule_by_code(code)
+    if rule is None:
+        click.echo(f"dllint: error: unknown rule code '{code}' (see 'dllint rules')", err=True)
+        sys.exit(EXIT_ERROR)
+    default = "on by default" if rule.default_enabled else "off by default (enable with --select " + rule.code + ")"
+    click.echo(f"{rule.code} ({rule.name}): {rule.summary}\n\nFix: {rule.fix_safety}. {default.capitalize()}.\n")
+    click.echo(rule.docs())
+
+
+@main.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules(fmt: str) -> None:
+    """List every rule: code, name, default on/off, fix safety."""
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps([r.metadata() for r in all_rules()], indent=2))
+        return
+    rows = [(r.code, r.name, "on" if r.default_enabled else "off", r.fix_safety) for r in all_rules()]
+    widths = [max(len(row[i]) for row in rows + [("code", "name", "default", "fix")]) for i in range(4)]
+    header = ("code", "name", "default", "fix")
+    for row in [header, *rows]:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,230 @@
+"""The facts layer: what every rule asks about a file, answered once.
+
+``FileFacts`` is built once per parsed file. Cheap facts (imports, scopes,
+loader calls) are computed eagerly; the iteration analysis is computed on
+first use, so files whose rules never ask for it never pay for it.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from dllint.facts.argparse_defaults import ArgparseDefaults
+from dllint.facts.imports import build_import_table, dotted_name, qualified_name
+from dllint.facts.loaders import LOADER_QUALNAMES, LoaderCall, collect_loader_calls
+from dllint.facts.scopes import Scope, ScopeTable
+from dllint.facts.values import Value, resolve
+
+if TYPE_CHECKING:
+    from dllint.config import Settings
+    from dllint.facts.usage import UsageAnalysis
+
+DATASET_BASES = frozenset(
+    {
+        "torch.utils.data.Dataset",
+        "torch.utils.data.dataset.Dataset",
+        "torch.utils.data.IterableDataset",
+        "torch.utils.data.dataset.IterableDataset",
+    }
+)
+ITERABLE_DATASET_BASES = frozenset({"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"})
+
+
+@dataclass
+class ClassInfo:
+    node: ast.ClassDef
+    base_names: list[str]  # qualified names of bases (or local class names)
+    is_dataset: bool = False
+    is_iterable_dataset: bool = False
+    is_loader: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    def method(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        for stmt in self.node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+                return stmt
+        return None
+
+
+@dataclass
+class FileFacts:
+    path: str
+    source: str
+    tree: ast.Module
+    settings: Settings
+    lines: list[str] = field(init=False)
+    imports: dict[str, str] = field(init=False)
+    scopes: ScopeTable = field(init=False)
+    argparse: ArgparseDefaults = field(init=False)
+    classes: dict[str, ClassInfo] = field(init=False)  # every class in the file by name
+    loader_calls: list[LoaderCall] = field(init=False)
+    main_guard: ast.If | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lines = self.source.splitlines()
+        self.imports = build_import_table(self.tree)
+        self.scopes = ScopeTable(self.tree)
+        self.argparse = ArgparseDefaults()
+        calls: list[ast.Call] = []
+        class_nodes: list[ast.ClassDef] = []
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call):
+                calls.append(node)
+                self.argparse.add_call(node)
+            elif isinstance(node, ast.ClassDef):
+                class_nodes.append(node)
+            elif isinstance(node, ast.Assign):
+                self.argparse.add_namespace(node)
+        self.calls = calls
+        self.classes = self._classify(class_nodes)
+        self.main_guard = find_main_guard(self.tree)
+        self.loader_calls = collect_loader_calls(self, calls)
+
+    # -- names ----------------------------------------------------------------
+    def qualname(self, node: ast.AST) -> str | None:
+        return qualified_name(node, self.imports)
+
+    def is_loader_class_name(self, func: ast.expr) -> tuple[bool, bool]:
+        """(is a loader, keywords only) for the callee of a call."""
+        name = self.qualname(func)
+        if name in LOADER_QUALNAMES:
+            return True, False
+        dotted = dotted_name(func)
+        if dotted is None:
+            return False, False
+        extra = self.settings.extend_loader_classes
+        if extra and (name in extra or dotted in extra or dotted.rsplit(".", 1)[-1] in extra):
+            return True, True
+        local = self.classes.get(dotted)
+        if local is not None and local.is_loader:
+            return True, True
+        return False, False
+
+    # -- classes --------------------------------------------------------------
+    def _classify(self, nodes: list[ast.ClassDef]) -> dict[str, ClassInfo]:
+        classes = {}
+        for node in nodes:
+            bases = []
+            for base in node.bases:
+                qual = self.qualname(base) or dotted_name(base)
+                if qual:
+                    bases.append(qual)
+            classes[node.name] = ClassInfo(node, bases)
+        # Resolve inheritance within the file to a fixed point (chains of local subclasses).
+        changed = True
+        while changed:
+            changed = False
+            for info in classes.values():
+                dataset = iterable = loader = False
+                for base in info.base_names:
+                    parent = classes.get(base)
+                    dataset |= base in DATASET_BASES or bool(parent and parent.is_dataset)
+                    iterable |= base in ITERABLE_DATASET_BASES or bool(parent and parent.is_iterable_dataset)
+                    loader |= base in LOADER_QUALNAMES or bool(parent and parent.is_loader)
+                if (dataset, iterable, loader) != (info.is_dataset, info.is_iterable_dataset, info.is_loader):
+                    info.is_dataset, info.is_iterable_dataset, info.is_loader = dataset, iterable, loader
+                    changed = True
+        return classes
+
+    @property
+    def dataset_classes(self) -> list[ClassInfo]:
+        return [c for c in self.classes.values() if c.is_dataset]
+
+    def class_of_instance(self, expr: ast.expr, scope: Scope) -> ClassInfo | None:
+        """The same-file class that ``expr`` constructs (``Ds(...)`` or a name bound once to it)."""
+        for _ in range(8):
+            if isinstance(expr, ast.Call):
+                name = dotted_name(expr.func)
+                return self.classes.get(name) if name else None
+            if isinstance(expr, ast.Name):
+                found = self.scopes.single_value(expr.id, scope)
+                if found is None or found[1].value is None:
+                    return None
+                scope, expr = found[0], found[1].value
+                continue
+            return None
+        return None
+
+    # -- values ---------------------------------------------------------------
+    def resolve(self, expr: ast.expr, scope: Scope | None = None) -> Value:
+        return resolve(expr, scope or self.scopes.scope_of(expr), self)
+
+    # -- analyses computed on demand -----------------------------------------------
+    @cached_property
+    def usage(self) -> UsageAnalysis:
+        from dllint.facts.usage import UsageAnalysis
+
+        return UsageAnalysis(self)
+
+    @cached_property
+    def is_distributed(self) -> bool:
+        """A distributed script: init_process_group, DistributedSampler, or LOCAL_RANK/LOCAL_WORLD_SIZE read."""
+        for call in self.calls:
+            name = self.qualname(call.func) or dotted_name(call.func) or ""
+            if name.endswith(("init_process_group", "DistributedSampler")):
+                return True
+        return "LOCAL_RANK" in self.source or "LOCAL_WORLD_SIZE" in self.source
+
+    @cached_property
+    def top_level_statement(self) -> dict[ast.AST, ast.stmt]:
+        """Each module-level statement keyed by itself (helper for ancestry lookups)."""
+        return {stmt: stmt for stmt in self.tree.body}
+
+    def module_statement_of(self, node: ast.AST) -> ast.stmt | None:
+        """The module-level statement that contains ``node``."""
+        parents = self.scopes.parents
+        current: ast.AST | None = node
+        while current is not None and current not in self.top_level_statement:
+            current = parents.get(current)
+        return current  # type: ignore[return-value]
+
+    def under_main_guard(self, node: ast.AST) -> bool:
+        return self.main_guard is not None and self.module_statement_of(node) is self.main_guard
+
+    # -- positions --------------------------------------------------------------
+    def column(self, line: int, byte_offset: int) -> int:
+        """1-based character column for an ast byte offset on a 1-based line."""
+        if 0 < line <= len(self.lines):
+            text = self.lines[line - 1]
+            if not text.isascii():
+                return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "replace")) + 1
+        return byte_offset + 1
+
+    def span(self, node: ast.AST) -> tuple[int, int, int, int]:
+        line = node.lineno  # type: ignore[attr-defined]
+        end_line = getattr(node, "end_lineno", None) or line
+        end_col = getattr(node, "end_col_offset", None)
+        return (
+            line,
+            self.column(line, node.col_offset),  # type: ignore[attr-defined]
+            end_line,
+            self.column(end_line, end_col) if end_col is not None else self.column(line, node.col_offset),  # type: ignore[attr-defined]
+        )
+
+
+def is_main_guard(node: ast.AST) -> bool:
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    consts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return len(names) == 1 and len(consts) == 1
+
+
+def find_main_guard(tree: ast.Module) -> ast.If | None:
+    for stmt in tree.body:
+        if is_main_guard(stmt):
+            return stmt  # type: ignore[return-value]
+    return None
+
+
+__all__ = ["FileFacts", "ClassInfo", "LoaderCall", "Value", "Scope", "find_main_guard", "is_main_guard"]

@@ -1,0 +1,53 @@
+"""``parser.add_argument("--num_workers", default=16)``: defaults by destination."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ArgparseDefaults:
+    defaults: dict[str, list[ast.expr]] = field(default_factory=dict)
+    # names bound to a parse_args() result, plus the conventional ones
+    namespaces: set[str] = field(default_factory=lambda: {"args"})
+
+    def default_for(self, dest: str) -> ast.expr | None:
+        """The single default written for ``dest``; None when absent or ambiguous."""
+        values = self.defaults.get(dest)
+        if not values:
+            return None
+        first = ast.dump(values[0])
+        return values[0] if all(ast.dump(v) == first for v in values[1:]) else None
+
+    def add_call(self, call: ast.Call) -> None:
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument"):
+            return
+        options = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        dest_node = keywords.get("dest")
+        if isinstance(dest_node, ast.Constant) and isinstance(dest_node.value, str):
+            dest = dest_node.value
+        else:
+            long_options = [o for o in options if o.startswith("--")]
+            if not long_options:
+                return
+            dest = long_options[0][2:].replace("-", "_")
+        default = keywords.get("default")
+        if default is not None:
+            self.defaults.setdefault(dest, []).append(default)
+
+    def add_namespace(self, assign: ast.Assign) -> None:
+        value = assign.value
+        if isinstance(value, ast.Subscript):  # parser.parse_known_args()[0]
+            value = value.value
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr in ("parse_args", "parse_known_args")
+        ):
+            for target in assign.targets:
+                if isinstance(target, ast.Name):
+                    self.namespaces.add(target.id)
+                elif isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name):
+                    self.namespaces.add(target.elts[0].id)

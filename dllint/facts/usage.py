@@ -1,0 +1,319 @@
+"""Where a loader's value flows: which loops iterate it, which calls carry it away.
+
+The analysis follows a loader from its construction through names bound in
+the same scope, same-file function calls (parameter by parameter) and
+closures, and records each place that iterates it (``Use.kind ==
+"iterate"``) or lets it escape the file's view (``"escape"``: returned,
+stored on an object, passed to another module), as RULES.md asks.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dllint.facts.imports import dotted_name
+from dllint.facts.scopes import FUNCTION_NODES, Scope
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+    from dllint.facts.loaders import LoaderCall
+
+# Builtins that consume an iterable on the spot.
+ITERATING_BUILTINS = frozenset({"iter", "list", "tuple", "sorted", "set", "sum", "any", "all", "min", "max", "dict"})
+# Calls that wrap an iterable and hand back something that iterates it.
+WRAPPING_BUILTINS = frozenset({"enumerate", "zip", "map", "filter", "reversed"})
+WRAPPING_QUALNAMES = frozenset(
+    {
+        "tqdm.tqdm",
+        "tqdm.auto.tqdm",
+        "tqdm.notebook.tqdm",
+        "tqdm.std.tqdm",
+        "itertools.islice",
+        "itertools.chain",
+        "itertools.cycle",
+        "rich.progress.track",
+    }
+)
+# Builtins that look at a value without iterating it.
+NEUTRAL_BUILTINS = frozenset(
+    {"len", "print", "isinstance", "hasattr", "getattr", "type", "id", "repr", "str", "vars", "callable", "setattr"}
+)
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+MAX_CALL_DEPTH = 6
+
+
+@dataclass(frozen=True)
+class Use:
+    kind: str  # "iterate" or "escape"
+    node: ast.AST  # the iterating For/comprehension/call, or the escaping expression
+    loops: tuple[ast.AST, ...]  # loops that repeat this use, outermost first, across call frames
+    via: tuple[ast.Call, ...] = ()  # same-file calls the loader went through, outermost first
+
+    @property
+    def is_iter_call(self) -> bool:
+        return isinstance(self.node, ast.Call)
+
+
+class UsageAnalysis:
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts = facts
+        self.parents = facts.scopes.parents
+        self._loader_uses: dict[ast.Call, list[Use]] = {}
+        self._loads_by_name: dict[str, list[tuple[ast.Name, Scope]]] = {}
+        for scope in facts.scopes.scopes.values():
+            for load in scope.loads:
+                self._loads_by_name.setdefault(load.id, []).append((load, scope))
+
+    # -- public ---------------------------------------------------------------
+    def loader_uses(self, loader: LoaderCall) -> list[Use]:
+        """Every iteration and escape of the loader built by ``loader``."""
+        uses = self._loader_uses.get(loader.node)
+        if uses is None:
+            uses = self._uses_of_expr(loader.node, loader.scope, (), (), frozenset())
+            self._loader_uses[loader.node] = uses
+        return uses
+
+    def construction_loops(self, node: ast.AST) -> tuple[ast.AST, ...]:
+        return self.enclosing_loops(node, self.facts.scopes.scope_of(node))
+
+    def repeated_uses(self, loader: LoaderCall) -> list[Use]:
+        """Uses that happen more than once per construction of the loader."""
+        built_in = set(map(id, self.construction_loops(loader.node)))
+        return [u for u in self.loader_uses(loader) if any(id(loop) not in built_in for loop in u.loops)]
+
+    def iteration_count(self, loader: LoaderCall) -> int:
+        """0, 1, or 2 meaning "more than once" (escapes count as re-iterated)."""
+        built_in = set(map(id, self.construction_loops(loader.node)))
+        count = 0
+        for use in self.loader_uses(loader):
+            if use.kind == "escape" or any(id(loop) not in built_in for loop in use.loops):
+                return 2
+            count += 1
+        return min(count, 2)
+
+    def enclosing_loops(self, node: ast.AST, scope: Scope) -> tuple[ast.AST, ...]:
+        """Loops (and comprehensions) within ``scope`` that repeat ``node``, outermost first."""
+        loops: list[ast.AST] = []
+        child, current = node, self.parents.get(node)
+        while current is not None and current is not scope.node:
+            if isinstance(current, LOOPS) and child in current.body:
+                loops.append(current)
+            elif isinstance(current, COMPREHENSIONS) and child is not current.generators[0].iter:
+                loops.append(current)
+            elif isinstance(current, ast.comprehension) and child is current.iter:
+                pass  # the first generator's iterable is evaluated once; handled at the comprehension
+            elif isinstance(current, FUNCTION_NODES):
+                break
+            child, current = current, self.parents.get(current)
+        return tuple(reversed(loops))
+
+    # -- the flow --------------------------------------------------------------------
+    def _uses_of_expr(
+        self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset
+    ) -> list[Use]:
+        parent = self.parents.get(expr)
+        here = loops + self.enclosing_loops(expr, scope)
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is expr:
+            return [Use("iterate", parent, here, via)]
+        if isinstance(parent, ast.comprehension) and parent.iter is expr:
+            comp = self.parents.get(parent)
+            return [Use("iterate", comp or parent, loops + self.enclosing_loops(comp or parent, scope), via)]
+        if isinstance(parent, ast.keyword):
+            call = self.parents.get(parent)
+            if isinstance(call, ast.Call):
+                return self._passed_to_call(call, parent.arg, None, expr, scope, loops, via, seen)
+            return [Use("escape", expr, here, via)]
+        if isinstance(parent, ast.Call) and expr is not parent.func:
+            if expr in parent.args:
+                return self._passed_to_call(parent, None, parent.args.index(expr), expr, scope, loops, via, seen)
+            return [Use("escape", expr, here, via)]
+        if isinstance(parent, ast.Attribute):
+            if parent.attr == "__iter__":
+                return [Use("iterate", parent, here, via)]
+            return []  # loader.dataset, loader.sampler, len-like reads
+        if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is expr:
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            uses: list[Use] = []
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    uses += self._uses_of_name(target.id, scope, loops, via, seen)
+                else:
+                    uses.append(Use("escape", expr, here, via))  # self.loader = ..., loaders[k] = ...
+            return uses
+        if isinstance(parent, ast.IfExp) and expr is not parent.test:
+            return self._uses_of_expr(parent, scope, loops, via, seen)
+        if isinstance(parent, ast.BoolOp):
+            return self._uses_of_expr(parent, scope, loops, via, seen)
+        if isinstance(parent, (ast.Compare, ast.Expr, ast.If, ast.While, ast.Assert, ast.UnaryOp)):
+            return []
+        if isinstance(parent, ast.withitem) and parent.context_expr is expr:
+            if isinstance(parent.optional_vars, ast.Name):
+                return self._uses_of_name(parent.optional_vars.id, scope, loops, via, seen)
+            return []
+        return [Use("escape", expr, here, via)]  # returned, yielded, put in a container, ...
+
+    def _passed_to_call(
+        self,
+        call: ast.Call,
+        keyword: str | None,
+        index: int | None,
+        expr: ast.AST,
+        scope: Scope,
+        loops: tuple,
+        via: tuple,
+        seen: frozenset,
+    ) -> list[Use]:
+        here = loops + self.enclosing_loops(call, scope)
+        func = call.func
+        if isinstance(func, ast.Name) and self.facts.scopes.lookup(func.id, scope) is None:
+            name = func.id  # a builtin
+            if name in ITERATING_BUILTINS:
+                return [Use("iterate", call, here, via)]
+            if name in WRAPPING_BUILTINS:
+                return self._uses_of_expr(call, scope, loops, via, seen)
+            if name in NEUTRAL_BUILTINS:
+                return []
+        if self.facts.qualname(func) in WRAPPING_QUALNAMES:
+            return self._uses_of_expr(call, scope, loops, via, seen)
+        target = self.same_file_function(func, scope)
+        if target is not None and len(via) < MAX_CALL_DEPTH:
+            param = self._parameter(target, keyword, index, isinstance(func, ast.Attribute))
+            key = (target, param)
+            if param is not None and key not in seen:
+                callee_scope = self.facts.scopes.scopes[target]
+                return self._uses_of_name(param, callee_scope, here, via + (call,), seen | {key})
+        return [Use("escape", expr, here, via)]
+
+    def _uses_of_name(self, name: str, scope: Scope, loops: tuple, via: tuple, seen: frozenset) -> list[Use]:
+        """Uses of every load of ``name`` bound in ``scope``, including loads in closures."""
+        uses: list[Use] = []
+        for load, load_scope in self._loads_resolving_to(name, scope):
+            if load_scope is scope:
+                uses += self._uses_of_expr(load, scope, loops, via, seen)
+                continue
+            # A load inside a nested function: repeated as often as that function is called.
+            func = self._outermost_function_below(load_scope, scope)
+            key = (func, name)
+            if key in seen:
+                continue
+            calls = self._call_sites(func, scope) if func is not None else None
+            inner = self._uses_of_expr(load, load_scope, (), (), seen | {key})
+            if not calls:
+                marker = (func,) if func is not None else ()
+                uses += [Use(u.kind, u.node, loops + marker + u.loops, via + u.via) for u in inner]
+                continue
+            for call in calls:
+                call_loops = loops + self.enclosing_loops(call, scope)
+                repeat = (func,) if len(calls) > 1 else ()
+                uses += [Use(u.kind, u.node, call_loops + repeat + u.loops, via + (call,) + u.via) for u in inner]
+        return uses
+
+    # -- helpers ---------------------------------------------------------------
+    def _loads_resolving_to(self, name: str, scope: Scope) -> list[tuple[ast.Name, Scope]]:
+        found = []
+        for load, candidate in self._loads_by_name.get(name, ()):
+            if self._is_within(candidate, scope):
+                resolved = self.facts.scopes.lookup(name, candidate)
+                if resolved is not None and resolved[0] is scope:
+                    found.append((load, candidate))
+        return found
+
+    @staticmethod
+    def _is_within(inner: Scope, outer: Scope) -> bool:
+        current: Scope | None = inner
+        while current is not None:
+            if current is outer:
+                return True
+            current = current.parent
+        return False
+
+    @staticmethod
+    def _outermost_function_below(inner: Scope, outer: Scope) -> ast.AST | None:
+        current, below = inner, None
+        while current is not None and current is not outer:
+            if current.is_function:
+                below = current.node
+            current = current.parent
+        return below
+
+    def _call_sites(self, func: ast.AST, scope: Scope) -> list[ast.Call] | None:
+        """Calls of a nested ``def`` from ``scope``; None if it is used any other way."""
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        sites = []
+        for load, _ in self._loads_resolving_to(func.name, scope):
+            parent = self.parents.get(load)
+            if isinstance(parent, ast.Call) and parent.func is load:
+                sites.append(parent)
+            else:
+                return None
+        return sites
+
+    def same_file_function(self, func: ast.expr, scope: Scope) -> ast.AST | None:
+        """The ``def`` a call goes to, when it is in this file: ``f(...)`` or ``self.method(...)``."""
+        if isinstance(func, ast.Name):
+            found = self.facts.scopes.lookup(func.id, scope)
+            if found and len(found[1]) == 1 and found[1][0].kind == "def":
+                return found[1][0].node
+            return None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            cls = self._enclosing_class(scope)
+            if cls is not None:
+                for stmt in cls.body:
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == func.attr:
+                        return stmt
+        return None
+
+    def _enclosing_class(self, scope: Scope) -> ast.ClassDef | None:
+        current: Scope | None = scope
+        while current is not None:
+            if isinstance(current.node, ast.ClassDef):
+                return current.node
+            current = current.parent
+        return None
+
+    @staticmethod
+    def _parameter(func: ast.AST, keyword: str | None, index: int | None, bound_method: bool) -> str | None:
+        args = func.args  # type: ignore[attr-defined]
+        positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+        if bound_method and positional:
+            positional = positional[1:]
+        if keyword is not None:
+            names = positional + [a.arg for a in args.kwonlyargs]
+            return keyword if keyword in names else None
+        if index is not None and index < len(positional):
+            return positional[index]
+        return None
+
+    def module_triggers(self, node: ast.AST, via: tuple[ast.Call, ...] = ()) -> list[ast.stmt]:
+        """Module-level statements whose execution reaches ``node`` (through same-file calls)."""
+        start = via[0] if via else node
+        result: list[ast.stmt] = []
+        self._triggers(start, result, set())
+        return result
+
+    def _triggers(self, node: ast.AST, out: list[ast.stmt], seen: set) -> None:
+        scope = self.facts.scopes.scope_of(node)
+        while not scope.is_module and not scope.is_function:
+            scope = scope.parent  # class bodies run at import: keep climbing
+        if scope.is_module:
+            stmt = self.facts.module_statement_of(node)
+            if stmt is not None and stmt not in out:
+                out.append(stmt)
+            return
+        func = scope.node
+        if func in seen or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return
+        seen.add(func)
+        owner = scope.parent
+        while owner is not None and not owner.is_module and not owner.is_function:
+            owner = owner.parent
+        if owner is None or isinstance(self.parents.get(func), ast.ClassDef):
+            return  # methods: called through instances the analysis does not track
+        for load, _ in self._loads_resolving_to(func.name, owner):
+            parent = self.parents.get(load)
+            if isinstance(parent, ast.Call) and parent.func is load:
+                self._triggers(parent, out, seen)

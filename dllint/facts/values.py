@@ -1,0 +1,157 @@
+"""Value resolution, as RULES.md defines it: literals, names bound once,
+``args.NAME`` with an argparse default, and the CPU-count calls."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+    from dllint.facts.scopes import Scope
+
+CPU_COUNT_CALLS = frozenset(
+    {
+        "os.cpu_count",
+        "os.process_cpu_count",
+        "multiprocessing.cpu_count",
+        "torch.multiprocessing.cpu_count",
+        "psutil.cpu_count",
+    }
+)
+SCHED_GETAFFINITY = "os.sched_getaffinity"
+MAX_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class Value:
+    """What an expression is known to evaluate to.
+
+    kind is "const" (``value`` holds it), "cpu_count" (the machine's CPU
+    count), "absent" (the argument was not passed) or "dynamic".
+    ``origin`` is where the value is written, for reporting.
+    """
+
+    kind: str
+    value: Any = None
+    origin: ast.AST | None = None
+
+    @property
+    def is_const(self) -> bool:
+        return self.kind == "const"
+
+    @property
+    def is_absent(self) -> bool:
+        return self.kind == "absent"
+
+    @property
+    def is_dynamic(self) -> bool:
+        return self.kind == "dynamic"
+
+    @property
+    def is_cpu_count(self) -> bool:
+        return self.kind == "cpu_count"
+
+    def truthy(self) -> bool | None:
+        """True/False when known, None when it cannot be told."""
+        if self.kind == "const":
+            return bool(self.value)
+        if self.kind == "absent":
+            return False
+        if self.kind == "cpu_count":
+            return True
+        return None
+
+    def is_zero_or_absent(self) -> bool:
+        return self.kind == "absent" or (self.kind == "const" and self.value == 0 and not isinstance(self.value, bool))
+
+    def is_none_or_absent(self) -> bool:
+        return self.kind == "absent" or (self.kind == "const" and self.value is None)
+
+    def is_int(self) -> bool:
+        return self.kind == "const" and isinstance(self.value, int) and not isinstance(self.value, bool)
+
+
+ABSENT = Value("absent")
+
+
+def dynamic(origin: ast.AST | None = None) -> Value:
+    return Value("dynamic", origin=origin)
+
+
+def resolve(expr: ast.expr, scope: Scope, facts: FileFacts, depth: int = 0) -> Value:
+    """Resolve ``expr`` evaluated in ``scope`` as far as RULES.md allows."""
+    if depth > MAX_DEPTH:
+        return dynamic(expr)
+    if isinstance(expr, ast.Constant):
+        return Value("const", expr.value, expr)
+    if (
+        isinstance(expr, ast.UnaryOp)
+        and isinstance(expr.op, (ast.USub, ast.UAdd))
+        and isinstance(expr.operand, ast.Constant)
+        and isinstance(expr.operand.value, (int, float))
+        and not isinstance(expr.operand.value, bool)
+    ):
+        value = expr.operand.value
+        return Value("const", -value if isinstance(expr.op, ast.USub) else value, expr)
+    if isinstance(expr, ast.Name):
+        found = facts.scopes.single_value(expr.id, scope)
+        if found is not None:
+            owner, binding = found
+            if binding.kind == "assign" and binding.value is not None:
+                return resolve(binding.value, owner, facts, depth + 1)
+        return dynamic(expr)
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        if expr.value.id in facts.argparse.namespaces:
+            default = facts.argparse.default_for(expr.attr)
+            if default is not None:
+                return resolve(default, facts.scopes.module, facts, depth + 1)
+        return dynamic(expr)
+    if isinstance(expr, ast.Call):
+        if is_cpu_count_call(expr, facts):
+            return Value("cpu_count", origin=expr)
+        return dynamic(expr)
+    return dynamic(expr)
+
+
+def is_cpu_count_call(call: ast.Call, facts: FileFacts) -> bool:
+    name = facts.qualname(call.func)
+    if name in CPU_COUNT_CALLS:
+        return True
+    # len(os.sched_getaffinity(0))
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "len"
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Call)
+        and facts.qualname(call.args[0].func) == SCHED_GETAFFINITY
+    )
+
+
+def maybe_none(expr: ast.expr, scope: Scope, facts: FileFacts, depth: int = 0) -> bool:
+    """Whether ``expr`` may evaluate to None (``x if c else None``, a name bound to None, ...)."""
+    if depth > MAX_DEPTH:
+        return True
+    if isinstance(expr, ast.Constant):
+        return expr.value is None
+    if isinstance(expr, ast.IfExp):
+        return maybe_none(expr.body, scope, facts, depth + 1) or maybe_none(expr.orelse, scope, facts, depth + 1)
+    if isinstance(expr, ast.BoolOp):
+        return any(maybe_none(v, scope, facts, depth + 1) for v in expr.values)
+    if isinstance(expr, ast.Name):
+        found = facts.scopes.lookup(expr.id, scope)
+        if found is None:
+            return expr.id == "None"
+        owner, bindings = found
+        for binding in bindings:
+            if binding.kind in ("def", "class", "import"):
+                continue
+            if binding.kind != "assign" or binding.value is None:
+                return True  # a parameter or a loop variable: could be anything
+            if maybe_none(binding.value, owner, facts, depth + 1):
+                return True
+        return False
+    if isinstance(expr, ast.Attribute):
+        return True  # self.sampler, args.x: unknown
+    return False  # calls, literals, lambdas

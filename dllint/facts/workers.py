@@ -1,0 +1,74 @@
+"""What reaches worker processes: the callables and objects a loader pickles under spawn."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+    from dllint.facts.loaders import LoaderCall
+    from dllint.facts.scopes import Scope
+
+# Loader arguments that workers receive as they are.
+CALLABLE_SINKS = ("collate_fn", "worker_init_fn", "sampler", "batch_sampler")
+BUILTIN_NAMES = frozenset(dir(builtins))
+MAX_DEPTH = 6
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """An expression whose value is sent to workers, and the loader argument it reaches them by."""
+
+    expr: ast.expr
+    scope: Scope
+    sink: str  # "dataset", "collate_fn", ...
+
+
+def shipped_expressions(facts: FileFacts, loader: LoaderCall) -> Iterator[Shipped]:
+    """Expressions (followed through names bound once, constructor arguments and containers) that
+    end up pickled into the loader's workers."""
+    seen: set[int] = set()
+    for sink in ("dataset", *CALLABLE_SINKS):
+        arg = loader.argument(sink)
+        if arg is not None:
+            yield from _walk(facts, arg.value, arg.scope, sink, seen, 0)
+
+
+def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[int], depth: int) -> Iterator[Shipped]:
+    if depth > MAX_DEPTH or id(expr) in seen:
+        return
+    seen.add(id(expr))
+    yield Shipped(expr, scope, sink)
+    if isinstance(expr, ast.Name):
+        found = facts.scopes.single_value(expr.id, scope)
+        if found is not None and found[1].kind == "assign" and found[1].value is not None:
+            yield from _walk(facts, found[1].value, found[0], sink, seen, depth + 1)
+    elif isinstance(expr, ast.Call):
+        # Builtins such as sorted(key=lambda ...) or map() consume their arguments on the spot.
+        if isinstance(expr.func, ast.Name) and expr.func.id in BUILTIN_NAMES and facts.scopes.lookup(expr.func.id, scope) is None:
+            return
+        for arg in [*expr.args, *(k.value for k in expr.keywords)]:
+            inner = arg.value if isinstance(arg, ast.Starred) else arg
+            yield from _walk(facts, inner, scope, sink, seen, depth + 1)
+    elif isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+        for elt in expr.elts:
+            yield from _walk(facts, elt, scope, sink, seen, depth + 1)
+    elif isinstance(expr, ast.Dict):
+        for value in expr.values:
+            yield from _walk(facts, value, scope, sink, seen, depth + 1)
+
+
+def local_definition(facts: FileFacts, expr: ast.expr, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
+    """The ``def``/``class`` a name refers to when it is defined inside a function (not picklable)."""
+    if not isinstance(expr, ast.Name):
+        return None
+    found = facts.scopes.lookup(expr.id, scope)
+    if found is None:
+        return None
+    owner, bindings = found
+    if not owner.is_function or len(bindings) != 1 or bindings[0].kind not in ("def", "class"):
+        return None
+    return bindings[0].node  # type: ignore[return-value]

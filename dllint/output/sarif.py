@@ -1,0 +1,75 @@
+"""SARIF 2.1.0, the format GitHub code scanning uploads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dllint import __version__
+from dllint.output import RunSummary
+from dllint.rules import all_rules
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+HOME = "https://github.com/dllint/dllint"
+
+
+def _rule_descriptor(rule) -> dict:
+    sections = rule.doc_sections()
+    help_text = rule.docs()
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": sections.get("What it does", rule.summary)},
+        "help": {"text": help_text, "markdown": help_text},
+        "helpUri": f"{HOME}/blob/main/docs/rules.md#{rule.code.lower()}",
+        "defaultConfiguration": {"level": "warning" if rule.default_enabled else "note"},
+        "properties": {"tags": ["pytorch", "dataloader"], "fix_safety": rule.fix_safety},
+    }
+
+
+def _uri(path: str) -> str:
+    candidate = Path(path)
+    if candidate.is_absolute():
+        try:
+            return candidate.relative_to(Path.cwd()).as_posix()
+        except ValueError:
+            return candidate.as_uri()
+    return candidate.as_posix()
+
+
+def render_sarif(summary: RunSummary) -> str:
+    rules = list(all_rules())
+    index = {rule.code: i for i, rule in enumerate(rules)}
+    results = []
+    for f in summary.findings:
+        region = {"startLine": f.line, "startColumn": f.column, "endLine": f.end_line, "endColumn": f.end_column}
+        result = {
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": "error" if f.code == "DL000" else "warning",
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(f.path)}, "region": region}}],
+        }
+        if f.cell is not None:
+            result["properties"] = {"cell": f.cell}
+        results.append(result)
+    document = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "dllint",
+                        "version": __version__,
+                        "informationUri": HOME,
+                        "rules": [_rule_descriptor(r) for r in rules],
+                    }
+                },
+                "results": results,
+                "columnKind": "unicodeCodePoints",
+            }
+        ],
+    }
+    return json.dumps(document, indent=2)

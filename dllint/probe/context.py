@@ -1,0 +1,130 @@
+"""What a check sees while it measures (child process only)."""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from collections.abc import Iterator
+from typing import IO, Any
+
+from dllint.probe.limits import Budget, MeasurementTimeout, time_limit
+from dllint.probe.measure import describe_error
+from dllint.probe.results import Anchor, Result, Table, skipped
+from dllint.probe.site import LoaderSite
+
+
+@dataclass
+class StaticFinding:
+    """The parts of a static finding the harness needs to decide what to measure."""
+
+    code: str
+    path: str
+    line: int
+
+
+@dataclass
+class Settings:
+    batches: int = 8  # batches per throughput measurement
+    epochs: int = 3  # epochs per persistence measurement
+    start_methods: tuple[str, ...] = ("script", "spawn")  # persistence: "script" = this loader's own
+    sweep_limit: int | None = None  # highest num_workers the sweep tries (None: requested and cores)
+    measurement_seconds: float = 30.0  # most one measurement may take
+    stop_after_idle_iterations: int = 10  # empty iterations with no new loader before the script is stopped
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Settings:
+        settings = cls(**data)
+        settings.start_methods = tuple(settings.start_methods)
+        return settings
+
+
+@dataclass
+class ProbeContext:
+    budget: Budget
+    settings: Settings
+    mode: str  # "script" or "factory"
+    findings: list[StaticFinding]
+    events: IO[str]
+    stderr_path: str | None = None
+    sites: list[LoaderSite] = field(default_factory=list)
+    main_globals: dict[str, Any] = field(default_factory=dict)
+    inside_probe: bool = False  # loaders built and iterated by checks bypass the harness hooks
+
+    # -- events -------------------------------------------------------------
+    def emit(self, event: dict[str, Any]) -> None:
+        self.events.write(json.dumps(event, default=repr) + "\n")
+        self.events.flush()
+
+    def progress(self, site: LoaderSite | None, step: str) -> None:
+        self.emit({"event": "progress", "loader": site.id if site else None, "step": step})
+
+    def result(
+        self,
+        site: LoaderSite | None,
+        code: str,
+        verdict: str,
+        evidence: str,
+        measurements: dict[str, Any] | None = None,
+        anchors: list[Anchor] | None = None,
+    ) -> None:
+        all_anchors = list(anchors or [])
+        if site is not None:
+            all_anchors.append(site.anchor)
+        result = Result(code, verdict, evidence, measurements or {}, all_anchors, site.id if site else None)
+        self.emit({"event": "result", **result.to_dict()})
+
+    def table(self, site: LoaderSite, table: Table) -> None:
+        self.emit({"event": "table", "loader": site.id, **table.to_dict()})
+
+    # -- what to measure -------------------------------------------------------
+    def has_finding(self, codes: tuple[str, ...]) -> bool:
+        return any(finding.code in codes for finding in self.findings)
+
+    def requested(self, site: LoaderSite, codes: tuple[str, ...]) -> bool:
+        """Whether a static finding of one of ``codes`` belongs to this loader.
+
+        A finding inside the loader call is this loader's. One elsewhere in the
+        same file (an argparse default, a sampler, a lambda) is every loader's
+        in that file that does not claim it by span.
+        """
+        for finding in self.findings:
+            if finding.code not in codes or not _same_file(finding.path, site.call_site.path):
+                continue
+            if site.anchor.covers(finding.line):
+                return True
+            others = [other for other in self.sites if other is not site and _same_file(other.call_site.path, finding.path)]
+            if not any(other.anchor.covers(finding.line) for other in others):
+                return True
+        return False
+
+    # -- measuring -------------------------------------------------------------
+    @contextmanager
+    def measuring(self, site: LoaderSite | None, step: str, at_most: float | None = None) -> Iterator[None]:
+        """Run one measurement under the harness bypass and its time slice."""
+        self.progress(site, step)
+        seconds = self.budget.slice(at_most or self.settings.measurement_seconds)
+        was_inside = self.inside_probe
+        self.inside_probe = True
+        try:
+            with time_limit(seconds, step):
+                yield
+        finally:
+            self.inside_probe = was_inside
+
+    def no_second_epoch(self, site: LoaderSite, code: str, what: str) -> None:
+        """The verdict for a check that needed the script to iterate the loader again."""
+        if self.mode == "factory":
+            self.result(site, code, skipped("a factory target has no epoch loop to watch"), what)
+        else:
+            self.result(site, code, "not reached", f"the script did not iterate this loader a second time; {what}")
+
+
+def _same_file(first: str, second: str) -> bool:
+    return os.path.realpath(first) == os.path.realpath(second)
+
+
+def out_of_time(error: BaseException) -> str:
+    """The skipped verdict for a measurement that ran out of its time slice."""
+    return skipped(describe_error(error) if not isinstance(error, MeasurementTimeout) else str(error))

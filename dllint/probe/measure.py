@@ -1,0 +1,155 @@
+"""Measurement helpers shared by the checks: timing batches, memory, worker stderr."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from contextlib import contextmanager
+from collections.abc import Iterator
+from typing import Any
+
+
+def describe_error(error: BaseException) -> str:
+    message = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {message[0]}" if message else type(error).__name__
+
+
+def close_iterator(iterator: Any) -> None:
+    """Stop a loader iterator's workers now rather than whenever it is collected."""
+    shutdown = getattr(iterator, "_shutdown_workers", None)
+    if shutdown is not None:
+        shutdown()
+
+
+def count_samples(batch: Any) -> int:
+    """Samples in one batch: the leading dimension of its first tensor-like leaf."""
+    leaf = batch
+    while isinstance(leaf, (list, tuple, dict)) and len(leaf) > 0:
+        leaf = next(iter(leaf.values())) if isinstance(leaf, dict) else leaf[0]
+    shape = getattr(leaf, "shape", None)
+    if shape is not None and len(shape) > 0:
+        return int(shape[0])
+    if isinstance(batch, (list, tuple)):
+        return len(batch)
+    return 1
+
+
+def first_batch_seconds(loader: Any) -> float:
+    """Time from ``iter(loader)`` to its first batch; the workers are stopped after."""
+    started = time.perf_counter()
+    iterator = iter(loader)
+    try:
+        next(iterator)
+        return time.perf_counter() - started
+    finally:
+        if not getattr(loader, "persistent_workers", False):
+            close_iterator(iterator)
+
+
+def epoch_start_latencies(loader: Any, epochs: int) -> list[float]:
+    """First-batch latency of each of ``epochs`` epochs of the same loader object."""
+    latencies = [first_batch_seconds(loader) for _ in range(epochs)]
+    close_iterator(getattr(loader, "_iterator", None))
+    return latencies
+
+
+def process_tree_rss() -> int:
+    """Resident bytes of this process plus all its descendants (the workers)."""
+    import psutil
+
+    me = psutil.Process()
+    total = 0
+    for process in [me, *me.children(recursive=True)]:
+        try:
+            total += process.memory_info().rss
+        except psutil.Error:  # a worker that exited between listing and reading
+            pass
+    return total
+
+
+class PeakMemory:
+    """Samples the process tree's RSS in a thread; ``peak`` is the highest seen."""
+
+    def __init__(self, interval: float = 0.02) -> None:
+        self.interval = interval
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, process_tree_rss())
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> PeakMemory:
+        self.peak = process_tree_rss()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, process_tree_rss())
+
+
+def throughput(loader: Any, batches: int) -> dict[str, float]:
+    """Samples/s over ``batches`` batches after the first, and startup and peak RSS."""
+    with PeakMemory() as memory:
+        started = time.perf_counter()
+        iterator = iter(loader)
+        try:
+            next(iterator)
+            first = time.perf_counter()
+            samples = 0
+            for _ in range(batches):
+                try:
+                    batch = next(iterator)
+                except StopIteration:
+                    break
+                samples += count_samples(batch)
+            steady = time.perf_counter() - first
+        finally:
+            close_iterator(iterator)
+    return {
+        "startup_s": first - started,
+        "samples_per_s": samples / steady if steady > 0 and samples else 0.0,
+        "samples": samples,
+        "peak_rss_mb": memory.peak / 2**20,
+    }
+
+
+@contextmanager
+def worker_stderr(stderr_path: str | None) -> Iterator[list[str]]:
+    """Collect what workers print to stderr while the block runs.
+
+    Workers inherit the harness's stderr, which the runner points at a file;
+    an error raised inside a spawn worker (bootstrapping, unpickling) is only
+    visible there. The list is filled when the block exits.
+    """
+    lines: list[str] = []
+    start = os.path.getsize(stderr_path) if stderr_path and os.path.exists(stderr_path) else None
+    try:
+        yield lines
+    finally:
+        if start is not None:
+            import sys
+
+            sys.stderr.flush()
+            time.sleep(0.05)  # let a dying worker's traceback reach the file
+            with open(stderr_path, encoding="utf-8", errors="replace") as stream:
+                stream.seek(start)
+                lines.extend(stream.read().splitlines())
+
+
+def last_error_line(lines: list[str], *needles: str) -> str | None:
+    """The last traceback line that names an exception, preferring ones with a needle."""
+    for needle in needles:
+        for line in reversed(lines):
+            if needle in line:
+                return line.strip()
+    for line in reversed(lines):
+        head = line.split(":", 1)[0].strip()
+        if head.endswith(("Error", "Exception")) and not line.startswith(" "):
+            return line.strip()
+    return None

@@ -1,0 +1,136 @@
+"""A loader the script built, as the harness sees it (child process only).
+
+A site is one call site in the user's code. The first loader object built
+there is the one probed; later objects from the same line (a loader built in a
+loop) are only counted.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+from dllint.probe.callsite import CallSite
+from dllint.probe.results import Anchor
+
+# Options torch accepts only with num_workers > 0: a single-process variant drops them.
+WORKER_ONLY_OPTIONS = ("prefetch_factor", "persistent_workers", "multiprocessing_context", "timeout")
+
+
+@dataclass
+class FirstBatch:
+    seconds: float | None = None
+    error: str | None = None  # "ExceptionType: message"
+    exception: BaseException | None = field(default=None, repr=False)
+
+
+@dataclass
+class LoaderSite:
+    id: int
+    call_site: CallSite
+    loader_class: type
+    arguments: dict[str, Any]
+    loader: Any = None
+    construction_error: BaseException | None = None
+    constructions: int = 1
+    iterations: int = 0  # of the first loader object
+    first_batch: FirstBatch | None = None
+    state: dict[str, Any] = field(default_factory=dict)  # per check module, by module name
+
+    @classmethod
+    def from_call(cls, site_id: int, call_site: CallSite, init, loader, args, kwargs) -> LoaderSite:
+        bound = inspect.signature(init).bind(loader, *args, **kwargs)
+        arguments = dict(bound.arguments)
+        arguments.pop(next(iter(arguments)))  # self
+        extra = arguments.pop("kwargs", None)  # a subclass's **kwargs
+        if isinstance(extra, dict):
+            arguments.update(extra)
+        return cls(site_id, call_site, type(loader), arguments, loader=loader)
+
+    @property
+    def anchor(self) -> Anchor:
+        return Anchor(self.call_site.path, self.call_site.line, self.call_site.end_line)
+
+    @property
+    def label(self) -> str:
+        return self.call_site.label()
+
+    def argument(self, name: str, default: Any = None) -> Any:
+        if self.loader is not None and hasattr(self.loader, name):
+            return getattr(self.loader, name)
+        return self.arguments.get(name, default)
+
+    @property
+    def num_workers(self) -> int:
+        return int(self.argument("num_workers", 0) or 0)
+
+    @property
+    def persistent(self) -> bool:
+        return bool(self.argument("persistent_workers", False))
+
+    @property
+    def dataset(self) -> Any:
+        return self.argument("dataset")
+
+    @property
+    def is_iterable_dataset(self) -> bool:
+        from torch.utils.data import IterableDataset
+
+        return isinstance(self.dataset, IterableDataset)
+
+    def start_method(self) -> str:
+        """The start method this loader's workers use on this machine."""
+        import multiprocessing
+
+        context = self.argument("multiprocessing_context")
+        if isinstance(context, str):
+            return context
+        if context is not None and hasattr(context, "get_start_method"):
+            return context.get_start_method()
+        return multiprocessing.get_start_method()
+
+    def variant(self, **overrides: Any) -> Any:
+        """A plain DataLoader with this site's arguments, some replaced.
+
+        Built from torch's own class, not the user's subclass, whose __init__
+        may not accept these keywords.
+        """
+        from torch.utils.data import DataLoader
+
+        arguments = {
+            name: value
+            for name, value in self.arguments.items()
+            if name in inspect.signature(DataLoader.__init__).parameters
+        }
+        arguments.update(overrides)
+        if not arguments.get("num_workers"):
+            for option in WORKER_ONLY_OPTIONS:
+                arguments.pop(option, None)
+        if arguments.get("batch_sampler") is not None:
+            # batch_sampler excludes these; the script's own values were legal.
+            for option in ("batch_size", "shuffle", "sampler", "drop_last"):
+                arguments.pop(option, None)
+        return DataLoader(**arguments)
+
+    def summary(self) -> dict[str, Any]:
+        dataset = self.dataset
+        return {
+            "call_site": self.label,
+            "path": self.call_site.path,
+            "line": self.call_site.line,
+            "end_line": self.call_site.end_line,
+            "loader_class": self.loader_class.__name__,
+            "dataset": type(dataset).__name__ if dataset is not None else None,
+            "num_workers": self.arguments.get("num_workers", 0),
+            "batch_size": self.arguments.get("batch_size", 1),
+            "persistent_workers": self.arguments.get("persistent_workers", False),
+            "start_method": _safe(self.start_method),
+        }
+
+
+def _safe(function) -> Any:
+    try:
+        return function()
+    except Exception:  # a broken context object is the config check's business
+        return None

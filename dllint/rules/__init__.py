@@ -1,0 +1,102 @@
+"""Rules: one module each, discovered at import time (no hand-kept list).
+
+A rule is a subclass of :class:`Rule` with its code, name, docs in fixed
+sections (What it does / Why is this bad? / Example / Use instead / Fix
+safety / References), VALID/INVALID examples that run as tests, and a
+``check`` that reads :class:`~dllint.facts.FileFacts` and yields findings.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+import textwrap
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator
+
+from dllint.findings import Finding, Fix
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+
+DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # the default message, one line: what, why, what to do
+    fix_safety: ClassVar[str] = "none"  # "safe", "unsafe", "sometimes" (see the docs), or "none"
+    default_enabled: ClassVar[bool] = True
+    # Byte strings of which a file must contain at least one for this rule to fire (the prefilter).
+    triggers: ClassVar[tuple[bytes, ...]] = (b"DataLoader",)
+    # Examples: each VALID snippet must not fire this rule; each INVALID one must fire it.
+    valid: ClassVar[tuple[str, ...]] = ()
+    invalid: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    def report(
+        self, facts: FileFacts, node: ast.AST, message: str | None = None, fix: Fix | None = None
+    ) -> Finding:
+        line, column, end_line, end_column = facts.span(node)
+        return Finding(
+            path=facts.path,
+            line=line,
+            column=column,
+            end_line=end_line,
+            end_column=end_column,
+            code=self.code,
+            name=self.name,
+            message=message or self.summary,
+            fix=fix,
+        )
+
+    @classmethod
+    def docs(cls) -> str:
+        return textwrap.dedent(cls.__doc__ or "").strip()
+
+    @classmethod
+    def doc_sections(cls) -> dict[str, str]:
+        """The docstring split into its ``## Section`` parts."""
+        sections: dict[str, list[str]] = {}
+        current = None
+        for line in cls.docs().splitlines():
+            if line.startswith("## "):
+                current = line[3:].strip()
+                sections[current] = []
+            elif current is not None:
+                sections[current].append(line)
+        return {k: "\n".join(v).strip() for k, v in sections.items()}
+
+    @classmethod
+    def metadata(cls) -> dict[str, Any]:
+        return {
+            "code": cls.code,
+            "name": cls.name,
+            "summary": cls.summary,
+            "fix_safety": cls.fix_safety,
+            "default_enabled": cls.default_enabled,
+        }
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> tuple[type[Rule], ...]:
+    """Every rule class in ``dllint.rules.*``, sorted by code."""
+    found: dict[str, type[Rule]] = {}
+    for module_info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        for _, obj in inspect.getmembers(module, inspect.isclass):
+            if issubclass(obj, Rule) and obj is not Rule and obj.__module__ == module.__name__:
+                if obj.code in found:
+                    raise RuntimeError(f"duplicate rule code {obj.code}: {obj} and {found[obj.code]}")
+                found[obj.code] = obj
+    return tuple(found[code] for code in sorted(found))
+
+
+def rule_by_code(code: str) -> type[Rule] | None:
+    code = code.strip().upper()
+    return next((rule for rule in all_rules() if rule.code == code), None)

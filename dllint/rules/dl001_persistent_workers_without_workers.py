@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from dllint.findings import Finding, Fix
+from dllint.rules import Rule
+
+
+class PersistentWorkersWithoutWorkers(Rule):
+    """
+    ## What it does
+    Checks for `persistent_workers=True` on a loader whose `num_workers` is 0 or omitted.
+
+    ## Why is this bad?
+    There are no worker processes to keep alive: torch refuses the combination when the
+    loader is built, with `ValueError: persistent_workers option needs num_workers > 0`.
+    It is a common leftover after lowering `num_workers` to 0 to debug (or on Windows).
+
+    ## Example
+    ```python
+    loader = DataLoader(dataset, num_workers=0, persistent_workers=True)
+    ```
+
+    ## Use instead
+    ```python
+    loader = DataLoader(dataset, num_workers=0)
+    ```
+
+    ## Fix safety
+    Safe: removing the argument restores what torch would do with no workers.
+
+    ## References
+    - [torch.utils.data.DataLoader](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader)
+    """
+
+    code = "DL001"
+    name = "persistent-workers-without-workers"
+    summary = "persistent_workers=True needs num_workers > 0 (torch raises ValueError): remove it"
+    fix_safety = "safe"
+    valid = (
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=2, persistent_workers=True)\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0, persistent_workers=False)\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=n, persistent_workers=True)\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, persistent_workers=True, **kwargs)\n",
+    )
+    invalid = (
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0, persistent_workers=True)\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, persistent_workers=True)\n",
+    )
+
+    def check(self, facts) -> Iterator[Finding]:
+        for loader in facts.loader_calls:
+            arg = loader.argument("persistent_workers")
+            if arg is None or not loader.num_workers.is_zero_or_absent():
+                continue
+            if loader.value("persistent_workers").truthy():
+                fix = Fix("safe", "Remove `persistent_workers`", (("remove", ("persistent_workers",)),))
+                yield self.report(facts, arg.node, fix=None if arg.from_splat else fix)

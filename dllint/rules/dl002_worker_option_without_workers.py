@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from dllint.facts.values import maybe_none
+from dllint.findings import Finding, Fix
+from dllint.rules import Rule
+
+ERRORS = {
+    "prefetch_factor": "ValueError: prefetch_factor option could only be specified in multiprocessing",
+    "multiprocessing_context": "ValueError: multiprocessing_context can only be used with multi-process loading",
+    "timeout": "AssertionError on the first batch: timeout needs num_workers > 0",
+}
+
+
+class WorkerOptionWithoutWorkers(Rule):
+    """
+    ## What it does
+    Checks for worker-only options on a loader whose `num_workers` is 0 or omitted:
+    `prefetch_factor` (not `None`), `multiprocessing_context`, or a `timeout` above 0.
+
+    ## Why is this bad?
+    These options configure worker processes that do not exist. torch raises when the loader
+    is built (`ValueError: prefetch_factor option could only be specified in multiprocessing`,
+    `ValueError: multiprocessing_context can only be used with multi-process loading`) or, for
+    `timeout`, with an `AssertionError` on the first batch.
+
+    ## Example
+    ```python
+    loader = DataLoader(dataset, num_workers=0, prefetch_factor=4)
+    ```
+
+    ## Use instead
+    ```python
+    loader = DataLoader(dataset, num_workers=0)
+    ```
+
+    ## Fix safety
+    Safe: removing the option restores what torch does without workers.
+
+    ## References
+    - [torch.utils.data.DataLoader](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader)
+    """
+
+    code = "DL002"
+    name = "worker-option-without-workers"
+    summary = "worker-only option without workers"
+    fix_safety = "safe"
+    valid = (
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=4, prefetch_factor=4, timeout=30)\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0, prefetch_factor=None, timeout=0)\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, prefetch_factor=pf)\n",
+    )
+    invalid = (
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0, prefetch_factor=4)\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, multiprocessing_context='spawn')\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, timeout=10)\n",
+    )
+
+    def check(self, facts) -> Iterator[Finding]:
+        for loader in facts.loader_calls:
+            if not loader.num_workers.is_zero_or_absent():
+                continue
+            for option, error in ERRORS.items():
+                arg = loader.argument(option)
+                if arg is None or not self._offending(facts, loader, option, arg):
+                    continue
+                fix = None if arg.from_splat else Fix("safe", f"Remove `{option}`", (("remove", (option,)),))
+                message = f"{option} without workers: {error}; remove it or set num_workers > 0"
+                yield self.report(facts, arg.node, message, fix)
+
+    @staticmethod
+    def _offending(facts, loader, option: str, arg) -> bool:
+        value = loader.value(option)
+        if option == "timeout":
+            return value.is_const and isinstance(value.value, (int, float)) and value.value > 0
+        if value.is_const:
+            return value.value is not None
+        # A call such as mp.get_context("spawn") is a context, never None.
+        return isinstance(arg.value, ast.Call) or (
+            isinstance(arg.value, ast.Name) and not maybe_none(arg.value, arg.scope, facts) and option == "multiprocessing_context"
+        )

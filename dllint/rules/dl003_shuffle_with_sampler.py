@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from dllint.facts.values import maybe_none
+from dllint.findings import Finding, Fix
+from dllint.rules import Rule
+
+
+class ShuffleWithSampler(Rule):
+    """
+    ## What it does
+    Checks for a truthy `shuffle` together with a `sampler`.
+
+    ## Why is this bad?
+    The sampler decides the order, so `shuffle` has nothing to do: torch raises
+    `ValueError: sampler option is mutually exclusive with shuffle` when the loader is built.
+    A `DistributedSampler` shuffles by itself (`DistributedSampler(ds, shuffle=True)`).
+
+    ## Example
+    ```python
+    sampler = DistributedSampler(dataset)
+    loader = DataLoader(dataset, shuffle=True, sampler=sampler)
+    ```
+
+    ## Use instead
+    ```python
+    sampler = DistributedSampler(dataset, shuffle=True)
+    loader = DataLoader(dataset, sampler=sampler)
+    ```
+
+    ## Fix safety
+    Safe: removing `shuffle` keeps the sampler's order, which is what torch would use.
+
+    ## References
+    - [torch.utils.data.DataLoader](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader)
+    """
+
+    code = "DL003"
+    name = "shuffle-with-sampler"
+    summary = "shuffle=True with a sampler: torch raises ValueError (mutually exclusive); let the sampler shuffle"
+    fix_safety = "safe"
+    valid = (
+        "from torch.utils.data import DataLoader\nDataLoader(ds, sampler=s)\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, shuffle=(s is None), sampler=s)\n",
+        "from torch.utils.data import DataLoader\ns = DistributedSampler(ds) if ddp else None\nDataLoader(ds, shuffle=True, sampler=s)\n",
+    )
+    invalid = (
+        "from torch.utils.data import DataLoader\nfrom torch.utils.data import RandomSampler\n"
+        "DataLoader(ds, shuffle=True, sampler=RandomSampler(ds))\n",
+    )
+
+    def check(self, facts) -> Iterator[Finding]:
+        for loader in facts.loader_calls:
+            shuffle = loader.argument("shuffle")
+            sampler = loader.argument("sampler")
+            if shuffle is None or sampler is None or not loader.value("shuffle").truthy():
+                continue
+            if maybe_none(sampler.value, sampler.scope, facts):
+                continue
+            fix = None if shuffle.from_splat else Fix("safe", "Remove `shuffle`", (("remove", ("shuffle",)),))
+            yield self.report(facts, shuffle.node, fix=fix)

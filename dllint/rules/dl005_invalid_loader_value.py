@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from dllint.findings import Finding
+from dllint.rules import Rule
+
+START_METHODS = ("fork", "spawn", "forkserver")
+
+
+class InvalidLoaderValue(Rule):
+    """
+    ## What it does
+    Checks for values torch rejects: `num_workers`, `timeout` or `prefetch_factor` below 0,
+    `prefetch_factor=0`, and a `multiprocessing_context` string other than `fork`, `spawn`
+    or `forkserver`.
+
+    ## Why is this bad?
+    Negative values raise `ValueError` when the loader is built; `prefetch_factor=0` fails an
+    assertion on the first batch; an unknown start method raises `ValueError` too.
+
+    ## Example
+    ```python
+    loader = DataLoader(dataset, num_workers=-1, multiprocessing_context="threads")
+    ```
+
+    ## Use instead
+    ```python
+    loader = DataLoader(dataset, num_workers=4, multiprocessing_context="spawn")
+    ```
+
+    ## Fix safety
+    No fix: the intended value is not knowable.
+
+    ## References
+    - [multiprocessing start methods](https://docs.python.org/3/library/multiprocessing.html#contexts-and-start-methods)
+    """
+
+    code = "DL005"
+    name = "invalid-loader-value"
+    summary = "invalid DataLoader value"
+    valid = (
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=2, prefetch_factor=2, multiprocessing_context='spawn')\n",
+    )
+    invalid = (
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=-1)\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=2, prefetch_factor=0)\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=2, multiprocessing_context='thread')\n",
+    )
+
+    def check(self, facts) -> Iterator[Finding]:
+        for loader in facts.loader_calls:
+            for name in ("num_workers", "timeout", "prefetch_factor"):
+                arg = loader.argument(name)
+                value = loader.value(name)
+                if arg is None or not value.is_const or not isinstance(value.value, (int, float)):
+                    continue
+                if isinstance(value.value, bool):
+                    continue
+                if value.value < 0:
+                    yield self.report(facts, arg.node, f"{name}={value.value} is negative: torch raises ValueError")
+                elif name == "prefetch_factor" and value.value == 0:
+                    yield self.report(facts, arg.node, "prefetch_factor=0 fails an assertion on the first batch: use at least 1, or None without workers")
+            context = loader.argument("multiprocessing_context")
+            value = loader.value("multiprocessing_context")
+            if context is not None and value.is_const and isinstance(value.value, str) and value.value not in START_METHODS:
+                yield self.report(
+                    facts,
+                    context.node,
+                    f"multiprocessing_context={value.value!r} is not a start method (fork, spawn, forkserver): torch raises ValueError",
+                )

@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from dllint.facts.workers import shipped_expressions
+from dllint.findings import Finding, Fix
+from dllint.rules import Rule
+
+
+class LambdaInWorker(Rule):
+    """
+    ## What it does
+    Checks for a `lambda` that a multi-worker loader sends to its workers: as `collate_fn`,
+    `worker_init_fn`, `sampler` or `batch_sampler`, or inside the arguments that build its
+    dataset (a `transform=`, `transforms.Lambda(...)`, `Compose([...])`), directly or through
+    a name bound once.
+
+    ## Why is this bad?
+    Under the `spawn` and `forkserver` start methods (Windows, macOS, and Linux from Python
+    3.14) workers receive the dataset and these callables by pickle, and a lambda cannot be
+    pickled: `PicklingError: Can't pickle <function <lambda>>` (or `AttributeError: Can't
+    pickle local object`). The script works on Linux with `fork` and breaks everywhere else.
+
+    ## Example
+    ```python
+    loader = DataLoader(dataset, num_workers=4, collate_fn=lambda batch: pad(batch, 0))
+    ```
+
+    ## Use instead
+    ```python
+    def collate(batch):
+        return pad(batch, 0)
+
+    loader = DataLoader(dataset, num_workers=4, collate_fn=collate)
+    ```
+
+    ## Fix safety
+    Safe when the lambda uses no local names of the enclosing function: it is hoisted to a
+    module-level `def` with a name derived from its use. Otherwise no fix (see DL103's).
+
+    ## References
+    - [What can be pickled](https://docs.python.org/3/library/pickle.html#what-can-be-pickled-and-unpickled)
+    - [Multiprocessing best practices (platform specifics)](https://pytorch.org/docs/stable/data.html#platform-specific-behaviors)
+    """
+
+    code = "DL102"
+    name = "lambda-in-worker"
+    summary = "lambda sent to worker processes cannot be pickled under spawn: use a module-level def"
+    fix_safety = "sometimes"
+    valid = (
+        "from torch.utils.data import DataLoader\ndef collate(b):\n    return b\n"
+        "DataLoader(ds, num_workers=2, collate_fn=collate)\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, collate_fn=lambda b: b)\n",
+        "from torch.utils.data import DataLoader\n"
+        "DataLoader(Folder(sorted(files, key=lambda f: f.name)), num_workers=2)\n",
+    )
+    invalid = (
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=2, collate_fn=lambda b: b)\n",
+        "from torch.utils.data import DataLoader\nimport torchvision.transforms as T\n"
+        "tf = T.Compose([T.ToTensor(), T.Lambda(lambda x: x * 2)])\n"
+        "DataLoader(Folder('data', transform=tf), num_workers=2)\n",
+    )
+
+    def check(self, facts) -> Iterator[Finding]:
+        reported: set[int] = set()
+        for loader in facts.loader_calls:
+            if not loader.is_multi_worker:
+                continue
+            for shipped in shipped_expressions(facts, loader):
+                if isinstance(shipped.expr, ast.Lambda) and id(shipped.expr) not in reported:
+                    reported.add(id(shipped.expr))
+                    message = f"lambda passed to workers (via {shipped.sink}) cannot be pickled under spawn: use a module-level def"
+                    yield self.report(facts, shipped.expr, message, self._fix(facts, shipped))
+
+    @staticmethod
+    def _fix(facts, shipped) -> Fix | None:
+        if uses_enclosing_locals(facts, shipped.expr):
+            return None
+        return Fix("safe", "Hoist the lambda to a module-level function", (("sink", shipped.sink),))
+
+
+def uses_enclosing_locals(facts, lam: ast.Lambda) -> bool:
+    """Whether the lambda reads a name bound in an enclosing function (not module-level, not builtin)."""
+    scope = facts.scopes.scopes[lam]
+    for node in ast.walk(lam.body):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            found = facts.scopes.lookup(node.id, facts.scopes.scope_of(node))
+            if found is not None and found[0] is not scope and found[0].is_function:
+                return True
+    return False

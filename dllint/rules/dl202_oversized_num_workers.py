@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from dllint.findings import Finding
+from dllint.rules import Rule
+
+
+class OversizedNumWorkers(Rule):
+    """
+    ## What it does
+    Checks for `num_workers` above the `max-workers` setting (default 8), or set to the
+    machine's whole CPU count (`os.cpu_count()`, `multiprocessing.cpu_count()`,
+    `len(os.sched_getaffinity(0))`, ...). The finding is reported where the value is written
+    (an argparse default, a constant), else at the argument.
+
+    ## Why is this bad?
+    Each worker is a full process with its own copy of the dataset object and its prefetched
+    batches: memory grows with every worker, and past the cores that can feed them, throughput
+    drops. `os.cpu_count()` counts the host's CPUs, not a container's quota, and leaves no core
+    for the main process. In a distributed script every rank starts that many (see DL207).
+
+    ## Example
+    ```python
+    parser.add_argument("--num_workers", type=int, default=32)
+    loader = DataLoader(dataset, num_workers=os.cpu_count())
+    ```
+
+    ## Use instead
+    ```python
+    parser.add_argument("--num_workers", type=int, default=4)
+    loader = DataLoader(dataset, num_workers=min(8, len(os.sched_getaffinity(0)) - 1))
+    ```
+
+    ## Fix safety
+    No automatic fix: the right count depends on the machine. `dllint --probe` sweeps
+    `num_workers` and recommends the smallest count within 5% of the best throughput.
+
+    ## References
+    - [Single- and multi-process data loading](https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading)
+    """
+
+    code = "DL202"
+    name = "oversized-num-workers"
+    summary = "num_workers is oversized"
+    fix_safety = "none"
+    valid = (
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=4)\n",
+        "import os\nfrom torch.utils.data import DataLoader\nDataLoader(ds, num_workers=min(8, os.cpu_count()))\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=args.workers)\n",
+    )
+    invalid = (
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=16)\n",
+        "import os\nfrom torch.utils.data import DataLoader\nDataLoader(ds, num_workers=os.cpu_count())\n",
+        "import argparse\nfrom torch.utils.data import DataLoader\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--num_workers', type=int, default=16)\nargs = p.parse_args()\n"
+        "DataLoader(ds, num_workers=args.num_workers)\n",
+    )
+
+    def check(self, facts) -> Iterator[Finding]:
+        limit = facts.settings.max_workers
+        distributed = facts.is_distributed
+        reported: set[int] = set()
+        for loader in facts.loader_calls:
+            arg = loader.argument("num_workers")
+            if arg is None:
+                continue
+            value = loader.value("num_workers")
+            origin = value.origin if value.origin is not None else arg.node
+            if value.is_int() and value.value > limit:
+                message = f"num_workers={value.value} exceeds max-workers={limit}: each worker is a process with its own memory; use fewer (dllint --probe measures the best count)"
+            elif value.is_cpu_count and not distributed:
+                message = "num_workers set to the whole CPU count: ignores container quotas and leaves no core for the main process; cap it (e.g. min(8, cpus - 1))"
+            else:
+                continue
+            if id(origin) in reported:
+                continue  # one finding per place the value is written
+            reported.add(id(origin))
+            yield self.report(facts, origin, message)

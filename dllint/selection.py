@@ -1,0 +1,89 @@
+"""Which rules run: ``select``/``ignore``/``extend-select`` by code or prefix, as in ruff."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from dllint.config import Settings
+    from dllint.rules import Rule
+
+PREFIX = re.compile(r"^(ALL|DL\d{0,3})$")
+
+
+def validate_code_prefix(code: str) -> str | None:
+    """An error message when ``code`` is not ``ALL``, ``DL`` or a DL code prefix."""
+    code = code.strip().upper()
+    if not PREFIX.match(code):
+        return f"'{code}' is not a rule code or prefix (expected ALL, DL, DL2, DL201, ...)"
+    from dllint.rules import all_rules
+
+    if code != "ALL" and not any(rule.code.startswith(code) for rule in all_rules()):
+        return f"'{code}' matches no rule"
+    return None
+
+
+def _specificity(code: str, prefixes: Iterable[str]) -> int:
+    """Length of the longest prefix matching ``code`` (ALL counts as 0), or -1."""
+    best = -1
+    for prefix in prefixes:
+        if prefix == "ALL":
+            best = max(best, 0)
+        elif code.startswith(prefix):
+            best = max(best, len(prefix))
+    return best
+
+
+def is_selected(rule: type[Rule], select: Iterable[str], extend_select: Iterable[str], ignore: Iterable[str]) -> bool:
+    """The most specific matching prefix wins; off-by-default rules need their exact code or ALL."""
+    select, extend_select = tuple(select), tuple(extend_select)
+    chosen = select + extend_select
+    if not select:
+        chosen += ("DL",)
+    selected = _specificity(rule.code, chosen)
+    if not rule.default_enabled and rule.code not in chosen and "ALL" not in chosen:
+        selected = -1
+    if selected < 0:
+        return False
+    return _specificity(rule.code, ignore) < selected
+
+
+def enabled_rules(settings: Settings, rules: Iterable[type[Rule]]) -> list[type[Rule]]:
+    """The rules to run. DL000 (unreadable file) is always on unless ignored explicitly."""
+    return [
+        r
+        for r in rules
+        if is_selected(r, settings.select, settings.extend_select, settings.ignore)
+        or (r.code == "DL000" and not code_matches("DL000", [i for i in settings.ignore if i != "ALL"]))
+    ]
+
+
+def ignored_for_path(path: str, settings: Settings) -> tuple[str, ...]:
+    """Codes that ``per-file-ignores`` turns off for ``path``."""
+    if not settings.per_file_ignores:
+        return ()
+    candidates = _relative_forms(path, settings.project_root)
+    ignored: list[str] = []
+    for pattern, codes in settings.per_file_ignores:
+        if any(fnmatch.fnmatch(c, pattern) for c in candidates):
+            ignored.extend(codes)
+    return tuple(ignored)
+
+
+def _relative_forms(path: str, root: str) -> list[str]:
+    pure = PurePath(path)
+    forms = [pure.as_posix(), pure.name]
+    try:
+        from pathlib import Path
+
+        forms.append(Path(path).resolve().relative_to(Path(root).resolve()).as_posix())
+    except (ValueError, OSError):
+        pass
+    return forms
+
+
+def code_matches(code: str, prefixes: Iterable[str]) -> bool:
+    return _specificity(code, prefixes) >= 0

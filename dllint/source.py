@@ -1,0 +1,48 @@
+"""Reading a source file into text, and the DL000 findings when that fails."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass
+
+from dllint.findings import Finding
+
+
+@dataclass
+class Decoded:
+    text: str | None
+    error: Finding | None = None
+
+
+def unreadable(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    return Finding(path, line, column, line, column, "DL000", "unreadable-file", message)
+
+
+def decode(path: str, data: bytes) -> Decoded:
+    """Decode honouring a PEP 263 coding line (UTF-8 by default); errors become DL000."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return Decoded(None, unreadable(path, f"cannot decode file: {exc}"))
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        line, column = _byte_position(data, getattr(exc, "start", 0))
+        reason = f"not valid {encoding}" if isinstance(exc, UnicodeDecodeError) else f"unknown encoding {encoding}"
+        return Decoded(None, unreadable(path, f"cannot decode file: {reason} at line {line} column {column}", line, column))
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return Decoded(text)
+
+
+def _byte_position(data: bytes, offset: int) -> tuple[int, int]:
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return line, column
+
+
+def syntax_error(path: str, exc: SyntaxError) -> Finding:
+    line = exc.lineno or 1
+    column = exc.offset or 1
+    return unreadable(path, f"syntax error: {exc.msg} at line {line} column {column}", line, max(column, 1))
