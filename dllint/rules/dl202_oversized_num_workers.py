@@ -66,7 +66,9 @@ class OversizedNumWorkers(Rule):
             if arg is None:
                 continue
             value = loader.value("num_workers")
-            origin = value.origin if value.origin is not None else arg.node
+            # Where the number is written: an argparse default or a constant elsewhere; the
+            # argument itself when it is written in the call.
+            origin = arg.node if value.origin is None or value.origin is arg.value else value.origin
             if value.is_int() and value.value > limit:
                 message = f"num_workers={value.value} exceeds max-workers={limit}: each worker is a process with its own memory; use fewer (dllint --probe measures the best count)"
             elif value.is_cpu_count and not distributed:

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dllint.config import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+EXPECT = re.compile(r"#\s*expect:\s*(?P<items>DL\d{3}:\d+(?:\s*,\s*DL\d{3}:\d+)*)")
+
+
+def expected_findings(text: str) -> set[tuple[int, int, str]]:
+    """(line, column, code) for each ``# expect: CODE:COL`` marker."""
+    found = set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = EXPECT.search(line)
+        if match:
+            for item in match.group("items").split(","):
+                code, column = item.strip().split(":")
+                found.add((number, int(column), code))
+    return found
+
+
+@pytest.fixture
+def all_rules_settings() -> Settings:
+    return Settings(select=("ALL",))

@@ -1,0 +1,34 @@
+"""Every fixture file fires exactly where its ``# expect: CODE:COL`` markers say.
+
+A fixture in ``fixtures/DLNNN/`` is checked for DLNNN and for every code its
+markers name: those must fire on the marked lines and columns and nowhere else.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dllint.engine import Linter
+from tests.conftest import FIXTURES, expected_findings
+from dllint.config import Settings
+
+CASES = sorted(p for p in FIXTURES.glob("DL[0-9][0-9][0-9]/*.py"))
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixture(path):
+    data = path.read_bytes()
+    text = data.decode("utf-8", "replace")
+    expected = expected_findings(text)
+    codes = {path.parent.name} | {code for _, _, code in expected}
+    result = Linter(Settings(select=("ALL",))).lint_bytes(str(path), data)
+    assert not result.errors
+    actual = {(f.line, f.column, f.code) for f in result.findings if f.code in codes}
+    assert actual == expected
+
+
+def test_every_rule_has_fixtures():
+    from dllint.rules import all_rules
+
+    missing = [r.code for r in all_rules() if not any((FIXTURES / r.code).glob("*.py")) and not any((FIXTURES / r.code).glob("*.ipynb"))]
+    assert not missing, f"rules without fixtures: {missing}"
