@@ -21,6 +21,7 @@ from dllint.facts.values import Value, resolve
 if TYPE_CHECKING:
     from dllint.config import Settings
     from dllint.facts.usage import UsageAnalysis
+    from dllint.facts.worker_code import WorkerCode
 
 DATASET_BASES = frozenset(
     {
@@ -161,6 +162,13 @@ class FileFacts:
         from dllint.facts.usage import UsageAnalysis
 
         return UsageAnalysis(self)
+
+    @cached_property
+    def worker_code(self) -> WorkerCode:
+        """Which functions run inside the workers of each multi-worker loader."""
+        from dllint.facts.worker_code import WorkerCode
+
+        return WorkerCode(self)
 
     @cached_property
     def is_distributed(self) -> bool:
