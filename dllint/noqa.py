@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 # The same shape flake8 accepts: codes separated by commas and/or spaces.
-INLINE = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)
+INLINE = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 FILE_LEVEL = re.compile(
     r"^[ \t]*#[ \t]*dllint:[ \t]*noqa(?::[ \t]*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
