@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from contextlib import contextmanager
@@ -140,6 +141,39 @@ def worker_stderr(stderr_path: str | None) -> Iterator[list[str]]:
             with open(stderr_path, encoding="utf-8", errors="replace") as stream:
                 stream.seek(start)
                 lines.extend(stream.read().splitlines())
+
+
+@contextmanager
+def default_start_method(method: str) -> Iterator[None]:
+    """Make ``method`` the process-wide default for the block.
+
+    A spawn worker copies the parent's default, and the script it re-imports
+    starts its own loaders with it: measuring "under spawn" means the machine's
+    default is spawn, not only this loader's context.
+    """
+    import multiprocessing
+
+    previous = multiprocessing.get_start_method(allow_none=True)
+    multiprocessing.set_start_method(method, force=True)
+    try:
+        yield
+    finally:
+        multiprocessing.set_start_method(previous, force=True)
+
+
+_EXCEPTION_LINE = re.compile(r"^\s*[\w.]+(Error|Exception|Warning)\b:?")
+
+
+def error_block(lines: list[str], needle: str) -> str | None:
+    """The exception line a worker printed, joined with its continuation lines up to ``needle``."""
+    for end in range(len(lines) - 1, -1, -1):
+        if needle not in lines[end]:
+            continue
+        for start in range(end, -1, -1):
+            if _EXCEPTION_LINE.match(lines[start]):
+                return " ".join(line.strip() for line in lines[start : end + 1] if line.strip())
+        return lines[end].strip()
+    return None
 
 
 def last_error_line(lines: list[str], *needles: str) -> str | None:

@@ -1,0 +1,66 @@
+"""DL001-DL006: the error torch raises for the script's own loader arguments.
+
+Most are ValueErrors from ``DataLoader.__init__``; a ``timeout`` or a zero
+``prefetch_factor`` only fails with an AssertionError at the first batch.
+"""
+
+from __future__ import annotations
+
+from dllint.probe.measure import describe_error
+from dllint.probe.results import CONFIRMED, NOT_CONFIRMED
+
+CODES = ("DL001", "DL002", "DL003", "DL004", "DL005", "DL006")
+ALWAYS = True
+
+# Substrings of torch's messages, most specific first.
+_MESSAGE_CODES = (
+    ("DataLoader with IterableDataset: expected unspecified", "DL006"),
+    ("persistent_workers option needs num_workers > 0", "DL001"),
+    ("prefetch_factor option could only be specified in multiprocessing", "DL002"),
+    ("multiprocessing_context can only be used with multi-process loading", "DL002"),
+    ("sampler option is mutually exclusive with shuffle", "DL003"),
+    ("batch_sampler option is mutually exclusive", "DL004"),
+    ("batch_size=None option disables auto-batching and is mutually exclusive with drop_last", "DL004"),
+    ("should be non-negative", "DL005"),
+    ("multiprocessing_context option should specify a valid start method", "DL005"),
+)
+
+
+def classify_construction_error(error: BaseException) -> str | None:
+    text = str(error)
+    for needle, code in _MESSAGE_CODES:
+        if needle in text:
+            return code
+    return None
+
+
+def classify_first_batch_error(site, error: BaseException) -> str | None:
+    """Assertions torch makes when the first iterator is created."""
+    if not isinstance(error, AssertionError):
+        return None
+    if site.num_workers == 0 and (site.arguments.get("timeout") or 0) > 0:
+        return "DL002"
+    if site.num_workers > 0 and site.arguments.get("prefetch_factor") == 0:
+        return "DL005"
+    return None
+
+
+def on_construction_error(site, error, ctx) -> None:
+    code = classify_construction_error(error)
+    if code is not None:
+        ctx.result(site, code, CONFIRMED, f"DataLoader() raised {describe_error(error)}",
+                   {"error": describe_error(error), "when": "construction"})
+
+
+def on_first_iteration(site, ctx) -> None:
+    first = site.first_batch
+    if first is not None and first.exception is not None:
+        code = classify_first_batch_error(site, first.exception)
+        if code is not None:
+            ctx.result(site, code, CONFIRMED, f"the first batch raised {first.error or 'AssertionError'}",
+                       {"error": first.error, "when": "first batch"})
+            return
+    for code in CODES:
+        if ctx.requested(site, (code,)):
+            ctx.result(site, code, NOT_CONFIRMED, "torch accepted these arguments and produced a first batch"
+                       if first is not None and first.error is None else "torch accepted these arguments")

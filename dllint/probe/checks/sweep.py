@@ -1,0 +1,110 @@
+"""DL202, DL203, DL207: how many workers this loader really needs here.
+
+Sweeps ``num_workers`` over 0, 1, 2, 4, ... up to the larger of the requested
+count and the usable cores, measuring samples/s and the peak resident memory
+of main plus workers. The recommendation is the smallest count within 5% of
+the best throughput.
+"""
+
+from __future__ import annotations
+
+import os
+
+from dllint.probe.context import out_of_time
+from dllint.probe.measure import describe_error, throughput
+from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Table
+
+CODES = ("DL202", "DL203", "DL207")
+ALWAYS = False
+
+WITHIN_BEST = 0.95
+CHART_WIDTH = 30
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def worker_counts(requested: int, cores: int, limit: int | None = None) -> list[int]:
+    top = max(requested, cores)
+    if limit is not None:
+        top = min(top, limit)
+    counts, count = [0], 1
+    while count <= top:
+        counts.append(count)
+        count *= 2
+    for extra in (requested, cores):
+        if extra <= top and extra not in counts:
+            counts.append(extra)
+    return sorted(counts)
+
+
+def recommend(samples_per_s: dict[int, float]) -> int | None:
+    if not samples_per_s:
+        return None
+    best = max(samples_per_s.values())
+    return min(count for count, rate in samples_per_s.items() if rate >= WITHIN_BEST * best)
+
+
+def render_chart(rows: dict[int, dict], recommended: int | None) -> list[str]:
+    best = max((row["samples_per_s"] for row in rows.values() if "samples_per_s" in row), default=0.0)
+    lines = []
+    for count, row in sorted(rows.items()):
+        if "samples_per_s" not in row:
+            lines.append(f"{count:>3} workers | failed: {row['error']}")
+            continue
+        rate = row["samples_per_s"]
+        bar = "#" * (round(CHART_WIDTH * rate / best) if best else 0)
+        mark = "  <- recommended" if count == recommended else ""
+        lines.append(f"{count:>3} workers | {bar:<{CHART_WIDTH}} {rate:>9.1f} samples/s {row['peak_rss_mb']:>7.0f} MB{mark}")
+    return lines
+
+
+def on_first_iteration(site, ctx) -> None:
+    codes = [code for code in CODES if ctx.requested(site, (code,))]
+    if not codes:
+        return
+    requested, cores = site.num_workers, usable_cores()
+    rows: dict[int, dict] = {}
+    for count in worker_counts(requested, cores, ctx.settings.sweep_limit):
+        try:
+            with ctx.measuring(site, f"sweep: num_workers={count}"):
+                loader = site.variant(num_workers=count, persistent_workers=False)
+                rows[count] = throughput(loader, ctx.settings.batches)
+        except Exception as error:  # a count that cannot run (or runs out of time) is a row, not a crash
+            rows[count] = {"error": describe_error(error), "verdict": out_of_time(error)}
+    rates = {count: row["samples_per_s"] for count, row in rows.items() if row.get("samples_per_s")}
+    recommended = recommend(rates)
+    ctx.table(site, Table(
+        "num_workers sweep",
+        ["num_workers", "samples/s", "startup s", "peak RSS MB"],
+        [[count, f"{row['samples_per_s']:.1f}", f"{row['startup_s']:.3f}", f"{row['peak_rss_mb']:.0f}"]
+         if "samples_per_s" in row else [count, "failed", row["error"], ""] for count, row in sorted(rows.items())],
+        chart=render_chart(rows, recommended),
+    ))
+    measurements = {"usable_cores": cores, "requested": requested, "recommended": recommended,
+                    "sweep": {str(count): row for count, row in rows.items()}}
+    for code in codes:
+        _verdict(site, ctx, code, rates, requested, recommended, measurements)
+
+
+def _verdict(site, ctx, code, rates, requested, recommended, measurements) -> None:
+    if recommended is None:
+        ctx.result(site, code, out_of_time(RuntimeError("no worker count delivered batches")),
+                   "the sweep measured nothing", measurements)
+        return
+    best = max(rates.values())
+    if code == "DL203":
+        at_zero = rates.get(0, 0.0)
+        confirmed = recommended > 0 and at_zero < WITHIN_BEST * best
+        evidence = f"0 workers: {at_zero:.1f} samples/s; {recommended} workers: {rates[recommended]:.1f} samples/s"
+    else:
+        at_requested = rates.get(requested)
+        confirmed = recommended < requested
+        evidence = (f"{requested} workers: {at_requested:.1f} samples/s; " if at_requested is not None
+                    else f"{requested} workers: not measured; ")
+        evidence += f"{recommended} workers reach {rates[recommended]:.1f} samples/s (within 5% of the best): use {recommended}"
+    ctx.result(site, code, CONFIRMED if confirmed else NOT_CONFIRMED, evidence, measurements)

@@ -1,0 +1,27 @@
+"""Rule names for findings the probe creates itself (codes and names are public, see RULES.md)."""
+
+RULE_NAMES = {
+    "DL001": "persistent-workers-without-workers",
+    "DL002": "worker-option-without-workers",
+    "DL003": "shuffle-with-sampler",
+    "DL004": "batch-sampler-conflict",
+    "DL005": "invalid-loader-value",
+    "DL006": "iterable-dataset-with-sampler",
+    "DL101": "missing-main-guard",
+    "DL102": "lambda-in-worker",
+    "DL103": "local-callable-in-worker",
+    "DL104": "unpicklable-dataset-attribute",
+    "DL105": "cuda-in-worker",
+    "DL107": "defined-under-main-guard",
+    "DL201": "non-persistent-workers",
+    "DL202": "oversized-num-workers",
+    "DL203": "synchronous-loading",
+    "DL204": "loader-in-loop",
+    "DL205": "iter-in-loop",
+    "DL206": "pin-memory-missing",
+    "DL207": "per-rank-oversubscription",
+    "DL301": "missing-set-epoch",
+    "DL302": "iterable-dataset-not-sharded",
+    "DL303": "stale-worker-state",
+    "DL304": "shared-rng-in-dataset",
+}

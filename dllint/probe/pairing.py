@@ -1,0 +1,79 @@
+"""Give every static finding one verdict from the results measured at run time.
+
+A result pairs with a finding of the same code when the finding's line lies in
+one of the result's anchors (the loader call's span, the lambda, the class).
+A finding elsewhere in the same file (an argparse default, a sampler built a
+few lines up) takes the results of its code measured in that file. Confirmed
+results no finding claimed become findings of their own, marked runtime.
+"""
+
+from __future__ import annotations
+
+import os
+
+from dllint.findings import Finding
+from dllint.probe.checks import codes_with_checks
+from dllint.probe.results import CONFIRMED, NOT_REACHED, Result, skipped, verdict_rank
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def _strongest(results: list[Result]) -> Result:
+    return max(results, key=lambda result: verdict_rank(result.verdict))
+
+
+def _matches(result: Result, finding: Finding) -> bool:
+    return result.code == finding.code and any(
+        anchor.path == _real(finding.path) and anchor.covers(finding.line) for anchor in result.anchors
+    )
+
+
+def _same_file(result: Result, finding: Finding) -> bool:
+    return result.code == finding.code and any(anchor.path == _real(finding.path) for anchor in result.anchors)
+
+
+def attach_verdicts(findings: list[Finding], results: list[Result], not_reached_reason: str) -> list[Result]:
+    """Set ``probe`` on every finding; return the results no finding used."""
+    checked_codes = codes_with_checks()
+    used: set[int] = set()
+    for finding in findings:
+        paired = [result for result in results if _matches(result, finding)]
+        if not paired:
+            paired = [result for result in results if _same_file(result, finding)]
+        if paired:
+            chosen = _strongest(paired)
+            used.update(id(result) for result in paired)
+            finding.probe = chosen.probe_dict()
+        elif finding.code not in checked_codes:
+            finding.probe = {"verdict": skipped(f"no runtime check for {finding.code}"), "evidence": "", "measurements": {}}
+        else:
+            finding.probe = {"verdict": NOT_REACHED, "evidence": not_reached_reason, "measurements": {}}
+    return [result for result in results if id(result) not in used]
+
+
+def runtime_findings(unclaimed: list[Result], names: dict[str, str]) -> list[Finding]:
+    """Findings for problems only the run showed (confirmed, and no static finding claimed them)."""
+    findings: dict[tuple[str, str, int], Finding] = {}
+    for result in unclaimed:
+        if result.verdict != CONFIRMED or not result.anchors:
+            continue
+        anchor = result.anchors[0]
+        key = (result.code, anchor.path, anchor.first_line)
+        if key in findings:
+            continue
+        path = os.path.relpath(anchor.path) if os.path.isabs(anchor.path) else anchor.path
+        findings[key] = Finding(
+            path=path,
+            line=anchor.first_line,
+            column=1,
+            end_line=anchor.first_line if anchor.last_line > 10**8 else anchor.last_line,
+            end_column=1,
+            code=result.code,
+            name=names.get(result.code, ""),
+            message=f"{result.code} seen at run time: {result.evidence}",
+            source="runtime",
+            probe=result.probe_dict(),
+        )
+    return sorted(findings.values(), key=lambda finding: finding.sort_key)

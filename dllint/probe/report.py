@@ -1,0 +1,119 @@
+"""What the probe hands back: findings with verdicts, per-loader tables, the run's story."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from dllint.findings import Finding
+from dllint.probe.results import Result, Table
+
+
+@dataclass
+class LoaderReport:
+    """One loader call site the script reached."""
+
+    id: int
+    call_site: str
+    summary: dict[str, Any]
+    first_batch_s: float | None = None
+    first_batch_error: str | None = None
+    construction_error: str | None = None
+    results: list[Result] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "call_site": self.call_site,
+            "summary": self.summary,
+            "first_batch_s": self.first_batch_s,
+            "first_batch_error": self.first_batch_error,
+            "construction_error": self.construction_error,
+            "results": [result.to_dict() for result in self.results],
+            "tables": [table.to_dict() for table in self.tables],
+            "notes": self.notes,
+        }
+
+
+@dataclass
+class ProbeReport:
+    target: str
+    status: str  # "completed", "timeout", "interrupted", "crashed"
+    script_outcome: str  # one line: how the script ended
+    findings: list[Finding]
+    loaders: list[LoaderReport]
+    duration_s: float
+    last_step: str | None = None  # what was running when a timeout or Ctrl-C hit
+    process_group: int | None = None
+    stderr_tail: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "status": self.status,
+            "script_outcome": self.script_outcome,
+            "duration_s": round(self.duration_s, 3),
+            "last_step": self.last_step,
+            "findings": [finding.to_dict() for finding in self.findings],
+            "loaders": [loader.to_dict() for loader in self.loaders],
+            "stderr_tail": self.stderr_tail,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, default=repr)
+
+    def render_text(self) -> str:
+        lines = [f"probe: {self.target}: {self.script_outcome} ({self.duration_s:.1f} s)"]
+        if self.status != "completed" and self.last_step:
+            lines.append(f"  while running: {self.last_step}")
+        if not self.loaders:
+            lines.append("  no DataLoader was built")
+        for loader in self.loaders:
+            lines.extend(_render_loader(loader))
+        if self.stderr_tail and self.status == "crashed":
+            lines.append("  last lines the script wrote to stderr:")
+            lines.extend(f"    {line}" for line in self.stderr_tail)
+        return "\n".join(lines)
+
+
+def _render_loader(loader: LoaderReport) -> list[str]:
+    summary = loader.summary
+    lines = [
+        "",
+        f"loader {loader.id} at {loader.call_site}: {summary.get('loader_class')}({summary.get('dataset')}, "
+        f"num_workers={summary.get('num_workers')}, batch_size={summary.get('batch_size')}, "
+        f"persistent_workers={summary.get('persistent_workers')}), start method {summary.get('start_method')}",
+    ]
+    if loader.construction_error:
+        lines.append(f"  construction failed: {loader.construction_error}")
+    elif loader.first_batch_error:
+        lines.append(f"  first batch failed: {loader.first_batch_error}")
+    elif loader.first_batch_s is not None:
+        lines.append(f"  first batch: {loader.first_batch_s:.3f} s")
+    else:
+        lines.append("  never iterated")
+    if loader.results:
+        rows = [[result.code, result.verdict, result.evidence] for result in loader.results]
+        lines.extend(_render_table(["code", "verdict", "evidence"], rows))
+    for table in loader.tables:
+        lines.append(f"  {table.title}")
+        lines.extend(_render_table(table.columns, table.rows))
+        lines.extend(f"  {chart_line}" for chart_line in table.chart)
+    lines.extend(f"  note: {note}" for note in loader.notes)
+    return lines
+
+
+def _render_table(columns: list[str], rows: list[list[Any]]) -> list[str]:
+    cells = [[str(cell) for cell in row] for row in rows]
+    widths = [max([len(column)] + [len(row[index]) for row in cells if index < len(row)]) for index, column in enumerate(columns)]
+    widths[-1] = 0  # the last column runs free: evidence can be long
+
+    def line(values: list[str]) -> str:
+        return "  " + "  ".join(value.ljust(width) for value, width in zip(values, widths)).rstrip()
+
+    return [line(columns), line(["-" * max(width, len(column)) for width, column in zip(widths, columns)])] + [
+        line(row) for row in cells
+    ]
