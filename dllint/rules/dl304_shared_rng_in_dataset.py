@@ -1,0 +1,192 @@
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from dllint.findings import Finding
+from dllint.rules import Rule
+
+GENERATORS = frozenset(
+    {
+        "numpy.random.default_rng",
+        "numpy.random.RandomState",
+        "numpy.random.Generator",
+        "random.Random",
+        "torch.Generator",
+    }
+)
+# Calls on the generator that set its state rather than draw from it.
+RESEEDING_METHODS = frozenset({"seed", "manual_seed", "set_state", "setstate", "bit_generator", "__setstate__"})
+ENTRY_METHODS = ("__getitem__", "__getitems__", "__iter__")
+WORKER_INIT_PREFIX = "def worker_init_fn(worker_id): info = torch.utils.data.get_worker_info(); "
+
+
+class SharedRngInDataset(Rule):
+    """
+    ## What it does
+    Checks for a dataset whose `__init__` stores its own random generator
+    (`np.random.default_rng(...)`, `np.random.RandomState(...)`, `random.Random(...)`,
+    `torch.Generator()`) that `__getitem__`/`__iter__` (or the methods they call) draws
+    from, when a multi-worker loader of the same file uses the dataset without a
+    `worker_init_fn`. Reported at the assignment in `__init__`.
+
+    ## Why is this bad?
+    Each worker gets a copy of the dataset, generator state included. torch reseeds the
+    global generators (`random`, `torch`, and NumPy's global state) in every worker, but not
+    a generator object stored on the dataset: every worker draws the same sequence, so
+    "random" augmentations repeat across workers. With `persistent_workers` off, workers
+    are recreated from the untouched copy in the main process each epoch, so they repeat
+    across epochs too.
+
+    ## Example
+    ```python
+    class Crops(Dataset):
+        def __init__(self, images):
+            self.images = images
+            self.rng = np.random.default_rng(0)
+
+        def __getitem__(self, index):
+            return random_crop(self.images[index], self.rng.integers(0, 32))
+
+    loader = DataLoader(Crops(images), num_workers=4)
+    ```
+
+    ## Use instead
+    ```python
+    def worker_init_fn(worker_id):
+        info = torch.utils.data.get_worker_info()
+        info.dataset.rng = np.random.default_rng(info.seed % 2**32)
+
+    loader = DataLoader(Crops(images), num_workers=4, worker_init_fn=worker_init_fn)
+    ```
+
+    ## Fix safety
+    No fix: how the generator is reseeded (and whether runs must stay reproducible) is the
+    author's choice. The message shows a `worker_init_fn` that reseeds it from
+    `get_worker_info().seed`, which torch derives from the loader's base seed and worker id.
+
+    ## References
+    - [Randomness in multi-process data loading](https://pytorch.org/docs/stable/data.html#randomness-in-multi-process-data-loading)
+    - [Reproducibility: DataLoader](https://pytorch.org/docs/stable/notes/randomness.html#dataloader)
+    """
+
+    code = "DL304"
+    name = "shared-rng-in-dataset"
+    summary = "dataset draws from its own generator, which torch does not reseed per worker: every worker repeats the same random draws"
+    valid = (
+        "import numpy as np\nfrom torch.utils.data import DataLoader, Dataset\n"
+        "class Ds(Dataset):\n    def __init__(self):\n        self.rng = np.random.default_rng(0)\n"
+        "    def __getitem__(self, i):\n        return self.rng.random()\n"
+        "def init(worker_id):\n    pass\n"
+        "DataLoader(Ds(), num_workers=4, worker_init_fn=init)\n",
+        "import numpy as np\nfrom torch.utils.data import DataLoader, Dataset\n"
+        "class Ds(Dataset):\n    def __init__(self):\n        self.rng = np.random.default_rng(0)\n"
+        "    def __getitem__(self, i):\n        return self.rng.random()\n"
+        "DataLoader(Ds(), num_workers=0)\n",
+        "import numpy as np\nfrom torch.utils.data import DataLoader, Dataset\n"
+        "class Ds(Dataset):\n    def __getitem__(self, i):\n        return np.random.random()\n"
+        "DataLoader(Ds(), num_workers=4)\n",
+    )
+    invalid = (
+        "import numpy as np\nfrom torch.utils.data import DataLoader, Dataset\n"
+        "class Ds(Dataset):\n    def __init__(self):\n        self.rng = np.random.default_rng(0)\n"
+        "    def __getitem__(self, i):\n        return self.rng.random()\n"
+        "DataLoader(Ds(), num_workers=4)\n",
+        "import random\nfrom torch.utils.data import DataLoader, IterableDataset\n"
+        "class S(IterableDataset):\n    def __init__(self, seed):\n        self.rng = random.Random(seed)\n"
+        "    def __iter__(self):\n        while True:\n            yield self.rng.random()\n"
+        "loader = DataLoader(S(1), num_workers=2)\n",
+    )
+
+    def check(self, facts) -> Iterator[Finding]:
+        if not facts.loader_calls:
+            return
+        worker_code = facts.worker_code
+        for cls in facts.dataset_classes:
+            loaders = [
+                loader
+                for loader in worker_code.loaders_using(cls)
+                if loader.is_multi_worker and not loader.given("worker_init_fn") and not _may_have_worker_init(loader)
+            ]
+            if not loaders:
+                continue
+            init = worker_code.find_method(cls, "__init__")
+            if init is None:
+                continue
+            generators = _stored_generators(facts, init)
+            if not generators:
+                continue
+            roots = [m for m in (worker_code.find_method(cls, name) for name in ENTRY_METHODS) if m is not None]
+            reached = worker_code.reached_from(roots, cls)
+            for attribute, (statement, factory) in generators.items():
+                if not _draws(reached, attribute) or _reseeds(reached, attribute):
+                    continue
+                example = WORKER_INIT_PREFIX + _reseed_statement(facts, statement, attribute, factory)
+                message = (
+                    f"self.{attribute} is copied into every worker unseeded (loader on line {loaders[0].node.lineno} "
+                    f"has no worker_init_fn): all workers draw the same numbers; reseed it, e.g. `{example}`"
+                )
+                yield self.report(facts, statement, message)
+
+
+def _reseed_statement(facts, statement: ast.stmt, attribute: str, shown: str) -> str:
+    """What a ``worker_init_fn`` writes to give this worker its own stream."""
+    factory = facts.qualname(statement.value.func)  # type: ignore[attr-defined]
+    if factory == "torch.Generator":
+        return f"info.dataset.{attribute}.manual_seed(info.seed)"
+    if factory == "numpy.random.Generator":
+        shown = shown.rsplit(".", 1)[0] + ".default_rng" if "." in shown else "np.random.default_rng"
+    return f"info.dataset.{attribute} = {shown}(info.seed % 2**32)"
+
+
+def _may_have_worker_init(loader) -> bool:
+    """An unresolvable splat may carry ``worker_init_fn``."""
+    return loader.argument("worker_init_fn") is None and loader.unknown_splat
+
+
+def _stored_generators(facts, init: ast.AST) -> dict[str, tuple[ast.stmt, str]]:
+    """``self.X = <generator factory>(...)`` statements directly in ``__init__``, by attribute."""
+    found: dict[str, tuple[ast.stmt, str]] = {}
+    for node in ast.walk(init):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+            continue
+        if facts.scopes.scope_of(node).node is not init or not isinstance(node.value, ast.Call):
+            continue
+        factory = facts.qualname(node.value.func)
+        if factory not in GENERATORS:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                shown = ast.get_source_segment(facts.source, node.value.func) or factory
+                found.setdefault(target.attr, (node, shown))
+    return found
+
+
+def _uses_of(functions: list[ast.AST], attribute: str) -> Iterator[ast.Attribute]:
+    """Loads of ``self.<attribute>`` in ``functions``."""
+    for function in functions:
+        for node in ast.walk(function):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == attribute
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            ):
+                yield node
+
+
+def _draws(functions: list[ast.AST], attribute: str) -> bool:
+    """``self.rng.method(...)`` or ``generator=self.rng``: a draw from the stored generator."""
+    return any(isinstance(use.ctx, ast.Load) for use in _uses_of(functions, attribute))
+
+
+def _reseeds(functions: list[ast.AST], attribute: str) -> bool:
+    """The worker code replaces or reseeds the generator itself (e.g. from get_worker_info())."""
+    for function in functions:
+        for node in ast.walk(function):
+            if isinstance(node, ast.Attribute) and node.attr in RESEEDING_METHODS:
+                base = node.value
+                if isinstance(base, ast.Attribute) and base.attr == attribute and isinstance(base.value, ast.Name) and base.value.id == "self":
+                    return True
+    return any(isinstance(use.ctx, (ast.Store, ast.Del)) for use in _uses_of(functions, attribute))
