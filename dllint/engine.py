@@ -52,13 +52,18 @@ class Linter:
         if not self.could_have_findings(data):
             result.skipped = True
             return result
+        if path.endswith(".ipynb"):
+            from dllint.notebook import lint_notebook
+
+            return lint_notebook(path, data, self)
         decoded = decode(path, data)
         if decoded.error is not None:
             result.findings = self._filter(path, "", [decoded.error])
             return result
         return self.lint_text(path, decoded.text or "")
 
-    def lint_text(self, path: str, text: str) -> FileResult:
+    def lint_text(self, path: str, text: str, *, notebook: bool = False) -> FileResult:
+        """Lint ``text``; ``notebook``: it is a notebook's code cells joined (see dllint.notebook)."""
         result = FileResult(path)
         suppressed = file_suppression(text)
         if suppressed is None:
@@ -71,7 +76,7 @@ class Linter:
         except (ValueError, RecursionError, MemoryError) as exc:
             result.findings = self._filter(path, text, [unreadable(path, f"cannot parse file: {exc}")])
             return result
-        facts = FileFacts(path, text, tree, self.settings)
+        facts = FileFacts(path, text, tree, self.settings, is_notebook=notebook)
         findings: list[Finding] = []
         for rule in self.rules:
             try:

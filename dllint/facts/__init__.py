@@ -59,6 +59,7 @@ class FileFacts:
     source: str
     tree: ast.Module
     settings: Settings
+    is_notebook: bool = False  # code cells of a .ipynb joined into one module
     lines: list[str] = field(init=False)
     imports: dict[str, str] = field(init=False)
     scopes: ScopeTable = field(init=False)

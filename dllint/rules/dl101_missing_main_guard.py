@@ -83,6 +83,10 @@ class MissingMainGuard(Rule):
     )
 
     def check(self, facts) -> Iterator[Finding]:
+        if facts.is_notebook:
+            # A kernel's __main__ is ipykernel's launcher: spawn workers import that, never the
+            # cells, so nothing re-runs. What breaks there instead is DL106.
+            return
         triggers: list[ast.stmt] = []
         usage = facts.usage
         for loader in facts.loader_calls:

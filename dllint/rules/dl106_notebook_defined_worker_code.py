@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from dllint.facts.workers import shipped_expressions
+from dllint.findings import Finding
+from dllint.rules import Rule
+
+FORK_ONLY = frozenset({"fork"})
+
+
+class NotebookDefinedWorkerCode(Rule):
+    """
+    ## What it does
+    Checks, in Jupyter notebooks only, for a multi-worker loader whose workers need a class or
+    function defined in the notebook itself: the dataset class, `collate_fn`, `worker_init_fn`,
+    a sampler class, or a transform passed to the dataset. Reported where it is handed over
+    (`Ds(...)`, `collate_fn=collate`).
+
+    ## Why is this bad?
+    Everything defined in a notebook lives in the kernel's `__main__`. Pickle stores classes
+    and functions by module and name; a `spawn` or `forkserver` worker (the default on
+    Windows, macOS and, from Python 3.14, Linux) imports a fresh `__main__` that is
+    ipykernel's launcher, not the notebook, and fails with
+    `AttributeError: Can't get attribute 'Ds' on <module '__main__' (built-in)>`. The
+    notebook works on a Linux machine with `fork` and breaks on a laptop.
+
+    ## Example
+    ```python
+    # cell 1
+    class Squares(Dataset):
+        def __len__(self):
+            return 100
+
+        def __getitem__(self, i):
+            return i * i
+
+    # cell 2
+    loader = DataLoader(Squares(), num_workers=4)
+    ```
+
+    ## Use instead
+    Move the definitions to a module next to the notebook and import them:
+    ```python
+    # cell 1
+    from squares import Squares
+
+    # cell 2
+    loader = DataLoader(Squares(), num_workers=4)
+    ```
+    or, where only Linux matters, ask for `fork` explicitly:
+    `DataLoader(Squares(), num_workers=4, multiprocessing_context="fork")`.
+
+    ## Fix safety
+    No fix: where the code should live is the author's choice.
+
+    ## References
+    - [Multiprocessing: using a pool of workers (interactive interpreter caveat)](https://docs.python.org/3/library/multiprocessing.html#using-a-pool-of-workers)
+    - [torch.utils.data: platform-specific behaviors](https://pytorch.org/docs/stable/data.html#platform-specific-behaviors)
+    """
+
+    code = "DL106"
+    name = "notebook-defined-worker-code"
+    summary = "defined in the notebook, so spawn workers cannot unpickle it: move it to a .py module and import it"
+    # DL106 only fires in notebooks: these examples are notebooks written in the percent
+    # format, one ``# %%`` line per code cell (dllint.notebook.notebook_from_percent builds one).
+    valid = (
+        "# %%\nfrom torch.utils.data import DataLoader, Dataset\nfrom squares import Squares\n"
+        "# %%\nDataLoader(Squares(), num_workers=2)\n",
+        "# %%\nfrom torch.utils.data import DataLoader, Dataset\n"
+        "class Ds(Dataset):\n    pass\n"
+        "# %%\nDataLoader(Ds(), num_workers=0)\n"
+        "DataLoader(Ds(), num_workers=2, multiprocessing_context='fork')\n",
+    )
+    invalid = (
+        "# %%\nfrom torch.utils.data import DataLoader, Dataset\n"
+        "class Ds(Dataset):\n    pass\n"
+        "# %%\nDataLoader(Ds(), num_workers=2)\n",
+        "# %%\nfrom torch.utils.data import DataLoader\n"
+        "def collate(batch):\n    return batch\n"
+        "# %%\nDataLoader(ds, num_workers=4, collate_fn=collate)\n",
+    )
+
+    def check(self, facts) -> Iterator[Finding]:
+        if not facts.is_notebook:
+            return
+        reported: set[int] = set()
+        for loader in facts.loader_calls:
+            if not loader.is_multi_worker or self._fork_only(facts, loader):
+                continue
+            for shipped in shipped_expressions(facts, loader):
+                if id(shipped.expr) in reported:
+                    continue
+                definition = self._notebook_definition(facts, shipped.expr, shipped.scope)
+                if definition is None:
+                    continue
+                reported.add(id(shipped.expr))
+                kind = "class" if isinstance(definition, ast.ClassDef) else "function"
+                message = (
+                    f"{kind} '{definition.name}' is defined in the notebook, so spawn workers cannot unpickle it"
+                    f" (via {shipped.sink}): move it to a .py module and import it"
+                )
+                yield self.report(facts, shipped.expr, message)
+
+    @staticmethod
+    def _fork_only(facts, loader) -> bool:
+        """``multiprocessing_context="fork"``: workers inherit ``__main__`` and nothing is pickled by name."""
+        value = loader.value("multiprocessing_context")
+        return value.is_const and value.value in FORK_ONLY
+
+    @staticmethod
+    def _notebook_definition(facts, expr: ast.expr, scope) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
+        """The notebook-level ``def``/``class`` that ``expr`` hands to workers: a name referring to
+        one, or a call constructing a notebook class (calling a function ships its result)."""
+        constructs = isinstance(expr, ast.Call)
+        target = expr.func if constructs else expr
+        if not isinstance(target, ast.Name):
+            return None
+        found = facts.scopes.lookup(target.id, scope)
+        if found is None:
+            return None
+        owner, bindings = found
+        # Functions defined inside functions are DL103's; a name also imported may be the import.
+        if not owner.is_module or not bindings or any(b.kind not in ("def", "class") for b in bindings):
+            return None
+        definition = bindings[-1].node
+        if constructs and not isinstance(definition, ast.ClassDef):
+            return None
+        return definition  # type: ignore[return-value]

@@ -1,0 +1,138 @@
+"""Notebooks: code cells linted as one module, findings addressed to their cell, DL106."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dllint.config import Settings
+from dllint.engine import Linter, lint_file
+from dllint.notebook import notebook_from_percent, prepare
+from dllint.rules import rule_by_code
+from tests.conftest import EXPECT, FIXTURES
+
+ALL = Settings(select=("ALL",))
+NOTEBOOKS = sorted([*FIXTURES.glob("notebooks/*.ipynb"), *FIXTURES.glob("DL106/*.ipynb")])
+
+
+def expected_in_cells(path) -> set[tuple[int, int, int, str]]:
+    """(cell, line, column, code) for each ``# expect: CODE:COL`` marker in a code cell."""
+    expected = set()
+    for number, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"], start=1):
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        for line_number, line in enumerate(source.splitlines(), start=1):
+            match = EXPECT.search(line)
+            if match and cell["cell_type"] == "code":
+                for item in match.group("items").split(","):
+                    code, column = item.strip().split(":")
+                    expected.add((number, line_number, int(column), code))
+    return expected
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dllint", *args], capture_output=True, text=True, timeout=60)
+
+
+BROKEN = {"invalid_json.ipynb", "no_cells.ipynb", "bad_source.ipynb"}  # see test_broken_notebooks
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name not in BROKEN], ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixture_notebook(path):
+    expected = expected_in_cells(path)
+    result = lint_file(str(path), Linter(ALL))
+    assert not result.errors
+    assert {(f.cell, f.line, f.column, f.code) for f in result.findings} == expected
+
+
+def test_every_notebook_fixture_is_checked():
+    checked = {p.name for p in NOTEBOOKS}
+    assert {"magics.ipynb", "syntax_error_cell.ipynb", "dataset_class.ipynb", "collate_and_init.ipynb"} <= checked
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("invalid_json.ipynb", "invalid notebook JSON: Expecting ',' delimiter at line 3 column 1"),
+        ("no_cells.ipynb", "not a Jupyter notebook: no 'cells' list"),
+        ("bad_source.ipynb", "the source of cell 2 is not a string or a list of strings"),
+    ],
+)
+def test_broken_notebooks(name, message):
+    result = lint_file(str(FIXTURES / "notebooks" / name), Linter(ALL))
+    assert not result.errors
+    assert [f.code for f in result.findings] == ["DL000"]
+    assert message in result.findings[0].message
+
+
+def test_r_notebook_is_not_python():
+    assert lint_file(str(FIXTURES / "notebooks" / "r_kernel.ipynb"), Linter(ALL)).findings == []
+
+
+def test_text_output_names_the_cell():
+    result = run_cli(str(FIXTURES / "notebooks" / "magics.ipynb"))
+    assert result.returncode == 1, result.stderr
+    assert f"{FIXTURES / 'notebooks' / 'magics.ipynb'}:cell 5:3:29: DL003 " in result.stdout
+
+
+def test_json_output_has_cell_and_cell_relative_line():
+    result = run_cli("--format", "json", str(FIXTURES / "notebooks" / "syntax_error_cell.ipynb"))
+    findings = json.loads(result.stdout)
+    assert [(f["code"], f["cell"], f["line"], f["column"]) for f in findings] == [("DL000", 2, 1, 12), ("DL003", 3, 1, 16)]
+    assert findings[0]["message"].startswith("syntax error in cell 2:")
+
+
+def test_directory_discovery_includes_notebooks(tmp_path):
+    (tmp_path / "nb.ipynb").write_bytes(notebook_from_percent("from torch.utils.data import DataLoader\n# %%\nDataLoader(ds, shuffle=True, sampler=s)\n"))
+    (tmp_path / "script.py").write_text("from torch.utils.data import DataLoader\nDataLoader(ds, shuffle=True, sampler=s)\n")
+    result = run_cli(str(tmp_path))
+    assert "nb.ipynb:cell 2:1:16: DL003" in result.stdout
+    assert "script.py:2:16: DL003" in result.stdout
+
+
+def test_magics_keep_line_numbers():
+    prepared = prepare("nb.ipynb", (FIXTURES / "notebooks" / "magics.ipynb").read_bytes())
+    assert not prepared.errors
+    for line, position in zip(prepared.text.splitlines(), prepared.line_map):
+        if position is not None and "expect:" in line:
+            cell = prepared.notebook.cells[[c.number for c in prepared.notebook.cells].index(position[0])]
+            assert cell.source.splitlines()[position[1] - 1] == line
+
+
+def test_noqa_in_a_cell():
+    source = "from torch.utils.data import DataLoader\n# %%\nDataLoader(ds, shuffle=True, sampler=s)  # noqa: DL003\n"
+    assert Linter(ALL).lint_bytes("nb.ipynb", notebook_from_percent(source)).findings == []
+
+
+def test_cell_magic_cell_with_non_python_body_is_skipped():
+    source = "from torch.utils.data import DataLoader\n# %%\n%%bash\nDataLoader(ds, shuffle=True, sampler=s)\nif then fi\n"
+    assert Linter(ALL).lint_bytes("nb.ipynb", notebook_from_percent(source)).findings == []
+
+
+def test_dl101_is_silent_in_notebooks():
+    # The kernel's __main__ is not re-imported by spawn workers: no bootstrapping error there.
+    source = "from torch.utils.data import DataLoader\nloader = DataLoader(range(4), num_workers=2, persistent_workers=True)\n# %%\nfor b in loader:\n    pass\n"
+    assert "DL101" not in {f.code for f in Linter(ALL).lint_bytes("nb.ipynb", notebook_from_percent(source)).findings}
+    assert "DL101" in {f.code for f in Linter(ALL).lint_text("script.py", source).findings}
+
+
+@pytest.mark.parametrize("example", rule_by_code("DL106").invalid)
+def test_dl106_invalid_examples_fire_in_a_notebook_only(example):
+    assert "DL106" in {f.code for f in Linter(ALL).lint_bytes("example.ipynb", notebook_from_percent(example)).findings}
+    assert "DL106" not in {f.code for f in Linter(ALL).lint_text("example.py", example).findings}
+
+
+@pytest.mark.parametrize("example", rule_by_code("DL106").valid)
+def test_dl106_valid_examples_stay_silent(example):
+    assert "DL106" not in {f.code for f in Linter(ALL).lint_bytes("example.ipynb", notebook_from_percent(example)).findings}
+
+
+def test_dl106_leaves_functions_defined_in_functions_to_dl103():
+    source = (
+        "from torch.utils.data import DataLoader\n# %%\n"
+        "def main():\n    def collate(b):\n        return b\n    DataLoader(ds, num_workers=2, collate_fn=collate)\n"
+    )
+    codes = [f.code for f in Linter(ALL).lint_bytes("nb.ipynb", notebook_from_percent(source)).findings]
+    assert "DL103" in codes and "DL106" not in codes
