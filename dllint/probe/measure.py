@@ -50,9 +50,10 @@ def first_batch_seconds(loader: Any) -> float:
 
 def epoch_start_latencies(loader: Any, epochs: int) -> list[float]:
     """First-batch latency of each of ``epochs`` epochs of the same loader object."""
-    latencies = [first_batch_seconds(loader) for _ in range(epochs)]
-    close_iterator(getattr(loader, "_iterator", None))
-    return latencies
+    try:
+        return [first_batch_seconds(loader) for _ in range(epochs)]
+    finally:
+        close_iterator(getattr(loader, "_iterator", None))
 
 
 def process_tree_rss() -> int:

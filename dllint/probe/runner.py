@@ -104,16 +104,38 @@ def _child_environment() -> dict[str, str]:
     return environment
 
 
-def _kill_group(process: subprocess.Popen) -> None:
-    """Kill the harness and everything it started (workers, forkservers, the user's children)."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
+def _live_group_members(pgid: int) -> list[int]:
+    import psutil
+
+    members = []
+    for process in psutil.process_iter(["status"]):
+        try:
+            if os.getpgid(process.pid) == pgid and process.info["status"] != psutil.STATUS_ZOMBIE:
+                members.append(process.pid)
+        except (OSError, psutil.Error):  # gone while we looked
+            continue
+    return members
+
+
+def _kill_group(process: subprocess.Popen, patience: float = 5.0) -> None:
+    """Kill the harness and everything it started (workers, forkservers, the user's children).
+
+    SIGKILL is delivered asynchronously, so wait until no live member of the
+    group is left; orphaned workers are no longer our children to wait for.
+    """
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            process.wait(timeout=0.1)
+        except subprocess.TimeoutExpired:
+            pass
+        if not _live_group_members(process.pid) or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
 
 
 def run_probe(

@@ -1,0 +1,93 @@
+"""Scripts that hang, exit, crash or break in their dataset: a clear report, nothing left running."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+
+from dllint.probe import ProbeError, run_probe
+from tests.probe.conftest import FIXTURES, fast_settings, finding
+
+pytestmark = pytest.mark.probe
+
+
+def test_a_hanging_script_ends_at_the_timeout_and_leaves_nothing_running(assert_no_leftovers):
+    script = FIXTURES / "hangs.py"
+    findings = [finding("DL201", script, 18)]
+    started = time.monotonic()
+    report = run_probe(str(script), [], findings, timeout=6, progress=False, settings=fast_settings())
+    assert time.monotonic() - started < 12
+    assert report.status in ("timeout", "completed")
+    # Either the parent killed it at the deadline, or the harness's own time slice
+    # gave up on the first batch first; both must name what was running.
+    assert "first batch" in (report.last_step or "") or "took longer" in report.render_text()
+    assert findings[0].probe["verdict"] != "confirmed"
+    assert_no_leftovers(report)
+
+
+def test_sys_exit_before_any_loader_is_reported(assert_no_leftovers):
+    script = FIXTURES / "exits_early.py"
+    findings = [finding("DL201", script, 5)]
+    report = run_probe(str(script), [], findings, timeout=30, progress=False)
+    assert "sys.exit(3)" in report.script_outcome and "before building a DataLoader" in report.script_outcome
+    assert findings[0].probe["verdict"] == "not reached"
+    assert "no DataLoader was built" in report.render_text()
+    assert_no_leftovers(report)
+
+
+def test_an_error_before_any_loader_is_reported_with_its_own_message(assert_no_leftovers):
+    script = FIXTURES / "raises_early.py"
+    report = run_probe(str(script), [], [], timeout=30, progress=False)
+    assert report.script_outcome.startswith("the script raised FileNotFoundError: data/train.csv not found")
+    assert "raises_early.py:4" in report.script_outcome
+    assert_no_leftovers(report)
+
+
+def test_a_dataset_that_raises_in_getitem_is_reported_at_the_first_batch(assert_no_leftovers):
+    script = FIXTURES / "getitem_raises.py"
+    findings = [finding("DL201", script, 13)]
+    report = run_probe(str(script), [], findings, timeout=30, progress=False, settings=fast_settings())
+    (loader,) = report.loaders
+    assert "KeyError" in loader.first_batch_error and "sample 0 missing" in loader.first_batch_error
+    assert "first batch failed: " in report.render_text()
+    assert findings[0].probe["verdict"] != "confirmed"
+    assert_no_leftovers(report)
+
+
+def test_the_probe_never_writes_to_the_users_files(tmp_path):
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES, project)
+    (project / "helpers.py").write_text("VALUE = 1\n")
+    (project / "spotgeo_style.py").write_text(
+        "import helpers\n" + (FIXTURES / "spotgeo_style.py").read_text()
+    )
+
+    def snapshot():
+        return {path: os.stat(path).st_mtime_ns for path in project.rglob("*")}
+
+    before = snapshot()
+    run_probe(str(project / "spotgeo_style.py"), [], [], timeout=30, progress=False, settings=fast_settings())
+    assert snapshot() == before  # no new files (no __pycache__), nothing touched
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("no/such/script.py", "no such script, and not MODULE:FUNCTION"),
+        (str(FIXTURES), "is not a file"),
+    ],
+)
+def test_a_bad_target_is_one_clear_line(target, message):
+    with pytest.raises(ProbeError, match=message) as caught:
+        run_probe(target, [], [], progress=False)
+    assert "\n" not in str(caught.value)
+
+
+def test_bad_options_are_one_clear_line():
+    with pytest.raises(ProbeError, match="--probe-timeout must be positive"):
+        run_probe(str(FIXTURES / "correct.py"), [], [], timeout=0)
+    with pytest.raises(ProbeError, match="--probe-batches must be at least 1"):
+        run_probe(str(FIXTURES / "correct.py"), [], [], batches=0)

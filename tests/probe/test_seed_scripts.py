@@ -1,0 +1,81 @@
+"""The issue's seed scripts, run for real: each must get the verdict it deserves."""
+
+from __future__ import annotations
+
+import pytest
+
+from dllint.probe import run_probe
+from tests.probe.conftest import FIXTURES, fast_settings, finding
+
+pytestmark = pytest.mark.probe
+
+
+def verdicts(report) -> dict[str, str]:
+    return {f.code: f.probe["verdict"] for f in report.findings}
+
+
+def test_spotgeo_style_confirms_persistent_workers_and_main_guard(assert_no_leftovers):
+    script = FIXTURES / "spotgeo_style.py"
+    findings = [finding("DL201", script, 15), finding("DL101", script, 17)]
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
+    dl201, dl101 = findings
+    assert dl201.probe["verdict"] == "confirmed"
+    assert "epoch start" in dl201.probe["evidence"] and "->" in dl201.probe["evidence"]
+    fork = dl201.probe["measurements"]
+    assert fork["fork_stall_s"] > fork["fork_persistent_s"]
+    assert dl101.probe["verdict"] == "confirmed"
+    assert "bootstrapping phase" in dl101.probe["evidence"]
+    assert "persistent_workers: first-batch latency" in report.render_text()
+    assert_no_leftovers(report)
+
+
+def test_lambda_collate_fn_is_confirmed_with_the_pickling_error(assert_no_leftovers):
+    script = FIXTURES / "lambda_collate.py"
+    lambda_line = 9  # reported at the lambda, not at the loader call
+    findings = [finding("DL102", script, lambda_line)]
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
+    assert findings[0].probe["verdict"] == "confirmed"
+    assert "<lambda>" in findings[0].probe["evidence"] and "collate_fn" in findings[0].probe["evidence"]
+    assert [f for f in report.findings if f.source == "runtime"] == []
+    assert_no_leftovers(report)
+
+
+def test_lambda_collate_fn_without_a_static_finding_becomes_a_runtime_finding():
+    script = FIXTURES / "lambda_collate.py"
+    report = run_probe(str(script), [], [], timeout=60, progress=False, settings=fast_settings())
+    runtime = [f for f in report.findings if f.source == "runtime"]
+    assert [(f.code, f.line) for f in runtime] == [("DL102", 9)]
+    assert runtime[0].to_dict()["source"] == "runtime"
+
+
+def test_unsharded_iterable_dataset_is_duplicated_four_times(assert_no_leftovers):
+    script = FIXTURES / "unsharded_iterable.py"
+    findings = [finding("DL302", script, 6)]  # at def __iter__
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
+    probe = findings[0].probe
+    assert probe["verdict"] == "confirmed"
+    assert probe["measurements"]["duplication_factor"] == 4.0
+    assert "factor 4.0" in probe["evidence"]
+    assert_no_leftovers(report)
+
+
+def test_stale_curriculum_state_is_confirmed(assert_no_leftovers):
+    script = FIXTURES / "stale_curriculum.py"
+    findings = [finding("DL303", script, 24)]  # at the mutation inside the epoch loop
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
+    probe = findings[0].probe
+    assert probe["verdict"] == "confirmed", probe
+    assert "difficulty=1" in probe["evidence"] and "difficulty=0" in probe["evidence"]
+    assert_no_leftovers(report)
+
+
+def test_correct_script_is_never_confirmed(assert_no_leftovers):
+    script = FIXTURES / "correct.py"
+    # Findings a careless rule might raise here: the probe must not back any of them.
+    findings = [finding(code, script, 14) for code in ("DL201", "DL303", "DL302", "DL102", "DL304")]
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
+    assert all(f.probe["verdict"] != "confirmed" for f in report.findings), verdicts(report)
+    assert verdicts(report)["DL201"] == "not confirmed"
+    assert [f for f in report.findings if f.source == "runtime"] == []
+    assert report.status == "completed"
+    assert_no_leftovers(report)
