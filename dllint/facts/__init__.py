@@ -20,6 +20,8 @@ from dllint.facts.values import Value, resolve
 
 if TYPE_CHECKING:
     from dllint.config import Settings
+    from dllint.facts.loops import LoopAnalysis
+    from dllint.facts.samplers import SamplerAnalysis
     from dllint.facts.usage import UsageAnalysis
     from dllint.facts.worker_code import WorkerCode
 
@@ -170,6 +172,25 @@ class FileFacts:
         from dllint.facts.worker_code import WorkerCode
 
         return WorkerCode(self)
+
+    @cached_property
+    def loops(self) -> LoopAnalysis:
+        """Epoch loops around each loader's iterations, and what their bodies change."""
+        from dllint.facts.loops import LoopAnalysis
+
+        return LoopAnalysis(self)
+
+    @cached_property
+    def samplers(self) -> SamplerAnalysis:
+        """DistributedSampler calls: the loaders they feed, escapes, set_epoch calls."""
+        from dllint.facts.samplers import SamplerAnalysis
+
+        return SamplerAnalysis(self)
+
+    def dataset_mutated_in_loop(self, loader: LoaderCall) -> bool:
+        """The file changes this loader's dataset inside a loop that re-iterates the loader
+        (what persistent workers would never see: DL303)."""
+        return bool(self.loops.dataset_mutations(loader))
 
     @cached_property
     def is_distributed(self) -> bool:

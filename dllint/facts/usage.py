@@ -76,6 +76,10 @@ class UsageAnalysis:
             self._loader_uses[loader.node] = uses
         return uses
 
+    def uses_of(self, expr: ast.AST, scope: Scope) -> list[Use]:
+        """Iterations and escapes of any value built by ``expr`` (a sampler, a dataset)."""
+        return self._uses_of_expr(expr, scope, (), (), frozenset())
+
     def construction_loops(self, node: ast.AST) -> tuple[ast.AST, ...]:
         return self.enclosing_loops(node, self.facts.scopes.scope_of(node))
 

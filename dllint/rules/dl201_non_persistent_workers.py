@@ -86,6 +86,8 @@ class NonPersistentWorkers(Rule):
     def _fix(facts, loader) -> Fix | None:
         if loader.argument("persistent_workers") is not None and loader.argument("persistent_workers").from_splat:
             return None
+        if facts.dataset_mutated_in_loop(loader):
+            return None  # persistent workers would keep a stale dataset (DL303)
         workers = loader.argument("num_workers")
         if loader.num_workers.is_const or workers is None:
             value = "True"

@@ -1,0 +1,164 @@
+"""Where a loader's batches go: host-to-CUDA copies of the values a loop takes from it (DL206).
+
+A batch is the target of ``for batch in loader`` (through ``enumerate``/``tqdm``), or
+``batch = next(iter(loader))``, and every name derived from it in the same body
+(``x, y = batch``, ``images = batch["image"]``, ``for k, v in batch.items()``). A copy
+to CUDA is ``.cuda()``, ``.to(..., non_blocking=True)``, or ``.to(d)`` where ``d``
+resolves to a CUDA device (``"cuda"``, ``f"cuda:{rank}"``, ``torch.device("cuda", ...)``,
+``torch.device("cuda" if torch.cuda.is_available() else "cpu")``).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dllint.facts.loops import walk_body
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+    from dllint.facts.scopes import Scope
+    from dllint.facts.usage import Use
+
+TORCH_DEVICE = "torch.device"
+CUDA_DEVICE_CALLS = frozenset({"torch.cuda.current_device"})
+MAX_DEPTH = 8
+MAX_PASSES = 4
+
+
+@dataclass(frozen=True)
+class CudaCopy:
+    call: ast.Call  # the ``.cuda()``/``.to()`` call
+    unconditional: bool  # always CUDA (``.cuda()``, ``"cuda"``): not "cuda if available else cpu"
+
+
+def batch_cuda_copies(facts: FileFacts, use: Use) -> list[CudaCopy]:
+    """Copies to CUDA of the batches one iteration of a loader yields, in the same function."""
+    seeded = _batch_region(facts, use)
+    if seeded is None:
+        return []
+    names, region = seeded
+    nodes = [n for part in region for n in (part, *walk_body(part))]
+    for _ in range(MAX_PASSES):  # propagate through the body until no new derived names
+        before = len(names)
+        for node in nodes:
+            _derive(node, names)
+        if len(names) == before:
+            break
+    copies = []
+    scope = facts.scopes.scope_of(use.node)
+    for node in nodes:
+        if isinstance(node, ast.Call):
+            copy = _cuda_copy(facts, node, names, scope)
+            if copy is not None:
+                copies.append(copy)
+    return copies
+
+
+def _batch_region(facts: FileFacts, use: Use) -> tuple[set[str], list[ast.AST]] | None:
+    node = use.node
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return _target_names(node.target), list(node.body)
+    if isinstance(node, ast.Call):  # iter(loader): ``batch = next(iter(loader))``
+        parents = facts.scopes.parents
+        outer = parents.get(node)
+        if isinstance(outer, ast.Call) and isinstance(outer.func, ast.Name) and outer.func.id == "next":
+            assign = parents.get(outer)
+            if isinstance(assign, ast.Assign) and assign.value is outer:
+                function = facts.scopes.scope_of(node).node
+                body = getattr(function, "body", None)
+                if isinstance(body, list):
+                    names = set().union(*(_target_names(t) for t in assign.targets))
+                    return names, list(body)
+    return None
+
+
+def _target_names(target: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _rooted_in(expr: ast.AST, names: set[str]) -> bool:
+    """``expr`` reads from one of ``names``: ``batch``, ``batch[0]``, ``batch["x"].float()``, ``batch.items()``."""
+    for _ in range(MAX_DEPTH):
+        if isinstance(expr, ast.Name):
+            return expr.id in names
+        if isinstance(expr, (ast.Subscript, ast.Attribute, ast.Starred)):
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+            expr = expr.func.value
+        else:
+            return False
+    return False
+
+
+def _derive(node: ast.AST, names: set[str]) -> None:
+    if isinstance(node, ast.Assign) and _rooted_in(node.value, names):
+        for target in node.targets:
+            names |= _target_names(target)
+    elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and _rooted_in(node.iter, names):
+        names |= _target_names(node.target)
+
+
+def _cuda_copy(facts: FileFacts, call: ast.Call, names: set[str], scope: Scope) -> CudaCopy | None:
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and _rooted_in(func.value, names)):
+        return None
+    if func.attr == "cuda":
+        return CudaCopy(call, True)
+    if func.attr != "to":
+        return None
+    for keyword in call.keywords:
+        if keyword.arg == "non_blocking" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
+            return CudaCopy(call, False)
+    device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    if device is None:
+        return None
+    kind = cuda_device_kind(facts, device, scope)
+    return CudaCopy(call, kind == "cuda") if kind else None
+
+
+def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int = 0) -> str | None:
+    """"cuda" for a device that is always CUDA, "maybe" for "cuda if available else cpu",
+    None when it is not (or cannot be told to be) a CUDA device."""
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(expr, ast.Constant):
+        return "cuda" if isinstance(expr.value, str) and _is_cuda_string(expr.value) else None
+    if isinstance(expr, ast.JoinedStr):  # f"cuda:{rank}"
+        first = expr.values[0] if expr.values else None
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) and _is_cuda_string(first.value):
+            return "cuda"
+        return None
+    if isinstance(expr, ast.IfExp):
+        kinds = {cuda_device_kind(facts, e, scope, depth + 1) for e in (expr.body, expr.orelse)}
+        return "maybe" if kinds & {"cuda", "maybe"} else None
+    if isinstance(expr, ast.Call):
+        name = facts.qualname(expr.func)
+        if name in CUDA_DEVICE_CALLS:
+            return "cuda"
+        if name == TORCH_DEVICE:
+            arg = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "type"), None)
+            return cuda_device_kind(facts, arg, scope, depth + 1) if arg is not None else None
+        return None
+    if isinstance(expr, ast.Name):
+        found = facts.scopes.single_value(expr.id, scope)
+        if found is not None and found[1].kind == "assign" and found[1].value is not None:
+            return cuda_device_kind(facts, found[1].value, found[0], depth + 1)
+        return None
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        if expr.value.id in facts.argparse.namespaces:
+            default = facts.argparse.default_for(expr.attr)
+            if default is not None:
+                return cuda_device_kind(facts, default, facts.scopes.module, depth + 1)
+    return None
+
+
+def _is_cuda_string(text: str) -> bool:
+    return text == "cuda" or text.startswith("cuda:")
+
+
+def torch_alias(facts: FileFacts) -> str | None:
+    """The local name ``torch`` is imported under, if any."""
+    return next((local for local, full in facts.imports.items() if full == "torch"), None)
+

@@ -1,0 +1,263 @@
+"""Loop structure around a loader: the epoch loops that repeat its iteration, and what
+their bodies do to its dataset.
+
+Built on :mod:`dllint.facts.usage`: a loader's ``iterate`` uses already carry the loops
+that repeat them across same-file calls. This module narrows those to statement loops
+(``for``/``while``: an epoch loop, not a comprehension or a "may be called again"
+marker) and reads the loop bodies: which names they rebind (DL204) and whether they
+mutate the loader's dataset (DL303, and DL201's fix).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Iterator
+
+from dllint.facts.usage import WRAPPING_BUILTINS, WRAPPING_QUALNAMES, Use
+
+if TYPE_CHECKING:
+    from dllint.facts import ClassInfo, FileFacts
+    from dllint.facts.loaders import LoaderCall
+    from dllint.facts.scopes import Scope
+
+STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+MAX_METHOD_DEPTH = 4
+
+
+def walk_body(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node`` that runs with it: nested ``def``/``class``/``lambda`` bodies excluded."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        yield child
+        if not isinstance(child, NESTED_SCOPES):
+            stack.extend(ast.iter_child_nodes(child))
+
+
+def loop_body_nodes(loop: ast.AST) -> Iterator[ast.AST]:
+    """The nodes a loop repeats: its body (and a ``while`` test), not its ``else`` or iterable."""
+    parts = list(loop.body)  # type: ignore[attr-defined]
+    if isinstance(loop, ast.While):
+        parts.append(loop.test)
+    for part in parts:
+        yield part
+        if not isinstance(part, NESTED_SCOPES):
+            yield from walk_body(part)
+
+
+def names_bound_in_loop(loop: ast.AST) -> set[str]:
+    """Names the loop rebinds on each pass: its target and whatever its body assigns."""
+    bound: set[str] = set()
+    if isinstance(loop, (ast.For, ast.AsyncFor)):
+        bound |= {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    for node in loop_body_nodes(loop):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+    return bound
+
+
+def loaded_names(expr: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def unwrap_iterable(facts: FileFacts, expr: ast.expr) -> ast.expr:
+    """``enumerate(tqdm(loader))`` -> ``loader``: strip the wrappers usage analysis sees through."""
+    for _ in range(8):
+        if not (isinstance(expr, ast.Call) and expr.args):
+            return expr
+        func = expr.func
+        if isinstance(func, ast.Name) and func.id in WRAPPING_BUILTINS or facts.qualname(func) in WRAPPING_QUALNAMES:
+            expr = expr.args[0]
+        else:
+            return expr
+    return expr
+
+
+class LoopAnalysis:
+    """Epoch loops of each loader and the dataset mutations inside them."""
+
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts = facts
+        self.usage = facts.usage
+        self._mutations: dict[ast.Call, list[ast.AST]] = {}
+
+    # -- epoch loops -------------------------------------------------------------
+    def iterations(self, loader: LoaderCall) -> list[Use]:
+        return [u for u in self.usage.loader_uses(loader) if u.kind == "iterate"]
+
+    def escapes(self, loader: LoaderCall) -> bool:
+        return any(u.kind == "escape" for u in self.usage.loader_uses(loader))
+
+    @staticmethod
+    def epoch_loops(use: Use) -> tuple[ast.AST, ...]:
+        """The ``for``/``while`` loops around an iteration, outermost first, across call frames."""
+        return tuple(loop for loop in use.loops if isinstance(loop, STATEMENT_LOOPS))
+
+    def repeating_loops(self, loader: LoaderCall, use: Use) -> tuple[ast.AST, ...]:
+        """Epoch loops that iterate the *same* loader object again (not ones that rebuild it)."""
+        built = set(map(id, self.usage.construction_loops(loader.node)))
+        return tuple(loop for loop in self.epoch_loops(use) if id(loop) not in built)
+
+    def epoch_iteration(self, loader: LoaderCall, *, same_object: bool = False) -> Use | None:
+        """The first iteration of ``loader`` that an epoch loop repeats, if any."""
+        for use in self.iterations(loader):
+            loops = self.repeating_loops(loader, use) if same_object else self.epoch_loops(use)
+            if loops:
+                return use
+        return None
+
+    # -- names that refer to the loader and its dataset ----------------------------
+    def loader_names(self, loader: LoaderCall, use: Use, scope: Scope) -> set[str]:
+        """Names that hold this loader inside ``scope``: bound to it there, or the name the
+        iterating ``for`` reads when that ``for`` runs in ``scope`` (a parameter)."""
+        names = {name for name in self._names_in(scope) if self.refers_to(name, scope, loader.node)}
+        if isinstance(use.node, (ast.For, ast.AsyncFor)) and self.facts.scopes.scope_of(use.node) is scope:
+            inner = unwrap_iterable(self.facts, use.node.iter)
+            if isinstance(inner, ast.Name):
+                names.add(inner.id)
+        return names
+
+    def _names_in(self, scope: Scope) -> set[str]:
+        names: set[str] = set()
+        current: Scope | None = scope
+        while current is not None:
+            names |= set(current.bindings)
+            current = current.parent
+        return names
+
+    def refers_to(self, name: str, scope: Scope, target: ast.AST) -> bool:
+        """``name`` (seen from ``scope``) is bound once, through names, to ``target``."""
+        for _ in range(8):
+            found = self.facts.scopes.single_value(name, scope)
+            if found is None or found[1].value is None:
+                return False
+            scope, value = found[0], found[1].value
+            if value is target:
+                return True
+            if not isinstance(value, ast.Name):
+                return False
+            name = value.id
+        return False
+
+    # -- dataset mutations --------------------------------------------------------
+    def dataset_mutations(self, loader: LoaderCall) -> list[ast.AST]:
+        """Statements/calls inside the loops that re-iterate ``loader`` which change its dataset
+        in the main process: ``loader.dataset.x = ...``, ``ds.x = ...``, ``ds.method(...)`` for a
+        same-file method that assigns ``self.*``, ``setattr(ds, ...)``."""
+        cached = self._mutations.get(loader.node)
+        if cached is not None:
+            return cached
+        found: list[ast.AST] = []
+        seen: set[int] = set()
+        dataset_arg = loader.argument("dataset")
+        dataset_class = (
+            self.facts.class_of_instance(dataset_arg.value, dataset_arg.scope) if dataset_arg is not None else None
+        )
+        for use in self.iterations(loader):
+            for loop in self.repeating_loops(loader, use):
+                if id(loop) in seen:
+                    continue
+                seen.add(id(loop))
+                scope = self.facts.scopes.scope_of(loop)
+                loaders = self.loader_names(loader, use, scope)
+                datasets = self._dataset_bindings(dataset_arg, scope)
+                for node in loop_body_nodes(loop):
+                    if self._mutates(node, loaders, datasets, scope, dataset_class) and node not in found:
+                        found.append(node)
+        found.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+        self._mutations[loader.node] = found
+        return found
+
+    def _dataset_bindings(self, dataset_arg, scope: Scope) -> set[str]:
+        """Names in ``scope`` bound to the same object as the loader's ``dataset`` argument."""
+        if dataset_arg is None or not isinstance(dataset_arg.value, ast.Name):
+            return set()
+        name = dataset_arg.value.id
+        here = self.facts.scopes.lookup(name, scope)
+        there = self.facts.scopes.lookup(name, dataset_arg.scope)
+        if here is None or there is None or here[0] is not there[0]:
+            return set()
+        return {name}
+
+    def _is_dataset(self, expr: ast.expr, loaders: set[str], datasets: set[str]) -> bool:
+        if isinstance(expr, ast.Name):
+            return expr.id in datasets
+        return (
+            isinstance(expr, ast.Attribute)
+            and expr.attr == "dataset"
+            and isinstance(expr.value, ast.Name)
+            and expr.value.id in loaders
+        )
+
+    def _changes_dataset_state(self, target: ast.expr, loaders: set[str], datasets: set[str]) -> bool:
+        """``target`` writes into the dataset: ``ds.x``, ``ds.x[i]``, ``loader.dataset.x.y``."""
+        while isinstance(target, (ast.Attribute, ast.Subscript)):
+            if self._is_dataset(target.value, loaders, datasets):
+                return True
+            target = target.value
+        return False
+
+    def _mutates(self, node, loaders, datasets, scope, dataset_class: ClassInfo | None) -> bool:
+        if not loaders and not datasets:
+            return False
+        if isinstance(node, ast.Assign):
+            return any(self._changes_dataset_state(t, loaders, datasets) for t in node.targets)
+        if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            return self._changes_dataset_state(node.target, loaders, datasets)
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "setattr" and node.args:
+                return self._is_dataset(node.args[0], loaders, datasets)
+            if isinstance(func, ast.Attribute) and self._is_dataset(func.value, loaders, datasets):
+                return dataset_class is not None and self.method_assigns_self(dataset_class, func.attr)
+        return False
+
+    def method_assigns_self(self, cls: ClassInfo, method: str, depth: int = 0) -> bool:
+        """A method of a same-file class (or its same-file bases) that assigns ``self.*``,
+        directly or through other ``self.method()`` calls."""
+        if depth > MAX_METHOD_DEPTH:
+            return False
+        func = self._find_method(cls, method)
+        if func is None:
+            return False
+        for node in walk_body(func):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            elif isinstance(node, ast.Call):
+                callee = node.func
+                if isinstance(callee, ast.Name) and callee.id == "setattr" and node.args:
+                    if isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
+                        return True
+                if (
+                    isinstance(callee, ast.Attribute)
+                    and isinstance(callee.value, ast.Name)
+                    and callee.value.id == "self"
+                    and callee.attr != method
+                    and self.method_assigns_self(cls, callee.attr, depth + 1)
+                ):
+                    return True
+            for target in targets:
+                root = target
+                while isinstance(root, (ast.Attribute, ast.Subscript)):
+                    root = root.value
+                if root is not target and isinstance(root, ast.Name) and root.id == "self":
+                    return True
+        return False
+
+    def _find_method(self, cls: ClassInfo, method: str, depth: int = 0):
+        found = cls.method(method)
+        if found is not None or depth > MAX_METHOD_DEPTH:
+            return found
+        for base in cls.base_names:
+            parent = self.facts.classes.get(base)
+            if parent is not None and parent is not cls:
+                found = self._find_method(parent, method, depth + 1)
+                if found is not None:
+                    return found
+        return None

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from dllint.facts.devices import batch_cuda_copies, torch_alias
+from dllint.findings import Finding, Fix
+from dllint.rules import Rule
+
+
+class PinMemoryMissing(Rule):
+    """
+    ## What it does
+    Checks for a loader without a truthy `pin_memory` whose batches the same function copies
+    to CUDA: `.cuda()`, `.to(device, non_blocking=True)`, or `.to(device)` where `device`
+    resolves to a CUDA device (`"cuda"`, `f"cuda:{rank}"`, `torch.device("cuda" if
+    torch.cuda.is_available() else "cpu")`). Reported at the loader call.
+
+    ## Why is this bad?
+    A copy from pageable host memory goes through a staging buffer the driver pins on the
+    fly, so it is slower and always synchronous: `non_blocking=True` then overlaps nothing.
+    With `pin_memory=True` the loader's pin thread puts each batch in page-locked memory
+    ahead of time, and the copy can run asynchronously while the GPU computes.
+
+    ## Example
+    ```python
+    loader = DataLoader(dataset, batch_size=64, num_workers=4)
+    for images, labels in loader:
+        images = images.cuda(non_blocking=True)
+    ```
+
+    ## Use instead
+    ```python
+    loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=torch.cuda.is_available())
+    ```
+
+    ## Fix safety
+    Safe: adds `pin_memory=torch.cuda.is_available()`, or `pin_memory=True` where the file
+    moves batches with `.cuda()` or to a literal CUDA device anyway. Pinning changes where
+    the batch lives on the host, not its values. No fix is offered when `torch` is not
+    imported under its own name.
+
+    ## References
+    - [Memory pinning](https://pytorch.org/docs/stable/data.html#memory-pinning)
+    - [A guide on good usage of non_blocking and pin_memory()](https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html)
+    """
+
+    code = "DL206"
+    name = "pin-memory-missing"
+    summary = "batches are copied to CUDA from pageable memory: add pin_memory=True so copies run asynchronously"
+    fix_safety = "safe"
+    valid = (
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "loader = DataLoader(ds, num_workers=4, pin_memory=True)\n"
+        "for x, y in loader:\n    x = x.cuda(non_blocking=True)\n",
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "loader = DataLoader(ds)\nfor x, y in loader:\n    x = x.to(device)\n",
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "loader = DataLoader(ds)\nmodel.cuda()\nfor x, y in loader:\n    out = model(x)\n",
+    )
+    invalid = (
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "loader = DataLoader(ds, num_workers=4)\nfor x, y in loader:\n    x = x.cuda(non_blocking=True)\n",
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "def train(loader):\n    for i, batch in enumerate(loader):\n"
+        "        inputs = {k: v.to(device) for k, v in batch.items()}\n"
+        "train(DataLoader(ds, batch_size=8))\n",
+    )
+
+    def check(self, facts) -> Iterator[Finding]:
+        for loader in facts.loader_calls:
+            if loader.value("pin_memory").truthy() is not False:
+                continue  # pinned, or unknown (a variable, a splat)
+            if loader.keywords_only and loader.argument("pin_memory") is None:
+                continue  # a DataLoader subclass may pin by default
+            copies = [c for use in facts.loops.iterations(loader) for c in batch_cuda_copies(facts, use)]
+            if copies:
+                yield self.report(facts, loader.node, fix=self._fix(facts, loader, copies))
+
+    @staticmethod
+    def _fix(facts, loader, copies) -> Fix | None:
+        arg = loader.argument("pin_memory")
+        if arg is not None and arg.from_splat:
+            return None
+        torch = torch_alias(facts)
+        if any(c.unconditional for c in copies) and "is_available" not in facts.source:
+            value = "True"
+        elif torch is not None:
+            value = f"{torch}.cuda.is_available()"
+        else:
+            return None
+        return Fix("safe", f"Add `pin_memory={value}`", (("set", ("pin_memory", value)),))

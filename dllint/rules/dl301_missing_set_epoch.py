@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from dllint.facts.values import maybe_none
+from dllint.findings import Finding, Fix
+from dllint.rules import Rule
+
+
+class MissingSetEpoch(Rule):
+    """
+    ## What it does
+    Checks for a `DistributedSampler` (with `shuffle` not `False`) whose loader is iterated
+    in an epoch loop of the same file, directly or through same-file functions, while nothing
+    in the file calls `set_epoch` on the sampler or on `<loader>.sampler`. A sampler or loader
+    handed to code outside the file (a trainer, `accelerator.prepare`) may get `set_epoch`
+    called there, and is left alone. Reported at the sampler construction.
+
+    ## Why is this bad?
+    `DistributedSampler` shuffles with a generator seeded by `seed + epoch`, and `epoch` only
+    changes through `set_epoch`. Without it every epoch visits the samples in exactly the same
+    order on every rank: the model trains on one fixed permutation, which silently hurts
+    convergence. Nothing raises or warns.
+
+    ## Example
+    ```python
+    sampler = DistributedSampler(dataset)
+    loader = DataLoader(dataset, batch_size=64, sampler=sampler)
+    for epoch in range(100):
+        for batch in loader:
+            ...
+    ```
+
+    ## Use instead
+    ```python
+    for epoch in range(100):
+        sampler.set_epoch(epoch)
+        for batch in loader:
+            ...
+    ```
+
+    ## Fix safety
+    Unsafe: inserts `sampler.set_epoch(epoch)` (or `loader.sampler.set_epoch(epoch)`) as the
+    first statement of the epoch loop. It changes the order of samples, and so the results,
+    of every run after the first epoch. No fix is offered for a `while` loop or a loop without
+    a plain counter.
+
+    ## References
+    - [torch.utils.data.distributed.DistributedSampler](https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler)
+    """
+
+    code = "DL301"
+    name = "missing-set-epoch"
+    summary = "DistributedSampler without set_epoch(): every epoch repeats the same order; call sampler.set_epoch(epoch) at the start of each epoch"
+    fix_safety = "unsafe"
+    triggers = (b"DistributedSampler",)
+    valid = (
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "sampler = DistributedSampler(ds)\nloader = DataLoader(ds, sampler=sampler)\n"
+        "for epoch in range(10):\n    sampler.set_epoch(epoch)\n    for b in loader:\n        pass\n",
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "loader = DataLoader(ds, sampler=DistributedSampler(ds))\n"
+        "for epoch in range(10):\n    loader.sampler.set_epoch(epoch)\n    for b in loader:\n        pass\n",
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "loader = DataLoader(ds, sampler=DistributedSampler(ds, shuffle=False))\n"
+        "for epoch in range(10):\n    for b in loader:\n        pass\n",
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "def make(ds):\n    return DataLoader(ds, sampler=DistributedSampler(ds))\n",
+    )
+    invalid = (
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "sampler = DistributedSampler(ds)\nloader = DataLoader(ds, sampler=sampler)\n"
+        "for epoch in range(10):\n    for b in loader:\n        pass\n",
+        "from torch.utils.data.distributed import DistributedSampler\nfrom torch.utils.data import DataLoader\n"
+        "def train_one_epoch(loader):\n    for b in loader:\n        pass\n"
+        "def main(ds):\n    loader = DataLoader(ds, sampler=DistributedSampler(ds, shuffle=True))\n"
+        "    for epoch in range(3):\n        train_one_epoch(loader)\n",
+    )
+
+    def check(self, facts) -> Iterator[Finding]:
+        analysis = facts.samplers
+        for sampler in analysis.distributed:
+            if sampler.shuffle.truthy() is not True and not sampler.shuffle.is_absent:
+                continue  # shuffle=False, or unknown
+            if sampler.escapes or not sampler.feeds:
+                continue
+            if any(facts.loops.escapes(loader) for loader, _ in sampler.feeds):
+                continue  # a trainer elsewhere may call loader.sampler.set_epoch
+            epoch = next(
+                ((loader, how, use) for loader, how in sampler.feeds if (use := facts.loops.epoch_iteration(loader))),
+                None,
+            )
+            if epoch is None or analysis.set_epoch_may_be_called(sampler):
+                continue
+            yield self.report(facts, sampler.node, fix=self._fix(facts, sampler, *epoch))
+
+    @staticmethod
+    def _fix(facts, sampler, loader, how, use) -> Fix | None:
+        loop = facts.loops.epoch_loops(use)[-1]
+        if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Name)):
+            return None
+        scope = facts.scopes.scope_of(loop)
+        receiver = None
+        for name in _names_before(facts, scope, loop):
+            if facts.loops.refers_to(name, scope, sampler.node):
+                receiver = name
+                break
+        argument = loader.argument("sampler")
+        if receiver is None and how == "sampler" and not maybe_none(argument.value, argument.scope, facts):
+            loaders = facts.loops.loader_names(loader, use, scope)
+            visible = [n for n in loaders if n in _names_before(facts, scope, loop)]
+            if visible:
+                receiver = f"{sorted(visible)[0]}.sampler"
+        if receiver is None:
+            return None
+        first = loop.body[0]
+        statement = f"{receiver}.set_epoch({loop.target.id})"
+        return Fix(
+            "unsafe",
+            f"Insert `{statement}` at the start of the epoch loop",
+            (
+                ("sampler", receiver),
+                ("epoch_var", loop.target.id),
+                ("loop", (loop.lineno, loop.col_offset + 1)),
+                ("insert_before", (first.lineno, first.col_offset + 1)),
+                ("statement", statement),
+            ),
+        )
+
+
+def _names_before(facts, scope, loop: ast.AST) -> list[str]:
+    """Names visible in ``scope`` that are bound before ``loop`` starts (parameters included)."""
+    names = []
+    current = scope
+    while current is not None:
+        for name, bindings in current.bindings.items():
+            if any(b.kind == "param" or _line(b.node) < loop.lineno or current is not scope for b in bindings):
+                names.append(name)
+        current = current.parent
+    return names
+
+
+def _line(node: ast.AST) -> int:
+    return getattr(node, "lineno", 0)
