@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dllint.findings import Finding, Fix
+from dllint.fixes.arguments import remove_reported_argument
 from dllint.rules import Rule
 
 
@@ -56,3 +57,6 @@ class PersistentWorkersWithoutWorkers(Rule):
             if loader.value("persistent_workers").truthy():
                 fix = Fix("safe", "Remove `persistent_workers`", (("remove", ("persistent_workers",)),))
                 yield self.report(facts, arg.node, fix=None if arg.from_splat else fix)
+
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        remove_reported_argument(ctx, finding)

@@ -5,6 +5,7 @@ from typing import Iterator
 
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix
+from dllint.fixes.arguments import remove_reported_argument
 from dllint.rules import Rule
 
 ERRORS = {
@@ -81,3 +82,6 @@ class WorkerOptionWithoutWorkers(Rule):
         return isinstance(arg.value, ast.Call) or (
             isinstance(arg.value, ast.Name) and not maybe_none(arg.value, arg.scope, facts) and option == "multiprocessing_context"
         )
+
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        remove_reported_argument(ctx, finding)

@@ -4,6 +4,7 @@ from typing import Iterator
 
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix
+from dllint.fixes.arguments import remove_reported_argument
 from dllint.rules import Rule
 
 
@@ -60,3 +61,6 @@ class ShuffleWithSampler(Rule):
                 continue
             fix = None if shuffle.from_splat else Fix("safe", "Remove `shuffle`", (("remove", ("shuffle",)),))
             yield self.report(facts, shuffle.node, fix=fix)
+
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        remove_reported_argument(ctx, finding)

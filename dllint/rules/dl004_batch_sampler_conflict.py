@@ -4,6 +4,7 @@ from typing import Iterator
 
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix
+from dllint.fixes.arguments import remove_reported_argument
 from dllint.rules import Rule
 
 
@@ -75,3 +76,6 @@ class BatchSamplerConflict(Rule):
         message = message or f"{arg.name} conflicts with batch_sampler (torch raises ValueError): remove it"
         fix = None if arg.from_splat else Fix("safe", f"Remove `{arg.name}`", (("remove", (arg.name,)),))
         return self.report(facts, arg.node, message, fix)
+
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        remove_reported_argument(ctx, finding)

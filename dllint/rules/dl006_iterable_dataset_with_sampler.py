@@ -4,6 +4,7 @@ from typing import Iterator
 
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix
+from dllint.fixes.arguments import remove_reported_argument
 from dllint.rules import Rule
 
 
@@ -82,3 +83,6 @@ class IterableDatasetWithSampler(Rule):
                     f"{name} with IterableDataset '{cls.name}': torch raises ValueError; order the stream inside the dataset",
                     fix,
                 )
+
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        remove_reported_argument(ctx, finding)

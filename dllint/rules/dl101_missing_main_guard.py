@@ -3,8 +3,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+import libcst as cst
+
 from dllint.facts.imports import dotted_name
 from dllint.findings import Finding, Fix
+from dllint.fixes.main_guard import guarded_module
 from dllint.rules import Rule
 
 PROCESS_STARTERS = frozenset(
@@ -121,6 +124,11 @@ class MissingMainGuard(Rule):
             if isinstance(func, ast.Attribute) and func.attr == "start" and isinstance(func.value, ast.Name):
                 if func.value.id in process_names:
                     yield call
+
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        reported = ctx.module_statement(ctx.node_at(finding, cst.BaseStatement))
+        new = guarded_module(ctx.module, reported)
+        ctx.replace(ctx.module, new)
 
 
 def _is_context_method(facts, call: ast.Call, method: str) -> bool:

@@ -3,8 +3,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+import libcst as cst
+
 from dllint.facts.workers import shipped_expressions
 from dllint.findings import Finding, Fix
+from dllint.fixes.hoist import derived_lambda_name, lambda_to_def, place_before
 from dllint.rules import Rule
 
 
@@ -78,6 +81,27 @@ class LambdaInWorker(Rule):
         if uses_enclosing_locals(facts, shipped.expr):
             return None
         return Fix("safe", "Hoist the lambda to a module-level function", (("sink", shipped.sink),))
+
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        lam = ctx.node_at(finding, cst.Lambda)
+        statement = ctx.statement_of(lam)
+        parent = ctx.parent(lam)
+        if (
+            ctx.parent(statement) is ctx.module
+            and isinstance(parent, cst.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name)
+            and len(statement.body) == 1
+        ):
+            # `name = lambda ...` at module level becomes `def name(...)` in place.
+            definition = lambda_to_def(ctx, lam, parent.targets[0].target.value)
+            line = definition.body.body[0].with_changes(trailing_whitespace=statement.trailing_whitespace)
+            definition = definition.with_changes(leading_lines=statement.leading_lines, body=definition.body.with_changes(body=[line]))
+            ctx.replace(statement, definition)
+            return
+        name = ctx.unique_name(derived_lambda_name(ctx, lam, finding.fix.get("sink", "func")))
+        place_before(ctx, ctx.module_statement(lam), lambda_to_def(ctx, lam, name))
+        ctx.replace(lam, cst.Name(name))
 
 
 def uses_enclosing_locals(facts, lam: ast.Lambda) -> bool:

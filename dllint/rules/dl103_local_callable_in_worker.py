@@ -3,8 +3,22 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+import libcst as cst
+
 from dllint.facts.workers import local_definition, shipped_expressions
 from dllint.findings import Finding, Fix
+from dllint.fixes import FixUnavailable, without_blank_prefix
+from dllint.fixes.hoist import (
+    adjust_leading_lines,
+    captured_names,
+    clashes_at_module_level,
+    definition_table,
+    has_nonlocal,
+    local_cst_definition,
+    names_in,
+    place_before,
+    references,
+)
 from dllint.rules import Rule
 
 
@@ -82,3 +96,74 @@ class LocalCallableInWorker(Rule):
                 message = f"local {kind} '{definition.name}' sent to workers (via {shipped.sink}) cannot be pickled under spawn: define it at module level"
                 fix = Fix("unsafe", f"Hoist `{definition.name}` to module level", (("name", definition.name),))
                 yield self.report(facts, shipped.expr, message, fix)
+
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        name = finding.fix.get("name") if finding.fix else None
+        handed_over = ctx.node_at(finding, cst.BaseExpression)
+        owner, definition = _owner_and_definition(ctx, handed_over, name)
+        if has_nonlocal(definition):
+            raise FixUnavailable(f"'{name}' rebinds names of its function (nonlocal)")
+        owner_lines = _lines(ctx, owner)
+        table = definition_table(ctx.text, name, _lines(ctx, definition))
+        captured = captured_names(table)
+        if name in captured:
+            raise FixUnavailable(f"'{name}' refers to itself through its function")
+        if captured and isinstance(definition, cst.ClassDef):
+            raise FixUnavailable(f"class '{name}' reads local names ({', '.join(captured)}): pass them to its constructor")
+        owner_locals = {s.get_name() for s in definition_table(ctx.text, owner.name.value, owner_lines).get_symbols() if s.is_local() or s.is_free()}
+        header = [*definition.decorators]
+        if isinstance(definition, cst.FunctionDef):
+            header += [definition.params, *([definition.returns] if definition.returns else [])]
+        else:
+            header += [*definition.bases, *definition.keywords]
+        evaluated_locals = set().union(*(names_in(part) for part in header)) & owner_locals if header else set()
+        if evaluated_locals:
+            raise FixUnavailable(f"'{name}' is defined with local names ({', '.join(sorted(evaluated_locals))})")
+        for captured_name in captured:
+            try:
+                local_cst_definition(ctx, owner, captured_name)
+            except FixUnavailable:
+                continue
+            raise FixUnavailable(f"'{name}' uses the local '{captured_name}', which cannot be pickled either")
+        uses = references(owner, name, definition)
+        if any(isinstance(ctx.parent(use), (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)) for use in uses):
+            raise FixUnavailable(f"'{name}' is reassigned in '{owner.name.value}'")
+        new_name = name
+        if name in ctx.state.reserved_names or clashes_at_module_level(ctx.text, name, owner_lines):
+            new_name = ctx.unique_name(name)
+        ctx.state.reserved_names.add(new_name)
+        hoisted = definition.with_changes(name=cst.Name(new_name))
+        if captured:
+            params = hoisted.params
+            hoisted = hoisted.with_changes(params=params.with_changes(kwonly_params=[*params.kwonly_params, *(cst.Param(cst.Name(n)) for n in captured)]))
+            bound = ", ".join(f"{n}={n}" for n in captured)
+            replacement = cst.parse_expression(f"functools.partial({new_name}, {bound})")
+            ctx.ensure_import("functools")
+        else:
+            replacement = cst.Name(new_name)
+        place_before(ctx, ctx.module_statement(owner), hoisted)
+        ctx.remove(definition)
+        block = ctx.parent(definition)
+        if isinstance(block, cst.IndentedBlock) and block.body[0] is definition and len(block.body) > 1:
+            adjust_leading_lines(ctx, block.body[1], without_blank_prefix)
+        if captured or new_name != name:
+            for use in uses:
+                ctx.replace(use, replacement)
+
+
+def _lines(ctx, node: cst.CSTNode) -> range:
+    (start, _), (end, _) = ctx.span(node)
+    return range(start, end + 1)
+
+
+def _owner_and_definition(ctx, node: cst.CSTNode, name: str | None):
+    """The function that defines ``name`` locally (the nearest one around ``node``) and the definition."""
+    if not name:
+        raise FixUnavailable("the finding names no definition")
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.FunctionDef):
+            try:
+                return ancestor, local_cst_definition(ctx, ancestor, name)
+            except FixUnavailable:
+                continue
+    raise FixUnavailable(f"cannot find the local definition of '{name}'")

@@ -3,7 +3,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+import libcst as cst
+
 from dllint.findings import Finding, Fix
+from dllint.fixes import FixUnavailable
+from dllint.fixes.arguments import set_argument
 from dllint.rules import Rule
 
 
@@ -95,3 +99,11 @@ class NonPersistentWorkers(Rule):
             source = ast.get_source_segment(facts.source, workers.value) or ast.unparse(workers.value)
             value = f"{source} > 0" if "\n" not in source else "True"
         return Fix("safe", f"Add `persistent_workers={value}`", (("set", ("persistent_workers", value)),))
+
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        setting = finding.fix.get("set") if finding.fix else None
+        if not setting:
+            raise FixUnavailable("the finding names no argument to set")
+        name, value = setting
+        call = ctx.node_at(finding, cst.Call)
+        ctx.replace(call, set_argument(call, name, cst.parse_expression(value)))

@@ -1,0 +1,210 @@
+"""Applying fixes: lint -> fix -> re-lint, until nothing fixable is left (at most MAX_PASSES).
+
+Each pass parses the text once with LibCST and asks each fixable finding's rule for its
+edits (``Rule.apply_fix(ctx, finding)``, found on the rule class: no list to keep). Edits
+that overlap an edit already accepted in the pass wait for the next pass, where the
+re-lint reports them at their new positions; that is how a main guard (DL101) and a
+hoisted lambda (DL102) in one script compose. A pass's result must parse (``ast.parse``);
+a fix that breaks it is dropped and reported, never written.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import stat
+import tempfile
+import tokenize
+import traceback
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from dllint.findings import Finding
+from dllint.fixes import Edits, FileState, FixContext, FixUnavailable, apply_edits
+from dllint.rules import rule_by_code
+
+if TYPE_CHECKING:
+    from dllint.engine import Linter
+
+MAX_PASSES = 8
+
+
+@dataclass
+class FixResult:
+    path: str
+    original: str
+    text: str  # the fixed source (== original when nothing changed)
+    fixed: list[Finding] = field(default_factory=list)  # findings whose fix was applied
+    failed: list[tuple[Finding, str]] = field(default_factory=list)  # fixes tried and dropped, and why
+    remaining: list[Finding] = field(default_factory=list)  # what the fixed source still reports
+    errors: list[str] = field(default_factory=list)  # internal errors (a bug in dllint)
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.original
+
+
+def has_fix(finding: Finding) -> bool:
+    """Whether ``--fix`` can act on the finding (its rule implements the fix it offers)."""
+    if finding.fix is None:
+        return False
+    rule = rule_by_code(finding.code)
+    return rule is not None and callable(getattr(rule, "apply_fix", None))
+
+
+def is_selected(finding: Finding, unsafe: bool) -> bool:
+    return has_fix(finding) and (finding.fix.applicability == "safe" or unsafe)  # type: ignore[union-attr]
+
+
+def fix_text(
+    path: str,
+    text: str,
+    linter: Linter,
+    *,
+    unsafe: bool = False,
+    findings: list[Finding] | None = None,
+    max_passes: int = MAX_PASSES,
+) -> FixResult:
+    """Fix one source text (a file, or a notebook cell's source) with ``linter``'s rules.
+
+    ``findings`` are the text's findings when the caller already has them (saves a lint).
+    The text is returned unchanged when it does not parse.
+    """
+    result = FixResult(path, text, text)
+    rules = {rule.code: rule for rule in linter.rules}
+    given_up: set[tuple] = set()
+    current = text
+    for _ in range(max_passes):
+        if findings is None:
+            linted = linter.lint_text(path, current)
+            findings, result.errors = linted.findings, result.errors + linted.errors
+        if any(f.code == "DL000" for f in findings):
+            break  # unparsable: never touched
+        candidates = [
+            f for f in findings if is_selected(f, unsafe) and f.code in rules and _key(current, f) not in given_up
+        ]
+        if not candidates:
+            break
+        new_text, applied, failed = _apply_pass(current, candidates, rules)
+        for finding, reason in failed:
+            given_up.add(_key(current, finding))
+            result.failed.append((finding, reason))
+        if new_text == current:
+            if not failed:
+                break
+            continue  # the failures are recorded; nothing else to do this pass... try the rest
+        result.fixed += applied
+        current = new_text
+        findings = None
+    else:
+        findings = None
+    if findings is None:
+        linted = linter.lint_text(path, current)
+        findings, result.errors = linted.findings, result.errors + linted.errors
+    if current != text and not _parses(current):  # belt and braces: never hand back broken code
+        return FixResult(path, text, text, failed=result.failed, remaining=linter.lint_text(path, text).findings)
+    result.text = current
+    result.remaining = findings
+    return result
+
+
+def _key(text: str, finding: Finding) -> tuple:
+    """Identifies a finding across passes, where its position may have moved."""
+    lines = text.splitlines()
+    line = lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""
+    return finding.code, finding.message, line
+
+
+def _apply_pass(text: str, candidates: list[Finding], rules: dict) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
+    try:
+        state = FileState.parse(text)
+    except (cst.ParserSyntaxError, RecursionError) as exc:
+        return text, [], [(f, f"cannot parse for fixing: {exc}") for f in candidates]
+    accepted: list[tuple[Finding, Edits]] = []
+    failed: list[tuple[Finding, str]] = []
+    for finding in sorted(candidates, key=lambda f: f.sort_key):
+        ctx = FixContext(state)
+        try:
+            rules[finding.code].apply_fix(ctx, finding)
+        except FixUnavailable as exc:
+            failed.append((finding, str(exc)))
+            continue
+        except Exception:  # noqa: BLE001 - a fix bug must not stop the run, nor write anything
+            failed.append((finding, f"internal error: {traceback.format_exc(limit=-2).strip()}"))
+            continue
+        if not ctx.edits:
+            failed.append((finding, "the fix found nothing to change"))
+        elif not any(ctx.edits.conflicts_with(edits) for _, edits in accepted):
+            accepted.append((finding, ctx.edits))
+        # else: it overlaps an accepted fix and waits for the next pass
+    if not accepted:
+        return text, [], failed
+    new_text = _render(state, accepted)
+    if new_text is None:
+        # Find the culprits one by one; keep what is valid on its own and together.
+        good = []
+        for finding, edits in accepted:
+            if _render(state, [(finding, edits)]) is None:
+                failed.append((finding, "the fix would produce code that does not parse; dropped"))
+            else:
+                good.append((finding, edits))
+        new_text = _render(state, good) if good else text
+        if new_text is None:
+            good = good[:1]
+            new_text = _render(state, good) or text
+        accepted = good
+    return new_text, [f for f, _ in accepted], failed
+
+
+def _render(state: FileState, accepted: list[tuple[Finding, Edits]]) -> str | None:
+    merged = Edits()
+    for _, edits in accepted:
+        merged.merge(edits)
+    try:
+        new_text = apply_edits(state.module, merged)
+    except (FixUnavailable, cst.CSTValidationError, TypeError, ValueError):
+        return None
+    return new_text if _parses(new_text) else None
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+# -- files -------------------------------------------------------------------------------
+def source_encoding(data: bytes) -> str:
+    """The encoding to write a file back in: its PEP 263 one (``utf-8-sig`` keeps a BOM)."""
+    try:
+        return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    except SyntaxError:
+        return "utf-8"
+
+
+def write_atomic(path: str, text: str, encoding: str = "utf-8") -> None:
+    """Replace ``path``'s content in one step: a temporary file beside it, then ``os.replace``.
+    Keeps the file's permission bits; writes through a symlink to its target."""
+    target = os.path.realpath(path)
+    data = text.encode(encoding)
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    directory, name = os.path.split(target)
+    handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".dllint-tmp", dir=directory or ".")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,266 @@
+"""What a rule's ``apply_fix`` works with: the file's LibCST tree, and a recorder of edits.
+
+A rule's ``apply_fix(self, ctx, finding)`` locates its nodes with ``ctx`` and records
+edits on it (``replace``, ``remove``, ``insert_before``, ``ensure_import``); it raises
+:class:`FixUnavailable` when the fix cannot be made here. It never builds the new file
+itself: the fixer checks that the edits of different findings do not overlap, applies
+all the accepted ones in one transform, and re-lints for the next pass.
+
+Edits are keyed by the identity of the *original* nodes and applied bottom-up to the
+*updated* ones, so that a parent's edit (removing an argument from a call) sees what
+its children's edits (a hoisted lambda inside that call) already did.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Union
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from dllint.findings import Finding
+
+Transform = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]]
+Point = tuple[int, int]
+
+
+class FixUnavailable(Exception):
+    """The fix cannot be made safely here; the message says why."""
+
+
+@dataclass
+class FileState:
+    """One parse of one text, shared by every fix of a pass."""
+
+    text: str
+    module: cst.Module
+    positions: dict[cst.CSTNode, CodeRange]
+    parents: dict[cst.CSTNode, cst.CSTNode]
+    reserved_names: set[str] = field(default_factory=set)  # names new definitions took this pass
+
+    @classmethod
+    def parse(cls, text: str) -> FileState:
+        module = cst.parse_module(text)
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        resolved = wrapper.resolve_many((PositionProvider, ParentNodeProvider))
+        return cls(text, module, dict(resolved[PositionProvider]), dict(resolved[ParentNodeProvider]))
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+
+@dataclass
+class Edits:
+    """The edits of one finding's fix, and the source ranges they claim."""
+
+    transforms: dict[int, list[Transform]] = field(default_factory=dict)
+    inserts: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)
+    imports: list[str] = field(default_factory=list)  # modules to ``import`` at the top
+    claims: list[tuple[Point, Point]] = field(default_factory=list)  # replaced/removed spans
+    insert_points: list[Point] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.transforms or self.inserts or self.imports)
+
+    def conflicts_with(self, other: Edits) -> bool:
+        for start, end in self.claims:
+            for other_start, other_end in other.claims:
+                if start < other_end and other_start < end:
+                    return True
+            if any(start <= point < end for point in other.insert_points):
+                return True
+        return any(start <= point < end for point in self.insert_points for start, end in other.claims)
+
+    def merge(self, other: Edits) -> None:
+        for key, funcs in other.transforms.items():
+            self.transforms.setdefault(key, []).extend(funcs)
+        for key, stmts in other.inserts.items():
+            self.inserts.setdefault(key, []).extend(stmts)
+        self.imports += [name for name in other.imports if name not in self.imports]
+        self.claims += other.claims
+        self.insert_points += other.insert_points
+
+
+class FixContext:
+    """Given to ``Rule.apply_fix``: finds nodes by a finding's position and records edits."""
+
+    def __init__(self, state: FileState) -> None:
+        self.state = state
+        self.module = state.module
+        self.text = state.text
+        self.edits = Edits()
+
+    # -- finding nodes ------------------------------------------------------
+    def span(self, node: cst.CSTNode) -> tuple[Point, Point]:
+        where = self.state.positions[node]
+        return (where.start.line, where.start.column), (where.end.line, where.end.column)
+
+    def nodes_at(self, finding: Finding, *types: type[cst.CSTNode]) -> list[cst.CSTNode]:
+        """Nodes of ``types`` starting where the finding starts, exact end matches first."""
+        start = (finding.line, finding.column - 1)
+        end = (finding.end_line, finding.end_column - 1)
+        found = [n for n, _ in self.state.positions.items() if isinstance(n, types) and self.span(n)[0] == start]
+        return sorted(found, key=lambda n: (self.span(n)[1] != end, _larger_first(self.span(n))))
+
+    def node_at(self, finding: Finding, *types: type[cst.CSTNode]) -> cst.CSTNode:
+        found = self.nodes_at(finding, *types)
+        if not found:
+            raise FixUnavailable(f"no {'/'.join(t.__name__ for t in types)} at {finding.line}:{finding.column}")
+        return found[0]
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.state.parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self.parent(node)
+        while current is not None:
+            yield current
+            current = self.parent(current)
+
+    def module_statement(self, node: cst.CSTNode) -> cst.BaseStatement:
+        """The module-level statement containing ``node``."""
+        chain = [node, *self.ancestors(node)]
+        for child, parent in zip(chain, chain[1:]):
+            if parent is self.module:
+                return child  # type: ignore[return-value]
+        raise FixUnavailable("node is not inside the module")
+
+    def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement:
+        for current in [node, *self.ancestors(node)]:
+            if isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return current
+        raise FixUnavailable("node is not inside a statement")
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.state.code(node)
+
+    # -- names ---------------------------------------------------------------
+    def unique_name(self, base: str) -> str:
+        """``base`` or ``base_2``, ``base_3``... whichever appears nowhere in the file (as a whole
+        word) and was not taken by another fix of this pass."""
+        base = re.sub(r"\W", "_", base).strip("_") or "func"
+        if base[0].isdigit() or keyword.iskeyword(base):
+            base = f"_{base}"
+        candidate, n = base, 1
+        while candidate in self.state.reserved_names or re.search(rf"(?<![\w.]){re.escape(candidate)}\b", self.text):
+            n += 1
+            candidate = f"{base}_{n}"
+        self.state.reserved_names.add(candidate)
+        return candidate
+
+    # -- recording edits -------------------------------------------------------
+    def replace(self, node: cst.CSTNode, new: cst.CSTNode | Transform, claim: cst.CSTNode | None = None) -> None:
+        """Replace ``node`` with ``new``, or with ``new(updated_node)`` when it is a function.
+        ``claim`` is the part of the source the edit changes (default: the whole node)."""
+        func: Transform = new if callable(new) and not isinstance(new, cst.CSTNode) else (lambda _updated, n=new: n)
+        self.edits.transforms.setdefault(id(node), []).append(func)
+        self.edits.claims.append(self.span(claim or node))
+
+    def remove(self, stmt: cst.CSTNode) -> None:
+        self.replace(stmt, lambda _updated: cst.RemoveFromParent())
+
+    def insert_before(self, stmt: cst.BaseStatement, new: list[cst.BaseStatement]) -> None:
+        self.edits.inserts.setdefault(id(stmt), []).extend(new)
+        self.edits.insert_points.append(self.span(stmt)[0])
+
+    def ensure_import(self, module_name: str) -> None:
+        """``import module_name`` after the file's imports, unless it is already imported."""
+        self.edits.imports.append(module_name)
+
+
+def _larger_first(span: tuple[Point, Point]) -> tuple[int, int]:
+    (line, col), (end_line, end_col) = span
+    return line - end_line, col - end_col
+
+
+class _ApplyEdits(cst.CSTTransformer):
+    def __init__(self, edits: Edits) -> None:
+        super().__init__()
+        self.edits = edits
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        result = updated_node
+        for func in self.edits.transforms.get(id(original_node), ()):
+            if isinstance(result, cst.CSTNode):
+                result = func(result)
+        inserted = self.edits.inserts.get(id(original_node))
+        if inserted:
+            rest = [result] if isinstance(result, cst.CSTNode) else []
+            result = cst.FlattenSentinel([*inserted, *rest])
+        if isinstance(result, cst.Module) and self.edits.imports:
+            result = add_imports(result, self.edits.imports)
+        return result
+
+
+def apply_edits(module: cst.Module, edits: Edits) -> str:
+    return module.visit(_ApplyEdits(edits)).code
+
+
+# -- small shared builders ------------------------------------------------------------
+def blank_lines(count: int) -> list[cst.EmptyLine]:
+    return [cst.EmptyLine() for _ in range(count)]
+
+
+def without_blank_prefix(lines) -> list[cst.EmptyLine]:
+    """Leading lines minus the blank lines before the first comment."""
+    lines = list(lines)
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    return lines
+
+
+def imported_modules(module: cst.Module) -> set[str]:
+    """Names bound at module level by a plain ``import x`` (``import x as x`` included)."""
+    names = set()
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        if alias.asname is None or _dotted(alias.asname.name) == _dotted(alias.name):
+                            names.add(_dotted(alias.name))
+    return names
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def is_import(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+
+
+def is_docstring(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def add_imports(module: cst.Module, names: list[str]) -> cst.Module:
+    """Add ``import NAME`` after the leading block of docstring and imports (or at the top)."""
+    missing = [name for name in names if name not in imported_modules(module)]
+    if not missing:
+        return module
+    body = list(module.body)
+    index = 0
+    while index < len(body) and (is_import(body[index]) or (index == 0 and is_docstring(body[index]))):
+        index += 1
+    new = [cst.parse_statement(f"import {name}", config=module.config_for_parsing) for name in sorted(missing)]
+    if index == 0 or not is_import(body[index - 1]):
+        # A new import block: separate it from the docstring / the code that follows.
+        if index > 0:
+            new[0] = new[0].with_changes(leading_lines=blank_lines(1))
+        if index < len(body) and not body[index].leading_lines:
+            body[index] = body[index].with_changes(leading_lines=blank_lines(1))
+    body[index:index] = new
+    return module.with_changes(body=body)

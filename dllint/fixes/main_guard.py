@@ -1,0 +1,192 @@
+"""DL101's fix: the module's executable statements move under ``if __name__ == "__main__":``.
+
+What stays at module level, in order: the docstring, imports (also inside a ``try``/``if``
+of imports), ``def``, ``class``, constant assignments (literals, and names of other kept
+constants), setup code before the last import (``sys.path`` edits the imports need), and
+whatever a kept definition needs when it is defined (a base class, a decorator, a default
+value). A name bound by several module-level statements moves with all of them, so that
+the code under the guard still sees each value in the original order.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+
+import libcst as cst
+
+from dllint.facts import is_main_guard
+from dllint.fixes import FixUnavailable, blank_lines, without_blank_prefix
+
+CONSTANT_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.BinOp, ast.unaryop, ast.operator, ast.Load)
+
+
+def guarded_module(module: cst.Module, reported: cst.BaseStatement | None) -> cst.Module:
+    body = list(module.body)
+    trees = [_ast_of(module, stmt) for stmt in body]
+    guard_index = next((i for i, tree in enumerate(trees) if tree is not None and is_main_guard(tree)), None)
+    bound = [_bound_names(tree) for tree in trees]
+    counts = Counter(name for i, names in enumerate(bound) if i != guard_index for name in names)
+    last_import = max((i for i, tree in enumerate(trees) if _is_import_block(tree)), default=-1)
+
+    keep = [False] * len(body)
+    constants: set[str] = set()
+    for i, tree in enumerate(trees):
+        if i == guard_index or tree is None:
+            continue
+        unique = all(counts[name] == 1 for name in bound[i])
+        if (i == 0 and _is_docstring(tree)) or _is_import_block(tree) or i < last_import:
+            keep[i] = True
+        elif isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and unique:
+            keep[i] = True
+        elif _is_constant_assignment(tree, constants) and unique:
+            keep[i] = True
+            constants |= bound[i]
+    # What kept definitions need when they are defined stays with them (to a fixed point).
+    changed = True
+    while changed:
+        changed = False
+        needed = set().union(*(_definition_time_names(trees[i]) for i in range(len(body)) if keep[i]))
+        for i in range(len(body)):
+            if not keep[i] and i != guard_index and bound[i] & needed:
+                keep[i] = changed = True
+    if reported is not None and reported in body and keep[body.index(reported)]:
+        raise FixUnavailable("the statement that starts workers is needed at module level (setup code or a definition uses it)")
+    moved: list[cst.BaseStatement] = []
+    for i, stmt in enumerate(body):
+        if i == guard_index:
+            moved.extend(stmt.body.body)  # type: ignore[attr-defined]
+        elif not keep[i]:
+            moved.append(stmt)
+    if not moved:
+        raise FixUnavailable("no module-level statements to move")
+    moved = [_for_block(stmt) for stmt in moved]
+    moved = [stmt.with_changes(leading_lines=_at_most_one_blank(stmt.leading_lines)) for stmt in moved]
+    moved[0] = moved[0].with_changes(leading_lines=without_blank_prefix(moved[0].leading_lines))
+    kept = [stmt for i, stmt in enumerate(body) if keep[i]]
+    if guard_index is not None:
+        guard = body[guard_index]
+        guard = guard.with_changes(body=guard.body.with_changes(body=moved))  # type: ignore[attr-defined]
+    else:
+        guard = cst.parse_statement('if __name__ == "__main__":\n    pass\n', config=module.config_for_parsing)
+        guard = guard.with_changes(body=guard.body.with_changes(body=moved))  # type: ignore[attr-defined]
+    if kept:
+        after_definition = isinstance(trees[body.index(kept[-1])], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        guard = guard.with_changes(leading_lines=blank_lines(2 if after_definition else 1))
+    else:
+        guard = guard.with_changes(leading_lines=[])
+    return module.with_changes(body=[*kept, guard])
+
+
+def _ast_of(module: cst.Module, stmt: cst.BaseStatement) -> ast.stmt | None:
+    try:
+        tree = ast.parse(module.code_for_node(stmt.with_changes(leading_lines=[])))
+    except SyntaxError:
+        return None
+    return tree.body[0] if len(tree.body) == 1 else None
+
+
+class _Unindent(cst.CSTTransformer):
+    """Blank lines would otherwise carry the new block's indentation as trailing whitespace."""
+
+    def leave_EmptyLine(self, original_node, updated_node):
+        if updated_node.comment is None:
+            return updated_node.with_changes(indent=False, whitespace=cst.SimpleWhitespace(""))
+        return updated_node
+
+
+def _for_block(stmt: cst.BaseStatement) -> cst.BaseStatement:
+    return stmt.visit(_Unindent())  # type: ignore[return-value]
+
+
+def _at_most_one_blank(lines) -> list[cst.EmptyLine]:
+    """Inside the guard's block, runs of blank lines shrink to one (PEP 8's two are for top level)."""
+    result: list[cst.EmptyLine] = []
+    for line in lines:
+        if line.comment is None and result and result[-1].comment is None:
+            continue
+        result.append(line)
+    return result
+
+
+def _is_docstring(tree: ast.stmt) -> bool:
+    return isinstance(tree, ast.Expr) and isinstance(tree.value, ast.Constant) and isinstance(tree.value.value, str)
+
+
+def _is_import_block(tree: ast.stmt | None) -> bool:
+    if isinstance(tree, (ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(tree, ast.Try):
+        parts = [*tree.body, *(s for h in tree.handlers for s in h.body), *tree.orelse, *tree.finalbody]
+        return any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in tree.body) and all(
+            _is_import_block(s) or isinstance(s, ast.Pass) or _is_constant_assignment(s, set()) for s in parts
+        )
+    if isinstance(tree, ast.If):
+        return bool(tree.body) and all(_is_import_block(s) for s in [*tree.body, *tree.orelse])
+    return False
+
+
+def _is_constant_assignment(tree: ast.stmt, constants: set[str]) -> bool:
+    if isinstance(tree, ast.Assign):
+        targets, value = tree.targets, tree.value
+    elif isinstance(tree, ast.AnnAssign) and tree.value is not None and tree.simple:
+        targets, value = [tree.target], tree.value
+    else:
+        return False
+    if not all(isinstance(n, ast.Name) for t in targets for n in ([t] if isinstance(t, ast.Name) else getattr(t, "elts", [None]))):
+        return False
+    return all(
+        isinstance(n, CONSTANT_NODES) or (isinstance(n, ast.Name) and n.id in constants) for n in ast.walk(value)
+    )
+
+
+def _bound_names(tree: ast.stmt | None) -> set[str]:
+    if tree is None:
+        return set()
+    if isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {tree.name}
+    names: set[str] = set()
+    for node in _walk_same_scope(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+    return names
+
+
+def _walk_same_scope(tree: ast.AST):
+    """``ast.walk`` that does not enter function bodies or comprehensions (their own scopes)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        if node is not tree and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _definition_time_names(tree: ast.stmt | None) -> set[str]:
+    """Names a kept statement reads when it runs at import: decorators, defaults and annotations
+    of a ``def``; all of a class body except its methods' bodies; an assignment's value."""
+    if tree is None:
+        return set()
+    parts: list[ast.AST] = []
+    if isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        parts += [*tree.decorator_list, *tree.args.defaults, *(d for d in tree.args.kw_defaults if d)]
+        arguments = [*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs, tree.args.vararg, tree.args.kwarg]
+        parts += [a.annotation for a in arguments if a is not None and a.annotation is not None]
+        parts += [tree.returns] if tree.returns is not None else []
+    elif isinstance(tree, ast.ClassDef):
+        parts += [*tree.decorator_list, *tree.bases, *(k.value for k in tree.keywords)]
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                parts += [*stmt.decorator_list, *stmt.args.defaults, *(d for d in stmt.args.kw_defaults if d)]
+            else:
+                parts.append(stmt)
+    else:
+        parts.append(tree)
+    return {n.id for part in parts for n in ast.walk(part) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
