@@ -61,6 +61,10 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Count findings per rule.")
 @click.option("--stdin-filename", help="The path to report for source read from '-'.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply (or, without --fix, offer) fixes that may change behaviour.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (exit 1 if there is a diff).")
+@click.option("--fix-only", is_flag=True, help="Apply fixes without reporting what remains; exit 0 unless a fix failed.")
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -72,6 +76,10 @@ def check(
     statistics: bool,
     stdin_filename: str | None,
     exit_zero: bool,
+    fix: bool = False,
+    unsafe_fixes: bool = False,
+    diff: bool = False,
+    fix_only: bool = False,
 ) -> None:
     """Lint PATHS (files and directories; '-' reads standard input)."""
     paths = paths or (".",)
@@ -88,6 +96,11 @@ def check(
         max_workers=max_workers,
     )
     linter = Linter(settings)
+    if fix or diff or fix_only:
+        from dllint.fixes.command import FixOptions, run_fix_command
+
+        options = FixOptions(unsafe=unsafe_fixes, diff=diff, fix_only=fix_only)
+        sys.exit(run_fix_command(paths, stdin_filename, linter, fmt, statistics, exit_zero, options))
     results: list[FileResult] = []
     files_checked = 0
     file_paths = [p for p in paths if p != "-"]
@@ -107,7 +120,8 @@ def check(
     errors = [e for r in results for e in r.errors]
     for error in errors:
         click.echo(f"dllint: {error}", err=True)
-    click.echo(render(fmt, RunSummary(findings, files_checked=files_checked, statistics=statistics)))
+    summary = RunSummary(findings, files_checked=files_checked, statistics=statistics, extra={"unsafe_fixes": unsafe_fixes})
+    click.echo(render(fmt, summary))
     if errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)

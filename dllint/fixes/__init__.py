@@ -247,20 +247,30 @@ def is_docstring(stmt: cst.CSTNode) -> bool:
 
 
 def add_imports(module: cst.Module, names: list[str]) -> cst.Module:
-    """Add ``import NAME`` after the leading block of docstring and imports (or at the top)."""
+    """Add ``import NAME`` (a standard-library module) at the head of the file's imports, after
+    the docstring and ``__future__`` imports; or, with no imports, after the docstring."""
     missing = [name for name in names if name not in imported_modules(module)]
     if not missing:
         return module
     body = list(module.body)
     index = 0
-    while index < len(body) and (is_import(body[index]) or (index == 0 and is_docstring(body[index]))):
+    while index < len(body) and ((index == 0 and is_docstring(body[index])) or _is_future_import(body[index])):
         index += 1
     new = [cst.parse_statement(f"import {name}", config=module.config_for_parsing) for name in sorted(missing)]
-    if index == 0 or not is_import(body[index - 1]):
-        # A new import block: separate it from the docstring / the code that follows.
+    if index < len(body) and is_import(body[index]):
+        # Join the existing block: the new line takes over the block's leading blank lines/comments.
+        new[0] = new[0].with_changes(leading_lines=body[index].leading_lines)
+        body[index] = body[index].with_changes(leading_lines=[])
+    else:
         if index > 0:
             new[0] = new[0].with_changes(leading_lines=blank_lines(1))
         if index < len(body) and not body[index].leading_lines:
             body[index] = body[index].with_changes(leading_lines=blank_lines(1))
     body[index:index] = new
     return module.with_changes(body=body)
+
+
+def _is_future_import(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(s, cst.ImportFrom) and isinstance(s.module, cst.Name) and s.module.value == "__future__" for s in stmt.body
+    )
