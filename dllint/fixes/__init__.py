@@ -13,8 +13,10 @@ its children's edits (a hoisted lambda inside that call) already did.
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import re
+import symtable
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Union
 
@@ -25,6 +27,7 @@ from dllint.findings import Finding
 
 Transform = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]]
 Point = tuple[int, int]
+BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 class FixUnavailable(Exception):
@@ -40,6 +43,7 @@ class FileState:
     positions: dict[cst.CSTNode, CodeRange]
     parents: dict[cst.CSTNode, cst.CSTNode]
     reserved_names: set[str] = field(default_factory=set)  # names new definitions took this pass
+    _identifiers: set[str] | None = None
 
     @classmethod
     def parse(cls, text: str) -> FileState:
@@ -50,6 +54,18 @@ class FileState:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    def identifiers(self) -> set[str]:
+        """Every name any scope of the file binds or reads, and the builtins: what a new
+        module-level name must not be (keyword-argument and attribute names do not count)."""
+        if self._identifiers is None:
+            tables, names = [symtable.symtable(self.text, "<fix>", "exec")], set(BUILTIN_NAMES)
+            while tables:
+                table = tables.pop()
+                names.update(table.get_identifiers())
+                tables.extend(table.get_children())
+            self._identifiers = names
+        return self._identifiers
 
 
 @dataclass
@@ -145,7 +161,8 @@ class FixContext:
         if base[0].isdigit() or keyword.iskeyword(base):
             base = f"_{base}"
         candidate, n = base, 1
-        while candidate in self.state.reserved_names or re.search(rf"(?<![\w.]){re.escape(candidate)}\b", self.text):
+        taken = self.state.identifiers()
+        while candidate in self.state.reserved_names or candidate in taken:
             n += 1
             candidate = f"{base}_{n}"
         self.state.reserved_names.add(candidate)

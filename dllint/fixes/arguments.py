@@ -68,25 +68,8 @@ def _without(call: cst.Call, names: set[str]) -> cst.Call:
         if later:
             result[-1] = previous.with_changes(comma=_joined_comma(previous.comma, arg.comma))
         else:
-            result[-1] = previous.with_changes(comma=_last_comma(previous.comma, arg.comma))
-            call = _keep_trailing_comment(call, previous.comma, arg.comma)
+            result[-1] = _new_last(previous, arg)
     return call.with_changes(args=result)
-
-
-def _keep_trailing_comment(call: cst.Call, previous, removed) -> cst.Call:
-    """``f(\n    a,  # note\n    b\n)`` minus ``b``: the note moves to the line that now ends the
-    arguments (otherwise it would be lost with the line break it sat on)."""
-    if isinstance(removed, cst.Comma) or not isinstance(previous, cst.Comma):
-        return call
-    before, closing = previous.whitespace_after, call.whitespace_before_rparen
-    if (
-        isinstance(before, cst.ParenthesizedWhitespace)
-        and before.first_line.comment is not None
-        and isinstance(closing, cst.ParenthesizedWhitespace)
-        and closing.first_line.comment is None
-    ):
-        return call.with_changes(whitespace_before_rparen=closing.with_changes(first_line=before.first_line))
-    return call
 
 
 def _joined_comma(previous, removed):
@@ -100,20 +83,26 @@ def _joined_comma(previous, removed):
     return previous
 
 
-def _last_comma(previous, removed):
-    """The comma after the new last argument: the removed one's (trailing comma or none)."""
-    if isinstance(removed, cst.Comma):
-        if isinstance(previous, cst.Comma) and isinstance(previous.whitespace_after, cst.ParenthesizedWhitespace):
-            after = removed.whitespace_after
-            if isinstance(after, cst.ParenthesizedWhitespace):
-                after = after.with_changes(first_line=previous.whitespace_after.first_line)
-            return previous.with_changes(whitespace_after=after)
-        return removed
-    if isinstance(previous, cst.Comma) and isinstance(previous.whitespace_after, cst.ParenthesizedWhitespace):
-        # No trailing comma and a line break before the removed argument: keep a trailing comma
-        # (valid, and keeps the previous argument's own comment on its line).
-        return previous.with_changes(whitespace_after=cst.SimpleWhitespace(""))
-    return cst.MaybeSentinel.DEFAULT
+def _new_last(previous: cst.Arg, removed: cst.Arg) -> cst.Arg:
+    """The argument before the removed last one takes over the removed one's ending: its trailing
+    comma (or none) and the whitespace before ``)``, keeping its own trailing comment."""
+    own = previous.comma.whitespace_after if isinstance(previous.comma, cst.Comma) else None
+    own_line = own.first_line if isinstance(own, cst.ParenthesizedWhitespace) else None
+    if isinstance(removed.comma, cst.Comma):
+        after = removed.comma.whitespace_after
+        if own_line is not None and isinstance(after, cst.ParenthesizedWhitespace):
+            after = after.with_changes(first_line=own_line)
+        comma = removed.comma.with_changes(whitespace_after=after) if own_line is not None else removed.comma
+        return previous.with_changes(comma=comma)
+    closing = removed.whitespace_after_arg
+    if own_line is not None and own_line.comment is not None:
+        if isinstance(closing, cst.ParenthesizedWhitespace) and closing.first_line.comment is None:
+            # `a,  # note` / `b` / `)`: the note stays on a's line, now the last one.
+            return previous.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=closing.with_changes(first_line=own_line))
+        # `a,  # note` / `b)`: keep the comma, so the note keeps its line break.
+        line_break = cst.ParenthesizedWhitespace(first_line=own_line, indent=True, last_line=closing if isinstance(closing, cst.SimpleWhitespace) else cst.SimpleWhitespace(""))
+        return previous.with_changes(comma=previous.comma.with_changes(whitespace_after=line_break))
+    return previous.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=closing)
 
 
 def set_argument(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
@@ -142,7 +131,11 @@ def set_argument(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Ca
     old_comma = last.comma
     whitespace_before = old_comma.whitespace_before if isinstance(old_comma, cst.Comma) else cst.SimpleWhitespace("")
     args[-1] = last.with_changes(comma=cst.Comma(whitespace_before=whitespace_before, whitespace_after=separator))
-    args.append(new.with_changes(comma=old_comma))
+    if isinstance(old_comma, cst.Comma) and isinstance(old_comma.whitespace_after, cst.ParenthesizedWhitespace):
+        # The last argument's own comment stays on its line, not on the new one.
+        old_comma = old_comma.with_changes(whitespace_after=old_comma.whitespace_after.with_changes(first_line=cst.TrailingWhitespace()))
+    args.append(new.with_changes(comma=old_comma, whitespace_after_arg=last.whitespace_after_arg))
+    args[-2] = args[-2].with_changes(whitespace_after_arg=cst.SimpleWhitespace(""))
     return call.with_changes(args=args)
 
 

@@ -27,6 +27,10 @@ class FixOptions:
 
 def fix_bytes(path: str, data: bytes, linter: Linter, unsafe: bool) -> tuple[FixResult, str]:
     """Fix one file's bytes; returns the result and the encoding to write it back in."""
+    if path.endswith(".ipynb"):
+        from dllint.notebook import fix_notebook
+
+        return fix_notebook(path, data, linter, unsafe=unsafe), "utf-8"
     decoded = decode(path, data)
     if decoded.error is not None:
         text = ""
