@@ -29,6 +29,7 @@ from dllint.source import unreadable
 
 if TYPE_CHECKING:
     from dllint.engine import FileResult, Linter
+    from dllint.fixer import FixResult
 
 NOTEBOOK_SUFFIX = ".ipynb"
 
@@ -270,3 +271,78 @@ def notebook_from_percent(source: str) -> bytes:
         "nbformat_minor": 5,
     }
     return (json.dumps(document, indent=1) + "\n").encode()
+
+
+# -- fixing ---------------------------------------------------------------------------
+class _NotebookLinter:
+    """The linter as the fixer sees it: every re-lint of the joined cells knows it is a notebook."""
+
+    def __init__(self, linter: Linter) -> None:
+        self._linter = linter
+        self.rules = linter.rules
+        self.settings = linter.settings
+
+    def lint_text(self, path: str, text: str) -> FileResult:
+        return self._linter.lint_text(path, text, notebook=True)
+
+
+def fix_notebook(path: str, data: bytes, linter: Linter, *, unsafe: bool = False) -> FixResult:
+    """Fix a notebook's code cells (``dllint.fixer.fix_text`` on the joined cells).
+
+    Returns a :class:`~dllint.fixer.FixResult` whose ``original``/``text`` are the notebook's
+    JSON: only the sources of changed cells are rewritten (in their own form, a string or a
+    list of lines); outputs, metadata, ``nbformat`` and the file's indentation are kept.
+    Findings are addressed to cells.
+    """
+    from dllint.fixer import FixResult, fix_text
+
+    original = data.decode("utf-8-sig", "replace")
+    unchanged = FixResult(path, original, original)
+    if not linter.could_have_findings(data):
+        return unchanged
+    prepared = prepare(path, data)
+    if isinstance(prepared, Finding):
+        unchanged.remaining = linter._filter(path, "", [prepared])
+        return unchanged
+    result = fix_text(path, prepared.text, _NotebookLinter(linter), unsafe=unsafe)
+    to_cells = lambda findings: [to_cell_positions(f, prepared.line_map) for f in findings]  # noqa: E731
+    unchanged.errors = result.errors
+    unchanged.failed = [(to_cell_positions(f, prepared.line_map), reason) for f, reason in result.failed]
+    if not result.changed:
+        unchanged.remaining = linter._filter(path, "", prepared.errors) + to_cells(result.remaining)
+        return unchanged
+    sources = prepared.notebook.restore(result.text)
+    if sources is None:
+        unchanged.failed += [(f, "the fix moved a cell boundary; notebook left as it was") for f in to_cells(result.fixed)]
+        unchanged.remaining = lint_notebook(path, data, linter).findings
+        return unchanged
+    document = prepared.notebook.data
+    for cell in prepared.notebook.cells:
+        new_source = sources.get(cell.number, "")
+        if cell.broken or new_source == "\n".join(cell.source.splitlines()):
+            continue
+        if cell.source.endswith("\n"):
+            new_source += "\n"
+        raw = document["cells"][cell.index]
+        raw["source"] = new_source.splitlines(keepends=True) if isinstance(raw.get("source"), list) else new_source
+    text = dump_like(document, original)
+    fixed = FixResult(path, original, text, fixed=to_cells(result.fixed), failed=unchanged.failed, errors=result.errors)
+    fixed.remaining = lint_notebook(path, text.encode("utf-8"), linter).findings
+    return fixed
+
+
+def dump_like(document: dict[str, Any], original: str) -> str:
+    """``document`` as JSON laid out as ``original`` is: its indentation, its escaping of
+    non-ASCII text (Jupyter writes it raw), its final newline; keys keep their order."""
+    layout = re.match(r"\{(\r?\n)([ \t]*)\"", original)
+    indent: int | str | None = None
+    if layout:
+        whitespace = layout.group(2)
+        indent = len(whitespace) if set(whitespace) <= {" "} else whitespace
+    ensure_ascii = original.isascii() and "\\u" in original
+    text = json.dumps(document, indent=indent, ensure_ascii=ensure_ascii)
+    if layout and layout.group(1) == "\r\n":
+        text = text.replace("\n", "\r\n")
+    if original.endswith("\n"):
+        text += layout.group(1) if layout else "\n"
+    return text

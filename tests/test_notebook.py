@@ -136,3 +136,61 @@ def test_dl106_leaves_functions_defined_in_functions_to_dl103():
     )
     codes = [f.code for f in Linter(ALL).lint_bytes("nb.ipynb", notebook_from_percent(source)).findings]
     assert "DL103" in codes and "DL106" not in codes
+
+
+# -- --fix on notebooks ---------------------------------------------------------------
+FIXABLE = {
+    "cells": [
+        {"cell_type": "markdown", "metadata": {"tags": ["intro"]}, "source": ["# Training\n"]},
+        {
+            "cell_type": "code",
+            "execution_count": 1,
+            "metadata": {"scrolled": True},
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": ["données prêtes\n"]}],
+            "source": ["%load_ext autoreload\n", "from torch.utils.data import DataLoader\n", "!nvidia-smi"],
+        },
+        {
+            "cell_type": "code",
+            "execution_count": 2,
+            "metadata": {},
+            "outputs": [],
+            "source": "loader = DataLoader(ds, persistent_workers=True, batch_size=4)\n%time next(iter(loader))",
+        },
+    ],
+    "metadata": {"kernelspec": {"language": "python", "name": "python3"}, "language_info": {"name": "python"}},
+    "nbformat": 4,
+    "nbformat_minor": 2,
+}
+
+
+@pytest.mark.parametrize("indent", [1, 2, 4])
+def test_fix_rewrites_only_changed_cells(tmp_path, indent):
+    path = tmp_path / "train.ipynb"
+    path.write_text(json.dumps(FIXABLE, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
+    result = run_cli("--fix", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = path.read_text(encoding="utf-8")
+    expected = json.loads(json.dumps(FIXABLE))
+    expected["cells"][2]["source"] = "loader = DataLoader(ds, batch_size=4)\n%time next(iter(loader))"
+    assert json.loads(text) == expected  # outputs, metadata, nbformat and the magics kept
+    assert text == json.dumps(expected, indent=indent, ensure_ascii=False) + "\n"  # layout kept
+    assert run_cli("--fix", str(path)).returncode == 0 and path.read_text(encoding="utf-8") == text
+
+
+def test_fix_leaves_a_broken_notebook_alone(tmp_path):
+    path = tmp_path / "broken.ipynb"
+    original = (FIXTURES / "notebooks" / "invalid_json.ipynb").read_bytes()
+    path.write_bytes(original)
+    result = run_cli("--fix", str(path))
+    assert result.returncode == 1 and "DL000" in result.stdout
+    assert path.read_bytes() == original
+
+
+def test_fix_skips_cells_that_do_not_parse(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    original = (FIXTURES / "notebooks" / "syntax_error_cell.ipynb").read_text(encoding="utf-8")
+    path.write_text(original, encoding="utf-8")
+    run_cli("--fix", str(path))
+    before, after = json.loads(original)["cells"], json.loads(path.read_text(encoding="utf-8"))["cells"]
+    assert after[1] == before[1]
+    assert "".join(after[2]["source"]) == "DataLoader(ds, sampler=s)  # expect: DL003:16\n"
