@@ -63,7 +63,9 @@ class SamplerAnalysis:
         self._follow(sampler, call, scope, depth=0)
         return sampler
 
-    def _follow(self, sampler: SamplerCall, expr: ast.AST, scope: Scope, depth: int) -> None:
+    def _follow(self, sampler: SamplerCall, expr: ast.AST, scope: Scope, depth: int, slot: str = "sampler") -> None:
+        """Record where the value of ``expr`` lands: in a loader's ``slot`` argument, or elsewhere."""
+        index = LOADER_SAMPLER_INDEX if slot == "sampler" else LOADER_SAMPLER_INDEX + 1
         parents = self.facts.scopes.parents
         for use in self.facts.usage.uses_of(expr, scope):
             if use.kind != "escape":
@@ -73,25 +75,23 @@ class SamplerAnalysis:
             call = parents.get(parent) if isinstance(parent, ast.keyword) else parent
             loader = self._loaders.get(call) if isinstance(call, ast.Call) else None
             if loader is not None:
-                if isinstance(parent, ast.keyword) and parent.arg == "sampler":
-                    sampler.feeds.append((loader, "sampler"))
+                if isinstance(parent, ast.keyword) and parent.arg == slot:
+                    sampler.feeds.append((loader, slot))
                     continue
                 if (
                     not loader.keywords_only
                     and parent is call
-                    and LOADER_SAMPLER_INDEX < len(call.args)
-                    and call.args[LOADER_SAMPLER_INDEX] is node
+                    and index < len(call.args)
+                    and call.args[index] is node
                 ):
-                    sampler.feeds.append((loader, "sampler"))
+                    sampler.feeds.append((loader, slot))
                     continue
             elif (
                 isinstance(call, ast.Call)
                 and (dotted_name(call.func) or "").endswith("BatchSampler")
                 and depth < MAX_DEPTH
             ):
-                before = len(sampler.feeds)
-                self._follow(sampler, call, self.facts.scopes.scope_of(call), depth + 1)
-                sampler.feeds[before:] = [(loader, "batch_sampler") for loader, _ in sampler.feeds[before:]]
+                self._follow(sampler, call, self.facts.scopes.scope_of(call), depth + 1, "batch_sampler")
                 continue
             sampler.escapes = True
 
@@ -128,12 +128,46 @@ class SamplerAnalysis:
             for binding in bindings:
                 if binding.kind in ("def", "class", "import"):
                     continue
+                if binding.kind == "param":
+                    if self._parameter_may_be(owner, expr.id, sampler, depth):
+                        return True
+                    continue
                 if binding.kind != "assign" or binding.value is None:
-                    return True  # a parameter, a loop target: may be this sampler
+                    return True  # a loop target, a with-target: may be this sampler
                 if self._may_be(binding.value, owner, sampler, depth + 1):
                     return True
             return False
-        return True  # self.train_sampler, samplers[i]: not provably another object
+        if isinstance(expr, ast.Attribute):
+            # self.train_sampler: the sampler stored on an object escapes, and is never reported;
+            # stream.dataset.set_epoch is another object.
+            return "sampler" in expr.attr
+        return True  # samplers[i], get_sampler(): not provably another object
+
+    def _parameter_may_be(self, function_scope: Scope, param: str, sampler: SamplerCall, depth: int) -> bool:
+        """Some call of the function passes ``sampler`` as ``param``; or it is called from outside."""
+        func = function_scope.node
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return True
+        positional = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+        is_method = isinstance(self.facts.scopes.parents.get(func), ast.ClassDef)
+        sites = [
+            call
+            for call in self.facts.calls
+            if (isinstance(call.func, ast.Name) and call.func.id == func.name)
+            or (is_method and isinstance(call.func, ast.Attribute) and call.func.attr == func.name)
+        ]
+        if not sites:
+            return True  # called from another module
+        for call in sites:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return True
+            offset = 1 if is_method and isinstance(call.func, ast.Attribute) else 0
+            args = {positional[i + offset]: a for i, a in enumerate(call.args) if i + offset < len(positional)}
+            args.update({k.arg: k.value for k in call.keywords if k.arg})
+            passed = args.get(param)
+            if passed is not None and self._may_be(passed, self.facts.scopes.scope_of(call), sampler, depth + 1):
+                return True
+        return False
 
     def _loader_may_hold(self, expr: ast.expr, scope: Scope, sampler: SamplerCall) -> bool:
         """``expr.sampler`` may be ``sampler``: unless ``expr`` is a name bound once to a loader
