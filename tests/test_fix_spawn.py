@@ -1,0 +1,50 @@
+"""Behavioural proof: the seed script fails under ``spawn`` with real DataLoader workers, and
+finishes once ``dllint --fix --unsafe-fixes`` has fixed it (main guard + hoisted lambda)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dllint.cli import main
+
+pytest.importorskip("torch")
+
+SEED = Path(__file__).resolve().parent.parent / "fixtures" / "fix" / "spawn" / "seed_script.py"
+LAUNCHER = (
+    "import multiprocessing, runpy, sys\n"
+    "multiprocessing.set_start_method('spawn', force=True)\n"
+    "runpy.run_path(sys.argv[1], run_name='__main__')\n"
+)
+
+
+def _run_under_spawn(script: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", LAUNCHER, str(script)], capture_output=True, text=True, timeout=120, cwd=script.parent
+    )
+
+
+def test_seed_script_fails_under_spawn_then_finishes_once_fixed(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    shutil.copy(SEED, script)
+    broken = _run_under_spawn(script)
+    assert broken.returncode != 0
+    assert "bootstrapping phase" in broken.stderr or "pickle" in broken.stderr.lower(), broken.stderr[-2000:]
+
+    result = CliRunner().invoke(main, ["--fix", "--unsafe-fixes", "--no-cache", str(script)] if _has_no_cache() else ["--fix", "--unsafe-fixes", str(script)])
+    assert "remaining" in result.output, result.output
+    fixed_source = script.read_text()
+    assert 'if __name__ == "__main__":' in fixed_source and "lambda batch" not in fixed_source
+
+    fixed = _run_under_spawn(script)
+    assert fixed.returncode == 0, fixed.stderr[-2000:]
+    assert "seen 16" in fixed.stdout
+
+
+def _has_no_cache() -> bool:
+    return any(p.name == "no_cache" for p in main.commands["check"].params)
