@@ -110,7 +110,7 @@ def set_argument(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Ca
     in the call's own layout (same line, or one argument per line with the same indentation)."""
     args = list(call.args)
     for i, arg in enumerate(args):
-        if arg.keyword is not None and arg.keyword.value == name:
+        if argument_name(call, arg) == name:  # as a keyword, or positionally
             args[i] = arg.with_changes(value=value)
             return call.with_changes(args=args)
     new = cst.Arg(value=value, keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
@@ -148,3 +148,14 @@ def remove_reported_argument(ctx: FixContext, finding: Finding) -> None:
     if argument_name(call, arg) not in names:
         raise FixUnavailable(f"the argument at {finding.line}:{finding.column} is not {', '.join(names)}")
     remove_arguments(ctx, call, arg, names)
+
+
+def set_reported_argument(ctx: FixContext, finding: Finding) -> None:
+    """The fix of DL108, DL201, DL206: ``name=value`` (from the fix's ``set`` data) on the
+    reported loader call."""
+    setting = finding.fix.get("set") if finding.fix else None
+    if not setting:
+        raise FixUnavailable("the finding names no argument to set")
+    name, value = setting
+    call = ctx.node_at(finding, cst.Call)
+    ctx.replace(call, set_argument(call, name, cst.parse_expression(value)))

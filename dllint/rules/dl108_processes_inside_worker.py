@@ -5,6 +5,7 @@ from typing import Iterator
 
 from dllint.facts.imports import dotted_name
 from dllint.findings import Finding, Fix
+from dllint.fixes.arguments import set_reported_argument
 from dllint.rules import Rule
 
 POOL_CLASSES = frozenset(
@@ -110,6 +111,9 @@ class ProcessesInsideWorker(Rule):
                 "workers are daemonic and cannot have child processes"
             )
             yield self.report(facts, call, message, fix)
+
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        set_reported_argument(ctx, finding)
 
 
 def _loader_fix(loader) -> Fix | None:

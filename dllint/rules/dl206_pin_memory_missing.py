@@ -4,6 +4,7 @@ from typing import Iterator
 
 from dllint.facts.devices import batch_cuda_copies, torch_alias
 from dllint.findings import Finding, Fix
+from dllint.fixes.arguments import set_reported_argument
 from dllint.rules import Rule
 
 
@@ -90,3 +91,6 @@ class PinMemoryMissing(Rule):
         else:
             return None
         return Fix("safe", f"Add `pin_memory={value}`", (("set", ("pin_memory", value)),))
+
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        set_reported_argument(ctx, finding)

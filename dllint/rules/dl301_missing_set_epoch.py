@@ -5,6 +5,7 @@ from typing import Iterator
 
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix
+from dllint.fixes import FixUnavailable
 from dllint.rules import Rule
 
 
@@ -127,6 +128,21 @@ class MissingSetEpoch(Rule):
                 ("statement", statement),
             ),
         )
+
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        import libcst as cst
+
+        where, statement = finding.fix.get("insert_before"), finding.fix.get("statement")
+        if not where or not statement:
+            raise FixUnavailable("the finding names no loop to change")
+        start = (where[0], where[1] - 1)
+        first = next(
+            (n for n in ctx.state.positions if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and ctx.span(n)[0] == start),
+            None,
+        )
+        if first is None:
+            raise FixUnavailable(f"no statement at {where[0]}:{where[1]}")
+        ctx.insert_before(first, [cst.parse_statement(statement, config=ctx.module.config_for_parsing)])
 
 
 def _names_before(facts, scope, loop: ast.AST) -> list[str]:
