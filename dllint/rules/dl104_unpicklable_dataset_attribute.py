@@ -9,21 +9,19 @@ from dllint.rules import Rule
 LOCKS = frozenset(
     f"threading.{name}" for name in ("Lock", "RLock", "Condition", "Semaphore", "BoundedSemaphore", "Event")
 )
-OPEN_HANDLES = frozenset(
-    {
-        "io.open",
-        "gzip.open",
-        "gzip.GzipFile",
-        "h5py.File",
-        "lmdb.open",
-        "lmdb.Environment",
-        "sqlite3.connect",
-        "socket.socket",
-        "zipfile.ZipFile",
-        "tarfile.open",
-        "tarfile.TarFile",
-    }
-)
+OPEN_HANDLES = {
+    "io.open": "an open file",
+    "gzip.open": "an open file",
+    "gzip.GzipFile": "an open file",
+    "h5py.File": "an open HDF5 file",
+    "zipfile.ZipFile": "an open zip file",
+    "tarfile.open": "an open tar file",
+    "tarfile.TarFile": "an open tar file",
+    "lmdb.open": "an open LMDB environment",
+    "lmdb.Environment": "an open LMDB environment",
+    "sqlite3.connect": "an open database connection",
+    "socket.socket": "a socket",
+}
 # A class that defines how it is pickled decides for itself what the handle becomes.
 PICKLE_HOOKS = ("__getstate__", "__reduce__", "__reduce_ex__")
 
@@ -114,7 +112,7 @@ class UnpicklableDatasetAttribute(Rule):
                     continue
                 if any(later == attribute for later, _, _ in assignments[index + 1 :]):
                     continue  # replaced before __init__ returns (e.g. closed and set to None)
-                verb = "open" if kind == "an open file" else "create"
+                verb = "open" if kind.startswith("an open") else "create"
                 message = (
                     f"dataset '{cls.name}' stores {kind} in self.{attribute}: spawn workers cannot unpickle it; "
                     f"{verb} it lazily in __getitem__ or in a worker_init_fn"
@@ -166,7 +164,9 @@ def _unpicklable_kind(facts, value: ast.expr, scope, depth: int = 0) -> str | No
     name = facts.qualname(value.func)
     if name in LOCKS:
         return "a lock"
-    if name in OPEN_HANDLES or _is_builtin_open(facts, value.func):
+    if name in OPEN_HANDLES:
+        return OPEN_HANDLES[name]
+    if _is_builtin_open(facts, value.func):
         return "an open file"
     if isinstance(value.func, ast.Name) and _is_generator_function(facts, value.func, scope):
         return "a generator"

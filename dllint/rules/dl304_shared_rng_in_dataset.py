@@ -118,10 +118,10 @@ class SharedRngInDataset(Rule):
                 continue
             roots = [m for m in (worker_code.find_method(cls, name) for name in ENTRY_METHODS) if m is not None]
             reached = worker_code.reached_from(roots, cls)
-            for attribute, (statement, factory) in generators.items():
+            for attribute, (statement, call, shown) in generators.items():
                 if not _draws(reached, attribute) or _reseeds(reached, attribute):
                     continue
-                example = WORKER_INIT_PREFIX + _reseed_statement(facts, statement, attribute, factory)
+                example = WORKER_INIT_PREFIX + _reseed_statement(facts, call, attribute, shown)
                 message = (
                     f"self.{attribute} is copied into every worker unseeded (loader on line {loaders[0].node.lineno} "
                     f"has no worker_init_fn): all workers draw the same numbers; reseed it, e.g. `{example}`"
@@ -129,9 +129,9 @@ class SharedRngInDataset(Rule):
                 yield self.report(facts, statement, message)
 
 
-def _reseed_statement(facts, statement: ast.stmt, attribute: str, shown: str) -> str:
+def _reseed_statement(facts, call: ast.Call, attribute: str, shown: str) -> str:
     """What a ``worker_init_fn`` writes to give this worker its own stream."""
-    factory = facts.qualname(statement.value.func)  # type: ignore[attr-defined]
+    factory = facts.qualname(call.func)
     if factory == "torch.Generator":
         return f"info.dataset.{attribute}.manual_seed(info.seed)"
     if factory == "numpy.random.Generator":
@@ -144,23 +144,35 @@ def _may_have_worker_init(loader) -> bool:
     return loader.argument("worker_init_fn") is None and loader.unknown_splat
 
 
-def _stored_generators(facts, init: ast.AST) -> dict[str, tuple[ast.stmt, str]]:
-    """``self.X = <generator factory>(...)`` statements directly in ``__init__``, by attribute."""
-    found: dict[str, tuple[ast.stmt, str]] = {}
+def _stored_generators(facts, init: ast.AST) -> dict[str, tuple[ast.stmt, ast.Call, str]]:
+    """``self.X = <generator factory>(...)`` statements directly in ``__init__``, by attribute:
+    the statement, the factory call and the factory as written."""
+    found: dict[str, tuple[ast.stmt, ast.Call, str]] = {}
     for node in ast.walk(init):
         if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
             continue
-        if facts.scopes.scope_of(node).node is not init or not isinstance(node.value, ast.Call):
+        if facts.scopes.scope_of(node).node is not init:
             continue
-        factory = facts.qualname(node.value.func)
-        if factory not in GENERATORS:
+        call = _generator_factory_call(facts, node.value)
+        if call is None:
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                shown = ast.get_source_segment(facts.source, node.value.func) or factory
-                found.setdefault(target.attr, (node, shown))
+                shown = ast.get_source_segment(facts.source, call.func) or facts.qualname(call.func)
+                found.setdefault(target.attr, (node, call, shown))
     return found
+
+
+def _generator_factory_call(facts, value: ast.expr) -> ast.Call | None:
+    """The generator-building call in ``value``: ``Factory(...)`` or ``torch.Generator().manual_seed(s)``
+    (which returns the generator)."""
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr == "manual_seed" and isinstance(func.value, ast.Call):
+        value = func.value
+    return value if facts.qualname(value.func) in GENERATORS else None
 
 
 def _uses_of(functions: list[ast.AST], attribute: str) -> Iterator[ast.Attribute]:
