@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from dllint.facts.imports import dotted_name
@@ -95,6 +96,13 @@ class SamplerAnalysis:
                 continue
             sampler.escapes = True
 
+    @cached_property
+    def _star_import(self) -> bool:
+        return any(
+            isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
+            for node in ast.walk(self.facts.tree)
+        )
+
     # -- set_epoch --------------------------------------------------------------
     def set_epoch_may_be_called(self, sampler: SamplerCall) -> bool:
         """Some ``X.set_epoch(...)`` in the file may reach ``sampler``: X is bound to it, is a
@@ -123,7 +131,7 @@ class SamplerAnalysis:
         if isinstance(expr, ast.Name):
             found = self.facts.scopes.lookup(expr.id, scope)
             if found is None:
-                return True  # a global bound elsewhere, a builtin-shadowing star import: unknown
+                return self._star_import  # unbound here: only a star import could make it ours
             owner, bindings = found
             for binding in bindings:
                 if binding.kind in ("def", "class", "import"):
@@ -157,7 +165,9 @@ class SamplerAnalysis:
             or (is_method and isinstance(call.func, ast.Attribute) and call.func.attr == func.name)
         ]
         if not sites:
-            return True  # called from another module
+            # Only callers elsewhere: the sampler (or its loader) would have to leave the file to
+            # reach them, and a sampler that does is never reported.
+            return False
         for call in sites:
             if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                 return True
