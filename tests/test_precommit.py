@@ -1,0 +1,75 @@
+"""The pre-commit hooks, end to end through the real ``pre-commit``: it installs this
+checkout into its own environment (a package index is needed for the build backend and
+dependencies; deselect offline with ``-m 'not precommit'``)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.precommit
+
+BAD_SCRIPT = """\
+from torch.utils.data import DataLoader, RandomSampler
+
+sampler = RandomSampler(range(10))
+loader = DataLoader(range(10), shuffle=True, sampler=sampler)
+"""
+FIXED_SCRIPT = BAD_SCRIPT.replace("shuffle=True, ", "")
+
+
+def git(*args: str, cwd) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    work = tmp_path / "project"
+    work.mkdir()
+    git("init", "-q", cwd=work)
+    (work / "train.py").write_text(BAD_SCRIPT)
+    (work / "notes.txt").write_text("DataLoader(ds, shuffle=True, sampler=s)\n")  # not Python: never checked
+    git("add", ".", cwd=work)
+    return work
+
+
+def test_hooks_report_then_fix(repo, tmp_path):
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    # The committed HEAD, as users get it (uncommitted work of the checkout is not what ships).
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    # Without a hook id, try-repo runs every hook of the repository in order (one install).
+    result = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "--ref", head, "--all-files", "--verbose"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=600,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    lines = output.splitlines()
+    check_status = next(line for line in lines if line.startswith("dllint.") or line.startswith("dllint "))
+    fix_status = next(line for line in lines if line.startswith("dllint (fix)"))
+    assert check_status.endswith("Failed") and fix_status.endswith("Failed"), output
+    assert re.search(r"^train\.py:4:32: DL003 .*shuffle=True with a sampler", output, re.M), output
+    assert "notes.txt" not in output
+    assert "files were modified by this hook" in output
+    assert (repo / "train.py").read_text() == FIXED_SCRIPT
+
+    # Fixed: both hooks pass.
+    again = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "--ref", head, "--all-files"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
