@@ -204,4 +204,3 @@ class WorkerCode:
                 return info if info is not None and info.node is current.node else None
             current = current.parent
         return None
-

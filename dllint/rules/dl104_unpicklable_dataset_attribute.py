@@ -142,7 +142,8 @@ def _self_assignments(init: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tupl
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
                     found.append((target.attr, ast.Constant(None), node))
         if isinstance(node, ast.stmt) and not isinstance(node, (ast.Assign, ast.AnnAssign, ast.Delete)):
-            stack.extend(reversed([c for c in ast.iter_child_nodes(node) if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case))]))
+            blocks = (ast.stmt, ast.excepthandler, ast.match_case)
+            stack.extend(reversed([c for c in ast.iter_child_nodes(node) if isinstance(c, blocks)]))
         elif isinstance(node, (ast.excepthandler, ast.match_case)):
             stack.extend(reversed(node.body))
     return found

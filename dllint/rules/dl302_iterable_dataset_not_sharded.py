@@ -75,13 +75,13 @@ class IterableDatasetNotSharded(Rule):
     )
 
     def check(self, facts) -> Iterator[Finding]:
-        worker_code = facts.worker_code
         for cls in facts.classes.values():
             if not cls.is_iterable_dataset:
                 continue
             iter_method = cls.method("__iter__")
             if iter_method is None:
                 continue
+            worker_code = facts.worker_code
             users = [
                 loader
                 for other in facts.classes.values()

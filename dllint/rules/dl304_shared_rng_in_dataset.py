@@ -179,13 +179,17 @@ def _uses_of(functions: list[ast.AST], attribute: str) -> Iterator[ast.Attribute
     """Loads of ``self.<attribute>`` in ``functions``."""
     for function in functions:
         for node in ast.walk(function):
-            if (
-                isinstance(node, ast.Attribute)
-                and node.attr == attribute
-                and isinstance(node.value, ast.Name)
-                and node.value.id == "self"
-            ):
-                yield node
+            if _is_self_attribute(node, attribute):
+                yield node  # type: ignore[misc]
+
+
+def _is_self_attribute(node: ast.AST, attribute: str) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == attribute
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
 
 
 def _draws(functions: list[ast.AST], attribute: str) -> bool:
@@ -199,6 +203,6 @@ def _reseeds(functions: list[ast.AST], attribute: str) -> bool:
         for node in ast.walk(function):
             if isinstance(node, ast.Attribute) and node.attr in RESEEDING_METHODS:
                 base = node.value
-                if isinstance(base, ast.Attribute) and base.attr == attribute and isinstance(base.value, ast.Name) and base.value.id == "self":
+                if _is_self_attribute(base, attribute):
                     return True
     return any(isinstance(use.ctx, (ast.Store, ast.Del)) for use in _uses_of(functions, attribute))
