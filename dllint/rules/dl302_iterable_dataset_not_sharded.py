@@ -17,7 +17,9 @@ class IterableDatasetNotSharded(Rule):
     Checks for an `IterableDataset` subclass whose `__iter__` (with the methods of the class
     and the same-file functions it calls) never consults `get_worker_info()` (or a
     `worker_info`, `split_by_worker`), when a loader of the same file uses it with
-    `num_workers` that is not provably 0 or 1. Reported at `def __iter__`.
+    `num_workers` that is not provably 0 or 1. Reported at `def __iter__`. A class that no
+    loader of the file uses is left to the probe, and so is an `__iter__` that iterates a
+    wrapped dataset (`self.dataset`, `super().__iter__()`): the wrapped one may do the split.
 
     ## Why is this bad?
     Each worker gets its own copy of the dataset and calls `__iter__` on it. Unless the
