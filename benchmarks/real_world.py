@@ -25,16 +25,18 @@ from pathlib import Path
 # (distribution, version, prefer an sdist, paths inside the unpacked archive to lint).
 # Paths are globs; the training code of each project as its package ships it.
 PACKAGES = (
-    ("timm", "1.0.15", True, ("*/train.py", "*/validate.py", "*/inference.py", "*/timm/data", "*/timm/utils")),
+    # The sdist ships the package and its tests, not train.py: lint both.
+    ("timm", "1.0.31", True, ("*/timm", "*/tests", "*/train.py", "*/validate.py")),
+    # No examples/ in the sdist: the Trainer and its data helpers.
     (
         "transformers",
-        "4.51.3",
+        "5.23.0",
         True,
         ("*/examples", "*/src/transformers/trainer.py", "*/src/transformers/trainer_*.py", "*/src/transformers/data"),
     ),
-    ("pytorch-lightning", "2.5.1", True, ("*/src/pytorch_lightning", "*/pytorch_lightning")),
-    # torchvision publishes wheels only; its references/ scripts are not on PyPI.
-    ("torchvision", "0.22.0", False, ("torchvision",)),
+    ("pytorch-lightning", "2.6.6", True, ("*/src/pytorch_lightning", "*/pytorch_lightning")),
+    # torchvision publishes wheels only; its references/ training scripts are not on PyPI.
+    ("torchvision", "0.29.1", False, ("torchvision",)),
 )
 
 
