@@ -161,7 +161,16 @@ class Harness:
         self.ctx.main_globals = vars(main) if main is not None else {}
         site.first_batch = self.first_batch(site, original_iter)
         for check in all_checks():
+            if site.first_batch.error and not check.ALWAYS:
+                # Costly measurements would only repeat the same failure, many times.
+                self.skip_check(check, site, skipped(f"the first batch failed: {site.first_batch.error}"))
+                continue
             self.run_check(check, "on_first_iteration", site)
+
+    def skip_check(self, check, site: LoaderSite, verdict: str, evidence: str = "") -> None:
+        for code in check.CODES:
+            if self.ctx.requested(site, (code,)):
+                self.ctx.result(site, code, verdict, evidence or f"{check.__name__.rsplit('.', 1)[-1]} did not run")
 
     def first_batch(self, site: LoaderSite, original_iter) -> FirstBatch:
         """One batch from the script's own loader, exactly as configured."""
@@ -192,9 +201,7 @@ class Harness:
             raise
         except Exception as error:  # a check that fails must not take the others down
             verdict = skipped(str(error) if isinstance(error, MeasurementTimeout) else f"probe error: {describe_error(error)}")
-            for code in check.CODES:
-                if self.ctx.requested(site, (code,)):
-                    self.ctx.result(site, code, verdict, f"{check.__name__.rsplit('.', 1)[-1]} could not finish")
+            self.skip_check(check, site, verdict, f"{check.__name__.rsplit('.', 1)[-1]} could not finish")
 
     def finish(self) -> None:
         for site in self.ctx.sites:

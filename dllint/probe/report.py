@@ -23,6 +23,7 @@ class LoaderReport:
     results: list[Result] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    last_step: str | None = None  # the last measurement started on this loader
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -35,6 +36,7 @@ class LoaderReport:
             "results": [result.to_dict() for result in self.results],
             "tables": [table.to_dict() for table in self.tables],
             "notes": self.notes,
+            "last_step": self.last_step,
         }
 
 
@@ -93,6 +95,8 @@ def _render_loader(loader: LoaderReport) -> list[str]:
         lines.append(f"  first batch failed: {loader.first_batch_error}")
     elif loader.first_batch_s is not None:
         lines.append(f"  first batch: {loader.first_batch_s:.3f} s")
+    elif loader.last_step:
+        lines.append(f"  stopped during: {loader.last_step}")
     else:
         lines.append("  never iterated")
     if loader.results:

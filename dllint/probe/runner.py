@@ -242,6 +242,8 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
                 loaders[loader_id].results.append(result)
         elif kind == "table" and loader_id in loaders:
             loaders[loader_id].tables.append(Table(event["title"], event["columns"], event["rows"], event.get("chart", [])))
+        elif kind == "progress" and loader_id in loaders:
+            loaders[loader_id].last_step = event["step"]
         elif kind == "note" and loader_id in loaders:
             loaders[loader_id].notes.append(event["text"])
         elif kind == "script_end":

@@ -58,6 +58,12 @@ class WorkerView:
     def __init__(self, dataset: Any) -> None:
         self.dataset = dataset
 
+    def __getattr__(self, name: str) -> Any:
+        # The script's worker_init_fn reaches the dataset through get_worker_info().dataset.
+        if name == "dataset":  # not set yet while unpickling
+            raise AttributeError(name)
+        return getattr(self.dataset, name)
+
     def __len__(self) -> int:
         return 1
 

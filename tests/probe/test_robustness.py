@@ -18,12 +18,12 @@ def test_a_hanging_script_ends_at_the_timeout_and_leaves_nothing_running(assert_
     script = FIXTURES / "hangs.py"
     findings = [finding("DL201", script, 18)]
     started = time.monotonic()
-    report = run_probe(str(script), [], findings, timeout=6, progress=False, settings=fast_settings())
-    assert time.monotonic() - started < 12
-    assert report.status in ("timeout", "completed")
+    report = run_probe(str(script), [], findings, timeout=8, progress=False, settings=fast_settings())
+    assert time.monotonic() - started < 14
     # Either the parent killed it at the deadline, or the harness's own time slice
     # gave up on the first batch first; both must name what was running.
-    assert "first batch" in (report.last_step or "") or "took longer" in report.render_text()
+    assert report.status in ("timeout", "completed")
+    assert "first batch" in (report.last_step or "") or "first batch failed" in report.render_text()
     assert findings[0].probe["verdict"] != "confirmed"
     assert_no_leftovers(report)
 

@@ -10,7 +10,7 @@ A check module declares:
 - ``on_first_iteration(site, ctx)``: measure, when the script first iterates
   the loader; report with ``ctx.result(...)``.
 
-and optionally ``on_construction_error(site, error, ctx)`` (torch rejected the
+and optionally ``on_construction_error(site, ctx, error)`` (torch rejected the
 arguments), ``on_later_iteration(site, ctx)`` (the script iterated the same
 loader again: a new epoch) and ``on_script_end(site, ctx)``.
 

@@ -45,7 +45,7 @@ def classify_first_batch_error(site, error: BaseException) -> str | None:
     return None
 
 
-def on_construction_error(site, error, ctx) -> None:
+def on_construction_error(site, ctx, error) -> None:
     code = classify_construction_error(error)
     if code is not None:
         ctx.result(site, code, CONFIRMED, f"DataLoader() raised {describe_error(error)}",

@@ -12,7 +12,7 @@ from statistics import mean
 
 from dllint.probe.context import out_of_time
 from dllint.probe.measure import default_start_method, describe_error, epoch_start_latencies
-from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Table
+from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Table, skipped
 
 CODES = ("DL201", "DL204", "DL205")
 ALWAYS = False
@@ -106,7 +106,7 @@ def _verdict(site, ctx, code: str, by_method: dict) -> None:
         if off - on >= MIN_SAVING_SECONDS and off - on >= MIN_SAVING_FRACTION * off:
             confirmed = True
     if not any(_saving(measured) for measured in by_method.values()):
-        ctx.result(site, code, out_of_time(RuntimeError("no start method measured")), "; ".join(evidence), measurements)
+        ctx.result(site, code, skipped("no start method could be measured"), "; ".join(evidence), measurements)
         return
     ctx.result(site, code, CONFIRMED if confirmed else NOT_CONFIRMED, "; ".join(evidence), measurements)
 

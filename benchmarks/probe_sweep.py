@@ -1,0 +1,48 @@
+"""Benchmark: the num_workers sweep the DL202/DL203 probe runs, on a CPU-bound dataset.
+
+Run: python benchmarks/probe_sweep.py [--batches N] [--max-workers N]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from dllint.probe.checks.sweep import recommend, render_chart, usable_cores, worker_counts
+from dllint.probe.measure import throughput
+
+
+class Augmented(Dataset):
+    """Each sample costs a few milliseconds of CPU, like decoding plus augmentation."""
+
+    def __len__(self):
+        return 100_000
+
+    def __getitem__(self, index):
+        image = torch.rand(3, 64, 64)
+        for _ in range(4):
+            image = torch.nn.functional.avg_pool2d(image, 3, stride=1, padding=1)
+        return image
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, default=20)
+    parser.add_argument("--max-workers", type=int, default=8)
+    options = parser.parse_args()
+    torch.set_num_threads(1)  # one thread per process, as in workers: the sweep compares processes
+    cores = usable_cores()
+    print(f"torch {torch.__version__}, {cores} usable cores, batch 16, {options.batches} batches per count")
+    rows = {}
+    for count in worker_counts(options.max_workers, cores):
+        loader = DataLoader(Augmented(), batch_size=16, num_workers=count)
+        rows[count] = throughput(loader, options.batches)
+    recommended = recommend({count: row["samples_per_s"] for count, row in rows.items()})
+    print("\n".join(render_chart(rows, recommended)))
+    print(f"recommended num_workers: {recommended}")
+
+
+if __name__ == "__main__":
+    main()

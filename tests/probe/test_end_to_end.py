@@ -1,0 +1,22 @@
+"""Static findings from the engine, confirmed by the probe: the path `dllint --probe` takes."""
+
+from __future__ import annotations
+
+import pytest
+
+from dllint.probe import run_probe
+from tests.probe.conftest import FIXTURES, fast_settings
+
+engine = pytest.importorskip("dllint.engine")
+pytestmark = pytest.mark.probe
+
+
+def test_engine_findings_on_the_spotgeo_script_are_confirmed(assert_no_leftovers):
+    script = FIXTURES / "spotgeo_style.py"
+    findings = engine.lint_source(script.read_text(), path=str(script))
+    assert {f.code for f in findings} >= {"DL201", "DL101"}
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
+    verdicts = {f.code: f.probe["verdict"] for f in report.findings}
+    assert verdicts["DL201"] == "confirmed" and verdicts["DL101"] == "confirmed"
+    assert all(f.probe is not None for f in report.findings)
+    assert_no_leftovers(report)

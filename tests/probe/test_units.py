@@ -1,0 +1,120 @@
+"""Pure parts of the probe: pairing, the sweep's arithmetic, CUDA with CUDA mocked out."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+
+from dllint.probe.checks import all_checks, codes_with_checks, cuda, sweep
+from dllint.probe.pairing import attach_verdicts, runtime_findings
+from dllint.probe.results import Anchor, Result
+from tests.probe.conftest import finding
+
+
+def test_importing_the_probe_and_its_checks_does_not_import_torch():
+    code = (
+        "import sys, dllint.probe\n"
+        "from dllint.probe.checks import all_checks\n"
+        "all_checks()\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_checks_are_discovered_and_declare_their_codes():
+    names = {module.__name__.rsplit(".", 1)[-1] for module in all_checks()}
+    assert {"config_errors", "spawn", "persistence", "sweep", "sampler", "sharding", "stale", "rng", "cuda"} <= names
+    assert {"DL001", "DL101", "DL201", "DL202", "DL301", "DL302", "DL303", "DL304", "DL105", "DL206"} <= codes_with_checks()
+
+
+def result(code, verdict, path, first, last, evidence="measured"):
+    return Result(code, verdict, evidence, {}, [Anchor(path, first, last)])
+
+
+def test_a_finding_inside_the_call_span_pairs_with_its_loaders_result(tmp_path):
+    path = str(tmp_path / "train.py")
+    inside = finding("DL201", path, 12)
+    elsewhere = finding("DL201", path, 40)
+    results = [result("DL201", "confirmed", path, 10, 13), result("DL201", "not confirmed", path, 40, 40)]
+    assert attach_verdicts([inside, elsewhere], results, "unreached") == []
+    assert inside.probe["verdict"] == "confirmed"
+    assert elsewhere.probe["verdict"] == "not confirmed"
+
+
+def test_a_finding_outside_every_span_takes_its_files_results(tmp_path):
+    path = str(tmp_path / "train.py")
+    argparse_default = finding("DL202", path, 3)
+    attach_verdicts([argparse_default], [result("DL202", "confirmed", path, 20, 22)], "unreached")
+    assert argparse_default.probe["verdict"] == "confirmed"
+
+
+def test_unmatched_findings_are_not_reached_or_skipped(tmp_path):
+    path = str(tmp_path / "train.py")
+    no_result = finding("DL201", path, 5)
+    no_check = finding("DL106", path, 5)
+    attach_verdicts([no_result, no_check], [], "the script built no DataLoader")
+    assert no_result.probe == {"verdict": "not reached", "evidence": "the script built no DataLoader", "measurements": {}}
+    assert no_check.probe["verdict"] == "skipped (no runtime check for DL106)"
+
+
+def test_only_confirmed_unclaimed_results_become_runtime_findings(tmp_path):
+    path = str(tmp_path / "data.py")
+    unclaimed = [result("DL104", "confirmed", path, 7, 9, "cannot pickle '_thread.lock' object"),
+                 result("DL302", "not confirmed", path, 3, 3)]
+    (created,) = runtime_findings(unclaimed, {"DL104": "unpicklable-dataset-attribute"})
+    assert (created.code, created.line, created.source, created.name) == ("DL104", 7, "runtime", "unpicklable-dataset-attribute")
+    assert created.probe["verdict"] == "confirmed"
+
+
+def test_sweep_counts_and_recommendation():
+    assert sweep.worker_counts(requested=16, cores=2) == [0, 1, 2, 4, 8, 16]
+    assert sweep.worker_counts(requested=3, cores=6) == [0, 1, 2, 3, 4, 6]
+    assert sweep.worker_counts(requested=16, cores=2, limit=4) == [0, 1, 2, 4]
+    assert sweep.recommend({0: 100.0, 2: 960.0, 4: 1000.0, 8: 990.0}) == 2
+    assert sweep.recommend({}) is None
+    chart = sweep.render_chart({0: {"samples_per_s": 50.0, "peak_rss_mb": 300.0},
+                                2: {"samples_per_s": 100.0, "peak_rss_mb": 420.0}}, 2)
+    assert chart[1].count("#") == sweep.CHART_WIDTH and chart[0].count("#") == sweep.CHART_WIDTH // 2
+    assert chart[1].endswith("<- recommended")
+
+
+class RecordingContext:
+    """The slice of ProbeContext the CUDA check uses."""
+
+    def __init__(self):
+        self.results = []
+        self.stderr_path = None
+
+    def requested(self, site, codes):
+        return True
+
+    def result(self, site, code, verdict, evidence, measurements=None, anchors=None):
+        self.results.append((code, verdict, evidence))
+
+
+def test_cuda_checks_are_skipped_without_cuda():
+    ctx = RecordingContext()
+    no_cuda = types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: False))
+    cuda.on_first_iteration(object(), ctx, torch=no_cuda)
+    assert [(code, verdict) for code, verdict, _ in ctx.results] == [("DL105", "skipped (no CUDA)"), ("DL206", "skipped (no CUDA)")]
+
+
+def test_pinned_copy_timing_runs_with_cuda_mocked_out():
+    copies = []
+
+    class FakeTensor:
+        def pin_memory(self):
+            copies.append("pin")
+            return self
+
+        def to(self, device, non_blocking=False):
+            copies.append((device, non_blocking))
+            return self
+
+    fake_torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: None))
+    batch = {"image": FakeTensor(), "label": [FakeTensor()]}
+    tensors = list(cuda.tensors_in(batch))
+    assert len(tensors) == 2
+    assert cuda.copy_seconds(tensors, fake_torch, pinned=True, repeats=2) >= 0
+    assert copies.count("pin") == 2 and ("cuda", True) in copies
