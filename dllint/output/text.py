@@ -16,13 +16,13 @@ def render_text(summary: RunSummary) -> str:
             lines.append(f"{count:>5}  {code}  {names[code]}")
     if summary.extra.get("fix_mode") and (total or summary.fixed):
         found = total + summary.fixed
-        lines.append(f"Found {found} problem{'s' if found != 1 else ''} ({summary.fixed} fixed, {total} remaining).")
         lines += _fix_hints(summary, unsafe, fix_mode=True)
+        lines.append(f"Found {found} problem{'s' if found != 1 else ''} ({summary.fixed} fixed, {total} remaining).")
     elif total:
         files = len({f.path for f in summary.findings})
         problems = "problem" if total == 1 else "problems"
+        lines += _fix_hints(summary, unsafe, fix_mode=False)  # before: the "Found" line stays last
         lines.append(f"Found {total} {problems} in {files} file{'s' if files != 1 else ''}.")
-        lines += _fix_hints(summary, unsafe, fix_mode=False)
     else:
         lines.append(f"All checks passed! ({summary.files_checked} file{'s' if summary.files_checked != 1 else ''} checked)")
     return "\n".join(lines)
