@@ -65,6 +65,9 @@ def main() -> None:
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (or, without --fix, offer) fixes that may change behaviour.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (exit 1 if there is a diff).")
 @click.option("--fix-only", is_flag=True, help="Apply fixes without reporting what remains; exit 0 unless a fix failed.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: the usable cores; 1: no workers).")
+@click.option("--no-cache", is_flag=True, help="Lint every file afresh; neither read nor write the cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="Where to keep the cache (default: .dllint_cache).")
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -80,6 +83,9 @@ def check(
     unsafe_fixes: bool = False,
     diff: bool = False,
     fix_only: bool = False,
+    jobs: int | None = None,
+    no_cache: bool = False,
+    cache_dir: str | None = None,
 ) -> None:
     """Lint PATHS (files and directories; '-' reads standard input)."""
     paths = paths or (".",)
@@ -112,8 +118,7 @@ def check(
     missing = [unreadable(p, "cannot read file: no such file or directory") for p in found.missing]
     for directory in found.empty_dirs:
         click.echo(f"dllint: warning: no Python files found in {directory}", err=True)
-    for path in found.files:
-        results.append(lint_file(path, linter))
+    results.extend(_run_files(found.files, settings, linter, fmt, jobs, no_cache, cache_dir))
     files_checked += len(found.files)
     findings: list[Finding] = missing + [f for r in results for f in r.findings]
     findings.sort(key=lambda f: f.sort_key)
@@ -125,6 +130,27 @@ def check(
     if errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+def _run_files(
+    files: list[str], settings, linter: Linter, fmt: str, jobs: int | None, no_cache: bool, cache_dir: str | None
+) -> list[FileResult]:
+    """Lint discovered files through the runner: cache, worker pool, progress line (see dllint.runner)."""
+    from dllint.cache import DEFAULT_CACHE_DIR, Cache
+    from dllint.progress import ProgressLine
+    from dllint.runner import run_lint
+
+    cache = None
+    if not no_cache and files:
+        root = Path(settings.project_root) if settings.config_path else Path.cwd()
+        directory = Path(cache_dir) if cache_dir else root / DEFAULT_CACHE_DIR
+        cache = Cache(directory, settings, tuple(sorted(r.code for r in linter.rules)))
+    progress = ProgressLine.for_run(fmt)
+    try:
+        return run_lint(files, settings, jobs=jobs, cache=cache, progress=progress, linter=linter)
+    finally:
+        if progress is not None:
+            progress.finish()
 
 
 @main.command("explain")

@@ -70,7 +70,9 @@ class MissingMainGuard(Rule):
     name = "missing-main-guard"
     summary = "module-level code starts worker processes without an `if __name__ == \"__main__\":` guard: spawn workers re-run it"
     fix_safety = "unsafe"
-    triggers = (b"DataLoader", b"spawn", b"Process", b"Pool")
+    # Every process starter above resolves through an import naming `multiprocessing`; ctx.Pool needs
+    # `get_context`. (`Process`/`Pool` alone matched 1/4 of real files: `ImageProcessor`, `MaxPool2d`.)
+    triggers = (b"DataLoader", b"multiprocessing", b"get_context")
     valid = (
         "from torch.utils.data import DataLoader\n"
         "def main():\n    for b in DataLoader(ds, num_workers=2):\n        pass\n"

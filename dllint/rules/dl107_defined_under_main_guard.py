@@ -59,7 +59,7 @@ class DefinedUnderMainGuard(Rule):
     name = "defined-under-main-guard"
     summary = "defined under `if __name__ == \"__main__\":` but used by loader workers: spawn workers cannot find it; define it above the guard"
     fix_safety = "sometimes"
-    triggers = (b"__main__",)
+    triggers = (b"DataLoader",)  # needs a multi-worker loader (and a guard); other rules already scan for this
     valid = (
         "from torch.utils.data import DataLoader\n"
         "def collate(b):\n    return b\n"

@@ -1,0 +1,166 @@
+"""The cache: reused only while nothing that decides findings changed; never trusted blindly."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+
+import pytest
+
+from dllint import runner
+from dllint.cache import Cache, decode_finding, encode_finding
+from dllint.config import Settings
+from dllint.findings import Finding, Fix
+from dllint.runner import run_lint
+
+SETTINGS = Settings()
+CODES = ("DL101", "DL201")
+BAD = (
+    "from torch.utils.data import DataLoader\n"
+    "def train(ds):\n"
+    "    loader = DataLoader(ds, num_workers=4)\n"
+    "    for epoch in range(10):\n"
+    "        for batch in loader:\n"
+    "            pass\n"
+)
+GOOD = "import os\nprint(os.getcwd())\n"
+
+
+@pytest.fixture
+def tree(tmp_path):
+    files = []
+    for i in range(6):
+        path = tmp_path / "src" / f"m{i}.py"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(BAD if i % 2 else GOOD)
+        files.append(str(path))
+    return tmp_path, files
+
+
+@pytest.fixture
+def lint_counter(monkeypatch):
+    """Counts the files actually linted (in-process: jobs=1)."""
+    linted: list[str] = []
+    real = runner.lint_file
+
+    def counting(path, linter):
+        linted.append(path)
+        return real(path, linter)
+
+    monkeypatch.setattr(runner, "lint_file", counting)
+    return linted
+
+
+def run(files, directory, settings=SETTINGS):
+    cache = Cache(directory, settings, CODES)
+    results = run_lint(files, settings, jobs=1, cache=cache)
+    return [[f.to_dict() for f in r.findings] for r in results], cache
+
+
+def test_warm_run_lints_nothing_and_a_changed_file_alone(tree, lint_counter):
+    root, files = tree
+    cold, _ = run(files, root / "c")
+    assert len(lint_counter) == len(files)
+    lint_counter.clear()
+    warm, cache = run(files, root / "c")
+    assert warm == cold and lint_counter == [] and cache.stats.hits == len(files)
+
+    with open(files[0], "w") as handle:
+        handle.write(BAD)  # GOOD -> BAD
+    os.utime(files[0], ns=(1, 1))  # a stat the cache has not seen, whatever the clock's resolution
+    again, cache = run(files, root / "c")
+    assert lint_counter == [files[0]]
+    assert again[0] and again[1:] == cold[1:]
+
+
+def test_touched_but_unchanged_file_is_not_relinted(tree, lint_counter):
+    root, files = tree
+    run(files, root / "c")
+    lint_counter.clear()
+    os.utime(files[1], ns=(10**18, 10**18))
+    _, cache = run(files, root / "c")
+    assert lint_counter == [] and cache.stats.rehashed_hits == 1
+    lint_counter.clear()
+    _, cache = run(files, root / "c")  # the new stat was remembered: no hash this time
+    assert cache.stats.hits == len(files) and cache.stats.rehashed_hits == 0
+
+
+def test_other_settings_use_another_cache(tree, lint_counter):
+    root, files = tree
+    run(files, root / "c")
+    lint_counter.clear()
+    run(files, root / "c", Settings(max_workers=2))
+    assert len(lint_counter) == len(files)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"\x00\xffnot json",
+        b'{"format": 1, "files": ',
+        b"[]",
+        b'{"format": 1, "files": {"/x.py": [1, 2]}}',
+        b'{"format": 1, "files": {"/x.py": ["1", 2, "a", []]}}',
+        b"",
+    ],
+    ids=["binary", "truncated", "wrong-type", "short-entry", "bad-entry", "empty"],
+)
+def test_corrupted_cache_file_is_rebuilt(tree, lint_counter, content):
+    root, files = tree
+    cold, cache = run(files, root / "c")
+    cache.path.write_bytes(content)
+    lint_counter.clear()
+    again, cache = run(files, root / "c")
+    assert again == cold and len(lint_counter) == len(files) and cache.stats.discarded
+    json.loads(cache.path.read_bytes())  # rewritten whole
+    lint_counter.clear()
+    _, cache = run(files, root / "c")
+    assert lint_counter == [] and cache.stats.hits == len(files)
+
+
+def test_corrupted_findings_in_a_valid_file_are_relinted(tree, lint_counter):
+    root, files = tree
+    cold, cache = run(files, root / "c")
+    data = json.loads(cache.path.read_bytes())
+    key = os.path.abspath(files[1])
+    data["files"][key][3] = [["not", "a", "finding"]]
+    cache.path.write_text(json.dumps(data))
+    lint_counter.clear()
+    again, _ = run(files, root / "c")
+    assert again == cold and lint_counter == [files[1]]
+
+
+def test_findings_round_trip_exactly():
+    finding = Finding(
+        "a.py", 3, 5, 3, 9, "DL201", "non-persistent-workers", "msg",
+        Fix("safe", "Add it", (("set", ("persistent_workers", "True")), ("n", 3), ("none", None))), cell=2,
+    )
+    row = json.loads(json.dumps(encode_finding(finding)))
+    assert decode_finding("a.py", row) == finding
+
+
+def _concurrent_run(files: list[str], directory: str, seed: int) -> None:
+    for _ in range(5):
+        run_lint(files[seed % 2 :: 2] if seed % 3 else files, SETTINGS, jobs=1, cache=Cache(directory, SETTINGS, CODES))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork")
+def test_concurrent_runs_never_corrupt_the_cache(tree):
+    root, files = tree
+    directory = str(root / "c")
+    context = multiprocessing.get_context("fork")
+    processes = [context.Process(target=_concurrent_run, args=(files, directory, seed)) for seed in range(4)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(60)
+        assert process.exitcode == 0
+    cache = Cache(directory, SETTINGS, CODES)
+    results = run_lint(files, SETTINGS, jobs=1, cache=cache)
+    assert not cache.stats.discarded
+    assert cache.stats.misses == 0, "every file was stored by one of the runs"
+    assert [bool(r.findings) for r in results] == [bool(i % 2) for i in range(len(files))]
+    leftovers = [p for p in (root / "c").rglob("*") if p.name.endswith(".tmp")]
+    assert leftovers == []

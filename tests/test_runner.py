@@ -1,0 +1,149 @@
+"""The runner: the same findings whatever the jobs and the cache, in the order of the paths given."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from dllint import runner
+from dllint.cache import Cache
+from dllint.cli import main
+from dllint.config import Settings
+from dllint.engine import Linter
+from dllint.progress import ProgressLine
+from dllint.rules import all_rules
+from dllint.runner import run_lint
+from tests.conftest import FIXTURES
+
+SETTINGS = Settings(select=("ALL",))
+
+
+def fixture_files() -> list[str]:
+    found = sorted(str(p) for p in FIXTURES.glob("DL[0-9][0-9][0-9]/*.py"))
+    found += sorted(str(p) for p in FIXTURES.glob("notebooks/**/*.ipynb"))
+    assert len(found) > 10
+    return found
+
+
+def as_rows(results) -> list[tuple]:
+    return [(r.path, [f.to_dict() for f in r.findings], r.errors) for r in results]
+
+
+@pytest.fixture
+def pool_always(monkeypatch):
+    """Send even a handful of small files through the worker pool."""
+    monkeypatch.setattr(runner, "MIN_FILES_FOR_POOL", 1)
+    monkeypatch.setattr(runner, "MIN_BYTES_FOR_POOL", 0)
+
+
+def test_same_findings_cold_warm_jobs1_jobs2(tmp_path, pool_always):
+    files = fixture_files()
+    reference = as_rows(run_lint(files, SETTINGS, jobs=1))
+    assert any(findings for _, findings, _ in reference)
+    assert as_rows(run_lint(files, SETTINGS, jobs=2)) == reference
+    codes = tuple(sorted(r.code for r in Linter(SETTINGS).rules))
+    cold_cache = Cache(tmp_path / "cache", SETTINGS, codes)
+    assert as_rows(run_lint(files, SETTINGS, jobs=2, cache=cold_cache)) == reference
+    assert cold_cache.stats.hits == 0
+    warm_cache = Cache(tmp_path / "cache", SETTINGS, codes)
+    assert as_rows(run_lint(files, SETTINGS, jobs=2, cache=warm_cache)) == reference
+    assert warm_cache.stats.hits == len(files) and warm_cache.stats.misses == 0
+    warm_serial = Cache(tmp_path / "cache", SETTINGS, codes)
+    assert as_rows(run_lint(files, SETTINGS, jobs=1, cache=warm_serial)) == reference
+
+
+def test_results_follow_the_order_of_paths(pool_always):
+    files = fixture_files()
+    shuffled = files[::-1][::2] + files[::-1][1::2]
+    results = run_lint(shuffled, SETTINGS, jobs=2)
+    assert [r.path for r in results] == shuffled
+
+
+def test_a_missing_file_is_a_finding_not_a_crash(tmp_path, pool_always):
+    good = tmp_path / "ok.py"
+    good.write_text("import torch\n")
+    results = run_lint([str(good), str(tmp_path / "gone.py")], SETTINGS, jobs=2)
+    assert results[0].findings == []
+    assert [f.code for f in results[1].findings] == ["DL000"]
+
+
+def test_chunks_cover_every_file_once(tmp_path):
+    items = []
+    for i in range(50):
+        path = tmp_path / f"f{i}.py"
+        path.write_text("x = 1\n" * (i * 7 % 13 + 1))
+        items.append((i, str(path)))
+    chunks = runner._chunks(items, jobs=2)
+    assert sorted(i for chunk in chunks for i, _ in chunk) == list(range(50))
+    assert 1 < len(chunks) <= 2 * runner.CHUNKS_PER_JOB + 1
+
+
+def test_cli_output_is_the_same_for_every_jobs_and_cache_setting(tmp_path, pool_always):
+    tree = tmp_path / "src"
+    shutil.copytree(FIXTURES, tree, ignore=shutil.ignore_patterns("probe", "fix", "*.ipynb"))
+    cli = CliRunner()
+    outputs = []
+    for extra in (["--no-cache", "--jobs", "1"], ["--no-cache", "--jobs", "2"], ["--jobs", "2"], ["--jobs", "2"], ["--jobs", "1"]):
+        result = cli.invoke(
+            main,
+            ["check", str(tree), "--select", "ALL", "--format", "json", "--cache-dir", str(tmp_path / "c"), *extra],
+        )
+        assert result.exit_code == 1, result.output
+        outputs.append(json.loads(result.stdout))
+    assert all(out == outputs[0] for out in outputs[1:])
+    assert list((tmp_path / "c").rglob("*.json")), "the cached runs wrote a cache"
+
+
+def test_no_cache_writes_nothing(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text("from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=2)\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "a.py", "--no-cache"])
+    assert result.exit_code in (0, 1), result.output
+    assert not (tmp_path / ".dllint_cache").exists()
+    result = CliRunner().invoke(main, ["check", "a.py"])
+    assert (tmp_path / ".dllint_cache").is_dir()
+    assert (tmp_path / ".dllint_cache" / ".gitignore").is_file()
+
+
+@pytest.mark.parametrize("rule", [r for r in all_rules() if r.code != "DL000"], ids=lambda r: r.code)
+def test_triggers_never_hide_an_invalid_example(rule):
+    """Through the byte prefilter (lint_bytes), each INVALID example of a rule still fires it."""
+    linter = Linter(Settings(select=(rule.code,)), rules=[rule])
+    for example in rule.invalid:
+        assert linter.could_have_findings(example.encode()), f"{rule.code}: triggers {rule.triggers} miss {example!r}"
+        result = linter.lint_bytes("example.py", example.encode())
+        assert not result.skipped
+
+
+class FakeTerminal(io.StringIO):
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_progress_only_on_a_terminal_and_for_text_output():
+    assert ProgressLine.for_run("text", FakeTerminal(False)) is None
+    for fmt in ("json", "sarif", "github"):
+        assert ProgressLine.for_run(fmt, FakeTerminal(True)) is None
+    line = ProgressLine.for_run("text", FakeTerminal(True))
+    assert line is not None
+
+
+def test_progress_waits_before_drawing_then_erases_itself():
+    stream = FakeTerminal(True)
+    line = ProgressLine(stream, delay=3600)
+    line(5, 10)
+    assert stream.getvalue() == ""
+    line = ProgressLine(stream, delay=0, interval=0)
+    line(5, 10)
+    line(10, 10)
+    assert "10/10 files checked" in stream.getvalue()
+    line.finish()
+    assert stream.getvalue().endswith("\r\x1b[2K")
