@@ -65,31 +65,7 @@ def test_worker_sweep_recommends_a_count_and_draws_a_chart(tmp_path):
     assert "num_workers sweep" in text and "<- recommended" in text and "samples/s" in text
 
 
-def test_shared_rng_gives_identical_draws_in_two_workers(tmp_path):
-    script = write_script(tmp_path, """
-        class Augmented(Dataset):
-            def __init__(self):
-                self.rng = random.Random(0)
-
-            def __len__(self):
-                return 8
-
-            def __getitem__(self, index):
-                return torch.tensor([self.rng.random()])
-
-
-        if __name__ == "__main__":
-            for batch in DataLoader(Augmented(), batch_size=2, num_workers=2):
-                pass
-    """)
-    findings = [finding("DL304", script, line_of(script, "self.rng = "))]
-    run_probe(str(script), [], findings, timeout=30, progress=False, settings=fast_settings())
-    probe = findings[0].probe
-    assert probe["verdict"] == "confirmed", probe
-    assert "identical draws" in probe["evidence"]
-
-
-def test_rng_reseeded_by_worker_init_fn_is_not_confirmed(tmp_path):
+def test_shared_rng_is_confirmed_and_a_reseeding_worker_init_fn_is_not(tmp_path):
     script = write_script(tmp_path, """
         class Augmented(Dataset):
             def __init__(self):
@@ -108,42 +84,40 @@ def test_rng_reseeded_by_worker_init_fn_is_not_confirmed(tmp_path):
 
 
         if __name__ == "__main__":
-            for batch in DataLoader(Augmented(), batch_size=2, num_workers=2, worker_init_fn=reseed):
+            for batch in DataLoader(Augmented(), batch_size=2, num_workers=2):
+                pass
+            for batch in DataLoader(Augmented(), batch_size=2, num_workers=2,
+                                    worker_init_fn=reseed):
                 pass
     """)
-    findings = [finding("DL304", script, line_of(script, "self.rng = "))]
-    run_probe(str(script), [], findings, timeout=30, progress=False, settings=fast_settings())
-    assert findings[0].probe["verdict"] == "not confirmed"
+    shared, reseeded = (finding("DL304", script, line_of(script, text)) for text in ("num_workers=2):", "worker_init_fn=reseed"))
+    report = run_probe(str(script), [], [shared, reseeded], timeout=30, progress=False, settings=fast_settings())
+    by_loader = {loader.id: [r for r in loader.results if r.code == "DL304"] for loader in report.loaders}
+    assert by_loader[1][0].verdict == "confirmed" and "identical draws" in by_loader[1][0].evidence
+    assert by_loader[2][0].verdict == "not confirmed"
+    assert shared.probe["verdict"] == "confirmed"
+    assert reseeded.probe["verdict"] == "not confirmed"
 
 
-def test_missing_set_epoch_repeats_the_order(tmp_path):
+def test_missing_set_epoch_is_confirmed_and_a_set_epoch_call_is_not(tmp_path):
     script = write_script(tmp_path, """
         data = TensorDataset(torch.arange(16.0))
-        sampler = DistributedSampler(data, num_replicas=1, rank=0)
-        loader = DataLoader(data, batch_size=4, sampler=sampler)
+        forgotten = DistributedSampler(data, num_replicas=1, rank=0)
+        remembered = DistributedSampler(data, num_replicas=1, rank=0)
+        forgotten_loader = DataLoader(data, batch_size=4, sampler=forgotten)
+        remembered_loader = DataLoader(data, batch_size=4, sampler=remembered)
         for epoch in range(3):
-            for batch in loader:
+            remembered.set_epoch(epoch)
+            for batch in forgotten_loader:
+                pass
+            for batch in remembered_loader:
                 pass
     """)
-    findings = [finding("DL301", script, line_of(script, "DistributedSampler(data"))]
+    findings = [finding("DL301", script, line_of(script, text)) for text in ("forgotten_loader = ", "remembered_loader = ")]
     run_probe(str(script), [], findings, timeout=30, progress=False, settings=fast_settings())
     assert findings[0].probe["verdict"] == "confirmed"
     assert "same order" in findings[0].probe["evidence"]
-
-
-def test_set_epoch_called_is_not_confirmed(tmp_path):
-    script = write_script(tmp_path, """
-        data = TensorDataset(torch.arange(16.0))
-        sampler = DistributedSampler(data, num_replicas=1, rank=0)
-        loader = DataLoader(data, batch_size=4, sampler=sampler)
-        for epoch in range(3):
-            sampler.set_epoch(epoch)
-            for batch in loader:
-                pass
-    """)
-    findings = [finding("DL301", script, line_of(script, "DistributedSampler(data"))]
-    run_probe(str(script), [], findings, timeout=30, progress=False, settings=fast_settings())
-    assert findings[0].probe["verdict"] == "not confirmed"
+    assert findings[1].probe["verdict"] == "not confirmed"
 
 
 def test_factory_target_and_json_report(tmp_path, monkeypatch, assert_no_leftovers):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dllint.probe import run_probe
+from dllint.probe.names import RULE_NAMES
+from dllint.probe.pairing import attach_verdicts, runtime_findings
 from tests.probe.conftest import FIXTURES, fast_settings, finding
 
 pytestmark = pytest.mark.probe
@@ -37,15 +39,11 @@ def test_lambda_collate_fn_is_confirmed_with_the_pickling_error(assert_no_leftov
     assert findings[0].probe["verdict"] == "confirmed"
     assert "<lambda>" in findings[0].probe["evidence"] and "collate_fn" in findings[0].probe["evidence"]
     assert [f for f in report.findings if f.source == "runtime"] == []
+    # Without the static finding, the same result becomes a finding of its own, marked runtime.
+    results = [result for loader in report.loaders for result in loader.results]
+    runtime = runtime_findings(attach_verdicts([], results, ""), RULE_NAMES)
+    assert [(f.code, f.line, f.source, f.name) for f in runtime] == [("DL102", 9, "runtime", "lambda-in-worker")]
     assert_no_leftovers(report)
-
-
-def test_lambda_collate_fn_without_a_static_finding_becomes_a_runtime_finding():
-    script = FIXTURES / "lambda_collate.py"
-    report = run_probe(str(script), [], [], timeout=60, progress=False, settings=fast_settings())
-    runtime = [f for f in report.findings if f.source == "runtime"]
-    assert [(f.code, f.line) for f in runtime] == [("DL102", 9)]
-    assert runtime[0].to_dict()["source"] == "runtime"
 
 
 def test_unsharded_iterable_dataset_is_duplicated_four_times(assert_no_leftovers):
