@@ -6,7 +6,6 @@ import os
 import stat
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 import dllint.fixes.arguments as arguments
