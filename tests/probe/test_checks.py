@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from dllint.probe import run_probe
-from tests.probe.conftest import fast_settings, finding
+from probe_helpers import fast_settings, finding
 
 pytestmark = pytest.mark.probe
 

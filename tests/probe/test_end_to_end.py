@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dllint.probe import run_probe
-from tests.probe.conftest import FIXTURES, fast_settings
+from probe_helpers import FIXTURES, fast_settings
 
 engine = pytest.importorskip("dllint.engine")
 pytestmark = pytest.mark.probe

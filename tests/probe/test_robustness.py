@@ -9,7 +9,7 @@ import time
 import pytest
 
 from dllint.probe import ProbeError, run_probe
-from tests.probe.conftest import FIXTURES, fast_settings, finding
+from probe_helpers import FIXTURES, fast_settings, finding
 
 pytestmark = pytest.mark.probe
 

@@ -7,7 +7,7 @@ import pytest
 from dllint.probe import run_probe
 from dllint.probe.names import RULE_NAMES
 from dllint.probe.pairing import attach_verdicts, runtime_findings
-from tests.probe.conftest import FIXTURES, fast_settings, finding
+from probe_helpers import FIXTURES, fast_settings, finding
 
 pytestmark = pytest.mark.probe
 
