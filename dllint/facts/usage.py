@@ -91,12 +91,30 @@ class UsageAnalysis:
     def iteration_count(self, loader: LoaderCall) -> int:
         """0, 1, or 2 meaning "more than once" (escapes count as re-iterated)."""
         built_in = set(map(id, self.construction_loops(loader.node)))
-        count = 0
+        once: list[Use] = []
         for use in self.loader_uses(loader):
             if use.kind == "escape" or any(id(loop) not in built_in for loop in use.loops):
                 return 2
-            count += 1
-        return min(count, 2)
+            if any(not self._exclusive(use, other) for other in once):
+                return 2
+            once.append(use)
+        return min(len(once), 1)  # pairwise exclusive: at most one of them runs
+
+    def _exclusive(self, first: Use, second: Use) -> bool:
+        """The two uses sit in different arms of one ``if``/``elif``/``else``: at most one runs."""
+        arms = self._if_arms(first.via[0] if first.via else first.node)
+        other = self._if_arms(second.via[0] if second.via else second.node)
+        return any(node in other and other[node] != arm for node, arm in arms.items())
+
+    def _if_arms(self, node: ast.AST) -> dict[ast.If, str]:
+        """For each ``if`` around ``node`` in its function: which arm holds it (body or orelse)."""
+        arms: dict[ast.If, str] = {}
+        child, current = node, self.parents.get(node)
+        while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
+            if isinstance(current, ast.If) and child is not current.test:
+                arms[current] = "body" if child in current.body else "orelse"
+            child, current = current, self.parents.get(current)
+        return arms
 
     def enclosing_loops(self, node: ast.AST, scope: Scope) -> tuple[ast.AST, ...]:
         """Loops (and comprehensions) within ``scope`` that repeat ``node``, outermost first."""
