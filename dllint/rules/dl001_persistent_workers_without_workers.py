@@ -3,7 +3,6 @@ from __future__ import annotations
 from typing import Iterator
 
 from dllint.findings import Finding, Fix
-from dllint.fixes.arguments import remove_reported_argument
 from dllint.rules import Rule
 
 
@@ -59,4 +58,6 @@ class PersistentWorkersWithoutWorkers(Rule):
                 yield self.report(facts, arg.node, fix=None if arg.from_splat else fix)
 
     def apply_fix(self, ctx, finding: Finding) -> None:
+        from dllint.fixes.arguments import remove_reported_argument
+
         remove_reported_argument(ctx, finding)

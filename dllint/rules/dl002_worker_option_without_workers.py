@@ -5,7 +5,6 @@ from typing import Iterator
 
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix
-from dllint.fixes.arguments import remove_reported_argument
 from dllint.rules import Rule
 
 ERRORS = {
@@ -84,4 +83,6 @@ class WorkerOptionWithoutWorkers(Rule):
         )
 
     def apply_fix(self, ctx, finding: Finding) -> None:
+        from dllint.fixes.arguments import remove_reported_argument
+
         remove_reported_argument(ctx, finding)

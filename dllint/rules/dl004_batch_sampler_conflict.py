@@ -4,7 +4,6 @@ from typing import Iterator
 
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix
-from dllint.fixes.arguments import remove_reported_argument
 from dllint.rules import Rule
 
 
@@ -78,4 +77,6 @@ class BatchSamplerConflict(Rule):
         return self.report(facts, arg.node, message, fix)
 
     def apply_fix(self, ctx, finding: Finding) -> None:
+        from dllint.fixes.arguments import remove_reported_argument
+
         remove_reported_argument(ctx, finding)

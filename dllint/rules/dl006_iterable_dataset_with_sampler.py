@@ -4,7 +4,6 @@ from typing import Iterator
 
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix
-from dllint.fixes.arguments import remove_reported_argument
 from dllint.rules import Rule
 
 
@@ -85,4 +84,6 @@ class IterableDatasetWithSampler(Rule):
                 )
 
     def apply_fix(self, ctx, finding: Finding) -> None:
+        from dllint.fixes.arguments import remove_reported_argument
+
         remove_reported_argument(ctx, finding)

@@ -3,11 +3,8 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-import libcst as cst
-
 from dllint.facts.imports import dotted_name
 from dllint.findings import Finding, Fix
-from dllint.fixes.main_guard import guarded_module
 from dllint.rules import Rule
 
 PROCESS_STARTERS = frozenset(
@@ -128,6 +125,10 @@ class MissingMainGuard(Rule):
                     yield call
 
     def apply_fix(self, ctx, finding: Finding) -> None:
+        import libcst as cst
+
+        from dllint.fixes.main_guard import guarded_module
+
         reported = ctx.module_statement(ctx.node_at(finding, cst.BaseStatement))
         new = guarded_module(ctx.module, reported)
         ctx.replace(ctx.module, new)

@@ -3,11 +3,8 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-import libcst as cst
-
 from dllint.facts.workers import shipped_expressions
 from dllint.findings import Finding, Fix
-from dllint.fixes.hoist import derived_lambda_name, lambda_to_def, place_before
 from dllint.rules import Rule
 
 
@@ -83,6 +80,10 @@ class LambdaInWorker(Rule):
         return Fix("safe", "Hoist the lambda to a module-level function", (("sink", shipped.sink),))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
+        import libcst as cst
+
+        from dllint.fixes.hoist import derived_lambda_name, lambda_to_def, place_before
+
         lam = ctx.node_at(finding, cst.Lambda)
         statement = ctx.statement_of(lam)
         parent = ctx.parent(lam)

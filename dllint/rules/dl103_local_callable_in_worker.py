@@ -3,22 +3,8 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-import libcst as cst
-
 from dllint.facts.workers import local_definition, shipped_expressions
 from dllint.findings import Finding, Fix
-from dllint.fixes import FixUnavailable, without_blank_prefix
-from dllint.fixes.hoist import (
-    adjust_leading_lines,
-    captured_names,
-    clashes_at_module_level,
-    definition_table,
-    has_nonlocal,
-    local_cst_definition,
-    names_in,
-    place_before,
-    references,
-)
 from dllint.rules import Rule
 
 
@@ -98,6 +84,21 @@ class LocalCallableInWorker(Rule):
                 yield self.report(facts, shipped.expr, message, fix)
 
     def apply_fix(self, ctx, finding: Finding) -> None:
+        import libcst as cst
+
+        from dllint.fixes import FixUnavailable, without_blank_prefix
+        from dllint.fixes.hoist import (
+            adjust_leading_lines,
+            captured_names,
+            clashes_at_module_level,
+            definition_table,
+            has_nonlocal,
+            local_cst_definition,
+            names_in,
+            place_before,
+            references,
+        )
+
         name = finding.fix.get("name") if finding.fix else None
         handed_over = ctx.node_at(finding, cst.BaseExpression)
         owner, definition = _owner_and_definition(ctx, handed_over, name)
@@ -158,6 +159,11 @@ def _lines(ctx, node: cst.CSTNode) -> range:
 
 def _owner_and_definition(ctx, node: cst.CSTNode, name: str | None):
     """The function that defines ``name`` locally (the nearest one around ``node``) and the definition."""
+    import libcst as cst
+
+    from dllint.fixes import FixUnavailable
+    from dllint.fixes.hoist import local_cst_definition
+
     if not name:
         raise FixUnavailable("the finding names no definition")
     for ancestor in ctx.ancestors(node):

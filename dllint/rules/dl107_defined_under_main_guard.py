@@ -77,6 +77,9 @@ class DefinedUnderMainGuard(Rule):
         "    DataLoader(Ds(), num_workers=2)\n",
     )
 
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        _move_above_guard(ctx, finding)
+
     def check(self, facts) -> Iterator[Finding]:
         guard = facts.main_guard
         if guard is None:
@@ -98,6 +101,44 @@ class DefinedUnderMainGuard(Rule):
                     f"(via {shipped.sink}): spawn workers cannot find it; define it above the guard"
                 )
                 yield self.report(facts, definition, message, _fix(facts, definition, guard))
+
+
+def _move_above_guard(ctx, finding: Finding) -> None:
+    """Move the definition out of the guard's body to just above the guard."""
+    import libcst as cst
+
+    from dllint.fixes import FixUnavailable, without_blank_prefix
+    from dllint.fixes.hoist import adjust_leading_lines, place_before
+
+    name = finding.fix.get("move") if finding.fix else None
+    guards = [s for s in ctx.module.body if isinstance(s, cst.If) and _is_cst_main_guard(s)]
+    if not guards or not isinstance(guards[0].body, cst.IndentedBlock):
+        raise FixUnavailable("no main guard block")
+    guard = guards[0]
+    matches = [s for s in guard.body.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
+    if len(matches) != 1:
+        raise FixUnavailable(f"'{name}' is not defined once directly in the guard")
+    if len(guard.body.body) == 1:
+        raise FixUnavailable("the guard would be left empty")
+    body = list(guard.body.body)
+    index = body.index(matches[0])
+    ctx.remove(matches[0])
+    if index == 0:  # the next statement now opens the block: no blank line before it
+        adjust_leading_lines(ctx, body[1], without_blank_prefix)
+    place_before(ctx, guard, matches[0])
+
+
+def _is_cst_main_guard(stmt) -> bool:
+    import libcst as cst
+
+    test = stmt.test
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    if not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = [test.left, test.comparisons[0].comparator]
+    values = {s.value if isinstance(s, cst.Name) else s.evaluated_value if isinstance(s, cst.SimpleString) else None for s in sides}
+    return values == {"__name__", "__main__"}
 
 
 def _guard_definition(facts, expr: ast.expr, scope, guard: ast.If) -> ast.AST | None:

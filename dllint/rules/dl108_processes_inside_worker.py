@@ -5,7 +5,6 @@ from typing import Iterator
 
 from dllint.facts.imports import dotted_name
 from dllint.findings import Finding, Fix
-from dllint.fixes.arguments import set_reported_argument
 from dllint.rules import Rule
 
 POOL_CLASSES = frozenset(
@@ -113,6 +112,8 @@ class ProcessesInsideWorker(Rule):
             yield self.report(facts, call, message, fix)
 
     def apply_fix(self, ctx, finding: Finding) -> None:
+        from dllint.fixes.arguments import set_reported_argument
+
         set_reported_argument(ctx, finding)
 
 

@@ -3,11 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-import libcst as cst
-
 from dllint.findings import Finding, Fix
-from dllint.fixes import FixUnavailable
-from dllint.fixes.arguments import set_argument
 from dllint.rules import Rule
 
 
@@ -101,6 +97,11 @@ class NonPersistentWorkers(Rule):
         return Fix("safe", f"Add `persistent_workers={value}`", (("set", ("persistent_workers", value)),))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
+        import libcst as cst
+
+        from dllint.fixes import FixUnavailable
+        from dllint.fixes.arguments import set_argument
+
         setting = finding.fix.get("set") if finding.fix else None
         if not setting:
             raise FixUnavailable("the finding names no argument to set")

@@ -4,7 +4,6 @@ from typing import Iterator
 
 from dllint.facts.devices import batch_cuda_copies, torch_alias
 from dllint.findings import Finding, Fix
-from dllint.fixes.arguments import set_reported_argument
 from dllint.rules import Rule
 
 
@@ -93,4 +92,6 @@ class PinMemoryMissing(Rule):
         return Fix("safe", f"Add `pin_memory={value}`", (("set", ("pin_memory", value)),))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
+        from dllint.fixes.arguments import set_reported_argument
+
         set_reported_argument(ctx, finding)

@@ -5,7 +5,6 @@ from typing import Iterator
 
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix
-from dllint.fixes import FixUnavailable
 from dllint.rules import Rule
 
 
@@ -131,6 +130,8 @@ class MissingSetEpoch(Rule):
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         import libcst as cst
+
+        from dllint.fixes import FixUnavailable
 
         where, statement = finding.fix.get("insert_before"), finding.fix.get("statement")
         if not where or not statement:
