@@ -23,7 +23,9 @@ class SynchronousLoading(Rule):
     the accelerator waits while it does. For datasets that load from disk or augment
     images, a few workers usually multiply throughput. This is TorchFix's TOR401, narrowed
     to loaders that are iterated repeatedly in the same file. In-memory `TensorDataset`s
-    are left alone: workers only add inter-process copies there.
+    are left alone: workers only add inter-process copies there; so are loaders that only
+    give one batch per `next(iter(loader))` (a sample for logging), where workers would
+    start again for every draw (DL205).
 
     ## Example
     ```python
@@ -79,11 +81,21 @@ class SynchronousLoading(Rule):
                 continue  # a DataLoader subclass may choose its own workers
             if self._in_memory(facts, loader):
                 continue
-            if facts.loops.epoch_iteration(loader) is None:
+            if not any(facts.loops.epoch_loops(use) and not self._one_batch_draw(facts, use) for use in facts.loops.iterations(loader)):
                 continue
             arg = loader.argument("num_workers")
             node = arg.node if arg is not None and not arg.from_splat else loader.node
             yield self.report(facts, node)
+
+    @staticmethod
+    def _one_batch_draw(facts, use) -> bool:
+        """``next(iter(loader))``: one batch per call (a sample for logging); workers would
+        start for every draw (DL205), so asking for them makes it worse."""
+        call = use.node
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "iter"):
+            return False
+        parent = facts.scopes.parents.get(call)
+        return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "next"
 
     @staticmethod
     def _in_memory(facts, loader) -> bool:
