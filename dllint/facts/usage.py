@@ -95,6 +95,8 @@ class UsageAnalysis:
         for use in self.loader_uses(loader):
             if use.kind == "escape" or any(id(loop) not in built_in for loop in use.loops):
                 return 2
+            if any(use.node is other.node and use.via == other.via for other in once):
+                continue  # the same loop reached through two bindings of one name
             if any(not self._exclusive(use, other) for other in once):
                 return 2
             once.append(use)
