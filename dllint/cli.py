@@ -68,6 +68,10 @@ def main() -> None:
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: the usable cores; 1: no workers).")
 @click.option("--no-cache", is_flag=True, help="Lint every file afresh; neither read nor write the cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Where to keep the cache (default: .dllint_cache).")
+@click.option("--probe", "probe_target", metavar="SCRIPT|MODULE:FUNCTION", help="Run the loader for real and confirm each finding; arguments after -- go to the script.")
+@click.option("--probe-timeout", type=click.FloatRange(min=0, min_open=True), default=120, show_default=True, help="Seconds for the whole probe run.")
+@click.option("--probe-batches", type=click.IntRange(min=1), help="Batches per measurement.")
+@click.option("--probe-report", type=click.Path(dir_okay=False), help="Write everything the probe measured as JSON.")
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -86,8 +90,17 @@ def check(
     jobs: int | None = None,
     no_cache: bool = False,
     cache_dir: str | None = None,
+    probe_target: str | None = None,
+    probe_timeout: float = 120,
+    probe_batches: int | None = None,
+    probe_report: str | None = None,
 ) -> None:
-    """Lint PATHS (files and directories; '-' reads standard input)."""
+    """Lint PATHS (files and directories; '-' reads standard input).
+
+    With --probe, PATHS are the probed script's own arguments (put them after --).
+    """
+    script_args = list(paths)
+    paths = paths if probe_target is None else (probe_target,)
     paths = paths or (".",)
     try:
         start = Path(stdin_filename or paths[0])
@@ -102,6 +115,11 @@ def check(
         max_workers=max_workers,
     )
     linter = Linter(settings)
+    if probe_target is not None:
+        from dllint.probe.command import ProbeOptions, run_probe_command
+
+        options = ProbeOptions(timeout=probe_timeout, batches=probe_batches, report_path=probe_report)
+        sys.exit(run_probe_command(probe_target, script_args, linter, fmt, options))
     if fix or diff or fix_only:
         from dllint.fixes.command import FixOptions, run_fix_command
 

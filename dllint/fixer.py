@@ -24,7 +24,7 @@ import libcst as cst
 
 from dllint.findings import Finding
 from dllint.fixes import Edits, FileState, FixContext, FixUnavailable, apply_edits
-from dllint.rules import rule_by_code
+from dllint.rules import has_fix, rule_by_code
 
 if TYPE_CHECKING:
     from dllint.engine import Linter
@@ -45,14 +45,6 @@ class FixResult:
     @property
     def changed(self) -> bool:
         return self.text != self.original
-
-
-def has_fix(finding: Finding) -> bool:
-    """Whether ``--fix`` can act on the finding (its rule implements the fix it offers)."""
-    if finding.fix is None:
-        return False
-    rule = rule_by_code(finding.code)
-    return rule is not None and callable(getattr(rule, "apply_fix", None))
 
 
 def is_selected(finding: Finding, unsafe: bool) -> bool:

@@ -7,7 +7,13 @@ from dllint.output import RunSummary, location
 
 def render_text(summary: RunSummary) -> str:
     unsafe = bool(summary.extra.get("unsafe_fixes"))
-    lines = [f"{location(f)}: {f.code} {_fix_marker(f, unsafe)}{f.message}" for f in summary.findings]
+    lines = []
+    for f in summary.findings:
+        runtime = "(runtime) " if f.source == "runtime" else ""
+        lines.append(f"{location(f)}: {f.code} {runtime}{_fix_marker(f, unsafe)}{f.message}")
+        if f.probe:
+            evidence = f": {f.probe['evidence']}" if f.probe.get("evidence") else ""
+            lines.append(f"    probe: {f.probe['verdict']}{evidence}")
     total = len(summary.findings)
     if summary.statistics and total:
         lines.append("")
@@ -30,7 +36,7 @@ def render_text(summary: RunSummary) -> str:
 
 def _fix_marker(finding, unsafe: bool) -> str:
     """``[*]``: ``--fix`` fixes it; ``[-]``: only ``--fix --unsafe-fixes`` does."""
-    from dllint.fixer import has_fix
+    from dllint.rules import has_fix
 
     if not has_fix(finding):
         return ""
@@ -38,7 +44,7 @@ def _fix_marker(finding, unsafe: bool) -> str:
 
 
 def _fix_hints(summary: RunSummary, unsafe: bool, fix_mode: bool) -> list[str]:
-    from dllint.fixer import has_fix
+    from dllint.rules import has_fix
 
     fixable = [f for f in summary.findings if has_fix(f)]
     now = sum(1 for f in fixable if f.fix.applicability == "safe" or unsafe)

@@ -100,3 +100,11 @@ def all_rules() -> tuple[type[Rule], ...]:
 def rule_by_code(code: str) -> type[Rule] | None:
     code = code.strip().upper()
     return next((rule for rule in all_rules() if rule.code == code), None)
+
+
+def has_fix(finding: Finding) -> bool:
+    """Whether ``--fix`` can act on the finding (its rule implements the fix it offers)."""
+    if finding.fix is None:
+        return False
+    rule = rule_by_code(finding.code)
+    return rule is not None and callable(getattr(rule, "apply_fix", None))
