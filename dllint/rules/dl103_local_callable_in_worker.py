@@ -73,6 +73,17 @@ class LocalCallableInWorker(Rule):
             for shipped in shipped_expressions(facts, loader):
                 target = shipped.expr.func if isinstance(shipped.expr, ast.Call) else shipped.expr
                 definition = local_definition(facts, target, shipped.scope)
+                if definition is None and isinstance(shipped.expr, ast.Call) and id(shipped.expr) not in reported:
+                    made = _closure_made_by(facts, shipped.expr, shipped.scope)
+                    if made is not None:
+                        reported.add(id(shipped.expr))
+                        message = (
+                            f"'{target.id if isinstance(target, ast.Name) else 'the call'}()' returns the local function "
+                            f"'{made.name}', sent to workers (via {shipped.sink}): it cannot be pickled under spawn; "
+                            "define it at module level and bind its settings with functools.partial"
+                        )
+                        yield self.report(facts, shipped.expr, message)
+                    continue
                 if definition is None or id(shipped.expr) in reported:
                     continue
                 if isinstance(shipped.expr, ast.Call) and not isinstance(definition, ast.ClassDef):
@@ -155,6 +166,22 @@ class LocalCallableInWorker(Rule):
 def _lines(ctx, node: cst.CSTNode) -> range:
     (start, _), (end, _) = ctx.span(node)
     return range(start, end + 1)
+
+
+def _closure_made_by(facts, call: ast.Call, scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The nested ``def`` a same-file factory returns (``collate_fn=make_collate(pad)``)."""
+    factory = facts.usage.same_file_function(call.func, scope)
+    if not isinstance(factory, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    factory_scope = facts.scopes.scopes[factory]
+    returned = [n.value for n in ast.walk(factory) if isinstance(n, ast.Return) and n.value is not None]
+    for value in returned:
+        if facts.scopes.scope_of(value) is not factory_scope:
+            continue  # a return inside a nested function
+        definition = local_definition(facts, value, factory_scope)
+        if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return definition
+    return None
 
 
 def _owner_and_definition(ctx, node: cst.CSTNode, name: str | None):

@@ -36,7 +36,8 @@ class NonPersistentWorkers(Rule):
 
     ## Fix safety
     Safe: adds `persistent_workers=True` (or `persistent_workers=<num_workers> > 0` when the
-    count is dynamic). No fix is offered where the loop changes the dataset (DL303): persistent
+    count is dynamic). Unsafe where the call says `persistent_workers=False` explicitly: that
+    may be deliberate. No fix is offered where the loop changes the dataset (DL303): persistent
     workers would keep a stale copy.
 
     ## References
@@ -94,6 +95,10 @@ class NonPersistentWorkers(Rule):
         else:
             source = ast.get_source_segment(facts.source, workers.value) or ast.unparse(workers.value)
             value = f"{source} > 0" if "\n" not in source else "True"
+        if loader.argument("persistent_workers") is not None:
+            # An explicit `persistent_workers=False` may be deliberate (e.g. per-epoch state the
+            # workers read at start-up): flipping it is the user's call.
+            return Fix("unsafe", f"Set `persistent_workers={value}`", (("set", ("persistent_workers", value)),))
         return Fix("safe", f"Add `persistent_workers={value}`", (("set", ("persistent_workers", value)),))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
