@@ -17,6 +17,7 @@ from dllint.facts.imports import build_import_table, dotted_name, qualified_name
 from dllint.facts.loaders import LOADER_QUALNAMES, LoaderCall, collect_loader_calls
 from dllint.facts.scopes import Scope, ScopeTable
 from dllint.facts.values import Value, resolve
+from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
     from dllint.config import Settings
@@ -72,12 +73,13 @@ class FileFacts:
 
     def __post_init__(self) -> None:
         self.lines = self.source.splitlines()
-        self.imports = build_import_table(self.tree)
+        self.nodes = walk(self.tree)  # every node, ast.walk order: one walk shared by the facts below
+        self.imports = build_import_table(self.tree, self.nodes)
         self.scopes = ScopeTable(self.tree)
         self.argparse = ArgparseDefaults()
         calls: list[ast.Call] = []
         class_nodes: list[ast.ClassDef] = []
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Call):
                 calls.append(node)
                 self.argparse.add_call(node)

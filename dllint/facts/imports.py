@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import ast
 
+from dllint.facts.walk import walk
 
-def build_import_table(tree: ast.Module) -> dict[str, str]:
-    """Map each imported local name to the dotted path it stands for."""
+
+def build_import_table(tree: ast.Module, nodes: list[ast.AST] | None = None) -> dict[str, str]:
+    """Map each imported local name to the dotted path it stands for (``nodes``: ``walk(tree)`` if at hand)."""
     table: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree) if nodes is None else nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:

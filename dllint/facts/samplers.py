@@ -100,7 +100,7 @@ class SamplerAnalysis:
     def _star_import(self) -> bool:
         return any(
             isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
-            for node in ast.walk(self.facts.tree)
+            for node in self.facts.nodes
         )
 
     # -- set_epoch --------------------------------------------------------------

@@ -9,9 +9,19 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from dllint.facts.walk import iter_children
+
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 SCOPE_NODES = (ast.Module, ast.ClassDef, *FUNCTION_NODES)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# The node classes ``ScopeTable._record`` looks at (parsed trees hold exact classes, never subclasses).
+_RECORDED = frozenset(
+    {
+        ast.Name, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.withitem, ast.NamedExpr,
+        ast.Import, ast.ImportFrom, ast.ExceptHandler, ast.Global, ast.Nonlocal, ast.Delete,
+        ast.MatchAs, ast.MatchStar, ast.MatchMapping,
+    }
+)
 
 
 @dataclass
@@ -59,7 +69,7 @@ class ScopeTable:
         stack = [(node, scope)]
         while stack:
             parent, current = stack.pop()
-            for child in ast.iter_child_nodes(parent):
+            for child in iter_children(parent):
                 self.parents[child] = parent
                 if self._visit(child, current):
                     stack.append((child, current))
@@ -109,6 +119,8 @@ class ScopeTable:
         return scope
 
     def _record(self, node: ast.AST, scope: Scope) -> None:
+        if node.__class__ not in _RECORDED:
+            return  # most nodes bind nothing: one set lookup instead of the isinstance chain below
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
                 scope.loads.append(node)

@@ -1,0 +1,75 @@
+"""Faster drop-ins for ``ast.iter_child_nodes`` and ``ast.walk``, same nodes in the same order.
+
+The standard ones are generators over generators (``iter_fields``): on the
+452 files of the benchmark corpus that pass the prefilter, walking the tree
+took about 2/3 of all lint time, more than parsing. These build plain lists
+and skip the fields that never hold a node, found once per node class.
+Order matters: rules that report "the first" of something must not change
+their findings, so ``walk`` is breadth-first exactly like ``ast.walk``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+AST = ast.AST
+
+# Fields that hold a str, int, bool, constant or list of str: never a node.
+_SCALAR_FIELDS = frozenset(
+    {
+        "id", "attr", "name", "arg", "asname", "module", "level", "type_comment",
+        "kind", "conversion", "is_async", "simple", "value_str", "tag",
+    }
+)
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _node_fields(cls: type) -> tuple[str, ...]:
+    fields = tuple(f for f in cls._fields if f not in _SCALAR_FIELDS)  # type: ignore[attr-defined]
+    if cls is ast.Constant:
+        fields = ()  # its ``value`` is a Python constant, never a node
+    elif cls in (ast.Global, ast.Nonlocal):
+        fields = ()  # ``names`` is a list of str
+    _NODE_FIELDS[cls] = fields
+    return fields
+
+
+def iter_children(node: AST) -> list[AST]:
+    """The direct child nodes of ``node``, in ``ast.iter_child_nodes`` order."""
+    cls = node.__class__
+    fields = _NODE_FIELDS.get(cls)
+    if fields is None:
+        fields = _node_fields(cls)
+    out: list[AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if value.__class__ is list:
+            for item in value:
+                if isinstance(item, AST):
+                    out.append(item)
+        elif isinstance(value, AST):
+            out.append(value)
+    return out
+
+
+def walk(node: AST) -> list[AST]:
+    """Every node under ``node`` (itself first), in ``ast.walk`` order."""
+    nodes = [node]
+    index = 0
+    get = _NODE_FIELDS.get
+    while index < len(nodes):
+        current = nodes[index]
+        index += 1
+        cls = current.__class__
+        fields = get(cls)
+        if fields is None:
+            fields = _node_fields(cls)
+        for name in fields:
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        nodes.append(item)
+            elif isinstance(value, AST):
+                nodes.append(value)
+    return nodes
