@@ -10,7 +10,12 @@ import argparse
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from dllint.probe.checks.sweep import recommend, render_chart, usable_cores, worker_counts
+from dllint.probe.checks.sweep import (
+    recommend,
+    render_chart,
+    usable_cores,
+    worker_counts,
+)
 from dllint.probe.measure import throughput
 
 

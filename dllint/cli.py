@@ -11,13 +11,13 @@ from pathlib import Path
 import click
 
 from dllint import __version__
-from dllint.config import ConfigError, Settings, load_settings
+from dllint.config import ConfigError, load_settings
 from dllint.discovery import discover
-from dllint.engine import FileResult, Linter, lint_file
+from dllint.engine import FileResult, Linter
 from dllint.findings import Finding
 from dllint.output import FORMATS, RunSummary, render
 from dllint.rules import all_rules, rule_by_code
-from dllint.selection import enabled_rules, validate_code_prefix
+from dllint.selection import validate_code_prefix
 from dllint.source import unreadable
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

@@ -24,7 +24,7 @@ import libcst as cst
 
 from dllint.findings import Finding
 from dllint.fixes import Edits, FileState, FixContext, FixUnavailable, apply_edits
-from dllint.rules import has_fix, rule_by_code
+from dllint.rules import has_fix
 
 if TYPE_CHECKING:
     from dllint.engine import Linter

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from dllint.config import Settings
 from dllint.engine import Linter
 from tests.conftest import FIXTURES, expected_findings
-from dllint.config import Settings
 
 CASES = sorted(p for p in FIXTURES.glob("DL[0-9][0-9][0-9]/*.py"))
 

@@ -13,7 +13,6 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 
 if TYPE_CHECKING:

@@ -21,7 +21,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Union
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import (
+    CodeRange,
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+)
 
 from dllint.findings import Finding
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from collections.abc import Iterator
 from typing import IO, Any
 
 from dllint.probe.limits import Budget, MeasurementTimeout, time_limit

@@ -11,8 +11,8 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 class MeasurementTimeout(Exception):

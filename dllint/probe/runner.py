@@ -17,8 +17,8 @@ from typing import Any
 from dllint.findings import Finding
 from dllint.probe.context import Settings
 from dllint.probe.errors import ProbeError, require_probe_dependencies
-from dllint.probe.pairing import attach_verdicts, runtime_findings
 from dllint.probe.names import RULE_NAMES
+from dllint.probe.pairing import attach_verdicts, runtime_findings
 from dllint.probe.report import LoaderReport, ProbeReport
 from dllint.probe.results import Result, Table
 

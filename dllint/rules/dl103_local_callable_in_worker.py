@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.workers import local_definition, shipped_expressions
 from dllint.findings import Finding, Fix
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 class LocalCallableInWorker(Rule):

@@ -6,9 +6,9 @@ import json
 import textwrap
 
 import pytest
+from probe_helpers import fast_settings, finding
 
 from dllint.probe import run_probe
-from probe_helpers import fast_settings, finding
 
 pytestmark = pytest.mark.probe
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from probe_helpers import FIXTURES, fast_settings
 
 from dllint.probe import run_probe
-from probe_helpers import FIXTURES, fast_settings
 
 engine = pytest.importorskip("dllint.engine")
 pytestmark = pytest.mark.probe

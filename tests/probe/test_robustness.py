@@ -7,9 +7,9 @@ import shutil
 import time
 
 import pytest
+from probe_helpers import FIXTURES, fast_settings, finding
 
 from dllint.probe import ProbeError, run_probe
-from probe_helpers import FIXTURES, fast_settings, finding
 
 pytestmark = pytest.mark.probe
 

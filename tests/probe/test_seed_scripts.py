@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from probe_helpers import FIXTURES, fast_settings, finding
 
 from dllint.probe import run_probe
 from dllint.probe.names import RULE_NAMES
 from dllint.probe.pairing import attach_verdicts, runtime_findings
-from probe_helpers import FIXTURES, fast_settings, finding
 
 pytestmark = pytest.mark.probe
 

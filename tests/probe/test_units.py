@@ -6,10 +6,11 @@ import subprocess
 import sys
 import types
 
+from probe_helpers import finding
+
 from dllint.probe.checks import all_checks, codes_with_checks, cuda, sweep
 from dllint.probe.pairing import attach_verdicts, runtime_findings
 from dllint.probe.results import Anchor, Result
-from probe_helpers import finding
 
 
 def test_importing_the_probe_and_its_checks_does_not_import_torch():

@@ -11,7 +11,11 @@ from __future__ import annotations
 from statistics import mean
 
 from dllint.probe.context import out_of_time
-from dllint.probe.measure import default_start_method, describe_error, epoch_start_latencies
+from dllint.probe.measure import (
+    default_start_method,
+    describe_error,
+    epoch_start_latencies,
+)
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Table, skipped
 
 CODES = ("DL201", "DL204", "DL205")

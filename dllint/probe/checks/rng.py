@@ -6,8 +6,8 @@ script's worker_init_fn, which may reseed them); equal draws are the bug.
 
 from __future__ import annotations
 
-from dllint.probe.measure import close_iterator
 from dllint.probe.context import out_of_time
+from dllint.probe.measure import close_iterator
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED
 
 CODES = ("DL304",)

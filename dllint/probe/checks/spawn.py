@@ -16,7 +16,12 @@ import re
 from typing import Any
 
 from dllint.probe.context import out_of_time
-from dllint.probe.measure import default_start_method, describe_error, error_block, worker_stderr
+from dllint.probe.measure import (
+    default_start_method,
+    describe_error,
+    error_block,
+    worker_stderr,
+)
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, WHOLE_FILE, Anchor, skipped
 
 CODES = ("DL101", "DL102", "DL103", "DL104", "DL107")

@@ -24,7 +24,12 @@ def _ask_worker(probe: dict, request) -> dict[str, str]:
 
 
 def on_first_iteration(site, ctx) -> None:
-    from dllint.probe.worker_side import Requests, WorkerView, attribute_view, keep_as_is
+    from dllint.probe.worker_side import (
+        Requests,
+        WorkerView,
+        attribute_view,
+        keep_as_is,
+    )
 
     if not (site.persistent and site.num_workers > 0) or not hasattr(site.dataset, "__dict__"):
         if ctx.requested(site, CODES):
