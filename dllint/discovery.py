@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +21,23 @@ class Discovery:
 
 
 def _excluded(name: str, rel: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(rel, p.rstrip("/") + "/*") for p in patterns)
+    plain, globs = _split_patterns(patterns)
+    if plain:
+        # What the fnmatch calls below mean for a pattern without wildcards, without fnmatch's cost
+        # (a warm run over 4,853 files spent half its time here).
+        name_c, rel_c = os.path.normcase(name), os.path.normcase(rel)
+        if name_c in plain or rel_c in plain or any(rel_c.startswith(prefix) for prefix in plain.values()):
+            return True
+    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(rel, p.rstrip("/") + "/*") for p in globs)
+
+
+@lru_cache(maxsize=16)
+def _split_patterns(patterns: tuple[str, ...]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """({normcased plain pattern: normcased "pattern/" prefix}, patterns with wildcards)."""
+    plain = {
+        os.path.normcase(p): os.path.normcase(p.rstrip("/") + "/") for p in patterns if not any(c in p for c in "*?[")
+    }
+    return plain, tuple(p for p in patterns if any(c in p for c in "*?["))
 
 
 def discover(paths: list[str], settings: Settings) -> Discovery:
@@ -28,6 +45,7 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
     user_patterns = tuple(settings.exclude) + tuple(settings.extend_exclude)
     dir_patterns = DEFAULT_EXCLUDE + user_patterns
     root = Path(settings.project_root)
+    resolved_root = root.resolve()
     seen: set[str] = set()
 
     def add(path: str) -> None:
@@ -44,8 +62,14 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
             add(raw)  # an explicitly named file is linted even if a pattern would exclude it
             continue
         before = len(result.files)
+        base = _resolved_relative(raw, resolved_root)
         for dirpath, dirnames, filenames in os.walk(raw):
-            rel_dir = _relative(dirpath, root)
+            # os.walk never enters a symlinked directory, so below a resolved ``raw`` the relative
+            # path is ``base/sub``: one resolve() per path given instead of one per directory.
+            if base is not None:
+                rel_dir = _join_relative(base, os.path.relpath(dirpath, raw))
+            else:
+                rel_dir = _relative(dirpath, root, resolved_root)
             dirnames[:] = sorted(
                 d
                 for d in dirnames
@@ -61,11 +85,25 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
     return result
 
 
-def _relative(dirpath: str, root: Path) -> str:
+def _relative(dirpath: str, root: Path, resolved_root: Path | None = None) -> str:
     try:
-        return Path(dirpath).resolve().relative_to(root.resolve()).as_posix()
+        return Path(dirpath).resolve().relative_to(resolved_root or root.resolve()).as_posix()
     except (ValueError, OSError):
         return Path(dirpath).as_posix()
+
+
+def _resolved_relative(path: str, resolved_root: Path) -> str | None:
+    try:
+        return Path(path).resolve().relative_to(resolved_root).as_posix()
+    except (ValueError, OSError):
+        return None
+
+
+def _join_relative(base: str, sub: str) -> str:
+    if sub == ".":
+        return base
+    sub = Path(sub).as_posix()
+    return sub if base == "." else f"{base}/{sub}"
 
 
 def _is_virtualenv(parent: str, name: str) -> bool:
