@@ -1,0 +1,340 @@
+"""Benchmark dllint against ruff, TorchFix and flake8+TorchFix on real PyTorch code.
+
+    python benchmarks/bench_corpus.py                 # download, install tools, run, print the table
+    python benchmarks/bench_corpus.py --workdir /tmp/dlbench --keep   # reuse downloads next time
+    python benchmarks/bench_corpus.py --readme        # also write the table into benchmarks/README.md
+
+The corpus is 11 PyPI packages at pinned versions (the ``.py`` files of their
+wheels, sdists where no wheel fits), downloaded with ``pip download --no-deps``
+into a temporary directory that is never committed. The tools go into a
+virtual environment of their own, also pinned: TorchFix needs ``libcst<1.6``,
+which would clash with dllint's own, and must not pull torch (it does not
+depend on it; it is installed with ``--no-deps`` and its dependencies by hand
+anyway).
+
+Each measurement is a fresh process: wall time, CPU time (user + system of the
+process and every child it waited for: worker pools included) and peak RSS of
+the whole process tree (sampled every 10 ms with psutil, summed over the
+processes alive at the time). The TorchFix comparison uses the stratified
+sample the issue defines: every 30th ``.py`` file per package, sorted by path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+import venv
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+CORPUS = {
+    "timm": "1.0.31",
+    "transformers": "5.23.0",
+    "lightning": "2.6.6",
+    "torchvision": "0.29.1",
+    "accelerate": "1.15.0",
+    "monai": "1.6.1",
+    "mmengine": "0.10.7",
+    "ultralytics": "8.4.190",
+    "torchgeo": "0.8.1",
+    "open_clip_torch": "3.3.0",
+    "yolov5": "7.0.14",
+}
+# TorchFix 0.7.0 requires flake8>=3.8.2, PyYAML, libcst>=1.5,<1.6 (and no torch); pinned here, installed explicitly.
+TOOLS = ["ruff==0.17.6", "libcst==1.5.1", "PyYAML==6.0.2", "flake8==7.1.1"]
+TORCHFIX = "torchfix==0.7.0"
+SAMPLE_EVERY = 30
+README = Path(__file__).resolve().parent / "README.md"
+TABLE_START, TABLE_END = "<!-- bench:start -->", "<!-- bench:end -->"
+
+
+@dataclass
+class Measurement:
+    tool: str
+    target: str
+    files: int
+    lines: int
+    wall: float
+    cpu: float
+    rss_mb: float
+    exit_code: int
+    runs: int
+
+
+# -- corpus -------------------------------------------------------------------------------
+def download(workdir: Path) -> Path:
+    """The corpus: ``workdir/corpus/<package>/...py``; downloads and extracts what is missing."""
+    archives = workdir / "archives"
+    corpus = workdir / "corpus"
+    archives.mkdir(parents=True, exist_ok=True)
+    for package, version in CORPUS.items():
+        target = corpus / package
+        if target.is_dir() and any(target.rglob("*.py")):
+            continue
+        before = set(archives.iterdir())
+        print(f"downloading {package}=={version}", file=sys.stderr)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(archives), f"{package}=={version}"],
+            check=True,
+        )
+        found = [a for a in archives.iterdir() if a not in before] or [
+            a for a in archives.iterdir() if _project(a.name) == _project(package) and f"-{version}" in a.name
+        ]
+        if not found:
+            raise SystemExit(f"pip download of {package}=={version} left no archive in {archives}")
+        extract(found[0], target)
+    return corpus
+
+
+def _project(name: str) -> str:
+    return name.split("-")[0].lower().replace(".", "_")
+
+
+def extract(archive: Path, target: Path) -> None:
+    tmp = target.with_name(target.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    if archive.suffix == ".whl" or archive.suffix == ".zip":
+        with zipfile.ZipFile(archive) as zf:
+            zf.extractall(tmp, [n for n in zf.namelist() if n.endswith(".py")])
+    else:
+        with tarfile.open(archive) as tf:
+            members = [m for m in tf.getmembers() if m.isfile() and m.name.endswith(".py")]
+            tf.extractall(tmp, members, filter="data") if sys.version_info >= (3, 12) else tf.extractall(tmp, members)
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)
+
+
+def python_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.py") if p.is_file())
+
+
+def build_sample(corpus: Path, workdir: Path) -> Path:
+    """Every 30th .py file per package, sorted by path, copied under ``workdir/sample``."""
+    sample = workdir / "sample"
+    shutil.rmtree(sample, ignore_errors=True)
+    for package_dir in sorted(p for p in corpus.iterdir() if p.is_dir()):
+        for path in python_files(package_dir)[::SAMPLE_EVERY]:
+            dest = sample / path.relative_to(corpus)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest)
+    return sample
+
+
+def count(root: Path) -> tuple[int, int]:
+    files = python_files(root)
+    return len(files), sum(p.read_bytes().count(b"\n") for p in files)
+
+
+# -- tools --------------------------------------------------------------------------------
+def tools_env(workdir: Path) -> Path:
+    """A venv with ruff, TorchFix and flake8 (pinned); its bin directory."""
+    env = workdir / "tools-venv"
+    bindir = env / ("Scripts" if os.name == "nt" else "bin")
+    if (bindir / "torchfix").exists() and (bindir / "ruff").exists():
+        return bindir
+    print("installing ruff, TorchFix and flake8 into", env, file=sys.stderr)
+    venv.create(env, with_pip=True)
+    pip = [str(bindir / "python"), "-m", "pip", "install", "--quiet"]
+    subprocess.run([*pip, *TOOLS], check=True)
+    subprocess.run([*pip, "--no-deps", TORCHFIX], check=True)
+    return bindir
+
+
+def snapshot_dllint(workdir: Path) -> dict[str, str]:
+    """A frozen, byte-compiled copy of this checkout's dllint, and the environment that runs it.
+
+    Frozen so that edits made while the benchmark runs cannot change the cache key between the
+    priming run and the warm run; byte-compiled as ``pip install`` leaves it (no compile per run).
+    """
+    import compileall
+
+    source = Path(__file__).resolve().parent.parent / "dllint"
+    target = workdir / "dllint-snapshot"
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target / "dllint", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    compileall.compile_dir(target, quiet=1)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(target)
+    return env
+
+
+# -- measuring ------------------------------------------------------------------------------
+def measure_once(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, float, int]:
+    """(wall s, CPU s, peak tree RSS MB, exit code) of one run of ``cmd``."""
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover
+        psutil = None
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    peak = 0.0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        if psutil is None:
+            return
+        try:
+            root = psutil.Process(proc.pid)
+        except psutil.Error:
+            return
+        while not stop.is_set():
+            total = 0
+            try:
+                for p in [root, *root.children(recursive=True)]:
+                    try:
+                        total += p.memory_info().rss
+                    except psutil.Error:
+                        pass
+            except psutil.Error:
+                pass
+            peak = max(peak, total / 2**20)
+            stop.wait(0.01)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, err = proc.communicate()
+    wall = time.perf_counter() - start
+    stop.set()
+    sampler.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if psutil is None:
+        peak = after.ru_maxrss / 1024
+    if proc.returncode not in (0, 1):
+        sys.stderr.write(err.decode(errors="replace")[-2000:])
+    return wall, cpu, peak, proc.returncode
+
+
+def measure(
+    tool: str, target: Path, cmd: list[str], repeat: int, cwd: Path, setup: list[str] | None = None, env: dict[str, str] | None = None
+) -> Measurement:
+    runs = []
+    for _ in range(repeat):
+        if setup:
+            subprocess.run(setup, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        runs.append(measure_once(cmd, cwd, env))
+        print(f"  {tool:<28} {target.name:<7} {runs[-1][0]:7.2f} s", file=sys.stderr)
+    wall = statistics.median(r[0] for r in runs)
+    chosen = min(runs, key=lambda r: abs(r[0] - wall))
+    files, lines = count(target)
+    return Measurement(tool, target.name, files, lines, wall, chosen[1], max(r[2] for r in runs), chosen[3], len(runs))
+
+
+def render(rows: list[Measurement], reference: dict[str, float]) -> str:
+    header = "| tool | files | lines | wall s | CPU s | peak RSS MB | wall vs dllint |\n|---|---:|---:|---:|---:|---:|---:|\n"
+    body = ""
+    for m in rows:
+        ratio = m.wall / reference[m.target] if reference.get(m.target) else float("nan")
+        runs = f" (median of {m.runs})" if m.runs > 1 else ""
+        body += (
+            f"| {m.tool} [{m.target}]{runs} | {m.files:,} | {m.lines:,} | {m.wall:.2f} | {m.cpu:.2f} | {m.rss_mb:.0f} | {ratio:.2f}x |\n"
+        )
+    return header + body
+
+
+def goals(by_name: dict[str, Measurement]) -> list[str]:
+    out = []
+    cold, ruff = by_name.get("dllint cold"), by_name.get("ruff --select ALL --no-cache")
+    if cold and ruff:
+        ratio = cold.wall / ruff.wall
+        out.append(f"cold dllint / ruff --select ALL --no-cache wall: {ratio:.2f}x (goal <= 1.5x): {'met' if ratio <= 1.5 else 'MISSED'}")
+    sample, torchfix = by_name.get("dllint cold (sample)"), by_name.get("torchfix (sample)")
+    if sample and torchfix:
+        speedup = torchfix.wall / sample.wall
+        out.append(f"sample: dllint {speedup:.0f}x faster than TorchFix (goal >= 30x): {'met' if speedup >= 30 else 'MISSED'}")
+    warm = by_name.get("dllint warm")
+    if warm:
+        out.append(f"warm run: {warm.wall:.2f} s (goal < 1 s): {'met' if warm.wall < 1 else 'MISSED'}")
+    dl = [m for name, m in by_name.items() if name.startswith("dllint")]
+    if dl:
+        peak = max(m.rss_mb for m in dl)
+        out.append(f"dllint peak RSS (process tree): {peak:.0f} MB (goal < 400 MB): {'met' if peak < 400 else 'MISSED'}")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workdir", type=Path, help="where to download and install (default: a new temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the workdir (reuse it with --workdir)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each fast measurement (median)")
+    parser.add_argument("--skip-slow", action="store_true", help="skip TorchFix and flake8 (minutes each)")
+    parser.add_argument("--jobs", type=int, help="dllint --jobs (default: its own default, the usable cores)")
+    parser.add_argument("--readme", action="store_true", help="write the table into benchmarks/README.md")
+    args = parser.parse_args()
+
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="dllint-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        corpus = download(workdir)
+        sample = build_sample(corpus, workdir)
+        bindir = tools_env(workdir)
+        env = snapshot_dllint(workdir)
+        dllint = [sys.executable, "-m", "dllint", "check", "--exit-zero"] + (["--jobs", str(args.jobs)] if args.jobs else [])
+        cache_dir = workdir / "dllint-cache"
+        rows: list[Measurement] = []
+        print(f"corpus {corpus} ({count(corpus)[0]} files), sample {sample} ({count(sample)[0]} files)", file=sys.stderr)
+        ruff = [str(bindir / "ruff"), "check", "--isolated", "--select", "ALL", "--no-cache", "--exit-zero", "-q"]
+        rows.append(measure("ruff --select ALL --no-cache", corpus, [*ruff, str(corpus)], args.repeat, workdir))
+        rows.append(measure("dllint cold", corpus, [*dllint, "--no-cache", str(corpus)], args.repeat, workdir, env=env))
+        prime = [*dllint, "--cache-dir", str(cache_dir), str(corpus)]
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        subprocess.run(prime, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        rows.append(measure("dllint warm", corpus, prime, args.repeat, workdir, env=env))
+        # One changed file: re-linted alone (append a comment, so the content hash moves).
+        victim = python_files(corpus / "yolov5")[0]
+        original = victim.read_bytes()
+        try:
+            rows.append(
+                measure(
+                    "dllint warm, 1 file changed", corpus, prime, args.repeat, workdir,
+                    setup=[sys.executable, "-c", f"open({str(victim)!r}, 'ab').write(b'# touched\\n')"],
+                    env=env,
+                )
+            )
+        finally:
+            victim.write_bytes(original)
+        rows.append(measure("ruff --select ALL --no-cache (sample)", sample, [*ruff, str(sample)], args.repeat, workdir))
+        rows.append(measure("dllint cold (sample)", sample, [*dllint, "--no-cache", str(sample)], args.repeat, workdir, env=env))
+        if not args.skip_slow:
+            rows.append(measure("torchfix (sample)", sample, [str(bindir / "torchfix"), str(sample)], 1, workdir))
+            rows.append(
+                measure("flake8 --select TOR (sample)", sample, [str(bindir / "flake8"), "--select", "TOR", str(sample)], 1, workdir)
+            )
+        reference = {
+            corpus.name: next(m.wall for m in rows if m.tool == "dllint cold"),
+            sample.name: next(m.wall for m in rows if m.tool == "dllint cold (sample)"),
+        }
+        by_name = {m.tool: m for m in rows}
+        table = render(rows, reference)
+        machine = f"{len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()} cores, Python {sys.version.split()[0]}, {sys.platform}"
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        report = table + "\n" + "\n".join(f"- {line}" for line in goals(by_name)) + f"\n\nMachine: {machine}; load average at the end {load:.1f}.\n"
+        print(report)
+        if args.readme:
+            text = README.read_text() if README.exists() else ""
+            if TABLE_START in text and TABLE_END in text:
+                head, rest = text.split(TABLE_START, 1)
+                _, tail = rest.split(TABLE_END, 1)
+                README.write_text(f"{head}{TABLE_START}\n{report}{TABLE_END}{tail}")
+            else:
+                README.write_text(f"{text}\n{TABLE_START}\n{report}{TABLE_END}\n")
+    finally:
+        if not args.keep and args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
