@@ -221,6 +221,7 @@ def measure_once(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -
 def measure(
     tool: str, target: Path, cmd: list[str], repeat: int, cwd: Path, setup: list[str] | None = None, env: dict[str, str] | None = None
 ) -> Measurement:
+    files, lines = count(target)  # before any setup edits a file
     runs = []
     for _ in range(repeat):
         if setup:
@@ -229,7 +230,6 @@ def measure(
         print(f"  {tool:<28} {target.name:<7} {runs[-1][0]:7.2f} s", file=sys.stderr)
     wall = statistics.median(r[0] for r in runs)
     chosen = min(runs, key=lambda r: abs(r[0] - wall))
-    files, lines = count(target)
     return Measurement(tool, target.name, files, lines, wall, chosen[1], max(r[2] for r in runs), chosen[3], len(runs))
 
 
@@ -289,6 +289,8 @@ def main() -> None:
         ruff = [str(bindir / "ruff"), "check", "--isolated", "--select", "ALL", "--no-cache", "--exit-zero", "-q"]
         rows.append(measure("ruff --select ALL --no-cache", corpus, [*ruff, str(corpus)], args.repeat, workdir))
         rows.append(measure("dllint cold", corpus, [*dllint, "--no-cache", str(corpus)], args.repeat, workdir, env=env))
+        serial = [sys.executable, "-m", "dllint", "check", "--exit-zero", "--jobs", "1", "--no-cache", str(corpus)]
+        rows.append(measure("dllint cold --jobs 1", corpus, serial, args.repeat, workdir, env=env))
         prime = [*dllint, "--cache-dir", str(cache_dir), str(corpus)]
         shutil.rmtree(cache_dir, ignore_errors=True)
         subprocess.run(prime, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
