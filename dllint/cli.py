@@ -129,7 +129,7 @@ def check(
     files_checked = 0
     file_paths = [p for p in paths if p != "-"]
     if "-" in paths:
-        data = click.get_binary_stream("stdin").read()
+        data = sys.stdin.buffer.read()
         results.append(linter.lint_bytes(stdin_filename or "-", data))
         files_checked += 1
     found = discover(file_paths, settings)

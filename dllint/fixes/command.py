@@ -56,14 +56,15 @@ def run_fix_command(
     report_to_stderr = False
     if "-" in paths:
         path = stdin_filename or "-"
-        result, encoding = fix_bytes(path, click.get_binary_stream("stdin").read(), linter, options.unsafe)
+        result, encoding = fix_bytes(path, sys.stdin.buffer.read(), linter, options.unsafe)
         results.append(result)
         changed_any |= result.changed
         if options.diff:
             _echo_diff(result)
         else:
             # The fixed source is the output; the report goes to stderr (as ruff does).
-            click.get_binary_stream("stdout").write(result.text.encode(encoding))
+            sys.stdout.buffer.write(result.text.encode(encoding))
+            sys.stdout.flush()
             report_to_stderr = True
     found = discover([p for p in paths if p != "-"], linter.settings)
     missing = [unreadable(p, "cannot read file: no such file or directory") for p in found.missing]
