@@ -20,6 +20,7 @@ from dllint.facts.values import Value, resolve
 from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
+    from dllint.facts.processes import ProcessStart
     from dllint.config import Settings
     from dllint.facts.loops import LoopAnalysis
     from dllint.facts.samplers import SamplerAnalysis
@@ -193,6 +194,13 @@ class FileFacts:
         """The file changes this loader's dataset inside a loop that re-iterates the loader
         (what persistent workers would never see: DL303)."""
         return bool(self.loops.dataset_mutations(loader))
+
+    @cached_property
+    def process_starts(self) -> list[ProcessStart]:
+        """Pools, ``spawn`` calls, ``Process(...).start()`` and process executors in the file."""
+        from dllint.facts.processes import find_process_starts
+
+        return find_process_starts(self)
 
     @cached_property
     def is_distributed(self) -> bool:

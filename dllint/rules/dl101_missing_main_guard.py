@@ -3,21 +3,8 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from dllint.facts.imports import dotted_name
 from dllint.findings import Finding, Fix
 from dllint.rules import Rule
-
-PROCESS_STARTERS = frozenset(
-    {
-        "torch.multiprocessing.spawn",
-        "torch.multiprocessing.start_processes",
-        "multiprocessing.Pool",
-        "multiprocessing.pool.Pool",
-        "torch.multiprocessing.Pool",
-    }
-)
-PROCESS_CLASSES = frozenset({"multiprocessing.Process", "torch.multiprocessing.Process", "multiprocessing.context.Process"})
-
 
 class MissingMainGuard(Rule):
     """
@@ -96,33 +83,15 @@ class MissingMainGuard(Rule):
                 for use in usage.loader_uses(loader):
                     if use.kind == "iterate":
                         triggers += usage.module_triggers(use.node, use.via)
-        for node in self._process_starts(facts):
-            triggers += usage.module_triggers(node)
+        for start in facts.process_starts:
+            if not start.is_executor:  # an executor starts processes lazily, on first submit
+                triggers += usage.module_triggers(start.call)
         candidates = [
             s for s in triggers if s is not facts.main_guard and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         ]
         if candidates:
             first = min(candidates, key=lambda s: (s.lineno, s.col_offset))
             yield self.report(facts, first, fix=Fix("unsafe", "Move the script's statements under `if __name__ == \"__main__\":`"))
-
-    @staticmethod
-    def _process_starts(facts) -> Iterator[ast.AST]:
-        process_names: set[str] = set()
-        for call in facts.calls:
-            name = facts.qualname(call.func)
-            if name in PROCESS_STARTERS or _is_context_method(facts, call, "Pool"):
-                yield call
-            elif name in PROCESS_CLASSES or _is_context_method(facts, call, "Process"):
-                parent = facts.scopes.parents.get(call)
-                if isinstance(parent, ast.Attribute) and parent.attr == "start":
-                    yield call
-                elif isinstance(parent, ast.Assign):
-                    process_names.update(t.id for t in parent.targets if isinstance(t, ast.Name))
-        for call in facts.calls:
-            func = call.func
-            if isinstance(func, ast.Attribute) and func.attr == "start" and isinstance(func.value, ast.Name):
-                if func.value.id in process_names:
-                    yield call
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         import libcst as cst
@@ -132,17 +101,3 @@ class MissingMainGuard(Rule):
         reported = ctx.module_statement(ctx.node_at(finding, cst.BaseStatement))
         new = guarded_module(ctx.module, reported)
         ctx.replace(ctx.module, new)
-
-
-def _is_context_method(facts, call: ast.Call, method: str) -> bool:
-    """``ctx.Pool(...)`` where ``ctx = multiprocessing.get_context(...)``."""
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == method):
-        return False
-    base = func.value
-    if isinstance(base, ast.Name):
-        found = facts.scopes.single_value(base.id, facts.scopes.scope_of(call))
-        if found is None or found[1].value is None:
-            return False
-        base = found[1].value
-    return isinstance(base, ast.Call) and (dotted_name(base.func) or "").endswith("get_context")

@@ -1,24 +1,9 @@
 from __future__ import annotations
 
-import ast
 from typing import Iterator
 
-from dllint.facts.imports import dotted_name
 from dllint.findings import Finding, Fix
 from dllint.rules import Rule
-
-POOL_CLASSES = frozenset(
-    {
-        "multiprocessing.Pool",
-        "multiprocessing.pool.Pool",
-        "torch.multiprocessing.Pool",
-        "concurrent.futures.ProcessPoolExecutor",
-        "concurrent.futures.process.ProcessPoolExecutor",
-        "torch.multiprocessing.spawn",
-        "torch.multiprocessing.start_processes",
-    }
-)
-PROCESS_CLASSES = frozenset({"multiprocessing.Process", "multiprocessing.context.Process", "torch.multiprocessing.Process"})
 
 
 class ProcessesInsideWorker(Rule):
@@ -88,7 +73,7 @@ class ProcessesInsideWorker(Rule):
         if not worker_code.functions:
             return
         inner_loaders = {loader.node: loader for loader in facts.loader_calls}
-        process_names = _process_names(facts)
+        starts = {start.call: start.description for start in facts.process_starts}
         for call in facts.calls:
             what = fix = None
             inner = inner_loaders.get(call)
@@ -98,7 +83,7 @@ class ProcessesInsideWorker(Rule):
                 what = "a multi-worker DataLoader"
                 fix = _loader_fix(inner)
             else:
-                what = _process_start(facts, call, process_names)
+                what = starts.get(call)
                 if what is None:
                     continue
             where = worker_code.worker_function_of(call)
@@ -122,47 +107,3 @@ def _loader_fix(loader) -> Fix | None:
     if loader.unknown_splat or (arg is not None and arg.from_splat):
         return None
     return Fix("safe", "Set the inner loader's `num_workers=0`", (("set", ("num_workers", "0")),))
-
-
-def _process_names(facts) -> set[str]:
-    """Names bound to a ``Process(...)`` so that ``name.start()`` can be recognised."""
-    names: set[str] = set()
-    for call in facts.calls:
-        if facts.qualname(call.func) in PROCESS_CLASSES or _is_context_method(facts, call, "Process"):
-            parent = facts.scopes.parents.get(call)
-            if isinstance(parent, ast.Assign):
-                names.update(t.id for t in parent.targets if isinstance(t, ast.Name))
-    return names
-
-
-def _process_start(facts, call: ast.Call, process_names: set[str]) -> str | None:
-    name = facts.qualname(call.func)
-    if name in POOL_CLASSES or _is_context_method(facts, call, "Pool"):
-        return f"`{dotted_name(call.func)}(...)`"
-    func = call.func
-    if isinstance(func, ast.Attribute) and func.attr == "start":
-        target = func.value
-        if isinstance(target, ast.Call) and (
-            facts.qualname(target.func) in PROCESS_CLASSES or _is_context_method(facts, target, "Process")
-        ):
-            return "`Process(...).start()`"
-        if isinstance(target, ast.Name) and target.id in process_names:
-            return "`Process(...).start()`"
-    return None
-
-
-def _is_context_method(facts, call: ast.Call, method: str) -> bool:
-    """``ctx.Pool(...)``/``ctx.Process(...)`` where ``ctx = multiprocessing.get_context(...)``."""
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == method):
-        return False
-    base = func.value
-    if isinstance(base, ast.Name):
-        found = facts.scopes.single_value(base.id, facts.scopes.scope_of(call))
-        if found is None or found[1].value is None:
-            return False
-        base = found[1].value
-    return isinstance(base, ast.Call) and facts.qualname(base.func) in (
-        "multiprocessing.get_context",
-        "torch.multiprocessing.get_context",
-    )
