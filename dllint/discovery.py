@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from dllint.config import DEFAULT_EXCLUDE, Settings

@@ -20,9 +20,9 @@ from dllint.facts.values import Value, resolve
 from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
-    from dllint.facts.processes import ProcessStart
     from dllint.config import Settings
     from dllint.facts.loops import LoopAnalysis
+    from dllint.facts.processes import ProcessStart
     from dllint.facts.samplers import SamplerAnalysis
     from dllint.facts.usage import UsageAnalysis
     from dllint.facts.worker_code import WorkerCode

@@ -6,6 +6,7 @@ from typing import Iterator
 from dllint.findings import Finding, Fix
 from dllint.rules import Rule
 
+
 class MissingMainGuard(Rule):
     """
     ## What it does

@@ -83,7 +83,7 @@ class IterInLoop(Rule):
                 call = use.node
                 if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "iter"):
                     continue
-                repeating = [l for l in use.loops if isinstance(l, STATEMENT_LOOPS) and id(l) not in built]
+                repeating = [loop for loop in use.loops if isinstance(loop, STATEMENT_LOOPS) and id(loop) not in built]
                 if repeating and not self._guarded(facts, call, repeating[-1]) and self._one_pass(facts, call):
                     yield self.report(facts, call)
 
@@ -128,5 +128,5 @@ class IterInLoop(Rule):
 
 
 def _innermost_loop(facts, node: ast.AST, scope) -> ast.AST | None:
-    loops = [l for l in facts.usage.enclosing_loops(node, scope) if isinstance(l, STATEMENT_LOOPS)]
+    loops = [loop for loop in facts.usage.enclosing_loops(node, scope) if isinstance(loop, STATEMENT_LOOPS)]
     return loops[-1] if loops else None
