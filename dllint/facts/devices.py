@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dllint.facts.loops import walk_body
+from dllint.facts.values import follow
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -123,6 +124,7 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
     None when it is not (or cannot be told to be) a CUDA device."""
     if depth > MAX_DEPTH:
         return None
+    expr, scope = follow(expr, scope, facts)
     if isinstance(expr, ast.Constant):
         return "cuda" if isinstance(expr.value, str) and _is_cuda_string(expr.value) else None
     if isinstance(expr, ast.JoinedStr):  # f"cuda:{rank}"
@@ -140,17 +142,6 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
         if name == TORCH_DEVICE:
             arg = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "type"), None)
             return cuda_device_kind(facts, arg, scope, depth + 1) if arg is not None else None
-        return None
-    if isinstance(expr, ast.Name):
-        found = facts.scopes.single_value(expr.id, scope)
-        if found is not None and found[1].kind == "assign" and found[1].value is not None:
-            return cuda_device_kind(facts, found[1].value, found[0], depth + 1)
-        return None
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-        if expr.value.id in facts.argparse.namespaces:
-            default = facts.argparse.default_for(expr.attr)
-            if default is not None:
-                return cuda_device_kind(facts, default, facts.scopes.module, depth + 1)
     return None
 
 

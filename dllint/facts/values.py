@@ -95,24 +95,33 @@ def resolve(expr: ast.expr, scope: Scope, facts: FileFacts, depth: int = 0) -> V
     ):
         value = expr.operand.value
         return Value("const", -value if isinstance(expr.op, ast.USub) else value, expr)
-    if isinstance(expr, ast.Name):
-        found = facts.scopes.single_value(expr.id, scope)
-        if found is not None:
-            owner, binding = found
-            if binding.kind == "assign" and binding.value is not None:
-                return resolve(binding.value, owner, facts, depth + 1)
-        return dynamic(expr)
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-        if expr.value.id in facts.argparse.namespaces:
-            default = facts.argparse.default_for(expr.attr)
-            if default is not None:
-                return resolve(default, facts.scopes.module, facts, depth + 1)
-        return dynamic(expr)
+    if isinstance(expr, (ast.Name, ast.Attribute)):
+        target, target_scope = follow(expr, scope, facts)
+        return dynamic(expr) if target is expr else resolve(target, target_scope, facts, depth + 1)
     if isinstance(expr, ast.Call):
         if is_cpu_count_call(expr, facts):
             return Value("cpu_count", origin=expr)
         return dynamic(expr)
     return dynamic(expr)
+
+
+def follow(expr: ast.expr, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Scope]:
+    """Follow names bound once and ``args.NAME`` argparse defaults to the expression that is
+    written: the value resolution rules of RULES.md, for checks that look at its shape."""
+    for _ in range(MAX_DEPTH):
+        if isinstance(expr, ast.Name):
+            found = facts.scopes.single_value(expr.id, scope)
+            if found is None or found[1].kind != "assign" or found[1].value is None:
+                break
+            scope, expr = found[0], found[1].value
+        elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in facts.argparse.namespaces:
+            default = facts.argparse.default_for(expr.attr)
+            if default is None:
+                break
+            scope, expr = facts.scopes.module, default
+        else:
+            break
+    return expr, scope
 
 
 def is_cpu_count_call(call: ast.Call, facts: FileFacts) -> bool:

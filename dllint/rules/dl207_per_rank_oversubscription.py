@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from dllint.facts.values import is_cpu_count_call
+from dllint.facts.values import follow, is_cpu_count_call
 from dllint.findings import Finding
 from dllint.rules import Rule
 
@@ -80,6 +80,7 @@ def _whole_cpu_count(facts, expr: ast.expr, scope, depth: int) -> bool:
     """``expr`` is the node's CPU count, give or take a constant: not divided, not capped by ``min``."""
     if depth > MAX_DEPTH:
         return False
+    expr, scope = follow(expr, scope, facts)
     if isinstance(expr, ast.Call):
         if is_cpu_count_call(expr, facts):
             return True
@@ -92,14 +93,4 @@ def _whole_cpu_count(facts, expr: ast.expr, scope, depth: int) -> bool:
         return False
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Sub, ast.Add)):
         return isinstance(expr.right, ast.Constant) and _whole_cpu_count(facts, expr.left, scope, depth + 1)
-    if isinstance(expr, ast.Name):
-        found = facts.scopes.single_value(expr.id, scope)
-        if found is not None and found[1].kind == "assign" and found[1].value is not None:
-            return _whole_cpu_count(facts, found[1].value, found[0], depth + 1)
-        return False
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-        if expr.value.id in facts.argparse.namespaces:
-            default = facts.argparse.default_for(expr.attr)
-            if default is not None:
-                return _whole_cpu_count(facts, default, facts.scopes.module, depth + 1)
     return False
