@@ -108,9 +108,24 @@ class LambdaInWorker(Rule):
 def uses_enclosing_locals(facts, lam: ast.Lambda) -> bool:
     """Whether the lambda reads a name bound in an enclosing function (not module-level, not builtin)."""
     scope = facts.scopes.scopes[lam]
+    comprehension_names = _comprehension_targets_around(facts, lam)
     for node in ast.walk(lam.body):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id in comprehension_names:
+                return True  # `[lambda x: x + i for i in ...]`: i lives in the comprehension
             found = facts.scopes.lookup(node.id, facts.scopes.scope_of(node))
             if found is not None and found[0] is not scope and found[0].is_function:
                 return True
     return False
+
+
+def _comprehension_targets_around(facts, node: ast.AST) -> set[str]:
+    """Names bound by the comprehensions that enclose ``node`` (the scope table does not track them)."""
+    names: set[str] = set()
+    current = facts.scopes.parents.get(node)
+    while current is not None:
+        if isinstance(current, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            for generator in current.generators:
+                names.update(n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name))
+        current = facts.scopes.parents.get(current)
+    return names
