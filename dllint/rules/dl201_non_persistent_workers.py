@@ -102,14 +102,6 @@ class NonPersistentWorkers(Rule):
         return Fix("safe", f"Add `persistent_workers={value}`", (("set", ("persistent_workers", value)),))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
-        import libcst as cst
+        from dllint.fixes.arguments import set_reported_argument
 
-        from dllint.fixes import FixUnavailable
-        from dllint.fixes.arguments import set_argument
-
-        setting = finding.fix.get("set") if finding.fix else None
-        if not setting:
-            raise FixUnavailable("the finding names no argument to set")
-        name, value = setting
-        call = ctx.node_at(finding, cst.Call)
-        ctx.replace(call, set_argument(call, name, cst.parse_expression(value)))
+        set_reported_argument(ctx, finding)
