@@ -18,7 +18,10 @@ def verdicts(report) -> dict[str, str]:
 
 def test_spotgeo_style_confirms_persistent_workers_and_main_guard(assert_no_leftovers):
     script = FIXTURES / "spotgeo_style.py"
-    findings = [finding("DL201", script, 15), finding("DL101", script, 17)]
+    lines = script.read_text().splitlines()
+    loader_line = next(i for i, line in enumerate(lines, 1) if line.startswith("loader = DataLoader("))
+    epoch_line = next(i for i, line in enumerate(lines, 1) if line.startswith("for epoch"))
+    findings = [finding("DL201", script, loader_line), finding("DL101", script, epoch_line)]
     report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
     dl201, dl101 = findings
     assert dl201.probe["verdict"] == "confirmed"
