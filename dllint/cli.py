@@ -18,7 +18,6 @@ from dllint.findings import Finding
 from dllint.output import FORMATS, RunSummary, render
 from dllint.rules import all_rules, rule_by_code
 from dllint.selection import validate_code_prefix
-from dllint.source import unreadable
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -133,9 +132,7 @@ def check(
         results.append(linter.lint_bytes(stdin_filename or "-", data))
         files_checked += 1
     found = discover(file_paths, settings)
-    missing = [unreadable(p, "cannot read file: no such file or directory") for p in found.missing]
-    for directory in found.empty_dirs:
-        click.echo(f"dllint: warning: no Python files found in {directory}", err=True)
+    missing = found.report(lambda message: click.echo(message, err=True))
     results.extend(_run_files(found.files, settings, linter, fmt, jobs, no_cache, cache_dir))
     files_checked += len(found.files)
     findings: list[Finding] = missing + [f for r in results for f in r.findings]

@@ -7,8 +7,11 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 from dllint.config import DEFAULT_EXCLUDE, Settings
+from dllint.findings import Finding
+from dllint.source import unreadable
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -18,6 +21,12 @@ class Discovery:
     files: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # paths that do not exist
     empty_dirs: list[str] = field(default_factory=list)  # directories with no source file
+
+    def report(self, warn: Callable[[str], None]) -> list[Finding]:
+        """Warn about empty directories; a DL000 finding for each path that does not exist."""
+        for directory in self.empty_dirs:
+            warn(f"dllint: warning: no Python files found in {directory}")
+        return [unreadable(p, "cannot read file: no such file or directory") for p in self.missing]
 
 
 def _excluded(name: str, rel: str, patterns: tuple[str, ...]) -> bool:

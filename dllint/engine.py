@@ -20,7 +20,7 @@ from dllint.findings import Finding
 from dllint.noqa import file_suppression, line_suppresses
 from dllint.rules import Rule, all_rules
 from dllint.selection import code_matches, enabled_rules, ignored_for_path
-from dllint.source import decode, syntax_error, unreadable
+from dllint.source import decode, read_source, syntax_error, unreadable
 
 
 @dataclass
@@ -92,6 +92,9 @@ class Linter:
         return result
 
     def _filter(self, path: str, text: str, findings: Iterable[Finding]) -> list[Finding]:
+        findings = list(findings)
+        if not findings:
+            return []
         ignored = ignored_for_path(path, self.settings)
         lines = text.splitlines()
         kept = []
@@ -112,11 +115,9 @@ class Linter:
 
 
 def lint_file(path: str, linter: Linter) -> FileResult:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        return FileResult(path, [unreadable(path, f"cannot read file: {exc.strerror or exc}")])
+    data = read_source(path)
+    if isinstance(data, Finding):
+        return FileResult(path, [data])
     return linter.lint_bytes(path, data)
 
 

@@ -19,6 +19,15 @@ def unreadable(path: str, message: str, line: int = 1, column: int = 1) -> Findi
     return Finding(path, line, column, line, column, "DL000", "unreadable-file", message)
 
 
+def read_source(path: str) -> bytes | Finding:
+    """The file's bytes, or the DL000 finding that says why it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        return unreadable(path, f"cannot read file: {exc.strerror or exc}")
+
+
 def decode(path: str, data: bytes) -> Decoded:
     """Decode honouring a PEP 263 coding line (UTF-8 by default); errors become DL000."""
     try:

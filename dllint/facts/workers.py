@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Iterator
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.loaders import LoaderCall
-    from dllint.facts.scopes import Scope
+    from dllint.facts.scopes import Binding, Scope
 
 # Loader arguments that workers receive as they are.
 CALLABLE_SINKS = ("collate_fn", "worker_init_fn", "sampler", "batch_sampler")
@@ -61,14 +61,19 @@ def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[i
             yield from _walk(facts, value, scope, sink, seen, depth + 1)
 
 
-def local_definition(facts: FileFacts, expr: ast.expr, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
-    """The ``def``/``class`` a name refers to when it is defined inside a function (not picklable)."""
+def named_definitions(facts: FileFacts, expr: ast.expr, scope: Scope) -> tuple[Scope, list[Binding]] | None:
+    """The scope and bindings of the name ``expr``, when only ``def``/``class`` statements bind it."""
     if not isinstance(expr, ast.Name):
         return None
     found = facts.scopes.lookup(expr.id, scope)
-    if found is None:
+    if found is None or not found[1] or any(b.kind not in ("def", "class") for b in found[1]):
         return None
-    owner, bindings = found
-    if not owner.is_function or len(bindings) != 1 or bindings[0].kind not in ("def", "class"):
+    return found
+
+
+def local_definition(facts: FileFacts, expr: ast.expr, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
+    """The ``def``/``class`` a name refers to when it is defined inside a function (not picklable)."""
+    found = named_definitions(facts, expr, scope)
+    if found is None or not found[0].is_function or len(found[1]) != 1:
         return None
-    return bindings[0].node  # type: ignore[return-value]
+    return found[1][0].node  # type: ignore[return-value]

@@ -11,9 +11,9 @@ import click
 from dllint.discovery import discover
 from dllint.engine import Linter
 from dllint.findings import Finding
-from dllint.fixer import FixResult, fix_text, has_fix, source_encoding, write_atomic
+from dllint.fixer import FixResult, fix_text, source_encoding, write_atomic
 from dllint.output import RunSummary, location, render
-from dllint.source import decode, unreadable
+from dllint.source import decode, read_source
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -67,15 +67,11 @@ def run_fix_command(
             sys.stdout.flush()
             report_to_stderr = True
     found = discover([p for p in paths if p != "-"], linter.settings)
-    missing = [unreadable(p, "cannot read file: no such file or directory") for p in found.missing]
-    for directory in found.empty_dirs:
-        click.echo(f"dllint: warning: no Python files found in {directory}", err=True)
+    missing = found.report(lambda message: click.echo(message, err=True))
     for path in found.files:
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            missing.append(unreadable(path, f"cannot read file: {exc.strerror or exc}"))
+        data = read_source(path)
+        if isinstance(data, Finding):
+            missing.append(data)
             continue
         result, encoding = fix_bytes(path, data, linter, options.unsafe)
         results.append(result)
@@ -100,7 +96,6 @@ def run_fix_command(
     remaining.sort(key=lambda f: f.sort_key)
     fixed = sum(len(r.fixed) for r in results)
     failed = sum(len(r.failed) for r in results)
-    held_back = sum(1 for f in remaining if has_fix(f) and f.fix.applicability == "unsafe") if not options.unsafe else 0  # type: ignore[union-attr]
     files_checked = len(results)
     if options.diff:
         verb = "Would fix" if fixed else "No fixes to apply"
@@ -110,7 +105,6 @@ def run_fix_command(
             remaining,
             files_checked=files_checked,
             fixed=fixed,
-            unsafe_fixes_held_back=held_back,
             statistics=statistics,
             extra={"fix_mode": True, "unsafe_fixes": options.unsafe},
         )

@@ -12,7 +12,6 @@ class RunSummary:
     findings: list[Finding]
     files_checked: int = 0
     fixed: int = 0  # set by --fix
-    unsafe_fixes_held_back: int = 0
     statistics: bool = False
     extra: dict = field(default_factory=dict)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from dllint.facts.workers import shipped_expressions
+from dllint.facts.workers import named_definitions, shipped_expressions
 from dllint.findings import Finding
 from dllint.rules import Rule
 
@@ -114,17 +114,11 @@ class NotebookDefinedWorkerCode(Rule):
         """The notebook-level ``def``/``class`` that ``expr`` hands to workers: a name referring to
         one, or a call constructing a notebook class (calling a function ships its result)."""
         constructs = isinstance(expr, ast.Call)
-        target = expr.func if constructs else expr
-        if not isinstance(target, ast.Name):
-            return None
-        found = facts.scopes.lookup(target.id, scope)
-        if found is None:
-            return None
-        owner, bindings = found
+        found = named_definitions(facts, expr.func if constructs else expr, scope)
         # Functions defined inside functions are DL103's; a name also imported may be the import.
-        if not owner.is_module or not bindings or any(b.kind not in ("def", "class") for b in bindings):
+        if found is None or not found[0].is_module:
             return None
-        definition = bindings[-1].node
+        definition = found[1][-1].node
         if constructs and not isinstance(definition, ast.ClassDef):
             return None
         return definition  # type: ignore[return-value]
