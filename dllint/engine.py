@@ -38,7 +38,7 @@ class Linter:
         self.settings = settings
         chosen = enabled_rules(settings, all_rules()) if rules is None else list(rules)
         self.rules = [rule() for rule in chosen if rule.code != "DL000"]
-        self.report_unreadable = any(rule.code == "DL000" for rule in chosen) or rules is None
+        self.report_unreadable = any(rule.code == "DL000" for rule in chosen)
         triggers = {t for rule in self.rules for t in rule.triggers}
         triggers.update(name.rsplit(".", 1)[-1].encode() for name in settings.extend_loader_classes)
         # A trigger containing another is implied by it (`IterableDataset` by `Dataset`): one scan fewer.

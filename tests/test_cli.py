@@ -240,3 +240,9 @@ def test_standard_library_sample_has_no_internal_error():
     assert proc.returncode in (0, 1), proc.stderr
     assert "internal error" not in proc.stderr
     json.loads(proc.stdout)
+
+
+def test_ignoring_dl000_silences_unparsable_files(tmp_path):
+    (tmp_path / "syntax.py").write_text("from torch.utils.data import DataLoader\nDataLoader(\n")
+    assert run(str(tmp_path), cwd=tmp_path).exit_code == 1
+    assert run(str(tmp_path), "--ignore", "DL000", cwd=tmp_path).exit_code == 0
