@@ -63,14 +63,15 @@ class Linter:
             return result
         return self.lint_text(path, decoded.text or "")
 
-    def lint_text(self, path: str, text: str, *, notebook: bool = False) -> FileResult:
-        """Lint ``text``; ``notebook``: it is a notebook's code cells joined (see dllint.notebook)."""
+    def lint_text(self, path: str, text: str, *, notebook: bool = False, tree: ast.Module | None = None) -> FileResult:
+        """Lint ``text``; ``notebook``: it is a notebook's code cells joined (see dllint.notebook);
+        ``tree``: ``text`` already parsed by the caller (flake8 hands plugins its tree)."""
         result = FileResult(path)
         suppressed = file_suppression(text)
         if suppressed is None:
             return result
         try:
-            tree = ast.parse(text, filename=path)
+            tree = tree if tree is not None else ast.parse(text, filename=path)
         except SyntaxError as exc:
             result.findings = self._filter(path, text, [syntax_error(path, exc)])
             return result

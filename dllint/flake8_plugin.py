@@ -32,9 +32,9 @@ class Plugin:
     # Built once from the options (flake8 builds a plugin instance per file).
     linter: ClassVar[Linter | None] = None
 
-    # flake8 runs a plugin that asks for ``tree`` once per file; dllint parses the text itself
-    # (only for files that pass the prefilter), so the tree itself goes unused.
+    # flake8 parses each file once and hands plugins its tree: dllint uses it, not a parse of its own.
     def __init__(self, tree: ast.AST, lines: list[str], filename: str) -> None:
+        self.tree = tree
         self.lines = lines
         self.filename = filename
 
@@ -65,7 +65,8 @@ class Plugin:
         # The byte prefilter before any parse: most files never mention a loader.
         if not linter.could_have_findings(text.encode("utf-8", "surrogateescape")):
             return
-        result = linter.lint_text(self.filename, text)
+        tree = self.tree if isinstance(self.tree, ast.Module) else None
+        result = linter.lint_text(self.filename, text, tree=tree)
         for error in result.errors:  # a bug in dllint: say so, but never stop flake8's run
             print(f"dllint: {error}", file=sys.stderr)
         for finding in result.findings:
