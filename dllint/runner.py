@@ -15,8 +15,9 @@ this module, measured on 4,856 files (1.86 M lines) of PyTorch packages on
 - Results come back in the order of ``paths``, whatever the order the workers
   finish in, so output never depends on ``--jobs``.
 
-Files go through :func:`dllint.engine.lint_file`, the same entry point as an
-in-process run, so notebooks and any other per-suffix dispatch work in workers.
+Each file is read once (:func:`dllint.source.read_source`): the bytes that are
+hashed for the cache are the bytes linted, through ``Linter.lint_bytes``, the
+same entry point as an in-process run, so notebooks work in workers too.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from typing import Callable, Sequence
 
 from dllint.cache import Cache, content_hash
 from dllint.config import Settings
-from dllint.engine import FileResult, Linter, lint_file
-from dllint.source import unreadable
+from dllint.engine import FileResult, Linter
+from dllint.findings import Finding
+from dllint.source import read_source, unreadable
 
 # Below this many files (or bytes) to lint, a pool costs more than it saves.
 MIN_FILES_FOR_POOL = 8
@@ -55,15 +57,18 @@ def _lint_and_fingerprint(path: str, linter: Linter, want_fingerprint: bool) -> 
     """Lint ``path``; with ``want_fingerprint``, also its (mtime_ns, size, sha256) *before* it was read,
     so that an edit racing with the run makes the next run look again rather than trust stale findings."""
     fingerprint = None
-    if want_fingerprint:
-        try:
-            st = os.stat(path)
-            with open(path, "rb") as handle:
-                fingerprint = (st.st_mtime_ns, st.st_size, content_hash(handle.read()))
-        except OSError:
-            fingerprint = None
     try:
-        result = lint_file(path, linter)
+        # stat before reading: an edit racing with the run makes the next run look again
+        st = os.stat(path) if want_fingerprint else None
+    except OSError:
+        st = None
+    data = read_source(path)
+    if isinstance(data, Finding):
+        return FileResult(path, [data]), None
+    if st is not None:
+        fingerprint = (st.st_mtime_ns, st.st_size, content_hash(data))
+    try:
+        result = linter.lint_bytes(path, data)  # the bytes just hashed: the file is read once
     except Exception as exc:  # noqa: BLE001 - one file's crash must not stop the run (errors are values)
         result = FileResult(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
     return result, fingerprint

@@ -43,13 +43,13 @@ def tree(tmp_path):
 def lint_counter(monkeypatch):
     """Counts the files actually linted (in-process: jobs=1)."""
     linted: list[str] = []
-    real = runner.lint_file
+    real = runner.Linter.lint_bytes
 
-    def counting(path, linter):
+    def counting(linter, path, data):
         linted.append(path)
-        return real(path, linter)
+        return real(linter, path, data)
 
-    monkeypatch.setattr(runner, "lint_file", counting)
+    monkeypatch.setattr(runner.Linter, "lint_bytes", counting)
     return linted
 
 
