@@ -64,7 +64,6 @@ class FileFacts:
     tree: ast.Module
     settings: Settings
     is_notebook: bool = False  # code cells of a .ipynb joined into one module
-    lines: list[str] = field(init=False)
     imports: dict[str, str] = field(init=False)
     scopes: ScopeTable = field(init=False)
     argparse: ArgparseDefaults = field(init=False)
@@ -73,7 +72,6 @@ class FileFacts:
     main_guard: ast.If | None = field(init=False)
 
     def __post_init__(self) -> None:
-        self.lines = self.source.splitlines()
         self.nodes = walk(self.tree)  # every node, ast.walk order: one walk shared by the facts below
         self.imports = build_import_table(self.tree, self.nodes)
         self.scopes = ScopeTable(self.tree)
@@ -92,6 +90,11 @@ class FileFacts:
         self.classes = self._classify(class_nodes)
         self.main_guard = find_main_guard(self.tree)
         self.loader_calls = collect_loader_calls(self, calls)
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """The source's lines, split on first use: only reporting a finding needs them."""
+        return self.source.splitlines()
 
     # -- names ----------------------------------------------------------------
     def qualname(self, node: ast.AST) -> str | None:
@@ -212,20 +215,16 @@ class FileFacts:
         return "LOCAL_RANK" in self.source or "LOCAL_WORLD_SIZE" in self.source
 
     @cached_property
-    def top_level_statement(self) -> dict[ast.AST, ast.stmt]:
-        """Each module-level statement keyed by itself (helper for ancestry lookups)."""
-        return {stmt: stmt for stmt in self.tree.body}
+    def _module_statements(self) -> frozenset[ast.AST]:
+        return frozenset(self.tree.body)
 
     def module_statement_of(self, node: ast.AST) -> ast.stmt | None:
         """The module-level statement that contains ``node``."""
         parents = self.scopes.parents
         current: ast.AST | None = node
-        while current is not None and current not in self.top_level_statement:
+        while current is not None and current not in self._module_statements:
             current = parents.get(current)
         return current  # type: ignore[return-value]
-
-    def under_main_guard(self, node: ast.AST) -> bool:
-        return self.main_guard is not None and self.module_statement_of(node) is self.main_guard
 
     # -- positions --------------------------------------------------------------
     def column(self, line: int, byte_offset: int) -> int:

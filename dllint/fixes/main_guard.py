@@ -78,6 +78,19 @@ def guarded_module(module: cst.Module, reported: cst.BaseStatement | None) -> cs
     return module.with_changes(body=[*kept, guard])
 
 
+def main_guard_of(module: cst.Module) -> cst.If | None:
+    """The module's ``if __name__ == "__main__":``, recognised as the facts layer recognises it."""
+    for stmt in module.body:
+        if isinstance(stmt, cst.If):
+            try:
+                test = ast.parse(module.code_for_node(stmt.test).strip(), mode="eval").body
+            except SyntaxError:
+                continue
+            if is_main_guard(ast.If(test=test, body=[], orelse=[])):
+                return stmt
+    return None
+
+
 def _ast_of(module: cst.Module, stmt: cst.BaseStatement) -> ast.stmt | None:
     try:
         tree = ast.parse(module.code_for_node(stmt.with_changes(leading_lines=[])))

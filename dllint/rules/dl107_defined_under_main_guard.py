@@ -109,12 +109,12 @@ def _move_above_guard(ctx, finding: Finding) -> None:
 
     from dllint.fixes import FixUnavailable, without_blank_prefix
     from dllint.fixes.hoist import adjust_leading_lines, place_before
+    from dllint.fixes.main_guard import main_guard_of
 
     name = finding.fix.get("move") if finding.fix else None
-    guards = [s for s in ctx.module.body if isinstance(s, cst.If) and _is_cst_main_guard(s)]
-    if not guards or not isinstance(guards[0].body, cst.IndentedBlock):
+    guard = main_guard_of(ctx.module)
+    if guard is None or not isinstance(guard.body, cst.IndentedBlock):
         raise FixUnavailable("no main guard block")
-    guard = guards[0]
     matches = [s for s in guard.body.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
     if len(matches) != 1:
         raise FixUnavailable(f"'{name}' is not defined once directly in the guard")
@@ -126,19 +126,6 @@ def _move_above_guard(ctx, finding: Finding) -> None:
     if index == 0:  # the next statement now opens the block: no blank line before it
         adjust_leading_lines(ctx, body[1], without_blank_prefix)
     place_before(ctx, guard, matches[0])
-
-
-def _is_cst_main_guard(stmt) -> bool:
-    import libcst as cst
-
-    test = stmt.test
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    if not isinstance(test.comparisons[0].operator, cst.Equal):
-        return False
-    sides = [test.left, test.comparisons[0].comparator]
-    values = {s.value if isinstance(s, cst.Name) else s.evaluated_value if isinstance(s, cst.SimpleString) else None for s in sides}
-    return values == {"__name__", "__main__"}
 
 
 def _guard_definition(facts, expr: ast.expr, scope, guard: ast.If) -> ast.AST | None:
