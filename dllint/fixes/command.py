@@ -128,8 +128,9 @@ def _echo_diff(result: FixResult) -> None:
     lines = difflib.unified_diff(
         result.original.splitlines(keepends=True),
         result.text.splitlines(keepends=True),
-        fromfile=f"a/{result.path}",
-        tofile=f"b/{result.path}",
+        # git-style a/ b/ prefixes for relative paths; an absolute path is shown as it is
+        fromfile=result.path if result.path.startswith("/") else f"a/{result.path}",
+        tofile=result.path if result.path.startswith("/") else f"b/{result.path}",
     )
     for line in lines:
         sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
