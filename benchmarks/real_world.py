@@ -17,6 +17,7 @@ rules and with ``--select ALL``; the counts per rule and per source are printed,
 ``--json FILE`` keeps every finding for judging.
 
     python benchmarks/real_world.py                          # both sets, temp dir removed after
+    python benchmarks/real_world.py --set second --judge     # precision from real_world_judgments.py
     python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
         --dir /tmp/rw --json /tmp/rw/findings.json
 """
@@ -55,11 +56,12 @@ PACKAGES = (
 
 @dataclass(frozen=True)
 class Repo:
-    """A public GitHub repository at a pinned commit; the whole tree is linted."""
+    """A public GitHub repository at a pinned commit; the whole tree is linted unless ``under`` says."""
 
     name: str  # owner/name
     commit: str
     shape: str  # what kind of training code it is, for the report
+    under: tuple[str, ...] = ()  # folders to unpack and lint (default: all)
 
     @property
     def key(self) -> str:
@@ -97,6 +99,16 @@ SECOND = (
     Repo("mlfoundations/open_clip", "89fb801f1e6087880e951fc8354b8a2077b79c6d", "CLIP training, webdataset"),
     Repo("jaywalnut310/vits", "2e561ba58618d021b5b8323d3765880f7e0ecfdb", "speech (TTS), mp.spawn, bucket sampler"),
     Repo("huggingface/accelerate", "16cb6eb80dd9aa8b4df1a63ef57863e455d53b83", "accelerate examples"),
+    Repo("facebookresearch/detectron2", "02b5c4e295e990042a714712c21dc79b731e8833", "detection, endless TrainingSampler"),
+    Repo("facebookresearch/fairseq", "3d262bb25690e4eb2e7d3c1309b1e9c406ca4b99", "seq2seq recipes, EpochBatchIterator"),
+    Repo("kuangliu/pytorch-cifar", "49b7aa97b0c12fe0d4054e670403a16b6b834ddd", "single-file CIFAR trainer"),
+    Repo("huggingface/diffusers", "58eb52c0803ea9af3abec60841c2a093bdf1f951", "training examples", ("examples/",)),
+    Repo(
+        "Lightning-AI/pytorch-lightning",
+        "7f0c3436cd3f6ad3753125672024fc415cbcb414",
+        "Lightning and Fabric examples",
+        ("examples/",),
+    ),
     Wheel("nemo_toolkit", "3.0.0", "speech framework (NeMo)"),
     Wheel("espnet", "202511", "speech framework (ESPnet2)"),
     Wheel("speechbrain", "1.1.2", "speech framework (Brain.fit)"),
@@ -157,7 +169,7 @@ def checkout(repo: Repo, into: Path, mirror_root: Path | None) -> Path:
     listing = git(git_dir, "ls-tree", "-r", "-z", "--format=%(objectname) %(path)", repo.commit)
     for entry in filter(None, listing.decode().split("\0")):
         blob, path = entry.split(" ", 1)
-        if path.endswith(WANTED):
+        if path.endswith(WANTED) and (not repo.under or path.startswith(repo.under)):
             try:
                 text = git(git_dir, "cat-file", "blob", blob)
             except subprocess.CalledProcessError:  # a snapshot may leave out large files
@@ -213,6 +225,52 @@ def report(findings: list[dict]) -> None:
     print(f"{'all':<7}{sum(by_rule.values()):>6}  ({default} with the default rules)")
 
 
+def judge(findings: list[dict]) -> None:
+    """Precision per rule of the on-by-default findings, from the hand judgments.
+
+    Also lists findings no row judges (new since the judgments: read and judge them) and judged
+    rows that no longer fire (a true positive among them is a lost true positive).
+    """
+    sys.path.insert(0, str(Path(__file__).parent))
+    from real_world_judgments import by_key
+
+    table = by_key()
+    judged_sources = {key[0] for key in table}
+    counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    seen = set()
+    unjudged = []
+    for finding in findings:
+        if not finding["default"] or finding["source"] not in judged_sources:
+            continue
+        key = (finding["source"], f"{finding['path']}:{finding['line']}", finding["code"])
+        seen.add(key)
+        if key in table:
+            counts[finding["code"]][table[key][0]] += 1
+        else:
+            unjudged.append(key)
+            counts[finding["code"]]["unjudged"] += 1
+    linted = {f["source"] for f in findings}
+    gone = [(key, table[key]) for key in table if key not in seen and key[0] in linted]
+
+    print("\n| rule | findings | true | false | debatable | unjudged | precision | counting debatable as true |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    total: collections.Counter = collections.Counter()
+    for code in sorted(counts) + ["all"]:
+        c = total if code == "all" else counts[code]
+        if code != "all":
+            total.update(c)
+        n = sum(c.values())
+        judged = n - c["unjudged"]
+        precision = f"{100 * c['true'] / judged:.0f}%" if judged else "-"
+        lenient = f"{100 * (c['true'] + c['debatable']) / judged:.0f}%" if judged else "-"
+        name = "**all**" if code == "all" else code
+        print(f"| {name} | {n} | {c['true']} | {c['false']} | {c['debatable']} | {c['unjudged']} | {precision} | {lenient} |")
+    for key in unjudged:
+        print("unjudged:", *key)
+    for key, (verdict, shape, _) in gone:
+        print(f"no longer reported ({verdict}{', ' + shape if shape else ''}):", *key)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=("first", "second", "both"), default="both", help="which sources")
@@ -222,6 +280,7 @@ def main() -> int:
     parser.add_argument("--mirror-root", type=Path, help="read GitHub sources from bare copies DIR/<owner>+<name>/repo")
     parser.add_argument("--only", help="comma-separated source keys (e.g. facebookresearch+detr,espnet-202511)")
     parser.add_argument("--json", type=Path, help="write every finding, with its source, to this file")
+    parser.add_argument("--judge", action="store_true", help="precision per rule from real_world_judgments.py")
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else None
 
@@ -253,6 +312,8 @@ def main() -> int:
             shutil.rmtree(root, ignore_errors=True)
 
     report(findings)
+    if args.judge:
+        judge(findings)
     if args.json:
         args.json.write_text(json.dumps(findings, indent=1))
     return 0
