@@ -81,7 +81,7 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("pytorch+examples", "imagenet/main.py:269", "DL201", T, "", "train() per epoch (:286)"),
     ("pytorch+examples", "imagenet/main.py:273", "DL201", T, "", "validate() every epoch (:289)"),
     ("pytorch+examples", "mnist_forward_forward/main.py:153", "DL102", T, "",
-     "transforms.Lambda(lambda ...) in the dataset; num_workers=1 on accelerators via **kwargs (:145)"),
+     "transforms.Lambda(lambda ...) in the dataset; num_workers=1 on accelerators via a kwargs splat (:145)"),
     ("pytorch+examples", "super_resolution/main.py:37", "DL201", T, "", "train(epoch) in the module-level loop (:81)"),
     ("pytorch+examples", "super_resolution/main.py:38", "DL201", T, "", "test() every epoch"),
     ("pytorch+examples", "super_resolution/main.py:81", "DL101", T, "", "module-level epoch loop, --threads 4"),
@@ -248,7 +248,7 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("Lightning-AI+pytorch-lightning", "examples/fabric/dcgan/train_fabric.py:69", "DL201", T, "", "epoch loop (:120)"),
     ("Lightning-AI+pytorch-lightning", "examples/fabric/dcgan/train_torch.py:25", "DL202", T, "", "workers = os.cpu_count()"),
     ("Lightning-AI+pytorch-lightning", "examples/fabric/dcgan/train_torch.py:68", "DL201", T, "", "epoch loop (:131)"),
-    ("Lightning-AI+pytorch-lightning", "examples/fabric/fp8_distributed_transformer/train.py:46", "DL201", F, "N4",
+    ("Lightning-AI+pytorch-lightning", "examples/fabric/fp8_distributed_transformer/train.py:46", "DL201", F, "N3",
      "one pass of at most 100 steps; rebound by fabric.setup_dataloaders (:67), iterated in two arms of one conditional (:69)"),
     ("Lightning-AI+pytorch-lightning", "examples/pytorch/domain_templates/computer_vision_fine_tuning.py:143", "DL201",
      T, "", "shared by train_dataloader/val_dataloader hooks"),
@@ -258,7 +258,7 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "val_dataloader hook (test_dataloader reuses it once)"),
     ("Lightning-AI+pytorch-lightning", "examples/pytorch/fp8_distributed_transformer/train.py:67", "DL201", D, "",
      "trainer.fit re-iterates per epoch, but max_steps=100 ends inside the first epoch"),
-    ("Lightning-AI+pytorch-lightning", "examples/pytorch/tensor_parallel/train.py:46", "DL201", F, "N5",
+    ("Lightning-AI+pytorch-lightning", "examples/pytorch/tensor_parallel/train.py:46", "DL201", F, "N4",
      "train_dataloader hook, but the file's only Trainer has max_epochs=1 (:59-64)"),
     # --- nemo_toolkit 3.0.0 (wheel)
     *(
@@ -287,7 +287,7 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
         )
     ),
     *(
-        ("nemo_toolkit-3.0.0", f"nemo/collections/asr/models/classification_models.py:{line}", "DL201", F, "N3",
+        ("nemo_toolkit-3.0.0", f"nemo/collections/asr/models/classification_models.py:{line}", "DL201", F, "N2",
          "_setup_feature_label_dataloader's only callers store it as self._test_dl (:231, :498): test runs once")
         for line in (348, 529, 1181)
     ),
