@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from pathlib import Path
 
-from conftest import ROOT
-
-BENCHMARKS = ROOT / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
 def load_judgments():
