@@ -109,6 +109,17 @@ SECOND = (
         "Lightning and Fabric examples",
         ("examples/",),
     ),
+    Repo("facebookresearch/dinov2", "b8931f7bf91576930313be2c6d6af376033b35f0", "SSL, InfiniteSampler, builders"),
+    Repo("microsoft/Swin-Transformer", "f82860bfb5225915aca09c3227159ee9e1df874d", "build_loader in data/, used in main.py"),
+    Repo("NVlabs/stylegan2-ada-pytorch", "d72cc7d041b42ec8e806021a205ed9349f87c6a4", "GAN, InfiniteSampler, torch_utils"),
+    # The timm package was in the first set (sdist); its top-level scripts were not.
+    Repo(
+        "huggingface/pytorch-image-models",
+        "aa4b5850c1543fa488abf260f18390eda46cf85d",
+        "train.py/validate.py/inference.py over timm.data",
+        ("train.py", "legacy_train.py", "validate.py", "inference.py", "benchmark.py", "timm/data/"),
+    ),
+    Repo("facebookresearch/barlowtwins", "8e8d284ca0bc02f88b92328e53f9b901e86b4a3c", "SSL, single main.py"),
     Wheel("nemo_toolkit", "3.0.0", "speech framework (NeMo)"),
     Wheel("espnet", "202511", "speech framework (ESPnet2)"),
     Wheel("speechbrain", "1.1.2", "speech framework (Brain.fit)"),

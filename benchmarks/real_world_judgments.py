@@ -260,6 +260,21 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "trainer.fit re-iterates per epoch, but max_steps=100 ends inside the first epoch"),
     ("Lightning-AI+pytorch-lightning", "examples/pytorch/tensor_parallel/train.py:46", "DL201", F, "N4",
      "train_dataloader hook, but the file's only Trainer has max_epochs=1 (:59-64)"),
+    # --- microsoft/Swin-Transformer (built in data/, iterated in main*.py)
+    ("microsoft+Swin-Transformer", "data/build.py:69", "DL201", T, "",
+     "build_loader's train loader, train_one_epoch per epoch in main.py:158"),
+    ("microsoft+Swin-Transformer", "data/build.py:77", "DL201", T, "", "val loader, validate() every epoch (main.py:164)"),
+    ("microsoft+Swin-Transformer", "data/data_simmim_ft.py:33", "DL201", T, "",
+     "train loader, per epoch in main_simmim_ft.py:141"),
+    ("microsoft+Swin-Transformer", "data/data_simmim_ft.py:41", "DL201", T, "", "val loader every epoch"),
+    ("microsoft+Swin-Transformer", "data/data_simmim_pt.py:97", "DL201", T, "", "pretraining loader, per epoch"),
+    # --- huggingface/pytorch-image-models (top-level scripts + timm/data)
+    ("huggingface+pytorch-image-models", "timm/data/naflex_loader.py:437", "DL201", T, "",
+     "the NaFlex eval loader omits the persistent_workers its train twin gets; train.py validates every epoch (:1150)"),
+    # --- facebookresearch/barlowtwins
+    ("facebookresearch+barlowtwins", "evaluate.py:148", "DL201", T, "", "epoch loop (:152, :161)"),
+    ("facebookresearch+barlowtwins", "evaluate.py:149", "DL201", T, "", "val loader every epoch (:185)"),
+    ("facebookresearch+barlowtwins", "main.py:117", "DL201", T, "", "epoch loop (:123)"),
     # --- nemo_toolkit 3.0.0 (wheel)
     *(
         ("nemo_toolkit-3.0.0", f"nemo/collections/{path}", "DL201", T, "",
