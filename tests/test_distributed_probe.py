@@ -83,6 +83,13 @@ def test_loaders_in_mp_spawn_children_are_reached():
     assert_nothing_left(report)
 
 
+def test_loaders_in_mp_process_children_are_reached_but_not_compared_as_ranks():
+    report = probe("processes.py", nproc=None)
+    assert {loader.call_site.rsplit("[", 1)[-1] for loader in report.loaders} == {"rank 0]", "rank 1]"}
+    assert report.findings == []  # two plain processes reading the same list is no DL305
+    assert_nothing_left(report)
+
+
 def test_a_crashing_rank_ends_the_job_with_its_error_and_the_waiting_rank_is_killed():
     report = probe("rank_crashes.py")
     assert "rank 1: RuntimeError: rank 1 lost its data" in report.script_outcome
@@ -105,7 +112,7 @@ def _draws(tmp_path, rank, **record):
     import json
 
     base = {"rank": rank, "site": "/x/train.py:10", "anchor": {"path": "/x/train.py", "first_line": 10, "last_line": 10},
-            "loader": 1, "num_workers": 0, "cores": 4}
+            "loader": 1, "num_workers": 0, "cores": 4, "distributed": True}
     (tmp_path / f"draws-abc.rank{rank}.json").write_text(json.dumps({**base, **record}))
 
 
@@ -132,6 +139,12 @@ def test_a_stream_every_rank_replays_confirms_dl302(tmp_path):
     [event] = cross_rank_events(str(tmp_path))
     assert event["code"] == "DL302" and event["verdict"] == "confirmed"
     _draws(tmp_path, 1, kind="iterable", samples=["c", "d"])
+    assert cross_rank_events(str(tmp_path)) == []
+
+
+def test_processes_outside_a_process_group_are_not_compared_for_dl305(tmp_path):
+    _draws(tmp_path, 0, kind="map", indices=[0, 1], distributed=False)
+    _draws(tmp_path, 1, kind="map", indices=[0, 1], distributed=False)
     assert cross_rank_events(str(tmp_path)) == []
 
 

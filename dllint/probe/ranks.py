@@ -154,6 +154,7 @@ def hook_children(harness, config: dict[str, Any]) -> None:
         return None
 
     spawn_module.start_processes = start_processes
+    _hook_processes(harness, spec)
 
 
 def _join_or_kill_hung(context) -> None:
@@ -178,15 +179,26 @@ def _record_killed(context, process) -> None:
 
 
 def probed_child(spec: dict[str, Any], fn, index: int, *args) -> None:
-    """The function a spawned child runs instead of ``fn``: ``fn(index, *args)`` under its own
-    harness, as rank ``index``. The script's own error is recorded, then raised again, so that
-    ``spawn`` in the parent fails as it would have without the probe."""
+    """What a spawned child runs instead of ``fn``: ``fn(index, *args)`` as rank ``index``."""
+    run_as_rank(spec, index, functools.partial(fn, index, *args))
+
+
+def probed_process(spec: dict[str, Any], index: int, target, *args, **kwargs) -> None:
+    """What a ``Process`` the script starts runs instead of its target, as rank ``index``."""
+    run_as_rank(spec, index, functools.partial(target, *args, **kwargs))
+
+
+def run_as_rank(spec: dict[str, Any], index: int, call) -> None:
+    """``call()`` under a harness of its own, as rank ``index``. The script's own error is
+    recorded, then raised again, so that the parent sees the child fail as it would have
+    without the probe."""
     global _rank, _rank_directory
     from dllint.probe.context import ProbeContext, Settings, StaticFinding
     from dllint.probe.harness import Harness, ProbeFinished
     from dllint.probe.limits import Budget
 
     _rank, _rank_directory = index, spec["rank_dir"]
+    os.makedirs(spec["rank_dir"], exist_ok=True)
     events = RankEvents(spec["events"], spec["rank_dir"], index)
     ctx = ProbeContext(
         budget=Budget(time.monotonic() + spec["deadline"] - time.time() - 1.5),
@@ -203,7 +215,7 @@ def probed_child(spec: dict[str, Any], fn, index: int, *args) -> None:
 
     def run() -> None:
         try:
-            fn(index, *args)
+            call()
         except ProbeFinished:
             raise
         except BaseException as error:
@@ -219,6 +231,32 @@ def probed_child(spec: dict[str, Any], fn, index: int, *args) -> None:
         events.close()
     if raised and not isinstance(raised[0], SystemExit):
         raise raised[0]
+
+
+def _hook_processes(harness, spec: dict[str, Any]) -> None:
+    """``multiprocessing.Process(target=f)`` with ``f`` from the user's code (not torch's workers,
+    not a pool's): the child runs ``f`` under a harness of its own, as rank 0, 1, ... in order."""
+    from multiprocessing.process import BaseProcess
+
+    original = BaseProcess.__init__
+    started = [0]
+
+    @functools.wraps(original)
+    def __init__(process, group=None, target=None, name=None, args=(), kwargs=None, *, daemon=None):
+        if target is not None and not harness.bypass() and _is_user_code(target):
+            index, started[0] = started[0], started[0] + 1
+            args, kwargs, target = (spec, index, target, *args), kwargs, probed_process
+        original(process, group, target, name, args, kwargs or {}, daemon=daemon)
+
+    BaseProcess.__init__ = __init__
+
+
+def _is_user_code(function) -> bool:
+    module = (getattr(function, "__module__", None) or "").split(".")[0]
+    return module not in LIBRARY_ROOTS
+
+
+LIBRARY_ROOTS = frozenset({"torch", "multiprocessing", "concurrent", "dllint", "threading", "functools", ""})
 
 
 # -- what the ranks drew (in each rank) -------------------------------------------------------
@@ -257,7 +295,9 @@ def cross_rank_events(directory: str) -> list[dict[str, Any]]:
         first = records[0]
         base = {"event": "result", "anchors": [first["anchor"]], "loader": global_id(first["rank"], first["loader"])}
         ranks = ", ".join(str(record["rank"]) for record in records)
-        if first["kind"] == "map" and all(record.get("indices") is not None for record in records):
+        if not all(record.get("distributed") for record in records):
+            pass  # processes that are not one job may well read the same data
+        elif first["kind"] == "map" and all(record.get("indices") is not None for record in records):
             verdict, evidence, measurements = _overlap(records, ranks, CONFIRMED, NOT_CONFIRMED)
             events.append({**base, "code": "DL305", "verdict": verdict, "evidence": evidence, "measurements": measurements})
         elif first["kind"] == "iterable" and all(record.get("samples") for record in records):

@@ -33,6 +33,7 @@ def on_first_iteration(site, ctx) -> None:
         "anchor": asdict(site.anchor),
         "loader": site.id,
         "num_workers": site.num_workers,
+        "distributed": _in_a_job(),
         "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
     }
     with ctx.measuring(site, "samples this rank draws in one epoch"):
@@ -41,6 +42,15 @@ def on_first_iteration(site, ctx) -> None:
         else:
             record.update(kind="map", indices=_epoch_indices(site))
     ranks.record_draws(site, directory, rank, record)
+
+
+def _in_a_job() -> bool:
+    """This rank belongs to a process group (or was started as one by torchrun's environment)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size() > 1
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
 def _epoch_indices(site) -> list[int] | None:
