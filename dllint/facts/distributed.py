@@ -51,8 +51,16 @@ RANK_BLIND_SAMPLERS = frozenset(
     }
 )
 BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.data.sampler.BatchSampler"})
-# Words in a condition that select one rank (``if rank == 0``, ``if is_main_process():``).
-ONE_RANK_WORDS = ("rank", "main_process", "is_main", "is_master", "master_process", "is_primary", "primary")
+# Words in a condition that select one rank (``if rank == 0``, ``if is_main_process():``) or decide
+# on the distributed mode (``if args.distributed:``, ``assert not multi_gpu``): code under such a
+# condition may run on one rank only, or only without DDP.
+RANK_CONDITION_WORDS = (
+    "rank", "main_process", "is_main", "is_master", "master_process", "is_primary",
+    "distributed", "ddp", "multi_gpu", "multigpu", "world",
+)
+# Lightning hooks: a file that defines them hands its loaders to a Trainer, which replaces their
+# sampler (``use_distributed_sampler``), even when the Lightning import sits in another module.
+LIGHTNING_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader"})
 # Words in a dataset's construction that shard it by rank by hand (``Subset(ds, idx[rank::world])``,
 # ``ds.shard(num_shards=world_size, index=rank)``, ``split_dataset_by_node``).
 SHARDING_WORDS = ("rank", "world", "shard", "split_dataset_by_node", "num_replicas")
@@ -102,12 +110,19 @@ class DistributedFacts:
             for framework, prefixes in FRAMEWORKS.items():
                 if any(name == p or name.startswith(p + ".") for p in prefixes):
                     return framework
+        parents = self.facts.scopes.parents
+        for node in self.facts.nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in LIGHTNING_HOOKS:
+                if isinstance(parents.get(node), ast.ClassDef):
+                    return "Lightning"
         return None
 
     # -- one rank only -----------------------------------------------------------------
     def one_rank_only(self, node: ast.AST) -> bool:
-        """``node`` runs only on some rank: under ``if rank == 0:`` (or ``is_main_process()``),
-        after ``if rank != 0: return``, or in a same-file function called only that way."""
+        """``node`` runs only on some rank, or only when not distributed: under ``if rank == 0:``
+        (``is_main_process()``, ``if not args.distributed:``), after ``if rank != 0: return`` or
+        ``assert not multi_gpu`` in an enclosing block, or in a same-file function called only
+        that way."""
         return self._one_rank_only(node, 0)
 
     def _one_rank_only(self, node: ast.AST, depth: int) -> bool:
@@ -117,9 +132,9 @@ class DistributedFacts:
         while current is not None:
             if isinstance(current, (ast.If, ast.IfExp)) and child is not current.test and _names_a_rank(current.test):
                 return True
+            if _guarded_before(current, child):
+                return True
             if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if _returns_early_on_rank(current, node):
-                    return True
                 if depth >= MAX_DEPTH:
                     return False
                 sites = self._call_sites(current)
@@ -223,20 +238,24 @@ def _mentions(node: ast.AST, needles: tuple[str, ...]) -> bool:
 
 
 def _names_a_rank(test: ast.expr) -> bool:
-    return _mentions(test, ONE_RANK_WORDS)
+    return _mentions(test, RANK_CONDITION_WORDS)
 
 
-def _returns_early_on_rank(func: ast.AST, node: ast.AST) -> bool:
-    """``if rank != 0: return`` at the top level of ``func``, before ``node``."""
-    line = getattr(node, "lineno", 0)
-    for stmt in func.body:  # type: ignore[attr-defined]
-        if getattr(stmt, "lineno", 0) >= line:
-            break
-        if (
-            isinstance(stmt, ast.If)
-            and _names_a_rank(stmt.test)
-            and stmt.body
-            and isinstance(stmt.body[-1], (ast.Return, ast.Raise))
-        ):
-            return True
+def _guarded_before(block: ast.AST, child: ast.AST) -> bool:
+    """A statement of ``block`` before ``child`` lets only some ranks past: ``assert not
+    multi_gpu``, ``if rank != 0: return``."""
+    for field in ("body", "orelse", "finalbody"):
+        statements = getattr(block, field, None)
+        if not isinstance(statements, list) or child not in statements:
+            continue
+        for stmt in statements[: statements.index(child)]:
+            if isinstance(stmt, ast.Assert) and _names_a_rank(stmt.test):
+                return True
+            if (
+                isinstance(stmt, ast.If)
+                and _names_a_rank(stmt.test)
+                and stmt.body
+                and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue))
+            ):
+                return True
     return False
