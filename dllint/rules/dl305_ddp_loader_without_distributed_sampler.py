@@ -22,7 +22,8 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     a map-style dataset with no `sampler`/`batch_sampler`, or with a sampler that knows nothing of
     ranks (`RandomSampler`, `SequentialSampler`, `WeightedRandomSampler`). Silent for loaders
     built on one rank only (`if rank == 0:`, `if is_main_process():`), over a dataset split by
-    rank by hand or an `IterableDataset` (DL302's ground), with a sampler it cannot see (a
+    rank by hand or an `IterableDataset` (DL302's ground), iterated only on one rank, or
+    unshuffled and iterated once outside any epoch loop (a test pass every rank may need in full), with a sampler it cannot see (a
     parameter, a conditional), and in files that hand their loaders to a framework that shards
     them itself (Lightning, accelerate, the Hugging Face `Trainer`, DeepSpeed). Reported at the
     loader call.
@@ -99,6 +100,8 @@ class DdpLoaderWithoutDistributedSampler(Rule):
                 continue
             if distributed.dataset_is_sharded_or_iterable(loader) or distributed.one_rank_only(loader.node):
                 continue
+            if distributed.iterated_on_one_rank_only(loader) or _one_evaluation_pass(facts, loader, kind):
+                continue
             what = "no sampler" if kind == "none" else "a sampler that ignores ranks"
             message = (
                 f"loader with {what} in a DDP script (it uses {setup.what}): every rank iterates the whole "
@@ -161,6 +164,16 @@ class DdpLoaderWithoutDistributedSampler(Rule):
             _import_before(ctx, finding.fix.get("import_before"))
         if finding.fix.get("statement"):
             MissingSetEpoch().apply_fix(ctx, finding)
+
+
+def _one_evaluation_pass(facts, loader, kind: str) -> bool:
+    """An unshuffled loader the file iterates once, outside any epoch loop, and never hands on:
+    a test or inference pass, which every rank often runs over the whole set on purpose (each
+    needs all the embeddings or predictions, and splits the work after)."""
+    if kind != "none" or loader.value("shuffle").truthy() is not False and not loader.value("shuffle").is_absent:
+        return False
+    uses = facts.usage.loader_uses(loader)
+    return bool(uses) and all(use.kind == "iterate" for use in uses) and facts.loops.epoch_iteration(loader) is None
 
 
 def _sampler_name(facts, loader) -> tuple[str | None, list[tuple]]:
