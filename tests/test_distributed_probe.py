@@ -56,7 +56,8 @@ def test_ddp_without_sampler_is_found_and_confirmed_by_the_overlap():
     assert finding.source == "static" and finding.line == 10
     assert finding.probe["verdict"] == "confirmed"
     assert finding.probe["measurements"] == {"ranks": 2, "samples_per_rank": [64, 64], "distinct": 64, "shared": 64}
-    assert sorted(loader.call_site.rsplit(" ", 2)[-2:][1] for loader in report.loaders) == ["0]", "1]"]
+    [loader] = report.loaders  # one entry per loader site, every rank's results in it
+    assert loader.call_site.endswith("ddp_no_sampler.py:10 [ranks 0, 1]")
     assert report.script_outcome.startswith("every rank (2):")
     assert_nothing_left(report)
 
@@ -66,6 +67,7 @@ def test_fixed_twin_gets_neither_and_a_stale_sampler_is_confirmed_on_every_rank(
     assert by_code(report, "DL305") == []
     [stale] = by_code(report, "DL301")
     assert stale.line == 15 and stale.probe["verdict"] == "confirmed"
+    assert [loader.call_site.rsplit(":", 1)[-1] for loader in report.loaders] == ["10 [ranks 0, 1]", "15 [ranks 0, 1]"]
     dl301 = [r for loader in report.loaders for r in loader.results if r.code == "DL301"]
     assert {r.measurements["rank"] for r in dl301 if r.verdict == "confirmed"} == {0, 1}
     assert all(r.anchors[0].first_line == 15 for r in dl301 if r.verdict == "confirmed")
@@ -79,13 +81,13 @@ def test_loaders_in_mp_spawn_children_are_reached():
     report = probe("spawn_no_sampler.py", nproc=None)
     [finding] = by_code(report, "DL305")
     assert finding.probe["verdict"] == "confirmed", finding.probe
-    assert {loader.call_site.rsplit("[", 1)[-1] for loader in report.loaders} == {"rank 0]", "rank 1]"}
+    assert [loader.call_site.rsplit("[", 1)[-1] for loader in report.loaders] == ["ranks 0, 1]"]
     assert_nothing_left(report)
 
 
 def test_loaders_in_mp_process_children_are_reached_but_not_compared_as_ranks():
     report = probe("processes.py", nproc=None)
-    assert {loader.call_site.rsplit("[", 1)[-1] for loader in report.loaders} == {"rank 0]", "rank 1]"}
+    assert [loader.call_site.rsplit("[", 1)[-1] for loader in report.loaders] == ["ranks 0, 1]"]
     assert report.findings == []  # two plain processes reading the same list is no DL305
     assert_nothing_left(report)
 

@@ -368,3 +368,52 @@ def launch_spec(spec: dict[str, Any], nproc_per_node: int) -> dict[str, Any]:
 def entry_module(config: dict[str, Any]) -> str:
     """The module the parent starts: the launcher of N ranks, or the harness itself."""
     return "dllint.probe.launch" if config.get("nproc_per_node") else "dllint.probe.harness"
+
+
+# -- one loader per site in the report ---------------------------------------------------------------
+def merge_rank_loaders(loaders: list) -> list:
+    """The report's loaders with each site's ranks merged into one entry: ``train.py:10 [ranks 0, 1]``,
+    the results of every rank (their evidence names the rank), the slowest rank's first batch,
+    each rank's tables titled with its rank. Loaders of a single process pass through."""
+    from dllint.probe.report import LoaderReport
+    from dllint.probe.results import Table
+
+    groups: dict[str, list] = {}
+    order: list[str] = []
+    for loader in loaders:
+        site = loader.call_site.rsplit(" [rank ", 1)[0] if loader.id >= ID_STRIDE else f"#{loader.id}"
+        if site not in groups:
+            order.append(site)
+        groups.setdefault(site, []).append(loader)
+    merged = []
+    for site in order:
+        group = sorted(groups[site], key=lambda loader: loader.id)
+        if len(group) == 1 and group[0].id < ID_STRIDE:
+            merged.append(group[0])
+            continue
+        rank_of = {id(loader): loader.id // ID_STRIDE - 1 for loader in group}
+        ranks = ", ".join(str(rank_of[id(loader)]) for loader in group)
+        times = [loader.first_batch_s for loader in group if loader.first_batch_s is not None]
+        entry = LoaderReport(group[0].id, f"{site} [rank{'s' if len(group) > 1 else ''} {ranks}]", group[0].summary)
+        entry.first_batch_s = max(times) if times else None
+        entry.first_batch_error = _first_with_rank(group, rank_of, "first_batch_error")
+        entry.construction_error = _first_with_rank(group, rank_of, "construction_error")
+        entry.last_step = next((loader.last_step for loader in group if loader.last_step), None)
+        for loader in group:
+            entry.results.extend(loader.results)
+            entry.tables.extend(
+                Table(f"rank {rank_of[id(loader)]}: {table.title}", table.columns, table.rows, table.chart)
+                for table in loader.tables
+            )
+            entry.notes.extend(loader.notes)
+        entry.results.sort(key=lambda result: (result.code, result.measurements.get("rank", -1)))
+        merged.append(entry)
+    return merged
+
+
+def _first_with_rank(group: list, rank_of: dict, field: str) -> str | None:
+    for loader in group:
+        value = getattr(loader, field)
+        if value:
+            return f"rank {rank_of[id(loader)]}: {value}"
+    return None

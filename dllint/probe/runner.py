@@ -217,6 +217,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, report
         stderr_tail = stream.read().splitlines()[-STDERR_TAIL_LINES:]
     report = build_report(target, log, findings, status, time.monotonic() - started, timeout, stderr_tail)
     report.process_group = process.pid
+    report.loaders = ranks.merge_rank_loaders(report.loaders)
     if report_path:
         try:
             with open(report_path, "w", encoding="utf-8") as stream:
