@@ -18,7 +18,7 @@ import keyword
 import re
 import symtable
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Union
+from typing import Callable, Iterator, TypeVar, Union
 
 import libcst as cst
 from libcst.metadata import (
@@ -30,6 +30,7 @@ from libcst.metadata import (
 
 from dllint.findings import Finding
 
+E = TypeVar("E")
 Transform = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]]
 Point = tuple[int, int]
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -37,6 +38,14 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 
 class FixUnavailable(Exception):
     """The fix cannot be made safely here; the message says why."""
+
+
+def edit_of(finding: Finding, kind: type[E]) -> E:
+    """The finding's edit, which must be of ``kind`` (the rule's own edit type)."""
+    edit = finding.fix.edit if finding.fix is not None else None
+    if not isinstance(edit, kind):
+        raise FixUnavailable(f"the finding carries no {kind.__name__} edit")
+    return edit
 
 
 @dataclass

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, RemoveArguments
 from dllint.rules import Rule
 
 
@@ -54,7 +54,7 @@ class PersistentWorkersWithoutWorkers(Rule):
             if arg is None or not loader.num_workers.is_zero_or_absent():
                 continue
             if loader.value("persistent_workers").truthy():
-                fix = Fix("safe", "Remove `persistent_workers`", (("remove", ("persistent_workers",)),))
+                fix = Fix("safe", "Remove `persistent_workers`", RemoveArguments(("persistent_workers",)))
                 yield self.report(facts, arg.node, fix=None if arg.from_splat else fix)
 
     def apply_fix(self, ctx, finding: Finding) -> None:

@@ -4,7 +4,7 @@ import ast
 from typing import Iterator
 
 from dllint.facts.values import maybe_none
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, RemoveArguments
 from dllint.rules import Rule
 
 ERRORS = {
@@ -66,7 +66,7 @@ class WorkerOptionWithoutWorkers(Rule):
                 arg = loader.argument(option)
                 if arg is None or not self._offending(facts, loader, option, arg):
                     continue
-                fix = None if arg.from_splat else Fix("safe", f"Remove `{option}`", (("remove", (option,)),))
+                fix = None if arg.from_splat else Fix("safe", f"Remove `{option}`", RemoveArguments((option,)))
                 message = f"{option} without workers: {error}; remove it or set num_workers > 0"
                 yield self.report(facts, arg.node, message, fix)
 

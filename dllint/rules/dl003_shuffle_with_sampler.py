@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dllint.facts.values import maybe_none
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, RemoveArguments
 from dllint.rules import Rule
 
 
@@ -58,7 +58,7 @@ class ShuffleWithSampler(Rule):
                 continue
             if maybe_none(sampler.value, sampler.scope, facts):
                 continue
-            fix = None if shuffle.from_splat else Fix("safe", "Remove `shuffle`", (("remove", ("shuffle",)),))
+            fix = None if shuffle.from_splat else Fix("safe", "Remove `shuffle`", RemoveArguments(("shuffle",)))
             yield self.report(facts, shuffle.node, fix=fix)
 
     def apply_fix(self, ctx, finding: Finding) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dllint.facts.values import maybe_none
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, RemoveArguments
 from dllint.rules import Rule
 
 
@@ -73,7 +73,7 @@ class BatchSamplerConflict(Rule):
 
     def _finding(self, facts, arg, message) -> Finding:
         message = message or f"{arg.name} conflicts with batch_sampler (torch raises ValueError): remove it"
-        fix = None if arg.from_splat else Fix("safe", f"Remove `{arg.name}`", (("remove", (arg.name,)),))
+        fix = None if arg.from_splat else Fix("safe", f"Remove `{arg.name}`", RemoveArguments((arg.name,)))
         return self.report(facts, arg.node, message, fix)
 
     def apply_fix(self, ctx, finding: Finding) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dllint.facts.values import maybe_none
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, RemoveArguments
 from dllint.rules import Rule
 
 
@@ -75,7 +75,7 @@ class IterableDatasetWithSampler(Rule):
                         continue
                 elif maybe_none(arg.value, arg.scope, facts):
                     continue
-                fix = None if arg.from_splat else Fix("safe", f"Remove `{name}`", (("remove", (name,)),))
+                fix = None if arg.from_splat else Fix("safe", f"Remove `{name}`", RemoveArguments((name,)))
                 yield self.report(
                     facts,
                     arg.node,

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, WrapInMainGuard
 from dllint.rules import Rule
 
 
@@ -92,13 +92,15 @@ class MissingMainGuard(Rule):
         ]
         if candidates:
             first = min(candidates, key=lambda s: (s.lineno, s.col_offset))
-            yield self.report(facts, first, fix=Fix("unsafe", "Move the script's statements under `if __name__ == \"__main__\":`"))
+            yield self.report(facts, first, fix=Fix("unsafe", "Move the script's statements under `if __name__ == \"__main__\":`", WrapInMainGuard()))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         import libcst as cst
 
+        from dllint.fixes import edit_of
         from dllint.fixes.main_guard import guarded_module
 
+        edit_of(finding, WrapInMainGuard)
         reported = ctx.module_statement(ctx.node_at(finding, cst.BaseStatement))
         new = guarded_module(ctx.module, reported)
         ctx.replace(ctx.module, new)

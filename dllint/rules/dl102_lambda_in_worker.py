@@ -4,7 +4,7 @@ import ast
 from typing import Iterator
 
 from dllint.facts.workers import shipped_expressions
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, HoistLambda
 from dllint.rules import Rule
 
 
@@ -77,11 +77,12 @@ class LambdaInWorker(Rule):
     def _fix(facts, shipped) -> Fix | None:
         if uses_enclosing_locals(facts, shipped.expr):
             return None
-        return Fix("safe", "Hoist the lambda to a module-level function", (("sink", shipped.sink),))
+        return Fix("safe", "Hoist the lambda to a module-level function", HoistLambda(shipped.sink))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         import libcst as cst
 
+        from dllint.fixes import edit_of
         from dllint.fixes.hoist import derived_lambda_name, lambda_to_def, place_before
 
         lam = ctx.node_at(finding, cst.Lambda)
@@ -100,7 +101,7 @@ class LambdaInWorker(Rule):
             definition = definition.with_changes(leading_lines=statement.leading_lines, body=definition.body.with_changes(body=[line]))
             ctx.replace(statement, definition)
             return
-        name = ctx.unique_name(derived_lambda_name(ctx, lam, finding.fix.get("sink", "func")))
+        name = ctx.unique_name(derived_lambda_name(ctx, lam, edit_of(finding, HoistLambda).sink))
         place_before(ctx, ctx.module_statement(lam), lambda_to_def(ctx, lam, name))
         ctx.replace(lam, cst.Name(name))
 

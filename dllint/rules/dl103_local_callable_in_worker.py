@@ -4,7 +4,7 @@ import ast
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.workers import local_definition, shipped_expressions
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, HoistLocalDefinition
 from dllint.rules import Rule
 
 if TYPE_CHECKING:
@@ -94,13 +94,13 @@ class LocalCallableInWorker(Rule):
                 reported.add(id(shipped.expr))
                 kind = "class" if isinstance(definition, ast.ClassDef) else "function"
                 message = f"local {kind} '{definition.name}' sent to workers (via {shipped.sink}) cannot be pickled under spawn: define it at module level"
-                fix = Fix("unsafe", f"Hoist `{definition.name}` to module level", (("name", definition.name),))
+                fix = Fix("unsafe", f"Hoist `{definition.name}` to module level", HoistLocalDefinition(definition.name))
                 yield self.report(facts, shipped.expr, message, fix)
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         import libcst as cst
 
-        from dllint.fixes import FixUnavailable, without_blank_prefix
+        from dllint.fixes import FixUnavailable, edit_of, without_blank_prefix
         from dllint.fixes.hoist import (
             adjust_leading_lines,
             captured_names,
@@ -113,7 +113,7 @@ class LocalCallableInWorker(Rule):
             references,
         )
 
-        name = finding.fix.get("name") if finding.fix else None
+        name = edit_of(finding, HoistLocalDefinition).name
         handed_over = ctx.node_at(finding, cst.BaseExpression)
         owner, definition = _owner_and_definition(ctx, handed_over, name)
         if has_nonlocal(definition):

@@ -5,7 +5,7 @@ import builtins
 from typing import Iterator
 
 from dllint.facts.workers import shipped_expressions
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, MoveAboveGuard
 from dllint.rules import Rule
 
 BUILTIN_NAMES = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__spec__", "__builtins__"}
@@ -107,11 +107,11 @@ def _move_above_guard(ctx, finding: Finding) -> None:
     """Move the definition out of the guard's body to just above the guard."""
     import libcst as cst
 
-    from dllint.fixes import FixUnavailable, without_blank_prefix
+    from dllint.fixes import FixUnavailable, edit_of, without_blank_prefix
     from dllint.fixes.hoist import adjust_leading_lines, place_before
     from dllint.fixes.main_guard import main_guard_of
 
-    name = finding.fix.get("move") if finding.fix else None
+    name = edit_of(finding, MoveAboveGuard).name
     guard = main_guard_of(ctx.module)
     if guard is None or not isinstance(guard.body, cst.IndentedBlock):
         raise FixUnavailable("no main guard block")
@@ -145,15 +145,10 @@ def _guard_definition(facts, expr: ast.expr, scope, guard: ast.If) -> ast.AST | 
 def _fix(facts, definition: ast.AST, guard: ast.If) -> Fix | None:
     if not _reads_only_module_names(facts, definition, guard):
         return None
-    start = min([definition.lineno, *(d.lineno for d in definition.decorator_list)])  # type: ignore[attr-defined]
     return Fix(
         "safe",
         f"Move `{definition.name}` above `if __name__ == \"__main__\":`",  # type: ignore[attr-defined]
-        (
-            ("move", definition.name),  # type: ignore[attr-defined]
-            ("lines", (start, definition.end_lineno)),  # type: ignore[attr-defined]
-            ("before_line", guard.lineno),
-        ),
+        MoveAboveGuard(definition.name),  # type: ignore[attr-defined]
     )
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
 
 
@@ -106,4 +106,4 @@ def _loader_fix(loader) -> Fix | None:
     arg = loader.argument("num_workers")
     if loader.unknown_splat or (arg is not None and arg.from_splat):
         return None
-    return Fix("safe", "Set the inner loader's `num_workers=0`", (("set", ("num_workers", "0")),))
+    return Fix("safe", "Set the inner loader's `num_workers=0`", SetArgument("num_workers", "0"))

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
 
 
@@ -98,8 +98,8 @@ class NonPersistentWorkers(Rule):
         if loader.argument("persistent_workers") is not None:
             # An explicit `persistent_workers=False` may be deliberate (e.g. per-epoch state the
             # workers read at start-up): flipping it is the user's call.
-            return Fix("unsafe", f"Set `persistent_workers={value}`", (("set", ("persistent_workers", value)),))
-        return Fix("safe", f"Add `persistent_workers={value}`", (("set", ("persistent_workers", value)),))
+            return Fix("unsafe", f"Set `persistent_workers={value}`", SetArgument("persistent_workers", value))
+        return Fix("safe", f"Add `persistent_workers={value}`", SetArgument("persistent_workers", value))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         from dllint.fixes.arguments import set_reported_argument

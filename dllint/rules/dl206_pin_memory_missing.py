@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dllint.facts.devices import batch_cuda_copies, torch_alias
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
 
 
@@ -89,7 +89,7 @@ class PinMemoryMissing(Rule):
             value = f"{torch}.cuda.is_available()"
         else:
             return None
-        return Fix("safe", f"Add `pin_memory={value}`", (("set", ("pin_memory", value)),))
+        return Fix("safe", f"Add `pin_memory={value}`", SetArgument("pin_memory", value))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         from dllint.fixes.arguments import set_reported_argument
