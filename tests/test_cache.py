@@ -12,7 +12,7 @@ import pytest
 from dllint import runner
 from dllint.cache import Cache, decode_finding, encode_finding
 from dllint.config import Settings
-from dllint.findings import EDIT_KINDS, Finding, Fix, SetArgument
+from dllint.findings import Finding, Fix, SetArgument
 from dllint.runner import run_lint
 
 SETTINGS = Settings()
