@@ -113,8 +113,10 @@ def _key(text: str, finding: Finding) -> tuple:
 def _apply_pass(text: str, candidates: list[Finding], rules: dict) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
     try:
         state = FileState.parse(text)
-    except (cst.ParserSyntaxError, RecursionError) as exc:
-        return text, [], [(f, f"cannot parse for fixing: {exc}") for f in candidates]
+    except Exception as exc:  # noqa: BLE001 - LibCST rejects some code ast accepts (ParserSyntaxError,
+        # CSTValidationError on `for* x in y:`, RecursionError): the file keeps its findings, loses its fixes
+        reason = f"LibCST cannot parse the file for fixing ({type(exc).__name__}: {_first_line(exc)}); fixes dropped"
+        return text, [], [(f, reason) for f in candidates]
     accepted: list[tuple[Finding, Edits]] = []
     failed: list[tuple[Finding, str]] = []
     for finding in sorted(candidates, key=lambda f: f.sort_key):
@@ -149,6 +151,10 @@ def _apply_pass(text: str, candidates: list[Finding], rules: dict) -> tuple[str,
             new_text = _render(state, good) or text
         accepted = good
     return new_text, [f for f, _ in accepted], failed
+
+
+def _first_line(exc: BaseException) -> str:
+    return next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
 
 
 def _render(state: FileState, accepted: list[tuple[Finding, Edits]]) -> str | None:
