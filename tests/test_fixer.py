@@ -6,7 +6,8 @@ import pytest
 
 import dllint.fixer as fixer
 from dllint.config import Settings
-from dllint.engine import Linter
+from dllint.engine import Linter, lint_source
+from dllint.findings import SetArgument
 from dllint.fixer import fix_text
 from dllint.rules import rule_by_code
 
@@ -36,3 +37,40 @@ def test_any_libcst_failure_while_parsing_drops_the_fixes(monkeypatch, error):
     text = EPOCHS + "    for batch in loader:\n        pass\n"
     result = fix_text("t.py", text, linter("DL201"))
     assert result.text == text and len(result.failed) == 1 and type(error).__name__ in result.failed[0][1]
+
+
+# -- fixes that depend on a resolved value ------------------------------------------------
+def codes_and_fixes(text: str, code: str) -> list:
+    return [f.fix for f in lint_source(text, Settings(select=(code,))) if f.code == code]
+
+
+def epochs(loader_args: str) -> str:
+    return f"from torch.utils.data import DataLoader\nloader = DataLoader(ds, {loader_args})\nfor e in range(3):\n    for b in loader:\n        pass\n"
+
+
+@pytest.mark.parametrize(
+    ("workers", "value"),
+    [
+        ("8", "True"),
+        ("n", "n > 0"),
+        ("n if gpu else 0", "(n if gpu else 0) > 0"),
+        ("a or b", "(a or b) > 0"),
+        ("min(8,\n    cpus)", "min(8, cpus) > 0"),  # one line
+        ("-n", "-n > 0"),
+    ],
+)
+def test_dl201_assumes_workers_only_where_the_count_is_a_literal(workers, value):
+    (fix,) = codes_and_fixes(epochs(f"num_workers={workers}"), "DL201")
+    assert fix.applicability == "safe" and fix.edit == SetArgument("persistent_workers", value)
+
+
+def test_dl201_from_a_splat_dict_says_it_assumes_workers():
+    text = "opts = dict(num_workers=args.workers)\n" + epochs("**opts")
+    (fix,) = codes_and_fixes(text, "DL201")
+    assert fix.applicability == "unsafe" and "right only while" in fix.message
+
+
+def test_dl201_is_silent_on_a_negative_worker_count():
+    findings = lint_source(epochs("num_workers=-1"))
+    codes = {f.code for f in findings}
+    assert "DL005" in codes and "DL201" not in codes

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import ast
 from typing import Iterator
 
-from dllint.findings import Finding, Fix, RemoveArguments
+from dllint.findings import Finding, Fix, RemoveArguments, SetArgument
 from dllint.rules import Rule
+from dllint.rules.fix_values import operand_source, workers_from_splat, workers_test
 
 
 class PersistentWorkersWithoutWorkers(Rule):
@@ -54,10 +56,27 @@ class PersistentWorkersWithoutWorkers(Rule):
             if arg is None or not loader.num_workers.is_zero_or_absent():
                 continue
             if loader.value("persistent_workers").truthy():
-                fix = Fix("safe", "Remove `persistent_workers`", RemoveArguments(("persistent_workers",)))
-                yield self.report(facts, arg.node, fix=None if arg.from_splat else fix)
+                yield self.report(facts, arg.node, fix=None if arg.from_splat else self._fix(facts, loader, arg))
+
+    @staticmethod
+    def _fix(facts, loader, arg) -> Fix:
+        test = workers_test(facts, loader)
+        if test is not None:
+            # num_workers=args.workers resolves to 0 here, not on every command line: keep it conditional.
+            value = test if arg.value is not None and _is_true(arg.value) else f"{operand_source(facts, arg.value)} and {test}"
+            return Fix("safe", f"Set `persistent_workers={value}`", SetArgument("persistent_workers", value))
+        if workers_from_splat(loader):
+            return Fix("unsafe", "Remove `persistent_workers` (right only while the `**` dict's num_workers is 0)", RemoveArguments(("persistent_workers",)))
+        return Fix("safe", "Remove `persistent_workers`", RemoveArguments(("persistent_workers",)))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
-        from dllint.fixes.arguments import remove_reported_argument
+        from dllint.fixes.arguments import remove_reported_argument, set_reported_argument
 
-        remove_reported_argument(ctx, finding)
+        if isinstance(finding.fix.edit, SetArgument):
+            set_reported_argument(ctx, finding, at_argument=True)
+        else:
+            remove_reported_argument(ctx, finding)
+
+
+def _is_true(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is True

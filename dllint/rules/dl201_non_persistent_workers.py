@@ -1,10 +1,11 @@
 from __future__ import annotations
 
-import ast
 from typing import Iterator
 
+from dllint.facts.values import Value
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
+from dllint.rules.fix_values import workers_from_splat, workers_test
 
 
 class NonPersistentWorkers(Rule):
@@ -71,8 +72,8 @@ class NonPersistentWorkers(Rule):
     def check(self, facts) -> Iterator[Finding]:
         usage = None
         for loader in facts.loader_calls:
-            if not loader.is_multi_worker:
-                continue
+            if not loader.is_multi_worker or _negative(loader.num_workers):
+                continue  # a negative count raises ValueError (DL005): no workers start
             persistent = loader.value("persistent_workers")
             if persistent.truthy() is not False:  # truthy, or unknown (a splat, a variable)
                 continue
@@ -89,12 +90,10 @@ class NonPersistentWorkers(Rule):
             return None
         if facts.dataset_mutated_in_loop(loader):
             return None  # persistent workers would keep a stale dataset (DL303)
-        workers = loader.argument("num_workers")
-        if loader.num_workers.is_const or workers is None:
-            value = "True"
-        else:
-            source = ast.get_source_segment(facts.source, workers.value) or ast.unparse(workers.value)
-            value = f"{source} > 0" if "\n" not in source else "True"
+        # `True` only where num_workers is written as a number: `--workers 0` must keep working.
+        value = workers_test(facts, loader) or "True"
+        if workers_from_splat(loader):
+            return Fix("unsafe", "Add `persistent_workers=True` (right only while the `**` dict's num_workers > 0)", SetArgument("persistent_workers", value))
         if loader.argument("persistent_workers") is not None:
             # An explicit `persistent_workers=False` may be deliberate (e.g. per-epoch state the
             # workers read at start-up): flipping it is the user's call.
@@ -105,3 +104,7 @@ class NonPersistentWorkers(Rule):
         from dllint.fixes.arguments import set_reported_argument
 
         set_reported_argument(ctx, finding)
+
+
+def _negative(value: Value) -> bool:
+    return value.is_int() and value.value < 0

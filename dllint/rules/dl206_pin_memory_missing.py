@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import ast
 from typing import Iterator
 
 from dllint.facts.devices import batch_cuda_copies, torch_alias
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
+from dllint.rules.fix_values import from_command_line
 
 
 class PinMemoryMissing(Rule):
@@ -83,7 +85,8 @@ class PinMemoryMissing(Rule):
         if arg is not None and arg.from_splat:
             return None
         torch = torch_alias(facts)
-        if any(c.unconditional for c in copies) and "is_available" not in facts.source:
+        # `True` only for a device no command line changes: `--device cpu` must not be told to pin.
+        if any(c.unconditional and not _device_from_command_line(facts, c.call) for c in copies) and "is_available" not in facts.source:
             value = "True"
         elif torch is not None:
             value = f"{torch}.cuda.is_available()"
@@ -95,3 +98,9 @@ class PinMemoryMissing(Rule):
         from dllint.fixes.arguments import set_reported_argument
 
         set_reported_argument(ctx, finding)
+
+
+def _device_from_command_line(facts, call: ast.Call) -> bool:
+    """``batch.to(args.device)``, where ``args.device`` resolved to its argparse default ``"cuda"``."""
+    device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    return device is not None and from_command_line(facts, device, facts.scopes.scope_of(call))
