@@ -74,3 +74,14 @@ def test_dl201_is_silent_on_a_negative_worker_count():
     findings = lint_source(epochs("num_workers=-1"))
     codes = {f.code for f in findings}
     assert "DL005" in codes and "DL201" not in codes
+
+
+# -- hoisting -------------------------------------------------------------------------------
+LAMBDA = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2, collate_fn=lambda b: b)\n"
+
+
+@pytest.mark.parametrize(("notebook", "applicability"), [(False, "safe"), (True, "unsafe")])
+def test_dl102_hoisting_is_not_safe_in_a_notebook(notebook, applicability):
+    # a notebook-level def is what DL106 reports: spawn workers cannot import it either
+    (finding,) = [f for f in linter("DL102").lint_text("nb.ipynb", LAMBDA, notebook=notebook).findings if f.code == "DL102"]
+    assert finding.fix.applicability == applicability

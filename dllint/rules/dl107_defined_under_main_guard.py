@@ -7,6 +7,7 @@ from typing import Iterator
 from dllint.facts.workers import shipped_expressions
 from dllint.findings import Finding, Fix, MoveAboveGuard
 from dllint.rules import Rule
+from dllint.rules.fix_values import comprehension_reads
 
 BUILTIN_NAMES = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__spec__", "__builtins__"}
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -154,8 +155,9 @@ def _fix(facts, definition: ast.AST, guard: ast.If) -> Fix | None:
 
 def _reads_only_module_names(facts, definition: ast.AST, guard: ast.If) -> bool:
     """Every name the definition reads is its own, a builtin, or bound at module level outside the guard."""
+    own = comprehension_reads(definition)  # the scope table does not track comprehensions
     for node in ast.walk(definition):
-        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or id(node) in own:
             continue
         found = facts.scopes.lookup(node.id, facts.scopes.scope_of(node))
         if found is None:

@@ -68,3 +68,22 @@ def from_command_line(facts: FileFacts, expr: ast.expr, scope: Scope) -> bool:
         isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in facts.argparse.namespaces
         for node in ast.walk(expr)
     )
+
+
+
+def comprehension_reads(node: ast.AST) -> set[int]:
+    """The ``Name`` nodes inside ``node`` that read a variable of an enclosing comprehension inside
+    ``node`` (``b`` in ``[b[0] for b in batch]``): local to the comprehension, whatever the scope
+    table (which does not track comprehensions) says. By ``id``."""
+    own: set[int] = set()
+    for comp in ast.walk(node):
+        if not isinstance(comp, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        bound = {n.id for g in comp.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        outer_iter = comp.generators[0].iter  # evaluated in the enclosing scope
+        parts = [comp.elt] if not isinstance(comp, ast.DictComp) else [comp.key, comp.value]
+        parts += [g.target for g in comp.generators] + [g.iter for g in comp.generators[1:]]
+        parts += [cond for g in comp.generators for cond in g.ifs]
+        for part in parts:
+            own.update(id(n) for n in ast.walk(part) if isinstance(n, ast.Name) and n.id in bound and part is not outer_iter)
+    return own
