@@ -106,7 +106,7 @@ class LambdaInWorker(Rule):
             definition = definition.with_changes(leading_lines=statement.leading_lines, body=definition.body.with_changes(body=[line]))
             ctx.replace(statement, definition)
             return
-        name = ctx.unique_name(derived_lambda_name(ctx, lam, edit_of(finding, HoistLambda).sink))
+        name = ctx.unique_name(derived_lambda_name(ctx, lam, edit_of(finding, HoistLambda).sink), site=lam)
         place_before(ctx, ctx.module_statement(lam), lambda_to_def(ctx, lam, name))
         ctx.replace(lam, cst.Name(name))
 
