@@ -261,10 +261,15 @@ def blank_lines(count: int) -> list[cst.EmptyLine]:
     return [cst.EmptyLine() for _ in range(count)]
 
 
+def is_blank(line: cst.EmptyLine) -> bool:
+    """No comment and no form feed (a page break is kept like a comment)."""
+    return line.comment is None and "\f" not in line.whitespace.value
+
+
 def without_blank_prefix(lines) -> list[cst.EmptyLine]:
-    """Leading lines minus the blank lines before the first comment."""
+    """Leading lines minus the blank lines before the first comment (or form feed)."""
     lines = list(lines)
-    while lines and lines[0].comment is None:
+    while lines and is_blank(lines[0]):
         lines.pop(0)
     return lines
 

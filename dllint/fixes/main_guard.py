@@ -16,7 +16,7 @@ from collections import Counter
 import libcst as cst
 
 from dllint.facts import is_main_guard
-from dllint.fixes import FixUnavailable, blank_lines, without_blank_prefix
+from dllint.fixes import FixUnavailable, blank_lines, is_blank, without_blank_prefix
 
 CONSTANT_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.BinOp, ast.unaryop, ast.operator, ast.Load)
 
@@ -62,7 +62,8 @@ def guarded_module(module: cst.Module, reported: cst.BaseStatement | None) -> cs
         raise FixUnavailable("no module-level statements to move")
     moved = [_for_block(stmt) for stmt in moved]
     moved = [stmt.with_changes(leading_lines=_at_most_one_blank(stmt.leading_lines)) for stmt in moved]
-    moved[0] = moved[0].with_changes(leading_lines=without_blank_prefix(moved[0].leading_lines))
+    page_break, first_lines = _split_page_break(moved[0].leading_lines)
+    moved[0] = moved[0].with_changes(leading_lines=without_blank_prefix(first_lines))
     kept = [stmt for i, stmt in enumerate(body) if keep[i]]
     if guard_index is not None:
         guard = body[guard_index]
@@ -72,7 +73,7 @@ def guarded_module(module: cst.Module, reported: cst.BaseStatement | None) -> cs
         guard = guard.with_changes(body=guard.body.with_changes(body=moved))  # type: ignore[attr-defined]
     if kept:
         after_definition = isinstance(trees[body.index(kept[-1])], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        guard = guard.with_changes(leading_lines=blank_lines(2 if after_definition else 1))
+        guard = guard.with_changes(leading_lines=page_break or blank_lines(2 if after_definition else 1))
     else:
         guard = guard.with_changes(leading_lines=[])
     return module.with_changes(body=[*kept, guard])
@@ -104,7 +105,8 @@ class _Unindent(cst.CSTTransformer):
 
     def leave_EmptyLine(self, original_node, updated_node):
         if updated_node.comment is None:
-            return updated_node.with_changes(indent=False, whitespace=cst.SimpleWhitespace(""))
+            page_break = "\f" if "\f" in updated_node.whitespace.value else ""
+            return updated_node.with_changes(indent=False, whitespace=cst.SimpleWhitespace(page_break))
         return updated_node
 
 
@@ -112,11 +114,24 @@ def _for_block(stmt: cst.BaseStatement) -> cst.BaseStatement:
     return stmt.visit(_Unindent())  # type: ignore[return-value]
 
 
+def _split_page_break(lines) -> tuple[list[cst.EmptyLine], list[cst.EmptyLine]]:
+    """Leading lines split after their last form feed (before any comment): the page break
+    stays at module level, in front of the guard."""
+    lines = list(lines)
+    end = 0
+    for i, line in enumerate(lines):
+        if line.comment is not None:
+            break
+        if "\f" in line.whitespace.value:
+            end = i + 1
+    return lines[:end], lines[end:]
+
+
 def _at_most_one_blank(lines) -> list[cst.EmptyLine]:
     """Inside the guard's block, runs of blank lines shrink to one (PEP 8's two are for top level)."""
     result: list[cst.EmptyLine] = []
     for line in lines:
-        if line.comment is None and result and result[-1].comment is None:
+        if is_blank(line) and result and is_blank(result[-1]):
             continue
         result.append(line)
     return result
