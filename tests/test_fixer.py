@@ -85,3 +85,35 @@ def test_dl102_hoisting_is_not_safe_in_a_notebook(notebook, applicability):
     # a notebook-level def is what DL106 reports: spawn workers cannot import it either
     (finding,) = [f for f in linter("DL102").lint_text("nb.ipynb", LAMBDA, notebook=notebook).findings if f.code == "DL102"]
     assert finding.fix.applicability == applicability
+
+
+LOCAL = "from torch.utils.data import DataLoader, Dataset\n\n\ndef main(ds, size):\n{}    return DataLoader({}, num_workers=2{})\n"
+
+
+@pytest.mark.parametrize(
+    ("definition", "dataset", "extra", "fixable"),
+    [
+        ("    class Local(Dataset):\n        def __len__(self):\n            return 8\n", "Local()", "", True),
+        ("    class Local(Dataset):\n        def __len__(self):\n            return size\n", "Local()", "", False),  # reads a local
+        ("    def collate(b, pad=size):\n        return b\n", "ds", ", collate_fn=collate", False),  # default is a local
+        ("    n = 0\n    def collate(b):\n        nonlocal n\n        return b\n", "ds", ", collate_fn=collate", False),
+        ("    def pad(b):\n        return b\n    def collate(b):\n        return pad(b)\n", "ds", ", collate_fn=collate", False),
+        ("    def collate(b):\n        return [x + size for x in b]\n", "ds", ", collate_fn=collate", True),
+    ],
+)
+def test_dl103_advertises_a_fix_only_where_it_applies(definition, dataset, extra, fixable):
+    text = LOCAL.format(definition, dataset, extra)
+    (finding,) = [f for f in lint_source(text, Settings(select=("DL103",))) if f.code == "DL103"]
+    assert (finding.fix is not None) == fixable
+    result = fix_text("t.py", text, linter("DL103"), unsafe=True)
+    assert bool(result.fixed) == fixable and not result.failed
+
+
+def test_dl103_binds_the_whole_object_when_the_closure_calls_its_method():
+    text = (
+        "from torch.utils.data import DataLoader\n\n\nclass Module:\n    def pad(self, b):\n        return b\n\n"
+        "    def loader(self, ds):\n        def collate(b):\n            return self.pad(b)\n\n"
+        "        return DataLoader(ds, num_workers=2, collate_fn=collate)\n"
+    )
+    result = fix_text("t.py", text, linter("DL103"), unsafe=True)
+    assert "functools.partial(collate, self=self)" in result.text  # a bound method would pickle self anyway
