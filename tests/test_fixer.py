@@ -7,8 +7,10 @@ import pytest
 import dllint.fixer as fixer
 from dllint.config import Settings
 from dllint.engine import Linter, lint_source
-from dllint.findings import SetArgument
+from dllint.findings import Finding, SetArgument
 from dllint.fixer import fix_text
+from dllint.output import RunSummary
+from dllint.output.text import render_text
 from dllint.rules import rule_by_code
 
 
@@ -117,3 +119,30 @@ def test_dl103_binds_the_whole_object_when_the_closure_calls_its_method():
     )
     result = fix_text("t.py", text, linter("DL103"), unsafe=True)
     assert "functools.partial(collate, self=self)" in result.text  # a bound method would pickle self anyway
+
+
+# -- what the fixes introduced ------------------------------------------------------------
+def finding(code: str, line: int) -> Finding:
+    return Finding("t.py", line, 1, line, 5, code, "name", f"{code} message")
+
+
+def test_findings_beyond_what_was_found_less_what_was_fixed_are_new():
+    before_text, after_text = "a\nb\nc\n", "x\na\nb\nc\nd\n"
+    before = [finding("DL201", 1), finding("DL102", 2), finding("DL102", 3)]
+    fixed = [finding("DL201", 1), finding("DL102", 2)]
+    after = [finding("DL102", 4), finding("DL106", 5), finding("DL201", 1)]
+    assert fixer.introduced_by_fixes(before_text, before, after_text, after, fixed) == [finding("DL201", 1), finding("DL106", 5)]
+
+
+def test_a_fixed_text_with_only_old_findings_has_nothing_new():
+    text = EPOCHS + "    for batch in loader:\n        pass\n"
+    result = fix_text("t.py", text + "DataLoader(ds, num_workers=0, persistent_workers=True)\n", linter("DL201", "DL001", "DL101"))
+    assert result.fixed and result.introduced == []
+
+
+def test_the_summary_counts_new_problems_apart():
+    findings = [finding("DL101", 1), finding("DL106", 5)]
+    text = render_text(RunSummary(findings, files_checked=1, fixed=2, introduced=1, extra={"fix_mode": True}))
+    assert text.endswith("Found 3 problems (2 fixed, 1 remaining, 1 new).")
+    text = render_text(RunSummary(findings, files_checked=1, fixed=2, extra={"fix_mode": True}))
+    assert text.endswith("Found 4 problems (2 fixed, 2 remaining).")
