@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dllint.findings import Finding
-from dllint.rules import Rule
+from dllint.rules import Rule, quote
 
 
 class StaleWorkerState(Rule):
@@ -80,11 +80,8 @@ class StaleWorkerState(Rule):
                 continue
             first = mutations[0]
             arg = loader.argument("persistent_workers")
-            source = facts.lines[first.lineno - 1].strip() if first.lineno <= len(facts.lines) else ""
-            if len(source) > 60:
-                source = source[:57] + "..."
             message = (
-                f"persistent workers keep their own copy of the dataset: `{source}` (line {first.lineno}) "
+                f"persistent workers keep their own copy of the dataset: `{quote(facts, first)}` (line {first.lineno}) "
                 "changes it in the main process only; drop persistent_workers or move the state out of the dataset"
             )
             yield self.report(facts, arg.node if arg is not None else loader.node, message)

@@ -4,7 +4,7 @@ import ast
 from typing import Iterator
 
 from dllint.findings import Finding
-from dllint.rules import Rule
+from dllint.rules import Rule, quote
 
 GENERATORS = frozenset(
     {
@@ -159,7 +159,7 @@ def _stored_generators(facts, init: ast.AST) -> dict[str, tuple[ast.stmt, ast.Ca
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                shown = ast.get_source_segment(facts.source, call.func) or facts.qualname(call.func)
+                shown = quote(facts, call.func)
                 found.setdefault(target.attr, (node, call, shown))
     return found
 
