@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.findings import Finding, Fix, RemoveArguments, SetArgument
 from dllint.rules import Rule
 from dllint.rules.fix_values import operand_source, workers_from_splat, workers_test
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class PersistentWorkersWithoutWorkers(Rule):
@@ -50,7 +53,7 @@ class PersistentWorkersWithoutWorkers(Rule):
         "from torch.utils.data import DataLoader\nDataLoader(ds, persistent_workers=True)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             arg = loader.argument("persistent_workers")
             if arg is None or not loader.num_workers.is_zero_or_absent():

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix, RemoveArguments, SetArgument
 from dllint.rules import Rule
 from dllint.rules.fix_values import operand_source, workers_from_splat, workers_test
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 ERRORS = {
     "prefetch_factor": "ValueError: prefetch_factor option could only be specified in multiprocessing",
@@ -60,7 +63,7 @@ class WorkerOptionWithoutWorkers(Rule):
         "from torch.utils.data import DataLoader\nDataLoader(ds, timeout=10)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             if not loader.num_workers.is_zero_or_absent():
                 continue

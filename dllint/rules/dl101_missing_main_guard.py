@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.findings import Finding, Fix, WrapInMainGuard
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class MissingMainGuard(Rule):
@@ -72,7 +75,7 @@ class MissingMainGuard(Rule):
         "import torch.multiprocessing as mp\ndef run(rank):\n    pass\nmp.spawn(run, nprocs=2)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         if facts.is_notebook:
             # A kernel's __main__ is ipykernel's launcher: spawn workers import that, never the
             # cells, so nothing re-runs. What breaks there instead is DL106.

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.workers import shipped_expressions
 from dllint.findings import Finding, Fix, HoistLambda
 from dllint.rules import Rule
 from dllint.rules.fix_values import comprehension_reads
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class LambdaInWorker(Rule):
@@ -64,7 +67,7 @@ class LambdaInWorker(Rule):
         "DataLoader(Folder('data', transform=tf), num_workers=2)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         reported: set[int] = set()
         for loader in facts.loader_calls:
             if not loader.is_multi_worker:

@@ -2,12 +2,15 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.workers import shipped_expressions
 from dllint.findings import Finding, Fix, MoveAboveGuard
 from dllint.rules import Rule
 from dllint.rules.fix_values import comprehension_reads
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 BUILTIN_NAMES = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__spec__", "__builtins__"}
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -81,7 +84,7 @@ class DefinedUnderMainGuard(Rule):
     def apply_fix(self, ctx, finding: Finding) -> None:
         _move_above_guard(ctx, finding)
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         guard = facts.main_guard
         if guard is None:
             return

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class ProcessesInsideWorker(Rule):
@@ -68,7 +71,7 @@ class ProcessesInsideWorker(Rule):
         "DataLoader(Ds(), num_workers=2)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         worker_code = facts.worker_code
         if not worker_code.functions:
             return

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.values import Value
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
 from dllint.rules.fix_values import workers_from_splat, workers_test
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class NonPersistentWorkers(Rule):
@@ -69,7 +72,7 @@ class NonPersistentWorkers(Rule):
         "def make_loader(ds):\n    return DataLoader(ds, num_workers=4)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         usage = None
         for loader in facts.loader_calls:
             if not loader.is_multi_worker or _negative(loader.num_workers):

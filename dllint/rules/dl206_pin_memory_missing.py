@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.devices import batch_cuda_copies, torch_alias
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
 from dllint.rules.fix_values import from_command_line
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class PinMemoryMissing(Rule):
@@ -69,7 +72,7 @@ class PinMemoryMissing(Rule):
         "train(DataLoader(ds, batch_size=8))\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             if loader.value("pin_memory").truthy() is not False:
                 continue  # pinned, or unknown (a variable, a splat)

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix, InsertStatement
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class MissingSetEpoch(Rule):
@@ -78,7 +81,7 @@ class MissingSetEpoch(Rule):
         "    for epoch in range(3):\n        train_one_epoch(loader)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         analysis = facts.samplers
         for sampler in analysis.distributed:
             if sampler.shuffle.truthy() is not True and not sampler.shuffle.is_absent:

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.findings import Finding
 from dllint.rules import Rule, quote
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class StaleWorkerState(Rule):
@@ -71,7 +74,7 @@ class StaleWorkerState(Rule):
         "    for epoch in range(10):\n        ds.set_level(epoch)\n        for b in loader:\n            pass\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             if not loader.is_multi_worker or loader.value("persistent_workers").truthy() is not True:
                 continue

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.findings import Finding
 from dllint.rules import Rule, quote
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 GENERATORS = frozenset(
     {
@@ -98,7 +101,7 @@ class SharedRngInDataset(Rule):
         "loader = DataLoader(S(1), num_workers=2)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         if not facts.loader_calls:
             return
         worker_code = facts.worker_code

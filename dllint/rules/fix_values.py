@@ -70,7 +70,6 @@ def from_command_line(facts: FileFacts, expr: ast.expr, scope: Scope) -> bool:
     )
 
 
-
 def comprehension_reads(node: ast.AST) -> set[int]:
     """The ``Name`` nodes inside ``node`` that read a variable of an enclosing comprehension inside
     ``node`` (``b`` in ``[b[0] for b in batch]``): local to the comprehension, whatever the scope
