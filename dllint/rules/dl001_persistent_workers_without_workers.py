@@ -32,7 +32,10 @@ class PersistentWorkersWithoutWorkers(Rule):
     ```
 
     ## Fix safety
-    Safe: removing the argument restores what torch would do with no workers.
+    Safe: removing the argument restores what torch would do with no workers. Where
+    `num_workers` is not a number written at the call (`args.workers`, whose default is 0),
+    the fix sets `persistent_workers=<num_workers> > 0` instead, so that other values keep
+    their persistent workers.
 
     ## References
     - [torch.utils.data.DataLoader](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader)

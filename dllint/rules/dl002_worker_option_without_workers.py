@@ -42,7 +42,9 @@ class WorkerOptionWithoutWorkers(Rule):
     ```
 
     ## Fix safety
-    Safe: removing the option restores what torch does without workers.
+    Safe: removing the option restores what torch does without workers. Where `num_workers`
+    is not a number written at the call (`args.workers`, whose default is 0), the fix keeps the
+    option for when workers run: `prefetch_factor=4 if args.workers > 0 else None`.
 
     ## References
     - [torch.utils.data.DataLoader](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader)

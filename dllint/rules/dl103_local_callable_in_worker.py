@@ -45,8 +45,11 @@ class LocalCallableInWorker(Rule):
 
     ## Fix safety
     Unsafe: the definition is hoisted to module level with its captured names turned into
-    parameters bound with `functools.partial`; a closure that rebinds captured names
-    (`nonlocal`) would change meaning.
+    keyword parameters bound with `functools.partial`. Of an object the closure only reads
+    attributes from (`self.pad_value`), the attributes are bound, read once when the loader is
+    built, so that the workers do not receive the whole object (a Lightning module and its
+    trainer). No fix for a closure that rebinds captured names (`nonlocal`), a class that reads
+    local names, or a definition that uses another local function.
 
     ## References
     - [What can be pickled](https://docs.python.org/3/library/pickle.html#what-can-be-pickled-and-unpickled)

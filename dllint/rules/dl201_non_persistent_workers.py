@@ -39,8 +39,9 @@ class NonPersistentWorkers(Rule):
     ```
 
     ## Fix safety
-    Safe: adds `persistent_workers=True` (or `persistent_workers=<num_workers> > 0` when the
-    count is dynamic). Unsafe where the call says `persistent_workers=False` explicitly: that
+    Safe: adds `persistent_workers=True` where `num_workers` is a number written at the call,
+    else `persistent_workers=<num_workers> > 0`, so that `--workers 0` on the command line
+    keeps working. Unsafe where the call says `persistent_workers=False` explicitly: that
     may be deliberate. No fix is offered where the loop changes the dataset (DL303): persistent
     workers would keep a stale copy.
 

@@ -40,7 +40,7 @@ class PinMemoryMissing(Rule):
 
     ## Fix safety
     Safe: adds `pin_memory=torch.cuda.is_available()`, or `pin_memory=True` where the file
-    moves batches with `.cuda()` or to a literal CUDA device anyway. Pinning changes where
+    moves batches with `.cuda()` or to a CUDA device no command-line option changes. Pinning changes where
     the batch lives on the host, not its values. No fix is offered when `torch` is not
     imported under its own name.
 
