@@ -146,3 +146,21 @@ def test_the_summary_counts_new_problems_apart():
     assert text.endswith("Found 3 problems (2 fixed, 1 remaining, 1 new).")
     text = render_text(RunSummary(findings, files_checked=1, fixed=2, extra={"fix_mode": True}))
     assert text.endswith("Found 4 problems (2 fixed, 2 remaining).")
+
+
+class NotebookLinter:
+    """The linter as the fixer sees a notebook's joined cells."""
+
+    def __init__(self) -> None:
+        self.linter = Linter(Settings())
+        self.rules = self.linter.rules
+
+    def lint_text(self, path, text):
+        return self.linter.lint_text(path, text, notebook=True)
+
+
+def test_hoisting_a_lambda_in_a_notebook_counts_its_dl106_as_new():
+    text = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2, collate_fn=lambda b: b)\nfor b in loader:\n    pass\n"
+    result = fix_text("nb.ipynb", text, NotebookLinter(), unsafe=True)
+    assert [f.code for f in result.fixed] == ["DL102"]
+    assert [f.code for f in result.introduced] == ["DL106"] and result.introduced[0] in result.remaining
