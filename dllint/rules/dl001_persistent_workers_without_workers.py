@@ -69,7 +69,7 @@ class PersistentWorkersWithoutWorkers(Rule):
         test = workers_test(facts, loader)
         if test is not None:
             # num_workers=args.workers resolves to 0 here, not on every command line: keep it conditional.
-            value = test if arg.value is not None and _is_true(arg.value) else f"{operand_source(facts, arg.value)} and {test}"
+            value = test if _is_true(arg.value) else f"{operand_source(facts, arg.value)} and {test}"
             return Fix("safe", f"Set `persistent_workers={value}`", SetArgument("persistent_workers", value))
         if workers_from_splat(loader):
             return Fix("unsafe", "Remove `persistent_workers` (right only while the `**` dict's num_workers is 0)", RemoveArguments(("persistent_workers",)))
