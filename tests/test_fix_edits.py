@@ -67,3 +67,21 @@ def test_edits_are_frozen_and_typos_fail():
 def test_from_json_rejects_what_to_json_never_writes(row):
     with pytest.raises(ValueError):
         Fix.from_json(row)
+
+
+def _offered_fixes():
+    from dllint.config import Settings
+    from dllint.engine import lint_source
+    from dllint.rules import all_rules
+
+    for rule in all_rules():
+        for example in rule.invalid:
+            for finding in lint_source(example, Settings(select=(rule.code,))):
+                if finding.fix is not None:
+                    yield finding
+
+
+@pytest.mark.parametrize("finding", list(_offered_fixes()), ids=lambda f: f.code)
+def test_every_offered_fix_carries_a_typed_edit_that_round_trips(finding):
+    assert type(finding.fix.edit) in EDIT_KINDS.values()
+    assert Fix.from_json(json.loads(json.dumps(finding.fix.to_json()))) == finding.fix
