@@ -1,16 +1,20 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.distributed import DistributedFacts
 from dllint.facts.samplers import DISTRIBUTED_SAMPLERS
-from dllint.findings import Finding, Fix
+from dllint.findings import AddDistributedSampler, Finding, Fix
 from dllint.rules import Rule
-from dllint.rules.dl301_missing_set_epoch import MissingSetEpoch, _names_before
+from dllint.rules.dl301_missing_set_epoch import _names_before
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 SAMPLER_NAME = "DistributedSampler"
 SAMPLER_MODULES = ("torch.utils.data", "torch.utils.data.distributed")
+NOWHERE = (0, 0)  # a position the edit does not use
 
 
 class DdpLoaderWithoutDistributedSampler(Rule):
@@ -87,7 +91,7 @@ class DdpLoaderWithoutDistributedSampler(Rule):
         "rank = int(os.environ['LOCAL_RANK'])\nloader = DataLoader(ds, sampler=RandomSampler(ds))\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         if not facts.loader_calls:
             return
         distributed = DistributedFacts(facts)
@@ -121,7 +125,7 @@ class DdpLoaderWithoutDistributedSampler(Rule):
         if shuffle is not None and shuffle.from_splat:
             return None
         shuffled = loader.value("shuffle").truthy() if shuffle is not None else False
-        sampler_name, import_data = _sampler_name(facts, loader)
+        sampler_name, import_how, import_at = _sampler_name(facts, loader)
         if sampler_name is None:
             return None
         dataset_code = ast.unparse(dataset.value)
@@ -131,39 +135,34 @@ class DdpLoaderWithoutDistributedSampler(Rule):
             call = f"{sampler_name}({dataset_code})"
         else:
             call = f"{sampler_name}({dataset_code}, shuffle={ast.unparse(shuffle.value)})"
-        data: list[tuple] = [("set", ("sampler", call)), ("remove", ("shuffle",) if shuffle is not None else ()), *import_data]
         message = f"Pass `sampler={call}`"
-        if shuffled is not False:
-            set_epoch = _set_epoch(facts, loader)
-            if set_epoch:
-                data += set_epoch
-                message += f" and insert `{dict(set_epoch)['statement']}` in the epoch loop"
-        return Fix("unsafe", message, tuple(data))
+        statement, before = ("", NOWHERE) if shuffled is False else _set_epoch(facts, loader)
+        if statement:
+            message += f" and insert `{statement}` in the epoch loop"
+        removed = ("shuffle",) if shuffle is not None else ()
+        return Fix("unsafe", message, AddDistributedSampler(call, removed, import_how, import_at, statement, before))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         import libcst as cst
 
-        from dllint.fixes import FixUnavailable
+        from dllint.fixes import edit_of
         from dllint.fixes.arguments import argument_name, remove_arguments, set_argument
 
-        setting = finding.fix.get("set") if finding.fix else None
-        if not setting:
-            raise FixUnavailable("the finding names no sampler to set")
+        edit = edit_of(finding, AddDistributedSampler)
         call = ctx.node_at(finding, cst.Call)
-        removed = set(finding.fix.get("remove", ()))
         for arg in call.args:
-            if argument_name(call, arg) in removed:
-                remove_arguments(ctx, call, arg, sorted(removed))
+            if argument_name(call, arg) in edit.remove:
+                remove_arguments(ctx, call, arg, edit.remove)
                 break
-        name, value = setting
-        sampler = cst.parse_expression(value)
-        ctx.replace(call, lambda updated: set_argument(updated, name, sampler))
-        if finding.fix.get("import_into"):
-            _import_into(ctx, finding.fix.get("import_into"))
-        elif finding.fix.get("import_before"):
-            _import_before(ctx, finding.fix.get("import_before"))
-        if finding.fix.get("statement"):
-            MissingSetEpoch().apply_fix(ctx, finding)
+        sampler = cst.parse_expression(edit.sampler)
+        ctx.replace(call, lambda updated: set_argument(updated, "sampler", sampler))
+        if edit.import_how == "into":
+            _import_into(ctx, edit.import_at)
+        elif edit.import_how == "before":
+            _import_before(ctx, edit.import_at)
+        if edit.set_epoch:
+            statement = cst.parse_statement(edit.set_epoch, config=ctx.module.config_for_parsing)
+            ctx.insert_before(_statement_at(ctx, edit.set_epoch_before), [statement])
 
 
 def _one_evaluation_pass(facts, loader, kind: str) -> bool:
@@ -176,16 +175,17 @@ def _one_evaluation_pass(facts, loader, kind: str) -> bool:
     return bool(uses) and all(use.kind == "iterate" for use in uses) and facts.loops.epoch_iteration(loader) is None
 
 
-def _sampler_name(facts, loader) -> tuple[str | None, list[tuple]]:
-    """How the file can name ``DistributedSampler``, and the import edit that makes it so."""
+def _sampler_name(facts, loader) -> tuple[str | None, str, tuple[int, int]]:
+    """How the file can name ``DistributedSampler``, and how it gets imported (see
+    :class:`AddDistributedSampler`)."""
     for local, qualified in sorted(facts.imports.items()):
         if qualified in DISTRIBUTED_SAMPLERS:
-            return local, []
+            return local, "", NOWHERE
     func = loader.node.func
     if isinstance(func, ast.Attribute) and facts.qualname(func.value) in SAMPLER_MODULES:
-        return f"{ast.unparse(func.value)}.{SAMPLER_NAME}", []
+        return f"{ast.unparse(func.value)}.{SAMPLER_NAME}", "", NOWHERE
     if SAMPLER_NAME in facts.imports or any(SAMPLER_NAME in scope.bindings for scope in facts.scopes.scopes.values()):
-        return None, []  # the name means something else here
+        return None, "", NOWHERE  # the name means something else here
     imports = [s for s in facts.tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
     for stmt in imports:
         if (
@@ -194,31 +194,29 @@ def _sampler_name(facts, loader) -> tuple[str | None, list[tuple]]:
             and stmt.level == 0
             and all(a.name != "*" for a in stmt.names)
         ):
-            return SAMPLER_NAME, [("import_into", (stmt.lineno, stmt.col_offset + 1))]
+            return SAMPLER_NAME, "into", (stmt.lineno, stmt.col_offset + 1)
     after = next((s for s in facts.tree.body if imports and s.lineno > imports[-1].lineno), None)
     if after is None:
-        return None, []
-    return SAMPLER_NAME, [("import_before", (after.lineno, after.col_offset + 1))]
+        return None, "", NOWHERE
+    return SAMPLER_NAME, "before", (after.lineno, after.col_offset + 1)
 
 
-def _set_epoch(facts, loader) -> list[tuple]:
-    """DL301's edit for the new sampler: ``<loader>.sampler.set_epoch(epoch)`` first in the epoch loop."""
+def _set_epoch(facts, loader) -> tuple[str, tuple[int, int]]:
+    """DL301's edit for the new sampler: ``<loader>.sampler.set_epoch(epoch)`` first in the epoch
+    loop, and where it goes; ``("", NOWHERE)`` without an epoch loop or a name for the loader."""
     use = facts.loops.epoch_iteration(loader)
     if use is None:
-        return []
+        return "", NOWHERE
     loop = facts.loops.epoch_loops(use)[-1]
     if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Name)):
-        return []
+        return "", NOWHERE
     scope = facts.scopes.scope_of(loop)
     visible = set(_names_before(facts, scope, loop))
     names = sorted(n for n in facts.loops.loader_names(loader, use, scope) if n in visible)
     if not names:
-        return []
+        return "", NOWHERE
     first = loop.body[0]
-    return [
-        ("insert_before", (first.lineno, first.col_offset + 1)),
-        ("statement", f"{names[0]}.sampler.set_epoch({loop.target.id})"),
-    ]
+    return f"{names[0]}.sampler.set_epoch({loop.target.id})", (first.lineno, first.col_offset + 1)
 
 
 def _statement_at(ctx, where):
