@@ -154,3 +154,22 @@ def test_a_rank_that_died_without_reporting_is_an_error():
     outcome = combined_outcome({0: {"rank": 0, "how": "stopped", "detail": "stopped", "done": True}}, [0, -9], {})
     assert outcome["how"] == "error"
     assert outcome["detail"] == "rank 1: died without reporting (exit code -9); rank 0: stopped"
+
+
+def test_a_rank_is_hung_only_when_silent_past_the_grace(tmp_path):
+    import time
+
+    from dllint.probe.launch import _hung
+    from dllint.probe.ranks import HANG_GRACE_SECONDS, heartbeat_path
+
+    ended = time.monotonic() - 2 * HANG_GRACE_SECONDS
+    beat = heartbeat_path(str(tmp_path), 1)
+    assert _hung(str(tmp_path), 1, ended, 30.0)  # never reported anything since
+    pathlib.Path(beat).write_text("result")
+    assert not _hung(str(tmp_path), 1, ended, 30.0)  # just did something
+    past = time.time() - 2 * HANG_GRACE_SECONDS
+    os.utime(beat, (past, past))
+    assert _hung(str(tmp_path), 1, ended, 30.0)
+    pathlib.Path(beat).write_text("progress")
+    os.utime(beat, (past, past))
+    assert not _hung(str(tmp_path), 1, ended, 30.0)  # inside a measurement: its limit counts too

@@ -4,8 +4,9 @@
 Each rank is a harness process with torchrun's environment (``RANK``, ``LOCAL_RANK``,
 ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR=127.0.0.1`` and a free ``MASTER_PORT`` on
 loopback), in the launcher's process group, which the parent kills as one. As torchrun does, one
-failed rank ends the job: the others are killed at once. A rank still running
-:data:`~dllint.probe.ranks.HANG_GRACE_SECONDS` after another ended is taken as hung in a
+failed rank ends the job: the others are killed at once. A rank that stays
+silent for :data:`~dllint.probe.ranks.HANG_GRACE_SECONDS` after another ended (and after its own
+last event; a measurement in progress gets its time limit besides) is taken as hung in a
 collective and killed too. The launcher then writes how every rank ended as the run's
 ``script_end``.
 """
@@ -21,7 +22,7 @@ import sys
 import time
 from typing import Any
 
-from dllint.probe.ranks import HANG_GRACE_SECONDS, rank_outcomes
+from dllint.probe.ranks import HANG_GRACE_SECONDS, heartbeat_path, rank_outcomes
 
 POLL_SECONDS = 0.05
 
@@ -61,6 +62,7 @@ def run_ranks(config_path: str, config: dict[str, Any]) -> dict[str, Any]:
         )
         for rank in range(world)
     ]
+    measuring_seconds = float(config.get("settings", {}).get("measurement_seconds", 30.0))
     killed: dict[int, str] = {}
     first_end: tuple[int, float] | None = None
     while any(process.poll() is None for process in processes):
@@ -75,14 +77,30 @@ def run_ranks(config_path: str, config: dict[str, Any]) -> dict[str, Any]:
                     if survivor.poll() is None:
                         _kill(survivor)
                         killed.setdefault(other, f"killed when rank {rank} failed")
-        if first_end is not None and time.monotonic() - first_end[1] > HANG_GRACE_SECONDS:
+        if first_end is not None:
             for other, survivor in enumerate(processes):
-                if survivor.poll() is None:
+                if survivor.poll() is None and _hung(directory, other, first_end[1], measuring_seconds):
                     _kill(survivor)
-                    killed.setdefault(other, f"still running {HANG_GRACE_SECONDS:g} s after rank {first_end[0]} ended "
+                    killed.setdefault(other, f"still running and silent {HANG_GRACE_SECONDS:g} s after rank {first_end[0]} ended "
                                              "(hung, e.g. in a collective waiting for it); killed")
         time.sleep(POLL_SECONDS)
     return combined_outcome(rank_outcomes(directory), [p.returncode for p in processes], killed)
+
+
+def _hung(directory: str, rank: int, others_ended: float, measuring_seconds: float) -> bool:
+    """Silent for the grace period since another rank ended and since its own last event; in the
+    middle of a measurement (its last event started one), for the measurement's limit besides."""
+    grace = HANG_GRACE_SECONDS
+    last = others_ended
+    try:
+        beat = heartbeat_path(directory, rank)
+        last = max(last, time.monotonic() - (time.time() - os.path.getmtime(beat)))
+        with open(beat, encoding="utf-8") as stream:
+            if stream.read() == "progress":
+                grace += measuring_seconds
+    except OSError:
+        pass
+    return time.monotonic() - last > grace
 
 
 def _failed(outcome: dict[str, Any] | None, returncode: int | None) -> bool:

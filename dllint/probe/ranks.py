@@ -56,6 +56,12 @@ def end_path(directory: str, rank: int) -> str:
     return os.path.join(directory, f"rank{rank}.end.json")
 
 
+def heartbeat_path(directory: str, rank: int) -> str:
+    """Rewritten at each event of the rank with the event's kind: when it last did something,
+    and whether that was the start of a measurement (a ``progress`` event)."""
+    return os.path.join(directory, f"rank{rank}.alive")
+
+
 # -- a rank's event stream -----------------------------------------------------------------
 class RankEvents:
     """What a rank's :class:`ProbeContext` writes its events to (it only calls ``write`` and
@@ -84,6 +90,8 @@ class RankEvents:
                 self.ending["done"] = True
             _write_json(end_path(self.directory, self.rank), self.ending)
             return
+        with open(heartbeat_path(self.directory, self.rank), "w", encoding="utf-8") as beat:
+            beat.write(str(kind))
         event["rank"] = self.rank
         if kind == "loader":
             event["id"] = global_id(self.rank, event["id"])
@@ -125,8 +133,9 @@ def _write_json(path: str, data: dict[str, Any]) -> None:
 
 # -- children the script starts itself ------------------------------------------------------
 def hook_children(harness, config: dict[str, Any]) -> None:
-    """Install the harness in the processes ``torch.multiprocessing.spawn`` starts: each child
-    runs as rank ``i`` (the index spawn passes), with its own harness and events."""
+    """Install the harness in the processes the script starts itself: ``torch.multiprocessing.spawn``
+    (each child runs as rank ``i``, the index spawn passes) and ``multiprocessing.Process`` with a
+    target from the user's code (ranks 0, 1, ... in the order they are made)."""
     directory = rank_dir(config)
     if not directory or config.get("mode") != "script":
         return
@@ -147,7 +156,6 @@ def hook_children(harness, config: dict[str, Any]) -> None:
         os.makedirs(directory, exist_ok=True)
         wrapped = functools.partial(probed_child, spec, fn)
         context = original(wrapped, args, nprocs, False, daemon, start_method)
-        context._dllint_rank_dir = directory
         if not join:
             return context
         _join_or_kill_hung(context)
@@ -167,15 +175,7 @@ def _join_or_kill_hung(context) -> None:
             first_end = time.monotonic()
         if first_end is not None and time.monotonic() - first_end > HANG_GRACE_SECONDS:
             for process in alive:
-                _record_killed(context, process)
                 process.kill()
-
-
-def _record_killed(context, process) -> None:
-    rank = context.processes.index(process)
-    directory = getattr(context, "_dllint_rank_dir", None)
-    if directory:
-        _write_json(end_path(directory, rank), {"rank": rank, "how": "killed", "detail": "hung"})
 
 
 def probed_child(spec: dict[str, Any], fn, index: int, *args) -> None:
