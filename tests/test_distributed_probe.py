@@ -173,3 +173,25 @@ def test_a_rank_is_hung_only_when_silent_past_the_grace(tmp_path):
     pathlib.Path(beat).write_text("progress")
     os.utime(beat, (past, past))
     assert not _hung(str(tmp_path), 1, ended, 30.0)  # inside a measurement: its limit counts too
+
+
+def test_two_children_of_the_same_rank_keep_their_loaders_apart(tmp_path):
+    import json
+
+    from dllint.probe.ranks import RankEvents, merge_rank_loaders
+    from dllint.probe.report import LoaderReport
+
+    events = tmp_path / "events.jsonl"
+    for slot in (0, 2):  # rank 0 of a first and of a second spawn call
+        stream = RankEvents(str(events), str(tmp_path), 0, slot)
+        stream.write(json.dumps({"event": "loader", "id": 1, "call_site": "train.py:5"}) + "\n")
+        stream.write(json.dumps({"event": "result", "loader": 1, "code": "DL301", "evidence": "same order"}) + "\n")
+        stream.write(json.dumps({"event": "script_end", "how": "finished", "detail": "ran"}) + "\n")
+        stream.close()
+    written = [json.loads(line) for line in events.read_text().splitlines()]
+    assert [e["id"] for e in written if e["event"] == "loader"] == [1001, 3001]
+    assert [e["loader"] for e in written if e["event"] == "result"] == [1001, 3001]
+    assert {e["evidence"] for e in written if e["event"] == "result"} == {"rank 0: same order"}
+    assert all(e["event"] != "script_end" for e in written)  # a rank's ending goes to its own file
+    [merged] = merge_rank_loaders([LoaderReport(e["id"], e["call_site"], {}) for e in written if e["event"] == "loader"])
+    assert merged.call_site == "train.py:5 [ranks 0, 0]"

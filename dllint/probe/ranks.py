@@ -27,7 +27,10 @@ import sys
 import time
 from typing import Any
 
-ID_STRIDE = 1000  # rank r's loader n is (r + 1) * ID_STRIDE + n in the merged report
+# A rank's loader n is (slot + 1) * ID_STRIDE + n in the report. The slot is the rank under the
+# launcher; children the script starts get slots in the order they start (two spawn calls give
+# two rank 0s, which must not share ids).
+ID_STRIDE = 1000
 RANK_DIR = "ranks"  # under the probe's scratch directory
 # A rank still running this long after another one ended is taken as hung (in a collective that
 # waits for a rank that is gone) and killed with the rest.
@@ -36,6 +39,7 @@ MOST_INDICES = 1_000_000  # a bigger epoch is not recorded
 STREAM_SAMPLES = 64  # samples of an IterableDataset compared across ranks
 
 _rank: int | None = None  # this process's rank, once it runs as one
+_slot: int = 0
 _rank_directory: str | None = None
 
 
@@ -44,8 +48,12 @@ def current_rank() -> int | None:
     return _rank
 
 
-def global_id(rank: int, loader_id: int) -> int:
-    return (rank + 1) * ID_STRIDE + loader_id
+def current_slot() -> int:
+    return _slot
+
+
+def global_id(slot: int, loader_id: int) -> int:
+    return (slot + 1) * ID_STRIDE + loader_id
 
 
 def rank_dir(config: dict[str, Any]) -> str | None:
@@ -69,10 +77,11 @@ class RankEvents:
     ``script_end`` and ``done`` go to the rank's end file, from which the launcher (or the
     parent) tells how every rank ended."""
 
-    def __init__(self, events_path: str, directory: str, rank: int) -> None:
+    def __init__(self, events_path: str, directory: str, rank: int, slot: int) -> None:
         self.stream = open(events_path, "a", encoding="utf-8")  # noqa: SIM115 - closed with the rank
         self.directory = directory
         self.rank = rank
+        self.slot = slot
         self.ending: dict[str, Any] = {"rank": rank}
 
     def write(self, text: str) -> int:
@@ -94,10 +103,10 @@ class RankEvents:
             beat.write(str(kind))
         event["rank"] = self.rank
         if kind == "loader":
-            event["id"] = global_id(self.rank, event["id"])
+            event["id"] = global_id(self.slot, event["id"])
             event["call_site"] = f"{event['call_site']} [rank {self.rank}]"
         elif isinstance(event.get("loader"), int):
-            event["loader"] = global_id(self.rank, event["loader"])
+            event["loader"] = global_id(self.slot, event["loader"])
         if kind == "result":
             event["evidence"] = f"rank {self.rank}: {event['evidence']}"
             event.setdefault("measurements", {})["rank"] = self.rank
@@ -115,13 +124,14 @@ class RankEvents:
 def open_events(config: dict[str, Any]):
     """The events stream of this harness: a :class:`RankEvents` when the launcher started it as
     one rank of a job (``RANK`` set beside the config's ``rank_dir``), else None."""
-    global _rank, _rank_directory
+    global _rank, _slot, _rank_directory
     directory = rank_dir(config)
     if not (directory and config.get("nproc_per_node") and "RANK" in os.environ):
         return None
     _rank, _rank_directory = int(os.environ["RANK"]), directory
+    _slot = _rank
     os.makedirs(directory, exist_ok=True)
-    return RankEvents(config["events"], directory, _rank)
+    return RankEvents(config["events"], directory, _rank, _slot)
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:
@@ -154,15 +164,17 @@ def hook_children(harness, config: dict[str, Any]) -> None:
         if harness.bypass():
             return original(fn, args, nprocs, join, daemon, start_method)
         os.makedirs(directory, exist_ok=True)
-        wrapped = functools.partial(probed_child, spec, fn)
+        wrapped = functools.partial(probed_child, {**spec, "first_slot": slots[0]}, fn)
+        slots[0] += nprocs
         context = original(wrapped, args, nprocs, False, daemon, start_method)
         if not join:
             return context
         _join_or_kill_hung(context)
         return None
 
+    slots = [0]  # the next free slot, shared by spawn calls and processes
     spawn_module.start_processes = start_processes
-    _hook_processes(harness, spec)
+    _hook_processes(harness, spec, slots)
 
 
 def _join_or_kill_hung(context) -> None:
@@ -180,26 +192,26 @@ def _join_or_kill_hung(context) -> None:
 
 def probed_child(spec: dict[str, Any], fn, index: int, *args) -> None:
     """What a spawned child runs instead of ``fn``: ``fn(index, *args)`` as rank ``index``."""
-    run_as_rank(spec, index, functools.partial(fn, index, *args))
+    run_as_rank(spec, index, spec["first_slot"] + index, functools.partial(fn, index, *args))
 
 
-def probed_process(spec: dict[str, Any], index: int, target, *args, **kwargs) -> None:
+def probed_process(spec: dict[str, Any], index: int, slot: int, target, *args, **kwargs) -> None:
     """What a ``Process`` the script starts runs instead of its target, as rank ``index``."""
-    run_as_rank(spec, index, functools.partial(target, *args, **kwargs))
+    run_as_rank(spec, index, slot, functools.partial(target, *args, **kwargs))
 
 
-def run_as_rank(spec: dict[str, Any], index: int, call) -> None:
+def run_as_rank(spec: dict[str, Any], index: int, slot: int, call) -> None:
     """``call()`` under a harness of its own, as rank ``index``. The script's own error is
     recorded, then raised again, so that the parent sees the child fail as it would have
     without the probe."""
-    global _rank, _rank_directory
+    global _rank, _slot, _rank_directory
     from dllint.probe.context import ProbeContext, Settings, StaticFinding
     from dllint.probe.harness import Harness, ProbeFinished
     from dllint.probe.limits import Budget
 
-    _rank, _rank_directory = index, spec["rank_dir"]
+    _rank, _slot, _rank_directory = index, slot, spec["rank_dir"]
     os.makedirs(spec["rank_dir"], exist_ok=True)
-    events = RankEvents(spec["events"], spec["rank_dir"], index)
+    events = RankEvents(spec["events"], spec["rank_dir"], index, slot)
     ctx = ProbeContext(
         budget=Budget(time.monotonic() + spec["deadline"] - time.time() - 1.5),
         settings=Settings.from_dict(spec["settings"]),
@@ -233,19 +245,20 @@ def run_as_rank(spec: dict[str, Any], index: int, call) -> None:
         raise raised[0]
 
 
-def _hook_processes(harness, spec: dict[str, Any]) -> None:
+def _hook_processes(harness, spec: dict[str, Any], slots: list[int]) -> None:
     """``multiprocessing.Process(target=f)`` with ``f`` from the user's code (not torch's workers,
     not a pool's): the child runs ``f`` under a harness of its own, as rank 0, 1, ... in order."""
     from multiprocessing.process import BaseProcess
 
     original = BaseProcess.__init__
-    started = [0]
+    made = [0]
 
     @functools.wraps(original)
     def __init__(process, group=None, target=None, name=None, args=(), kwargs=None, *, daemon=None):
         if target is not None and not harness.bypass() and _is_user_code(target):
-            index, started[0] = started[0], started[0] + 1
-            args, kwargs, target = (spec, index, target, *args), kwargs, probed_process
+            index, slot = made[0], slots[0]
+            made[0], slots[0] = index + 1, slot + 1
+            args, target = (spec, index, slot, target, *args), probed_process
         original(process, group, target, name, args, kwargs or {}, daemon=daemon)
 
     BaseProcess.__init__ = __init__
@@ -293,7 +306,8 @@ def cross_rank_events(directory: str) -> list[dict[str, Any]]:
         if len({record["rank"] for record in records}) < 2:
             continue
         first = records[0]
-        base = {"event": "result", "anchors": [first["anchor"]], "loader": global_id(first["rank"], first["loader"])}
+        base = {"event": "result", "anchors": [first["anchor"]],
+                "loader": global_id(first.get("slot", first["rank"]), first["loader"])}
         ranks = ", ".join(str(record["rank"]) for record in records)
         if not all(record.get("distributed") for record in records):
             pass  # processes that are not one job may well read the same data
@@ -391,7 +405,7 @@ def merge_rank_loaders(loaders: list) -> list:
         if len(group) == 1 and group[0].id < ID_STRIDE:
             merged.append(group[0])
             continue
-        rank_of = {id(loader): loader.id // ID_STRIDE - 1 for loader in group}
+        rank_of = {id(loader): _rank_in_label(loader.call_site) for loader in group}
         ranks = ", ".join(str(rank_of[id(loader)]) for loader in group)
         times = [loader.first_batch_s for loader in group if loader.first_batch_s is not None]
         entry = LoaderReport(group[0].id, f"{site} [rank{'s' if len(group) > 1 else ''} {ranks}]", group[0].summary)
@@ -409,6 +423,10 @@ def merge_rank_loaders(loaders: list) -> list:
         entry.results.sort(key=lambda result: (result.code, result.measurements.get("rank", -1)))
         merged.append(entry)
     return merged
+
+
+def _rank_in_label(call_site: str) -> str:
+    return call_site.rsplit(" [rank ", 1)[-1].rstrip("]")
 
 
 def _first_with_rank(group: list, rank_of: dict, field: str) -> str | None:

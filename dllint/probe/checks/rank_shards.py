@@ -29,6 +29,7 @@ def on_first_iteration(site, ctx) -> None:
         return
     record = {
         "rank": rank,
+        "slot": ranks.current_slot(),
         "site": ranks.site_key(site),
         "anchor": asdict(site.anchor),
         "loader": site.id,
