@@ -66,14 +66,17 @@ def test_fixed_twin_gets_neither_and_a_stale_sampler_is_confirmed_on_every_rank(
     report = probe("ddp_fixed.py")
     assert by_code(report, "DL305") == []
     [stale] = by_code(report, "DL301")
-    assert stale.line == 15 and stale.probe["verdict"] == "confirmed"
-    assert [loader.call_site.rsplit(":", 1)[-1] for loader in report.loaders] == ["10 [ranks 0, 1]", "15 [ranks 0, 1]"]
+    assert stale.line == 21 and stale.probe["verdict"] == "confirmed"
+    assert [loader.call_site.rsplit(":", 1)[-1] for loader in report.loaders] == [
+        "16 [ranks 0, 1]", "21 [ranks 0, 1]", "25 [ranks 0, 1]"]
     dl301 = [r for loader in report.loaders for r in loader.results if r.code == "DL301"]
     assert {r.measurements["rank"] for r in dl301 if r.verdict == "confirmed"} == {0, 1}
-    assert all(r.anchors[0].first_line == 15 for r in dl301 if r.verdict == "confirmed")
+    assert all(r.anchors[0].first_line == 21 for r in dl301 if r.verdict == "confirmed")
     shards = [r for loader in report.loaders for r in loader.results if r.code == "DL305"]
     assert shards and all(r.verdict == "not confirmed" for r in shards)
     assert {r.measurements["shared"] for r in shards} == {0}
+    [stream] = by_code(report, "DL302")  # no static finding (no workers): seen at run time, across ranks
+    assert stream.source == "runtime" and stream.line == 25 and "not split by rank" in stream.message
     assert_nothing_left(report)
 
 
