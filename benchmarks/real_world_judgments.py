@@ -502,6 +502,25 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("coqui-ai+TTS", "notebooks/Tutorial_2_train_your_first_TTS_model.ipynb:1", "DL000", F, "N8",
      "cell 29 is ` !tts ...` (a shell escape after a space): IPython strips the leading indent, the cell runs"),
     ("coqui-ai+TTS", "tests/data_tests/test_loader.py:86", "DL201", F, "S4", "each test builds one and iterates it once"),
+    # --- DL305 (merged into main at 15:40 UTC; judged on the same pinned sources)
+    ("facebookresearch+dino", "eval_linear.py:72", "DL305", T, "",
+     "DDP script (DistributedDataParallel :62); every rank runs the full val set every val_freq epochs, "
+     "then averages identical metrics: N times the evaluation work"),
+    ("huggingface+diffusers", "examples/research_projects/colossalai/train_dreambooth_colossalai.py:510", "DL305", T, "",
+     "GeminiDDP data parallel with total_batch_size = batch * world_size (:547), same seed on every rank "
+     "(launch_from_torch(seed=...)): every rank draws the same batches"),
+    *(
+        ("huggingface+diffusers", f"examples/{where}", "DL305", F, "N9",
+         "a JAX/Flax script (jax.pmap over local devices, one process per host); the only DDP marker is the "
+         "argparse boilerplate reading LOCAL_RANK")
+        for where in (
+            "controlnet/train_controlnet_flax.py:722",
+            "dreambooth/train_dreambooth_flax.py:445",
+            "research_projects/multi_token_textual_inversion/textual_inversion_flax.py:438",
+            "text_to_image/train_text_to_image_flax.py:397",
+            "textual_inversion/textual_inversion_flax.py:457",
+        )
+    ),
     # --- nemo_toolkit 3.0.0 (wheel)
     *(
         ("nemo_toolkit-3.0.0", f"nemo/collections/{path}", "DL201", T, "",
