@@ -10,17 +10,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from dllint.probe.internals import current_iterator, shutdown_iterator
+
 
 def describe_error(error: BaseException) -> str:
     message = str(error).strip().splitlines()
     return f"{type(error).__name__}: {message[0]}" if message else type(error).__name__
 
 
-def close_iterator(iterator: Any) -> None:
-    """Stop a loader iterator's workers now rather than whenever it is collected."""
-    shutdown = getattr(iterator, "_shutdown_workers", None)
-    if shutdown is not None:
-        shutdown()
+close_iterator = shutdown_iterator
 
 
 def count_samples(batch: Any) -> int:
@@ -53,7 +51,7 @@ def epoch_start_latencies(loader: Any, epochs: int) -> list[float]:
     try:
         return [first_batch_seconds(loader) for _ in range(epochs)]
     finally:
-        close_iterator(getattr(loader, "_iterator", None))
+        close_iterator(current_iterator(loader))
 
 
 def process_tree_rss() -> int:

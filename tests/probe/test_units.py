@@ -38,7 +38,7 @@ def test_a_finding_inside_the_call_span_pairs_with_its_loaders_result(tmp_path):
     inside = finding("DL201", path, 12)
     elsewhere = finding("DL201", path, 40)
     results = [result("DL201", "confirmed", path, 10, 13), result("DL201", "not confirmed", path, 40, 40)]
-    assert attach_verdicts([inside, elsewhere], results, "unreached") == []
+    assert attach_verdicts([inside, elsewhere], results, "unreached")[0] == []
     assert inside.probe["verdict"] == "confirmed"
     assert elsewhere.probe["verdict"] == "not confirmed"
 
