@@ -30,6 +30,7 @@ class Settings:
     epochs: int = 3  # epochs per persistence measurement
     start_methods: tuple[str, ...] = ("script", "spawn")  # persistence: "script" = this loader's own
     sweep_limit: int | None = None  # highest num_workers the sweep tries (None: requested and cores)
+    cores: int | None = None  # usable cores the sweep assumes (None: this process's CPU affinity)
     measurement_seconds: float = 30.0  # most one measurement may take
     stop_after_idle_iterations: int = 10  # empty iterations with no new loader before the script is stopped
 

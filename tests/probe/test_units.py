@@ -74,8 +74,8 @@ def test_sweep_counts_and_recommendation():
     assert sweep.worker_counts(requested=16, cores=2, limit=4) == [0, 1, 2, 4]
     assert sweep.recommend({0: 100.0, 2: 960.0, 4: 1000.0, 8: 990.0}) == 2
     assert sweep.recommend({}) is None
-    chart = sweep.render_chart({0: {"samples_per_s": 50.0, "peak_rss_mb": 300.0},
-                                2: {"samples_per_s": 100.0, "peak_rss_mb": 420.0}}, 2)
+    chart = sweep.render_chart({0: {"samples_per_s": 50.0, "peak_mb": 300.0},
+                                2: {"samples_per_s": 100.0, "peak_mb": 420.0}}, 2)
     assert chart[1].count("#") == sweep.CHART_WIDTH and chart[0].count("#") == sweep.CHART_WIDTH // 2
     assert chart[1].endswith("<- recommended")
 
