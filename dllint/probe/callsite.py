@@ -112,3 +112,24 @@ def find_call_site(*skip_objects: object) -> CallSite | None:
         return None
     first, last = _call_span(frame)
     return CallSite(os.path.realpath(frame.f_code.co_filename), first, last)
+
+
+def library_builder(*skip_objects: object) -> str | None:
+    """The installed package that is building this loader (Lightning rebuilding the user's), or None.
+
+    The innermost frame outside torch and the probe: when it is library code,
+    a framework builds the loader, usually from one the user built before.
+    """
+    torch_module = sys.modules.get("torch")
+    torch_dir = os.path.dirname(os.path.realpath(torch_module.__file__)) + os.sep if torch_module and torch_module.__file__ else None
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        real = os.path.realpath(filename) if os.path.isabs(filename) else filename
+        self_object = frame.f_locals.get("self") if frame.f_code.co_name == "__init__" else None
+        if (real.startswith(_PROBE_DIR) or (torch_dir and real.startswith(torch_dir))
+                or any(self_object is obj for obj in skip_objects if self_object is not None)):
+            frame = frame.f_back
+            continue
+        return filename if is_library_file(filename) and not filename.startswith("<") else None
+    return None

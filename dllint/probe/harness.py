@@ -26,7 +26,7 @@ import weakref
 from typing import IO, Any
 
 from dllint.probe import guard
-from dllint.probe.callsite import find_call_site, is_library_file
+from dllint.probe.callsite import find_call_site, is_library_file, library_builder
 from dllint.probe.checks import all_checks
 from dllint.probe.context import ProbeContext, Settings, StaticFinding
 from dllint.probe.internals import current_iterator, forget_iterator, tune_worker_polling, worker_error_summary
@@ -91,12 +91,14 @@ class Harness:
                 harness.note_child_loader()
                 return original_init(loader, *args, **kwargs)
             call_site = find_call_site(loader)
+            builder = library_builder(loader)
             try:
                 original_init(loader, *args, **kwargs)
             except Exception as error:
                 harness.record(call_site, original_init, loader, args, kwargs, error)
                 raise
-            harness.record(call_site, original_init, loader, args, kwargs)
+            if builder is None or not harness.adopt_rebuild(loader, builder, original_init, args, kwargs):
+                harness.record(call_site, original_init, loader, args, kwargs)
 
         @functools.wraps(original_iter)
         def __iter__(loader):
@@ -122,6 +124,28 @@ class Harness:
                        "call_site": call_site.label() if call_site else None})
 
     # -- construction ----------------------------------------------------------
+    def adopt_rebuild(self, loader, builder: str, init, args, kwargs) -> bool:
+        """A framework rebuilt a loader the script built (Lightning adds its sampler): probe the rebuild there.
+
+        The rebuild shares the script's dataset object; its measurements belong
+        to the script's call site, where the static findings are.
+        """
+        dataset = getattr(loader, "dataset", None)
+        site = next((site for site in self.ctx.sites if site.loader is not None and site.iterations == 0
+                     and site.dataset is dataset and dataset is not None), None)
+        if site is None:
+            return False
+        try:
+            rebuilt = LoaderSite.from_call(site.id, site.call_site, init, loader, args, kwargs)
+            site.arguments = rebuilt.arguments
+        except TypeError:
+            pass
+        site.loader, site.loader_class = loader, type(loader)
+        self.site_of_loader[loader] = site
+        package = builder.split(os.sep + "site-packages" + os.sep)[-1]
+        self.ctx.emit({"event": "note", "loader": site.id, "text": f"rebuilt by {package}; the rebuilt loader is the one probed"})
+        return True
+
     def record(self, call_site, init, loader, args, kwargs, error: BaseException | None = None) -> None:
         if call_site is None:
             return
@@ -205,6 +229,7 @@ class Harness:
         return result
 
     def run_check(self, check, hook: str, site: LoaderSite, *args) -> None:
+        was_inside, self.ctx.inside_probe = self.ctx.inside_probe, True  # loaders a check builds are not the script's
         try:
             getattr(check, hook)(site, self.ctx, *args)
         except (ProbeFinished, KeyboardInterrupt):
@@ -212,6 +237,8 @@ class Harness:
         except Exception as error:  # a check that fails must not take the others down
             verdict = skipped(str(error) if isinstance(error, MeasurementTimeout) else f"probe error: {describe_error(error)}")
             self.skip_check(check, site, verdict, f"{check.__name__.rsplit('.', 1)[-1]} could not finish")
+        finally:
+            self.ctx.inside_probe = was_inside
 
     def finish(self) -> None:
         for site in self.ctx.sites:
