@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ class StaticFinding:
 @dataclass
 class Settings:
     batches: int = 8  # batches per throughput measurement
-    epochs: int = 3  # epochs per persistence measurement
+    epochs: int = 2  # epochs per persistence measurement: the first starts workers, the second shows the restart
     start_methods: tuple[str, ...] = ("script", "spawn")  # persistence: "script" = this loader's own
     sweep_limit: int | None = None  # highest num_workers the sweep tries (None: requested and cores)
     cores: int | None = None  # usable cores the sweep assumes (None: this process's CPU affinity)
@@ -55,6 +56,7 @@ class ProbeContext:
 
     # -- events -------------------------------------------------------------
     def emit(self, event: dict[str, Any]) -> None:
+        event.setdefault("t", round(time.monotonic(), 3))  # when: the report's timeline and the benchmark's breakdown
         self.events.write(json.dumps(event, default=repr) + "\n")
         self.events.flush()
 

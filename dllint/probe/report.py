@@ -59,6 +59,8 @@ class ProbeReport:
     hint: str | None = None
     signal: int | None = None  # the signal that interrupted dllint
     leftover_processes: list[int] = field(default_factory=list)  # should stay empty: killed yet still alive
+    startup_s: float | None = None  # starting the harness (importing torch): not counted in the timeout
+    timeline: list[tuple[float, str]] = field(default_factory=list)  # (seconds after ready, measurement started)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +68,8 @@ class ProbeReport:
             "status": self.status,
             "script_outcome": self.script_outcome,
             "duration_s": round(self.duration_s, 3),
+            "startup_s": round(self.startup_s, 3) if self.startup_s is not None else None,
+            "timeline": [list(entry) for entry in self.timeline],
             "last_step": self.last_step,
             "findings": [finding.to_dict() for finding in self.findings],
             "loaders": [loader.to_dict() for loader in self.loaders],

@@ -382,6 +382,8 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
         stderr_tail = stream.read().splitlines()[-STDERR_TAIL_LINES:]
     report = build_report(target, log, findings, status, time.monotonic() - started, timeout, stderr_tail)
     report.process_group = process.pid
+    report.startup_s = (log.ready_at - started) if log.ready_at is not None else None
+    report.timeline = _timeline(log.events)
     report.signal = signals.received if status == "interrupted" else None
     if report.signal is not None:
         report.script_outcome = f"interrupted by {signal.Signals(report.signal).name}; all its processes were killed"
@@ -445,6 +447,15 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
     if report.could_not_run and outcome is not None and outcome.get("how") in ("exit", "error"):
         report.hint = "pass the script's arguments after --, e.g. dllint --probe train.py -- --data ./data"
     return report
+
+
+def _timeline(events: list[dict[str, Any]]) -> list[tuple[float, str]]:
+    """Seconds after the harness was ready at which each measurement started."""
+    ready = next((event["t"] for event in events if event["event"] == "ready" and "t" in event), None)
+    if ready is None:
+        return []
+    return [(round(event["t"] - ready, 2), event["step"]) for event in events
+            if event["event"] == "progress" and "t" in event]
 
 
 def _not_reached_reason(status: str, loaders: dict[int, LoaderReport], log: EventLog) -> str:

@@ -12,6 +12,10 @@ the script iterates the same loader a second time, DL204 when it builds a
 loader at the same call site a second time. Otherwise the verdict is "not
 reached (the loader was iterated once)".
 
+Restarting more workers than the machine has cores costs at least as much as
+restarting as many as it has, so the measurement uses at most as many workers
+as the usable cores (and says so): proof at a fraction of the cost.
+
 Spawn starts cost seconds: after each epoch the next one's time limit grows
 with the start-up just measured, and an epoch that still runs out of time is
 reported as a lower bound (``> 12.0 s``), not as a failure.
@@ -54,14 +58,22 @@ def on_first_iteration(site, ctx) -> None:
         codes.remove("DL201")
         if not codes:
             return
-    by_method = {method: {key: _measure_run(site, ctx, method, key == "on") for key in ("off", "on")}
-                 for method in _start_methods(site, ctx)}
-    ctx.table(site, Table("persistent_workers: first-batch latency per epoch (s), each epoch run to its end",
+    own = site.start_method()
+    by_method = {}
+    for method in _start_methods(site, ctx):
+        persistent = _measure_run(site, ctx, method, True)
+        # Under another start method only the persistent run is measured: its first epoch starts fresh
+        # workers exactly as every epoch of a non-persistent loader does (spawn starts cost seconds each).
+        restarting = _measure_run(site, ctx, method, False) if method == own else _fresh_start(persistent)
+        by_method[method] = {"off": restarting, "on": persistent}
+    workers = measured_workers(site, ctx)
+    with_workers = f"{workers} workers" if workers == site.num_workers else f"{workers} of the {site.num_workers} workers"
+    ctx.table(site, Table(f"persistent_workers: first-batch latency per epoch (s), {with_workers}, each epoch run to its end",
                           ["start method", "persistent", *[f"epoch {n + 1}" for n in range(ctx.settings.epochs)],
                            "later epochs"],
                           [_row(method, key, run, ctx.settings.epochs)
                            for method, runs in by_method.items() for key, run in runs.items()]))
-    site.state[__name__] = {"codes": codes, "by_method": by_method}
+    site.state[__name__] = {"codes": codes, "by_method": by_method, "workers": with_workers}
 
 
 def on_later_iteration(site, ctx) -> None:
@@ -71,7 +83,7 @@ def on_later_iteration(site, ctx) -> None:
         return
     for code in [code for code in pending["codes"] if code in ("DL201", "DL205")]:
         pending["codes"].remove(code)
-        _verdict(site, ctx, code, pending["by_method"], "the script iterated this loader again")
+        _verdict(site, ctx, code, pending, "the script iterated this loader again")
     if not pending["codes"]:
         site.state.pop(__name__)
 
@@ -82,12 +94,12 @@ def on_script_end(site, ctx) -> None:
         return
     for code in pending["codes"]:
         if code == "DL204" and site.constructions > 1:
-            _verdict(site, ctx, code, pending["by_method"], f"the script built this loader {site.constructions} times")
+            _verdict(site, ctx, code, pending, f"the script built this loader {site.constructions} times")
         elif ctx.mode == "factory":
-            ctx.result(site, code, skipped("a factory target has no epoch loop to watch"), _evidence(pending["by_method"]))
+            ctx.result(site, code, skipped("a factory target has no epoch loop to watch"), _evidence(pending))
         else:
             once = "the loader was built once" if code == "DL204" else ITERATED_ONCE
-            ctx.result(site, code, NOT_REACHED, f"{once}; measured: {_evidence(pending['by_method'])}",
+            ctx.result(site, code, NOT_REACHED, f"{once}; measured: {_evidence(pending)}",
                        _measurements(site, pending["by_method"]))
 
 
@@ -100,15 +112,22 @@ def _start_methods(site, ctx) -> list[str]:
     return methods
 
 
+def measured_workers(site, ctx) -> int:
+    from dllint.probe.checks.sweep import usable_cores
+
+    return max(1, min(site.num_workers, ctx.settings.cores or usable_cores()))
+
+
 def _measure_run(site, ctx, method: str, persistent: bool) -> dict[str, Any]:
     """Epoch-start latencies of one loader; ``at_least`` for an epoch that ran out of time."""
     run: dict[str, Any] = {"latencies": []}
-    epoch_batches = max(2, site.num_workers)
+    workers = measured_workers(site, ctx)
+    epoch_batches = max(2, workers)
     limit = ctx.settings.measurement_seconds
     loader = None
     try:
         with default_start_method(method):
-            loader = site.short_epoch_variant(epoch_batches, persistent_workers=persistent,
+            loader = site.short_epoch_variant(epoch_batches, num_workers=workers, persistent_workers=persistent,
                                               multiprocessing_context=method)
             for epoch in range(ctx.settings.epochs):
                 started = time.perf_counter()
@@ -145,8 +164,17 @@ def _epoch_start(loader, epoch_batches: int, persistent: bool) -> float:
     return latency
 
 
+def _fresh_start(persistent: dict[str, Any]) -> dict[str, Any]:
+    """The restart a non-persistent loader pays every epoch, read from the persistent run's first epoch."""
+    if persistent["latencies"]:
+        return {"latencies": [], "fresh_start": persistent["latencies"][0]}
+    return {key: value for key, value in persistent.items() if key in ("at_least", "error")} | {"latencies": []}
+
+
 def _later(run: dict[str, Any]) -> tuple[float, bool] | None:
     """The later epochs' start latency, and whether it is only a lower bound."""
+    if "fresh_start" in run:
+        return run["fresh_start"], False
     latencies = run["latencies"]
     if len(latencies) > 1:
         return mean(latencies[1:]), False
@@ -161,6 +189,8 @@ def _shown(value: tuple[float, bool]) -> str:
 
 
 def _row(method: str, key: str, run: dict[str, Any], epochs: int) -> list:
+    if "fresh_start" in run:
+        return [method, key, *["-"] * epochs, f"{run['fresh_start']:.2f} s (a fresh start: epoch 1 of 'on')"]
     cells = [f"{seconds:.3f}" for seconds in run["latencies"]]
     if "at_least" in run:
         cells.append(f"> {run['at_least']:.1f}")
@@ -170,16 +200,16 @@ def _row(method: str, key: str, run: dict[str, Any], epochs: int) -> list:
     return [method, key, *cells[:epochs], last]
 
 
-def _evidence(by_method: dict) -> str:
+def _evidence(pending: dict) -> str:
     parts = []
-    for method, runs in by_method.items():
+    for method, runs in pending["by_method"].items():
         off, on = _later(runs["off"]), _later(runs["on"])
         if off is None or on is None:
             parts.append(f"{method}: {runs['off'].get('error') or runs['on'].get('error') or 'not measured'}")
             continue
         percent = f" ({(on[0] - off[0]) / off[0] * 100:+.0f}%)" if off[0] > 0 and not off[1] and not on[1] else ""
         parts.append(f"{method}: epoch start {_shown(off)} -> {_shown(on)}{percent}")
-    return "; ".join(parts)
+    return "; ".join(parts) + f" ({pending['workers']})"
 
 
 def _measurements(site, by_method: dict) -> dict[str, Any]:
@@ -194,7 +224,8 @@ def _measurements(site, by_method: dict) -> dict[str, Any]:
     return measurements
 
 
-def _verdict(site, ctx, code: str, by_method: dict, seen: str) -> None:
+def _verdict(site, ctx, code: str, pending: dict, seen: str) -> None:
+    by_method = pending["by_method"]
     measurements = _measurements(site, by_method)
     confirmed, measured = False, False
     for runs in by_method.values():
@@ -205,7 +236,7 @@ def _verdict(site, ctx, code: str, by_method: dict, seen: str) -> None:
         saving = off[0] - on[0]  # with off a lower bound, the real saving is at least this
         if saving >= MIN_SAVING_SECONDS and saving >= MIN_SAVING_FRACTION * off[0]:
             confirmed = True
-    evidence = f"{seen}; {_evidence(by_method)}"
+    evidence = f"{seen}; {_evidence(pending)}"
     if not measured:
         ctx.result(site, code, skipped("no start method could be measured"), evidence, measurements)
         return

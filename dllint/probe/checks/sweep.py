@@ -36,16 +36,19 @@ def usable_cores() -> int:
 
 
 def worker_counts(requested: int, cores: int, limit: int | None = None) -> list[int]:
+    """0, powers of two up to the cores, the cores, twice the cores, and the requested count.
+
+    Past twice the cores only the requested count is worth its start-up time:
+    it is the one the finding is about.
+    """
     top = max(requested, cores)
     if limit is not None:
         top = min(top, limit)
-    counts, count = [0], 1
-    while count <= top:
-        counts.append(count)
+    counts, count = {0}, 1
+    while count <= min(top, 2 * cores):
+        counts.add(count)
         count *= 2
-    for extra in (requested, cores):
-        if extra <= top and extra not in counts:
-            counts.append(extra)
+    counts.update(extra for extra in (requested, cores, 2 * cores) if extra <= top)
     return sorted(counts)
 
 
