@@ -301,6 +301,59 @@ def test_a_datamodules_train_loader_rebuilt_by_a_framework_is_reached_and_measur
     assert dl201.probe["verdict"] == "confirmed", dl201.probe
 
 
+LIGHTNING_SCRIPT = """
+    import time
+    import pytorch_lightning as pl
+
+    class Opens(Dataset):
+        def __init__(self):
+            self.opened = False
+
+        def __len__(self):
+            return 16
+
+        def __getitem__(self, index):
+            if not self.opened:
+                time.sleep(0.1)
+                self.opened = True
+            return torch.tensor([float(index)])
+
+    class Data(pl.LightningDataModule):
+        def train_dataloader(self):
+            return DataLoader(Opens(), batch_size=4, num_workers=2)
+
+    class Model(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.layer = torch.nn.Linear(1, 1)
+
+        def training_step(self, batch, batch_index):
+            return self.layer(batch).sum()
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    if __name__ == "__main__":
+        trainer = pl.Trainer(max_epochs=2, accelerator="cpu", devices=1, enable_progress_bar=False)
+        trainer.fit(Model(), datamodule=Data())
+        trainer.save_checkpoint("final.ckpt")
+"""
+
+
+def test_a_lightning_datamodules_train_loader_is_reached_and_measured(tmp_path, monkeypatch):
+    pytest.importorskip("pytorch_lightning")
+    script = write_script(tmp_path, LIGHTNING_SCRIPT)
+    monkeypatch.chdir(tmp_path)
+    dl201 = finding("DL201", script, line_of(script, "return DataLoader"))
+    report = run_probe(str(script), [], [dl201], timeout=60, progress=False, settings=fast_settings())
+    (loader,) = report.loaders
+    assert loader.call_site.endswith(f"train.py:{line_of(script, 'return DataLoader')}")
+    assert loader.first_batch_s is not None
+    assert dl201.probe["verdict"] == "confirmed", dl201.probe
+    assert [path.name for path in tmp_path.iterdir()] == ["train.py"]  # no lightning_logs/, no final.ckpt
+    assert "final.ckpt" in report.script_outcome and "nothing written" in report.script_outcome
+
+
 def test_a_loader_built_in_a_child_process_is_reported_as_such(tmp_path):
     script = write_script(tmp_path, """
         import multiprocessing
