@@ -13,6 +13,7 @@ from dllint.probe.results import CONFIRMED, NOT_CONFIRMED
 CODES = ("DL001", "DL002", "DL003", "DL004", "DL005", "DL006")
 ALWAYS = True
 
+
 def classify_first_batch_error(site, error: BaseException) -> str | None:
     """Assertions torch makes when the first iterator is created."""
     if not isinstance(error, AssertionError):

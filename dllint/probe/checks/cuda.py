@@ -17,7 +17,6 @@ CODES = ("DL105", "DL206")
 ALWAYS = False
 
 
-
 def on_first_iteration(site, ctx, torch=None) -> None:
     if torch is None:
         import torch
