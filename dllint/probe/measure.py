@@ -36,22 +36,28 @@ def count_samples(batch: Any) -> int:
     return 1
 
 
-def first_batch_seconds(loader: Any) -> float:
-    """Time from ``iter(loader)`` to its first batch; the workers are stopped after."""
+def epoch_start_seconds(loader: Any, epoch_batches: int) -> float:
+    """Time from ``iter(loader)`` to its first batch; then the epoch runs to its end (at most ``epoch_batches``).
+
+    Ending the epoch matters for persistent workers: the next epoch's start
+    must not include draining batches the previous, abandoned epoch had in
+    flight. Non-persistent workers are stopped after.
+    """
     started = time.perf_counter()
     iterator = iter(loader)
-    try:
-        next(iterator)
-        return time.perf_counter() - started
-    finally:
-        if not getattr(loader, "persistent_workers", False):
-            close_iterator(iterator)
+    next(iterator)
+    latency = time.perf_counter() - started
+    for _ in zip(range(epoch_batches), iterator):
+        pass
+    if not getattr(loader, "persistent_workers", False):
+        close_iterator(iterator)
+    return latency
 
 
-def epoch_start_latencies(loader: Any, epochs: int) -> list[float]:
+def epoch_start_latencies(loader: Any, epochs: int, epoch_batches: int) -> list[float]:
     """First-batch latency of each of ``epochs`` epochs of the same loader object."""
     try:
-        return [first_batch_seconds(loader) for _ in range(epochs)]
+        return [epoch_start_seconds(loader, epoch_batches) for _ in range(epochs)]
     finally:
         close_iterator(current_iterator(loader))
 

@@ -39,6 +39,7 @@ def attach_verdicts(
     results: list[Result],
     not_reached_reason: str,
     loader_spans: dict[int, Anchor] | None = None,
+    loader_labels: dict[int, str] | None = None,
 ) -> tuple[list[Result], set[int]]:
     """Set ``probe`` on every finding; return the results no finding used, and the ids of those used.
 
@@ -60,6 +61,8 @@ def attach_verdicts(
             chosen = _strongest(paired)
             used.update(id(result) for result in paired)
             finding.probe = chosen.probe_dict()
+            if loader_labels and chosen.loader in loader_labels:  # which loader the evidence was measured on
+                finding.probe["measurements"] = {**finding.probe["measurements"], "loader": loader_labels[chosen.loader]}
         elif finding.code not in checked_codes:
             finding.probe = {"verdict": skipped(f"no runtime check for {finding.code}"), "evidence": "", "measurements": {}}
         else:

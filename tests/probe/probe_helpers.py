@@ -43,4 +43,3 @@ def live_processes_in_group(pgid: int) -> list[psutil.Process]:
 
 def live_children() -> list[psutil.Process]:
     return [child for child in psutil.Process().children(recursive=True) if child.status() != psutil.STATUS_ZOMBIE]
-

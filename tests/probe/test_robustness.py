@@ -25,6 +25,8 @@ def test_a_hanging_script_ends_at_the_timeout_and_leaves_nothing_running(assert_
     assert report.status in ("timeout", "completed")
     assert "first batch" in (report.last_step or "") or "first batch failed" in report.render_text()
     assert findings[0].probe["verdict"] != "confirmed"
+    if report.status == "timeout":  # the finding says which measurement the time ran out in
+        assert "timed out while running" in findings[0].probe["evidence"] and "first batch" in findings[0].probe["evidence"]
     assert_no_leftovers(report)
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from dllint.probe.internals import current_iterator
 from dllint.probe.limits import MeasurementTimeout
-from dllint.probe.measure import close_iterator, default_start_method, describe_error
+from dllint.probe.measure import close_iterator, default_start_method, describe_error, epoch_start_seconds
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, NOT_REACHED, Table, skipped
 
 CODES = ("DL201", "DL204", "DL205")
@@ -134,7 +134,7 @@ def _measure_run(site, ctx, method: str, persistent: bool) -> dict[str, Any]:
                 try:
                     with ctx.measuring(site, f"persistent_workers={persistent} under {method}, epoch {epoch + 1}",
                                        at_most=limit):
-                        run["latencies"].append(_epoch_start(loader, epoch_batches, persistent))
+                        run["latencies"].append(epoch_start_seconds(loader, epoch_batches))
                 except MeasurementTimeout:
                     waited = time.perf_counter() - started
                     if waited >= SHORTEST_BOUND_SECONDS:
@@ -149,19 +149,6 @@ def _measure_run(site, ctx, method: str, persistent: bool) -> dict[str, Any]:
         if loader is not None:
             close_iterator(current_iterator(loader))
     return run
-
-
-def _epoch_start(loader, epoch_batches: int, persistent: bool) -> float:
-    """Time to the epoch's first batch; then the epoch runs to its end, as in training."""
-    started = time.perf_counter()
-    iterator = iter(loader)
-    next(iterator)
-    latency = time.perf_counter() - started
-    for _ in zip(range(epoch_batches), iterator):
-        pass
-    if not persistent:
-        close_iterator(iterator)
-    return latency
 
 
 def _fresh_start(persistent: dict[str, Any]) -> dict[str, Any]:

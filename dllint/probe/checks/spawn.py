@@ -96,7 +96,7 @@ def on_first_iteration(site, ctx) -> None:
                 ctx.result(site, code, NOT_CONFIRMED, "num_workers is 0: nothing is sent to worker processes")
         return
     failed_parts = _pickle_payload(site, ctx)
-    if ctx.mode == "script" and ctx.has_finding(("DL101", "DL107")):
+    if ctx.mode == "script" and ctx.requested(site, ("DL101", "DL107")):
         _start_one_spawn_worker(site, ctx, failed_parts)
 
 
