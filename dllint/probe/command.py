@@ -17,7 +17,7 @@ import click
 from dllint.engine import Linter, lint_file
 from dllint.findings import Finding
 from dllint.output import RunSummary, render
-from dllint.probe.errors import ProbeError
+from dllint.probe.errors import ProbeError, ProbeInterrupted
 
 EXIT_CANNOT_RUN = 2
 EXIT_SIGNAL_BASE = 128
@@ -78,6 +78,9 @@ def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: 
     except ProbeError as exc:
         click.echo(f"dllint: error: {exc}", err=True)
         return EXIT_CANNOT_RUN
+    except ProbeInterrupted as stop:  # before the harness started: nothing to report
+        click.echo(f"dllint: probe interrupted by {stop}", err=True)
+        return EXIT_SIGNAL_BASE + stop.signum
     findings = sorted(report.findings, key=lambda f: f.sort_key)
     summary = RunSummary(findings, files_checked=1 if source else 0)
     if fmt == "text":

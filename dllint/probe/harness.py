@@ -25,7 +25,7 @@ import traceback
 import weakref
 from typing import IO, Any
 
-from dllint.probe import guard
+from dllint.probe import descendants, guard
 from dllint.probe.callsite import find_call_site, is_library_file, library_builder
 from dllint.probe.checks import all_checks
 from dllint.probe.context import ProbeContext, Settings, StaticFinding
@@ -336,6 +336,7 @@ def install_harness(config: dict[str, Any], events: IO[str]) -> Harness:
 
 def main(config_path: str) -> None:
     die_with_parent()
+    os.environ[descendants.ROLE_ENV] = "descendant"  # processes started from here report the loaders they build
     with open(config_path, encoding="utf-8") as stream:
         config = json.load(stream)
     events = open(config["events"], "a", encoding="utf-8")  # noqa: SIM115 - closed by os._exit's flush below

@@ -98,6 +98,8 @@ class ProbeReport:
             lines.extend(f"    {line}" for line in self.stderr_tail)
         if self.hint:
             lines.append(f"  hint: {self.hint}")
+        if self.leftover_processes:
+            lines.append(f"  warning: could not kill processes {', '.join(map(str, self.leftover_processes))}")
         return "\n".join(lines)
 
 

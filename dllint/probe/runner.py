@@ -16,9 +16,9 @@ from dataclasses import asdict
 from typing import Any
 
 from dllint.findings import Finding
-from dllint.probe import guard
+from dllint.probe import descendants, guard
 from dllint.probe.context import Settings
-from dllint.probe.errors import ProbeError, require_probe_dependencies
+from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.pairing import attach_verdicts, runtime_findings
 from dllint.probe.report import LoaderReport, ProbeReport
 from dllint.probe.results import CONFIRMED, Anchor, Result, Table
@@ -120,17 +120,10 @@ def _child_environment(scratch: str, events: str) -> dict[str, str]:
     environment["PYTHONUNBUFFERED"] = "1"
     environment[guard.SCRATCH_ENV] = scratch
     environment[guard.EVENTS_ENV] = events
+    environment[descendants.ROLE_ENV] = descendants.HARNESS
     environment["TMPDIR"] = os.path.join(scratch, "tmp")  # tempfile, multiprocessing's sockets, caches
     environment.update(guard.tracker_environment(scratch))
     return environment
-
-
-class ProbeInterrupted(Exception):
-    """dllint received SIGTERM (or SIGINT) while the probe ran."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
 
 
 class StopSignals:

@@ -438,3 +438,21 @@ def test_a_failure_after_the_emptied_loops_is_blamed_on_the_probe(tmp_path):
     assert report.script_outcome.startswith("after the probe emptied its loops, the script raised UnboundLocalError")
     assert "caused by the probe" in report.script_outcome
     assert not report.could_not_run
+
+
+def test_a_loader_built_in_a_spawned_child_is_reported_as_such(tmp_path):
+    script = write_script(tmp_path, """
+        import multiprocessing
+
+        def train():
+            DataLoader(TensorDataset(torch.arange(4.0)))
+
+        if __name__ == "__main__":
+            child = multiprocessing.get_context("spawn").Process(target=train)
+            child.start()
+            child.join()
+    """)
+    report = run_probe(str(script), [], [], timeout=60, progress=False, settings=fast_settings())
+    assert report.could_not_run  # the script's own process built nothing the probe could measure
+    assert any("in a child process" in note and f"train.py:{line_of(script, 'DataLoader(TensorDataset')}" in note
+               for note in report.notes), report.notes

@@ -12,9 +12,11 @@ import os
 import sys
 
 if os.environ.get("DLLINT_PROBE_SCRATCH"):
+    from dllint.probe.descendants import watch_loaders
     from dllint.probe.guard import install_from_environment
 
     install_from_environment()
+    watch_loaders()
 
 # The environment's own sitecustomize (a distribution or virtualenv may ship one).
 _here = os.path.dirname(os.path.abspath(__file__))
