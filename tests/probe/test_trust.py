@@ -354,21 +354,26 @@ def test_a_lightning_datamodules_train_loader_is_reached_and_measured(tmp_path, 
     assert "final.ckpt" in report.script_outcome and "nothing written" in report.script_outcome
 
 
-def test_a_loader_built_in_a_child_process_is_reported_as_such(tmp_path):
+def test_loaders_built_in_child_processes_are_reported_as_such(tmp_path):
     script = write_script(tmp_path, """
         import multiprocessing
 
-        def train():
-            for batch in DataLoader(TensorDataset(torch.arange(4.0))):
-                pass
+        def forked():
+            DataLoader(TensorDataset(torch.arange(4.0)))
+
+        def spawned():
+            DataLoader(TensorDataset(torch.arange(4.0)))
 
         if __name__ == "__main__":
-            child = multiprocessing.get_context("fork").Process(target=train)
-            child.start()
-            child.join()
+            for method, target in (("fork", forked), ("spawn", spawned)):
+                child = multiprocessing.get_context(method).Process(target=target)
+                child.start()
+                child.join()
     """)
-    report = run_probe(str(script), [], [], timeout=30, progress=False, settings=fast_settings())
-    assert any("in a child process" in note and "train.py:" in note for note in report.notes), report.notes
+    report = run_probe(str(script), [], [], timeout=60, progress=False, settings=fast_settings())
+    assert report.could_not_run  # the script's own process built nothing the probe could measure
+    for body_line in (line_of(script, "def forked") + 1, line_of(script, "def spawned") + 1):
+        assert any("in a child process" in note and f"train.py:{body_line}" in note for note in report.notes), report.notes
 
 
 # -- 5. numbers you can act on ----------------------------------------------------------------------
@@ -438,21 +443,3 @@ def test_a_failure_after_the_emptied_loops_is_blamed_on_the_probe(tmp_path):
     assert report.script_outcome.startswith("after the probe emptied its loops, the script raised UnboundLocalError")
     assert "caused by the probe" in report.script_outcome
     assert not report.could_not_run
-
-
-def test_a_loader_built_in_a_spawned_child_is_reported_as_such(tmp_path):
-    script = write_script(tmp_path, """
-        import multiprocessing
-
-        def train():
-            DataLoader(TensorDataset(torch.arange(4.0)))
-
-        if __name__ == "__main__":
-            child = multiprocessing.get_context("spawn").Process(target=train)
-            child.start()
-            child.join()
-    """)
-    report = run_probe(str(script), [], [], timeout=60, progress=False, settings=fast_settings())
-    assert report.could_not_run  # the script's own process built nothing the probe could measure
-    assert any("in a child process" in note and f"train.py:{line_of(script, 'DataLoader(TensorDataset')}" in note
-               for note in report.notes), report.notes

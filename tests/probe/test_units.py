@@ -192,3 +192,17 @@ def test_the_guard_redirects_writes_and_stops_other_changes(tmp_path, monkeypatc
     guard.audit("os.remove", (str(tmp_path / "scratch" / "x"), None))  # its own directory is free
     guard.audit("open", (str(user_file), "r", 0))  # reading is free
     assert [(event["action"], event["handled"]) for event in events] == [("open", "redirected"), ("os.remove", "stopped")]
+
+
+def test_a_spawn_epoch_that_runs_out_of_time_is_a_lower_bound():
+    from dllint.probe.checks import persistence
+
+    timed_out = {"latencies": [], "at_least": 12.04}
+    persistent = {"latencies": [12.5, 0.02]}
+    assert persistence._later(timed_out) == (12.04, True)
+    assert persistence._row("spawn", "off", timed_out, 2) == ["spawn", "off", "> 12.0", "-", "> 12.0 s"]
+    fresh = persistence._fresh_start(persistent)
+    assert persistence._later(fresh) == (12.5, False)  # a non-persistent epoch pays a fresh start
+    assert persistence._later(persistence._fresh_start({"latencies": [], "at_least": 30.0})) == (30.0, True)
+    pending = {"by_method": {"spawn": {"off": timed_out, "on": persistent}}, "workers": "2 workers"}
+    assert persistence._evidence(pending) == "spawn: epoch start > 12.0 s -> 0.02 s (2 workers)"
