@@ -73,7 +73,7 @@ def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: 
             timeout=options.timeout,
             batches=options.batches,
             report_path=options.report_path,
-            progress=fmt == "text",
+            progress=True,  # on stderr: the output format on stdout stays clean
         )
     except ProbeError as exc:
         click.echo(f"dllint: error: {exc}", err=True)
