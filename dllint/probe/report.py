@@ -88,7 +88,8 @@ class ProbeReport:
         if self.status != "completed" and self.last_step:
             lines.append(f"  while running: {self.last_step}")
         if not self.loaders:
-            lines.append("  no DataLoader was built")
+            in_children = any("in a child process" in note for note in self.notes)
+            lines.append("  no DataLoader was built in the script's own process" if in_children else "  no DataLoader was built")
         lines.extend(f"  note: {note}" for note in self.notes)
         lines.extend(_render_writes(self.writes))
         for loader in self.loaders:

@@ -429,7 +429,10 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
     spans = {loader.id: Anchor(loader.summary["path"], loader.summary["line"], loader.summary["end_line"])
              for loader in loaders.values() if "path" in loader.summary}
     labels = {loader.id: f"loader {loader.id} at {loader.call_site}" for loader in loaders.values()}
-    unclaimed, used = attach_verdicts(findings, results, _not_reached_reason(status, loaders, log), spans, labels)
+    reason = _not_reached_reason(status, loaders, log)
+    if not loaders and any(event["event"] == "child_loader" for event in log.events):
+        reason = "the script built its loaders in a child process, which the probe does not measure"
+    unclaimed, used = attach_verdicts(findings, results, reason, spans, labels)
     for result in results:
         # A loader's table shows what was reported for it or seen on it: results a finding used, and confirmations.
         if result.loader in loaders and (id(result) in used or result.verdict == CONFIRMED):
