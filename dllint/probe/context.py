@@ -82,9 +82,6 @@ class ProbeContext:
         self.emit({"event": "table", "loader": site.id, **table.to_dict()})
 
     # -- what to measure -------------------------------------------------------
-    def has_finding(self, codes: tuple[str, ...]) -> bool:
-        return any(finding.code in codes for finding in self.findings)
-
     def requested(self, site: LoaderSite, codes: tuple[str, ...]) -> bool:
         """Whether a static finding of one of ``codes`` belongs to this loader.
 
@@ -121,7 +118,7 @@ class ProbeContext:
         if self.mode == "factory":
             self.result(site, code, skipped("a factory target has no epoch loop to watch"), what)
         else:
-            self.result(site, code, "not reached", f"the script did not iterate this loader a second time; {what}")
+            self.result(site, code, "not reached", f"the loader was iterated once; {what}")
 
 
 def _same_file(first: str, second: str) -> bool:
