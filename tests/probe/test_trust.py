@@ -62,7 +62,9 @@ def test_checkpoint_and_metrics_are_byte_identical_after_the_probe(tmp_path, mon
     metrics.write_text("epoch 1: loss 0.1\n")
     (project / "old.ckpt").write_text("keep me")
     script = write_script(project, """
+        import subprocess
         assert os.environ["WANDB_MODE"] == "disabled"  # trackers are switched off
+        subprocess.run([sys.executable, "-c", "open('child.txt', 'w').write('x')"], check=True)  # guarded there too
         os.makedirs("runs/exp1", exist_ok=True)
         log = open("runs/exp1/train.log", "w")
         data = TensorDataset(torch.arange(32.0))
@@ -87,6 +89,7 @@ def test_checkpoint_and_metrics_are_byte_identical_after_the_probe(tmp_path, mon
     assert "torch.save('model.pth') after the loops" in text
     assert "open('metrics.txt', 'a') after the loops" in text
     assert "os.mkdir('runs') before any loader was iterated" in text
+    assert "open('child.txt', 'w')" in text
     assert report.loaders and report.loaders[0].first_batch_s is not None
 
 
