@@ -25,7 +25,7 @@ import traceback
 import weakref
 from typing import IO, Any
 
-from dllint.probe import descendants, guard
+from dllint.probe import descendants, guard, ranks
 from dllint.probe.callsite import find_call_site, is_library_file, library_builder
 from dllint.probe.checks import all_checks
 from dllint.probe.context import ProbeContext, Settings, StaticFinding
@@ -330,6 +330,7 @@ def install_harness(config: dict[str, Any], events: IO[str]) -> Harness:
     harness.install()
     guard.guard_torch_save(file_guard)
     ctx.budget = Budget(time.monotonic() + config["timeout"] - RESERVE_SECONDS)
+    config["deadline"] = time.time() + config["timeout"]  # wall clock, for ranks the script starts later
     ctx.emit({"event": "ready"})
     return harness
 
@@ -339,9 +340,10 @@ def main(config_path: str) -> None:
     os.environ[descendants.ROLE_ENV] = "descendant"  # processes started from here report the loaders they build
     with open(config_path, encoding="utf-8") as stream:
         config = json.load(stream)
-    events = open(config["events"], "a", encoding="utf-8")  # noqa: SIM115 - closed by os._exit's flush below
+    events = ranks.open_events(config) or open(config["events"], "a", encoding="utf-8")  # noqa: SIM115 - closed by os._exit's flush below
     harness = install_harness(config, events)
     ctx = harness.ctx
+    ranks.hook_children(harness, config)
     if config["mode"] == "script":
         outcome = harness.run_script(config["script"], config["args"])
     else:

@@ -16,7 +16,7 @@ from dataclasses import asdict
 from typing import Any
 
 from dllint.findings import Finding
-from dllint.probe import descendants, guard
+from dllint.probe import descendants, guard, ranks
 from dllint.probe.context import Settings
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.pairing import attach_verdicts, runtime_findings
@@ -279,6 +279,7 @@ def run_probe(
     report_path: str | None = None,
     progress: bool = True,
     settings: Settings | None = None,
+    nproc_per_node: int | None = None,
 ) -> ProbeReport:
     """Run ``target`` under the probe harness and attach a verdict to every finding.
 
@@ -296,6 +297,8 @@ def run_probe(
     if batches is not None and batches < 1:
         raise ProbeError(f"--probe-batches must be at least 1, got {batches}")
     spec = parse_target(target)
+    if nproc_per_node is not None:
+        spec.update(ranks.launch_spec(spec, nproc_per_node))
     settings = settings or Settings()
     if batches is not None:
         settings.batches = batches
@@ -328,6 +331,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
         "findings": [{"code": f.code, "path": os.path.realpath(f.path), "line": f.line} for f in findings],
         "events": paths["events.jsonl"],
         "stderr": paths["stderr"],
+        "rank_dir": os.path.join(workdir, ranks.RANK_DIR),
     }
     with open(paths["config.json"], "w", encoding="utf-8") as stream:
         json.dump(config, stream)
@@ -339,7 +343,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
     display.show("probe: starting the script (importing torch)...")
     with open(paths["stdout"], "wb") as stdout, open(paths["stderr"], "wb") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "dllint.probe.harness", paths["config.json"]],
+            [sys.executable, "-m", ranks.entry_module(config), paths["config.json"]],
             stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
             env=_child_environment(scratch, paths["events.jsonl"]),
             start_new_session=True,  # its own process group, killed as one
@@ -371,6 +375,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
                 _set_child_subreaper(False)
             display.close()
     log.poll()
+    log.events.extend(ranks.cross_rank_events(config["rank_dir"]))
     with open(paths["stderr"], encoding="utf-8", errors="replace") as stream:
         stderr_tail = stream.read().splitlines()[-STDERR_TAIL_LINES:]
     report = build_report(target, log, findings, status, time.monotonic() - started, timeout, stderr_tail)
@@ -381,6 +386,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
     if report.signal is not None:
         report.script_outcome = f"interrupted by {signal.Signals(report.signal).name}; all its processes were killed"
     report.leftover_processes = [process.pid for process in tree.alive()]
+    report.loaders = ranks.merge_rank_loaders(report.loaders)
     return report
 
 
