@@ -136,8 +136,9 @@ def _render_loader(loader: LoaderReport) -> list[str]:
         lines.append(f"  stopped during: {loader.last_step}")
     else:
         lines.append("  never iterated")
-    if loader.results:
-        rows = [[result.code, result.verdict, result.evidence] for result in loader.results]
+    shown = [result for result in loader.results if result.shown]
+    if shown:
+        rows = [[result.code, result.verdict, result.evidence] for result in shown]
         lines.extend(_render_table(["code", "verdict", "evidence"], rows))
     for table in loader.tables:
         lines.append(f"  {table.title}")

@@ -440,8 +440,9 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
         reason = "the script built its loaders in a child process, which the probe does not measure"
     unclaimed, used = attach_verdicts(findings, results, reason, spans, labels)
     for result in results:
-        # A loader's table shows what was reported for it or seen on it: results a finding used, and confirmations.
-        if result.loader in loaders and (id(result) in used or result.verdict == CONFIRMED):
+        if result.loader in loaders:
+            # Its table shows what was reported for it or seen on it: results a finding used, and confirmations.
+            result.shown = id(result) in used or result.verdict == CONFIRMED
             loaders[result.loader].results.append(result)
     all_findings = list(findings) + runtime_findings(unclaimed)
     report = ProbeReport(target, status, story, all_findings, list(loaders.values()), duration,

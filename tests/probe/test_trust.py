@@ -357,26 +357,20 @@ def test_a_lightning_datamodules_train_loader_is_reached_and_measured(tmp_path, 
     assert "final.ckpt" in report.script_outcome and "nothing written" in report.script_outcome
 
 
-def test_loaders_built_in_child_processes_are_reported_as_such(tmp_path):
+def test_a_loader_built_in_an_unhooked_child_process_is_reported_as_such(tmp_path):
+    # multiprocessing children are probed as ranks (tests/test_distributed_probe.py); a Python
+    # program the script runs itself is not hooked, and its loader is reported, not lost.
     script = write_script(tmp_path, """
-        import multiprocessing
+        import subprocess
 
-        def forked():
-            DataLoader(TensorDataset(torch.arange(4.0)))
-
-        def spawned():
-            DataLoader(TensorDataset(torch.arange(4.0)))
-
+        CHILD = "import torch; from torch.utils.data import DataLoader; DataLoader(range(4))"
         if __name__ == "__main__":
-            for method, target in (("fork", forked), ("spawn", spawned)):
-                child = multiprocessing.get_context(method).Process(target=target)
-                child.start()
-                child.join()
+            subprocess.run([sys.executable, "-c", CHILD], check=True)
     """)
     report = run_probe(str(script), [], [], timeout=60, progress=False, settings=fast_settings())
     assert report.could_not_run  # the script's own process built nothing the probe could measure
-    for body_line in (line_of(script, "def forked") + 1, line_of(script, "def spawned") + 1):
-        assert any("in a child process" in note and f"train.py:{body_line}" in note for note in report.notes), report.notes
+    assert any("in a child process" in note for note in report.notes), report.notes
+    assert "no DataLoader was built in the script's own process" in report.render_text()
 
 
 # -- 5. numbers you can act on ----------------------------------------------------------------------

@@ -206,3 +206,13 @@ def test_a_spawn_epoch_that_runs_out_of_time_is_a_lower_bound():
     assert persistence._later(persistence._fresh_start({"latencies": [], "at_least": 30.0})) == (30.0, True)
     pending = {"by_method": {"spawn": {"off": timed_out, "on": persistent}}, "workers": "2 workers"}
     assert persistence._evidence(pending) == "spawn: epoch start > 12.0 s -> 0.02 s (2 workers)"
+
+
+def test_a_loaders_table_shows_only_rules_reported_for_it_or_confirmed_on_it():
+    from dllint.probe.report import LoaderReport, ProbeReport
+
+    loader = LoaderReport(1, "train.py:10", {"loader_class": "DataLoader"})
+    loader.results = [Result("DL201", "confirmed", "measured", loader=1),
+                      Result("DL107", "not confirmed", "nothing reported here", loader=1, shown=False)]
+    text = ProbeReport("train.py", "completed", "ran", [], [loader], 1.0).render_text()
+    assert "DL201" in text and "DL107" not in text
