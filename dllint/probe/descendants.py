@@ -32,6 +32,13 @@ def _bootstrapping() -> bool:
     return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
 
 
+def _probed_as_rank() -> bool:
+    """A child the harness runs as a rank (``torch.multiprocessing.spawn``, ``Process``) is probed, not lost."""
+    from dllint.probe import ranks
+
+    return ranks.current_rank() is not None
+
+
 def _report(call_site: str | None) -> None:
     from dllint.probe.guard import _event_file_reporter
 
@@ -46,7 +53,7 @@ def _wrap(module: Any) -> None:
 
     @functools.wraps(original)
     def __init__(loader, *args, **kwargs):
-        if not _bootstrapping() and module.get_worker_info() is None:
+        if not _bootstrapping() and module.get_worker_info() is None and not _probed_as_rank():
             from dllint.probe.callsite import find_call_site
 
             site = find_call_site(loader)

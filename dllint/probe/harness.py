@@ -113,8 +113,8 @@ class Harness:
 
     def note_child_loader(self) -> None:
         """A loader built in a process the script started (not a DataLoader worker): say so."""
-        if self.ctx.inside_probe or os.getpid() == self.pid:
-            return
+        if self.ctx.inside_probe or os.getpid() == self.pid or ranks.current_rank() is not None:
+            return  # a child run as a rank has a harness of its own
         from torch.utils.data import get_worker_info
 
         if get_worker_info() is not None:

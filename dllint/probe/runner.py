@@ -419,8 +419,8 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
             (loaders[loader_id].notes if loader_id in loaders else notes).append(event["text"])
         elif kind == "child_loader":
             where = f" at {event['call_site']}" if event.get("call_site") else ""
-            note = (f"a DataLoader was built{where} in a child process (pid {event['pid']}) the script started; "
-                    "the probe measures loaders of the script's own process only")
+            note = (f"a DataLoader was built{where} in a child process (pid {event['pid']}) the probe does not hook; "
+                    "it was not measured")
             if note not in notes:
                 notes.append(note)
         elif kind == "write":
