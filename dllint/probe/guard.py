@@ -99,6 +99,7 @@ class FileGuard:
         self.busy = False  # our own file operations must not re-enter the hook
         self.original_open = io.open
         self.original_mkdir = os.mkdir
+        self.redirected = False  # once a write went to the scratch directory, reads look there first
 
     # -- where a path may go -------------------------------------------------------
     def allowed(self, path: Any) -> bool:
@@ -114,6 +115,14 @@ class FileGuard:
         real = os.path.realpath(os.fsdecode(path))
         return os.path.join(self.shadow_root, real.lstrip(os.sep))
 
+    def _prepare(self, shadow: str) -> None:
+        self.busy = True
+        try:
+            os.makedirs(os.path.dirname(shadow), exist_ok=True)
+        finally:
+            self.busy = False
+        self.redirected = True
+
     # -- recording ------------------------------------------------------------------
     def record(self, action: str, path: str, handled: str) -> str:
         phase = self.phase()
@@ -124,19 +133,20 @@ class FileGuard:
 
     # -- redirection ------------------------------------------------------------------
     def open(self, file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        if self.busy or isinstance(file, int) or self.allowed(file):
-            return self.original_open(file, mode, *args, **kwargs)
         writing = any(flag in mode for flag in "wax+")
+        # A read before any redirect costs nothing extra: datasets open many files.
+        if self.busy or isinstance(file, int) or not (writing or self.redirected) or self.allowed(file):
+            return self.original_open(file, mode, *args, **kwargs)
         shadow = self.shadow(file)
         if not writing:
             return self.original_open(shadow if os.path.exists(shadow) else file, mode, *args, **kwargs)
-        self.busy = True
-        try:
-            os.makedirs(os.path.dirname(shadow), exist_ok=True)
-            if ("a" in mode or "+" in mode) and not os.path.exists(shadow) and os.path.isfile(file):
+        self._prepare(shadow)
+        if ("a" in mode or "+" in mode) and not os.path.exists(shadow) and os.path.isfile(file):
+            self.busy = True
+            try:
                 shutil.copyfile(file, shadow)  # appending to the user's file starts from its content
-        finally:
-            self.busy = False
+            finally:
+                self.busy = False
         self.record("open", f"{_shown(file)}, {mode!r}", "redirected")
         return self.original_open(shadow, mode, *args, **kwargs)
 
@@ -145,11 +155,7 @@ class FileGuard:
             return self.original_mkdir(path, mode, *args, **kwargs)
         if os.path.isdir(path) or os.path.exists(path):
             raise FileExistsError(17, "File exists", os.fsdecode(path))
-        self.busy = True
-        try:
-            os.makedirs(self.shadow(path), exist_ok=True)
-        finally:
-            self.busy = False
+        self._prepare(os.path.join(self.shadow(path), ""))
         self.record("os.mkdir", _shown(path), "redirected")
         return None
 
@@ -158,11 +164,7 @@ class FileGuard:
         if not isinstance(path, (str, bytes, os.PathLike)) or self.allowed(path):
             return path
         shadow = self.shadow(path)
-        self.busy = True
-        try:
-            os.makedirs(os.path.dirname(shadow), exist_ok=True)
-        finally:
-            self.busy = False
+        self._prepare(shadow)
         self.record(action, _shown(path), "redirected")
         return shadow
 
