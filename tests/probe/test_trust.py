@@ -119,7 +119,8 @@ def test_a_setsid_grandchild_that_ignores_sigterm_is_gone_after_the_run(tmp_path
     assert_no_leftovers(report)
 
 
-def test_sigterm_to_dllint_mid_probe_leaves_no_process_and_no_temporary_directory(tmp_path):
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_to_dllint_mid_probe_leaves_no_process_and_no_temporary_directory(tmp_path, signum, status):
     temp = tmp_path / "tmp"
     temp.mkdir()
     script = write_script(tmp_path, """
@@ -145,8 +146,8 @@ def test_sigterm_to_dllint_mid_probe_leaves_no_process_and_no_temporary_director
         if "first batch" in line:
             break
     assert any(line.startswith("probe: loader 1 at ") for line in progress), progress
-    dllint.send_signal(signal.SIGTERM)
-    assert dllint.wait(timeout=20) == 143
+    dllint.send_signal(signum)
+    assert dllint.wait(timeout=20) == status
     time.sleep(0.2)
     assert processes_with(str(temp)) == []  # the harness and its workers: their command lines name the temp dir
     assert list(temp.iterdir()) == []
