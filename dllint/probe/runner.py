@@ -449,7 +449,7 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
                          log.last_step, stderr_tail=stderr_tail, writes=writes, notes=notes)
     report.could_not_run = not loaders
     if report.could_not_run and outcome is not None and outcome.get("how") in ("exit", "error"):
-        report.hint = "pass the script's arguments after --, e.g. dllint --probe train.py -- --data ./data"
+        report.hint = f"if the script needs arguments, pass the script's arguments after --: dllint --probe {target} -- ARGS"
     return report
 
 
