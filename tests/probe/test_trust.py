@@ -423,7 +423,7 @@ def test_a_script_that_needs_arguments_shows_its_usage_and_exits_2(tmp_path):
                           cwd=tmp_path, timeout=120)
     assert proc.returncode == 2
     assert "the following arguments are required: --data" in proc.stdout
-    assert "hint: pass the script's arguments after --" in proc.stdout
+    assert "hint: if the script needs arguments, pass the script's arguments after --" in proc.stdout
     assert "All checks passed" not in proc.stdout
 
 
