@@ -100,7 +100,9 @@ def _class_names(key: str, value: Any, source: str) -> frozenset[str]:
         raise ConfigError(f"{source}: {_shown(key)} must be a list of class names, got {_shown(value)}")
     for name in value:
         if not DOTTED_NAME.fullmatch(name):
-            raise ConfigError(f"{source}: {_shown(key)}: {_shown(name)} is not a class name (expected Name or package.Name)")
+            raise ConfigError(
+                f"{source}: {_shown(key)}: {_shown(name)} is not a class name (expected Name or package.Name)"
+            )
     return frozenset(value)
 
 
@@ -166,7 +168,8 @@ def _load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         line = exc.object.count(b"\n", 0, exc.start) + 1
-        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte {exc.object[exc.start]:#04x} at line {line})") from None
+        byte = exc.object[exc.start]
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte {byte:#04x} at line {line})") from None
     except RecursionError:
         raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     except OSError as exc:

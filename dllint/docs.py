@@ -61,7 +61,8 @@ def render_rules_page() -> str:
     ]
     for rule in rules:
         summary = rule.summary.replace("|", "\\|")
-        out.append(f"| [{rule.code}](#{rule.code.lower()}) | {rule.name} | {summary} | {_default(rule)} | {rule.fix_safety} |")
+        link = f"[{rule.code}](#{rule.code.lower()})"
+        out.append(f"| {link} | {rule.name} | {summary} | {_default(rule)} | {rule.fix_safety} |")
     for rule in rules:
         sections = rule.doc_sections()
         out += [
@@ -82,7 +83,7 @@ def render_rules_page() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dllint.docs", description=f"Write {PAGE} from the rules.")
     parser.add_argument("--check", action="store_true", help=f"exit 1 if {PAGE} is not up to date; write nothing")
-    parser.add_argument("--output", type=Path, default=PAGE_PATH, help=f"where to write (default: the checkout's {PAGE})")
+    parser.add_argument("--output", type=Path, default=PAGE_PATH, help=f"default: {PAGE} in this checkout")
     args = parser.parse_args(argv)
     page = render_rules_page()
     current = args.output.read_text(encoding="utf-8") if args.output.is_file() else None

@@ -23,7 +23,12 @@ BAD = (
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, "-m", "dllint", *args, "--no-cache"], cwd=cwd, capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "-m", "dllint", *args, "--no-cache"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
 
 

@@ -33,6 +33,7 @@ HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="dllint-hypothesis-")
 set_hypothesis_home_dir(HYPOTHESIS_HOME)
 atexit.register(shutil.rmtree, HYPOTHESIS_HOME, True)
 
+
 def _fixture_sources() -> list[str]:
     sources = []
     for path in sorted(FIXTURES.rglob("*.py")):
@@ -159,4 +160,3 @@ def test_fix_keeps_code_parsable_and_is_idempotent(source):
     second = fix_text("generated.py", first.text, LINTER, unsafe=True)
     assert second.errors == []
     assert second.text == first.text, "a second --fix pass changed the code again"
-

@@ -8,6 +8,7 @@ first use, so files whose rules never ask for it never pay for it.
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -230,10 +231,12 @@ class FileFacts:
     def column(self, line: int, byte_offset: int) -> int:
         """1-based character column for an ast byte offset on a 1-based line."""
         if 0 < line <= len(self.lines):
-            text = self.lines[line - 1]
-            if not text.isascii():
-                return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "replace")) + 1
+            return self._columns.column(line, byte_offset)
         return byte_offset + 1
+
+    @cached_property
+    def _columns(self) -> ColumnMap:
+        return ColumnMap(self.lines)
 
     def span(self, node: ast.AST) -> tuple[int, int, int, int]:
         line = node.lineno  # type: ignore[attr-defined]
@@ -245,6 +248,39 @@ class FileFacts:
             end_line,
             self.column(end_line, end_col) if end_col is not None else self.column(line, node.col_offset),  # type: ignore[attr-defined]
         )
+
+
+class ColumnMap:
+    """Byte offsets (what ``ast`` reports) to character columns. A finding's column on a huge
+    generated line must not cost a pass over the line: a non-ASCII line gets, once, the byte
+    offset of every BLOCK-th character, and a column then decodes at most one block."""
+
+    BLOCK = 4096  # characters between checkpoints: a few kB to decode per column, L / 4096 ints kept
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self._checkpoints: dict[int, list[int] | None] = {}  # per line: None when ASCII
+
+    def column(self, line: int, byte_offset: int) -> int:
+        if line not in self._checkpoints:
+            self._checkpoints[line] = self._byte_offsets(self.lines[line - 1])
+        checkpoints = self._checkpoints[line]
+        if checkpoints is None:
+            return byte_offset + 1
+        block = bisect.bisect_right(checkpoints, byte_offset) - 1
+        first = block * self.BLOCK
+        piece = self.lines[line - 1][first : first + self.BLOCK].encode("utf-8", "surrogatepass")
+        return first + len(piece[: byte_offset - checkpoints[block]].decode("utf-8", "replace")) + 1
+
+    @classmethod
+    def _byte_offsets(cls, text: str) -> list[int] | None:
+        """The byte offset of characters 0, BLOCK, 2 * BLOCK, ... of the line."""
+        if text.isascii():
+            return None
+        offsets = [0]
+        for first in range(cls.BLOCK, len(text), cls.BLOCK):
+            offsets.append(offsets[-1] + len(text[first - cls.BLOCK : first].encode("utf-8", "surrogatepass")))
+        return offsets
 
 
 def is_main_guard(node: ast.AST) -> bool:
