@@ -138,7 +138,11 @@ def find_pyproject(start: Path) -> Path | None:
     start = start.resolve()
     for directory in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = directory / "pyproject.toml"
-        if candidate.is_file():
+        try:
+            present = candidate.is_file()
+        except OSError:  # a directory we may not search (EACCES): nothing there we could read
+            present = False
+        if present:
             try:
                 if _dllint_table(_load_toml(candidate), candidate) is not None:
                     return candidate

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from dllint.cli import main
+from dllint.config import load_settings
 from tests.conftest import ROOT
 
 BAD = (
@@ -136,3 +137,21 @@ def test_unusual_but_valid_settings_still_lint(tmp_path, table):
     result = lint_with(tmp_path, table)
     assert result.exit_code == 1, result.output
     assert "DL001" in result.output
+
+
+def test_a_directory_that_cannot_be_searched_is_passed_over(tmp_path, monkeypatch):
+    """Root reads everything, so the EACCES that stat raises there is simulated."""
+    (tmp_path / "pyproject.toml").write_text("[tool.dllint]\nignore = ['DL001']\n")
+    work = tmp_path / "locked" / "pkg"
+    work.mkdir(parents=True)
+    real_is_file = Path.is_file
+
+    def is_file(path: Path) -> bool:
+        if path.parent.name == "locked":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_is_file(path)
+
+    monkeypatch.setattr(Path, "is_file", is_file)
+    settings = load_settings(start=work)
+    assert settings.config_path == str(tmp_path / "pyproject.toml")
+    assert settings.ignore == ("DL001",)
