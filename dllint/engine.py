@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from dllint.config import Settings
-from dllint.facts import FileFacts
+from dllint.facts import FileFacts, split_lines
 from dllint.findings import Finding
 from dllint.gc_pause import collector_paused
 from dllint.noqa import LineSuppressions, file_suppression
@@ -99,7 +99,7 @@ class Linter:
         if not findings:
             return []
         ignored = ignored_for_path(path, self.settings)
-        noqa = LineSuppressions(text.splitlines())
+        noqa = LineSuppressions(split_lines(text))
         kept = []
         seen = set()
         for finding in findings:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -94,8 +95,26 @@ class FileFacts:
 
     @cached_property
     def lines(self) -> list[str]:
-        """The source's lines, split on first use: only reporting a finding needs them."""
-        return self.source.splitlines()
+        """The source's lines as ``ast`` numbers them, split on first use: only reporting needs them."""
+        return split_lines(self.source)
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        """Where each line starts in ``source`` (character offsets), for segments without splitting."""
+        return [0, *(match.end() for match in LINE_BREAK.finditer(self.source))]
+
+    def source_segment(self, node: ast.AST) -> str | None:
+        """``ast.get_source_segment(self.source, node)`` without its cost: that splits the whole
+        file, character by character in Python, on every call (a quadratic run for a file with
+        a quoted expression per loader: 64 s for 2,000 of them in 0.2 MB)."""
+        line = getattr(node, "lineno", None)
+        end_line = getattr(node, "end_lineno", None)
+        end_col = getattr(node, "end_col_offset", None)
+        if line is None or end_line is None or end_col is None or end_line > len(self._line_starts):
+            return None
+        start = self._line_starts[line - 1] + self.column(line, node.col_offset) - 1  # type: ignore[attr-defined]
+        end = self._line_starts[end_line - 1] + self.column(end_line, end_col) - 1
+        return self.source[start:end]
 
     # -- names ----------------------------------------------------------------
     def qualname(self, node: ast.AST) -> str | None:
@@ -248,6 +267,19 @@ class FileFacts:
             end_line,
             self.column(end_line, end_col) if end_col is not None else self.column(line, node.col_offset),  # type: ignore[attr-defined]
         )
+
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(source: str) -> list[str]:
+    """Lines where ``ast`` counts them: at \\n, \\r\\n and \\r only. ``str.splitlines`` also
+    splits at form feeds, U+2028 and the like, which a string literal may hold: every line
+    after one would be off by one (its noqa and its columns read from the wrong line)."""
+    lines = LINE_BREAK.split(source)
+    if lines and lines[-1] == "":
+        lines.pop()  # the break that ends the last line starts no new one
+    return lines
 
 
 class ColumnMap:
