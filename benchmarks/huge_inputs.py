@@ -94,6 +94,25 @@ def long_lines(size: int) -> str:
     return "".join(parts)
 
 
+def many_resolved_loaders(size: int) -> str:
+    """Loaders whose ``num_workers`` comes from an argparse default: every DL201 fix quotes it."""
+    parts = [
+        HEADER,
+        "import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument('--workers', type=int, default=4)\n",
+        "args = parser.parse_args()\n",
+    ]
+    total, i = 0, 0
+    while total < size:
+        part = (
+            f"loader{i} = DataLoader(ds, num_workers=args.workers)\n"
+            f"for epoch in range(3):\n    for b in loader{i}:\n        pass\n"
+        )
+        parts.append(part)
+        total += len(part)
+        i += 1
+    return "".join(parts)
+
+
 def many_datasets(size: int) -> str:
     """Dataset classes with ``__getitem__`` bodies: the worker-side code facts."""
     parts, total, i = [HEADER, "import random\n"], 0, 0
@@ -127,6 +146,7 @@ SHAPES: dict[str, Callable[[int], str]] = {
         one_line_findings,
         many_functions,
         many_loaders,
+        many_resolved_loaders,
         many_datasets,
         deep_nesting,
         long_lines,

@@ -114,9 +114,11 @@ class LoopAnalysis:
     def loader_names(self, loader: LoaderCall, use: Use, scope: Scope) -> set[str]:
         """Names that hold this loader inside ``scope``: bound to it there, or the name the
         iterating ``for`` reads when that ``for`` runs in ``scope`` (a parameter)."""
-        visible = self._names_in(scope)
-        names = {name for name in self._possible_names(loader.node) if name in visible}
-        names = {name for name in names if self.refers_to(name, scope, loader.node)}
+        names = {
+            name
+            for name in self._possible_names(loader.node)
+            if self._is_visible(name, scope) and self.refers_to(name, scope, loader.node)
+        }
         if isinstance(use.node, (ast.For, ast.AsyncFor)) and self.facts.scopes.scope_of(use.node) is scope:
             inner = unwrap_iterable(self.facts, use.node.iter)
             if isinstance(inner, ast.Name):
@@ -158,13 +160,16 @@ class LoopAnalysis:
                         index.setdefault(binding.value.id, set()).add(name)
         return index
 
-    def _names_in(self, scope: Scope) -> set[str]:
-        names: set[str] = set()
+    @staticmethod
+    def _is_visible(name: str, scope: Scope) -> bool:
+        """``name`` is bound in ``scope`` or a scope around it (without collecting all their names
+        per loader: that was quadratic in a file of many loaders)."""
         current: Scope | None = scope
         while current is not None:
-            names |= set(current.bindings)
+            if name in current.bindings:
+                return True
             current = current.parent
-        return names
+        return False
 
     def refers_to(self, name: str, scope: Scope, target: ast.AST) -> bool:
         """``name`` (seen from ``scope``) is bound once, through names, to ``target``."""
