@@ -1,4 +1,8 @@
-"""The engine: bytes -> prefilter -> parse (once) -> facts -> rules -> suppression.
+"""The engine: an input's text -> parse (once) -> facts -> rules -> suppression.
+
+It knows one kind of thing, an :class:`~dllint.inputs.Input` (Python text, or a parsed
+config document); reading files and turning their formats into inputs (notebooks) is the
+adapters' job (:mod:`dllint.inputs`), running many files the runner's.
 
 Analysis uses Python's ``ast``: measured on 62,752 lines of the standard
 library, ``ast.parse`` took 1.5 s where ``libcst.parse_module`` took 4.9 s,
@@ -12,7 +16,7 @@ from __future__ import annotations
 import ast
 import traceback
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from dllint.config import Settings
 from dllint.facts import FileFacts
@@ -22,6 +26,9 @@ from dllint.rules import Rule, all_rules
 from dllint.selection import code_matches, enabled_rules, ignored_for_path
 from dllint.source import decode, read_source, syntax_error, unreadable
 
+if TYPE_CHECKING:
+    from dllint.inputs import Input
+
 
 @dataclass
 class FileResult:
@@ -29,6 +36,9 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # internal errors: a bug in dllint, never the user's
     skipped: bool = False  # the prefilter proved there is nothing to find
+    # Project files whose summaries the lint consulted (path -> summary digest): the cache
+    # trusts these findings only while every one of those digests is unchanged.
+    deps: dict[str, str] = field(default_factory=dict)
 
 
 class Linter:
@@ -49,23 +59,51 @@ class Linter:
         return any(trigger in data for trigger in self.triggers)
 
     def lint_bytes(self, path: str, data: bytes) -> FileResult:
+        """Lint Python source bytes (other formats go through :func:`dllint.per_file.lint_bytes`)."""
         result = FileResult(path)
         if not self.could_have_findings(data):
             result.skipped = True
             return result
-        if path.endswith(".ipynb"):
-            from dllint.notebook import lint_notebook
-
-            return lint_notebook(path, data, self)
         decoded = decode(path, data)
         if decoded.error is not None:
             result.findings = self._filter(path, "", [decoded.error])
             return result
         return self.lint_text(path, decoded.text or "")
 
-    def lint_text(self, path: str, text: str, *, notebook: bool = False, tree: ast.Module | None = None) -> FileResult:
-        """Lint ``text``; ``notebook``: it is a notebook's code cells joined (see dllint.notebook);
-        ``tree``: ``text`` already parsed by the caller (flake8 hands plugins its tree)."""
+    def lint_input(self, input: Input, project: Any = None) -> FileResult:
+        """Lint an adapter's :class:`~dllint.inputs.Input`; findings come back at the file's positions.
+
+        ``project``: what the file's facts see of the rest of the project (``facts.project``);
+        the summaries it reports reading (its ``deps``) become ``FileResult.deps``.
+        """
+        if input.kind == "config":
+            result = FileResult(input.path)
+            result.findings = self._filter(input.path, input.text, self.check_config(input))
+        else:
+            result = self.lint_text(input.path, input.text, notebook=input.notebook, project=project)
+        if input.positions is not None or input.errors:
+            findings = [input.positions.to_file(f) for f in result.findings] if input.positions else result.findings
+            result.findings = self._filter(input.path, "", input.errors) + findings
+            result.findings.sort(key=lambda f: f.sort_key)
+        return result
+
+    def check_config(self, input: Input) -> list[Finding]:
+        """Findings in a config file (``input.document``): the seam for config-file rules
+        (``Rule.check_config``); none until they exist."""
+        return []
+
+    def lint_text(
+        self,
+        path: str,
+        text: str,
+        *,
+        notebook: bool = False,
+        tree: ast.Module | None = None,
+        project: Any = None,
+    ) -> FileResult:
+        """Lint ``text``; ``notebook``: it is a notebook's code cells joined (``facts.is_notebook``);
+        ``tree``: ``text`` already parsed by the caller (flake8 hands plugins its tree);
+        ``project``: see :meth:`lint_input`."""
         result = FileResult(path)
         suppressed = file_suppression(text)
         if suppressed is None:
@@ -78,7 +116,7 @@ class Linter:
         except (ValueError, RecursionError, MemoryError) as exc:
             result.findings = self._filter(path, text, [unreadable(path, f"cannot parse file: {exc}")])
             return result
-        facts = FileFacts(path, text, tree, self.settings, is_notebook=notebook)
+        facts = FileFacts(path, text, tree, self.settings, is_notebook=notebook, project=project)
         findings: list[Finding] = []
         for rule in self.rules:
             try:
@@ -90,7 +128,15 @@ class Linter:
         if suppressed:
             findings = [f for f in findings if f.code not in suppressed]
         result.findings = self._filter(path, text, findings)
+        deps = getattr(project, "deps", None)
+        if deps:
+            result.deps = dict(deps)
         return result
+
+    def filter_findings(self, path: str, text: str, findings: Iterable[Finding]) -> list[Finding]:
+        """What the run reports of ``findings``: DL000 if enabled, ``per-file-ignores``,
+        ``# noqa`` on ``text``'s lines, one finding per place and code, sorted."""
+        return self._filter(path, text, findings)
 
     def _filter(self, path: str, text: str, findings: Iterable[Finding]) -> list[Finding]:
         findings = list(findings)
@@ -116,6 +162,7 @@ class Linter:
 
 
 def lint_file(path: str, linter: Linter) -> FileResult:
+    """Lint one Python file (any format: :func:`dllint.per_file.lint_path`)."""
     data = read_source(path)
     if isinstance(data, Finding):
         return FileResult(path, [data])

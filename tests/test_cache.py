@@ -43,13 +43,13 @@ def tree(tmp_path):
 def lint_counter(monkeypatch):
     """Counts the files actually linted (in-process: jobs=1)."""
     linted: list[str] = []
-    real = runner.Linter.lint_bytes
+    real = runner.check
 
-    def counting(linter, path, data):
+    def counting(linter, path, data, project=None):
         linted.append(path)
-        return real(linter, path, data)
+        return real(linter, path, data, project)
 
-    monkeypatch.setattr(runner.Linter, "lint_bytes", counting)
+    monkeypatch.setattr(runner, "check", counting)
     return linted
 
 
@@ -125,7 +125,7 @@ def test_corrupted_findings_in_a_valid_file_are_relinted(tree, lint_counter):
     cold, cache = run(files, root / "c")
     data = json.loads(cache.path.read_bytes())
     key = os.path.abspath(files[1])
-    data["files"][key][3] = [["not", "a", "finding"]]
+    data["files"][key][5] = [["not", "a", "finding"]]
     cache.path.write_text(json.dumps(data))
     lint_counter.clear()
     again, _ = run(files, root / "c")

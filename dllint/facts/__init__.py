@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dllint.facts.argparse_defaults import ArgparseDefaults
 from dllint.facts.imports import build_import_table, dotted_name, qualified_name
@@ -64,6 +64,7 @@ class FileFacts:
     tree: ast.Module
     settings: Settings
     is_notebook: bool = False  # code cells of a .ipynb joined into one module
+    project: Any = None  # the rest of the project as this file sees it (dllint.project), None: this file alone
     imports: dict[str, str] = field(init=False)
     scopes: ScopeTable = field(init=False)
     argparse: ArgparseDefaults = field(init=False)
