@@ -34,7 +34,7 @@ def expected_in_cells(path) -> set[tuple[int, int, int, str]]:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dllint", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "dllint", "--no-cache", *args], capture_output=True, text=True, timeout=60)
 
 
 BROKEN = {"invalid_json.ipynb", "no_cells.ipynb", "bad_source.ipynb"}  # see test_broken_notebooks
