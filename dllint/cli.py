@@ -47,7 +47,8 @@ class DefaultCommandGroup(click.Group):
         """``dllint --help`` shows the options of ``dllint PATHS`` (the check command) too."""
         check_command = self.commands["check"]
         check_ctx = click.Context(check_command, info_name="check", parent=ctx)
-        rows = [r for r in (p.get_help_record(check_ctx) for p in check_command.get_params(check_ctx)) if r]
+        rows = [r for r in (p.get_help_record(check_ctx) for p in check_command.params) if r]
+        rows += [r for r in (p.get_help_record(ctx) for p in self.get_params(ctx)) if r]  # --version, --help
         with formatter.section("Options (dllint [OPTIONS] [PATHS]...)"):
             formatter.write_dl(rows)
         self.format_commands(ctx, formatter)
