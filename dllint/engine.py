@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from dllint.config import Settings
 from dllint.facts import FileFacts
+from dllint.facts.walk import walk
 from dllint.findings import Finding
 from dllint.noqa import file_suppression, line_suppresses
 from dllint.rules import Rule, all_rules
@@ -28,6 +29,20 @@ from dllint.source import decode, read_source, syntax_error, unreadable
 
 if TYPE_CHECKING:
     from dllint.inputs import Input
+
+
+# The field of each node class that holds an identifier (alias: also ``asname``).
+_IDENTIFIER_FIELDS: dict[type, str] = {
+    ast.Name: "id",
+    ast.Attribute: "attr",
+    ast.alias: "name",
+    ast.ImportFrom: "module",
+    ast.keyword: "arg",
+    ast.arg: "arg",
+    ast.ClassDef: "name",
+    ast.FunctionDef: "name",
+    ast.AsyncFunctionDef: "name",
+}
 
 
 @dataclass
@@ -53,6 +68,7 @@ class Linter:
         triggers.update(name.rsplit(".", 1)[-1].encode() for name in settings.extend_loader_classes)
         # A trigger containing another is implied by it (`IterableDataset` by `Dataset`): one scan fewer.
         self.triggers = tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
+        self._trigger_names = tuple(t.decode("utf-8", "replace") for t in self.triggers)
 
     def could_have_findings(self, data: bytes) -> bool:
         """The byte-level prefilter: no trigger text, no finding possible, no parse needed."""
@@ -116,7 +132,11 @@ class Linter:
         except (ValueError, RecursionError, MemoryError) as exc:
             result.findings = self._filter(path, text, [unreadable(path, f"cannot parse file: {exc}")])
             return result
-        facts = FileFacts(path, text, tree, self.settings, is_notebook=notebook, project=project)
+        nodes = walk(tree)
+        if not self._names_a_trigger(nodes):
+            result.skipped = True  # the trigger text is only in strings and comments
+            return result
+        facts = FileFacts(path, text, tree, self.settings, is_notebook=notebook, project=project, nodes=nodes)
         findings: list[Finding] = []
         for rule in self.rules:
             try:
@@ -132,6 +152,32 @@ class Linter:
         if deps:
             result.deps = dict(deps)
         return result
+
+    def _names_a_trigger(self, nodes: list[ast.AST]) -> bool:
+        """The identifier gate, after parsing: does an identifier (a name, attribute, import, keyword,
+        parameter or definition) contain a trigger? The byte prefilter also passes files that
+        mention ``DataLoader`` only in docstrings and comments (31% of those it passes on the
+        benchmark corpus); no rule can fire on those, so facts and rules are skipped. Imports
+        come early in ``walk``'s breadth-first order: most files answer in the first slice."""
+        names: list[str] = []
+        fields = _IDENTIFIER_FIELDS
+        start = 0
+        for end in (256, 4096, len(nodes)):
+            for node in nodes[start:end]:
+                field_name = fields.get(node.__class__)
+                if field_name is not None:
+                    value = getattr(node, field_name)
+                    if value:
+                        names.append(value)
+                    if node.__class__ is ast.alias and node.asname:
+                        names.append(node.asname)
+            joined = "\n".join(names)
+            if any(trigger in joined for trigger in self._trigger_names):
+                return True
+            start = end
+            if start >= len(nodes):
+                break
+        return False
 
     def filter_findings(self, path: str, text: str, findings: Iterable[Finding]) -> list[Finding]:
         """What the run reports of ``findings``: DL000 if enabled, ``per-file-ignores``,

@@ -276,3 +276,25 @@ def test_explain_by_name():
     assert by_name.exit_code == 0 and by_name.output == cli("explain", "DL101").output
     assert cli("explain", "dl101").exit_code == 0
     assert cli("explain", "no-such-rule").exit_code == exit_codes.ERROR
+
+
+# -- speed: the identifier gate after parsing ----------------------------------------------------
+@pytest.mark.parametrize(
+    "source, built",
+    [
+        ('"""Wraps a torch DataLoader."""\n# DataLoader(ds, num_workers=4)\nx = "DataLoader"\n', False),
+        ("from torch.utils.data import DataLoader\n", True),
+        ("import torch\nloader = torch.utils.data.DataLoader(ds)\n", True),
+        ('x = f"{DataLoader}"\n', True),
+        ("def build(DistributedSampler=None):\n    pass\n", True),
+    ],
+    ids=["strings-and-comments", "import", "attribute", "f-string", "parameter"],
+)
+def test_files_that_name_a_trigger_only_in_strings_skip_facts_and_rules(monkeypatch, source, built):
+    import dllint.engine as engine
+
+    made = []
+    real = engine.FileFacts
+    monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: (made.append(a[0]), real(*a, **k))[1])
+    result = Linter(Settings()).lint_text("t.py", source)
+    assert bool(made) == built and result.skipped == (not built)

@@ -65,6 +65,7 @@ class FileFacts:
     settings: Settings
     is_notebook: bool = False  # code cells of a .ipynb joined into one module
     project: Any = None  # the rest of the project as this file sees it (dllint.project), None: this file alone
+    nodes: list[ast.AST] = field(default=None, repr=False, compare=False)  # type: ignore[assignment]  # walk(tree), if the caller has it
     imports: dict[str, str] = field(init=False)
     scopes: ScopeTable = field(init=False)
     argparse: ArgparseDefaults = field(init=False)
@@ -73,7 +74,8 @@ class FileFacts:
     main_guard: ast.If | None = field(init=False)
 
     def __post_init__(self) -> None:
-        self.nodes = walk(self.tree)  # every node, ast.walk order: one walk shared by the facts below
+        if self.nodes is None:
+            self.nodes = walk(self.tree)  # every node, ast.walk order: one walk shared by the facts below
         self.imports = build_import_table(self.tree, self.nodes)
         self.scopes = ScopeTable(self.tree)
         self.argparse = ArgparseDefaults()
