@@ -43,7 +43,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -360,6 +359,8 @@ class Cache:
             "summaries": dict(sorted(summaries.items())),
         }
         data = json.dumps(payload, separators=(",", ":")).encode()
+        import tempfile  # only when saving: a warm run never needs it
+
         fd, temp = tempfile.mkstemp(prefix=f".{self.key}.", suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "wb") as handle:
