@@ -219,6 +219,7 @@ def _report(outcome, fmt: str, statistics: bool) -> None:
             outcome.findings,
             files_checked=files_checked,
             fixed=outcome.fixed,
+            introduced=outcome.introduced,
             statistics=statistics,
             extra={"fix_mode": True, "unsafe_fixes": options.unsafe_fixes},
         )

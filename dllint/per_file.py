@@ -34,6 +34,7 @@ class FileOutcome(FileResult):
 
     fixed: list[Finding] = field(default_factory=list)  # findings whose fix was applied
     failed: list[tuple[Finding, str]] = field(default_factory=list)  # fixes tried and dropped, and why
+    introduced: list[Finding] = field(default_factory=list)  # of ``findings``, those the fixes brought in
     new_bytes: bytes | None = None  # the fixed file, when a fix changed it
     before: str | None = None  # the text --diff compares (when changed)
     after: str | None = None
@@ -167,6 +168,7 @@ def fix(
         outcome.findings = lint_bytes(linter, path, data, project).findings
         return outcome
     outcome.fixed = [to_file(f) for f in result.fixed]
+    outcome.introduced = [to_file(f) for f in result.introduced]
     outcome.new_bytes = new_bytes
     if plain:
         outcome.before, outcome.after = result.original, result.text

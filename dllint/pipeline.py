@@ -77,6 +77,11 @@ class RunOutcome:
         return sum(len(outcome.fixed) for outcome in self.files)
 
     @property
+    def introduced(self) -> int:
+        """Of the findings that remain, how many the fixes brought in."""
+        return sum(len(outcome.introduced) for outcome in self.files)
+
+    @property
     def failed(self) -> int:
         return sum(len(outcome.failed) for outcome in self.files)
 

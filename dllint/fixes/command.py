@@ -23,5 +23,14 @@ def fix_bytes(path: str, data: bytes, linter: Linter, unsafe: bool) -> tuple[Fix
     else:
         original = data.decode("utf-8-sig", "replace") if notebook else decode(path, data).text or ""
         text = original
-    result = FixResult(path, original, text, outcome.fixed, outcome.failed, outcome.findings, outcome.errors)
+    result = FixResult(
+        path,
+        original,
+        text,
+        fixed=outcome.fixed,
+        failed=outcome.failed,
+        remaining=outcome.findings,
+        introduced=outcome.introduced,
+        errors=outcome.errors,
+    )
     return result, "utf-8" if notebook else source_encoding(data)
