@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from dllint.config import Settings
 from dllint.facts import FileFacts
-from dllint.facts.walk import walk
+from dllint.facts.walk import walk_with_parents
 from dllint.findings import Finding
 from dllint.noqa import file_suppression, line_suppresses
 from dllint.rules import Rule, all_rules
@@ -132,11 +132,13 @@ class Linter:
         except (ValueError, RecursionError, MemoryError) as exc:
             result.findings = self._filter(path, text, [unreadable(path, f"cannot parse file: {exc}")])
             return result
-        nodes = walk(tree)
+        nodes, parent_index = walk_with_parents(tree)
         if not self._names_a_trigger(nodes):
             result.skipped = True  # the trigger text is only in strings and comments
             return result
-        facts = FileFacts(path, text, tree, self.settings, is_notebook=notebook, project=project, nodes=nodes)
+        facts = FileFacts(
+            path, text, tree, self.settings, is_notebook=notebook, project=project, nodes=nodes, parent_index=parent_index
+        )
         findings: list[Finding] = []
         for rule in self.rules:
             try:
