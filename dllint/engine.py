@@ -14,6 +14,7 @@ file's formatting.
 from __future__ import annotations
 
 import ast
+import re
 import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
@@ -30,6 +31,19 @@ from dllint.source import decode, read_source, syntax_error, unreadable
 if TYPE_CHECKING:
     from dllint.inputs import Input
 
+
+# Comments and string literals (escapes and escaped newlines included), for the scan before
+# parsing: what is left is code. f-strings (and t-strings) are a group of their own: their
+# replacement fields are code.
+_QUOTED = (
+    r"""(?:\"\"\"(?:\\[\s\S]|[^\\])*?\"\"\"|'''(?:\\[\s\S]|[^\\])*?'''"""
+    r"""|"(?:\\[\s\S]|[^"\\\r\n])*"|'(?:\\[\s\S]|[^'\\\r\n])*')"""
+)
+_STRINGS_AND_COMMENTS = (
+    r"#[^\r\n]*"
+    r"|(?P<fstring>(?:[rR]?[fFtT]|[fFtT][rR])" + _QUOTED + ")"
+    r"|(?:[rRbBuU]|[bB][rR]|[rR][bB])?" + _QUOTED
+)
 
 # The field of each node class that holds an identifier (alias: also ``asname``).
 _IDENTIFIER_FIELDS: dict[type, str] = {
@@ -69,6 +83,9 @@ class Linter:
         # A trigger containing another is implied by it (`IterableDataset` by `Dataset`): one scan fewer.
         self.triggers = tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
         self._trigger_names = tuple(t.decode("utf-8", "replace") for t in self.triggers)
+        self._code_scan = re.compile(
+            _STRINGS_AND_COMMENTS + "|(?P<trigger>" + "|".join(map(re.escape, self._trigger_names)) + ")"
+        )
 
     def could_have_findings(self, data: bytes) -> bool:
         """The byte-level prefilter: no trigger text, no finding possible, no parse needed."""
@@ -124,6 +141,9 @@ class Linter:
         suppressed = file_suppression(text)
         if suppressed is None:
             return result
+        if not self._code_names_a_trigger(text):
+            result.skipped = True  # the trigger text is only in strings and comments: no parse
+            return result
         try:
             tree = tree if tree is not None else ast.parse(text, filename=path)
         except SyntaxError as exc:
@@ -155,11 +175,26 @@ class Linter:
             result.deps = dict(deps)
         return result
 
+    def _code_names_a_trigger(self, text: str) -> bool:
+        """The identifier gate before parsing: is a trigger in the code, outside strings and
+        comments? The byte prefilter also passes files that mention ``DataLoader`` only in
+        docstrings and comments (127 of the 452 it passes on the benchmark corpus); no rule can
+        fire on those, and scanning them costs a tenth of parsing them. The scan stops at the
+        first trigger in code (imports, near the top); a trigger anywhere in an f-string counts
+        as code. Where the scan misreads a string it sees more code than there is, never less:
+        such files are parsed and meet :meth:`_names_a_trigger`, the exact gate on the tree."""
+        names = self._trigger_names
+        for match in self._code_scan.finditer(text):
+            if match.group("trigger") is not None:
+                return True
+            fstring = match.group("fstring")
+            if fstring is not None and any(name in fstring for name in names):
+                return True
+        return False
+
     def _names_a_trigger(self, nodes: list[ast.AST]) -> bool:
-        """The identifier gate, after parsing: does an identifier (a name, attribute, import, keyword,
-        parameter or definition) contain a trigger? The byte prefilter also passes files that
-        mention ``DataLoader`` only in docstrings and comments (31% of those it passes on the
-        benchmark corpus); no rule can fire on those, so facts and rules are skipped. Imports
+        """The identifier gate after parsing: does an identifier (a name, attribute, import, keyword,
+        parameter or definition) contain a trigger? If not, facts and rules are skipped. Imports
         come early in ``walk``'s breadth-first order: most files answer in the first slice."""
         names: list[str] = []
         fields = _IDENTIFIER_FIELDS

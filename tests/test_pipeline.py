@@ -278,23 +278,55 @@ def test_explain_by_name():
     assert cli("explain", "no-such-rule").exit_code == exit_codes.ERROR
 
 
-# -- speed: the identifier gate after parsing ----------------------------------------------------
-@pytest.mark.parametrize(
-    "source, built",
-    [
-        ('"""Wraps a torch DataLoader."""\n# DataLoader(ds, num_workers=4)\nx = "DataLoader"\n', False),
-        ("from torch.utils.data import DataLoader\n", True),
-        ("import torch\nloader = torch.utils.data.DataLoader(ds)\n", True),
-        ('x = f"{DataLoader}"\n', True),
-        ("def build(DistributedSampler=None):\n    pass\n", True),
-    ],
-    ids=["strings-and-comments", "import", "attribute", "f-string", "parameter"],
-)
-def test_files_that_name_a_trigger_only_in_strings_skip_facts_and_rules(monkeypatch, source, built):
+# -- speed: the identifier gates, before and after parsing --------------------------------------
+GATED = {
+    "strings-and-comments": '"""Wraps a torch DataLoader."""\n# DataLoader(ds, num_workers=4)\nx = "DataLoader"\n',
+    "escapes-and-raw": "x = b'DataLoader' + r'\\\\' + \"it's\" + 'DataLoader\\''\n",
+    "escaped-triple-quote": 'x = """a \\""" DataLoader"""\n',
+    "triple-single": "x = '''DataLoader \"quoted\" '''\n",
+}
+LINTED = {
+    "import": "from torch.utils.data import DataLoader\n",
+    "attribute": "import torch\nloader = torch.utils.data.DataLoader(ds)\n",
+    "f-string": 'x = f"{DataLoader}"\n',
+    "f-string-nested-quotes": "x = f\"{y['k']}\" + DataLoader\n",
+    "escaped-newline": 'x = "a\\\nb"; DataLoader\n',
+    "parameter": "def build(DistributedSampler=None):\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("source", list(GATED.values()), ids=list(GATED))
+def test_files_that_name_a_trigger_only_in_strings_are_not_parsed(monkeypatch, source):
     import dllint.engine as engine
 
+    parsed = []
+    real = engine.ast.parse
+    monkeypatch.setattr(engine.ast, "parse", lambda *a, **k: (parsed.append(1), real(*a, **k))[1])
+    result = Linter(Settings()).lint_text("t.py", source)
+    monkeypatch.undo()
+    assert not parsed and result.skipped
+    real(source)  # the examples are valid Python
+
+
+@pytest.mark.parametrize("source", list(LINTED.values()), ids=list(LINTED))
+def test_files_that_name_a_trigger_in_code_get_facts(monkeypatch, source):
+    import ast
+
+    import dllint.engine as engine
+
+    ast.parse(source)
     made = []
     real = engine.FileFacts
     monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: (made.append(a[0]), real(*a, **k))[1])
     result = Linter(Settings()).lint_text("t.py", source)
-    assert bool(made) == built and result.skipped == (not built)
+    assert made and not result.skipped
+
+
+def test_the_tree_gate_catches_what_the_scan_lets_through(monkeypatch):
+    """A trigger in an f-string's text (not its fields) passes the scan; the tree has no such identifier."""
+    import dllint.engine as engine
+
+    made = []
+    monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: made.append(1))
+    result = Linter(Settings()).lint_text("t.py", 'x = f"DataLoader {y}"\n')
+    assert result.skipped and not made
