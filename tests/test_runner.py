@@ -147,3 +147,9 @@ def test_progress_waits_before_drawing_then_erases_itself():
     assert "10/10 files checked" in stream.getvalue()
     line.finish()
     assert stream.getvalue().endswith("\r\x1b[2K")
+
+
+def test_default_jobs_is_one_process_on_two_cores_or_fewer(monkeypatch):
+    for cores, expected in ((1, 1), (2, 1), (3, 3), (8, 8)):
+        monkeypatch.setattr(runner, "usable_cores", lambda: cores)
+        assert runner.default_jobs() == expected
