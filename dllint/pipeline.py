@@ -160,7 +160,7 @@ def run(
     outcome = RunOutcome(files, missing, warnings, options, stdin_output)
     if not found.files:
         return outcome
-    cache = cache_for(settings, linter, options) if found.files else None
+    cache = cache_for(settings, linter, options)
     task = Task(fix=options.fixing, unsafe=options.unsafe_fixes)
     outside = _links_out_of_roots(found.files, paths) if options.fixing else set()
     if outside:

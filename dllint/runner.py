@@ -102,7 +102,7 @@ def process(
     data, st = read_file(path, linter.settings.max_file_size, want_fingerprint)
     if isinstance(data, Finding):
         return FileOutcome(path, linter.filter_findings(path, "", [data])), None
-    print_ = fingerprint(st, data) if st is not None else None
+    stamp = fingerprint(st, data) if st is not None else None
     project = index.view(path) if index is not None else None
     try:
         if task.fix:
@@ -111,7 +111,7 @@ def process(
             outcome = check(linter, path, data, project)
     except Exception as exc:  # noqa: BLE001 - one file's crash must not stop the run (errors are values)
         outcome = FileOutcome(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
-    return outcome, print_
+    return outcome, stamp
 
 
 # -- worker processes ------------------------------------------------------------------
@@ -134,8 +134,8 @@ def _run_chunk(
     assert _WORKER_LINTER is not None
     out = []
     for index, path, cached in chunk:
-        outcome, print_ = process(path, _WORKER_LINTER, task, want_fingerprint, _WORKER_INDEX, cached)
-        out.append((index, outcome, print_))
+        outcome, stamp = process(path, _WORKER_LINTER, task, want_fingerprint, _WORKER_INDEX, cached)
+        out.append((index, outcome, stamp))
     return out
 
 
@@ -225,11 +225,11 @@ def run_files(
 
     want_fingerprint = cache is not None
 
-    def collect(index: int, outcome: FileOutcome, print_: Fingerprint | None) -> None:
+    def collect(index: int, outcome: FileOutcome, stamp: Fingerprint | None) -> None:
         results[index] = outcome
         # A fixed file's findings are those of bytes not on disk yet: the next run lints it afresh.
-        if cache is not None and print_ is not None and not outcome.errors and not outcome.changed:
-            cache.store_fingerprint(outcome.path, print_, outcome.findings, outcome.deps)
+        if cache is not None and stamp is not None and not outcome.errors and not outcome.changed:
+            cache.store_fingerprint(outcome.path, stamp, outcome.findings, outcome.deps)
 
     if _worth_a_pool(todo, jobs):
         from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -246,8 +246,8 @@ def run_files(
             futures = [pool.submit(_run_chunk, chunk, task, want_fingerprint) for chunk in chunks]
             try:
                 for future in as_completed(futures):
-                    for index, outcome, print_ in future.result():
-                        collect(index, outcome, print_)
+                    for index, outcome, stamp in future.result():
+                        collect(index, outcome, stamp)
                         done += 1
                     if progress is not None:
                         progress(done, len(paths))
