@@ -265,10 +265,10 @@ def render(rows: list[Measurement], reference: dict[str, float]) -> str:
     header = "| tool | files | lines | wall s | CPU s | peak RSS MB | wall vs dllint |\n|---|---:|---:|---:|---:|---:|---:|\n"
     body = ""
     for m in rows:
-        ratio = m.wall / reference[m.target] if reference.get(m.target) else float("nan")
+        ratio = f"{m.wall / reference[m.target]:.2f}x" if reference.get(m.target) else "-"
         runs = f" (median of {m.runs})" if m.runs > 1 else ""
         body += (
-            f"| {m.tool} [{m.target}]{runs} | {m.files:,} | {m.lines:,} | {m.wall:.2f} | {m.cpu:.2f} | {m.rss_mb:.0f} | {ratio:.2f}x |\n"
+            f"| {m.tool} [{m.target}]{runs} | {m.files:,} | {m.lines:,} | {m.wall:.2f} | {m.cpu:.2f} | {m.rss_mb:.0f} | {ratio} |\n"
         )
     return header + body
 
