@@ -107,6 +107,7 @@ def main() -> None:
 @click.option("--probe-timeout", type=click.FloatRange(min=0, min_open=True), default=120, show_default=True, help="Seconds for the whole probe run.")
 @click.option("--probe-batches", type=click.IntRange(min=1), help="Batches per measurement.")
 @click.option("--probe-report", type=click.Path(dir_okay=False), help="Write everything the probe measured as JSON.")
+@click.option("--nproc-per-node", type=click.IntRange(min=1), help="With --probe: run the script on N ranks as torchrun does (CPU, gloo), probing every rank.")
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -130,6 +131,7 @@ def check(
     probe_timeout: float,
     probe_batches: int | None,
     probe_report: str | None,
+    nproc_per_node: int | None,
 ) -> None:
     """Lint PATHS (files and directories; '-' reads standard input).
 
@@ -161,7 +163,9 @@ def check(
     if probe_target is not None:
         from dllint.probe.command import ProbeOptions, run_probe_command
 
-        probe_options = ProbeOptions(timeout=probe_timeout, batches=probe_batches, report_path=probe_report)
+        probe_options = ProbeOptions(
+            timeout=probe_timeout, batches=probe_batches, report_path=probe_report, nproc_per_node=nproc_per_node
+        )
         sys.exit(run_probe_command(probe_target, script_args, linter, fmt, probe_options))
     options = RunOptions(
         mode=mode,

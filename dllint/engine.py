@@ -83,6 +83,8 @@ class Linter:
         # A trigger containing another is implied by it (`IterableDataset` by `Dataset`): one scan fewer.
         self.triggers = tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
         self._trigger_names = tuple(t.decode("utf-8", "replace") for t in self.triggers)
+        literal = {t for rule in self.rules for t in getattr(rule, "literal_triggers", ())}
+        self._literal_names = tuple(sorted(t.decode("utf-8", "replace") for t in literal))
         self._code_scan = re.compile(
             _STRINGS_AND_COMMENTS + "|(?P<trigger>" + "|".join(map(re.escape, self._trigger_names)) + ")"
         )
@@ -141,7 +143,8 @@ class Linter:
         suppressed = file_suppression(text)
         if suppressed is None:
             return result
-        if not self._code_names_a_trigger(text):
+        gated = not any(name in text for name in self._literal_names)
+        if gated and not self._code_names_a_trigger(text):
             result.skipped = True  # the trigger text is only in strings and comments: no parse
             return result
         try:
@@ -153,7 +156,7 @@ class Linter:
             result.findings = self._filter(path, text, [unreadable(path, f"cannot parse file: {exc}")])
             return result
         nodes, parent_index = walk_with_parents(tree)
-        if not self._names_a_trigger(nodes):
+        if gated and not self._names_a_trigger(nodes):
             result.skipped = True  # the trigger text is only in strings and comments
             return result
         facts = FileFacts(

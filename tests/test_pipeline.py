@@ -330,3 +330,25 @@ def test_the_tree_gate_catches_what_the_scan_lets_through(monkeypatch):
     monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: made.append(1))
     result = Linter(Settings()).lint_text("t.py", 'x = f"DataLoader {y}"\n')
     assert result.skipped and not made
+
+
+def test_a_literal_trigger_in_a_string_still_gets_the_file_parsed(monkeypatch):
+    """A rule that reads os.environ["WORLD_SIZE"] declares it: the gates then let the file through."""
+    import dllint.engine as engine
+    from dllint.rules import Rule
+
+    class ReadsEnvironment(Rule):
+        code, name, summary = "DL999", "reads-environment", "test rule"
+        triggers = (b"WORLD_SIZE",)
+        literal_triggers = (b"WORLD_SIZE",)
+
+        def check(self, facts):
+            return iter(())
+
+    made = []
+    real = engine.FileFacts
+    monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: (made.append(1), real(*a, **k))[1])
+    source = 'import os\nsize = int(os.environ["WORLD_SIZE"])\n'
+    assert not Linter(Settings(), rules=[]).lint_text("t.py", source).findings
+    Linter(Settings(), rules=[ReadsEnvironment]).lint_text("t.py", source)
+    assert made
