@@ -254,7 +254,11 @@ def run_files(
             except BrokenProcessPool:
                 pass  # a worker died (killed, out of memory): what it left undone is done below
         except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: do not wait for the queued chunks
+            # Ctrl-C: neither wait for the queued chunks nor for the running ones (the workers
+            # ignore SIGINT, so that only this process decides; `_processes` is the pool's own).
+            pool.shutdown(wait=False, cancel_futures=True)
+            for worker in list((getattr(pool, "_processes", None) or {}).values()):
+                worker.terminate()
             raise
         pool.shutdown()
         todo = [item for item in todo if results[item[0]] is None]
