@@ -21,10 +21,11 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from dllint.config import Settings
-from dllint.facts import FileFacts
+from dllint.facts import FileFacts, split_lines
 from dllint.facts.walk import walk_with_parents
 from dllint.findings import Finding
-from dllint.noqa import file_suppression, line_suppresses
+from dllint.gc_pause import collector_paused
+from dllint.noqa import LineSuppressions, file_suppression
 from dllint.rules import Rule, all_rules
 from dllint.selection import code_matches, enabled_rules, ignored_for_path
 from dllint.source import decode, read_source, syntax_error, unreadable
@@ -125,6 +126,7 @@ class Linter:
         (``Rule.check_config``); none until they exist."""
         return []
 
+    @collector_paused
     def lint_text(
         self,
         path: str,
@@ -232,7 +234,7 @@ class Linter:
         if not findings:
             return []
         ignored = ignored_for_path(path, self.settings)
-        lines = text.splitlines()
+        noqa = LineSuppressions(split_lines(text))
         kept = []
         seen = set()
         for finding in findings:
@@ -240,7 +242,7 @@ class Linter:
                 continue
             if ignored and code_matches(finding.code, ignored):
                 continue
-            if 0 < finding.line <= len(lines) and line_suppresses(lines[finding.line - 1], finding.code):
+            if noqa.suppresses(finding.line, finding.code):
                 continue
             key = (finding.line, finding.column, finding.code)
             if key not in seen:
