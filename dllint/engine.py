@@ -85,8 +85,11 @@ class Linter:
         # A trigger containing another is implied by it (`IterableDataset` by `Dataset`): one scan fewer.
         self.triggers = tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
         self._trigger_names = tuple(t.decode("utf-8", "replace") for t in self.triggers)
-        literal = {t for rule in self.rules for t in getattr(rule, "literal_triggers", ())}
-        self._literal_names = tuple(sorted(t.decode("utf-8", "replace") for t in literal))
+        literal = sorted({t.decode("utf-8", "replace") for rule in self.rules for t in getattr(rule, "literal_triggers", ())})
+        # A literal trigger counts as a string of its own: os.environ["RANK"], getenv('LOCAL_RANK').
+        self._literal_scan = (
+            re.compile(r"""(["'])\w*(?:""" + "|".join(map(re.escape, literal)) + r")\w*\1") if literal else None
+        )
 
     def could_have_findings(self, data: bytes) -> bool:
         """The byte-level prefilter: no trigger text, no finding possible, no parse needed."""
@@ -143,7 +146,7 @@ class Linter:
         suppressed = file_suppression(text)
         if suppressed is None:
             return result
-        gated = not any(name in text for name in self._literal_names)
+        gated = self._literal_scan is None or not self._literal_scan.search(text)
         if gated and not self._code_names_a_trigger(text):
             result.skipped = True  # the trigger text is only in strings and comments: no parse
             return result
