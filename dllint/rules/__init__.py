@@ -32,6 +32,11 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     # Byte strings of which a file must contain at least one for this rule to fire (the prefilter).
     triggers: ClassVar[tuple[bytes, ...]] = (b"DataLoader",)
+    # Triggers that do their work as string literals of their own (an environment variable's name:
+    # os.environ["RANK"], getenv('LOCAL_RANK')): a file with such a string is always parsed, even if
+    # no identifier names a trigger (the engine otherwise skips files whose triggers are only in
+    # strings and comments).
+    literal_triggers: ClassVar[tuple[bytes, ...]] = ()
     # Examples: each VALID snippet must not fire this rule; each INVALID one must fire it.
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[str, ...]] = ()
@@ -113,7 +118,7 @@ def has_fix(finding: Finding) -> bool:
 def quote(facts: FileFacts, node: ast.AST, limit: int = 60) -> str:
     """An expression or statement as a message quotes it: its own source on one line (never the
     rest of its line, such as a trailing comment), shortened to ``limit`` characters."""
-    source = ast.get_source_segment(facts.source, node)
+    source = facts.source_segment(node)
     if source is None or "\n" in source:
         source = " ".join(ast.unparse(node).split())  # a compound statement unparses to several lines
     return source if len(source) <= limit else source[: limit - 3] + "..."
