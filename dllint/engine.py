@@ -29,6 +29,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # internal errors: a bug in dllint, never the user's
     skipped: bool = False  # the prefilter proved there is nothing to find
+    deps: dict[str, str] = field(default_factory=dict)  # project files whose summaries were read -> summary digest
 
 
 class Linter:
@@ -48,7 +49,7 @@ class Linter:
         """The byte-level prefilter: no trigger text, no finding possible, no parse needed."""
         return any(trigger in data for trigger in self.triggers)
 
-    def lint_bytes(self, path: str, data: bytes) -> FileResult:
+    def lint_bytes(self, path: str, data: bytes, project=None) -> FileResult:
         result = FileResult(path)
         if not self.could_have_findings(data):
             result.skipped = True
@@ -61,11 +62,14 @@ class Linter:
         if decoded.error is not None:
             result.findings = self._filter(path, "", [decoded.error])
             return result
-        return self.lint_text(path, decoded.text or "")
+        return self.lint_text(path, decoded.text or "", project=project)
 
-    def lint_text(self, path: str, text: str, *, notebook: bool = False, tree: ast.Module | None = None) -> FileResult:
+    def lint_text(
+        self, path: str, text: str, *, notebook: bool = False, tree: ast.Module | None = None, project=None
+    ) -> FileResult:
         """Lint ``text``; ``notebook``: it is a notebook's code cells joined (see dllint.notebook);
-        ``tree``: ``text`` already parsed by the caller (flake8 hands plugins its tree)."""
+        ``tree``: ``text`` already parsed by the caller (flake8 hands plugins its tree);
+        ``project``: a :class:`dllint.project.ProjectView` of the rest of the project."""
         result = FileResult(path)
         suppressed = file_suppression(text)
         if suppressed is None:
@@ -78,7 +82,7 @@ class Linter:
         except (ValueError, RecursionError, MemoryError) as exc:
             result.findings = self._filter(path, text, [unreadable(path, f"cannot parse file: {exc}")])
             return result
-        facts = FileFacts(path, text, tree, self.settings, is_notebook=notebook)
+        facts = FileFacts(path, text, tree, self.settings, is_notebook=notebook, project=project)
         findings: list[Finding] = []
         for rule in self.rules:
             try:
@@ -90,6 +94,8 @@ class Linter:
         if suppressed:
             findings = [f for f in findings if f.code not in suppressed]
         result.findings = self._filter(path, text, findings)
+        if project is not None:
+            result.deps = dict(project.deps)
         return result
 
     def _filter(self, path: str, text: str, findings: Iterable[Finding]) -> list[Finding]:

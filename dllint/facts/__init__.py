@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from dllint.facts.samplers import SamplerAnalysis
     from dllint.facts.usage import UsageAnalysis
     from dllint.facts.worker_code import WorkerCode
+    from dllint.project import ProjectView
 
 DATASET_BASES = frozenset(
     {
@@ -64,6 +65,7 @@ class FileFacts:
     tree: ast.Module
     settings: Settings
     is_notebook: bool = False  # code cells of a .ipynb joined into one module
+    project: ProjectView | None = None  # the rest of the project (dllint.project); None: this file alone
     imports: dict[str, str] = field(init=False)
     scopes: ScopeTable = field(init=False)
     argparse: ArgparseDefaults = field(init=False)

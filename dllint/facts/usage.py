@@ -10,7 +10,7 @@ stored on an object, passed to another module), as RULES.md asks.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from dllint.facts.scopes import FUNCTION_NODES, Scope
@@ -44,12 +44,29 @@ COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 MAX_CALL_DEPTH = 6
 
 
+class ElsewhereLoop(ast.While):
+    """An epoch loop outside this file (a caller in another module, a framework's fit loop):
+    it repeats an iteration like a ``while`` here would, but has no body in this file."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(test=ast.Constant(True), body=[], orelse=[])
+        self.where = where
+
+
 @dataclass(frozen=True)
 class Use:
     kind: str  # "iterate" or "escape"
     node: ast.AST  # the iterating For/comprehension/call, or the escaping expression
     loops: tuple[ast.AST, ...]  # loops that repeat this use, outermost first, across call frames
     via: tuple[ast.Call, ...] = ()  # same-file calls the loader went through, outermost first
+    # iterate: "" here, "on-stop" (re-``iter``ed only on StopIteration: DL201 counts the
+    # endless stream as one pass; its loops are kept for rules that see a pass per restart),
+    # "elsewhere" (another module or a framework iterates it);
+    # escape: "unclaimed" (returned/stored, no caller decides), "unknown" (code outside the
+    # project), "remote" (a project function the file's summary records), "set-epoch" (a
+    # caller may call set_epoch on it), "return" (a parameter handed back: summaries only).
+    how: str = ""
+    remote: tuple[str, str] | None = None  # ("pkg.mod.func", "0" | "name") for how == "remote"
 
     @property
     def is_iter_call(self) -> bool:
@@ -61,6 +78,8 @@ class UsageAnalysis:
         self.facts = facts
         self.parents = facts.scopes.parents
         self._loader_uses: dict[ast.Call, list[Use]] = {}
+        self._entry_loops: dict[tuple, tuple] = {}  # (call, via before it) -> loops around the call's caller
+        self._summarizing: ast.AST | None = None  # the function whose parameters a summary describes
         self._loads_by_name: dict[str, list[tuple[ast.Name, Scope]]] = {}
         for scope in facts.scopes.scopes.values():
             for load in scope.loads:
@@ -79,6 +98,15 @@ class UsageAnalysis:
         """Iterations and escapes of any value built by ``expr`` (a sampler, a dataset)."""
         return self._uses_of_expr(expr, scope, (), (), frozenset())
 
+    def parameter_uses(self, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[Use]:
+        """What ``function`` does with its parameter ``param`` (for the project's summaries): a
+        ``return`` of it is reported as such instead of being followed to callers."""
+        self._summarizing = function
+        try:
+            return self._uses_of_name(param, self.facts.scopes.scopes[function], (), (), frozenset())
+        finally:
+            self._summarizing = None
+
     def construction_loops(self, node: ast.AST) -> tuple[ast.AST, ...]:
         return self.enclosing_loops(node, self.facts.scopes.scope_of(node))
 
@@ -87,12 +115,26 @@ class UsageAnalysis:
         built_in = set(map(id, self.construction_loops(loader.node)))
         return [u for u in self.loader_uses(loader) if any(id(loop) not in built_in for loop in u.loops)]
 
-    def iteration_count(self, loader: LoaderCall) -> int:
-        """0, 1, or 2 meaning "more than once" (escapes count as re-iterated)."""
+    def iteration_count(self, loader: LoaderCall, training: bool | None = None) -> int:
+        """0, 1, or 2 meaning "more than once". A returned or stored loader that no caller in
+        the project claims counts as re-iterated only when it is evidently a training loader
+        (``training``; None: decide from the call); code outside the project counts as unknown
+        (no iteration); iterations that go on the same pass (``on-stop``) do not count."""
         built_in = set(map(id, self.construction_loops(loader.node)))
         once: list[Use] = []
         for use in self.loader_uses(loader):
-            if use.kind == "escape" or any(id(loop) not in built_in for loop in use.loops):
+            if use.how == "on-stop":
+                continue
+            if use.kind == "escape":
+                if use.how == "unclaimed":
+                    if training is None:
+                        from dllint.facts.training import evidently_training
+
+                        training = evidently_training(self.facts, loader)
+                    if training:
+                        return 2
+                continue
+            if any(id(loop) not in built_in for loop in use.loops):
                 return 2
             if any(use.node is other.node and use.via == other.via for other in once):
                 continue  # the same loop reached through two bindings of one name
@@ -148,11 +190,11 @@ class UsageAnalysis:
             call = self.parents.get(parent)
             if isinstance(call, ast.Call):
                 return self._passed_to_call(call, parent.arg, None, expr, scope, loops, via, seen)
-            return [Use("escape", expr, here, via)]
+            return [Use("escape", expr, here, via, "unclaimed")]
         if isinstance(parent, ast.Call) and expr is not parent.func:
             if expr in parent.args:
                 return self._passed_to_call(parent, None, parent.args.index(expr), expr, scope, loops, via, seen)
-            return [Use("escape", expr, here, via)]
+            return [Use("escape", expr, here, via, "unknown")]
         if isinstance(parent, ast.Attribute):
             if parent.attr == "__iter__":
                 return [Use("iterate", parent, here, via)]
@@ -162,9 +204,11 @@ class UsageAnalysis:
             uses: list[Use] = []
             for target in targets:
                 if isinstance(target, ast.Name):
-                    uses += self._uses_of_name(target.id, scope, loops, via, seen)
+                    uses += self._uses_of_name(target.id, scope, loops, via, seen, parent)
+                elif self._is_self_attribute(target):
+                    uses += self._stored(target, expr, scope, here, via, seen)  # type: ignore[arg-type]
                 else:
-                    uses.append(Use("escape", expr, here, via))  # self.loader = ..., loaders[k] = ...
+                    uses.append(Use("escape", expr, here, via, "unclaimed"))  # loaders[k] = ...
             return uses
         if isinstance(parent, ast.IfExp) and expr is not parent.test:
             return self._uses_of_expr(parent, scope, loops, via, seen)
@@ -176,7 +220,9 @@ class UsageAnalysis:
             if isinstance(parent.optional_vars, ast.Name):
                 return self._uses_of_name(parent.optional_vars.id, scope, loops, via, seen)
             return []
-        return [Use("escape", expr, here, via)]  # returned, yielded, put in a container, ...
+        if isinstance(parent, ast.Return) and parent.value is expr:
+            return self._returned(expr, scope, loops, via, seen)
+        return [Use("escape", expr, here, via, "unclaimed")]  # yielded, put in a container, ...
 
     def _passed_to_call(
         self,
@@ -193,13 +239,16 @@ class UsageAnalysis:
         func = call.func
         if isinstance(func, ast.Name) and self.facts.scopes.lookup(func.id, scope) is None:
             name = func.id  # a builtin
+            if name == "iter" and self._restarted_on_stop(call):
+                return [Use("iterate", call, here, via, "on-stop")]
             if name in ITERATING_BUILTINS:
                 return [Use("iterate", call, here, via)]
             if name in WRAPPING_BUILTINS:
                 return self._uses_of_expr(call, scope, loops, via, seen)
             if name in NEUTRAL_BUILTINS:
                 return []
-        if self.facts.qualname(func) in WRAPPING_QUALNAMES:
+        qualname = self.facts.qualname(func)
+        if qualname in WRAPPING_QUALNAMES:
             return self._uses_of_expr(call, scope, loops, via, seen)
         target = self.same_file_function(func, scope)
         if target is not None and len(via) < MAX_CALL_DEPTH:
@@ -207,14 +256,148 @@ class UsageAnalysis:
             key = (target, param)
             if param is not None and key not in seen:
                 callee_scope = self.facts.scopes.scopes[target]
+                self._entry_loops[(call, via)] = loops
                 return self._uses_of_name(param, callee_scope, here, via + (call,), seen | {key})
-        return [Use("escape", expr, here, via)]
+        if self.facts.is_loader_class_name(func)[0]:
+            return [Use("escape", expr, here, via, "unknown")]  # the dataset/sampler a loader takes
+        from dllint.project.frameworks import framework_call
 
-    def _uses_of_name(self, name: str, scope: Scope, loops: tuple, via: tuple, seen: frozenset) -> list[Use]:
-        """Uses of every load of ``name`` bound in ``scope``, including loads in closures."""
+        framework = framework_call(self.facts, call, keyword, index, scope)
+        if framework == "same":  # accelerator.prepare(loader): the same loader comes back
+            return self._same_value_returned(call, index, scope, loops, via, seen)
+        if framework in ("per-epoch", "once"):
+            marker = (ElsewhereLoop(qualname or "the framework"),) if framework == "per-epoch" else ()
+            return [Use("iterate", call, here + marker, via, "elsewhere")]
+        project = self.facts.project
+        remote = project.target_of(self.facts, func, scope) if project is not None and target is None else None
+        if remote is not None:
+            argument = keyword if keyword is not None else str(index)
+            resolved = project.param_uses(self, remote, argument, call, expr, scope, loops, via, seen)
+            if resolved is not None:
+                return resolved
+            return [Use("escape", expr, here, via, "remote", (remote, argument))]
+        # Iterating the result of any call that takes the loader is one pass over it, and its
+        # items are the loader's batches (``logger.log_every(loader, 10)``): known callee or not.
+        result = self._uses_of_expr(call, scope, loops, via, seen)
+        if result and all(u.kind == "iterate" for u in result):
+            return result
+        return [Use("escape", expr, here, via, "unknown")]
+
+    def _same_value_returned(self, call: ast.Call, index: int | None, scope, loops, via, seen) -> list[Use]:
+        """``x = f(loader)`` or ``a, x = f(model, loader)`` where ``f`` hands its arguments back."""
+        parent = self.parents.get(call)
+        if (
+            index is not None
+            and isinstance(parent, ast.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], (ast.Tuple, ast.List))
+            and len(parent.targets[0].elts) == len(call.args)
+        ):
+            target = parent.targets[0].elts[index]
+            if isinstance(target, ast.Name):
+                return self._uses_of_name(target.id, scope, loops, via, seen, parent)
+            return [Use("escape", call, loops + self.enclosing_loops(call, scope), via, "unclaimed")]
+        return self._uses_of_expr(call, scope, loops, via, seen)
+
+    def _restarted_on_stop(self, call: ast.Call) -> bool:
+        """``iter(loader)`` inside ``except StopIteration:``: the exhausted iterator is replaced
+        and the same endless pass goes on (RULES.md's "Endless iteration")."""
+        current = self.parents.get(call)
+        while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
+            if isinstance(current, ast.ExceptHandler):
+                caught = current.type
+                names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
+                return any(isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or getattr(n, "attr", None)) == "StopIteration" for n in names)
+            current = self.parents.get(current)
+        return False
+
+    def _returned(self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset) -> list[Use]:
+        """A value returned by its function: its callers decide what happens to it (the call
+        site that passed it in, when it came in as an argument)."""
+        here = loops + self.enclosing_loops(expr, scope)
+        func = scope.node
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return [Use("escape", expr, here, via, "unclaimed")]
+        if func is self._summarizing:
+            return [Use("escape", expr, here, via, "return")]
+        if via and self.same_file_function(via[-1].func, self.facts.scopes.scope_of(via[-1])) is func:
+            call = via[-1]  # handed back to the call that passed it in
+            outer = self._entry_loops.get((call, via[:-1]), ())
+            return self._uses_of_expr(call, self.facts.scopes.scope_of(call), outer, via[:-1], seen)
+        key = ("return", func)
+        if key in seen:
+            return []
+        seen = seen | {key}
+        from dllint.project.frameworks import hook_of
+
+        hook = hook_of(self.facts, func)
+        if hook is not None:
+            marker = (ElsewhereLoop(hook.name),) if hook.per_epoch else ()
+            return [Use("iterate", expr, here + marker, via, "elsewhere")]
         uses: list[Use] = []
+        callers = self._callers(func)
+        for call in callers:
+            call_scope = self.facts.scopes.scope_of(call)
+            built = set(map(id, self.enclosing_loops(call, call_scope)))  # a fresh value per pass
+            for use in self._uses_of_expr(call, call_scope, (), via + (call,), seen):
+                uses.append(replace(use, loops=here + tuple(loop for loop in use.loops if id(loop) not in built)))
+        project = self.facts.project
+        remote = project.caller_uses(self, func, expr, here, via) if project is not None else None
+        if remote:
+            uses += remote
+        if not callers and not remote:
+            uses.append(Use("escape", expr, here, via, "unclaimed"))
+        return uses
+
+    def _callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+        """Same-file calls of ``func``: by its name where the name means it, ``self.name(...)``
+        inside its class."""
+        calls: list[ast.Call] = []
+        owner = self.facts.scopes.scope_of(func)
+        if isinstance(owner.node, ast.ClassDef):
+            for node in ast.walk(owner.node):
+                if (
+                    isinstance(node, ast.Call)
+                    and self._is_self_attribute(node.func)
+                    and node.func.attr == func.name  # type: ignore[attr-defined]
+                ):
+                    calls.append(node)
+            return calls
+        for load, _ in self._loads_resolving_to(func.name, owner):
+            parent = self.parents.get(load)
+            if isinstance(parent, ast.Call) and parent.func is load:
+                calls.append(parent)
+        return calls
+
+    def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: tuple, via: tuple, seen: frozenset) -> list[Use]:
+        """``self.X = loader``: the reads of ``self.X`` in the class decide; how often their
+        methods run is the callers' business, so the stored value is also unclaimed."""
+        cls = self._enclosing_class(scope)
+        uses = [Use("escape", expr, here, via, "unclaimed")]
+        key = ("store", cls, target.attr)
+        if cls is None or key in seen:
+            return uses
+        for node in ast.walk(cls):
+            if self._is_self_attribute(node) and node.attr == target.attr and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                uses += self._uses_of_expr(node, self.facts.scopes.scope_of(node), (), via, seen | {key})
+        return uses
+
+    @staticmethod
+    def _is_self_attribute(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+    def _uses_of_name(
+        self, name: str, scope: Scope, loops: tuple, via: tuple, seen: frozenset, binding: ast.AST | None = None
+    ) -> list[Use]:
+        """Uses of every load of ``name`` bound in ``scope``, including loads in closures.
+        ``binding``: the statement that bound it; loads that a later binding of the name
+        always replaces first are another value's (a name bound twice to two loaders)."""
+        uses: list[Use] = []
+        rebound = binding is not None and len(scope.bindings.get(name, ())) > 1
         for load, load_scope in self._loads_resolving_to(name, scope):
             if load_scope is scope:
+                if rebound and not self._reaches(binding, load, scope.bindings[name]):
+                    continue
                 uses += self._uses_of_expr(load, scope, loops, via, seen)
                 continue
             # A load inside a nested function: repeated as often as that function is called.
@@ -226,13 +409,57 @@ class UsageAnalysis:
             inner = self._uses_of_expr(load, load_scope, (), (), seen | {key})
             if not calls:
                 marker = (func,) if func is not None else ()
-                uses += [Use(u.kind, u.node, loops + marker + u.loops, via + u.via) for u in inner]
+                uses += [Use(u.kind, u.node, loops + marker + u.loops, via + u.via, u.how, u.remote) for u in inner]
                 continue
             for call in calls:
                 call_loops = loops + self.enclosing_loops(call, scope)
                 repeat = (func,) if len(calls) > 1 else ()
-                uses += [Use(u.kind, u.node, call_loops + repeat + u.loops, via + (call,) + u.via) for u in inner]
+                uses += [
+                    Use(u.kind, u.node, call_loops + repeat + u.loops, via + (call,) + u.via, u.how, u.remote)
+                    for u in inner
+                ]
         return uses
+
+    def _reaches(self, binding: ast.AST, load: ast.Name, bindings: list) -> bool:
+        """The value bound by ``binding`` may still be the name's value at ``load``: it comes
+        before the load (or a loop around both brings it round again) and no other binding
+        between them runs on every path to the load."""
+        start = _position(binding)
+        at = _position(load)
+        if start >= at:
+            return self._in_common_loop(binding, load)
+        for other in bindings:
+            node = other.node
+            if node is binding or not (start < _position(node) < at):
+                continue
+            if self._always_runs_before(node, load):
+                return False
+        return True
+
+    def _always_runs_before(self, statement: ast.AST, load: ast.AST) -> bool:
+        """A later statement of the block that holds ``statement`` contains ``load``."""
+        holder = self.parents.get(statement)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(holder, field, None)
+            if isinstance(block, list) and statement in block:
+                return any(self._contains(item, load) for item in block[block.index(statement) + 1:])
+        return False
+
+    def _contains(self, outer: ast.AST, node: ast.AST) -> bool:
+        current: ast.AST | None = node
+        while current is not None:
+            if current is outer:
+                return True
+            current = self.parents.get(current)
+        return False
+
+    def _in_common_loop(self, first: ast.AST, second: ast.AST) -> bool:
+        current = self.parents.get(first)
+        while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
+            if isinstance(current, LOOPS) and self._contains(current, second):
+                return True
+            current = self.parents.get(current)
+        return False
 
     # -- helpers ---------------------------------------------------------------
     def _loads_resolving_to(self, name: str, scope: Scope) -> list[tuple[ast.Name, Scope]]:
@@ -340,3 +567,7 @@ class UsageAnalysis:
             parent = self.parents.get(load)
             if isinstance(parent, ast.Call) and parent.func is load:
                 self._triggers(parent, out, seen)
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))

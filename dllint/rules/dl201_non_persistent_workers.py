@@ -65,7 +65,7 @@ class NonPersistentWorkers(Rule):
         "loader = DataLoader(ds, num_workers=4)\n"
         "for epoch in range(10):\n    for batch in loader:\n        pass\n",
         "from torch.utils.data import DataLoader\n"
-        "def make_loader(ds):\n    return DataLoader(ds, num_workers=4)\n",
+        "def make_loader(ds):\n    return DataLoader(ds, shuffle=True, num_workers=4)\n",
     )
 
     def check(self, facts) -> Iterator[Finding]:
