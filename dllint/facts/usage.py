@@ -268,19 +268,20 @@ class UsageAnalysis:
         if framework in ("per-epoch", "once"):
             marker = (ElsewhereLoop(qualname or "the framework"),) if framework == "per-epoch" else ()
             return [Use("iterate", call, here + marker, via, "elsewhere")]
-        project = self.facts.project
-        remote = project.target_of(self.facts, func, scope) if project is not None and target is None else None
-        if remote is not None:
-            argument = keyword if keyword is not None else str(index)
-            resolved = project.param_uses(self, remote, argument, call, expr, scope, loops, via, seen)
-            if resolved is not None:
-                return resolved
-            return [Use("escape", expr, here, via, "remote", (remote, argument))]
         # Iterating the result of any call that takes the loader is one pass over it, and its
         # items are the loader's batches (``logger.log_every(loader, 10)``): known callee or not.
         result = self._uses_of_expr(call, scope, loops, via, seen)
         if result and all(u.kind == "iterate" for u in result):
             return result
+        project = self.facts.project
+        remote = project.target_of(self.facts, func, scope) if project is not None else None
+        if remote is not None:
+            argument = keyword if keyword is not None else str(index)
+            if getattr(project, "summarizing", False):
+                return [Use("escape", expr, here, via, "remote", (remote, argument))]
+            resolved = project.param_uses(self, remote, argument, call, expr, scope, loops, via, seen)
+            if resolved is not None:
+                return resolved
         return [Use("escape", expr, here, via, "unknown")]
 
     def _same_value_returned(self, call: ast.Call, index: int | None, scope, loops, via, seen) -> list[Use]:
@@ -393,6 +394,11 @@ class UsageAnalysis:
         ``binding``: the statement that bound it; loads that a later binding of the name
         always replaces first are another value's (a name bound twice to two loaders)."""
         uses: list[Use] = []
+        if binding is not None:
+            key = ("bound", binding, name)
+            if key in seen:
+                return uses  # x = f(x) in a loop: this binding's flow is already being followed
+            seen = seen | {key}
         rebound = binding is not None and len(scope.bindings.get(name, ())) > 1
         for load, load_scope in self._loads_resolving_to(name, scope):
             if load_scope is scope:
@@ -424,13 +430,13 @@ class UsageAnalysis:
         """The value bound by ``binding`` may still be the name's value at ``load``: it comes
         before the load (or a loop around both brings it round again) and no other binding
         between them runs on every path to the load."""
-        start = _position(binding)
+        start = _end(binding)
         at = _position(load)
         if start >= at:
             return self._in_common_loop(binding, load)
         for other in bindings:
             node = other.node
-            if node is binding or not (start < _position(node) < at):
+            if node is binding or not (start < _end(node) < at):
                 continue
             if self._always_runs_before(node, load):
                 return False
@@ -571,3 +577,8 @@ class UsageAnalysis:
 
 def _position(node: ast.AST) -> tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    """Where a binding statement takes effect: after its value is evaluated."""
+    return (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)

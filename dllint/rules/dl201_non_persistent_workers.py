@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+from dllint.facts.endless import endless_reason
 from dllint.findings import Finding, Fix
 from dllint.rules import Rule
 
@@ -11,8 +12,13 @@ class NonPersistentWorkers(Rule):
     """
     ## What it does
     Checks for a multi-worker loader without `persistent_workers=True` that is iterated more
-    than once: in an epoch loop, several times, or handed elsewhere (returned, stored on
-    `self`, passed to another module), where it counts as re-iterated.
+    than once: in an epoch loop, several times, by the project's functions it is passed to
+    (in any file of the project), by the callers of the function that returns it, or by a
+    framework hook that re-iterates it (Lightning `train_dataloader`/`val_dataloader`,
+    `trainer.fit`). A returned or stored loader that no caller in the project claims counts
+    only when it is evidently a training loader (shuffled, a random or distributed sampler,
+    built in `train_dataloader`). Endless iteration (a sampler that never ends, `iter()`
+    renewed only on `StopIteration`, a loader subclass that keeps one iterator) is one pass.
 
     ## Why is this bad?
     Without persistent workers, every `for batch in loader` starts all worker processes
@@ -79,8 +85,8 @@ class NonPersistentWorkers(Rule):
             usage = usage or facts.usage
             if usage.construction_loops(loader.node) and any(u.kind == "iterate" for u in usage.loader_uses(loader)):
                 continue  # DL204 (loader built and iterated inside a loop) reports this one
-            if usage.iteration_count(loader) < 2:
-                continue
+            if usage.iteration_count(loader) < 2 or endless_reason(facts, loader):
+                continue  # iterated once; or one endless pass, whose workers never restart
             yield self.report(facts, loader.node, fix=self._fix(facts, loader))
 
     @staticmethod

@@ -1,0 +1,83 @@
+"""Random generators a class stores on ``self`` in ``__init__`` and its methods draw from
+(DL304, also through objects a dataset holds)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+GENERATORS = frozenset(
+    {
+        "numpy.random.default_rng",
+        "numpy.random.RandomState",
+        "numpy.random.Generator",
+        "random.Random",
+        "torch.Generator",
+    }
+)
+# Calls on the generator that set its state rather than draw from it.
+RESEEDING_METHODS = frozenset({"seed", "manual_seed", "set_state", "setstate", "bit_generator", "__setstate__"})
+
+
+def stored_generators(facts, init: ast.AST) -> dict[str, tuple[ast.stmt, ast.Call, str]]:
+    """``self.X = <generator factory>(...)`` statements directly in ``__init__``, by attribute:
+    the statement, the factory call and the factory as written."""
+    found: dict[str, tuple[ast.stmt, ast.Call, str]] = {}
+    for node in ast.walk(init):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+            continue
+        if facts.scopes.scope_of(node).node is not init:
+            continue
+        call = generator_factory_call(facts, node.value)
+        if call is None:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                shown = ast.get_source_segment(facts.source, call.func) or facts.qualname(call.func)
+                found.setdefault(target.attr, (node, call, shown))
+    return found
+
+
+def generator_factory_call(facts, value: ast.expr) -> ast.Call | None:
+    """The generator-building call in ``value``: ``Factory(...)`` or ``torch.Generator().manual_seed(s)``
+    (which returns the generator)."""
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr == "manual_seed" and isinstance(func.value, ast.Call):
+        value = func.value
+    return value if facts.qualname(value.func) in GENERATORS else None
+
+
+def uses_of(functions: list[ast.AST], attribute: str) -> Iterator[ast.Attribute]:
+    """Loads of ``self.<attribute>`` in ``functions``."""
+    for function in functions:
+        for node in ast.walk(function):
+            if is_self_attribute(node, attribute):
+                yield node  # type: ignore[misc]
+
+
+def is_self_attribute(node: ast.AST, attribute: str) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == attribute
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
+
+
+def draws(functions: list[ast.AST], attribute: str) -> bool:
+    """``self.rng.method(...)`` or ``generator=self.rng``: a draw from the stored generator."""
+    return any(isinstance(use.ctx, ast.Load) for use in uses_of(functions, attribute))
+
+
+def reseeds(functions: list[ast.AST], attribute: str) -> bool:
+    """The worker code replaces or reseeds the generator itself (e.g. from get_worker_info())."""
+    for function in functions:
+        for node in ast.walk(function):
+            if isinstance(node, ast.Attribute) and node.attr in RESEEDING_METHODS:
+                base = node.value
+                if is_self_attribute(base, attribute):
+                    return True
+    return any(isinstance(use.ctx, (ast.Store, ast.Del)) for use in uses_of(functions, attribute))

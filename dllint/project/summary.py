@@ -1,0 +1,247 @@
+"""A file's summary: what the rest of the project needs to know about it, in JSON.
+
+Computed from the file's text alone (so it is cached by content digest):
+
+- ``functions``: per module-level function and method of a module-level class (``"f"``,
+  ``"Cls.m"``), its parameters and what it does with each (:class:`Effects`);
+- ``calls``: calls into other modules (by target, see :mod:`dllint.project.imports`) and
+  what the file does with their results;
+- ``classes``: module-level classes, their bases, and worker-side facts (a sampler that
+  never ends, a loader subclass that keeps one iterator, random generators it stores and
+  draws from);
+- ``imports``: the module's own import table (re-exports are followed through it);
+- ``set_epoch``: the file calls ``set_epoch`` somewhere (DL301 is then not sure).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
+
+from dllint.facts.endless import iter_never_ends, keeps_one_iterator
+from dllint.facts.imports import dotted_name
+from dllint.project.imports import call_target, project_imports
+
+if TYPE_CHECKING:
+    from dllint.config import Settings
+    from dllint.facts import FileFacts
+    from dllint.facts.scopes import Scope
+    from dllint.facts.usage import Use
+
+FORMAT = 1
+STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+@dataclass
+class Effects:
+    """What code does with one value it receives (a parameter, or a call's result)."""
+
+    iterations: int = 0  # 0, 1, 2 = more than once
+    per_epoch: bool = False  # iterated inside a loop that repeats it
+    stores: bool = False  # kept (self.X, a container) or returned with nobody to claim it
+    returns: bool = False  # handed back to the caller (a parameter only)
+    unknown: bool = False  # passed to code outside the project
+    set_epoch: bool = False  # set_epoch may be called on it (or on its sampler)
+    follow: list[list] = field(default_factory=list)  # [target, argument, in_loop]: project calls it goes on to
+
+    def merge(self, other: Effects, repeated: bool = False) -> None:
+        """Add what ``other`` does (``repeated``: it runs once per pass of a loop here)."""
+        self.iterations = min(2, self.iterations + other.iterations)
+        self.per_epoch |= other.per_epoch or repeated and other.iterations > 0
+        self.stores |= other.stores
+        self.unknown |= other.unknown
+        self.set_epoch |= other.set_epoch
+
+    @property
+    def empty(self) -> bool:
+        return self == Effects()
+
+
+@dataclass
+class FunctionSummary:
+    params: list[str]  # positional parameters, ``self`` included for methods
+    kwonly: list[str]
+    method: bool
+    effects: dict[str, Effects]
+
+    def parameter(self, argument: str, bound: bool) -> str | None:
+        """The parameter an argument lands in: ``"0"`` (position) or a keyword."""
+        if argument.isdigit():
+            positional = self.params[1:] if bound and self.method else self.params
+            index = int(argument)
+            return positional[index] if index < len(positional) else None
+        return argument if argument in self.params or argument in self.kwonly else None
+
+
+@dataclass
+class CallSummary:
+    target: str
+    line: int
+    effects: Effects
+
+
+@dataclass
+class ClassSummary:
+    bases: list[str]
+    endless: bool = False  # __iter__ never ends (a sampler)
+    keeps_iterator: bool = False  # a loader subclass that keeps one iterator
+    generators: list[str] = field(default_factory=list)  # self.X random generators its methods draw from
+
+
+@dataclass
+class FileSummary:
+    functions: dict[str, FunctionSummary] = field(default_factory=dict)
+    calls: list[CallSummary] = field(default_factory=list)
+    classes: dict[str, ClassSummary] = field(default_factory=dict)
+    imports: dict[str, str] = field(default_factory=dict)
+    set_epoch: bool = False
+
+    # -- JSON -------------------------------------------------------------------------
+    def to_json(self) -> str:
+        return json.dumps({"format": FORMAT, **asdict(self)}, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> FileSummary:
+        data = json.loads(text)
+        if data.get("format") != FORMAT:
+            raise ValueError("summary format changed")
+        return cls(
+            functions={
+                name: FunctionSummary(f["params"], f["kwonly"], f["method"], {p: Effects(**e) for p, e in f["effects"].items()})
+                for name, f in data["functions"].items()
+            },
+            calls=[CallSummary(c["target"], c["line"], Effects(**c["effects"])) for c in data["calls"]],
+            classes={name: ClassSummary(**c) for name, c in data["classes"].items()},
+            imports=dict(data["imports"]),
+            set_epoch=bool(data["set_epoch"]),
+        )
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.to_json().encode()).hexdigest()[:32]
+
+
+class SummaryContext:
+    """``facts.project`` while a file is summarized: names calls into other modules but
+    follows none of them (a summary depends on its own file only)."""
+
+    summarizing = True
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.imports = project_imports(tree)
+
+    def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
+        found = call_target(facts, self.imports, func, scope)
+        return None if found is None else found[0] + ("@" if found[1] else "")
+
+    def param_uses(self, *args) -> None:
+        return None
+
+    def caller_uses(self, *args) -> None:
+        return None
+
+    def class_fact(self, *args) -> bool:
+        return False
+
+
+def summarize(path: str, text: str, settings: Settings, tree: ast.Module | None = None) -> FileSummary:
+    """The summary of one file (an empty one when it does not parse)."""
+    from dllint.facts import FileFacts
+
+    try:
+        tree = tree or ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return FileSummary()
+    context = SummaryContext(tree)
+    facts = FileFacts(path, text, tree, settings, project=context)  # type: ignore[arg-type]
+    summary = FileSummary(imports=context.imports, set_epoch="set_epoch" in text)
+    usage = facts.usage
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            summary.functions[stmt.name] = _function(facts, stmt, method=False)
+        elif isinstance(stmt, ast.ClassDef):
+            summary.classes[stmt.name] = _class(facts, stmt)
+            for item in stmt.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    static = any(dotted_name(d) == "staticmethod" for d in item.decorator_list)
+                    summary.functions[f"{stmt.name}.{item.name}"] = _function(facts, item, method=not static)
+    for call in facts.calls:
+        target = context.target_of(facts, call.func, facts.scopes.scope_of(call))
+        if target is None or isinstance(facts.scopes.parents.get(call), ast.Expr):
+            continue
+        scope = facts.scopes.scope_of(call)
+        built = set(map(id, usage.enclosing_loops(call, scope)))  # a fresh result each pass
+        effects = effects_of(usage.uses_of(call, scope), built)
+        if not effects.empty:
+            effects.set_epoch |= summary.set_epoch
+            summary.calls.append(CallSummary(target, call.lineno, effects))
+    return summary
+
+
+def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> FunctionSummary:
+    args = function.args
+    params = [a.arg for a in [*args.posonlyargs, *args.args]]
+    kwonly = [a.arg for a in args.kwonlyargs]
+    effects: dict[str, Effects] = {}
+    for name in (params[1:] if method else params) + kwonly:
+        found = effects_of(facts.usage.parameter_uses(function, name), set())
+        found.set_epoch |= _set_epoch_on(facts, function, name)
+        if not found.empty:
+            effects[name] = found
+    return FunctionSummary(params, kwonly, method, effects)
+
+
+def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
+    from dllint.facts.rng import draws, stored_generators
+
+    context = facts.project
+    bases = []
+    for base in cls.bases:
+        target = context.target_of(facts, base, facts.scopes.module) if context is not None else None
+        bases.append(target or facts.qualname(base) or dotted_name(base) or "")
+    iter_method = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__iter__"), None)
+    summary = ClassSummary(bases, endless=iter_never_ends(iter_method), keeps_iterator=keeps_one_iterator(cls))
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is not None:
+        methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s is not init]
+        summary.generators = sorted(a for a in stored_generators(facts, init) if draws(methods, a))
+    return summary
+
+
+def _set_epoch_on(facts: FileFacts, function: ast.AST, name: str) -> bool:
+    """``name.set_epoch(...)`` or ``name.sampler.set_epoch(...)`` in ``function``."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute) and node.attr == "set_epoch":
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id == name:
+                return True
+    return False
+
+
+def effects_of(uses: list[Use], built: set[int]) -> Effects:
+    """Fold a value's uses into :class:`Effects`; loops in ``built`` make a fresh value each pass."""
+    effects = Effects()
+    seen: set[int] = set()
+    for use in uses:
+        loops = [loop for loop in use.loops if id(loop) not in built]
+        if use.kind == "iterate":
+            if use.how == "on-stop" or id(use.node) in seen:
+                continue
+            seen.add(id(use.node))
+            effects.iterations = min(2, effects.iterations + 1)
+            effects.per_epoch |= bool(loops)
+        elif use.how == "remote" and use.remote is not None:
+            effects.follow.append([use.remote[0], use.remote[1], bool(loops)])
+        elif use.how == "return":
+            effects.returns = True
+        elif use.how == "unclaimed":
+            effects.stores = True
+        elif use.how == "set-epoch":
+            effects.set_epoch = True
+        else:
+            effects.unknown = True
+    return effects
