@@ -81,3 +81,57 @@ def reseeds(functions: list[ast.AST], attribute: str) -> bool:
                 if is_self_attribute(base, attribute):
                     return True
     return any(isinstance(use.ctx, (ast.Store, ast.Del)) for use in uses_of(functions, attribute))
+
+
+def held_generators(facts, init: ast.AST) -> dict[str, tuple[ast.stmt, str, str]]:
+    """``self.X = Holder(...)`` (also in a list, tuple, dict or comprehension) in ``__init__``
+    where ``Holder`` is a class of the file or of the project that stores a random generator
+    its methods draw from: by attribute, the statement, the class and its generator's name."""
+    found: dict[str, tuple[ast.stmt, str, str]] = {}
+    for node in ast.walk(init):
+        if not isinstance(node, ast.Assign) or facts.scopes.scope_of(node).node is not init:
+            continue
+        targets = [t.attr for t in node.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"]
+        if not targets:
+            continue
+        scope = facts.scopes.scope_of(node)
+        for call in _constructed(node.value):
+            holder = _holder_generator(facts, call, scope)
+            if holder is not None:
+                for attribute in targets:
+                    found.setdefault(attribute, (node, holder[0], holder[1]))
+                break
+    return found
+
+
+def _constructed(value: ast.expr) -> Iterator[ast.Call]:
+    """Calls whose results ``value`` holds: itself, or items of a literal/comprehension."""
+    if isinstance(value, ast.Call):
+        yield value
+    elif isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        for elt in value.elts:
+            yield from _constructed(elt)
+    elif isinstance(value, ast.Dict):
+        for item in value.values:
+            yield from _constructed(item)
+    elif isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        yield from _constructed(value.elt)
+
+
+def _holder_generator(facts, call: ast.Call, scope) -> tuple[str, str] | None:
+    from dllint.facts.imports import dotted_name
+
+    name = dotted_name(call.func)
+    local = facts.classes.get(name) if name else None
+    if local is not None:
+        init = local.method("__init__")
+        if init is None:
+            return None
+        methods = [s for s in local.node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s is not init]
+        drawn = sorted(a for a in stored_generators(facts, init) if draws(methods, a))
+        return (local.name, drawn[0]) if drawn else None
+    if name and facts.project is not None and hasattr(facts.project, "project_class"):
+        summary = facts.project.project_class(facts, call.func, scope)
+        if summary is not None and summary.generators:
+            return name, summary.generators[0]
+    return None

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from dllint.facts.rng import draws, reseeds, stored_generators
+from dllint.facts.rng import draws, held_generators, reseeds, stored_generators
 from dllint.findings import Finding
 from dllint.rules import Rule
 
@@ -104,10 +104,21 @@ class SharedRngInDataset(Rule):
             if init is None:
                 continue
             generators = stored_generators(facts, init)
-            if not generators:
+            held = held_generators(facts, init)
+            if not generators and not held:
                 continue
             roots = [m for m in (worker_code.find_method(cls, name) for name in ENTRY_METHODS) if m is not None]
             reached = worker_code.reached_from(roots, cls)
+            for attribute, (statement, holder, inner) in held.items():
+                if attribute in generators or not draws(reached, attribute) or reseeds(reached, attribute):
+                    continue
+                message = (
+                    f"self.{attribute} holds '{holder}' objects whose own random generator (self.{inner}) is copied "
+                    f"into every worker unseeded (loader on line {loaders[0].node.lineno} has no worker_init_fn): "
+                    f"all workers draw the same numbers; reseed them in a worker_init_fn from "
+                    f"torch.utils.data.get_worker_info().seed"
+                )
+                yield self.report(facts, statement, message)
             for attribute, (statement, call, shown) in generators.items():
                 if not draws(reached, attribute) or reseeds(reached, attribute):
                     continue
