@@ -47,7 +47,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
     extend_exclude: tuple[str, ...] = ()
-    max_workers: int = 8
+    max_workers: int = 16
     extend_loader_classes: frozenset[str] = field(default_factory=frozenset)
     project_root: str = "."  # where per-file-ignores and exclude patterns are anchored
     config_path: str | None = None
