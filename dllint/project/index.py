@@ -123,6 +123,11 @@ class ProjectIndex:
         found = self.summary(path)
         return None if found is None else found[1]
 
+    def deps_valid(self, deps: dict[str, str]) -> bool:
+        """Every summary a file's findings were computed from is still the same (a changed
+        body that leaves the summary the same invalidates nothing)."""
+        return all(self.summary_digest(path) == digest for path, digest in deps.items())
+
     def _read(self, path: str) -> bytes | None:
         data = self._bytes.get(path)
         if data is not None:
@@ -271,7 +276,8 @@ class ProjectIndex:
             for call in summary[0].calls:
                 if not call.target.rstrip("@").endswith(name.rsplit(".", 1)[-1]):
                     continue
-                if self.resolve(other, call.target) == (path, name):
+                direct = self._resolve_once(other, call.target)
+                if direct == (path, name) or direct is not None and self.resolve(other, call.target) == (path, name):
                     found.append((other, CallerEffects(call.line, call.effects)))
         self._callers[key] = found
         return found
