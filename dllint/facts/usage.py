@@ -260,6 +260,13 @@ class UsageAnalysis:
                 return self._uses_of_name(param, callee_scope, here, via + (call,), seen | {key})
         if self.facts.is_loader_class_name(func)[0]:
             return [Use("escape", expr, here, via, "unknown")]  # the dataset/sampler a loader takes
+        init = self._same_file_init(func, scope)
+        if init is not None and len(via) < MAX_CALL_DEPTH:
+            param = self._parameter(init, keyword, index, True)
+            key = (init, param)
+            if param is not None and key not in seen:  # Trainer(model, loader): what __init__ does with it
+                self._entry_loops[(call, via)] = loops
+                return self._uses_of_name(param, self.facts.scopes.scopes[init], here, via + (call,), seen | {key})
         from dllint.project.frameworks import framework_call
 
         framework = framework_call(self.facts, call, keyword, index, scope)
@@ -521,6 +528,18 @@ class UsageAnalysis:
                 for stmt in cls.body:
                     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == func.attr:
                         return stmt
+        return None
+
+    def _same_file_init(self, func: ast.expr, scope: Scope) -> ast.AST | None:
+        """``__init__`` of the same-file class a call constructs (a name bound only to it)."""
+        if not isinstance(func, ast.Name):
+            return None
+        found = self.facts.scopes.lookup(func.id, scope)
+        if not found or len(found[1]) != 1 or found[1][0].kind != "class":
+            return None
+        for stmt in found[1][0].node.body:  # type: ignore[attr-defined]
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init__":
+                return stmt
         return None
 
     def _enclosing_class(self, scope: Scope) -> ast.ClassDef | None:

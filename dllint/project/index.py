@@ -205,6 +205,9 @@ class ProjectIndex:
         if summary is None:
             return None
         function = summary[0].functions.get(name)
+        if function is None and name in summary[0].classes:  # Cls(...): its __init__, bound
+            name = f"{name}.__init__"
+            function = summary[0].functions.get(name)
         return None if function is None else (path, function, name)
 
     def class_summary(self, from_path: str, target: str) -> tuple[str, ClassSummary] | None:
@@ -222,9 +225,9 @@ class ProjectIndex:
         found = self.function(from_path, target)
         if found is None:
             return None
-        path, function, _ = found
+        path, function, name = found
         deps[path] = self._entries[path].digest
-        param = function.parameter(argument, target.endswith("@"))
+        param = function.parameter(argument, target.endswith("@") or name.endswith(".__init__"))
         effects = function.effects.get(param) if param is not None else None
         return self.expand(path, effects or Effects(), deps, depth)
 
