@@ -273,7 +273,8 @@ class UsageAnalysis:
         if framework == "same":  # accelerator.prepare(loader): the same loader comes back
             return self._same_value_returned(call, index, scope, loops, via, seen)
         if framework in ("per-epoch", "once"):
-            marker = (ElsewhereLoop(qualname or "the framework"),) if framework == "per-epoch" else ()
+            shown = qualname or ast.unparse(func)
+            marker = (ElsewhereLoop(f"{shown}()"),) if framework == "per-epoch" else ()
             return [Use("iterate", call, here + marker, via, "elsewhere")]
         # Iterating the result of any call that takes the loader is one pass over it, and its
         # items are the loader's batches (``logger.log_every(loader, 10)``): known callee or not.
@@ -340,7 +341,7 @@ class UsageAnalysis:
 
         hook = hook_of(self.facts, func)
         if hook is not None:
-            marker = (ElsewhereLoop(hook.name),) if hook.per_epoch else ()
+            marker = (ElsewhereLoop(f"the framework calling {hook.name}()"),) if hook.per_epoch else ()
             return [Use("iterate", expr, here + marker, via, "elsewhere")]
         uses: list[Use] = []
         callers = self._callers(func)

@@ -4,6 +4,7 @@ import ast
 from typing import Iterator
 
 from dllint.facts.endless import endless_reason
+from dllint.facts.usage import ElsewhereLoop
 from dllint.findings import Finding, Fix
 from dllint.rules import Rule
 
@@ -87,7 +88,15 @@ class NonPersistentWorkers(Rule):
                 continue  # DL204 (loader built and iterated inside a loop) reports this one
             if usage.iteration_count(loader) < 2 or endless_reason(facts, loader):
                 continue  # iterated once; or one endless pass, whose workers never restart
-            yield self.report(facts, loader.node, fix=self._fix(facts, loader))
+            yield self.report(facts, loader.node, self._message(usage, loader), fix=self._fix(facts, loader))
+
+    def _message(self, usage, loader) -> str | None:
+        """Name the place that re-iterates the loader when it is outside this file."""
+        for use in usage.loader_uses(loader):
+            where = next((loop.where for loop in use.loops if isinstance(loop, ElsewhereLoop)), None)
+            if where is not None and use.kind == "iterate":
+                return f"workers restart every epoch (re-iterated by {where}): add persistent_workers=True"
+        return None
 
     @staticmethod
     def _fix(facts, loader) -> Fix | None:
