@@ -12,7 +12,7 @@ what is understood.
   and ``get_test_dataloader`` are rebuilt per evaluation (one pass each).
 - accelerate: ``accelerator.prepare(..., loader, ...)`` and ``prepare_data_loader`` hand
   back the same loader for flow purposes (wrapped to shard and to move batches to the
-  device); ``skip_first_batches(loader, n)`` likewise.
+  device); ``accelerator.skip_first_batches(loader, n)`` likewise.
 - ``DistributedSampler`` shuffles by default and needs ``set_epoch`` (DL301);
   ``RandomSampler``, ``WeightedRandomSampler``, ``SubsetRandomSampler`` and
   ``DistributedSampler`` mark a training loader.
@@ -77,6 +77,7 @@ CALLS = (
     CallRule("predict", "trainer", "once", (1,), ("dataloaders",)),
     CallRule("prepare", "accelerator", "same"),
     CallRule("prepare_data_loader", "accelerator", "same"),
+    CallRule("skip_first_batches", "accelerator", "same", (0,), ("dataloader",)),
 )
 SAME_FUNCTIONS = frozenset(
     {

@@ -111,7 +111,10 @@ class ProjectIndex:
             except (ValueError, KeyError, TypeError):
                 summary = None
         if summary is None:
-            summary = summarize(path, data.decode("utf-8", "replace"), self.settings)
+            try:
+                summary = summarize(path, data.decode("utf-8", "replace"), self.settings)
+            except Exception:  # noqa: BLE001 - a bug summarizing another file must not fail this one's lint
+                summary = FileSummary()
             self.summarized += 1
             self.store.store_summary(content, summary.to_json())
         entry = _Entry(stat, summary, summary.digest())
