@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Protocol
 
 from dllint.project.imports import call_target
-from dllint.project.summary import ClassSummary, Effects, FileSummary, FunctionSummary, summarize
+from dllint.project.summary import ClassSummary, Effects, FileSummary, FunctionSummary, LoaderSummary, summarize
 
 if TYPE_CHECKING:
     from dllint.config import Settings
@@ -289,6 +289,23 @@ class ProjectIndex:
         return found
 
 
+    def loaders_of_class(self, path: str, name: str) -> list[tuple[str, LoaderSummary]]:
+        """Loaders in other project files whose dataset is ``name`` (a class of ``path``)."""
+        found: list[tuple[str, LoaderSummary]] = []
+        needle = name.encode()
+        for other in self.project_files():
+            if other == path:
+                continue
+            data = self._read(other)
+            if data is None or needle not in data or b"DataLoader" not in data:
+                continue
+            summary = self.summary(other)
+            for loader in summary[0].loaders if summary is not None else ():
+                if loader.dataset.endswith(name) and self.resolve(other, loader.dataset) == (path, name):
+                    found.append((other, loader))
+        return found
+
+
 @dataclass
 class CallerEffects:
     line: int
@@ -351,6 +368,15 @@ class ProjectView:
         if isinstance(parent, ast.ClassDef) and isinstance(facts.scopes.parents.get(parent), ast.Module):
             return f"{parent.name}.{name}"
         return None
+
+    def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
+        """Loaders in other project files built over instances of this file's class ``cls``."""
+        if not isinstance(facts.scopes.parents.get(cls), ast.Module):
+            return []
+        found = self.index.loaders_of_class(self.path, cls.name)
+        for other, _ in found:
+            self.deps[other] = self.index._entries[other].digest
+        return [(f"{os.path.relpath(other, self.index.root)}:{loader.line}", loader) for other, loader in found]
 
     # -- classes ----------------------------------------------------------------------------
     def class_fact(self, facts: FileFacts, func: ast.expr, scope: Scope, fact: str) -> bool:

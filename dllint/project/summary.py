@@ -9,6 +9,7 @@ Computed from the file's text alone (so it is cached by content digest):
 - ``classes``: module-level classes, their bases, and worker-side facts (a sampler that
   never ends, a loader subclass that keeps one iterator, random generators it stores and
   draws from);
+- ``loaders``: loaders whose dataset is a class of another module (DL304 across files);
 - ``imports``: the module's own import table (re-exports are followed through it);
 - ``set_epoch``: the file calls ``set_epoch`` somewhere (DL301 is then not sure).
 """
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
+from dllint.facts.values import follow
 from dllint.project.imports import call_target, project_imports
 
 if TYPE_CHECKING:
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
     from dllint.facts.usage import Use
 
-FORMAT = 1
+FORMAT = 2
 STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
@@ -92,10 +94,21 @@ class ClassSummary:
 
 
 @dataclass
+class LoaderSummary:
+    """A loader of this file whose dataset is built by a call into another module."""
+
+    dataset: str  # the target constructing the dataset
+    line: int
+    multi_worker: bool  # num_workers not provably 0
+    worker_init: bool  # worker_init_fn given (or maybe given through a splat)
+
+
+@dataclass
 class FileSummary:
     functions: dict[str, FunctionSummary] = field(default_factory=dict)
     calls: list[CallSummary] = field(default_factory=list)
     classes: dict[str, ClassSummary] = field(default_factory=dict)
+    loaders: list[LoaderSummary] = field(default_factory=list)
     imports: dict[str, str] = field(default_factory=dict)
     set_epoch: bool = False
 
@@ -115,6 +128,7 @@ class FileSummary:
             },
             calls=[CallSummary(c["target"], c["line"], Effects(**c["effects"])) for c in data["calls"]],
             classes={name: ClassSummary(**c) for name, c in data["classes"].items()},
+            loaders=[LoaderSummary(**row) for row in data["loaders"]],
             imports=dict(data["imports"]),
             set_epoch=bool(data["set_epoch"]),
         )
@@ -167,6 +181,14 @@ def summarize(path: str, text: str, settings: Settings, tree: ast.Module | None 
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     static = any(dotted_name(d) == "staticmethod" for d in item.decorator_list)
                     summary.functions[f"{stmt.name}.{item.name}"] = _function(facts, item, method=not static)
+    for loader in facts.loader_calls:
+        arg = loader.argument("dataset")
+        value = follow(arg.value, arg.scope, facts) if arg is not None else None
+        if value is not None and isinstance(value[0], ast.Call):
+            target = context.target_of(facts, value[0].func, value[1])
+            if target is not None and not target.endswith("@"):
+                worker_init = loader.given("worker_init_fn") or loader.unknown_splat and loader.argument("worker_init_fn") is None
+                summary.loaders.append(LoaderSummary(target, loader.node.lineno, loader.is_multi_worker, worker_init))
     for call in facts.calls:
         target = context.target_of(facts, call.func, facts.scopes.scope_of(call))
         if target is None or isinstance(facts.scopes.parents.get(call), ast.Expr):

@@ -62,6 +62,7 @@ class SharedRngInDataset(Rule):
 
     code = "DL304"
     name = "shared-rng-in-dataset"
+    triggers = (b"Dataset",)  # a dataset class (its loaders may be in another file of the project)
     summary = "dataset draws from its own generator, which torch does not reseed per worker: every worker repeats the same random draws"
     valid = (
         "import numpy as np\nfrom torch.utils.data import DataLoader, Dataset\n"
@@ -89,15 +90,17 @@ class SharedRngInDataset(Rule):
     )
 
     def check(self, facts) -> Iterator[Finding]:
-        if not facts.loader_calls:
-            return
+        if not facts.loader_calls and (facts.project is None or not facts.dataset_classes):
+            return  # no loader here, and no other file to build one
         worker_code = facts.worker_code
         for cls in facts.dataset_classes:
             loaders = [
-                loader
+                f"on line {loader.node.lineno}"
                 for loader in worker_code.loaders_using(cls)
                 if loader.is_multi_worker and not loader.given("worker_init_fn") and not _may_have_worker_init(loader)
             ]
+            if not loaders and facts.project is not None and not getattr(facts.project, "summarizing", False):
+                loaders = [f"in {where}" for where, use in facts.project.loaders_elsewhere(facts, cls.node) if use.multi_worker and not use.worker_init]
             if not loaders:
                 continue
             init = worker_code.find_method(cls, "__init__")
@@ -114,7 +117,7 @@ class SharedRngInDataset(Rule):
                     continue
                 message = (
                     f"self.{attribute} holds '{holder}' objects whose own random generator (self.{inner}) is copied "
-                    f"into every worker unseeded (loader on line {loaders[0].node.lineno} has no worker_init_fn): "
+                    f"into every worker unseeded (loader {loaders[0]} has no worker_init_fn): "
                     f"all workers draw the same numbers; reseed them in a worker_init_fn from "
                     f"torch.utils.data.get_worker_info().seed"
                 )
@@ -124,7 +127,7 @@ class SharedRngInDataset(Rule):
                     continue
                 example = WORKER_INIT_PREFIX + _reseed_statement(facts, call, attribute, shown)
                 message = (
-                    f"self.{attribute} is copied into every worker unseeded (loader on line {loaders[0].node.lineno} "
+                    f"self.{attribute} is copied into every worker unseeded (loader {loaders[0]} "
                     f"has no worker_init_fn): all workers draw the same numbers; reseed it, e.g. `{example}`"
                 )
                 yield self.report(facts, statement, message)
