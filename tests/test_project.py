@@ -167,3 +167,18 @@ def test_command_line_worker_count_named_in_crash_messages():
     assert found["DL102"].endswith("(when --dataloader_num_workers > 0)")
     assert found["DL101"].endswith("(when --dataloader_num_workers > 0)")
     assert "DL102" not in {f.code for f in lint_source(source.replace("args.dataloader_num_workers", "0"), SETTINGS)}
+
+
+def test_batches_copied_to_cuda_by_a_caller_in_another_file(tmp_path):
+    write(
+        tmp_path,
+        {
+            "data.py": "from torch.utils.data import DataLoader\n\n\ndef build(ds):\n    return DataLoader(ds, batch_size=8)\n",
+            "train.py": "import torch\nfrom data import build\n\n\ndef main(ds, model):\n"
+            "    for x, y in build(ds):\n        model(x.cuda(non_blocking=True), y)\n",
+        },
+    )
+    index = ProjectIndex(tmp_path, SETTINGS)
+    result = lint(index, tmp_path / "data.py")
+    assert codes(result) == [(5, "DL206")]
+    assert result.findings[0].fix is not None

@@ -67,6 +67,7 @@ class Use:
     # caller may call set_epoch on it), "return" (a parameter handed back: summaries only).
     how: str = ""
     remote: tuple[str, str] | None = None  # ("pkg.mod.func", "0" | "name") for how == "remote"
+    copies: str = ""  # how == "elsewhere": its batches are copied to CUDA there ("cuda" always, "maybe")
 
     @property
     def is_iter_call(self) -> bool:

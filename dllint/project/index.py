@@ -403,7 +403,7 @@ def _uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: tuple, via:
     if effects.iterations:
         repeated = effects.per_epoch or effects.iterations > 1
         marker = (ElsewhereLoop(where),) if repeated else ()
-        uses.append(Use("iterate", node, here + marker, via, "elsewhere"))
+        uses.append(Use("iterate", node, here + marker, via, "elsewhere", copies=effects.cuda_copy))
     if effects.stores:
         uses.append(Use("escape", expr, here, via, "unclaimed"))
     if effects.unknown:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
     from dllint.facts.usage import Use
 
-FORMAT = 2
+FORMAT = 3
 STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
@@ -47,6 +47,7 @@ class Effects:
     returns: bool = False  # handed back to the caller (a parameter only)
     unknown: bool = False  # passed to code outside the project
     set_epoch: bool = False  # set_epoch may be called on it (or on its sampler)
+    cuda_copy: str = ""  # its batches are copied to CUDA: "cuda" always, "maybe" (cuda if available)
     follow: list[list] = field(default_factory=list)  # [target, argument, in_loop]: project calls it goes on to
 
     def merge(self, other: Effects, repeated: bool = False) -> None:
@@ -56,6 +57,7 @@ class Effects:
         self.stores |= other.stores
         self.unknown |= other.unknown
         self.set_epoch |= other.set_epoch
+        self.cuda_copy = "cuda" if "cuda" in (self.cuda_copy, other.cuda_copy) else self.cuda_copy or other.cuda_copy
 
     @property
     def empty(self) -> bool:
@@ -195,7 +197,7 @@ def summarize(path: str, text: str, settings: Settings, tree: ast.Module | None 
             continue
         scope = facts.scopes.scope_of(call)
         built = set(map(id, usage.enclosing_loops(call, scope)))  # a fresh result each pass
-        effects = effects_of(usage.uses_of(call, scope), built)
+        effects = effects_of(usage.uses_of(call, scope), built, facts)
         if not effects.empty:
             effects.set_epoch |= summary.set_epoch
             summary.calls.append(CallSummary(target, call.lineno, effects))
@@ -208,7 +210,7 @@ def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef
     kwonly = [a.arg for a in args.kwonlyargs]
     effects: dict[str, Effects] = {}
     for name in (params[1:] if method else params) + kwonly:
-        found = effects_of(facts.usage.parameter_uses(function, name), set())
+        found = effects_of(facts.usage.parameter_uses(function, name), set(), facts)
         found.set_epoch |= _set_epoch_on(facts, function, name)
         if not found.empty:
             effects[name] = found
@@ -244,8 +246,10 @@ def _set_epoch_on(facts: FileFacts, function: ast.AST, name: str) -> bool:
     return False
 
 
-def effects_of(uses: list[Use], built: set[int]) -> Effects:
+def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None) -> Effects:
     """Fold a value's uses into :class:`Effects`; loops in ``built`` make a fresh value each pass."""
+    from dllint.facts.devices import batch_cuda_copies
+
     effects = Effects()
     seen: set[int] = set()
     for use in uses:
@@ -256,6 +260,12 @@ def effects_of(uses: list[Use], built: set[int]) -> Effects:
             seen.add(id(use.node))
             effects.iterations = min(2, effects.iterations + 1)
             effects.per_epoch |= bool(loops)
+            copies = batch_cuda_copies(facts, use) if facts is not None else []
+            if copies:
+                always = any(c.unconditional for c in copies)
+                effects.cuda_copy = "cuda" if always or effects.cuda_copy == "cuda" else "maybe"
+            elif use.copies:
+                effects.cuda_copy = effects.cuda_copy if effects.cuda_copy == "cuda" else use.copies
         elif use.how == "remote" and use.remote is not None:
             effects.follow.append([use.remote[0], use.remote[1], bool(loops)])
         elif use.how == "return":
