@@ -42,6 +42,7 @@ NEUTRAL_BUILTINS = frozenset(
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 MAX_CALL_DEPTH = 6
+MAX_STEPS = 2000  # flow steps for one question; real code needs a few dozen
 
 
 class ElsewhereLoop(ast.While):
@@ -81,6 +82,9 @@ class UsageAnalysis:
         self._loader_uses: dict[ast.Call, list[Use]] = {}
         self._entry_loops: dict[tuple, tuple] = {}  # (call, via before it) -> loops around the call's caller
         self._summarizing: ast.AST | None = None  # the function whose parameters a summary describes
+        self._steps = 0  # flow steps of the current question (bounded: MAX_STEPS)
+        self._reach: dict[tuple, bool] = {}
+        self._resolving: dict[tuple, list] = {}
         self._loads_by_name: dict[str, list[tuple[ast.Name, Scope]]] = {}
         for scope in facts.scopes.scopes.values():
             for load in scope.loads:
@@ -91,18 +95,21 @@ class UsageAnalysis:
         """Every iteration and escape of the loader built by ``loader``."""
         uses = self._loader_uses.get(loader.node)
         if uses is None:
+            self._steps = 0
             uses = self._uses_of_expr(loader.node, loader.scope, (), (), frozenset())
             self._loader_uses[loader.node] = uses
         return uses
 
     def uses_of(self, expr: ast.AST, scope: Scope) -> list[Use]:
         """Iterations and escapes of any value built by ``expr`` (a sampler, a dataset)."""
+        self._steps = 0
         return self._uses_of_expr(expr, scope, (), (), frozenset())
 
     def parameter_uses(self, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[Use]:
         """What ``function`` does with its parameter ``param`` (for the project's summaries): a
         ``return`` of it is reported as such instead of being followed to callers."""
         self._summarizing = function
+        self._steps = 0
         try:
             return self._uses_of_name(param, self.facts.scopes.scopes[function], (), (), frozenset())
         finally:
@@ -180,6 +187,9 @@ class UsageAnalysis:
     def _uses_of_expr(
         self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset
     ) -> list[Use]:
+        self._steps += 1
+        if self._steps > MAX_STEPS:  # a value fanning out through many calls: give up on it
+            return [Use("escape", expr, loops, via, "unknown")]
         parent = self.parents.get(expr)
         here = loops + self.enclosing_loops(expr, scope)
         if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is expr:
@@ -411,7 +421,7 @@ class UsageAnalysis:
         rebound = binding is not None and len(scope.bindings.get(name, ())) > 1
         for load, load_scope in self._loads_resolving_to(name, scope):
             if load_scope is scope:
-                if rebound and not self._reaches(binding, load, scope.bindings[name]):
+                if rebound and not self._reaches_cached(binding, load, scope.bindings[name]):
                     continue
                 uses += self._uses_of_expr(load, scope, loops, via, seen)
                 continue
@@ -434,6 +444,13 @@ class UsageAnalysis:
                     for u in inner
                 ]
         return uses
+
+    def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list) -> bool:
+        key = (binding, load)
+        found = self._reach.get(key)
+        if found is None:
+            found = self._reach[key] = self._reaches(binding, load, bindings)
+        return found
 
     def _reaches(self, binding: ast.AST, load: ast.Name, bindings: list) -> bool:
         """The value bound by ``binding`` may still be the name's value at ``load``: it comes
@@ -478,12 +495,17 @@ class UsageAnalysis:
 
     # -- helpers ---------------------------------------------------------------
     def _loads_resolving_to(self, name: str, scope: Scope) -> list[tuple[ast.Name, Scope]]:
+        key = (name, scope.node)
+        cached = self._resolving.get(key)
+        if cached is not None:
+            return cached
         found = []
         for load, candidate in self._loads_by_name.get(name, ()):
             if self._is_within(candidate, scope):
                 resolved = self.facts.scopes.lookup(name, candidate)
                 if resolved is not None and resolved[0] is scope:
                     found.append((load, candidate))
+        self._resolving[key] = found
         return found
 
     @staticmethod
