@@ -142,15 +142,18 @@ class ProjectIndex:
             return None
 
     # -- modules -----------------------------------------------------------------------
-    def resolve(self, from_path: str, target: str) -> tuple[str, str] | None:
+    def resolve(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, str] | None:
         """(file, name inside it) that a target names, seen from ``from_path``; follows
-        re-exports (``from .data import build_loader`` in a package's ``__init__``)."""
+        re-exports (``from .data import build_loader`` in a package's ``__init__``), recording
+        the summaries it reads in ``deps``."""
         for _ in range(4):
             found = self._resolve_once(from_path, target)
             if found is None:
                 return None
             path, name = found
             summary = self.summary(path)
+            if summary is not None and deps is not None:
+                deps[path] = summary[1]
             first = name.split(".")[0]
             if summary is None or not name or first in summary[0].functions or first in summary[0].classes:
                 return found
@@ -199,8 +202,8 @@ class ProjectIndex:
     def _inside(self, path: Path) -> bool:
         return self.root == path or self.root in path.parents
 
-    def function(self, from_path: str, target: str) -> tuple[str, FunctionSummary, str] | None:
-        found = self.resolve(from_path, target)
+    def function(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, FunctionSummary, str] | None:
+        found = self.resolve(from_path, target, deps)
         if found is None:
             return None
         path, name = found
@@ -213,8 +216,8 @@ class ProjectIndex:
             function = summary[0].functions.get(name)
         return None if function is None else (path, function, name)
 
-    def class_summary(self, from_path: str, target: str) -> tuple[str, ClassSummary] | None:
-        found = self.resolve(from_path, target)
+    def class_summary(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, ClassSummary] | None:
+        found = self.resolve(from_path, target, deps)
         if found is None:
             return None
         summary = self.summary(found[0])
@@ -225,7 +228,7 @@ class ProjectIndex:
     def parameter_effects(self, from_path: str, target: str, argument: str, deps: dict[str, str], depth: int = 0) -> Effects | None:
         """What the project function ``target`` does with the argument, following it on
         through other project functions; None when the target is not the project's."""
-        found = self.function(from_path, target)
+        found = self.function(from_path, target, deps)
         if found is None:
             return None
         path, function, name = found
@@ -388,7 +391,7 @@ class ProjectView:
         target = self.target_of(facts, func, scope)
         if target is None or target.endswith("@"):
             return None
-        found = self.index.class_summary(self.path, target)
+        found = self.index.class_summary(self.path, target, self.deps)
         if found is None:
             return None
         self.deps[found[0]] = self.index._entries[found[0]].digest
