@@ -167,7 +167,7 @@ def main() -> None:
         print(f"one changed file, project:    {median(changed)} (median of {options.repeat})")
         print(f"one changed file alone:       {median(alone)} (median of {options.repeat})")
         print(f"changed factory, project:     {median(factory_times)} (median of {options.repeat})")
-        print(f"(a bare `python -m dllint --version`: {run(['--version'], root, command="")})")
+        print(f"(a bare `python -m dllint --version`: {run(['--version'], root, command='')})")
     finally:
         if options.keep is None:
             shutil.rmtree(root, ignore_errors=True)

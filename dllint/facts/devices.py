@@ -179,4 +179,3 @@ def _is_cuda_string(text: str) -> bool:
 def torch_alias(facts: FileFacts) -> str | None:
     """The local name ``torch`` is imported under, if any."""
     return next((local for local, full in facts.imports.items() if full == "torch"), None)
-

@@ -291,7 +291,6 @@ class ProjectIndex:
         self._callers[key] = found
         return found
 
-
     def loaders_of_class(self, path: str, name: str) -> list[tuple[str, LoaderSummary]]:
         """Loaders in other project files whose dataset is ``name`` (a class of ``path``)."""
         found: list[tuple[str, LoaderSummary]] = []
