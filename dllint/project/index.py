@@ -16,7 +16,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from dllint.project.imports import call_target
 from dllint.project.summary import ClassSummary, Effects, FileSummary, FunctionSummary, LoaderSummary, summarize
@@ -46,22 +46,25 @@ def find_project_root(paths: Iterable[str]) -> Path | None:
 
 
 class SummaryStore(Protocol):
-    def summary(self, digest: str) -> str | None: ...
+    """Where summaries are kept by the content digest of their file (the run's cache has
+    the same two methods)."""
 
-    def store_summary(self, digest: str, text: str) -> None: ...
+    def get_summary(self, digest: str) -> Any: ...
+
+    def put_summary(self, digest: str, value: Any) -> None: ...
 
 
 class MemoryStore:
     """Summaries by content digest, for one process."""
 
     def __init__(self) -> None:
-        self.entries: dict[str, str] = {}
+        self.entries: dict[str, Any] = {}
 
-    def summary(self, digest: str) -> str | None:
+    def get_summary(self, digest: str) -> Any:
         return self.entries.get(digest)
 
-    def store_summary(self, digest: str, text: str) -> None:
-        self.entries[digest] = text
+    def put_summary(self, digest: str, value: Any) -> None:
+        self.entries[digest] = value
 
 
 @dataclass
@@ -103,9 +106,9 @@ class ProjectIndex:
             if data is None:
                 return None
         content = hashlib.sha256(data).hexdigest()
-        stored = self.store.summary(content)
+        stored = self.store.get_summary(content)
         summary = None
-        if stored is not None:
+        if isinstance(stored, str):
             try:
                 summary = FileSummary.from_json(stored)
             except (ValueError, KeyError, TypeError):
@@ -116,7 +119,7 @@ class ProjectIndex:
             except Exception:  # noqa: BLE001 - a bug summarizing another file must not fail this one's lint
                 summary = FileSummary()
             self.summarized += 1
-            self.store.store_summary(content, summary.to_json())
+            self.store.put_summary(content, summary.to_json())
         entry = _Entry(stat, summary, summary.digest())
         self._entries[path] = entry
         return entry.summary, entry.digest
