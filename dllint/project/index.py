@@ -346,7 +346,7 @@ class ProjectView:
         if effects is None:
             return None
         here = loops + usage.enclosing_loops(call, scope)
-        uses = _uses_from(effects, call, expr, here, via, target)
+        uses = _uses_from(effects, call, expr, here, via, _shown(target))
         if effects.returns:
             uses += usage._uses_of_expr(call, scope, loops, via, seen)  # handed back: the caller goes on
         return uses
@@ -398,6 +398,12 @@ class ProjectView:
             return None
         self.deps[found[0]] = self.index._entries[found[0]].digest
         return found[1]
+
+
+def _shown(target: str) -> str:
+    """``"1:data.fit@"`` -> ``"data.fit()"``: a target as the user wrote it."""
+    level, _, dotted = target.rstrip("@").partition(":")
+    return "." * int(level or 0) + dotted + "()"
 
 
 def _uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: tuple, via: tuple, where: str) -> list[Use]:
