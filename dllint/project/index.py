@@ -134,6 +134,16 @@ class ProjectIndex:
         body that leaves the summary the same invalidates nothing)."""
         return all(self.summary_digest(path) == digest for path, digest in deps.items())
 
+    def _scan(self, path: str) -> bytes | None:
+        """A file's bytes for a "who names X" scan, kept (up to a budget) for the next scan."""
+        data = self._bytes.get(path)
+        if data is None:
+            data = self._read(path)
+            if data is not None and self._kept + len(data) <= MAX_KEPT_BYTES:
+                self._bytes[path] = data
+                self._kept += len(data)
+        return data
+
     def _read(self, path: str) -> bytes | None:
         data = self._bytes.get(path)
         if data is not None:
@@ -276,12 +286,9 @@ class ProjectIndex:
         for other in self.project_files():
             if other == path:
                 continue
-            data = self._read(other)
+            data = self._scan(other)
             if data is None or needle not in data:
                 continue
-            if self._kept + len(data) <= MAX_KEPT_BYTES and other not in self._bytes:
-                self._bytes[other] = data
-                self._kept += len(data)
             summary = self.summary(other)
             if summary is None:
                 continue
@@ -301,7 +308,7 @@ class ProjectIndex:
         for other in self.project_files():
             if other == path:
                 continue
-            data = self._read(other)
+            data = self._scan(other)
             if data is None or needle not in data or b"DataLoader" not in data:
                 continue
             summary = self.summary(other)
