@@ -173,12 +173,12 @@ def test_batches_copied_to_cuda_by_a_caller_in_another_file(tmp_path):
     write(
         tmp_path,
         {
-            "data.py": "from torch.utils.data import DataLoader\n\n\ndef build(ds):\n    return DataLoader(ds, batch_size=8)\n",
+            "data.py": "import torch\nfrom torch.utils.data import DataLoader\n\n\ndef build(ds):\n    return DataLoader(ds, batch_size=8)\n",
             "train.py": "import torch\nfrom data import build\n\n\ndef main(ds, model):\n"
             "    for x, y in build(ds):\n        model(x.cuda(non_blocking=True), y)\n",
         },
     )
     index = ProjectIndex(tmp_path, SETTINGS)
     result = lint(index, tmp_path / "data.py")
-    assert codes(result) == [(5, "DL206")]
-    assert result.findings[0].fix is not None
+    assert codes(result) == [(6, "DL206")]
+    assert "torch.cuda.is_available()" in result.findings[0].fix.message

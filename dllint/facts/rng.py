@@ -19,10 +19,10 @@ GENERATORS = frozenset(
 RESEEDING_METHODS = frozenset({"seed", "manual_seed", "set_state", "setstate", "bit_generator", "__setstate__"})
 
 
-def stored_generators(facts, init: ast.AST) -> dict[str, tuple[ast.stmt, ast.Call, str]]:
+def stored_generators(facts, init: ast.AST) -> dict[str, tuple[ast.stmt, ast.Call]]:
     """``self.X = <generator factory>(...)`` statements directly in ``__init__``, by attribute:
-    the statement, the factory call and the factory as written."""
-    found: dict[str, tuple[ast.stmt, ast.Call, str]] = {}
+    the statement and the factory call."""
+    found: dict[str, tuple[ast.stmt, ast.Call]] = {}
     for node in ast.walk(init):
         if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
             continue
@@ -34,8 +34,7 @@ def stored_generators(facts, init: ast.AST) -> dict[str, tuple[ast.stmt, ast.Cal
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                shown = ast.get_source_segment(facts.source, call.func) or facts.qualname(call.func)
-                found.setdefault(target.attr, (node, call, shown))
+                found.setdefault(target.attr, (node, call))
     return found
 
 

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.rng import draws, held_generators, reseeds, stored_generators
 from dllint.findings import Finding
-from dllint.rules import Rule
+from dllint.rules import Rule, quote
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 ENTRY_METHODS = ("__getitem__", "__getitems__", "__iter__")
 WORKER_INIT_PREFIX = "def worker_init_fn(worker_id): info = torch.utils.data.get_worker_info(); "
@@ -89,7 +92,7 @@ class SharedRngInDataset(Rule):
         "loader = DataLoader(S(1), num_workers=2)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         if not facts.loader_calls and (facts.project is None or not facts.dataset_classes):
             return  # no loader here, and no other file to build one
         worker_code = facts.worker_code
@@ -122,7 +125,8 @@ class SharedRngInDataset(Rule):
                     f"torch.utils.data.get_worker_info().seed"
                 )
                 yield self.report(facts, statement, message)
-            for attribute, (statement, call, shown) in generators.items():
+            for attribute, (statement, call) in generators.items():
+                shown = quote(facts, call.func)
                 if not draws(reached, attribute) or reseeds(reached, attribute):
                     continue
                 example = WORKER_INIT_PREFIX + _reseed_statement(facts, call, attribute, shown)
