@@ -135,11 +135,12 @@ class UsageAnalysis:
                 continue
             if use.kind == "escape":
                 if use.how == "unclaimed":
-                    if training is None:
-                        from dllint.facts.training import evidently_training
+                    from dllint.facts.training import TRAINING_FUNCTIONS, evidently_training
 
+                    if training is None:
                         training = evidently_training(self.facts, loader)
-                    if training:
+                    returned_by = getattr(self.facts.scopes.enclosing_function(use.node), "name", None)
+                    if training or returned_by in TRAINING_FUNCTIONS:
                         return 2
                 continue
             if any(id(loop) not in built_in for loop in use.loops):
