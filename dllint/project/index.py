@@ -84,6 +84,7 @@ class ProjectIndex:
         self._files: list[str] | None = None
         self._bytes: dict[str, bytes] = {}
         self._kept = 0
+        self._loader_files: list[tuple[str, bytes]] | None = None  # files that mention DataLoader, with their bytes
         self._callers: dict[tuple[str, str], list[tuple[str, CallerEffects]]] = {}
         self.summarized = 0  # files summarized (not found in the store): for tests and benchmarks
 
@@ -305,11 +306,10 @@ class ProjectIndex:
         """Loaders in other project files whose dataset is ``name`` (a class of ``path``)."""
         found: list[tuple[str, LoaderSummary]] = []
         needle = name.encode()
-        for other in self.project_files():
-            if other == path:
-                continue
-            data = self._scan(other)
-            if data is None or needle not in data or b"DataLoader" not in data:
+        if self._loader_files is None:  # one scan for every dataset class asked about
+            self._loader_files = [(p, d) for p in self.project_files() if (d := self._scan(p)) and b"DataLoader" in d]
+        for other, data in self._loader_files:
+            if other == path or needle not in data:
                 continue
             summary = self.summary(other)
             for loader in summary[0].loaders if summary is not None else ():
