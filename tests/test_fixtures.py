@@ -2,6 +2,9 @@
 
 A fixture in ``fixtures/DLNNN/`` is checked for DLNNN and for every code its
 markers name: those must fire on the marked lines and columns and nowhere else.
+A folder under ``fixtures/project/`` is a small project linted as one (the project index
+follows calls between its files): the codes its markers name, in any of its files, must
+fire exactly where marked in every file.
 """
 
 from __future__ import annotations
