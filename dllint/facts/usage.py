@@ -424,7 +424,10 @@ class UsageAnalysis:
             if load_scope is scope:
                 if rebound and not self._reaches_cached(binding, load, scope.bindings[name]):
                     continue
-                uses += self._uses_of_expr(load, scope, loops, via, seen)
+                found = self._uses_of_expr(load, scope, loops, via, seen)
+                if rebound:
+                    found = self._first_pass_only(found, binding, load, scope.bindings[name], scope)
+                uses += found
                 continue
             # A load inside a nested function: repeated as often as that function is called.
             func = self._outermost_function_below(load_scope, scope)
@@ -445,6 +448,19 @@ class UsageAnalysis:
                     for u in inner
                 ]
         return uses
+
+    def _first_pass_only(self, uses: list[Use], binding: ast.AST, load: ast.Name, bindings: list, scope: Scope) -> list[Use]:
+        """A loop whose body rebinds the name on every pass repeats ``load`` for other values:
+        this binding's value meets it on the first pass only."""
+        others = [b.node for b in bindings if b.node is not binding]
+        cut = {
+            id(loop)
+            for loop in self.enclosing_loops(load, scope)
+            if isinstance(loop, LOOPS) and not self._contains(loop, binding) and any(o in loop.body for o in others)
+        }
+        if not cut:
+            return uses
+        return [replace(u, loops=tuple(loop for loop in u.loops if id(loop) not in cut)) for u in uses]
 
     def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list) -> bool:
         key = (binding, load)
