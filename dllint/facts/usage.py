@@ -400,8 +400,29 @@ class UsageAnalysis:
             return uses
         for node in ast.walk(cls):
             if self._is_self_attribute(node) and node.attr == target.attr and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-                uses += self._uses_of_expr(node, self.facts.scopes.scope_of(node), (), via, seen | {key})
+                load_scope = self.facts.scopes.scope_of(node)
+                repeat = self._method_loops(load_scope.node, 0)  # the method runs in a loop of its class
+                found = self._uses_of_expr(node, load_scope, (), via, seen | {key})
+                uses += [replace(u, loops=repeat + u.loops) if repeat else u for u in found]
         return uses
+
+    def _method_loops(self, function: ast.AST, depth: int) -> tuple[ast.AST, ...]:
+        """Loops around the calls of a method by ``self.name()`` in its class (through the
+        methods that call it, a few levels up): the epoch loop of ``fit`` calling
+        ``self.validate()``."""
+        if depth > 3 or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return ()
+        if not isinstance(self.parents.get(function), ast.ClassDef):
+            return ()
+        for call in self._callers(function):
+            scope = self.facts.scopes.scope_of(call)
+            loops = tuple(loop for loop in self.enclosing_loops(call, scope) if isinstance(loop, LOOPS))
+            if loops:
+                return loops
+            outer = self._method_loops(scope.node, depth + 1)
+            if outer:
+                return outer
+        return ()
 
     @staticmethod
     def _is_self_attribute(node: ast.AST) -> bool:
