@@ -1,10 +1,15 @@
 """Where a loader's value flows: which loops iterate it, which calls carry it away.
 
-The analysis follows a loader from its construction through names bound in
-the same scope, same-file function calls (parameter by parameter) and
-closures, and records each place that iterates it (``Use.kind ==
-"iterate"``) or lets it escape the file's view (``"escape"``: returned,
-stored on an object, passed to another module), as RULES.md asks.
+The analysis follows a loader from its construction through names (each binding on its
+own: a name bound twice to two loaders is two loaders), same-file function calls and
+class constructors (parameter by parameter), closures, ``return`` (to the function's
+callers: same-file, other project files through ``facts.project``, or a framework hook),
+``self.X = loader`` (to the class's reads of ``self.X``), wrappers (any call whose result a
+``for`` iterates is one pass over the loader) and framework calls
+(:mod:`dllint.project.frameworks`). It records each place that iterates it
+(``Use.kind == "iterate"``) or lets it escape (``"escape"``, with ``Use.how`` saying
+whether a caller could still claim it, code outside the project took it, ...), as RULES.md's
+"Following calls across the project" asks.
 """
 
 from __future__ import annotations
