@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from dllint.project.imports import call_target
-from dllint.project.summary import ClassSummary, Effects, FileSummary, FunctionSummary, LoaderSummary, summarize
+from dllint.project.summary import (
+    ClassSummary,
+    Effects,
+    FileSummary,
+    FunctionSummary,
+    LoaderSummary,
+    digest_of,
+    summarize,
+)
 
 if TYPE_CHECKING:
     from dllint.config import Settings
@@ -107,11 +115,11 @@ class ProjectIndex:
             if data is None:
                 return None
         content = hashlib.sha256(data).hexdigest()
-        stored = self.store.get_summary(content)
+        text = self.store.get_summary(content)
         summary = None
-        if isinstance(stored, str):
+        if isinstance(text, str):
             try:
-                summary = FileSummary.from_json(stored)
+                summary = FileSummary.from_json(text)
             except (ValueError, KeyError, TypeError):
                 summary = None
         if summary is None:
@@ -120,8 +128,9 @@ class ProjectIndex:
             except Exception:  # noqa: BLE001 - a bug summarizing another file must not fail this one's lint
                 summary = FileSummary()
             self.summarized += 1
-            self.store.put_summary(content, summary.to_json())
-        entry = _Entry(stat, summary, summary.digest())
+            text = summary.to_json()
+            self.store.put_summary(content, text)
+        entry = _Entry(stat, summary, digest_of(text))  # the stored text is to_json's: no re-encoding
         self._entries[path] = entry
         return entry.summary, entry.digest
 

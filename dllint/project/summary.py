@@ -136,7 +136,12 @@ class FileSummary:
         )
 
     def digest(self) -> str:
-        return hashlib.sha256(self.to_json().encode()).hexdigest()[:32]
+        return digest_of(self.to_json())
+
+
+def digest_of(text: str) -> str:
+    """The digest of a summary's JSON text (what a dependent file's cache entry records)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 class SummaryContext:
