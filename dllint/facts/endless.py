@@ -77,10 +77,17 @@ def endless_reason(facts: FileFacts, loader: LoaderCall) -> str | None:
     return None
 
 
+def endless_sampler_call(facts: FileFacts, call: ast.Call, scope) -> str | None:
+    """Why the sampler ``call`` builds never ends, or None."""
+    return _endless_sampler(facts, call, scope, 0)
+
+
 def _endless_sampler(facts: FileFacts, expr: ast.expr, scope, depth: int) -> str | None:
     expr, scope = follow(expr, scope, facts)
     if not isinstance(expr, ast.Call) or depth > 4:
         return None
+    if facts.project is not None and any(r.kind == "sampler" and r.endless for r in facts.project.returned(facts, expr.func, scope)):
+        return f"the sampler '{dotted_name(expr.func)}()' returns never ends"
     name = dotted_name(expr.func) or ""
     last = (facts.qualname(expr.func) or name).rsplit(".", 1)[-1]
     if last == "RandomSampler" and _huge_with_replacement(facts, expr, scope):

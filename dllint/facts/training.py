@@ -36,6 +36,8 @@ def _random_sampler(facts: FileFacts, expr: ast.expr, scope, depth: int) -> bool
     name = (facts.qualname(expr.func) or dotted_name(expr.func) or "").rsplit(".", 1)[-1]
     if name in RANDOM_SAMPLERS:
         return True
+    if facts.project is not None and any(r.kind == "sampler" and r.random for r in facts.project.returned(facts, expr.func, scope)):
+        return True  # build_sampler(...) of another project file returns a random/distributed sampler
     if name == "BatchSampler" and expr.args:  # BatchSampler(RandomSampler(ds), ...)
         return _random_sampler(facts, expr.args[0], scope, depth + 1)
     return False

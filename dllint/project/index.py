@@ -399,6 +399,14 @@ class ProjectView:
             self.deps[other] = self.index._entries[other].digest
         return [(f"{os.path.relpath(other, self.index.root)}:{loader.line}", loader) for other, loader in found]
 
+    def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list:
+        """What the project function ``func`` calls returns (:class:`Returned` entries)."""
+        target = self.target_of(facts, func, scope)
+        if target is None:
+            return []
+        found = self.index.function(self.path, target, self.deps)
+        return found[1].returns if found is not None else []
+
     # -- classes ----------------------------------------------------------------------------
     def class_fact(self, facts: FileFacts, func: ast.expr, scope: Scope, fact: str) -> bool:
         """A fact of the project class ``func`` constructs (``endless``, ``keeps_iterator``)."""

@@ -3,7 +3,8 @@
 Computed from the file's text alone (so it is cached by content digest):
 
 - ``functions``: per module-level function and method of a module-level class (``"f"``,
-  ``"Cls.m"``), its parameters and what it does with each (:class:`Effects`);
+  ``"Cls.m"``), its parameters and what it does with each (:class:`Effects`), and the
+  loaders, samplers and datasets it returns (:class:`Returned`);
 - ``calls``: calls into other modules (by target, see :mod:`dllint.project.imports`) and
   what the file does with their results;
 - ``classes``: module-level classes, their bases, and worker-side facts (a sampler that
@@ -20,7 +21,7 @@ import ast
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
     from dllint.facts.usage import Use
 
-FORMAT = 3
+FORMAT = 4
 STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
@@ -65,11 +66,23 @@ class Effects:
 
 
 @dataclass
+class Returned:
+    """A loader, sampler or dataset a function returns, with what is known of its arguments."""
+
+    kind: str  # "loader", "sampler", "dataset"
+    name: str  # the class as the file names it (qualified through its imports)
+    args: dict[str, Any] = field(default_factory=dict)  # arguments that resolve to JSON constants
+    random: bool = False  # a random or distributed sampler (a training loader's)
+    endless: bool = False  # a sampler that never ends
+
+
+@dataclass
 class FunctionSummary:
     params: list[str]  # positional parameters, ``self`` included for methods
     kwonly: list[str]
     method: bool
     effects: dict[str, Effects]
+    returns: list[Returned] = field(default_factory=list)
 
     def parameter(self, argument: str, bound: bool) -> str | None:
         """The parameter an argument lands in: ``"0"`` (position) or a keyword."""
@@ -125,7 +138,13 @@ class FileSummary:
             raise ValueError("summary format changed")
         return cls(
             functions={
-                name: FunctionSummary(f["params"], f["kwonly"], f["method"], {p: Effects(**e) for p, e in f["effects"].items()})
+                name: FunctionSummary(
+                    f["params"],
+                    f["kwonly"],
+                    f["method"],
+                    {p: Effects(**e) for p, e in f["effects"].items()},
+                    [Returned(**r) for r in f["returns"]],
+                )
                 for name, f in data["functions"].items()
             },
             calls=[CallSummary(c["target"], c["line"], Effects(**c["effects"])) for c in data["calls"]],
@@ -165,6 +184,9 @@ class SummaryContext:
 
     def class_fact(self, *args) -> bool:
         return False
+
+    def returned(self, *args) -> list:
+        return []
 
 
 def summarize(path: str, text: str, settings: Settings, tree: ast.Module | None = None) -> FileSummary:
@@ -219,7 +241,43 @@ def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef
         found.set_epoch |= _set_epoch_on(facts, function, name)
         if not found.empty:
             effects[name] = found
-    return FunctionSummary(params, kwonly, method, effects)
+    return FunctionSummary(params, kwonly, method, effects, _returns(facts, function))
+
+
+RETURNED_LOADER_ARGS = ("shuffle", "num_workers", "persistent_workers", "pin_memory")
+
+
+def _returns(facts: FileFacts, function: ast.AST) -> list[Returned]:
+    """Loaders, samplers and datasets ``function`` returns (through names bound once)."""
+    from dllint.facts.endless import endless_sampler_call
+    from dllint.project.frameworks import RANDOM_SAMPLERS
+
+    loaders = {loader.node: loader for loader in facts.loader_calls}
+    found: list[Returned] = []
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Return) or node.value is None or facts.scopes.enclosing_function(node) is not function:
+            continue
+        scope = facts.scopes.scope_of(node)
+        value, value_scope = follow(node.value, scope, facts)
+        if not isinstance(value, ast.Call):
+            continue
+        name = facts.qualname(value.func) or dotted_name(value.func) or ""
+        last = name.rsplit(".", 1)[-1]
+        loader = loaders.get(value)
+        local = facts.classes.get(name)
+        if loader is not None:
+            args = {}
+            for arg in RETURNED_LOADER_ARGS:
+                resolved = loader.value(arg)
+                if resolved.is_const and isinstance(resolved.value, (bool, int, float, str, type(None))):
+                    args[arg] = resolved.value
+            found.append(Returned("loader", name, args))
+        elif last.endswith("Sampler") or local is not None and any(b.endswith("Sampler") for b in local.base_names):
+            endless = endless_sampler_call(facts, value, value_scope) is not None
+            found.append(Returned("sampler", name, random=last in RANDOM_SAMPLERS, endless=endless))
+        elif local is not None and local.is_dataset:
+            found.append(Returned("dataset", name))
+    return found
 
 
 def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
