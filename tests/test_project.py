@@ -182,3 +182,32 @@ def test_batches_copied_to_cuda_by_a_caller_in_another_file(tmp_path):
     result = lint(index, tmp_path / "data.py")
     assert codes(result) == [(6, "DL206")]
     assert "torch.cuda.is_available()" in result.findings[0].fix.message
+
+
+def test_summary_records_what_functions_return():
+    text = textwrap.dedent(
+        """
+        from torch.utils.data import DataLoader, RandomSampler, Sampler
+
+        class Forever(Sampler):
+            def __iter__(self):
+                while True:
+                    yield 0
+
+        def build_loader(ds, workers=4):
+            loader = DataLoader(ds, shuffle=True, num_workers=8)
+            return loader
+
+        def build_sampler(ds):
+            return RandomSampler(ds)
+
+        def build_forever():
+            return Forever()
+        """
+    )
+    summary = summarize("m.py", text, SETTINGS)
+    (loader,) = summary.functions["build_loader"].returns
+    assert (loader.kind, loader.args) == ("loader", {"shuffle": True, "num_workers": 8})
+    assert [(r.kind, r.random, r.endless) for r in summary.functions["build_sampler"].returns] == [("sampler", True, False)]
+    assert [(r.kind, r.endless) for r in summary.functions["build_forever"].returns] == [("sampler", True)]
+    assert summary.classes["Forever"].endless
