@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv", "env"})
 MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
+MAX_PROJECT_FILES = 50_000
 MAX_KEPT_BYTES = 64 * 1024 * 1024  # file contents kept for repeated "who calls X" scans
 
 
@@ -275,12 +276,16 @@ class ProjectIndex:
         return total
 
     def project_files(self) -> list[str]:
+        """The project's ``.py`` files (hidden, virtual-environment and build folders skipped;
+        at most MAX_PROJECT_FILES: a root that is a home directory must not stall a run)."""
         if self._files is None:
-            files = []
+            files: list[str] = []
             for directory, dirs, names in os.walk(self.root):
-                dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
                 files += [os.path.join(directory, n) for n in names if n.endswith(".py")]
-            self._files = sorted(files)
+                if len(files) >= MAX_PROJECT_FILES:
+                    break
+            self._files = sorted(files[:MAX_PROJECT_FILES])
         return self._files
 
     def callers_of(self, path: str, name: str) -> list[tuple[str, CallerEffects]]:
