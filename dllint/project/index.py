@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from dllint.facts.usage import Use, UsageAnalysis
 
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
-SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv", "env"})
+SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv"})  # venvs, build copies
 MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
 MAX_PROJECT_FILES = 50_000
 MAX_KEPT_BYTES = 64 * 1024 * 1024  # file contents kept for repeated "who calls X" scans
