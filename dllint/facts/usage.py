@@ -190,6 +190,10 @@ class UsageAnalysis:
         return tuple(reversed(loops))
 
     # -- the flow --------------------------------------------------------------------
+    def continue_from(self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset) -> list[Use]:
+        """Go on following a value at ``expr`` (a project function handed it back)."""
+        return self._uses_of_expr(expr, scope, loops, via, seen)
+
     def _uses_of_expr(
         self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset
     ) -> list[Use]:

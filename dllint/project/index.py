@@ -135,6 +135,10 @@ class ProjectIndex:
         self._entries[path] = entry
         return entry.summary, entry.digest
 
+    def known_digest(self, path: str) -> str:
+        """The digest of a summary this index has already read."""
+        return self._entries[path].digest
+
     def summary_digest(self, path: str) -> str | None:
         """The current digest of a file's summary (for a cache checking its dependencies)."""
         found = self.summary(path)
@@ -256,7 +260,7 @@ class ProjectIndex:
         if found is None:
             return None
         path, function, name = found
-        deps[path] = self._entries[path].digest
+        deps[path] = self.known_digest(path)
         param = function.parameter(argument, target.endswith("@") or name.endswith(".__init__"))
         effects = function.effects.get(param) if param is not None else None
         return self.expand(path, effects or Effects(), deps, depth)
@@ -369,7 +373,7 @@ class ProjectView:
         here = loops + usage.enclosing_loops(call, scope)
         uses = _uses_from(effects, call, expr, here, via, _shown(target))
         if effects.returns:
-            uses += usage._uses_of_expr(call, scope, loops, via, seen)  # handed back: the caller goes on
+            uses += usage.continue_from(call, scope, loops, via, seen)  # handed back: the caller goes on
         return uses
 
     def caller_uses(self, usage: UsageAnalysis, function: ast.AST, expr, here, via) -> list[Use] | None:
@@ -379,7 +383,7 @@ class ProjectView:
             return None
         uses: list[Use] = []
         for caller, found in self.index.callers_of(self.path, name):
-            self.deps[caller] = self.index._entries[caller].digest
+            self.deps[caller] = self.index.known_digest(caller)
             effects = self.index.expand(caller, found.effects, self.deps)
             where = f"{os.path.relpath(caller, self.index.root)}:{found.line}"
             uses += _uses_from(effects, expr, expr, here, via, where)
@@ -401,7 +405,7 @@ class ProjectView:
             return []
         found = self.index.loaders_of_class(self.path, cls.name)
         for other, _ in found:
-            self.deps[other] = self.index._entries[other].digest
+            self.deps[other] = self.index.known_digest(other)
         return [(f"{os.path.relpath(other, self.index.root)}:{loader.line}", loader) for other, loader in found]
 
     def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list:
@@ -425,7 +429,7 @@ class ProjectView:
         found = self.index.class_summary(self.path, target, self.deps)
         if found is None:
             return None
-        self.deps[found[0]] = self.index._entries[found[0]].digest
+        self.deps[found[0]] = self.index.known_digest(found[0])
         return found[1]
 
 
