@@ -43,6 +43,7 @@ PROJECTS = sorted(p for p in (FIXTURES / "project").iterdir() if p.is_dir()) if 
 
 def lint_project(root):
     """Lint every .py file of ``root`` as one project: {path: FileResult}."""
+    from dllint.per_file import lint_bytes
     from dllint.project import ProjectIndex
 
     settings = Settings(select=("ALL",))
@@ -50,7 +51,7 @@ def lint_project(root):
     linter = Linter(settings)
     results = {}
     for path in sorted(root.rglob("*.py")):
-        results[path] = linter.lint_bytes(str(path), path.read_bytes(), project=index.view(str(path)))
+        results[path] = lint_bytes(linter, str(path), path.read_bytes(), index.view(str(path)))
     return results
 
 

@@ -39,7 +39,9 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def lint(index: ProjectIndex, path: Path):
-    return Linter(SETTINGS).lint_bytes(str(path), path.read_bytes(), project=index.view(str(path)))
+    from dllint.per_file import lint_bytes
+
+    return lint_bytes(Linter(SETTINGS), str(path), path.read_bytes(), index.view(str(path)))
 
 
 def codes(result) -> list[tuple[int, str]]:
@@ -211,3 +213,48 @@ def test_summary_records_what_functions_return():
     assert [(r.kind, r.random, r.endless) for r in summary.functions["build_sampler"].returns] == [("sampler", True, False)]
     assert [(r.kind, r.endless) for r in summary.functions["build_forever"].returns] == [("sampler", True)]
     assert summary.classes["Forever"].endless
+
+
+# -- the run: project root, cache, dependencies ---------------------------------------------
+def check_project(root: Path, cache_dir: Path, monkeypatch=None, paths=None):
+    """One ``dllint check`` run over the project (in-process), with a cache."""
+    from dllint.pipeline import RunOptions, run
+
+    options = RunOptions(jobs=1, cache_dir=str(cache_dir))
+    outcome = run([str(p) for p in (paths or [root])], SETTINGS, options)
+    return {Path(o.path).name: [(f.line, f.code) for f in o.findings] for o in outcome.files}
+
+
+def test_cached_findings_follow_the_summaries_they_read(tmp_path, monkeypatch):
+    """A file's cached findings are invalidated when a summary they depend on changes, and
+    not when the dependency changes without changing its summary."""
+    from dllint import per_file
+
+    root = tmp_path / "project"
+    write(root, {"pyproject.toml": "", "train.py": TRAIN, "data.py": DATA})
+    cache = tmp_path / "cache"
+    assert check_project(root, cache)["data.py"] == [(5, "DL301"), (6, "DL201")]
+
+    linted: list[str] = []
+    original = per_file.lint_bytes
+
+    def spy(linter, path, data, project=None):
+        linted.append(Path(path).name)
+        return original(linter, path, data, project)
+
+    monkeypatch.setattr(per_file, "lint_bytes", spy)
+    (root / "train.py").write_text(TRAIN.replace("model(batch)", "loss = model(batch)  # same summary"))
+    assert check_project(root, cache)["data.py"] == [(5, "DL301"), (6, "DL201")]
+    assert linted == ["train.py"]  # data.py's findings still hold: train.py's summary is the same
+
+    linted.clear()
+    (root / "train.py").write_text(TRAIN.replace("    for epoch in range(epochs):\n        for batch", "    if epochs:\n        for batch"))
+    assert check_project(root, cache)["data.py"] == []
+    assert sorted(linted) == ["data.py", "train.py"]  # train.py's summary changed: data.py re-linted
+
+
+def test_project_root_from_the_paths(tmp_path):
+    root = tmp_path / "project"
+    write(root, {"setup.cfg": "", "pkg/__init__.py": "", "pkg/train.py": TRAIN.replace("from data", "from pkg.data"), "pkg/data.py": DATA})
+    found = check_project(root, tmp_path / "cache", paths=[root / "pkg" / "data.py"])
+    assert found == {"data.py": [(5, "DL301"), (6, "DL201")]}

@@ -129,7 +129,7 @@ def _holder_generator(facts, call: ast.Call, scope) -> tuple[str, str] | None:
         methods = [s for s in local.node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s is not init]
         drawn = sorted(a for a in stored_generators(facts, init) if draws(methods, a))
         return (local.name, drawn[0]) if drawn else None
-    if name and facts.project is not None and hasattr(facts.project, "project_class"):
+    if name and facts.project is not None:
         summary = facts.project.project_class(facts, call.func, scope)
         if summary is not None and summary.generators:
             return name, summary.generators[0]

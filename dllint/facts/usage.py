@@ -306,7 +306,7 @@ class UsageAnalysis:
         remote = project.target_of(self.facts, func, scope) if project is not None else None
         if remote is not None:
             argument = keyword if keyword is not None else str(index)
-            if getattr(project, "summarizing", False):
+            if project.summarizing:
                 return [Use("escape", expr, here, via, "remote", (remote, argument))]
             resolved = project.param_uses(self, remote, argument, call, expr, scope, loops, via, seen)
             if resolved is not None:

@@ -11,6 +11,8 @@
 """
 
 from dllint.project.index import MemoryStore, ProjectIndex, ProjectView, find_project_root
-from dllint.project.summary import Effects, FileSummary, summarize
+from dllint.project.summary import Effects, FileSummary, NullProject, summarize
 
-__all__ = ["Effects", "FileSummary", "MemoryStore", "ProjectIndex", "ProjectView", "find_project_root", "summarize"]
+__all__ = [
+    "Effects", "FileSummary", "MemoryStore", "NullProject", "ProjectIndex", "ProjectView", "find_project_root", "summarize",
+]

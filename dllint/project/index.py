@@ -25,6 +25,7 @@ from dllint.project.summary import (
     FileSummary,
     FunctionSummary,
     LoaderSummary,
+    NullProject,
     digest_of,
     summarize,
 )
@@ -343,7 +344,7 @@ class CallerEffects:
 
 
 @dataclass
-class ProjectView:
+class ProjectView(NullProject):
     """What one file's facts see of the project (``facts.project``). Every summary it reads
     is recorded in ``deps`` (path -> summary digest): the file's findings depend on them."""
 

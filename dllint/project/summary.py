@@ -163,7 +163,36 @@ def digest_of(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-class SummaryContext:
+class NullProject:
+    """The questions the facts ask ``facts.project``, answered for a file with nothing else
+    in view (the base of what the project index hands out; a test's stand-in)."""
+
+    summarizing = False
+    deps: dict[str, str] = {}
+
+    def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
+        return None
+
+    def param_uses(self, *args: Any) -> list | None:
+        return None
+
+    def caller_uses(self, *args: Any) -> list | None:
+        return None
+
+    def class_fact(self, *args: Any) -> bool:
+        return False
+
+    def project_class(self, *args: Any) -> ClassSummary | None:
+        return None
+
+    def returned(self, *args: Any) -> list:
+        return []
+
+    def loaders_elsewhere(self, *args: Any) -> list:
+        return []
+
+
+class SummaryContext(NullProject):
     """``facts.project`` while a file is summarized: names calls into other modules but
     follows none of them (a summary depends on its own file only)."""
 
@@ -175,18 +204,6 @@ class SummaryContext:
     def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
         found = call_target(facts, self.imports, func, scope)
         return None if found is None else found[0] + ("@" if found[1] else "")
-
-    def param_uses(self, *args) -> None:
-        return None
-
-    def caller_uses(self, *args) -> None:
-        return None
-
-    def class_fact(self, *args) -> bool:
-        return False
-
-    def returned(self, *args) -> list:
-        return []
 
 
 def summarize(path: str, text: str, settings: Settings, tree: ast.Module | None = None) -> FileSummary:

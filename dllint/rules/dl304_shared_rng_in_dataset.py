@@ -102,7 +102,7 @@ class SharedRngInDataset(Rule):
                 for loader in worker_code.loaders_using(cls)
                 if loader.is_multi_worker and not loader.given("worker_init_fn") and not _may_have_worker_init(loader)
             ]
-            if not loaders and facts.project is not None and not getattr(facts.project, "summarizing", False):
+            if not loaders and facts.project is not None and not facts.project.summarizing:
                 loaders = [f"in {where}" for where, use in facts.project.loaders_elsewhere(facts, cls.node) if use.multi_worker and not use.worker_init]
             if not loaders:
                 continue
