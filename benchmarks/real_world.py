@@ -198,10 +198,12 @@ def checkout(repo: Repo, into: Path, mirror_root: Path | None) -> Path:
     return target
 
 
-def lint(paths: list[Path], select_all: bool) -> list[dict]:
+def lint(paths: list[Path], select_all: bool, project_root: Path | None = None) -> list[dict]:
     command = [sys.executable, "-m", "dllint", "check", "--format", "json", "--exit-zero", "--no-cache"]
     if select_all:
         command += ["--select", "ALL"]
+    if project_root is not None:
+        command += ["--project-root", str(project_root)]
     result = subprocess.run([*command, *map(str, paths)], capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise SystemExit(f"dllint failed ({result.returncode}):\n{result.stderr}")
@@ -210,11 +212,11 @@ def lint(paths: list[Path], select_all: bool) -> list[dict]:
     return json.loads(result.stdout or "[]")
 
 
-def lint_source(label: str, tree: Path, paths: list[Path]) -> list[dict]:
+def lint_source(label: str, tree: Path, paths: list[Path], project_root: Path | None = None) -> list[dict]:
     """Findings of ``--select ALL``, each marked whether the default rules report it too."""
     files = sum(1 if p.is_file() else sum(1 for _ in p.rglob("*.py")) for p in paths)
-    everything = lint(paths, select_all=True) if paths else []
-    default = lint(paths, select_all=False) if paths else []
+    everything = lint(paths, select_all=True, project_root=project_root) if paths else []
+    default = lint(paths, select_all=False, project_root=project_root) if paths else []
     default_keys = {(f["path"], f["line"], f["column"], f["code"]) for f in default}
     for finding in everything:
         finding["default"] = (finding["path"], finding["line"], finding["column"], finding["code"]) in default_keys
@@ -324,7 +326,9 @@ def main() -> int:
                 else:
                     archive = download(source.name, source.version, False, root / "archives", args.latest)
                     tree = unpack(archive, root / "src")
-                findings += lint_source(source.key, tree, [tree])
+                # The unpacked tree has no .git/pyproject.toml to mark its root (a clone would):
+                # name it, so that the project index sees the whole repository or wheel.
+                findings += lint_source(source.key, tree, [tree], project_root=tree)
     finally:
         if not args.keep and args.dir is None:
             shutil.rmtree(root, ignore_errors=True)
