@@ -51,13 +51,26 @@ class PersistentWorkersWithoutWorkers(Rule):
     def check(self, facts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             arg = loader.argument("persistent_workers")
-            if arg is None or not loader.num_workers.is_zero_or_absent():
+            if arg is None or not persistent_without_workers(loader):
                 continue
-            if loader.value("persistent_workers").truthy():
-                fix = Fix("safe", "Remove `persistent_workers`", (("remove", ("persistent_workers",)),))
-                yield self.report(facts, arg.node, fix=None if arg.from_splat else fix)
+            fix = Fix("safe", "Remove `persistent_workers`", (("remove", ("persistent_workers",)),))
+            yield self.report(facts, arg.node, fix=None if arg.from_splat else fix)
+
+    def check_config(self, block) -> Iterator[Finding]:
+        from dllint.configs.lint import config_finding, removal_fix
+
+        if block.entry("persistent_workers") is None or not persistent_without_workers(block):
+            return
+        span = block.report_span("persistent_workers", "num_workers")
+        if span is not None:
+            yield config_finding(self, block, span, fix=removal_fix(block, "persistent_workers"))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         from dllint.fixes.arguments import remove_reported_argument
 
         remove_reported_argument(ctx, finding)
+
+
+def persistent_without_workers(loader) -> bool:
+    """The one predicate of the rule: a loader call or a config block (both answer ``value``)."""
+    return loader.value("num_workers").is_zero_or_absent() and bool(loader.value("persistent_workers").truthy())
