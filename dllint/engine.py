@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from dllint.config import Settings
+from dllint.configs.lint import CONFIG_TRIGGERS, YAML_SUFFIXES, check_blocks, config_rules, could_be_config
 from dllint.facts import FileFacts
 from dllint.findings import Finding
 from dllint.noqa import file_suppression, line_suppresses
@@ -40,6 +41,9 @@ class Linter:
         self.rules = [rule() for rule in chosen if rule.code != "DL000"]
         self.report_unreadable = any(rule.code == "DL000" for rule in chosen)
         triggers = {t for rule in self.rules for t in rule.triggers}
+        self.config_rules = config_rules(self.rules)  # rules that also check config files' loader blocks
+        if self.config_rules:
+            triggers.update(CONFIG_TRIGGERS)  # a dict config may never name DataLoader
         triggers.update(name.rsplit(".", 1)[-1].encode() for name in settings.extend_loader_classes)
         # A trigger containing another is implied by it (`IterableDataset` by `Dataset`): one scan fewer.
         self.triggers = tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
@@ -50,6 +54,13 @@ class Linter:
 
     def lint_bytes(self, path: str, data: bytes) -> FileResult:
         result = FileResult(path)
+        if path.endswith(YAML_SUFFIXES):
+            if not self.config_rules or not could_be_config(data):
+                result.skipped = True
+                return result
+            from dllint.configs.lint import lint_config_bytes
+
+            return lint_config_bytes(path, data, self)
         if not self.could_have_findings(data):
             result.skipped = True
             return result
@@ -87,6 +98,8 @@ class Linter:
                 result.errors.append(
                     f"{path}: internal error in {rule.code}: {traceback.format_exc(limit=-3).strip()}"
                 )
+        if self.config_rules and not notebook:
+            findings.extend(check_blocks(self.config_rules, facts.config_blocks, result.errors))
         if suppressed:
             findings = [f for f in findings if f.code not in suppressed]
         result.findings = self._filter(path, text, findings)

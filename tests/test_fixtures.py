@@ -2,6 +2,8 @@
 
 A fixture in ``fixtures/DLNNN/`` is checked for DLNNN and for every code its
 markers name: those must fire on the marked lines and columns and nowhere else.
+A config fixture in ``fixtures/configs/`` (YAML, whose comments carry the same markers, or
+a Python dict config) is checked for every code.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dllint.engine import Linter
 from tests.conftest import FIXTURES, expected_findings
 
 CASES = sorted(p for p in FIXTURES.glob("DL[0-9][0-9][0-9]/*.py"))
+CONFIG_CASES = sorted(p for p in (FIXTURES / "configs").rglob("*") if p.suffix in (".py", ".yaml", ".yml"))
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -25,6 +28,14 @@ def test_fixture(path):
     assert not result.errors
     actual = {(f.line, f.column, f.code) for f in result.findings if f.code in codes}
     assert actual == expected
+
+
+@pytest.mark.parametrize("path", CONFIG_CASES, ids=lambda p: str(p.relative_to(FIXTURES / "configs")))
+def test_config_fixture(path):
+    data = path.read_bytes()
+    result = Linter(Settings(select=("ALL",))).lint_bytes(str(path), data)
+    assert not result.errors
+    assert {(f.line, f.column, f.code) for f in result.findings} == expected_findings(data.decode("utf-8"))
 
 
 def test_every_rule_has_fixtures():

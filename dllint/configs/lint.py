@@ -22,14 +22,17 @@ if TYPE_CHECKING:
     from dllint.engine import FileResult, Linter
     from dllint.rules import Rule
 
-# The bytes a config file must contain to hold a loader block (the prefilter).
-CONFIG_TRIGGERS = (b"num_workers", b"DataLoader")
+# The bytes a config file must contain to hold a loader block or inherit one (the prefilter):
+# a loader key, a Hydra DataLoader target, an mmengine `_base_`; YAML also a Hydra defaults list.
+CONFIG_TRIGGERS = (b"num_workers", b"DataLoader", b"_base_", b"persistent_workers", b"pin_memory", b"prefetch_factor")
+YAML_TRIGGERS = CONFIG_TRIGGERS + (b"defaults:",)
 YAML_SUFFIXES = (".yaml", ".yml")
 MAX_PASSES = 4
 
 
 def could_be_config(data: bytes) -> bool:
-    return any(trigger in data for trigger in CONFIG_TRIGGERS)
+    """The YAML prefilter: no trigger, no loader block, no parse."""
+    return any(trigger in data for trigger in YAML_TRIGGERS)
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -189,3 +192,17 @@ def fix_config_text(path: str, text: str, linter: Linter, *, unsafe: bool = Fals
         result.remaining = lint_config_text(path, current, linter).findings
     result.text = current
     return result
+
+
+def lint_config_bytes(path: str, data: bytes, linter: Linter) -> FileResult:
+    """A YAML file's bytes (UTF-8, a BOM allowed; YAML's own encodings beyond it are rare in
+    configs) through :func:`lint_config_text`."""
+    from dllint.engine import FileResult
+    from dllint.source import unreadable
+
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        finding = unreadable(path, f"cannot decode file: not valid utf-8 at byte {exc.start}")
+        return FileResult(path, linter._filter(path, "", [finding]))
+    return lint_config_text(path, text, linter)

@@ -199,6 +199,18 @@ class FileFacts:
         return bool(self.loops.dataset_mutations(loader))
 
     @cached_property
+    def config_blocks(self) -> list:
+        """Loader settings written as a dict config (mmengine ``train_dataloader = dict(...)``,
+        detectron2 ``L(...)(...)``): the :class:`~dllint.configs.blocks.ConfigBlock` s of a module
+        that only binds values; none for a script (its loaders are its loader calls)."""
+        from dllint.configs.lint import CONFIG_TRIGGERS, python_config_blocks
+
+        if not any(trigger.decode() in self.source for trigger in CONFIG_TRIGGERS):
+            return []
+
+        return python_config_blocks(self.path, self.source, self.tree, self.settings)
+
+    @cached_property
     def process_starts(self) -> list[ProcessStart]:
         """Pools, ``spawn`` calls, ``Process(...).start()`` and process executors in the file."""
         from dllint.facts.processes import find_process_starts
