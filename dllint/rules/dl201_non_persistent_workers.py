@@ -94,7 +94,10 @@ class NonPersistentWorkers(Rule):
             return
         if block.entry("persistent_workers") is None and "init_args" in block.key_path:
             return  # a Lightning DataModule's own default for it is not in the config
-        span = block.block_span or block.report_span("num_workers", "persistent_workers")
+        written_here = block.report_span("num_workers", "persistent_workers")
+        if written_here is None:
+            return  # both inherited: the file that writes them reports it
+        span = block.block_span or written_here
         if span is not None:
             yield config_finding(self, block, span, fix=setting_fix(block, "persistent_workers", True))
 
