@@ -117,3 +117,15 @@ def lookup(root: Node, path: tuple[str, ...] | list[str]) -> Node | None:
         else:
             return None
     return node
+
+
+def clone(node: Node) -> Node:
+    """A copy of the tree's containers (mappings, sequences, entries) sharing its leaves and
+    ast nodes: what merging and interpolation change is then private to the copy, at a small
+    fraction of ``copy.deepcopy``'s cost."""
+    if isinstance(node, Mapping):
+        entries = {key: Entry(e.key, e.key_span, clone(e.value), e.path, e.node) for key, e in node.entries.items()}
+        return Mapping(node.span, entries, node.path, node.flow, node.open, node.target, node.node)
+    if isinstance(node, Sequence):
+        return Sequence(node.span, [clone(item) for item in node.items], node.path, node.node)
+    return node

@@ -23,9 +23,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
+from functools import lru_cache
 from typing import Callable
 
-from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Unknown, lookup
+from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Unknown, clone, lookup
 
 MAX_DEPTH = 16
 INTERPOLATION = re.compile(r"^\$\{(?P<path>\.*[A-Za-z_][\w.\-]*|\.+)\}$")
@@ -49,7 +50,19 @@ def resolve_document(document: ConfigDocument, *, depth: int = 0) -> ConfigDocum
 # -- reading other files --------------------------------------------------------------------
 def read_config_file(path: str, depth: int) -> ConfigDocument | None:
     """A base/default file, itself resolved (its own bases, not yet interpolated: the
-    interpolations of the composed result are resolved once, at the end)."""
+    interpolations of the composed result are resolved once, at the end). Read once per
+    process and version of the file (hundreds of mmengine configs share a few bases); each
+    caller gets its own copy of the tree to merge into."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    document = _read_config_file(path, stat.st_mtime_ns, stat.st_size, depth)
+    return replace(document, root=clone(document.root)) if document is not None else None
+
+
+@lru_cache(maxsize=512)
+def _read_config_file(path: str, mtime_ns: int, size: int, depth: int) -> ConfigDocument | None:
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()

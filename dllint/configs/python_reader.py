@@ -13,9 +13,8 @@ imports) are read the same way, and mmengine's ``_base_`` is merged by
 from __future__ import annotations
 
 import ast
-import copy
 import os
-from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, Unknown
+from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, Unknown, clone
 
 LAZY_CALLS = frozenset({"L", "LazyCall"})
 EMPTY_CONFIGS = frozenset({"OmegaConf.create", "dict", "DictConfig", "ConfigDict", "Config"})
@@ -169,11 +168,11 @@ class _Reader:
             if alias.name == "*":
                 if isinstance(other, ConfigDocument) and isinstance(other.root, Mapping):
                     for key, entry in other.root.entries.items():
-                        self.root.entries[key] = copy.deepcopy(entry)
+                        self.root.entries[key] = Entry(entry.key, entry.key_span, clone(entry.value), entry.path, entry.node)
                 continue
             name = alias.asname or alias.name
             found = other.root.get(alias.name) if isinstance(other, ConfigDocument) and isinstance(other.root, Mapping) else None
-            value = copy.deepcopy(found) if found is not None else Unknown(self.span(stmt), self.path, stmt)
+            value = clone(found) if found is not None else Unknown(self.span(stmt), self.path, stmt)
             self.root.entries[name] = Entry(name, self.span(stmt), value, self.path, stmt)
 
     def _relative_file(self, stmt: ast.ImportFrom) -> str | None:
@@ -198,7 +197,7 @@ class _Reader:
             if isinstance(found, Scalar):
                 return Scalar(span, found.value, self.path, node)
             if found is not None:
-                return copy.deepcopy(found)  # the config system copies when it merges; so do we
+                return clone(found)  # the config system copies when it merges; so do we
             return Unknown(span, self.path, node)
         if isinstance(node, ast.Dict):
             return self._dict_literal(node)
