@@ -318,3 +318,10 @@ def test_yaml_fix_fixture(case):
     assert result.text == (case / "after.yaml").read_text()
     again = fix_config_text(str(case / "before.yaml"), result.text, linter, unsafe=True)
     assert again.text == result.text and not again.fixed
+
+
+def test_training_block_handed_to_another_class_keeps_its_default():
+    # SAM 2's TorchTrainMixedDataset builds its own loaders and takes no persistent_workers.
+    text = "train:\n  _target_: training.dataset.MixedDataset\n  num_workers: 8\n  batch_size: 2\n"
+    assert lint_yaml(text) == []
+    assert lint_yaml(text.replace("training.dataset.MixedDataset", "torch.utils.data.DataLoader")) == [(1, 1, "DL201")]

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span
+from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, lookup
 from dllint.facts.loaders import ALL_PARAMS, LOADER_QUALNAMES
 from dllint.facts.values import ABSENT, Value, dynamic
 
@@ -53,6 +53,19 @@ class ConfigBlock:
     endless: bool = False
     # Absent keys fall back to torch's defaults (a Hydra DataLoader node), not the framework's.
     torch_defaults: bool = False
+
+    @property
+    def builder(self) -> str | None:
+        """The class or function the block is handed to, when the config names one
+        (Hydra ``_target_``, Lightning ``class_path`` beside ``init_args``, mmengine ``type``,
+        detectron2 ``L(f)``)."""
+        if self.mapping.target:
+            return self.mapping.target
+        target = _string(self.mapping.get("_target_")) or _string(self.mapping.get("type"))
+        if target is None and self.key_path and self.key_path[-1] == "init_args":
+            parent = lookup(self.document.root, self.key_path[:-1])
+            target = _string(parent.get("class_path")) if isinstance(parent, Mapping) else None
+        return target
 
     @property
     def path(self) -> str:

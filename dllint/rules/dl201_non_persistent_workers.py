@@ -92,8 +92,8 @@ class NonPersistentWorkers(Rule):
             return
         if not restarts_workers(block):
             return
-        if block.entry("persistent_workers") is None and "init_args" in block.key_path:
-            return  # a Lightning DataModule's own default for it is not in the config
+        if block.entry("persistent_workers") is None and block.builder is not None and not block.torch_defaults:
+            return  # the class the block builds (a DataModule, a loader factory) has its own default
         written_here = block.report_span("num_workers", "persistent_workers")
         if written_here is None:
             return  # both inherited: the file that writes them reports it
