@@ -325,3 +325,56 @@ def test_training_block_handed_to_another_class_keeps_its_default():
     text = "train:\n  _target_: training.dataset.MixedDataset\n  num_workers: 8\n  batch_size: 2\n"
     assert lint_yaml(text) == []
     assert lint_yaml(text.replace("training.dataset.MixedDataset", "torch.utils.data.DataLoader")) == [(1, 1, "DL201")]
+
+
+def test_yaml_findings_round_trip_through_the_cache():
+    from dllint.cache import decode_finding, encode_finding
+
+    linter = Linter(Settings(select=("ALL",)))
+    (finding,) = lint_config_text("c.yaml", "loader:\n  num_workers: 0\n  persistent_workers: true\n", linter).findings
+    assert decode_finding("c.yaml", encode_finding(finding)) == finding
+
+
+# -- the command line: every output format points at the YAML key -----------------------------------
+WINDOWS_PROFILE = "train_ds:\n  batch_size: 8\n  num_workers: 0\n  persistent_workers: true\n"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_every_format_points_at_the_yaml_key(tmp_path, fmt):
+    import json
+
+    from click.testing import CliRunner
+
+    from dllint.cli import main
+
+    path = tmp_path / "conf" / "train.yaml"
+    path.parent.mkdir()
+    path.write_text(WINDOWS_PROFILE)
+    result = CliRunner().invoke(main, [str(path), "--format", fmt, "--no-cache"], catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    if fmt == "text":
+        assert f"{path}:4:3: DL001 " in result.output
+    elif fmt == "json":
+        (finding,) = json.loads(result.output)
+        assert (finding["path"], finding["line"], finding["column"], finding["code"]) == (str(path), 4, 3, "DL001")
+    elif fmt == "sarif":
+        (found,) = json.loads(result.output)["runs"][0]["results"]
+        location = found["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uri"].endswith("conf/train.yaml")
+        assert (location["region"]["startLine"], location["region"]["startColumn"]) == (4, 3)
+    else:
+        assert result.output.startswith(f"::warning file={path},line=4,col=3,")
+
+
+def test_cli_fix_and_diff_on_yaml(tmp_path):
+    from click.testing import CliRunner
+
+    from dllint.cli import main
+
+    path = tmp_path / "train.yaml"
+    path.write_text(WINDOWS_PROFILE)
+    diff = CliRunner().invoke(main, [str(path), "--diff", "--no-cache"], catch_exceptions=False)
+    assert "-  persistent_workers: true" in diff.output and path.read_text() == WINDOWS_PROFILE
+    fixed = CliRunner().invoke(main, [str(path), "--fix", "--no-cache"], catch_exceptions=False)
+    assert fixed.exit_code == 0, fixed.output
+    assert path.read_text() == "train_ds:\n  batch_size: 8\n  num_workers: 0\n"

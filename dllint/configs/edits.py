@@ -28,6 +28,9 @@ class TextEdit:
     end_column: int
     text: str
 
+    def as_data(self) -> tuple[int, int, int, int, str]:
+        return (self.line, self.column, self.end_line, self.end_column, self.text)
+
     def overlaps(self, other: TextEdit) -> bool:
         return (self.line, self.column) < (other.end_line, other.end_column) and (other.line, other.column) < (
             self.end_line,

@@ -126,7 +126,7 @@ def removal_fix(block: ConfigBlock, name: str) -> Fix | None:
     if block.document.format == "python":
         return Fix("safe", message, (("remove", (name,)),)) if _python_keyword(block, entry) else None
     edit = remove_entry(block.document, block.mapping, entry)
-    return Fix("safe", message, (("remove", (name,)), ("edits", (edit,)))) if edit else None
+    return Fix("safe", message, (("remove", (name,)), ("edits", (edit.as_data(),)))) if edit else None
 
 
 def setting_fix(block: ConfigBlock, name: str, value: bool, *, after: str = "num_workers") -> Fix | None:
@@ -142,10 +142,10 @@ def setting_fix(block: ConfigBlock, name: str, value: bool, *, after: str = "num
         return Fix(applicability, f"{verb} `{name}={python_value}`", (("set", (name, python_value)),))  # type: ignore[arg-type]
     if entry is not None:
         edit = replace_value(block.document, block.mapping, entry, yaml_value) if block.is_local(entry) else None
-        return Fix("unsafe", f"Set `{name}: {yaml_value}`", (("edits", (edit,)),)) if edit else None
+        return Fix("unsafe", f"Set `{name}: {yaml_value}`", (("edits", (edit.as_data(),)),)) if edit else None
     anchor = block.entry(after)
     edit = insert_after(block.document, block.mapping, anchor, name, yaml_value) if block.is_local(anchor) else None  # type: ignore[arg-type]
-    return Fix("safe", f"Add `{name}: {yaml_value}`", (("edits", (edit,)),)) if edit else None
+    return Fix("safe", f"Add `{name}: {yaml_value}`", (("edits", (edit.as_data(),)),)) if edit else None
 
 
 def _python_keyword(block: ConfigBlock, entry: Entry) -> bool:
@@ -155,7 +155,8 @@ def _python_keyword(block: ConfigBlock, entry: Entry) -> bool:
 
 # -- fixing YAML ----------------------------------------------------------------------------
 def text_edits(finding: Finding) -> tuple[TextEdit, ...]:
-    return tuple(finding.fix.get("edits", ()) or ()) if finding.fix is not None else ()
+    """The fix's edits (kept in the finding as plain tuples, so that findings stay cacheable)."""
+    return tuple(TextEdit(*data) for data in finding.fix.get("edits", ()) or ()) if finding.fix is not None else ()
 
 
 def fix_config_text(path: str, text: str, linter: Linter, *, unsafe: bool = False):
@@ -206,3 +207,18 @@ def lint_config_bytes(path: str, data: bytes, linter: Linter) -> FileResult:
         finding = unreadable(path, f"cannot decode file: not valid utf-8 at byte {exc.start}")
         return FileResult(path, linter._filter(path, "", [finding]))
     return lint_config_text(path, text, linter)
+
+
+def fix_config_bytes(path: str, data: bytes, linter: Linter, *, unsafe: bool = False):
+    """A YAML file's bytes fixed: (:class:`~dllint.fixer.FixResult`, the encoding to write back in)."""
+    from dllint.fixer import FixResult
+
+    encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
+    if not linter.config_rules or not could_be_config(data):
+        text = data.decode(encoding, "replace")
+        return FixResult(path, text, text), encoding
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError:
+        return FixResult(path, "", "", remaining=lint_config_bytes(path, data, linter).findings), encoding
+    return fix_config_text(path, text, linter, unsafe=unsafe), encoding

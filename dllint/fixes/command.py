@@ -27,6 +27,10 @@ class FixOptions:
 
 def fix_bytes(path: str, data: bytes, linter: Linter, unsafe: bool) -> tuple[FixResult, str]:
     """Fix one file's bytes; returns the result and the encoding to write it back in."""
+    if path.endswith((".yaml", ".yml")):
+        from dllint.configs.lint import fix_config_bytes
+
+        return fix_config_bytes(path, data, linter, unsafe=unsafe)
     if path.endswith(".ipynb"):
         from dllint.notebook import fix_notebook
 
