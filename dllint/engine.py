@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from dllint.config import Settings
-from dllint.configs.lint import CONFIG_TRIGGERS, YAML_SUFFIXES, check_blocks, config_rules, could_be_config
+from dllint.configs.lint import (
+    CONFIG_TRIGGERS,
+    YAML_SUFFIXES,
+    check_blocks,
+    config_rules,
+    could_be_config,
+    could_be_dict_config,
+    python_config_blocks,
+)
 from dllint.facts import FileFacts
 from dllint.findings import Finding
 from dllint.noqa import file_suppression, line_suppresses
@@ -41,10 +49,12 @@ class Linter:
         self.rules = [rule() for rule in chosen if rule.code != "DL000"]
         self.report_unreadable = any(rule.code == "DL000" for rule in chosen)
         triggers = {t for rule in self.rules for t in rule.triggers}
+        triggers.update(name.rsplit(".", 1)[-1].encode() for name in settings.extend_loader_classes)
+        # Text a file must contain for a rule's `check` to fire (the rest may hold only a dict config).
+        self.code_triggers = tuple(sorted(t.decode() for t in triggers))
         self.config_rules = config_rules(self.rules)  # rules that also check config files' loader blocks
         if self.config_rules:
             triggers.update(CONFIG_TRIGGERS)  # a dict config may never name DataLoader
-        triggers.update(name.rsplit(".", 1)[-1].encode() for name in settings.extend_loader_classes)
         # A trigger containing another is implied by it (`IterableDataset` by `Dataset`): one scan fewer.
         self.triggers = tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
 
@@ -81,6 +91,9 @@ class Linter:
         suppressed = file_suppression(text)
         if suppressed is None:
             return result
+        code_rules_apply = notebook or any(trigger in text for trigger in self.code_triggers)
+        if not code_rules_apply and (not self.config_rules or not could_be_dict_config(text)):
+            return result  # only a dict config could have findings, and this is a script (`build_ext(num_workers=)`)
         try:
             tree = tree if tree is not None else ast.parse(text, filename=path)
         except SyntaxError as exc:
@@ -89,17 +102,19 @@ class Linter:
         except (ValueError, RecursionError, MemoryError) as exc:
             result.findings = self._filter(path, text, [unreadable(path, f"cannot parse file: {exc}")])
             return result
-        facts = FileFacts(path, text, tree, self.settings, is_notebook=notebook)
         findings: list[Finding] = []
-        for rule in self.rules:
-            try:
-                findings.extend(rule.check(facts))
-            except Exception:  # noqa: BLE001 - a rule bug must not stop the run
-                result.errors.append(
-                    f"{path}: internal error in {rule.code}: {traceback.format_exc(limit=-3).strip()}"
-                )
+        if code_rules_apply:
+            facts = FileFacts(path, text, tree, self.settings, is_notebook=notebook)
+            for rule in self.rules:
+                try:
+                    findings.extend(rule.check(facts))
+                except Exception:  # noqa: BLE001 - a rule bug must not stop the run
+                    result.errors.append(
+                        f"{path}: internal error in {rule.code}: {traceback.format_exc(limit=-3).strip()}"
+                    )
         if self.config_rules and not notebook:
-            findings.extend(check_blocks(self.config_rules, facts.config_blocks, result.errors))
+            blocks = facts.config_blocks if code_rules_apply else python_config_blocks(path, text, tree, self.settings)
+            findings.extend(check_blocks(self.config_rules, blocks, result.errors))
         if suppressed:
             findings = [f for f in findings if f.code not in suppressed]
         result.findings = self._filter(path, text, findings)

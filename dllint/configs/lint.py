@@ -9,6 +9,7 @@ by text edits (``fix_config_text``).
 from __future__ import annotations
 
 import ast
+import re
 import traceback
 from typing import TYPE_CHECKING, Iterable
 
@@ -23,11 +24,18 @@ if TYPE_CHECKING:
     from dllint.rules import Rule
 
 # The bytes a config file must contain to hold a loader block or inherit one (the prefilter):
-# a loader key, a Hydra DataLoader target, an mmengine `_base_`; YAML also a Hydra defaults list.
-CONFIG_TRIGGERS = (b"num_workers", b"DataLoader", b"_base_", b"persistent_workers", b"pin_memory", b"prefetch_factor")
-YAML_TRIGGERS = CONFIG_TRIGGERS + (b"defaults:",)
+# a loader key or a DataLoader target; YAML also `_base_` or a Hydra defaults list.
+CONFIG_TRIGGERS = (b"num_workers", b"DataLoader", b"persistent_workers", b"prefetch_factor")
+YAML_TRIGGERS = CONFIG_TRIGGERS + (b"_base_", b"pin_memory", b"defaults:")
+# A dict config binds values only: a module-level def, class or `if` means a script or library.
+NOT_A_DICT_CONFIG = re.compile(r"^(?:def|async def|class|if)\b", re.M)
 YAML_SUFFIXES = (".yaml", ".yml")
 MAX_PASSES = 4
+
+
+def could_be_dict_config(text: str) -> bool:
+    """Before parsing: the text has no module-level definition (what ``is_dict_config`` asks)."""
+    return NOT_A_DICT_CONFIG.search(text) is None
 
 
 def could_be_config(data: bytes) -> bool:
