@@ -99,9 +99,7 @@ def _decode_value(value: Any) -> Any:
 def encode_finding(finding: Finding) -> list[Any]:
     if finding.probe is not None or finding.source != "static":
         raise Uncacheable("runtime finding")
-    fix = None
-    if finding.fix is not None:
-        fix = [finding.fix.applicability, finding.fix.message, _encode_value(finding.fix.data)]
+    fix = None if finding.fix is None else finding.fix.to_json()
     return [
         finding.line,
         finding.column,
@@ -126,14 +124,7 @@ def decode_finding(path: str, row: Any) -> Finding:
         raise ValueError("bad text")
     if cell is not None and type(cell) is not int:
         raise ValueError("bad cell")
-    decoded_fix = None
-    if fix is not None:
-        if not (isinstance(fix, list) and len(fix) == 3 and fix[0] in ("safe", "unsafe") and isinstance(fix[1], str)):
-            raise ValueError("bad fix")
-        data = _decode_value(fix[2])
-        if not isinstance(data, tuple):
-            raise ValueError("bad fix data")
-        decoded_fix = Fix(fix[0], fix[1], data)
+    decoded_fix = None if fix is None else Fix.from_json(fix)
     return Finding(path, line, column, end_line, end_column, code, name, message, decoded_fix, cell)
 
 

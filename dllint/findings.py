@@ -2,26 +2,135 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Literal, Union
 
 Applicability = Literal["safe", "unsafe"]
 
 
+# -- what a rule hands its fix: one frozen dataclass per kind of edit --------------------
+# Positions are 1-based (line, column), as in a Finding. Each kind round-trips through the
+# cache's JSON (``Fix.to_json``/``Fix.from_json``); ``kind`` names it there.
+@dataclass(frozen=True)
+class SetArgument:
+    """``name=value`` on the reported call (``value`` is Python source)."""
+
+    kind: ClassVar[str] = "set-argument"
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class RemoveArguments:
+    """Remove the reported argument, and the others of ``names`` on the same call."""
+
+    kind: ClassVar[str] = "remove-arguments"
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HoistLambda:
+    """The reported lambda becomes a module-level ``def``; ``sink`` is where it goes (``collate_fn``)."""
+
+    kind: ClassVar[str] = "hoist-lambda"
+    sink: str
+
+
+@dataclass(frozen=True)
+class HoistLocalDefinition:
+    """The local ``def``/``class name`` becomes module-level; what it captures is bound with
+    ``functools.partial``."""
+
+    kind: ClassVar[str] = "hoist-local-definition"
+    name: str
+
+
+@dataclass(frozen=True)
+class MoveAboveGuard:
+    """The ``def``/``class name`` directly in the main guard moves to just above the guard."""
+
+    kind: ClassVar[str] = "move-above-guard"
+    name: str
+
+
+@dataclass(frozen=True)
+class InsertStatement:
+    """``statement`` (Python source) inserted before the statement that starts at ``before``."""
+
+    kind: ClassVar[str] = "insert-statement"
+    statement: str
+    before: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class WrapInMainGuard:
+    """The script's executable module-level statements move under ``if __name__ == "__main__":``."""
+
+    kind: ClassVar[str] = "wrap-in-main-guard"
+
+
+@dataclass(frozen=True)
+class ReplaceText:
+    """The text from ``start`` up to ``end`` (1-based (line, column), end exclusive) replaced
+    by ``text``: how a config file (YAML) is fixed, everything else kept as written."""
+
+    kind: ClassVar[str] = "replace-text"
+    start: tuple[int, int]
+    end: tuple[int, int]
+    text: str
+
+
+Edit = Union[
+    SetArgument, RemoveArguments, HoistLambda, HoistLocalDefinition, MoveAboveGuard, InsertStatement, WrapInMainGuard, ReplaceText
+]
+EDIT_KINDS: dict[str, type] = {
+    cls.kind: cls
+    for cls in (
+        SetArgument, RemoveArguments, HoistLambda, HoistLocalDefinition, MoveAboveGuard, InsertStatement, WrapInMainGuard, ReplaceText
+    )
+}
+
+
+def _field_from_json(annotation: str, value: Any) -> Any:
+    """A field's value from JSON, checked against its annotation (ValueError when it does not fit)."""
+    if annotation == "str" and isinstance(value, str):
+        return value
+    if annotation == "tuple[str, ...]" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    if annotation == "tuple[int, int]" and isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value):
+        return tuple(value)
+    raise ValueError(f"bad edit field: {annotation} = {value!r}")
+
+
 @dataclass(frozen=True)
 class Fix:
-    """A fix a rule offers for one finding.
-
-    ``data`` carries what the rule's ``apply_fix`` needs (which argument to
-    remove, which name to hoist); the fixer hands it back unchanged.
-    """
+    """A fix a rule offers for one finding: how safe it is, what it does (one line), and the
+    edit the rule's ``apply_fix`` performs (the fixer hands it back unchanged)."""
 
     applicability: Applicability
     message: str
-    data: tuple[tuple[str, Any], ...] = ()
+    edit: Edit
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return dict(self.data).get(key, default)
+    def to_json(self) -> list[Any]:
+        edit = {"kind": self.edit.kind}
+        for f in fields(self.edit):
+            value = getattr(self.edit, f.name)
+            edit[f.name] = list(value) if isinstance(value, tuple) else value
+        return [self.applicability, self.message, edit]
+
+    @classmethod
+    def from_json(cls, data: Any) -> Fix:
+        """The fix ``to_json`` wrote; ValueError when ``data`` is anything else."""
+        if not (isinstance(data, list) and len(data) == 3 and data[0] in ("safe", "unsafe") and isinstance(data[1], str)):
+            raise ValueError("bad fix")
+        edit = data[2]
+        kind = EDIT_KINDS.get(edit.get("kind")) if isinstance(edit, dict) else None
+        if kind is None:
+            raise ValueError("bad fix edit")
+        names = {f.name: f.type for f in fields(kind)}
+        if set(edit) != {"kind", *names}:
+            raise ValueError("bad fix edit fields")
+        return cls(data[0], data[1], kind(**{name: _field_from_json(names[name], edit[name]) for name in names}))
 
 
 @dataclass

@@ -40,6 +40,7 @@ class FixResult:
     fixed: list[Finding] = field(default_factory=list)  # findings whose fix was applied
     failed: list[tuple[Finding, str]] = field(default_factory=list)  # fixes tried and dropped, and why
     remaining: list[Finding] = field(default_factory=list)  # what the fixed source still reports
+    introduced: list[Finding] = field(default_factory=list)  # of ``remaining``, those the fixes brought in
     errors: list[str] = field(default_factory=list)  # internal errors (a bug in dllint)
 
     @property
@@ -69,10 +70,13 @@ def fix_text(
     rules = {rule.code: rule for rule in linter.rules}
     given_up: set[tuple] = set()
     current = text
+    original: list[Finding] | None = findings
     for _ in range(max_passes):
         if findings is None:
             linted = linter.lint_text(path, current)
             findings, result.errors = linted.findings, result.errors + linted.errors
+        if original is None:
+            original = findings
         if any(f.code == "DL000" for f in findings):
             break  # unparsable: never touched
         candidates = [
@@ -100,7 +104,28 @@ def fix_text(
         return FixResult(path, text, text, failed=result.failed, remaining=linter.lint_text(path, text).findings)
     result.text = current
     result.remaining = findings
+    if current != text:
+        result.introduced = introduced_by_fixes(text, original or [], current, findings, result.fixed)
     return result
+
+
+def introduced_by_fixes(before_text: str, before: list[Finding], after_text: str, after: list[Finding], fixed: list[Finding]) -> list[Finding]:
+    """The findings of the fixed text that the fixes brought in: per rule, those beyond what was
+    found less what was fixed (a hoisted lambda that now trips DL106, say). Positions move, so
+    findings are matched by rule; within a rule, the ones whose line reads as before are kept."""
+    by_code: dict[str, list[Finding]] = {}
+    for finding in after:
+        by_code.setdefault(finding.code, []).append(finding)
+    introduced: list[Finding] = []
+    for code, found in by_code.items():
+        expected = sum(f.code == code for f in before) - sum(f.code == code for f in fixed)
+        excess = len(found) - max(expected, 0)
+        if excess <= 0:
+            continue
+        old_keys = {_key(before_text, f) for f in before if f.code == code}
+        ranked = sorted(found, key=lambda f: (_key(after_text, f) in old_keys, f.sort_key))
+        introduced += ranked[:excess]
+    return sorted(introduced, key=lambda f: f.sort_key)
 
 
 def _key(text: str, finding: Finding) -> tuple:
@@ -113,8 +138,10 @@ def _key(text: str, finding: Finding) -> tuple:
 def _apply_pass(text: str, candidates: list[Finding], rules: dict) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
     try:
         state = FileState.parse(text)
-    except (cst.ParserSyntaxError, RecursionError) as exc:
-        return text, [], [(f, f"cannot parse for fixing: {exc}") for f in candidates]
+    except Exception as exc:  # noqa: BLE001 - LibCST rejects some code ast accepts (ParserSyntaxError,
+        # CSTValidationError on `for* x in y:`, RecursionError): the file keeps its findings, loses its fixes
+        reason = f"LibCST cannot parse the file for fixing ({type(exc).__name__}: {_first_line(exc)}); fixes dropped"
+        return text, [], [(f, reason) for f in candidates]
     accepted: list[tuple[Finding, Edits]] = []
     failed: list[tuple[Finding, str]] = []
     for finding in sorted(candidates, key=lambda f: f.sort_key):
@@ -149,6 +176,10 @@ def _apply_pass(text: str, candidates: list[Finding], rules: dict) -> tuple[str,
             new_text = _render(state, good) or text
         accepted = good
     return new_text, [f for f, _ in accepted], failed
+
+
+def _first_line(exc: BaseException) -> str:
+    return next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
 
 
 def _render(state: FileState, accepted: list[tuple[Finding, Edits]]) -> str | None:

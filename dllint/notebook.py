@@ -328,6 +328,7 @@ def fix_notebook(path: str, data: bytes, linter: Linter, *, unsafe: bool = False
     text = dump_like(document, original)
     fixed = FixResult(path, original, text, fixed=to_cells(result.fixed), failed=unchanged.failed, errors=result.errors)
     fixed.remaining = lint_notebook(path, text.encode("utf-8"), linter).findings
+    fixed.introduced = to_cells(result.introduced)
     return fixed
 
 

@@ -12,7 +12,7 @@ import pytest
 from dllint import runner
 from dllint.cache import Cache, decode_finding, encode_finding
 from dllint.config import Settings
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, SetArgument
 from dllint.runner import run_lint
 
 SETTINGS = Settings()
@@ -135,7 +135,7 @@ def test_corrupted_findings_in_a_valid_file_are_relinted(tree, lint_counter):
 def test_findings_round_trip_exactly():
     finding = Finding(
         "a.py", 3, 5, 3, 9, "DL201", "non-persistent-workers", "msg",
-        Fix("safe", "Add it", (("set", ("persistent_workers", "True")), ("n", 3), ("none", None))), cell=2,
+        Fix("safe", "Add it", SetArgument("persistent_workers", "True")), cell=2,
     )
     row = json.loads(json.dumps(encode_finding(finding)))
     assert decode_finding("a.py", row) == finding

@@ -12,6 +12,7 @@ from dllint.engine import lint_source
 from dllint.facts import FileFacts
 from dllint.facts.devices import cuda_device_kind
 from dllint.facts.loops import names_bound_in_loop
+from dllint.findings import InsertStatement, SetArgument
 
 ALL = Settings(select=("ALL",))
 HEADER = "import torch\nfrom torch.utils.data import DataLoader, DistributedSampler, Dataset\n"
@@ -185,15 +186,13 @@ def test_dl301_fix_data_names_sampler_epoch_variable_and_loop():
     )
     (finding,) = findings(source, "DL301")
     assert finding.fix is not None and finding.fix.applicability == "unsafe"
-    assert finding.fix.get("statement") == "sampler.set_epoch(epoch)"
-    assert finding.fix.get("loop") == (5, 1)  # HEADER is two lines
-    assert finding.fix.get("insert_before") == (6, 5)
+    assert finding.fix.edit == InsertStatement("sampler.set_epoch(epoch)", (6, 5))  # HEADER is two lines
 
 
 def test_dl301_fix_uses_the_loader_when_the_sampler_has_no_name():
     source = "loader = DataLoader(ds, sampler=DistributedSampler(ds))\nfor e in range(3):\n    for b in loader:\n        pass\n"
     (finding,) = findings(source, "DL301")
-    assert finding.fix.get("statement") == "loader.sampler.set_epoch(e)"
+    assert finding.fix.edit.statement == "loader.sampler.set_epoch(e)"
 
 
 def test_dl301_no_fix_for_while_loops_or_maybe_none_samplers():
@@ -233,6 +232,6 @@ def test_cuda_device_kind(expr, kind):
 def test_dl206_fix_value():
     loop = "for x, y in loader:\n    x = x.{}\n"
     (maybe,) = findings("loader = DataLoader(ds)\n" + loop.format("to('cuda' if torch.cuda.is_available() else 'cpu')"), "DL206")
-    assert maybe.fix.get("set") == ("pin_memory", "torch.cuda.is_available()")
+    assert maybe.fix.edit == SetArgument("pin_memory", "torch.cuda.is_available()")
     (always,) = findings("loader = DataLoader(ds)\n" + loop.format("cuda()"), "DL206")
-    assert always.fix.get("set") == ("pin_memory", "True")
+    assert always.fix.edit == SetArgument("pin_memory", "True")

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Iterable
 
 from dllint.configs.blocks import ConfigBlock, find_blocks
 from dllint.configs.document import ConfigDocument, Entry, Span
-from dllint.configs.edits import TextEdit, apply_text_edits, insert_after, remove_entry, replace_value
-from dllint.findings import Finding, Fix
+from dllint.configs.edits import apply_text_edits, insert_after, overlaps, remove_entry, replace_value
+from dllint.findings import Finding, Fix, RemoveArguments, ReplaceText, SetArgument
 
 if TYPE_CHECKING:
     from dllint.config import Settings
@@ -132,9 +132,9 @@ def removal_fix(block: ConfigBlock, name: str) -> Fix | None:
     assert entry is not None
     message = f"Remove `{name}`"
     if block.document.format == "python":
-        return Fix("safe", message, (("remove", (name,)),)) if _python_keyword(block, entry) else None
+        return Fix("safe", message, RemoveArguments((name,))) if _python_keyword(block, entry) else None
     edit = remove_entry(block.document, block.mapping, entry)
-    return Fix("safe", message, (("remove", (name,)), ("edits", (edit.as_data(),)))) if edit else None
+    return Fix("safe", message, edit) if edit else None
 
 
 def setting_fix(block: ConfigBlock, name: str, value: bool, *, after: str = "num_workers") -> Fix | None:
@@ -147,13 +147,13 @@ def setting_fix(block: ConfigBlock, name: str, value: bool, *, after: str = "num
             return None
         applicability = "unsafe" if entry is not None else "safe"
         verb = "Set" if entry is not None else "Add"
-        return Fix(applicability, f"{verb} `{name}={python_value}`", (("set", (name, python_value)),))  # type: ignore[arg-type]
+        return Fix(applicability, f"{verb} `{name}={python_value}`", SetArgument(name, python_value))  # type: ignore[arg-type]
     if entry is not None:
         edit = replace_value(block.document, block.mapping, entry, yaml_value) if block.is_local(entry) else None
-        return Fix("unsafe", f"Set `{name}: {yaml_value}`", (("edits", (edit.as_data(),)),)) if edit else None
+        return Fix("unsafe", f"Set `{name}: {yaml_value}`", edit) if edit else None
     anchor = block.entry(after)
     edit = insert_after(block.document, block.mapping, anchor, name, yaml_value) if block.is_local(anchor) else None  # type: ignore[arg-type]
-    return Fix("safe", f"Add `{name}: {yaml_value}`", (("edits", (edit.as_data(),)),)) if edit else None
+    return Fix("safe", f"Add `{name}: {yaml_value}`", edit) if edit else None
 
 
 def _python_keyword(block: ConfigBlock, entry: Entry) -> bool:
@@ -162,9 +162,8 @@ def _python_keyword(block: ConfigBlock, entry: Entry) -> bool:
 
 
 # -- fixing YAML ----------------------------------------------------------------------------
-def text_edits(finding: Finding) -> tuple[TextEdit, ...]:
-    """The fix's edits (kept in the finding as plain tuples, so that findings stay cacheable)."""
-    return tuple(TextEdit(*data) for data in finding.fix.get("edits", ()) or ()) if finding.fix is not None else ()
+def text_edit(finding: Finding) -> ReplaceText | None:
+    return finding.fix.edit if finding.fix is not None and isinstance(finding.fix.edit, ReplaceText) else None
 
 
 def fix_config_text(path: str, text: str, linter: Linter, *, unsafe: bool = False):
@@ -177,15 +176,15 @@ def fix_config_text(path: str, text: str, linter: Linter, *, unsafe: bool = Fals
     for _ in range(MAX_PASSES):
         linted = lint_config_text(path, current, linter)
         result.errors += linted.errors
-        chosen: list[TextEdit] = []
+        chosen: list[ReplaceText] = []
         applied = []
         for finding in linted.findings:
-            edits = text_edits(finding)
-            if not edits or (finding.fix.applicability != "safe" and not unsafe):  # type: ignore[union-attr]
+            edit = text_edit(finding)
+            if edit is None or (finding.fix.applicability != "safe" and not unsafe):  # type: ignore[union-attr]
                 continue
-            if any(e.overlaps(c) for e in edits for c in chosen):
+            if any(overlaps(edit, other) for other in chosen):
                 continue  # the next pass sees it again at its new place
-            chosen.extend(edits)
+            chosen.append(edit)
             applied.append(finding)
         if not chosen:
             result.remaining = linted.findings

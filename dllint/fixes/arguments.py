@@ -7,8 +7,8 @@ from typing import Sequence
 import libcst as cst
 
 from dllint.facts.loaders import POSITIONAL_PARAMS
-from dllint.findings import Finding
-from dllint.fixes import FixContext, FixUnavailable
+from dllint.findings import Finding, RemoveArguments, SetArgument
+from dllint.fixes import FixContext, FixUnavailable, edit_of
 
 
 def argument_name(call: cst.Call, arg: cst.Arg, params: Sequence[str] = POSITIONAL_PARAMS) -> str | None:
@@ -140,22 +140,17 @@ def set_argument(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Ca
 
 
 def remove_reported_argument(ctx: FixContext, finding: Finding) -> None:
-    """The fix of DL001-DL006: remove the arguments named in the fix's ``remove`` data."""
-    names = finding.fix.get("remove", ()) if finding.fix else ()
-    if not names:
-        raise FixUnavailable("the finding names no argument to remove")
+    """The fix of DL001-DL006: remove the arguments the fix's :class:`RemoveArguments` names."""
+    names = edit_of(finding, RemoveArguments).names
     call, arg = enclosing_call(ctx, finding)
     if argument_name(call, arg) not in names:
         raise FixUnavailable(f"the argument at {finding.line}:{finding.column} is not {', '.join(names)}")
     remove_arguments(ctx, call, arg, names)
 
 
-def set_reported_argument(ctx: FixContext, finding: Finding) -> None:
-    """The fix of DL108, DL201, DL206: ``name=value`` (from the fix's ``set`` data) on the
-    reported loader call."""
-    setting = finding.fix.get("set") if finding.fix else None
-    if not setting:
-        raise FixUnavailable("the finding names no argument to set")
-    name, value = setting
-    call = ctx.node_at(finding, cst.Call)
-    ctx.replace(call, set_argument(call, name, cst.parse_expression(value)))
+def set_reported_argument(ctx: FixContext, finding: Finding, *, at_argument: bool = False) -> None:
+    """The fix's :class:`SetArgument` on the reported loader call (DL108, DL201, DL206) or,
+    ``at_argument``, on the call whose argument is reported (DL001, DL002)."""
+    setting = edit_of(finding, SetArgument)
+    call = enclosing_call(ctx, finding)[0] if at_argument else ctx.node_at(finding, cst.Call)
+    ctx.replace(call, set_argument(call, setting.name, cst.parse_expression(setting.value)))

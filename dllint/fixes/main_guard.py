@@ -12,70 +12,94 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from typing import Sequence
 
 import libcst as cst
 
 from dllint.facts import is_main_guard
-from dllint.fixes import FixUnavailable, blank_lines, without_blank_prefix
+from dllint.fixes import FixUnavailable, blank_lines, is_blank, without_blank_prefix
 
 CONSTANT_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.BinOp, ast.unaryop, ast.operator, ast.Load)
 
 
 def guarded_module(module: cst.Module, reported: cst.BaseStatement | None) -> cst.Module:
+    """``module`` with its executable statements moved under the main guard (an existing guard's
+    body comes after them). FixUnavailable when ``reported`` (the statement that starts workers)
+    has to stay at module level, or when nothing would move."""
     body = list(module.body)
     trees = [_ast_of(module, stmt) for stmt in body]
-    guard_index = next((i for i, tree in enumerate(trees) if tree is not None and is_main_guard(tree)), None)
+    stays = statements_that_stay(trees)
+    if reported is not None and reported in body and stays[body.index(reported)]:
+        raise FixUnavailable("the statement that starts workers is needed at module level (setup code or a definition uses it)")
+    guard_index = _guard_index(trees)
+    moved: list[cst.BaseStatement] = []
+    for i, stmt in enumerate(body):
+        if i == guard_index:
+            moved.extend(stmt.body.body)  # type: ignore[attr-defined]
+        elif not stays[i]:
+            moved.append(stmt)
+    if not moved:
+        raise FixUnavailable("no module-level statements to move")
+    kept = [(stmt, tree) for stmt, tree, stay in zip(body, trees, stays) if stay]
+    guard = body[guard_index] if guard_index is not None else None
+    return module.with_changes(body=[*(stmt for stmt, _ in kept), _guard_around(module, guard, moved, kept)])
+
+
+def statements_that_stay(trees: Sequence[ast.stmt | None]) -> list[bool]:
+    """For each module-level statement (``None``: one ``ast`` cannot read alone), whether it stays
+    at module level when the script moves under the main guard (the module docstring says which
+    do). The guard itself does not stay: its body joins the moved statements."""
+    guard_index = _guard_index(trees)
     bound = [_bound_names(tree) for tree in trees]
     counts = Counter(name for i, names in enumerate(bound) if i != guard_index for name in names)
     last_import = max((i for i, tree in enumerate(trees) if _is_import_block(tree)), default=-1)
-
-    keep = [False] * len(body)
+    stays = [False] * len(trees)
     constants: set[str] = set()
     for i, tree in enumerate(trees):
         if i == guard_index or tree is None:
             continue
-        unique = all(counts[name] == 1 for name in bound[i])
+        bound_once = all(counts[name] == 1 for name in bound[i])
         if (i == 0 and _is_docstring(tree)) or _is_import_block(tree) or i < last_import:
-            keep[i] = True
-        elif isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and unique:
-            keep[i] = True
-        elif _is_constant_assignment(tree, constants) and unique:
-            keep[i] = True
+            stays[i] = True
+        elif isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and bound_once:
+            stays[i] = True
+        elif _is_constant_assignment(tree, constants) and bound_once:
+            stays[i] = True
             constants |= bound[i]
     # What kept definitions need when they are defined stays with them (to a fixed point).
     changed = True
     while changed:
         changed = False
-        needed = set().union(*(_definition_time_names(trees[i]) for i in range(len(body)) if keep[i]))
-        for i in range(len(body)):
-            if not keep[i] and i != guard_index and bound[i] & needed:
-                keep[i] = changed = True
-    if reported is not None and reported in body and keep[body.index(reported)]:
-        raise FixUnavailable("the statement that starts workers is needed at module level (setup code or a definition uses it)")
-    moved: list[cst.BaseStatement] = []
-    for i, stmt in enumerate(body):
-        if i == guard_index:
-            moved.extend(stmt.body.body)  # type: ignore[attr-defined]
-        elif not keep[i]:
-            moved.append(stmt)
-    if not moved:
-        raise FixUnavailable("no module-level statements to move")
+        needed = set().union(*(_definition_time_names(tree) for tree, stay in zip(trees, stays) if stay))
+        for i in range(len(trees)):
+            if not stays[i] and i != guard_index and bound[i] & needed:
+                stays[i] = changed = True
+    return stays
+
+
+def _guard_index(trees: Sequence[ast.stmt | None]) -> int | None:
+    return next((i for i, tree in enumerate(trees) if tree is not None and is_main_guard(tree)), None)
+
+
+def _guard_around(
+    module: cst.Module,
+    guard: cst.BaseStatement | None,
+    moved: list[cst.BaseStatement],
+    kept: list[tuple[cst.BaseStatement, ast.stmt | None]],
+) -> cst.BaseStatement:
+    """The guard (the existing one, or a new one) with ``moved`` as its body, laid out as PEP 8
+    would: one blank line inside between groups, two before it after a definition."""
     moved = [_for_block(stmt) for stmt in moved]
     moved = [stmt.with_changes(leading_lines=_at_most_one_blank(stmt.leading_lines)) for stmt in moved]
-    moved[0] = moved[0].with_changes(leading_lines=without_blank_prefix(moved[0].leading_lines))
-    kept = [stmt for i, stmt in enumerate(body) if keep[i]]
-    if guard_index is not None:
-        guard = body[guard_index]
-        guard = guard.with_changes(body=guard.body.with_changes(body=moved))  # type: ignore[attr-defined]
-    else:
+    page_break, first_lines = _split_page_break(moved[0].leading_lines)
+    moved[0] = moved[0].with_changes(leading_lines=without_blank_prefix(first_lines))
+    if guard is None:
         guard = cst.parse_statement('if __name__ == "__main__":\n    pass\n', config=module.config_for_parsing)
-        guard = guard.with_changes(body=guard.body.with_changes(body=moved))  # type: ignore[attr-defined]
-    if kept:
-        after_definition = isinstance(trees[body.index(kept[-1])], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        guard = guard.with_changes(leading_lines=blank_lines(2 if after_definition else 1))
-    else:
-        guard = guard.with_changes(leading_lines=[])
-    return module.with_changes(body=[*kept, guard])
+    guard = guard.with_changes(body=guard.body.with_changes(body=moved))  # type: ignore[attr-defined]
+    if not kept:
+        return guard.with_changes(leading_lines=[])
+    after_definition = isinstance(kept[-1][1], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    return guard.with_changes(leading_lines=page_break or blank_lines(2 if after_definition else 1))
 
 
 def main_guard_of(module: cst.Module) -> cst.If | None:
@@ -104,7 +128,8 @@ class _Unindent(cst.CSTTransformer):
 
     def leave_EmptyLine(self, original_node, updated_node):
         if updated_node.comment is None:
-            return updated_node.with_changes(indent=False, whitespace=cst.SimpleWhitespace(""))
+            page_break = "\f" if "\f" in updated_node.whitespace.value else ""
+            return updated_node.with_changes(indent=False, whitespace=cst.SimpleWhitespace(page_break))
         return updated_node
 
 
@@ -112,11 +137,24 @@ def _for_block(stmt: cst.BaseStatement) -> cst.BaseStatement:
     return stmt.visit(_Unindent())  # type: ignore[return-value]
 
 
+def _split_page_break(lines) -> tuple[list[cst.EmptyLine], list[cst.EmptyLine]]:
+    """Leading lines split after their last form feed (before any comment): the page break
+    stays at module level, in front of the guard."""
+    lines = list(lines)
+    end = 0
+    for i, line in enumerate(lines):
+        if line.comment is not None:
+            break
+        if "\f" in line.whitespace.value:
+            end = i + 1
+    return lines[:end], lines[end:]
+
+
 def _at_most_one_blank(lines) -> list[cst.EmptyLine]:
     """Inside the guard's block, runs of blank lines shrink to one (PEP 8's two are for top level)."""
     result: list[cst.EmptyLine] = []
     for line in lines:
-        if line.comment is None and result and result[-1].comment is None:
+        if is_blank(line) and result and is_blank(result[-1]):
             continue
         result.append(line)
     return result

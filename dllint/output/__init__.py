@@ -12,6 +12,7 @@ class RunSummary:
     findings: list[Finding]
     files_checked: int = 0
     fixed: int = 0  # set by --fix
+    introduced: int = 0  # set by --fix: of ``findings``, how many the fixes brought in
     statistics: bool = False
     extra: dict = field(default_factory=dict)
 

@@ -21,9 +21,11 @@ def render_text(summary: RunSummary) -> str:
         for code, count in sorted(Counter(f.code for f in summary.findings).items()):
             lines.append(f"{count:>5}  {code}  {names[code]}")
     if summary.extra.get("fix_mode") and (total or summary.fixed):
-        found = total + summary.fixed
+        remaining = total - summary.introduced  # of the problems found before fixing
+        found = remaining + summary.fixed
+        new = f", {summary.introduced} new" if summary.introduced else ""
         lines += _fix_hints(summary, unsafe, fix_mode=True)
-        lines.append(f"Found {found} problem{'s' if found != 1 else ''} ({summary.fixed} fixed, {total} remaining).")
+        lines.append(f"Found {found} problem{'s' if found != 1 else ''} ({summary.fixed} fixed, {remaining} remaining{new}).")
     elif total:
         files = len({f.path for f in summary.findings})
         problems = "problem" if total == 1 else "problems"

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.findings import Finding
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class UnreadableFile(Rule):
@@ -42,5 +45,5 @@ class UnreadableFile(Rule):
     valid = ("from torch.utils.data import DataLoader\nloader = DataLoader([1, 2])\n",)
     invalid = ("from torch.utils.data import DataLoader\nloader = DataLoader([1, 2]\n",)
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         return iter(())

@@ -1,9 +1,14 @@
 from __future__ import annotations
 
-from typing import Iterator
+import ast
+from typing import TYPE_CHECKING, Iterator
 
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, RemoveArguments, SetArgument
 from dllint.rules import Rule
+from dllint.rules.fix_values import operand_source, workers_from_splat, workers_test
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class PersistentWorkersWithoutWorkers(Rule):
@@ -27,7 +32,10 @@ class PersistentWorkersWithoutWorkers(Rule):
     ```
 
     ## Fix safety
-    Safe: removing the argument restores what torch would do with no workers.
+    Safe: removing the argument restores what torch would do with no workers. Where
+    `num_workers` is not a number written at the call (`args.workers`, whose default is 0),
+    the fix sets `persistent_workers=<num_workers> > 0` instead, so that other values keep
+    their persistent workers.
 
     ## References
     - [torch.utils.data.DataLoader](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader)
@@ -48,13 +56,23 @@ class PersistentWorkersWithoutWorkers(Rule):
         "from torch.utils.data import DataLoader\nDataLoader(ds, persistent_workers=True)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             arg = loader.argument("persistent_workers")
             if arg is None or not persistent_without_workers(loader):
                 continue
-            fix = Fix("safe", "Remove `persistent_workers`", (("remove", ("persistent_workers",)),))
-            yield self.report(facts, arg.node, fix=None if arg.from_splat else fix)
+            yield self.report(facts, arg.node, fix=None if arg.from_splat else self._fix(facts, loader, arg))
+
+    @staticmethod
+    def _fix(facts, loader, arg) -> Fix:
+        test = workers_test(facts, loader)
+        if test is not None:
+            # num_workers=args.workers resolves to 0 here, not on every command line: keep it conditional.
+            value = test if _is_true(arg.value) else f"{operand_source(facts, arg.value)} and {test}"
+            return Fix("safe", f"Set `persistent_workers={value}`", SetArgument("persistent_workers", value))
+        if workers_from_splat(loader):
+            return Fix("unsafe", "Remove `persistent_workers` (right only while the `**` dict's num_workers is 0)", RemoveArguments(("persistent_workers",)))
+        return Fix("safe", "Remove `persistent_workers`", RemoveArguments(("persistent_workers",)))
 
     def check_config(self, block) -> Iterator[Finding]:
         from dllint.configs.lint import config_finding, removal_fix
@@ -66,9 +84,16 @@ class PersistentWorkersWithoutWorkers(Rule):
             yield config_finding(self, block, span, fix=removal_fix(block, "persistent_workers"))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
-        from dllint.fixes.arguments import remove_reported_argument
+        from dllint.fixes.arguments import remove_reported_argument, set_reported_argument
 
-        remove_reported_argument(ctx, finding)
+        if isinstance(finding.fix.edit, SetArgument):
+            set_reported_argument(ctx, finding, at_argument=True)
+        else:
+            remove_reported_argument(ctx, finding)
+
+
+def _is_true(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is True
 
 
 def persistent_without_workers(loader) -> bool:

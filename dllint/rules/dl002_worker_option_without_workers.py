@@ -1,17 +1,22 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.values import maybe_none
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, RemoveArguments, SetArgument
 from dllint.rules import Rule
+from dllint.rules.fix_values import operand_source, workers_from_splat, workers_test
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 ERRORS = {
     "prefetch_factor": "ValueError: prefetch_factor option could only be specified in multiprocessing",
     "multiprocessing_context": "ValueError: multiprocessing_context can only be used with multi-process loading",
     "timeout": "AssertionError on the first batch: timeout needs num_workers > 0",
 }
+WITHOUT_WORKERS = {"prefetch_factor": "None", "multiprocessing_context": "None", "timeout": "0"}  # torch's defaults
 
 
 class WorkerOptionWithoutWorkers(Rule):
@@ -37,7 +42,9 @@ class WorkerOptionWithoutWorkers(Rule):
     ```
 
     ## Fix safety
-    Safe: removing the option restores what torch does without workers.
+    Safe: removing the option restores what torch does without workers. Where `num_workers`
+    is not a number written at the call (`args.workers`, whose default is 0), the fix keeps the
+    option for when workers run: `prefetch_factor=4 if args.workers > 0 else None`.
 
     ## References
     - [torch.utils.data.DataLoader](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader)
@@ -58,7 +65,7 @@ class WorkerOptionWithoutWorkers(Rule):
         "from torch.utils.data import DataLoader\nDataLoader(ds, timeout=10)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             if not loader.num_workers.is_zero_or_absent():
                 continue
@@ -66,7 +73,7 @@ class WorkerOptionWithoutWorkers(Rule):
                 arg = loader.argument(option)
                 if arg is None or not self._offending(facts, loader, option, arg):
                     continue
-                fix = None if arg.from_splat else Fix("safe", f"Remove `{option}`", (("remove", (option,)),))
+                fix = None if arg.from_splat else self._fix(facts, loader, option, arg)
                 message = f"{option} without workers: {error}; remove it or set num_workers > 0"
                 yield self.report(facts, arg.node, message, fix)
 
@@ -95,10 +102,24 @@ class WorkerOptionWithoutWorkers(Rule):
                 message = f"{option} without workers: {error}; remove it or set num_workers > 0"
                 yield config_finding(self, block, span, message, removal_fix(block, option))
 
-    def apply_fix(self, ctx, finding: Finding) -> None:
-        from dllint.fixes.arguments import remove_reported_argument
+    @staticmethod
+    def _fix(facts, loader, option: str, arg) -> Fix:
+        test = workers_test(facts, loader)
+        if test is not None:
+            # num_workers=args.workers resolves to 0 here, not on every command line: keep the option for workers.
+            value = f"{operand_source(facts, arg.value)} if {test} else {WITHOUT_WORKERS[option]}"
+            return Fix("safe", f"Set `{option}={value}`", SetArgument(option, value))
+        if workers_from_splat(loader):
+            return Fix("unsafe", f"Remove `{option}` (right only while the `**` dict's num_workers is 0)", RemoveArguments((option,)))
+        return Fix("safe", f"Remove `{option}`", RemoveArguments((option,)))
 
-        remove_reported_argument(ctx, finding)
+    def apply_fix(self, ctx, finding: Finding) -> None:
+        from dllint.fixes.arguments import remove_reported_argument, set_reported_argument
+
+        if isinstance(finding.fix.edit, SetArgument):
+            set_reported_argument(ctx, finding, at_argument=True)
+        else:
+            remove_reported_argument(ctx, finding)
 
 
 def offending_value(option: str, value) -> bool:

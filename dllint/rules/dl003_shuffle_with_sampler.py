@@ -1,10 +1,13 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.values import maybe_none
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, RemoveArguments
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class ShuffleWithSampler(Rule):
@@ -50,7 +53,7 @@ class ShuffleWithSampler(Rule):
         "DataLoader(ds, shuffle=True, sampler=RandomSampler(ds))\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             shuffle = loader.argument("shuffle")
             sampler = loader.argument("sampler")
@@ -58,7 +61,7 @@ class ShuffleWithSampler(Rule):
                 continue
             if maybe_none(sampler.value, sampler.scope, facts):
                 continue
-            fix = None if shuffle.from_splat else Fix("safe", "Remove `shuffle`", (("remove", ("shuffle",)),))
+            fix = None if shuffle.from_splat else Fix("safe", "Remove `shuffle`", RemoveArguments(("shuffle",)))
             yield self.report(facts, shuffle.node, fix=fix)
 
     def check_config(self, block) -> Iterator[Finding]:

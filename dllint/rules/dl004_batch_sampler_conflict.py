@@ -1,10 +1,13 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.values import maybe_none
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, RemoveArguments
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class BatchSamplerConflict(Rule):
@@ -50,7 +53,7 @@ class BatchSamplerConflict(Rule):
         "from torch.utils.data import DataLoader\nDataLoader(ds, batch_size=None, drop_last=True)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             batch_sampler = loader.argument("batch_sampler")
             if batch_sampler is not None and not maybe_none(batch_sampler.value, batch_sampler.scope, facts):
@@ -73,7 +76,7 @@ class BatchSamplerConflict(Rule):
 
     def _finding(self, facts, arg, message) -> Finding:
         message = message or f"{arg.name} conflicts with batch_sampler (torch raises ValueError): remove it"
-        fix = None if arg.from_splat else Fix("safe", f"Remove `{arg.name}`", (("remove", (arg.name,)),))
+        fix = None if arg.from_splat else Fix("safe", f"Remove `{arg.name}`", RemoveArguments((arg.name,)))
         return self.report(facts, arg.node, message, fix)
 
     def apply_fix(self, ctx, finding: Finding) -> None:

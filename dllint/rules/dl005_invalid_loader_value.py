@@ -1,9 +1,12 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.findings import Finding
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 START_METHODS = ("fork", "spawn", "forkserver")
 
@@ -48,7 +51,7 @@ class InvalidLoaderValue(Rule):
         "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=2, multiprocessing_context='thread')\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             for name in CHECKED:
                 arg = loader.argument(name)

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.values import maybe_none
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, RemoveArguments
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class IterableDatasetWithSampler(Rule):
@@ -58,7 +61,7 @@ class IterableDatasetWithSampler(Rule):
         "DataLoader(S(), shuffle=True)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             dataset = loader.argument("dataset")
             if dataset is None:
@@ -75,7 +78,7 @@ class IterableDatasetWithSampler(Rule):
                         continue
                 elif maybe_none(arg.value, arg.scope, facts):
                     continue
-                fix = None if arg.from_splat else Fix("safe", f"Remove `{name}`", (("remove", (name,)),))
+                fix = None if arg.from_splat else Fix("safe", f"Remove `{name}`", RemoveArguments((name,)))
                 yield self.report(
                     facts,
                     arg.node,

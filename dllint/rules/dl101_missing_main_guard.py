@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, WrapInMainGuard
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class MissingMainGuard(Rule):
@@ -72,7 +75,7 @@ class MissingMainGuard(Rule):
         "import torch.multiprocessing as mp\ndef run(rank):\n    pass\nmp.spawn(run, nprocs=2)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         if facts.is_notebook:
             # A kernel's __main__ is ipykernel's launcher: spawn workers import that, never the
             # cells, so nothing re-runs. What breaks there instead is DL106.
@@ -92,13 +95,15 @@ class MissingMainGuard(Rule):
         ]
         if candidates:
             first = min(candidates, key=lambda s: (s.lineno, s.col_offset))
-            yield self.report(facts, first, fix=Fix("unsafe", "Move the script's statements under `if __name__ == \"__main__\":`"))
+            yield self.report(facts, first, fix=Fix("unsafe", "Move the script's statements under `if __name__ == \"__main__\":`", WrapInMainGuard()))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         import libcst as cst
 
+        from dllint.fixes import edit_of
         from dllint.fixes.main_guard import guarded_module
 
+        edit_of(finding, WrapInMainGuard)
         reported = ctx.module_statement(ctx.node_at(finding, cst.BaseStatement))
         new = guarded_module(ctx.module, reported)
         ctx.replace(ctx.module, new)

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.workers import shipped_expressions
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, HoistLambda
 from dllint.rules import Rule
+from dllint.rules.fix_values import comprehension_reads
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class LambdaInWorker(Rule):
@@ -37,7 +41,8 @@ class LambdaInWorker(Rule):
 
     ## Fix safety
     Safe when the lambda uses no local names of the enclosing function: it is hoisted to a
-    module-level `def` with a name derived from its use. Otherwise no fix (see DL103's).
+    module-level `def` with a name derived from its use. Otherwise no fix (see DL103's). In a
+    notebook the hoisted `def` is still not importable by spawn workers (DL106): unsafe there.
 
     ## References
     - [What can be pickled](https://docs.python.org/3/library/pickle.html#what-can-be-pickled-and-unpickled)
@@ -62,7 +67,7 @@ class LambdaInWorker(Rule):
         "DataLoader(Folder('data', transform=tf), num_workers=2)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         reported: set[int] = set()
         for loader in facts.loader_calls:
             if not loader.is_multi_worker:
@@ -77,11 +82,15 @@ class LambdaInWorker(Rule):
     def _fix(facts, shipped) -> Fix | None:
         if uses_enclosing_locals(facts, shipped.expr):
             return None
-        return Fix("safe", "Hoist the lambda to a module-level function", (("sink", shipped.sink),))
+        if facts.is_notebook:
+            # A notebook-level def is no more importable by spawn workers than the lambda (DL106).
+            return Fix("unsafe", "Hoist the lambda to a notebook-level function (spawn workers still need it in a module: DL106)", HoistLambda(shipped.sink))
+        return Fix("safe", "Hoist the lambda to a module-level function", HoistLambda(shipped.sink))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         import libcst as cst
 
+        from dllint.fixes import edit_of
         from dllint.fixes.hoist import derived_lambda_name, lambda_to_def, place_before
 
         lam = ctx.node_at(finding, cst.Lambda)
@@ -100,7 +109,7 @@ class LambdaInWorker(Rule):
             definition = definition.with_changes(leading_lines=statement.leading_lines, body=definition.body.with_changes(body=[line]))
             ctx.replace(statement, definition)
             return
-        name = ctx.unique_name(derived_lambda_name(ctx, lam, finding.fix.get("sink", "func")))
+        name = ctx.unique_name(derived_lambda_name(ctx, lam, edit_of(finding, HoistLambda).sink), site=lam)
         place_before(ctx, ctx.module_statement(lam), lambda_to_def(ctx, lam, name))
         ctx.replace(lam, cst.Name(name))
 
@@ -109,8 +118,9 @@ def uses_enclosing_locals(facts, lam: ast.Lambda) -> bool:
     """Whether the lambda reads a name bound in an enclosing function (not module-level, not builtin)."""
     scope = facts.scopes.scopes[lam]
     comprehension_names = _comprehension_targets_around(facts, lam)
+    own = comprehension_reads(lam.body)  # `lambda batch: [b[0] for b in batch]`: b is the comprehension's
     for node in ast.walk(lam.body):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in own:
             if node.id in comprehension_names:
                 return True  # `[lambda x: x + i for i in ...]`: i lives in the comprehension
             found = facts.scopes.lookup(node.id, facts.scopes.scope_of(node))

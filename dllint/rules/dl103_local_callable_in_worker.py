@@ -4,11 +4,12 @@ import ast
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.workers import local_definition, shipped_expressions
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, HoistLocalDefinition
 from dllint.rules import Rule
+from dllint.rules.fix_values import comprehension_reads
 
 if TYPE_CHECKING:
-    import libcst as cst
+    from dllint.facts import FileFacts
 
 
 class LocalCallableInWorker(Rule):
@@ -44,8 +45,11 @@ class LocalCallableInWorker(Rule):
 
     ## Fix safety
     Unsafe: the definition is hoisted to module level with its captured names turned into
-    parameters bound with `functools.partial`; a closure that rebinds captured names
-    (`nonlocal`) would change meaning.
+    keyword parameters bound with `functools.partial`. Of an object the closure only reads
+    attributes from (`self.pad_value`), the attributes are bound, read once when the loader is
+    built, so that the workers do not receive the whole object (a Lightning module and its
+    trainer). No fix for a closure that rebinds captured names (`nonlocal`), a class that reads
+    local names, or a definition that uses another local function.
 
     ## References
     - [What can be pickled](https://docs.python.org/3/library/pickle.html#what-can-be-pickled-and-unpickled)
@@ -68,7 +72,7 @@ class LocalCallableInWorker(Rule):
         "def main():\n    class Local(Dataset):\n        pass\n    DataLoader(Local(), num_workers=2)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         reported: set[int] = set()
         for loader in facts.loader_calls:
             if not loader.is_multi_worker:
@@ -94,81 +98,15 @@ class LocalCallableInWorker(Rule):
                 reported.add(id(shipped.expr))
                 kind = "class" if isinstance(definition, ast.ClassDef) else "function"
                 message = f"local {kind} '{definition.name}' sent to workers (via {shipped.sink}) cannot be pickled under spawn: define it at module level"
-                fix = Fix("unsafe", f"Hoist `{definition.name}` to module level", (("name", definition.name),))
-                yield self.report(facts, shipped.expr, message, fix)
+                yield self.report(facts, shipped.expr, message, _fix(facts, definition))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         import libcst as cst
 
-        from dllint.fixes import FixUnavailable, without_blank_prefix
-        from dllint.fixes.hoist import (
-            adjust_leading_lines,
-            captured_names,
-            clashes_at_module_level,
-            definition_table,
-            has_nonlocal,
-            local_cst_definition,
-            names_in,
-            place_before,
-            references,
-        )
+        from dllint.fixes import edit_of
+        from dllint.fixes.hoist import hoist_local_definition
 
-        name = finding.fix.get("name") if finding.fix else None
-        handed_over = ctx.node_at(finding, cst.BaseExpression)
-        owner, definition = _owner_and_definition(ctx, handed_over, name)
-        if has_nonlocal(definition):
-            raise FixUnavailable(f"'{name}' rebinds names of its function (nonlocal)")
-        owner_lines = _lines(ctx, owner)
-        table = definition_table(ctx.text, name, _lines(ctx, definition))
-        captured = captured_names(table)
-        if name in captured:
-            raise FixUnavailable(f"'{name}' refers to itself through its function")
-        if captured and isinstance(definition, cst.ClassDef):
-            raise FixUnavailable(f"class '{name}' reads local names ({', '.join(captured)}): pass them to its constructor")
-        owner_locals = {s.get_name() for s in definition_table(ctx.text, owner.name.value, owner_lines).get_symbols() if s.is_local() or s.is_free()}
-        header = [*definition.decorators]
-        if isinstance(definition, cst.FunctionDef):
-            header += [definition.params, *([definition.returns] if definition.returns else [])]
-        else:
-            header += [*definition.bases, *definition.keywords]
-        evaluated_locals = set().union(*(names_in(part) for part in header)) & owner_locals if header else set()
-        if evaluated_locals:
-            raise FixUnavailable(f"'{name}' is defined with local names ({', '.join(sorted(evaluated_locals))})")
-        for captured_name in captured:
-            try:
-                local_cst_definition(ctx, owner, captured_name)
-            except FixUnavailable:
-                continue
-            raise FixUnavailable(f"'{name}' uses the local '{captured_name}', which cannot be pickled either")
-        uses = references(owner, name, definition)
-        if any(isinstance(ctx.parent(use), (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)) for use in uses):
-            raise FixUnavailable(f"'{name}' is reassigned in '{owner.name.value}'")
-        new_name = name
-        if name in ctx.state.reserved_names or clashes_at_module_level(ctx.text, name, owner_lines):
-            new_name = ctx.unique_name(name)
-        ctx.state.reserved_names.add(new_name)
-        hoisted = definition.with_changes(name=cst.Name(new_name))
-        if captured:
-            params = hoisted.params
-            hoisted = hoisted.with_changes(params=params.with_changes(kwonly_params=[*params.kwonly_params, *(cst.Param(cst.Name(n)) for n in captured)]))
-            bound = ", ".join(f"{n}={n}" for n in captured)
-            replacement = cst.parse_expression(f"functools.partial({new_name}, {bound})")
-            ctx.ensure_import("functools")
-        else:
-            replacement = cst.Name(new_name)
-        place_before(ctx, ctx.module_statement(owner), hoisted)
-        ctx.remove(definition)
-        block = ctx.parent(definition)
-        if isinstance(block, cst.IndentedBlock) and block.body[0] is definition and len(block.body) > 1:
-            adjust_leading_lines(ctx, block.body[1], without_blank_prefix)
-        if captured or new_name != name:
-            for use in uses:
-                ctx.replace(use, replacement)
-
-
-def _lines(ctx, node: cst.CSTNode) -> range:
-    (start, _), (end, _) = ctx.span(node)
-    return range(start, end + 1)
+        hoist_local_definition(ctx, ctx.node_at(finding, cst.BaseExpression), edit_of(finding, HoistLocalDefinition).name)
 
 
 def _closure_made_by(facts, call: ast.Call, scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
@@ -187,19 +125,46 @@ def _closure_made_by(facts, call: ast.Call, scope) -> ast.FunctionDef | ast.Asyn
     return None
 
 
-def _owner_and_definition(ctx, node: cst.CSTNode, name: str | None):
-    """The function that defines ``name`` locally (the nearest one around ``node``) and the definition."""
-    import libcst as cst
+def _fix(facts, definition: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> Fix | None:
+    """The hoisting fix, unless what ``fixes.hoist`` refuses to hoist is already visible here (then
+    no fix is advertised that ``--fix`` could not apply)."""
+    if any(isinstance(n, ast.Nonlocal) for n in ast.walk(definition)):
+        return None
+    header: list[ast.AST] = [*definition.decorator_list]
+    if isinstance(definition, ast.ClassDef):
+        header += [*definition.bases, *(k.value for k in definition.keywords)]
+    else:
+        header += [definition.args, *([definition.returns] if definition.returns else [])]
+    if _enclosing_locals(facts, header, definition):
+        return None  # evaluated where it is defined: `def collate(b, pad=pad_value)`
+    body = [n for n in ast.iter_child_nodes(definition) if n not in header and not isinstance(n, ast.arguments)]
+    captured = _enclosing_locals(facts, body, definition)
+    if captured and isinstance(definition, ast.ClassDef):
+        return None  # a class reading locals: they have to go through its constructor
+    if definition.name in captured or any(b.kind in ("def", "class") for bindings in captured.values() for b in bindings):
+        return None  # recursion through the function, or a local callable that cannot be pickled either
+    return Fix("unsafe", f"Hoist `{definition.name}` to module level", HoistLocalDefinition(definition.name))
 
-    from dllint.fixes import FixUnavailable
-    from dllint.fixes.hoist import local_cst_definition
 
-    if not name:
-        raise FixUnavailable("the finding names no definition")
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.FunctionDef):
-            try:
-                return ancestor, local_cst_definition(ctx, ancestor, name)
-            except FixUnavailable:
+def _enclosing_locals(facts, parts: list[ast.AST], definition: ast.AST) -> dict:
+    """Names read in ``parts`` that an enclosing function binds (not ``definition`` itself), with their bindings."""
+    found: dict = {}
+    for part in parts:
+        own = comprehension_reads(part)
+        for node in ast.walk(part):
+            if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load) or id(node) in own:
                 continue
-    raise FixUnavailable(f"cannot find the local definition of '{name}'")
+            lookup = facts.scopes.lookup(node.id, facts.scopes.scope_of(node))
+            if lookup is None or not lookup[0].is_function or _inside(facts, lookup[0].node, definition):
+                continue
+            found[node.id] = lookup[1]
+    return found
+
+
+def _inside(facts, node: ast.AST, ancestor: ast.AST) -> bool:
+    current: ast.AST | None = node
+    while current is not None:
+        if current is ancestor:
+            return True
+        current = facts.scopes.parents.get(current)
+    return False

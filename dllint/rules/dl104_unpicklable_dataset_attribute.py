@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.findings import Finding
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 LOCKS = frozenset(
     f"threading.{name}" for name in ("Lock", "RLock", "Condition", "Semaphore", "BoundedSemaphore", "Event")
@@ -100,7 +103,7 @@ class UnpicklableDatasetAttribute(Rule):
         "class Ds(Dataset):\n    def __init__(self, rows):\n        self.rows = (r for r in rows)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for cls in facts.dataset_classes:
             init = cls.method("__init__")
             if init is None or any(cls.method(hook) for hook in PICKLE_HOOKS):

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.findings import Finding
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 # torch.cuda calls that neither create a CUDA context nor need one: the seeding calls are
 # queued until CUDA is initialised, the queries read the driver without a context.
@@ -92,7 +95,7 @@ class CudaInWorker(Rule):
         "DataLoader(ds, num_workers=2, collate_fn=collate)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         worker_code = facts.worker_code
         if not worker_code.functions:
             return

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.workers import named_definitions, shipped_expressions
 from dllint.findings import Finding
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 FORK_ONLY = frozenset({"fork"})
 
@@ -82,7 +85,7 @@ class NotebookDefinedWorkerCode(Rule):
         "# %%\nDataLoader(ds, num_workers=4, collate_fn=collate)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         if not facts.is_notebook:
             return
         reported: set[int] = set()

@@ -2,11 +2,15 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.workers import shipped_expressions
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, MoveAboveGuard
 from dllint.rules import Rule
+from dllint.rules.fix_values import comprehension_reads
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 BUILTIN_NAMES = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__spec__", "__builtins__"}
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -80,7 +84,7 @@ class DefinedUnderMainGuard(Rule):
     def apply_fix(self, ctx, finding: Finding) -> None:
         _move_above_guard(ctx, finding)
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         guard = facts.main_guard
         if guard is None:
             return
@@ -107,11 +111,11 @@ def _move_above_guard(ctx, finding: Finding) -> None:
     """Move the definition out of the guard's body to just above the guard."""
     import libcst as cst
 
-    from dllint.fixes import FixUnavailable, without_blank_prefix
+    from dllint.fixes import FixUnavailable, edit_of, without_blank_prefix
     from dllint.fixes.hoist import adjust_leading_lines, place_before
     from dllint.fixes.main_guard import main_guard_of
 
-    name = finding.fix.get("move") if finding.fix else None
+    name = edit_of(finding, MoveAboveGuard).name
     guard = main_guard_of(ctx.module)
     if guard is None or not isinstance(guard.body, cst.IndentedBlock):
         raise FixUnavailable("no main guard block")
@@ -145,22 +149,18 @@ def _guard_definition(facts, expr: ast.expr, scope, guard: ast.If) -> ast.AST | 
 def _fix(facts, definition: ast.AST, guard: ast.If) -> Fix | None:
     if not _reads_only_module_names(facts, definition, guard):
         return None
-    start = min([definition.lineno, *(d.lineno for d in definition.decorator_list)])  # type: ignore[attr-defined]
     return Fix(
         "safe",
         f"Move `{definition.name}` above `if __name__ == \"__main__\":`",  # type: ignore[attr-defined]
-        (
-            ("move", definition.name),  # type: ignore[attr-defined]
-            ("lines", (start, definition.end_lineno)),  # type: ignore[attr-defined]
-            ("before_line", guard.lineno),
-        ),
+        MoveAboveGuard(definition.name),  # type: ignore[attr-defined]
     )
 
 
 def _reads_only_module_names(facts, definition: ast.AST, guard: ast.If) -> bool:
     """Every name the definition reads is its own, a builtin, or bound at module level outside the guard."""
+    own = comprehension_reads(definition)  # the scope table does not track comprehensions
     for node in ast.walk(definition):
-        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or id(node) in own:
             continue
         found = facts.scopes.lookup(node.id, facts.scopes.scope_of(node))
         if found is None:

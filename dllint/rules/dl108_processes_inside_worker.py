@@ -1,9 +1,12 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class ProcessesInsideWorker(Rule):
@@ -68,7 +71,7 @@ class ProcessesInsideWorker(Rule):
         "DataLoader(Ds(), num_workers=2)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         worker_code = facts.worker_code
         if not worker_code.functions:
             return
@@ -106,4 +109,4 @@ def _loader_fix(loader) -> Fix | None:
     arg = loader.argument("num_workers")
     if loader.unknown_splat or (arg is not None and arg.from_splat):
         return None
-    return Fix("safe", "Set the inner loader's `num_workers=0`", (("set", ("num_workers", "0")),))
+    return Fix("safe", "Set the inner loader's `num_workers=0`", SetArgument("num_workers", "0"))

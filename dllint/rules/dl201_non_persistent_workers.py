@@ -1,10 +1,14 @@
 from __future__ import annotations
 
-import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from dllint.findings import Finding, Fix
+from dllint.facts.values import Value
+from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
+from dllint.rules.fix_values import workers_from_splat, workers_test
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class NonPersistentWorkers(Rule):
@@ -35,8 +39,9 @@ class NonPersistentWorkers(Rule):
     ```
 
     ## Fix safety
-    Safe: adds `persistent_workers=True` (or `persistent_workers=<num_workers> > 0` when the
-    count is dynamic). Unsafe where the call says `persistent_workers=False` explicitly: that
+    Safe: adds `persistent_workers=True` where `num_workers` is a number written at the call,
+    else `persistent_workers=<num_workers> > 0`, so that `--workers 0` on the command line
+    keeps working. Unsafe where the call says `persistent_workers=False` explicitly: that
     may be deliberate. No fix is offered where the loop changes the dataset (DL303): persistent
     workers would keep a stale copy.
 
@@ -68,11 +73,11 @@ class NonPersistentWorkers(Rule):
         "def make_loader(ds):\n    return DataLoader(ds, num_workers=4)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         usage = None
         for loader in facts.loader_calls:
-            if not loader.is_multi_worker:
-                continue
+            if not loader.is_multi_worker or _negative(loader.num_workers):
+                continue  # a negative count raises ValueError (DL005): no workers start
             persistent = loader.value("persistent_workers")
             if persistent.truthy() is not False:  # truthy, or unknown (a splat, a variable)
                 continue
@@ -107,17 +112,15 @@ class NonPersistentWorkers(Rule):
             return None
         if facts.dataset_mutated_in_loop(loader):
             return None  # persistent workers would keep a stale dataset (DL303)
-        workers = loader.argument("num_workers")
-        if loader.num_workers.is_const or workers is None:
-            value = "True"
-        else:
-            source = ast.get_source_segment(facts.source, workers.value) or ast.unparse(workers.value)
-            value = f"{source} > 0" if "\n" not in source else "True"
+        # `True` only where num_workers is written as a number: `--workers 0` must keep working.
+        value = workers_test(facts, loader) or "True"
+        if workers_from_splat(loader):
+            return Fix("unsafe", "Add `persistent_workers=True` (right only while the `**` dict's num_workers > 0)", SetArgument("persistent_workers", value))
         if loader.argument("persistent_workers") is not None:
             # An explicit `persistent_workers=False` may be deliberate (e.g. per-epoch state the
             # workers read at start-up): flipping it is the user's call.
-            return Fix("unsafe", f"Set `persistent_workers={value}`", (("set", ("persistent_workers", value)),))
-        return Fix("safe", f"Add `persistent_workers={value}`", (("set", ("persistent_workers", value)),))
+            return Fix("unsafe", f"Set `persistent_workers={value}`", SetArgument("persistent_workers", value))
+        return Fix("safe", f"Add `persistent_workers={value}`", SetArgument("persistent_workers", value))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         from dllint.fixes.arguments import set_reported_argument
@@ -129,3 +132,7 @@ def restarts_workers(loader) -> bool:
     """Workers that may run (num_workers not provably 0) and are not kept between passes
     (``persistent_workers`` known to be falsy): a loader call or a config block."""
     return not loader.value("num_workers").is_zero_or_absent() and loader.value("persistent_workers").truthy() is False
+
+
+def _negative(value: Value) -> bool:
+    return value.is_int() and value.value < 0

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.findings import Finding
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class OversizedNumWorkers(Rule):
@@ -57,7 +60,7 @@ class OversizedNumWorkers(Rule):
         "DataLoader(ds, num_workers=args.num_workers)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         limit = facts.settings.max_workers
         distributed = facts.is_distributed
         reported: set[int] = set()

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.imports import dotted_name
 from dllint.findings import Finding
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 # In-memory tensors: indexing costs less than handing batches over from a worker.
 IN_MEMORY_DATASETS = frozenset({"TensorDataset", "torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
@@ -73,7 +76,7 @@ class SynchronousLoading(Rule):
         "def main(ds):\n    loader = DataLoader(ds, num_workers=0)\n    for epoch in range(3):\n        train(loader)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             if not loader.num_workers.is_zero_or_absent():
                 continue

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.loops import STATEMENT_LOOPS, loaded_names, names_bound_in_loop
 from dllint.findings import Finding
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class LoaderInLoop(Rule):
@@ -66,7 +69,7 @@ class LoaderInLoop(Rule):
         "while step < total:\n    for b in DataLoader(ds, num_workers=2, shuffle=True):\n        step += 1\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             if not loader.is_multi_worker:
                 continue

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.loops import STATEMENT_LOOPS
 from dllint.findings import Finding
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 # Inside these, a fresh iterator is made at an epoch boundary (StopIteration, step % n == 0).
 GUARDS = (ast.ExceptHandler, ast.If, ast.IfExp, ast.match_case)
@@ -74,7 +77,7 @@ class IterInLoop(Rule):
         "loader = DataLoader(ds, num_workers=4)\nwhile True:\n    it = iter(loader)\n    x, y = next(it)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             if not loader.is_multi_worker:
                 continue

@@ -1,10 +1,15 @@
 from __future__ import annotations
 
-from typing import Iterator
+import ast
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.devices import batch_cuda_copies, torch_alias
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
+from dllint.rules.fix_values import from_command_line
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class PinMemoryMissing(Rule):
@@ -35,7 +40,7 @@ class PinMemoryMissing(Rule):
 
     ## Fix safety
     Safe: adds `pin_memory=torch.cuda.is_available()`, or `pin_memory=True` where the file
-    moves batches with `.cuda()` or to a literal CUDA device anyway. Pinning changes where
+    moves batches with `.cuda()` or to a CUDA device no command-line option changes. Pinning changes where
     the batch lives on the host, not its values. No fix is offered when `torch` is not
     imported under its own name.
 
@@ -67,7 +72,7 @@ class PinMemoryMissing(Rule):
         "train(DataLoader(ds, batch_size=8))\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             if loader.value("pin_memory").truthy() is not False:
                 continue  # pinned, or unknown (a variable, a splat)
@@ -96,13 +101,14 @@ class PinMemoryMissing(Rule):
         if arg is not None and arg.from_splat:
             return None
         torch = torch_alias(facts)
-        if any(c.unconditional for c in copies) and "is_available" not in facts.source:
+        # `True` only for a device no command line changes: `--device cpu` must not be told to pin.
+        if any(c.unconditional and not _device_from_command_line(facts, c.call) for c in copies) and "is_available" not in facts.source:
             value = "True"
         elif torch is not None:
             value = f"{torch}.cuda.is_available()"
         else:
             return None
-        return Fix("safe", f"Add `pin_memory={value}`", (("set", ("pin_memory", value)),))
+        return Fix("safe", f"Add `pin_memory={value}`", SetArgument("pin_memory", value))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         from dllint.fixes.arguments import set_reported_argument
@@ -113,3 +119,9 @@ class PinMemoryMissing(Rule):
 def unpinned(loader) -> bool:
     """``pin_memory`` known to be falsy (absent counts): a loader call or a config block."""
     return loader.value("pin_memory").truthy() is False
+
+
+def _device_from_command_line(facts, call: ast.Call) -> bool:
+    """``batch.to(args.device)``, where ``args.device`` resolved to its argparse default ``"cuda"``."""
+    device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    return device is not None and from_command_line(facts, device, facts.scopes.scope_of(call))

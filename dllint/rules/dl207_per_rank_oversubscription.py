@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.values import follow, is_cpu_count_call
 from dllint.findings import Finding
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 MAX_DEPTH = 8
 
@@ -67,7 +70,7 @@ class PerRankOversubscription(Rule):
         "DataLoader(ds, num_workers=workers)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         if not facts.loader_calls or not facts.is_distributed:
             return
         for loader in facts.loader_calls:

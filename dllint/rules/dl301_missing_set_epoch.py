@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.values import maybe_none
-from dllint.findings import Finding, Fix
+from dllint.findings import Finding, Fix, InsertStatement
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class MissingSetEpoch(Rule):
@@ -78,7 +81,7 @@ class MissingSetEpoch(Rule):
         "    for epoch in range(3):\n        train_one_epoch(loader)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         analysis = facts.samplers
         for sampler in analysis.distributed:
             if sampler.shuffle.truthy() is not True and not sampler.shuffle.is_absent:
@@ -119,23 +122,16 @@ class MissingSetEpoch(Rule):
         return Fix(
             "unsafe",
             f"Insert `{statement}` at the start of the epoch loop",
-            (
-                ("sampler", receiver),
-                ("epoch_var", loop.target.id),
-                ("loop", (loop.lineno, loop.col_offset + 1)),
-                ("insert_before", (first.lineno, first.col_offset + 1)),
-                ("statement", statement),
-            ),
+            InsertStatement(statement, (first.lineno, first.col_offset + 1)),
         )
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         import libcst as cst
 
-        from dllint.fixes import FixUnavailable
+        from dllint.fixes import FixUnavailable, edit_of
 
-        where, statement = finding.fix.get("insert_before"), finding.fix.get("statement")
-        if not where or not statement:
-            raise FixUnavailable("the finding names no loop to change")
+        edit = edit_of(finding, InsertStatement)
+        where, statement = edit.before, edit.statement
         start = (where[0], where[1] - 1)
         first = next(
             (n for n in ctx.state.positions if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and ctx.span(n)[0] == start),

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.findings import Finding
 from dllint.rules import Rule
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 # Names whose presence shows the stream is split between workers (torch's get_worker_info,
 # a worker_info variable or attribute, webdataset's / torchdata's split_by_worker).
@@ -76,7 +79,7 @@ class IterableDatasetNotSharded(Rule):
         "DataLoader(S(), num_workers=4)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for cls in facts.classes.values():
             if not cls.is_iterable_dataset:
                 continue

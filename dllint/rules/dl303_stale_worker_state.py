@@ -1,9 +1,12 @@
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.findings import Finding
-from dllint.rules import Rule
+from dllint.rules import Rule, quote
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 
 class StaleWorkerState(Rule):
@@ -71,7 +74,7 @@ class StaleWorkerState(Rule):
         "    for epoch in range(10):\n        ds.set_level(epoch)\n        for b in loader:\n            pass\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             if not loader.is_multi_worker or loader.value("persistent_workers").truthy() is not True:
                 continue
@@ -80,11 +83,8 @@ class StaleWorkerState(Rule):
                 continue
             first = mutations[0]
             arg = loader.argument("persistent_workers")
-            source = facts.lines[first.lineno - 1].strip() if first.lineno <= len(facts.lines) else ""
-            if len(source) > 60:
-                source = source[:57] + "..."
             message = (
-                f"persistent workers keep their own copy of the dataset: `{source}` (line {first.lineno}) "
+                f"persistent workers keep their own copy of the dataset: `{quote(facts, first)}` (line {first.lineno}) "
                 "changes it in the main process only; drop persistent_workers or move the state out of the dataset"
             )
             yield self.report(facts, arg.node if arg is not None else loader.node, message)

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.findings import Finding
-from dllint.rules import Rule
+from dllint.rules import Rule, quote
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 
 GENERATORS = frozenset(
     {
@@ -98,7 +101,7 @@ class SharedRngInDataset(Rule):
         "loader = DataLoader(S(1), num_workers=2)\n",
     )
 
-    def check(self, facts) -> Iterator[Finding]:
+    def check(self, facts: FileFacts) -> Iterator[Finding]:
         if not facts.loader_calls:
             return
         worker_code = facts.worker_code
@@ -159,7 +162,7 @@ def _stored_generators(facts, init: ast.AST) -> dict[str, tuple[ast.stmt, ast.Ca
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                shown = ast.get_source_segment(facts.source, call.func) or facts.qualname(call.func)
+                shown = quote(facts, call.func)
                 found.setdefault(target.attr, (node, call, shown))
     return found
 

@@ -1,0 +1,88 @@
+"""What a fix may write for a value the rule resolved.
+
+A rule resolves ``num_workers=args.workers`` to its argparse default, but the user may
+run ``--workers 0``: a fix that writes the consequence of the default
+(``persistent_workers=True``) would break that command line. A fix may assume a value
+only where it is a literal at the call; otherwise it writes a test of the expression
+(``persistent_workers=args.workers > 0``) or says that it holds only for the resolved
+value. No rule lives here.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+    from dllint.facts.loaders import LoaderCall
+    from dllint.facts.scopes import Scope
+
+# Expressions that bind at least as tightly as a comparison or a conditional's operands.
+TIGHT = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Dict, ast.Set, ast.JoinedStr, ast.BinOp)
+
+
+def is_literal(expr: ast.expr) -> bool:
+    """``4``, ``-1``, ``None``: a value written out, that no command line changes."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        expr = expr.operand
+    return isinstance(expr, ast.Constant)
+
+
+def operand_source(facts: FileFacts, expr: ast.expr) -> str:
+    """``expr``'s source on one line, in brackets where an operator next to it would bind first."""
+    source = ast.get_source_segment(facts.source, expr) or ast.unparse(expr)
+    if "\n" in source:
+        source = ast.unparse(expr)  # a line break in the middle of an argument list reads badly
+    tight = isinstance(expr, TIGHT) or (isinstance(expr, ast.UnaryOp) and not isinstance(expr.op, ast.Not))
+    return source if tight else f"({source})"
+
+
+def workers_test(facts: FileFacts, loader: LoaderCall) -> str | None:
+    """``<num_workers> > 0`` for a ``num_workers`` that is not a literal at the call; None when it
+    is a literal, absent, or comes from a ``**`` dict (its expression is not visible here)."""
+    workers = loader.argument("num_workers")
+    if workers is None or workers.from_splat or is_literal(workers.value):
+        return None
+    return f"{operand_source(facts, workers.value)} > 0"
+
+
+def workers_from_splat(loader: LoaderCall) -> bool:
+    """``num_workers`` comes from a ``**`` dict and is not a literal there."""
+    workers = loader.argument("num_workers")
+    return workers is not None and workers.from_splat and not is_literal(workers.value)
+
+
+def from_command_line(facts: FileFacts, expr: ast.expr, scope: Scope) -> bool:
+    """Whether ``expr`` reads an argparse option, directly or through names bound once."""
+    for _ in range(8):
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in facts.argparse.namespaces:
+            return True
+        if not isinstance(expr, ast.Name):
+            break
+        found = facts.scopes.single_value(expr.id, scope)
+        if found is None or found[1].kind != "assign" or found[1].value is None:
+            break
+        scope, expr = found[0], found[1].value
+    return any(
+        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in facts.argparse.namespaces
+        for node in ast.walk(expr)
+    )
+
+
+def comprehension_reads(node: ast.AST) -> set[int]:
+    """The ``Name`` nodes inside ``node`` that read a variable of an enclosing comprehension inside
+    ``node`` (``b`` in ``[b[0] for b in batch]``): local to the comprehension, whatever the scope
+    table (which does not track comprehensions) says. By ``id``."""
+    own: set[int] = set()
+    for comp in ast.walk(node):
+        if not isinstance(comp, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        bound = {n.id for g in comp.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        outer_iter = comp.generators[0].iter  # evaluated in the enclosing scope
+        parts = [comp.elt] if not isinstance(comp, ast.DictComp) else [comp.key, comp.value]
+        parts += [g.target for g in comp.generators] + [g.iter for g in comp.generators[1:]]
+        parts += [cond for g in comp.generators for cond in g.ifs]
+        for part in parts:
+            own.update(id(n) for n in ast.walk(part) if isinstance(n, ast.Name) and n.id in bound and part is not outer_iter)
+    return own

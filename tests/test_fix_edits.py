@@ -1,0 +1,87 @@
+"""Typed fix data: every kind of edit round-trips through JSON; anything else is rejected."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from dllint.findings import (
+    EDIT_KINDS,
+    Fix,
+    HoistLambda,
+    HoistLocalDefinition,
+    InsertStatement,
+    MoveAboveGuard,
+    RemoveArguments,
+    SetArgument,
+    WrapInMainGuard,
+)
+
+EXAMPLES = [
+    SetArgument("persistent_workers", "True"),
+    RemoveArguments(("prefetch_factor", "timeout")),
+    HoistLambda("collate_fn"),
+    HoistLocalDefinition("collate"),
+    MoveAboveGuard("collate"),
+    InsertStatement("sampler.set_epoch(epoch)", (6, 5)),
+    WrapInMainGuard(),
+]
+
+
+def test_every_edit_kind_has_an_example():
+    assert {type(e) for e in EXAMPLES} == set(EDIT_KINDS.values())
+
+
+@pytest.mark.parametrize("edit", EXAMPLES, ids=lambda e: type(e).__name__)
+def test_fix_round_trips_through_json(edit):
+    fix = Fix("unsafe", "do it", edit)
+    assert Fix.from_json(json.loads(json.dumps(fix.to_json()))) == fix
+
+
+def test_edits_are_frozen_and_typos_fail():
+    edit = SetArgument("pin_memory", "True")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        edit.value = "False"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        SetArgument(nmae="pin_memory", value="True")  # type: ignore[call-arg]
+    with pytest.raises(AttributeError):
+        edit.nmae  # type: ignore[attr-defined]  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        ["safe", "m", [["set", ["pin_memory", "True"]]]],  # the old tuple-of-keys form
+        ["safe", "m", {"kind": "set-argument", "name": "pin_memory"}],  # a field missing
+        ["safe", "m", {"kind": "set-argument", "name": "pin_memory", "value": "True", "extra": 1}],
+        ["safe", "m", {"kind": "set-argument", "name": "pin_memory", "value": 1}],
+        ["safe", "m", {"kind": "insert-statement", "statement": "x", "before": [1]}],
+        ["safe", "m", {"kind": "remove-arguments", "names": "timeout"}],
+        ["safe", "m", {"kind": "no-such-edit"}],
+        ["maybe", "m", {"kind": "wrap-in-main-guard"}],
+        ["safe", "m"],
+    ],
+)
+def test_from_json_rejects_what_to_json_never_writes(row):
+    with pytest.raises(ValueError):
+        Fix.from_json(row)
+
+
+def _offered_fixes():
+    from dllint.config import Settings
+    from dllint.engine import lint_source
+    from dllint.rules import all_rules
+
+    for rule in all_rules():
+        for example in rule.invalid:
+            for finding in lint_source(example, Settings(select=(rule.code,))):
+                if finding.fix is not None:
+                    yield finding
+
+
+@pytest.mark.parametrize("finding", list(_offered_fixes()), ids=lambda f: f.code)
+def test_every_offered_fix_carries_a_typed_edit_that_round_trips(finding):
+    assert type(finding.fix.edit) in EDIT_KINDS.values()
+    assert Fix.from_json(json.loads(json.dumps(finding.fix.to_json()))) == finding.fix

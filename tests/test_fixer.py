@@ -1,0 +1,166 @@
+"""The fixer on texts: what it refuses, what it reports, what it leaves alone."""
+
+from __future__ import annotations
+
+import pytest
+
+import dllint.fixer as fixer
+from dllint.config import Settings
+from dllint.engine import Linter, lint_source
+from dllint.findings import Finding, SetArgument
+from dllint.fixer import fix_text
+from dllint.output import RunSummary
+from dllint.output.text import render_text
+from dllint.rules import rule_by_code
+
+
+def linter(*codes: str) -> Linter:
+    return Linter(Settings(), rules=[rule_by_code(code) for code in codes])
+
+
+EPOCHS = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, num_workers=2)\nfor epoch in range(3):\n"
+
+
+def test_code_libcst_rejects_keeps_its_findings_and_loses_its_fixes():
+    text = EPOCHS + "    for* batch in loader:\n        pass\n"  # ast accepts it, LibCST does not (CSTValidationError)
+    result = fix_text("t.py", text, linter("DL201"))
+    assert result.text == text and not result.fixed
+    ((finding, reason),) = result.failed
+    assert finding.code == "DL201" and "LibCST cannot parse" in reason and "CSTValidationError" in reason
+    assert [f.code for f in result.remaining] == ["DL201"]
+
+
+@pytest.mark.parametrize("error", [RecursionError("deep"), ValueError("odd"), SyntaxError("libcst parser")])
+def test_any_libcst_failure_while_parsing_drops_the_fixes(monkeypatch, error):
+    def refuse(text):
+        raise error
+
+    monkeypatch.setattr(fixer.FileState, "parse", staticmethod(refuse))
+    text = EPOCHS + "    for batch in loader:\n        pass\n"
+    result = fix_text("t.py", text, linter("DL201"))
+    assert result.text == text and len(result.failed) == 1 and type(error).__name__ in result.failed[0][1]
+
+
+# -- fixes that depend on a resolved value ------------------------------------------------
+def codes_and_fixes(text: str, code: str) -> list:
+    return [f.fix for f in lint_source(text, Settings(select=(code,))) if f.code == code]
+
+
+def epochs(loader_args: str) -> str:
+    return f"from torch.utils.data import DataLoader\nloader = DataLoader(ds, {loader_args})\nfor e in range(3):\n    for b in loader:\n        pass\n"
+
+
+@pytest.mark.parametrize(
+    ("workers", "value"),
+    [
+        ("8", "True"),
+        ("n", "n > 0"),
+        ("n if gpu else 0", "(n if gpu else 0) > 0"),
+        ("a or b", "(a or b) > 0"),
+        ("min(8,\n    cpus)", "min(8, cpus) > 0"),  # one line
+        ("-n", "-n > 0"),
+    ],
+)
+def test_dl201_assumes_workers_only_where_the_count_is_a_literal(workers, value):
+    (fix,) = codes_and_fixes(epochs(f"num_workers={workers}"), "DL201")
+    assert fix.applicability == "safe" and fix.edit == SetArgument("persistent_workers", value)
+
+
+def test_dl201_from_a_splat_dict_says_it_assumes_workers():
+    text = "opts = dict(num_workers=args.workers)\n" + epochs("**opts")
+    (fix,) = codes_and_fixes(text, "DL201")
+    assert fix.applicability == "unsafe" and "right only while" in fix.message
+
+
+def test_dl201_is_silent_on_a_negative_worker_count():
+    findings = lint_source(epochs("num_workers=-1"))
+    codes = {f.code for f in findings}
+    assert "DL005" in codes and "DL201" not in codes
+
+
+# -- hoisting -------------------------------------------------------------------------------
+LAMBDA = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2, collate_fn=lambda b: b)\n"
+
+
+@pytest.mark.parametrize(("notebook", "applicability"), [(False, "safe"), (True, "unsafe")])
+def test_dl102_hoisting_is_not_safe_in_a_notebook(notebook, applicability):
+    # a notebook-level def is what DL106 reports: spawn workers cannot import it either
+    (finding,) = [f for f in linter("DL102").lint_text("nb.ipynb", LAMBDA, notebook=notebook).findings if f.code == "DL102"]
+    assert finding.fix.applicability == applicability
+
+
+LOCAL = "from torch.utils.data import DataLoader, Dataset\n\n\ndef main(ds, size):\n{}    return DataLoader({}, num_workers=2{})\n"
+
+
+@pytest.mark.parametrize(
+    ("definition", "dataset", "extra", "fixable"),
+    [
+        ("    class Local(Dataset):\n        def __len__(self):\n            return 8\n", "Local()", "", True),
+        ("    class Local(Dataset):\n        def __len__(self):\n            return size\n", "Local()", "", False),  # reads a local
+        ("    def collate(b, pad=size):\n        return b\n", "ds", ", collate_fn=collate", False),  # default is a local
+        ("    n = 0\n    def collate(b):\n        nonlocal n\n        return b\n", "ds", ", collate_fn=collate", False),
+        ("    def pad(b):\n        return b\n    def collate(b):\n        return pad(b)\n", "ds", ", collate_fn=collate", False),
+        ("    def collate(b):\n        return [x + size for x in b]\n", "ds", ", collate_fn=collate", True),
+    ],
+)
+def test_dl103_advertises_a_fix_only_where_it_applies(definition, dataset, extra, fixable):
+    text = LOCAL.format(definition, dataset, extra)
+    (finding,) = [f for f in lint_source(text, Settings(select=("DL103",))) if f.code == "DL103"]
+    assert (finding.fix is not None) == fixable
+    result = fix_text("t.py", text, linter("DL103"), unsafe=True)
+    assert bool(result.fixed) == fixable and not result.failed
+
+
+def test_dl103_binds_the_whole_object_when_the_closure_calls_its_method():
+    text = (
+        "from torch.utils.data import DataLoader\n\n\nclass Module:\n    def pad(self, b):\n        return b\n\n"
+        "    def loader(self, ds):\n        def collate(b):\n            return self.pad(b)\n\n"
+        "        return DataLoader(ds, num_workers=2, collate_fn=collate)\n"
+    )
+    result = fix_text("t.py", text, linter("DL103"), unsafe=True)
+    assert "functools.partial(collate, self=self)" in result.text  # a bound method would pickle self anyway
+
+
+# -- what the fixes introduced ------------------------------------------------------------
+def finding(code: str, line: int) -> Finding:
+    return Finding("t.py", line, 1, line, 5, code, "name", f"{code} message")
+
+
+def test_findings_beyond_what_was_found_less_what_was_fixed_are_new():
+    before_text, after_text = "a\nb\nc\n", "x\na\nb\nc\nd\n"
+    before = [finding("DL201", 1), finding("DL102", 2), finding("DL102", 3)]
+    fixed = [finding("DL201", 1), finding("DL102", 2)]
+    after = [finding("DL102", 4), finding("DL106", 5), finding("DL201", 1)]
+    assert fixer.introduced_by_fixes(before_text, before, after_text, after, fixed) == [finding("DL201", 1), finding("DL106", 5)]
+
+
+def test_a_fixed_text_with_only_old_findings_has_nothing_new():
+    text = EPOCHS + "    for batch in loader:\n        pass\n"
+    result = fix_text("t.py", text + "DataLoader(ds, num_workers=0, persistent_workers=True)\n", linter("DL201", "DL001", "DL101"))
+    assert result.fixed and result.introduced == []
+
+
+def test_the_summary_counts_new_problems_apart():
+    findings = [finding("DL101", 1), finding("DL106", 5)]
+    text = render_text(RunSummary(findings, files_checked=1, fixed=2, introduced=1, extra={"fix_mode": True}))
+    assert text.endswith("Found 3 problems (2 fixed, 1 remaining, 1 new).")
+    text = render_text(RunSummary(findings, files_checked=1, fixed=2, extra={"fix_mode": True}))
+    assert text.endswith("Found 4 problems (2 fixed, 2 remaining).")
+
+
+class NotebookLinter:
+    """The linter as the fixer sees a notebook's joined cells."""
+
+    def __init__(self) -> None:
+        self.linter = Linter(Settings())
+        self.rules = self.linter.rules
+
+    def lint_text(self, path, text):
+        return self.linter.lint_text(path, text, notebook=True)
+
+
+def test_hoisting_a_lambda_in_a_notebook_counts_its_dl106_as_new():
+    text = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2, collate_fn=lambda b: b)\nfor b in loader:\n    pass\n"
+    result = fix_text("nb.ipynb", text, NotebookLinter(), unsafe=True)
+    assert [f.code for f in result.fixed] == ["DL102"]
+    assert [f.code for f in result.introduced] == ["DL106"] and result.introduced[0] in result.remaining
