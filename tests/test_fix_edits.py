@@ -15,6 +15,7 @@ from dllint.findings import (
     InsertStatement,
     MoveAboveGuard,
     RemoveArguments,
+    ReplaceText,
     SetArgument,
     WrapInMainGuard,
 )
@@ -27,6 +28,7 @@ EXAMPLES = [
     MoveAboveGuard("collate"),
     InsertStatement("sampler.set_epoch(epoch)", (6, 5)),
     WrapInMainGuard(),
+    ReplaceText((4, 3), (5, 1), ""),  # a YAML config's line removed
 ]
 
 
