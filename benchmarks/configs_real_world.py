@@ -31,6 +31,8 @@ PACKAGES = (
     "super-gradients==3.7.1",
     "anomalib==0.7.0",
     "sam2==1.1.0",
+    "lightly==1.6.0",
+    "torchtune==0.6.1",
 )
 
 

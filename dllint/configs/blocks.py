@@ -68,6 +68,15 @@ class ConfigBlock:
         return target
 
     @property
+    def values_reach_torch(self) -> bool:
+        """torch receives the values as written: a Hydra DataLoader node, or a Python dict
+        config (mmengine passes ``train_dataloader`` to ``DataLoader(**cfg)``, detectron2's
+        loader builders pass ``num_workers`` on). A framework reading a YAML section may
+        translate them first (lightly reads ``num_workers: -1`` as "all cores";
+        super-gradients moves ``shuffle`` into its sampler)."""
+        return self.torch_defaults or self.document.format == "python"
+
+    @property
     def path(self) -> str:
         return self.document.path
 

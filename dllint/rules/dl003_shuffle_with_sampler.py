@@ -69,8 +69,8 @@ class ShuffleWithSampler(Rule):
 
         if block.entry("shuffle") is None or not block.given("sampler") or not shuffles(block):
             return
-        if not (block.torch_defaults or block.document.format == "python"):
-            return  # a framework's loader settings (super-gradients moves `shuffle` into the sampler)
+        if not block.values_reach_torch:
+            return  # a framework's loader settings (super-gradients moves `shuffle` into its sampler)
         span = block.report_span("shuffle", "sampler")
         if span is not None:
             yield config_finding(self, block, span, fix=removal_fix(block, "shuffle"))

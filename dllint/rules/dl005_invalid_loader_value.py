@@ -62,6 +62,8 @@ class InvalidLoaderValue(Rule):
     def check_config(self, block) -> Iterator[Finding]:
         from dllint.configs.lint import config_finding
 
+        if not block.values_reach_torch:
+            return  # a framework may translate them first (lightly: num_workers -1 means all cores)
         for name in CHECKED:
             message = invalid_value_message(name, block.value(name)) if block.entry(name) is not None else None
             span = block.report_span(name) if message else None
