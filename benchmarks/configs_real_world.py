@@ -6,7 +6,10 @@ every ``.py`` file under a ``configs`` directory with all rules selected. Prints
 and a table of counts per package; the judged findings are in ``benchmarks/REAL_WORLD.md``
 ("Config files").
 
-    python benchmarks/configs_real_world.py [--keep DIR]
+    python benchmarks/configs_real_world.py [--keep DIR] [--max-workers N]
+
+``--max-workers`` defaults to 16, RULES.md's default for DL202 (per-GPU counts of 10-16 are
+common on large machines).
 """
 
 from __future__ import annotations
@@ -64,14 +67,15 @@ def config_files(root: Path) -> list[Path]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", help="download and unpack here instead of a temporary directory")
+    parser.add_argument("--max-workers", type=int, default=16)
     args = parser.parse_args()
     from dllint.config import Settings
     from dllint.engine import Linter
 
-    linter = Linter(Settings(select=("ALL",)))
+    linter = Linter(Settings(select=("ALL",), max_workers=args.max_workers))
     with tempfile.TemporaryDirectory() as temporary:
         directory = Path(args.keep or temporary)
-        roots = fetch(directory)
+        roots = fetch(directory) if not (directory / "unpacked").is_dir() else sorted((directory / "unpacked").iterdir())
         table = []
         for root in roots:
             files = config_files(root)
