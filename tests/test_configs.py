@@ -187,13 +187,13 @@ def test_which_mappings_are_loader_blocks():
     }
 
 
-@pytest.mark.parametrize("key", ["train", "train_ds", "train_dataloader", "training", "train_loader"])
+@pytest.mark.parametrize("key", ["train", "train_ds", "train_dataloader", "training", "train_loader", "trainloader", "Train_Data"])
 def test_training_names(key):
     (block,) = blocks_of(f"{key}:\n  num_workers: 2\n  batch_size: 4\n")
     assert block.is_training
 
 
-@pytest.mark.parametrize("key", ["validation_ds", "val_dataloader", "test", "train_eval_loader", "predict"])
+@pytest.mark.parametrize("key", ["validation_ds", "val_dataloader", "test", "train_eval_loader", "predict", "trainer", "pretrained"])
 def test_not_training_names(key):
     (block,) = blocks_of(f"{key}:\n  num_workers: 2\n  batch_size: 4\n")
     assert not block.is_training

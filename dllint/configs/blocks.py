@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 # Keys that name a block without saying what it is for (`train: {dataloader: {...}}`,
 # `data: {init_args: {...}}`): the name that counts is the one above them.
 WRAPPER_KEYS = frozenset({"init_args", "dataloader", "data_loader", "loader", "dataloader_params", "dataloader_cfg", "params", "kwargs"})
-TRAIN_NAME = re.compile(r"^(train|training|trn)(_|$|ing_|loader|dataloader|set|data|ds|dl)|^train", re.I)
+# `train`, `training`, `train_ds`, `train_dataloader`, `trainloader`, `trn_loader`; not `trainer`.
+TRAIN_NAME = re.compile(r"^(?:train|training|trn)(?![a-z])|^train(?:loader|dataloader|set|data|ds|dl)", re.I)
 EVAL_NAME = re.compile(r"(val|valid|validation|test|eval|evaluation|predict|inference|infer|dev)", re.I)
 LOADER_NAME = re.compile(r"(data_?loader|_loader$|^loader$|_dl$)", re.I)
 GPU_ACCELERATORS = frozenset({"gpu", "cuda"})
