@@ -71,6 +71,7 @@ def main() -> None:
 @click.option("--probe-timeout", type=click.FloatRange(min=0, min_open=True), default=120, show_default=True, help="Seconds for the whole probe run.")
 @click.option("--probe-batches", type=click.IntRange(min=1), help="Batches per measurement.")
 @click.option("--probe-report", type=click.Path(dir_okay=False), help="Write everything the probe measured as JSON.")
+@click.option("--nproc-per-node", type=click.IntRange(min=1), help="With --probe: run the script on N ranks as torchrun does (CPU, gloo), probing every rank.")
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -93,6 +94,7 @@ def check(
     probe_timeout: float = 120,
     probe_batches: int | None = None,
     probe_report: str | None = None,
+    nproc_per_node: int | None = None,
 ) -> None:
     """Lint PATHS (files and directories; '-' reads standard input).
 
@@ -117,7 +119,8 @@ def check(
     if probe_target is not None:
         from dllint.probe.command import ProbeOptions, run_probe_command
 
-        options = ProbeOptions(timeout=probe_timeout, batches=probe_batches, report_path=probe_report)
+        options = ProbeOptions(timeout=probe_timeout, batches=probe_batches, report_path=probe_report,
+                               nproc_per_node=nproc_per_node)
         sys.exit(run_probe_command(probe_target, script_args, linter, fmt, options))
     if fix or diff or fix_only:
         from dllint.fixes.command import FixOptions, run_fix_command

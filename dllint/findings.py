@@ -63,6 +63,23 @@ class InsertStatement:
 
 
 @dataclass(frozen=True)
+class AddDistributedSampler:
+    """``sampler=<sampler>`` on the reported loader call, its ``shuffle`` removed (``remove``);
+    ``import_how`` says how the name gets imported: ``""`` (it already is), ``"into"`` (added to
+    the ``from torch.utils.data import ...`` at ``import_at``) or ``"before"`` (a new import line
+    before the statement at ``import_at``); a ``set_epoch`` statement, when not ``""``, goes before
+    the statement at ``set_epoch_before`` (DL305)."""
+
+    kind: ClassVar[str] = "add-distributed-sampler"
+    sampler: str
+    remove: tuple[str, ...]
+    import_how: str
+    import_at: tuple[int, int]
+    set_epoch: str
+    set_epoch_before: tuple[int, int]
+
+
+@dataclass(frozen=True)
 class WrapInMainGuard:
     """The script's executable module-level statements move under ``if __name__ == "__main__":``."""
 
@@ -81,12 +98,14 @@ class ReplaceText:
 
 
 Edit = Union[
-    SetArgument, RemoveArguments, HoistLambda, HoistLocalDefinition, MoveAboveGuard, InsertStatement, WrapInMainGuard, ReplaceText
+    SetArgument, RemoveArguments, HoistLambda, HoistLocalDefinition, MoveAboveGuard, InsertStatement,
+    AddDistributedSampler, WrapInMainGuard, ReplaceText,
 ]
 EDIT_KINDS: dict[str, type] = {
     cls.kind: cls
     for cls in (
-        SetArgument, RemoveArguments, HoistLambda, HoistLocalDefinition, MoveAboveGuard, InsertStatement, WrapInMainGuard, ReplaceText
+        SetArgument, RemoveArguments, HoistLambda, HoistLocalDefinition, MoveAboveGuard, InsertStatement,
+        AddDistributedSampler, WrapInMainGuard, ReplaceText,
     )
 }
 

@@ -9,6 +9,7 @@ import pytest
 
 from dllint.findings import (
     EDIT_KINDS,
+    AddDistributedSampler,
     Fix,
     HoistLambda,
     HoistLocalDefinition,
@@ -27,6 +28,7 @@ EXAMPLES = [
     HoistLocalDefinition("collate"),
     MoveAboveGuard("collate"),
     InsertStatement("sampler.set_epoch(epoch)", (6, 5)),
+    AddDistributedSampler("DistributedSampler(ds)", ("shuffle",), "into", (2, 1), "loader.sampler.set_epoch(epoch)", (9, 9)),
     WrapInMainGuard(),
     ReplaceText((4, 3), (5, 1), ""),  # a YAML config's line removed
 ]

@@ -20,6 +20,7 @@ class ProbeOptions:
     timeout: float = 120
     batches: int | None = None
     report_path: str | None = None
+    nproc_per_node: int | None = None  # run the script on N ranks (torchrun-style)
 
 
 def static_source(target: str) -> str | None:
@@ -48,6 +49,7 @@ def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: 
             batches=options.batches,
             report_path=options.report_path,
             progress=fmt == "text" and sys.stderr.isatty(),
+            nproc_per_node=options.nproc_per_node,
         )
     except ProbeError as exc:
         click.echo(f"dllint: error: {exc}", err=True)

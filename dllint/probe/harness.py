@@ -21,6 +21,7 @@ import traceback
 import weakref
 from typing import Any
 
+from dllint.probe import ranks
 from dllint.probe.callsite import _PROBE_DIR, find_call_site
 from dllint.probe.checks import all_checks
 from dllint.probe.context import ProbeContext, Settings, StaticFinding
@@ -250,7 +251,7 @@ class Harness:
 def main(config_path: str) -> None:
     with open(config_path, encoding="utf-8") as stream:
         config = json.load(stream)
-    events = open(config["events"], "a", encoding="utf-8")  # noqa: SIM115 - closed by os._exit's flush below
+    events = ranks.open_events(config) or open(config["events"], "a", encoding="utf-8")  # noqa: SIM115 - closed by os._exit's flush below
     seconds_left = config["deadline"] - time.time() - RESERVE_SECONDS
     ctx = ProbeContext(
         budget=Budget(time.monotonic() + seconds_left),
@@ -263,6 +264,7 @@ def main(config_path: str) -> None:
     ctx.emit({"event": "start", "pid": os.getpid(), "pgid": os.getpgid(0)})
     harness = Harness(ctx)
     harness.install()
+    ranks.hook_children(harness, config)
     if config["mode"] == "script":
         outcome = harness.run_script(config["script"], config["args"])
     else:

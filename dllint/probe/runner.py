@@ -15,6 +15,7 @@ from dataclasses import asdict
 from typing import Any
 
 from dllint.findings import Finding
+from dllint.probe import ranks
 from dllint.probe.context import Settings
 from dllint.probe.errors import ProbeError, require_probe_dependencies
 from dllint.probe.names import RULE_NAMES
@@ -148,6 +149,7 @@ def run_probe(
     report_path: str | None = None,
     progress: bool = True,
     settings: Settings | None = None,
+    nproc_per_node: int | None = None,
 ) -> ProbeReport:
     """Run ``target`` under the probe harness and attach a verdict to every finding.
 
@@ -161,6 +163,8 @@ def run_probe(
     if batches is not None and batches < 1:
         raise ProbeError(f"--probe-batches must be at least 1, got {batches}")
     spec = parse_target(target)
+    if nproc_per_node is not None:
+        spec.update(ranks.launch_spec(spec, nproc_per_node))
     settings = settings or Settings()
     if batches is not None:
         settings.batches = batches
@@ -182,6 +186,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, report
         "findings": [{"code": f.code, "path": os.path.realpath(f.path), "line": f.line} for f in findings],
         "events": paths["events.jsonl"],
         "stderr": paths["stderr"],
+        "rank_dir": os.path.join(workdir, ranks.RANK_DIR),
     }
     with open(paths["config.json"], "w", encoding="utf-8") as stream:
         json.dump(config, stream)
@@ -190,7 +195,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, report
     status = "completed"
     with open(paths["stdout"], "wb") as stdout, open(paths["stderr"], "wb") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "dllint.probe.harness", paths["config.json"]],
+            [sys.executable, "-m", ranks.entry_module(config), paths["config.json"]],
             stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
             env=_child_environment(), start_new_session=True,  # its own process group, killed as one
         )
@@ -207,10 +212,12 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, report
             _kill_group(process)
             display.close()
     log.poll()
+    log.events.extend(ranks.cross_rank_events(config["rank_dir"]))
     with open(paths["stderr"], encoding="utf-8", errors="replace") as stream:
         stderr_tail = stream.read().splitlines()[-STDERR_TAIL_LINES:]
     report = build_report(target, log, findings, status, time.monotonic() - started, timeout, stderr_tail)
     report.process_group = process.pid
+    report.loaders = ranks.merge_rank_loaders(report.loaders)
     if report_path:
         try:
             with open(report_path, "w", encoding="utf-8") as stream:

@@ -1,0 +1,271 @@
+"""Distributed data parallel training in one file: what sets it up, which frameworks shard the
+loaders themselves, which code runs on one rank only, and which samplers split data by rank (DL305).
+
+The framework names live here, in one table, until the project index's framework table takes
+them over.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from dllint.facts.imports import dotted_name
+from dllint.facts.values import follow
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+    from dllint.facts.loaders import LoaderCall
+    from dllint.facts.scopes import Scope
+
+# Calls that set up a process group or wrap a model for DDP.
+SETUP_CALLS = frozenset(
+    {
+        "torch.distributed.init_process_group",
+        "torch.distributed.distributed_c10d.init_process_group",
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+        "torch.nn.DistributedDataParallel",
+    }
+)
+# Environment variables torchrun / torch.distributed.launch set for every rank.
+RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "WORLD_SIZE"})
+SPAWN_CALLS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.spawn.spawn"})
+# Frameworks that give each rank its own shard (they replace the sampler of the loaders they get):
+# a file importing one hands its loaders to it. Module prefixes, and names imported from them.
+FRAMEWORKS = {
+    "Lightning": ("lightning", "pytorch_lightning"),
+    "accelerate": ("accelerate",),
+    "HF Trainer": ("transformers.Trainer", "transformers.Seq2SeqTrainer", "transformers.trainer", "trl"),
+    "DeepSpeed": ("deepspeed",),
+    "Composer": ("composer",),
+}
+# Samplers that know nothing of ranks: every rank draws from the whole dataset.
+RANK_BLIND_SAMPLERS = frozenset(
+    {
+        f"torch.utils.data{module}.{name}"
+        for module in ("", ".sampler")
+        for name in ("RandomSampler", "SequentialSampler", "WeightedRandomSampler")
+    }
+)
+BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.data.sampler.BatchSampler"})
+# Words in a condition that select one rank (``if rank == 0``, ``if is_main_process():``) or decide
+# on the distributed mode (``if args.distributed:``, ``assert not multi_gpu``): code under such a
+# condition may run on one rank only, or only without DDP.
+RANK_CONDITION_WORDS = (
+    "rank", "main_process", "is_main", "is_master", "master_process", "is_primary",
+    "distributed", "ddp", "multi_gpu", "multigpu", "world",
+)
+# Lightning hooks: a file that defines them hands its loaders to a Trainer, which replaces their
+# sampler (``use_distributed_sampler``), even when the Lightning import sits in another module.
+LIGHTNING_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader"})
+# Words in a dataset's construction that shard it by rank by hand (``Subset(ds, idx[rank::world])``,
+# ``ds.shard(num_shards=world_size, index=rank)``, ``split_dataset_by_node``).
+SHARDING_WORDS = ("rank", "world", "shard", "split_dataset_by_node", "num_replicas")
+# Datasets that are iterable: DL302's ground, not DL305's.
+ITERABLE_WORDS = ("IterableDataset", "IterDataPipe", "WebDataset", "wds.", "streaming")
+MAX_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Why the file counts as DDP training: the first call or variable read that says so."""
+
+    node: ast.AST
+    what: str
+
+
+class DistributedFacts:
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts = facts
+
+    # -- the file sets up DDP ------------------------------------------------------
+    @cached_property
+    def setup(self) -> Setup | None:
+        """``init_process_group``, ``DistributedDataParallel(...)``, or a rank variable read from
+        the environment (``os.environ["RANK"]``, ``os.environ.get``, ``os.getenv``)."""
+        facts = self.facts
+        found: list[Setup] = []
+        for call in facts.calls:
+            name = facts.qualname(call.func) or ""
+            if name in SETUP_CALLS:
+                found.append(Setup(call, name.rsplit(".", 1)[-1]))
+            elif name in ("os.getenv", "os.environ.get", "os.environ.setdefault") and call.args:
+                variable = _constant(call.args[0])
+                if variable in RANK_VARIABLES:
+                    found.append(Setup(call, variable))
+        for node in facts.nodes:
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and facts.qualname(node.value) == "os.environ":
+                variable = _constant(node.slice)
+                if variable in RANK_VARIABLES:
+                    found.append(Setup(node, variable))
+        return min(found, key=lambda s: (s.node.lineno, s.node.col_offset), default=None)  # type: ignore[attr-defined]
+
+    @cached_property
+    def framework(self) -> str | None:
+        """A framework the file uses that shards its loaders across ranks itself."""
+        for name in self.facts.imports.values():
+            for framework, prefixes in FRAMEWORKS.items():
+                if any(name == p or name.startswith(p + ".") for p in prefixes):
+                    return framework
+        parents = self.facts.scopes.parents
+        for node in self.facts.nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in LIGHTNING_HOOKS:
+                if isinstance(parents.get(node), ast.ClassDef):
+                    return "Lightning"
+        return None
+
+    # -- one rank only -----------------------------------------------------------------
+    def one_rank_only(self, node: ast.AST) -> bool:
+        """``node`` runs only on some rank, or only when not distributed: under ``if rank == 0:``
+        (``is_main_process()``, ``if not args.distributed:``), after ``if rank != 0: return`` or
+        ``assert not multi_gpu`` in an enclosing block, or in a same-file function called only
+        that way."""
+        return self._one_rank_only(node, 0)
+
+    def _one_rank_only(self, node: ast.AST, depth: int) -> bool:
+        facts = self.facts
+        parents = facts.scopes.parents
+        child, current = node, parents.get(node)
+        while current is not None:
+            if isinstance(current, (ast.If, ast.IfExp)) and child is not current.test and _names_a_rank(current.test):
+                return True
+            if _guarded_before(current, child):
+                return True
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if depth >= MAX_DEPTH:
+                    return False
+                sites = self._call_sites(current)
+                return bool(sites) and all(self._one_rank_only(site, depth + 1) for site in sites)
+            if isinstance(current, (ast.Lambda, ast.ClassDef)):
+                return False
+            child, current = current, parents.get(current)
+        return False
+
+    def iterated_on_one_rank_only(self, loader: LoaderCall) -> bool:
+        """Built on every rank but iterated only under a one-rank condition (``if rank == 0:``
+        around the loop, or around the same-file call that leads to it), and never handed on."""
+        uses = self.facts.usage.loader_uses(loader)
+        if not uses or any(use.kind != "iterate" for use in uses):
+            return False
+        return all(
+            self.one_rank_only(use.node) or any(self.one_rank_only(call) for call in use.via) for use in uses
+        )
+
+    def _call_sites(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+        return [
+            call
+            for call in self.facts.calls
+            if (isinstance(call.func, ast.Name) and call.func.id == func.name)
+            or (isinstance(call.func, ast.Attribute) and call.func.attr == func.name)
+        ]
+
+    # -- what the loader draws from ------------------------------------------------
+    def sampler_kind(self, loader: LoaderCall) -> str:
+        """``"none"`` (no sampler), ``"rank-blind"`` (a torch sampler that ignores ranks),
+        ``"distributed"``, or ``"unknown"`` (built elsewhere, conditional, a parameter)."""
+        kinds = []
+        for slot in ("sampler", "batch_sampler"):
+            arg = loader.argument(slot)
+            if arg is None:
+                if loader.unknown_splat:
+                    return "unknown"
+                continue
+            kinds.append(self._kind(arg.value, arg.scope, slot == "batch_sampler", 0))
+        for kind in ("unknown", "distributed", "rank-blind"):
+            if kind in kinds:
+                return kind
+        return "none"
+
+    def _kind(self, expr: ast.expr, scope: Scope, batched: bool, depth: int) -> str:
+        expr, scope = follow(expr, scope, self.facts)
+        if isinstance(expr, ast.Constant) and expr.value is None:
+            return "none"
+        if not isinstance(expr, ast.Call) or depth > MAX_DEPTH:
+            return "unknown"
+        name = self.facts.qualname(expr.func) or dotted_name(expr.func) or ""
+        if "Distributed" in name.rsplit(".", 1)[-1]:
+            return "distributed"
+        if batched and name in BATCH_SAMPLERS:
+            inner = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "sampler"), None)
+            return self._kind(inner, scope, False, depth + 1) if inner is not None else "unknown"
+        if not batched and name in RANK_BLIND_SAMPLERS and not _mentions(expr, SHARDING_WORDS):
+            return "rank-blind"
+        return "unknown"
+
+    def dataset_is_sharded_or_iterable(self, loader: LoaderCall) -> bool:
+        """The dataset is split by rank by hand, or is (or may be) an iterable dataset."""
+        arg = loader.argument("dataset")
+        if arg is None:
+            return True  # a splat or a keywords-only custom loader: unknown
+        cls = self.facts.class_of_instance(arg.value, arg.scope)
+        if cls is not None and cls.is_iterable_dataset:
+            return True
+        expr, scope = arg.value, arg.scope
+        for _ in range(MAX_DEPTH):
+            if _mentions(expr, SHARDING_WORDS + ITERABLE_WORDS):
+                return True
+            if self._iterable_class(expr):
+                return True
+            followed, scope = follow(expr, scope, self.facts)
+            if followed is expr:
+                break
+            expr = followed
+        return False
+
+    def _iterable_class(self, expr: ast.expr) -> bool:
+        if isinstance(expr, ast.Call):
+            name = dotted_name(expr.func)
+            cls = self.facts.classes.get(name) if name else None
+            return cls is not None and cls.is_iterable_dataset
+        return False
+
+
+def _constant(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _words(node: ast.AST) -> list[str]:
+    words = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            words.append(sub.id)
+        elif isinstance(sub, ast.Attribute):
+            words.append(sub.attr)
+        elif isinstance(sub, ast.keyword) and sub.arg:
+            words.append(sub.arg)
+        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            words.append(sub.value)
+    return [w.lower() for w in words]
+
+
+def _mentions(node: ast.AST, needles: tuple[str, ...]) -> bool:
+    source = ast.unparse(node) if any("." in n for n in needles) else ""
+    lowered = [n.lower() for n in needles]
+    return any(n in w for w in _words(node) for n in lowered) or any(n in source for n in needles if "." in n)
+
+
+def _names_a_rank(test: ast.expr) -> bool:
+    return _mentions(test, RANK_CONDITION_WORDS)
+
+
+def _guarded_before(block: ast.AST, child: ast.AST) -> bool:
+    """A statement of ``block`` before ``child`` lets only some ranks past: ``assert not
+    multi_gpu``, ``if rank != 0: return``."""
+    for field in ("body", "orelse", "finalbody"):
+        statements = getattr(block, field, None)
+        if not isinstance(statements, list) or child not in statements:
+            continue
+        for stmt in statements[: statements.index(child)]:
+            if isinstance(stmt, ast.Assert) and _names_a_rank(stmt.test):
+                return True
+            if (
+                isinstance(stmt, ast.If)
+                and _names_a_rank(stmt.test)
+                and stmt.body
+                and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue))
+            ):
+                return True
+    return False

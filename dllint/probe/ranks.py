@@ -1,0 +1,437 @@
+"""The probe on every rank of a distributed job.
+
+Three places use this module:
+
+- each rank's harness (``torchrun``-style ranks started by :mod:`dllint.probe.launch`, and the
+  children the script starts itself with ``torch.multiprocessing.spawn``) writes its events
+  through :class:`RankEvents`: tagged with the rank, loader ids renumbered so ranks never
+  collide, and the rank's own ending kept in a file of its own;
+- the rank-shards check (:mod:`dllint.probe.checks.rank_shards`) records, per loader, the sample
+  indices this rank draws in an epoch, into the probe's scratch directory;
+- the parent (:func:`cross_rank_events`) compares the ranks' records once the run is over:
+  overlapping samples confirm DL305, identical streams DL302's rank half, the total of workers
+  over all ranks against the usable cores DL207.
+
+Ranks exchange nothing but files in the scratch directory; no port beyond the ones
+torchrun/gloo use on loopback is opened.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import hashlib
+import json
+import os
+import sys
+import time
+from typing import Any
+
+# A rank's loader n is (slot + 1) * ID_STRIDE + n in the report. The slot is the rank under the
+# launcher; children the script starts get slots in the order they start (two spawn calls give
+# two rank 0s, which must not share ids).
+ID_STRIDE = 1000
+RANK_DIR = "ranks"  # under the probe's scratch directory
+# A rank still running this long after another one ended is taken as hung (in a collective that
+# waits for a rank that is gone) and killed with the rest.
+HANG_GRACE_SECONDS = 5.0
+MOST_INDICES = 1_000_000  # a bigger epoch is not recorded
+STREAM_SAMPLES = 64  # samples of an IterableDataset compared across ranks
+
+_rank: int | None = None  # this process's rank, once it runs as one
+_slot: int = 0
+_rank_directory: str | None = None
+
+
+def current_rank() -> int | None:
+    """The rank this process runs as under the probe, or None outside a distributed probe."""
+    return _rank
+
+
+def current_slot() -> int:
+    return _slot
+
+
+def global_id(slot: int, loader_id: int) -> int:
+    return (slot + 1) * ID_STRIDE + loader_id
+
+
+def rank_dir(config: dict[str, Any]) -> str | None:
+    return config.get("rank_dir")
+
+
+def end_path(directory: str, rank: int) -> str:
+    return os.path.join(directory, f"rank{rank}.end.json")
+
+
+def heartbeat_path(directory: str, rank: int) -> str:
+    """Rewritten at each event of the rank with the event's kind: when it last did something,
+    and whether that was the start of a measurement (a ``progress`` event)."""
+    return os.path.join(directory, f"rank{rank}.alive")
+
+
+# -- a rank's event stream -----------------------------------------------------------------
+class RankEvents:
+    """What a rank's :class:`ProbeContext` writes its events to (it only calls ``write`` and
+    ``flush``): each JSON line is tagged and renumbered, then appended to the run's events file;
+    ``script_end`` and ``done`` go to the rank's end file, from which the launcher (or the
+    parent) tells how every rank ended."""
+
+    def __init__(self, events_path: str, directory: str, rank: int, slot: int) -> None:
+        self.stream = open(events_path, "a", encoding="utf-8")  # noqa: SIM115 - closed with the rank
+        self.directory = directory
+        self.rank = rank
+        self.slot = slot
+        self.ending: dict[str, Any] = {"rank": rank}
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            if line.strip():
+                self._event(json.loads(line))
+        return len(text)
+
+    def _event(self, event: dict[str, Any]) -> None:
+        kind = event.get("event")
+        if kind in ("script_end", "done"):
+            if kind == "script_end":
+                self.ending.update({k: v for k, v in event.items() if k != "event"})
+            else:
+                self.ending["done"] = True
+            _write_json(end_path(self.directory, self.rank), self.ending)
+            return
+        with open(heartbeat_path(self.directory, self.rank), "w", encoding="utf-8") as beat:
+            beat.write(str(kind))
+        event["rank"] = self.rank
+        if kind == "loader":
+            event["id"] = global_id(self.slot, event["id"])
+            event["call_site"] = f"{event['call_site']} [rank {self.rank}]"
+        elif isinstance(event.get("loader"), int):
+            event["loader"] = global_id(self.slot, event["loader"])
+        if kind == "result":
+            event["evidence"] = f"rank {self.rank}: {event['evidence']}"
+            event.setdefault("measurements", {})["rank"] = self.rank
+        elif kind == "note":
+            event["text"] = f"rank {self.rank}: {event['text']}"
+        self.stream.write(json.dumps(event, default=repr) + "\n")
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+def open_events(config: dict[str, Any]):
+    """The events stream of this harness: a :class:`RankEvents` when the launcher started it as
+    one rank of a job (``RANK`` set beside the config's ``rank_dir``), else None."""
+    global _rank, _slot, _rank_directory
+    directory = rank_dir(config)
+    if not (directory and config.get("nproc_per_node") and "RANK" in os.environ):
+        return None
+    _rank, _rank_directory = int(os.environ["RANK"]), directory
+    _slot = _rank
+    os.makedirs(directory, exist_ok=True)
+    return RankEvents(config["events"], directory, _rank, _slot)
+
+
+def _write_json(path: str, data: dict[str, Any]) -> None:
+    temporary = f"{path}.{os.getpid()}.tmp"
+    with open(temporary, "w", encoding="utf-8") as stream:
+        json.dump(data, stream, default=repr)
+    os.replace(temporary, path)  # readers never see half a file
+
+
+# -- children the script starts itself ------------------------------------------------------
+def hook_children(harness, config: dict[str, Any]) -> None:
+    """Install the harness in the processes the script starts itself: ``torch.multiprocessing.spawn``
+    (each child runs as rank ``i``, the index spawn passes) and ``multiprocessing.Process`` with a
+    target from the user's code (ranks 0, 1, ... in the order they are made)."""
+    directory = rank_dir(config)
+    if not directory or config.get("mode") != "script":
+        return
+    try:
+        spawn_module = sys.modules.get("torch.multiprocessing.spawn") or __import__(
+            "torch.multiprocessing.spawn", fromlist=["start_processes"]
+        )
+    except ImportError:
+        return
+    original = spawn_module.start_processes
+    spec = {key: config[key] for key in ("events", "deadline", "settings", "findings", "stderr") if key in config}
+    spec["rank_dir"] = directory
+
+    @functools.wraps(original)
+    def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+        if harness.bypass():
+            return original(fn, args, nprocs, join, daemon, start_method)
+        os.makedirs(directory, exist_ok=True)
+        wrapped = functools.partial(probed_child, {**spec, "first_slot": slots[0]}, fn)
+        slots[0] += nprocs
+        context = original(wrapped, args, nprocs, False, daemon, start_method)
+        if not join:
+            return context
+        _join_or_kill_hung(context)
+        return None
+
+    slots = [0]  # the next free slot, shared by spawn calls and processes
+    spawn_module.start_processes = start_processes
+    _hook_processes(harness, spec, slots)
+
+
+def _join_or_kill_hung(context) -> None:
+    """``context.join()`` until every child ended; once one has ended, a child still running
+    :data:`HANG_GRACE_SECONDS` later is killed (torch's join then raises, as for any dead rank)."""
+    first_end = None
+    while not context.join(timeout=0.2):
+        alive = [process for process in context.processes if process.is_alive()]
+        if len(alive) < len(context.processes) and first_end is None:
+            first_end = time.monotonic()
+        if first_end is not None and time.monotonic() - first_end > HANG_GRACE_SECONDS:
+            for process in alive:
+                process.kill()
+
+
+def probed_child(spec: dict[str, Any], fn, index: int, *args) -> None:
+    """What a spawned child runs instead of ``fn``: ``fn(index, *args)`` as rank ``index``."""
+    run_as_rank(spec, index, spec["first_slot"] + index, functools.partial(fn, index, *args))
+
+
+def probed_process(spec: dict[str, Any], index: int, slot: int, target, *args, **kwargs) -> None:
+    """What a ``Process`` the script starts runs instead of its target, as rank ``index``."""
+    run_as_rank(spec, index, slot, functools.partial(target, *args, **kwargs))
+
+
+def run_as_rank(spec: dict[str, Any], index: int, slot: int, call) -> None:
+    """``call()`` under a harness of its own, as rank ``index``. The script's own error is
+    recorded, then raised again, so that the parent sees the child fail as it would have
+    without the probe."""
+    global _rank, _slot, _rank_directory
+    from dllint.probe.context import ProbeContext, Settings, StaticFinding
+    from dllint.probe.harness import Harness, ProbeFinished
+    from dllint.probe.limits import Budget
+
+    _rank, _slot, _rank_directory = index, slot, spec["rank_dir"]
+    os.makedirs(spec["rank_dir"], exist_ok=True)
+    events = RankEvents(spec["events"], spec["rank_dir"], index, slot)
+    ctx = ProbeContext(
+        budget=Budget(time.monotonic() + spec["deadline"] - time.time() - 1.5),
+        settings=Settings.from_dict(spec["settings"]),
+        mode="script",
+        findings=[StaticFinding(**finding) for finding in spec["findings"]],
+        events=events,  # type: ignore[arg-type]
+        stderr_path=spec.get("stderr"),
+    )
+    ctx.emit({"event": "start", "pid": os.getpid(), "pgid": os.getpgid(0)})
+    harness = Harness(ctx)
+    harness.install()
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except ProbeFinished:
+            raise
+        except BaseException as error:
+            raised.append(error)
+            raise
+
+    outcome = harness.guarded(run)
+    try:
+        harness.finish()
+    finally:
+        ctx.emit({"event": "script_end", **outcome})
+        ctx.emit({"event": "done"})
+        events.close()
+    if raised and not isinstance(raised[0], SystemExit):
+        raise raised[0]
+
+
+def _hook_processes(harness, spec: dict[str, Any], slots: list[int]) -> None:
+    """``multiprocessing.Process(target=f)`` with ``f`` from the user's code (not torch's workers,
+    not a pool's): the child runs ``f`` under a harness of its own, as rank 0, 1, ... in order."""
+    from multiprocessing.process import BaseProcess
+
+    original = BaseProcess.__init__
+    made = [0]
+
+    @functools.wraps(original)
+    def __init__(process, group=None, target=None, name=None, args=(), kwargs=None, *, daemon=None):
+        if target is not None and not harness.bypass() and _is_user_code(target):
+            index, slot = made[0], slots[0]
+            made[0], slots[0] = index + 1, slot + 1
+            args, target = (spec, index, slot, target, *args), probed_process
+        original(process, group, target, name, args, kwargs or {}, daemon=daemon)
+
+    BaseProcess.__init__ = __init__
+
+
+def _is_user_code(function) -> bool:
+    module = (getattr(function, "__module__", None) or "").split(".")[0]
+    return module not in LIBRARY_ROOTS
+
+
+LIBRARY_ROOTS = frozenset({"torch", "multiprocessing", "concurrent", "dllint", "threading", "functools", ""})
+
+
+# -- what the ranks drew (in each rank) -------------------------------------------------------
+def site_key(site) -> str:
+    return f"{os.path.realpath(site.call_site.path)}:{site.call_site.line}"
+
+
+def record_draws(site, directory: str, rank: int, record: dict[str, Any]) -> None:
+    key = hashlib.sha1(site_key(site).encode()).hexdigest()[:12]
+    _write_json(os.path.join(directory, f"draws-{key}.rank{rank}.json"), record)
+
+
+def current_rank_dir() -> str | None:
+    """Where this rank writes its records: the scratch directory's ``ranks/``."""
+    return _rank_directory
+
+
+# -- comparing the ranks (in the parent) ------------------------------------------------------
+def cross_rank_events(directory: str) -> list[dict[str, Any]]:
+    """Result events from comparing what the ranks drew at each loader site."""
+    from dllint.probe.results import CONFIRMED, NOT_CONFIRMED
+
+    by_site: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(glob.glob(os.path.join(directory, "draws-*.json"))):
+        try:
+            with open(path, encoding="utf-8") as stream:
+                record = json.load(stream)
+        except (OSError, ValueError):
+            continue
+        by_site.setdefault(record["site"], []).append(record)
+    events = []
+    for records in by_site.values():
+        records.sort(key=lambda record: record["rank"])
+        if len({record["rank"] for record in records}) < 2:
+            continue
+        first = records[0]
+        base = {"event": "result", "anchors": [first["anchor"]],
+                "loader": global_id(first.get("slot", first["rank"]), first["loader"])}
+        ranks = ", ".join(str(record["rank"]) for record in records)
+        if not all(record.get("distributed") for record in records):
+            pass  # processes that are not one job may well read the same data
+        elif first["kind"] == "map" and all(record.get("indices") is not None for record in records):
+            verdict, evidence, measurements = _overlap(records, ranks, CONFIRMED, NOT_CONFIRMED)
+            events.append({**base, "code": "DL305", "verdict": verdict, "evidence": evidence, "measurements": measurements})
+        elif first["kind"] == "iterable" and all(record.get("samples") for record in records):
+            streams = {tuple(record["samples"]) for record in records}
+            if len(streams) == 1:
+                evidence = (f"ranks {ranks} yield the same first {len(first['samples'])} samples: "
+                            "the stream is not split by rank, every rank trains on all of it")
+                events.append({**base, "code": "DL302", "verdict": CONFIRMED, "evidence": evidence,
+                               "measurements": {"ranks": len(records), "samples_compared": len(first["samples"])}})
+        total = sum(record["num_workers"] for record in records)
+        cores = first["cores"]
+        if total:
+            each = " + ".join(str(record["num_workers"]) for record in records)
+            verdict = CONFIRMED if total > cores else NOT_CONFIRMED
+            relation = "more than" if total > cores else "within"
+            evidence = (f"{len(records)} ranks start {each} = {total} worker processes, {relation} the "
+                        f"{cores} usable cores")
+            events.append({**base, "code": "DL207", "verdict": verdict, "evidence": evidence,
+                           "measurements": {"ranks": len(records), "total_workers": total, "usable_cores": cores}})
+    return events
+
+
+def _overlap(records, ranks: str, confirmed: str, not_confirmed: str):
+    seen: dict[int, int] = {}
+    for record in records:
+        for index in set(record["indices"]):
+            seen[index] = seen.get(index, 0) + 1
+    distinct = len(seen)
+    shared = sum(1 for count in seen.values() if count > 1)
+    sizes = [len(record["indices"]) for record in records]
+    world = len(records)
+    # DistributedSampler pads the last round with at most world - 1 repeated samples.
+    verdict = confirmed if shared > max(world - 1, distinct // 100) else not_confirmed
+    share = f"{100 * shared / distinct:.0f}%" if distinct else "0%"
+    if verdict == confirmed:
+        evidence = (f"ranks {ranks} draw {' + '.join(map(str, sizes))} samples in one epoch from {distinct} distinct: "
+                    f"{shared} ({share}) drawn by more than one rank")
+    else:
+        evidence = (f"ranks {ranks} draw {' + '.join(map(str, sizes))} samples of {distinct} with {shared} drawn twice: "
+                    "each rank has its own shard")
+    return verdict, evidence, {"ranks": world, "samples_per_rank": sizes, "distinct": distinct, "shared": shared}
+
+
+def rank_outcomes(directory: str) -> dict[int, dict[str, Any]]:
+    outcomes = {}
+    for path in glob.glob(os.path.join(directory, "rank*.end.json")):
+        try:
+            with open(path, encoding="utf-8") as stream:
+                data = json.load(stream)
+        except (OSError, ValueError):
+            continue
+        outcomes[int(data["rank"])] = data
+    return outcomes
+
+
+# -- the parent's side of the launch -------------------------------------------------------------
+def launch_spec(spec: dict[str, Any], nproc_per_node: int) -> dict[str, Any]:
+    """What ``--nproc-per-node N`` adds to the harness config (a script target only)."""
+    from dllint.probe.errors import ProbeError
+
+    if nproc_per_node < 1:
+        raise ProbeError(f"--nproc-per-node must be at least 1, got {nproc_per_node}")
+    if spec["mode"] != "script":
+        raise ProbeError("--nproc-per-node runs a script on several ranks; MODULE:FUNCTION targets run once")
+    return {"nproc_per_node": nproc_per_node}
+
+
+def entry_module(config: dict[str, Any]) -> str:
+    """The module the parent starts: the launcher of N ranks, or the harness itself."""
+    return "dllint.probe.launch" if config.get("nproc_per_node") else "dllint.probe.harness"
+
+
+# -- one loader per site in the report ---------------------------------------------------------------
+def merge_rank_loaders(loaders: list) -> list:
+    """The report's loaders with each site's ranks merged into one entry: ``train.py:10 [ranks 0, 1]``,
+    the results of every rank (their evidence names the rank), the slowest rank's first batch,
+    each rank's tables titled with its rank. Loaders of a single process pass through."""
+    from dllint.probe.report import LoaderReport
+    from dllint.probe.results import Table
+
+    groups: dict[str, list] = {}
+    order: list[str] = []
+    for loader in loaders:
+        site = loader.call_site.rsplit(" [rank ", 1)[0] if loader.id >= ID_STRIDE else f"#{loader.id}"
+        if site not in groups:
+            order.append(site)
+        groups.setdefault(site, []).append(loader)
+    merged = []
+    for site in order:
+        group = sorted(groups[site], key=lambda loader: loader.id)
+        if len(group) == 1 and group[0].id < ID_STRIDE:
+            merged.append(group[0])
+            continue
+        rank_of = {id(loader): _rank_in_label(loader.call_site) for loader in group}
+        ranks = ", ".join(str(rank_of[id(loader)]) for loader in group)
+        times = [loader.first_batch_s for loader in group if loader.first_batch_s is not None]
+        entry = LoaderReport(group[0].id, f"{site} [rank{'s' if len(group) > 1 else ''} {ranks}]", group[0].summary)
+        entry.first_batch_s = max(times) if times else None
+        entry.first_batch_error = _first_with_rank(group, rank_of, "first_batch_error")
+        entry.construction_error = _first_with_rank(group, rank_of, "construction_error")
+        entry.last_step = next((loader.last_step for loader in group if loader.last_step), None)
+        for loader in group:
+            entry.results.extend(loader.results)
+            entry.tables.extend(
+                Table(f"rank {rank_of[id(loader)]}: {table.title}", table.columns, table.rows, table.chart)
+                for table in loader.tables
+            )
+            entry.notes.extend(loader.notes)
+        entry.results.sort(key=lambda result: (result.code, result.measurements.get("rank", -1)))
+        merged.append(entry)
+    return merged
+
+
+def _rank_in_label(call_site: str) -> str:
+    return call_site.rsplit(" [rank ", 1)[-1].rstrip("]")
+
+
+def _first_with_rank(group: list, rank_of: dict, field: str) -> str | None:
+    for loader in group:
+        value = getattr(loader, field)
+        if value:
+            return f"rank {rank_of[id(loader)]}: {value}"
+    return None
