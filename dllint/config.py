@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -61,35 +62,61 @@ class Settings:
         return "|".join(sorted(parts))
 
 
+def _shown(value: Any) -> str:
+    """A value as an error message quotes it: on one line (repr escapes newlines) and short."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _codes(key: str, value: Any, source: str) -> tuple[str, ...]:
     from dllint.selection import validate_code_prefix
 
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{source}: '{key}' must be a list of rule codes, got {value!r}")
+        raise ConfigError(f"{source}: {_shown(key)} must be a list of rule codes, got {_shown(value)}")
     for code in value:
+        if not code.isprintable():
+            raise ConfigError(f"{source}: {_shown(key)}: {_shown(code)} is not a rule code or prefix")
         problem = validate_code_prefix(code)
         if problem:
-            raise ConfigError(f"{source}: '{key}': {problem}")
+            raise ConfigError(f"{source}: {_shown(key)}: {problem}")
     return tuple(v.strip().upper() for v in value)
 
 
 def _strings(key: str, value: Any, source: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{source}: '{key}' must be a list of strings, got {value!r}")
+        raise ConfigError(f"{source}: {_shown(key)} must be a list of strings, got {_shown(value)}")
+    if any(not v.strip() for v in value):
+        raise ConfigError(f"{source}: {_shown(key)} has an empty pattern, got {_shown(value)}")
     return tuple(value)
+
+
+DOTTED_NAME = re.compile(r"[^\W\d]\w*(\.[^\W\d]\w*)*")  # matched with fullmatch
+
+
+def _class_names(key: str, value: Any, source: str) -> frozenset[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{source}: {_shown(key)} must be a list of class names, got {_shown(value)}")
+    for name in value:
+        if not DOTTED_NAME.fullmatch(name):
+            raise ConfigError(
+                f"{source}: {_shown(key)}: {_shown(name)} is not a class name (expected Name or package.Name)"
+            )
+    return frozenset(value)
 
 
 def _max_workers(key: str, value: Any, source: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{source}: '{key}' must be a positive integer, got {value!r}")
+        raise ConfigError(f"{source}: {_shown(key)} must be a positive integer, got {_shown(value)}")
     return value
 
 
 def _per_file_ignores(key: str, value: Any, source: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
-        raise ConfigError(f"{source}: '{key}' must be a table of glob = [codes], got {value!r}")
+        raise ConfigError(f"{source}: {_shown(key)} must be a table of glob = [codes], got {_shown(value)}")
+    if any(not pattern.strip() for pattern in value):
+        raise ConfigError(f"{source}: {_shown(key)} has an empty glob, got {_shown(value)}")
     return tuple((str(pattern), _codes(f"{key}.{pattern}", codes, source)) for pattern, codes in value.items())
 
 
@@ -102,7 +129,7 @@ KEYS = {
     "exclude": ("exclude", _strings),
     "extend-exclude": ("extend_exclude", _strings),
     "max-workers": ("max_workers", _max_workers),
-    "extend-loader-classes": ("extend_loader_classes", lambda k, v, s: frozenset(_strings(k, v, s))),
+    "extend-loader-classes": ("extend_loader_classes", _class_names),
 }
 
 
@@ -111,13 +138,30 @@ def find_pyproject(start: Path) -> Path | None:
     start = start.resolve()
     for directory in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = directory / "pyproject.toml"
-        if candidate.is_file():
+        try:
+            present = candidate.is_file()
+        except OSError:  # a directory we may not search (EACCES): nothing there we could read
+            present = False
+        if present:
             try:
-                if "dllint" in _load_toml(candidate).get("tool", {}):
+                if _dllint_table(_load_toml(candidate), candidate) is not None:
                     return candidate
             except ConfigError:
                 return candidate  # report the broken file rather than skipping past it
     return None
+
+
+def _dllint_table(data: dict[str, Any], path: Path) -> dict[str, Any] | None:
+    """``[tool.dllint]`` of a parsed file, ``None`` when it has none; a table of another shape is an error."""
+    tool = data.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: [tool] must be a table, got {_shown(tool)}")
+    table = tool.get("dllint")
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.dllint] must be a table, got {_shown(table)}")
+    return table
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
@@ -126,6 +170,12 @@ def _load_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        line = exc.object.count(b"\n", 0, exc.start) + 1
+        byte = exc.object[exc.start]
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte {byte:#04x} at line {line})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 
@@ -141,14 +191,15 @@ def load_settings(config: str | None = None, start: Path | None = None) -> Setti
         if path is None:
             return Settings(project_root=str((start or Path.cwd()).resolve()))
     data = _load_toml(path)
-    table = data.get("tool", {}).get("dllint", data if path.name != "pyproject.toml" else {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.dllint] must be a table")
+    table = _dllint_table(data, path)
+    if table is None:
+        # a dllint.toml holds the settings at its top level; a pyproject.toml without the table: defaults
+        table = data if path.name != "pyproject.toml" else {}
     values: dict[str, Any] = {}
     for key, value in table.items():
         if key not in KEYS:
             known = ", ".join(sorted(KEYS))
-            raise ConfigError(f"{path}: unknown key '{key}' in [tool.dllint] (known keys: {known})")
+            raise ConfigError(f"{path}: unknown key {_shown(key)} in [tool.dllint] (known keys: {known})")
         attr, parse = KEYS[key]
         values[attr] = parse(key, value, str(path))
     return Settings(project_root=str(path.parent.resolve()), config_path=str(path), **values)

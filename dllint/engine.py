@@ -24,9 +24,10 @@ from dllint.configs.lint import (
     could_be_dict_config,
     python_config_blocks,
 )
-from dllint.facts import FileFacts
+from dllint.facts import FileFacts, split_lines
 from dllint.findings import Finding
-from dllint.noqa import file_suppression, line_suppresses
+from dllint.gc_pause import collector_paused
+from dllint.noqa import LineSuppressions, file_suppression
 from dllint.rules import Rule, all_rules
 from dllint.selection import code_matches, enabled_rules, ignored_for_path
 from dllint.source import decode, read_source, syntax_error, unreadable
@@ -84,6 +85,7 @@ class Linter:
             return result
         return self.lint_text(path, decoded.text or "")
 
+    @collector_paused
     def lint_text(self, path: str, text: str, *, notebook: bool = False, tree: ast.Module | None = None) -> FileResult:
         """Lint ``text``; ``notebook``: it is a notebook's code cells joined (see dllint.notebook);
         ``tree``: ``text`` already parsed by the caller (flake8 hands plugins its tree)."""
@@ -125,7 +127,7 @@ class Linter:
         if not findings:
             return []
         ignored = ignored_for_path(path, self.settings)
-        lines = text.splitlines()
+        noqa = LineSuppressions(split_lines(text))
         kept = []
         seen = set()
         for finding in findings:
@@ -133,7 +135,7 @@ class Linter:
                 continue
             if ignored and code_matches(finding.code, ignored):
                 continue
-            if 0 < finding.line <= len(lines) and line_suppresses(lines[finding.line - 1], finding.code):
+            if noqa.suppresses(finding.line, finding.code):
                 continue
             key = (finding.line, finding.column, finding.code)
             if key not in seen:

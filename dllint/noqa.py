@@ -29,9 +29,21 @@ def file_suppression(source: str) -> frozenset[str] | None | bool:
     return _codes(match.group("codes"))
 
 
-def line_suppresses(line_text: str, code: str) -> bool:
-    for match in INLINE.finditer(line_text):
-        codes = _codes(match.group("codes"))
-        if codes is None or code in codes:
-            return True
-    return False
+class LineSuppressions:
+    """The ``# noqa`` comments of a file's lines, each line read once however many findings it has
+    (a generated one-line file can carry thousands: reading the line per finding was quadratic)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self._by_line: dict[int, tuple[frozenset[str] | None, ...]] = {}
+
+    def suppresses(self, line: int, code: str) -> bool:
+        """Whether a noqa on 1-based ``line`` covers ``code``."""
+        if not 0 < line <= len(self.lines):
+            return False
+        comments = self._by_line.get(line)
+        if comments is None:
+            text = self.lines[line - 1]
+            comments = tuple(_codes(m.group("codes")) for m in INLINE.finditer(text)) if "#" in text else ()
+            self._by_line[line] = comments
+        return any(codes is None or code in codes for codes in comments)

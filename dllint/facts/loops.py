@@ -11,6 +11,7 @@ mutate the loader's dataset (DL303, and DL201's fix).
 from __future__ import annotations
 
 import ast
+from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.usage import WRAPPING_BUILTINS, WRAPPING_QUALNAMES, Use
@@ -113,20 +114,62 @@ class LoopAnalysis:
     def loader_names(self, loader: LoaderCall, use: Use, scope: Scope) -> set[str]:
         """Names that hold this loader inside ``scope``: bound to it there, or the name the
         iterating ``for`` reads when that ``for`` runs in ``scope`` (a parameter)."""
-        names = {name for name in self._names_in(scope) if self.refers_to(name, scope, loader.node)}
+        names = {
+            name
+            for name in self._possible_names(loader.node)
+            if self._is_visible(name, scope) and self.refers_to(name, scope, loader.node)
+        }
         if isinstance(use.node, (ast.For, ast.AsyncFor)) and self.facts.scopes.scope_of(use.node) is scope:
             inner = unwrap_iterable(self.facts, use.node.iter)
             if isinstance(inner, ast.Name):
                 names.add(inner.id)
         return names
 
-    def _names_in(self, scope: Scope) -> set[str]:
-        names: set[str] = set()
+    def _possible_names(self, target: ast.AST) -> set[str]:
+        """Names that some binding chain ``a = b``, ``b = target`` could lead to ``target``: a superset
+        of the names that refer to it, found from the target (was: every visible name tried for every
+        loader, quadratic in a file of many loaders)."""
+        names = set(self._bound_to.get(id(target), ()))
+        frontier = set(names)
+        for _ in range(8):  # as deep as refers_to follows
+            frontier = {alias for name in frontier for alias in self._aliases.get(name, ())} - names
+            if not frontier:
+                break
+            names |= frontier
+        return names
+
+    @cached_property
+    def _bound_to(self) -> dict[int, set[str]]:
+        """id of a bound expression -> the names assigned to it, in any scope."""
+        index: dict[int, set[str]] = {}
+        for scope in self.facts.scopes.scopes.values():
+            for name, bindings in scope.bindings.items():
+                for binding in bindings:
+                    if binding.value is not None:
+                        index.setdefault(id(binding.value), set()).add(name)
+        return index
+
+    @cached_property
+    def _aliases(self) -> dict[str, set[str]]:
+        """name -> the names assigned from it (``alias = name``), in any scope."""
+        index: dict[str, set[str]] = {}
+        for scope in self.facts.scopes.scopes.values():
+            for name, bindings in scope.bindings.items():
+                for binding in bindings:
+                    if isinstance(binding.value, ast.Name):
+                        index.setdefault(binding.value.id, set()).add(name)
+        return index
+
+    @staticmethod
+    def _is_visible(name: str, scope: Scope) -> bool:
+        """``name`` is bound in ``scope`` or a scope around it (without collecting all their names
+        per loader: that was quadratic in a file of many loaders)."""
         current: Scope | None = scope
         while current is not None:
-            names |= set(current.bindings)
+            if name in current.bindings:
+                return True
             current = current.parent
-        return names
+        return False
 
     def refers_to(self, name: str, scope: Scope, target: ast.AST) -> bool:
         """``name`` (seen from ``scope``) is bound once, through names, to ``target``."""

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 from dllint import __version__
+from dllint.docs import HOME, help_uri
 from dllint.output import RunSummary
 from dllint.rules import all_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-HOME = "https://github.com/dllint/dllint"
 
 
 def _rule_descriptor(rule) -> dict:
@@ -22,7 +22,7 @@ def _rule_descriptor(rule) -> dict:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": sections.get("What it does", rule.summary)},
         "help": {"text": help_text, "markdown": help_text},
-        "helpUri": f"{HOME}/blob/main/docs/rules.md#{rule.code.lower()}",
+        "helpUri": help_uri(rule),
         "defaultConfiguration": {"level": "warning" if rule.default_enabled else "note"},
         "properties": {"tags": ["pytorch", "dataloader"], "fix_safety": rule.fix_safety},
     }

@@ -113,7 +113,7 @@ def has_fix(finding: Finding) -> bool:
 def quote(facts: FileFacts, node: ast.AST, limit: int = 60) -> str:
     """An expression or statement as a message quotes it: its own source on one line (never the
     rest of its line, such as a trailing comment), shortened to ``limit`` characters."""
-    source = ast.get_source_segment(facts.source, node)
+    source = facts.source_segment(node)
     if source is None or "\n" in source:
         source = " ".join(ast.unparse(node).split())  # a compound statement unparses to several lines
     return source if len(source) <= limit else source[: limit - 3] + "..."

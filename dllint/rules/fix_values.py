@@ -31,7 +31,7 @@ def is_literal(expr: ast.expr) -> bool:
 
 def operand_source(facts: FileFacts, expr: ast.expr) -> str:
     """``expr``'s source on one line, in brackets where an operator next to it would bind first."""
-    source = ast.get_source_segment(facts.source, expr) or ast.unparse(expr)
+    source = facts.source_segment(expr) or ast.unparse(expr)
     if "\n" in source:
         source = ast.unparse(expr)  # a line break in the middle of an argument list reads badly
     tight = isinstance(expr, TIGHT) or (isinstance(expr, ast.UnaryOp) and not isinstance(expr.op, ast.Not))
