@@ -114,7 +114,8 @@ class Linter:
                     result.errors.append(
                         f"{path}: internal error in {rule.code}: {traceback.format_exc(limit=-3).strip()}"
                     )
-        if self.config_rules and not notebook:
+        if self.config_rules and not notebook and not (code_rules_apply and facts.loader_calls):
+            # A dict config (mmengine, detectron2 LazyConfig) binds values; a script's loaders are its calls.
             blocks = facts.config_blocks if code_rules_apply else python_config_blocks(path, text, tree, self.settings)
             findings.extend(check_blocks(self.config_rules, blocks, result.errors))
         if suppressed:

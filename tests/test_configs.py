@@ -378,3 +378,12 @@ def test_cli_fix_and_diff_on_yaml(tmp_path):
     fixed = CliRunner().invoke(main, [str(path), "--fix", "--no-cache"], catch_exceptions=False)
     assert fixed.exit_code == 0, fixed.output
     assert path.read_text() == "train_ds:\n  batch_size: 8\n  num_workers: 0\n"
+
+
+def test_a_flat_script_with_loader_calls_is_not_a_dict_config():
+    from dllint.engine import lint_source
+
+    source = "from torch.utils.data import DataLoader\nopts = dict(num_workers=0, persistent_workers=True)\nloader = DataLoader(ds, num_workers=opts['num_workers'])\n"
+    assert lint_source(source, Settings(select=("ALL",))) == []
+    config_only = "opts = dict(num_workers=0, persistent_workers=True)\n"
+    assert [f.code for f in lint_source(config_only, Settings(select=("ALL",)))] == ["DL001"]

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 import os
+from bisect import bisect_right
+from itertools import accumulate
 from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, Unknown, clone
 
 LAZY_CALLS = frozenset({"L", "LazyCall"})
@@ -22,8 +24,9 @@ MAX_IMPORT_DEPTH = 8
 
 
 def is_dict_config(tree: ast.Module) -> bool:
-    """A module that only binds values: no functions, classes or main guard (a script that
-    defines a loader is checked through its loader calls instead)."""
+    """A module that only binds values: no functions, classes or main guard (a script is
+    checked through its loader calls instead; the engine also skips a module that calls a
+    loader)."""
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return False
@@ -57,12 +60,19 @@ class _Reader:
         self.root = Mapping(Span(1, 1, 1, 1), {}, path)
         self.local: set[str] = set()
         self.splatted: set[str] = set()
+        self._char_starts: dict[int, list[int]] = {}  # line -> byte offset where each character starts
 
     # -- positions ------------------------------------------------------------------
     def _column(self, line: int, offset: int) -> int:
-        if 0 < line <= len(self.lines) and not self.lines[line - 1].isascii():
-            return len(self.lines[line - 1].encode("utf-8")[:offset].decode("utf-8", "replace")) + 1
-        return offset + 1
+        """1-based character column of an ast byte offset. A non-ASCII line's character starts
+        are computed once (a long line with many keys would otherwise be re-decoded per key)."""
+        if not 0 < line <= len(self.lines) or self.lines[line - 1].isascii():
+            return offset + 1
+        starts = self._char_starts.get(line)
+        if starts is None:
+            starts = list(accumulate((len(c.encode("utf-8")) for c in self.lines[line - 1]), initial=0))
+            self._char_starts[line] = starts
+        return bisect_right(starts, offset)
 
     def span(self, node: ast.AST) -> Span:
         line, end_line = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
