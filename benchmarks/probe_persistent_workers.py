@@ -2,7 +2,7 @@
 
 Reproduces what the DL201 probe measures: first-batch latency of each epoch of
 the same loader, persistent_workers off and on, under fork, forkserver and
-spawn. Run: python benchmarks/probe_persistent_workers.py [--workers N] [--epochs N]
+spawn; each epoch is short and runs to its end before the next one starts. Run: python benchmarks/probe_persistent_workers.py [--workers N] [--epochs N]
 """
 
 from __future__ import annotations
@@ -39,9 +39,10 @@ def main() -> None:
         later = {}
         for persistent in (False, True):
             with default_start_method(method):
-                loader = DataLoader(Images(), batch_size=32, num_workers=options.workers,
+                epoch_batches = max(2, options.workers)
+                loader = DataLoader(Images(), batch_size=32, sampler=range(32 * epoch_batches), num_workers=options.workers,
                                     persistent_workers=persistent, multiprocessing_context=method)
-                latencies = epoch_start_latencies(loader, options.epochs)
+                latencies = epoch_start_latencies(loader, options.epochs, epoch_batches)
             later[persistent] = mean(latencies[1:])
             print(f"{method:<12} {'on' if persistent else 'off':<10} "
                   + " ".join(f"{seconds:>8.3f}" for seconds in latencies) + f" {later[persistent]:>12.3f}s")

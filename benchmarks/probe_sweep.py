@@ -16,7 +16,7 @@ from dllint.probe.checks.sweep import (
     usable_cores,
     worker_counts,
 )
-from dllint.probe.measure import throughput
+from dllint.probe.measure import Steady, steady_throughput
 
 
 class Augmented(Dataset):
@@ -39,12 +39,14 @@ def main() -> None:
     options = parser.parse_args()
     torch.set_num_threads(1)  # one thread per process, as in workers: the sweep compares processes
     cores = usable_cores()
-    print(f"torch {torch.__version__}, {cores} usable cores, batch 16, {options.batches} batches per count")
+    print(f"torch {torch.__version__}, {cores} usable cores, batch 16, steady state: "
+          f"3 windows of at least {options.batches} batches and 0.25 s per count")
     rows = {}
     for count in worker_counts(options.max_workers, cores):
         loader = DataLoader(Augmented(), batch_size=16, num_workers=count)
-        rows[count] = throughput(loader, options.batches)
-    recommended = recommend({count: row["samples_per_s"] for count, row in rows.items()})
+        rows[count] = steady_throughput(loader, Steady(2 * count * 2, options.batches, 0.25, 3))
+    recommended = recommend({count: row["samples_per_s"] for count, row in rows.items()}, cores,
+                            {count: row["spread"] for count, row in rows.items()})
     print("\n".join(render_chart(rows, recommended)))
     print(f"recommended num_workers: {recommended}")
 

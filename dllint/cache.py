@@ -2,14 +2,33 @@
 
 Layout: ``<cache-dir>/<version>/<key>.json``, one file per run key (dllint's
 version, the effective settings, the enabled rules and the source of every
-rule module's code). Each file maps an absolute source path to its last
-``stat`` (mtime in ns, size), the SHA-256 of its content and its findings.
+rule module's code). It maps each absolute source path to its last ``stat``
+(mtime and ctime in ns, size, inode), the SHA-256 of its content, its findings
+and its ``deps``; and it holds the project summaries by content digest.
 
 A lookup first compares the ``stat`` (no read, no hash: the shortcut ruff
-takes); when the ``stat`` moved (a ``git checkout``, a ``touch``) the content
-is hashed and compared, so an unchanged file is not re-linted. Measured on
-4,856 files (1.86 M lines): one JSON file per run key loads in ~40 ms, where
-one small file per source file costs ~5,000 opens.
+takes, plus ctime and inode, which a ``cp -p``, ``touch -r`` or archive
+extraction that restores the mtime of an edited file does change); when any
+of them moved (a ``git checkout``, a ``touch``) the content is hashed and
+compared, so an unchanged file is not re-linted and a changed one never gets
+stale findings: the cache is keyed by content. Measured on 4,856 files
+(1.86 M lines): one JSON file per run key loads in ~40 ms, where one small file
+per source file costs ~5,000 opens.
+
+The project index's API (dllint.project):
+
+- ``deps``: ``store_fingerprint(path, fingerprint, findings, deps)`` keeps, with
+  a file's findings, the project files whose summaries its lint read
+  (``{path: summary digest}``, ``FileResult.deps``).
+  ``lookup(path, deps_valid=check)`` then returns the findings only if
+  ``check(deps)`` is true, i.e. every dep's current summary digest is still the
+  stored one; an entry with deps and no ``deps_valid`` is a miss (never trusted
+  unchecked). ``lookup_entry(path, deps_valid)`` returns the findings and deps.
+- summaries: ``get_summary(digest) -> JSON value | None`` and
+  ``put_summary(digest, value)`` store one JSON value (a file's summary) by the
+  content digest of its file (:func:`content_hash`); they are saved with the
+  findings by :meth:`Cache.save`, in the same run key (a summary depends on
+  dllint's code and settings as findings do).
 
 The cache is never trusted blindly: a file that is not valid JSON, or whose
 structure or any entry is not what this module writes, is dropped (the run
@@ -24,18 +43,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from dllint import __version__
 from dllint.config import Settings
 from dllint.findings import Finding, Fix
 
 DEFAULT_CACHE_DIR = ".dllint_cache"
-FORMAT = 1  # bump when the layout of an entry changes
+FORMAT = 2  # bump when the layout of an entry changes
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -132,8 +150,35 @@ def decode_finding(path: str, row: Any) -> Finding:
 class Entry:
     mtime_ns: int
     size: int
+    ctime_ns: int
+    inode: int
     digest: str
     findings: list[Any]  # encoded rows; decoded only on a hit
+    deps: dict[str, str]  # project file -> the digest of its summary this file's lint read
+
+    def row(self) -> list[Any]:
+        return [self.mtime_ns, self.size, self.ctime_ns, self.inode, self.digest, self.findings, self.deps]
+
+    @classmethod
+    def from_row(cls, value: Any) -> Entry | None:
+        if not (isinstance(value, list) and len(value) == 7):
+            return None
+        mtime_ns, size, ctime_ns, inode, digest, findings, deps = value
+        if not all(type(v) is int for v in (mtime_ns, size, ctime_ns, inode)):
+            return None
+        if not isinstance(digest, str) or len(digest) != 64 or not isinstance(findings, list):
+            return None
+        if not isinstance(deps, dict) or not all(isinstance(v, str) for v in deps.values()):
+            return None
+        return cls(mtime_ns, size, ctime_ns, inode, digest, findings, deps)
+
+
+class Hit(NamedTuple):
+    findings: list[Finding]
+    deps: dict[str, str]
+
+
+DepsCheck = Callable[[dict[str, str]], bool]
 
 
 @dataclass
@@ -155,6 +200,8 @@ class Cache:
         self.stats = CacheStats()
         self._entries: dict[str, Entry] = {}
         self._updated: dict[str, Entry] = {}
+        self._summaries: dict[str, Any] = {}
+        self._new_summaries: dict[str, Any] = {}
         self._loaded = False
 
     # -- reading ------------------------------------------------------------
@@ -162,15 +209,15 @@ class Cache:
         if self._loaded:
             return
         self._loaded = True
-        entries = self._read(self.path)
-        if entries is None:
+        loaded = self._read(self.path)
+        if loaded is None:
             self.stats.discarded = self.path.exists()
-            entries = {}
-        self._entries = entries
+            loaded = {}, {}
+        self._entries, self._summaries = loaded
 
     @staticmethod
-    def _read(path: Path) -> dict[str, Entry] | None:
-        """The entries in ``path``; None when it is missing, unreadable or malformed in any way."""
+    def _read(path: Path) -> tuple[dict[str, Entry], dict[str, Any]] | None:
+        """The entries and summaries in ``path``; None when it is missing, unreadable or malformed in any way."""
         try:
             with open(path, "rb") as handle:
                 raw = json.loads(handle.read())
@@ -178,24 +225,32 @@ class Cache:
             return None
         if not isinstance(raw, dict) or raw.get("format") != FORMAT or not isinstance(raw.get("files"), dict):
             return None
+        summaries = raw.get("summaries", {})
+        if not isinstance(summaries, dict):
+            return None
         entries: dict[str, Entry] = {}
         for source, value in raw["files"].items():
-            if not (isinstance(value, list) and len(value) == 4):
+            entry = Entry.from_row(value)
+            if entry is None:
                 return None
-            mtime_ns, size, digest, findings = value
-            if type(mtime_ns) is not int or type(size) is not int or not isinstance(digest, str):
-                return None
-            if not isinstance(findings, list) or len(digest) != 64:
-                return None
-            entries[source] = Entry(mtime_ns, size, digest, findings)
-        return entries
+            entries[source] = entry
+        return entries, summaries
 
-    def lookup(self, path: str) -> list[Finding] | None:
-        """The cached findings of ``path`` if it has not changed since they were stored, else None."""
+    def lookup(self, path: str, deps_valid: DepsCheck | None = None) -> list[Finding] | None:
+        """The cached findings of ``path`` if it has not changed since they were stored (and,
+        if they depend on other files' summaries, ``deps_valid(deps)`` says those are unchanged); else None."""
+        hit = self.lookup_entry(path, deps_valid)
+        return hit.findings if hit is not None else None
+
+    def lookup_entry(self, path: str, deps_valid: DepsCheck | None = None) -> Hit | None:
+        """:meth:`lookup`, with the entry's ``deps``."""
         self._load()
         key = os.path.abspath(path)
-        entry = self._entries.get(key)
+        entry = self._updated.get(key) or self._entries.get(key)
         if entry is None:
+            self.stats.misses += 1
+            return None
+        if entry.deps and (deps_valid is None or not deps_valid(entry.deps)):
             self.stats.misses += 1
             return None
         try:
@@ -203,7 +258,7 @@ class Cache:
         except OSError:
             self.stats.misses += 1
             return None
-        if (st.st_mtime_ns, st.st_size) != (entry.mtime_ns, entry.size):
+        if (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino) != (entry.mtime_ns, entry.size, entry.ctime_ns, entry.inode):
             try:
                 with open(path, "rb") as handle:
                     digest = content_hash(handle.read())
@@ -214,31 +269,63 @@ class Cache:
                 self.stats.misses += 1
                 return None
             # Same content under a new stat: remember the new stat so the next run skips the hash.
-            self._updated[key] = Entry(st.st_mtime_ns, st.st_size, entry.digest, entry.findings)
+            entry = Entry(st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino, entry.digest, entry.findings, entry.deps)
+            self._updated[key] = entry
             self.stats.rehashed_hits += 1
         else:
             self.stats.hits += 1
         try:
-            return [decode_finding(path, row) for row in entry.findings]
+            return Hit([decode_finding(path, row) for row in entry.findings], dict(entry.deps))
         except (ValueError, TypeError):
             self.stats.misses += 1
             self.stats.hits -= 1
             self._entries.pop(key, None)
+            self._updated.pop(key, None)
             return None
 
+    # -- summaries ----------------------------------------------------------
+    def get_summary(self, digest: str) -> Any:
+        """The summary stored for a file whose content hashes to ``digest``; None if there is none."""
+        self._load()
+        if digest in self._new_summaries:
+            return self._new_summaries[digest]
+        return self._summaries.get(digest)
+
+    def put_summary(self, digest: str, value: Any) -> None:
+        """Store a JSON value (a file's summary) for the content ``digest``; saved by :meth:`save`."""
+        self._load()
+        self._new_summaries[digest] = value
+
     # -- writing ------------------------------------------------------------
-    def store(self, path: str, mtime_ns: int, size: int, digest: str, findings: list[Finding]) -> None:
-        """Remember ``findings`` for ``path`` as it was when stat-ed (before it was read)."""
+    def store(
+        self,
+        path: str,
+        mtime_ns: int,
+        size: int,
+        digest: str,
+        findings: list[Finding],
+        *,
+        ctime_ns: int = -1,
+        inode: int = -1,
+        deps: dict[str, str] | None = None,
+    ) -> None:
+        """Remember ``findings`` for ``path`` as it was when stat-ed (before it was read).
+        (Without ``ctime_ns``/``inode``, the next lookup hashes the file once to confirm it.)"""
         try:
             rows = [encode_finding(f) for f in findings]
         except Uncacheable:
             self.stats.uncacheable += 1
             return
-        self._updated[os.path.abspath(path)] = Entry(mtime_ns, size, digest, rows)
+        self._updated[os.path.abspath(path)] = Entry(mtime_ns, size, ctime_ns, inode, digest, rows, dict(deps or {}))
+
+    def store_fingerprint(self, path: str, fingerprint: Any, findings: list[Finding], deps: dict[str, str] | None = None) -> None:
+        """:meth:`store` with a :class:`dllint.per_file.Fingerprint` (mtime_ns, size, ctime_ns, inode, digest)."""
+        mtime_ns, size, ctime_ns, inode, digest = fingerprint
+        self.store(path, mtime_ns, size, digest, findings, ctime_ns=ctime_ns, inode=inode, deps=deps)
 
     def save(self) -> None:
         """Write the cache if this run changed it; merge what another run wrote meanwhile. Never raises."""
-        if not self._updated and not self.stats.discarded:
+        if not self._updated and not self._new_summaries and not self.stats.discarded:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -249,15 +336,22 @@ class Cache:
             pass  # a read-only tree or a full disk: the run's findings are still right, only uncached
         self._entries.update(self._updated)
         self._updated = {}
+        self._summaries.update(self._new_summaries)
+        self._new_summaries = {}
 
     def _merge_and_replace(self) -> None:
         # What is on disk now is newer than what this run loaded; what this run linted is newest.
-        merged = {**self._entries, **(self._read(self.path) or {}), **self._updated}
+        on_disk_entries, on_disk_summaries = self._read(self.path) or ({}, {})
+        merged = {**self._entries, **on_disk_entries, **self._updated}
+        summaries = {**self._summaries, **on_disk_summaries, **self._new_summaries}
         payload = {
             "format": FORMAT,
-            "files": {source: [e.mtime_ns, e.size, e.digest, e.findings] for source, e in sorted(merged.items())},
+            "files": {source: e.row() for source, e in sorted(merged.items())},
+            "summaries": dict(sorted(summaries.items())),
         }
         data = json.dumps(payload, separators=(",", ":")).encode()
+        import tempfile  # only when saving: a warm run never needs it
+
         fd, temp = tempfile.mkstemp(prefix=f".{self.key}.", suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "wb") as handle:

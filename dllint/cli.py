@@ -1,6 +1,7 @@
 """The command line: ``dllint PATHS``, ``dllint explain CODE``, ``dllint rules``.
 
-A thin adapter: it reads options and settings, calls the engine and renders.
+A thin adapter: it reads options and settings, calls the run pipeline
+(:func:`dllint.pipeline.run`) and renders its outcome.
 """
 
 from __future__ import annotations
@@ -10,16 +11,16 @@ from pathlib import Path
 
 import click
 
-from dllint import __version__
-from dllint.config import ConfigError, load_settings
-from dllint.discovery import discover
-from dllint.engine import FileResult, Linter
-from dllint.findings import Finding
+from dllint import __version__, exit_codes
+from dllint.config import ConfigError, load_settings, parse_size
+from dllint.engine import Linter
 from dllint.output import FORMATS, RunSummary, render
+from dllint.output.text import shown_location
 from dllint.rules import all_rules, rule_by_code
 from dllint.selection import validate_code_prefix
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# Kept for code that imported them from here; the exit codes live in dllint.exit_codes.
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = exit_codes.CLEAN, exit_codes.FINDINGS, exit_codes.ERROR
 
 
 class DefaultCommandGroup(click.Group):
@@ -30,6 +31,27 @@ class DefaultCommandGroup(click.Group):
             if not any(a in ("--help", "-h", "--version") for a in args[:1]):
                 args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            # click would print "Aborted!" and exit 1, which reads as "findings": 130 is what shells use.
+            click.echo("\ndllint: interrupted", err=True)
+            ctx.exit(exit_codes.INTERRUPTED)
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, "[OPTIONS] [PATHS]...\n       dllint COMMAND [ARGS]...")
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """``dllint --help`` shows the options of ``dllint PATHS`` (the check command) too."""
+        check_command = self.commands["check"]
+        check_ctx = click.Context(check_command, info_name="check", parent=ctx)
+        rows = [r for r in (p.get_help_record(check_ctx) for p in check_command.params) if r]
+        rows += [r for r in (p.get_help_record(ctx) for p in self.get_params(ctx)) if r]  # --version, --help
+        with formatter.section("Options (dllint [OPTIONS] [PATHS]...)"):
+            formatter.write_dl(rows)
+        self.format_commands(ctx, formatter)
 
 
 def _split_codes(values: tuple[str, ...], option: str) -> tuple[str, ...] | None:
@@ -43,10 +65,23 @@ def _split_codes(values: tuple[str, ...], option: str) -> tuple[str, ...] | None
     return codes
 
 
+def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    if value is None:
+        return None
+    size = parse_size(int(value) if value.strip().isdigit() else value)
+    if size is None:
+        raise click.BadParameter(f"'{value}' is not a size (bytes, or like 8MB)")
+    return size
+
+
 @click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="dllint")
 def main() -> None:
-    """Find, fix and prove PyTorch DataLoader mistakes."""
+    """Find, fix and prove PyTorch DataLoader mistakes.
+
+    dllint PATHS lints files and directories ('-' reads standard input); the options
+    below are those of that command (also: dllint check --help).
+    """
 
 
 @main.command("check")
@@ -56,6 +91,7 @@ def main() -> None:
 @click.option("--extend-select", multiple=True, help="Codes to enable on top of the selection.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--max-workers", type=click.IntRange(min=1), help="DL202 threshold for num_workers (default 8).")
+@click.option("--max-file-size", callback=_size, metavar="SIZE", help="Skip larger files with one DL000 (default 4MB).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Use this pyproject.toml/dllint.toml.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule.")
 @click.option("--stdin-filename", help="The path to report for source read from '-'.")
@@ -64,7 +100,7 @@ def main() -> None:
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (or, without --fix, offer) fixes that may change behaviour.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (exit 1 if there is a diff).")
 @click.option("--fix-only", is_flag=True, help="Apply fixes without reporting what remains; exit 0 unless a fix failed.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: the usable cores; 1: no workers).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: 1 on up to 2 cores, else the usable cores; 1: no workers).")
 @click.option("--no-cache", is_flag=True, help="Lint every file afresh; neither read nor write the cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Where to keep the cache (default: .dllint_cache).")
 @click.option("--probe", "probe_target", metavar="SCRIPT|MODULE:FUNCTION", help="Run the loader for real and confirm each finding; arguments after -- go to the script.")
@@ -79,27 +115,34 @@ def check(
     extend_select: tuple[str, ...],
     fmt: str,
     max_workers: int | None,
+    max_file_size: int | None,
     config_path: str | None,
     statistics: bool,
     stdin_filename: str | None,
     exit_zero: bool,
-    fix: bool = False,
-    unsafe_fixes: bool = False,
-    diff: bool = False,
-    fix_only: bool = False,
-    jobs: int | None = None,
-    no_cache: bool = False,
-    cache_dir: str | None = None,
-    probe_target: str | None = None,
-    probe_timeout: float = 120,
-    probe_batches: int | None = None,
-    probe_report: str | None = None,
-    nproc_per_node: int | None = None,
+    fix: bool,
+    unsafe_fixes: bool,
+    diff: bool,
+    fix_only: bool,
+    jobs: int | None,
+    no_cache: bool,
+    cache_dir: str | None,
+    probe_target: str | None,
+    probe_timeout: float,
+    probe_batches: int | None,
+    probe_report: str | None,
+    nproc_per_node: int | None,
 ) -> None:
     """Lint PATHS (files and directories; '-' reads standard input).
 
     With --probe, PATHS are the probed script's own arguments (put them after --).
     """
+    from dllint.pipeline import RunOptions, conflict, run
+
+    mode = "diff" if diff else "fix-only" if fix_only else "fix" if fix else "check"
+    problem = conflict(mode, probe=probe_target is not None, fix_only_and_diff=diff and fix_only)
+    if problem:
+        raise click.UsageError(problem)
     script_args = list(paths)
     paths = paths if probe_target is None else (probe_target,)
     paths = paths or (".",)
@@ -108,77 +151,116 @@ def check(
         settings = load_settings(config_path, start if start.exists() else Path.cwd())
     except ConfigError as exc:
         click.echo(f"dllint: error: {exc}", err=True)
-        sys.exit(EXIT_ERROR)
+        sys.exit(exit_codes.ERROR)
     settings = settings.with_overrides(
         select=_split_codes(select, "--select"),
         ignore=_split_codes(ignore, "--ignore"),
         extend_select=_split_codes(extend_select, "--extend-select"),
         max_workers=max_workers,
+        max_file_size=max_file_size,
     )
     linter = Linter(settings)
     if probe_target is not None:
         from dllint.probe.command import ProbeOptions, run_probe_command
 
-        options = ProbeOptions(timeout=probe_timeout, batches=probe_batches, report_path=probe_report,
-                               nproc_per_node=nproc_per_node)
-        sys.exit(run_probe_command(probe_target, script_args, linter, fmt, options))
-    if fix or diff or fix_only:
-        from dllint.fixes.command import FixOptions, run_fix_command
+        probe_options = ProbeOptions(
+            timeout=probe_timeout, batches=probe_batches, report_path=probe_report, nproc_per_node=nproc_per_node
+        )
+        sys.exit(run_probe_command(probe_target, script_args, linter, fmt, probe_options))
+    options = RunOptions(
+        mode=mode,
+        unsafe_fixes=unsafe_fixes,
+        jobs=jobs,
+        cache_dir=cache_dir,
+        no_cache=no_cache,
+        stdin_filename=stdin_filename,
+        exit_zero=exit_zero,
+    )
+    stdin = sys.stdin.buffer.read() if "-" in paths else None
+    progress = None
+    if any(p != "-" for p in paths):
+        from dllint.progress import ProgressLine
 
-        options = FixOptions(unsafe=unsafe_fixes, diff=diff, fix_only=fix_only)
-        sys.exit(run_fix_command(paths, stdin_filename, linter, fmt, statistics, exit_zero, options))
-    results: list[FileResult] = []
-    files_checked = 0
-    file_paths = [p for p in paths if p != "-"]
-    if "-" in paths:
-        data = sys.stdin.buffer.read()
-        results.append(linter.lint_bytes(stdin_filename or "-", data))
-        files_checked += 1
-    found = discover(file_paths, settings)
-    missing = found.report(lambda message: click.echo(message, err=True))
-    results.extend(_run_files(found.files, settings, linter, fmt, jobs, no_cache, cache_dir))
-    files_checked += len(found.files)
-    findings: list[Finding] = missing + [f for r in results for f in r.findings]
-    findings.sort(key=lambda f: f.sort_key)
-    errors = [e for r in results for e in r.errors]
-    for error in errors:
-        click.echo(f"dllint: {error}", err=True)
-    summary = RunSummary(findings, files_checked=files_checked, statistics=statistics, extra={"unsafe_fixes": unsafe_fixes})
-    click.echo(render(fmt, summary))
-    if errors:
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
-
-
-def _run_files(
-    files: list[str], settings, linter: Linter, fmt: str, jobs: int | None, no_cache: bool, cache_dir: str | None
-) -> list[FileResult]:
-    """Lint discovered files through the runner: cache, worker pool, progress line (see dllint.runner)."""
-    from dllint.cache import DEFAULT_CACHE_DIR, Cache
-    from dllint.progress import ProgressLine
-    from dllint.runner import run_lint
-
-    cache = None
-    if not no_cache and files:
-        root = Path(settings.project_root) if settings.config_path else Path.cwd()
-        directory = Path(cache_dir) if cache_dir else root / DEFAULT_CACHE_DIR
-        cache = Cache(directory, settings, tuple(sorted(r.code for r in linter.rules)))
-    progress = ProgressLine.for_run(fmt)
+        progress = ProgressLine.for_run(fmt)
     try:
-        return run_lint(files, settings, jobs=jobs, cache=cache, progress=progress, linter=linter)
+        outcome = run(paths, settings, options, stdin, linter=linter, progress=progress, warn=lambda m: click.echo(m, err=True))
     finally:
         if progress is not None:
             progress.finish()
+    _report(outcome, fmt, statistics)
+    sys.exit(outcome.exit_code)
+
+
+def _report(outcome, fmt: str, statistics: bool) -> None:
+    """Render a run: fixed sources or diffs on stdout, notes and errors on stderr, then the report."""
+    options = outcome.options
+    report_to_stderr = False
+    if outcome.stdin_output is not None:
+        # The fixed source is the output; the report goes to stderr (as ruff does).
+        sys.stdout.buffer.write(outcome.stdin_output)
+        sys.stdout.flush()
+        report_to_stderr = True
+    if options.mode == "diff":
+        for file in outcome.files:
+            _echo_diff(file)
+    for file in outcome.files:
+        for finding, reason in file.failed:
+            click.echo(f"dllint: {shown_location(finding)}: {finding.code} fix not applied: {reason}", err=True)
+    for file in outcome.files:
+        for note in file.notes:
+            click.echo(f"dllint: {note}", err=True)
+    for error in outcome.errors:
+        click.echo(f"dllint: {error}", err=True)
+    files_checked = len(outcome.files)
+    if options.mode == "check":
+        summary = RunSummary(outcome.findings, files_checked=files_checked, statistics=statistics, extra={"unsafe_fixes": options.unsafe_fixes})
+        click.echo(render(fmt, summary))
+    elif options.mode == "diff":
+        fixed = outcome.fixed
+        click.echo(f"Would fix {fixed} problem{'s' if fixed != 1 else ''}." if fixed else "No fixes to apply.", err=True)
+    elif options.mode == "fix":
+        summary = RunSummary(
+            outcome.findings,
+            files_checked=files_checked,
+            fixed=outcome.fixed,
+            introduced=outcome.introduced,
+            statistics=statistics,
+            extra={"fix_mode": True, "unsafe_fixes": options.unsafe_fixes},
+        )
+        click.echo(render(fmt, summary), err=report_to_stderr)
+    else:
+        fixed, failed = outcome.fixed, outcome.failed
+        click.echo(f"Fixed {fixed} problem{'s' if fixed != 1 else ''}.", err=report_to_stderr)
+        if failed:
+            click.echo(f"{failed} fix{'es' if failed != 1 else ''} could not be applied.", err=report_to_stderr)
+
+
+def _echo_diff(file) -> None:
+    if not file.changed or file.before is None or file.after is None:
+        return
+    import difflib
+
+    path = file.path
+    lines = difflib.unified_diff(
+        file.before.splitlines(keepends=True),
+        file.after.splitlines(keepends=True),
+        # git-style a/ b/ prefixes for relative paths; an absolute path is shown as it is
+        fromfile=path if path.startswith("/") else f"a/{path}",
+        tofile=path if path.startswith("/") else f"b/{path}",
+    )
+    for line in lines:
+        sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    sys.stdout.flush()
 
 
 @main.command("explain")
-@click.argument("code")
+@click.argument("code", metavar="CODE|NAME")
 def explain(code: str) -> None:
-    """Show a rule's documentation."""
-    rule = rule_by_code(code)
+    """Show a rule's documentation (CODE: its code, DL101, or its name, missing-main-guard)."""
+    rule = rule_by_code(code.strip().upper()) or next((r for r in all_rules() if r.name == code.strip().lower()), None)
     if rule is None:
-        click.echo(f"dllint: error: unknown rule code '{code}' (see 'dllint rules')", err=True)
-        sys.exit(EXIT_ERROR)
+        click.echo(f"dllint: error: unknown rule code or name '{code}' (see 'dllint rules')", err=True)
+        sys.exit(exit_codes.ERROR)
     default = "on by default" if rule.default_enabled else "off by default (enable with --select " + rule.code + ")"
     click.echo(f"{rule.code} ({rule.name}): {rule.summary}\n\nFix: {rule.fix_safety}. {default.capitalize()}.\n")
     click.echo(rule.docs())

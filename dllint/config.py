@@ -36,6 +36,11 @@ DEFAULT_EXCLUDE = (
 )
 
 
+DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes; larger files get one DL000 instead of a lint
+_SIZE_UNITS = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgKMG]?)(?:i?[bB])?\s*$")
+
+
 class ConfigError(Exception):
     """A setting that cannot be used; the message names the key and the file."""
 
@@ -49,6 +54,7 @@ class Settings:
     exclude: tuple[str, ...] = ()
     extend_exclude: tuple[str, ...] = ()
     max_workers: int = 8
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes
     extend_loader_classes: frozenset[str] = field(default_factory=frozenset)
     project_root: str = "."  # where per-file-ignores and exclude patterns are anchored
     config_path: str | None = None
@@ -112,6 +118,24 @@ def _max_workers(key: str, value: Any, source: str) -> int:
     return value
 
 
+def parse_size(value: Any) -> int | None:
+    """Bytes from ``4194304``, ``"4MB"``, ``"512 KB"``, ``"1GiB"`` (powers of 1024); None if not a size."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value > 0 else None
+    match = _SIZE.match(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    size = int(float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()])
+    return size if size > 0 else None
+
+
+def _max_file_size(key: str, value: Any, source: str) -> int:
+    size = parse_size(value)
+    if size is None:
+        raise ConfigError(f"{source}: {_shown(key)} must be a size in bytes or like \"8MB\", got {_shown(value)}")
+    return size
+
+
 def _per_file_ignores(key: str, value: Any, source: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
         raise ConfigError(f"{source}: {_shown(key)} must be a table of glob = [codes], got {_shown(value)}")
@@ -129,6 +153,7 @@ KEYS = {
     "exclude": ("exclude", _strings),
     "extend-exclude": ("extend_exclude", _strings),
     "max-workers": ("max_workers", _max_workers),
+    "max-file-size": ("max_file_size", _max_file_size),
     "extend-loader-classes": ("extend_loader_classes", _class_names),
 }
 

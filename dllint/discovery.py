@@ -11,9 +11,10 @@ from typing import Callable
 
 from dllint.config import DEFAULT_EXCLUDE, Settings
 from dllint.findings import Finding
+from dllint.inputs import SUFFIXES
 from dllint.source import unreadable
 
-SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
+SOURCE_SUFFIXES = SUFFIXES  # every suffix an input adapter reads (dllint.inputs.ADAPTERS)
 
 
 @dataclass
@@ -21,11 +22,20 @@ class Discovery:
     files: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # paths that do not exist
     empty_dirs: list[str] = field(default_factory=list)  # directories with no source file
+    excluded: dict[str, int] = field(default_factory=dict)  # directory given -> source files and dirs excluded in it
 
     def report(self, warn: Callable[[str], None]) -> list[Finding]:
         """Warn about empty directories; a DL000 finding for each path that does not exist."""
         for directory in self.empty_dirs:
-            warn(f"dllint: warning: no Python files found in {directory}")
+            count = self.excluded.get(directory, 0)
+            if count:
+                paths = f"{count} path{'s' if count != 1 else ''} in it {'are' if count != 1 else 'is'}"
+                warn(
+                    f"dllint: warning: no files checked in {directory}: {paths} excluded by `exclude`/`extend-exclude`"
+                    " (a file named on the command line is checked anyway)"
+                )
+            else:
+                warn(f"dllint: warning: no Python files found in {directory}")
         return [unreadable(p, "cannot read file: no such file or directory") for p in self.missing]
 
 
@@ -72,6 +82,7 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
             continue
         before = len(result.files)
         base = _resolved_relative(raw, resolved_root)
+        excluded = 0
         for dirpath, dirnames, filenames in os.walk(raw):
             # os.walk never enters a symlinked directory, so below a resolved ``raw`` the relative
             # path is ``base/sub``: one resolve() per path given instead of one per directory.
@@ -79,18 +90,24 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
                 rel_dir = _join_relative(base, os.path.relpath(dirpath, raw))
             else:
                 rel_dir = _relative(dirpath, root, resolved_root)
-            dirnames[:] = sorted(
+            kept = sorted(
                 d
                 for d in dirnames
                 if not _excluded(d, f"{rel_dir}/{d}".lstrip("./"), dir_patterns) and not _is_virtualenv(dirpath, d)
             )
+            # Only the user's patterns count as "excluded": .git, __pycache__ and the like go unsaid.
+            excluded += sum(1 for d in dirnames if d not in kept and _excluded(d, f"{rel_dir}/{d}".lstrip("./"), user_patterns))
+            dirnames[:] = kept
             for filename in sorted(filenames):
-                if filename.endswith(SOURCE_SUFFIXES) and not _excluded(
-                    filename, f"{rel_dir}/{filename}".lstrip("./"), user_patterns
-                ):
-                    add(os.path.join(dirpath, filename))
+                if filename.endswith(SOURCE_SUFFIXES):
+                    if _excluded(filename, f"{rel_dir}/{filename}".lstrip("./"), user_patterns):
+                        excluded += 1
+                    else:
+                        add(os.path.join(dirpath, filename))
         if len(result.files) == before:
             result.empty_dirs.append(raw)
+            if excluded:
+                result.excluded[raw] = excluded
     return result
 
 

@@ -27,3 +27,12 @@ def expected_findings(text: str) -> set[tuple[int, int, str]]:
 @pytest.fixture
 def all_rules_settings() -> Settings:
     return Settings(select=("ALL",))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def checkout_stays_clean():
+    """Tests never write into the checkout: a cache there means a test ran dllint without --no-cache."""
+    cache = ROOT / ".dllint_cache"
+    existed = cache.exists()
+    yield
+    assert existed or not cache.exists(), f"a test wrote {cache}"

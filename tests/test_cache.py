@@ -43,13 +43,13 @@ def tree(tmp_path):
 def lint_counter(monkeypatch):
     """Counts the files actually linted (in-process: jobs=1)."""
     linted: list[str] = []
-    real = runner.Linter.lint_bytes
+    real = runner.check
 
-    def counting(linter, path, data):
+    def counting(linter, path, data, project=None):
         linted.append(path)
-        return real(linter, path, data)
+        return real(linter, path, data, project)
 
-    monkeypatch.setattr(runner.Linter, "lint_bytes", counting)
+    monkeypatch.setattr(runner, "check", counting)
     return linted
 
 
@@ -125,7 +125,7 @@ def test_corrupted_findings_in_a_valid_file_are_relinted(tree, lint_counter):
     cold, cache = run(files, root / "c")
     data = json.loads(cache.path.read_bytes())
     key = os.path.abspath(files[1])
-    data["files"][key][3] = [["not", "a", "finding"]]
+    data["files"][key][5] = [["not", "a", "finding"]]
     cache.path.write_text(json.dumps(data))
     lint_counter.clear()
     again, _ = run(files, root / "c")
@@ -164,3 +164,78 @@ def test_concurrent_runs_never_corrupt_the_cache(tree):
     assert [bool(r.findings) for r in results] == [bool(i % 2) for i in range(len(files))]
     leftovers = [p for p in (root / "c").rglob("*") if p.name.endswith(".tmp")]
     assert leftovers == []
+
+
+# -- keyed by content: a same-size edit with the mtime restored is seen (issue 12.8) ---------------
+@pytest.mark.parametrize("how", ["cp -p", "touch -r"])
+def test_same_size_edit_with_the_mtime_restored_is_relinted(tree, lint_counter, how):
+    root, files = tree
+    run(files, root / "c")
+    lint_counter.clear()
+    target = files[1]  # BAD: findings
+    before = os.stat(target)
+    edited = BAD.replace("num_workers=4", "num_workers=0")  # same size, no DL201 any more
+    assert len(edited) == len(BAD)
+    if how == "cp -p":  # a new file copied over the old one, its times copied too
+        source = root / "edited.py"
+        source.write_text(edited)
+        os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
+        os.replace(source, target)
+    else:  # the same file rewritten, then its mtime set back
+        with open(target, "w") as handle:
+            handle.write(edited)
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(target)
+    assert (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size)
+    results, _ = run(files, root / "c")
+    assert lint_counter == [target]
+    assert results[1] == []
+
+
+# -- the project index's API: deps and summaries -------------------------------------------------
+def test_findings_with_deps_are_valid_only_while_every_dep_is(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(BAD)
+    st = os.stat(path)
+    finding = Finding(str(path), 3, 5, 3, 9, "DL201", "non-persistent-workers", "msg")
+    cache = Cache(tmp_path / "c", SETTINGS, CODES)
+    from dllint.per_file import fingerprint
+
+    cache.store_fingerprint(str(path), fingerprint(st, path.read_bytes()), [finding], {"data.py": "a" * 64})
+    cache.save()
+    cache = Cache(tmp_path / "c", SETTINGS, CODES)
+    assert cache.lookup(str(path)) is None, "deps nobody checked are not trusted"
+    assert cache.lookup(str(path), deps_valid=lambda deps: deps == {"data.py": "b" * 64}) is None
+    assert cache.lookup(str(path), deps_valid=lambda deps: deps == {"data.py": "a" * 64}) == [finding]
+    hit = cache.lookup_entry(str(path), deps_valid=lambda deps: True)
+    assert hit is not None and hit.deps == {"data.py": "a" * 64}
+
+
+def test_summaries_by_content_digest_are_saved_with_the_cache(tmp_path):
+    cache = Cache(tmp_path / "c", SETTINGS, CODES)
+    assert cache.get_summary("f" * 64) is None
+    cache.put_summary("f" * 64, {"functions": {"build": ["iterate-once"]}})
+    assert cache.get_summary("f" * 64) == {"functions": {"build": ["iterate-once"]}}
+    cache.save()
+    again = Cache(tmp_path / "c", SETTINGS, CODES)
+    assert again.get_summary("f" * 64) == {"functions": {"build": ["iterate-once"]}}
+    assert Cache(tmp_path / "c", Settings(max_workers=3), CODES).get_summary("f" * 64) is None
+
+
+def test_runner_stores_and_returns_deps(tmp_path, monkeypatch):
+    path = tmp_path / "train.py"
+    path.write_text(BAD)
+
+    class View:
+        deps = {str(tmp_path / "data.py"): "c" * 64}
+
+    class Index:
+        def view(self, path):
+            return View()
+
+    monkeypatch.setattr(runner, "project_index", lambda settings: Index())
+    cache = Cache(tmp_path / "c", SETTINGS, CODES)
+    [result] = run_lint([str(path)], SETTINGS, jobs=1, cache=cache)
+    assert result.deps == View.deps
+    cache = Cache(tmp_path / "c", SETTINGS, CODES)
+    assert cache.lookup_entry(str(path), deps_valid=lambda deps: deps == View.deps).deps == View.deps

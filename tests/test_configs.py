@@ -12,7 +12,8 @@ from dllint.config import Settings
 from dllint.configs.blocks import find_blocks
 from dllint.configs.document import Mapping, Scalar, Unknown, lookup
 from dllint.configs.inherit import resolve_document
-from dllint.configs.lint import fix_config_text, lint_config_text, read_config
+from dllint.configs.lint import read_config
+from dllint.configs.run import fix_config_text, lint_config_text
 from dllint.configs.python_reader import read_python_config
 from dllint.configs.yaml_reader import YamlError, read_yaml
 from dllint.engine import Linter
@@ -232,13 +233,17 @@ def test_selection_applies_to_configs():
 
 
 def test_yaml_prefilter_skips_files_without_loader_keys():
+    from dllint.per_file import lint_bytes
+
     linter = Linter(Settings())
-    assert linter.lint_bytes("c.yaml", b"name: x\nlr: 0.1\n").skipped
-    assert not linter.lint_bytes("c.yaml", b"loader:\n  num_workers: 0\n  persistent_workers: true\n").skipped
+    assert lint_bytes(linter, "c.yaml", b"name: x\nlr: 0.1\n").skipped
+    assert not lint_bytes(linter, "c.yaml", b"loader:\n  num_workers: 0\n  persistent_workers: true\n").skipped
 
 
 def test_non_utf8_yaml_is_dl000():
-    result = Linter(Settings()).lint_bytes("c.yaml", b"loader:\n  num_workers: \xff\n")
+    from dllint.per_file import lint_bytes
+
+    result = lint_bytes(Linter(Settings()), "c.yaml", b"loader:\n  num_workers: \xff\n")
     assert [f.code for f in result.findings] == ["DL000"]
 
 
@@ -378,6 +383,49 @@ def test_cli_fix_and_diff_on_yaml(tmp_path):
     fixed = CliRunner().invoke(main, [str(path), "--fix", "--no-cache"], catch_exceptions=False)
     assert fixed.exit_code == 0, fixed.output
     assert path.read_text() == "train_ds:\n  batch_size: 8\n  num_workers: 0\n"
+
+
+def test_engine_config_seam_runs_the_rules_check_config():
+    from dllint.inputs import Input, load
+
+    linter = Linter(Settings())
+    loaded = load("c.yaml", b"loader:\n  num_workers: 0\n  persistent_workers: true\n")
+    assert isinstance(loaded, Input) and loaded.kind == "config"
+    assert [(f.line, f.column, f.code) for f in linter.lint_input(loaded).findings] == [(3, 3, "DL001")]
+    assert linter.lint_input(Input("c.yaml", "config", "x: 1\n", document=object())).findings == []
+
+
+def test_a_config_that_inherits_is_linted_again_when_its_base_changes(tmp_path):
+    from click.testing import CliRunner
+
+    from dllint.cli import main
+
+    base = write(tmp_path, "_base_/data.py", "train_dataloader = dict(num_workers=2, persistent_workers=True)\n")
+    child = write(tmp_path, "cfg/child.py", "_base_ = ['../_base_/data.py']\ntrain_dataloader = dict(num_workers=0)\n")
+    cache = tmp_path / "cache"
+
+    def codes():
+        result = CliRunner().invoke(main, [str(child), "--cache-dir", str(cache), "--format", "json"], catch_exceptions=False)
+        import json
+
+        return [f["code"] for f in json.loads(result.output)]
+
+    assert codes() == ["DL001"]
+    base.write_text("train_dataloader = dict(num_workers=2, persistent_workers=False)\n")
+    assert codes() == []
+
+
+def test_directories_include_yaml_configs(tmp_path):
+    from click.testing import CliRunner
+
+    from dllint.cli import main
+
+    write(tmp_path, "conf/train.yaml", WINDOWS_PROFILE)
+    write(tmp_path, "conf/other.yml", "name: x\n")
+    write(tmp_path, "configs/debug.py", "train_dataloader = dict(num_workers=0, persistent_workers=True)\n")
+    result = CliRunner().invoke(main, [str(tmp_path), "--no-cache"], catch_exceptions=False)
+    assert f"{tmp_path / 'conf' / 'train.yaml'}:4:3: DL001" in result.output
+    assert f"{tmp_path / 'configs' / 'debug.py'}:1:40: DL001" in result.output
 
 
 def test_a_flat_script_with_loader_calls_is_not_a_dict_config():

@@ -21,11 +21,7 @@ SCRIPT = (
 
 
 def run(*args: str, input: bytes | None = None):
-    return CliRunner().invoke(main, ["--no-cache", *args] if _has("no_cache") else list(args), input=input)
-
-
-def _has(name: str) -> bool:
-    return any(p.name == name for p in main.commands["check"].params)
+    return CliRunner().invoke(main, ["--no-cache", *args], input=input)
 
 
 def write(tmp_path: Path, text: str, name: str = "train.py") -> Path:

@@ -36,7 +36,7 @@ def test_seed_script_fails_under_spawn_then_finishes_once_fixed(tmp_path: Path) 
     assert broken.returncode != 0
     assert "bootstrapping phase" in broken.stderr or "pickle" in broken.stderr.lower(), broken.stderr[-2000:]
 
-    result = CliRunner().invoke(main, ["--fix", "--unsafe-fixes", "--no-cache", str(script)] if _has_no_cache() else ["--fix", "--unsafe-fixes", str(script)])
+    result = CliRunner().invoke(main, ["--fix", "--unsafe-fixes", "--no-cache", str(script)])
     assert "remaining" in result.output, result.output
     fixed_source = script.read_text()
     assert 'if __name__ == "__main__":' in fixed_source and "lambda batch" not in fixed_source
@@ -44,7 +44,3 @@ def test_seed_script_fails_under_spawn_then_finishes_once_fixed(tmp_path: Path) 
     fixed = _run_under_spawn(script)
     assert fixed.returncode == 0, fixed.stderr[-2000:]
     assert "seen 16" in fixed.stdout
-
-
-def _has_no_cache() -> bool:
-    return any(p.name == "no_cache" for p in main.commands["check"].params)

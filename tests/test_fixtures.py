@@ -12,6 +12,7 @@ import pytest
 
 from dllint.config import Settings
 from dllint.engine import Linter
+from dllint.per_file import lint_bytes
 from tests.conftest import FIXTURES, expected_findings
 
 CASES = sorted(p for p in FIXTURES.glob("DL[0-9][0-9][0-9]/*.py"))
@@ -35,7 +36,7 @@ def test_fixture(path):
 @pytest.mark.parametrize("path", CONFIG_CASES, ids=lambda p: str(p.relative_to(FIXTURES / "configs")))
 def test_config_fixture(path):
     data = path.read_bytes()
-    result = Linter(Settings(select=("ALL",))).lint_bytes(str(path), data)
+    result = lint_bytes(Linter(Settings(select=("ALL",))), str(path), data)  # through the input adapters
     assert not result.errors
     assert {(f.line, f.column, f.code) for f in result.findings} == expected_findings(data.decode("utf-8"))
 

@@ -56,7 +56,7 @@ def test_same_findings_as_dllint_on_every_fixture():
     files = sorted(str(p.relative_to(ROOT)) for p in FIXTURES.glob("**/*.py") if p.parent.name != "probe")
     assert len(files) > 20
     dllint = subprocess.run(
-        [sys.executable, "-m", "dllint", "--format", "json", *files], capture_output=True, text=True, cwd=ROOT, timeout=120
+        [sys.executable, "-m", "dllint", "--no-cache", "--format", "json", *files], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     assert dllint.returncode in (0, 1), dllint.stderr
     expected = {

@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from dllint.config import Settings
-from dllint.engine import Linter, lint_file
-from dllint.notebook import notebook_from_percent, prepare
+from dllint.engine import Linter
+from dllint.inputs.notebook import notebook_from_percent, prepare
+from dllint.pipeline import lint_bytes, lint_path
 from dllint.rules import rule_by_code
 from tests.conftest import EXPECT, FIXTURES
 
@@ -33,7 +34,7 @@ def expected_in_cells(path) -> set[tuple[int, int, int, str]]:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dllint", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "dllint", "--no-cache", *args], capture_output=True, text=True, timeout=60)
 
 
 BROKEN = {"invalid_json.ipynb", "no_cells.ipynb", "bad_source.ipynb"}  # see test_broken_notebooks
@@ -42,7 +43,7 @@ BROKEN = {"invalid_json.ipynb", "no_cells.ipynb", "bad_source.ipynb"}  # see tes
 @pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name not in BROKEN], ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_fixture_notebook(path):
     expected = expected_in_cells(path)
-    result = lint_file(str(path), Linter(ALL))
+    result = lint_path(Linter(ALL), str(path))
     assert not result.errors
     assert {(f.cell, f.line, f.column, f.code) for f in result.findings} == expected
 
@@ -61,14 +62,14 @@ def test_every_notebook_fixture_is_checked():
     ],
 )
 def test_broken_notebooks(name, message):
-    result = lint_file(str(FIXTURES / "notebooks" / name), Linter(ALL))
+    result = lint_path(Linter(ALL), str(FIXTURES / "notebooks" / name))
     assert not result.errors
     assert [f.code for f in result.findings] == ["DL000"]
     assert message in result.findings[0].message
 
 
 def test_r_notebook_is_not_python():
-    assert lint_file(str(FIXTURES / "notebooks" / "r_kernel.ipynb"), Linter(ALL)).findings == []
+    assert lint_path(Linter(ALL), str(FIXTURES / "notebooks" / "r_kernel.ipynb")).findings == []
 
 
 def test_text_output_names_the_cell():
@@ -103,30 +104,30 @@ def test_magics_keep_line_numbers():
 
 def test_noqa_in_a_cell():
     source = "from torch.utils.data import DataLoader\n# %%\nDataLoader(ds, shuffle=True, sampler=s)  # noqa: DL003\n"
-    assert Linter(ALL).lint_bytes("nb.ipynb", notebook_from_percent(source)).findings == []
+    assert lint_bytes(Linter(ALL), "nb.ipynb", notebook_from_percent(source)).findings == []
 
 
 def test_cell_magic_cell_with_non_python_body_is_skipped():
     source = "from torch.utils.data import DataLoader\n# %%\n%%bash\nDataLoader(ds, shuffle=True, sampler=s)\nif then fi\n"
-    assert Linter(ALL).lint_bytes("nb.ipynb", notebook_from_percent(source)).findings == []
+    assert lint_bytes(Linter(ALL), "nb.ipynb", notebook_from_percent(source)).findings == []
 
 
 def test_dl101_is_silent_in_notebooks():
     # The kernel's __main__ is not re-imported by spawn workers: no bootstrapping error there.
     source = "from torch.utils.data import DataLoader\nloader = DataLoader(range(4), num_workers=2, persistent_workers=True)\n# %%\nfor b in loader:\n    pass\n"
-    assert "DL101" not in {f.code for f in Linter(ALL).lint_bytes("nb.ipynb", notebook_from_percent(source)).findings}
+    assert "DL101" not in {f.code for f in lint_bytes(Linter(ALL), "nb.ipynb", notebook_from_percent(source)).findings}
     assert "DL101" in {f.code for f in Linter(ALL).lint_text("script.py", source).findings}
 
 
 @pytest.mark.parametrize("example", rule_by_code("DL106").invalid)
 def test_dl106_invalid_examples_fire_in_a_notebook_only(example):
-    assert "DL106" in {f.code for f in Linter(ALL).lint_bytes("example.ipynb", notebook_from_percent(example)).findings}
+    assert "DL106" in {f.code for f in lint_bytes(Linter(ALL), "example.ipynb", notebook_from_percent(example)).findings}
     assert "DL106" not in {f.code for f in Linter(ALL).lint_text("example.py", example).findings}
 
 
 @pytest.mark.parametrize("example", rule_by_code("DL106").valid)
 def test_dl106_valid_examples_stay_silent(example):
-    assert "DL106" not in {f.code for f in Linter(ALL).lint_bytes("example.ipynb", notebook_from_percent(example)).findings}
+    assert "DL106" not in {f.code for f in lint_bytes(Linter(ALL), "example.ipynb", notebook_from_percent(example)).findings}
 
 
 def test_dl106_leaves_functions_defined_in_functions_to_dl103():
@@ -134,7 +135,7 @@ def test_dl106_leaves_functions_defined_in_functions_to_dl103():
         "from torch.utils.data import DataLoader\n# %%\n"
         "def main():\n    def collate(b):\n        return b\n    DataLoader(ds, num_workers=2, collate_fn=collate)\n"
     )
-    codes = [f.code for f in Linter(ALL).lint_bytes("nb.ipynb", notebook_from_percent(source)).findings]
+    codes = [f.code for f in lint_bytes(Linter(ALL), "nb.ipynb", notebook_from_percent(source)).findings]
     assert "DL103" in codes and "DL106" not in codes
 
 

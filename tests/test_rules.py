@@ -18,9 +18,10 @@ ALL = Settings(select=("ALL",))
 def codes(source: str) -> list[str]:
     if source.startswith("# %%\n"):  # a notebook in the percent format (DL106's examples)
         from dllint.engine import Linter
-        from dllint.notebook import notebook_from_percent
+        from dllint.inputs.notebook import notebook_from_percent
+        from dllint.pipeline import lint_bytes
 
-        return [f.code for f in Linter(ALL).lint_bytes("example.ipynb", notebook_from_percent(source)).findings]
+        return [f.code for f in lint_bytes(Linter(ALL), "example.ipynb", notebook_from_percent(source)).findings]
     return [f.code for f in lint_source(source, ALL)]
 
 

@@ -147,3 +147,31 @@ def test_progress_waits_before_drawing_then_erases_itself():
     assert "10/10 files checked" in stream.getvalue()
     line.finish()
     assert stream.getvalue().endswith("\r\x1b[2K")
+
+
+def test_default_jobs_is_one_process_on_two_cores_or_fewer(monkeypatch):
+    for cores, expected in ((1, 1), (2, 1), (3, 3), (8, 8)):
+        monkeypatch.setattr(runner, "usable_cores", lambda: cores)
+        assert runner.default_jobs() == expected
+
+
+def test_ctrl_c_stops_the_pool_and_its_workers(tmp_path, pool_always):
+    import multiprocessing
+    import time
+
+    files = []
+    for i in range(16):
+        path = tmp_path / f"m{i}.py"
+        path.write_text("from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=2)\n" * 50)
+        files.append(str(path))
+
+    def interrupt(done, total):
+        if done:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_lint(files, SETTINGS, jobs=2, progress=interrupt)
+    deadline = time.monotonic() + 10
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert multiprocessing.active_children() == []

@@ -129,3 +129,27 @@ def clone(node: Node) -> Node:
     if isinstance(node, Sequence):
         return Sequence(node.span, [clone(item) for item in node.items], node.path, node.node)
     return node
+
+
+def other_sources(document: ConfigDocument) -> set[str]:
+    """The other files the resolved tree holds values of (`_base_`, Hydra defaults, imported
+    configs): the findings of ``document`` depend on them."""
+    found: set[str] = set()
+    stack: list[Node] = [document.root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.path:
+            found.add(node.path)
+        if isinstance(node, Mapping):
+            for entry in node.entries.values():
+                if entry.path:
+                    found.add(entry.path)
+                stack.append(entry.value)
+        elif isinstance(node, Sequence):
+            stack.extend(node.items)
+    found.discard(document.path)
+    return found

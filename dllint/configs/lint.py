@@ -1,9 +1,11 @@
 """Config files through the rules: read, resolve, find loader blocks, ask each rule.
 
 Rules that apply to configs define ``check_config(block)`` next to ``check(facts)``, with
-one predicate behind both. This module turns what they report into findings, reads YAML
-(``lint_config_text``) and Python dict configs (``python_config_blocks``), and fixes YAML
-by text edits (``fix_config_text``).
+one predicate behind both. This module reads YAML (``read_config``) and Python dict
+configs (``python_config_blocks``), asks the rules (``check_blocks``) and gives them
+their findings and fixes (``config_finding``, ``removal_fix``, ``setting_fix``). It sits
+below the engine (which calls it) and never imports it: running a config file through
+the engine and fixing it is :mod:`dllint.configs.run`.
 """
 
 from __future__ import annotations
@@ -14,13 +16,12 @@ import traceback
 from typing import TYPE_CHECKING, Iterable
 
 from dllint.configs.blocks import ConfigBlock, find_blocks
-from dllint.configs.document import ConfigDocument, Entry, Span
-from dllint.configs.edits import apply_text_edits, insert_after, overlaps, remove_entry, replace_value
-from dllint.findings import Finding, Fix, RemoveArguments, ReplaceText, SetArgument
+from dllint.configs.document import ConfigDocument, Entry, Span, other_sources
+from dllint.configs.edits import insert_after, remove_entry, replace_value
+from dllint.findings import Finding, Fix, RemoveArguments, SetArgument
 
 if TYPE_CHECKING:
     from dllint.config import Settings
-    from dllint.engine import FileResult, Linter
     from dllint.rules import Rule
 
 # The bytes a config file must contain to hold a loader block or inherit one (the prefilter):
@@ -30,7 +31,7 @@ YAML_TRIGGERS = CONFIG_TRIGGERS + (b"_base_", b"pin_memory", b"defaults:")
 # A dict config binds values only: a module-level def, class or `if` means a script or library.
 NOT_A_DICT_CONFIG = re.compile(r"^(?:def|async def|class|if)\b", re.M)
 YAML_SUFFIXES = (".yaml", ".yml")
-MAX_PASSES = 4
+CONFIG_DEP = "config-file"  # a dep that is a config file read whole, not a project summary
 
 
 def could_be_dict_config(text: str) -> bool:
@@ -63,7 +64,7 @@ def python_config_blocks(path: str, text: str, tree: ast.Module, settings: Setti
     from dllint.configs.inherit import resolve_document
     from dllint.configs.python_reader import is_dict_config, read_python_config
 
-    if not is_dict_config(tree):
+    if not any(trigger.decode() in text for trigger in CONFIG_TRIGGERS) or not is_dict_config(tree):
         return []
     document = read_python_config(path, text, tree)
     if document is None:
@@ -72,6 +73,15 @@ def python_config_blocks(path: str, text: str, tree: ast.Module, settings: Setti
 
 
 # -- checking -------------------------------------------------------------------------------
+def config_deps(document: object) -> dict[str, str]:
+    """The ``FileResult.deps`` of a config file: the base/default files its values come from.
+    They are not project summaries, so the cache never trusts these findings unchecked: a
+    file that inherits is linted again on every run (a changed base changes its findings)."""
+    if not isinstance(document, ConfigDocument):
+        return {}
+    return {path: CONFIG_DEP for path in sorted(other_sources(document))}
+
+
 def config_rules(rules: Iterable[Rule]) -> list[Rule]:
     return [rule for rule in rules if callable(getattr(rule, "check_config", None))]
 
@@ -85,27 +95,6 @@ def check_blocks(rules: Iterable[Rule], blocks: list[ConfigBlock], errors: list[
             except Exception:  # noqa: BLE001 - a rule bug must not stop the run
                 errors.append(f"{block.path}: internal error in {rule.code}: {traceback.format_exc(limit=-3).strip()}")
     return findings
-
-
-def lint_config_text(path: str, text: str, linter: Linter) -> FileResult:
-    """Lint one YAML config's text with ``linter``'s rules (noqa, per-file ignores and the
-    selection as for Python)."""
-    from dllint.engine import FileResult
-    from dllint.noqa import file_suppression
-
-    result = FileResult(path)
-    suppressed = file_suppression(text)
-    if suppressed is None:
-        return result
-    document = read_config(path, text)
-    if isinstance(document, Finding):
-        result.findings = linter._filter(path, text, [document])
-        return result
-    findings = check_blocks(linter.rules, find_blocks(document, linter.settings), result.errors)
-    if suppressed:
-        findings = [f for f in findings if f.code not in suppressed]
-    result.findings = linter._filter(path, text, findings)
-    return result
 
 
 # -- reporting ------------------------------------------------------------------------------
@@ -159,73 +148,3 @@ def setting_fix(block: ConfigBlock, name: str, value: bool, *, after: str = "num
 def _python_keyword(block: ConfigBlock, entry: Entry) -> bool:
     """A ``name=value`` keyword of the block's own ``dict(...)``/``L(...)(...)`` call."""
     return isinstance(entry.node, ast.keyword) and isinstance(block.mapping.node, ast.Call) and block.mapping.path == block.path
-
-
-# -- fixing YAML ----------------------------------------------------------------------------
-def text_edit(finding: Finding) -> ReplaceText | None:
-    return finding.fix.edit if finding.fix is not None and isinstance(finding.fix.edit, ReplaceText) else None
-
-
-def fix_config_text(path: str, text: str, linter: Linter, *, unsafe: bool = False):
-    """Apply the text edits of the YAML findings' fixes, re-linting between passes, until
-    nothing fixable is left. Returns the fixer's :class:`~dllint.fixer.FixResult`."""
-    from dllint.fixer import FixResult
-
-    result = FixResult(path, text, text)
-    current = text
-    for _ in range(MAX_PASSES):
-        linted = lint_config_text(path, current, linter)
-        result.errors += linted.errors
-        chosen: list[ReplaceText] = []
-        applied = []
-        for finding in linted.findings:
-            edit = text_edit(finding)
-            if edit is None or (finding.fix.applicability != "safe" and not unsafe):  # type: ignore[union-attr]
-                continue
-            if any(overlaps(edit, other) for other in chosen):
-                continue  # the next pass sees it again at its new place
-            chosen.append(edit)
-            applied.append(finding)
-        if not chosen:
-            result.remaining = linted.findings
-            break
-        candidate = apply_text_edits(current, chosen)
-        if isinstance(read_config(path, candidate), Finding):
-            result.failed += [(f, "the edit would make the YAML unparsable; dropped") for f in applied]
-            result.remaining = linted.findings
-            break
-        current = candidate
-        result.fixed += applied
-    else:
-        result.remaining = lint_config_text(path, current, linter).findings
-    result.text = current
-    return result
-
-
-def lint_config_bytes(path: str, data: bytes, linter: Linter) -> FileResult:
-    """A YAML file's bytes (UTF-8, a BOM allowed; YAML's own encodings beyond it are rare in
-    configs) through :func:`lint_config_text`."""
-    from dllint.engine import FileResult
-    from dllint.source import unreadable
-
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        finding = unreadable(path, f"cannot decode file: not valid utf-8 at byte {exc.start}")
-        return FileResult(path, linter._filter(path, "", [finding]))
-    return lint_config_text(path, text, linter)
-
-
-def fix_config_bytes(path: str, data: bytes, linter: Linter, *, unsafe: bool = False):
-    """A YAML file's bytes fixed: (:class:`~dllint.fixer.FixResult`, the encoding to write back in)."""
-    from dllint.fixer import FixResult
-
-    encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
-    if not linter.config_rules or not could_be_config(data):
-        text = data.decode(encoding, "replace")
-        return FixResult(path, text, text), encoding
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError:
-        return FixResult(path, "", "", remaining=lint_config_bytes(path, data, linter).findings), encoding
-    return fix_config_text(path, text, linter, unsafe=unsafe), encoding

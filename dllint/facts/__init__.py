@@ -12,14 +12,14 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dllint.facts.argparse_defaults import ArgparseDefaults
 from dllint.facts.imports import build_import_table, dotted_name, qualified_name
 from dllint.facts.loaders import LOADER_QUALNAMES, LoaderCall, collect_loader_calls
 from dllint.facts.scopes import Scope, ScopeTable
 from dllint.facts.values import Value, resolve
-from dllint.facts.walk import walk
+from dllint.facts.walk import walk_with_parents
 
 if TYPE_CHECKING:
     from dllint.config import Settings
@@ -66,6 +66,10 @@ class FileFacts:
     tree: ast.Module
     settings: Settings
     is_notebook: bool = False  # code cells of a .ipynb joined into one module
+    project: Any = None  # the rest of the project as this file sees it (dllint.project), None: this file alone
+    # walk_with_parents(tree), if the caller has it: the one walk the facts below share
+    nodes: list[ast.AST] = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+    parent_index: list[int] | None = field(default=None, repr=False, compare=False)
     imports: dict[str, str] = field(init=False)
     scopes: ScopeTable = field(init=False)
     argparse: ArgparseDefaults = field(init=False)
@@ -74,9 +78,11 @@ class FileFacts:
     main_guard: ast.If | None = field(init=False)
 
     def __post_init__(self) -> None:
-        self.nodes = walk(self.tree)  # every node, ast.walk order: one walk shared by the facts below
+        if self.nodes is None or self.parent_index is None:
+            # every node in ast.walk order, and each one's parent: one walk shared by the facts below
+            self.nodes, self.parent_index = walk_with_parents(self.tree)
         self.imports = build_import_table(self.tree, self.nodes)
-        self.scopes = ScopeTable(self.tree)
+        self.scopes = ScopeTable(self.tree, self.nodes, self.parent_index)
         self.argparse = ArgparseDefaults()
         calls: list[ast.Call] = []
         class_nodes: list[ast.ClassDef] = []
@@ -217,18 +223,6 @@ class FileFacts:
         """The file changes this loader's dataset inside a loop that re-iterates the loader
         (what persistent workers would never see: DL303)."""
         return bool(self.loops.dataset_mutations(loader))
-
-    @cached_property
-    def config_blocks(self) -> list:
-        """Loader settings written as a dict config (mmengine ``train_dataloader = dict(...)``,
-        detectron2 ``L(...)(...)``): the :class:`~dllint.configs.blocks.ConfigBlock` s of a module
-        that only binds values; none for a script (its loaders are its loader calls)."""
-        from dllint.configs.lint import CONFIG_TRIGGERS, python_config_blocks
-
-        if not any(trigger.decode() in self.source for trigger in CONFIG_TRIGGERS):
-            return []
-
-        return python_config_blocks(self.path, self.source, self.tree, self.settings)
 
     @cached_property
     def process_starts(self) -> list[ProcessStart]:

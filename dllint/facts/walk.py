@@ -76,3 +76,32 @@ def walk(node: AST) -> list[AST]:
             elif isinstance(value, AST):
                 nodes.append(value)
     return nodes
+
+
+def walk_with_parents(node: AST) -> tuple[list[AST], list[int]]:
+    """:func:`walk`, and for each node the index of its parent in that list (-1 for ``node``):
+    what the scope table is built from, so that the tree is walked once per file."""
+    nodes = [node]
+    parent_index = [-1]
+    index = 0
+    get = _NODE_FIELDS.get
+    append = nodes.append
+    mark = parent_index.append
+    while index < len(nodes):
+        current = nodes[index]
+        cls = current.__class__
+        fields = get(cls)
+        if fields is None:
+            fields = _node_fields(cls)
+        for name in fields:
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        append(item)
+                        mark(index)
+            elif isinstance(value, AST):
+                append(value)
+                mark(index)
+        index += 1
+    return nodes, parent_index

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dllint.output import RunSummary
+from dllint.output.summary import RunSummary
 
 
 def _escape_data(text: str) -> str:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from dllint.output import RunSummary
+from dllint.output.summary import RunSummary
 
 
 def render_json(summary: RunSummary) -> str:

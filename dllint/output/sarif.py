@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dllint import __version__
 from dllint.docs import HOME, help_uri
-from dllint.output import RunSummary
+from dllint.output.summary import RunSummary
 from dllint.rules import all_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -1,8 +1,29 @@
+"""The text report: one line per finding, ``path:line:col: CODE message``, then a summary."""
+
 from __future__ import annotations
 
+import re
 from collections import Counter
 
-from dllint.output import RunSummary, location
+from dllint.findings import Finding
+from dllint.output.summary import RunSummary, location
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def shown_path(path: str) -> str:
+    """``path`` with control characters escaped (``\\n``, ``\\x1b``): a file name with a newline
+    must not forge a second report line, nor an escape sequence recolour the terminal."""
+    if not _CONTROL.search(path):
+        return path
+    return _CONTROL.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}"), path)
+
+
+def shown_location(finding: Finding) -> str:
+    """:func:`~dllint.output.summary.location` with the path as :func:`shown_path` shows it."""
+    text = location(finding)
+    return shown_path(finding.path) + text[len(finding.path) :]
 
 
 def render_text(summary: RunSummary) -> str:
@@ -10,7 +31,7 @@ def render_text(summary: RunSummary) -> str:
     lines = []
     for f in summary.findings:
         runtime = "(runtime) " if f.source == "runtime" else ""
-        lines.append(f"{location(f)}: {f.code} {runtime}{_fix_marker(f, unsafe)}{f.message}")
+        lines.append(f"{shown_location(f)}: {f.code} {runtime}{_fix_marker(f, unsafe)}{f.message}")
         if f.probe:
             evidence = f": {f.probe['evidence']}" if f.probe.get("evidence") else ""
             lines.append(f"    probe: {f.probe['verdict']}{evidence}")

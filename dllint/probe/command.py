@@ -1,8 +1,13 @@
-"""``dllint --probe TARGET [-- ARGS]``: lint the target, run it under the probe, print verdicts."""
+"""``dllint --probe TARGET [-- ARGS]``: lint the target, run it under the probe, print verdicts.
+
+Exit status: 0 no finding, 1 findings, 2 the probe could not run the script
+(bad target, or the script ended before building any DataLoader), 128 + N when
+dllint was stopped by signal N (130 for Ctrl-C, 143 for SIGTERM).
+"""
 
 from __future__ import annotations
 
-import importlib.util
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +17,10 @@ import click
 from dllint.engine import Linter, lint_file
 from dllint.findings import Finding
 from dllint.output import RunSummary, render
-from dllint.probe.errors import ProbeError
+from dllint.probe.errors import ProbeError, ProbeInterrupted
+
+EXIT_CANNOT_RUN = 2
+EXIT_SIGNAL_BASE = 128
 
 
 @dataclass
@@ -23,16 +31,34 @@ class ProbeOptions:
     nproc_per_node: int | None = None  # run the script on N ranks (torchrun-style)
 
 
+def module_file(module: str, search_path: list[str]) -> str | None:
+    """The source file of a dotted module name, found as the harness will import it, without importing it.
+
+    The harness puts the working directory first on ``sys.path``; the parent
+    looks there too, so ``--probe pkg.data:make_loader`` lints ``pkg/data.py``.
+    """
+    parts = module.split(".")
+    for entry in search_path:
+        base = Path(entry or os.getcwd()).joinpath(*parts)
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return str(candidate)
+    return None
+
+
 def static_source(target: str) -> str | None:
     """The file to lint for a probe target: the script, or the module of ``module:function``."""
     if ":" in target and not Path(target).exists():
-        module = target.split(":", 1)[0]
-        try:
-            spec = importlib.util.find_spec(module)
-        except (ImportError, ValueError):
-            return None
-        return spec.origin if spec is not None and spec.origin and spec.origin.endswith(".py") else None
+        return module_file(target.split(":", 1)[0], [os.getcwd(), *sys.path])
     return target if Path(target).is_file() else None
+
+
+def exit_code(report, findings: list[Finding]) -> int:
+    if report.signal is not None:
+        return EXIT_SIGNAL_BASE + report.signal
+    if report.could_not_run:
+        return EXIT_CANNOT_RUN
+    return 1 if findings else 0
 
 
 def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: str, options: ProbeOptions) -> int:
@@ -48,16 +74,23 @@ def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: 
             timeout=options.timeout,
             batches=options.batches,
             report_path=options.report_path,
-            progress=fmt == "text" and sys.stderr.isatty(),
+            progress=True,  # on stderr: the output format on stdout stays clean
             nproc_per_node=options.nproc_per_node,
         )
     except ProbeError as exc:
         click.echo(f"dllint: error: {exc}", err=True)
-        return 2
+        return EXIT_CANNOT_RUN
+    except ProbeInterrupted as stop:  # before the harness started: nothing to report
+        click.echo(f"dllint: probe interrupted by {stop}", err=True)
+        return EXIT_SIGNAL_BASE + stop.signum
     findings = sorted(report.findings, key=lambda f: f.sort_key)
     summary = RunSummary(findings, files_checked=1 if source else 0)
     if fmt == "text":
         click.echo(report.render_text())
         click.echo("")
-    click.echo(render(fmt, summary))
-    return 1 if findings else 0
+    code = exit_code(report, findings)
+    if code == EXIT_CANNOT_RUN and not findings and fmt == "text":
+        click.echo("dllint: the probe could not run the script (see above); nothing was checked at run time", err=True)
+    else:
+        click.echo(render(fmt, summary))
+    return code

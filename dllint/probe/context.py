@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,9 +28,10 @@ class StaticFinding:
 @dataclass
 class Settings:
     batches: int = 8  # batches per throughput measurement
-    epochs: int = 3  # epochs per persistence measurement
+    epochs: int = 2  # epochs per persistence measurement: the first starts workers, the second shows the restart
     start_methods: tuple[str, ...] = ("script", "spawn")  # persistence: "script" = this loader's own
     sweep_limit: int | None = None  # highest num_workers the sweep tries (None: requested and cores)
+    cores: int | None = None  # usable cores the sweep assumes (None: this process's CPU affinity)
     measurement_seconds: float = 30.0  # most one measurement may take
     stop_after_idle_iterations: int = 10  # empty iterations with no new loader before the script is stopped
 
@@ -54,6 +56,7 @@ class ProbeContext:
 
     # -- events -------------------------------------------------------------
     def emit(self, event: dict[str, Any]) -> None:
+        event.setdefault("t", round(time.monotonic(), 3))  # when: the report's timeline and the benchmark's breakdown
         self.events.write(json.dumps(event, default=repr) + "\n")
         self.events.flush()
 
@@ -79,9 +82,6 @@ class ProbeContext:
         self.emit({"event": "table", "loader": site.id, **table.to_dict()})
 
     # -- what to measure -------------------------------------------------------
-    def has_finding(self, codes: tuple[str, ...]) -> bool:
-        return any(finding.code in codes for finding in self.findings)
-
     def requested(self, site: LoaderSite, codes: tuple[str, ...]) -> bool:
         """Whether a static finding of one of ``codes`` belongs to this loader.
 
@@ -118,7 +118,7 @@ class ProbeContext:
         if self.mode == "factory":
             self.result(site, code, skipped("a factory target has no epoch loop to watch"), what)
         else:
-            self.result(site, code, "not reached", f"the script did not iterate this loader a second time; {what}")
+            self.result(site, code, "not reached", f"the loader was iterated once; {what}")
 
 
 def _same_file(first: str, second: str) -> bool:

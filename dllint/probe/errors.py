@@ -11,6 +11,16 @@ class ProbeUnavailable(ProbeError):
     """torch or psutil is missing: the probe is an optional extra."""
 
 
+class ProbeInterrupted(Exception):
+    """dllint received SIGTERM (or SIGINT) while the probe ran."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
 def require_probe_dependencies() -> None:
     """Fail early, with the install hint, when the probe's extra is not installed.
 

@@ -6,6 +6,10 @@ checks measure it; the script then gets an empty iterator, so its loops run
 through without training and reach the next loader. Once nothing new has been
 built for a while, the script is stopped. Results stream to the events file
 as JSON lines, so a run killed at the deadline still reports what it measured.
+
+``install_harness(config)`` sets all of this up in the calling process and
+returns the harness; ``main`` then runs the target. A process that runs
+loaders for the probe (a distributed rank) can install it the same way.
 """
 
 from __future__ import annotations
@@ -19,12 +23,13 @@ import sys
 import time
 import traceback
 import weakref
-from typing import Any
+from typing import IO, Any
 
-from dllint.probe import ranks
-from dllint.probe.callsite import _PROBE_DIR, find_call_site
+from dllint.probe import descendants, guard, ranks
+from dllint.probe.callsite import find_call_site, is_library_file, library_builder
 from dllint.probe.checks import all_checks
 from dllint.probe.context import ProbeContext, Settings, StaticFinding
+from dllint.probe.internals import current_iterator, forget_iterator, tune_worker_polling, worker_error_summary
 from dllint.probe.limits import Budget, MeasurementTimeout
 from dllint.probe.measure import close_iterator, describe_error
 from dllint.probe.results import skipped
@@ -32,8 +37,10 @@ from dllint.probe.site import FirstBatch, LoaderSite
 
 # Time kept back from the child's budget for finishing and reporting.
 RESERVE_SECONDS = 1.5
-# torch polls its workers every 5 s; a dead worker should be noticed faster than that.
-WORKER_CHECK_SECONDS = 0.25
+
+
+# A factory target's loader is iterated as this many epochs.
+FACTORY_EPOCHS = 2
 
 
 class ProbeFinished(BaseException):
@@ -46,23 +53,12 @@ class ProbeFinished(BaseException):
 
 def describe_failure(error: BaseException) -> str:
     """One line; for an error raised in a worker, torch's summary plus the original error."""
-    text = str(error)
-    if "Original Traceback" in text:
-        lines = [line for line in text.strip().splitlines() if line.strip()]
-        return f"{lines[0].strip()} {lines[-1].strip()}"
-    return describe_error(error)
+    return worker_error_summary(error) or describe_error(error)
 
 
 def user_location(tb) -> str | None:
     """path:line of the innermost frame in the user's code."""
-    frames = [
-        frame
-        for frame in traceback.extract_tb(tb)
-        if not frame.filename.startswith(_PROBE_DIR)
-        and f"{os.sep}torch{os.sep}" not in frame.filename
-        and not frame.filename.endswith(("runpy.py", "importlib/__init__.py"))
-        and not frame.filename.startswith("<frozen")
-    ]
+    frames = [frame for frame in traceback.extract_tb(tb) if not is_library_file(frame.filename)]
     if not frames:
         return None
     return f"{os.path.relpath(frames[-1].filename)}:{frames[-1].lineno}"
@@ -92,14 +88,17 @@ class Harness:
         @functools.wraps(original_init)
         def __init__(loader, *args, **kwargs):
             if harness.bypass():
+                harness.note_child_loader()
                 return original_init(loader, *args, **kwargs)
             call_site = find_call_site(loader)
+            builder = library_builder(loader)
             try:
                 original_init(loader, *args, **kwargs)
             except Exception as error:
                 harness.record(call_site, original_init, loader, args, kwargs, error)
                 raise
-            harness.record(call_site, original_init, loader, args, kwargs)
+            if builder is None or not harness.adopt_rebuild(loader, builder, original_init, args, kwargs):
+                harness.record(call_site, original_init, loader, args, kwargs)
 
         @functools.wraps(original_iter)
         def __iter__(loader):
@@ -109,11 +108,44 @@ class Harness:
             return harness.on_iteration(site, loader, original_iter)
 
         DataLoader.__init__, DataLoader.__iter__ = __init__, __iter__
-        multi = dataloader_module._MultiProcessingDataLoaderIter
-        multi._try_get_data.__defaults__ = (WORKER_CHECK_SECONDS,)
-        dataloader_module._utils.MP_STATUS_CHECK_INTERVAL = 1.0  # shutdown joins
+        for name in tune_worker_polling(dataloader_module):
+            self.ctx.emit({"event": "note", "loader": None, "text": f"torch has no {name}: worker checks stay at torch's pace"})
+
+    def note_child_loader(self) -> None:
+        """A loader built in a process the script started (not a DataLoader worker): say so."""
+        if self.ctx.inside_probe or os.getpid() == self.pid or ranks.current_rank() is not None:
+            return  # a child run as a rank has a harness of its own
+        from torch.utils.data import get_worker_info
+
+        if get_worker_info() is not None:
+            return
+        call_site = find_call_site()
+        self.ctx.emit({"event": "child_loader", "pid": os.getpid(),
+                       "call_site": call_site.label() if call_site else None})
 
     # -- construction ----------------------------------------------------------
+    def adopt_rebuild(self, loader, builder: str, init, args, kwargs) -> bool:
+        """A framework rebuilt a loader the script built (Lightning adds its sampler): probe the rebuild there.
+
+        The rebuild shares the script's dataset object; its measurements belong
+        to the script's call site, where the static findings are.
+        """
+        dataset = getattr(loader, "dataset", None)
+        site = next((site for site in self.ctx.sites if site.loader is not None and site.iterations == 0
+                     and site.dataset is dataset and dataset is not None), None)
+        if site is None:
+            return False
+        try:
+            rebuilt = LoaderSite.from_call(site.id, site.call_site, init, loader, args, kwargs)
+            site.arguments = rebuilt.arguments
+        except TypeError:
+            pass
+        site.loader, site.loader_class = loader, type(loader)
+        self.site_of_loader[loader] = site
+        package = builder.split(os.sep + "site-packages" + os.sep)[-1]
+        self.ctx.emit({"event": "note", "loader": site.id, "text": f"rebuilt by {package}; the rebuilt loader is the one probed"})
+        return True
+
     def record(self, call_site, init, loader, args, kwargs, error: BaseException | None = None) -> None:
         if call_site is None:
             return
@@ -149,6 +181,8 @@ class Harness:
                 self.probe(site, original_iter)
                 self.idle_iterations = 0
                 return iter(())
+            if site.iterations == 2:
+                self.ctx.emit({"event": "iterated_again", "loader": site.id})
             for check in all_checks():
                 if hasattr(check, "on_later_iteration"):
                     self.run_check(check, "on_later_iteration", site)
@@ -186,8 +220,7 @@ class Harness:
                     result.seconds = time.perf_counter() - started
                 finally:
                     close_iterator(iterator)
-                    if getattr(loader, "_iterator", None) is iterator:
-                        loader._iterator = None  # the next epoch must not reuse stopped workers
+                    forget_iterator(loader, iterator)  # the next epoch must not reuse stopped workers
         except StopIteration:
             result.error = "the loader yielded no batch"
         except Exception as error:  # the script's own error is the measurement
@@ -196,6 +229,7 @@ class Harness:
         return result
 
     def run_check(self, check, hook: str, site: LoaderSite, *args) -> None:
+        was_inside, self.ctx.inside_probe = self.ctx.inside_probe, True  # loaders a check builds are not the script's
         try:
             getattr(check, hook)(site, self.ctx, *args)
         except (ProbeFinished, KeyboardInterrupt):
@@ -203,13 +237,15 @@ class Harness:
         except Exception as error:  # a check that fails must not take the others down
             verdict = skipped(str(error) if isinstance(error, MeasurementTimeout) else f"probe error: {describe_error(error)}")
             self.skip_check(check, site, verdict, f"{check.__name__.rsplit('.', 1)[-1]} could not finish")
+        finally:
+            self.ctx.inside_probe = was_inside
 
     def finish(self) -> None:
         for site in self.ctx.sites:
             for check in all_checks():
                 if hasattr(check, "on_script_end"):
                     self.run_check(check, "on_script_end", site)
-            close_iterator(getattr(site.loader, "_iterator", None))
+            close_iterator(current_iterator(site.loader))
 
     # -- running the target ----------------------------------------------------
     def run_script(self, script: str, args: list[str]) -> dict[str, Any]:
@@ -227,34 +263,60 @@ class Harness:
             loader = factory()
             if not isinstance(loader, DataLoader):
                 raise TypeError(f"{module_name}:{function_name}() returned {type(loader).__name__}, not a DataLoader")
-            for _ in loader:  # the first iteration is where the probe runs
-                break
+            # A factory's loader is for training: iterate it as two epochs would (the probe runs in the first).
+            for _epoch in range(FACTORY_EPOCHS):
+                for _ in loader:
+                    break
 
         sys.path.insert(0, os.getcwd())
         return self.guarded(call)
+
+    def loops_emptied(self) -> bool:
+        return any(site.iterations > 0 for site in self.ctx.sites)
+
+    def phase(self) -> str:
+        return "after the loops" if self.loops_emptied() else "before any loader was iterated"
 
     def guarded(self, run) -> dict[str, Any]:
         try:
             run()
         except ProbeFinished:
             return {"how": "stopped", "detail": "stopped once every loader it built was probed"}
+        except guard.WriteStopped as stop:
+            return {"how": "write_stopped", "detail": f"stopped at {stop.attempt}; nothing written",
+                    "after_loops": self.loops_emptied()}
         except SystemExit as exit_:
             location = user_location(sys.exc_info()[2])
-            return {"how": "exit", "detail": f"the script called sys.exit({exit_.code!r})", "location": location}
+            return {"how": "exit", "detail": f"the script called sys.exit({exit_.code!r})", "location": location,
+                    "after_loops": self.loops_emptied()}
         except MeasurementTimeout as error:
             return {"how": "timeout", "detail": str(error)}
         except BaseException as error:  # the script's own crash is part of the report
-            return {"how": "error", "detail": describe_failure(error), "location": user_location(error.__traceback__)}
+            return {"how": "error", "detail": describe_failure(error), "location": user_location(error.__traceback__),
+                    "after_loops": self.loops_emptied()}
         return {"how": "finished", "detail": "the script ran to its end"}
 
 
-def main(config_path: str) -> None:
-    with open(config_path, encoding="utf-8") as stream:
-        config = json.load(stream)
-    events = ranks.open_events(config) or open(config["events"], "a", encoding="utf-8")  # noqa: SIM115 - closed by os._exit's flush below
-    seconds_left = config["deadline"] - time.time() - RESERVE_SECONDS
+def die_with_parent() -> None:
+    """Linux: the kernel kills the harness if dllint itself dies (even by SIGKILL)."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux
+        pass
+
+
+def install_harness(config: dict[str, Any], events: IO[str]) -> Harness:
+    """Set the probe up in this process: file guard, DataLoader hooks, then the time budget.
+
+    The budget starts once torch is imported (``ready``): importing torch is
+    not the probe's time to spend.
+    """
     ctx = ProbeContext(
-        budget=Budget(time.monotonic() + seconds_left),
+        budget=Budget(float("inf")),
         settings=Settings.from_dict(config["settings"]),
         mode=config["mode"],
         findings=[StaticFinding(**finding) for finding in config["findings"]],
@@ -263,7 +325,24 @@ def main(config_path: str) -> None:
     )
     ctx.emit({"event": "start", "pid": os.getpid(), "pgid": os.getpgid(0)})
     harness = Harness(ctx)
+    file_guard = guard.install(config["scratch"], ctx.emit)
+    file_guard.phase = harness.phase
     harness.install()
+    guard.guard_torch_save(file_guard)
+    ctx.budget = Budget(time.monotonic() + config["timeout"] - RESERVE_SECONDS)
+    config["deadline"] = time.time() + config["timeout"]  # wall clock, for ranks the script starts later
+    ctx.emit({"event": "ready"})
+    return harness
+
+
+def main(config_path: str) -> None:
+    die_with_parent()
+    os.environ[descendants.ROLE_ENV] = "descendant"  # processes started from here report the loaders they build
+    with open(config_path, encoding="utf-8") as stream:
+        config = json.load(stream)
+    events = ranks.open_events(config) or open(config["events"], "a", encoding="utf-8")  # noqa: SIM115 - closed by os._exit's flush below
+    harness = install_harness(config, events)
+    ctx = harness.ctx
     ranks.hook_children(harness, config)
     if config["mode"] == "script":
         outcome = harness.run_script(config["script"], config["args"])

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
+
+from dllint.probe.internals import current_iterator, shutdown_iterator
 
 
 def describe_error(error: BaseException) -> str:
@@ -16,11 +20,7 @@ def describe_error(error: BaseException) -> str:
     return f"{type(error).__name__}: {message[0]}" if message else type(error).__name__
 
 
-def close_iterator(iterator: Any) -> None:
-    """Stop a loader iterator's workers now rather than whenever it is collected."""
-    shutdown = getattr(iterator, "_shutdown_workers", None)
-    if shutdown is not None:
-        shutdown()
+close_iterator = shutdown_iterator
 
 
 def count_samples(batch: Any) -> int:
@@ -36,44 +36,62 @@ def count_samples(batch: Any) -> int:
     return 1
 
 
-def first_batch_seconds(loader: Any) -> float:
-    """Time from ``iter(loader)`` to its first batch; the workers are stopped after."""
+def epoch_start_seconds(loader: Any, epoch_batches: int) -> float:
+    """Time from ``iter(loader)`` to its first batch; then the epoch runs to its end (at most ``epoch_batches``).
+
+    Ending the epoch matters for persistent workers: the next epoch's start
+    must not include draining batches the previous, abandoned epoch had in
+    flight. Non-persistent workers are stopped after.
+    """
     started = time.perf_counter()
     iterator = iter(loader)
-    try:
-        next(iterator)
-        return time.perf_counter() - started
-    finally:
-        if not getattr(loader, "persistent_workers", False):
-            close_iterator(iterator)
+    next(iterator)
+    latency = time.perf_counter() - started
+    for _ in zip(range(epoch_batches), iterator):
+        pass
+    if not getattr(loader, "persistent_workers", False):
+        close_iterator(iterator)
+    return latency
 
 
-def epoch_start_latencies(loader: Any, epochs: int) -> list[float]:
+def epoch_start_latencies(loader: Any, epochs: int, epoch_batches: int) -> list[float]:
     """First-batch latency of each of ``epochs`` epochs of the same loader object."""
     try:
-        return [first_batch_seconds(loader) for _ in range(epochs)]
+        return [epoch_start_seconds(loader, epoch_batches) for _ in range(epochs)]
     finally:
-        close_iterator(getattr(loader, "_iterator", None))
+        close_iterator(current_iterator(loader))
 
 
-def process_tree_rss() -> int:
-    """Resident bytes of this process plus all its descendants (the workers)."""
+def process_memory(process) -> int:
+    """A process's proportional set size (shared pages split among their sharers); RSS where PSS is unknown.
+
+    Forked workers share the parent's pages copy-on-write: summing their RSS
+    counts those pages once per worker (many times the real footprint).
+    """
+    try:
+        return int(getattr(process.memory_full_info(), "pss"))
+    except (AttributeError, OSError):
+        return int(process.memory_info().rss)
+
+
+def process_tree_memory() -> int:
+    """Bytes of this process plus all its descendants (the workers), PSS where the system reports it."""
     import psutil
 
     me = psutil.Process()
     total = 0
     for process in [me, *me.children(recursive=True)]:
         try:
-            total += process.memory_info().rss
+            total += process_memory(process)
         except psutil.Error:  # a worker that exited between listing and reading
             pass
     return total
 
 
 class PeakMemory:
-    """Samples the process tree's RSS in a thread; ``peak`` is the highest seen."""
+    """Samples the process tree's memory in a thread; ``peak`` is the highest seen."""
 
-    def __init__(self, interval: float = 0.02) -> None:
+    def __init__(self, interval: float = 0.05) -> None:
         self.interval = interval
         self.peak = 0
         self._stop = threading.Event()
@@ -81,43 +99,66 @@ class PeakMemory:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, process_tree_rss())
+            self.peak = max(self.peak, process_tree_memory())
             self._stop.wait(self.interval)
 
     def __enter__(self) -> PeakMemory:
-        self.peak = process_tree_rss()
+        self.peak = process_tree_memory()
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak = max(self.peak, process_tree_rss())
+        self.peak = max(self.peak, process_tree_memory())
 
 
-def throughput(loader: Any, batches: int) -> dict[str, float]:
-    """Samples/s over ``batches`` batches after the first, and startup and peak RSS."""
+@dataclass
+class Steady:
+    """How a steady-state throughput measurement is taken."""
+
+    warmup_batches: int  # batches skipped after the first: the prefetch queue filled during start-up
+    window_batches: int  # at least this many batches per window
+    window_seconds: float  # and at least this long
+    windows: int  # repeated; the spread between windows is the noise
+
+
+def steady_throughput(loader: Any, steady: Steady) -> dict[str, Any]:
+    """Samples/s in the steady state: after start-up and the prefetched batches, in repeated windows.
+
+    The first batches after start-up come from the prefetch queue the workers
+    filled while the main process waited; counting them overstates what many
+    workers deliver. The result has the median window rate, the spread
+    (highest minus lowest window, relative to the median), start-up time and
+    peak memory (PSS of main plus workers).
+    """
     with PeakMemory() as memory:
         started = time.perf_counter()
         iterator = iter(loader)
+        rates: list[float] = []
         try:
             next(iterator)
-            first = time.perf_counter()
-            samples = 0
-            for _ in range(batches):
-                try:
-                    batch = next(iterator)
-                except StopIteration:
-                    break
-                samples += count_samples(batch)
-            steady = time.perf_counter() - first
+            startup = time.perf_counter() - started
+            for _ in range(steady.warmup_batches):
+                next(iterator)
+            for _ in range(steady.windows):
+                window_started, samples, batches = time.perf_counter(), 0, 0
+                while batches < steady.window_batches or time.perf_counter() - window_started < steady.window_seconds:
+                    samples += count_samples(next(iterator))
+                    batches += 1
+                rates.append(samples / (time.perf_counter() - window_started))
+        except StopIteration:
+            if not rates:
+                raise ValueError("the loader ran out of batches before a steady state") from None
         finally:
             close_iterator(iterator)
+    median = statistics.median(rates)
     return {
-        "startup_s": first - started,
-        "samples_per_s": samples / steady if steady > 0 and samples else 0.0,
-        "samples": samples,
-        "peak_rss_mb": memory.peak / 2**20,
+        "startup_s": startup,
+        "samples_per_s": median,
+        "spread": (max(rates) - min(rates)) / median if median else 0.0,
+        "windows": [round(rate, 1) for rate in rates],
+        "peak_mb": memory.peak / 2**20,
     }
 
 

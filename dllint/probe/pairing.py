@@ -13,7 +13,7 @@ import os
 
 from dllint.findings import Finding
 from dllint.probe.checks import codes_with_checks
-from dllint.probe.results import CONFIRMED, NOT_REACHED, Result, skipped, verdict_rank
+from dllint.probe.results import CONFIRMED, NOT_REACHED, WHOLE_FILE, Anchor, Result, skipped, verdict_rank
 
 
 def _real(path: str) -> str:
@@ -34,27 +34,52 @@ def _same_file(result: Result, finding: Finding) -> bool:
     return result.code == finding.code and any(anchor.path == _real(finding.path) for anchor in result.anchors)
 
 
-def attach_verdicts(findings: list[Finding], results: list[Result], not_reached_reason: str) -> list[Result]:
-    """Set ``probe`` on every finding; return the results no finding used."""
+def attach_verdicts(
+    findings: list[Finding],
+    results: list[Result],
+    not_reached_reason: str,
+    loader_spans: dict[int, Anchor] | None = None,
+    loader_labels: dict[int, str] | None = None,
+) -> tuple[list[Result], set[int]]:
+    """Set ``probe`` on every finding; return the results no finding used, and the ids of those used.
+
+    A finding inside a loader's call takes only results measured on that
+    loader: another loader's measurement is no evidence about it.
+    """
     checked_codes = codes_with_checks()
     used: set[int] = set()
     for finding in findings:
-        paired = [result for result in results if _matches(result, finding)]
-        if not paired:
-            paired = [result for result in results if _same_file(result, finding)]
+        candidates = results
+        owners = [loader for loader, span in (loader_spans or {}).items()
+                  if span.path == _real(finding.path) and span.covers(finding.line)]
+        if owners:
+            candidates = [result for result in results if result.loader in owners]
+        paired = [result for result in candidates if _matches(result, finding)]
+        if not paired and not owners:
+            paired = [result for result in candidates if _same_file(result, finding)]
         if paired:
             chosen = _strongest(paired)
             used.update(id(result) for result in paired)
             finding.probe = chosen.probe_dict()
+            if loader_labels and chosen.loader in loader_labels:  # which loader the evidence was measured on
+                finding.probe["measurements"] = {**finding.probe["measurements"], "loader": loader_labels[chosen.loader]}
         elif finding.code not in checked_codes:
             finding.probe = {"verdict": skipped(f"no runtime check for {finding.code}"), "evidence": "", "measurements": {}}
         else:
             finding.probe = {"verdict": NOT_REACHED, "evidence": not_reached_reason, "measurements": {}}
-    return [result for result in results if id(result) not in used]
+    return [result for result in results if id(result) not in used], used
 
 
-def runtime_findings(unclaimed: list[Result], names: dict[str, str]) -> list[Finding]:
+def rule_names() -> dict[str, str]:
+    """Each rule code's public name, from the rule catalog itself."""
+    from dllint.rules import all_rules
+
+    return {rule.code: rule.name for rule in all_rules()}
+
+
+def runtime_findings(unclaimed: list[Result], names: dict[str, str] | None = None) -> list[Finding]:
     """Findings for problems only the run showed (confirmed, and no static finding claimed them)."""
+    names = rule_names() if names is None else names
     findings: dict[tuple[str, str, int], Finding] = {}
     for result in unclaimed:
         if result.verdict != CONFIRMED or not result.anchors:
@@ -68,7 +93,7 @@ def runtime_findings(unclaimed: list[Result], names: dict[str, str]) -> list[Fin
             path=path,
             line=anchor.first_line,
             column=1,
-            end_line=anchor.first_line if anchor.last_line > 10**8 else anchor.last_line,
+            end_line=anchor.first_line if anchor.last_line >= WHOLE_FILE else anchor.last_line,
             end_column=1,
             code=result.code,
             name=names.get(result.code, ""),

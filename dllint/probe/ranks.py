@@ -223,6 +223,11 @@ def run_as_rank(spec: dict[str, Any], index: int, slot: int, call) -> None:
     ctx.emit({"event": "start", "pid": os.getpid(), "pgid": os.getpgid(0)})
     harness = Harness(ctx)
     harness.install()
+    from dllint.probe import guard
+
+    if guard.active() is not None:  # a spawned rank got the file guard from sitecustomize; torch.save too
+        guard.active().phase = harness.phase
+        guard.guard_torch_save(guard.active())
     raised: list[BaseException] = []
 
     def run() -> None:

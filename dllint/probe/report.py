@@ -24,6 +24,7 @@ class LoaderReport:
     tables: list[Table] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     last_step: str | None = None  # the last measurement started on this loader
+    iterated_again: bool = False  # the script iterated this loader a second time (a second epoch)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -37,6 +38,7 @@ class LoaderReport:
             "tables": [table.to_dict() for table in self.tables],
             "notes": self.notes,
             "last_step": self.last_step,
+            "iterated_again": self.iterated_again,
         }
 
 
@@ -51,6 +53,14 @@ class ProbeReport:
     last_step: str | None = None  # what was running when a timeout or Ctrl-C hit
     process_group: int | None = None
     stderr_tail: list[str] = field(default_factory=list)
+    writes: list[dict[str, Any]] = field(default_factory=list)  # file changes the guard redirected or stopped
+    notes: list[str] = field(default_factory=list)  # about the run, not one loader
+    could_not_run: bool = False  # the script never built a DataLoader: nothing was probed
+    hint: str | None = None
+    signal: int | None = None  # the signal that interrupted dllint
+    leftover_processes: list[int] = field(default_factory=list)  # should stay empty: killed yet still alive
+    startup_s: float | None = None  # starting the harness (importing torch): not counted in the timeout
+    timeline: list[tuple[float, str]] = field(default_factory=list)  # (seconds after ready, measurement started)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,10 +68,16 @@ class ProbeReport:
             "status": self.status,
             "script_outcome": self.script_outcome,
             "duration_s": round(self.duration_s, 3),
+            "startup_s": round(self.startup_s, 3) if self.startup_s is not None else None,
+            "timeline": [list(entry) for entry in self.timeline],
             "last_step": self.last_step,
             "findings": [finding.to_dict() for finding in self.findings],
             "loaders": [loader.to_dict() for loader in self.loaders],
             "stderr_tail": self.stderr_tail,
+            "writes": [{key: write.get(key) for key in ("action", "path", "handled", "phase", "location")}
+                       for write in self.writes],
+            "notes": self.notes,
+            "could_not_run": self.could_not_run,
         }
 
     def to_json(self) -> str:
@@ -72,13 +88,34 @@ class ProbeReport:
         if self.status != "completed" and self.last_step:
             lines.append(f"  while running: {self.last_step}")
         if not self.loaders:
-            lines.append("  no DataLoader was built")
+            in_children = any("in a child process" in note for note in self.notes)
+            lines.append("  no DataLoader was built in the script's own process" if in_children else "  no DataLoader was built")
+        lines.extend(f"  note: {note}" for note in self.notes)
+        lines.extend(_render_writes(self.writes))
         for loader in self.loaders:
             lines.extend(_render_loader(loader))
-        if self.stderr_tail and self.status == "crashed":
+        if self.stderr_tail and (self.status == "crashed" or self.could_not_run):
             lines.append("  last lines the script wrote to stderr:")
             lines.extend(f"    {line}" for line in self.stderr_tail)
+        if self.hint:
+            lines.append(f"  hint: {self.hint}")
+        if self.leftover_processes:
+            lines.append(f"  warning: could not kill processes {', '.join(map(str, self.leftover_processes))}")
         return "\n".join(lines)
+
+
+def _render_writes(writes: list[dict[str, Any]]) -> list[str]:
+    if not writes:
+        return []
+    redirected = [write["text"] for write in writes if write["handled"] == "redirected"]
+    stopped = [write["text"] for write in writes if write["handled"] == "stopped"]
+    lines = []
+    if redirected:
+        shown = ", ".join(dict.fromkeys(redirected))
+        lines.append(f"  writes redirected to the probe's scratch directory (deleted; your files are untouched): {shown}")
+    if stopped:
+        lines.append(f"  stopped the script at {stopped[0]}; nothing written")
+    return lines
 
 
 def _render_loader(loader: LoaderReport) -> list[str]:
@@ -99,8 +136,9 @@ def _render_loader(loader: LoaderReport) -> list[str]:
         lines.append(f"  stopped during: {loader.last_step}")
     else:
         lines.append("  never iterated")
-    if loader.results:
-        rows = [[result.code, result.verdict, result.evidence] for result in loader.results]
+    shown = [result for result in loader.results if result.shown]
+    if shown:
+        rows = [[result.code, result.verdict, result.evidence] for result in shown]
         lines.extend(_render_table(["code", "verdict", "evidence"], rows))
     for table in loader.tables:
         lines.append(f"  {table.title}")

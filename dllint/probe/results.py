@@ -51,6 +51,7 @@ class Result:
     measurements: dict[str, Any] = field(default_factory=dict)
     anchors: list[Anchor] = field(default_factory=list)
     loader: int | None = None  # id of the loader it was measured on
+    shown: bool = True  # in its loader's text table: reported for that loader, or confirmed on it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

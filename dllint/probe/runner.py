@@ -10,22 +10,29 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict
 from typing import Any
 
 from dllint.findings import Finding
-from dllint.probe import ranks
+from dllint.probe import descendants, guard, ranks
 from dllint.probe.context import Settings
-from dllint.probe.errors import ProbeError, require_probe_dependencies
-from dllint.probe.names import RULE_NAMES
+from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.pairing import attach_verdicts, runtime_findings
 from dllint.probe.report import LoaderReport, ProbeReport
-from dllint.probe.results import Result, Table
+from dllint.probe.results import CONFIRMED, Anchor, Result, Table
 
 _FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BOOT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot")
 STDERR_TAIL_LINES = 12
+# Seconds allowed for starting the harness (importing torch) before the probe's own timeout starts.
+STARTUP_SECONDS = 60
+# How often the runner records the harness's descendants.
+WATCH_SECONDS = 0.2
+PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
 
 
 def parse_target(target: str) -> dict[str, Any]:
@@ -71,6 +78,7 @@ class EventLog:
         self.events: list[dict[str, Any]] = []
         self.loader_labels: dict[int, str] = {}
         self.last_step: str | None = None
+        self.ready_at: float | None = None  # when the harness had torch imported: the timeout starts here
 
     def poll(self) -> None:
         if not os.path.exists(self.path):
@@ -89,20 +97,163 @@ class EventLog:
             self._display(event)
 
     def _display(self, event: dict[str, Any]) -> None:
-        if event["event"] == "loader":
-            self.loader_labels[event["id"]] = event["call_site"]
-        elif event["event"] == "progress":
+        kind = event["event"]
+        if kind == "ready":
+            self.ready_at = time.monotonic()
+            self.display.show("probe: torch imported; running the script")
+        elif kind == "loader":
+            self.loader_labels[event["id"]] = f"loader {event['id']} at {event['call_site']}"
+            self.display.show(f"probe: {self.loader_labels[event['id']]}: built")
+        elif kind == "progress":
             where = self.loader_labels.get(event.get("loader"), "script")
-            self.last_step = f"loader at {where}: {event['step']}"
-            self.display.show(f"probe: {self.last_step}")
+            self.last_step = f"{where}: {event['step']}"
+            self.display.show(f"probe: {self.last_step}...")
+        elif kind == "write":
+            self.display.show(f"probe: {event['handled']} {event['text']}")
 
 
-def _child_environment() -> dict[str, str]:
+def _child_environment(scratch: str, events: str) -> dict[str, str]:
     environment = dict(os.environ)
     environment["PYTHONDONTWRITEBYTECODE"] = "1"  # never leave __pycache__ in the user's tree
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, environment.get("PYTHONPATH")]))
+    # boot/ first: its sitecustomize installs the file guard in every Python process started under the probe.
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [BOOT_DIR, _PACKAGE_ROOT, environment.get("PYTHONPATH")]))
     environment["PYTHONUNBUFFERED"] = "1"
+    environment[guard.SCRATCH_ENV] = scratch
+    environment[guard.EVENTS_ENV] = events
+    environment[descendants.ROLE_ENV] = descendants.HARNESS
+    environment["TMPDIR"] = os.path.join(scratch, "tmp")  # tempfile, multiprocessing's sockets, caches
+    environment.update(guard.tracker_environment(scratch))
     return environment
+
+
+class StopSignals:
+    """SIGINT and SIGTERM stop the probe (raise ProbeInterrupted) until cleanup starts, then wait.
+
+    Only in the main thread, where Python delivers signals; elsewhere the
+    caller's own handling stays.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.armed = True
+        self.received: int | None = None
+        self.previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: Any) -> None:  # noqa: ARG002 - signal handler signature
+        self.received = self.received or signum
+        if self.armed:
+            self.armed = False
+            raise ProbeInterrupted(signum)
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                self.previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def disarm(self) -> None:
+        self.armed = False
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+
+def _set_child_subreaper(on: bool) -> bool | None:
+    """Linux: make this process adopt orphaned descendants (setsid'd, double-forked) so they can be found.
+
+    Returns the previous setting, or None where it is not available.
+    """
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        previous = ctypes.c_int(0)
+        if libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(previous)) != 0:
+            return None
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0)
+        return bool(previous.value)
+    except (OSError, AttributeError):  # not Linux
+        return None
+
+
+class ProcessTree:
+    """Every process the harness started, however it detached itself; all killed at the end.
+
+    Descendants are collected while the run goes on (so one that leaves the
+    process group is still known), and with this process as child subreaper
+    any orphan among them becomes our child, where the sweep at the end finds it.
+    """
+
+    def __init__(self) -> None:
+        import psutil
+
+        self.me = psutil.Process()
+        self.before = {child.pid for child in self.me.children(recursive=True)}
+        self.seen: dict[int, Any] = {}
+
+    def watch(self, root_pid: int) -> None:
+        import psutil
+
+        try:
+            root = psutil.Process(root_pid)
+            for process in [root, *root.children(recursive=True)]:
+                self.seen.setdefault(process.pid, process)
+        except psutil.Error:
+            pass
+        self._adopt_orphans()
+
+    def _adopt_orphans(self) -> None:
+        import psutil
+
+        try:
+            for process in self.me.children(recursive=True):
+                if process.pid not in self.before:
+                    self.seen.setdefault(process.pid, process)
+        except psutil.Error:
+            pass
+
+    def alive(self) -> list[Any]:
+        import psutil
+
+        living = []
+        for process in self.seen.values():
+            try:
+                if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                    living.append(process)
+            except psutil.Error:
+                continue
+        return living
+
+    def kill_all(self, pgid: int, patience: float = 5.0) -> None:
+        import psutil
+
+        deadline = time.monotonic() + patience
+        while True:
+            self._adopt_orphans()
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            for process in self.alive():
+                try:
+                    process.kill()  # psutil checks the pid was not reused
+                except psutil.Error:
+                    pass
+            self._reap()
+            if not self.alive() and not _live_group_members(pgid) or time.monotonic() > deadline:
+                self._reap()
+                return
+            time.sleep(0.02)
+
+    def _reap(self) -> None:
+        """Collect the exit status of adopted orphans, so that none stays a zombie."""
+        for pid in list(self.seen):
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # not our child, or already collected
+                pass
 
 
 def _live_group_members(pgid: int) -> list[int]:
@@ -116,27 +267,6 @@ def _live_group_members(pgid: int) -> list[int]:
         except (OSError, psutil.Error):  # gone while we looked
             continue
     return members
-
-
-def _kill_group(process: subprocess.Popen, patience: float = 5.0) -> None:
-    """Kill the harness and everything it started (workers, forkservers, the user's children).
-
-    SIGKILL is delivered asynchronously, so wait until no live member of the
-    group is left; orphaned workers are no longer our children to wait for.
-    """
-    deadline = time.monotonic() + patience
-    while True:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            process.wait(timeout=0.1)
-        except subprocess.TimeoutExpired:
-            pass
-        if not _live_group_members(process.pid) or time.monotonic() > deadline:
-            return
-        time.sleep(0.05)
 
 
 def run_probe(
@@ -154,8 +284,12 @@ def run_probe(
     """Run ``target`` under the probe harness and attach a verdict to every finding.
 
     ``target`` is a script path or ``module:function`` (a zero-argument factory
-    returning a DataLoader). Raises ProbeUnavailable without torch/psutil and
-    ProbeError for a target or option that cannot work.
+    returning a DataLoader). ``timeout`` counts from the moment the harness is
+    ready (torch imported). Raises ProbeUnavailable without torch/psutil and
+    ProbeError for a target or option that cannot work. SIGINT/SIGTERM stop
+    the run: everything it started is killed, its temporary directory
+    removed, and the report comes back with status "interrupted" and
+    ``signal`` set.
     """
     require_probe_dependencies()
     if timeout <= 0:
@@ -170,18 +304,29 @@ def run_probe(
         settings.batches = batches
     workdir = tempfile.mkdtemp(prefix="dllint-probe-")
     try:
-        return _run(target, spec, script_args, findings, timeout, settings, workdir, report_path, progress)
+        with StopSignals() as signals:
+            report = _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    if report_path:
+        try:
+            with open(report_path, "w", encoding="utf-8") as stream:
+                stream.write(report.to_json())
+        except OSError as error:
+            raise ProbeError(f"cannot write the probe report {report_path}: {error.strerror}") from None
+    return report
 
 
-def _run(target, spec, script_args, findings, timeout, settings, workdir, report_path, progress) -> ProbeReport:
+def _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals: StopSignals) -> ProbeReport:
+    scratch = workdir  # the guard lets the harness write here only: its events, temporary files, redirected writes
+    os.makedirs(os.path.join(scratch, "tmp"))
     paths = {name: os.path.join(workdir, name) for name in ("config.json", "events.jsonl", "stdout", "stderr")}
     started = time.monotonic()
     config = {
         **spec,
         "args": list(script_args),
-        "deadline": time.time() + timeout,
+        "timeout": timeout,
+        "scratch": scratch,
         "settings": asdict(settings),
         "findings": [{"code": f.code, "path": os.path.realpath(f.path), "line": f.line} for f in findings],
         "events": paths["events.jsonl"],
@@ -193,23 +338,41 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, report
     display = ProgressDisplay(progress)
     log = EventLog(paths["events.jsonl"], display)
     status = "completed"
+    tree = ProcessTree()
+    was_subreaper = _set_child_subreaper(True)
+    display.show("probe: starting the script (importing torch)...")
     with open(paths["stdout"], "wb") as stdout, open(paths["stderr"], "wb") as stderr:
         process = subprocess.Popen(
             [sys.executable, "-m", ranks.entry_module(config), paths["config.json"]],
             stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-            env=_child_environment(), start_new_session=True,  # its own process group, killed as one
+            env=_child_environment(scratch, paths["events.jsonl"]),
+            start_new_session=True,  # its own process group, killed as one
         )
+        last_watch = 0.0
         try:
             while process.poll() is None:
                 log.poll()
-                if time.monotonic() - started > timeout:
+                now = time.monotonic()
+                if now - last_watch > WATCH_SECONDS:
+                    tree.watch(process.pid)
+                    last_watch = now
+                if log.ready_at is None and now - started > timeout + STARTUP_SECONDS:
+                    status = "timeout"
+                    log.last_step = log.last_step or "importing torch"
+                    break
+                if log.ready_at is not None and now - log.ready_at > timeout:
                     status = "timeout"
                     break
                 time.sleep(0.05)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, ProbeInterrupted) as stop:
             status = "interrupted"
+            signals.received = getattr(stop, "signum", signal.SIGINT)
         finally:
-            _kill_group(process)
+            signals.disarm()
+            tree.watch(process.pid)
+            tree.kill_all(process.pid)
+            if was_subreaper is False:
+                _set_child_subreaper(False)
             display.close()
     log.poll()
     log.events.extend(ranks.cross_rank_events(config["rank_dir"]))
@@ -217,13 +380,13 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, report
         stderr_tail = stream.read().splitlines()[-STDERR_TAIL_LINES:]
     report = build_report(target, log, findings, status, time.monotonic() - started, timeout, stderr_tail)
     report.process_group = process.pid
+    report.startup_s = (log.ready_at - started) if log.ready_at is not None else None
+    report.timeline = _timeline(log.events)
+    report.signal = signals.received if status == "interrupted" else None
+    if report.signal is not None:
+        report.script_outcome = f"interrupted by {signal.Signals(report.signal).name}; all its processes were killed"
+    report.leftover_processes = [process.pid for process in tree.alive()]
     report.loaders = ranks.merge_rank_loaders(report.loaders)
-    if report_path:
-        try:
-            with open(report_path, "w", encoding="utf-8") as stream:
-                stream.write(report.to_json())
-        except OSError as error:
-            raise ProbeError(f"cannot write the probe report {report_path}: {error.strerror}") from None
     return report
 
 
@@ -231,6 +394,8 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
     loaders: dict[int, LoaderReport] = {}
     results: list[Result] = []
     outcome: dict[str, Any] | None = None
+    writes: list[dict[str, Any]] = []
+    notes: list[str] = []
     finished = False
     for event in log.events:
         kind, loader_id = event["event"], event.get("loader")
@@ -242,50 +407,91 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
         elif kind == "first_batch" and loader_id in loaders:
             loaders[loader_id].first_batch_s = event["seconds"]
             loaders[loader_id].first_batch_error = event["error"]
+        elif kind == "iterated_again" and loader_id in loaders:
+            loaders[loader_id].iterated_again = True
         elif kind == "result":
-            result = Result.from_dict(event)
-            results.append(result)
-            if loader_id in loaders:
-                loaders[loader_id].results.append(result)
+            results.append(Result.from_dict(event))
         elif kind == "table" and loader_id in loaders:
             loaders[loader_id].tables.append(Table(event["title"], event["columns"], event["rows"], event.get("chart", [])))
         elif kind == "progress" and loader_id in loaders:
             loaders[loader_id].last_step = event["step"]
-        elif kind == "note" and loader_id in loaders:
-            loaders[loader_id].notes.append(event["text"])
+        elif kind == "note":
+            (loaders[loader_id].notes if loader_id in loaders else notes).append(event["text"])
+        elif kind == "child_loader":
+            where = f" at {event['call_site']}" if event.get("call_site") else ""
+            note = (f"a DataLoader was built{where} in a child process (pid {event['pid']}) the probe does not hook; "
+                    "it was not measured")
+            if note not in notes:
+                notes.append(note)
+        elif kind == "write":
+            writes.append(event)
         elif kind == "script_end":
             outcome = event
         elif kind == "done":
             finished = True
     if status == "completed" and not finished:
         status = "crashed"
-    story = _script_outcome(status, outcome, timeout, log, stderr_tail)
+    story = _script_outcome(status, outcome, timeout, log, stderr_tail, bool(loaders))
+    spans = {loader.id: Anchor(loader.summary["path"], loader.summary["line"], loader.summary["end_line"])
+             for loader in loaders.values() if "path" in loader.summary}
+    labels = {loader.id: f"loader {loader.id} at {loader.call_site}" for loader in loaders.values()}
+    reason = _not_reached_reason(status, loaders, log)
+    if not loaders and any(event["event"] == "child_loader" for event in log.events):
+        reason = "the script built its loaders in a child process, which the probe does not measure"
+    unclaimed, used = attach_verdicts(findings, results, reason, spans, labels)
+    for result in results:
+        if result.loader in loaders:
+            # Its table shows what was reported for it or seen on it: results a finding used, and confirmations.
+            result.shown = id(result) in used or result.verdict == CONFIRMED
+            loaders[result.loader].results.append(result)
+    all_findings = list(findings) + runtime_findings(unclaimed)
+    report = ProbeReport(target, status, story, all_findings, list(loaders.values()), duration,
+                         log.last_step, stderr_tail=stderr_tail, writes=writes, notes=notes)
+    report.could_not_run = not loaders
+    if report.could_not_run and outcome is not None and outcome.get("how") in ("exit", "error"):
+        report.hint = f"if the script needs arguments, pass the script's arguments after --: dllint --probe {target} -- ARGS"
+    return report
+
+
+def _timeline(events: list[dict[str, Any]]) -> list[tuple[float, str]]:
+    """Seconds after the harness was ready at which each measurement started."""
+    ready = next((event["t"] for event in events if event["event"] == "ready" and "t" in event), None)
+    if ready is None:
+        return []
+    return [(round(event["t"] - ready, 2), event["step"]) for event in events
+            if event["event"] == "progress" and "t" in event]
+
+
+def _not_reached_reason(status: str, loaders: dict[int, LoaderReport], log: EventLog) -> str:
+    if status == "timeout" and log.last_step:
+        return f"the probe timed out while running {log.last_step}"
+    if status == "interrupted":
+        return "the probe was interrupted"
     if not loaders:
-        reason = f"the script built no DataLoader ({story})"
-    else:
-        reason = "the script never built or iterated the loader this finding is about"
-    unclaimed = attach_verdicts(findings, results, reason)
-    all_findings = list(findings) + runtime_findings(unclaimed, RULE_NAMES)
-    return ProbeReport(target, status, story, all_findings, list(loaders.values()), duration,
-                       log.last_step, stderr_tail=stderr_tail)
+        return "the script built no DataLoader"
+    return "the script never built or iterated the loader this finding is about"
 
 
-def _script_outcome(status, outcome, timeout, log: EventLog, stderr_tail) -> str:
+def _script_outcome(status, outcome, timeout, log: EventLog, stderr_tail, built_loader: bool) -> str:
     if status == "timeout":
         where = f" while running {log.last_step}" if log.last_step else ""
         return f"timed out after {timeout:g} s{where}; all its processes were killed"
     if status == "interrupted":
-        return "interrupted (Ctrl-C); all its processes were killed"
+        return "interrupted; all its processes were killed"
     if status == "crashed":
         last = next((line for line in reversed(stderr_tail) if line.strip()), "no output")
         return f"the probe's process died before reporting: {last.strip()}"
     assert outcome is not None
-    detail = outcome["detail"]
+    how, detail = outcome["how"], outcome["detail"]
     if outcome.get("location"):
         detail += f" at {outcome['location']}"
-    if outcome["how"] == "error":
-        prefix = "the script raised " if not any(e["event"] == "loader" for e in log.events) else "the script ended with "
-        return prefix + detail + (" before building a DataLoader" if prefix.startswith("the script raised") else "")
-    if outcome["how"] == "exit" and not any(e["event"] == "loader" for e in log.events):
+    if how == "timeout":
+        return f"a measurement ran out of time: {detail}"
+    if how == "error" and outcome.get("after_loops"):
+        return (f"after the probe emptied its loops, the script raised {detail}: caused by the probe "
+                "(the loops did not run), not a bug in the script")
+    if how == "error":
+        return f"the script raised {detail}" + ("" if built_loader else " before building a DataLoader")
+    if how == "exit" and not built_loader:
         return detail + " before building a DataLoader"
     return detail

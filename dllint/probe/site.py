@@ -18,6 +18,22 @@ from dllint.probe.results import Anchor
 WORKER_ONLY_OPTIONS = ("prefetch_factor", "persistent_workers", "multiprocessing_context", "timeout")
 
 
+class Endless:
+    """A sampler that repeats another one's order for as long as it is asked."""
+
+    def __init__(self, order: Any) -> None:
+        self.order = order
+
+    def __iter__(self):
+        while True:
+            produced = False
+            for item in self.order:
+                produced = True
+                yield item
+            if not produced:
+                return
+
+
 @dataclass
 class FirstBatch:
     seconds: float | None = None
@@ -112,6 +128,43 @@ class LoaderSite:
             for option in ("batch_size", "shuffle", "sampler", "drop_last"):
                 arguments.pop(option, None)
         return DataLoader(**arguments)
+
+    def short_epoch_variant(self, batches: int, **overrides: Any) -> Any:
+        """A variant whose epoch is at most ``batches`` batches of the script's own order.
+
+        Measuring epoch starts needs epochs that end: the first indices of the
+        script's sampler (or batch sampler) become a fixed, short epoch. An
+        IterableDataset keeps its stream; the caller stops after ``batches``.
+        """
+        import itertools
+
+        if self.is_iterable_dataset:
+            return self.variant(**overrides)
+        batch_sampler = self.arguments.get("batch_sampler")
+        if batch_sampler is not None:
+            return self.variant(batch_sampler=list(itertools.islice(iter(batch_sampler), batches)), **overrides)
+        batch_size = self.arguments.get("batch_size", 1) or 1
+        sampler = self.arguments.get("sampler")
+        try:
+            order = iter(sampler) if sampler is not None else iter(range(len(self.dataset)))
+        except TypeError:  # a dataset without len(): keep the script's own epoch
+            return self.variant(**overrides)
+        indices = list(itertools.islice(order, batches * batch_size))
+        return self.variant(sampler=indices, shuffle=False, **overrides)
+
+    def endless_variant(self, **overrides: Any) -> Any:
+        """A variant that never runs out of batches: the script's order, repeated (map-style datasets)."""
+        if self.is_iterable_dataset:
+            return self.variant(**overrides)
+        batch_sampler = self.arguments.get("batch_sampler")
+        if batch_sampler is not None:
+            return self.variant(batch_sampler=Endless(batch_sampler), **overrides)
+        sampler = self.arguments.get("sampler")
+        try:
+            order = sampler if sampler is not None else range(len(self.dataset))
+        except TypeError:  # a dataset without len()
+            return self.variant(**overrides)
+        return self.variant(sampler=Endless(order), shuffle=False, **overrides)
 
     def summary(self) -> dict[str, Any]:
         dataset = self.dataset

@@ -64,6 +64,13 @@ class WorkerView:
             raise AttributeError(name)
         return getattr(self.dataset, name)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A worker_init_fn that reseeds (info.dataset.rng = ...) must reach the real dataset.
+        if name == "dataset":
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.dataset, name, value)
+
     def __len__(self) -> int:
         return 1
 

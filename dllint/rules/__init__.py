@@ -32,6 +32,11 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     # Byte strings of which a file must contain at least one for this rule to fire (the prefilter).
     triggers: ClassVar[tuple[bytes, ...]] = (b"DataLoader",)
+    # Triggers that do their work as string literals of their own (an environment variable's name:
+    # os.environ["RANK"], getenv('LOCAL_RANK')): a file with such a string is always parsed, even if
+    # no identifier names a trigger (the engine otherwise skips files whose triggers are only in
+    # strings and comments).
+    literal_triggers: ClassVar[tuple[bytes, ...]] = ()
     # Examples: each VALID snippet must not fire this rule; each INVALID one must fire it.
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[str, ...]] = ()

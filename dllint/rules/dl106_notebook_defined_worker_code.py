@@ -67,7 +67,7 @@ class NotebookDefinedWorkerCode(Rule):
     name = "notebook-defined-worker-code"
     summary = "defined in the notebook, so spawn workers cannot unpickle it: move it to a .py module and import it"
     # DL106 only fires in notebooks: these examples are notebooks written in the percent
-    # format, one ``# %%`` line per code cell (dllint.notebook.notebook_from_percent builds one).
+    # format, one ``# %%`` line per code cell (dllint.inputs.notebook.notebook_from_percent builds one).
     valid = (
         "# %%\nfrom torch.utils.data import DataLoader, Dataset\nfrom squares import Squares\n"
         "# %%\nDataLoader(Squares(), num_workers=2)\n",

@@ -75,6 +75,7 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     summary = "loader without a DistributedSampler in a DDP script: every rank iterates the whole dataset; pass sampler=DistributedSampler(dataset)"
     fix_safety = "unsafe"
     triggers = (b"init_process_group", b"DistributedDataParallel", b"RANK", b"WORLD_SIZE")
+    literal_triggers = (b"RANK", b"WORLD_SIZE")  # os.environ["WORLD_SIZE"]
     valid = (
         "import torch.distributed as dist\nfrom torch.utils.data import DataLoader, DistributedSampler\n"
         "dist.init_process_group('gloo')\nloader = DataLoader(ds, sampler=DistributedSampler(ds))\n",

@@ -59,7 +59,7 @@ def test_worker_sweep_recommends_a_count_and_draws_a_chart(tmp_path):
     assert probe["verdict"] in ("confirmed", "not confirmed")
     sweep = probe["measurements"]["sweep"]
     assert set(sweep) == {"0", "1", "2"}
-    assert all(row["samples_per_s"] > 0 and row["peak_rss_mb"] > 0 for row in sweep.values())
+    assert all(row["samples_per_s"] > 0 and row["peak_mb"] > 0 for row in sweep.values())
     assert probe["measurements"]["recommended"] in (0, 1, 2)
     text = report.render_text()
     assert "num_workers sweep" in text and "<- recommended" in text and "samples/s" in text

@@ -6,7 +6,6 @@ import pytest
 from probe_helpers import FIXTURES, fast_settings, finding
 
 from dllint.probe import run_probe
-from dllint.probe.names import RULE_NAMES
 from dllint.probe.pairing import attach_verdicts, runtime_findings
 
 pytestmark = pytest.mark.probe
@@ -44,7 +43,7 @@ def test_lambda_collate_fn_is_confirmed_with_the_pickling_error(assert_no_leftov
     assert [f for f in report.findings if f.source == "runtime"] == []
     # Without the static finding, the same result becomes a finding of its own, marked runtime.
     results = [result for loader in report.loaders for result in loader.results]
-    runtime = runtime_findings(attach_verdicts([], results, ""), RULE_NAMES)
+    runtime = runtime_findings(attach_verdicts([], results, "")[0])
     assert [(f.code, f.line, f.source, f.name) for f in runtime] == [("DL102", 9, "runtime", "lambda-in-worker")]
     assert_no_leftovers(report)
 

@@ -6,32 +6,12 @@ Most are ValueErrors from ``DataLoader.__init__``; a ``timeout`` or a zero
 
 from __future__ import annotations
 
+from dllint.probe.internals import construction_code
 from dllint.probe.measure import describe_error
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED
 
 CODES = ("DL001", "DL002", "DL003", "DL004", "DL005", "DL006")
 ALWAYS = True
-
-# Substrings of torch's messages, most specific first.
-_MESSAGE_CODES = (
-    ("DataLoader with IterableDataset: expected unspecified", "DL006"),
-    ("persistent_workers option needs num_workers > 0", "DL001"),
-    ("prefetch_factor option could only be specified in multiprocessing", "DL002"),
-    ("multiprocessing_context can only be used with multi-process loading", "DL002"),
-    ("sampler option is mutually exclusive with shuffle", "DL003"),
-    ("batch_sampler option is mutually exclusive", "DL004"),
-    ("batch_size=None option disables auto-batching and is mutually exclusive with drop_last", "DL004"),
-    ("should be non-negative", "DL005"),
-    ("multiprocessing_context option should specify a valid start method", "DL005"),
-)
-
-
-def classify_construction_error(error: BaseException) -> str | None:
-    text = str(error)
-    for needle, code in _MESSAGE_CODES:
-        if needle in text:
-            return code
-    return None
 
 
 def classify_first_batch_error(site, error: BaseException) -> str | None:
@@ -46,7 +26,7 @@ def classify_first_batch_error(site, error: BaseException) -> str | None:
 
 
 def on_construction_error(site, ctx, error) -> None:
-    code = classify_construction_error(error)
+    code = construction_code(error)
     if code is not None:
         ctx.result(site, code, CONFIRMED, f"DataLoader() raised {describe_error(error)}",
                    {"error": describe_error(error), "when": "construction"})

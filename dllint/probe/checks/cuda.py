@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import time
 
+from dllint.probe.internals import CUDA_REINIT
 from dllint.probe.measure import describe_error, last_error_line, worker_stderr
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, skipped
 
 CODES = ("DL105", "DL206")
 ALWAYS = False
-
-_REINIT = "Cannot re-initialize CUDA in forked subprocess"
 
 
 def on_first_iteration(site, ctx, torch=None) -> None:
@@ -47,8 +46,8 @@ def _fork_after_cuda_init(site, ctx, torch) -> None:
         except Exception as caught:
             error = caught
     text = " ".join([describe_error(error) if error else "", *lines])
-    if _REINIT in text:
-        ctx.result(site, "DL105", CONFIRMED, f"a forked worker failed: {last_error_line(lines, _REINIT) or _REINIT}",
+    if CUDA_REINIT in text:
+        ctx.result(site, "DL105", CONFIRMED, f"a forked worker failed: {last_error_line(lines, CUDA_REINIT) or CUDA_REINIT}",
                    {"error": describe_error(error) if error else None})
     else:
         ctx.result(site, "DL105", NOT_CONFIRMED, "a forked worker ran after CUDA init"

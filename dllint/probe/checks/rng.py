@@ -7,28 +7,17 @@ script's worker_init_fn, which may reseed them); equal draws are the bug.
 from __future__ import annotations
 
 from dllint.probe.context import out_of_time
+from dllint.probe.internals import generator_classes
 from dllint.probe.measure import close_iterator
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED
 
 CODES = ("DL304",)
 ALWAYS = True
 
-_GENERATOR_TYPES = {
-    ("numpy.random._generator", "Generator"),
-    ("numpy.random.mtrand", "RandomState"),
-    ("random", "Random"),
-    ("torch", "Generator"),
-    ("torch._C", "Generator"),
-}
-
 
 def generator_attributes(dataset) -> list[str]:
-    names = []
-    for name, value in getattr(dataset, "__dict__", {}).items():
-        kind = (type(value).__module__, type(value).__name__)
-        if kind in _GENERATOR_TYPES:
-            names.append(name)
-    return names
+    classes = generator_classes()
+    return [name for name, value in getattr(dataset, "__dict__", {}).items() if isinstance(value, classes)]
 
 
 def on_first_iteration(site, ctx) -> None:

@@ -12,10 +12,11 @@ finding asks for it.
 from __future__ import annotations
 
 import inspect
-import re
 from typing import Any
 
 from dllint.probe.context import out_of_time
+from dllint.probe.internals import MISSING_IN_MP_MAIN, SPAWN_BOOTSTRAP, pickling_code
+from dllint.probe.limits import MeasurementTimeout
 from dllint.probe.measure import (
     default_start_method,
     describe_error,
@@ -28,8 +29,6 @@ CODES = ("DL101", "DL102", "DL103", "DL104", "DL107")
 ALWAYS = True
 
 WORKER_PAYLOAD = ("dataset", "sampler", "batch_sampler", "collate_fn", "worker_init_fn")
-_BOOTSTRAP = "bootstrapping phase"
-_MISSING_IN_MP_MAIN = re.compile(r"Can't get attribute '([\w.]+)' on <module '__mp_main__'")
 
 
 def pickling_error(value: Any) -> BaseException | None:
@@ -39,17 +38,6 @@ def pickling_error(value: Any) -> BaseException | None:
         ForkingPickler.dumps(value)
     except Exception as error:  # any pickling failure is the measurement
         return error
-    return None
-
-
-def classify_pickling_error(part: str, error: BaseException) -> str | None:
-    text = str(error)
-    if "<lambda>" in text:
-        return "DL102"
-    if "local object" in text or "<locals>" in text:
-        return "DL103"
-    if part == "dataset" and "cannot pickle" in text:
-        return "DL104"
     return None
 
 
@@ -108,7 +96,7 @@ def on_first_iteration(site, ctx) -> None:
                 ctx.result(site, code, NOT_CONFIRMED, "num_workers is 0: nothing is sent to worker processes")
         return
     failed_parts = _pickle_payload(site, ctx)
-    if ctx.mode == "script" and ctx.has_finding(("DL101", "DL107")):
+    if ctx.mode == "script" and ctx.requested(site, ("DL101", "DL107")):
         _start_one_spawn_worker(site, ctx, failed_parts)
 
 
@@ -124,16 +112,65 @@ def _pickle_payload(site, ctx) -> set[str]:
             if error is None:
                 continue
             failed.add(part)
-            code = classify_pickling_error(part, error)
+            code = pickling_code(part, error)
             if code is None:
                 continue
             confirmed.add(code)
+            if code == "DL104" and _pickle_each_attribute(site, ctx, value):
+                continue
             ctx.result(site, code, CONFIRMED, f"pickling {part} for a spawn worker raised {describe_error(error)}",
                        {"part": part, "error": describe_error(error)}, culprit_anchors(value, code))
     for code in ("DL102", "DL103", "DL104"):
         if code not in confirmed and ctx.requested(site, (code,)):
             ctx.result(site, code, NOT_CONFIRMED, "everything the workers receive pickles")
     return failed
+
+
+def attribute_lines(cls: type) -> dict[str, Anchor]:
+    """Where ``__init__`` assigns each ``self.NAME`` (the line DL104 reports), first assignment wins."""
+    import ast
+    import textwrap
+
+    init = getattr(cls, "__init__", None)
+    anchor = _source_anchor(init) if init is not None else None
+    if anchor is None:
+        return {}
+    try:
+        lines, _ = inspect.getsourcelines(init)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    found: dict[str, Anchor] = {}
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                line = anchor.first_line + node.lineno - 1
+                if target.attr not in found or line < found[target.attr].first_line:
+                    found[target.attr] = Anchor(anchor.path, line, anchor.first_line + node.end_lineno - 1)
+    return found
+
+
+def _pickle_each_attribute(site, ctx, dataset: Any) -> bool:
+    """DL104 per attribute: each one pickled on its own, each verdict at its own assignment.
+
+    False when no single attribute fails (the culprit is nested deeper): the
+    caller then reports the dataset as a whole.
+    """
+    lines = attribute_lines(type(dataset))
+    failures = {name: error for name, value in vars(dataset).items()
+                if (error := pickling_error(value)) is not None and pickling_code("dataset", error) == "DL104"}
+    if not failures:
+        return False
+    for name, error in failures.items():
+        anchors = [lines[name]] if name in lines else culprit_anchors(dataset, "DL104")
+        ctx.result(site, "DL104", CONFIRMED, f"pickling dataset.{name} for a spawn worker raised {describe_error(error)}",
+                   {"part": "dataset", "attribute": name, "error": describe_error(error)}, anchors)
+    if ctx.requested(site, ("DL104",)):
+        for name, anchor in lines.items():
+            if name not in failures and hasattr(dataset, name):
+                ctx.result(site, "DL104", NOT_CONFIRMED, f"dataset.{name} pickles", {"attribute": name}, [anchor])
+    return True
 
 
 def _start_one_spawn_worker(site, ctx, failed_parts: set[str]) -> None:
@@ -158,14 +195,14 @@ def _start_one_spawn_worker(site, ctx, failed_parts: set[str]) -> None:
                 next(iter(loader))
         except Exception as caught:
             error = caught
-    if error is not None and error.__class__.__name__ == "MeasurementTimeout":
+    if error is not None and isinstance(error, MeasurementTimeout):
         for code in ("DL101", "DL107"):
             ctx.result(site, code, out_of_time(error), "the spawn worker did not deliver a batch in time")
         return
-    bootstrap = error_block(lines, _BOOTSTRAP) if error is not None else None
-    missing = _MISSING_IN_MP_MAIN.search("\n".join(lines)) if error is not None else None
+    bootstrap = error_block(lines, SPAWN_BOOTSTRAP) if error is not None else None
+    missing = MISSING_IN_MP_MAIN.search("\n".join(lines)) if error is not None else None
     measurements = {"error": describe_error(error) if error else None, "worker_error": bootstrap or (missing and missing.group(0))}
-    if bootstrap and _BOOTSTRAP in bootstrap:
+    if bootstrap and SPAWN_BOOTSTRAP in bootstrap:
         script = ctx.main_globals.get("__file__")
         anchors = [Anchor(script, 1, WHOLE_FILE)] if script else []
         ctx.result(site, "DL101", CONFIRMED, f"under spawn the worker re-ran the script and failed: {bootstrap}",

@@ -9,6 +9,7 @@ changed in between are read back from that worker.
 
 from __future__ import annotations
 
+from dllint.probe.internals import current_iterator
 from dllint.probe.measure import close_iterator, describe_error
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, skipped
 
@@ -67,7 +68,7 @@ def on_later_iteration(site, ctx) -> None:
         with ctx.measuring(site, "reading the changed attributes in the persistent worker"):
             worker = _ask_worker(probe, ("attributes", None))
     finally:
-        close_iterator(getattr(probe["loader"], "_iterator", None))
+        close_iterator(current_iterator(probe["loader"]))
     stale = {name: (value, worker.get(name)) for name, value in changed.items() if worker.get(name) != value}
     measurements = {"main": {name: main for name, (main, _) in stale.items()},
                     "worker": {name: seen for name, (_, seen) in stale.items()}, "changed": sorted(changed)}
@@ -83,6 +84,6 @@ def on_script_end(site, ctx) -> None:
     probe = site.state.pop(__name__, None)
     if probe is None:
         return
-    close_iterator(getattr(probe["loader"], "_iterator", None))
+    close_iterator(current_iterator(probe["loader"]))
     if ctx.requested(site, CODES):
         ctx.no_second_epoch(site, "DL303", "no change by the main process could be watched")

@@ -1,0 +1,78 @@
+"""Benchmark: how long the probe takes to give every verdict on a 3-epoch toy training script.
+
+The script has two static findings (DL201: workers restart every epoch;
+DL202: 16 workers). The probe runs with its default settings (the script's own
+start method and spawn for persistence, the full num_workers sweep). The time
+reported excludes starting the harness (importing torch), which the probe's
+timeout does not count either.
+
+Run: python benchmarks/probe_toy_epochs.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from pathlib import Path
+
+from dllint.engine import lint_source
+from dllint.probe import run_probe
+from dllint.probe.checks.sweep import usable_cores
+
+TOY = '''\
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Images(Dataset):
+    def __len__(self):
+        return 512
+
+    def __getitem__(self, index):
+        return torch.rand(3, 32, 32), index % 10
+
+
+def main():
+    loader = DataLoader(Images(), batch_size=32, shuffle=True, num_workers=16)
+    model = torch.nn.Linear(3 * 32 * 32, 10)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(3):
+        for images, labels in loader:
+            loss = torch.nn.functional.cross_entropy(model(images.flatten(1)), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        script = Path(directory) / "toy_train.py"
+        script.write_text(TOY)
+        probe_seconds, startup_seconds = [], []
+        for run in range(options.runs):
+            findings = lint_source(TOY, path=str(script))
+            report = run_probe(str(script), [], findings, timeout=120, progress=False)
+            verdicts = ", ".join(f"{finding.code} {finding.probe['verdict']}" for finding in report.findings)
+            probe_seconds.append(report.duration_s - (report.startup_s or 0.0))
+            startup_seconds.append(report.startup_s or 0.0)
+            print(f"run {run + 1}: {probe_seconds[-1]:.1f} s after torch was imported "
+                  f"(start-up {startup_seconds[-1]:.1f} s); {verdicts}")
+            if run == 0:
+                print(report.render_text())
+                print("timeline (s after torch was imported):")
+                print("\n".join(f"  {seconds:6.2f}  {step}" for seconds, step in report.timeline))
+    print(f"{usable_cores()} usable cores: all verdicts in median {statistics.median(probe_seconds):.1f} s "
+          f"(max {max(probe_seconds):.1f} s), torch import excluded (median start-up {statistics.median(startup_seconds):.1f} s)")
+
+
+if __name__ == "__main__":
+    main()

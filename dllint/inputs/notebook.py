@@ -1,0 +1,329 @@
+"""The notebook input adapter: code cells joined into one module, positions mapped back to cells.
+
+The cells are linted as one module because that is what the kernel sees: a name
+bound in cell 2 is visible in cell 5, and a loader's ``num_workers`` may come
+from a cell above. Each cell is preceded by a marker comment line, so every
+line of the module maps back to ``(cell, line in cell)`` and a fixed module
+splits back into cells.
+
+IPython syntax (``%magic``, ``!shell``, ``x = !cmd``, ``obj?``, ``%%cell``
+magics) is not Python: each such line is replaced by a placeholder of the same
+line count (``pass`` at the same indentation where a statement stands, else a
+comment) that carries the index of the original line, so line numbers hold and
+a fix can put the original back.
+
+Cells are numbered as the notebook shows them: 1-based, markdown and raw cells
+included.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from dllint.findings import Finding
+from dllint.inputs.base import Input, WriteBackError
+from dllint.source import unreadable
+
+KIND = "python"
+NOTEBOOK_SUFFIX = ".ipynb"
+
+CELL_MARKER = "# dllint: cell {number}"
+CELL_MARKER_RE = re.compile(r"^# dllint: cell (\d+)$")
+MAGIC_PLACEHOLDER_RE = re.compile(r"^[ \t]*(?:pass  )?# dllint-magic (\d+)$")
+
+# ``%magic``, ``!shell``, and their assigned forms ``files = !ls``, ``t = %timeit -o f()``.
+LINE_MAGIC = re.compile(r"^[ \t]*(?:[%!]|[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[%!])")
+# ``obj?``, ``obj??``, ``?obj``: object help, only ever on a bare dotted name.
+HELP = re.compile(r"^[ \t]*(?:\?{1,2}[\w.]+|[\w.]+\?{1,2})[ \t]*$")
+# Cell magics whose body is Python that the kernel runs: lint the body, mask the magic line.
+PYTHON_BODY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+
+
+@dataclass
+class CodeCell:
+    number: int  # 1-based position among all the notebook's cells
+    index: int  # index into the JSON ``cells`` list
+    source: str
+    broken: bool = False  # a syntax error: left out of the module, never rewritten
+
+
+@dataclass
+class Notebook:
+    data: dict[str, Any]
+    cells: list[CodeCell] = field(default_factory=list)
+    magic_lines: list[str] = field(default_factory=list)  # originals of the placeholders, by index
+
+    def module(self) -> tuple[str, list[tuple[int, int] | None]]:
+        """The code cells as one module, and for each of its lines ``(cell, line)`` (None: a marker)."""
+        lines: list[str] = []
+        line_map: list[tuple[int, int] | None] = []
+        for cell in self.cells:
+            lines.append(CELL_MARKER.format(number=cell.number))
+            line_map.append(None)
+            cell_lines = cell.source.splitlines()
+            if cell.broken:
+                cell_lines = [""] * len(cell_lines)
+            else:
+                cell_lines = self._mask(cell_lines)
+            lines.extend(cell_lines)
+            line_map.extend((cell.number, n) for n in range(1, len(cell_lines) + 1))
+        return "\n".join(lines) + "\n", line_map
+
+    def _placeholder(self, original: str, statement: bool) -> str:
+        self.magic_lines.append(original)
+        index = len(self.magic_lines) - 1
+        if statement:
+            indent = original[: len(original) - len(original.lstrip(" \t"))]
+            return f"{indent}pass  # dllint-magic {index}"
+        return f"# dllint-magic {index}"
+
+    def _mask(self, lines: list[str]) -> list[str]:
+        first = next((i for i, line in enumerate(lines) if line.strip()), None)
+        if first is not None and lines[first].lstrip().startswith("%%"):
+            name = lines[first].lstrip()[2:].split(maxsplit=1)
+            if name and name[0] in PYTHON_BODY_CELL_MAGICS:
+                lines = list(lines)
+                lines[first] = self._placeholder(lines[first], statement=True)
+            else:  # %%bash, %%writefile, %%html...: the body is not Python
+                return [self._placeholder(line, statement=False) for line in lines]
+        masked = []
+        continued = False  # the previous magic line ended with a backslash
+        for line in lines:
+            if continued:
+                masked.append(self._placeholder(line, statement=False))
+                continued = line.endswith("\\")
+            elif LINE_MAGIC.match(line) or HELP.match(line):
+                masked.append(self._placeholder(line, statement=True))
+                continued = line.endswith("\\")
+            else:
+                masked.append(line)
+        return masked
+
+    def restore(self, module: str) -> dict[int, str] | None:
+        """Split a (fixed) module back into cell sources by number; None when a marker was lost."""
+        sources: dict[int, list[str]] = {}
+        current: list[str] | None = None
+        expected = [cell.number for cell in self.cells]
+        seen = []
+        for line in module.splitlines():
+            marker = CELL_MARKER_RE.match(line)
+            if marker:
+                number = int(marker.group(1))
+                seen.append(number)
+                current = sources.setdefault(number, [])
+                continue
+            placeholder = MAGIC_PLACEHOLDER_RE.match(line)
+            if placeholder and int(placeholder.group(1)) < len(self.magic_lines):
+                line = self.magic_lines[int(placeholder.group(1))]
+            if current is None:
+                # Text a fix put above the first cell (a hoisted definition) belongs to it.
+                current = sources.setdefault(expected[0], []) if expected else []
+            current.append(line)
+        if seen != expected:
+            return None
+        return {number: "\n".join(lines) for number, lines in sources.items()}
+
+
+def _cell_error(path: str, cell: int, message: str) -> Finding:
+    return replace(unreadable(path, message), cell=cell)
+
+
+def read_notebook(path: str, data: bytes) -> Notebook | Finding:
+    """Parse the notebook JSON; a DL000 finding when it is not a notebook dllint can read."""
+    try:
+        document = json.loads(data)
+    except json.JSONDecodeError as exc:
+        return unreadable(path, f"invalid notebook JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", exc.lineno, exc.colno)
+    except (UnicodeDecodeError, RecursionError, ValueError) as exc:
+        return unreadable(path, f"invalid notebook JSON: {exc}")
+    cells = document.get("cells") if isinstance(document, dict) else None
+    if not isinstance(cells, list):
+        return unreadable(path, "not a Jupyter notebook: no 'cells' list at the top level (nbformat 4 expected)")
+    notebook = Notebook(document)
+    if not _is_python(document.get("metadata")):
+        return notebook  # an R or Julia notebook: nothing for dllint
+    for index, cell in enumerate(cells):
+        number = index + 1
+        if not isinstance(cell, dict):
+            return _cell_error(path, number, f"invalid notebook: cell {number} is not a JSON object")
+        if cell.get("cell_type") != "code" or not _is_python_cell(cell.get("metadata")):
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list) and all(isinstance(part, str) for part in source):
+            source = "".join(source)
+        if not isinstance(source, str):
+            return _cell_error(path, number, f"invalid notebook: the source of cell {number} is not a string or a list of strings")
+        notebook.cells.append(CodeCell(number, index, source))
+    return notebook
+
+
+def _is_python(metadata: Any) -> bool:
+    if not isinstance(metadata, dict):
+        return True
+    for key, field_name in (("language_info", "name"), ("kernelspec", "language")):
+        section = metadata.get(key)
+        if isinstance(section, dict) and isinstance(section.get(field_name), str):
+            return section[field_name].lower() == "python"
+    return True
+
+
+def _is_python_cell(metadata: Any) -> bool:
+    """VS Code stores a per-cell language (``sql``, ``markdown``) in code cells."""
+    if isinstance(metadata, dict) and isinstance(metadata.get("vscode"), dict):
+        language = metadata["vscode"].get("languageId")
+        return not isinstance(language, str) or language == "python"
+    return True
+
+
+def _syntax_errors(path: str, notebook: Notebook) -> list[Finding]:
+    """One DL000 per cell that does not parse; such cells are then left out, as the kernel
+    would still run the others."""
+    errors = []
+    for _ in range(len(notebook.cells)):
+        text, line_map = notebook.module()
+        notebook.magic_lines.clear()
+        try:
+            ast.parse(text, filename=path)
+            return errors
+        except SyntaxError as exc:
+            position = line_map[exc.lineno - 1] if exc.lineno and 0 < exc.lineno <= len(line_map) else None
+            if position is None:  # an error at the end of the module: the last cell left it open
+                cell = next((c for c in reversed(notebook.cells) if not c.broken), None)
+                position = (cell.number, max(1, len(cell.source.splitlines()))) if cell else (1, 1)
+            number, line = position
+            column = max(exc.offset or 1, 1)
+            message = f"syntax error in cell {number}: {exc.msg} at line {line} column {column}"
+            errors.append(replace(unreadable(path, message, line, column), cell=number))
+            for cell in notebook.cells:
+                if cell.number == number:
+                    cell.broken = True
+        except (ValueError, RecursionError, MemoryError) as exc:
+            errors.append(unreadable(path, f"cannot parse notebook: {exc}"))
+            notebook.cells.clear()
+            return errors
+    return errors
+
+
+def to_cell_positions(finding: Finding, line_map: list[tuple[int, int] | None]) -> Finding:
+    """A finding on the joined module, re-addressed to its cell."""
+    start = line_map[finding.line - 1] if 0 < finding.line <= len(line_map) else None
+    if start is None:
+        return finding
+    end = line_map[finding.end_line - 1] if 0 < finding.end_line <= len(line_map) else None
+    end_line, end_column = (end[1], finding.end_column) if end and end[0] == start[0] else (start[1], finding.column)
+    return replace(finding, cell=start[0], line=start[1], end_line=end_line, end_column=end_column)
+
+
+@dataclass
+class PreparedNotebook:
+    notebook: Notebook
+    text: str  # the joined module, as linted and fixed
+    line_map: list[tuple[int, int] | None]
+    errors: list[Finding]  # DL000: unreadable notebook or cells that do not parse
+
+
+def prepare(path: str, data: bytes) -> PreparedNotebook | Finding:
+    notebook = read_notebook(path, data)
+    if isinstance(notebook, Finding):
+        return notebook
+    errors = _syntax_errors(path, notebook)
+    text, line_map = notebook.module()
+    return PreparedNotebook(notebook, text, line_map, errors)
+
+
+# -- the adapter ------------------------------------------------------------------------
+@dataclass
+class CellPositions:
+    """Joined-module positions -> (cell, line in cell)."""
+
+    line_map: list[tuple[int, int] | None]
+
+    def to_file(self, finding: Finding) -> Finding:
+        return to_cell_positions(finding, self.line_map)
+
+
+@dataclass
+class _Origin:
+    notebook: Notebook
+    original: str  # the notebook's JSON text, for its layout
+
+
+def load(path: str, data: bytes, settings: object = None) -> Input | Finding:
+    """The code cells as one module (findings are addressed back to cells), or a DL000."""
+    prepared = prepare(path, data)
+    if isinstance(prepared, Finding):
+        return prepared
+    return Input(
+        path,
+        KIND,
+        prepared.text,
+        positions=CellPositions(prepared.line_map),
+        notebook=True,
+        errors=prepared.errors,
+        adapter=__name__,
+        origin=_Origin(prepared.notebook, data.decode("utf-8-sig", "replace")),
+    )
+
+
+def write_back(input: Input, new_text: str) -> bytes:
+    """The notebook with only the sources of changed cells rewritten (each in its own form, a
+    string or a list of lines); outputs, metadata, ``nbformat`` and the file's layout are kept."""
+    origin = input.origin
+    assert isinstance(origin, _Origin)
+    sources = origin.notebook.restore(new_text)
+    if sources is None:
+        raise WriteBackError("the fix moved a cell boundary; notebook left as it was")
+    document = copy.deepcopy(origin.notebook.data)
+    for cell in origin.notebook.cells:
+        new_source = sources.get(cell.number, "")
+        if cell.broken or new_source == "\n".join(cell.source.splitlines()):
+            continue
+        if cell.source.endswith("\n"):
+            new_source += "\n"
+        raw = document["cells"][cell.index]
+        raw["source"] = new_source.splitlines(keepends=True) if isinstance(raw.get("source"), list) else new_source
+    return dump_like(document, origin.original).encode("utf-8")
+
+
+def notebook_from_percent(source: str) -> bytes:
+    """A notebook whose code cells are the ``# %%``-separated parts of ``source`` (the percent
+    format of Jupytext and VS Code): how rule examples that only fire in notebooks are written."""
+    cells: list[list[str]] = []
+    for line in source.splitlines(keepends=True):
+        if line.rstrip() == "# %%" or not cells:
+            cells.append([])
+            if line.rstrip() == "# %%":
+                continue
+        cells[-1].append(line)
+    document = {
+        "cells": [
+            {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": lines}
+            for lines in cells
+        ],
+        "metadata": {"language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return (json.dumps(document, indent=1) + "\n").encode()
+
+
+def dump_like(document: dict[str, Any], original: str) -> str:
+    """``document`` as JSON laid out as ``original`` is: its indentation, its escaping of
+    non-ASCII text (Jupyter writes it raw), its final newline; keys keep their order."""
+    layout = re.match(r"\{(\r?\n)([ \t]*)\"", original)
+    indent: int | str | None = None
+    if layout:
+        whitespace = layout.group(2)
+        indent = len(whitespace) if set(whitespace) <= {" "} else whitespace
+    ensure_ascii = original.isascii() and "\\u" in original
+    text = json.dumps(document, indent=indent, ensure_ascii=ensure_ascii)
+    if layout and layout.group(1) == "\r\n":
+        text = text.replace("\n", "\r\n")
+    if original.endswith("\n"):
+        text += layout.group(1) if layout else "\n"
+    return text

@@ -1,0 +1,195 @@
+"""One file through the pipeline: read (size limit) -> input adapter -> lint -> (fix).
+
+What the runner does for each file, in-process or in a worker, in every mode: the
+check and the fix of a file are one function each, so ``--fix`` gets the runner's
+pool and cache as checking does. Writing files is not done here: the fixed bytes
+go back to the caller (:mod:`dllint.pipeline`), which decides what may be written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from dllint.engine import FileResult, Linter
+from dllint.findings import Finding
+from dllint.inputs import WriteBackError, load, write_back
+from dllint.source import unreadable
+
+
+class Fingerprint(NamedTuple):
+    """A file as it was stat-ed just before it was read, and the hash of the bytes read."""
+
+    mtime_ns: int
+    size: int
+    ctime_ns: int
+    inode: int
+    digest: str
+
+
+@dataclass
+class FileOutcome(FileResult):
+    """A file's result in any mode: ``findings`` are what remains (after fixing, in fix modes)."""
+
+    fixed: list[Finding] = field(default_factory=list)  # findings whose fix was applied
+    failed: list[tuple[Finding, str]] = field(default_factory=list)  # fixes tried and dropped, and why
+    introduced: list[Finding] = field(default_factory=list)  # of ``findings``, those the fixes brought in
+    new_bytes: bytes | None = None  # the fixed file, when a fix changed it
+    before: str | None = None  # the text --diff compares (when changed)
+    after: str | None = None
+    notes: list[str] = field(default_factory=list)  # said on stderr: why a file was left as it was
+
+    @property
+    def changed(self) -> bool:
+        return self.new_bytes is not None
+
+
+def too_large(path: str, size: int, limit: int) -> Finding:
+    return unreadable(
+        path,
+        f"file too large ({_megabytes(size)}, over max-file-size {_megabytes(limit)}): skipped; raise `max-file-size` to lint it",
+    )
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1024 / 1024:.1f} MB" if size >= 1024 * 1024 else f"{size} bytes"
+
+
+def read_file(path: str, max_size: int, want_fingerprint: bool) -> tuple[bytes | Finding, os.stat_result | None]:
+    """The file's bytes (or the DL000 that says why not) and its stat from *before* the read, so
+    that an edit racing with the run makes the next run look again rather than trust stale findings.
+    The size limit is checked on that stat, so a huge file is never read."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return unreadable(path, f"cannot read file: {exc.strerror or exc}"), None
+    if st.st_size > max_size:
+        return too_large(path, st.st_size, max_size), st if want_fingerprint else None
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return unreadable(path, f"cannot read file: {exc.strerror or exc}"), None
+    return data, st if want_fingerprint else None
+
+
+def fingerprint(st: os.stat_result, data: bytes) -> Fingerprint:
+    from dllint.cache import content_hash
+
+    return Fingerprint(st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino, content_hash(data))
+
+
+# -- checking --------------------------------------------------------------------------
+def lint_bytes(linter: Linter, path: str, data: bytes, project: Any = None) -> FileResult:
+    """Lint a file's bytes in any format the adapters know (a notebook, Python source)."""
+    if not linter.could_have_findings(data, path):
+        return FileResult(path, skipped=True)
+    loaded = load(path, data, linter.settings)
+    if isinstance(loaded, Finding):
+        return FileResult(path, linter.filter_findings(path, "", [loaded]))
+    return linter.lint_input(loaded, project)
+
+
+def lint_path(linter: Linter, path: str) -> FileResult:
+    """Read and lint one file (size limit included)."""
+    data, _ = read_file(path, linter.settings.max_file_size, False)
+    if isinstance(data, Finding):
+        return FileResult(path, linter.filter_findings(path, "", [data]))
+    return lint_bytes(linter, path, data)
+
+
+def check(linter: Linter, path: str, data: bytes, project: Any = None) -> FileOutcome:
+    result = lint_bytes(linter, path, data, project)
+    return FileOutcome(result.path, result.findings, result.errors, result.skipped, result.deps)
+
+
+# -- fixing ----------------------------------------------------------------------------
+def wants_fix(finding: Finding, unsafe: bool) -> bool:
+    """Whether this run would try the finding's fix (its rule implements it; safe, or unsafe allowed)."""
+    if finding.fix is None or not (finding.fix.applicability == "safe" or unsafe):
+        return False
+    from dllint.rules import has_fix
+
+    return has_fix(finding)
+
+
+class _InputLinter:
+    """The linter as the fixer sees it: every re-lint of the text knows what the input is."""
+
+    def __init__(self, linter: Linter, notebook: bool, project: Any) -> None:
+        self._linter = linter
+        self._notebook = notebook
+        self._project = project
+        self.rules = linter.rules
+        self.settings = linter.settings
+
+    def lint_text(self, path: str, text: str) -> FileResult:
+        return self._linter.lint_text(path, text, notebook=self._notebook, project=self._project)
+
+
+def fix(
+    linter: Linter,
+    path: str,
+    data: bytes,
+    unsafe: bool,
+    project: Any = None,
+    findings: list[Finding] | None = None,
+) -> FileOutcome:
+    """Fix one file's bytes; ``new_bytes`` is the fixed file when a fix changed it.
+
+    ``findings``: the file's current findings when the caller has them (its cache), saving a lint.
+    """
+    if not linter.could_have_findings(data, path):
+        return FileOutcome(path, skipped=True)
+    loaded = load(path, data, linter.settings)
+    if isinstance(loaded, Finding):
+        return FileOutcome(path, linter.filter_findings(path, "", [loaded]))
+    from dllint.fixer import fix_text
+
+    plain = loaded.positions is None and not loaded.errors
+    if loaded.kind == "config":
+        from dllint.configs.run import fix_config_text
+
+        result = fix_config_text(path, loaded.text, linter, unsafe=unsafe)
+    else:
+        result = fix_text(
+            path,
+            loaded.text,
+            _InputLinter(linter, loaded.notebook, project),
+            unsafe=unsafe,
+            findings=findings if plain else None,
+        )
+    to_file = loaded.positions.to_file if loaded.positions is not None else (lambda f: f)
+    outcome = FileOutcome(path, errors=list(result.errors))
+    outcome.failed = [(to_file(f), reason) for f, reason in result.failed]
+    if not result.changed:
+        outcome.findings = _remaining(linter, loaded.path, loaded.errors, [to_file(f) for f in result.remaining])
+        return outcome
+    try:
+        new_bytes = write_back(loaded, result.text)
+    except WriteBackError as exc:
+        outcome.failed += [(to_file(f), str(exc)) for f in result.fixed]
+        outcome.findings = lint_bytes(linter, path, data, project).findings
+        return outcome
+    outcome.fixed = [to_file(f) for f in result.fixed]
+    outcome.introduced = [to_file(f) for f in result.introduced]
+    outcome.new_bytes = new_bytes
+    if plain:
+        outcome.before, outcome.after = result.original, result.text
+        outcome.findings = result.remaining
+    else:  # the file's own text, and its findings at the file's new positions
+        outcome.before = _text_of(data)
+        outcome.after = _text_of(new_bytes)
+        outcome.findings = lint_bytes(linter, path, new_bytes, project).findings
+    return outcome
+
+
+def _remaining(linter: Linter, path: str, errors: list[Finding], findings: list[Finding]) -> list[Finding]:
+    if not errors:
+        return findings
+    return linter.filter_findings(path, "", errors) + findings
+
+
+def _text_of(data: bytes) -> str:
+    return data.decode("utf-8-sig", "replace")

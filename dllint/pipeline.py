@@ -1,0 +1,268 @@
+"""The run pipeline: every way of running dllint goes through :func:`run`.
+
+    paths -> discover -> read (size limit) -> input adapter -> lint -> (fix) -> write -> outcome
+
+Checking, ``--fix``, ``--diff``, ``--fix-only``, standard input and the probe's
+static lint all take this path; the CLI parses options, calls :func:`run` and
+renders the :class:`RunOutcome`. Files are checked or fixed by the runner
+(:mod:`dllint.runner`: cache, process pool), one file by :mod:`dllint.per_file`;
+what may be written is decided here, and the exit code too
+(:mod:`dllint.exit_codes`).
+
+Fixing never writes through a symbolic link found inside a directory given on
+the command line to a file outside every directory given (black skips such
+links too, "is a symbolic link that points outside"): the file is checked, not
+fixed, and a note says so. A file named on the command line is the user's
+choice and is written through its link.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Literal, Sequence
+
+from dllint import exit_codes
+from dllint.config import Settings
+from dllint.discovery import discover
+from dllint.engine import FileResult, Linter
+from dllint.findings import Finding
+from dllint.per_file import FileOutcome, check, fix, lint_bytes, lint_path, too_large
+from dllint.runner import CHECK, Progress, Task, run_files
+
+Mode = Literal["check", "fix", "diff", "fix-only"]
+__all__ = ["FileOutcome", "RunOptions", "RunOutcome", "conflict", "lint_bytes", "lint_path", "lint_paths", "run"]
+MODES: tuple[Mode, ...] = ("check", "fix", "diff", "fix-only")
+STDIN = "-"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    mode: Mode = "check"
+    unsafe_fixes: bool = False
+    jobs: int | None = None  # None: the runner's default
+    cache_dir: str | None = None  # None: .dllint_cache in the project root
+    no_cache: bool = False
+    stdin_filename: str | None = None  # the path reported for '-'
+    exit_zero: bool = False
+
+    @property
+    def fixing(self) -> bool:
+        return self.mode != "check"
+
+
+@dataclass
+class RunOutcome:
+    files: list[FileOutcome]  # one per file checked, stdin first
+    missing: list[Finding]  # DL000s of paths that do not exist
+    warnings: list[str]  # said on stderr: directories without files, excluded paths
+    options: RunOptions
+    stdin_output: bytes | None = None  # fix modes on '-': the source to print (fixed, or as it was)
+    write_errors: list[str] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """What remains to report, sorted (missing paths included)."""
+        found = self.missing + [f for outcome in self.files for f in outcome.findings]
+        found.sort(key=lambda f: f.sort_key)
+        return found
+
+    @property
+    def errors(self) -> list[str]:
+        """Internal errors and failed writes: exit 2."""
+        return [e for outcome in self.files for e in outcome.errors] + self.write_errors
+
+    @property
+    def fixed(self) -> int:
+        return sum(len(outcome.fixed) for outcome in self.files)
+
+    @property
+    def introduced(self) -> int:
+        """Of the findings that remain, how many the fixes brought in."""
+        return sum(len(outcome.introduced) for outcome in self.files)
+
+    @property
+    def failed(self) -> int:
+        return sum(len(outcome.failed) for outcome in self.files)
+
+    @property
+    def changed(self) -> bool:
+        return any(outcome.changed for outcome in self.files)
+
+    @property
+    def exit_code(self) -> int:
+        if self.errors:
+            return exit_codes.ERROR
+        mode = self.options.mode
+        if mode == "diff":
+            return exit_codes.FINDINGS if self.changed else exit_codes.CLEAN
+        if mode == "fix-only":
+            return exit_codes.FINDINGS if self.failed else exit_codes.CLEAN
+        return exit_codes.FINDINGS if self.findings and not self.options.exit_zero else exit_codes.CLEAN
+
+
+def conflict(mode: Mode, probe: bool = False, fix_only_and_diff: bool = False) -> str | None:
+    """Why options cannot go together (a usage error, exit 2), or None."""
+    if probe and mode != "check":
+        return f"--probe cannot be combined with --{mode} (the probe runs the script; it fixes nothing)"
+    if fix_only_and_diff:
+        return "--diff cannot be combined with --fix-only (--diff writes nothing; --fix-only writes without a report)"
+    return None
+
+
+def cache_for(settings: Settings, linter: Linter, options: RunOptions):
+    """The run's cache (None with ``--no-cache``); imported only when used."""
+    if options.no_cache:
+        return None
+    from pathlib import Path
+
+    from dllint.cache import DEFAULT_CACHE_DIR, Cache
+
+    root = Path(settings.project_root) if settings.config_path else Path.cwd()
+    directory = Path(options.cache_dir) if options.cache_dir else root / DEFAULT_CACHE_DIR
+    return Cache(directory, settings, tuple(sorted(r.code for r in linter.rules)))
+
+
+def run(
+    paths: Sequence[str],
+    settings: Settings,
+    options: RunOptions = RunOptions(),
+    stdin: bytes | None = None,
+    *,
+    linter: Linter | None = None,
+    progress: Progress | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> RunOutcome:
+    """Check or fix ``paths`` ('-' is ``stdin``) and write what the mode writes.
+
+    ``warn`` hears discovery warnings as they come (they are also in ``RunOutcome.warnings``).
+    """
+    linter = linter or Linter(settings)
+    files: list[FileOutcome] = []
+    stdin_output = None
+    if STDIN in paths:
+        data = stdin if stdin is not None else b""
+        outcome = _stdin(linter, options.stdin_filename or STDIN, data, options)
+        files.append(outcome)
+        if options.mode in ("fix", "fix-only"):
+            # The source is the output (an editor or `dllint --fix - < f > f.new` replaces the file
+            # with it): unchanged whenever it could not be fixed, never empty.
+            stdin_output = outcome.new_bytes if outcome.new_bytes is not None else data
+    found = discover([p for p in paths if p != STDIN], settings)
+    warnings: list[str] = []
+
+    def say(message: str) -> None:
+        warnings.append(message)
+        if warn is not None:
+            warn(message)
+
+    missing = found.report(say)
+    outcome = RunOutcome(files, missing, warnings, options, stdin_output)
+    if not found.files:
+        return outcome
+    cache = cache_for(settings, linter, options)
+    task = Task(fix=options.fixing, unsafe=options.unsafe_fixes)
+    outside = _links_out_of_roots(found.files, paths) if options.fixing else set()
+    if outside:
+        inside = [p for p in found.files if p not in outside]
+        by_path = {o.path: o for o in run_files(inside, settings, task, options.jobs, cache, progress, linter)}
+        for o in run_files(sorted(outside), settings, CHECK, options.jobs, cache, progress, linter):
+            o.notes.append(f"{o.path}: not fixed: a symbolic link to {os.path.realpath(o.path)}, outside the paths given")
+            by_path[o.path] = o
+        results = [by_path[p] for p in found.files]
+    else:
+        results = run_files(found.files, settings, task, options.jobs, cache, progress, linter)
+    files.extend(results)
+    if options.mode in ("fix", "fix-only"):
+        outcome.write_errors = _write(results)
+    return outcome
+
+
+def _stdin(linter: Linter, path: str, data: bytes, options: RunOptions) -> FileOutcome:
+    limit = linter.settings.max_file_size
+    if len(data) > limit:
+        return FileOutcome(path, linter.filter_findings(path, "", [too_large(path, len(data), limit)]))
+    try:
+        if options.fixing:
+            outcome = fix(linter, path, data, options.unsafe_fixes)
+        else:
+            outcome = check(linter, path, data)
+    except Exception as exc:  # noqa: BLE001 - reported as an internal error, never a traceback
+        outcome = FileOutcome(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
+    if options.fixing and not outcome.changed:
+        unreadable = [f for f in outcome.findings if f.code == "DL000"]
+        if unreadable:
+            outcome.notes.append(f"{path}: not fixed, printed as it was: {unreadable[0].message}")
+    return outcome
+
+
+def _links_out_of_roots(files: list[str], paths: Sequence[str]) -> set[str]:
+    """Discovered files that are symbolic links to a file outside every directory given."""
+    named = {p for p in paths if p != STDIN and not os.path.isdir(p)}
+    roots = [os.path.realpath(p) for p in paths if p != STDIN and os.path.isdir(p)]
+    outside = set()
+    for path in files:
+        if path in named or not os.path.islink(path):
+            continue
+        target = os.path.realpath(path)
+        if not any(os.path.commonpath([root, target]) == root for root in roots):
+            outside.add(path)
+    return outside
+
+
+def _write(results: list[FileOutcome]) -> list[str]:
+    """Write each fixed file in one step; the errors, one line each."""
+    errors = []
+    for outcome in results:
+        if outcome.new_bytes is None:
+            continue
+        try:
+            write_atomic(outcome.path, outcome.new_bytes)
+        except OSError as exc:
+            errors.append(f"{outcome.path}: cannot write the fixed file: {exc}")
+    return errors
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Replace ``path``'s content in one step: a temporary file beside it, then ``os.replace``.
+    Keeps the file's permission bits; writes through a symlink to its target."""
+    import stat
+    import tempfile
+
+    target = os.path.realpath(path)
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    directory, name = os.path.split(target)
+    handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".dllint-tmp", dir=directory or ".")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def lint_paths(
+    paths: Sequence[str],
+    settings: Settings | None = None,
+    *,
+    linter: Linter | None = None,
+    jobs: int | None = 1,
+    no_cache: bool = True,
+) -> list[FileResult]:
+    """Check files (no discovery of directories, no writing): one result per path, in order.
+
+    What the probe calls for its static findings (``lint_paths([script], linter=linter)``).
+    """
+    if linter is None:
+        linter = Linter(settings or Settings())
+    settings = linter.settings
+    options = RunOptions(jobs=jobs, no_cache=no_cache)
+    cache = cache_for(settings, linter, options)
+    return list(run_files(list(paths), settings, CHECK, jobs, cache, None, linter))

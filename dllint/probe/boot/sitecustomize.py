@@ -1,0 +1,31 @@
+"""Installs the probe's file guard in every Python process the probe starts, then the real sitecustomize.
+
+The runner puts this directory first on the harness's PYTHONPATH; each process
+started under the probe (DataLoader workers under spawn or forkserver, Python
+programs the script launches) inherits it. Outside a probe run
+(``DLLINT_PROBE_SCRATCH`` unset) it only hands over to the environment's own
+sitecustomize.
+"""
+
+import importlib
+import os
+import sys
+
+if os.environ.get("DLLINT_PROBE_SCRATCH"):
+    from dllint.probe.descendants import watch_loaders
+    from dllint.probe.guard import install_from_environment
+
+    install_from_environment()
+    watch_loaders()
+
+# The environment's own sitecustomize (a distribution or virtualenv may ship one).
+_here = os.path.dirname(os.path.abspath(__file__))
+_saved_path = list(sys.path)
+sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _here]
+_ours = sys.modules.pop("sitecustomize", None)
+try:
+    importlib.import_module("sitecustomize")
+except ImportError:
+    sys.modules["sitecustomize"] = _ours
+finally:
+    sys.path[:] = _saved_path

@@ -1,0 +1,93 @@
+"""Loaders built in Python processes the probe does not hook: reported, not lost.
+
+The harness hooks DataLoader in its own process (and forked children inherit
+the hooks). A Python process started fresh (``multiprocessing`` under spawn,
+``torch.multiprocessing.spawn``, ``subprocess`` running Python) runs the
+probe's ``sitecustomize``, which calls ``watch_loaders``: once torch's
+DataLoader module is imported there, building a loader appends a
+``child_loader`` event to the events file, so the report can say "a DataLoader
+was built in a child process" instead of "built no DataLoader".
+
+A spawn DataLoader worker re-importing the script (the DL101 case) is still
+bootstrapping then, and is not reported.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+from typing import Any
+
+ROLE_ENV = "DLLINT_PROBE_ROLE"
+HARNESS = "harness"  # the harness process itself: it hooks loaders fully
+_MODULE = "torch.utils.data.dataloader"
+
+
+def _bootstrapping() -> bool:
+    import multiprocessing
+
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+
+
+def _probed_as_rank() -> bool:
+    """A child the harness runs as a rank (``torch.multiprocessing.spawn``, ``Process``) is probed, not lost."""
+    from dllint.probe import ranks
+
+    return ranks.current_rank() is not None
+
+
+def _report(call_site: str | None) -> None:
+    from dllint.probe.guard import _event_file_reporter
+
+    _event_file_reporter()({"event": "child_loader", "pid": os.getpid(), "call_site": call_site})
+
+
+def _wrap(module: Any) -> None:
+    loader_class = getattr(module, "DataLoader", None)
+    original = getattr(loader_class, "__init__", None)
+    if original is None or getattr(original, "_dllint_watched", False):
+        return
+
+    @functools.wraps(original)
+    def __init__(loader, *args, **kwargs):
+        if not _bootstrapping() and module.get_worker_info() is None and not _probed_as_rank():
+            from dllint.probe.callsite import find_call_site
+
+            site = find_call_site(loader)
+            _report(site.label() if site else None)
+        return original(loader, *args, **kwargs)
+
+    __init__._dllint_watched = True  # type: ignore[attr-defined]
+    loader_class.__init__ = __init__
+
+
+class _WatchDataLoader(importlib.abc.MetaPathFinder):
+    """Wraps DataLoader.__init__ right after torch's dataloader module is executed."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != _MODULE:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        original_exec = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            original_exec(module)
+            _wrap(module)
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def watch_loaders() -> None:
+    """In a process the harness does not run in: report every DataLoader it builds."""
+    if os.environ.get(ROLE_ENV) == HARNESS:
+        return
+    if _MODULE in sys.modules:
+        _wrap(sys.modules[_MODULE])
+    elif not any(isinstance(finder, _WatchDataLoader) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _WatchDataLoader())

@@ -1,0 +1,133 @@
+"""Everything the probe knows about torch's and CPython's internals, in one place.
+
+The probe reads torch's error messages and tunes two private settings of its
+multiprocessing iterator. Neither is public API, so each piece is named here,
+used only through these functions, guarded (a torch without the attribute
+leaves the probe slower, never broken) and tested against the pinned torch
+(tests/probe/test_internals.py). When torch changes a message, that test fails
+here rather than a verdict silently turning into "not confirmed".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# -- messages torch raises ------------------------------------------------------
+
+# Substrings of DataLoader.__init__'s ValueErrors, most specific first.
+CONSTRUCTION_MESSAGES: tuple[tuple[str, str], ...] = (
+    ("DataLoader with IterableDataset: expected unspecified", "DL006"),
+    ("persistent_workers option needs num_workers > 0", "DL001"),
+    ("prefetch_factor option could only be specified in multiprocessing", "DL002"),
+    ("multiprocessing_context can only be used with multi-process loading", "DL002"),
+    ("sampler option is mutually exclusive with shuffle", "DL003"),
+    ("batch_sampler option is mutually exclusive", "DL004"),
+    ("batch_size=None option disables auto-batching and is mutually exclusive with drop_last", "DL004"),
+    ("should be non-negative", "DL005"),
+    ("multiprocessing_context option should specify a valid start method", "DL005"),
+)
+
+# pickle's messages for what spawn cannot send (CPython's, not torch's).
+PICKLING_LAMBDA = "<lambda>"
+PICKLING_LOCAL = ("local object", "<locals>")
+PICKLING_UNPICKLABLE = "cannot pickle"
+
+# multiprocessing's error in a spawn child that re-ran a script without a main guard.
+SPAWN_BOOTSTRAP = "bootstrapping phase"
+# pickle's error in a spawn child that cannot find a name defined under the main guard.
+MISSING_IN_MP_MAIN = re.compile(r"Can't get attribute '([\w.]+)' on <module '__mp_main__'")
+# torch's error in a forked worker that touches CUDA initialised in the parent.
+CUDA_REINIT = "Cannot re-initialize CUDA in forked subprocess"
+# torch wraps an error raised in a worker; the original follows this line.
+WORKER_TRACEBACK = "Original Traceback"
+
+
+def construction_code(error: BaseException) -> str | None:
+    """The DL00x code of a ValueError from DataLoader.__init__, or None."""
+    text = str(error)
+    return next((code for needle, code in CONSTRUCTION_MESSAGES if needle in text), None)
+
+
+def pickling_code(part: str, error: BaseException) -> str | None:
+    """Which rule a pickling error of one worker argument confirms, or None."""
+    text = str(error)
+    if PICKLING_LAMBDA in text:
+        return "DL102"
+    if any(needle in text for needle in PICKLING_LOCAL):
+        return "DL103"
+    if part == "dataset" and PICKLING_UNPICKLABLE in text:
+        return "DL104"
+    return None
+
+
+def worker_error_summary(error: BaseException) -> str | None:
+    """For an error torch re-raised from a worker: its summary line plus the original error."""
+    text = str(error)
+    if WORKER_TRACEBACK not in text:
+        return None
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return f"{lines[0].strip()} {lines[-1].strip()}"
+
+
+# -- private attributes of torch's multiprocessing iterator ------------------------
+
+# torch polls its workers every MP_STATUS_CHECK_INTERVAL (5 s); a dead worker
+# should be noticed faster, and shutdown should not wait 5 s per worker.
+WORKER_CHECK_SECONDS = 0.25
+SHUTDOWN_JOIN_SECONDS = 1.0
+
+
+def tune_worker_polling(dataloader_module: Any) -> list[str]:
+    """Shorten torch's worker-status poll and shutdown join; return what could not be tuned."""
+    untuned = []
+    multi = getattr(dataloader_module, "_MultiProcessingDataLoaderIter", None)
+    try_get = getattr(multi, "_try_get_data", None)
+    if try_get is not None and getattr(try_get, "__defaults__", None) and len(try_get.__defaults__) == 1:
+        try_get.__defaults__ = (WORKER_CHECK_SECONDS,)
+    else:
+        untuned.append("_MultiProcessingDataLoaderIter._try_get_data")
+    utils = getattr(dataloader_module, "_utils", None)
+    if utils is not None and hasattr(utils, "MP_STATUS_CHECK_INTERVAL"):
+        utils.MP_STATUS_CHECK_INTERVAL = SHUTDOWN_JOIN_SECONDS
+    else:
+        untuned.append("_utils.MP_STATUS_CHECK_INTERVAL")
+    return untuned
+
+
+def shutdown_iterator(iterator: Any) -> None:
+    """Stop a loader iterator's workers now rather than whenever it is collected."""
+    shutdown = getattr(iterator, "_shutdown_workers", None)
+    if shutdown is not None:
+        shutdown()
+
+
+def current_iterator(loader: Any) -> Any:
+    """The iterator a persistent loader keeps between epochs (torch's ``_iterator``)."""
+    return getattr(loader, "_iterator", None)
+
+
+def forget_iterator(loader: Any, iterator: Any) -> None:
+    """Make the loader start fresh workers next epoch instead of reusing stopped ones."""
+    if getattr(loader, "_iterator", None) is iterator:
+        loader._iterator = None
+
+
+# -- generator classes a dataset may hold (DL304) ------------------------------------
+
+
+def generator_classes() -> tuple[type, ...]:
+    """The random generator classes whose state a fork or pickle copies unchanged."""
+    import random
+
+    classes: list[type] = [random.Random]
+    try:
+        import numpy
+
+        classes += [numpy.random.Generator, numpy.random.RandomState]
+    except ImportError:  # numpy is optional for torch
+        pass
+    import torch
+
+    classes.append(torch.Generator)
+    return tuple(classes)

@@ -1,0 +1,104 @@
+"""The torch and CPython internals the probe relies on, checked against the pinned torch.
+
+When torch changes a message or drops a private attribute, these fail here,
+instead of a verdict quietly turning into "not confirmed".
+"""
+
+from __future__ import annotations
+
+import inspect
+import multiprocessing.spawn
+import threading
+import types
+
+import pytest
+
+from dllint.probe import internals
+from dllint.probe.checks.spawn import pickling_error
+
+torch = pytest.importorskip("torch")
+from torch.utils.data import DataLoader, IterableDataset, TensorDataset  # noqa: E402
+from torch.utils.data import dataloader as dataloader_module  # noqa: E402
+
+DATA = TensorDataset(torch.arange(4.0))
+
+
+class Stream(IterableDataset):
+    def __iter__(self):
+        return iter(range(4))
+
+
+class Holder:
+    def __init__(self):
+        self.lock = threading.Lock()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code"),
+    [
+        ({"dataset": Stream(), "shuffle": True}, "DL006"),
+        ({"dataset": DATA, "persistent_workers": True}, "DL001"),
+        ({"dataset": DATA, "prefetch_factor": 2}, "DL002"),
+        ({"dataset": DATA, "multiprocessing_context": "spawn"}, "DL002"),
+        ({"dataset": DATA, "shuffle": True, "sampler": range(4)}, "DL003"),
+        ({"dataset": DATA, "batch_sampler": [[0, 1]], "batch_size": 2}, "DL004"),
+        ({"dataset": DATA, "batch_size": None, "drop_last": True}, "DL004"),
+        ({"dataset": DATA, "num_workers": -1}, "DL005"),
+        ({"dataset": DATA, "num_workers": 1, "multiprocessing_context": "no-such-method"}, "DL005"),
+    ],
+)
+def test_each_construction_message_is_torchs_own(arguments, code):
+    with pytest.raises(ValueError) as raised:
+        DataLoader(**arguments)
+    assert internals.construction_code(raised.value) == code
+
+
+def test_pickling_messages_name_the_culprit():
+    def local():
+        return None
+
+    assert internals.pickling_code("collate_fn", pickling_error(lambda batch: batch)) == "DL102"
+    assert internals.pickling_code("collate_fn", pickling_error(local)) == "DL103"
+    assert internals.pickling_code("dataset", pickling_error(Holder())) == "DL104"
+
+
+def test_messages_read_from_torch_and_multiprocessing_are_still_there():
+    import torch._utils
+    import torch.cuda
+
+    assert internals.SPAWN_BOOTSTRAP in inspect.getsource(multiprocessing.spawn)
+    assert internals.CUDA_REINIT in inspect.getsource(torch.cuda)
+    assert internals.WORKER_TRACEBACK in inspect.getsource(torch._utils.ExceptionWrapper)
+
+
+def test_the_private_attributes_the_probe_tunes_exist_in_the_pinned_torch():
+    multi = dataloader_module._MultiProcessingDataLoaderIter
+    assert multi._try_get_data.__defaults__ == (dataloader_module._utils.MP_STATUS_CHECK_INTERVAL,)
+    assert hasattr(multi, "_shutdown_workers")
+    loader = DataLoader(DATA, num_workers=1, persistent_workers=True)
+    assert hasattr(loader, "_iterator")
+
+
+def test_tuning_is_guarded_where_an_attribute_is_missing():
+    class Iterator:
+        def _try_get_data(self, timeout=5.0):
+            return timeout
+
+    present = types.SimpleNamespace(_MultiProcessingDataLoaderIter=Iterator,
+                                    _utils=types.SimpleNamespace(MP_STATUS_CHECK_INTERVAL=5.0))
+    assert internals.tune_worker_polling(present) == []
+    assert Iterator._try_get_data.__defaults__ == (internals.WORKER_CHECK_SECONDS,)
+    assert present._utils.MP_STATUS_CHECK_INTERVAL == internals.SHUTDOWN_JOIN_SECONDS
+    missing = types.SimpleNamespace()
+    assert internals.tune_worker_polling(missing) == ["_MultiProcessingDataLoaderIter._try_get_data",
+                                                      "_utils.MP_STATUS_CHECK_INTERVAL"]
+
+
+def test_generator_classes_are_real_classes():
+    import random
+
+    import numpy
+
+    classes = internals.generator_classes()
+    for generator in (random.Random(0), numpy.random.default_rng(0), numpy.random.RandomState(0), torch.Generator()):
+        assert isinstance(generator, classes)

@@ -1,0 +1,354 @@
+"""The run pipeline: one path for check, --fix, --diff, --fix-only, stdin and the probe."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dllint import exit_codes, pipeline, runner
+from dllint.cache import Cache
+from dllint.cli import main
+from dllint.config import Settings
+from dllint.engine import Linter
+from dllint.inputs import ADAPTERS, Input, load
+from dllint.pipeline import RunOptions, lint_paths, run
+
+SAFE = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, num_workers=0, persistent_workers=True)\n"
+SAFE_FIXED = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, num_workers=0)\n"
+UNFIXABLE = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, num_workers=2, prefetch_factor=0)\n"
+CLEAN = "import os\n"
+
+
+def cli(*args: str, input: bytes | None = None, cwd: Path | None = None):
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, list(args), input=input)
+    finally:
+        os.chdir(old)
+
+
+# -- one pipeline ------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["fix", "diff", "fix-only"])
+def test_fix_modes_run_through_the_runner(tmp_path, monkeypatch, mode):
+    (tmp_path / "a.py").write_text(SAFE)
+    seen = []
+    real = runner.run_files
+    monkeypatch.setattr(pipeline, "run_files", lambda paths, *a, **k: (seen.append(a[1]), real(paths, *a, **k))[1])
+    outcome = run([str(tmp_path)], Settings(), RunOptions(mode=mode, no_cache=True))
+    assert seen and seen[0].fix
+    assert outcome.fixed == 1
+    assert (tmp_path / "a.py").read_text() == (SAFE if mode == "diff" else SAFE_FIXED)
+
+
+def test_fix_pool_and_in_process_agree(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "MIN_FILES_FOR_POOL", 1)
+    monkeypatch.setattr(runner, "MIN_BYTES_FOR_POOL", 1)
+    texts = [SAFE, UNFIXABLE, CLEAN] * 3
+    trees = []
+    for jobs in (1, 2):
+        root = tmp_path / f"j{jobs}"
+        root.mkdir()
+        for i, text in enumerate(texts):
+            (root / f"m{i}.py").write_text(text)
+        outcome = run([str(root)], Settings(), RunOptions(mode="fix", jobs=jobs, no_cache=True))
+        trees.append(([p.read_text() for p in sorted(root.iterdir())], [(f.path.split("/")[-1], f.code) for f in outcome.findings], outcome.fixed))
+    assert trees[0] == trees[1]
+    assert trees[0][2] == 3
+
+
+def test_fix_reuses_the_cache_and_skips_files_with_nothing_to_fix(tmp_path, monkeypatch):
+    for name, text in (("fixable.py", SAFE), ("unfixable.py", UNFIXABLE), ("clean.py", CLEAN)):
+        (tmp_path / name).write_text(text)
+    cache_dir = tmp_path / "cache"
+    options = RunOptions(cache_dir=str(cache_dir), jobs=1)
+    checked = run([str(tmp_path)], Settings(), options)
+    assert {f.code for f in checked.findings} == {"DL001", "DL005"}
+    read = []
+    real = runner.read_file
+    monkeypatch.setattr(runner, "read_file", lambda path, *a: (read.append(Path(path).name), real(path, *a))[1])
+    fixed = run([str(tmp_path)], Settings(), RunOptions(mode="fix", cache_dir=str(cache_dir), jobs=1))
+    assert read == ["fixable.py"], "a file whose cached findings hold no fix is neither read nor parsed"
+    assert fixed.fixed == 1 and [f.code for f in fixed.findings] == ["DL005"]
+    assert (tmp_path / "fixable.py").read_text() == SAFE_FIXED
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--probe", "train.py", "--fix"],
+        ["--probe", "train.py", "--diff"],
+        ["--probe", "train.py", "--fix-only"],
+        ["--diff", "--fix-only", "train.py"],
+    ],
+)
+def test_conflicting_options_are_a_usage_error(tmp_path, args):
+    (tmp_path / "train.py").write_text(SAFE)
+    result = cli(*args, cwd=tmp_path)
+    assert result.exit_code == exit_codes.ERROR
+    assert "cannot be combined" in result.output
+    assert (tmp_path / "train.py").read_text() == SAFE
+
+
+def test_lint_paths_is_the_probes_static_lint(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SAFE)
+    linter = Linter(Settings())
+    [result] = lint_paths([str(script)], linter=linter)
+    assert [f.code for f in result.findings] == ["DL001"]
+    assert not list(tmp_path.glob("**/.dllint_cache"))
+
+
+# -- input adapters ---------------------------------------------------------------------------
+def test_discovery_suffixes_come_from_the_adapters(tmp_path):
+    from dllint.discovery import discover
+
+    for suffix in ADAPTERS:
+        (tmp_path / f"f{suffix}").write_text("")
+    (tmp_path / "notes.txt").write_text("")
+    found = discover([str(tmp_path)], Settings(project_root=str(tmp_path)))
+    assert sorted(Path(p).suffix for p in found.files) == sorted(ADAPTERS)
+
+
+def test_engine_lints_inputs_and_has_a_config_seam():
+    linter = Linter(Settings())
+    python = load("t.py", SAFE.encode())
+    assert isinstance(python, Input) and python.kind == "python"
+    assert [f.code for f in linter.lint_input(python).findings] == ["DL001"]
+    config = Input("c.yaml", "config", "num_workers: 0\n", document=object())
+    assert linter.lint_input(config).findings == []
+
+
+def test_the_engine_knows_nothing_of_notebooks():
+    import subprocess
+    import sys
+
+    source = (Path(__file__).resolve().parent.parent / "dllint" / "engine.py").read_text()
+    assert "ipynb" not in source and "notebook import" not in source
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, dllint.engine; print(sorted(m for m in sys.modules if m.startswith('dllint.inputs')))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "[]"
+
+
+def test_project_reaches_the_facts_and_its_deps_the_result():
+    class View:
+        deps = {"pkg/data.py": "d" * 64}
+
+    seen = []
+    linter = Linter(Settings())
+
+    class Spy:
+        code = "DL999"
+
+        def check(self, facts):
+            seen.append(facts.project)
+            return []
+
+    linter.rules.append(Spy())
+    result = linter.lint_input(load("t.py", SAFE.encode()), project=View())
+    assert isinstance(seen[0], View)
+    assert result.deps == {"pkg/data.py": "d" * 64}
+
+
+# -- issue 12.1: stdin fixing never loses the input -------------------------------------------
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\xff\xfe not utf-8 DataLoader\n",
+        b"# -*- coding: nonexistent -*-\nfrom torch.utils.data import DataLoader\n",
+        b"\x00\x01\x02DataLoader\x00",
+        ("from torch.utils.data import DataLoader\nDataLoader(ds, shuffle=True, sampler=s)\n" + "def broken(:\n").encode(),
+    ],
+    ids=["not-utf8", "unknown-coding", "binary", "syntax-error"],
+)
+@pytest.mark.parametrize("mode", ["--fix", "--fix-only"])
+def test_stdin_fix_prints_the_input_unchanged_when_it_cannot_fix(data, mode):
+    result = CliRunner().invoke(main, [mode, "--no-cache", "-"], input=data)
+    assert result.stdout_bytes == data
+    assert "printed as it was" in result.stderr
+
+
+# -- issue 12.5: no writing through links out of the tree -------------------------------------
+def test_fix_does_not_write_through_a_link_out_of_the_directory(tmp_path):
+    outside = tmp_path / "outside.py"
+    outside.write_text(SAFE)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "link.py").symlink_to(outside)
+    (tree / "own.py").write_text(SAFE)
+    (tree / "sub").mkdir()
+    (tree / "inner_link.py").symlink_to(tree / "sub" / "target.py")
+    (tree / "sub" / "target.py").write_text(SAFE)
+    result = cli("--fix", "--no-cache", str(tree))
+    assert outside.read_text() == SAFE, "the target outside the tree is left alone"
+    assert (tree / "own.py").read_text() == SAFE_FIXED
+    assert (tree / "sub" / "target.py").read_text() == SAFE_FIXED, "a link within the tree is followed"
+    assert f"{tree / 'link.py'}: not fixed: a symbolic link to {outside}" in result.stderr
+    assert f"{tree / 'link.py'}:3:" in result.stdout, "its findings are still reported"
+
+
+def test_a_link_named_on_the_command_line_is_fixed(tmp_path):
+    target = tmp_path / "elsewhere" / "t.py"
+    target.parent.mkdir()
+    target.write_text(SAFE)
+    (tmp_path / "link.py").symlink_to(target)
+    cli("--fix", "--no-cache", str(tmp_path / "link.py"))
+    assert target.read_text() == SAFE_FIXED and (tmp_path / "link.py").is_symlink()
+
+
+# -- issue 12.6: the size limit ----------------------------------------------------------------
+def test_a_file_over_max_file_size_is_one_dl000_and_never_read(tmp_path, monkeypatch):
+    big = tmp_path / "big.py"
+    big.write_text(SAFE + "x = 1\n" * 200)
+    (tmp_path / "pyproject.toml").write_text('[tool.dllint]\nmax-file-size = "1KB"\n')
+    opened = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda f, *a, **k: (opened.append(str(f)), real_open(f, *a, **k))[1])
+    result = cli("--no-cache", "--format", "json", str(big), cwd=tmp_path)
+    monkeypatch.undo()
+    [finding] = json.loads(result.stdout)
+    assert finding["code"] == "DL000"
+    assert "too large" in finding["message"] and "max-file-size" in finding["message"]
+    assert str(big) not in opened
+    assert cli("--no-cache", "--max-file-size", "1MB", str(big), cwd=tmp_path).exit_code == 1
+    assert "DL001" in cli("--no-cache", "--max-file-size", "1MB", str(big), cwd=tmp_path).stdout
+
+
+def test_max_file_size_applies_to_stdin_and_rejects_nonsense(tmp_path):
+    result = cli("--no-cache", "--max-file-size", "10", "-", input=SAFE.encode())
+    assert "DL000" in result.stdout and "too large" in result.stdout
+    assert cli("--max-file-size", "lots", "-", input=b"").exit_code == exit_codes.ERROR
+    (tmp_path / "pyproject.toml").write_text("[tool.dllint]\nmax-file-size = -3\n")
+    (tmp_path / "a.py").write_text(CLEAN)
+    bad = cli("a.py", cwd=tmp_path)
+    assert bad.exit_code == exit_codes.ERROR and "max-file-size" in bad.stderr
+
+
+# -- issue 12.8: small honesty fixes -------------------------------------------------------------
+def test_ctrl_c_exits_130(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text(SAFE)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "run", interrupted)
+    result = cli("--no-cache", str(tmp_path))
+    assert result.exit_code == exit_codes.INTERRUPTED == 130
+    assert "Aborted" not in result.output
+
+
+def test_a_newline_in_a_file_name_is_escaped(tmp_path):
+    path = tmp_path / "evil\nx.py:1:1: DL999 forged.py"
+    path.write_text(SAFE)
+    result = cli("--no-cache", str(tmp_path))
+    lines = [line for line in result.stdout.splitlines() if "DL" in line and ".py" in line]
+    assert len(lines) == 1 and "evil\\nx.py" in lines[0]
+
+
+def test_an_excluded_directory_says_so(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.dllint]\nexclude = ["tests"]\n')
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text(SAFE)
+    (tmp_path / "empty").mkdir()
+    result = cli("--no-cache", "tests", cwd=tmp_path)
+    assert "excluded" in result.stderr and "no Python files found" not in result.stderr
+    assert "no Python files found in empty" in cli("--no-cache", "empty", cwd=tmp_path).stderr
+
+
+# -- issue 12.9: the CLI's own help ------------------------------------------------------------------
+def test_top_level_help_shows_the_check_options():
+    result = cli("--help")
+    for option in ("--select", "--fix", "--diff", "--format", "--max-file-size", "--probe", "explain", "rules"):
+        assert option in result.output
+
+
+def test_explain_by_name():
+    by_name = cli("explain", "missing-main-guard")
+    assert by_name.exit_code == 0 and by_name.output == cli("explain", "DL101").output
+    assert cli("explain", "dl101").exit_code == 0
+    assert cli("explain", "no-such-rule").exit_code == exit_codes.ERROR
+
+
+# -- speed: the identifier gates, before and after parsing --------------------------------------
+GATED = {
+    "strings-and-comments": '"""Wraps a torch DataLoader."""\n# DataLoader(ds, num_workers=4)\nx = "DataLoader"\n',
+    "escapes-and-raw": "x = b'DataLoader' + r'\\\\' + \"it's\" + 'DataLoader\\''\n",
+    "escaped-triple-quote": 'x = """a \\""" DataLoader"""\n',
+    "triple-single": "x = '''DataLoader \"quoted\" '''\n",
+}
+LINTED = {
+    "import": "from torch.utils.data import DataLoader\n",
+    "attribute": "import torch\nloader = torch.utils.data.DataLoader(ds)\n",
+    "f-string": 'x = f"{DataLoader}"\n',
+    "f-string-nested-quotes": "x = f\"{y['k']}\" + DataLoader\n",
+    "escaped-newline": 'x = "a\\\nb"; DataLoader\n',
+    "parameter": "def build(DistributedSampler=None):\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("source", list(GATED.values()), ids=list(GATED))
+def test_files_that_name_a_trigger_only_in_strings_are_not_parsed(monkeypatch, source):
+    import dllint.engine as engine
+
+    parsed = []
+    real = engine.ast.parse
+    monkeypatch.setattr(engine.ast, "parse", lambda *a, **k: (parsed.append(1), real(*a, **k))[1])
+    result = Linter(Settings()).lint_text("t.py", source)
+    monkeypatch.undo()
+    assert not parsed and result.skipped
+    real(source)  # the examples are valid Python
+
+
+@pytest.mark.parametrize("source", list(LINTED.values()), ids=list(LINTED))
+def test_files_that_name_a_trigger_in_code_get_facts(monkeypatch, source):
+    import ast
+
+    import dllint.engine as engine
+
+    ast.parse(source)
+    made = []
+    real = engine.FileFacts
+    monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: (made.append(a[0]), real(*a, **k))[1])
+    result = Linter(Settings()).lint_text("t.py", source)
+    assert made and not result.skipped
+
+
+def test_the_tree_gate_catches_what_the_scan_lets_through(monkeypatch):
+    """A trigger in an f-string's text (not its fields) passes the scan; the tree has no such identifier."""
+    import dllint.engine as engine
+
+    made = []
+    monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: made.append(1))
+    result = Linter(Settings()).lint_text("t.py", 'x = f"DataLoader {y}"\n')
+    assert result.skipped and not made
+
+
+def test_a_literal_trigger_in_a_string_still_gets_the_file_parsed(monkeypatch):
+    """A rule that reads os.environ["WORLD_SIZE"] declares it: the gates then let the file through."""
+    import dllint.engine as engine
+    from dllint.rules import Rule
+
+    class ReadsEnvironment(Rule):
+        code, name, summary = "DL999", "reads-environment", "test rule"
+        triggers = (b"WORLD_SIZE",)
+        literal_triggers = (b"WORLD_SIZE",)
+
+        def check(self, facts):
+            return iter(())
+
+    made = []
+    real = engine.FileFacts
+    monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: (made.append(1), real(*a, **k))[1])
+    source = 'import os\nsize = int(os.environ["WORLD_SIZE"])\n'
+    assert not Linter(Settings(), rules=[]).lint_text("t.py", source).findings
+    Linter(Settings(), rules=[ReadsEnvironment]).lint_text("t.py", source)
+    assert made
