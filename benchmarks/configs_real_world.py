@@ -71,6 +71,7 @@ def main() -> int:
     args = parser.parse_args()
     from dllint.config import Settings
     from dllint.engine import Linter
+    from dllint.per_file import lint_bytes
 
     linter = Linter(Settings(select=("ALL",), max_workers=args.max_workers))
     with tempfile.TemporaryDirectory() as temporary:
@@ -83,7 +84,7 @@ def main() -> int:
             parsed = 0
             started = time.perf_counter()
             for path in files:
-                result = linter.lint_bytes(str(path), path.read_bytes())
+                result = lint_bytes(linter, str(path), path.read_bytes())  # through the input adapters
                 parsed += not result.skipped
                 for error in result.errors:
                     print(f"INTERNAL ERROR {error}")
