@@ -435,3 +435,20 @@ def test_a_flat_script_with_loader_calls_is_not_a_dict_config():
     assert lint_source(source, Settings(select=("ALL",))) == []
     config_only = "opts = dict(num_workers=0, persistent_workers=True)\n"
     assert [f.code for f in lint_source(config_only, Settings(select=("ALL",)))] == ["DL001"]
+
+
+def test_mmengine_new_style_read_base_imports(tmp_path):
+    write(tmp_path, "_base_/data.py", "train_dataloader = dict(num_workers=2, persistent_workers=True, batch_size=2)\n")
+    child = write(
+        tmp_path,
+        "cfg/child.py",
+        "from mmengine.config import read_base\n\nwith read_base():\n    from .._base_.data import *\n\n"
+        "train_dataloader.update(num_workers=0)\n",
+    )
+    linter = Linter(Settings(select=("ALL",)))
+    assert [(f.line, f.code) for f in linter.lint_text(str(child), child.read_text()).findings] == [(6, "DL001")]
+
+
+def test_every_yaml_document_of_a_file_is_read():
+    text = "name: a\n---\nloader:\n  num_workers: 0\n  persistent_workers: true\n"
+    assert lint_yaml(text) == [(5, 3, "DL001")]
