@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 class PinMemoryMissing(Rule):
     """
     ## What it does
-    Checks for a loader without a truthy `pin_memory` whose batches the same function copies
-    to CUDA: `.cuda()`, `.to(device, non_blocking=True)`, or `.to(device)` where `device`
+    Checks for a loader without a truthy `pin_memory` whose batches are copied to CUDA in the
+    loop that iterates it (in this file, through wrappers such as `tqdm` or a logger's
+    `log_every`, or in the project's function the loader is passed to or returned to): `.cuda()`, `.to(device, non_blocking=True)`, or `.to(device)` where `device`
     resolves to a CUDA device (`"cuda"`, `f"cuda:{rank}"`, `torch.device("cuda" if
     torch.cuda.is_available() else "cpu")`). Reported at the loader call.
 
@@ -78,8 +79,10 @@ class PinMemoryMissing(Rule):
                 continue  # pinned, or unknown (a variable, a splat)
             if loader.keywords_only and loader.argument("pin_memory") is None:
                 continue  # a DataLoader subclass may pin by default
-            copies = [c for use in facts.loops.iterations(loader) for c in batch_cuda_copies(facts, use)]
-            if copies:
+            iterations = facts.loops.iterations(loader)
+            copies = [c for use in iterations for c in batch_cuda_copies(facts, use)]
+            elsewhere = [use.copies for use in iterations if use.copies]  # in another file of the project
+            if copies or elsewhere:
                 yield self.report(facts, loader.node, fix=self._fix(facts, loader, copies))
 
     def check_config(self, block) -> Iterator[Finding]:
