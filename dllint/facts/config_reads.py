@@ -80,6 +80,9 @@ def config_read(expr: ast.expr, scope: Scope, facts: FileFacts) -> ConfigRead | 
             if what == "source":
                 return ConfigRead(value, tuple(reversed(keys))) if keys else None  # type: ignore[arg-type]
             expr, scope = value, value_scope  # a name bound once to a part of a config
+        elif isinstance(expr, ast.Call) and keys:  # yaml.safe_load(stream)["train"]
+            source = _load_source(expr, scope, facts)
+            return None if source is None else ConfigRead(source, tuple(reversed(keys)))
         else:
             return None
     return None
@@ -101,7 +104,7 @@ def _name_source(name: str, scope: Scope, facts: FileFacts):
         return None
     value = binding.value
     if isinstance(value, (ast.Attribute, ast.Subscript, ast.Name)):
-        return ("part", value, owner)
+        return ("part", value, owner)  # data_cfg = cfg.train_ds
     if isinstance(value, ast.Call):
         source = _load_source(value, owner, facts)
         return None if source is None else ("source", source, owner)
