@@ -213,3 +213,13 @@ def test_crash_rules_name_the_config_key(tmp_path):
     (finding,) = [f for f in lint(tmp_path, "train.py", files).findings if f.code == "DL102"]
     assert finding.message.endswith("(train_ds.num_workers: 4 from conf/train.yaml:2)")
     assert json.loads(json.dumps(finding.to_dict()))["config_keys"][0]["key"] == "train_ds.num_workers"
+
+
+def test_crash_rules_count_a_config_key_set_to_zero_as_may_start_workers(tmp_path):
+    """Like a command-line option whose default is 0 (RULES.md "Worker counts from the command line")."""
+    files = {
+        "conf/train.yaml": "train_ds:\n  num_workers: 0\n",
+        "train.py": HYDRA_APP.replace(", persistent_workers=cfg.train_ds.persistent_workers", ", collate_fn=lambda b: b"),
+    }
+    (finding,) = [f for f in lint(tmp_path, "train.py", files).findings if f.code == "DL102"]
+    assert "(when train_ds.num_workers > 0)" in finding.message

@@ -156,9 +156,7 @@ def _hydra_source(function: ast.AST, param: ast.AST, facts: FileFacts) -> Config
 def _string(expr: ast.expr | None, scope: Scope, facts: FileFacts) -> str | None:
     if expr is None:
         return None
-    from dllint.facts.values import resolve
-
-    value = resolve(expr, scope, facts)
+    value = facts.resolve(expr, scope)
     return value.value if value.is_const and isinstance(value.value, str) else None
 
 
@@ -166,10 +164,12 @@ def _path_source(expr: ast.expr, scope: Scope, facts: FileFacts, reader: str) ->
     """A path expression as file patterns: a string (through names and argparse defaults), an
     f-string (``*`` for each inserted value), or ``os.path.join(os.path.dirname(__file__), ...)``
     / ``Path(__file__).parent / ...`` (relative to the file)."""
-    from dllint.facts.values import follow
-
-    expr, scope = follow(expr, scope, facts)
     text = _string(expr, scope, facts)
+    for _ in range(MAX_DEPTH):  # a name bound once to the path (an f-string)
+        found = facts.scopes.single_value(expr.id, scope) if isinstance(expr, ast.Name) else None
+        if found is None or found[1].kind != "assign" or found[1].value is None:
+            break
+        scope, expr = found[0], found[1].value
     if text is not None:
         return ConfigSource((text,), "cwd", reader)
     if isinstance(expr, ast.JoinedStr):
