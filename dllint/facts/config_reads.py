@@ -89,26 +89,25 @@ def config_read(expr: ast.expr, scope: Scope, facts: FileFacts) -> ConfigRead | 
 
 
 def _name_source(name: str, scope: Scope, facts: FileFacts):
+    """("source", ConfigSource, scope) for a name bound to a config, ("part", expr, scope) for a
+    name bound once to a part of one (``data_cfg = cfg.train_ds``), else None."""
     found = facts.scopes.lookup(name, scope)
     if found is None or len(found[1]) != 1:
         return None
     owner, (binding,) = found
-    if _mutated(name, owner, facts):
-        return None
+    result = None
     if binding.kind == "param":
         source = _hydra_source(owner.node, binding.node, facts)
-        return None if source is None else ("source", source, owner)
-    if binding.kind == "other" and isinstance(binding.node, ast.withitem):
-        return None
-    if binding.kind != "assign" or binding.value is None:
-        return None
-    value = binding.value
-    if isinstance(value, (ast.Attribute, ast.Subscript, ast.Name)):
-        return ("part", value, owner)  # data_cfg = cfg.train_ds
-    if isinstance(value, ast.Call):
-        source = _load_source(value, owner, facts)
-        return None if source is None else ("source", source, owner)
-    return None
+        result = None if source is None else ("source", source, owner)
+    elif binding.kind == "assign" and binding.value is not None:
+        value = binding.value
+        if isinstance(value, (ast.Attribute, ast.Subscript, ast.Name)):
+            result = ("part", value, owner)
+        elif isinstance(value, ast.Call):
+            source = _load_source(value, owner, facts)
+            result = None if source is None else ("source", source, owner)
+    # Checked last: the scan over the file's names is paid only for a config.
+    return None if result is None or _mutated(name, owner, facts) else result
 
 
 def _load_source(call: ast.Call, scope: Scope, facts: FileFacts) -> ConfigSource | None:
