@@ -14,7 +14,7 @@ from dllint.findings import ConfigKey, Finding
 from dllint.probe.pairing import attach_verdicts
 from dllint.probe.results import CONFIRMED, Anchor, Result
 
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "probe" / "config_values"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "probe"
 KEYS = (
     ConfigKey("train.persistent_workers", "true", (("conf/train.yaml", 3),)),
     ConfigKey("train.num_workers", "0", (("conf/train.yaml", 2),)),
@@ -38,15 +38,17 @@ def test_confirmed_verdict_names_the_config_key(tmp_path):
 def test_probe_report_names_the_key(tmp_path):
     pytest.importorskip("torch")
     project = tmp_path / "project"
-    shutil.copytree(FIXTURE, project)
+    project.mkdir()
+    for name in ("config_values.py", "config_values.yaml"):
+        shutil.copy(FIXTURES / name, project / name)
     (project / "pyproject.toml").write_text("")
     proc = subprocess.run(
-        [sys.executable, "-m", "dllint", "--probe", str(project / "train.py"), "--format", "json", "--probe-timeout", "60"],
+        [sys.executable, "-m", "dllint", "--probe", str(project / "config_values.py"), "--format", "json", "--probe-timeout", "60"],
         capture_output=True, text=True, cwd=tmp_path, timeout=120,
     )
     assert proc.returncode == 1, proc.stderr
     (dl001,) = [f for f in json.loads(proc.stdout) if f["code"] == "DL001"]
     assert dl001["probe"]["verdict"] == "confirmed"
-    assert dl001["probe"]["change"][0] == "train.persistent_workers in conf/train.yaml:3"
-    assert "change train.persistent_workers in conf/train.yaml:3" in dl001["probe"]["evidence"]
-    assert dl001["config_keys"][1] == {"key": "train.num_workers", "value": "0", "places": [["conf/train.yaml", 2]]}
+    assert dl001["probe"]["change"][0] == "train.persistent_workers in config_values.yaml:3"
+    assert "change train.persistent_workers in config_values.yaml:3" in dl001["probe"]["evidence"]
+    assert dl001["config_keys"][1] == {"key": "train.num_workers", "value": "0", "places": [["config_values.yaml", 2]]}
