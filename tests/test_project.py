@@ -258,3 +258,18 @@ def test_project_root_from_the_paths(tmp_path):
     write(root, {"setup.cfg": "", "pkg/__init__.py": "", "pkg/train.py": TRAIN.replace("from data", "from pkg.data"), "pkg/data.py": DATA})
     found = check_project(root, tmp_path / "cache", paths=[root / "pkg" / "data.py"])
     assert found == {"data.py": [(5, "DL301"), (6, "DL201")]}
+
+
+def test_project_root_option(tmp_path):
+    """Without a marker file the run has no project, unless --project-root names one."""
+    from click.testing import CliRunner
+
+    from dllint.cli import main
+
+    root = tmp_path / "scripts"
+    write(root, {"train.py": TRAIN, "data.py": DATA})
+    data = str(root / "data.py")
+    alone = CliRunner().invoke(main, ["check", data, "--no-cache", "--select", "DL301"])
+    assert "DL301" not in alone.output  # the loader is returned; no caller in view
+    found = CliRunner().invoke(main, ["check", data, "--no-cache", "--select", "DL301", "--project-root", str(root)])
+    assert "data.py:5:15: DL301" in found.output
