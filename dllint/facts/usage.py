@@ -18,6 +18,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 
 if TYPE_CHECKING:
@@ -376,7 +377,11 @@ class UsageAnalysis:
         if remote:
             uses += remote
         if not callers and not remote:
-            uses.append(Use("escape", expr, here, via, "unclaimed"))
+            # ``get_data_loader()`` with no caller in the project: a trainer outside it asks for
+            # a fresh loader when it needs one (coqui's calls it every epoch), which no
+            # ``persistent_workers`` helps. How often the loader is iterated is unknown.
+            how = "unknown" if _on_request(func, self.parents.get(func)) else "unclaimed"
+            uses.append(Use("escape", expr, here, via, how))
         return uses
 
     def _callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
@@ -663,6 +668,16 @@ class UsageAnalysis:
             parent = self.parents.get(load)
             if isinstance(parent, ast.Call) and parent.func is load:
                 self._triggers(parent, out, seen)
+
+
+def _on_request(func: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.AST | None) -> bool:
+    """A function whose name says it builds a loader on request (``get_data_loader``,
+    ``get_eval_dataloader``), outside a class whose base may be a trainer that keeps it."""
+    name = func.name.lower()
+    if not (name.startswith("get_") and "loader" in name):
+        return False
+    bases = owner.bases if isinstance(owner, ast.ClassDef) else []
+    return not any("trainer" in (dotted_name(base) or "").lower() for base in bases)
 
 
 def _position(node: ast.AST) -> tuple[int, int]:

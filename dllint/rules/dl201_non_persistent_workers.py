@@ -24,7 +24,9 @@ class NonPersistentWorkers(Rule):
     framework hook that re-iterates it (Lightning `train_dataloader`/`val_dataloader`,
     `trainer.fit`). A returned or stored loader that no caller in the project claims counts
     only when it is evidently a training loader (shuffled, a random or distributed sampler,
-    built in `train_dataloader`). Endless iteration (a sampler that never ends, `iter()`
+    built in `train_dataloader`); one returned by a `get_*loader` method that nothing in the
+    project calls does not (a trainer outside it asks for a fresh loader when it needs one).
+    Endless iteration (a sampler that never ends, `iter()`
     renewed only on `StopIteration`, a loader subclass that keeps one iterator) is one pass.
 
     ## Why is this bad?
