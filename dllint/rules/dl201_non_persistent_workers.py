@@ -25,7 +25,9 @@ class NonPersistentWorkers(Rule):
     `trainer.fit`). A returned or stored loader that no caller in the project claims counts
     only when it is evidently a training loader (shuffled, a random or distributed sampler,
     built in `train_dataloader`); one returned by a `get_*loader` method that nothing in the
-    project calls does not (a trainer outside it asks for a fresh loader when it needs one).
+    project calls does not (a trainer outside it asks for a fresh loader when it needs one),
+    nor one stored (`self.X = loader`) only for the `test_dataloader`/`predict_dataloader`
+    hook that returns `self.X` (one pass).
     Endless iteration (a sampler that never ends, `iter()`
     renewed only on `StopIteration`, a loader subclass that keeps one iterator) is one pass.
 
