@@ -13,6 +13,8 @@ what is understood.
 - accelerate: ``accelerator.prepare(..., loader, ...)`` and ``prepare_data_loader`` hand
   back the same loader for flow purposes (wrapped to shard and to move batches to the
   device); ``accelerator.skip_first_batches(loader, n)`` likewise.
+- Lightning Fabric: ``fabric.setup_dataloaders(loader, ...)`` hands back the same loader(s)
+  (a distributed sampler and device placement added), one per argument, like ``prepare``.
 - ``DistributedSampler`` shuffles by default and needs ``set_epoch`` (DL301);
   ``RandomSampler``, ``WeightedRandomSampler``, ``SubsetRandomSampler`` and
   ``DistributedSampler`` mark a training loader.
@@ -78,6 +80,7 @@ CALLS = (
     CallRule("prepare", "accelerator", "same"),
     CallRule("prepare_data_loader", "accelerator", "same"),
     CallRule("skip_first_batches", "accelerator", "same", (0,), ("dataloader",)),
+    CallRule("setup_dataloaders", "fabric", "same"),
 )
 SAME_FUNCTIONS = frozenset(
     {
