@@ -92,22 +92,10 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-# Cycles known when this test came in, each to be broken by its owner; the test fails on any
-# other cycle, and on a known one that is gone (so that it is taken off this list).
-KNOWN: dict[frozenset[str], str] = {
-    frozenset({"dllint.probe", "dllint.probe.harness", "dllint.probe.ranks", "dllint.probe.runner"}): (
-        "issue 14's rank launcher: ranks.run_as_rank builds a Harness, which calls ranks.hook_children;"
-        " harness and runner import the package for `ranks`, and the package imports runner"
-    ),
-}
-
-
 def test_no_import_cycles():
     modules = module_names()
     graph = {name: imports_of(name, path, modules) for name, path in modules.items()}
-    found = {frozenset(cycle) for cycle in cycles(graph)}
-    assert sorted(map(sorted, found - set(KNOWN))) == []
-    assert set(KNOWN) <= found, "a known cycle is gone: take it off KNOWN"
+    assert cycles(graph) == []
 
 
 def test_the_cycle_finder_finds_cycles():

@@ -34,7 +34,7 @@ def _bootstrapping() -> bool:
 
 def _probed_as_rank() -> bool:
     """A child the harness runs as a rank (``torch.multiprocessing.spawn``, ``Process``) is probed, not lost."""
-    from dllint.probe import ranks
+    import dllint.probe.ranks as ranks
 
     return ranks.current_rank() is not None
 

@@ -1,6 +1,6 @@
 """The child process: runs the user's script with DataLoader hooked.
 
-``python -m dllint.probe.harness CONFIG.json``. Every loader the script builds
+Started as ``python -m dllint.probe.harness_main CONFIG.json``. Every loader the script builds
 is recorded with its call site. When the script first iterates a loader, the
 checks measure it; the script then gets an empty iterator, so its loops run
 through without training and reach the next loader. Once nothing new has been
@@ -8,7 +8,7 @@ built for a while, the script is stopped. Results stream to the events file
 as JSON lines, so a run killed at the deadline still reports what it measured.
 
 ``install_harness(config)`` sets all of this up in the calling process and
-returns the harness; ``main`` then runs the target. A process that runs
+returns the harness; :func:`dllint.probe.harness_main.main` then runs the target. A process that runs
 loaders for the probe (a distributed rank) can install it the same way.
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import json
 import os
 import runpy
 import sys
@@ -25,7 +24,8 @@ import traceback
 import weakref
 from typing import IO, Any
 
-from dllint.probe import descendants, guard, ranks
+import dllint.probe.guard as guard
+import dllint.probe.ranks as ranks
 from dllint.probe.callsite import find_call_site, is_library_file, library_builder
 from dllint.probe.checks import all_checks
 from dllint.probe.context import ProbeContext, Settings, StaticFinding
@@ -333,33 +333,3 @@ def install_harness(config: dict[str, Any], events: IO[str]) -> Harness:
     config["deadline"] = time.time() + config["timeout"]  # wall clock, for ranks the script starts later
     ctx.emit({"event": "ready"})
     return harness
-
-
-def main(config_path: str) -> None:
-    die_with_parent()
-    os.environ[descendants.ROLE_ENV] = "descendant"  # processes started from here report the loaders they build
-    with open(config_path, encoding="utf-8") as stream:
-        config = json.load(stream)
-    events = ranks.open_events(config) or open(config["events"], "a", encoding="utf-8")  # noqa: SIM115 - closed by os._exit's flush below
-    harness = install_harness(config, events)
-    ctx = harness.ctx
-    ranks.hook_children(harness, config)
-    if config["mode"] == "script":
-        outcome = harness.run_script(config["script"], config["args"])
-    else:
-        outcome = harness.run_factory(config["module"], config["function"])
-    try:
-        harness.finish()
-    except BaseException as error:  # finishing must still report
-        ctx.emit({"event": "note", "loader": None, "text": f"cleanup failed: {describe_error(error)}"})
-    ctx.emit({"event": "script_end", **outcome})
-    ctx.emit({"event": "done"})
-    sys.stdout.flush()
-    sys.stderr.flush()
-    events.close()
-    # Skip interpreter shutdown: the user's threads or atexit handlers must not keep us alive.
-    os._exit(0)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1])

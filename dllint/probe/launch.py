@@ -57,7 +57,7 @@ def run_ranks(config_path: str, config: dict[str, Any]) -> dict[str, Any]:
     port = free_port()
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", "dllint.probe.harness", config_path],
+            [sys.executable, "-m", "dllint.probe.harness_main", config_path],
             stdin=subprocess.DEVNULL, env=rank_environment(rank, world, port),
         )
         for rank in range(world)

@@ -3,7 +3,7 @@
 Three places use this module:
 
 - each rank's harness (``torchrun``-style ranks started by :mod:`dllint.probe.launch`, and the
-  children the script starts itself with ``torch.multiprocessing.spawn``) writes its events
+  children the script starts itself, see :mod:`dllint.probe.rank_children`) writes its events
   through :class:`RankEvents`: tagged with the rank, loader ids renumbered so ranks never
   collide, and the rank's own ending kept in a file of its own;
 - the rank-shards check (:mod:`dllint.probe.checks.rank_shards`) records, per loader, the sample
@@ -18,13 +18,10 @@ torchrun/gloo use on loopback is opened.
 
 from __future__ import annotations
 
-import functools
 import glob
 import hashlib
 import json
 import os
-import sys
-import time
 from typing import Any
 
 # A rank's loader n is (slot + 1) * ID_STRIDE + n in the report. The slot is the rank under the
@@ -121,17 +118,23 @@ class RankEvents:
         self.stream.close()
 
 
+def become_rank(rank: int, slot: int, directory: str) -> None:
+    """From here on this process runs as ``rank`` (its loaders numbered from ``slot``), writing
+    its records under ``directory``."""
+    global _rank, _slot, _rank_directory
+    _rank, _slot, _rank_directory = rank, slot, directory
+
+
 def open_events(config: dict[str, Any]):
     """The events stream of this harness: a :class:`RankEvents` when the launcher started it as
     one rank of a job (``RANK`` set beside the config's ``rank_dir``), else None."""
-    global _rank, _slot, _rank_directory
     directory = rank_dir(config)
     if not (directory and config.get("nproc_per_node") and "RANK" in os.environ):
         return None
-    _rank, _rank_directory = int(os.environ["RANK"]), directory
-    _slot = _rank
+    rank = int(os.environ["RANK"])
+    become_rank(rank, rank, directory)
     os.makedirs(directory, exist_ok=True)
-    return RankEvents(config["events"], directory, _rank, _slot)
+    return RankEvents(config["events"], directory, rank, rank)
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:
@@ -139,142 +142,6 @@ def _write_json(path: str, data: dict[str, Any]) -> None:
     with open(temporary, "w", encoding="utf-8") as stream:
         json.dump(data, stream, default=repr)
     os.replace(temporary, path)  # readers never see half a file
-
-
-# -- children the script starts itself ------------------------------------------------------
-def hook_children(harness, config: dict[str, Any]) -> None:
-    """Install the harness in the processes the script starts itself: ``torch.multiprocessing.spawn``
-    (each child runs as rank ``i``, the index spawn passes) and ``multiprocessing.Process`` with a
-    target from the user's code (ranks 0, 1, ... in the order they are made)."""
-    directory = rank_dir(config)
-    if not directory or config.get("mode") != "script":
-        return
-    try:
-        spawn_module = sys.modules.get("torch.multiprocessing.spawn") or __import__(
-            "torch.multiprocessing.spawn", fromlist=["start_processes"]
-        )
-    except ImportError:
-        return
-    original = spawn_module.start_processes
-    spec = {key: config[key] for key in ("events", "deadline", "settings", "findings", "stderr") if key in config}
-    spec["rank_dir"] = directory
-
-    @functools.wraps(original)
-    def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
-        if harness.bypass():
-            return original(fn, args, nprocs, join, daemon, start_method)
-        os.makedirs(directory, exist_ok=True)
-        wrapped = functools.partial(probed_child, {**spec, "first_slot": slots[0]}, fn)
-        slots[0] += nprocs
-        context = original(wrapped, args, nprocs, False, daemon, start_method)
-        if not join:
-            return context
-        _join_or_kill_hung(context)
-        return None
-
-    slots = [0]  # the next free slot, shared by spawn calls and processes
-    spawn_module.start_processes = start_processes
-    _hook_processes(harness, spec, slots)
-
-
-def _join_or_kill_hung(context) -> None:
-    """``context.join()`` until every child ended; once one has ended, a child still running
-    :data:`HANG_GRACE_SECONDS` later is killed (torch's join then raises, as for any dead rank)."""
-    first_end = None
-    while not context.join(timeout=0.2):
-        alive = [process for process in context.processes if process.is_alive()]
-        if len(alive) < len(context.processes) and first_end is None:
-            first_end = time.monotonic()
-        if first_end is not None and time.monotonic() - first_end > HANG_GRACE_SECONDS:
-            for process in alive:
-                process.kill()
-
-
-def probed_child(spec: dict[str, Any], fn, index: int, *args) -> None:
-    """What a spawned child runs instead of ``fn``: ``fn(index, *args)`` as rank ``index``."""
-    run_as_rank(spec, index, spec["first_slot"] + index, functools.partial(fn, index, *args))
-
-
-def probed_process(spec: dict[str, Any], index: int, slot: int, target, *args, **kwargs) -> None:
-    """What a ``Process`` the script starts runs instead of its target, as rank ``index``."""
-    run_as_rank(spec, index, slot, functools.partial(target, *args, **kwargs))
-
-
-def run_as_rank(spec: dict[str, Any], index: int, slot: int, call) -> None:
-    """``call()`` under a harness of its own, as rank ``index``. The script's own error is
-    recorded, then raised again, so that the parent sees the child fail as it would have
-    without the probe."""
-    global _rank, _slot, _rank_directory
-    from dllint.probe.context import ProbeContext, Settings, StaticFinding
-    from dllint.probe.harness import Harness, ProbeFinished
-    from dllint.probe.limits import Budget
-
-    _rank, _slot, _rank_directory = index, slot, spec["rank_dir"]
-    os.makedirs(spec["rank_dir"], exist_ok=True)
-    events = RankEvents(spec["events"], spec["rank_dir"], index, slot)
-    ctx = ProbeContext(
-        budget=Budget(time.monotonic() + spec["deadline"] - time.time() - 1.5),
-        settings=Settings.from_dict(spec["settings"]),
-        mode="script",
-        findings=[StaticFinding(**finding) for finding in spec["findings"]],
-        events=events,  # type: ignore[arg-type]
-        stderr_path=spec.get("stderr"),
-    )
-    ctx.emit({"event": "start", "pid": os.getpid(), "pgid": os.getpgid(0)})
-    harness = Harness(ctx)
-    harness.install()
-    from dllint.probe import guard
-
-    if guard.active() is not None:  # a spawned rank got the file guard from sitecustomize; torch.save too
-        guard.active().phase = harness.phase
-        guard.guard_torch_save(guard.active())
-    raised: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            call()
-        except ProbeFinished:
-            raise
-        except BaseException as error:
-            raised.append(error)
-            raise
-
-    outcome = harness.guarded(run)
-    try:
-        harness.finish()
-    finally:
-        ctx.emit({"event": "script_end", **outcome})
-        ctx.emit({"event": "done"})
-        events.close()
-    if raised and not isinstance(raised[0], SystemExit):
-        raise raised[0]
-
-
-def _hook_processes(harness, spec: dict[str, Any], slots: list[int]) -> None:
-    """``multiprocessing.Process(target=f)`` with ``f`` from the user's code (not torch's workers,
-    not a pool's): the child runs ``f`` under a harness of its own, as rank 0, 1, ... in order."""
-    from multiprocessing.process import BaseProcess
-
-    original = BaseProcess.__init__
-    made = [0]
-
-    @functools.wraps(original)
-    def __init__(process, group=None, target=None, name=None, args=(), kwargs=None, *, daemon=None):
-        if target is not None and not harness.bypass() and _is_user_code(target):
-            index, slot = made[0], slots[0]
-            made[0], slots[0] = index + 1, slot + 1
-            args, target = (spec, index, slot, target, *args), probed_process
-        original(process, group, target, name, args, kwargs or {}, daemon=daemon)
-
-    BaseProcess.__init__ = __init__
-
-
-def _is_user_code(function) -> bool:
-    module = (getattr(function, "__module__", None) or "").split(".")[0]
-    return module not in LIBRARY_ROOTS
-
-
-LIBRARY_ROOTS = frozenset({"torch", "multiprocessing", "concurrent", "dllint", "threading", "functools", ""})
 
 
 # -- what the ranks drew (in each rank) -------------------------------------------------------
@@ -386,7 +253,7 @@ def launch_spec(spec: dict[str, Any], nproc_per_node: int) -> dict[str, Any]:
 
 def entry_module(config: dict[str, Any]) -> str:
     """The module the parent starts: the launcher of N ranks, or the harness itself."""
-    return "dllint.probe.launch" if config.get("nproc_per_node") else "dllint.probe.harness"
+    return "dllint.probe.launch" if config.get("nproc_per_node") else "dllint.probe.harness_main"
 
 
 # -- one loader per site in the report ---------------------------------------------------------------

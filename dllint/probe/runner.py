@@ -16,7 +16,9 @@ from dataclasses import asdict
 from typing import Any
 
 from dllint.findings import Finding
-from dllint.probe import descendants, guard, ranks
+import dllint.probe.descendants as descendants
+import dllint.probe.guard as guard
+import dllint.probe.ranks as ranks
 from dllint.probe.context import Settings
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.pairing import attach_verdicts, runtime_findings

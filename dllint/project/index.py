@@ -276,8 +276,9 @@ class ProjectIndex:
             if inner is None:
                 total.unknown = True
                 continue
+            # What the inner function hands back is not followed further here: a summary
+            # records calls by their targets only, not what its file does with their results.
             total.merge(inner, repeated=in_loop)
-            total.returns |= False
         return total
 
     def project_files(self) -> list[str]:

@@ -14,7 +14,7 @@ import os
 import pickle
 from dataclasses import asdict
 
-from dllint.probe import ranks
+import dllint.probe.ranks as ranks
 from dllint.probe.results import skipped
 
 CODES = ("DL305",)

@@ -1,0 +1,155 @@
+"""The processes the script starts itself, each probed as one rank of a distributed job.
+
+``torch.multiprocessing.spawn`` children run as rank ``i`` (the index spawn passes),
+``multiprocessing.Process`` children with a target from the user's code as ranks 0, 1, ... in the
+order they are made; each child runs its target under a :class:`~dllint.probe.harness.Harness` of
+its own and writes its events through :class:`~dllint.probe.ranks.RankEvents`.
+
+This module sits above :mod:`dllint.probe.harness` (it builds one in each child), so the harness
+never imports it: the harness process's entry, :mod:`dllint.probe.harness_main`, calls
+:func:`hook_children`. The functions children run (:func:`probed_child`, :func:`probed_process`)
+live here, in a module a child can import by name, not in the entry (``__main__`` there).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import time
+from typing import Any
+
+import dllint.probe.guard as guard
+import dllint.probe.ranks as ranks
+from dllint.probe.context import ProbeContext, Settings, StaticFinding
+from dllint.probe.harness import Harness, ProbeFinished
+from dllint.probe.limits import Budget
+
+
+def hook_children(harness, config: dict[str, Any]) -> None:
+    """Install the harness in the processes the script starts itself: ``torch.multiprocessing.spawn``
+    (each child runs as rank ``i``, the index spawn passes) and ``multiprocessing.Process`` with a
+    target from the user's code (ranks 0, 1, ... in the order they are made)."""
+    directory = ranks.rank_dir(config)
+    if not directory or config.get("mode") != "script":
+        return
+    try:
+        spawn_module = sys.modules.get("torch.multiprocessing.spawn") or __import__(
+            "torch.multiprocessing.spawn", fromlist=["start_processes"]
+        )
+    except ImportError:
+        return
+    original = spawn_module.start_processes
+    spec = {key: config[key] for key in ("events", "deadline", "settings", "findings", "stderr") if key in config}
+    spec["rank_dir"] = directory
+
+    @functools.wraps(original)
+    def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+        if harness.bypass():
+            return original(fn, args, nprocs, join, daemon, start_method)
+        os.makedirs(directory, exist_ok=True)
+        wrapped = functools.partial(probed_child, {**spec, "first_slot": slots[0]}, fn)
+        slots[0] += nprocs
+        context = original(wrapped, args, nprocs, False, daemon, start_method)
+        if not join:
+            return context
+        _join_or_kill_hung(context)
+        return None
+
+    slots = [0]  # the next free slot, shared by spawn calls and processes
+    spawn_module.start_processes = start_processes
+    _hook_processes(harness, spec, slots)
+
+
+def _join_or_kill_hung(context) -> None:
+    """``context.join()`` until every child ended; once one has ended, a child still running
+    :data:`~dllint.probe.ranks.HANG_GRACE_SECONDS` later is killed (torch's join then raises, as
+    for any dead rank)."""
+    first_end = None
+    while not context.join(timeout=0.2):
+        alive = [process for process in context.processes if process.is_alive()]
+        if len(alive) < len(context.processes) and first_end is None:
+            first_end = time.monotonic()
+        if first_end is not None and time.monotonic() - first_end > ranks.HANG_GRACE_SECONDS:
+            for process in alive:
+                process.kill()
+
+
+def probed_child(spec: dict[str, Any], fn, index: int, *args) -> None:
+    """What a spawned child runs instead of ``fn``: ``fn(index, *args)`` as rank ``index``."""
+    run_as_rank(spec, index, spec["first_slot"] + index, functools.partial(fn, index, *args))
+
+
+def probed_process(spec: dict[str, Any], index: int, slot: int, target, *args, **kwargs) -> None:
+    """What a ``Process`` the script starts runs instead of its target, as rank ``index``."""
+    run_as_rank(spec, index, slot, functools.partial(target, *args, **kwargs))
+
+
+def run_as_rank(spec: dict[str, Any], index: int, slot: int, call) -> None:
+    """``call()`` under a harness of its own, as rank ``index``. The script's own error is
+    recorded, then raised again, so that the parent sees the child fail as it would have
+    without the probe."""
+    ranks.become_rank(index, slot, spec["rank_dir"])
+    os.makedirs(spec["rank_dir"], exist_ok=True)
+    events = ranks.RankEvents(spec["events"], spec["rank_dir"], index, slot)
+    ctx = ProbeContext(
+        budget=Budget(time.monotonic() + spec["deadline"] - time.time() - 1.5),
+        settings=Settings.from_dict(spec["settings"]),
+        mode="script",
+        findings=[StaticFinding(**finding) for finding in spec["findings"]],
+        events=events,  # type: ignore[arg-type]
+        stderr_path=spec.get("stderr"),
+    )
+    ctx.emit({"event": "start", "pid": os.getpid(), "pgid": os.getpgid(0)})
+    harness = Harness(ctx)
+    harness.install()
+    if guard.active() is not None:  # a spawned rank got the file guard from sitecustomize; torch.save too
+        guard.active().phase = harness.phase
+        guard.guard_torch_save(guard.active())
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except ProbeFinished:
+            raise
+        except BaseException as error:
+            raised.append(error)
+            raise
+
+    outcome = harness.guarded(run)
+    try:
+        harness.finish()
+    finally:
+        ctx.emit({"event": "script_end", **outcome})
+        ctx.emit({"event": "done"})
+        events.close()
+    if raised and not isinstance(raised[0], SystemExit):
+        raise raised[0]
+
+
+def _hook_processes(harness, spec: dict[str, Any], slots: list[int]) -> None:
+    """``multiprocessing.Process(target=f)`` with ``f`` from the user's code (not torch's workers,
+    not a pool's): the child runs ``f`` under a harness of its own, as rank 0, 1, ... in order."""
+    from multiprocessing.process import BaseProcess
+
+    original = BaseProcess.__init__
+    made = [0]
+
+    @functools.wraps(original)
+    def __init__(process, group=None, target=None, name=None, args=(), kwargs=None, *, daemon=None):
+        if target is not None and not harness.bypass() and _is_user_code(target):
+            index, slot = made[0], slots[0]
+            made[0], slots[0] = index + 1, slot + 1
+            args, target = (spec, index, slot, target, *args), probed_process
+        original(process, group, target, name, args, kwargs or {}, daemon=daemon)
+
+    BaseProcess.__init__ = __init__
+
+
+def _is_user_code(function) -> bool:
+    module = (getattr(function, "__module__", None) or "").split(".")[0]
+    return module not in LIBRARY_ROOTS
+
+
+LIBRARY_ROOTS = frozenset({"torch", "multiprocessing", "concurrent", "dllint", "threading", "functools", ""})
