@@ -418,6 +418,17 @@ class ProjectView(NullProject):
         found = self.index.function(self.path, target, self.deps)
         return found[1].returns if found is not None else []
 
+    def function_summary(self, facts: FileFacts, func: ast.expr, scope: Scope) -> FunctionSummary | None:
+        """The summary of the project function ``func`` calls (None: not the project's)."""
+        target = self.target_of(facts, func, scope)
+        if target is None:
+            return None
+        found = self.index.function(self.path, target.rstrip("@"), self.deps)
+        if found is None:
+            return None
+        self.deps[found[0]] = self.index.known_digest(found[0])
+        return found[1]
+
     # -- classes ----------------------------------------------------------------------------
     def class_fact(self, facts: FileFacts, func: ast.expr, scope: Scope, fact: str) -> bool:
         """A fact of the project class ``func`` constructs (``endless``, ``keeps_iterator``)."""
