@@ -261,7 +261,7 @@ def report(findings: list[dict]) -> None:
     print(f"{'all':<7}{sum(by_rule.values()):>6}  ({default} with the default rules)")
 
 
-def judge(findings: list[dict]) -> None:
+def judge(findings: list[dict], linted: set[str]) -> None:
     """Precision per rule of the on-by-default findings, from the hand judgments.
 
     Also lists findings no row judges (new since the judgments: read and judge them) and judged
@@ -285,7 +285,7 @@ def judge(findings: list[dict]) -> None:
         else:
             unjudged.append(key)
             counts[finding["code"]]["unjudged"] += 1
-    linted = {f["source"] for f in findings}
+    linted = linted | {f["source"] for f in findings}  # a source with no finding was linted too
     gone = [(key, table[key]) for key in table if key not in seen and key[0] in linted]
 
     print("\n| rule | findings | true | false | debatable | unjudged | precision | counting debatable as true |")
@@ -327,14 +327,15 @@ def main() -> int:
     if args.load:  # several per-source runs, judged together
         findings = [f for path in args.load for f in json.loads(path.read_text())]
         report(findings)
-        if args.judge:
-            judge(findings)
+        if args.judge:  # a file named after a source (--only KEY --json KEY.json) says it was linted
+            judge(findings, {path.stem for path in args.load})
         return 0
 
     root = args.dir or Path(tempfile.mkdtemp(prefix="dllint-real-world-"))
     root.mkdir(parents=True, exist_ok=True)
     (root / "archives").mkdir(exist_ok=True)
     findings: list[dict] = []
+    linted: set[str] = set()
     try:
         if args.set in ("first", "both"):
             for name, version, sdist, patterns in PACKAGES:
@@ -356,13 +357,14 @@ def main() -> int:
                 # The unpacked tree has no .git/pyproject.toml to mark its root (a clone would):
                 # name it, so that the project index sees the whole repository or wheel.
                 findings += lint_source(source.key, tree, [tree], project_root=tree, once=args.once)
+                linted.add(source.key)
     finally:
         if not args.keep and args.dir is None:
             shutil.rmtree(root, ignore_errors=True)
 
     report(findings)
     if args.judge:
-        judge(findings)
+        judge(findings, linted)
     if args.json:
         args.json.write_text(json.dumps(findings, indent=1))
     return 0
