@@ -5,6 +5,8 @@ markers name: those must fire on the marked lines and columns and nowhere else.
 A folder under ``fixtures/project/`` is a small project linted as one (the project index
 follows calls between its files): the codes its markers name, in any of its files, must
 fire exactly where marked in every file.
+A config fixture in ``fixtures/configs/`` (YAML, whose comments carry the same markers, or
+a Python dict config) is checked for every code.
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ import pytest
 
 from dllint.config import Settings
 from dllint.engine import Linter
+from dllint.per_file import lint_bytes
 from tests.conftest import FIXTURES, expected_findings
 
 CASES = sorted(p for p in FIXTURES.glob("DL[0-9][0-9][0-9]/*.py"))
+CONFIG_CASES = sorted(
+    p for p in (FIXTURES / "configs").rglob("*") if p.suffix in (".py", ".yaml", ".yml") and "fix" not in p.parts
+)
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -28,6 +34,14 @@ def test_fixture(path):
     assert not result.errors
     actual = {(f.line, f.column, f.code) for f in result.findings if f.code in codes}
     assert actual == expected
+
+
+@pytest.mark.parametrize("path", CONFIG_CASES, ids=lambda p: str(p.relative_to(FIXTURES / "configs")))
+def test_config_fixture(path):
+    data = path.read_bytes()
+    result = lint_bytes(Linter(Settings(select=("ALL",))), str(path), data)  # through the input adapters
+    assert not result.errors
+    assert {(f.line, f.column, f.code) for f in result.findings} == expected_findings(data.decode("utf-8"))
 
 
 def test_every_rule_has_fixtures():

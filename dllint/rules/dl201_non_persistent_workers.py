@@ -68,6 +68,7 @@ class NonPersistentWorkers(Rule):
     name = "non-persistent-workers"
     summary = "workers restart every epoch: add persistent_workers=True"
     fix_safety = "safe"
+    value_arguments = ("persistent_workers", "num_workers")
     valid = (
         "from torch.utils.data import DataLoader\n"
         "loader = DataLoader(ds, num_workers=4, persistent_workers=True)\n"
@@ -112,6 +113,24 @@ class NonPersistentWorkers(Rule):
                 return f"workers restart every epoch (re-iterated by {where}): add persistent_workers=True"
         return None
 
+    def check_config(self, block) -> Iterator[Finding]:
+        """An evidently-training block (``train_ds``, ``train_dataloader``) with workers and
+        without ``persistent_workers: true``: the framework re-iterates it every epoch."""
+        from dllint.configs.lint import config_finding, setting_fix
+
+        if not block.is_training or block.endless or block.entry("num_workers") is None:
+            return
+        if not restarts_workers(block):
+            return
+        if block.entry("persistent_workers") is None and block.builder is not None and not block.torch_defaults:
+            return  # the class the block builds (a DataModule, a loader factory) has its own default
+        written_here = block.report_span("num_workers", "persistent_workers")
+        if written_here is None:
+            return  # both inherited: the file that writes them reports it
+        span = block.block_span or written_here
+        if span is not None:
+            yield config_finding(self, block, span, fix=setting_fix(block, "persistent_workers", True))
+
     @staticmethod
     def _fix(facts, loader) -> Fix | None:
         if loader.argument("persistent_workers") is not None and loader.argument("persistent_workers").from_splat:
@@ -132,6 +151,12 @@ class NonPersistentWorkers(Rule):
         from dllint.fixes.arguments import set_reported_argument
 
         set_reported_argument(ctx, finding)
+
+
+def restarts_workers(loader) -> bool:
+    """Workers that may run (num_workers not provably 0) and are not kept between passes
+    (``persistent_workers`` known to be falsy): a loader call or a config block."""
+    return not loader.value("num_workers").is_zero_or_absent() and loader.value("persistent_workers").truthy() is False
 
 
 def _negative(value: Value) -> bool:

@@ -90,3 +90,18 @@ class OversizedNumWorkers(Rule):
                 continue  # one finding per place the value is written
             reported.add(id(origin))
             yield self.report(facts, origin, message)
+
+    def check_config(self, block) -> Iterator[Finding]:
+        from dllint.configs.lint import config_finding
+
+        limit = block.settings.max_workers
+        value = block.value("num_workers")
+        span = block.report_span("num_workers") if oversized(value, limit) else None
+        if span is not None:
+            message = f"num_workers={value.value} exceeds max-workers={limit}: each worker is a process with its own memory; use fewer (dllint --probe measures the best count)"
+            yield config_finding(self, block, span, message)
+
+
+def oversized(value, limit: int) -> bool:
+    """A known worker count above the ``max-workers`` setting (code and configs alike)."""
+    return value.is_int() and value.value > limit

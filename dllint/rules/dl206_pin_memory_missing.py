@@ -54,6 +54,7 @@ class PinMemoryMissing(Rule):
     name = "pin-memory-missing"
     summary = "batches are copied to CUDA from pageable memory: add pin_memory=True so copies run asynchronously"
     fix_safety = "safe"
+    value_arguments = ("pin_memory",)
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader\n"
         "loader = DataLoader(ds, num_workers=4, pin_memory=True)\n"
@@ -85,6 +86,19 @@ class PinMemoryMissing(Rule):
             if copies or elsewhere:
                 yield self.report(facts, loader.node, fix=self._fix(facts, loader, copies))
 
+    def check_config(self, block) -> Iterator[Finding]:
+        """A block of a config that puts the work on CUDA (``accelerator: gpu``, ``device:
+        cuda``) with ``pin_memory`` false, or absent where torch's default applies."""
+        from dllint.configs.lint import config_finding, setting_fix
+
+        if not block.cuda or not unpinned(block):
+            return
+        if block.entry("pin_memory") is None and not block.torch_defaults:
+            return  # the framework's own default for it is not in the config
+        span = block.report_span("pin_memory") or block.block_span
+        if span is not None:
+            yield config_finding(self, block, span, fix=setting_fix(block, "pin_memory", True))
+
     @staticmethod
     def _fix(facts, loader, copies) -> Fix | None:
         arg = loader.argument("pin_memory")
@@ -104,6 +118,11 @@ class PinMemoryMissing(Rule):
         from dllint.fixes.arguments import set_reported_argument
 
         set_reported_argument(ctx, finding)
+
+
+def unpinned(loader) -> bool:
+    """``pin_memory`` known to be falsy (absent counts): a loader call or a config block."""
+    return loader.value("pin_memory").truthy() is False
 
 
 def _device_from_command_line(facts, call: ast.Call) -> bool:
