@@ -187,7 +187,7 @@ def _render(state: FileState, accepted: list[tuple[Finding, Edits]]) -> str | No
     for _, edits in accepted:
         merged.merge(edits)
     try:
-        new_text = apply_edits(state.module, merged)
+        new_text = apply_edits(state.module, merged, state)
     except (FixUnavailable, cst.CSTValidationError, TypeError, ValueError):
         return None
     return new_text if _parses(new_text) else None
