@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, TypeVar, Union
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
-from libcst.metadata.position_provider import PositionProvidingCodegenState
+from libcst.metadata import CodeRange
 
 from dllint.findings import Finding
+from dllint.fixes.layout import StatementPositions
 
 E = TypeVar("E")
 Transform = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]]
@@ -55,20 +55,24 @@ class FileState:
 
     text: str
     module: cst.Module
-    positions: dict[cst.CSTNode, CodeRange]
+    where: StatementPositions  # node positions, resolved per top-level statement as fixes ask
     reserved_names: set[str] = field(default_factory=set)  # names new definitions took this pass
     _parents: dict[cst.CSTNode, cst.CSTNode] | None = None
     _module_level_names: set[str] | None = None
-    layout: ModuleLayout | None = None  # the text of each top-level statement, when known
 
     @classmethod
     def parse(cls, text: str) -> FileState:
         module = cst.parse_module(text)
-        try:
-            positions, layout = positions_and_layout(module)
-        except AttributeError:  # a LibCST whose code generation differs: its public metadata API
-            positions, layout = dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)), None
-        return cls(text, module, positions, layout=layout)
+        return cls(text, module, StatementPositions(module, text))
+
+    @property
+    def positions(self) -> dict[cst.CSTNode, CodeRange]:
+        """Every node's position (the whole module positioned)."""
+        return self.where.all()
+
+    def nodes_on_line(self, line: int) -> list[cst.CSTNode]:
+        """The nodes that may start on ``line`` (those of its top-level statement), in position-map order."""
+        return self.where.nodes_on_line(line)
 
     @property
     def parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
@@ -143,14 +147,14 @@ class FixContext:
 
     # -- finding nodes ------------------------------------------------------
     def span(self, node: cst.CSTNode) -> tuple[Point, Point]:
-        where = self.state.positions[node]
+        where = self.state.where[node]
         return (where.start.line, where.start.column), (where.end.line, where.end.column)
 
     def nodes_at(self, finding: Finding, *types: type[cst.CSTNode]) -> list[cst.CSTNode]:
         """Nodes of ``types`` starting where the finding starts, exact end matches first."""
         start = (finding.line, finding.column - 1)
         end = (finding.end_line, finding.end_column - 1)
-        found = [n for n, _ in self.state.positions.items() if isinstance(n, types) and self.span(n)[0] == start]
+        found = [n for n in self.state.nodes_on_line(start[0]) if isinstance(n, types) and self.span(n)[0] == start]
         return sorted(found, key=lambda n: (self.span(n)[1] != end, _larger_first(self.span(n))))
 
     def node_at(self, finding: Finding, *types: type[cst.CSTNode]) -> cst.CSTNode:
@@ -269,96 +273,34 @@ class _ApplyEdits(cst.CSTTransformer):
         return result
 
 
-@dataclass
-class ModuleLayout:
-    """Where each top-level statement's nodes and text are in one code generation of a module:
-    ``ends[i]`` counts the nodes positioned up to the end of statement ``i`` (in the order the
-    position map lists them; the header's ``start`` come first), ``pieces[i]`` is its text."""
-
-    header: str
-    pieces: list[str]
-    footer: str
-    start: int
-    ends: list[int]
-
-
-def positions_and_layout(module: cst.Module) -> tuple[dict[cst.CSTNode, CodeRange], ModuleLayout]:
-    """Every node's position (what ``PositionProvider`` resolves) and the module's layout, from one
-    position-tracking code generation. Resolving through ``MetadataWrapper`` costs a second full
-    traversal (a batch visit, even with no batchable provider asked for): 40% of a fix pass."""
-    provider = PositionProvider()
-    state = PositionProvidingCodegenState(
-        default_indent=module.default_indent, default_newline=module.default_newline, provider=provider
-    )
-    computed = provider._computed
-    tokens = state.tokens
-    state.before_codegen(module)  # what Module._codegen does, one statement at a time
-    for line in module.header:
-        line._codegen(state)
-    header, mark, start = "".join(tokens), len(tokens), len(computed)
-    pieces: list[str] = []
-    ends: list[int] = []
-    for stmt in module.body:
-        stmt._codegen(state)
-        pieces.append("".join(tokens[mark:]))
-        mark = len(tokens)
-        ends.append(len(computed))
-    for line in module.footer:
-        line._codegen(state)
-    footer = "".join(tokens[mark:])
-    if module.has_trailing_newline:
-        if not tokens:
-            state.add_token(state.default_newline)
-    else:
-        state.pop_trailing_newline()
-    state.after_codegen(module)
-    return dict(computed), ModuleLayout(header, pieces, footer, start, ends)
-
-
 def apply_edits(module: cst.Module, edits: Edits, state: FileState | None = None) -> str:
-    """The module's code with the edits applied. With the parse's layout, only the top-level
-    statements that hold an edited node are transformed and generated again; the others keep
-    their text (a pass that sets one argument no longer rebuilds and prints the whole file)."""
-    touched = _touched_statements(module, edits, state) if state is not None else None
-    if touched is None:
-        return module.visit(_ApplyEdits(edits)).code
-    layout = state.layout  # type: ignore[union-attr]
-    pieces = list(layout.pieces)  # type: ignore[union-attr]
+    """The module's code with the edits applied. Given the pass's state, only the top-level
+    statements that hold an edited node are transformed and generated again; the rest of the
+    text is kept as it is (a pass that sets one argument no longer rebuilds the whole file)."""
+    spliced = _splice(module, edits, state) if state is not None and not edits.imports else None
+    return module.visit(_ApplyEdits(edits)).code if spliced is None else spliced
+
+
+def _splice(module: cst.Module, edits: Edits, state: FileState) -> str | None:
+    """None when the edits need the whole module transformed (an edit of the module, a node
+    whose statement was never positioned, a last statement without its newline)."""
+    where = state.where
+    touched = {where.statement_of.get(key) for key in (*edits.transforms, *edits.inserts)}
+    if not touched or None in touched:
+        return None
+    text, out, cursor = state.text, [], 0
     transformer = _ApplyEdits(edits)
-    for index in touched:
-        result = module.body[index].visit(transformer)
-        nodes = result.nodes if isinstance(result, cst.FlattenSentinel) else [] if isinstance(result, cst.RemovalSentinel) else [result]
-        pieces[index] = "".join(module.code_for_node(node) for node in nodes)
-    return layout.header + "".join(pieces) + layout.footer  # type: ignore[union-attr]
-
-
-def _touched_statements(module: cst.Module, edits: Edits, state: FileState) -> list[int] | None:
-    """Indexes of the top-level statements holding the edited nodes; None when the edits need
-    the whole module transformed (imports to add, an edit of the module or outside its body)."""
-    layout = state.layout
-    if layout is None or edits.imports or not module.has_trailing_newline or not module.body:
-        return None
-    wanted = set(edits.transforms) | set(edits.inserts)
-    if id(module) in wanted:
-        return None
-    touched: set[int] = set()
-    statement, end = 0, layout.ends[0]
-    for position, node in enumerate(state.positions):
-        if position < layout.start:
-            if id(node) in wanted:
-                return None  # a header line's
-            continue
-        while position >= end:
-            statement += 1
-            if statement == len(layout.ends):
-                return None  # past the body (the footer, the module): not a statement's node
-            end = layout.ends[statement]
-        if id(node) in wanted:
-            touched.add(statement)
-            wanted.discard(id(node))
-            if not wanted:
-                return sorted(touched)
-    return None  # an edited node the parse does not hold
+    for index in sorted(touched):  # type: ignore[type-var]
+        span = where.spans.get(index)  # type: ignore[arg-type]
+        if span is None or span[1] > len(text):
+            return None
+        result = module.body[index].visit(transformer)  # type: ignore[index]
+        nodes = result.nodes if isinstance(result, cst.FlattenSentinel) else () if isinstance(result, cst.RemovalSentinel) else (result,)
+        out.append(text[cursor : span[0]])
+        out.extend(module.code_for_node(node) for node in nodes)
+        cursor = span[1]
+    out.append(text[cursor:])
+    return "".join(out)
 
 
 # -- small shared builders ------------------------------------------------------------
