@@ -81,15 +81,15 @@ class MissingMainGuard(Rule):
             # cells, so nothing re-runs. What breaks there instead is DL106.
             return
         triggers: list[ast.stmt] = []
-        usage = facts.usage
+        # facts.usage (and the scope table under it) only for a file that starts workers or processes
         for loader in facts.loader_calls:
             if loader.is_multi_worker:
-                for use in usage.loader_uses(loader):
+                for use in facts.usage.loader_uses(loader):
                     if use.kind == "iterate":
-                        triggers += usage.module_triggers(use.node, use.via)
+                        triggers += facts.usage.module_triggers(use.node, use.via)
         for start in facts.process_starts:
             if not start.is_executor:  # an executor starts processes lazily, on first submit
-                triggers += usage.module_triggers(start.call)
+                triggers += facts.usage.module_triggers(start.call)
         candidates = [
             s for s in triggers if s is not facts.main_guard and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         ]
