@@ -84,7 +84,7 @@ def _code_fingerprint() -> str:
     if _CODE_FINGERPRINT is None:
         root = Path(__file__).resolve().parent
         parts = []
-        for directory in (root, root / "facts", root / "rules"):
+        for directory in (root, root / "facts", root / "rules", root / "configs"):
             try:
                 entries = sorted(os.scandir(directory), key=lambda e: e.name)
             except OSError:

@@ -90,7 +90,7 @@ def main() -> None:
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--extend-select", multiple=True, help="Codes to enable on top of the selection.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("--max-workers", type=click.IntRange(min=1), help="DL202 threshold for num_workers (default 8).")
+@click.option("--max-workers", type=click.IntRange(min=1), help="DL202 threshold for num_workers (default 16).")
 @click.option("--max-file-size", callback=_size, metavar="SIZE", help="Skip larger files with one DL000 (default 4MB).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Use this pyproject.toml/dllint.toml.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule.")
@@ -103,6 +103,7 @@ def main() -> None:
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: 1 on up to 2 cores, else the usable cores; 1: no workers).")
 @click.option("--no-cache", is_flag=True, help="Lint every file afresh; neither read nor write the cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Where to keep the cache (default: .dllint_cache).")
+@click.option("--project-root", type=click.Path(file_okay=False), help="The project the files belong to (default: the nearest directory above them with pyproject.toml, setup.cfg, setup.py or .git).")
 @click.option("--probe", "probe_target", metavar="SCRIPT|MODULE:FUNCTION", help="Run the loader for real and confirm each finding; arguments after -- go to the script.")
 @click.option("--probe-timeout", type=click.FloatRange(min=0, min_open=True), default=120, show_default=True, help="Seconds for the whole probe run.")
 @click.option("--probe-batches", type=click.IntRange(min=1), help="Batches per measurement.")
@@ -127,6 +128,7 @@ def check(
     jobs: int | None,
     no_cache: bool,
     cache_dir: str | None,
+    project_root: str | None,
     probe_target: str | None,
     probe_timeout: float,
     probe_batches: int | None,
@@ -175,6 +177,7 @@ def check(
         no_cache=no_cache,
         stdin_filename=stdin_filename,
         exit_zero=exit_zero,
+        project_root=project_root,
     )
     stdin = sys.stdin.buffer.read() if "-" in paths else None
     progress = None

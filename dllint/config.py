@@ -48,7 +48,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
     extend_exclude: tuple[str, ...] = ()
-    max_workers: int = 8
+    max_workers: int = 16
     max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes
     extend_loader_classes: frozenset[str] = field(default_factory=frozenset)
     project_root: str = "."  # where per-file-ignores and exclude patterns are anchored

@@ -20,6 +20,16 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from dllint.config import Settings
+from dllint.configs.lint import (
+    CONFIG_TRIGGERS,
+    YAML_SUFFIXES,
+    check_blocks,
+    config_deps,
+    config_rules,
+    could_be_config,
+    could_be_dict_config,
+    python_config_blocks,
+)
 from dllint.facts import FileFacts, split_lines
 from dllint.facts.walk import walk_with_parents
 from dllint.findings import Finding
@@ -81,6 +91,11 @@ class Linter:
         self.report_unreadable = any(rule.code == "DL000" for rule in chosen)
         triggers = {t for rule in self.rules for t in rule.triggers}
         triggers.update(name.rsplit(".", 1)[-1].encode() for name in settings.extend_loader_classes)
+        # Text a file must contain for a rule's `check` to fire (the rest may hold only a dict config).
+        self.code_triggers = tuple(sorted(t.decode() for t in triggers))
+        self.config_rules = config_rules(self.rules)  # rules that also check config files' loader blocks
+        if self.config_rules:
+            triggers.update(CONFIG_TRIGGERS)  # a dict config may never name DataLoader
         # A trigger containing another is implied by it (`IterableDataset` by `Dataset`): one scan fewer.
         self.triggers = tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
         self._trigger_names = tuple(t.decode("utf-8", "replace") for t in self.triggers)
@@ -90,8 +105,11 @@ class Linter:
             re.compile(r"""(["'])\w*(?:""" + "|".join(map(re.escape, literal)) + r")\w*\1") if literal else None
         )
 
-    def could_have_findings(self, data: bytes) -> bool:
-        """The byte-level prefilter: no trigger text, no finding possible, no parse needed."""
+    def could_have_findings(self, data: bytes, path: str = "") -> bool:
+        """The byte-level prefilter: no trigger text, no finding possible, no parse needed.
+        A YAML file (by ``path``) has its own: a loader key, ``DataLoader``, a base or defaults list."""
+        if path.endswith(YAML_SUFFIXES):
+            return bool(self.config_rules) and could_be_config(data)
         return any(trigger in data for trigger in self.triggers)
 
     def lint_bytes(self, path: str, data: bytes) -> FileResult:
@@ -114,7 +132,8 @@ class Linter:
         """
         if input.kind == "config":
             result = FileResult(input.path)
-            result.findings = self._filter(input.path, input.text, self.check_config(input))
+            result.findings = self._filter(input.path, input.text, self.check_config(input, result.errors))
+            result.deps = config_deps(input.document)
         else:
             result = self.lint_text(input.path, input.text, notebook=input.notebook, project=project)
         if input.positions is not None or input.errors:
@@ -123,10 +142,19 @@ class Linter:
             result.findings.sort(key=lambda f: f.sort_key)
         return result
 
-    def check_config(self, input: Input) -> list[Finding]:
-        """Findings in a config file (``input.document``): the seam for config-file rules
-        (``Rule.check_config``); none until they exist."""
-        return []
+    def check_config(self, input: Input, errors: list[str] | None = None) -> list[Finding]:
+        """Findings in a config file (``input.document``, a resolved
+        :class:`~dllint.configs.document.ConfigDocument`): each loader block through the rules'
+        ``check_config``, ``# dllint: noqa`` on a line of its own honoured."""
+        from dllint.configs.blocks import find_blocks
+        from dllint.configs.document import ConfigDocument
+
+        suppressed = file_suppression(input.text)
+        if suppressed is None or not isinstance(input.document, ConfigDocument):
+            return []
+        blocks = find_blocks(input.document, self.settings)
+        findings = check_blocks(self.config_rules, blocks, errors if errors is not None else [])  # type: ignore[arg-type]
+        return [f for f in findings if f.code not in suppressed] if suppressed else findings
 
     @collector_paused
     def lint_text(
@@ -145,6 +173,9 @@ class Linter:
         suppressed = file_suppression(text)
         if suppressed is None:
             return result
+        code_rules_apply = notebook or any(trigger in text for trigger in self.code_triggers)
+        if not code_rules_apply and (not self.config_rules or not could_be_dict_config(text)):
+            return result  # only a dict config could have findings, and this is a script (`build_ext(num_workers=)`)
         gated = self._literal_scan is None or not self._literal_scan.search(text)
         if gated and not self._code_names_a_trigger(text):
             result.skipped = True  # the trigger text is only in strings and comments: no parse
@@ -161,23 +192,32 @@ class Linter:
         if gated and not self._names_a_trigger(nodes):
             result.skipped = True  # the trigger text is only in strings and comments
             return result
-        facts = FileFacts(
-            path, text, tree, self.settings, is_notebook=notebook, project=project, nodes=nodes, parent_index=parent_index
-        )
         findings: list[Finding] = []
-        for rule in self.rules:
-            try:
-                findings.extend(rule.check(facts))
-            except Exception:  # noqa: BLE001 - a rule bug must not stop the run
-                result.errors.append(
-                    f"{path}: internal error in {rule.code}: {_traceback_text()}"
-                )
+        loader_calls = False
+        if code_rules_apply:
+            facts = FileFacts(
+                path, text, tree, self.settings, is_notebook=notebook, project=project, nodes=nodes, parent_index=parent_index
+            )
+            loader_calls = bool(facts.loader_calls)
+            for rule in self.rules:
+                try:
+                    findings.extend(rule.check(facts))
+                except Exception:  # noqa: BLE001 - a rule bug must not stop the run
+                    result.errors.append(
+                        f"{path}: internal error in {rule.code}: {_traceback_text()}"
+                    )
+        if self.config_rules and not notebook and not loader_calls:
+            # A dict config (mmengine, detectron2 LazyConfig) binds values; a script's loaders are its calls.
+            blocks = python_config_blocks(path, text, tree, self.settings)
+            findings.extend(check_blocks(self.config_rules, blocks, result.errors))
+            if blocks:
+                result.deps.update(config_deps(blocks[0].document))
         if suppressed:
             findings = [f for f in findings if f.code not in suppressed]
         result.findings = self._filter(path, text, findings)
         deps = getattr(project, "deps", None)
         if deps:
-            result.deps = dict(deps)
+            result.deps.update(deps)
         return result
 
     @cached_property

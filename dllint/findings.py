@@ -86,15 +86,26 @@ class WrapInMainGuard:
     kind: ClassVar[str] = "wrap-in-main-guard"
 
 
+@dataclass(frozen=True)
+class ReplaceText:
+    """The text from ``start`` up to ``end`` (1-based (line, column), end exclusive) replaced
+    by ``text``: how a config file (YAML) is fixed, everything else kept as written."""
+
+    kind: ClassVar[str] = "replace-text"
+    start: tuple[int, int]
+    end: tuple[int, int]
+    text: str
+
+
 Edit = Union[
     SetArgument, RemoveArguments, HoistLambda, HoistLocalDefinition, MoveAboveGuard, InsertStatement,
-    AddDistributedSampler, WrapInMainGuard,
+    AddDistributedSampler, WrapInMainGuard, ReplaceText,
 ]
 EDIT_KINDS: dict[str, type] = {
     cls.kind: cls
     for cls in (
         SetArgument, RemoveArguments, HoistLambda, HoistLocalDefinition, MoveAboveGuard, InsertStatement,
-        AddDistributedSampler, WrapInMainGuard,
+        AddDistributedSampler, WrapInMainGuard, ReplaceText,
     )
 }
 

@@ -43,7 +43,7 @@ class Plugin:
         option_manager.add_option(
             "--dllint-max-workers",
             type=int,
-            default=8,
+            default=Settings.max_workers,
             parse_from_config=True,
             help="dllint: DL202 fires when num_workers exceeds this (default: %(default)s)",
         )
@@ -78,7 +78,7 @@ def settings_from_options(options: argparse.Namespace) -> Settings:
     if isinstance(classes, str):  # flake8 < 6 could hand over the raw string
         classes = [c for c in classes.split(",")]
     return Settings(
-        max_workers=max(1, getattr(options, "dllint_max_workers", None) or 8),
+        max_workers=max(1, getattr(options, "dllint_max_workers", None) or Settings.max_workers),
         extend_loader_classes=frozenset(c.strip() for c in classes if c.strip()),
     )
 

@@ -83,7 +83,7 @@ def fingerprint(st: os.stat_result, data: bytes) -> Fingerprint:
 # -- checking --------------------------------------------------------------------------
 def lint_bytes(linter: Linter, path: str, data: bytes, project: Any = None) -> FileResult:
     """Lint a file's bytes in any format the adapters know (a notebook, Python source)."""
-    if not linter.could_have_findings(data):
+    if not linter.could_have_findings(data, path):
         return FileResult(path, skipped=True)
     loaded = load(path, data, linter.settings)
     if isinstance(loaded, Finding):
@@ -140,7 +140,7 @@ def fix(
 
     ``findings``: the file's current findings when the caller has them (its cache), saving a lint.
     """
-    if not linter.could_have_findings(data):
+    if not linter.could_have_findings(data, path):
         return FileOutcome(path, skipped=True)
     loaded = load(path, data, linter.settings)
     if isinstance(loaded, Finding):
@@ -148,13 +148,18 @@ def fix(
     from dllint.fixer import fix_text
 
     plain = loaded.positions is None and not loaded.errors
-    result = fix_text(
-        path,
-        loaded.text,
-        _InputLinter(linter, loaded.notebook, project),
-        unsafe=unsafe,
-        findings=findings if plain else None,
-    )
+    if loaded.kind == "config":
+        from dllint.configs.run import fix_config_text
+
+        result = fix_config_text(path, loaded.text, linter, unsafe=unsafe)
+    else:
+        result = fix_text(
+            path,
+            loaded.text,
+            _InputLinter(linter, loaded.notebook, project),
+            unsafe=unsafe,
+            findings=findings if plain else None,
+        )
     to_file = loaded.positions.to_file if loaded.positions is not None else (lambda f: f)
     outcome = FileOutcome(path, errors=list(result.errors))
     outcome.failed = [(to_file(f), reason) for f, reason in result.failed]

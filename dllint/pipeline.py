@@ -45,6 +45,7 @@ class RunOptions:
     no_cache: bool = False
     stdin_filename: str | None = None  # the path reported for '-'
     exit_zero: bool = False
+    project_root: str | None = None  # None: the nearest directory above the paths with a project marker
 
     @property
     def fixing(self) -> bool:
@@ -161,21 +162,30 @@ def run(
     if not found.files:
         return outcome
     cache = cache_for(settings, linter, options)
+    root = options.project_root or _project_root([p for p in paths if p != STDIN])
     task = Task(fix=options.fixing, unsafe=options.unsafe_fixes)
     outside = _links_out_of_roots(found.files, paths) if options.fixing else set()
     if outside:
         inside = [p for p in found.files if p not in outside]
-        by_path = {o.path: o for o in run_files(inside, settings, task, options.jobs, cache, progress, linter)}
-        for o in run_files(sorted(outside), settings, CHECK, options.jobs, cache, progress, linter):
+        by_path = {o.path: o for o in run_files(inside, settings, task, options.jobs, cache, progress, linter, root)}
+        for o in run_files(sorted(outside), settings, CHECK, options.jobs, cache, progress, linter, root):
             o.notes.append(f"{o.path}: not fixed: a symbolic link to {os.path.realpath(o.path)}, outside the paths given")
             by_path[o.path] = o
         results = [by_path[p] for p in found.files]
     else:
-        results = run_files(found.files, settings, task, options.jobs, cache, progress, linter)
+        results = run_files(found.files, settings, task, options.jobs, cache, progress, linter, root)
     files.extend(results)
     if options.mode in ("fix", "fix-only"):
         outcome.write_errors = _write(results)
     return outcome
+
+
+def _project_root(paths: Sequence[str]) -> str | None:
+    """The project the paths belong to (dllint.project): whole-project analysis needs one."""
+    from dllint.project import find_project_root
+
+    root = find_project_root(paths)
+    return str(root) if root is not None else None
 
 
 def _stdin(linter: Linter, path: str, data: bytes, options: RunOptions) -> FileOutcome:

@@ -83,10 +83,14 @@ def default_jobs() -> int:
     return cores if cores >= POOL_MIN_CORES else 1
 
 
-def project_index(settings: Settings) -> Any:
+def project_index(settings: Settings, root: str | None = None, store: Any = None) -> Any:
     """The project index files are linted against (``facts.project``); built once per process.
-    None: each file alone. (The seam for :mod:`dllint.project`.)"""
-    return None
+    None: each file alone (no project root). ``store``: where summaries are kept (the cache)."""
+    if root is None:
+        return None
+    from dllint.project import ProjectIndex
+
+    return ProjectIndex(root, settings, store)
 
 
 # -- one file ---------------------------------------------------------------------
@@ -117,15 +121,32 @@ def process(
 # -- worker processes ------------------------------------------------------------------
 _WORKER_LINTER: Linter | None = None
 _WORKER_INDEX: Any = None
+# The parent's cache, seen by forked workers: they read its stored summaries (what they
+# summarize themselves stays theirs; the parent stores summaries it computes).
+_PARENT_CACHE: Any = None
 
 
-def _init_worker(settings: Settings) -> None:
+def _init_worker(settings: Settings, root: str | None = None) -> None:
     global _WORKER_LINTER, _WORKER_INDEX
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the pool
     _WORKER_LINTER = Linter(settings)
-    _WORKER_INDEX = project_index(settings)
+    _WORKER_INDEX = project_index(settings, root, _ReadOnly(_PARENT_CACHE) if _PARENT_CACHE is not None else None)
+
+
+class _ReadOnly:
+    """Summaries from the parent's cache; a worker's own stay in its memory."""
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+        self.new: dict[str, Any] = {}
+
+    def get_summary(self, digest: str) -> Any:
+        return self.new.get(digest) or self.cache.get_summary(digest)
+
+    def put_summary(self, digest: str, value: Any) -> None:
+        self.new[digest] = value
 
 
 def _run_chunk(
@@ -201,18 +222,23 @@ def run_files(
     cache: Cache | None = None,
     progress: Progress | None = None,
     linter: Linter | None = None,
+    project_root: str | None = None,
 ) -> list[FileOutcome]:
     """Check (or fix, as ``task`` says) ``paths``; one :class:`FileOutcome` per path, in their order.
 
     ``jobs``: worker processes (None: :func:`default_jobs`; 1: in this process).
-    ``cache``: reuse findings of unchanged files and store the new ones (saved before returning).
+    ``cache``: reuse findings of unchanged files and store the new ones (saved before returning);
+    a file whose findings read other files' summaries is reused only while those are unchanged.
+    ``project_root``: lint each file knowing the rest of that project (:mod:`dllint.project`).
     A fixed file's new bytes are in its outcome; nothing is written here.
     """
     jobs = default_jobs() if jobs is None else max(1, jobs)
     results: list[FileOutcome | None] = [None] * len(paths)
     todo: list[Item] = []
+    project = project_index(settings, project_root, cache)
+    deps_valid = project.deps_valid if project is not None else None
     for index, path in enumerate(paths):
-        hit = cache.lookup_entry(path) if cache is not None else None
+        hit = cache.lookup_entry(path, deps_valid) if cache is not None else None
         if hit is None:
             todo.append((index, path, None))
         elif task.fix and any(wants_fix(f, task.unsafe) for f in hit.findings):
@@ -236,11 +262,13 @@ def run_files(
         from concurrent.futures.process import BrokenProcessPool
 
         chunks = _chunks(todo, jobs)
+        global _PARENT_CACHE
+        _PARENT_CACHE = cache if project is not None else None
         pool = ProcessPoolExecutor(
             max_workers=min(jobs, len(chunks)),
             mp_context=_pool_context(),
             initializer=_init_worker,
-            initargs=(settings,),
+            initargs=(settings, project_root),
         )
         try:
             futures = [pool.submit(_run_chunk, chunk, task, want_fingerprint) for chunk in chunks]
@@ -261,10 +289,11 @@ def run_files(
                 worker.terminate()
             raise
         pool.shutdown()
+        _PARENT_CACHE = None
         todo = [item for item in todo if results[item[0]] is None]
     if todo:
         linter = linter or Linter(settings)
-        index_ = project_index(settings)
+        index_ = project
         for count, (index, path, cached) in enumerate(todo, start=1):
             collect(index, *process(path, linter, task, want_fingerprint, index_, cached))
             done += 1

@@ -226,14 +226,19 @@ def test_runner_stores_and_returns_deps(tmp_path, monkeypatch):
     path = tmp_path / "train.py"
     path.write_text(BAD)
 
-    class View:
+    from dllint.project import NullProject
+
+    class View(NullProject):
         deps = {str(tmp_path / "data.py"): "c" * 64}
 
     class Index:
         def view(self, path):
             return View()
 
-    monkeypatch.setattr(runner, "project_index", lambda settings: Index())
+        def deps_valid(self, deps):
+            return deps == View.deps
+
+    monkeypatch.setattr(runner, "project_index", lambda settings, root=None, store=None: Index())
     cache = Cache(tmp_path / "c", SETTINGS, CODES)
     [result] = run_lint([str(path)], SETTINGS, jobs=1, cache=cache)
     assert result.deps == View.deps

@@ -16,6 +16,7 @@ from dllint.findings import (
     InsertStatement,
     MoveAboveGuard,
     RemoveArguments,
+    ReplaceText,
     SetArgument,
     WrapInMainGuard,
 )
@@ -29,6 +30,7 @@ EXAMPLES = [
     InsertStatement("sampler.set_epoch(epoch)", (6, 5)),
     AddDistributedSampler("DistributedSampler(ds)", ("shuffle",), "into", (2, 1), "loader.sampler.set_epoch(epoch)", (9, 9)),
     WrapInMainGuard(),
+    ReplaceText((4, 3), (5, 1), ""),  # a YAML config's line removed
 ]
 
 

@@ -53,7 +53,13 @@ def test_plugin_is_registered():
 
 
 def test_same_findings_as_dllint_on_every_fixture():
-    files = sorted(str(p.relative_to(ROOT)) for p in FIXTURES.glob("**/*.py") if p.parent.name != "probe")
+    # fixtures/project/ are projects: their findings follow calls into the other files, which
+    # flake8, handing a plugin one file at a time, does not show.
+    files = sorted(
+        str(p.relative_to(ROOT))
+        for p in FIXTURES.glob("**/*.py")
+        if p.parent.name != "probe" and "project" not in p.relative_to(FIXTURES).parts[:1]
+    )
     assert len(files) > 20
     dllint = subprocess.run(
         [sys.executable, "-m", "dllint", "--no-cache", "--format", "json", *files], capture_output=True, text=True, cwd=ROOT, timeout=120

@@ -23,6 +23,8 @@ sampler = RandomSampler(range(10))
 loader = DataLoader(range(10), shuffle=True, sampler=sampler)
 """
 FIXED_SCRIPT = BAD_SCRIPT.replace("shuffle=True, ", "")
+BAD_CONFIG = "train_ds:\n  batch_size: 8\n  num_workers: 0\n  persistent_workers: true  # needs workers\n"
+FIXED_CONFIG = "train_ds:\n  batch_size: 8\n  num_workers: 0\n"
 
 
 def git(*args: str, cwd) -> None:
@@ -37,6 +39,8 @@ def repo(tmp_path):
     work.mkdir()
     git("init", "-q", cwd=work)
     (work / "train.py").write_text(BAD_SCRIPT)
+    (work / "conf").mkdir()
+    (work / "conf" / "train.yaml").write_text(BAD_CONFIG)  # YAML configs go through the hooks too
     (work / "notes.txt").write_text("DataLoader(ds, shuffle=True, sampler=s)\n")  # not Python: never checked
     git("add", ".", cwd=work)
     return work
@@ -63,9 +67,11 @@ def test_hooks_report_then_fix(repo, tmp_path):
     fix_status = next(line for line in lines if line.startswith("dllint (fix)"))
     assert check_status.endswith("Failed") and fix_status.endswith("Failed"), output
     assert re.search(r"^train\.py:4:32: DL003 .*shuffle=True with a sampler", output, re.M), output
+    assert re.search(r"^conf/train\.yaml:4:3: DL001 ", output, re.M), output
     assert "notes.txt" not in output
     assert "files were modified by this hook" in output
     assert (repo / "train.py").read_text() == FIXED_SCRIPT
+    assert (repo / "conf" / "train.yaml").read_text() == FIXED_CONFIG
 
     # Fixed: both hooks pass.
     again = subprocess.run(

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 @dataclass
 class ArgparseDefaults:
     defaults: dict[str, list[ast.expr]] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict)  # dest -> the option as written (``--num_workers``)
     # names bound to a parse_args() result, plus the conventional ones
     namespaces: set[str] = field(default_factory=lambda: {"args"})
 
@@ -36,6 +37,8 @@ class ArgparseDefaults:
         default = keywords.get("default")
         if default is not None:
             self.defaults.setdefault(dest, []).append(default)
+            long_options = [o for o in options if o.startswith("--")]
+            self.options.setdefault(dest, (long_options or options or [f"--{dest}"])[0])
 
     def add_namespace(self, assign: ast.Assign) -> None:
         value = assign.value

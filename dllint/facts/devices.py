@@ -35,16 +35,29 @@ class CudaCopy:
 
 
 def batch_cuda_copies(facts: FileFacts, use: Use) -> list[CudaCopy]:
-    """Copies to CUDA of the batches one iteration of a loader yields, in the same function."""
+    """Copies to CUDA of the batches one iteration of a loader yields, in the same function:
+    of the batch itself (the loop target, its items and fields, views of them), not of
+    tensors computed from it, which pinning would not affect."""
     seeded = _batch_region(facts, use)
     if seeded is None:
         return []
     names, region = seeded
     nodes = [n for part in region for n in (part, *walk_body(part))]
+    assigned: dict[str, list[ast.AST]] = {}  # every value each name is bound to in the region
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in _target_names(target):
+                    assigned.setdefault(name, []).append(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+            assigned.setdefault(node.target.id, []).append(node.value if node.value is not None else node)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            for name in _target_names(node.target):
+                assigned.setdefault(name, []).append(node.iter)
     for _ in range(MAX_PASSES):  # propagate through the body until no new derived names
         before = len(names)
         for node in nodes:
-            _derive(node, names)
+            _derive(node, names, assigned)
         if len(names) == before:
             break
     copies = []
@@ -79,26 +92,40 @@ def _target_names(target: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
 
+# Methods that hand back the same memory (a view) or its parts: still the pinned batch.
+VIEW_METHODS = frozenset(
+    {"items", "values", "get", "view", "view_as", "permute", "transpose", "squeeze", "unsqueeze", "narrow",
+     "select", "unbind", "split", "chunk", "t", "expand", "detach", "as_strided", "unflatten"}
+)
+
+
 def _rooted_in(expr: ast.AST, names: set[str]) -> bool:
-    """``expr`` reads from one of ``names``: ``batch``, ``batch[0]``, ``batch["x"].float()``, ``batch.items()``."""
+    """``expr`` is (part of) one of ``names``: ``batch``, ``batch[0]``, ``batch["x"].view(...)``,
+    ``batch.items()``; not a tensor computed from it (``f(batch)``, ``batch["x"].float()``)."""
     for _ in range(MAX_DEPTH):
         if isinstance(expr, ast.Name):
             return expr.id in names
         if isinstance(expr, (ast.Subscript, ast.Attribute, ast.Starred)):
             expr = expr.value
-        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in VIEW_METHODS:
             expr = expr.func.value
         else:
             return False
     return False
 
 
-def _derive(node: ast.AST, names: set[str]) -> None:
+def _derive(node: ast.AST, names: set[str], assigned: dict[str, list[ast.AST]]) -> None:
+    """Names bound from the batch, whose every binding in the body is the batch itself:
+    ``video = preprocess(video)`` later makes ``video`` a computed tensor."""
     if isinstance(node, ast.Assign) and _rooted_in(node.value, names):
-        for target in node.targets:
-            names |= _target_names(target)
+        targets = [name for target in node.targets for name in _target_names(target)]
     elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and _rooted_in(node.iter, names):
-        names |= _target_names(node.target)
+        targets = list(_target_names(node.target))
+    else:
+        return
+    for name in targets:
+        if all(isinstance(value, ast.expr) and _rooted_in(value, names) for value in assigned.get(name, ())):
+            names.add(name)
 
 
 def _cuda_copy(facts: FileFacts, call: ast.Call, names: set[str], scope: Scope) -> CudaCopy | None:
@@ -152,4 +179,3 @@ def _is_cuda_string(text: str) -> bool:
 def torch_alias(facts: FileFacts) -> str | None:
     """The local name ``torch`` is imported under, if any."""
     return next((local for local, full in facts.imports.items() if full == "torch"), None)
-

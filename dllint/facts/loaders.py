@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from dllint.facts.values import ABSENT, Value, dynamic, resolve
+from dllint.facts.values import ABSENT, Value, dynamic, option_of, resolve
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -78,6 +78,26 @@ class LoaderCall:
     def is_multi_worker(self) -> bool:
         """``num_workers`` not provably 0."""
         return not self.num_workers.is_zero_or_absent()
+
+    @property
+    def workers_option(self) -> str | None:
+        """The command-line option ``num_workers`` comes from when only its default (0) keeps
+        the loader single-process: the option exists to be raised."""
+        arg = self.arguments.get("num_workers")
+        if arg is None or self.is_multi_worker:
+            return None
+        return option_of(arg.value, arg.scope, self.facts)
+
+    @property
+    def may_start_workers(self) -> bool:
+        """For the crash rules (DL1xx): multi-worker, or ``num_workers`` from a command-line
+        option whose default is 0 (RULES.md: "Worker counts from the command line")."""
+        return self.is_multi_worker or self.workers_option is not None
+
+    def when_workers(self) -> str:
+        """The message suffix naming the option, for a loader that starts workers only once it is raised."""
+        option = None if self.is_multi_worker else self.workers_option
+        return f" (when {option} > 0)" if option else ""
 
     @property
     def dataset(self) -> ast.expr | None:

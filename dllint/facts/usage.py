@@ -1,16 +1,21 @@
 """Where a loader's value flows: which loops iterate it, which calls carry it away.
 
-The analysis follows a loader from its construction through names bound in
-the same scope, same-file function calls (parameter by parameter) and
-closures, and records each place that iterates it (``Use.kind ==
-"iterate"``) or lets it escape the file's view (``"escape"``: returned,
-stored on an object, passed to another module), as RULES.md asks.
+The analysis follows a loader from its construction through names (each binding on its
+own: a name bound twice to two loaders is two loaders), same-file function calls and
+class constructors (parameter by parameter), closures, ``return`` (to the function's
+callers: same-file, other project files through ``facts.project``, or a framework hook),
+``self.X = loader`` (to the class's reads of ``self.X``), wrappers (any call whose result a
+``for`` iterates is one pass over the loader) and framework calls
+(:mod:`dllint.project.frameworks`). It records each place that iterates it
+(``Use.kind == "iterate"``) or lets it escape (``"escape"``, with ``Use.how`` saying
+whether a caller could still claim it, code outside the project took it, ...), as RULES.md's
+"Following calls across the project" asks.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from dllint.facts.scopes import FUNCTION_NODES, Scope
@@ -42,6 +47,16 @@ NEUTRAL_BUILTINS = frozenset(
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 MAX_CALL_DEPTH = 6
+MAX_STEPS = 2000  # flow steps for one question; real code needs a few dozen
+
+
+class ElsewhereLoop(ast.While):
+    """An epoch loop outside this file (a caller in another module, a framework's fit loop):
+    it repeats an iteration like a ``while`` here would, but has no body in this file."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(test=ast.Constant(True), body=[], orelse=[])
+        self.where = where
 
 
 @dataclass(frozen=True)
@@ -50,6 +65,15 @@ class Use:
     node: ast.AST  # the iterating For/comprehension/call, or the escaping expression
     loops: tuple[ast.AST, ...]  # loops that repeat this use, outermost first, across call frames
     via: tuple[ast.Call, ...] = ()  # same-file calls the loader went through, outermost first
+    # iterate: "" here, "on-stop" (re-``iter``ed only on StopIteration: DL201 counts the
+    # endless stream as one pass; its loops are kept for rules that see a pass per restart),
+    # "elsewhere" (another module or a framework iterates it);
+    # escape: "unclaimed" (returned/stored, no caller decides), "unknown" (code outside the
+    # project), "remote" (a project function the file's summary records), "set-epoch" (a
+    # caller may call set_epoch on it), "return" (a parameter handed back: summaries only).
+    how: str = ""
+    remote: tuple[str, str] | None = None  # ("pkg.mod.func", "0" | "name") for how == "remote"
+    copies: str = ""  # how == "elsewhere": its batches are copied to CUDA there ("cuda" always, "maybe")
 
     @property
     def is_iter_call(self) -> bool:
@@ -61,6 +85,11 @@ class UsageAnalysis:
         self.facts = facts
         self.parents = facts.scopes.parents
         self._loader_uses: dict[ast.Call, list[Use]] = {}
+        self._entry_loops: dict[tuple, tuple] = {}  # (call, via before it) -> loops around the call's caller
+        self._summarizing: ast.AST | None = None  # the function whose parameters a summary describes
+        self._steps = 0  # flow steps of the current question (bounded: MAX_STEPS)
+        self._reach: dict[tuple, bool] = {}
+        self._resolving: dict[tuple, list] = {}
         self._loads_by_name: dict[str, list[tuple[ast.Name, Scope]]] = {}
         for scope in facts.scopes.scopes.values():
             for load in scope.loads:
@@ -71,13 +100,25 @@ class UsageAnalysis:
         """Every iteration and escape of the loader built by ``loader``."""
         uses = self._loader_uses.get(loader.node)
         if uses is None:
+            self._steps = 0
             uses = self._uses_of_expr(loader.node, loader.scope, (), (), frozenset())
             self._loader_uses[loader.node] = uses
         return uses
 
     def uses_of(self, expr: ast.AST, scope: Scope) -> list[Use]:
         """Iterations and escapes of any value built by ``expr`` (a sampler, a dataset)."""
+        self._steps = 0
         return self._uses_of_expr(expr, scope, (), (), frozenset())
+
+    def parameter_uses(self, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[Use]:
+        """What ``function`` does with its parameter ``param`` (for the project's summaries): a
+        ``return`` of it is reported as such instead of being followed to callers."""
+        self._summarizing = function
+        self._steps = 0
+        try:
+            return self._uses_of_name(param, self.facts.scopes.scopes[function], (), (), frozenset())
+        finally:
+            self._summarizing = None
 
     def construction_loops(self, node: ast.AST) -> tuple[ast.AST, ...]:
         return self.enclosing_loops(node, self.facts.scopes.scope_of(node))
@@ -87,12 +128,27 @@ class UsageAnalysis:
         built_in = set(map(id, self.construction_loops(loader.node)))
         return [u for u in self.loader_uses(loader) if any(id(loop) not in built_in for loop in u.loops)]
 
-    def iteration_count(self, loader: LoaderCall) -> int:
-        """0, 1, or 2 meaning "more than once" (escapes count as re-iterated)."""
+    def iteration_count(self, loader: LoaderCall, training: bool | None = None) -> int:
+        """0, 1, or 2 meaning "more than once". A returned or stored loader that no caller in
+        the project claims counts as re-iterated only when it is evidently a training loader
+        (``training``; None: decide from the call); code outside the project counts as unknown
+        (no iteration); iterations that go on the same pass (``on-stop``) do not count."""
         built_in = set(map(id, self.construction_loops(loader.node)))
         once: list[Use] = []
         for use in self.loader_uses(loader):
-            if use.kind == "escape" or any(id(loop) not in built_in for loop in use.loops):
+            if use.how == "on-stop":
+                continue
+            if use.kind == "escape":
+                if use.how == "unclaimed":
+                    from dllint.facts.training import TRAINING_FUNCTIONS, evidently_training
+
+                    if training is None:
+                        training = evidently_training(self.facts, loader)
+                    returned_by = getattr(self.facts.scopes.enclosing_function(use.node), "name", None)
+                    if training or returned_by in TRAINING_FUNCTIONS:
+                        return 2
+                continue
+            if any(id(loop) not in built_in for loop in use.loops):
                 return 2
             if any(use.node is other.node and use.via == other.via for other in once):
                 continue  # the same loop reached through two bindings of one name
@@ -134,9 +190,16 @@ class UsageAnalysis:
         return tuple(reversed(loops))
 
     # -- the flow --------------------------------------------------------------------
+    def continue_from(self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset) -> list[Use]:
+        """Go on following a value at ``expr`` (a project function handed it back)."""
+        return self._uses_of_expr(expr, scope, loops, via, seen)
+
     def _uses_of_expr(
         self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset
     ) -> list[Use]:
+        self._steps += 1
+        if self._steps > MAX_STEPS:  # a value fanning out through many calls: give up on it
+            return [Use("escape", expr, loops, via, "unknown")]
         parent = self.parents.get(expr)
         here = loops + self.enclosing_loops(expr, scope)
         if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is expr:
@@ -148,11 +211,11 @@ class UsageAnalysis:
             call = self.parents.get(parent)
             if isinstance(call, ast.Call):
                 return self._passed_to_call(call, parent.arg, None, expr, scope, loops, via, seen)
-            return [Use("escape", expr, here, via)]
+            return [Use("escape", expr, here, via, "unclaimed")]
         if isinstance(parent, ast.Call) and expr is not parent.func:
             if expr in parent.args:
                 return self._passed_to_call(parent, None, parent.args.index(expr), expr, scope, loops, via, seen)
-            return [Use("escape", expr, here, via)]
+            return [Use("escape", expr, here, via, "unknown")]
         if isinstance(parent, ast.Attribute):
             if parent.attr == "__iter__":
                 return [Use("iterate", parent, here, via)]
@@ -162,9 +225,11 @@ class UsageAnalysis:
             uses: list[Use] = []
             for target in targets:
                 if isinstance(target, ast.Name):
-                    uses += self._uses_of_name(target.id, scope, loops, via, seen)
+                    uses += self._uses_of_name(target.id, scope, loops, via, seen, parent)
+                elif self._is_self_attribute(target):
+                    uses += self._stored(target, expr, scope, here, via, seen)  # type: ignore[arg-type]
                 else:
-                    uses.append(Use("escape", expr, here, via))  # self.loader = ..., loaders[k] = ...
+                    uses.append(Use("escape", expr, here, via, "unclaimed"))  # loaders[k] = ...
             return uses
         if isinstance(parent, ast.IfExp) and expr is not parent.test:
             return self._uses_of_expr(parent, scope, loops, via, seen)
@@ -176,7 +241,9 @@ class UsageAnalysis:
             if isinstance(parent.optional_vars, ast.Name):
                 return self._uses_of_name(parent.optional_vars.id, scope, loops, via, seen)
             return []
-        return [Use("escape", expr, here, via)]  # returned, yielded, put in a container, ...
+        if isinstance(parent, ast.Return) and parent.value is expr:
+            return self._returned(expr, scope, loops, via, seen)
+        return [Use("escape", expr, here, via, "unclaimed")]  # yielded, put in a container, ...
 
     def _passed_to_call(
         self,
@@ -193,13 +260,16 @@ class UsageAnalysis:
         func = call.func
         if isinstance(func, ast.Name) and self.facts.scopes.lookup(func.id, scope) is None:
             name = func.id  # a builtin
+            if name == "iter" and self._restarted_on_stop(call):
+                return [Use("iterate", call, here, via, "on-stop")]
             if name in ITERATING_BUILTINS:
                 return [Use("iterate", call, here, via)]
             if name in WRAPPING_BUILTINS:
                 return self._uses_of_expr(call, scope, loops, via, seen)
             if name in NEUTRAL_BUILTINS:
                 return []
-        if self.facts.qualname(func) in WRAPPING_QUALNAMES:
+        qualname = self.facts.qualname(func)
+        if qualname in WRAPPING_QUALNAMES:
             return self._uses_of_expr(call, scope, loops, via, seen)
         target = self.same_file_function(func, scope)
         if target is not None and len(via) < MAX_CALL_DEPTH:
@@ -207,15 +277,187 @@ class UsageAnalysis:
             key = (target, param)
             if param is not None and key not in seen:
                 callee_scope = self.facts.scopes.scopes[target]
+                self._entry_loops[(call, via)] = loops
                 return self._uses_of_name(param, callee_scope, here, via + (call,), seen | {key})
-        return [Use("escape", expr, here, via)]
+        if self.facts.is_loader_class_name(func)[0]:
+            return [Use("escape", expr, here, via, "unknown")]  # the dataset/sampler a loader takes
+        init = self._same_file_init(func, scope)
+        if init is not None and len(via) < MAX_CALL_DEPTH:
+            param = self._parameter(init, keyword, index, True)
+            key = (init, param)
+            if param is not None and key not in seen:  # Trainer(model, loader): what __init__ does with it
+                self._entry_loops[(call, via)] = loops
+                return self._uses_of_name(param, self.facts.scopes.scopes[init], here, via + (call,), seen | {key})
+        from dllint.project.frameworks import framework_call
 
-    def _uses_of_name(self, name: str, scope: Scope, loops: tuple, via: tuple, seen: frozenset) -> list[Use]:
-        """Uses of every load of ``name`` bound in ``scope``, including loads in closures."""
+        framework = framework_call(self.facts, call, keyword, index, scope)
+        if framework == "same":  # accelerator.prepare(loader): the same loader comes back
+            return self._same_value_returned(call, index, scope, loops, via, seen)
+        if framework in ("per-epoch", "once"):
+            shown = qualname or ast.unparse(func)
+            marker = (ElsewhereLoop(f"{shown}()"),) if framework == "per-epoch" else ()
+            return [Use("iterate", call, here + marker, via, "elsewhere")]
+        # Iterating the result of any call that takes the loader is one pass over it, and its
+        # items are the loader's batches (``logger.log_every(loader, 10)``): known callee or not.
+        result = self._uses_of_expr(call, scope, loops, via, seen)
+        if result and all(u.kind == "iterate" for u in result):
+            return result
+        project = self.facts.project
+        remote = project.target_of(self.facts, func, scope) if project is not None else None
+        if remote is not None:
+            argument = keyword if keyword is not None else str(index)
+            if project.summarizing:
+                return [Use("escape", expr, here, via, "remote", (remote, argument))]
+            resolved = project.param_uses(self, remote, argument, call, expr, scope, loops, via, seen)
+            if resolved is not None:
+                return resolved
+        return [Use("escape", expr, here, via, "unknown")]
+
+    def _same_value_returned(self, call: ast.Call, index: int | None, scope, loops, via, seen) -> list[Use]:
+        """``x = f(loader)`` or ``a, x = f(model, loader)`` where ``f`` hands its arguments back."""
+        parent = self.parents.get(call)
+        if (
+            index is not None
+            and isinstance(parent, ast.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], (ast.Tuple, ast.List))
+            and len(parent.targets[0].elts) == len(call.args)
+        ):
+            target = parent.targets[0].elts[index]
+            if isinstance(target, ast.Name):
+                return self._uses_of_name(target.id, scope, loops, via, seen, parent)
+            return [Use("escape", call, loops + self.enclosing_loops(call, scope), via, "unclaimed")]
+        return self._uses_of_expr(call, scope, loops, via, seen)
+
+    def _restarted_on_stop(self, call: ast.Call) -> bool:
+        """``iter(loader)`` inside ``except StopIteration:``: the exhausted iterator is replaced
+        and the same endless pass goes on (RULES.md's "Endless iteration")."""
+        current = self.parents.get(call)
+        while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
+            if isinstance(current, ast.ExceptHandler):
+                caught = current.type
+                names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
+                return any(isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or getattr(n, "attr", None)) == "StopIteration" for n in names)
+            current = self.parents.get(current)
+        return False
+
+    def _returned(self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset) -> list[Use]:
+        """A value returned by its function: its callers decide what happens to it (the call
+        site that passed it in, when it came in as an argument)."""
+        here = loops + self.enclosing_loops(expr, scope)
+        func = scope.node
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return [Use("escape", expr, here, via, "unclaimed")]
+        if func is self._summarizing:
+            return [Use("escape", expr, here, via, "return")]
+        if via and self.same_file_function(via[-1].func, self.facts.scopes.scope_of(via[-1])) is func:
+            call = via[-1]  # handed back to the call that passed it in
+            outer = self._entry_loops.get((call, via[:-1]), ())
+            return self._uses_of_expr(call, self.facts.scopes.scope_of(call), outer, via[:-1], seen)
+        key = ("return", func)
+        if key in seen:
+            return []
+        seen = seen | {key}
+        from dllint.project.frameworks import hook_of
+
+        hook = hook_of(self.facts, func)
+        if hook is not None:
+            marker = (ElsewhereLoop(f"the framework calling {hook.name}()"),) if hook.per_epoch else ()
+            return [Use("iterate", expr, here + marker, via, "elsewhere")]
         uses: list[Use] = []
+        callers = self._callers(func)
+        for call in callers:
+            call_scope = self.facts.scopes.scope_of(call)
+            built = set(map(id, self.enclosing_loops(call, call_scope)))  # a fresh value per pass
+            for use in self._uses_of_expr(call, call_scope, (), via + (call,), seen):
+                uses.append(replace(use, loops=here + tuple(loop for loop in use.loops if id(loop) not in built)))
+        project = self.facts.project
+        remote = project.caller_uses(self, func, expr, here, via) if project is not None else None
+        if remote:
+            uses += remote
+        if not callers and not remote:
+            uses.append(Use("escape", expr, here, via, "unclaimed"))
+        return uses
+
+    def _callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+        """Same-file calls of ``func``: by its name where the name means it, ``self.name(...)``
+        inside its class."""
+        calls: list[ast.Call] = []
+        owner = self.facts.scopes.scope_of(func)
+        if isinstance(owner.node, ast.ClassDef):
+            for node in ast.walk(owner.node):
+                if (
+                    isinstance(node, ast.Call)
+                    and self._is_self_attribute(node.func)
+                    and node.func.attr == func.name  # type: ignore[attr-defined]
+                ):
+                    calls.append(node)
+            return calls
+        for load, _ in self._loads_resolving_to(func.name, owner):
+            parent = self.parents.get(load)
+            if isinstance(parent, ast.Call) and parent.func is load:
+                calls.append(parent)
+        return calls
+
+    def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: tuple, via: tuple, seen: frozenset) -> list[Use]:
+        """``self.X = loader``: the reads of ``self.X`` in the class decide; how often their
+        methods run is the callers' business, so the stored value is also unclaimed."""
+        cls = self._enclosing_class(scope)
+        uses = [Use("escape", expr, here, via, "unclaimed")]
+        key = ("store", cls, target.attr)
+        if cls is None or key in seen:
+            return uses
+        for node in ast.walk(cls):
+            if self._is_self_attribute(node) and node.attr == target.attr and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                load_scope = self.facts.scopes.scope_of(node)
+                repeat = self._method_loops(load_scope.node, 0)  # the method runs in a loop of its class
+                found = self._uses_of_expr(node, load_scope, (), via, seen | {key})
+                uses += [replace(u, loops=repeat + u.loops) if repeat else u for u in found]
+        return uses
+
+    def _method_loops(self, function: ast.AST, depth: int) -> tuple[ast.AST, ...]:
+        """Loops around the calls of a method by ``self.name()`` in its class (through the
+        methods that call it, a few levels up): the epoch loop of ``fit`` calling
+        ``self.validate()``."""
+        if depth > 3 or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return ()
+        if not isinstance(self.parents.get(function), ast.ClassDef):
+            return ()
+        for call in self._callers(function):
+            scope = self.facts.scopes.scope_of(call)
+            loops = tuple(loop for loop in self.enclosing_loops(call, scope) if isinstance(loop, LOOPS))
+            if loops:
+                return loops
+            outer = self._method_loops(scope.node, depth + 1)
+            if outer:
+                return outer
+        return ()
+
+    @staticmethod
+    def _is_self_attribute(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+    def _uses_of_name(
+        self, name: str, scope: Scope, loops: tuple, via: tuple, seen: frozenset, binding: ast.AST | None = None
+    ) -> list[Use]:
+        """Uses of every load of ``name`` bound in ``scope``, including loads in closures.
+        ``binding``: the statement that bound it; loads that a later binding of the name
+        always replaces first are another value's (a name bound twice to two loaders)."""
+        uses: list[Use] = []
+        if binding is not None:
+            key = ("bound", binding, name)
+            if key in seen:
+                return uses  # x = f(x) in a loop: this binding's flow is already being followed
+            seen = seen | {key}
+        rebound = binding is not None and len(scope.bindings.get(name, ())) > 1
         for load, load_scope in self._loads_resolving_to(name, scope):
             if load_scope is scope:
-                uses += self._uses_of_expr(load, scope, loops, via, seen)
+                if rebound and not self._reaches_cached(binding, load, scope.bindings[name]):
+                    continue
+                found = self._uses_of_expr(load, scope, loops, via, seen)
+                if rebound:
+                    found = self._first_pass_only(found, binding, load, scope.bindings[name], scope)
+                uses += found
                 continue
             # A load inside a nested function: repeated as often as that function is called.
             func = self._outermost_function_below(load_scope, scope)
@@ -226,22 +468,91 @@ class UsageAnalysis:
             inner = self._uses_of_expr(load, load_scope, (), (), seen | {key})
             if not calls:
                 marker = (func,) if func is not None else ()
-                uses += [Use(u.kind, u.node, loops + marker + u.loops, via + u.via) for u in inner]
+                uses += [Use(u.kind, u.node, loops + marker + u.loops, via + u.via, u.how, u.remote) for u in inner]
                 continue
             for call in calls:
                 call_loops = loops + self.enclosing_loops(call, scope)
                 repeat = (func,) if len(calls) > 1 else ()
-                uses += [Use(u.kind, u.node, call_loops + repeat + u.loops, via + (call,) + u.via) for u in inner]
+                uses += [
+                    Use(u.kind, u.node, call_loops + repeat + u.loops, via + (call,) + u.via, u.how, u.remote)
+                    for u in inner
+                ]
         return uses
+
+    def _first_pass_only(self, uses: list[Use], binding: ast.AST, load: ast.Name, bindings: list, scope: Scope) -> list[Use]:
+        """A loop whose body rebinds the name on every pass repeats ``load`` for other values:
+        this binding's value meets it on the first pass only."""
+        others = [b.node for b in bindings if b.node is not binding]
+        cut = {
+            id(loop)
+            for loop in self.enclosing_loops(load, scope)
+            if isinstance(loop, LOOPS) and not self._contains(loop, binding) and any(o in loop.body for o in others)
+        }
+        if not cut:
+            return uses
+        return [replace(u, loops=tuple(loop for loop in u.loops if id(loop) not in cut)) for u in uses]
+
+    def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list) -> bool:
+        key = (binding, load)
+        found = self._reach.get(key)
+        if found is None:
+            found = self._reach[key] = self._reaches(binding, load, bindings)
+        return found
+
+    def _reaches(self, binding: ast.AST, load: ast.Name, bindings: list) -> bool:
+        """The value bound by ``binding`` may still be the name's value at ``load``: it comes
+        before the load (or a loop around both brings it round again) and no other binding
+        between them runs on every path to the load."""
+        start = _end(binding)
+        at = _position(load)
+        if start >= at:
+            return self._in_common_loop(binding, load)
+        for other in bindings:
+            node = other.node
+            if node is binding or not (start < _end(node) < at):
+                continue
+            if self._always_runs_before(node, load):
+                return False
+        return True
+
+    def _always_runs_before(self, statement: ast.AST, load: ast.AST) -> bool:
+        """A later statement of the block that holds ``statement`` contains ``load``."""
+        holder = self.parents.get(statement)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(holder, field, None)
+            if isinstance(block, list) and statement in block:
+                return any(self._contains(item, load) for item in block[block.index(statement) + 1:])
+        return False
+
+    def _contains(self, outer: ast.AST, node: ast.AST) -> bool:
+        current: ast.AST | None = node
+        while current is not None:
+            if current is outer:
+                return True
+            current = self.parents.get(current)
+        return False
+
+    def _in_common_loop(self, first: ast.AST, second: ast.AST) -> bool:
+        current = self.parents.get(first)
+        while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
+            if isinstance(current, LOOPS) and self._contains(current, second):
+                return True
+            current = self.parents.get(current)
+        return False
 
     # -- helpers ---------------------------------------------------------------
     def _loads_resolving_to(self, name: str, scope: Scope) -> list[tuple[ast.Name, Scope]]:
+        key = (name, scope.node)
+        cached = self._resolving.get(key)
+        if cached is not None:
+            return cached
         found = []
         for load, candidate in self._loads_by_name.get(name, ()):
             if self._is_within(candidate, scope):
                 resolved = self.facts.scopes.lookup(name, candidate)
                 if resolved is not None and resolved[0] is scope:
                     found.append((load, candidate))
+        self._resolving[key] = found
         return found
 
     @staticmethod
@@ -288,6 +599,18 @@ class UsageAnalysis:
                 for stmt in cls.body:
                     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == func.attr:
                         return stmt
+        return None
+
+    def _same_file_init(self, func: ast.expr, scope: Scope) -> ast.AST | None:
+        """``__init__`` of the same-file class a call constructs (a name bound only to it)."""
+        if not isinstance(func, ast.Name):
+            return None
+        found = self.facts.scopes.lookup(func.id, scope)
+        if not found or len(found[1]) != 1 or found[1][0].kind != "class":
+            return None
+        for stmt in found[1][0].node.body:  # type: ignore[attr-defined]
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init__":
+                return stmt
         return None
 
     def _enclosing_class(self, scope: Scope) -> ast.ClassDef | None:
@@ -340,3 +663,12 @@ class UsageAnalysis:
             parent = self.parents.get(load)
             if isinstance(parent, ast.Call) and parent.func is load:
                 self._triggers(parent, out, seen)
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    """Where a binding statement takes effect: after its value is evaluated."""
+    return (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)

@@ -124,6 +124,24 @@ def follow(expr: ast.expr, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Sc
     return expr, scope
 
 
+def option_of(expr: ast.expr, scope: Scope, facts: FileFacts) -> str | None:
+    """The command-line option (``--num_workers``) ``expr`` takes its value from, following
+    names bound once to an ``args.NAME`` with an argparse default."""
+    for _ in range(MAX_DEPTH):
+        if isinstance(expr, ast.Name):
+            found = facts.scopes.single_value(expr.id, scope)
+            if found is None or found[1].kind != "assign" or found[1].value is None:
+                return None
+            scope, expr = found[0], found[1].value
+        elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in facts.argparse.namespaces:
+            if facts.argparse.default_for(expr.attr) is None:
+                return None
+            return facts.argparse.options.get(expr.attr)
+        else:
+            return None
+    return None
+
+
 def is_cpu_count_call(call: ast.Call, facts: FileFacts) -> bool:
     name = facts.qualname(call.func)
     if name in CPU_COUNT_CALLS:

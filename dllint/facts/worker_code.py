@@ -56,7 +56,7 @@ class WorkerCode:
             cls = self.dataset_class(loader)
             if cls is not None:
                 self._loaders_by_class.setdefault(cls.node, []).append(loader)
-            if not loader.is_multi_worker:
+            if not loader.may_start_workers:
                 continue
             if cls is not None:
                 for name in DATASET_ENTRY_METHODS:

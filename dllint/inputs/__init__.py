@@ -24,6 +24,8 @@ ADAPTERS: dict[str, str] = {
     ".py": "dllint.inputs.python",
     ".pyi": "dllint.inputs.python",
     ".ipynb": "dllint.inputs.notebook",
+    ".yaml": "dllint.inputs.yaml",
+    ".yml": "dllint.inputs.yaml",
 }
 SUFFIXES: tuple[str, ...] = tuple(ADAPTERS)
 DEFAULT_ADAPTER = "dllint.inputs.python"  # stdin without a file name, and files named on the command line

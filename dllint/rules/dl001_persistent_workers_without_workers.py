@@ -59,10 +59,9 @@ class PersistentWorkersWithoutWorkers(Rule):
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
             arg = loader.argument("persistent_workers")
-            if arg is None or not loader.num_workers.is_zero_or_absent():
+            if arg is None or not persistent_without_workers(loader):
                 continue
-            if loader.value("persistent_workers").truthy():
-                yield self.report(facts, arg.node, fix=None if arg.from_splat else self._fix(facts, loader, arg))
+            yield self.report(facts, arg.node, fix=None if arg.from_splat else self._fix(facts, loader, arg))
 
     @staticmethod
     def _fix(facts, loader, arg) -> Fix:
@@ -75,6 +74,15 @@ class PersistentWorkersWithoutWorkers(Rule):
             return Fix("unsafe", "Remove `persistent_workers` (right only while the `**` dict's num_workers is 0)", RemoveArguments(("persistent_workers",)))
         return Fix("safe", "Remove `persistent_workers`", RemoveArguments(("persistent_workers",)))
 
+    def check_config(self, block) -> Iterator[Finding]:
+        from dllint.configs.lint import config_finding, removal_fix
+
+        if block.entry("persistent_workers") is None or not persistent_without_workers(block):
+            return
+        span = block.report_span("persistent_workers", "num_workers")
+        if span is not None:
+            yield config_finding(self, block, span, fix=removal_fix(block, "persistent_workers"))
+
     def apply_fix(self, ctx, finding: Finding) -> None:
         from dllint.fixes.arguments import remove_reported_argument, set_reported_argument
 
@@ -86,3 +94,8 @@ class PersistentWorkersWithoutWorkers(Rule):
 
 def _is_true(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Constant) and expr.value is True
+
+
+def persistent_without_workers(loader) -> bool:
+    """The one predicate of the rule: a loader call or a config block (both answer ``value``)."""
+    return loader.value("num_workers").is_zero_or_absent() and bool(loader.value("persistent_workers").truthy())

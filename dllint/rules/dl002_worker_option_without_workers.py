@@ -80,14 +80,27 @@ class WorkerOptionWithoutWorkers(Rule):
     @staticmethod
     def _offending(facts, loader, option: str, arg) -> bool:
         value = loader.value(option)
-        if option == "timeout":
-            return value.is_const and isinstance(value.value, (int, float)) and value.value > 0
-        if value.is_const:
-            return value.value is not None
+        if option == "timeout" or value.is_const:
+            return offending_value(option, value)
         # A call such as mp.get_context("spawn") is a context, never None.
         return isinstance(arg.value, ast.Call) or (
             isinstance(arg.value, ast.Name) and not maybe_none(arg.value, arg.scope, facts) and option == "multiprocessing_context"
         )
+
+    def check_config(self, block) -> Iterator[Finding]:
+        from dllint.configs.lint import config_finding, removal_fix
+
+        if not block.num_workers.is_zero_or_absent():
+            return
+        for option, error in ERRORS.items():
+            if block.entry(option) is None or not offending_value(option, block.value(option)):
+                continue
+            if option == "timeout" and not block.explicit:
+                continue  # beside merely loader-like keys, a `timeout` may configure something else
+            span = block.report_span(option, "num_workers")
+            if span is not None:
+                message = f"{option} without workers: {error}; remove it or set num_workers > 0"
+                yield config_finding(self, block, span, message, removal_fix(block, option))
 
     @staticmethod
     def _fix(facts, loader, option: str, arg) -> Fix:
@@ -107,3 +120,10 @@ class WorkerOptionWithoutWorkers(Rule):
             set_reported_argument(ctx, finding, at_argument=True)
         else:
             remove_reported_argument(ctx, finding)
+
+
+def offending_value(option: str, value) -> bool:
+    """A worker-only option whose known value needs workers (code and configs alike)."""
+    if option == "timeout":
+        return value.is_const and isinstance(value.value, (int, float)) and value.value > 0
+    return value.is_const and value.value is not None

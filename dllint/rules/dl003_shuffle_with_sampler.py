@@ -57,14 +57,30 @@ class ShuffleWithSampler(Rule):
         for loader in facts.loader_calls:
             shuffle = loader.argument("shuffle")
             sampler = loader.argument("sampler")
-            if shuffle is None or sampler is None or not loader.value("shuffle").truthy():
+            if shuffle is None or sampler is None or not shuffles(loader):
                 continue
             if maybe_none(sampler.value, sampler.scope, facts):
                 continue
             fix = None if shuffle.from_splat else Fix("safe", "Remove `shuffle`", RemoveArguments(("shuffle",)))
             yield self.report(facts, shuffle.node, fix=fix)
 
+    def check_config(self, block) -> Iterator[Finding]:
+        from dllint.configs.lint import config_finding, removal_fix
+
+        if block.entry("shuffle") is None or not block.given("sampler") or not shuffles(block):
+            return
+        if not block.values_reach_torch:
+            return  # a framework's loader settings (super-gradients moves `shuffle` into its sampler)
+        span = block.report_span("shuffle", "sampler")
+        if span is not None:
+            yield config_finding(self, block, span, fix=removal_fix(block, "shuffle"))
+
     def apply_fix(self, ctx, finding: Finding) -> None:
         from dllint.fixes.arguments import remove_reported_argument
 
         remove_reported_argument(ctx, finding)
+
+
+def shuffles(loader) -> bool:
+    """``shuffle`` is known to be truthy (a loader call or a config block)."""
+    return bool(loader.value("shuffle").truthy())

@@ -53,22 +53,39 @@ class InvalidLoaderValue(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         for loader in facts.loader_calls:
-            for name in ("num_workers", "timeout", "prefetch_factor"):
+            for name in CHECKED:
                 arg = loader.argument(name)
-                value = loader.value(name)
-                if arg is None or not value.is_const or not isinstance(value.value, (int, float)):
-                    continue
-                if isinstance(value.value, bool):
-                    continue
-                if value.value < 0:
-                    yield self.report(facts, arg.node, f"{name}={value.value} is negative: torch raises ValueError")
-                elif name == "prefetch_factor" and value.value == 0:
-                    yield self.report(facts, arg.node, "prefetch_factor=0 fails an assertion on the first batch: use at least 1, or None without workers")
-            context = loader.argument("multiprocessing_context")
-            value = loader.value("multiprocessing_context")
-            if context is not None and value.is_const and isinstance(value.value, str) and value.value not in START_METHODS:
-                yield self.report(
-                    facts,
-                    context.node,
-                    f"multiprocessing_context={value.value!r} is not a start method (fork, spawn, forkserver): torch raises ValueError",
-                )
+                message = invalid_value_message(name, loader.value(name)) if arg is not None else None
+                if message:
+                    yield self.report(facts, arg.node, message)
+
+    def check_config(self, block) -> Iterator[Finding]:
+        from dllint.configs.lint import config_finding
+
+        if not block.values_reach_torch:
+            return  # a framework may translate them first (lightly: num_workers -1 means all cores)
+        for name in CHECKED:
+            message = invalid_value_message(name, block.value(name)) if block.entry(name) is not None else None
+            span = block.report_span(name) if message else None
+            if span is not None:
+                yield config_finding(self, block, span, message)
+
+
+CHECKED = ("num_workers", "timeout", "prefetch_factor", "multiprocessing_context")
+
+
+def invalid_value_message(name: str, value) -> str | None:
+    """What torch would reject in this argument's known value (code and configs alike)."""
+    if not value.is_const:
+        return None
+    if name == "multiprocessing_context":
+        if isinstance(value.value, str) and value.value not in START_METHODS:
+            return f"multiprocessing_context={value.value!r} is not a start method (fork, spawn, forkserver): torch raises ValueError"
+        return None
+    if not isinstance(value.value, (int, float)) or isinstance(value.value, bool):
+        return None
+    if value.value < 0:
+        return f"{name}={value.value} is negative: torch raises ValueError"
+    if name == "prefetch_factor" and value.value == 0:
+        return "prefetch_factor=0 fails an assertion on the first batch: use at least 1, or None without workers"
+    return None

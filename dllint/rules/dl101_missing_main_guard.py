@@ -81,21 +81,29 @@ class MissingMainGuard(Rule):
             # cells, so nothing re-runs. What breaks there instead is DL106.
             return
         triggers: list[ast.stmt] = []
+        options: dict[int, str] = {}  # statement -> suffix naming the option its loader waits for
         # facts.usage (and the scope table under it) only for a file that starts workers or processes
         for loader in facts.loader_calls:
-            if loader.is_multi_worker:
+            if loader.may_start_workers:
                 for use in facts.usage.loader_uses(loader):
                     if use.kind == "iterate":
-                        triggers += facts.usage.module_triggers(use.node, use.via)
+                        found = facts.usage.module_triggers(use.node, use.via)
+                        for statement in found:
+                            options.setdefault(id(statement), loader.when_workers())
+                        triggers += found
         for start in facts.process_starts:
             if not start.is_executor:  # an executor starts processes lazily, on first submit
-                triggers += facts.usage.module_triggers(start.call)
+                found = facts.usage.module_triggers(start.call)
+                for statement in found:
+                    options[id(statement)] = ""
+                triggers += found
         candidates = [
             s for s in triggers if s is not facts.main_guard and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         ]
         if candidates:
             first = min(candidates, key=lambda s: (s.lineno, s.col_offset))
-            yield self.report(facts, first, fix=Fix("unsafe", "Move the script's statements under `if __name__ == \"__main__\":`", WrapInMainGuard()))
+            message = self.summary + options.get(id(first), "") if options.get(id(first)) else None
+            yield self.report(facts, first, message, fix=Fix("unsafe", "Move the script's statements under `if __name__ == \"__main__\":`", WrapInMainGuard()))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         import libcst as cst

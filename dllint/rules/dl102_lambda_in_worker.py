@@ -70,12 +70,12 @@ class LambdaInWorker(Rule):
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         reported: set[int] = set()
         for loader in facts.loader_calls:
-            if not loader.is_multi_worker:
+            if not loader.may_start_workers:
                 continue
             for shipped in shipped_expressions(facts, loader):
                 if isinstance(shipped.expr, ast.Lambda) and id(shipped.expr) not in reported:
                     reported.add(id(shipped.expr))
-                    message = f"lambda passed to workers (via {shipped.sink}) cannot be pickled under spawn: use a module-level def"
+                    message = f"lambda passed to workers (via {shipped.sink}) cannot be pickled under spawn: use a module-level def" + loader.when_workers()
                     yield self.report(facts, shipped.expr, message, self._fix(facts, shipped))
 
     @staticmethod

@@ -75,7 +75,7 @@ class LocalCallableInWorker(Rule):
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         reported: set[int] = set()
         for loader in facts.loader_calls:
-            if not loader.is_multi_worker:
+            if not loader.may_start_workers:
                 continue
             for shipped in shipped_expressions(facts, loader):
                 target = shipped.expr.func if isinstance(shipped.expr, ast.Call) else shipped.expr
@@ -88,7 +88,7 @@ class LocalCallableInWorker(Rule):
                             f"'{target.id if isinstance(target, ast.Name) else 'the call'}()' returns the local function "
                             f"'{made.name}', sent to workers (via {shipped.sink}): it cannot be pickled under spawn; "
                             "define it at module level and bind its settings with functools.partial"
-                        )
+                        ) + loader.when_workers()
                         yield self.report(facts, shipped.expr, message)
                     continue
                 if definition is None or id(shipped.expr) in reported:
@@ -97,7 +97,7 @@ class LocalCallableInWorker(Rule):
                     continue  # calling a local function ships its result, not the function
                 reported.add(id(shipped.expr))
                 kind = "class" if isinstance(definition, ast.ClassDef) else "function"
-                message = f"local {kind} '{definition.name}' sent to workers (via {shipped.sink}) cannot be pickled under spawn: define it at module level"
+                message = f"local {kind} '{definition.name}' sent to workers (via {shipped.sink}) cannot be pickled under spawn: define it at module level" + loader.when_workers()
                 yield self.report(facts, shipped.expr, message, _fix(facts, definition))
 
     def apply_fix(self, ctx, finding: Finding) -> None:

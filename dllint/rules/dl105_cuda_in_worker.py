@@ -114,7 +114,7 @@ class CudaInWorker(Rule):
                 message = (
                     f"{found[1]} in {where.entry}, which runs in the workers of the loader on line {line}: "
                     "forked workers cannot re-initialise CUDA; move the batch to the GPU in the training loop"
-                )
+                ) + where.loaders[0].when_workers()
                 yield self.report(facts, found[0], message)
 
 

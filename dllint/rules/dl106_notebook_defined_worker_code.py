@@ -90,7 +90,7 @@ class NotebookDefinedWorkerCode(Rule):
             return
         reported: set[int] = set()
         for loader in facts.loader_calls:
-            if not loader.is_multi_worker or self._fork_only(facts, loader):
+            if not loader.may_start_workers or self._fork_only(facts, loader):
                 continue
             for shipped in shipped_expressions(facts, loader):
                 if id(shipped.expr) in reported:
@@ -103,7 +103,7 @@ class NotebookDefinedWorkerCode(Rule):
                 message = (
                     f"{kind} '{definition.name}' is defined in the notebook, so spawn workers cannot unpickle it"
                     f" (via {shipped.sink}): move it to a .py module and import it"
-                )
+                ) + loader.when_workers()
                 yield self.report(facts, shipped.expr, message)
 
     @staticmethod

@@ -90,7 +90,7 @@ class DefinedUnderMainGuard(Rule):
             return
         reported: set[int] = set()
         for loader in facts.loader_calls:
-            if not loader.is_multi_worker:
+            if not loader.may_start_workers:
                 continue
             for shipped in shipped_expressions(facts, loader):
                 definition = _guard_definition(facts, shipped.expr, shipped.scope, guard)
@@ -103,7 +103,7 @@ class DefinedUnderMainGuard(Rule):
                 message = (
                     f"{kind} '{definition.name}' is defined under `if __name__ == \"__main__\":` and sent to workers "
                     f"(via {shipped.sink}): spawn workers cannot find it; define it above the guard"
-                )
+                ) + loader.when_workers()
                 yield self.report(facts, definition, message, _fix(facts, definition, guard))
 
 

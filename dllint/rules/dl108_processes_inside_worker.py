@@ -96,7 +96,7 @@ class ProcessesInsideWorker(Rule):
             message = (
                 f"{what} is started in {where.entry}, which runs in the workers of the loader on line {line}: "
                 "workers are daemonic and cannot have child processes"
-            )
+            ) + where.loaders[0].when_workers()
             yield self.report(facts, call, message, fix)
 
     def apply_fix(self, ctx, finding: Finding) -> None:

@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Iterator
 
+from dllint.facts.endless import endless_reason
+from dllint.facts.usage import ElsewhereLoop
 from dllint.facts.values import Value
+from dllint.facts.worker_code import DATASET_ENTRY_METHODS
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
 from dllint.rules.fix_values import workers_from_splat, workers_test
@@ -15,8 +19,13 @@ class NonPersistentWorkers(Rule):
     """
     ## What it does
     Checks for a multi-worker loader without `persistent_workers=True` that is iterated more
-    than once: in an epoch loop, several times, or handed elsewhere (returned, stored on
-    `self`, passed to another module), where it counts as re-iterated.
+    than once: in an epoch loop, several times, by the project's functions it is passed to
+    (in any file of the project), by the callers of the function that returns it, or by a
+    framework hook that re-iterates it (Lightning `train_dataloader`/`val_dataloader`,
+    `trainer.fit`). A returned or stored loader that no caller in the project claims counts
+    only when it is evidently a training loader (shuffled, a random or distributed sampler,
+    built in `train_dataloader`). Endless iteration (a sampler that never ends, `iter()`
+    renewed only on `StopIteration`, a loader subclass that keeps one iterator) is one pass.
 
     ## Why is this bad?
     Without persistent workers, every `for batch in loader` starts all worker processes
@@ -70,7 +79,7 @@ class NonPersistentWorkers(Rule):
         "loader = DataLoader(ds, num_workers=4)\n"
         "for epoch in range(10):\n    for batch in loader:\n        pass\n",
         "from torch.utils.data import DataLoader\n"
-        "def make_loader(ds):\n    return DataLoader(ds, num_workers=4)\n",
+        "def make_loader(ds):\n    return DataLoader(ds, shuffle=True, num_workers=4)\n",
     )
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
@@ -84,9 +93,37 @@ class NonPersistentWorkers(Rule):
             usage = usage or facts.usage
             if usage.construction_loops(loader.node) and any(u.kind == "iterate" for u in usage.loader_uses(loader)):
                 continue  # DL204 (loader built and iterated inside a loop) reports this one
-            if usage.iteration_count(loader) < 2:
-                continue
-            yield self.report(facts, loader.node, fix=self._fix(facts, loader))
+            if usage.iteration_count(loader) < 2 or endless_reason(facts, loader):
+                continue  # iterated once; or one endless pass, whose workers never restart
+            if _workers_read_changed_state(facts, loader):
+                continue  # restarting workers is how they see the new state (DL303's situation)
+            yield self.report(facts, loader.node, self._message(usage, loader), fix=self._fix(facts, loader))
+
+    def _message(self, usage, loader) -> str | None:
+        """Name the place that re-iterates the loader when it is outside this file."""
+        for use in usage.loader_uses(loader):
+            where = next((loop.where for loop in use.loops if isinstance(loop, ElsewhereLoop)), None)
+            if where is not None and use.kind == "iterate":
+                return f"workers restart every epoch (re-iterated by {where}): add persistent_workers=True"
+        return None
+
+    def check_config(self, block) -> Iterator[Finding]:
+        """An evidently-training block (``train_ds``, ``train_dataloader``) with workers and
+        without ``persistent_workers: true``: the framework re-iterates it every epoch."""
+        from dllint.configs.lint import config_finding, setting_fix
+
+        if not block.is_training or block.endless or block.entry("num_workers") is None:
+            return
+        if not restarts_workers(block):
+            return
+        if block.entry("persistent_workers") is None and block.builder is not None and not block.torch_defaults:
+            return  # the class the block builds (a DataModule, a loader factory) has its own default
+        written_here = block.report_span("num_workers", "persistent_workers")
+        if written_here is None:
+            return  # both inherited: the file that writes them reports it
+        span = block.block_span or written_here
+        if span is not None:
+            yield config_finding(self, block, span, fix=setting_fix(block, "persistent_workers", True))
 
     @staticmethod
     def _fix(facts, loader) -> Fix | None:
@@ -110,5 +147,104 @@ class NonPersistentWorkers(Rule):
         set_reported_argument(ctx, finding)
 
 
+def restarts_workers(loader) -> bool:
+    """Workers that may run (num_workers not provably 0) and are not kept between passes
+    (``persistent_workers`` known to be falsy): a loader call or a config block."""
+    return not loader.value("num_workers").is_zero_or_absent() and loader.value("persistent_workers").truthy() is False
+
+
 def _negative(value: Value) -> bool:
     return value.is_int() and value.value < 0
+
+
+def _workers_read_changed_state(facts, loader) -> bool:
+    """Between passes the file changes dataset state that the dataset's worker-side code
+    reads (``loader.dataset.epoch = e``, ``ds.set_level(e)``, ``loader.dataset.sampler.set_epoch(e)``).
+    Unknown worker code (a class of another module) counts as reading it."""
+    mutations = facts.loops.dataset_mutations(loader)
+    if not mutations:
+        return False
+    worker_code = facts.worker_code
+    cls = worker_code.dataset_class(loader)
+    if cls is None:
+        return True
+    roots = [m for m in (worker_code.find_method(cls, n) for n in DATASET_ENTRY_METHODS) if m is not None]
+    read = {
+        node.attr
+        for function in worker_code.reached_from(roots, cls)
+        for node in ast.walk(function)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+        and isinstance(node.ctx, ast.Load)
+    }
+    for mutation in mutations:
+        written = _written_attributes(facts, mutation, cls, worker_code)
+        if written is None or written & read:
+            return True
+    return False
+
+
+def _written_attributes(facts, mutation: ast.AST, cls, worker_code) -> set[str] | None:
+    """The dataset attributes a mutation writes; None when it cannot be told."""
+    if isinstance(mutation, ast.Call):
+        func = mutation.func
+        if isinstance(func, ast.Name) and func.id == "setattr" and len(mutation.args) > 1:
+            name = mutation.args[1]
+            return {name.value} if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
+        if isinstance(func, ast.Attribute):
+            attribute = _first_attribute(func.value)
+            if attribute is not None:
+                return {attribute}  # loader.dataset.sampler.set_epoch(e): the sampler changes
+            method = worker_code.find_method(cls, func.attr)
+            return _assigned_by(method, cls, worker_code, 0) if method is not None else None
+        return None
+    targets = mutation.targets if isinstance(mutation, ast.Assign) else [getattr(mutation, "target", None)]
+    written: set[str] = set()
+    for target in targets:
+        attribute = _first_attribute(target) if target is not None else None
+        if attribute is None:
+            return None
+        written.add(attribute)
+    return written
+
+
+def _first_attribute(expr: ast.AST) -> str | None:
+    """``loader.dataset.X...`` or ``ds.X...``: X (None for the dataset itself)."""
+    chain = []
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        chain.append(expr)
+        expr = expr.value
+    chain.reverse()  # innermost first
+    for index, node in enumerate(chain):
+        if isinstance(node, ast.Attribute) and node.attr == "dataset" and index + 1 < len(chain):
+            above = chain[index + 1]
+            return above.attr if isinstance(above, ast.Attribute) else None
+    first = chain[0] if chain else None
+    return first.attr if isinstance(first, ast.Attribute) and isinstance(expr, ast.Name) and first.attr != "dataset" else None
+
+
+def _assigned_by(method, cls, worker_code, depth: int) -> set[str] | None:
+    """``self.X`` attributes a method assigns, through ``self.m()`` calls; None on ``setattr``."""
+    assigned: set[str] = set()
+    for node in ast.walk(method):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            while isinstance(target, ast.Subscript):
+                target = target.value
+            chain = target
+            while isinstance(chain, ast.Attribute) and isinstance(chain.value, ast.Attribute):
+                chain = chain.value
+            if isinstance(chain, ast.Attribute) and isinstance(chain.value, ast.Name) and chain.value.id == "self":
+                assigned.add(chain.attr)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            return None
+        if (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "self" and depth < 4
+        ):
+            inner = worker_code.find_method(cls, node.func.attr)
+            if inner is not None and inner is not method:
+                more = _assigned_by(inner, cls, worker_code, depth + 1)
+                if more is None:
+                    return None
+                assigned |= more
+    return assigned

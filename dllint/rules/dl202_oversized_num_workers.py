@@ -12,10 +12,16 @@ if TYPE_CHECKING:
 class OversizedNumWorkers(Rule):
     """
     ## What it does
-    Checks for `num_workers` above the `max-workers` setting (default 8), or set to the
+    Checks for `num_workers` above the `max-workers` setting (default 16), or set to the
     machine's whole CPU count (`os.cpu_count()`, `multiprocessing.cpu_count()`,
     `len(os.sched_getaffinity(0))`, ...). The finding is reported where the value is written
     (an argparse default, a constant), else at the argument.
+
+    The threshold is per process: well-maintained repositories run 10-16 workers per GPU on
+    large machines, and whether that pays off depends on the machine, which a static check
+    cannot see; `dllint --probe` sweeps `num_workers` and judges those counts. Above 16 per
+    process, each further worker mostly adds memory (its own dataset copy and prefetched
+    batches). A CPU count per rank in a distributed script is DL207.
 
     ## Why is this bad?
     Each worker is a full process with its own copy of the dataset object and its prefetched
@@ -49,14 +55,15 @@ class OversizedNumWorkers(Rule):
     fix_safety = "none"
     valid = (
         "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=4)\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=16)\n",
         "import os\nfrom torch.utils.data import DataLoader\nDataLoader(ds, num_workers=min(8, os.cpu_count()))\n",
         "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=args.workers)\n",
     )
     invalid = (
-        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=16)\n",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=24)\n",
         "import os\nfrom torch.utils.data import DataLoader\nDataLoader(ds, num_workers=os.cpu_count())\n",
         "import argparse\nfrom torch.utils.data import DataLoader\np = argparse.ArgumentParser()\n"
-        "p.add_argument('--num_workers', type=int, default=16)\nargs = p.parse_args()\n"
+        "p.add_argument('--num_workers', type=int, default=32)\nargs = p.parse_args()\n"
         "DataLoader(ds, num_workers=args.num_workers)\n",
     )
 
@@ -82,3 +89,18 @@ class OversizedNumWorkers(Rule):
                 continue  # one finding per place the value is written
             reported.add(id(origin))
             yield self.report(facts, origin, message)
+
+    def check_config(self, block) -> Iterator[Finding]:
+        from dllint.configs.lint import config_finding
+
+        limit = block.settings.max_workers
+        value = block.value("num_workers")
+        span = block.report_span("num_workers") if oversized(value, limit) else None
+        if span is not None:
+            message = f"num_workers={value.value} exceeds max-workers={limit}: each worker is a process with its own memory; use fewer (dllint --probe measures the best count)"
+            yield config_finding(self, block, span, message)
+
+
+def oversized(value, limit: int) -> bool:
+    """A known worker count above the ``max-workers`` setting (code and configs alike)."""
+    return value.is_int() and value.value > limit

@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 class PinMemoryMissing(Rule):
     """
     ## What it does
-    Checks for a loader without a truthy `pin_memory` whose batches the same function copies
-    to CUDA: `.cuda()`, `.to(device, non_blocking=True)`, or `.to(device)` where `device`
+    Checks for a loader without a truthy `pin_memory` whose batches are copied to CUDA in the
+    loop that iterates it (in this file, through wrappers such as `tqdm` or a logger's
+    `log_every`, or in the project's function the loader is passed to or returned to): `.cuda()`, `.to(device, non_blocking=True)`, or `.to(device)` where `device`
     resolves to a CUDA device (`"cuda"`, `f"cuda:{rank}"`, `torch.device("cuda" if
     torch.cuda.is_available() else "cpu")`). Reported at the loader call.
 
@@ -78,9 +79,24 @@ class PinMemoryMissing(Rule):
                 continue  # pinned, or unknown (a variable, a splat)
             if loader.keywords_only and loader.argument("pin_memory") is None:
                 continue  # a DataLoader subclass may pin by default
-            copies = [c for use in facts.loops.iterations(loader) for c in batch_cuda_copies(facts, use)]
-            if copies:
+            iterations = facts.loops.iterations(loader)
+            copies = [c for use in iterations for c in batch_cuda_copies(facts, use)]
+            elsewhere = [use.copies for use in iterations if use.copies]  # in another file of the project
+            if copies or elsewhere:
                 yield self.report(facts, loader.node, fix=self._fix(facts, loader, copies))
+
+    def check_config(self, block) -> Iterator[Finding]:
+        """A block of a config that puts the work on CUDA (``accelerator: gpu``, ``device:
+        cuda``) with ``pin_memory`` false, or absent where torch's default applies."""
+        from dllint.configs.lint import config_finding, setting_fix
+
+        if not block.cuda or not unpinned(block):
+            return
+        if block.entry("pin_memory") is None and not block.torch_defaults:
+            return  # the framework's own default for it is not in the config
+        span = block.report_span("pin_memory") or block.block_span
+        if span is not None:
+            yield config_finding(self, block, span, fix=setting_fix(block, "pin_memory", True))
 
     @staticmethod
     def _fix(facts, loader, copies) -> Fix | None:
@@ -101,6 +117,11 @@ class PinMemoryMissing(Rule):
         from dllint.fixes.arguments import set_reported_argument
 
         set_reported_argument(ctx, finding)
+
+
+def unpinned(loader) -> bool:
+    """``pin_memory`` known to be falsy (absent counts): a loader call or a config block."""
+    return loader.value("pin_memory").truthy() is False
 
 
 def _device_from_command_line(facts, call: ast.Call) -> bool:

@@ -15,10 +15,12 @@ class MissingSetEpoch(Rule):
     """
     ## What it does
     Checks for a `DistributedSampler` (with `shuffle` not `False`) whose loader is iterated
-    in an epoch loop of the same file, directly or through same-file functions, while nothing
-    in the file calls `set_epoch` on the sampler or on `<loader>.sampler`. A sampler or loader
-    handed to code outside the file (a trainer, `accelerator.prepare`) may get `set_epoch`
-    called there, and is left alone. Reported at the sampler construction.
+    in an epoch loop, directly, through the project's functions, or by the callers of the
+    factory that returns it (`data_utils.build_loader` returning the loader, `train.py`
+    iterating it every epoch), while nothing calls `set_epoch` on the sampler or on
+    `<loader>.sampler`: not in this file, and not in the files its loader reaches. A sampler
+    or loader handed to code outside the project (a trainer) may get `set_epoch` called
+    there, and is left alone. Reported at the sampler construction.
 
     ## Why is this bad?
     `DistributedSampler` shuffles with a generator seeded by `seed + epoch`, and `epoch` only

@@ -3,23 +3,13 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
+from dllint.facts.rng import draws, held_generators, reseeds, stored_generators
 from dllint.findings import Finding
 from dllint.rules import Rule, quote
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
 
-GENERATORS = frozenset(
-    {
-        "numpy.random.default_rng",
-        "numpy.random.RandomState",
-        "numpy.random.Generator",
-        "random.Random",
-        "torch.Generator",
-    }
-)
-# Calls on the generator that set its state rather than draw from it.
-RESEEDING_METHODS = frozenset({"seed", "manual_seed", "set_state", "setstate", "bit_generator", "__setstate__"})
 ENTRY_METHODS = ("__getitem__", "__getitems__", "__iter__")
 WORKER_INIT_PREFIX = "def worker_init_fn(worker_id): info = torch.utils.data.get_worker_info(); "
 
@@ -75,6 +65,7 @@ class SharedRngInDataset(Rule):
 
     code = "DL304"
     name = "shared-rng-in-dataset"
+    triggers = (b"Dataset",)  # a dataset class (its loaders may be in another file of the project)
     summary = "dataset draws from its own generator, which torch does not reseed per worker: every worker repeats the same random draws"
     valid = (
         "import numpy as np\nfrom torch.utils.data import DataLoader, Dataset\n"
@@ -102,31 +93,45 @@ class SharedRngInDataset(Rule):
     )
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
-        if not facts.loader_calls:
-            return
+        if not facts.loader_calls and (facts.project is None or not facts.dataset_classes):
+            return  # no loader here, and no other file to build one
         worker_code = facts.worker_code
         for cls in facts.dataset_classes:
             loaders = [
-                loader
+                f"on line {loader.node.lineno}"
                 for loader in worker_code.loaders_using(cls)
                 if loader.is_multi_worker and not loader.given("worker_init_fn") and not _may_have_worker_init(loader)
             ]
+            if not loaders and facts.project is not None and not facts.project.summarizing:
+                loaders = [f"in {where}" for where, use in facts.project.loaders_elsewhere(facts, cls.node) if use.multi_worker and not use.worker_init]
             if not loaders:
                 continue
             init = worker_code.find_method(cls, "__init__")
             if init is None:
                 continue
-            generators = _stored_generators(facts, init)
-            if not generators:
+            generators = stored_generators(facts, init)
+            held = held_generators(facts, init)
+            if not generators and not held:
                 continue
             roots = [m for m in (worker_code.find_method(cls, name) for name in ENTRY_METHODS) if m is not None]
             reached = worker_code.reached_from(roots, cls)
-            for attribute, (statement, call, shown) in generators.items():
-                if not _draws(reached, attribute) or _reseeds(reached, attribute):
+            for attribute, (statement, holder, inner) in held.items():
+                if attribute in generators or not draws(reached, attribute) or reseeds(reached, attribute):
+                    continue
+                message = (
+                    f"self.{attribute} holds '{holder}' objects whose own random generator (self.{inner}) is copied "
+                    f"into every worker unseeded (loader {loaders[0]} has no worker_init_fn): "
+                    f"all workers draw the same numbers; reseed them in a worker_init_fn from "
+                    f"torch.utils.data.get_worker_info().seed"
+                )
+                yield self.report(facts, statement, message)
+            for attribute, (statement, call) in generators.items():
+                shown = quote(facts, call.func)
+                if not draws(reached, attribute) or reseeds(reached, attribute):
                     continue
                 example = WORKER_INIT_PREFIX + _reseed_statement(facts, call, attribute, shown)
                 message = (
-                    f"self.{attribute} is copied into every worker unseeded (loader on line {loaders[0].node.lineno} "
+                    f"self.{attribute} is copied into every worker unseeded (loader {loaders[0]} "
                     f"has no worker_init_fn): all workers draw the same numbers; reseed it, e.g. `{example}`"
                 )
                 yield self.report(facts, statement, message)
@@ -145,67 +150,3 @@ def _reseed_statement(facts, call: ast.Call, attribute: str, shown: str) -> str:
 def _may_have_worker_init(loader) -> bool:
     """An unresolvable splat may carry ``worker_init_fn``."""
     return loader.argument("worker_init_fn") is None and loader.unknown_splat
-
-
-def _stored_generators(facts, init: ast.AST) -> dict[str, tuple[ast.stmt, ast.Call, str]]:
-    """``self.X = <generator factory>(...)`` statements directly in ``__init__``, by attribute:
-    the statement, the factory call and the factory as written."""
-    found: dict[str, tuple[ast.stmt, ast.Call, str]] = {}
-    for node in ast.walk(init):
-        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
-            continue
-        if facts.scopes.scope_of(node).node is not init:
-            continue
-        call = _generator_factory_call(facts, node.value)
-        if call is None:
-            continue
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        for target in targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                shown = quote(facts, call.func)
-                found.setdefault(target.attr, (node, call, shown))
-    return found
-
-
-def _generator_factory_call(facts, value: ast.expr) -> ast.Call | None:
-    """The generator-building call in ``value``: ``Factory(...)`` or ``torch.Generator().manual_seed(s)``
-    (which returns the generator)."""
-    if not isinstance(value, ast.Call):
-        return None
-    func = value.func
-    if isinstance(func, ast.Attribute) and func.attr == "manual_seed" and isinstance(func.value, ast.Call):
-        value = func.value
-    return value if facts.qualname(value.func) in GENERATORS else None
-
-
-def _uses_of(functions: list[ast.AST], attribute: str) -> Iterator[ast.Attribute]:
-    """Loads of ``self.<attribute>`` in ``functions``."""
-    for function in functions:
-        for node in ast.walk(function):
-            if _is_self_attribute(node, attribute):
-                yield node  # type: ignore[misc]
-
-
-def _is_self_attribute(node: ast.AST, attribute: str) -> bool:
-    return (
-        isinstance(node, ast.Attribute)
-        and node.attr == attribute
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "self"
-    )
-
-
-def _draws(functions: list[ast.AST], attribute: str) -> bool:
-    """``self.rng.method(...)`` or ``generator=self.rng``: a draw from the stored generator."""
-    return any(isinstance(use.ctx, ast.Load) for use in _uses_of(functions, attribute))
-
-
-def _reseeds(functions: list[ast.AST], attribute: str) -> bool:
-    """The worker code replaces or reseeds the generator itself (e.g. from get_worker_info())."""
-    for function in functions:
-        for node in ast.walk(function):
-            if isinstance(node, ast.Attribute) and node.attr in RESEEDING_METHODS:
-                base = node.value
-                if _is_self_attribute(base, attribute):
-                    return True
-    return any(isinstance(use.ctx, (ast.Store, ast.Del)) for use in _uses_of(functions, attribute))

@@ -1,0 +1,90 @@
+"""Fixes on config files as text edits at the reported spans.
+
+A YAML fix never re-serialises the file: it deletes the line of one ``key: value`` entry,
+replaces one scalar, or inserts one line with the indentation of its neighbour, so comments,
+key order, quoting and indentation stay as written. An entry that is not alone on its line
+(a flow mapping ``{a: 1, b: 2}``, a sequence item ``- num_workers: 0``, a multi-line value)
+gets no fix rather than a guess. The edit is the finding's :class:`~dllint.findings.ReplaceText`.
+
+Python dict configs are Python files: their fixes go through the LibCST fixer like any
+call's arguments (``dict(...)`` and ``L(...)(...)`` are calls).
+"""
+
+from __future__ import annotations
+
+from dllint.configs.document import ConfigDocument, Entry, Mapping, Scalar
+from dllint.findings import ReplaceText
+
+
+def overlaps(one: ReplaceText, other: ReplaceText) -> bool:
+    """Two edits touch the same text (or insert at the same place)."""
+    return (one.start < other.end and other.start < one.end) or one.start == other.start
+
+
+def _alone_on_line(document: ConfigDocument, mapping: Mapping, entry: Entry) -> bool:
+    """``key: scalar`` (and perhaps a comment) is the whole line, in a block mapping."""
+    if mapping.flow or not isinstance(entry.value, Scalar):
+        return False
+    if entry.value.span.end_line != entry.key_span.line:
+        return False
+    lines = document.text.splitlines()
+    if not 0 < entry.key_span.line <= len(lines):
+        return False
+    line = lines[entry.key_span.line - 1]
+    return line[: entry.key_span.column - 1].strip() == ""
+
+
+def remove_entry(document: ConfigDocument, mapping: Mapping, entry: Entry) -> ReplaceText | None:
+    """Delete the entry's line (its trailing comment goes with it)."""
+    if document.format != "yaml" or entry.path != document.path or len(mapping.entries) < 2:
+        return None
+    if not _alone_on_line(document, mapping, entry):
+        return None
+    line = entry.key_span.line
+    lines = document.text.splitlines()
+    if line < len(lines) or document.text.endswith("\n"):
+        return ReplaceText((line, 1), (line + 1, 1), "")
+    # The last line, without a newline: take the previous line's newline instead.
+    previous = lines[line - 2] if line > 1 else ""
+    return ReplaceText((line - 1, len(previous) + 1), (line, len(lines[line - 1]) + 1), "")
+
+
+def replace_value(document: ConfigDocument, mapping: Mapping, entry: Entry, text: str) -> ReplaceText | None:
+    """Replace a scalar written on its key's line, keeping its key, comment and indentation."""
+    if document.format != "yaml" or entry.path != document.path or not isinstance(entry.value, Scalar):
+        return None
+    span = entry.value.span
+    if span.line != span.end_line:
+        return None
+    return ReplaceText((span.line, span.column), (span.end_line, span.end_column), text)
+
+
+def insert_after(document: ConfigDocument, mapping: Mapping, entry: Entry, key: str, value: str) -> ReplaceText | None:
+    """A new ``key: value`` line right after ``entry``'s line, indented like it."""
+    if document.format != "yaml" or entry.path != document.path or not _alone_on_line(document, mapping, entry):
+        return None
+    lines = document.text.splitlines()
+    line = entry.key_span.line
+    indent = lines[line - 1][: entry.key_span.column - 1]
+    if line < len(lines) or document.text.endswith("\n"):
+        return ReplaceText((line + 1, 1), (line + 1, 1), f"{indent}{key}: {value}\n")
+    end = len(lines[line - 1]) + 1
+    return ReplaceText((line, end), (line, end), f"\n{indent}{key}: {value}")
+
+
+def apply_text_edits(text: str, edits: list[ReplaceText]) -> str:
+    """Apply non-overlapping edits (the caller checked) from the last to the first."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(position: tuple[int, int]) -> int:
+        line, column = position
+        if line > len(lines):
+            return len(text)
+        return min(starts[line - 1] + column - 1, starts[line])
+
+    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        text = text[: offset(edit.start)] + edit.text + text[offset(edit.end) :]
+    return text

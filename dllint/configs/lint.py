@@ -1,0 +1,151 @@
+"""Config files through the rules: read, resolve, find loader blocks, ask each rule.
+
+Rules that apply to configs define ``check_config(block)`` next to ``check(facts)``, with
+one predicate behind both. This module reads YAML (``read_config``) and Python dict
+configs (``python_config_blocks``), asks the rules (``check_blocks``) and gives them
+their findings and fixes (``config_finding``, ``removal_fix``, ``setting_fix``). It sits
+below the engine (which calls it) and never imports it: running a config file through
+the engine and fixing it is :mod:`dllint.configs.run`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING, Iterable
+
+from dllint.configs.blocks import ConfigBlock, find_blocks
+from dllint.configs.document import ConfigDocument, Entry, Span, other_sources
+from dllint.configs.edits import insert_after, remove_entry, replace_value
+from dllint.findings import Finding, Fix, RemoveArguments, SetArgument
+
+if TYPE_CHECKING:
+    from dllint.config import Settings
+    from dllint.rules import Rule
+
+# The bytes a config file must contain to hold a loader block or inherit one (the prefilter):
+# a loader key or a DataLoader target; YAML also `_base_` or a Hydra defaults list.
+CONFIG_TRIGGERS = (b"num_workers", b"DataLoader", b"persistent_workers", b"prefetch_factor")
+YAML_TRIGGERS = CONFIG_TRIGGERS + (b"_base_", b"pin_memory", b"defaults:")
+# A dict config binds values only: a module-level def, class or `if` means a script or library.
+NOT_A_DICT_CONFIG = re.compile(r"^(?:def|async def|class|if)\b", re.M)
+YAML_SUFFIXES = (".yaml", ".yml")
+CONFIG_DEP = "config-file"  # a dep that is a config file read whole, not a project summary
+
+
+def could_be_dict_config(text: str) -> bool:
+    """Before parsing: the text has no module-level definition (what ``is_dict_config`` asks)."""
+    return NOT_A_DICT_CONFIG.search(text) is None
+
+
+def could_be_config(data: bytes) -> bool:
+    """The YAML prefilter: no trigger, no loader block, no parse."""
+    return any(trigger in data for trigger in YAML_TRIGGERS)
+
+
+# -- reading --------------------------------------------------------------------------------
+def read_config(path: str, text: str) -> ConfigDocument | Finding:
+    """A YAML file, resolved (bases, defaults, interpolation); a DL000 finding when it does
+    not parse."""
+    from dllint.configs.inherit import resolve_document
+    from dllint.configs.yaml_reader import YamlError, read_yaml
+    from dllint.source import unreadable
+
+    document = read_yaml(path, text)
+    if isinstance(document, YamlError):
+        return unreadable(path, document.message, document.line, document.column)
+    return resolve_document(document)
+
+
+def python_config_blocks(path: str, text: str, tree: ast.Module, settings: Settings) -> list[ConfigBlock]:
+    """The loader blocks of a Python dict config (none for a module that defines functions
+    or classes: a script's loaders are its loader calls)."""
+    from dllint.configs.inherit import resolve_document
+    from dllint.configs.python_reader import is_dict_config, read_python_config
+
+    if not any(trigger.decode() in text for trigger in CONFIG_TRIGGERS) or not is_dict_config(tree):
+        return []
+    document = read_python_config(path, text, tree)
+    if document is None:
+        return []
+    return find_blocks(resolve_document(document), settings)
+
+
+# -- checking -------------------------------------------------------------------------------
+def config_deps(document: object) -> dict[str, str]:
+    """The ``FileResult.deps`` of a config file: the base/default files its values come from.
+    They are not project summaries, so the cache never trusts these findings unchecked: a
+    file that inherits is linted again on every run (a changed base changes its findings)."""
+    if not isinstance(document, ConfigDocument):
+        return {}
+    return {path: CONFIG_DEP for path in sorted(other_sources(document))}
+
+
+def config_rules(rules: Iterable[Rule]) -> list[Rule]:
+    return [rule for rule in rules if callable(getattr(rule, "check_config", None))]
+
+
+def check_blocks(rules: Iterable[Rule], blocks: list[ConfigBlock], errors: list[str]) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in config_rules(rules):
+        for block in blocks:
+            try:
+                findings.extend(rule.check_config(block))  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001 - a rule bug must not stop the run
+                import traceback  # only when a rule fails: a run never pays for it otherwise
+
+                errors.append(f"{block.path}: internal error in {rule.code}: {traceback.format_exc(limit=-3).strip()}")
+    return findings
+
+
+# -- reporting ------------------------------------------------------------------------------
+def config_finding(rule: Rule, block: ConfigBlock, span: Span, message: str | None = None, fix: Fix | None = None) -> Finding:
+    return Finding(
+        path=block.path,
+        line=span.line,
+        column=span.column,
+        end_line=span.end_line,
+        end_column=span.end_column,
+        code=rule.code,
+        name=rule.name,
+        message=message or rule.summary,
+        fix=fix,
+    )
+
+
+def removal_fix(block: ConfigBlock, name: str) -> Fix | None:
+    """Remove the key ``name``: a text edit in YAML, the argument of ``dict(...)``/``L(...)(...)``
+    in Python (through the rule's ``apply_fix``)."""
+    entry = block.entry(name)
+    if not block.is_local(entry):
+        return None
+    assert entry is not None
+    message = f"Remove `{name}`"
+    if block.document.format == "python":
+        return Fix("safe", message, RemoveArguments((name,))) if _python_keyword(block, entry) else None
+    edit = remove_entry(block.document, block.mapping, entry)
+    return Fix("safe", message, edit) if edit else None
+
+
+def setting_fix(block: ConfigBlock, name: str, value: bool, *, after: str = "num_workers") -> Fix | None:
+    """``name: true``: the written value replaced (unsafe: an explicit value may be deliberate),
+    or a new line after the ``after`` key (safe)."""
+    entry = block.entry(name)
+    yaml_value, python_value = ("true", "True") if value else ("false", "False")
+    if block.document.format == "python":
+        if block.block_span is None or (entry is not None and not _python_keyword(block, entry)):
+            return None
+        applicability = "unsafe" if entry is not None else "safe"
+        verb = "Set" if entry is not None else "Add"
+        return Fix(applicability, f"{verb} `{name}={python_value}`", SetArgument(name, python_value))  # type: ignore[arg-type]
+    if entry is not None:
+        edit = replace_value(block.document, block.mapping, entry, yaml_value) if block.is_local(entry) else None
+        return Fix("unsafe", f"Set `{name}: {yaml_value}`", edit) if edit else None
+    anchor = block.entry(after)
+    edit = insert_after(block.document, block.mapping, anchor, name, yaml_value) if block.is_local(anchor) else None  # type: ignore[arg-type]
+    return Fix("safe", f"Add `{name}: {yaml_value}`", edit) if edit else None
+
+
+def _python_keyword(block: ConfigBlock, entry: Entry) -> bool:
+    """A ``name=value`` keyword of the block's own ``dict(...)``/``L(...)(...)`` call."""
+    return isinstance(entry.node, ast.keyword) and isinstance(block.mapping.node, ast.Call) and block.mapping.path == block.path

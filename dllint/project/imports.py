@@ -1,0 +1,79 @@
+"""Calls into other modules of the project, named the way the calling file imports them.
+
+A *target* is ``"<level>:<dotted>"``: ``"0:pkg.data.build_loader"`` for ``from pkg.data
+import build_loader`` (or ``import pkg.data as d; d.build_loader``), ``"1:data.build_loader"``
+for ``from .data import build_loader``. Which part of the dotted name is the module is
+decided only when the index looks for the file (:meth:`ProjectIndex.resolve`), so a file's
+summary depends on its own text alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from typing import TYPE_CHECKING
+
+from dllint.facts.imports import dotted_name
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+    from dllint.facts.scopes import Scope
+
+# Modules that are never the project's own: calls into them are not followed.
+EXTERNAL_ROOTS = frozenset(sys.stdlib_module_names) | frozenset(
+    {
+        "torch", "torchvision", "torchaudio", "torchtext", "numpy", "np", "pandas", "scipy", "sklearn",
+        "tqdm", "PIL", "cv2", "matplotlib", "transformers", "datasets", "accelerate", "lightning",
+        "pytorch_lightning", "tensorflow", "jax", "wandb", "yaml", "h5py", "einops", "timm", "hydra",
+        "omegaconf", "deepspeed", "apex", "psutil", "rich", "click", "tensorboard", "tensorboardX",
+    }
+)
+
+
+def project_imports(tree: ast.Module) -> dict[str, str]:
+    """Local name -> target for every import of the module body (relative ones included)."""
+    table: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    table[alias.asname] = f"0:{alias.name}"
+                else:
+                    root = alias.name.split(".")[0]
+                    table[root] = f"0:{root}"
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            for alias in node.names:
+                if alias.name != "*":
+                    dotted = f"{base}.{alias.name}" if base else alias.name
+                    table[alias.asname or alias.name] = f"{node.level}:{dotted}"
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            table.pop(stmt.name, None)
+    return {name: target for name, target in table.items() if not _external(target)}
+
+
+def _external(target: str) -> bool:
+    level, _, dotted = target.partition(":")
+    return level == "0" and dotted.split(".")[0] in EXTERNAL_ROOTS
+
+
+def call_target(facts: FileFacts, table: dict[str, str], func: ast.expr, scope: Scope) -> tuple[str, bool] | None:
+    """(target, bound) of a call into another project module: ``f(...)``, ``mod.f(...)``, or
+    ``obj.m(...)`` where ``obj`` is a name bound once to ``Cls(...)`` of an imported class
+    (``bound``: the method's first parameter is ``obj``)."""
+    dotted = dotted_name(func)
+    if dotted is None:
+        return None
+    root, _, rest = dotted.partition(".")
+    found = facts.scopes.lookup(root, scope)
+    if root in table and (found is None or all(b.kind == "import" for b in found[1])):
+        target = table[root]
+        return (f"{target}.{rest}" if rest else target), False
+    if rest and "." not in rest and found is not None and len(found[1]) == 1:
+        value = found[1][0].value
+        if isinstance(value, ast.Call):
+            cls = call_target(facts, table, value.func, found[0])
+            if cls is not None and not cls[1]:
+                return f"{cls[0]}.{rest}", True
+    return None

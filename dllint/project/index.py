@@ -1,0 +1,459 @@
+"""The project index: summaries of the project's files, computed lazily, and the questions
+rules ask across files.
+
+Lazy and byte-gated, so a one-file run stays fast: a file is summarized only when a rule
+follows a call into it (:meth:`ProjectIndex.summary`), and "who calls ``build_loader``"
+summarizes only the files whose bytes contain ``build_loader``
+(:meth:`ProjectIndex.callers_of`). Summaries are kept by the content digest of their file
+in a store (:class:`MemoryStore` here; the run's cache when there is one), so a warm run
+re-summarizes only the files that changed.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
+
+from dllint.project.imports import call_target
+from dllint.project.summary import (
+    ClassSummary,
+    Effects,
+    FileSummary,
+    FunctionSummary,
+    LoaderSummary,
+    NullProject,
+    digest_of,
+    summarize,
+)
+
+if TYPE_CHECKING:
+    from dllint.config import Settings
+    from dllint.facts import FileFacts
+    from dllint.facts.scopes import Scope
+    from dllint.facts.usage import Use, UsageAnalysis
+
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv"})  # venvs, build copies
+MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
+MAX_PROJECT_FILES = 50_000
+MAX_KEPT_BYTES = 64 * 1024 * 1024  # file contents kept for repeated "who calls X" scans
+
+
+def find_project_root(paths: Iterable[str]) -> Path | None:
+    """The nearest directory above the first path holding pyproject.toml, setup.cfg,
+    setup.py or .git."""
+    for path in paths:
+        start = Path(path).resolve()
+        for directory in [start, *start.parents] if start.is_dir() else start.parents:
+            if any((directory / marker).exists() for marker in ROOT_MARKERS):
+                return directory
+        return None
+    return None
+
+
+class SummaryStore(Protocol):
+    """Where summaries are kept by the content digest of their file (the run's cache has
+    the same two methods)."""
+
+    def get_summary(self, digest: str) -> Any: ...
+
+    def put_summary(self, digest: str, value: Any) -> None: ...
+
+
+class MemoryStore:
+    """Summaries by content digest, for one process."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, Any] = {}
+
+    def get_summary(self, digest: str) -> Any:
+        return self.entries.get(digest)
+
+    def put_summary(self, digest: str, value: Any) -> None:
+        self.entries[digest] = value
+
+
+@dataclass
+class _Entry:
+    stat: tuple[int, int]
+    summary: FileSummary
+    digest: str  # the summary's digest (what dependents record)
+
+
+class ProjectIndex:
+    def __init__(self, root: str | Path, settings: Settings, store: SummaryStore | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.settings = settings
+        self.store = store if store is not None else MemoryStore()
+        self._entries: dict[str, _Entry] = {}
+        self._exists: dict[str, bool] = {}
+        self._files: list[str] | None = None
+        self._bytes: dict[str, bytes] = {}
+        self._kept = 0
+        self._loader_files: list[tuple[str, bytes]] | None = None  # files that mention DataLoader, with their bytes
+        self._callers: dict[tuple[str, str], list[tuple[str, CallerEffects]]] = {}
+        self.summarized = 0  # files summarized (not found in the store): for tests and benchmarks
+
+    def view(self, path: str) -> ProjectView:
+        return ProjectView(self, str(Path(path).resolve()))
+
+    # -- summaries -------------------------------------------------------------------
+    def summary(self, path: str, data: bytes | None = None) -> tuple[FileSummary, str] | None:
+        """(summary, summary digest) of a project file; None when it cannot be read."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        stat = (st.st_mtime_ns, st.st_size)
+        entry = self._entries.get(path)
+        if entry is not None and entry.stat == stat and data is None:
+            return entry.summary, entry.digest
+        if data is None:
+            data = self._read(path)
+            if data is None:
+                return None
+        content = hashlib.sha256(data).hexdigest()
+        text = self.store.get_summary(content)
+        summary = None
+        if isinstance(text, str):
+            try:
+                summary = FileSummary.from_json(text)
+            except (ValueError, KeyError, TypeError):
+                summary = None
+        if summary is None:
+            try:
+                summary = summarize(path, data.decode("utf-8", "replace"), self.settings)
+            except Exception:  # noqa: BLE001 - a bug summarizing another file must not fail this one's lint
+                summary = FileSummary()
+            self.summarized += 1
+            text = summary.to_json()
+            self.store.put_summary(content, text)
+        entry = _Entry(stat, summary, digest_of(text))  # the stored text is to_json's: no re-encoding
+        self._entries[path] = entry
+        return entry.summary, entry.digest
+
+    def known_digest(self, path: str) -> str:
+        """The digest of a summary this index has already read."""
+        return self._entries[path].digest
+
+    def summary_digest(self, path: str) -> str | None:
+        """The current digest of a file's summary (for a cache checking its dependencies)."""
+        found = self.summary(path)
+        return None if found is None else found[1]
+
+    def deps_valid(self, deps: dict[str, str]) -> bool:
+        """Every summary a file's findings were computed from is still the same (a changed
+        body that leaves the summary the same invalidates nothing)."""
+        return all(self.summary_digest(path) == digest for path, digest in deps.items())
+
+    def _scan(self, path: str) -> bytes | None:
+        """A file's bytes for a "who names X" scan, kept (up to a budget) for the next scan."""
+        data = self._bytes.get(path)
+        if data is None:
+            data = self._read(path)
+            if data is not None and self._kept + len(data) <= MAX_KEPT_BYTES:
+                self._bytes[path] = data
+                self._kept += len(data)
+        return data
+
+    def _read(self, path: str) -> bytes | None:
+        data = self._bytes.get(path)
+        if data is not None:
+            return data
+        try:
+            with open(path, "rb") as handle:
+                return handle.read()
+        except OSError:
+            return None
+
+    # -- modules -----------------------------------------------------------------------
+    def resolve(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, str] | None:
+        """(file, name inside it) that a target names, seen from ``from_path``; follows
+        re-exports (``from .data import build_loader`` in a package's ``__init__``), recording
+        the summaries it reads in ``deps``."""
+        for _ in range(4):
+            found = self._resolve_once(from_path, target)
+            if found is None:
+                return None
+            path, name = found
+            summary = self.summary(path)
+            if summary is not None and deps is not None:
+                deps[path] = summary[1]
+            first = name.split(".")[0]
+            if summary is None or not name or first in summary[0].functions or first in summary[0].classes:
+                return found
+            reexport = summary[0].imports.get(first)
+            if reexport is None:
+                return found
+            rest = name[len(first):]
+            from_path, target = path, reexport + rest
+        return None
+
+    def _resolve_once(self, from_path: str, target: str) -> tuple[str, str] | None:
+        level_text, _, dotted = target.rstrip("@").partition(":")
+        level = int(level_text or 0)
+        parts = dotted.split(".") if dotted else []
+        here = Path(from_path).parent
+        if level:
+            bases = [here.parents[level - 2] if level > 1 else here] if level - 2 < len(here.parents) else []
+        else:
+            bases = [here, self.root, self.root / "src", self._package_parent(here)]
+        for cut in range(len(parts) - 1, 0, -1):
+            module = parts[:cut]
+            for base in bases:
+                for candidate in (base.joinpath(*module).with_suffix(".py"), base.joinpath(*module, "__init__.py")):
+                    if self._is_file(candidate) and self._inside(candidate):
+                        return str(candidate), ".".join(parts[cut:])
+        if level and parts:
+            for base in bases:  # from . import name, where name is defined in __init__.py
+                candidate = base / "__init__.py"
+                if self._is_file(candidate):
+                    return str(candidate), ".".join(parts)
+        return None
+
+    def _package_parent(self, directory: Path) -> Path:
+        """The directory above the outermost package holding ``directory``."""
+        while self._is_file(directory / "__init__.py") and directory != self.root:
+            directory = directory.parent
+        return directory
+
+    def _is_file(self, path: Path) -> bool:
+        key = str(path)
+        known = self._exists.get(key)
+        if known is None:
+            known = self._exists[key] = path.is_file()
+        return known
+
+    def _inside(self, path: Path) -> bool:
+        return self.root == path or self.root in path.parents
+
+    def function(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, FunctionSummary, str] | None:
+        found = self.resolve(from_path, target, deps)
+        if found is None:
+            return None
+        path, name = found
+        summary = self.summary(path)
+        if summary is None:
+            return None
+        function = summary[0].functions.get(name)
+        if function is None and name in summary[0].classes:  # Cls(...): its __init__, bound
+            name = f"{name}.__init__"
+            function = summary[0].functions.get(name)
+        return None if function is None else (path, function, name)
+
+    def class_summary(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, ClassSummary] | None:
+        found = self.resolve(from_path, target, deps)
+        if found is None:
+            return None
+        summary = self.summary(found[0])
+        cls = summary[0].classes.get(found[1]) if summary is not None else None
+        return None if cls is None else (found[0], cls)
+
+    # -- effects across files -------------------------------------------------------------
+    def parameter_effects(self, from_path: str, target: str, argument: str, deps: dict[str, str], depth: int = 0) -> Effects | None:
+        """What the project function ``target`` does with the argument, following it on
+        through other project functions; None when the target is not the project's."""
+        found = self.function(from_path, target, deps)
+        if found is None:
+            return None
+        path, function, name = found
+        deps[path] = self.known_digest(path)
+        param = function.parameter(argument, target.endswith("@") or name.endswith(".__init__"))
+        effects = function.effects.get(param) if param is not None else None
+        return self.expand(path, effects or Effects(), deps, depth)
+
+    def expand(self, path: str, effects: Effects, deps: dict[str, str], depth: int = 0) -> Effects:
+        """``effects`` with its ``follow`` entries resolved (unknown where they lead outside)."""
+        if not effects.follow:
+            return effects
+        total = replace(effects, follow=[])
+        for target, argument, in_loop in effects.follow:
+            inner = self.parameter_effects(path, target, argument, deps, depth + 1) if depth < MAX_FOLLOW else None
+            if inner is None:
+                total.unknown = True
+                continue
+            # What the inner function hands back is not followed further here: a summary
+            # records calls by their targets only, not what its file does with their results.
+            total.merge(inner, repeated=in_loop)
+        return total
+
+    def project_files(self) -> list[str]:
+        """The project's ``.py`` files (hidden, virtual-environment and build folders skipped;
+        at most MAX_PROJECT_FILES: a root that is a home directory must not stall a run)."""
+        if self._files is None:
+            files: list[str] = []
+            for directory, dirs, names in os.walk(self.root):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+                files += [os.path.join(directory, n) for n in names if n.endswith(".py")]
+                if len(files) >= MAX_PROJECT_FILES:
+                    break
+            self._files = sorted(files[:MAX_PROJECT_FILES])
+        return self._files
+
+    def callers_of(self, path: str, name: str) -> list[tuple[str, CallerEffects]]:
+        """Calls of ``name`` (a function or ``Cls.method`` of file ``path``) in other project
+        files, with what each caller does with the result. Only files whose bytes contain the
+        name's last part are summarized."""
+        key = (path, name)
+        cached = self._callers.get(key)
+        if cached is not None:
+            return cached
+        needle = name.rsplit(".", 1)[-1].encode()
+        found: list[tuple[str, CallerEffects]] = []
+        for other in self.project_files():
+            if other == path:
+                continue
+            data = self._scan(other)
+            if data is None or needle not in data:
+                continue
+            summary = self.summary(other)
+            if summary is None:
+                continue
+            for call in summary[0].calls:
+                if not call.target.rstrip("@").endswith(name.rsplit(".", 1)[-1]):
+                    continue
+                direct = self._resolve_once(other, call.target)
+                if direct == (path, name) or direct is not None and self.resolve(other, call.target) == (path, name):
+                    found.append((other, CallerEffects(call.line, call.effects)))
+        self._callers[key] = found
+        return found
+
+    def loaders_of_class(self, path: str, name: str) -> list[tuple[str, LoaderSummary]]:
+        """Loaders in other project files whose dataset is ``name`` (a class of ``path``)."""
+        found: list[tuple[str, LoaderSummary]] = []
+        needle = name.encode()
+        if self._loader_files is None:  # one scan for every dataset class asked about
+            self._loader_files = [(p, d) for p in self.project_files() if (d := self._scan(p)) and b"DataLoader" in d]
+        for other, data in self._loader_files:
+            if other == path or needle not in data:
+                continue
+            summary = self.summary(other)
+            for loader in summary[0].loaders if summary is not None else ():
+                if loader.dataset.endswith(name) and self.resolve(other, loader.dataset) == (path, name):
+                    found.append((other, loader))
+        return found
+
+
+@dataclass
+class CallerEffects:
+    line: int
+    effects: Effects
+
+
+@dataclass
+class ProjectView(NullProject):
+    """What one file's facts see of the project (``facts.project``). Every summary it reads
+    is recorded in ``deps`` (path -> summary digest): the file's findings depend on them."""
+
+    index: ProjectIndex
+    path: str
+    deps: dict[str, str] = field(default_factory=dict)
+    summarizing = False
+
+    def _imports(self, facts: FileFacts) -> dict[str, str]:
+        table = getattr(facts, "_project_imports", None)
+        if table is None:
+            from dllint.project.imports import project_imports
+
+            table = project_imports(facts.tree)
+            facts._project_imports = table  # type: ignore[attr-defined]
+        return table
+
+    def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
+        found = call_target(facts, self._imports(facts), func, scope)
+        return None if found is None else found[0] + ("@" if found[1] else "")
+
+    # -- flow across files ---------------------------------------------------------------
+    def param_uses(self, usage: UsageAnalysis, target: str, argument: str, call, expr, scope, loops, via, seen) -> list[Use] | None:
+        effects = self.index.parameter_effects(self.path, target, argument, self.deps)
+        if effects is None:
+            return None
+        here = loops + usage.enclosing_loops(call, scope)
+        uses = _uses_from(effects, call, expr, here, via, _shown(target))
+        if effects.returns:
+            uses += usage.continue_from(call, scope, loops, via, seen)  # handed back: the caller goes on
+        return uses
+
+    def caller_uses(self, usage: UsageAnalysis, function: ast.AST, expr, here, via) -> list[Use] | None:
+        """What the project's other files do with the value ``function`` returns."""
+        name = self._qualified_name(usage.facts, function)
+        if name is None:
+            return None
+        uses: list[Use] = []
+        for caller, found in self.index.callers_of(self.path, name):
+            self.deps[caller] = self.index.known_digest(caller)
+            effects = self.index.expand(caller, found.effects, self.deps)
+            where = f"{os.path.relpath(caller, self.index.root)}:{found.line}"
+            uses += _uses_from(effects, expr, expr, here, via, where)
+        return uses
+
+    @staticmethod
+    def _qualified_name(facts: FileFacts, function: ast.AST) -> str | None:
+        parent = facts.scopes.parents.get(function)
+        name = getattr(function, "name", None)
+        if isinstance(parent, ast.Module):
+            return name
+        if isinstance(parent, ast.ClassDef) and isinstance(facts.scopes.parents.get(parent), ast.Module):
+            return f"{parent.name}.{name}"
+        return None
+
+    def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
+        """Loaders in other project files built over instances of this file's class ``cls``."""
+        if not isinstance(facts.scopes.parents.get(cls), ast.Module):
+            return []
+        found = self.index.loaders_of_class(self.path, cls.name)
+        for other, _ in found:
+            self.deps[other] = self.index.known_digest(other)
+        return [(f"{os.path.relpath(other, self.index.root)}:{loader.line}", loader) for other, loader in found]
+
+    def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list:
+        """What the project function ``func`` calls returns (:class:`Returned` entries)."""
+        target = self.target_of(facts, func, scope)
+        if target is None:
+            return []
+        found = self.index.function(self.path, target, self.deps)
+        return found[1].returns if found is not None else []
+
+    # -- classes ----------------------------------------------------------------------------
+    def class_fact(self, facts: FileFacts, func: ast.expr, scope: Scope, fact: str) -> bool:
+        """A fact of the project class ``func`` constructs (``endless``, ``keeps_iterator``)."""
+        found = self.project_class(facts, func, scope)
+        return bool(found and getattr(found, fact))
+
+    def project_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> ClassSummary | None:
+        target = self.target_of(facts, func, scope)
+        if target is None or target.endswith("@"):
+            return None
+        found = self.index.class_summary(self.path, target, self.deps)
+        if found is None:
+            return None
+        self.deps[found[0]] = self.index.known_digest(found[0])
+        return found[1]
+
+
+def _shown(target: str) -> str:
+    """``"1:data.fit@"`` -> ``"data.fit()"``: a target as the user wrote it."""
+    level, _, dotted = target.rstrip("@").partition(":")
+    return "." * int(level or 0) + dotted + "()"
+
+
+def _uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: tuple, via: tuple, where: str) -> list[Use]:
+    """Uses standing for what another file does with a value."""
+    from dllint.facts.usage import ElsewhereLoop, Use
+
+    uses: list[Use] = []
+    if effects.iterations:
+        repeated = effects.per_epoch or effects.iterations > 1
+        marker = (ElsewhereLoop(where),) if repeated else ()
+        uses.append(Use("iterate", node, here + marker, via, "elsewhere", copies=effects.cuda_copy))
+    if effects.stores:
+        uses.append(Use("escape", expr, here, via, "unclaimed"))
+    if effects.unknown:
+        uses.append(Use("escape", expr, here, via, "unknown"))
+    if effects.set_epoch:
+        uses.append(Use("escape", expr, here, via, "set-epoch"))
+    return uses

@@ -1,0 +1,359 @@
+"""A file's summary: what the rest of the project needs to know about it, in JSON.
+
+Computed from the file's text alone (so it is cached by content digest):
+
+- ``functions``: per module-level function and method of a module-level class (``"f"``,
+  ``"Cls.m"``), its parameters and what it does with each (:class:`Effects`), and the
+  loaders, samplers and datasets it returns (:class:`Returned`);
+- ``calls``: calls into other modules (by target, see :mod:`dllint.project.imports`) and
+  what the file does with their results;
+- ``classes``: module-level classes, their bases, and worker-side facts (a sampler that
+  never ends, a loader subclass that keeps one iterator, random generators it stores and
+  draws from);
+- ``loaders``: loaders whose dataset is a class of another module (DL304 across files);
+- ``imports``: the module's own import table (re-exports are followed through it);
+- ``set_epoch``: the file calls ``set_epoch`` somewhere (DL301 is then not sure).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dllint.facts.endless import iter_never_ends, keeps_one_iterator
+from dllint.facts.imports import dotted_name
+from dllint.facts.values import follow
+from dllint.project.imports import call_target, project_imports
+
+if TYPE_CHECKING:
+    from dllint.config import Settings
+    from dllint.facts import FileFacts
+    from dllint.facts.scopes import Scope
+    from dllint.facts.usage import Use
+
+FORMAT = 4
+STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+@dataclass
+class Effects:
+    """What code does with one value it receives (a parameter, or a call's result)."""
+
+    iterations: int = 0  # 0, 1, 2 = more than once
+    per_epoch: bool = False  # iterated inside a loop that repeats it
+    stores: bool = False  # kept (self.X, a container) or returned with nobody to claim it
+    returns: bool = False  # handed back to the caller (a parameter only)
+    unknown: bool = False  # passed to code outside the project
+    set_epoch: bool = False  # set_epoch may be called on it (or on its sampler)
+    cuda_copy: str = ""  # its batches are copied to CUDA: "cuda" always, "maybe" (cuda if available)
+    follow: list[list] = field(default_factory=list)  # [target, argument, in_loop]: project calls it goes on to
+
+    def merge(self, other: Effects, repeated: bool = False) -> None:
+        """Add what ``other`` does (``repeated``: it runs once per pass of a loop here)."""
+        self.iterations = min(2, self.iterations + other.iterations)
+        self.per_epoch |= other.per_epoch or repeated and other.iterations > 0
+        self.stores |= other.stores
+        self.unknown |= other.unknown
+        self.set_epoch |= other.set_epoch
+        self.cuda_copy = "cuda" if "cuda" in (self.cuda_copy, other.cuda_copy) else self.cuda_copy or other.cuda_copy
+
+    @property
+    def empty(self) -> bool:
+        return self == Effects()
+
+
+@dataclass
+class Returned:
+    """A loader, sampler or dataset a function returns, with what is known of its arguments."""
+
+    kind: str  # "loader", "sampler", "dataset"
+    name: str  # the class as the file names it (qualified through its imports)
+    args: dict[str, Any] = field(default_factory=dict)  # arguments that resolve to JSON constants
+    random: bool = False  # a random or distributed sampler (a training loader's)
+    endless: bool = False  # a sampler that never ends
+
+
+@dataclass
+class FunctionSummary:
+    params: list[str]  # positional parameters, ``self`` included for methods
+    kwonly: list[str]
+    method: bool
+    effects: dict[str, Effects]
+    returns: list[Returned] = field(default_factory=list)
+
+    def parameter(self, argument: str, bound: bool) -> str | None:
+        """The parameter an argument lands in: ``"0"`` (position) or a keyword."""
+        if argument.isdigit():
+            positional = self.params[1:] if bound and self.method else self.params
+            index = int(argument)
+            return positional[index] if index < len(positional) else None
+        return argument if argument in self.params or argument in self.kwonly else None
+
+
+@dataclass
+class CallSummary:
+    target: str
+    line: int
+    effects: Effects
+
+
+@dataclass
+class ClassSummary:
+    bases: list[str]
+    endless: bool = False  # __iter__ never ends (a sampler)
+    keeps_iterator: bool = False  # a loader subclass that keeps one iterator
+    generators: list[str] = field(default_factory=list)  # self.X random generators its methods draw from
+
+
+@dataclass
+class LoaderSummary:
+    """A loader of this file whose dataset is built by a call into another module."""
+
+    dataset: str  # the target constructing the dataset
+    line: int
+    multi_worker: bool  # num_workers not provably 0
+    worker_init: bool  # worker_init_fn given (or maybe given through a splat)
+
+
+@dataclass
+class FileSummary:
+    functions: dict[str, FunctionSummary] = field(default_factory=dict)
+    calls: list[CallSummary] = field(default_factory=list)
+    classes: dict[str, ClassSummary] = field(default_factory=dict)
+    loaders: list[LoaderSummary] = field(default_factory=list)
+    imports: dict[str, str] = field(default_factory=dict)
+    set_epoch: bool = False
+
+    # -- JSON -------------------------------------------------------------------------
+    def to_json(self) -> str:
+        return json.dumps({"format": FORMAT, **asdict(self)}, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> FileSummary:
+        data = json.loads(text)
+        if data.get("format") != FORMAT:
+            raise ValueError("summary format changed")
+        return cls(
+            functions={
+                name: FunctionSummary(
+                    f["params"],
+                    f["kwonly"],
+                    f["method"],
+                    {p: Effects(**e) for p, e in f["effects"].items()},
+                    [Returned(**r) for r in f["returns"]],
+                )
+                for name, f in data["functions"].items()
+            },
+            calls=[CallSummary(c["target"], c["line"], Effects(**c["effects"])) for c in data["calls"]],
+            classes={name: ClassSummary(**c) for name, c in data["classes"].items()},
+            loaders=[LoaderSummary(**row) for row in data["loaders"]],
+            imports=dict(data["imports"]),
+            set_epoch=bool(data["set_epoch"]),
+        )
+
+    def digest(self) -> str:
+        return digest_of(self.to_json())
+
+
+def digest_of(text: str) -> str:
+    """The digest of a summary's JSON text (what a dependent file's cache entry records)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+class NullProject:
+    """The questions the facts ask ``facts.project``, answered for a file with nothing else
+    in view (the base of what the project index hands out; a test's stand-in)."""
+
+    summarizing = False
+    deps: dict[str, str] = {}
+
+    def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
+        return None
+
+    def param_uses(self, *args: Any) -> list | None:
+        return None
+
+    def caller_uses(self, *args: Any) -> list | None:
+        return None
+
+    def class_fact(self, *args: Any) -> bool:
+        return False
+
+    def project_class(self, *args: Any) -> ClassSummary | None:
+        return None
+
+    def returned(self, *args: Any) -> list:
+        return []
+
+    def loaders_elsewhere(self, *args: Any) -> list:
+        return []
+
+
+class SummaryContext(NullProject):
+    """``facts.project`` while a file is summarized: names calls into other modules but
+    follows none of them (a summary depends on its own file only)."""
+
+    summarizing = True
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.imports = project_imports(tree)
+
+    def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
+        found = call_target(facts, self.imports, func, scope)
+        return None if found is None else found[0] + ("@" if found[1] else "")
+
+
+def summarize(path: str, text: str, settings: Settings, tree: ast.Module | None = None) -> FileSummary:
+    """The summary of one file (an empty one when it does not parse)."""
+    from dllint.facts import FileFacts
+
+    try:
+        tree = tree or ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return FileSummary()
+    context = SummaryContext(tree)
+    facts = FileFacts(path, text, tree, settings, project=context)  # type: ignore[arg-type]
+    summary = FileSummary(imports=context.imports, set_epoch="set_epoch" in text)
+    usage = facts.usage
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            summary.functions[stmt.name] = _function(facts, stmt, method=False)
+        elif isinstance(stmt, ast.ClassDef):
+            summary.classes[stmt.name] = _class(facts, stmt)
+            for item in stmt.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    static = any(dotted_name(d) == "staticmethod" for d in item.decorator_list)
+                    summary.functions[f"{stmt.name}.{item.name}"] = _function(facts, item, method=not static)
+    for loader in facts.loader_calls:
+        arg = loader.argument("dataset")
+        value = follow(arg.value, arg.scope, facts) if arg is not None else None
+        if value is not None and isinstance(value[0], ast.Call):
+            target = context.target_of(facts, value[0].func, value[1])
+            if target is not None and not target.endswith("@"):
+                worker_init = loader.given("worker_init_fn") or loader.unknown_splat and loader.argument("worker_init_fn") is None
+                summary.loaders.append(LoaderSummary(target, loader.node.lineno, loader.is_multi_worker, worker_init))
+    for call in facts.calls:
+        target = context.target_of(facts, call.func, facts.scopes.scope_of(call))
+        if target is None or isinstance(facts.scopes.parents.get(call), ast.Expr):
+            continue
+        scope = facts.scopes.scope_of(call)
+        built = set(map(id, usage.enclosing_loops(call, scope)))  # a fresh result each pass
+        effects = effects_of(usage.uses_of(call, scope), built, facts)
+        if not effects.empty:
+            effects.set_epoch |= summary.set_epoch
+            summary.calls.append(CallSummary(target, call.lineno, effects))
+    return summary
+
+
+def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> FunctionSummary:
+    args = function.args
+    params = [a.arg for a in [*args.posonlyargs, *args.args]]
+    kwonly = [a.arg for a in args.kwonlyargs]
+    effects: dict[str, Effects] = {}
+    for name in (params[1:] if method else params) + kwonly:
+        found = effects_of(facts.usage.parameter_uses(function, name), set(), facts)
+        found.set_epoch |= _set_epoch_on(facts, function, name)
+        if not found.empty:
+            effects[name] = found
+    return FunctionSummary(params, kwonly, method, effects, _returns(facts, function))
+
+
+RETURNED_LOADER_ARGS = ("shuffle", "num_workers", "persistent_workers", "pin_memory")
+
+
+def _returns(facts: FileFacts, function: ast.AST) -> list[Returned]:
+    """Loaders, samplers and datasets ``function`` returns (through names bound once)."""
+    from dllint.facts.endless import endless_sampler_call
+    from dllint.project.frameworks import RANDOM_SAMPLERS
+
+    loaders = {loader.node: loader for loader in facts.loader_calls}
+    found: list[Returned] = []
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Return) or node.value is None or facts.scopes.enclosing_function(node) is not function:
+            continue
+        scope = facts.scopes.scope_of(node)
+        value, value_scope = follow(node.value, scope, facts)
+        if not isinstance(value, ast.Call):
+            continue
+        name = facts.qualname(value.func) or dotted_name(value.func) or ""
+        last = name.rsplit(".", 1)[-1]
+        loader = loaders.get(value)
+        local = facts.classes.get(name)
+        if loader is not None:
+            args = {}
+            for arg in RETURNED_LOADER_ARGS:
+                resolved = loader.value(arg)
+                if resolved.is_const and isinstance(resolved.value, (bool, int, float, str, type(None))):
+                    args[arg] = resolved.value
+            found.append(Returned("loader", name, args))
+        elif last.endswith("Sampler") or local is not None and any(b.endswith("Sampler") for b in local.base_names):
+            endless = endless_sampler_call(facts, value, value_scope) is not None
+            found.append(Returned("sampler", name, random=last in RANDOM_SAMPLERS, endless=endless))
+        elif local is not None and local.is_dataset:
+            found.append(Returned("dataset", name))
+    return found
+
+
+def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
+    from dllint.facts.rng import draws, stored_generators
+
+    context = facts.project
+    bases = []
+    for base in cls.bases:
+        target = context.target_of(facts, base, facts.scopes.module) if context is not None else None
+        bases.append(target or facts.qualname(base) or dotted_name(base) or "")
+    iter_method = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__iter__"), None)
+    summary = ClassSummary(bases, endless=iter_never_ends(iter_method), keeps_iterator=keeps_one_iterator(cls))
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is not None:
+        methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s is not init]
+        summary.generators = sorted(a for a in stored_generators(facts, init) if draws(methods, a))
+    return summary
+
+
+def _set_epoch_on(facts: FileFacts, function: ast.AST, name: str) -> bool:
+    """``name.set_epoch(...)`` or ``name.sampler.set_epoch(...)`` in ``function``."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute) and node.attr == "set_epoch":
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id == name:
+                return True
+    return False
+
+
+def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None) -> Effects:
+    """Fold a value's uses into :class:`Effects`; loops in ``built`` make a fresh value each pass."""
+    from dllint.facts.devices import batch_cuda_copies
+
+    effects = Effects()
+    seen: set[int] = set()
+    for use in uses:
+        loops = [loop for loop in use.loops if id(loop) not in built]
+        if use.kind == "iterate":
+            if use.how == "on-stop" or id(use.node) in seen:
+                continue
+            seen.add(id(use.node))
+            effects.iterations = min(2, effects.iterations + 1)
+            effects.per_epoch |= bool(loops)
+            copies = batch_cuda_copies(facts, use) if facts is not None else []
+            if copies:
+                always = any(c.unconditional for c in copies)
+                effects.cuda_copy = "cuda" if always or effects.cuda_copy == "cuda" else "maybe"
+            elif use.copies:
+                effects.cuda_copy = effects.cuda_copy if effects.cuda_copy == "cuda" else use.copies
+        elif use.how == "remote" and use.remote is not None:
+            effects.follow.append([use.remote[0], use.remote[1], bool(loops)])
+        elif use.how == "return":
+            effects.returns = True
+        elif use.how == "unclaimed":
+            effects.stores = True
+        elif use.how == "set-epoch":
+            effects.set_epoch = True
+        else:
+            effects.unknown = True
+    return effects

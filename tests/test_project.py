@@ -1,0 +1,275 @@
+"""The project index: summaries, roots, callers, dependencies between files' findings."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from dllint.config import Settings
+from dllint.engine import Linter
+from dllint.project import FileSummary, ProjectIndex, find_project_root, summarize
+
+SETTINGS = Settings(select=("ALL",))
+
+DATA = """\
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def build_loader(dataset):
+    sampler = DistributedSampler(dataset)
+    return DataLoader(dataset, sampler=sampler, num_workers=4)
+"""
+TRAIN = """\
+from data import build_loader
+
+
+def main(dataset, model, epochs):
+    loader = build_loader(dataset)
+    for epoch in range(epochs):
+        for batch in loader:
+            model(batch)
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def lint(index: ProjectIndex, path: Path):
+    from dllint.per_file import lint_bytes
+
+    return lint_bytes(Linter(SETTINGS), str(path), path.read_bytes(), index.view(str(path)))
+
+
+def codes(result) -> list[tuple[int, str]]:
+    return [(f.line, f.code) for f in result.findings]
+
+
+def test_summary_round_trips_through_json(tmp_path):
+    write(tmp_path, {"train.py": TRAIN, "data.py": DATA})
+    summary = summarize(str(tmp_path / "train.py"), TRAIN, SETTINGS)
+    assert [c.target for c in summary.calls] == ["0:data.build_loader"]
+    assert summary.calls[0].effects.per_epoch
+    again = FileSummary.from_json(summary.to_json())
+    assert again == summary and again.digest() == summary.digest()
+    data = summarize(str(tmp_path / "data.py"), DATA, SETTINGS)
+    assert "build_loader" in data.functions
+    assert FileSummary.from_json(data.to_json()) == data
+
+
+def test_parameter_effects():
+    text = textwrap.dedent(
+        """
+        import helpers
+
+        def fit(loader, epochs):
+            for epoch in range(epochs):
+                for batch in loader:
+                    pass
+
+        def once(loader):
+            return [b for b in loader]
+
+        def keep(self_like, loader):
+            self_like.loader = loader
+
+        def passthrough(loader):
+            return loader
+
+        def hand_on(loader):
+            helpers.consume(loader)
+
+        class Trainer:
+            def run(self, loader):
+                loader.sampler.set_epoch(0)
+        """
+    )
+    summary = summarize("m.py", text, SETTINGS)
+    effects = {name: f.effects for name, f in summary.functions.items()}
+    assert effects["fit"]["loader"].per_epoch
+    assert effects["once"]["loader"].iterations == 1 and not effects["once"]["loader"].per_epoch
+    assert effects["keep"]["loader"].stores
+    assert effects["passthrough"]["loader"].returns
+    assert effects["hand_on"]["loader"].follow == [["0:helpers.consume", "0", False]]
+    assert effects["Trainer.run"]["loader"].set_epoch
+    assert summary.functions["Trainer.run"].parameter("0", bound=True) == "loader"
+
+
+def test_project_root_is_nearest_marker(tmp_path):
+    write(tmp_path, {"repo/pyproject.toml": "", "repo/src/pkg/train.py": "", "other/x.py": ""})
+    assert find_project_root([str(tmp_path / "repo/src/pkg/train.py")]) == (tmp_path / "repo").resolve()
+    (tmp_path / "repo/src/.git").mkdir()
+    assert find_project_root([str(tmp_path / "repo/src/pkg")]) == (tmp_path / "repo/src").resolve()
+
+
+def test_calls_followed_across_files(tmp_path):
+    write(tmp_path, {"train.py": TRAIN, "data.py": DATA})
+    index = ProjectIndex(tmp_path, SETTINGS)
+    result = lint(index, tmp_path / "data.py")
+    assert codes(result) == [(5, "DL301"), (6, "DL201")]
+    assert set(result.deps) == {str((tmp_path / "train.py").resolve())}
+
+
+def test_one_file_run_summarizes_only_files_that_name_the_function(tmp_path):
+    files = {f"unrelated_{i}.py": f"def f{i}(x):\n    return x\n" for i in range(30)}
+    files.update({"train.py": TRAIN, "data.py": DATA})
+    write(tmp_path, files)
+    index = ProjectIndex(tmp_path, SETTINGS)
+    lint(index, tmp_path / "data.py")
+    assert index.summarized == 1  # train.py: the only other file whose bytes say build_loader
+    index = ProjectIndex(tmp_path, SETTINGS)
+    lint(index, tmp_path / "unrelated_3.py")
+    assert index.summarized == 0
+
+
+def test_findings_depend_on_summaries_not_bodies(tmp_path):
+    """A dependency's body change that keeps its summary keeps the findings valid; a change
+    of its summary invalidates them (what the cache checks before reusing findings)."""
+    write(tmp_path, {"train.py": TRAIN, "data.py": DATA})
+    index = ProjectIndex(tmp_path, SETTINGS)
+    deps = lint(index, tmp_path / "data.py").deps
+    train = tmp_path / "train.py"
+    train.write_text(TRAIN.replace("model(batch)", "loss = model(batch)\n            print(loss)  # log"))
+    fresh = ProjectIndex(tmp_path, SETTINGS)
+    assert fresh.deps_valid(deps)
+    train.write_text(TRAIN.replace("    for epoch in range(epochs):\n        for batch", "    if epochs:\n        for batch"))
+    fresh = ProjectIndex(tmp_path, SETTINGS)
+    assert not fresh.deps_valid(deps)
+    assert codes(lint(fresh, tmp_path / "data.py")) == []
+
+
+def test_summaries_come_from_the_store_by_content(tmp_path):
+    write(tmp_path, {"train.py": TRAIN, "data.py": DATA})
+    first = ProjectIndex(tmp_path, SETTINGS)
+    lint(first, tmp_path / "data.py")
+    second = ProjectIndex(tmp_path, SETTINGS, store=first.store)
+    assert codes(lint(second, tmp_path / "data.py")) == [(5, "DL301"), (6, "DL201")]
+    assert second.summarized == 0
+
+
+def test_command_line_worker_count_named_in_crash_messages():
+    from dllint.engine import lint_source
+
+    source = textwrap.dedent(
+        """
+        import argparse
+        from torch.utils.data import DataLoader
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--dataloader_num_workers", type=int, default=0)
+        args = parser.parse_args()
+        loader = DataLoader(ds, collate_fn=lambda b: b, num_workers=args.dataloader_num_workers)
+        for batch in loader:
+            pass
+        """
+    )
+    found = {f.code: f.message for f in lint_source(source, SETTINGS)}
+    assert found["DL102"].endswith("(when --dataloader_num_workers > 0)")
+    assert found["DL101"].endswith("(when --dataloader_num_workers > 0)")
+    assert "DL102" not in {f.code for f in lint_source(source.replace("args.dataloader_num_workers", "0"), SETTINGS)}
+
+
+def test_batches_copied_to_cuda_by_a_caller_in_another_file(tmp_path):
+    write(
+        tmp_path,
+        {
+            "data.py": "import torch\nfrom torch.utils.data import DataLoader\n\n\ndef build(ds):\n    return DataLoader(ds, batch_size=8)\n",
+            "train.py": "import torch\nfrom data import build\n\n\ndef main(ds, model):\n"
+            "    for x, y in build(ds):\n        model(x.cuda(non_blocking=True), y)\n",
+        },
+    )
+    index = ProjectIndex(tmp_path, SETTINGS)
+    result = lint(index, tmp_path / "data.py")
+    assert codes(result) == [(6, "DL206")]
+    assert "torch.cuda.is_available()" in result.findings[0].fix.message
+
+
+def test_summary_records_what_functions_return():
+    text = textwrap.dedent(
+        """
+        from torch.utils.data import DataLoader, RandomSampler, Sampler
+
+        class Forever(Sampler):
+            def __iter__(self):
+                while True:
+                    yield 0
+
+        def build_loader(ds, workers=4):
+            loader = DataLoader(ds, shuffle=True, num_workers=8)
+            return loader
+
+        def build_sampler(ds):
+            return RandomSampler(ds)
+
+        def build_forever():
+            return Forever()
+        """
+    )
+    summary = summarize("m.py", text, SETTINGS)
+    (loader,) = summary.functions["build_loader"].returns
+    assert (loader.kind, loader.args) == ("loader", {"shuffle": True, "num_workers": 8})
+    assert [(r.kind, r.random, r.endless) for r in summary.functions["build_sampler"].returns] == [("sampler", True, False)]
+    assert [(r.kind, r.endless) for r in summary.functions["build_forever"].returns] == [("sampler", True)]
+    assert summary.classes["Forever"].endless
+
+
+# -- the run: project root, cache, dependencies ---------------------------------------------
+def check_project(root: Path, cache_dir: Path, monkeypatch=None, paths=None):
+    """One ``dllint check`` run over the project (in-process), with a cache."""
+    from dllint.pipeline import RunOptions, run
+
+    options = RunOptions(jobs=1, cache_dir=str(cache_dir))
+    outcome = run([str(p) for p in (paths or [root])], SETTINGS, options)
+    return {Path(o.path).name: [(f.line, f.code) for f in o.findings] for o in outcome.files}
+
+
+def test_cached_findings_follow_the_summaries_they_read(tmp_path, monkeypatch):
+    """A file's cached findings are invalidated when a summary they depend on changes, and
+    not when the dependency changes without changing its summary."""
+    from dllint import per_file
+
+    root = tmp_path / "project"
+    write(root, {"pyproject.toml": "", "train.py": TRAIN, "data.py": DATA})
+    cache = tmp_path / "cache"
+    assert check_project(root, cache)["data.py"] == [(5, "DL301"), (6, "DL201")]
+
+    linted: list[str] = []
+    original = per_file.lint_bytes
+
+    def spy(linter, path, data, project=None):
+        linted.append(Path(path).name)
+        return original(linter, path, data, project)
+
+    monkeypatch.setattr(per_file, "lint_bytes", spy)
+    (root / "train.py").write_text(TRAIN.replace("model(batch)", "loss = model(batch)  # same summary"))
+    assert check_project(root, cache)["data.py"] == [(5, "DL301"), (6, "DL201")]
+    assert linted == ["train.py"]  # data.py's findings still hold: train.py's summary is the same
+
+    linted.clear()
+    (root / "train.py").write_text(TRAIN.replace("    for epoch in range(epochs):\n        for batch", "    if epochs:\n        for batch"))
+    assert check_project(root, cache)["data.py"] == []
+    assert sorted(linted) == ["data.py", "train.py"]  # train.py's summary changed: data.py re-linted
+
+
+def test_project_root_from_the_paths(tmp_path):
+    root = tmp_path / "project"
+    write(root, {"setup.cfg": "", "pkg/__init__.py": "", "pkg/train.py": TRAIN.replace("from data", "from pkg.data"), "pkg/data.py": DATA})
+    found = check_project(root, tmp_path / "cache", paths=[root / "pkg" / "data.py"])
+    assert found == {"data.py": [(5, "DL301"), (6, "DL201")]}
+
+
+def test_project_root_option(tmp_path):
+    """Without a marker file the run has no project, unless --project-root names one."""
+    from click.testing import CliRunner
+
+    from dllint.cli import main
+
+    root = tmp_path / "scripts"
+    write(root, {"train.py": TRAIN, "data.py": DATA})
+    data = str(root / "data.py")
+    alone = CliRunner().invoke(main, ["check", data, "--no-cache", "--select", "DL301"])
+    assert "DL301" not in alone.output  # the loader is returned; no caller in view
+    found = CliRunner().invoke(main, ["check", data, "--no-cache", "--select", "DL301", "--project-root", str(root)])
+    assert "data.py:5:15: DL301" in found.output
