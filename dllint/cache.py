@@ -50,7 +50,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 from dllint import __version__
 from dllint.config import Settings
-from dllint.findings import Finding, Fix
+from dllint.findings import ConfigKey, Finding, Fix
 
 DEFAULT_CACHE_DIR = ".dllint_cache"
 FORMAT = 2  # bump when the layout of an entry changes
@@ -118,7 +118,7 @@ def encode_finding(finding: Finding) -> list[Any]:
     if finding.probe is not None or finding.source != "static":
         raise Uncacheable("runtime finding")
     fix = None if finding.fix is None else finding.fix.to_json()
-    return [
+    row = [
         finding.line,
         finding.column,
         finding.end_line,
@@ -129,13 +129,19 @@ def encode_finding(finding: Finding) -> list[Any]:
         fix,
         finding.cell,
     ]
+    if finding.config_keys:  # the config keys its values came from (dllint.project.config_values)
+        row.append([key.to_json() for key in finding.config_keys])
+    return row
 
 
 def decode_finding(path: str, row: Any) -> Finding:
     """A finding from its stored row; ValueError when the row is not what ``encode_finding`` writes."""
-    if not isinstance(row, list) or len(row) != 9:
+    if not isinstance(row, list) or len(row) not in (9, 10):
         raise ValueError("bad finding row")
-    line, column, end_line, end_column, code, name, message, fix, cell = row
+    line, column, end_line, end_column, code, name, message, fix, cell = row[:9]
+    keys = row[9] if len(row) == 10 else []
+    if not isinstance(keys, list):
+        raise ValueError("bad config keys")
     if not all(type(v) is int for v in (line, column, end_line, end_column)):
         raise ValueError("bad position")
     if not all(isinstance(v, str) for v in (code, name, message)):
@@ -143,7 +149,9 @@ def decode_finding(path: str, row: Any) -> Finding:
     if cell is not None and type(cell) is not int:
         raise ValueError("bad cell")
     decoded_fix = None if fix is None else Fix.from_json(fix)
-    return Finding(path, line, column, end_line, end_column, code, name, message, decoded_fix, cell)
+    finding = Finding(path, line, column, end_line, end_column, code, name, message, decoded_fix, cell)
+    finding.config_keys = tuple(ConfigKey.from_json(key) for key in keys)
+    return finding
 
 
 @dataclass

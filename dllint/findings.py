@@ -152,6 +152,34 @@ class Fix:
         return cls(data[0], data[1], kind(**{name: _field_from_json(names[name], edit[name]) for name in names}))
 
 
+@dataclass(frozen=True)
+class ConfigKey:
+    """A config file's key a finding's value came from: ``train_ds.num_workers: 0`` written in
+    ``conf/train.yaml:5`` (``places``: one (path, line) per file that agrees, paths as shown)."""
+
+    key: str
+    value: str  # as the config writes it
+    places: tuple[tuple[str, int], ...]
+
+    def where(self) -> str:
+        return " and ".join(f"{path}:{line}" for path, line in self.places)
+
+    def describe(self) -> str:
+        return f"{self.key}: {self.value} from {self.where()}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "value": self.value, "places": [list(place) for place in self.places]}
+
+    @classmethod
+    def from_json(cls, data: Any) -> ConfigKey:
+        """ValueError when ``data`` is not what ``to_json`` writes."""
+        try:
+            places = tuple((str(path), int(line)) for path, line in data["places"])
+            return cls(str(data["key"]), str(data["value"]), places)
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError("bad config key") from error
+
+
 @dataclass
 class Finding:
     """One problem at one place. Lines and columns are 1-based; columns count characters."""
@@ -168,6 +196,8 @@ class Finding:
     cell: int | None = None  # notebook cell number (1-based), lines are then cell-relative
     source: Literal["static", "runtime"] = "static"
     probe: dict[str, Any] | None = field(default=None, compare=False)
+    # The config keys the values it rests on came from (the reported argument's first).
+    config_keys: tuple[ConfigKey, ...] = field(default=(), compare=False)
 
     @property
     def sort_key(self) -> tuple:
@@ -193,4 +223,6 @@ class Finding:
             data["source"] = self.source
         if self.probe is not None:
             data["probe"] = self.probe
+        if self.config_keys:
+            data["config_keys"] = [key.to_json() for key in self.config_keys]
         return data

@@ -75,6 +75,8 @@ class FileFacts:
     classes: dict[str, ClassInfo] = field(init=False)  # every class in the file by name
     loader_calls: list[LoaderCall] = field(init=False)
     main_guard: ast.If | None = field(init=False)
+    # expressions read from config files, by id: (expression, its Value or None) (dllint.facts.values.config_value)
+    config_values: dict[int, tuple[ast.expr, Any]] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.nodes is None or self.parent_index is None:

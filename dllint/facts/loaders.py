@@ -81,12 +81,15 @@ class LoaderCall:
 
     @property
     def workers_option(self) -> str | None:
-        """The command-line option ``num_workers`` comes from when only its default (0) keeps
-        the loader single-process: the option exists to be raised."""
+        """The command-line option (or config key) ``num_workers`` comes from when only its
+        default (0) keeps the loader single-process: the option exists to be raised."""
         arg = self.arguments.get("num_workers")
         if arg is None or self.is_multi_worker:
             return None
-        return option_of(arg.value, arg.scope, self.facts)
+        option = option_of(arg.value, arg.scope, self.facts)
+        if option is None and self.num_workers.config is not None:
+            return self.num_workers.config.key  # a config key set to 0, as a machine's profile may (train_ds.num_workers)
+        return option
 
     @property
     def may_start_workers(self) -> bool:

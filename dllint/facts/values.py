@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
+    from dllint.findings import ConfigKey
     from dllint.facts.scopes import Scope
 
 CPU_COUNT_CALLS = frozenset(
@@ -36,6 +37,7 @@ class Value:
     kind: str
     value: Any = None
     origin: ast.AST | None = None
+    config: ConfigKey | None = None  # the config file's key the value is read from (cfg.train_ds.num_workers)
 
     @property
     def is_const(self) -> bool:
@@ -97,12 +99,34 @@ def resolve(expr: ast.expr, scope: Scope, facts: FileFacts, depth: int = 0) -> V
         return Value("const", -value if isinstance(expr.op, ast.USub) else value, expr)
     if isinstance(expr, (ast.Name, ast.Attribute)):
         target, target_scope = follow(expr, scope, facts)
-        return dynamic(expr) if target is expr else resolve(target, target_scope, facts, depth + 1)
+        if target is not expr:
+            return resolve(target, target_scope, facts, depth + 1)
+    if isinstance(expr, (ast.Attribute, ast.Subscript)):
+        return config_value(expr, scope, facts) or dynamic(expr)
     if isinstance(expr, ast.Call):
         if is_cpu_count_call(expr, facts):
             return Value("cpu_count", origin=expr)
         return dynamic(expr)
     return dynamic(expr)
+
+
+def config_value(expr: ast.expr, scope: Scope, facts: FileFacts) -> Value | None:
+    """``cfg.train_ds.num_workers`` read from the project's config file(s): the value they
+    agree on (RULES.md "Config files"); None when unknown or no project is in view."""
+    project = facts.project
+    lookup = getattr(project, "config_value", None)
+    if lookup is None or getattr(project, "summarizing", False):
+        return None
+    cache = facts.config_values
+    if id(expr) in cache:
+        return cache[id(expr)][1]
+    from dllint.facts.config_reads import config_read
+
+    read = config_read(expr, scope, facts)
+    found = lookup(facts, read) if read is not None else None
+    value = None if found is None else Value("const", found[0], expr, found[1])
+    cache[id(expr)] = (expr, value)
+    return value
 
 
 def follow(expr: ast.expr, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Scope]:

@@ -53,6 +53,20 @@ def static_source(target: str) -> str | None:
     return target if Path(target).is_file() else None
 
 
+def static_findings(source: str, linter: Linter) -> list[Finding]:
+    """The target's findings, linted knowing its project (the project's root, else the
+    script's folder): values read from its config files resolve, and the probe can name
+    the config key to change."""
+    from dllint.per_file import lint_bytes, read_file
+    from dllint.project import ProjectIndex, find_project_root
+
+    data, _ = read_file(source, linter.settings.max_file_size, False)
+    if isinstance(data, Finding):
+        return lint_file(source, linter).findings
+    root = find_project_root([source]) or Path(source).resolve().parent
+    return lint_bytes(linter, source, data, ProjectIndex(root, linter.settings).view(source)).findings
+
+
 def exit_code(report, findings: list[Finding]) -> int:
     if report.signal is not None:
         return EXIT_SIGNAL_BASE + report.signal
@@ -65,7 +79,7 @@ def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: 
     from dllint.probe import run_probe
 
     source = static_source(target)
-    findings: list[Finding] = lint_file(source, linter).findings if source else []
+    findings: list[Finding] = static_findings(source, linter) if source else []
     try:
         report = run_probe(
             target,

@@ -63,11 +63,24 @@ def attach_verdicts(
             finding.probe = chosen.probe_dict()
             if loader_labels and chosen.loader in loader_labels:  # which loader the evidence was measured on
                 finding.probe["measurements"] = {**finding.probe["measurements"], "loader": loader_labels[chosen.loader]}
+            if chosen.verdict == CONFIRMED and finding.config_keys:
+                name_config_keys(finding)
         elif finding.code not in checked_codes:
             finding.probe = {"verdict": skipped(f"no runtime check for {finding.code}"), "evidence": "", "measurements": {}}
         else:
             finding.probe = {"verdict": NOT_REACHED, "evidence": not_reached_reason, "measurements": {}}
     return [result for result in results if id(result) not in used], used
+
+
+def name_config_keys(finding: Finding) -> None:
+    """A confirmed finding whose values came from a config file says which key to change
+    (the reported argument's first): ``change train_ds.persistent_workers in conf/train.yaml:4``."""
+    assert finding.probe is not None
+    changes = [f"{key.key} in {key.where()}" for key in finding.config_keys]
+    finding.probe["change"] = changes
+    also = f" (or {', '.join(changes[1:])})" if len(changes) > 1 else ""
+    evidence = finding.probe.get("evidence") or ""
+    finding.probe["evidence"] = f"{evidence}; change {changes[0]}{also}" if evidence else f"change {changes[0]}{also}"
 
 
 def rule_names() -> dict[str, str]:

@@ -148,7 +148,12 @@ class ProjectIndex:
     def deps_valid(self, deps: dict[str, str]) -> bool:
         """Every summary a file's findings were computed from is still the same (a changed
         body that leaves the summary the same invalidates nothing)."""
-        return all(self.summary_digest(path) == digest for path, digest in deps.items())
+        from dllint.project.config_values import CONFIG_DIGEST, config_digest
+
+        return all(
+            (config_digest(path) if digest.startswith(CONFIG_DIGEST) else self.summary_digest(path)) == digest
+            for path, digest in deps.items()
+        )
 
     def _scan(self, path: str) -> bytes | None:
         """A file's bytes for a "who names X" scan, kept (up to a budget) for the next scan."""
@@ -417,6 +422,15 @@ class ProjectView(NullProject):
             return []
         found = self.index.function(self.path, target, self.deps)
         return found[1].returns if found is not None else []
+
+    # -- config files -------------------------------------------------------------------------
+    def config_value(self, facts: FileFacts, read) -> tuple[Any, Any] | None:
+        """(value, :class:`~dllint.findings.ConfigKey`) of the config key ``read``
+        (:class:`~dllint.facts.config_reads.ConfigRead`) in the project's config files; the
+        files read become deps."""
+        from dllint.project.config_values import config_value
+
+        return config_value(read, self.path, str(self.index.root), self.deps)
 
     # -- classes ----------------------------------------------------------------------------
     def class_fact(self, facts: FileFacts, func: ast.expr, scope: Scope, fact: str) -> bool:

@@ -15,7 +15,7 @@ import pkgutil
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
-from dllint.findings import Finding, Fix
+from dllint.findings import ConfigKey, Finding, Fix
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -39,6 +39,9 @@ class Rule:
     # Examples: each VALID snippet must not fire this rule; each INVALID one must fire it.
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[str, ...]] = ()
+    # The loader arguments a finding rests on: where one is read from a config file
+    # (cfg.train_ds.num_workers), the message names the file and key (RULES.md "Config files").
+    value_arguments: ClassVar[tuple[str, ...]] = ("num_workers",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         raise NotImplementedError
@@ -47,6 +50,10 @@ class Rule:
         self, facts: FileFacts, node: ast.AST, message: str | None = None, fix: Fix | None = None
     ) -> Finding:
         line, column, end_line, end_column = facts.span(node)
+        message = message or self.summary
+        keys = config_keys(facts, node, self.value_arguments) if facts.config_values else ()
+        if keys:
+            message += " (" + "; ".join(key.describe() for key in keys) + ")"
         return Finding(
             path=facts.path,
             line=line,
@@ -55,8 +62,9 @@ class Rule:
             end_column=end_column,
             code=self.code,
             name=self.name,
-            message=message or self.summary,
+            message=message,
             fix=fix,
+            config_keys=keys,
         )
 
     @classmethod
@@ -87,6 +95,39 @@ class Rule:
             "fix_safety": cls.fix_safety,
             "default_enabled": cls.default_enabled,
         }
+
+
+def config_keys(facts: FileFacts, node: ast.AST, arguments: tuple[str, ...]) -> tuple[ConfigKey, ...]:
+    """The config keys behind a finding at ``node``: in the loader call that holds it, the
+    ``arguments`` read from config files (the reported argument first); elsewhere (an
+    assignment the value is read at), the config reads inside ``node``."""
+    loader = _loader_holding(facts, node)
+    found: list[ConfigKey] = []
+    if loader is not None:
+        reported = node.arg if isinstance(node, ast.keyword) and node.arg in arguments else None
+        for name in ([reported] if reported else []) + [a for a in arguments if a != reported]:
+            value = loader.value(name)
+            if value.config is not None:
+                found.append(value.config)
+    else:
+        for inner in ast.walk(node):
+            entry = facts.config_values.get(id(inner))
+            if entry is not None and entry[0] is inner and entry[1] is not None:
+                found.append(entry[1].config)
+    return tuple(dict.fromkeys(found))
+
+
+def _loader_holding(facts: FileFacts, node: ast.AST):
+    line, column = getattr(node, "lineno", None), getattr(node, "col_offset", None)
+    if line is None:
+        return None
+    best = None
+    for loader in facts.loader_calls:
+        call = loader.node
+        start, end = (call.lineno, call.col_offset), (call.end_lineno or call.lineno, call.end_col_offset or 0)
+        if start <= (line, column) < end and (best is None or (best.node.lineno, best.node.col_offset) < start):
+            best = loader
+    return best
 
 
 @lru_cache(maxsize=1)

@@ -45,6 +45,7 @@ class PersistentWorkersWithoutWorkers(Rule):
     name = "persistent-workers-without-workers"
     summary = "persistent_workers=True needs num_workers > 0 (torch raises ValueError): remove it"
     fix_safety = "safe"
+    value_arguments = ("persistent_workers", "num_workers")
     valid = (
         "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=2, persistent_workers=True)\n",
         "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0, persistent_workers=False)\n",

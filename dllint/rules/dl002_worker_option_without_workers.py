@@ -54,6 +54,7 @@ class WorkerOptionWithoutWorkers(Rule):
     name = "worker-option-without-workers"
     summary = "worker-only option without workers"
     fix_safety = "safe"
+    value_arguments = ("prefetch_factor", "multiprocessing_context", "timeout", "num_workers")
     valid = (
         "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=4, prefetch_factor=4, timeout=30)\n",
         "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0, prefetch_factor=None, timeout=0)\n",

@@ -43,6 +43,7 @@ class ShuffleWithSampler(Rule):
     name = "shuffle-with-sampler"
     summary = "shuffle=True with a sampler: torch raises ValueError (mutually exclusive); let the sampler shuffle"
     fix_safety = "safe"
+    value_arguments = ("shuffle", "sampler")
     valid = (
         "from torch.utils.data import DataLoader\nDataLoader(ds, sampler=s)\n",
         "from torch.utils.data import DataLoader\nDataLoader(ds, shuffle=(s is None), sampler=s)\n",

@@ -42,6 +42,7 @@ class BatchSamplerConflict(Rule):
     name = "batch-sampler-conflict"
     summary = "conflicts with batch_sampler (torch raises ValueError): remove it"
     fix_safety = "safe"
+    value_arguments = ("batch_size", "shuffle", "drop_last")
     valid = (
         "from torch.utils.data import DataLoader\nDataLoader(ds, batch_sampler=bs)\n",
         "from torch.utils.data import DataLoader\nDataLoader(ds, batch_size=1, shuffle=False, batch_sampler=bs)\n",

@@ -42,6 +42,7 @@ class InvalidLoaderValue(Rule):
     code = "DL005"
     name = "invalid-loader-value"
     summary = "invalid DataLoader value"
+    value_arguments = ("num_workers", "timeout", "prefetch_factor", "multiprocessing_context")
     valid = (
         "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=2, prefetch_factor=2, multiprocessing_context='spawn')\n",
     )

@@ -63,6 +63,7 @@ class NonPersistentWorkers(Rule):
     name = "non-persistent-workers"
     summary = "workers restart every epoch: add persistent_workers=True"
     fix_safety = "safe"
+    value_arguments = ("persistent_workers", "num_workers")
     valid = (
         "from torch.utils.data import DataLoader\n"
         "loader = DataLoader(ds, num_workers=4, persistent_workers=True)\n"

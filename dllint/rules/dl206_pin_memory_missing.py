@@ -54,6 +54,7 @@ class PinMemoryMissing(Rule):
     name = "pin-memory-missing"
     summary = "batches are copied to CUDA from pageable memory: add pin_memory=True so copies run asynchronously"
     fix_safety = "safe"
+    value_arguments = ("pin_memory",)
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader\n"
         "loader = DataLoader(ds, num_workers=4, pin_memory=True)\n"
