@@ -1,12 +1,25 @@
 """Run dllint over the training code of real PyTorch projects and count findings per rule.
 
-Downloads the packages from PyPI with ``pip download --no-deps`` into a temporary
-directory (never into the repository), unpacks them, lints the training code with
-``dllint check --select ALL --format json`` and prints the counts per rule and per
-package. ``--json FILE`` keeps every finding for judging (see REAL_WORLD.md).
+Two sets of sources, both pinned (see REAL_WORLD.md for the judgments):
 
-    python benchmarks/real_world.py                 # pinned versions, temp dir removed after
-    python benchmarks/real_world.py --keep --json /tmp/findings.json
+- ``first``: four PyPI packages (the first audit): sdists/wheels from ``pip download --no-deps``.
+- ``second``: public training code bases: GitHub repositories at a pinned commit and PyPI
+  wheels that ship training code (NeMo, ESPnet, SpeechBrain, torchtune, ultralytics).
+
+Everything is downloaded and unpacked into a temporary directory (never into the
+repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
+``--mirror-root DIR``, an existing bare copy ``DIR/<owner>+<name>/repo`` is read instead
+(the layout the project's code-reading tool leaves). Only ``.py`` and ``.ipynb`` files are
+unpacked: some repositories keep large data files that are not needed to lint.
+
+Each source is linted twice, ``dllint check --no-cache --format json`` with the default
+rules and with ``--select ALL``; the counts per rule and per source are printed, and
+``--json FILE`` keeps every finding for judging.
+
+    python benchmarks/real_world.py                          # both sets, temp dir removed after
+    python benchmarks/real_world.py --set second --judge     # precision from real_world_judgments.py
+    python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
+        --dir /tmp/rw --json /tmp/rw/findings.json
 """
 
 from __future__ import annotations
@@ -20,6 +33,7 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 # (distribution, version, prefer an sdist, paths inside the unpacked archive to lint).
@@ -38,6 +52,86 @@ PACKAGES = (
     # torchvision publishes wheels only; its references/ training scripts are not on PyPI.
     ("torchvision", "0.29.1", False, ("torchvision",)),
 )
+
+
+@dataclass(frozen=True)
+class Repo:
+    """A public GitHub repository at a pinned commit; the whole tree is linted unless ``under`` says."""
+
+    name: str  # owner/name
+    commit: str
+    shape: str  # what kind of training code it is, for the report
+    under: tuple[str, ...] = ()  # folders to unpack and lint (default: all)
+
+    @property
+    def key(self) -> str:
+        return self.name.replace("/", "+")
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """A PyPI wheel that ships training code; the whole unpacked wheel is linted."""
+
+    name: str
+    version: str
+    shape: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}-{self.version}"
+
+
+SECOND = (
+    Repo("facebookresearch/detr", "29901c51d7fe8712168b8d0d64351170bc0f83e0", "detection, DDP, engine.py loops"),
+    Repo("facebookresearch/mae", "efb2a8062c206524e35e47d04501ed4f544c0ae8", "MAE pretrain/finetune, DDP"),
+    Repo("facebookresearch/dino", "7c446df5b9f45747937fb0d72314eb9f7b66930a", "self-supervised ViT, DDP"),
+    Repo("facebookresearch/ConvNeXt", "048efcea897d999aed302f2639b6270aedf8d4c8", "classification, DDP"),
+    Repo("facebookresearch/deit", "7e160fe43f0252d17191b71cbb5826254114ea5b", "classification, repeated aug"),
+    # HEAD of the stored snapshot removed every file (archived repository): its parent.
+    Repo("facebookresearch/moco", "132aea9da9bb995a411c915c0420be3db62052f3", "contrastive, mp.spawn"),
+    Repo("sthalles/SimCLR", "1848fc934ad844ae630e6c452300433fe99acfd9", "contrastive, trainer class"),
+    Repo("karpathy/minGPT", "37baab71b9abea1b76ab957409a1cc2fbfba8a26", "GPT trainer, endless sampler"),
+    Repo("pytorch/examples", "77f55b912142e11fcfdf5b530231fb9c52f181e8", "framework examples (imagenet, mnist, ...)"),
+    Repo("ultralytics/yolov5", "5081342f04fb287fc2e5f2b5a4e06752b7937b1c", "YOLO detection, InfiniteDataLoader"),
+    Repo("openai/improved-diffusion", "1bc7bbbdc414d83d4abf2ad8cc1446dc36c4e4d5", "diffusion, endless generator"),
+    Repo("lucidrains/denoising-diffusion-pytorch", "faed4db28e724735323fa91c70aa9b28a6e1cbac", "diffusion, cycle(dl)"),
+    Repo("CompVis/stable-diffusion", "21f890f9da3cfbeaba8e2ac3c425ee9e998d5229", "Lightning data module"),
+    Repo("mlfoundations/open_clip", "89fb801f1e6087880e951fc8354b8a2077b79c6d", "CLIP training, webdataset"),
+    Repo("jaywalnut310/vits", "2e561ba58618d021b5b8323d3765880f7e0ecfdb", "speech (TTS), mp.spawn, bucket sampler"),
+    Repo("huggingface/accelerate", "16cb6eb80dd9aa8b4df1a63ef57863e455d53b83", "accelerate examples"),
+    Repo("facebookresearch/detectron2", "02b5c4e295e990042a714712c21dc79b731e8833", "detection, endless TrainingSampler"),
+    Repo("facebookresearch/fairseq", "3d262bb25690e4eb2e7d3c1309b1e9c406ca4b99", "seq2seq recipes, EpochBatchIterator"),
+    Repo("kuangliu/pytorch-cifar", "49b7aa97b0c12fe0d4054e670403a16b6b834ddd", "single-file CIFAR trainer"),
+    Repo("huggingface/diffusers", "58eb52c0803ea9af3abec60841c2a093bdf1f951", "training examples", ("examples/",)),
+    Repo(
+        "Lightning-AI/pytorch-lightning",
+        "7f0c3436cd3f6ad3753125672024fc415cbcb414",
+        "Lightning and Fabric examples",
+        ("examples/",),
+    ),
+    Repo("facebookresearch/dinov2", "b8931f7bf91576930313be2c6d6af376033b35f0", "SSL, InfiniteSampler, builders"),
+    Repo("microsoft/Swin-Transformer", "f82860bfb5225915aca09c3227159ee9e1df874d", "build_loader in data/, used in main.py"),
+    Repo("NVlabs/stylegan2-ada-pytorch", "d72cc7d041b42ec8e806021a205ed9349f87c6a4", "GAN, InfiniteSampler, torch_utils"),
+    # The timm package was in the first set (sdist); its top-level scripts were not.
+    Repo(
+        "huggingface/pytorch-image-models",
+        "aa4b5850c1543fa488abf260f18390eda46cf85d",
+        "train.py/validate.py/inference.py over timm.data",
+        ("train.py", "legacy_train.py", "validate.py", "inference.py", "benchmark.py", "timm/data/"),
+    ),
+    Repo("facebookresearch/barlowtwins", "8e8d284ca0bc02f88b92328e53f9b901e86b4a3c", "SSL, single main.py"),
+    Repo("k2-fsa/icefall", "36e0420c7e3e849a25b3d24dbf913c424f3d23c9", "speech recipes (lhotse samplers)"),
+    Repo("pyannote/pyannote-audio", "b749285c5cdd4636b2edc7f766f1352c8dde9369", "speech, Lightning tasks"),
+    Repo("coqui-ai/TTS", "dbf1a08a0d4e47fdad6172e433eeb34bc6b13b4e", "speech (TTS) models and recipes"),
+    Wheel("nemo_toolkit", "3.0.0", "speech framework (NeMo)"),
+    Wheel("espnet", "202511", "speech framework (ESPnet2)"),
+    Wheel("speechbrain", "1.1.2", "speech framework (Brain.fit)"),
+    Wheel("torchtune", "0.6.1", "LLM fine-tuning recipes"),
+    Wheel("ultralytics", "8.4.190", "YOLO trainer package"),
+)
+
+WANTED = (".py", ".ipynb")
+OFF_BY_DEFAULT = frozenset({"DL203"})
 
 
 def download(name: str, version: str, sdist: bool, dest: Path, latest: bool) -> Path:
@@ -70,12 +164,47 @@ def unpack(archive: Path, into: Path) -> Path:
     return target
 
 
-def lint(paths: list[Path]) -> list[dict]:
-    command = [
-        sys.executable, "-m", "dllint", "check", "--select", "ALL", "--format", "json",
-        "--exit-zero", "--no-cache", *map(str, paths),
-    ]  # fmt: skip
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+def git(git_dir: Path, *args: str) -> bytes:
+    return subprocess.run(["git", f"--git-dir={git_dir}", *args], check=True, capture_output=True).stdout
+
+
+def checkout(repo: Repo, into: Path, mirror_root: Path | None) -> Path:
+    """The repository's Python files and notebooks at the pinned commit, under ``into/<key>``."""
+    target = into / repo.key
+    if target.exists():
+        return target
+    git_dir = mirror_root / repo.key / "repo" if mirror_root else None
+    if git_dir is None or not git_dir.exists():
+        git_dir = into.parent / "git" / repo.key
+        if not git_dir.exists():
+            subprocess.run(["git", "init", "--bare", "--quiet", str(git_dir)], check=True)
+            url = f"https://github.com/{repo.name}.git"
+            git(git_dir, "fetch", "--quiet", "--depth", "1", url, repo.commit)
+    listing = git(git_dir, "ls-tree", "-r", "-z", "--format=%(objectmode) %(objectname) %(path)", repo.commit)
+    for entry in filter(None, listing.decode().split("\0")):
+        mode, blob, path = entry.split(" ", 2)
+        if mode == "120000":  # a symbolic link (recipes share files this way): its blob is a path
+            continue
+        if path.endswith(WANTED) and (not repo.under or path.startswith(repo.under)):
+            try:
+                text = git(git_dir, "cat-file", "blob", blob)
+            except subprocess.CalledProcessError:  # a snapshot may leave out large files
+                print(f"{repo.key}: {path} is missing from the copy; skipped", file=sys.stderr)
+                continue
+            out = target / path
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(text)
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def lint(paths: list[Path], select_all: bool, project_root: Path | None = None) -> list[dict]:
+    command = [sys.executable, "-m", "dllint", "check", "--format", "json", "--exit-zero", "--no-cache"]
+    if select_all:
+        command += ["--select", "ALL"]
+    if project_root is not None:
+        command += ["--project-root", str(project_root)]
+    result = subprocess.run([*command, *map(str, paths)], capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise SystemExit(f"dllint failed ({result.returncode}):\n{result.stderr}")
     if result.stderr.strip():
@@ -83,43 +212,130 @@ def lint(paths: list[Path]) -> list[dict]:
     return json.loads(result.stdout or "[]")
 
 
+def lint_source(label: str, tree: Path, paths: list[Path], project_root: Path | None = None) -> list[dict]:
+    """Findings of ``--select ALL``, each marked whether the default rules report it too."""
+    files = sum(1 if p.is_file() else sum(1 for _ in p.rglob("*.py")) for p in paths)
+    everything = lint(paths, select_all=True, project_root=project_root) if paths else []
+    default = lint(paths, select_all=False, project_root=project_root) if paths else []
+    default_keys = {(f["path"], f["line"], f["column"], f["code"]) for f in default}
+    for finding in everything:
+        finding["default"] = (finding["path"], finding["line"], finding["column"], finding["code"]) in default_keys
+        finding["source"] = label
+        finding["path"] = str(Path(finding["path"]).relative_to(tree))
+    # The default run must be the ALL run minus the opt-in rules: anything else is a dllint bug.
+    expected = sum(1 for f in everything if f["code"] not in OFF_BY_DEFAULT)
+    if len(default) != expected or not all(f["default"] for f in everything if f["code"] not in OFF_BY_DEFAULT):
+        print(f"{label}: default run ({len(default)}) is not ALL minus opt-in rules ({expected})", file=sys.stderr)
+    print(f"{label}: {files} files, {len(default)} default findings, {len(everything)} with ALL", file=sys.stderr)
+    return everything
+
+
+def report(findings: list[dict]) -> None:
+    by_rule = collections.Counter(f["code"] for f in findings)
+    by_source: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for finding in findings:
+        by_source[finding["code"]][finding["source"]] += 1
+    print(f"{'rule':<7}{'total':>6}  per source")
+    for code in sorted(by_rule):
+        spread = ", ".join(f"{src} {n}" for src, n in sorted(by_source[code].items()))
+        print(f"{code:<7}{by_rule[code]:>6}  {spread}")
+    default = sum(1 for f in findings if f["default"])
+    print(f"{'all':<7}{sum(by_rule.values()):>6}  ({default} with the default rules)")
+
+
+def judge(findings: list[dict]) -> None:
+    """Precision per rule of the on-by-default findings, from the hand judgments.
+
+    Also lists findings no row judges (new since the judgments: read and judge them) and judged
+    rows that no longer fire (a true positive among them is a lost true positive).
+    """
+    sys.path.insert(0, str(Path(__file__).parent))
+    from real_world_judgments import by_key
+
+    table = by_key()
+    judged_sources = {key[0] for key in table}
+    counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    seen = set()
+    unjudged = []
+    for finding in findings:
+        if not finding["default"] or finding["source"] not in judged_sources:
+            continue
+        key = (finding["source"], f"{finding['path']}:{finding['line']}", finding["code"])
+        seen.add(key)
+        if key in table:
+            counts[finding["code"]][table[key][0]] += 1
+        else:
+            unjudged.append(key)
+            counts[finding["code"]]["unjudged"] += 1
+    linted = {f["source"] for f in findings}
+    gone = [(key, table[key]) for key in table if key not in seen and key[0] in linted]
+
+    print("\n| rule | findings | true | false | debatable | unjudged | precision | counting debatable as true |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    total: collections.Counter = collections.Counter()
+    for code in sorted(counts) + ["all"]:
+        c = total if code == "all" else counts[code]
+        if code != "all":
+            total.update(c)
+        n = sum(c.values())
+        judged = n - c["unjudged"]
+        precision = f"{100 * c['true'] / judged:.0f}%" if judged else "-"
+        lenient = f"{100 * (c['true'] + c['debatable']) / judged:.0f}%" if judged else "-"
+        name = "**all**" if code == "all" else code
+        print(f"| {name} | {n} | {c['true']} | {c['false']} | {c['debatable']} | {c['unjudged']} | {precision} | {lenient} |")
+    for key in unjudged:
+        print("unjudged:", *key)
+    for key, (verdict, shape, _) in gone:
+        print(f"no longer reported ({verdict}{', ' + shape if shape else ''}):", *key)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", choices=("first", "second", "both"), default="both", help="which sources")
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
-    parser.add_argument("--latest", action="store_true", help="the newest releases instead of the pinned ones")
-    parser.add_argument("--json", type=Path, help="write every finding, with its package, to this file")
+    parser.add_argument("--latest", action="store_true", help="the newest PyPI releases instead of the pinned ones")
+    parser.add_argument("--mirror-root", type=Path, help="read GitHub sources from bare copies DIR/<owner>+<name>/repo")
+    parser.add_argument("--only", help="comma-separated source keys (e.g. facebookresearch+detr,espnet-202511)")
+    parser.add_argument("--skip", help="comma-separated source keys to leave out (e.g. k2-fsa+icefall)")
+    parser.add_argument("--json", type=Path, help="write every finding, with its source, to this file")
+    parser.add_argument("--judge", action="store_true", help="precision per rule from real_world_judgments.py")
     args = parser.parse_args()
+    only = set(args.only.split(",")) if args.only else None
+    skip = set(args.skip.split(",")) if args.skip else set()
 
     root = args.dir or Path(tempfile.mkdtemp(prefix="dllint-real-world-"))
     root.mkdir(parents=True, exist_ok=True)
+    (root / "archives").mkdir(exist_ok=True)
     findings: list[dict] = []
     try:
-        for name, version, sdist, patterns in PACKAGES:
-            (root / "archives").mkdir(exist_ok=True)
-            archive = download(name, version, sdist, root / "archives", args.latest)
-            tree = unpack(archive, root / "src")
-            paths = sorted({p for pattern in patterns for p in tree.glob(pattern)})
-            files = sum(1 if p.is_file() else sum(1 for _ in p.rglob("*.py")) for p in paths)
-            found = lint(paths) if paths else []
-            for finding in found:
-                finding["package"] = archive.name
-                finding["path"] = str(Path(finding["path"]).relative_to(tree))
-            findings += found
-            print(f"{archive.name}: {files} files, {len(found)} findings", file=sys.stderr)
+        if args.set in ("first", "both"):
+            for name, version, sdist, patterns in PACKAGES:
+                if (only and name not in only) or name in skip:
+                    continue
+                archive = download(name, version, sdist, root / "archives", args.latest)
+                tree = unpack(archive, root / "src")
+                paths = sorted({p for pattern in patterns for p in tree.glob(pattern)})
+                findings += lint_source(archive.name, tree, paths)
+        if args.set in ("second", "both"):
+            for source in SECOND:
+                if (only and source.key not in only) or source.key in skip:
+                    continue
+                if isinstance(source, Repo):
+                    tree = checkout(source, root / "src", args.mirror_root)
+                else:
+                    archive = download(source.name, source.version, False, root / "archives", args.latest)
+                    tree = unpack(archive, root / "src")
+                # The unpacked tree has no .git/pyproject.toml to mark its root (a clone would):
+                # name it, so that the project index sees the whole repository or wheel.
+                findings += lint_source(source.key, tree, [tree], project_root=tree)
     finally:
         if not args.keep and args.dir is None:
             shutil.rmtree(root, ignore_errors=True)
 
-    by_rule = collections.Counter(f["code"] for f in findings)
-    by_package: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-    for finding in findings:
-        by_package[finding["code"]][finding["package"].split("-")[0]] += 1
-    print(f"{'rule':<7}{'total':>6}  per package")
-    for code in sorted(by_rule):
-        spread = ", ".join(f"{pkg} {n}" for pkg, n in sorted(by_package[code].items()))
-        print(f"{code:<7}{by_rule[code]:>6}  {spread}")
-    print(f"{'all':<7}{sum(by_rule.values()):>6}")
+    report(findings)
+    if args.judge:
+        judge(findings)
     if args.json:
         args.json.write_text(json.dumps(findings, indent=1))
     return 0
