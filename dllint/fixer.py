@@ -100,8 +100,7 @@ def fix_text(
     if findings is None:
         linted = linter.lint_text(path, current)
         findings, result.errors = linted.findings, result.errors + linted.errors
-    if current != text and not _parses(current):  # belt and braces: never hand back broken code
-        return FixResult(path, text, text, failed=result.failed, remaining=linter.lint_text(path, text).findings)
+    # No final ``ast.parse`` of ``current``: every text a pass hands back was parsed by ``_render``.
     result.text = current
     result.remaining = findings
     if current != text:
@@ -187,7 +186,7 @@ def _render(state: FileState, accepted: list[tuple[Finding, Edits]]) -> str | No
     for _, edits in accepted:
         merged.merge(edits)
     try:
-        new_text = apply_edits(state.module, merged)
+        new_text = apply_edits(state.module, merged, state)
     except (FixUnavailable, cst.CSTValidationError, TypeError, ValueError):
         return None
     return new_text if _parses(new_text) else None

@@ -136,7 +136,7 @@ class MissingSetEpoch(Rule):
         where, statement = edit.before, edit.statement
         start = (where[0], where[1] - 1)
         first = next(
-            (n for n in ctx.state.positions if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and ctx.span(n)[0] == start),
+            (n for n in ctx.state.nodes_on_line(start[0]) if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and ctx.span(n)[0] == start),
             None,
         )
         if first is None:
