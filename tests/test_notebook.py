@@ -195,3 +195,27 @@ def test_fix_skips_cells_that_do_not_parse(tmp_path):
     before, after = json.loads(original)["cells"], json.loads(path.read_text(encoding="utf-8"))["cells"]
     assert after[1] == before[1]
     assert "".join(after[2]["source"]) == "DataLoader(ds, sampler=s)  # expect: DL003:16\n"
+
+
+def test_indented_cell_runs_dedented_and_a_fix_keeps_its_indentation(tmp_path):
+    # IPython strips a cell's leading indentation (its leading_indent transform): no DL000,
+    # findings at the original columns, and the fix writes the indentation back.
+    cells = [
+        "from torch.utils.data import DataLoader\n",
+        " !ls -l \\\n    --color\n",
+        "  loader = DataLoader(ds, shuffle=True, sampler=s)\n  for batch in loader:\n      pass\n",
+    ]
+    document = {
+        "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c} for c in cells],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = tmp_path / "indented.ipynb"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    result = lint_path(Linter(ALL), str(path))
+    assert {(f.cell, f.line, f.column, f.code) for f in result.findings} == {(3, 1, 27, "DL003")}
+    assert run_cli("--fix", "--select", "DL003", str(path)).returncode == 0
+    after = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    assert after[1]["source"] == cells[1]
+    assert after[2]["source"] == "  loader = DataLoader(ds, sampler=s)\n  for batch in loader:\n      pass\n"

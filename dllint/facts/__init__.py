@@ -94,6 +94,9 @@ class FileFacts:
                 class_nodes.append(node)
             elif isinstance(node, ast.Assign):
                 self.argparse.add_namespace(node)
+                self.argparse.add_assignment(node)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                self.argparse.add_assignment(node)
         self.calls = calls
         self.classes = self._classify(class_nodes)
         self.main_guard = find_main_guard(self.tree)

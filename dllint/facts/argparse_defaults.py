@@ -12,16 +12,35 @@ class ArgparseDefaults:
     options: dict[str, str] = field(default_factory=dict)  # dest -> the option as written (``--num_workers``)
     # names bound to a parse_args() result, plus the conventional ones
     namespaces: set[str] = field(default_factory=lambda: {"args"})
+    # (receiver, attribute) of every ``X.NAME = ...`` and ``setattr(X, "NAME", ...)`` in the file
+    assigned: set[tuple[str, str]] = field(default_factory=set)
 
     def default_for(self, dest: str) -> ast.expr | None:
-        """The single default written for ``dest``; None when absent or ambiguous."""
+        """The single default written for ``dest``; None when absent or ambiguous, or when the
+        file rewrites it (``args.workers = args.workers // ngpus``): the value is then dynamic."""
         values = self.defaults.get(dest)
-        if not values:
+        if not values or self.rewritten(dest):
             return None
         first = ast.dump(values[0])
         return values[0] if all(ast.dump(v) == first for v in values[1:]) else None
 
+    def rewritten(self, dest: str) -> bool:
+        return any(attr == dest and receiver in self.namespaces for receiver, attr in self.assigned)
+
+    def add_assignment(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
+        """``args.NAME = ...``, ``args.NAME += ...``, ``a, args.NAME = ...``."""
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            for sub in ast.walk(target):
+                if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    self.assigned.add((sub.value.id, sub.attr))
+
     def add_call(self, call: ast.Call) -> None:
+        if isinstance(call.func, ast.Name) and call.func.id == "setattr" and len(call.args) >= 2:
+            receiver, name = call.args[0], call.args[1]
+            if isinstance(receiver, ast.Name) and isinstance(name, ast.Constant) and isinstance(name.value, str):
+                self.assigned.add((receiver.id, name.value))
+            return
         if not (isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument"):
             return
         options = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]

@@ -32,6 +32,11 @@ SETUP_CALLS = frozenset(
 )
 # Environment variables torchrun / torch.distributed.launch set for every rank.
 RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "WORLD_SIZE"})
+# Training frameworks of their own, with their own multi-host model (one process per host, the
+# devices split each batch: ``jax.pmap``). A file importing one that never touches
+# ``torch.distributed`` only carries the rank variables along (Hugging Face's argparse
+# boilerplate copies ``LOCAL_RANK`` into ``args.local_rank``): reading them is no DDP marker there.
+OTHER_RUNTIMES = ("jax", "flax")
 SPAWN_CALLS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.spawn.spawn"})
 # Frameworks that give each rank its own shard (they replace the sampler of the loaders they get):
 # a file importing one hands its loaders to it. Module prefixes, and names imported from them.
@@ -85,9 +90,11 @@ class DistributedFacts:
     @cached_property
     def setup(self) -> Setup | None:
         """``init_process_group``, ``DistributedDataParallel(...)``, or a rank variable read from
-        the environment (``os.environ["RANK"]``, ``os.environ.get``, ``os.getenv``)."""
+        the environment (``os.environ["RANK"]``, ``os.environ.get``, ``os.getenv``), unless the
+        file trains with JAX/Flax and never uses ``torch.distributed``."""
         facts = self.facts
         found: list[Setup] = []
+        reads: list[Setup] = []
         for call in facts.calls:
             name = facts.qualname(call.func) or ""
             if name in SETUP_CALLS:
@@ -95,13 +102,22 @@ class DistributedFacts:
             elif name in ("os.getenv", "os.environ.get", "os.environ.setdefault") and call.args:
                 variable = _constant(call.args[0])
                 if variable in RANK_VARIABLES:
-                    found.append(Setup(call, variable))
+                    reads.append(Setup(call, variable))
         for node in facts.nodes:
             if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and facts.qualname(node.value) == "os.environ":
                 variable = _constant(node.slice)
                 if variable in RANK_VARIABLES:
-                    found.append(Setup(node, variable))
+                    reads.append(Setup(node, variable))
+        if found or not self._other_runtime_only:
+            found += reads
         return min(found, key=lambda s: (s.node.lineno, s.node.col_offset), default=None)  # type: ignore[attr-defined]
+
+    @property
+    def _other_runtime_only(self) -> bool:
+        """The file imports JAX/Flax and nothing of ``torch.distributed``."""
+        names = self.facts.imports.values()
+        other = any(n.split(".", 1)[0] in OTHER_RUNTIMES for n in names)
+        return other and not any(n == "torch.distributed" or n.startswith("torch.distributed.") for n in names)
 
     @cached_property
     def framework(self) -> str | None:

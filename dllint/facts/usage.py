@@ -18,6 +18,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 
 if TYPE_CHECKING:
@@ -376,7 +377,11 @@ class UsageAnalysis:
         if remote:
             uses += remote
         if not callers and not remote:
-            uses.append(Use("escape", expr, here, via, "unclaimed"))
+            # ``get_data_loader()`` with no caller in the project: a trainer outside it asks for
+            # a fresh loader when it needs one (coqui's calls it every epoch), which no
+            # ``persistent_workers`` helps. How often the loader is iterated is unknown.
+            how = "unknown" if _on_request(func, self.parents.get(func)) else "unclaimed"
+            uses.append(Use("escape", expr, here, via, how))
         return uses
 
     def _callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
@@ -401,19 +406,44 @@ class UsageAnalysis:
 
     def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: tuple, via: tuple, seen: frozenset) -> list[Use]:
         """``self.X = loader``: the reads of ``self.X`` in the class decide; how often their
-        methods run is the callers' business, so the stored value is also unclaimed."""
+        methods run is the callers' business, so the stored value is also unclaimed, unless
+        every read hands it to the framework from one of its hooks."""
         cls = self._enclosing_class(scope)
         uses = [Use("escape", expr, here, via, "unclaimed")]
         key = ("store", cls, target.attr)
         if cls is None or key in seen:
             return uses
-        for node in ast.walk(cls):
-            if self._is_self_attribute(node) and node.attr == target.attr and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-                load_scope = self.facts.scopes.scope_of(node)
-                repeat = self._method_loops(load_scope.node, 0)  # the method runs in a loop of its class
-                found = self._uses_of_expr(node, load_scope, (), via, seen | {key})
-                uses += [replace(u, loops=repeat + u.loops) if repeat else u for u in found]
+        loads = [
+            node
+            for node in ast.walk(cls)
+            if self._is_self_attribute(node) and node.attr == target.attr and isinstance(node.ctx, ast.Load)  # type: ignore[attr-defined]
+        ]
+        if loads and all(self._returned_by_once_hook(node) for node in loads):
+            uses = []  # only test/predict hooks hand it out: the framework iterates it once
+            # (train/val hooks keep the escape: Lightning calls set_epoch on their samplers, DL301)
+        for node in loads:
+            load_scope = self.facts.scopes.scope_of(node)
+            repeat = self._method_loops(load_scope.node, 0)  # the method runs in a loop of its class
+            found = self._uses_of_expr(node, load_scope, (), via, seen | {key})
+            uses += [replace(u, loops=repeat + u.loops) if repeat else u for u in found]
         return uses
+
+    def _returned_by_once_hook(self, load: ast.AST) -> bool:
+        """``return self.X`` in a framework hook that iterates its loader once
+        (``def test_dataloader(self): return self._test_dl``), or a read of it in a condition
+        there (``if self._test_dl is not None:``)."""
+        from dllint.project.frameworks import hook_of
+
+        function = self.facts.scopes.enclosing_function(load)
+        hook = hook_of(self.facts, function) if function is not None else None
+        if hook is None or hook.per_epoch:
+            return False
+        parent = self.parents.get(load)
+        if isinstance(parent, ast.Return):
+            return True
+        if isinstance(parent, ast.Compare) and all(isinstance(c, ast.Constant) and c.value is None for c in parent.comparators):
+            return True  # ``self._test_dl is not None``
+        return False
 
     def _method_loops(self, function: ast.AST, depth: int) -> tuple[ast.AST, ...]:
         """Loops around the calls of a method by ``self.name()`` in its class (through the
@@ -663,6 +693,16 @@ class UsageAnalysis:
             parent = self.parents.get(load)
             if isinstance(parent, ast.Call) and parent.func is load:
                 self._triggers(parent, out, seen)
+
+
+def _on_request(func: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.AST | None) -> bool:
+    """A function whose name says it builds a loader on request (``get_data_loader``,
+    ``get_eval_dataloader``), outside a class whose base may be a trainer that keeps it."""
+    name = func.name.lower()
+    if not (name.startswith("get_") and "loader" in name):
+        return False
+    bases = owner.bases if isinstance(owner, ast.ClassDef) else []
+    return not any("trainer" in (dotted_name(base) or "").lower() for base in bases)
 
 
 def _position(node: ast.AST) -> tuple[int, int]:

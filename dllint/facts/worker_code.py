@@ -30,6 +30,18 @@ DATASET_ENTRY_METHODS = ("__getitem__", "__getitems__", "__iter__", "__len__")
 CALLABLE_ARGUMENTS = ("collate_fn", "worker_init_fn")
 PARTIAL_QUALNAMES = frozenset({"functools.partial"})
 MAX_DEPTH = 8
+# What code consults to split a stream among the workers (DL302).
+SHARDING_NAMES = frozenset({"get_worker_info", "worker_info", "split_by_worker"})
+
+
+def consults_worker_info(function: ast.AST) -> bool:
+    """``function`` names ``get_worker_info``/``worker_info``/``split_by_worker`` somewhere."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id in SHARDING_NAMES:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in SHARDING_NAMES:
+            return True
+    return False
 
 
 @dataclass

@@ -12,6 +12,12 @@ line count (``pass`` at the same indentation where a statement stands, else a
 comment) that carries the index of the original line, so line numbers hold and
 a fix can put the original back.
 
+A cell whose first line is indented runs as the kernel runs it: IPython removes that
+indentation from every line that starts with it (its ``leading_indent`` transform) before
+anything else, so ``  !ls`` or ``  x = 1`` alone in a cell is no syntax error. Findings in
+such a cell are shifted back to the columns of the original lines, and a fix puts the
+indentation back.
+
 Cells are numbered as the notebook shows them: 1-based, markdown and raw cells
 included.
 """
@@ -51,25 +57,45 @@ class CodeCell:
     source: str
     broken: bool = False  # a syntax error: left out of the module, never rewritten
 
+    @property
+    def indent(self) -> str:
+        """The leading whitespace of the first non-blank line, which IPython strips from every
+        line that starts with it before running the cell."""
+        first = next((line for line in self.source.splitlines() if line.strip()), "")
+        return first[: len(first) - len(first.lstrip(" \t"))]
+
+    def lines(self) -> tuple[list[str], list[int]]:
+        """The cell's lines as the kernel runs them, and the width removed from each."""
+        indent = self.indent
+        lines, shifts = [], []
+        for line in self.source.splitlines():
+            removed = len(indent) if indent and line.startswith(indent) else 0
+            lines.append(line[removed:])
+            shifts.append(removed)
+        return lines, shifts
+
 
 @dataclass
 class Notebook:
     data: dict[str, Any]
     cells: list[CodeCell] = field(default_factory=list)
     magic_lines: list[str] = field(default_factory=list)  # originals of the placeholders, by index
+    shifts: dict[int, int] = field(default_factory=dict)  # module line -> indentation removed (see CodeCell.lines)
 
     def module(self) -> tuple[str, list[tuple[int, int] | None]]:
         """The code cells as one module, and for each of its lines ``(cell, line)`` (None: a marker)."""
         lines: list[str] = []
         line_map: list[tuple[int, int] | None] = []
+        self.shifts = {}
         for cell in self.cells:
             lines.append(CELL_MARKER.format(number=cell.number))
             line_map.append(None)
-            cell_lines = cell.source.splitlines()
+            cell_lines, shifts = cell.lines()
             if cell.broken:
                 cell_lines = [""] * len(cell_lines)
             else:
                 cell_lines = self._mask(cell_lines)
+                self.shifts.update({len(lines) + n: shift for n, shift in enumerate(shifts, 1) if shift})
             lines.extend(cell_lines)
             line_map.extend((cell.number, n) for n in range(1, len(cell_lines) + 1))
         return "\n".join(lines) + "\n", line_map
@@ -126,7 +152,19 @@ class Notebook:
             current.append(line)
         if seen != expected:
             return None
+        for cell in self.cells:
+            if cell.indent and cell.number in sources:
+                sources[cell.number] = _reindent(sources[cell.number], cell)
         return {number: "\n".join(lines) for number, lines in sources.items()}
+
+
+def _reindent(lines: list[str], cell: CodeCell) -> list[str]:
+    """Put back the indentation ``CodeCell.lines`` removed: on the same lines while the fix kept
+    the line count, else on every non-blank line."""
+    _, shifts = cell.lines()
+    if len(lines) == len(shifts):
+        return [cell.indent + line if shift else line for line, shift in zip(lines, shifts)]
+    return [cell.indent + line if line.strip() else line for line in lines]
 
 
 def _cell_error(path: str, cell: int, message: str) -> Finding:
@@ -196,7 +234,7 @@ def _syntax_errors(path: str, notebook: Notebook) -> list[Finding]:
                 cell = next((c for c in reversed(notebook.cells) if not c.broken), None)
                 position = (cell.number, max(1, len(cell.source.splitlines()))) if cell else (1, 1)
             number, line = position
-            column = max(exc.offset or 1, 1)
+            column = max(exc.offset or 1, 1) + notebook.shifts.get(exc.lineno or 0, 0)
             message = f"syntax error in cell {number}: {exc.msg} at line {line} column {column}"
             errors.append(replace(unreadable(path, message, line, column), cell=number))
             for cell in notebook.cells:
@@ -209,14 +247,20 @@ def _syntax_errors(path: str, notebook: Notebook) -> list[Finding]:
     return errors
 
 
-def to_cell_positions(finding: Finding, line_map: list[tuple[int, int] | None]) -> Finding:
-    """A finding on the joined module, re-addressed to its cell."""
+def to_cell_positions(finding: Finding, line_map: list[tuple[int, int] | None], shifts: dict[int, int] | None = None) -> Finding:
+    """A finding on the joined module, re-addressed to its cell (``shifts``: indentation
+    removed from module lines, added back to the columns)."""
     start = line_map[finding.line - 1] if 0 < finding.line <= len(line_map) else None
     if start is None:
         return finding
+    shifts = shifts or {}
+    column = finding.column + shifts.get(finding.line, 0)
     end = line_map[finding.end_line - 1] if 0 < finding.end_line <= len(line_map) else None
-    end_line, end_column = (end[1], finding.end_column) if end and end[0] == start[0] else (start[1], finding.column)
-    return replace(finding, cell=start[0], line=start[1], end_line=end_line, end_column=end_column)
+    if end and end[0] == start[0]:
+        end_line, end_column = end[1], finding.end_column + shifts.get(finding.end_line, 0)
+    else:
+        end_line, end_column = start[1], column
+    return replace(finding, cell=start[0], line=start[1], column=column, end_line=end_line, end_column=end_column)
 
 
 @dataclass
@@ -242,9 +286,10 @@ class CellPositions:
     """Joined-module positions -> (cell, line in cell)."""
 
     line_map: list[tuple[int, int] | None]
+    shifts: dict[int, int] = field(default_factory=dict)  # module line -> indentation removed
 
     def to_file(self, finding: Finding) -> Finding:
-        return to_cell_positions(finding, self.line_map)
+        return to_cell_positions(finding, self.line_map, self.shifts)
 
 
 @dataclass
@@ -262,7 +307,7 @@ def load(path: str, data: bytes, settings: object = None) -> Input | Finding:
         path,
         KIND,
         prepared.text,
-        positions=CellPositions(prepared.line_map),
+        positions=CellPositions(prepared.line_map, prepared.notebook.shifts),
         notebook=True,
         errors=prepared.errors,
         adapter=__name__,

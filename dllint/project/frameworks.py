@@ -6,13 +6,15 @@ what is understood.
   ``train_dataloader()``/``val_dataloader()`` once and iterates those loaders every epoch
   (``reload_dataloaders_every_n_epochs`` aside); ``test``/``predict`` iterate theirs once.
   ``trainer.fit(model, train_dataloaders, val_dataloaders)`` iterates its loaders every
-  epoch; ``validate``/``test``/``predict`` once.
+  epoch (once for a ``Trainer(max_epochs=1)``); ``validate``/``test``/``predict`` once.
 - Hugging Face ``transformers.Trainer``: builds its own loaders from ``train_dataset``;
   a subclass's ``get_train_dataloader`` is iterated every epoch, ``get_eval_dataloader``
   and ``get_test_dataloader`` are rebuilt per evaluation (one pass each).
 - accelerate: ``accelerator.prepare(..., loader, ...)`` and ``prepare_data_loader`` hand
   back the same loader for flow purposes (wrapped to shard and to move batches to the
   device); ``accelerator.skip_first_batches(loader, n)`` likewise.
+- Lightning Fabric: ``fabric.setup_dataloaders(loader, ...)`` hands back the same loader(s)
+  (a distributed sampler and device placement added), one per argument, like ``prepare``.
 - ``DistributedSampler`` shuffles by default and needs ``set_epoch`` (DL301);
   ``RandomSampler``, ``WeightedRandomSampler``, ``SubsetRandomSampler`` and
   ``DistributedSampler`` mark a training loader.
@@ -78,6 +80,7 @@ CALLS = (
     CallRule("prepare", "accelerator", "same"),
     CallRule("prepare_data_loader", "accelerator", "same"),
     CallRule("skip_first_batches", "accelerator", "same", (0,), ("dataloader",)),
+    CallRule("setup_dataloaders", "fabric", "same"),
 )
 SAME_FUNCTIONS = frozenset(
     {
@@ -97,25 +100,39 @@ def framework_call(facts: FileFacts, call: ast.Call, keyword: str | None, index:
         return "same"
     if not isinstance(func, ast.Attribute):
         return None
-    receiver = _receiver_words(facts, func.value, scope)
+    constructor = _constructor(facts, func.value, scope)
+    receiver = (dotted_name(func.value) or "").lower()
+    if constructor is not None:
+        receiver += " " + (dotted_name(constructor.func) or "").lower()
     for rule in CALLS:
         if rule.method != func.attr or rule.receiver not in receiver:
             continue
         if not rule.positions and not rule.keywords:
             return rule.effect
         if keyword is not None and keyword in rule.keywords or index is not None and index in rule.positions:
+            if rule.effect == "per-epoch" and constructor is not None and _one_epoch(constructor):
+                return "once"  # Trainer(max_epochs=1).fit(model, loader)
             return rule.effect
     return None
 
 
-def _receiver_words(facts: FileFacts, expr: ast.expr, scope: Scope) -> str:
-    """The receiver's name, and its constructor's name when it is a name bound once: lower case."""
-    words = (dotted_name(expr) or "").lower()
+def _constructor(facts: FileFacts, expr: ast.expr, scope: Scope) -> ast.Call | None:
+    """The call that built the receiver: ``Trainer(...).fit``, or a name bound once to a call."""
+    if isinstance(expr, ast.Call):
+        return expr
     if isinstance(expr, ast.Name):
         found = facts.scopes.single_value(expr.id, scope)
         if found is not None and isinstance(found[1].value, ast.Call):
-            words += " " + (dotted_name(found[1].value.func) or "").lower()
-    return words
+            return found[1].value
+    return None
+
+
+def _one_epoch(constructor: ast.Call) -> bool:
+    """``max_epochs=1`` written at the constructor (a ``**`` splat may override it)."""
+    if any(k.arg is None for k in constructor.keywords):
+        return False
+    value = next((k.value for k in constructor.keywords if k.arg == "max_epochs"), None)
+    return isinstance(value, ast.Constant) and type(value.value) is int and value.value <= 1
 
 
 def hook_of(facts: FileFacts, function: ast.AST) -> Hook | None:

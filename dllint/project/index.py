@@ -424,6 +424,17 @@ class ProjectView(NullProject):
         found = self.index.function(self.path, target, self.deps)
         return found[1].returns if found is not None else []
 
+    def function_summary(self, facts: FileFacts, func: ast.expr, scope: Scope) -> FunctionSummary | None:
+        """The summary of the project function ``func`` calls (None: not the project's)."""
+        target = self.target_of(facts, func, scope)
+        if target is None:
+            return None
+        found = self.index.function(self.path, target.rstrip("@"), self.deps)
+        if found is None:
+            return None
+        self.deps[found[0]] = self.index.known_digest(found[0])
+        return found[1]
+
     # -- config files -------------------------------------------------------------------------
     def config_value(self, facts: FileFacts, read) -> tuple[Any, Any] | None:
         """(value, :class:`~dllint.findings.ConfigKey`) of the config key ``read``

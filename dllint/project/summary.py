@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
     from dllint.facts.usage import Use
 
-FORMAT = 4
+FORMAT = 5
 STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
@@ -81,6 +81,7 @@ class FunctionSummary:
     method: bool
     effects: dict[str, Effects]
     returns: list[Returned] = field(default_factory=list)
+    worker_info: bool = False  # it, or a same-file function it calls, consults get_worker_info() (DL302)
 
     def parameter(self, argument: str, bound: bool) -> str | None:
         """The parameter an argument lands in: ``"0"`` (position) or a keyword."""
@@ -146,6 +147,7 @@ class FileSummary:
                     f["method"],
                     {p: Effects(**e) for p, e in f["effects"].items()},
                     [Returned(**r) for r in f["returns"]],
+                    bool(f.get("worker_info", False)),
                 )
                 for name, f in data["functions"].items()
             },
@@ -191,6 +193,9 @@ class NullProject:
 
     def returned(self, *args: Any) -> list:
         return []
+
+    def function_summary(self, *args: Any) -> FunctionSummary | None:
+        return None
 
     def loaders_elsewhere(self, *args: Any) -> list:
         return []
@@ -262,7 +267,16 @@ def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef
         found.set_epoch |= _set_epoch_on(facts, function, name)
         if not found.empty:
             effects[name] = found
-    return FunctionSummary(params, kwonly, method, effects, _returns(facts, function))
+    return FunctionSummary(params, kwonly, method, effects, _returns(facts, function), _worker_info(facts, function, method))
+
+
+def _worker_info(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> bool:
+    """The function, or a same-file function or ``self`` method it calls, consults worker info."""
+    from dllint.facts.worker_code import consults_worker_info
+
+    owner = facts.scopes.parents.get(function)
+    cls = facts.classes.get(owner.name) if method and isinstance(owner, ast.ClassDef) else None
+    return any(consults_worker_info(f) for f in facts.worker_code.reached_from([function], cls))
 
 
 RETURNED_LOADER_ARGS = ("shuffle", "num_workers", "persistent_workers", "pin_memory")

@@ -24,7 +24,12 @@ class NonPersistentWorkers(Rule):
     framework hook that re-iterates it (Lightning `train_dataloader`/`val_dataloader`,
     `trainer.fit`). A returned or stored loader that no caller in the project claims counts
     only when it is evidently a training loader (shuffled, a random or distributed sampler,
-    built in `train_dataloader`). Endless iteration (a sampler that never ends, `iter()`
+    built in `train_dataloader`); one returned by a `get_*loader` method that nothing in the
+    project calls does not (a trainer outside it asks for a fresh loader when it needs one),
+    nor one stored (`self.X = loader`) only for the `test_dataloader`/`predict_dataloader`
+    hook that returns `self.X` (one pass). Silent where the dataset's worker-side code reads
+    state the framework advances between epochs (`current_epoch`, `global_step`, `.trainer`).
+    Endless iteration (a sampler that never ends, `iter()`
     renewed only on `StopIteration`, a loader subclass that keeps one iterator) is one pass.
 
     ## Why is this bad?
@@ -96,7 +101,7 @@ class NonPersistentWorkers(Rule):
                 continue  # DL204 (loader built and iterated inside a loop) reports this one
             if usage.iteration_count(loader) < 2 or endless_reason(facts, loader):
                 continue  # iterated once; or one endless pass, whose workers never restart
-            if _workers_read_changed_state(facts, loader):
+            if _workers_read_changed_state(facts, loader) or _workers_read_framework_state(facts, loader):
                 continue  # restarting workers is how they see the new state (DL303's situation)
             yield self.report(facts, loader.node, self._message(usage, loader), fix=self._fix(facts, loader))
 
@@ -182,6 +187,28 @@ def _workers_read_changed_state(facts, loader) -> bool:
         if written is None or written & read:
             return True
     return False
+
+
+# State a training framework advances in the main process between epochs (Lightning's
+# ``current_epoch``/``global_step``, anything read through ``.trainer``): worker-side code that
+# reads it sees the new value only in workers started afresh each epoch.
+FRAMEWORK_EPOCH_STATE = frozenset({"current_epoch", "global_step", "trainer"})
+
+
+def _workers_read_framework_state(facts, loader) -> bool:
+    """The dataset's worker-side code (its ``__getitem__``/``__iter__`` and the same-file
+    functions they call) reads ``current_epoch``, ``global_step`` or ``.trainer``: seeding by
+    ``model.current_epoch`` draws new samples each epoch only because the workers restart."""
+    worker_code = facts.worker_code
+    cls = worker_code.dataset_class(loader)
+    if cls is None:
+        return False
+    roots = [m for m in (worker_code.find_method(cls, n) for n in DATASET_ENTRY_METHODS) if m is not None]
+    return any(
+        isinstance(node, ast.Attribute) and node.attr in FRAMEWORK_EPOCH_STATE and isinstance(node.ctx, ast.Load)
+        for function in worker_code.reached_from(roots, cls)
+        for node in ast.walk(function)
+    )
 
 
 def _written_attributes(facts, mutation: ast.AST, cls, worker_code) -> set[str] | None:

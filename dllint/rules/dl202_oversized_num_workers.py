@@ -15,7 +15,8 @@ class OversizedNumWorkers(Rule):
     Checks for `num_workers` above the `max-workers` setting (default 16), or set to the
     machine's whole CPU count (`os.cpu_count()`, `multiprocessing.cpu_count()`,
     `len(os.sched_getaffinity(0))`, ...). The finding is reported where the value is written
-    (an argparse default, a constant), else at the argument.
+    (an argparse default, a constant), else at the argument. An argparse default counts only
+    while the file never rewrites it (`args.workers = args.workers // gpus_per_node`).
 
     The threshold is per process: well-maintained repositories run 10-16 workers per GPU on
     large machines, and whether that pays off depends on the machine, which a static check

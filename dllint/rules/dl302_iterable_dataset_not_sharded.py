@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
+from dllint.facts.worker_code import consults_worker_info
 from dllint.findings import Finding
 from dllint.rules import Rule
 
@@ -11,15 +12,15 @@ if TYPE_CHECKING:
 
 # Names whose presence shows the stream is split between workers (torch's get_worker_info,
 # a worker_info variable or attribute, webdataset's / torchdata's split_by_worker).
-SHARDING_NAMES = frozenset({"get_worker_info", "worker_info", "split_by_worker"})
 
 
 class IterableDatasetNotSharded(Rule):
     """
     ## What it does
     Checks for an `IterableDataset` subclass whose `__iter__` (with the methods of the class
-    and the same-file functions it calls) never consults `get_worker_info()` (or a
-    `worker_info`, `split_by_worker`), when a loader of the same file uses it with
+    and the same-file functions it calls, the functions of other project modules it calls, and
+    `obj.m()` where a class of the file defines an `m` that does) never consults
+    `get_worker_info()` (or a `worker_info`, `split_by_worker`), when a loader of the same file uses it with
     `num_workers` that is not provably 0 or 1. Reported at `def __iter__`. A class that no
     loader of the file uses is left to the probe, and so is an `__iter__` that iterates a
     wrapped dataset (`self.dataset`, `super().__iter__()`): the wrapped one may do the split.
@@ -97,8 +98,10 @@ class IterableDatasetNotSharded(Rule):
             if not multi:
                 continue  # no loader here, or only single-worker ones: nothing is duplicated
             reached = worker_code.reached_from([iter_method], cls)
-            if any(_consults_worker_info(function) or _delegates(function) for function in reached):
+            if any(consults_worker_info(function) or _delegates(function) for function in reached):
                 continue
+            if any(_calls_sharding_code(facts, cls, function) for function in reached):
+                continue  # a method of another class, or a function of another project module
             workers = multi[0].num_workers
             count = f"num_workers={workers.value}" if workers.is_const else "several workers"
             message = (
@@ -113,12 +116,26 @@ def _at_most_one_worker(loader) -> bool:
     return value.is_absent or (value.is_int() and value.value <= 1)
 
 
-def _consults_worker_info(function: ast.AST) -> bool:
+def _calls_sharding_code(facts: FileFacts, cls, function: ast.AST) -> bool:
+    """``function`` calls code that consults the worker info outside the class's own methods:
+    a function of another project module (``rng_for_worker()`` imported from ``.seeding``), or
+    ``self.task.samples()`` where a class of this file defines a ``samples`` that does."""
+    worker_code = facts.worker_code
+    scopes = facts.scopes
     for node in ast.walk(function):
-        if isinstance(node, ast.Name) and node.id in SHARDING_NAMES:
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        summary = facts.project.function_summary(facts, func, scopes.scope_of(node)) if facts.project is not None else None
+        if summary is not None and summary.worker_info:
             return True
-        if isinstance(node, ast.Attribute) and node.attr in SHARDING_NAMES:
-            return True
+        if isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id == "self"):
+            for other in facts.classes.values():
+                method = other.method(func.attr)
+                if other is not cls and method is not None and any(
+                    consults_worker_info(f) for f in worker_code.reached_from([method], other)
+                ):
+                    return True
     return False
 
 

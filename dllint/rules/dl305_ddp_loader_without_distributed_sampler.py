@@ -22,7 +22,8 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     ## What it does
     Checks, in a script that sets up distributed data parallel training (it calls
     `init_process_group` or `DistributedDataParallel(...)`, or reads `LOCAL_RANK`, `RANK` or
-    `WORLD_SIZE` from the environment, as `torchrun` and `mp.spawn` workers do), for a loader over
+    `WORLD_SIZE` from the environment, as `torchrun` and `mp.spawn` workers do, unless the file
+    trains with JAX/Flax and never imports `torch.distributed`), for a loader over
     a map-style dataset with no `sampler`/`batch_sampler`, or with a sampler that knows nothing of
     ranks (`RandomSampler`, `SequentialSampler`, `WeightedRandomSampler`). Silent for loaders
     built on one rank only (`if rank == 0:`, `if is_main_process():`), over a dataset split by
