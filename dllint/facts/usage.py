@@ -53,11 +53,14 @@ MAX_STEPS = 2000  # flow steps for one question; real code needs a few dozen
 
 class ElsewhereLoop(ast.While):
     """An epoch loop outside this file (a caller in another module, a framework's fit loop):
-    it repeats an iteration like a ``while`` here would, but has no body in this file."""
+    it repeats an iteration like a ``while`` here would, but has no body in this file.
+    ``framework``: a framework's own epoch loop (Lightning's fit loop, Hugging Face's
+    ``Trainer``), which calls ``set_epoch`` on the loader's sampler itself."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, framework: bool = False) -> None:
         super().__init__(test=ast.Constant(True), body=[], orelse=[])
         self.where = where
+        self.framework = framework
 
 
 @dataclass(frozen=True)
@@ -296,7 +299,7 @@ class UsageAnalysis:
             return self._same_value_returned(call, index, scope, loops, via, seen)
         if framework in ("per-epoch", "once"):
             shown = qualname or ast.unparse(func)
-            marker = (ElsewhereLoop(f"{shown}()"),) if framework == "per-epoch" else ()
+            marker = (ElsewhereLoop(f"{shown}()", framework=True),) if framework == "per-epoch" else ()
             return [Use("iterate", call, here + marker, via, "elsewhere")]
         # Iterating the result of any call that takes the loader is one pass over it, and its
         # items are the loader's batches (``logger.log_every(loader, 10)``): known callee or not.
@@ -363,7 +366,7 @@ class UsageAnalysis:
 
         hook = hook_of(self.facts, func)
         if hook is not None:
-            marker = (ElsewhereLoop(f"the framework calling {hook.name}()"),) if hook.per_epoch else ()
+            marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
             return [Use("iterate", expr, here + marker, via, "elsewhere")]
         uses: list[Use] = []
         callers = self._callers(func)
