@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import ast
 import io
-import os
-import stat
-import tempfile
 import tokenize
 import traceback
 from dataclasses import dataclass, field
@@ -208,25 +205,3 @@ def source_encoding(data: bytes) -> str:
     except SyntaxError:
         return "utf-8"
 
-
-def write_atomic(path: str, text: str, encoding: str = "utf-8") -> None:
-    """Replace ``path``'s content in one step: a temporary file beside it, then ``os.replace``.
-    Keeps the file's permission bits; writes through a symlink to its target."""
-    target = os.path.realpath(path)
-    data = text.encode(encoding)
-    mode = stat.S_IMODE(os.stat(target).st_mode)
-    directory, name = os.path.split(target)
-    handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".dllint-tmp", dir=directory or ".")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise

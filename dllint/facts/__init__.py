@@ -253,6 +253,16 @@ class FileFacts:
     def _module_statements(self) -> frozenset[ast.AST]:
         return frozenset(self.tree.body)
 
+    def contains(self, ancestor: ast.AST, node: ast.AST) -> bool:
+        """``node`` is ``ancestor`` or lies inside it (by the parent links of the scope table)."""
+        parents = self.scopes.parents
+        current: ast.AST | None = node
+        while current is not None:
+            if current is ancestor:
+                return True
+            current = parents.get(current)
+        return False
+
     def module_statement_of(self, node: ast.AST) -> ast.stmt | None:
         """The module-level statement that contains ``node``."""
         parents = self.scopes.parents

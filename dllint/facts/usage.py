@@ -519,7 +519,7 @@ class UsageAnalysis:
         cut = {
             id(loop)
             for loop in self.enclosing_loops(load, scope)
-            if isinstance(loop, LOOPS) and not self._contains(loop, binding) and any(o in loop.body for o in others)
+            if isinstance(loop, LOOPS) and not self.facts.contains(loop, binding) and any(o in loop.body for o in others)
         }
         if not cut:
             return uses
@@ -554,21 +554,13 @@ class UsageAnalysis:
         for field in ("body", "orelse", "finalbody"):
             block = getattr(holder, field, None)
             if isinstance(block, list) and statement in block:
-                return any(self._contains(item, load) for item in block[block.index(statement) + 1:])
-        return False
-
-    def _contains(self, outer: ast.AST, node: ast.AST) -> bool:
-        current: ast.AST | None = node
-        while current is not None:
-            if current is outer:
-                return True
-            current = self.parents.get(current)
+                return any(self.facts.contains(item, load) for item in block[block.index(statement) + 1:])
         return False
 
     def _in_common_loop(self, first: ast.AST, second: ast.AST) -> bool:
         current = self.parents.get(first)
         while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
-            if isinstance(current, LOOPS) and self._contains(current, second):
+            if isinstance(current, LOOPS) and self.facts.contains(current, second):
                 return True
             current = self.parents.get(current)
         return False
