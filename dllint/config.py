@@ -8,11 +8,6 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 DEFAULT_EXCLUDE = (
     ".git",
     ".hg",
@@ -190,6 +185,10 @@ def _dllint_table(data: dict[str, Any], path: Path) -> dict[str, Any] | None:
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):  # imported here: a run without a config file never needs it
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)

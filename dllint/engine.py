@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import re
-import traceback
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
@@ -205,7 +204,7 @@ class Linter:
                     findings.extend(rule.check(facts))
                 except Exception:  # noqa: BLE001 - a rule bug must not stop the run
                     result.errors.append(
-                        f"{path}: internal error in {rule.code}: {traceback.format_exc(limit=-3).strip()}"
+                        f"{path}: internal error in {rule.code}: {_traceback_text()}"
                     )
         if self.config_rules and not notebook and not loader_calls:
             # A dict config (mmengine, detectron2 LazyConfig) binds values; a script's loaders are its calls.
@@ -307,3 +306,10 @@ def lint_source(source: str, settings: Settings | None = None, path: str = "<str
     """Lint a string; the convenience entry point for tests and tools."""
     linter = Linter(settings or Settings(), **kwargs)
     return linter.lint_text(path, source).findings
+
+
+def _traceback_text() -> str:
+    """The current exception's last frames; ``traceback`` imported only when a rule fails."""
+    import traceback
+
+    return traceback.format_exc(limit=-3).strip()

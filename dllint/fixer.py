@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import ast
 import io
-import os
-import stat
-import tempfile
 import tokenize
 import traceback
 from dataclasses import dataclass, field
@@ -100,8 +97,7 @@ def fix_text(
     if findings is None:
         linted = linter.lint_text(path, current)
         findings, result.errors = linted.findings, result.errors + linted.errors
-    if current != text and not _parses(current):  # belt and braces: never hand back broken code
-        return FixResult(path, text, text, failed=result.failed, remaining=linter.lint_text(path, text).findings)
+    # No final ``ast.parse`` of ``current``: every text a pass hands back was parsed by ``_render``.
     result.text = current
     result.remaining = findings
     if current != text:
@@ -187,7 +183,7 @@ def _render(state: FileState, accepted: list[tuple[Finding, Edits]]) -> str | No
     for _, edits in accepted:
         merged.merge(edits)
     try:
-        new_text = apply_edits(state.module, merged)
+        new_text = apply_edits(state.module, merged, state)
     except (FixUnavailable, cst.CSTValidationError, TypeError, ValueError):
         return None
     return new_text if _parses(new_text) else None
@@ -209,25 +205,3 @@ def source_encoding(data: bytes) -> str:
     except SyntaxError:
         return "utf-8"
 
-
-def write_atomic(path: str, text: str, encoding: str = "utf-8") -> None:
-    """Replace ``path``'s content in one step: a temporary file beside it, then ``os.replace``.
-    Keeps the file's permission bits; writes through a symlink to its target."""
-    target = os.path.realpath(path)
-    data = text.encode(encoding)
-    mode = stat.S_IMODE(os.stat(target).st_mode)
-    directory, name = os.path.split(target)
-    handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".dllint-tmp", dir=directory or ".")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise

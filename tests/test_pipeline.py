@@ -352,3 +352,22 @@ def test_a_literal_trigger_in_a_string_still_gets_the_file_parsed(monkeypatch):
     assert not Linter(Settings(), rules=[]).lint_text("t.py", source).findings
     Linter(Settings(), rules=[ReadsEnvironment]).lint_text("t.py", source)
     assert made
+
+
+def test_a_one_file_check_imports_only_what_it_uses(tmp_path):
+    """The pre-commit case (one file, no config file) pays for no module it does not use:
+    no pool, no cache, no TOML parser, no LibCST, no traceback formatting, no doc dedenting,
+    no hashing or JSON (the project index needs them only for summaries it computes)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(SAFE)
+    code = (
+        "import sys; from dllint.cli import main\n"
+        "try:\n    main(['--no-cache', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('multiprocessing', 'concurrent.futures', 'dllint.cache', 'tomllib',"
+        " 'libcst', 'traceback', 'textwrap', 'hashlib', 'json') if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert loaded.stdout.strip().splitlines()[-1] == "[]"

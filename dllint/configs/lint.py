@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import re
-import traceback
 from typing import TYPE_CHECKING, Iterable
 
 from dllint.configs.blocks import ConfigBlock, find_blocks
@@ -93,6 +92,8 @@ def check_blocks(rules: Iterable[Rule], blocks: list[ConfigBlock], errors: list[
             try:
                 findings.extend(rule.check_config(block))  # type: ignore[attr-defined]
             except Exception:  # noqa: BLE001 - a rule bug must not stop the run
+                import traceback  # only when a rule fails: a run never pays for it otherwise
+
                 errors.append(f"{block.path}: internal error in {rule.code}: {traceback.format_exc(limit=-3).strip()}")
     return findings
 

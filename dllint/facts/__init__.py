@@ -71,7 +71,6 @@ class FileFacts:
     nodes: list[ast.AST] = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
     parent_index: list[int] | None = field(default=None, repr=False, compare=False)
     imports: dict[str, str] = field(init=False)
-    scopes: ScopeTable = field(init=False)
     argparse: ArgparseDefaults = field(init=False)
     classes: dict[str, ClassInfo] = field(init=False)  # every class in the file by name
     loader_calls: list[LoaderCall] = field(init=False)
@@ -84,7 +83,6 @@ class FileFacts:
             # every node in ast.walk order, and each one's parent: one walk shared by the facts below
             self.nodes, self.parent_index = walk_with_parents(self.tree)
         self.imports = build_import_table(self.tree, self.nodes)
-        self.scopes = ScopeTable(self.tree, self.nodes, self.parent_index)
         self.argparse = ArgparseDefaults()
         calls: list[ast.Call] = []
         class_nodes: list[ast.ClassDef] = []
@@ -103,6 +101,12 @@ class FileFacts:
         self.classes = self._classify(class_nodes)
         self.main_guard = find_main_guard(self.tree)
         self.loader_calls = collect_loader_calls(self, calls)
+
+    @cached_property
+    def scopes(self) -> ScopeTable:
+        """Built on first use: a file whose rules stop at "no loader call, no dataset class" never
+        needs it (most files that pass the prefilter, on a corpus of training code)."""
+        return ScopeTable(self.tree, self.nodes, self.parent_index)
 
     @cached_property
     def lines(self) -> list[str]:
@@ -248,6 +252,16 @@ class FileFacts:
     @cached_property
     def _module_statements(self) -> frozenset[ast.AST]:
         return frozenset(self.tree.body)
+
+    def contains(self, ancestor: ast.AST, node: ast.AST) -> bool:
+        """``node`` is ``ancestor`` or lies inside it (by the parent links of the scope table)."""
+        parents = self.scopes.parents
+        current: ast.AST | None = node
+        while current is not None:
+            if current is ancestor:
+                return True
+            current = parents.get(current)
+        return False
 
     def module_statement_of(self, node: ast.AST) -> ast.stmt | None:
         """The module-level statement that contains ``node``."""

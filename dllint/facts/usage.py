@@ -53,11 +53,14 @@ MAX_STEPS = 2000  # flow steps for one question; real code needs a few dozen
 
 class ElsewhereLoop(ast.While):
     """An epoch loop outside this file (a caller in another module, a framework's fit loop):
-    it repeats an iteration like a ``while`` here would, but has no body in this file."""
+    it repeats an iteration like a ``while`` here would, but has no body in this file.
+    ``framework``: a framework's own epoch loop (Lightning's fit loop, Hugging Face's
+    ``Trainer``), which calls ``set_epoch`` on the loader's sampler itself."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, framework: bool = False) -> None:
         super().__init__(test=ast.Constant(True), body=[], orelse=[])
         self.where = where
+        self.framework = framework
 
 
 @dataclass(frozen=True)
@@ -296,7 +299,7 @@ class UsageAnalysis:
             return self._same_value_returned(call, index, scope, loops, via, seen)
         if framework in ("per-epoch", "once"):
             shown = qualname or ast.unparse(func)
-            marker = (ElsewhereLoop(f"{shown}()"),) if framework == "per-epoch" else ()
+            marker = (ElsewhereLoop(f"{shown}()", framework=True),) if framework == "per-epoch" else ()
             return [Use("iterate", call, here + marker, via, "elsewhere")]
         # Iterating the result of any call that takes the loader is one pass over it, and its
         # items are the loader's batches (``logger.log_every(loader, 10)``): known callee or not.
@@ -363,7 +366,7 @@ class UsageAnalysis:
 
         hook = hook_of(self.facts, func)
         if hook is not None:
-            marker = (ElsewhereLoop(f"the framework calling {hook.name}()"),) if hook.per_epoch else ()
+            marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
             return [Use("iterate", expr, here + marker, via, "elsewhere")]
         uses: list[Use] = []
         callers = self._callers(func)
@@ -516,7 +519,7 @@ class UsageAnalysis:
         cut = {
             id(loop)
             for loop in self.enclosing_loops(load, scope)
-            if isinstance(loop, LOOPS) and not self._contains(loop, binding) and any(o in loop.body for o in others)
+            if isinstance(loop, LOOPS) and not self.facts.contains(loop, binding) and any(o in loop.body for o in others)
         }
         if not cut:
             return uses
@@ -551,21 +554,13 @@ class UsageAnalysis:
         for field in ("body", "orelse", "finalbody"):
             block = getattr(holder, field, None)
             if isinstance(block, list) and statement in block:
-                return any(self._contains(item, load) for item in block[block.index(statement) + 1:])
-        return False
-
-    def _contains(self, outer: ast.AST, node: ast.AST) -> bool:
-        current: ast.AST | None = node
-        while current is not None:
-            if current is outer:
-                return True
-            current = self.parents.get(current)
+                return any(self.facts.contains(item, load) for item in block[block.index(statement) + 1:])
         return False
 
     def _in_common_loop(self, first: ast.AST, second: ast.AST) -> bool:
         current = self.parents.get(first)
         while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
-            if isinstance(current, LOOPS) and self._contains(current, second):
+            if isinstance(current, LOOPS) and self.facts.contains(current, second):
                 return True
             current = self.parents.get(current)
         return False

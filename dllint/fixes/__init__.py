@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, TypeVar, Union
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from dllint.findings import Finding
+from dllint.fixes.layout import StatementPositions
 
 E = TypeVar("E")
 Transform = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]]
@@ -54,7 +55,7 @@ class FileState:
 
     text: str
     module: cst.Module
-    positions: dict[cst.CSTNode, CodeRange]
+    where: StatementPositions  # node positions, resolved per top-level statement as fixes ask
     reserved_names: set[str] = field(default_factory=set)  # names new definitions took this pass
     _parents: dict[cst.CSTNode, cst.CSTNode] | None = None
     _module_level_names: set[str] | None = None
@@ -62,8 +63,16 @@ class FileState:
     @classmethod
     def parse(cls, text: str) -> FileState:
         module = cst.parse_module(text)
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        return cls(text, module, dict(positions))
+        return cls(text, module, StatementPositions(module, text))
+
+    @property
+    def positions(self) -> dict[cst.CSTNode, CodeRange]:
+        """Every node's position (the whole module positioned)."""
+        return self.where.all()
+
+    def nodes_on_line(self, line: int) -> list[cst.CSTNode]:
+        """The nodes that may start on ``line`` (those of its top-level statement), in position-map order."""
+        return self.where.nodes_on_line(line)
 
     @property
     def parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
@@ -138,14 +147,14 @@ class FixContext:
 
     # -- finding nodes ------------------------------------------------------
     def span(self, node: cst.CSTNode) -> tuple[Point, Point]:
-        where = self.state.positions[node]
+        where = self.state.where[node]
         return (where.start.line, where.start.column), (where.end.line, where.end.column)
 
     def nodes_at(self, finding: Finding, *types: type[cst.CSTNode]) -> list[cst.CSTNode]:
         """Nodes of ``types`` starting where the finding starts, exact end matches first."""
         start = (finding.line, finding.column - 1)
         end = (finding.end_line, finding.end_column - 1)
-        found = [n for n, _ in self.state.positions.items() if isinstance(n, types) and self.span(n)[0] == start]
+        found = [n for n in self.state.nodes_on_line(start[0]) if isinstance(n, types) and self.span(n)[0] == start]
         return sorted(found, key=lambda n: (self.span(n)[1] != end, _larger_first(self.span(n))))
 
     def node_at(self, finding: Finding, *types: type[cst.CSTNode]) -> cst.CSTNode:
@@ -264,8 +273,34 @@ class _ApplyEdits(cst.CSTTransformer):
         return result
 
 
-def apply_edits(module: cst.Module, edits: Edits) -> str:
-    return module.visit(_ApplyEdits(edits)).code
+def apply_edits(module: cst.Module, edits: Edits, state: FileState | None = None) -> str:
+    """The module's code with the edits applied. Given the pass's state, only the top-level
+    statements that hold an edited node are transformed and generated again; the rest of the
+    text is kept as it is (a pass that sets one argument no longer rebuilds the whole file)."""
+    spliced = _splice(module, edits, state) if state is not None and not edits.imports else None
+    return module.visit(_ApplyEdits(edits)).code if spliced is None else spliced
+
+
+def _splice(module: cst.Module, edits: Edits, state: FileState) -> str | None:
+    """None when the edits need the whole module transformed (an edit of the module, a node
+    whose statement was never positioned, a last statement without its newline)."""
+    where = state.where
+    touched = {where.statement_of.get(key) for key in (*edits.transforms, *edits.inserts)}
+    if not touched or None in touched:
+        return None
+    text, out, cursor = state.text, [], 0
+    transformer = _ApplyEdits(edits)
+    for index in sorted(touched):  # type: ignore[type-var]
+        span = where.spans.get(index)  # type: ignore[arg-type]
+        if span is None or span[1] > len(text):
+            return None
+        result = module.body[index].visit(transformer)  # type: ignore[index]
+        nodes = result.nodes if isinstance(result, cst.FlattenSentinel) else () if isinstance(result, cst.RemovalSentinel) else (result,)
+        out.append(text[cursor : span[0]])
+        out.extend(module.code_for_node(node) for node in nodes)
+        cursor = span[1]
+    out.append(text[cursor:])
+    return "".join(out)
 
 
 # -- small shared builders ------------------------------------------------------------

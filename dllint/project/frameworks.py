@@ -15,7 +15,9 @@ what is understood.
   device); ``accelerator.skip_first_batches(loader, n)`` likewise.
 - Lightning Fabric: ``fabric.setup_dataloaders(loader, ...)`` hands back the same loader(s)
   (a distributed sampler and device placement added), one per argument, like ``prepare``.
-- ``DistributedSampler`` shuffles by default and needs ``set_epoch`` (DL301);
+- ``DistributedSampler`` shuffles by default and needs ``set_epoch`` (DL301), which
+  Lightning's fit loop and Hugging Face's ``Trainer`` call themselves on the loaders
+  they iterate every epoch;
   ``RandomSampler``, ``WeightedRandomSampler``, ``SubsetRandomSampler`` and
   ``DistributedSampler`` mark a training loader.
 """

@@ -12,7 +12,6 @@ re-summarizes only the files that changed.
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -116,6 +115,8 @@ class ProjectIndex:
             data = self._read(path)
             if data is None:
                 return None
+        import hashlib  # only once a summary is computed (see summary.digest_of)
+
         content = hashlib.sha256(data).hexdigest()
         text = self.store.get_summary(content)
         summary = None

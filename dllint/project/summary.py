@@ -18,8 +18,6 @@ Computed from the file's text alone (so it is cached by content digest):
 from __future__ import annotations
 
 import ast
-import hashlib
-import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -130,10 +128,14 @@ class FileSummary:
 
     # -- JSON -------------------------------------------------------------------------
     def to_json(self) -> str:
+        import json  # only a summary stored or hashed needs it: a one-file run often never does
+
         return json.dumps({"format": FORMAT, **asdict(self)}, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> FileSummary:
+        import json
+
         data = json.loads(text)
         if data.get("format") != FORMAT:
             raise ValueError("summary format changed")
@@ -162,6 +164,8 @@ class FileSummary:
 
 def digest_of(text: str) -> str:
     """The digest of a summary's JSON text (what a dependent file's cache entry records)."""
+    import hashlib  # loading OpenSSL costs 8 ms of a one-file run that may hash nothing
+
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

@@ -12,7 +12,6 @@ import ast
 import importlib
 import inspect
 import pkgutil
-import textwrap
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
@@ -70,6 +69,8 @@ class Rule:
 
     @classmethod
     def docs(cls) -> str:
+        import textwrap  # only documentation needs it, not a run
+
         return textwrap.dedent(cls.__doc__ or "").strip()
 
     @classmethod

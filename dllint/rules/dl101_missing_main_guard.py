@@ -82,18 +82,18 @@ class MissingMainGuard(Rule):
             return
         triggers: list[ast.stmt] = []
         options: dict[int, str] = {}  # statement -> suffix naming the option its loader waits for
-        usage = facts.usage
+        # facts.usage (and the scope table under it) only for a file that starts workers or processes
         for loader in facts.loader_calls:
             if loader.may_start_workers:
-                for use in usage.loader_uses(loader):
+                for use in facts.usage.loader_uses(loader):
                     if use.kind == "iterate":
-                        found = usage.module_triggers(use.node, use.via)
+                        found = facts.usage.module_triggers(use.node, use.via)
                         for statement in found:
                             options.setdefault(id(statement), loader.when_workers())
                         triggers += found
         for start in facts.process_starts:
             if not start.is_executor:  # an executor starts processes lazily, on first submit
-                found = usage.module_triggers(start.call)
+                found = facts.usage.module_triggers(start.call)
                 for statement in found:
                     options[id(statement)] = ""
                 triggers += found

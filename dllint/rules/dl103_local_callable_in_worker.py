@@ -155,16 +155,8 @@ def _enclosing_locals(facts, parts: list[ast.AST], definition: ast.AST) -> dict:
             if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load) or id(node) in own:
                 continue
             lookup = facts.scopes.lookup(node.id, facts.scopes.scope_of(node))
-            if lookup is None or not lookup[0].is_function or _inside(facts, lookup[0].node, definition):
+            if lookup is None or not lookup[0].is_function or facts.contains(definition, lookup[0].node):
                 continue
             found[node.id] = lookup[1]
     return found
 
-
-def _inside(facts, node: ast.AST, ancestor: ast.AST) -> bool:
-    current: ast.AST | None = node
-    while current is not None:
-        if current is ancestor:
-            return True
-        current = facts.scopes.parents.get(current)
-    return False

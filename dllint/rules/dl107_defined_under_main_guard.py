@@ -169,7 +169,7 @@ def _reads_only_module_names(facts, definition: ast.AST, guard: ast.If) -> bool:
             continue
         owner, bindings = found
         if not owner.is_module:
-            if not _is_inside(facts, owner.node, definition):
+            if not facts.contains(definition, owner.node):
                 return False  # a local of an enclosing block's function (cannot happen at module level)
             continue
         for binding in bindings:
@@ -179,11 +179,3 @@ def _reads_only_module_names(facts, definition: ast.AST, guard: ast.If) -> bool:
                 return False
     return True
 
-
-def _is_inside(facts, node: ast.AST, ancestor: ast.AST) -> bool:
-    current: ast.AST | None = node
-    while current is not None:
-        if current is ancestor:
-            return True
-        current = facts.scopes.parents.get(current)
-    return False

@@ -20,7 +20,10 @@ class MissingSetEpoch(Rule):
     iterating it every epoch), while nothing calls `set_epoch` on the sampler or on
     `<loader>.sampler`: not in this file, and not in the files its loader reaches. A sampler
     or loader handed to code outside the project (a trainer) may get `set_epoch` called
-    there, and is left alone. Reported at the sampler construction.
+    there, and is left alone; so is one whose epochs are run by a framework that calls
+    `set_epoch` itself (Lightning's `train_dataloader`/`val_dataloader` hooks and
+    `trainer.fit`, Hugging Face `Trainer.get_train_dataloader`). Reported at the sampler
+    construction.
 
     ## Why is this bad?
     `DistributedSampler` shuffles with a generator seeded by `seed + epoch`, and `epoch` only
@@ -93,7 +96,11 @@ class MissingSetEpoch(Rule):
             if any(facts.loops.escapes(loader) for loader, _ in sampler.feeds):
                 continue  # a trainer elsewhere may call loader.sampler.set_epoch
             epoch = next(
-                ((loader, how, use) for loader, how in sampler.feeds if (use := facts.loops.epoch_iteration(loader))),
+                (
+                    (loader, how, use)
+                    for loader, how in sampler.feeds
+                    if (use := facts.loops.epoch_iteration(loader)) and not _framework_sets_epoch(facts, use)
+                ),
                 None,
             )
             if epoch is None or analysis.set_epoch_may_be_called(sampler):
@@ -136,7 +143,7 @@ class MissingSetEpoch(Rule):
         where, statement = edit.before, edit.statement
         start = (where[0], where[1] - 1)
         first = next(
-            (n for n in ctx.state.positions if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and ctx.span(n)[0] == start),
+            (n for n in ctx.state.nodes_on_line(start[0]) if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and ctx.span(n)[0] == start),
             None,
         )
         if first is None:
@@ -158,3 +165,10 @@ def _names_before(facts, scope, loop: ast.AST) -> list[str]:
 
 def _line(node: ast.AST) -> int:
     return getattr(node, "lineno", 0)
+
+
+def _framework_sets_epoch(facts: FileFacts, use) -> bool:
+    """Only a framework's own epoch loop repeats this iteration (Lightning's fit loop, Hugging
+    Face's ``Trainer``): it calls ``sampler.set_epoch(epoch)`` itself before every epoch."""
+    loops = facts.loops.epoch_loops(use)
+    return bool(loops) and all(getattr(loop, "framework", False) for loop in loops)

@@ -227,7 +227,7 @@ def _statement_at(ctx, where):
     from dllint.fixes import FixUnavailable
 
     start = (where[0], where[1] - 1)
-    for node in ctx.state.positions:
+    for node in ctx.state.nodes_on_line(start[0]):
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and ctx.span(node)[0] == start:
             return node
     raise FixUnavailable(f"no statement at {where[0]}:{where[1]}")
