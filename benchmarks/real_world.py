@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,11 +142,14 @@ def download(name: str, version: str, sdist: bool, dest: Path, latest: bool) -> 
         command[4:4] = ["--no-binary", ":all:"]
     else:
         command[4:4] = ["--only-binary", ":all:", "--python-version", "3.11", "--platform", "manylinux_2_28_x86_64"]
+    key = name.replace("-", "_").lower()
+    here = [p for p in dest.iterdir() if p.is_file() and p.name.replace("-", "_").lower().startswith(f"{key}_{version}")]
+    if here and not latest:  # pinned and already downloaded by an earlier --keep run
+        return here[0]
     before = set(dest.iterdir())
     subprocess.run(command, check=True)
     new = sorted(set(dest.iterdir()) - before)
     if not new:  # already there from an earlier --keep run
-        key = name.replace("-", "_").lower()
         new = [p for p in dest.iterdir() if p.name.replace("-", "_").lower().startswith(key) and p.is_file()]
     return new[0]
 
@@ -212,11 +216,21 @@ def lint(paths: list[Path], select_all: bool, project_root: Path | None = None) 
     return json.loads(result.stdout or "[]")
 
 
-def lint_source(label: str, tree: Path, paths: list[Path], project_root: Path | None = None) -> list[dict]:
-    """Findings of ``--select ALL``, each marked whether the default rules report it too."""
+def lint_source(
+    label: str, tree: Path, paths: list[Path], project_root: Path | None = None, once: bool = False
+) -> list[dict]:
+    """Findings of ``--select ALL``, each marked whether the default rules report it too.
+
+    ``once`` lints only with ``--select ALL`` and takes the default findings to be those of the
+    on-by-default rules (half the time; the check that the two runs agree is skipped).
+    """
     files = sum(1 if p.is_file() else sum(1 for _ in p.rglob("*.py")) for p in paths)
+    started = time.monotonic()
     everything = lint(paths, select_all=True, project_root=project_root) if paths else []
-    default = lint(paths, select_all=False, project_root=project_root) if paths else []
+    if once:
+        default = [f for f in everything if f["code"] not in OFF_BY_DEFAULT]
+    else:
+        default = lint(paths, select_all=False, project_root=project_root) if paths else []
     default_keys = {(f["path"], f["line"], f["column"], f["code"]) for f in default}
     for finding in everything:
         finding["default"] = (finding["path"], finding["line"], finding["column"], finding["code"]) in default_keys
@@ -226,7 +240,11 @@ def lint_source(label: str, tree: Path, paths: list[Path], project_root: Path | 
     expected = sum(1 for f in everything if f["code"] not in OFF_BY_DEFAULT)
     if len(default) != expected or not all(f["default"] for f in everything if f["code"] not in OFF_BY_DEFAULT):
         print(f"{label}: default run ({len(default)}) is not ALL minus opt-in rules ({expected})", file=sys.stderr)
-    print(f"{label}: {files} files, {len(default)} default findings, {len(everything)} with ALL", file=sys.stderr)
+    seconds = time.monotonic() - started
+    print(
+        f"{label}: {files} files, {len(default)} default findings, {len(everything)} with ALL ({seconds:.0f} s)",
+        file=sys.stderr,
+    )
     return everything
 
 
@@ -243,7 +261,7 @@ def report(findings: list[dict]) -> None:
     print(f"{'all':<7}{sum(by_rule.values()):>6}  ({default} with the default rules)")
 
 
-def judge(findings: list[dict]) -> None:
+def judge(findings: list[dict], linted: set[str]) -> None:
     """Precision per rule of the on-by-default findings, from the hand judgments.
 
     Also lists findings no row judges (new since the judgments: read and judge them) and judged
@@ -267,7 +285,7 @@ def judge(findings: list[dict]) -> None:
         else:
             unjudged.append(key)
             counts[finding["code"]]["unjudged"] += 1
-    linted = {f["source"] for f in findings}
+    linted = linted | {f["source"] for f in findings}  # a source with no finding was linted too
     gone = [(key, table[key]) for key in table if key not in seen and key[0] in linted]
 
     print("\n| rule | findings | true | false | debatable | unjudged | precision | counting debatable as true |")
@@ -300,14 +318,24 @@ def main() -> int:
     parser.add_argument("--skip", help="comma-separated source keys to leave out (e.g. k2-fsa+icefall)")
     parser.add_argument("--json", type=Path, help="write every finding, with its source, to this file")
     parser.add_argument("--judge", action="store_true", help="precision per rule from real_world_judgments.py")
+    parser.add_argument("--once", action="store_true", help="lint once, with --select ALL (default: ALL minus opt-in)")
+    parser.add_argument("--load", type=Path, nargs="+", help="report/judge findings saved by --json runs; lint nothing")
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else None
     skip = set(args.skip.split(",")) if args.skip else set()
+
+    if args.load:  # several per-source runs, judged together
+        findings = [f for path in args.load for f in json.loads(path.read_text())]
+        report(findings)
+        if args.judge:  # a file named after a source (--only KEY --json KEY.json) says it was linted
+            judge(findings, {path.stem for path in args.load})
+        return 0
 
     root = args.dir or Path(tempfile.mkdtemp(prefix="dllint-real-world-"))
     root.mkdir(parents=True, exist_ok=True)
     (root / "archives").mkdir(exist_ok=True)
     findings: list[dict] = []
+    linted: set[str] = set()
     try:
         if args.set in ("first", "both"):
             for name, version, sdist, patterns in PACKAGES:
@@ -316,7 +344,7 @@ def main() -> int:
                 archive = download(name, version, sdist, root / "archives", args.latest)
                 tree = unpack(archive, root / "src")
                 paths = sorted({p for pattern in patterns for p in tree.glob(pattern)})
-                findings += lint_source(archive.name, tree, paths)
+                findings += lint_source(archive.name, tree, paths, once=args.once)
         if args.set in ("second", "both"):
             for source in SECOND:
                 if (only and source.key not in only) or source.key in skip:
@@ -328,14 +356,15 @@ def main() -> int:
                     tree = unpack(archive, root / "src")
                 # The unpacked tree has no .git/pyproject.toml to mark its root (a clone would):
                 # name it, so that the project index sees the whole repository or wheel.
-                findings += lint_source(source.key, tree, [tree], project_root=tree)
+                findings += lint_source(source.key, tree, [tree], project_root=tree, once=args.once)
+                linted.add(source.key)
     finally:
         if not args.keep and args.dir is None:
             shutil.rmtree(root, ignore_errors=True)
 
     report(findings)
     if args.judge:
-        judge(findings)
+        judge(findings, linted)
     if args.json:
         args.json.write_text(json.dumps(findings, indent=1))
     return 0

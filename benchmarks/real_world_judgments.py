@@ -27,6 +27,11 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("facebookresearch+mae", "main_linprobe.py:181", "DL201", T, "", "val loader every epoch (:285)"),
     ("facebookresearch+mae", "main_pretrain.py:90", "DL202", F, "T", "--num_workers 10 per GPU (DDP)"),
     ("facebookresearch+mae", "main_pretrain.py:147", "DL201", T, "", "train loader per epoch (:191)"),
+    # DL301, new in the final run (project root named): the val sampler is iterated by evaluate() every epoch
+    ("facebookresearch+mae", "main_finetune.py:188", "DL301", D, "",
+     "--dist_eval val DistributedSampler(shuffle=True), no set_epoch: the order repeats every epoch as claimed, "
+     "but evaluate() (:325) averages over the whole set, so set_epoch changes no result"),
+    ("facebookresearch+mae", "main_linprobe.py:159", "DL301", D, "", "same, val sampler evaluated every epoch (:285)"),
     # --- facebookresearch/dino
     ("facebookresearch+dino", "eval_copy_detection.py:160", "DL201", F, "S2",
      "fresh loader per call, one pass through MetricLogger().log_every(data_loader, 10) (:164)"),
