@@ -14,7 +14,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dllint.facts.loops import walk_body
+from dllint.facts.walk import walk_body
 from dllint.facts.values import follow
 
 if TYPE_CHECKING:

@@ -16,20 +16,20 @@ from typing import TYPE_CHECKING
 
 from dllint.facts.imports import dotted_name
 from dllint.facts.values import follow
+from dllint.facts.walk import NESTED_SCOPES, walk_body
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.loaders import LoaderCall
 
 HUGE_NUM_SAMPLES = 10**8  # far beyond any dataset an epoch walks through
-NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def iter_never_ends(function: ast.AST | None) -> bool:
     """``__iter__`` (or a generator) that never returns."""
     if function is None:
         return False
-    for node in _own_nodes(function):
+    for node in walk_body(function):
         if isinstance(node, ast.While) and _always_true(node.test) and _yields(node) and not _leaves(node):
             return True
         if isinstance(node, ast.For) and _is_call_to(node.iter, "count") and _yields(node) and not _leaves(node):
@@ -48,7 +48,7 @@ def keeps_one_iterator(cls: ast.ClassDef) -> bool:
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     if init is None:
         return False
-    for node in _own_nodes(init):
+    for node in walk_body(init):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             func = node.value.func
             if isinstance(func, ast.Attribute) and func.attr == "__iter__":
@@ -129,21 +129,13 @@ def _number(expr: ast.expr, depth: int = 0) -> float | None:
     return None
 
 
-def _own_nodes(function: ast.AST):
-    stack = list(ast.iter_child_nodes(function))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, NESTED):
-            stack.extend(ast.iter_child_nodes(node))
-
 
 def _always_true(test: ast.expr) -> bool:
     return isinstance(test, ast.Constant) and bool(test.value)
 
 
 def _yields(loop: ast.AST) -> bool:
-    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(loop))
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk_body(loop))
 
 
 def _leaves(loop: ast.AST) -> bool:
@@ -153,7 +145,7 @@ def _leaves(loop: ast.AST) -> bool:
         node, depth = stack.pop()
         if isinstance(node, ast.Return) or isinstance(node, ast.Break) and depth == 0:
             return True
-        if isinstance(node, NESTED):
+        if isinstance(node, NESTED_SCOPES):
             continue
         inner = depth + 1 if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) else depth
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))

@@ -14,6 +14,7 @@ import ast
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
+from dllint.facts.walk import NESTED_SCOPES, walk_body
 from dllint.facts.usage import WRAPPING_BUILTINS, WRAPPING_QUALNAMES, Use
 
 if TYPE_CHECKING:
@@ -22,18 +23,8 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
 
 STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 MAX_METHOD_DEPTH = 4
 
-
-def walk_body(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node under ``node`` that runs with it: nested ``def``/``class``/``lambda`` bodies excluded."""
-    stack = list(ast.iter_child_nodes(node))
-    while stack:
-        child = stack.pop()
-        yield child
-        if not isinstance(child, NESTED_SCOPES):
-            stack.extend(ast.iter_child_nodes(child))
 
 
 def loop_body_nodes(loop: ast.AST) -> Iterator[ast.AST]:

@@ -11,6 +11,7 @@ their findings, so ``walk`` is breadth-first exactly like ``ast.walk``.
 from __future__ import annotations
 
 import ast
+from typing import Iterator
 
 AST = ast.AST
 
@@ -105,3 +106,17 @@ def walk_with_parents(node: AST) -> tuple[list[AST], list[int]]:
                 mark(index)
         index += 1
     return nodes, parent_index
+
+
+# Nodes whose bodies run in a scope of their own, not with the code around them.
+NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def walk_body(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node`` that runs with it: nested ``def``/``class``/``lambda`` bodies excluded."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        yield child
+        if not isinstance(child, NESTED_SCOPES):
+            stack.extend(ast.iter_child_nodes(child))
