@@ -421,9 +421,15 @@ class UsageAnalysis:
             for node in ast.walk(cls)
             if self._is_self_attribute(node) and node.attr == target.attr and isinstance(node.ctx, ast.Load)  # type: ignore[attr-defined]
         ]
-        if loads and all(self._returned_by_once_hook(node) for node in loads):
+        from dllint.project.frameworks import inherited_hooks
+
+        inherited = inherited_hooks(self.facts, cls, target.attr)  # a base's hook returns self.X
+        if (loads or inherited) and all(self._returned_by_once_hook(node) for node in loads) and not any(h.per_epoch for h in inherited):
             uses = []  # only test/predict hooks hand it out: the framework iterates it once
             # (train/val hooks keep the escape: Lightning calls set_epoch on their samplers, DL301)
+        for hook in inherited:
+            marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
+            uses.append(Use("iterate", expr, here + marker, via, "elsewhere"))
         for node in loads:
             load_scope = self.facts.scopes.scope_of(node)
             repeat = self._method_loops(load_scope.node, 0)  # the method runs in a loop of its class

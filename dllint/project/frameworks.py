@@ -138,26 +138,196 @@ def _one_epoch(constructor: ast.Call) -> bool:
 
 
 def hook_of(facts: FileFacts, function: ast.AST) -> Hook | None:
-    """The framework hook ``function`` implements: a method named like one, in a class whose
-    bases (through same-file classes) include the framework's."""
-    hook = HOOKS.get(getattr(function, "name", ""))
-    if hook is None:
-        return None
+    """The framework hook ``function`` implements: a method named like one, or bound to one in
+    its class (``self.train_dataloader = self._train_dataloader``), in a class whose bases
+    (through the project's classes, in any file) include the framework's. A Lightning
+    module whose every instance in its file is fit by a ``Trainer(max_epochs=1)`` iterates
+    its loaders once."""
+    name = getattr(function, "name", "")
     owner = facts.scopes.parents.get(function)
     if not isinstance(owner, ast.ClassDef):
         return None
-    return hook if _derives_from(facts, owner, hook.bases, 0) else None
+    hook = HOOKS.get(name)
+    if hook is None:
+        bound = [h for h, method in _bound_hooks(facts, owner).items() if method == name]
+        hook = HOOKS[bound[0]] if bound else None
+    if hook is None or not derives_from(facts, owner, hook.bases):
+        return None
+    return _once_if_fit_for_one_epoch(facts, owner, hook)
 
 
-def _derives_from(facts: FileFacts, cls: ast.ClassDef, bases: tuple[str, ...], depth: int) -> bool:
-    if depth > 8:
-        return False
-    for base in cls.bases:
-        name = facts.qualname(base) or dotted_name(base) or ""
-        last = name.rsplit(".", 1)[-1]
-        if last in bases or last.endswith("DataModule") and "LightningDataModule" in bases:
-            return True
-        local = facts.classes.get(name)
-        if local is not None and local.node is not cls and _derives_from(facts, local.node, bases, depth + 1):
-            return True
+def inherited_hooks(facts: FileFacts, cls: ast.ClassDef, attribute: str) -> list[Hook]:
+    """Hooks ``cls`` inherits from its bases (in this file or another project file) that
+    return ``self.<attribute>``: ``ModelPT.train_dataloader`` returning ``self._train_dl``
+    for a subclass that stores its loader there. A hook the class (or a nearer base)
+    defines itself hides the base's."""
+    lineage = _lineage(facts, cls)
+    defined = set(lineage[0][1]) if lineage else set()
+    found: list[Hook] = []
+    for _, hooks in lineage[1:]:
+        for name, attributes in hooks.items():
+            if name not in defined and attribute in attributes:
+                found.append(HOOKS[name])
+            defined.add(name)
+    return [_once_if_fit_for_one_epoch(facts, cls, hook) for hook in found if _derives(lineage, hook.bases)]
+
+
+def derives_from(facts: FileFacts, cls: ast.ClassDef, bases: tuple[str, ...]) -> bool:
+    """``cls``'s bases, followed through the project's classes, include one of ``bases``
+    (last components: ``LightningModule``; any ``*DataModule`` for Lightning's)."""
+    return _derives(_lineage(facts, cls), bases)
+
+
+def _derives(lineage: list[tuple[list[str], dict[str, list[str]]]], bases: tuple[str, ...]) -> bool:
+    for base_names, _ in lineage:
+        for name in base_names:
+            last = name.rsplit(".", 1)[-1]
+            if last in bases or last.endswith("DataModule") and "LightningDataModule" in bases:
+                return True
     return False
+
+
+MAX_LINEAGE = 8  # levels of bases followed
+
+
+def _lineage(facts: FileFacts, cls: ast.ClassDef) -> list[tuple[list[str], dict[str, list[str]]]]:
+    """(base names, hooks) of ``cls`` and then of its ancestors, depth first and left to right
+    (Python's MRO for single inheritance): same-file classes from the tree, classes of other
+    project files from their summaries (read through ``facts.project``, which records them as
+    dependencies)."""
+    cache = facts.__dict__.setdefault("_lineages", {})
+    found = cache.get(cls)
+    if found is None:
+        found = cache[cls] = []
+        _visit(facts, cls, found, {id(cls)}, 0)
+    return found
+
+
+def _visit(facts: FileFacts, cls: ast.ClassDef, out: list, seen: set, depth: int) -> None:
+    names = [facts.qualname(base) or dotted_name(base) or "" for base in cls.bases]
+    out.append((names, class_hooks(facts, cls)))
+    if depth >= MAX_LINEAGE:
+        return
+    project = facts.project
+    for base, name in zip(cls.bases, names):
+        local = facts.classes.get(name)
+        if local is not None:
+            if id(local.node) not in seen:
+                seen.add(id(local.node))
+                _visit(facts, local.node, out, seen, depth + 1)
+        elif project is not None and not project.summarizing:
+            out.extend((summary.bases, summary.hooks) for summary in project.class_ancestors(facts, base))
+
+
+def class_hooks(facts: FileFacts, cls: ast.ClassDef) -> dict[str, list[str]]:
+    """Hook name -> the ``self.X`` attributes it returns, for every hook ``cls`` defines
+    (a method named like one, or one bound in the class: ``self.train_dataloader = self._m``)."""
+    methods = {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    hooks = {name: _returned_attributes(method) for name, method in methods.items() if name in HOOKS}
+    for hook, name in _bound_hooks(facts, cls).items():
+        if hook not in hooks and name in methods:
+            hooks[hook] = _returned_attributes(methods[name])
+    return hooks
+
+
+def _returned_attributes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """``X`` of every ``return self.X`` in ``function`` (not in functions nested in it)."""
+    found: set[str] = set()
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and _self_attribute(node.value) is not None:
+            found.add(_self_attribute(node.value))  # type: ignore[arg-type]
+        stack.extend(ast.iter_child_nodes(node))
+    return sorted(found)
+
+
+def _bound_hooks(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
+    """Hook name -> method name, for ``self.<hook> = self.<method>`` (or
+    ``functools.partial(self.<method>, ...)``) in a method of ``cls``."""
+    cache = facts.__dict__.setdefault("_bound_hooks", {})
+    found = cache.get(cls)
+    if found is not None:
+        return found
+    found = cache[cls] = {}
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(method):
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                continue
+            hook = _self_attribute(node.targets[0])
+            if hook not in HOOKS:
+                continue
+            value = node.value
+            if isinstance(value, ast.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "partial" and value.args:
+                value = value.args[0]
+            bound = _self_attribute(value)
+            if bound is not None:
+                found.setdefault(hook, bound)  # type: ignore[index]
+    return found
+
+
+def _self_attribute(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def _once_if_fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef, hook: Hook) -> Hook:
+    """A per-epoch Lightning hook of a module whose every instance built in this file is a name
+    handed to ``trainer.fit`` of a ``Trainer(max_epochs=1)`` only: one pass
+    (``model = Llama3(); L.Trainer(max_epochs=1).fit(model)``)."""
+    if not hook.per_epoch or hook.bases != LIGHTNING_BASES:
+        return hook
+    return Hook(hook.name, False, hook.bases) if _fit_for_one_epoch(facts, cls) else hook
+
+
+def _fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef) -> bool:
+    cache = facts.__dict__.setdefault("_one_epoch_modules", {})
+    if cls in cache:
+        return cache[cls]
+    cache[cls] = False
+    constructions = [
+        call for call in facts.calls if facts.classes.get(facts.qualname(call.func) or dotted_name(call.func) or "") is not None
+        and facts.classes[facts.qualname(call.func) or dotted_name(call.func) or ""].node is cls
+    ]
+    if not constructions:
+        return False
+    for call in constructions:
+        binding = facts.scopes.parents.get(call)
+        if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)):
+            return False
+        name = binding.targets[0].id
+        scope = facts.scopes.scope_of(call)
+        fits = 0
+        for node in ast.walk(scope.node):
+            if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+                continue
+            if facts.scopes.scope_of(node) is not scope:
+                return False  # read in a nested function: used in ways not followed here
+            parent = facts.scopes.parents.get(node)
+            if isinstance(parent, ast.Attribute) and parent.value is node:
+                continue  # model.parameters(), model.device: the module's own attributes
+            if not _one_epoch_fit(facts, parent, node, scope):
+                return False
+            fits += 1
+        if not fits:
+            return False
+    cache[cls] = True
+    return True
+
+
+def _one_epoch_fit(facts: FileFacts, call: ast.AST | None, argument: ast.expr, scope: Scope) -> bool:
+    """``call`` is ``trainer.fit(argument, ...)`` on a ``Trainer(max_epochs=1)``."""
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr != "fit":
+        return False
+    if not (call.args and call.args[0] is argument or any(k.arg == "model" and k.value is argument for k in call.keywords)):
+        return False
+    constructor = _constructor(facts, call.func.value, scope)
+    if constructor is None:
+        return False
+    receiver = (dotted_name(call.func.value) or "").lower() + " " + (dotted_name(constructor.func) or "").lower()
+    return "trainer" in receiver and _one_epoch(constructor)

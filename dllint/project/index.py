@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv"})  # venvs, build copies
 MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
+MAX_ANCESTORS = 16  # project classes visited from one base class
 MAX_PROJECT_FILES = 50_000
 MAX_KEPT_BYTES = 64 * 1024 * 1024  # file contents kept for repeated "who calls X" scans
 
@@ -259,6 +260,45 @@ class ProjectIndex:
         cls = summary[0].classes.get(found[1]) if summary is not None else None
         return None if cls is None else (found[0], cls)
 
+    def ancestors(self, from_path: str, target: str, deps: dict[str, str]) -> list[ClassSummary]:
+        """The project class ``target`` names and its ancestors, depth first and left to right,
+        through every file their bases are in (each summary read is recorded in ``deps``);
+        bases outside the project end the walk (their names stay in ``bases``)."""
+        found: list[ClassSummary] = []
+        seen: set[tuple[str, str]] = set()
+
+        def visit(path: str, target: str, depth: int) -> None:
+            resolved = self.resolve(path, target, deps)
+            if resolved is None or resolved in seen or len(seen) >= MAX_ANCESTORS:
+                return
+            seen.add(resolved)
+            summary = self.summary(resolved[0])
+            cls = summary[0].classes.get(resolved[1]) if summary is not None else None
+            if summary is None or cls is None:
+                return
+            deps[resolved[0]] = summary[1]
+            found.append(cls)
+            for base in cls.bases if depth < MAX_ANCESTORS else ():
+                if ":" in base:  # a class imported from another project module
+                    visit(resolved[0], base, depth + 1)
+                elif base in summary[0].classes:  # a class of the same file
+                    visit_local(resolved[0], summary[0], base, depth + 1)
+
+        def visit_local(path: str, summary: FileSummary, name: str, depth: int) -> None:
+            if (path, name) in seen or len(seen) >= MAX_ANCESTORS:
+                return
+            seen.add((path, name))
+            cls = summary.classes[name]
+            found.append(cls)
+            for base in cls.bases if depth < MAX_ANCESTORS else ():
+                if ":" in base:
+                    visit(path, base, depth + 1)
+                elif base in summary.classes:
+                    visit_local(path, summary, base, depth + 1)
+
+        visit(from_path, target, 0)
+        return found
+
     # -- effects across files -------------------------------------------------------------
     def parameter_effects(self, from_path: str, target: str, argument: str, deps: dict[str, str], depth: int = 0) -> Effects | None:
         """What the project function ``target`` does with the argument, following it on
@@ -459,6 +499,14 @@ class ProjectView(NullProject):
             return None
         self.deps[found[0]] = self.index.known_digest(found[0])
         return found[1]
+
+    def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
+        """The project class the base expression ``base`` (of a class of this file) names, and
+        its ancestors in every project file (their summaries become deps)."""
+        target = self.target_of(facts, base, facts.scopes.module)
+        if target is None or target.endswith("@"):
+            return []
+        return self.index.ancestors(self.path, target, self.deps)
 
 
 def _shown(target: str) -> str:

@@ -7,7 +7,8 @@ Computed from the file's text alone (so it is cached by content digest):
   loaders, samplers and datasets it returns (:class:`Returned`);
 - ``calls``: calls into other modules (by target, see :mod:`dllint.project.imports`) and
   what the file does with their results;
-- ``classes``: module-level classes, their bases, and worker-side facts (a sampler that
+- ``classes``: module-level classes, their bases, the framework hooks they define (and the
+  ``self.X`` each returns), and worker-side facts (a sampler that
   never ends, a loader subclass that keeps one iterator, random generators it stores and
   draws from);
 - ``loaders``: loaders whose dataset is a class of another module (DL304 across files);
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
     from dllint.facts.usage import Use
 
-FORMAT = 5
+FORMAT = 6
 STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
@@ -105,6 +106,7 @@ class ClassSummary:
     endless: bool = False  # __iter__ never ends (a sampler)
     keeps_iterator: bool = False  # a loader subclass that keeps one iterator
     generators: list[str] = field(default_factory=list)  # self.X random generators its methods draw from
+    hooks: dict[str, list[str]] = field(default_factory=dict)  # framework hook it defines -> self.X it returns
 
 
 @dataclass
@@ -190,6 +192,9 @@ class NullProject:
 
     def project_class(self, *args: Any) -> ClassSummary | None:
         return None
+
+    def class_ancestors(self, *args: Any) -> list[ClassSummary]:
+        return []
 
     def returned(self, *args: Any) -> list:
         return []
@@ -317,6 +322,7 @@ def _returns(facts: FileFacts, function: ast.AST) -> list[Returned]:
 
 def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
     from dllint.facts.rng import draws, stored_generators
+    from dllint.project.frameworks import class_hooks
 
     context = facts.project
     bases = []
@@ -325,6 +331,7 @@ def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
         bases.append(target or facts.qualname(base) or dotted_name(base) or "")
     iter_method = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__iter__"), None)
     summary = ClassSummary(bases, endless=iter_never_ends(iter_method), keeps_iterator=keeps_one_iterator(cls))
+    summary.hooks = class_hooks(facts, cls)
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     if init is not None:
         methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s is not init]
