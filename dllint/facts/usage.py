@@ -362,13 +362,18 @@ class UsageAnalysis:
         if key in seen:
             return []
         seen = seen | {key}
-        from dllint.project.frameworks import hook_of
+        from dllint.project.frameworks import hook_of, hooks_of_stored_result
 
         hook = hook_of(self.facts, func)
         if hook is not None:
             marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
             return [Use("iterate", expr, here + marker, via, "elsewhere")]
         uses: list[Use] = []
+        owner = self.parents.get(func)
+        stored = hooks_of_stored_result(self.facts, owner, func.name) if isinstance(owner, ast.ClassDef) else None
+        for hook in stored or ():  # a base class stores it for its hooks (this class overrides the factory)
+            marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
+            uses.append(Use("iterate", expr, here + marker, via, "elsewhere"))
         callers = self._callers(func)
         for call in callers:
             call_scope = self.facts.scopes.scope_of(call)
@@ -379,7 +384,7 @@ class UsageAnalysis:
         remote = project.caller_uses(self, func, expr, here, via) if project is not None else None
         if remote:
             uses += remote
-        if not callers and not remote:
+        if not callers and not remote and not stored:
             # ``get_data_loader()`` with no caller in the project: a trainer outside it asks for
             # a fresh loader when it needs one (coqui's calls it every epoch), which no
             # ``persistent_workers`` helps. How often the loader is iterated is unknown.

@@ -161,12 +161,28 @@ def inherited_hooks(facts: FileFacts, cls: ast.ClassDef, attribute: str) -> list
     return ``self.<attribute>``: ``ModelPT.train_dataloader`` returning ``self._train_dl``
     for a subclass that stores its loader there. A hook the class (or a nearer base)
     defines itself hides the base's."""
+    return _hooks_returning(facts, cls, attribute, own=False)
+
+
+def hooks_of_stored_result(facts: FileFacts, cls: ast.ClassDef, method: str) -> list[Hook] | None:
+    """Where a base class of ``cls`` stores what ``self.<method>(...)`` returns
+    (``self._train_dl = self._setup_dataloader_from_config(cfg)`` in a base, ``cls``
+    overriding the factory), the hooks (of ``cls`` or its bases) that return that attribute;
+    None when no base stores it."""
     lineage = _lineage(facts, cls)
-    defined = set(lineage[0][1]) if lineage else set()
+    attributes = sorted({a for *_, stores in lineage[1:] for a in stores.get(method, ())})
+    if not attributes:
+        return None
+    return [hook for attribute in attributes for hook in _hooks_returning(facts, cls, attribute, own=True)]
+
+
+def _hooks_returning(facts: FileFacts, cls: ast.ClassDef, attribute: str, own: bool) -> list[Hook]:
+    lineage = _lineage(facts, cls)
+    defined: set[str] = set()
     found: list[Hook] = []
-    for _, hooks in lineage[1:]:
+    for position, (_, hooks, _) in enumerate(lineage):
         for name, attributes in hooks.items():
-            if name not in defined and attribute in attributes:
+            if name not in defined and attribute in attributes and (own or position > 0):
                 found.append(HOOKS[name])
             defined.add(name)
     return [_once_if_fit_for_one_epoch(facts, cls, hook) for hook in found if _derives(lineage, hook.bases)]
@@ -178,8 +194,11 @@ def derives_from(facts: FileFacts, cls: ast.ClassDef, bases: tuple[str, ...]) ->
     return _derives(_lineage(facts, cls), bases)
 
 
-def _derives(lineage: list[tuple[list[str], dict[str, list[str]]]], bases: tuple[str, ...]) -> bool:
-    for base_names, _ in lineage:
+Lineage = list[tuple[list[str], dict[str, list[str]], dict[str, list[str]]]]
+
+
+def _derives(lineage: Lineage, bases: tuple[str, ...]) -> bool:
+    for base_names, _, _ in lineage:
         for name in base_names:
             last = name.rsplit(".", 1)[-1]
             if last in bases or last.endswith("DataModule") and "LightningDataModule" in bases:
@@ -190,8 +209,8 @@ def _derives(lineage: list[tuple[list[str], dict[str, list[str]]]], bases: tuple
 MAX_LINEAGE = 8  # levels of bases followed
 
 
-def _lineage(facts: FileFacts, cls: ast.ClassDef) -> list[tuple[list[str], dict[str, list[str]]]]:
-    """(base names, hooks) of ``cls`` and then of its ancestors, depth first and left to right
+def _lineage(facts: FileFacts, cls: ast.ClassDef) -> Lineage:
+    """(base names, hooks, stores) of ``cls`` and then of its ancestors, depth first and left to right
     (Python's MRO for single inheritance): same-file classes from the tree, classes of other
     project files from their summaries (read through ``facts.project``, which records them as
     dependencies)."""
@@ -205,7 +224,7 @@ def _lineage(facts: FileFacts, cls: ast.ClassDef) -> list[tuple[list[str], dict[
 
 def _visit(facts: FileFacts, cls: ast.ClassDef, out: list, seen: set, depth: int) -> None:
     names = [facts.qualname(base) or dotted_name(base) or "" for base in cls.bases]
-    out.append((names, class_hooks(facts, cls)))
+    out.append((names, class_hooks(facts, cls), class_stores(cls)))
     if depth >= MAX_LINEAGE:
         return
     project = facts.project
@@ -216,7 +235,7 @@ def _visit(facts: FileFacts, cls: ast.ClassDef, out: list, seen: set, depth: int
                 seen.add(id(local.node))
                 _visit(facts, local.node, out, seen, depth + 1)
         elif project is not None and not project.summarizing:
-            out.extend((summary.bases, summary.hooks) for summary in project.class_ancestors(facts, base))
+            out.extend((summary.bases, summary.hooks, summary.stores) for summary in project.class_ancestors(facts, base))
 
 
 def class_hooks(facts: FileFacts, cls: ast.ClassDef) -> dict[str, list[str]]:
@@ -228,6 +247,22 @@ def class_hooks(facts: FileFacts, cls: ast.ClassDef) -> dict[str, list[str]]:
         if hook not in hooks and name in methods:
             hooks[hook] = _returned_attributes(methods[name])
     return hooks
+
+
+def class_stores(cls: ast.ClassDef) -> dict[str, list[str]]:
+    """Method name -> the attributes its result is stored in, for every
+    ``self.X = self.<method>(...)`` in the methods of ``cls``."""
+    stores: dict[str, set[str]] = {}
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(method):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
+                attribute = _self_attribute(node.targets[0])
+                called = _self_attribute(node.value.func)
+                if attribute is not None and called is not None:
+                    stores.setdefault(called, set()).add(attribute)
+    return {name: sorted(attributes) for name, attributes in stores.items()}
 
 
 def _returned_attributes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:

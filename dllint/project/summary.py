@@ -8,7 +8,7 @@ Computed from the file's text alone (so it is cached by content digest):
 - ``calls``: calls into other modules (by target, see :mod:`dllint.project.imports`) and
   what the file does with their results;
 - ``classes``: module-level classes, their bases, the framework hooks they define (and the
-  ``self.X`` each returns), and worker-side facts (a sampler that
+  ``self.X`` each returns), the attributes their methods store ``self.m(...)`` results in, and worker-side facts (a sampler that
   never ends, a loader subclass that keeps one iterator, random generators it stores and
   draws from);
 - ``loaders``: loaders whose dataset is a class of another module (DL304 across files);
@@ -107,6 +107,7 @@ class ClassSummary:
     keeps_iterator: bool = False  # a loader subclass that keeps one iterator
     generators: list[str] = field(default_factory=list)  # self.X random generators its methods draw from
     hooks: dict[str, list[str]] = field(default_factory=dict)  # framework hook it defines -> self.X it returns
+    stores: dict[str, list[str]] = field(default_factory=dict)  # method m -> X of self.X = self.m(...) in its methods
 
 
 @dataclass
@@ -322,7 +323,7 @@ def _returns(facts: FileFacts, function: ast.AST) -> list[Returned]:
 
 def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
     from dllint.facts.rng import draws, stored_generators
-    from dllint.project.frameworks import class_hooks
+    from dllint.project.frameworks import class_hooks, class_stores
 
     context = facts.project
     bases = []
@@ -332,6 +333,7 @@ def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
     iter_method = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__iter__"), None)
     summary = ClassSummary(bases, endless=iter_never_ends(iter_method), keeps_iterator=keeps_one_iterator(cls))
     summary.hooks = class_hooks(facts, cls)
+    summary.stores = class_stores(cls)
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     if init is not None:
         methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s is not init]
