@@ -313,8 +313,8 @@ def _self_attribute(node: ast.AST | None) -> str | None:
 
 def _once_if_fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef, hook: Hook) -> Hook:
     """A per-epoch Lightning hook of a module whose every instance built in this file is a name
-    handed to ``trainer.fit`` of a ``Trainer(max_epochs=1)`` only: one pass
-    (``model = Llama3(); L.Trainer(max_epochs=1).fit(model)``)."""
+    handed to ``trainer.fit`` of a ``Trainer(max_epochs=1)`` only, and that no other project
+    file names: one pass (``model = Llama3(); L.Trainer(max_epochs=1).fit(model)``)."""
     if not hook.per_epoch or hook.bases != LIGHTNING_BASES:
         return hook
     return Hook(hook.name, False, hook.bases) if _fit_for_one_epoch(facts, cls) else hook
@@ -351,6 +351,9 @@ def _fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef) -> bool:
             fits += 1
         if not fits:
             return False
+    project = facts.project
+    if project is not None and project.named_elsewhere(cls.name):
+        return False  # another project file may import the module and fit it for longer
     cache[cls] = True
     return True
 

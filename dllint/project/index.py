@@ -368,6 +368,11 @@ class ProjectIndex:
         self._callers[key] = found
         return found
 
+    def named_elsewhere(self, path: str, name: str) -> bool:
+        """Some other project file's bytes contain ``name``."""
+        needle = name.encode()
+        return any(other != path and needle in (self._scan(other) or b"") for other in self.project_files())
+
     def loaders_of_class(self, path: str, name: str) -> list[tuple[str, LoaderSummary]]:
         """Loaders in other project files whose dataset is ``name`` (a class of ``path``)."""
         found: list[tuple[str, LoaderSummary]] = []
@@ -499,6 +504,10 @@ class ProjectView(NullProject):
             return None
         self.deps[found[0]] = self.index.known_digest(found[0])
         return found[1]
+
+    def named_elsewhere(self, name: str) -> bool:
+        """Another project file names ``name`` (a byte scan: it may use this file's class)."""
+        return self.index.named_elsewhere(self.path, name)
 
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         """The project class the base expression ``base`` (of a class of this file) names, and

@@ -197,6 +197,9 @@ class NullProject:
     def class_ancestors(self, *args: Any) -> list[ClassSummary]:
         return []
 
+    def named_elsewhere(self, name: str) -> bool:
+        return False
+
     def returned(self, *args: Any) -> list:
         return []
 
