@@ -5,6 +5,8 @@ what is understood.
 - Lightning (``LightningDataModule``/``LightningModule``): ``Trainer.fit`` calls
   ``train_dataloader()``/``val_dataloader()`` once and iterates those loaders every epoch
   (``reload_dataloaders_every_n_epochs`` aside); ``test``/``predict`` iterate theirs once.
+  A hook may be inherited from a base class in another project file, or bound in the class
+  (``self.train_dataloader = self._train_dataloader``).
   ``trainer.fit(model, train_dataloaders, val_dataloaders)`` iterates its loaders every
   epoch (once for a ``Trainer(max_epochs=1)``); ``validate``/``test``/``predict`` once.
 - Hugging Face ``transformers.Trainer``: builds its own loaders from ``train_dataset``;
