@@ -171,6 +171,8 @@ def hooks_of_stored_result(facts: FileFacts, cls: ast.ClassDef, method: str) -> 
     (``self._train_dl = self._setup_dataloader_from_config(cfg)`` in a base, ``cls``
     overriding the factory), the hooks (of ``cls`` or its bases) that return that attribute;
     None when no base stores it."""
+    if method.startswith("__") and not method.endswith("__"):
+        return None  # self.__m in a base is that base's own (name mangling): never this class's
     lineage = _lineage(facts, cls)
     attributes = sorted({a for *_, stores in lineage[1:] for a in stores.get(method, ())})
     if not attributes:
