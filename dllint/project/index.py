@@ -463,11 +463,6 @@ class ProjectIndex:
         self._callers[key] = found
         return found
 
-    def named_elsewhere(self, path: str, name: str) -> bool:
-        """Some other project file's bytes contain ``name``."""
-        needle = name.encode()
-        return any(other != path and needle in (self._scan(other) or b"") for other in self.project_files())
-
     def loaders_of_class(self, path: str, name: str) -> list[tuple[str, LoaderSummary]]:
         """Loaders in other project files whose dataset is ``name`` (a class of ``path``)."""
         found: list[tuple[str, LoaderSummary]] = []
@@ -613,8 +608,11 @@ class ProjectView(NullProject):
         return found[1]
 
     def named_elsewhere(self, name: str) -> bool:
-        """Another project file names ``name`` (a byte scan: it may use this file's class)."""
-        return self.index.named_elsewhere(self.path, name)
+        """Another project file names ``name`` (a byte scan: it may use this file's class); a
+        file that starts naming it invalidates the findings (see :meth:`ProjectIndex.reconcile`)."""
+        needle = name.encode()
+        self.index.record_mentions(self.deps, self.path, needle)
+        return any(other != self.path for other in self.index.mentions(needle))
 
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         """The project class the base expression ``base`` (of a class of this file) names, and
