@@ -95,6 +95,7 @@ class UsageAnalysis:
         self._reach: dict[tuple, bool] = {}
         self._resolving: dict[tuple, list] = {}
         self._loads_by_name: dict[str, list[tuple[ast.Name, Scope]]] = {}
+        self._class_references: dict[ast.ClassDef, tuple[dict, dict]] = {}
         for scope in facts.scopes.scopes.values():
             for load in scope.loads:
                 self._loads_by_name.setdefault(load.id, []).append((load, scope))
@@ -398,19 +399,27 @@ class UsageAnalysis:
         calls: list[ast.Call] = []
         owner = self.facts.scopes.scope_of(func)
         if isinstance(owner.node, ast.ClassDef):
-            for node in ast.walk(owner.node):
-                if (
-                    isinstance(node, ast.Call)
-                    and self._is_self_attribute(node.func)
-                    and node.func.attr == func.name  # type: ignore[attr-defined]
-                ):
-                    calls.append(node)
-            return calls
+            return list(self._self_references(owner.node)[0].get(func.name, ()))
         for load, _ in self._loads_resolving_to(func.name, owner):
             parent = self.parents.get(load)
             if isinstance(parent, ast.Call) and parent.func is load:
                 calls.append(parent)
         return calls
+
+    def _self_references(self, cls: ast.ClassDef) -> tuple[dict[str, list[ast.Call]], dict[str, list[ast.Attribute]]]:
+        """``self.m(...)`` calls by ``m`` and ``self.X`` reads by ``X`` in ``cls``, in walk order
+        (one walk per class: a large class asks about many of its methods and attributes)."""
+        found = self._class_references.get(cls)
+        if found is None:
+            calls: dict[str, list[ast.Call]] = {}
+            loads: dict[str, list[ast.Attribute]] = {}
+            for node in ast.walk(cls):
+                if isinstance(node, ast.Call) and self._is_self_attribute(node.func):
+                    calls.setdefault(node.func.attr, []).append(node)  # type: ignore[attr-defined]
+                elif self._is_self_attribute(node) and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                    loads.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined]
+            found = self._class_references[cls] = (calls, loads)
+        return found
 
     def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: tuple, via: tuple, seen: frozenset) -> list[Use]:
         """``self.X = loader``: the reads of ``self.X`` in the class decide; how often their
@@ -421,11 +430,7 @@ class UsageAnalysis:
         key = ("store", cls, target.attr)
         if cls is None or key in seen:
             return uses
-        loads = [
-            node
-            for node in ast.walk(cls)
-            if self._is_self_attribute(node) and node.attr == target.attr and isinstance(node.ctx, ast.Load)  # type: ignore[attr-defined]
-        ]
+        loads = list(self._self_references(cls)[1].get(target.attr, ()))
         from dllint.project.frameworks import inherited_hooks
 
         inherited = inherited_hooks(self.facts, cls, target.attr)  # a base's hook returns self.X

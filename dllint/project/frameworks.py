@@ -258,29 +258,19 @@ def class_stores(cls: ast.ClassDef) -> dict[str, list[str]]:
     ``self.X = self.<method>(...)`` in the methods of ``cls``."""
     stores: dict[str, set[str]] = {}
     for method in cls.body:
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        for node in ast.walk(method):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
-                attribute = _self_attribute(node.targets[0])
-                called = _self_attribute(node.value.func)
-                if attribute is not None and called is not None:
-                    stores.setdefault(called, set()).add(attribute)
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in _statements(method.body):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
+                    attribute = _self_attribute(node.targets[0])
+                    called = _self_attribute(node.value.func)
+                    if attribute is not None and called is not None:
+                        stores.setdefault(called, set()).add(attribute)
     return {name: sorted(attributes) for name, attributes in stores.items()}
 
 
 def _returned_attributes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """``X`` of every ``return self.X`` in ``function`` (not in functions nested in it)."""
-    found: set[str] = set()
-    stack: list[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Return) and _self_attribute(node.value) is not None:
-            found.add(_self_attribute(node.value))  # type: ignore[arg-type]
-        stack.extend(ast.iter_child_nodes(node))
-    return sorted(found)
+    return sorted({a for node in _statements(function.body) if isinstance(node, ast.Return) and (a := _self_attribute(node.value))})
 
 
 def _bound_hooks(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
@@ -291,10 +281,12 @@ def _bound_hooks(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
     if found is not None:
         return found
     found = cache[cls] = {}
+    if "dataloader" not in facts.source:  # every hook name says it
+        return found
     for method in cls.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        for node in ast.walk(method):
+        for node in _statements(method.body):
             if not isinstance(node, ast.Assign) or len(node.targets) != 1:
                 continue
             hook = _self_attribute(node.targets[0])
@@ -307,6 +299,25 @@ def _bound_hooks(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
             if bound is not None:
                 found.setdefault(hook, bound)  # type: ignore[index]
     return found
+
+
+def _statements(body: list[ast.stmt]):
+    """Every statement in ``body`` and the blocks nested in it (not in nested functions or
+    classes): assignments and returns without walking every expression."""
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                stack.extend(reversed(block))
+        for handler in getattr(node, "handlers", ()):
+            stack.extend(reversed(handler.body))
+        for case in getattr(node, "cases", ()):
+            stack.extend(reversed(case.body))
 
 
 def _self_attribute(node: ast.AST | None) -> str | None:
