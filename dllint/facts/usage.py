@@ -95,7 +95,8 @@ class UsageAnalysis:
         self._reach: dict[tuple, bool] = {}
         self._resolving: dict[tuple, list] = {}
         self._loads_by_name: dict[str, list[tuple[ast.Name, Scope]]] = {}
-        self._class_references: dict[ast.ClassDef, tuple[dict, dict]] = {}
+        self._self_attributes: dict[ast.ClassDef, dict[str, list[ast.Attribute]]] = {}
+        self._method_loops_of: dict[ast.AST, tuple[ast.AST, ...]] = {}
         for scope in facts.scopes.scopes.values():
             for load in scope.loads:
                 self._loads_by_name.setdefault(load.id, []).append((load, scope))
@@ -399,27 +400,16 @@ class UsageAnalysis:
         calls: list[ast.Call] = []
         owner = self.facts.scopes.scope_of(func)
         if isinstance(owner.node, ast.ClassDef):
-            return list(self._self_references(owner.node)[0].get(func.name, ()))
+            for attribute in self._attributes_of_self(owner.node).get(func.name, ()):
+                parent = self.parents.get(attribute)
+                if isinstance(parent, ast.Call) and parent.func is attribute:
+                    calls.append(parent)
+            return calls
         for load, _ in self._loads_resolving_to(func.name, owner):
             parent = self.parents.get(load)
             if isinstance(parent, ast.Call) and parent.func is load:
                 calls.append(parent)
         return calls
-
-    def _self_references(self, cls: ast.ClassDef) -> tuple[dict[str, list[ast.Call]], dict[str, list[ast.Attribute]]]:
-        """``self.m(...)`` calls by ``m`` and ``self.X`` reads by ``X`` in ``cls``, in walk order
-        (one walk per class: a large class asks about many of its methods and attributes)."""
-        found = self._class_references.get(cls)
-        if found is None:
-            calls: dict[str, list[ast.Call]] = {}
-            loads: dict[str, list[ast.Attribute]] = {}
-            for node in ast.walk(cls):
-                if isinstance(node, ast.Call) and self._is_self_attribute(node.func):
-                    calls.setdefault(node.func.attr, []).append(node)  # type: ignore[attr-defined]
-                elif self._is_self_attribute(node) and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-                    loads.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined]
-            found = self._class_references[cls] = (calls, loads)
-        return found
 
     def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: tuple, via: tuple, seen: frozenset) -> list[Use]:
         """``self.X = loader``: the reads of ``self.X`` in the class decide; how often their
@@ -430,7 +420,7 @@ class UsageAnalysis:
         key = ("store", cls, target.attr)
         if cls is None or key in seen:
             return uses
-        loads = list(self._self_references(cls)[1].get(target.attr, ()))
+        loads = [node for node in self._attributes_of_self(cls).get(target.attr, ()) if isinstance(node.ctx, ast.Load)]
         from dllint.project.frameworks import inherited_hooks
 
         inherited = inherited_hooks(self.facts, cls, target.attr)  # a base's hook returns self.X
@@ -464,23 +454,47 @@ class UsageAnalysis:
             return True  # ``self._test_dl is not None``
         return False
 
+    def _attributes_of_self(self, cls: ast.ClassDef) -> dict[str, list[ast.Attribute]]:
+        """Every ``self.X`` in the class, by ``X``: one walk per class, however many methods
+        and stored attributes are asked about (a 5,000-line ``Trainer`` has hundreds)."""
+        table = self._self_attributes.get(cls)
+        if table is None:
+            table = {}
+            for node in ast.walk(cls):
+                if self._is_self_attribute(node):
+                    table.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined]
+            self._self_attributes[cls] = table
+        return table
+
     def _method_loops(self, function: ast.AST, depth: int) -> tuple[ast.AST, ...]:
         """Loops around the calls of a method by ``self.name()`` in its class (through the
         methods that call it, a few levels up): the epoch loop of ``fit`` calling
-        ``self.validate()``."""
+        ``self.validate()``. Remembered per method: big classes call their methods from many
+        places, and each place would otherwise be searched again from every caller."""
         if depth > 3 or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return ()
         if not isinstance(self.parents.get(function), ast.ClassDef):
             return ()
+        known = self._method_loops_of.get(function)
+        if known is not None:
+            return known
+        self._method_loops_of[function] = ()  # a method reached again through its own callers adds nothing
+        found: tuple[ast.AST, ...] = ()
         for call in self._callers(function):
             scope = self.facts.scopes.scope_of(call)
             loops = tuple(loop for loop in self.enclosing_loops(call, scope) if isinstance(loop, LOOPS))
             if loops:
-                return loops
+                found = loops
+                break
             outer = self._method_loops(scope.node, depth + 1)
             if outer:
-                return outer
-        return ()
+                found = outer
+                break
+        if depth == 0 or found:
+            self._method_loops_of[function] = found
+        else:
+            del self._method_loops_of[function]  # cut short by depth: a shallower ask may find more
+        return found
 
     @staticmethod
     def _is_self_attribute(node: ast.AST) -> bool:
