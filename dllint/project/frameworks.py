@@ -361,6 +361,8 @@ def _fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef) -> bool:
             parent = facts.scopes.parents.get(node)
             if isinstance(parent, ast.Attribute) and parent.value is node:
                 continue  # model.parameters(), model.device: the module's own attributes
+            if isinstance(parent, ast.keyword):
+                parent = facts.scopes.parents.get(parent)
             if not _one_epoch_fit(facts, parent, node, scope):
                 return False
             fits += 1
@@ -373,11 +375,16 @@ def _fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef) -> bool:
     return True
 
 
+FIT_MODULES = ("model", "datamodule", "train_dataloaders")
+
+
 def _one_epoch_fit(facts: FileFacts, call: ast.AST | None, argument: ast.expr, scope: Scope) -> bool:
     """``call`` is ``trainer.fit(argument, ...)`` on a ``Trainer(max_epochs=1)``."""
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr != "fit":
         return False
-    if not (call.args and call.args[0] is argument or any(k.arg == "model" and k.value is argument for k in call.keywords)):
+    # fit(model, train_dataloaders=None, val_dataloaders=None, datamodule=None): a data module
+    # goes in as ``datamodule=`` or in place of the train loaders
+    if not (argument in call.args[:2] or any(k.arg in FIT_MODULES and k.value is argument for k in call.keywords)):
         return False
     constructor = _constructor(facts, call.func.value, scope)
     if constructor is None:
