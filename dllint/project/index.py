@@ -40,6 +40,9 @@ SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build
 MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
 MAX_PROJECT_FILES = 50_000
 MAX_KEPT_BYTES = 64 * 1024 * 1024  # file contents kept for repeated "who calls X" scans
+MAX_REACH_DEPTH = 4  # calls followed from one worker-side function across files, transitively
+MAX_REACH_FUNCTIONS = 32  # functions of other files looked at for one question
+MAX_CANDIDATES = 8  # files defining a method named like obj.m(): more, and the name says nothing
 
 
 def find_project_root(paths: Iterable[str]) -> Path | None:
@@ -95,6 +98,7 @@ class ProjectIndex:
         self._kept = 0
         self._loader_files: list[tuple[str, bytes]] | None = None  # files that mention DataLoader, with their bytes
         self._callers: dict[tuple[str, str], list[tuple[str, CallerEffects]]] = {}
+        self._methods: dict[str, list[tuple[str, str, FunctionSummary]]] = {}
         self.summarized = 0  # files summarized (not found in the store): for tests and benchmarks
 
     def view(self, path: str) -> ProjectView:
@@ -328,6 +332,64 @@ class ProjectIndex:
         self._callers[key] = found
         return found
 
+    def methods_named(self, name: str) -> list[tuple[str, str, FunctionSummary]] | None:
+        """(file, ``Cls.name``, summary) of every method ``name`` of a project class that is
+        not a placeholder (only ``raise NotImplementedError``); None when more than
+        MAX_CANDIDATES files define a ``name`` (too common a name to say which runs). Only
+        files whose bytes contain ``def name(`` are summarized."""
+        if name in self._methods:
+            return self._methods[name]
+        needle = f"def {name}(".encode()
+        paths = [path for path in self.project_files() if (data := self._scan(path)) is not None and needle in data]
+        found: list[tuple[str, str, FunctionSummary]] | None = None
+        if len(paths) <= MAX_CANDIDATES:
+            found = []
+            for path in paths:
+                summary = self.summary(path)
+                for qualified, function in summary[0].functions.items() if summary is not None else ():
+                    if function.method and qualified.endswith(f".{name}") and not function.abstract:
+                        found.append((path, qualified, function))
+        self._methods[name] = found
+        return found
+
+    def target_reaches(self, path: str, target: str, flag: str, deps: dict[str, str], seen: set | None = None, depth: int = 0) -> bool:
+        """The project function ``target`` (called from ``path``), or what it calls on, has the
+        summary flag ``flag`` (``worker_info``, ``epoch_state``)."""
+        found = self.function(path, target, deps)
+        if found is None:
+            return False
+        deps[found[0]] = self.known_digest(found[0])
+        return self._reaches(found[0], found[2], found[1], flag, deps, set() if seen is None else seen, depth)
+
+    def method_reaches(self, name: str, flag: str, deps: dict[str, str], exclude: str = "", seen: set | None = None, depth: int = 0) -> bool:
+        """Some project method ``name`` (outside ``exclude``), or what it calls on, has ``flag``.
+        A name defined by more than MAX_CANDIDATES methods is not followed."""
+        named = self.methods_named(name)
+        candidates = [c for c in named or () if c[0] != exclude]
+        seen = set() if seen is None else seen
+        for path, qualified, function in candidates:
+            deps[path] = self.known_digest(path)
+            if self._reaches(path, qualified, function, flag, deps, seen, depth):
+                return True
+        return False
+
+    def _reaches(self, path: str, qualified: str, function: FunctionSummary, flag: str, deps: dict[str, str], seen: set, depth: int) -> bool:
+        key = (path, qualified)
+        if key in seen or len(seen) >= MAX_REACH_FUNCTIONS:
+            return False
+        seen.add(key)
+        if getattr(function, flag):
+            return True
+        if depth >= MAX_REACH_DEPTH:
+            return False
+        for onward in function.onward:
+            if onward.startswith("."):
+                if self.method_reaches(onward[1:], flag, deps, "", seen, depth + 1):
+                    return True
+            elif self.target_reaches(path, onward, flag, deps, seen, depth + 1):
+                return True
+        return False
+
     def loaders_of_class(self, path: str, name: str) -> list[tuple[str, LoaderSummary]]:
         """Loaders in other project files whose dataset is ``name`` (a class of ``path``)."""
         found: list[tuple[str, LoaderSummary]] = []
@@ -434,6 +496,27 @@ class ProjectView(NullProject):
             return None
         self.deps[found[0]] = self.index.known_digest(found[0])
         return found[1]
+
+    def reaches(self, facts: FileFacts, func: ast.expr, scope: Scope, flag: str) -> bool:
+        """The project function ``func`` calls (in another module), or what it calls on, has
+        the summary flag ``flag`` (``worker_info``, ``epoch_state``)."""
+        target = self.target_of(facts, func, scope)
+        return target is not None and self.index.target_reaches(self.path, target.rstrip("@"), flag, self.deps)
+
+    def method_reaches(self, name: str, flag: str) -> bool:
+        """A method ``name`` of another project file, or what it calls on, has ``flag``."""
+        return self.index.method_reaches(name, flag, self.deps, exclude=self.path)
+
+    def methods_named(self, name: str) -> list[str] | None:
+        """Where the project's other files define a method ``name`` (placeholders left out);
+        None when too many files define one to tell."""
+        named = self.index.methods_named(name)
+        if named is None:
+            return None
+        found = [(path, qualified) for path, qualified, _ in named if path != self.path]
+        for path, _ in found:
+            self.deps[path] = self.index.known_digest(path)
+        return [f"{os.path.relpath(path, self.index.root)}:{qualified}" for path, qualified in found]
 
     # -- config files -------------------------------------------------------------------------
     def config_value(self, facts: FileFacts, read) -> tuple[Any, Any] | None:
