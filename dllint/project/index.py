@@ -98,7 +98,7 @@ class ProjectIndex:
         self._kept = 0
         self._loader_files: list[tuple[str, bytes]] | None = None  # files that mention DataLoader, with their bytes
         self._callers: dict[tuple[str, str], list[tuple[str, CallerEffects]]] = {}
-        self._methods: dict[str, list[tuple[str, str, FunctionSummary]]] = {}
+        self._methods: dict[str, list[str] | None] = {}  # files defining a method name (None: too many)
         self.summarized = 0  # files summarized (not found in the store): for tests and benchmarks
 
     def view(self, path: str) -> ProjectView:
@@ -332,24 +332,24 @@ class ProjectIndex:
         self._callers[key] = found
         return found
 
-    def methods_named(self, name: str) -> list[tuple[str, str, FunctionSummary]] | None:
-        """(file, ``Cls.name``, summary) of every method ``name`` of a project class that is
-        not a placeholder (only ``raise NotImplementedError``); None when more than
-        MAX_CANDIDATES files define a ``name`` (too common a name to say which runs). Only
-        files whose bytes contain ``def name(`` are summarized."""
-        if name in self._methods:
-            return self._methods[name]
-        needle = f"def {name}(".encode()
-        paths = [path for path in self.project_files() if (data := self._scan(path)) is not None and needle in data]
-        found: list[tuple[str, str, FunctionSummary]] | None = None
-        if len(paths) <= MAX_CANDIDATES:
-            found = []
-            for path in paths:
-                summary = self.summary(path)
-                for qualified, function in summary[0].functions.items() if summary is not None else ():
-                    if function.method and qualified.endswith(f".{name}") and not function.abstract:
-                        found.append((path, qualified, function))
-        self._methods[name] = found
+    def methods_named(self, name: str, exclude: str = "") -> list[tuple[str, str, FunctionSummary]] | None:
+        """(file, ``Cls.name``, summary) of every method ``name`` of a project class outside
+        ``exclude`` that is not a placeholder (only ``raise NotImplementedError``); None when
+        more than MAX_CANDIDATES files define a ``name`` (too common a name to say which
+        runs). Only files whose bytes contain ``def name(`` are summarized."""
+        if name not in self._methods:
+            needle = f"def {name}(".encode()
+            paths = [path for path in self.project_files() if (data := self._scan(path)) is not None and needle in data]
+            self._methods[name] = paths if len(paths) <= MAX_CANDIDATES else None
+        paths = self._methods[name]
+        if paths is None:
+            return None
+        found: list[tuple[str, str, FunctionSummary]] = []
+        for path in paths:
+            summary = self.summary(path) if path != exclude else None
+            for qualified, function in summary[0].functions.items() if summary is not None else ():
+                if function.method and qualified.endswith(f".{name}") and not function.abstract:
+                    found.append((path, qualified, function))
         return found
 
     def target_reaches(self, path: str, target: str, flag: str, deps: dict[str, str], seen: set | None = None, depth: int = 0) -> bool:
@@ -364,8 +364,7 @@ class ProjectIndex:
     def method_reaches(self, name: str, flag: str, deps: dict[str, str], exclude: str = "", seen: set | None = None, depth: int = 0) -> bool:
         """Some project method ``name`` (outside ``exclude``), or what it calls on, has ``flag``.
         A name defined by more than MAX_CANDIDATES methods is not followed."""
-        named = self.methods_named(name)
-        candidates = [c for c in named or () if c[0] != exclude]
+        candidates = self.methods_named(name, exclude) or []
         seen = set() if seen is None else seen
         for path, qualified, function in candidates:
             deps[path] = self.known_digest(path)
@@ -510,10 +509,10 @@ class ProjectView(NullProject):
     def methods_named(self, name: str) -> list[str] | None:
         """Where the project's other files define a method ``name`` (placeholders left out);
         None when too many files define one to tell."""
-        named = self.index.methods_named(name)
+        named = self.index.methods_named(name, exclude=self.path)
         if named is None:
             return None
-        found = [(path, qualified) for path, qualified, _ in named if path != self.path]
+        found = [(path, qualified) for path, qualified, _ in named]
         for path, _ in found:
             self.deps[path] = self.index.known_digest(path)
         return [f"{os.path.relpath(path, self.index.root)}:{qualified}" for path, qualified in found]
