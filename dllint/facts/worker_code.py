@@ -195,7 +195,12 @@ class WorkerCode:
         return reached
 
     def reaches(
-        self, roots: list[FunctionNode], cls: ClassInfo | None, question: tuple[Callable[[ast.AST], bool], str], depth: int = 0
+        self,
+        roots: list[FunctionNode],
+        cls: ClassInfo | None,
+        question: tuple[Callable[[ast.AST], bool], str],
+        depth: int = 0,
+        seen: set[int] | None = None,
     ) -> bool:
         """``roots``, or code they call, answers ``question`` (:data:`WORKER_INFO`,
         :data:`EPOCH_STATE`): the functions :meth:`reached_from` finds; then, for each call in
@@ -204,7 +209,9 @@ class WorkerCode:
         name is not a built-in type's, the ``m`` methods of the project's other files (a
         placeholder that only raises ``NotImplementedError`` is skipped: a subclass runs)."""
         test, flag = question
-        reached = self.reached_from(roots, cls)
+        seen = set() if seen is None else seen  # functions already asked about (each once)
+        reached = [function for function in self.reached_from(roots, cls) if id(function) not in seen]
+        seen.update(map(id, reached))
         if any(test(function) for function in reached):
             return True
         project = self.facts.project
@@ -221,8 +228,8 @@ class WorkerCode:
                 if depth < LOCAL_DEPTH:
                     for other in self.facts.classes.values():
                         method = other.method(name)
-                        if other is not cls and method is not None and not is_abstract(method):
-                            if self.reaches([method], other, question, depth + 1):
+                        if other is not cls and method is not None and id(method) not in seen and not is_abstract(method):
+                            if self.reaches([method], other, question, depth + 1, seen):
                                 return True
                 if project is not None and name not in BUILTIN_METHOD_NAMES and project.method_reaches(name, flag):
                     return True
