@@ -195,3 +195,16 @@ def test_epoch_read_followed_only_so_deep(tmp_path, monkeypatch):
     assert codes(lint(ProjectIndex(tmp_path, SETTINGS), tmp_path / "core.py"), "DL201") == []
     monkeypatch.setattr(index_module, "MAX_REACH_DEPTH", 3)
     assert codes(lint(ProjectIndex(tmp_path, SETTINGS), tmp_path / "core.py"), "DL201") == [18]
+
+
+def test_a_mixin_added_later_re_lints_the_dataset(tmp_path):
+    """Warm run: a new file that defines the method the stream is handed to (a file the first
+    lint never read) brings the verdict back into question; here it consults nothing: fires."""
+    from tests.test_project import check_project
+
+    root = tmp_path / "project"
+    write(root, {"pyproject.toml": "", "core.py": CORE})
+    cache = tmp_path / "cache"
+    assert check_project(root, cache)["core.py"] == []  # the stream's code is not in view
+    write(root, {"mixin.py": "class M:\n    def samples(self):\n        yield from [1, 2]\n"})
+    assert (8, "DL302") in check_project(root, cache)["core.py"]
