@@ -28,7 +28,9 @@ class NonPersistentWorkers(Rule):
     project calls does not (a trainer outside it asks for a fresh loader when it needs one),
     nor one stored (`self.X = loader`) only for the `test_dataloader`/`predict_dataloader`
     hook that returns `self.X` (one pass). Silent where the dataset's worker-side code reads
-    state the framework advances between epochs (`current_epoch`, `global_step`, `.trainer`).
+    state the framework advances between epochs (`current_epoch`, `global_step`, `.trainer`),
+    also in the project's other files (`self.task.samples()` defined by a mixin elsewhere,
+    seeding by `model.current_epoch` in a third module; followed to a bounded depth).
     Endless iteration (a sampler that never ends, `iter()`
     renewed only on `StopIteration`, a loader subclass that keeps one iterator) is one pass.
 
