@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
@@ -300,25 +300,55 @@ def _worker_side(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunction
     cls = facts.classes.get(owner.name) if method and isinstance(owner, ast.ClassDef) else None
     worker_code = facts.worker_code
     reached = worker_code.reached_from([function], cls)
-    summary.worker_info = any(consults_worker_info(f) for f in reached)
-    summary.epoch_state = any(reads_epoch_state(f) for f in reached)
+    memo = _memo(facts)
+    summary.worker_info = any(memo.once(f, "info", consults_worker_info) for f in reached)
+    summary.epoch_state = any(memo.once(f, "epoch", reads_epoch_state) for f in reached)
     summary.abstract = is_abstract(function)
     if summary.worker_info and summary.epoch_state:
         return
     onward: set[str] = set()
-    context = facts.project
     for reached_function in reached:
-        for node in ast.walk(reached_function):
-            if not isinstance(node, ast.Call):
-                continue
-            target = context.target_of(facts, node.func, facts.scopes.scope_of(node)) if context is not None else None
-            if target is not None:
-                onward.add(target.rstrip("@"))
-                continue
-            name = worker_code.method_on_other(node.func, cls)
-            if name is not None and not _builtin_method(name):
-                onward.add(f".{name}")
+        onward.update(memo.once(reached_function, ("onward", id(cls)), lambda f: _calls_out(facts, f, cls)))
     summary.onward = sorted(onward, key=lambda o: (o.startswith("."), o))[:MAX_ONWARD]  # other modules first
+
+
+def _calls_out(facts: FileFacts, function: ast.AST, cls) -> set[str]:
+    """The calls in ``function`` that lead out of the file: project targets, ``.m`` methods."""
+    out: set[str] = set()
+    context = facts.project
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call):
+            continue
+        target = context.target_of(facts, node.func, facts.scopes.scope_of(node)) if context is not None else None
+        if target is not None:
+            out.add(target.rstrip("@"))
+            continue
+        name = facts.worker_code.method_on_other(node.func, cls)
+        if name is not None and not _builtin_method(name):
+            out.add(f".{name}")
+    return out
+
+
+class _Memo:
+    """Per-file answers about one function, asked again for every function that reaches it
+    (a big class's methods reach each other: without this, summarizing transformers'
+    ``trainer.py`` walks its methods thousands of times)."""
+
+    def __init__(self) -> None:
+        self.answers: dict[tuple, Any] = {}
+
+    def once(self, function: ast.AST, question: Any, answer: Callable[[ast.AST], Any]) -> Any:
+        key = (function, question)
+        if key not in self.answers:
+            self.answers[key] = answer(function)
+        return self.answers[key]
+
+
+def _memo(facts: FileFacts) -> _Memo:
+    memo = getattr(facts, "_summary_memo", None)
+    if memo is None:
+        memo = facts._summary_memo = _Memo()  # type: ignore[attr-defined]
+    return memo
 
 
 def _builtin_method(name: str) -> bool:
