@@ -324,7 +324,7 @@ class ProjectIndex:
                     continue
                 direct = self._resolve_once(other, call.target)
                 if direct == (path, name) or direct is not None and self.resolve(other, call.target) == (path, name):
-                    found.append((other, CallerEffects(call.line, call.effects)))
+                    found.append((other, CallerEffects(call.line, call.effects, call.elements)))
         self._callers[key] = found
         return found
 
@@ -348,6 +348,13 @@ class ProjectIndex:
 class CallerEffects:
     line: int
     effects: Effects
+    elements: dict[str, Effects] = field(default_factory=dict)  # see CallSummary.elements
+
+    def element(self, index: int | str) -> Effects:
+        """What the caller does with one element of the returned container: kept where it
+        does not take the container apart (as a returned container always was)."""
+        found = self.elements.get(str(index)) or self.elements.get("*")
+        return found if found is not None else Effects(stores=True)
 
 
 @dataclass
@@ -384,15 +391,17 @@ class ProjectView(NullProject):
             uses += usage.continue_from(call, scope, loops, via, seen)  # handed back: the caller goes on
         return uses
 
-    def caller_uses(self, usage: UsageAnalysis, function: ast.AST, expr, here, via) -> list[Use] | None:
-        """What the project's other files do with the value ``function`` returns."""
+    def caller_uses(self, usage: UsageAnalysis, function: ast.AST, expr, here, via, element: int | str | None = None) -> list[Use] | None:
+        """What the project's other files do with the value ``function`` returns (with
+        ``element``: with that element of the tuple or list it returns)."""
         name = self._qualified_name(usage.facts, function)
         if name is None:
             return None
         uses: list[Use] = []
         for caller, found in self.index.callers_of(self.path, name):
             self.deps[caller] = self.index.known_digest(caller)
-            effects = self.index.expand(caller, found.effects, self.deps)
+            effects = found.effects if element is None else found.element(element)
+            effects = self.index.expand(caller, effects, self.deps)
             where = f"{os.path.relpath(caller, self.index.root)}:{found.line}"
             uses += _uses_from(effects, expr, expr, here, via, where)
         return uses

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
     from dllint.facts.usage import Use
 
-FORMAT = 5
+FORMAT = 6
 STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
@@ -97,6 +97,9 @@ class CallSummary:
     target: str
     line: int
     effects: Effects
+    # The result taken apart as a tuple or list (``train, val = build_loaders()``, ``for dl
+    # in get_loaders()``): what happens to each element, by position ("*": every element).
+    elements: dict[str, Effects] = field(default_factory=dict)
 
 
 @dataclass
@@ -151,7 +154,10 @@ class FileSummary:
                 )
                 for name, f in data["functions"].items()
             },
-            calls=[CallSummary(c["target"], c["line"], Effects(**c["effects"])) for c in data["calls"]],
+            calls=[
+                CallSummary(c["target"], c["line"], Effects(**c["effects"]), {k: Effects(**e) for k, e in c["elements"].items()})
+                for c in data["calls"]
+            ],
             classes={name: ClassSummary(**c) for name, c in data["classes"].items()},
             loaders=[LoaderSummary(**row) for row in data["loaders"]],
             imports=dict(data["imports"]),
@@ -251,10 +257,32 @@ def summarize(path: str, text: str, settings: Settings, tree: ast.Module | None 
         scope = facts.scopes.scope_of(call)
         built = set(map(id, usage.enclosing_loops(call, scope)))  # a fresh result each pass
         effects = effects_of(usage.uses_of(call, scope), built, facts)
-        if not effects.empty:
-            effects.set_epoch |= summary.set_epoch
-            summary.calls.append(CallSummary(target, call.lineno, effects))
+        elements = _element_effects(facts, call, scope, built)
+        for found in [effects, *elements.values()]:
+            found.set_epoch |= summary.set_epoch and not found.empty
+        if not effects.empty or elements:
+            summary.calls.append(CallSummary(target, call.lineno, effects, elements))
     return summary
+
+
+def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[int]) -> dict[str, Effects]:
+    """What the file does with each element of a call's result that it unpacks
+    (``a, b = f()``: by position) or loops over (``for x in f()``: ``"*"``); only decidable
+    ones are kept."""
+    parent = facts.scopes.parents.get(call)
+    if isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1:
+        target = parent.targets[0]
+        indices: list[int | str] = list(range(len(target.elts))) if isinstance(target, (ast.Tuple, ast.List)) else []
+    elif isinstance(parent, (ast.For, ast.AsyncFor, ast.Call)):
+        indices = ["*"] if facts.usage._element_loop_target(call) is not None else []
+    else:
+        indices = []
+    elements: dict[str, Effects] = {}
+    for index in indices:
+        uses = facts.usage.element_uses(call, index, scope)
+        if uses is not None:
+            elements[str(index)] = effects_of(uses, built, facts)
+    return elements
 
 
 def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> FunctionSummary:
