@@ -324,7 +324,7 @@ class ProjectIndex:
                     continue
                 direct = self._resolve_once(other, call.target)
                 if direct == (path, name) or direct is not None and self.resolve(other, call.target) == (path, name):
-                    found.append((other, CallerEffects(call.line, call.effects, call.elements)))
+                    found.append((other, CallerEffects(call.line, call.effects, call.elements, call.returned_by)))
         self._callers[key] = found
         return found
 
@@ -349,6 +349,7 @@ class CallerEffects:
     line: int
     effects: Effects
     elements: dict[str, Effects] = field(default_factory=dict)  # see CallSummary.elements
+    returned_by: str = ""  # see CallSummary.returned_by
 
     def element(self, index: int | str) -> Effects:
         """What the caller does with one element of the returned container: kept where it
@@ -397,10 +398,19 @@ class ProjectView(NullProject):
         name = self._qualified_name(usage.facts, function)
         if name is None:
             return None
+        return self._uses_by_callers(self.path, name, expr, here, via, element, 0)
+
+    def _uses_by_callers(self, path: str, name: str, expr, here, via, element: int | str | None, depth: int) -> list[Use]:
         uses: list[Use] = []
-        for caller, found in self.index.callers_of(self.path, name):
+        for caller, found in self.index.callers_of(path, name):
             self.deps[caller] = self.index.known_digest(caller)
             effects = found.effects if element is None else found.element(element)
+            if found.returned_by and depth < MAX_FOLLOW:
+                # ``def build_loader(cfg): return _build_loader(cfg)``: its callers decide
+                further = self._uses_by_callers(caller, found.returned_by, expr, here, via, element, depth + 1)
+                if further:
+                    uses += further
+                    effects = replace(effects, stores=False)  # not kept: handed on to them
             effects = self.index.expand(caller, effects, self.deps)
             where = f"{os.path.relpath(caller, self.index.root)}:{found.line}"
             uses += _uses_from(effects, expr, expr, here, via, where)

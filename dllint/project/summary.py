@@ -100,6 +100,9 @@ class CallSummary:
     # The result taken apart as a tuple or list (``train, val = build_loaders()``, ``for dl
     # in get_loaders()``): what happens to each element, by position ("*": every element).
     elements: dict[str, Effects] = field(default_factory=dict)
+    # ``return other.build_loader(cfg)`` in a function of this file ("f", "Cls.m"): what
+    # happens to the result is for that function's callers to say.
+    returned_by: str = ""
 
 
 @dataclass
@@ -155,7 +158,9 @@ class FileSummary:
                 for name, f in data["functions"].items()
             },
             calls=[
-                CallSummary(c["target"], c["line"], Effects(**c["effects"]), {k: Effects(**e) for k, e in c["elements"].items()})
+                CallSummary(
+                    c["target"], c["line"], Effects(**c["effects"]), {k: Effects(**e) for k, e in c["elements"].items()}, c["returned_by"]
+                )
                 for c in data["calls"]
             ],
             classes={name: ClassSummary(**c) for name, c in data["classes"].items()},
@@ -260,9 +265,24 @@ def summarize(path: str, text: str, settings: Settings, tree: ast.Module | None 
         elements = _element_effects(facts, call, scope, built)
         for found in [effects, *elements.values()]:
             found.set_epoch |= summary.set_epoch and not found.empty
-        if not effects.empty or elements:
-            summary.calls.append(CallSummary(target, call.lineno, effects, elements))
+        returned_by = _returned_by(facts, call)
+        if not effects.empty or elements or returned_by:
+            summary.calls.append(CallSummary(target, call.lineno, effects, elements, returned_by))
     return summary
+
+
+def _returned_by(facts: FileFacts, call: ast.Call) -> str:
+    """The summarized function (``"f"``, ``"Cls.m"``) that returns the call's result as it
+    is (``return _build_loader(cfg)``); "" otherwise."""
+    if not isinstance(facts.scopes.parents.get(call), ast.Return):
+        return ""
+    function = facts.scopes.enclosing_function(call)
+    owner = facts.scopes.parents.get(function) if function is not None else None
+    if isinstance(owner, ast.Module):
+        return function.name  # type: ignore[union-attr]
+    if isinstance(owner, ast.ClassDef) and isinstance(facts.scopes.parents.get(owner), ast.Module):
+        return f"{owner.name}.{function.name}"  # type: ignore[union-attr]
+    return ""
 
 
 def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[int]) -> dict[str, Effects]:
