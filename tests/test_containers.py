@@ -132,3 +132,27 @@ def test_tuple_elements_followed_through_a_dispatcher_in_another_file(tmp_path):
     result = lint(index, tmp_path / "pkg" / "build.py")
     assert [(f.line, f.code) for f in result.findings if f.code == "DL201"] == [(5, "DL201")]
     assert str(tmp_path / "train.py") in result.deps and str(tmp_path / "pkg" / "__init__.py") in result.deps
+
+
+def test_two_calls_of_a_factory_build_two_loaders():
+    # Each call builds a loader of its own, iterated once; one iterated twice still counts.
+    source = HEAD + textwrap.dedent("""\
+        def build(ds):
+            return DataLoader(ds, num_workers=2), len(ds)
+
+        def make(ds):
+            loader = DataLoader(ds, num_workers=2)
+            return loader
+
+        def main(ds):
+            train, n = build(ds)
+            list(train)
+            val, n = build(ds)
+            list(val)
+            a = make(ds)
+            list(a)
+            b = make(ds)
+            list(b)
+            list(b)
+        """)
+    assert counts(source) == {3: 1, 6: 2}

@@ -156,7 +156,7 @@ class UsageAnalysis:
                 return 2
             if any(use.node is other.node and use.via == other.via for other in once):
                 continue  # the same loop reached through two bindings of one name
-            if any(not self._exclusive(use, other) for other in once):
+            if any(not self._exclusive(use, other) and not self._other_construction(loader, use, other) for other in once):
                 return 2
             once.append(use)
         return min(len(once), 1)  # pairwise exclusive: at most one of them runs
@@ -166,6 +166,18 @@ class UsageAnalysis:
         arms = self._if_arms(first.via[0] if first.via else first.node)
         other = self._if_arms(second.via[0] if second.via else second.node)
         return any(node in other and other[node] != arm for node, arm in arms.items())
+
+    def _other_construction(self, loader: LoaderCall, first: Use, second: Use) -> bool:
+        """The two uses reach the loader through two calls of the function that builds it
+        (``tr = build_loader(a); va = build_loader(b)``): each call builds a loader of its own."""
+        builder = self.facts.scopes.enclosing_function(loader.node)
+        for one, other in zip(first.via, second.via):
+            if one is other:
+                continue
+            return builder is not None and all(
+                self.same_file_function(call.func, self.facts.scopes.scope_of(call)) is builder for call in (one, other)
+            )
+        return False
 
     def _if_arms(self, node: ast.AST) -> dict[ast.If, str]:
         """For each ``if`` around ``node`` in its function: which arm holds it (body or orelse)."""
