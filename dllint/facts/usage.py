@@ -302,6 +302,11 @@ class UsageAnalysis:
                 return self._uses_of_name(param, callee_scope, here, via + (call,), seen | {key})
         if self.facts.is_loader_class_name(func)[0]:
             return [Use("escape", expr, here, via, "unknown")]  # the dataset/sampler a loader takes
+        field = self._record_field(func, keyword, index, scope)
+        if field is not None:  # DataInfo(dataloader=loader): reads of info.dataloader decide
+            found = self._uses_of_element(call, field, scope, loops, via, seen)
+            if found is not None:
+                return found
         init = self._same_file_init(func, scope)
         if init is not None and len(via) < MAX_CALL_DEPTH:
             param = self._parameter(init, keyword, index, True)
@@ -452,6 +457,12 @@ class UsageAnalysis:
             uses = self._uses_of_name(target.id, scope, loops, via, seen, loop)
             return [replace(u, loops=tuple(x for x in u.loops if x is not loop)) for u in uses]
         parent = self.parents.get(container)
+        if isinstance(parent, ast.Attribute) and isinstance(index, str) and index != "*":
+            if parent.attr == index:
+                return self._uses_of_expr(parent, scope, loops, via, seen)
+            if isinstance(self.parents.get(parent), ast.Call) and self.parents[parent].func is parent:
+                return None  # info.set_epoch(e): a method may use the field
+            return []  # another field
         if isinstance(parent, ast.Subscript) and parent.value is container and isinstance(parent.ctx, ast.Load):
             position = parent.slice
             if not (isinstance(position, ast.Constant) and type(position.value) is int and position.value >= 0):
@@ -508,6 +519,25 @@ class UsageAnalysis:
             else:
                 return None
             current = parent
+
+    def _record_field(self, func: ast.expr, keyword: str | None, index: int | None, scope: Scope) -> str | None:
+        """The field an argument of ``func(...)`` fills, when ``func`` is a same-file
+        ``@dataclass`` or ``NamedTuple`` class with no ``__init__`` of its own."""
+        if not isinstance(func, ast.Name):
+            return None
+        found = self.facts.scopes.lookup(func.id, scope)
+        if not found or len(found[1]) != 1 or found[1][0].kind != "class":
+            return None
+        cls = found[1][0].node
+        record = any((dotted_name(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] == "dataclass" for d in cls.decorator_list)  # type: ignore[attr-defined]
+        record |= any((dotted_name(b) or "").rsplit(".", 1)[-1] == "NamedTuple" for b in cls.bases)  # type: ignore[attr-defined]
+        body = cls.body  # type: ignore[attr-defined]
+        if not record or any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("__init__", "__post_init__") for s in body):
+            return None
+        fields = [s.target.id for s in body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+        if keyword is not None:
+            return keyword if keyword in fields else None
+        return fields[index] if index is not None and index < len(fields) else None
 
     def _uses_of_container_name(
         self, name: str, index: int | str, scope: Scope, loops: tuple, via: tuple, seen: frozenset, binding: ast.AST | None

@@ -292,7 +292,10 @@ def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[
     parent = facts.scopes.parents.get(call)
     if isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1:
         target = parent.targets[0]
-        indices: list[int | str] = list(range(len(target.elts))) if isinstance(target, (ast.Tuple, ast.List)) else []
+        if isinstance(target, (ast.Tuple, ast.List)):
+            indices: list[int | str] = list(range(len(target.elts)))
+        else:  # info = build(...): the fields read as info.X (a record the callee returns)
+            indices = sorted(_fields_read(facts, target.id, scope))[:MAX_FIELDS] if isinstance(target, ast.Name) else []
     elif isinstance(parent, (ast.For, ast.AsyncFor, ast.Call)):
         indices = ["*"] if facts.usage._element_loop_target(call) is not None else []
     else:
@@ -303,6 +306,19 @@ def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[
         if uses is not None:
             elements[str(index)] = effects_of(uses, built, facts)
     return elements
+
+
+MAX_FIELDS = 8
+
+
+def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[str]:
+    """Attributes read off loads of ``name`` in ``scope`` (``info.dataloader``)."""
+    parents = facts.scopes.parents
+    return {
+        parent.attr
+        for load in scope.loads
+        if load.id == name and isinstance(parent := parents.get(load), ast.Attribute) and isinstance(parent.ctx, ast.Load)
+    }
 
 
 def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> FunctionSummary:
