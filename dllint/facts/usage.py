@@ -220,6 +220,8 @@ class UsageAnalysis:
         here = loops + self.enclosing_loops(expr, scope)
         if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is expr:
             return [Use("iterate", parent, here, via)]
+        if isinstance(parent, ast.YieldFrom):  # ``while True: yield from loader``: a pass per round
+            return [Use("iterate", parent, here, via)]
         if isinstance(parent, ast.comprehension) and parent.iter is expr:
             comp = self.parents.get(parent)
             return [Use("iterate", comp or parent, loops + self.enclosing_loops(comp or parent, scope), via)]
