@@ -769,7 +769,12 @@ class UsageAnalysis:
         return in_body and not self._in_body_of(loop, binding)
 
     def _in_body_of(self, loop: ast.For | ast.AsyncFor, node: ast.AST) -> bool:
-        return any(self.facts.contains(stmt, node) for stmt in loop.body)
+        child, current = node, self.parents.get(node)
+        while current is not None:
+            if current is loop:
+                return any(child is stmt for stmt in loop.body)
+            child, current = current, self.parents.get(current)
+        return False
 
     def _always_runs_before(self, statement: ast.AST, load: ast.AST) -> bool:
         """A later statement of the block that holds ``statement`` contains ``load``."""

@@ -303,8 +303,9 @@ def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[
     elements: dict[str, Effects] = {}
     for index in indices:
         uses = facts.usage.element_uses(call, index, scope)
-        if uses is not None:
-            elements[str(index)] = effects_of(uses, built, facts)
+        found = effects_of(uses, built, facts) if uses is not None else None
+        if found is not None and (isinstance(index, int) or not found.empty):  # a field nothing uses: not worth keeping
+            elements[str(index)] = found
     return elements
 
 
@@ -316,8 +317,8 @@ def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[str]:
     parents = facts.scopes.parents
     return {
         parent.attr
-        for load in scope.loads
-        if load.id == name and isinstance(parent := parents.get(load), ast.Attribute) and isinstance(parent.ctx, ast.Load)
+        for load, load_scope in facts.usage._loads_by_name.get(name, ())
+        if load_scope is scope and isinstance(parent := parents.get(load), ast.Attribute) and isinstance(parent.ctx, ast.Load)
     }
 
 
