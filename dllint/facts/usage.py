@@ -469,6 +469,8 @@ class UsageAnalysis:
             position = parent.slice
             if not (isinstance(position, ast.Constant) and type(position.value) is int and position.value >= 0):
                 return None
+            if isinstance(index, str) and index != "*":
+                return None  # a NamedTuple field read by position: which one is not known here
             if index == "*" or position.value == index:
                 return self._uses_of_expr(parent, scope, loops, via, seen)
             return []  # another element
