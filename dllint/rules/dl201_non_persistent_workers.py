@@ -31,6 +31,8 @@ class NonPersistentWorkers(Rule):
     state the framework advances between epochs (`current_epoch`, `global_step`, `.trainer`).
     Endless iteration (a sampler that never ends, `iter()`
     renewed only on `StopIteration`, a loader subclass that keeps one iterator) is one pass.
+    Loaders in tuples, lists and dataclass fields are followed one by one (`train, val =
+    build_loaders()`, `for name, dl in zip(names, [dev_dl, test_dl])` gives each one pass).
 
     ## Why is this bad?
     Without persistent workers, every `for batch in loader` starts all worker processes
