@@ -156,3 +156,10 @@ def test_two_calls_of_a_factory_build_two_loaders():
             list(b)
         """)
     assert counts(source) == {3: 1, 6: 2}
+
+
+def test_a_with_target_that_rebinds_its_own_argument_is_followed_once():
+    # ``with split(inputs) as inputs`` used to recurse until RecursionError while summarizing.
+    text = "def f(state, inputs):\n    with state.split(inputs) as inputs:\n        for x in inputs:\n            pass\n"
+    summary = summarize("s.py", text, SETTINGS)
+    assert "f" in summary.functions

@@ -258,8 +258,8 @@ class UsageAnalysis:
         if isinstance(parent, (ast.Compare, ast.Expr, ast.If, ast.While, ast.Assert, ast.UnaryOp)):
             return []
         if isinstance(parent, ast.withitem) and parent.context_expr is expr:
-            if isinstance(parent.optional_vars, ast.Name):
-                return self._uses_of_name(parent.optional_vars.id, scope, loops, via, seen)
+            if isinstance(parent.optional_vars, ast.Name):  # the binding stops ``with f(x) as x`` going round
+                return self._uses_of_name(parent.optional_vars.id, scope, loops, via, seen, parent)
             return []
         if isinstance(parent, ast.Return) and parent.value is expr:
             return self._returned(expr, scope, loops, via, seen)
@@ -964,4 +964,6 @@ def _end(node: ast.AST) -> tuple[int, int]:
     target: after its iterable, before its body)."""
     if isinstance(node, (ast.For, ast.AsyncFor)):
         node = node.iter
+    elif isinstance(node, ast.withitem):  # no position of its own
+        node = node.context_expr
     return (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
