@@ -431,6 +431,10 @@ class UsageAnalysis:
         return calls
 
     # -- containers: loaders in tuples and lists --------------------------------------
+    def loads_in(self, name: str, scope: Scope) -> list[ast.Name]:
+        """Loads of ``name`` directly in ``scope``."""
+        return [load for load, load_scope in self._loads_by_name.get(name, ()) if load_scope is scope]
+
     def element_uses(self, container: ast.AST, index: int | str, scope: Scope) -> list[Use] | None:
         """Uses of element ``index`` (``"*"``: any element) of the tuple or list that
         ``container`` evaluates to (for the project's summaries); None: undecidable."""
@@ -450,7 +454,7 @@ class UsageAnalysis:
         if self._steps > MAX_STEPS or key in seen:
             return None
         seen = seen | {key}
-        looped = self._element_loop_target(container)
+        looped = self.element_loop_target(container)
         if looped is not None:
             loop, target = looped
             if not isinstance(target, ast.Name):
@@ -493,7 +497,7 @@ class UsageAnalysis:
             return self._element_passed(parent, None, parent.args.index(container), index, scope, loops, via, seen)
         return None
 
-    def _element_loop_target(self, node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
+    def element_loop_target(self, node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
         """(the ``for``, the part of its target that takes each element) when ``node``'s
         elements are looped over, directly or through ``zip``/``enumerate``."""
         path: list[int] = []

@@ -297,7 +297,7 @@ def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[
         else:  # info = build(...): the fields read as info.X (a record the callee returns)
             indices = sorted(_fields_read(facts, target.id, scope))[:MAX_FIELDS] if isinstance(target, ast.Name) else []
     elif isinstance(parent, (ast.For, ast.AsyncFor, ast.Call)):
-        indices = ["*"] if facts.usage._element_loop_target(call) is not None else []
+        indices = ["*"] if facts.usage.element_loop_target(call) is not None else []
     else:
         indices = []
     elements: dict[str, Effects] = {}
@@ -317,8 +317,8 @@ def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[str]:
     parents = facts.scopes.parents
     return {
         parent.attr
-        for load, load_scope in facts.usage._loads_by_name.get(name, ())
-        if load_scope is scope and isinstance(parent := parents.get(load), ast.Attribute) and isinstance(parent.ctx, ast.Load)
+        for load in facts.usage.loads_in(name, scope)
+        if isinstance(parent := parents.get(load), ast.Attribute) and isinstance(parent.ctx, ast.Load)
     }
 
 
