@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
     from dllint.facts.usage import Use
 
-FORMAT = 6
+FORMAT = 7
+MAX_ONWARD = 24  # calls a function summary names for the index to follow on
 STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
@@ -82,6 +83,11 @@ class FunctionSummary:
     effects: dict[str, Effects]
     returns: list[Returned] = field(default_factory=list)
     worker_info: bool = False  # it, or a same-file function it calls, consults get_worker_info() (DL302)
+    epoch_state: bool = False  # it, or a same-file function it calls, reads current_epoch/global_step/.trainer (DL201)
+    abstract: bool = False  # only raises NotImplementedError: a subclass's override runs instead
+    # What the index follows on from it: targets of calls into other modules ("0:pkg.f") and
+    # ".m" for obj.m() on an object of unknown class (see WorkerCode.method_on_other).
+    onward: list[str] = field(default_factory=list)
 
     def parameter(self, argument: str, bound: bool) -> str | None:
         """The parameter an argument lands in: ``"0"`` (position) or a keyword."""
@@ -154,6 +160,9 @@ class FileSummary:
                     {p: Effects(**e) for p, e in f["effects"].items()},
                     [Returned(**r) for r in f["returns"]],
                     bool(f.get("worker_info", False)),
+                    bool(f.get("epoch_state", False)),
+                    bool(f.get("abstract", False)),
+                    list(f.get("onward", [])),
                 )
                 for name, f in data["functions"].items()
             },
@@ -209,6 +218,15 @@ class NullProject:
         return None
 
     def loaders_elsewhere(self, *args: Any) -> list:
+        return []
+
+    def reaches(self, *args: Any) -> bool:
+        return False
+
+    def method_reaches(self, *args: Any) -> bool:
+        return False
+
+    def methods_named(self, *args: Any) -> list:
         return []
 
 
@@ -332,16 +350,76 @@ def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef
         found.set_epoch |= _set_epoch_on(facts, function, name)
         if not found.empty:
             effects[name] = found
-    return FunctionSummary(params, kwonly, method, effects, _returns(facts, function), _worker_info(facts, function, method))
+    summary = FunctionSummary(params, kwonly, method, effects, _returns(facts, function))
+    _worker_side(facts, function, method, summary)
+    return summary
 
 
-def _worker_info(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> bool:
-    """The function, or a same-file function or ``self`` method it calls, consults worker info."""
-    from dllint.facts.worker_code import consults_worker_info
+def _worker_side(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, summary: FunctionSummary) -> None:
+    """What worker-side rules ask of a function that a dataset may call: whether it, or a
+    same-file function or ``self`` method it calls, consults worker info or reads the epoch
+    state, and which calls lead out of the file (for the index to follow)."""
+    from dllint.facts.worker_code import consults_worker_info, is_abstract, reads_epoch_state
 
     owner = facts.scopes.parents.get(function)
     cls = facts.classes.get(owner.name) if method and isinstance(owner, ast.ClassDef) else None
-    return any(consults_worker_info(f) for f in facts.worker_code.reached_from([function], cls))
+    worker_code = facts.worker_code
+    reached = worker_code.reached_from([function], cls)
+    memo = _memo(facts)
+    summary.worker_info = any(memo.once(f, "info", consults_worker_info) for f in reached)
+    summary.epoch_state = any(memo.once(f, "epoch", reads_epoch_state) for f in reached)
+    summary.abstract = is_abstract(function)
+    if summary.worker_info and summary.epoch_state:
+        return
+    onward: set[str] = set()
+    for reached_function in reached:
+        onward.update(memo.once(reached_function, ("onward", id(cls)), lambda f: _calls_out(facts, f, cls)))
+    summary.onward = sorted(onward, key=lambda o: (o.startswith("."), o))[:MAX_ONWARD]  # other modules first
+
+
+def _calls_out(facts: FileFacts, function: ast.AST, cls) -> set[str]:
+    """The calls in ``function`` that lead out of the file: project targets, ``.m`` methods."""
+    out: set[str] = set()
+    context = facts.project
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call):
+            continue
+        target = context.target_of(facts, node.func, facts.scopes.scope_of(node)) if context is not None else None
+        if target is not None:
+            out.add(target.rstrip("@"))
+            continue
+        name = facts.worker_code.method_on_other(node.func, cls)
+        if name is not None and not _builtin_method(name):
+            out.add(f".{name}")
+    return out
+
+
+class _Memo:
+    """Per-file answers about one function, asked again for every function that reaches it
+    (a big class's methods reach each other: without this, summarizing transformers'
+    ``trainer.py`` walks its methods thousands of times)."""
+
+    def __init__(self) -> None:
+        self.answers: dict[tuple, Any] = {}
+
+    def once(self, function: ast.AST, question: Any, answer: Callable[[ast.AST], Any]) -> Any:
+        key = (function, question)
+        if key not in self.answers:
+            self.answers[key] = answer(function)
+        return self.answers[key]
+
+
+def _memo(facts: FileFacts) -> _Memo:
+    memo = getattr(facts, "_summary_memo", None)
+    if memo is None:
+        memo = facts._summary_memo = _Memo()  # type: ignore[attr-defined]
+    return memo
+
+
+def _builtin_method(name: str) -> bool:
+    from dllint.facts.worker_code import BUILTIN_METHOD_NAMES
+
+    return name in BUILTIN_METHOD_NAMES
 
 
 RETURNED_LOADER_ARGS = ("shuffle", "num_workers", "persistent_workers", "pin_memory")
