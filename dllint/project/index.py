@@ -463,7 +463,7 @@ class ProjectIndex:
                     continue
                 direct = self._resolve_once(other, call.target)
                 if direct == (path, name) or direct is not None and self.resolve(other, call.target) == (path, name):
-                    found.append((other, CallerEffects(call.line, call.effects)))
+                    found.append((other, CallerEffects(call.line, call.effects, call.elements, call.returned_by)))
         self._callers[key] = found
         return found
 
@@ -585,6 +585,14 @@ class _Question:
 class CallerEffects:
     line: int
     effects: Effects
+    elements: dict[str, Effects] = field(default_factory=dict)  # see CallSummary.elements
+    returned_by: str = ""  # see CallSummary.returned_by
+
+    def element(self, index: int | str) -> Effects:
+        """What the caller does with one element of the returned container: kept where it
+        does not take the container apart (as a returned container always was)."""
+        found = self.elements.get(str(index)) or self.elements.get("*")
+        return found if found is not None else Effects(stores=True)
 
 
 @dataclass
@@ -621,16 +629,27 @@ class ProjectView(NullProject):
             uses += usage.continue_from(call, scope, loops, via, seen)  # handed back: the caller goes on
         return uses
 
-    def caller_uses(self, usage: UsageAnalysis, function: ast.AST, expr, here, via) -> list[Use] | None:
-        """What the project's other files do with the value ``function`` returns."""
+    def caller_uses(self, usage: UsageAnalysis, function: ast.AST, expr, here, via, element: int | str | None = None) -> list[Use] | None:
+        """What the project's other files do with the value ``function`` returns (with
+        ``element``: with that element of the tuple or list it returns)."""
         name = self._qualified_name(usage.facts, function)
         if name is None:
             return None
+        return self._uses_by_callers(self.path, name, expr, here, via, element, 0)
+
+    def _uses_by_callers(self, path: str, name: str, expr, here, via, element: int | str | None, depth: int) -> list[Use]:
         uses: list[Use] = []
-        self.index.record_mentions(self.deps, self.path, callee_needle(name))
-        for caller, found in self.index.callers_of(self.path, name):
+        self.index.record_mentions(self.deps, path, callee_needle(name))
+        for caller, found in self.index.callers_of(path, name):
             self.deps[caller] = self.index.known_digest(caller)
-            effects = self.index.expand(caller, found.effects, self.deps)
+            effects = found.effects if element is None else found.element(element)
+            if found.returned_by and depth < MAX_FOLLOW:
+                # ``def build_loader(cfg): return _build_loader(cfg)``: its callers decide
+                further = self._uses_by_callers(caller, found.returned_by, expr, here, via, element, depth + 1)
+                if further:
+                    uses += further
+                    effects = replace(effects, stores=False)  # not kept: handed on to them
+            effects = self.index.expand(caller, effects, self.deps)
             where = f"{os.path.relpath(caller, self.index.root)}:{found.line}"
             uses += _uses_from(effects, expr, expr, here, via, where)
         return uses

@@ -104,6 +104,12 @@ class CallSummary:
     target: str
     line: int
     effects: Effects
+    # The result taken apart as a tuple or list (``train, val = build_loaders()``, ``for dl
+    # in get_loaders()``): what happens to each element, by position ("*": every element).
+    elements: dict[str, Effects] = field(default_factory=dict)
+    # ``return other.build_loader(cfg)`` in a function of this file ("f", "Cls.m"): what
+    # happens to the result is for that function's callers to say.
+    returned_by: str = ""
 
 
 @dataclass
@@ -163,7 +169,12 @@ class FileSummary:
                 )
                 for name, f in data["functions"].items()
             },
-            calls=[CallSummary(c["target"], c["line"], Effects(**c["effects"])) for c in data["calls"]],
+            calls=[
+                CallSummary(
+                    c["target"], c["line"], Effects(**c["effects"]), {k: Effects(**e) for k, e in c["elements"].items()}, c["returned_by"]
+                )
+                for c in data["calls"]
+            ],
             classes={name: ClassSummary(**c) for name, c in data["classes"].items()},
             loaders=[LoaderSummary(**row) for row in data["loaders"]],
             imports=dict(data["imports"]),
@@ -278,10 +289,64 @@ def summarize(path: str, text: str, settings: Settings, tree: ast.Module | None 
         scope = facts.scopes.scope_of(call)
         built = set(map(id, usage.enclosing_loops(call, scope)))  # a fresh result each pass
         effects = effects_of(usage.uses_of(call, scope), built, facts)
-        if not effects.empty:
-            effects.set_epoch |= summary.set_epoch
-            summary.calls.append(CallSummary(target, call.lineno, effects))
+        elements = _element_effects(facts, call, scope, built)
+        for found in [effects, *elements.values()]:
+            found.set_epoch |= summary.set_epoch and not found.empty
+        returned_by = _returned_by(facts, call)
+        if not effects.empty or elements or returned_by:
+            summary.calls.append(CallSummary(target, call.lineno, effects, elements, returned_by))
     return summary
+
+
+def _returned_by(facts: FileFacts, call: ast.Call) -> str:
+    """The summarized function (``"f"``, ``"Cls.m"``) that returns the call's result as it
+    is (``return _build_loader(cfg)``); "" otherwise."""
+    if not isinstance(facts.scopes.parents.get(call), ast.Return):
+        return ""
+    function = facts.scopes.enclosing_function(call)
+    owner = facts.scopes.parents.get(function) if function is not None else None
+    if isinstance(owner, ast.Module):
+        return function.name  # type: ignore[union-attr]
+    if isinstance(owner, ast.ClassDef) and isinstance(facts.scopes.parents.get(owner), ast.Module):
+        return f"{owner.name}.{function.name}"  # type: ignore[union-attr]
+    return ""
+
+
+def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[int]) -> dict[str, Effects]:
+    """What the file does with each element of a call's result that it unpacks
+    (``a, b = f()``: by position) or loops over (``for x in f()``: ``"*"``); only decidable
+    ones are kept."""
+    parent = facts.scopes.parents.get(call)
+    if isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1:
+        target = parent.targets[0]
+        if isinstance(target, (ast.Tuple, ast.List)):
+            indices: list[int | str] = list(range(len(target.elts)))
+        else:  # info = build(...): the fields read as info.X (a record the callee returns)
+            indices = sorted(_fields_read(facts, target.id, scope))[:MAX_FIELDS] if isinstance(target, ast.Name) else []
+    elif isinstance(parent, (ast.For, ast.AsyncFor, ast.Call)):
+        indices = ["*"] if facts.usage.element_loop_target(call) is not None else []
+    else:
+        indices = []
+    elements: dict[str, Effects] = {}
+    for index in indices:
+        uses = facts.usage.element_uses(call, index, scope)
+        found = effects_of(uses, built, facts) if uses is not None else None
+        if found is not None and (isinstance(index, int) or not found.empty):  # a field nothing uses: not worth keeping
+            elements[str(index)] = found
+    return elements
+
+
+MAX_FIELDS = 8
+
+
+def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[str]:
+    """Attributes read off loads of ``name`` in ``scope`` (``info.dataloader``)."""
+    parents = facts.scopes.parents
+    return {
+        parent.attr
+        for load in facts.usage.loads_in(name, scope)
+        if isinstance(parent := parents.get(load), ast.Attribute) and isinstance(parent.ctx, ast.Load)
+    }
 
 
 def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> FunctionSummary:

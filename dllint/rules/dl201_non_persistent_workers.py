@@ -33,6 +33,8 @@ class NonPersistentWorkers(Rule):
     seeding by `model.current_epoch` in a third module; followed to a bounded depth).
     Endless iteration (a sampler that never ends, `iter()`
     renewed only on `StopIteration`, a loader subclass that keeps one iterator) is one pass.
+    Loaders in tuples, lists and dataclass fields are followed one by one (`train, val =
+    build_loaders()`, `for name, dl in zip(names, [dev_dl, test_dl])` gives each one pass).
 
     ## Why is this bad?
     Without persistent workers, every `for batch in loader` starts all worker processes
