@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
     from dllint.facts.usage import Use
 
-FORMAT = 7
+FORMAT = 8
 MAX_ONWARD = 24  # calls a function summary names for the index to follow on
 STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
