@@ -371,3 +371,85 @@ def test_a_one_file_check_imports_only_what_it_uses(tmp_path):
     )
     loaded = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True, cwd=tmp_path, check=True)
     assert loaded.stdout.strip().splitlines()[-1] == "[]"
+
+
+# -- speed: the rule-aware gate (a trigger counts only where a rule that needs it could fire) ------
+RULE_GATED = {
+    # DL305's environment variables, but no loader constructed here: DL305 reports on a loader call
+    "rank-without-loader": 'import os\nrank = int(os.environ["RANK"])\nworld = int(os.environ["WORLD_SIZE"])\n',
+    # `Dataset` named, but by no class header: DL104 and DL304 look only at dataset classes defined here
+    "dataset-in-a-hint": "from torch.utils.data import Dataset\n\n\ndef size(ds: Dataset) -> int:\n    return len(ds)\n",
+    "dataset-class-named-only": "class CocoDataset:\n    pass\n\n\ndef make() -> 'Dataset':\n    return Dataset()\n",
+}
+RULE_LIVE = {
+    "rank-with-loader": 'import os\nfrom torch.utils.data import DataLoader\nrank = int(os.environ["RANK"])\n',
+    "dataset-base": "import torch\n\n\nclass Ds(torch.utils.data.Dataset):\n    pass\n",
+    "dataset-base-on-lines": "from torch.utils.data import Dataset\n\n\nclass Ds(\n    object,\n    Dataset,\n):\n    pass\n",
+    "dataset-alias": "from torch.utils.data import Dataset as Base\n\n\nclass Ds(Base):\n    pass\n",
+    "custom-loader": "from mylib import FastLoader\nimport os\nrank = int(os.environ['RANK'])\nFastLoader(ds)\n",
+}
+
+
+def _parses(monkeypatch, source: str, settings: Settings | None = None) -> bool:
+    import dllint.engine as engine
+
+    parsed = []
+    real = engine.ast.parse
+    monkeypatch.setattr(engine.ast, "parse", lambda *a, **k: (parsed.append(1), real(*a, **k))[1])
+    linter = Linter(settings or Settings(select=("ALL",), extend_loader_classes=("mylib.FastLoader",)))
+    linter.lint_bytes("t.py", source.encode())
+    monkeypatch.undo()
+    return bool(parsed)
+
+
+@pytest.mark.parametrize("source", list(RULE_GATED.values()), ids=list(RULE_GATED))
+def test_a_trigger_no_rule_could_fire_on_is_not_parsed(monkeypatch, source):
+    assert not _parses(monkeypatch, source)
+    assert Linter(Settings()).could_have_findings(source.encode()) is False
+
+
+@pytest.mark.parametrize("source", list(RULE_LIVE.values()), ids=list(RULE_LIVE))
+def test_a_trigger_a_rule_could_fire_on_is_parsed(monkeypatch, source):
+    assert _parses(monkeypatch, source)
+
+
+def test_the_gate_follows_the_rules_enabled(monkeypatch):
+    """`Dataset` in a hint alone: no rule could fire; with a loader too, DL305 still could not
+    without a distributed trigger, the loader rules could."""
+    source = RULE_GATED["dataset-in-a-hint"] + "from torch.utils.data import DataLoader\n"
+    assert _parses(monkeypatch, source)
+    assert not _parses(monkeypatch, source, Settings(select=("DL104", "DL304", "DL305")))
+
+
+def test_a_dataset_class_through_an_alias_still_fires():
+    source = (
+        "from torch.utils.data import Dataset as Base\n\n\nclass Ds(Base):\n"
+        "    def __init__(self, path):\n        self.f = open(path)\n"
+    )
+    assert [f.code for f in Linter(Settings(select=("DL104",))).lint_bytes("t.py", source.encode()).findings] == ["DL104"]
+
+
+def test_a_gated_file_is_still_a_caller_the_project_index_finds(tmp_path, monkeypatch):
+    """The gate skips linting a file, never the index's view of it: train.py names DL305's
+    `RANK` and a `Dataset` hint but constructs no loader (not linted), and data.py's finding
+    rests on train.py iterating build_loader's loader every epoch."""
+    from dllint.per_file import lint_bytes
+    from dllint.project import ProjectIndex
+
+    train = (
+        "import os\nfrom torch.utils.data import Dataset\nfrom data import build_loader\n\n\n"
+        "def main(dataset: Dataset, model, epochs):\n    rank = int(os.environ['RANK'])\n"
+        "    loader = build_loader(dataset)\n    for epoch in range(epochs):\n        for batch in loader:\n            model(batch)\n"
+    )
+    data = (
+        "from torch.utils.data import DataLoader, DistributedSampler\n\n\ndef build_loader(dataset):\n"
+        "    sampler = DistributedSampler(dataset)\n    return DataLoader(dataset, sampler=sampler, num_workers=4)\n"
+    )
+    (tmp_path / "train.py").write_text(train)
+    (tmp_path / "data.py").write_text(data)
+    settings = Settings(select=("ALL",))
+    assert not _parses(monkeypatch, train, settings)
+    index = ProjectIndex(tmp_path, settings)
+    result = lint_bytes(Linter(settings), str(tmp_path / "data.py"), data.encode(), index.view(str(tmp_path / "data.py")))
+    assert [(f.line, f.code) for f in result.findings] == [(5, "DL301"), (6, "DL201")]
+    assert set(result.deps) == {str((tmp_path / "train.py").resolve())}
