@@ -82,12 +82,12 @@ class FileResult:
 
 
 class _Gate(NamedTuple):
-    """What a file must contain for some rules to fire (see ``Rule.needs_loader_call``,
-    ``Rule.needs_class_base``): one of ``triggers``; one of ``loader`` too, if any; a class
+    """What a file must contain for some rules to fire (see ``Rule.needs_one_of``,
+    ``Rule.needs_class_base``): one of ``triggers``; one of ``needs`` too, if any; a class
     header (or an ``as`` import) naming the trigger found, with ``class_base``."""
 
     triggers: tuple[bytes, ...]
-    loader: tuple[bytes, ...]
+    needs: tuple[bytes, ...]
     class_base: bool
     literal: tuple[bytes, ...]
 
@@ -191,16 +191,18 @@ class Linter:
         loader_names = {b"DataLoader", *(name.rsplit(".", 1)[-1].encode() for name in settings.extend_loader_classes)}
         # One gate per distinct (triggers, needs) among the rules: what a file must contain for one
         # of them to fire. A custom loader class named in the settings counts as `DataLoader`.
-        by_need: dict[tuple[tuple[bytes, ...], bool, bool], set[bytes]] = {}
+        by_need: dict[tuple[tuple[bytes, ...], tuple[bytes, ...], bool], set[bytes]] = {}
         for rule in self.rules:
-            triggers = set(rule.triggers)
+            triggers, needs = set(rule.triggers), set(rule.needs_one_of)
             if b"DataLoader" in triggers:
                 triggers |= loader_names
-            key = (tuple(sorted(triggers)), rule.needs_loader_call, rule.needs_class_base)
+            if b"DataLoader" in needs:
+                needs |= loader_names
+            key = (tuple(sorted(triggers)), tuple(sorted(needs)), rule.needs_class_base)
             by_need.setdefault(key, set()).update(rule.literal_triggers)
         self._gates = tuple(
-            _Gate(triggers, tuple(sorted(loader_names)) if loader else (), class_base, tuple(sorted(literal)))
-            for (triggers, loader, class_base), literal in sorted(by_need.items())
+            _Gate(triggers, needs, class_base, tuple(sorted(literal)))
+            for (triggers, needs, class_base), literal in sorted(by_need.items())
         )
         code = {t for gate in self._gates for t in gate.triggers}
         # A trigger containing another is implied by it (`IterableDataset` by `Dataset`): one scan fewer.
@@ -229,7 +231,7 @@ class Linter:
             hits = [t for t in gate.triggers if (t.decode() if text else t) in haystack]
             if not hits:
                 continue
-            if gate.loader and not any((t.decode() if text else t) in haystack for t in gate.loader):
+            if gate.needs and not any((t.decode() if text else t) in haystack for t in gate.needs):
                 continue
             if gate.class_base and not any(_class_base(t, text).search(haystack) for t in hits):
                 continue

@@ -380,12 +380,15 @@ RULE_GATED = {
     # `Dataset` named, but by no class header: DL104 and DL304 look only at dataset classes defined here
     "dataset-in-a-hint": "from torch.utils.data import Dataset\n\n\ndef size(ds: Dataset) -> int:\n    return len(ds)\n",
     "dataset-class-named-only": "class CocoDataset:\n    pass\n\n\ndef make() -> 'Dataset':\n    return Dataset()\n",
+    # `multiprocessing` without a loader or a starter of processes: DL101 has nothing to report
+    "cpu-count": "import multiprocessing\n\nWORKERS = multiprocessing.cpu_count()\n",
 }
 RULE_LIVE = {
     "rank-with-loader": 'import os\nfrom torch.utils.data import DataLoader\nrank = int(os.environ["RANK"])\n',
     "dataset-base": "import torch\n\n\nclass Ds(torch.utils.data.Dataset):\n    pass\n",
     "dataset-base-on-lines": "from torch.utils.data import Dataset\n\n\nclass Ds(\n    object,\n    Dataset,\n):\n    pass\n",
     "dataset-alias": "from torch.utils.data import Dataset as Base\n\n\nclass Ds(Base):\n    pass\n",
+    "pool": "import multiprocessing\n\nwith multiprocessing.Pool(4) as pool:\n    pool.map(print, range(4))\n",
     "custom-loader": "from mylib import FastLoader\nimport os\nrank = int(os.environ['RANK'])\nFastLoader(ds)\n",
 }
 

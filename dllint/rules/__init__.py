@@ -38,10 +38,11 @@ class Rule:
     literal_triggers: ClassVar[tuple[bytes, ...]] = ()
     # What else a file must show, beyond a trigger, for ``check`` to fire (the engine's rule-aware
     # gate: a file on which no rule could fire is neither parsed nor analysed).
-    # ``needs_loader_call``: the rule reports on (or needs) a loader the file constructs
-    # (``facts.loader_calls``), so the file must also name a loader class (``DataLoader``, or one of
-    # the ``extend-loader-classes``).
-    needs_loader_call: ClassVar[bool] = False
+    # ``needs_one_of``: byte strings of which the file must contain one as well: DL305 reports on a
+    # loader the file constructs (``facts.loader_calls``), so it needs a loader class name
+    # (``DataLoader`` stands for the ``extend-loader-classes`` too); DL101 needs a loader or a
+    # process starter.
+    needs_one_of: ClassVar[tuple[bytes, ...]] = ()
     # ``needs_class_base``: the rule looks only at classes the file defines whose bases name a
     # trigger (``facts.dataset_classes``: ``class Ds(Dataset)``, and local subclasses of those), so a
     # ``class`` header must name one, or an import bind one under another name (``Dataset as Base``).
