@@ -357,7 +357,8 @@ def test_a_literal_trigger_in_a_string_still_gets_the_file_parsed(monkeypatch):
 def test_a_one_file_check_imports_only_what_it_uses(tmp_path):
     """The pre-commit case (one file, no config file) pays for no module it does not use:
     no pool, no cache, no TOML parser, no LibCST, no traceback formatting, no doc dedenting,
-    no hashing or JSON (the project index needs them only for summaries it computes)."""
+    no hashing or JSON (the project index needs them only for summaries it computes), no config
+    tree (no config file read), no project index (no project root above the file)."""
     import subprocess
     import sys
 
@@ -367,7 +368,8 @@ def test_a_one_file_check_imports_only_what_it_uses(tmp_path):
         "import sys; from dllint.cli import main\n"
         "try:\n    main(['--no-cache', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in ('multiprocessing', 'concurrent.futures', 'dllint.cache', 'tomllib',"
-        " 'libcst', 'traceback', 'textwrap', 'hashlib', 'json') if m in sys.modules))"
+        " 'libcst', 'traceback', 'textwrap', 'hashlib', 'json', 'dllint.configs.document', 'dllint.configs.blocks',"
+        " 'dllint.project.index', 'dllint.project.summary') if m in sys.modules))"
     )
     loaded = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True, cwd=tmp_path, check=True)
     assert loaded.stdout.strip().splitlines()[-1] == "[]"

@@ -15,8 +15,9 @@ import ast
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from dllint.discovery import ROOT_MARKERS, find_project_root  # noqa: F401 - found without the index (a one-file run)
 from dllint.project.imports import call_target
 from dllint.project.summary import (
     ClassSummary,
@@ -35,23 +36,10 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
     from dllint.facts.usage import Use, UsageAnalysis
 
-ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv"})  # venvs, build copies
 MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
 MAX_PROJECT_FILES = 50_000
 MAX_KEPT_BYTES = 64 * 1024 * 1024  # file contents kept for repeated "who calls X" scans
-
-
-def find_project_root(paths: Iterable[str]) -> Path | None:
-    """The nearest directory above the first path holding pyproject.toml, setup.cfg,
-    setup.py or .git."""
-    for path in paths:
-        start = Path(path).resolve()
-        for directory in [start, *start.parents] if start.is_dir() else start.parents:
-            if any((directory / marker).exists() for marker in ROOT_MARKERS):
-                return directory
-        return None
-    return None
 
 
 class SummaryStore(Protocol):
