@@ -86,16 +86,19 @@ class FileFacts:
         self.argparse = ArgparseDefaults()
         calls: list[ast.Call] = []
         class_nodes: list[ast.ClassDef] = []
+        # Exact classes (a parsed tree holds no subclasses): one comparison per node, not four calls.
+        Call, ClassDef, Assign, AugAssign, AnnAssign = ast.Call, ast.ClassDef, ast.Assign, ast.AugAssign, ast.AnnAssign
         for node in self.nodes:
-            if isinstance(node, ast.Call):
+            cls = node.__class__
+            if cls is Call:
                 calls.append(node)
                 self.argparse.add_call(node)
-            elif isinstance(node, ast.ClassDef):
+            elif cls is ClassDef:
                 class_nodes.append(node)
-            elif isinstance(node, ast.Assign):
+            elif cls is Assign:
                 self.argparse.add_namespace(node)
                 self.argparse.add_assignment(node)
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            elif cls is AugAssign or cls is AnnAssign:
                 self.argparse.add_assignment(node)
         self.calls = calls
         self.classes = self._classify(class_nodes)
