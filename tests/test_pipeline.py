@@ -458,3 +458,22 @@ def test_a_gated_file_is_still_a_caller_the_project_index_finds(tmp_path, monkey
     result = lint_bytes(Linter(settings), str(tmp_path / "data.py"), data.encode(), index.view(str(tmp_path / "data.py")))
     assert [(f.line, f.code) for f in result.findings] == [(5, "DL301"), (6, "DL201")]
     assert set(result.deps) == {str((tmp_path / "train.py").resolve())}
+
+
+def test_process_starts_resolve_no_call_in_a_file_that_cannot_start_one(monkeypatch):
+    """Every starter of processes is spelled through `multiprocessing` or `ProcessPoolExecutor`:
+    without either word, no call's name is resolved; with it, a starter is found as before."""
+    import ast
+
+    from dllint.facts import FileFacts
+    from dllint.facts.processes import find_process_starts
+
+    def facts_of(source: str) -> FileFacts:
+        return FileFacts("t.py", source, ast.parse(source), Settings())
+
+    plain = facts_of("from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nprint(len(loader))\n")
+    monkeypatch.setattr(FileFacts, "qualname", lambda self, node: pytest.fail("a call was resolved"))
+    assert find_process_starts(plain) == []
+    monkeypatch.undo()
+    (start,) = find_process_starts(facts_of("import torch\n\ntorch.multiprocessing.spawn(run, nprocs=2)\n"))
+    assert start.description == "`torch.multiprocessing.spawn(...)`"
