@@ -339,6 +339,9 @@ class Linter:
                     result.errors.append(
                         f"{path}: internal error in {rule.code}: {_traceback_text()}"
                     )
+            # The facts' analyses point back at them (reference cycles): emptied here, the tree and
+            # all built on it are freed now, not by a pass of the cyclic collector over all of it.
+            facts.__dict__.clear()
         if self.config_rules and not notebook and not loader_calls:
             # A dict config (mmengine, detectron2 LazyConfig) binds values; a script's loaders are its calls.
             blocks = python_config_blocks(path, text, tree, self.settings)
