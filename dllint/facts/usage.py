@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
+from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -393,7 +394,7 @@ class UsageAnalysis:
         calls: list[ast.Call] = []
         owner = self.facts.scopes.scope_of(func)
         if isinstance(owner.node, ast.ClassDef):
-            for node in ast.walk(owner.node):
+            for node in walk(owner.node):  # ast.walk's order, built as a list (a class per method asked)
                 if (
                     isinstance(node, ast.Call)
                     and self._is_self_attribute(node.func)
@@ -418,7 +419,7 @@ class UsageAnalysis:
             return uses
         loads = [
             node
-            for node in ast.walk(cls)
+            for node in walk(cls)
             if self._is_self_attribute(node) and node.attr == target.attr and isinstance(node.ctx, ast.Load)  # type: ignore[attr-defined]
         ]
         if loads and all(self._returned_by_once_hook(node) for node in loads):
