@@ -495,3 +495,23 @@ def test_a_linted_file_leaves_no_cycles_for_the_collector():
     gc.collect()
     linter.lint_text("t.py", source)
     assert gc.collect() == 0
+
+
+def test_only_calls_that_could_construct_a_loader_are_resolved(monkeypatch):
+    """A loader's callee ends in a loader class's name, an import alias of one, a custom loader
+    class's or a local subclass's; other calls are rejected before their names are resolved."""
+    import ast
+
+    from dllint.facts import FileFacts
+
+    source = (
+        "import torch.utils.data as tud\nfrom torch.utils.data import DataLoader as DL\nfrom mylib import FastLoader as FL\n"
+        "import mylib\n\n\nclass Mine(DL):\n    pass\n\n\n"
+        "loaders = [tud.DataLoader(ds), DL(ds), FL(ds), mylib.FastLoader(ds), Mine(ds)]\nprint(len(loaders), sum(range(3)))\n"
+    )
+    resolved = []
+    real = FileFacts.qualname
+    monkeypatch.setattr(FileFacts, "qualname", lambda self, node: (resolved.append(ast.unparse(node)), real(self, node))[1])
+    facts = FileFacts("t.py", source, ast.parse(source), Settings(extend_loader_classes=frozenset({"mylib.FastLoader"})))
+    assert [ast.unparse(loader.node.func) for loader in facts.loader_calls] == ["tud.DataLoader", "DL", "FL", "mylib.FastLoader", "Mine"]
+    assert not {"print", "len", "sum", "range"} & set(resolved)
