@@ -515,3 +515,17 @@ def test_only_calls_that_could_construct_a_loader_are_resolved(monkeypatch):
     facts = FileFacts("t.py", source, ast.parse(source), Settings(extend_loader_classes=frozenset({"mylib.FastLoader"})))
     assert [ast.unparse(loader.node.func) for loader in facts.loader_calls] == ["tud.DataLoader", "DL", "FL", "mylib.FastLoader", "Mine"]
     assert not {"print", "len", "sum", "range"} & set(resolved)
+
+
+def test_an_import_of_a_trigger_needs_no_scan_and_a_docstring_import_is_still_skipped(monkeypatch):
+    import dllint.engine as engine
+
+    made = []
+    real = engine.FileFacts
+    monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: (made.append(1), real(*a, **k))[1])
+    monkeypatch.setattr(engine, "_code_scan", lambda names: pytest.fail("scanned"))
+    assert not Linter(Settings()).lint_text("t.py", "from torch.utils.data import DataLoader\n").skipped
+    assert made
+    made.clear()
+    example = '"""Usage:\n\nfrom torch.utils.data import DataLoader\n"""\n\nx = 1\n'
+    assert Linter(Settings()).lint_text("t.py", example).skipped and not made  # parsed; the tree gate skips it
