@@ -29,6 +29,10 @@ The project index's API (dllint.project):
   content digest of its file (:func:`content_hash`); they are saved with the
   findings by :meth:`Cache.save`, in the same run key (a summary depends on
   dllint's code and settings as findings do).
+- run-level facts: ``meta(key)``/``put_meta(key, value)`` (the project files'
+  stat as the last run saw them), ``entries_deps()`` and ``drop(path)``, which
+  ``ProjectIndex.reconcile`` uses to drop findings that asked "who calls X"
+  when a file changed since names X (a dropped entry stays dropped on merge).
 
 The cache is never trusted blindly: a file that is not valid JSON, or whose
 structure or any entry is not what this module writes, is dropped (the run
@@ -210,6 +214,9 @@ class Cache:
         self._updated: dict[str, Entry] = {}
         self._summaries: dict[str, Any] = {}
         self._new_summaries: dict[str, Any] = {}
+        self._meta: dict[str, Any] = {}  # run-level facts (the project's stat table), merged on save
+        self._new_meta: dict[str, Any] = {}
+        self._dropped: set[str] = set()
         self._loaded = False
 
     # -- reading ------------------------------------------------------------
@@ -220,12 +227,12 @@ class Cache:
         loaded = self._read(self.path)
         if loaded is None:
             self.stats.discarded = self.path.exists()
-            loaded = {}, {}
-        self._entries, self._summaries = loaded
+            loaded = {}, {}, {}
+        self._entries, self._summaries, self._meta = loaded
 
     @staticmethod
-    def _read(path: Path) -> tuple[dict[str, Entry], dict[str, Any]] | None:
-        """The entries and summaries in ``path``; None when it is missing, unreadable or malformed in any way."""
+    def _read(path: Path) -> tuple[dict[str, Entry], dict[str, Any], dict[str, Any]] | None:
+        """The entries, summaries and meta in ``path``; None when it is missing, unreadable or malformed in any way."""
         try:
             with open(path, "rb") as handle:
                 raw = json.loads(handle.read())
@@ -234,7 +241,8 @@ class Cache:
         if not isinstance(raw, dict) or raw.get("format") != FORMAT or not isinstance(raw.get("files"), dict):
             return None
         summaries = raw.get("summaries", {})
-        if not isinstance(summaries, dict):
+        meta = raw.get("meta", {})
+        if not isinstance(summaries, dict) or not isinstance(meta, dict):
             return None
         entries: dict[str, Entry] = {}
         for source, value in raw["files"].items():
@@ -242,7 +250,7 @@ class Cache:
             if entry is None:
                 return None
             entries[source] = entry
-        return entries, summaries
+        return entries, summaries, meta
 
     def lookup(self, path: str, deps_valid: DepsCheck | None = None) -> list[Finding] | None:
         """The cached findings of ``path`` if it has not changed since they were stored (and,
@@ -304,6 +312,29 @@ class Cache:
         self._load()
         self._new_summaries[digest] = value
 
+    # -- run-level facts and invalidation -------------------------------------
+    def meta(self, key: str) -> Any:
+        self._load()
+        return self._new_meta.get(key, self._meta.get(key))
+
+    def put_meta(self, key: str, value: Any) -> None:
+        self._load()
+        self._new_meta[key] = value
+
+    def entries_deps(self) -> Iterator[tuple[str, dict[str, str]]]:
+        """(path, deps) of every stored entry that has deps."""
+        self._load()
+        for path, entry in {**self._entries, **self._updated}.items():
+            if entry.deps:
+                yield path, entry.deps
+
+    def drop(self, path: str) -> None:
+        """Forget ``path``'s findings (something they depend on changed); kept dropped on save."""
+        key = os.path.abspath(path)
+        self._entries.pop(key, None)
+        self._updated.pop(key, None)
+        self._dropped.add(key)
+
     # -- writing ------------------------------------------------------------
     def store(
         self,
@@ -333,7 +364,7 @@ class Cache:
 
     def save(self) -> None:
         """Write the cache if this run changed it; merge what another run wrote meanwhile. Never raises."""
-        if not self._updated and not self._new_summaries and not self.stats.discarded:
+        if not self._updated and not self._new_summaries and not self._new_meta and not self._dropped and not self.stats.discarded:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -346,16 +377,22 @@ class Cache:
         self._updated = {}
         self._summaries.update(self._new_summaries)
         self._new_summaries = {}
+        self._meta.update(self._new_meta)
+        self._new_meta = {}
+        self._dropped = set()
 
     def _merge_and_replace(self) -> None:
         # What is on disk now is newer than what this run loaded; what this run linted is newest.
-        on_disk_entries, on_disk_summaries = self._read(self.path) or ({}, {})
+        on_disk_entries, on_disk_summaries, on_disk_meta = self._read(self.path) or ({}, {}, {})
         merged = {**self._entries, **on_disk_entries, **self._updated}
+        for key in self._dropped - self._updated.keys():
+            merged.pop(key, None)
         summaries = {**self._summaries, **on_disk_summaries, **self._new_summaries}
         payload = {
             "format": FORMAT,
             "files": {source: e.row() for source, e in sorted(merged.items())},
             "summaries": dict(sorted(summaries.items())),
+            "meta": {**self._meta, **on_disk_meta, **self._new_meta},
         }
         data = json.dumps(payload, separators=(",", ":")).encode()
         import tempfile  # only when saving: a warm run never needs it

@@ -237,6 +237,8 @@ def run_files(
     todo: list[Item] = []
     project = project_index(settings, project_root, cache)
     deps_valid = project.deps_valid if project is not None else None
+    if project is not None and cache is not None:
+        project.reconcile(cache)  # findings that asked "who calls X" meet the files changed since
     for index, path in enumerate(paths):
         hit = cache.lookup_entry(path, deps_valid) if cache is not None else None
         if hit is None:
@@ -301,6 +303,8 @@ def run_files(
                 progress(done, len(paths))
 
     if cache is not None:
+        if project is not None:
+            project.remember_files(cache, (r.deps for r in results if r is not None and r.deps))
         cache.save()
     return [
         r if r is not None else FileOutcome(p, [unreadable(p, "cannot read file")]) for r, p in zip(results, paths)

@@ -238,9 +238,38 @@ def test_runner_stores_and_returns_deps(tmp_path, monkeypatch):
         def deps_valid(self, deps):
             return deps == View.deps
 
+        def reconcile(self, cache):
+            pass
+
+        def remember_files(self, cache, deps_stored):
+            pass
+
     monkeypatch.setattr(runner, "project_index", lambda settings, root=None, store=None: Index())
     cache = Cache(tmp_path / "c", SETTINGS, CODES)
     [result] = run_lint([str(path)], SETTINGS, jobs=1, cache=cache)
     assert result.deps == View.deps
     cache = Cache(tmp_path / "c", SETTINGS, CODES)
     assert cache.lookup_entry(str(path), deps_valid=lambda deps: deps == View.deps).deps == View.deps
+
+
+def test_a_dropped_entry_stays_dropped_when_merged_with_the_file_on_disk(tmp_path):
+    """``drop`` (a dependency changed) must not be undone by the save's merge with what is on
+    disk, where the entry still is; meta is saved and merged like summaries."""
+    path = tmp_path / "train.py"
+    path.write_text(BAD)
+    from dllint.per_file import fingerprint
+
+    finding = Finding(str(path), 3, 5, 3, 9, "DL201", "non-persistent-workers", "msg")
+    cache = Cache(tmp_path / "c", SETTINGS, CODES)
+    cache.store_fingerprint(str(path), fingerprint(os.stat(path), path.read_bytes()), [finding], {"\0mentions:build": ""})
+    cache.put_meta("project-files:/p", {"/p/a.py": [1, 2, 3]})
+    cache.save()
+
+    cache = Cache(tmp_path / "c", SETTINGS, CODES)
+    assert list(cache.entries_deps()) == [(str(path), {"\0mentions:build": ""})]
+    assert cache.meta("project-files:/p") == {"/p/a.py": [1, 2, 3]}
+    cache.drop(str(path))
+    cache.save()
+    again = Cache(tmp_path / "c", SETTINGS, CODES)
+    assert again.lookup(str(path), deps_valid=lambda deps: True) is None
+    assert again.meta("project-files:/p") == {"/p/a.py": [1, 2, 3]}

@@ -34,3 +34,20 @@ def test_quote_shortens_long_expressions():
     facts = FileFacts("t.py", source, ast.parse(source), Settings())
     quoted = quote(facts, facts.tree.body[0].value)
     assert len(quoted) == 60 and quoted.endswith("...") and "#" not in quoted
+
+
+EPOCHS = (
+    "import argparse\nfrom torch.utils.data import DataLoader\n"
+    "parser = argparse.ArgumentParser()\nparser.add_argument('--persist', type=int, default=0)\n"
+    "args = parser.parse_args()\n"
+    "loader = DataLoader(ds, num_workers=2{persistent})\n"
+    "for epoch in range(10):\n    for b in loader:\n        pass\n"
+)
+
+
+def test_dl201_owns_up_to_an_explicit_false_and_quotes_it():
+    (explicit,) = lint_source(EPOCHS.format(persistent=", persistent_workers=args.persist"), Settings(select=("DL201",)))
+    assert explicit.message.startswith("`persistent_workers=args.persist` restarts the workers every epoch")
+    assert "add persistent_workers" not in explicit.message
+    (absent,) = lint_source(EPOCHS.format(persistent=""), Settings(select=("DL201",)))
+    assert absent.message == "workers restart every epoch: add persistent_workers=True"

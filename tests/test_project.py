@@ -110,7 +110,7 @@ def test_calls_followed_across_files(tmp_path):
     index = ProjectIndex(tmp_path, SETTINGS)
     result = lint(index, tmp_path / "data.py")
     assert codes(result) == [(5, "DL301"), (6, "DL201")]
-    assert set(result.deps) == {str((tmp_path / "train.py").resolve())}
+    assert {d for d in result.deps if not d.startswith("\0")} == {str((tmp_path / "train.py").resolve())}
 
 
 def test_one_file_run_summarizes_only_files_that_name_the_function(tmp_path):
@@ -251,6 +251,51 @@ def test_cached_findings_follow_the_summaries_they_read(tmp_path, monkeypatch):
     (root / "train.py").write_text(TRAIN.replace("    for epoch in range(epochs):\n        for batch", "    if epochs:\n        for batch"))
     assert check_project(root, cache)["data.py"] == []
     assert sorted(linted) == ["data.py", "train.py"]  # train.py's summary changed: data.py re-linted
+
+
+FACTORY = """\
+from torch.utils.data import DataLoader
+
+
+def build_loader(dataset):
+    return DataLoader(dataset, num_workers=4)
+"""
+
+
+def test_a_new_caller_in_a_file_never_read_invalidates_cached_findings(tmp_path, monkeypatch):
+    """A returned loader with no caller is silent; a caller added later in a new file, or in a
+    file that only named the factory in a comment, must bring the finding back on a warm run."""
+    from dllint import per_file
+
+    root = tmp_path / "project"
+    write(root, {"pyproject.toml": "", "data.py": FACTORY, "notes.py": "# build_loader: see data.py\n"})
+    cache = tmp_path / "cache"
+    assert check_project(root, cache)["data.py"] == []
+
+    linted: list[str] = []
+    original = per_file.lint_bytes
+
+    def spy(linter, path, data, project=None):
+        linted.append(Path(path).name)
+        return original(linter, path, data, project)
+
+    monkeypatch.setattr(per_file, "lint_bytes", spy)
+    write(root, {"unrelated.py": "x = 1\n"})
+    assert check_project(root, cache)["data.py"] == []
+    assert linted == ["unrelated.py"]  # the project changed, but nothing new names build_loader
+
+    linted.clear()
+    write(root, {"notes.py": TRAIN.replace("from data", "# build_loader: see data.py\nfrom data")})
+    assert check_project(root, cache)["data.py"] == [(5, "DL201")]
+    assert sorted(linted) == ["data.py", "notes.py"]
+
+    linted.clear()
+    (root / "notes.py").unlink()
+    write(root, {"train.py": TRAIN})
+    assert check_project(root, cache)["data.py"] == [(5, "DL201")]
+    assert sorted(linted) == ["data.py", "train.py"]  # another file now calls it: looked at again
+    (root / "train.py").unlink()
+    assert check_project(root, cache)["data.py"] == []
 
 
 def test_project_root_from_the_paths(tmp_path):

@@ -54,14 +54,18 @@ def batch_cuda_copies(facts: FileFacts, use: Use) -> list[CudaCopy]:
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
             for name in _target_names(node.target):
                 assigned.setdefault(name, []).append(node.iter)
+    scope = facts.scopes.scope_of(use.node)
+
+    def moved(value: ast.AST, candidates: set[str]) -> bool:  # ``x = x.cuda()``: still the batch's data
+        return isinstance(value, ast.Call) and _cuda_copy(facts, value, candidates, scope) is not None
+
     for _ in range(MAX_PASSES):  # propagate through the body until no new derived names
         before = len(names)
         for node in nodes:
-            _derive(node, names, assigned)
+            _derive(node, names, assigned, moved)
         if len(names) == before:
             break
     copies = []
-    scope = facts.scopes.scope_of(use.node)
     for node in nodes:
         if isinstance(node, ast.Call):
             copy = _cuda_copy(facts, node, names, scope)
@@ -114,9 +118,10 @@ def _rooted_in(expr: ast.AST, names: set[str]) -> bool:
     return False
 
 
-def _derive(node: ast.AST, names: set[str], assigned: dict[str, list[ast.AST]]) -> None:
-    """Names bound from the batch, whose every binding in the body is the batch itself:
-    ``video = preprocess(video)`` later makes ``video`` a computed tensor."""
+def _derive(node: ast.AST, names: set[str], assigned: dict[str, list[ast.AST]], moved) -> None:
+    """Names bound from the batch, whose every binding in the body is the batch itself or its
+    copy to the device (``x = batch[0]; x = x.cuda()``): ``video = preprocess(video)`` later
+    makes ``video`` a computed tensor."""
     if isinstance(node, ast.Assign) and _rooted_in(node.value, names):
         targets = [name for target in node.targets for name in _target_names(target)]
     elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and _rooted_in(node.iter, names):
@@ -124,7 +129,11 @@ def _derive(node: ast.AST, names: set[str], assigned: dict[str, list[ast.AST]]) 
     else:
         return
     for name in targets:
-        if all(isinstance(value, ast.expr) and _rooted_in(value, names) for value in assigned.get(name, ())):
+        values = assigned.get(name, ())
+        candidates = names | {name}
+        if any(isinstance(value, ast.expr) and _rooted_in(value, names) for value in values) and all(
+            isinstance(value, ast.expr) and (_rooted_in(value, names) or moved(value, candidates)) for value in values
+        ):
             names.add(name)
 
 

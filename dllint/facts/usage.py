@@ -96,6 +96,8 @@ class UsageAnalysis:
         self._reach: dict[tuple, bool] = {}
         self._resolving: dict[tuple, list] = {}
         self._loads_by_name: dict[str, list[tuple[ast.Name, Scope]]] = {}
+        self._self_attributes: dict[ast.ClassDef, dict[str, list[ast.Attribute]]] = {}
+        self._method_loops_of: dict[ast.AST, tuple[ast.AST, ...]] = {}
         for scope in facts.scopes.scopes.values():
             for load in scope.loads:
                 self._loads_by_name.setdefault(load.id, []).append((load, scope))
@@ -394,13 +396,10 @@ class UsageAnalysis:
         calls: list[ast.Call] = []
         owner = self.facts.scopes.scope_of(func)
         if isinstance(owner.node, ast.ClassDef):
-            for node in walk(owner.node):  # ast.walk's order, built as a list (a class per method asked)
-                if (
-                    isinstance(node, ast.Call)
-                    and self._is_self_attribute(node.func)
-                    and node.func.attr == func.name  # type: ignore[attr-defined]
-                ):
-                    calls.append(node)
+            for attribute in self._attributes_of_self(owner.node).get(func.name, ()):
+                parent = self.parents.get(attribute)
+                if isinstance(parent, ast.Call) and parent.func is attribute:
+                    calls.append(parent)
             return calls
         for load, _ in self._loads_resolving_to(func.name, owner):
             parent = self.parents.get(load)
@@ -417,11 +416,7 @@ class UsageAnalysis:
         key = ("store", cls, target.attr)
         if cls is None or key in seen:
             return uses
-        loads = [
-            node
-            for node in walk(cls)
-            if self._is_self_attribute(node) and node.attr == target.attr and isinstance(node.ctx, ast.Load)  # type: ignore[attr-defined]
-        ]
+        loads = [node for node in self._attributes_of_self(cls).get(target.attr, ()) if isinstance(node.ctx, ast.Load)]
         if loads and all(self._returned_by_once_hook(node) for node in loads):
             uses = []  # only test/predict hooks hand it out: the framework iterates it once
             # (train/val hooks keep the escape: Lightning calls set_epoch on their samplers, DL301)
@@ -449,23 +444,47 @@ class UsageAnalysis:
             return True  # ``self._test_dl is not None``
         return False
 
+    def _attributes_of_self(self, cls: ast.ClassDef) -> dict[str, list[ast.Attribute]]:
+        """Every ``self.X`` in the class, by ``X``: one walk per class, however many methods
+        and stored attributes are asked about (a 5,000-line ``Trainer`` has hundreds)."""
+        table = self._self_attributes.get(cls)
+        if table is None:
+            table = {}
+            for node in walk(cls):  # ast.walk's order, built as a list
+                if self._is_self_attribute(node):
+                    table.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined]
+            self._self_attributes[cls] = table
+        return table
+
     def _method_loops(self, function: ast.AST, depth: int) -> tuple[ast.AST, ...]:
         """Loops around the calls of a method by ``self.name()`` in its class (through the
         methods that call it, a few levels up): the epoch loop of ``fit`` calling
-        ``self.validate()``."""
+        ``self.validate()``. Remembered per method: big classes call their methods from many
+        places, and each place would otherwise be searched again from every caller."""
         if depth > 3 or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return ()
         if not isinstance(self.parents.get(function), ast.ClassDef):
             return ()
+        known = self._method_loops_of.get(function)
+        if known is not None:
+            return known
+        self._method_loops_of[function] = ()  # a method reached again through its own callers adds nothing
+        found: tuple[ast.AST, ...] = ()
         for call in self._callers(function):
             scope = self.facts.scopes.scope_of(call)
             loops = tuple(loop for loop in self.enclosing_loops(call, scope) if isinstance(loop, LOOPS))
             if loops:
-                return loops
+                found = loops
+                break
             outer = self._method_loops(scope.node, depth + 1)
             if outer:
-                return outer
-        return ()
+                found = outer
+                break
+        if depth == 0 or found:
+            self._method_loops_of[function] = found
+        else:
+            del self._method_loops_of[function]  # cut short by depth: a shallower ask may find more
+        return found
 
     @staticmethod
     def _is_self_attribute(node: ast.AST) -> bool:

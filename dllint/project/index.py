@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import ast
 import os
+from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from dllint.discovery import ROOT_MARKERS, find_project_root  # noqa: F401 - found without the index (a one-file run)
 from dllint.project.imports import call_target
@@ -40,6 +41,9 @@ SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build
 MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
 MAX_PROJECT_FILES = 50_000
 MAX_KEPT_BYTES = 64 * 1024 * 1024  # file contents kept for repeated "who calls X" scans
+# A ``deps`` key beside file paths: a lint that asked "who names X" depends on which files do
+# (a new caller in a file it never read must invalidate it: :meth:`ProjectIndex.reconcile`).
+MENTIONS = "\0mentions:"
 
 
 class SummaryStore(Protocol):
@@ -79,10 +83,11 @@ class ProjectIndex:
         self._entries: dict[str, _Entry] = {}
         self._exists: dict[str, bool] = {}
         self._files: list[str] | None = None
-        self._bytes: dict[str, bytes] = {}
-        self._kept = 0
-        self._loader_files: list[tuple[str, bytes]] | None = None  # files that mention DataLoader, with their bytes
+        self._hay: tuple[bytes, list[int], list[str], list[str]] | None = None  # see _haystack
+        self._offsets: dict[str, tuple[int, int]] = {}
         self._callers: dict[tuple[str, str], list[tuple[str, CallerEffects]]] = {}
+        self._mentions: dict[tuple[bytes, bytes | None], list[str]] = {}
+        self._stat_table: dict[str, list[int]] | None = None
         self.summarized = 0  # files summarized (not found in the store): for tests and benchmarks
 
     def view(self, path: str) -> ProjectView:
@@ -139,25 +144,119 @@ class ProjectIndex:
         body that leaves the summary the same invalidates nothing)."""
         from dllint.project.config_values import CONFIG_DIGEST, config_digest
 
-        return all(
-            (config_digest(path) if digest.startswith(CONFIG_DIGEST) else self.summary_digest(path)) == digest
-            for path, digest in deps.items()
-        )
+        for path, digest in deps.items():
+            if path.startswith(MENTIONS):
+                continue  # kept true by reconcile(), before any lookup
+            if (config_digest(path) if digest.startswith(CONFIG_DIGEST) else self.summary_digest(path)) != digest:
+                return False
+        return True
 
-    def _scan(self, path: str) -> bytes | None:
-        """A file's bytes for a "who names X" scan, kept (up to a budget) for the next scan."""
-        data = self._bytes.get(path)
-        if data is None:
-            data = self._read(path)
-            if data is not None and self._kept + len(data) <= MAX_KEPT_BYTES:
-                self._bytes[path] = data
-                self._kept += len(data)
-        return data
+    def reconcile(self, cache: Any) -> None:
+        """Before a run's lookups: drop the cached findings of every file whose lint asked "who
+        names X" when a file changed since the last run names X now and was not among the
+        files that lint read (a new caller of a factory). A file that stops naming X changes
+        its summary, which ``deps`` already holds."""
+        asked = [(path, deps) for path, deps in cache.entries_deps() if any(k.startswith(MENTIONS) for k in deps)]
+        if not asked:
+            return  # nothing to keep true; the files' stat is taken when such findings are stored
+        before, now = cache.meta(self._meta_key()), self.stat_table()
+        if before == now:
+            return
+        cache.put_meta(self._meta_key(), now)
+        if not isinstance(before, dict):
+            for path, _ in asked:
+                cache.drop(path)
+            return
+        changed = {p: self._read(p) for p, st in now.items() if before.get(p) != st}
+        for path, deps in asked:
+            needles = [_needles(key) for key in deps if key.startswith(MENTIONS)]
+            if any(
+                other != path and other not in deps and data is not None and needle in data and (gate is None or gate in data)
+                for needle, gate in needles
+                for other, data in changed.items()
+            ):
+                cache.drop(path)
+
+    def remember_files(self, cache: Any, deps_stored: Iterable[dict[str, str]]) -> None:
+        """After a run: the project's files as this run saw them, once findings that asked
+        "who names X" are stored (what the next run's :meth:`reconcile` compares with)."""
+        if self._stat_table is None and any(k.startswith(MENTIONS) for deps in deps_stored for k in deps):
+            cache.put_meta(self._meta_key(), self.stat_table())
+
+    def _meta_key(self) -> str:
+        return f"project-files:{self.root}"
+
+    def stat_table(self) -> dict[str, list[int]]:
+        """Each project ``.py`` file's stat (mtime, size, inode), taken once per run."""
+        if self._stat_table is None:
+            table: dict[str, list[int]] = {}
+            for path in self.project_files():
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                table[path] = [st.st_mtime_ns, st.st_size, st.st_ino]
+            self._stat_table = table
+        return self._stat_table
+
+    # -- who names X -----------------------------------------------------------------------
+    def mentions(self, needle: bytes, gate: bytes | None = None) -> list[str]:
+        """Project files whose bytes contain ``needle`` (and ``gate``), in path order."""
+        key = (needle, gate)
+        found = self._mentions.get(key)
+        if found is None:
+            hay, starts, paths, rest = self._haystack()
+            hits: list[str] = []
+            at = hay.find(needle)
+            while at != -1:  # one C-speed search per needle, not a Python loop over the files
+                i = bisect_right(starts, at) - 1
+                hits.append(paths[i])
+                at = hay.find(needle, starts[i + 1] if i + 1 < len(starts) else len(hay))
+            hits += [p for p in rest if (data := self._read(p)) is not None and needle in data]
+            if gate is not None:
+                among = set(self.mentions(gate))
+                hits = [p for p in hits if p in among]
+            found = self._mentions[key] = sorted(hits)
+        return found
+
+    def record_mentions(self, deps: dict[str, str], path: str, needle: bytes, gate: bytes | None = None) -> None:
+        """Record in ``deps`` that ``path``'s lint asked who names ``needle``, with the summary
+        of every other file that does: a change to what one of them does with it invalidates
+        the findings, and :meth:`reconcile` a file that starts naming it."""
+        deps[MENTIONS + needle.decode("utf-8", "replace") + ("\0" + gate.decode() if gate else "")] = ""
+        for other in self.mentions(needle, gate):
+            summary = self.summary(other) if other != path else None  # its own edits re-lint it anyway
+            if summary is not None:
+                deps[other] = summary[1]
+
+    def _haystack(self) -> tuple[bytes, list[int], list[str], list[str]]:
+        """Every project file's bytes joined by NUL (an identifier never spans two files), with
+        where each starts, read once; files beyond MAX_KEPT_BYTES are listed apart, read per scan."""
+        if self._hay is None:
+            parts: list[bytes] = []
+            starts: list[int] = []
+            paths: list[str] = []
+            rest: list[str] = []
+            size = 0
+            for path in self.project_files():
+                data = self._read(path)
+                if data is None:
+                    continue
+                if size + len(data) > MAX_KEPT_BYTES:
+                    rest.append(path)
+                    continue
+                self._offsets[path] = (size, size + len(data))
+                starts.append(size)
+                paths.append(path)
+                parts.append(data)
+                size += len(data) + 1
+            self._hay = (b"\0".join(parts), starts, paths, rest)
+        return self._hay
 
     def _read(self, path: str) -> bytes | None:
-        data = self._bytes.get(path)
-        if data is not None:
-            return data
+        where = self._offsets.get(path)
+        if where is not None and self._hay is not None:
+            return self._hay[0][where[0] : where[1]]
         try:
             with open(path, "rb") as handle:
                 return handle.read()
@@ -296,13 +395,9 @@ class ProjectIndex:
         cached = self._callers.get(key)
         if cached is not None:
             return cached
-        needle = name.rsplit(".", 1)[-1].encode()
         found: list[tuple[str, CallerEffects]] = []
-        for other in self.project_files():
+        for other in self.mentions(callee_needle(name)):
             if other == path:
-                continue
-            data = self._scan(other)
-            if data is None or needle not in data:
                 continue
             summary = self.summary(other)
             if summary is None:
@@ -319,17 +414,27 @@ class ProjectIndex:
     def loaders_of_class(self, path: str, name: str) -> list[tuple[str, LoaderSummary]]:
         """Loaders in other project files whose dataset is ``name`` (a class of ``path``)."""
         found: list[tuple[str, LoaderSummary]] = []
-        needle = name.encode()
-        if self._loader_files is None:  # one scan for every dataset class asked about
-            self._loader_files = [(p, d) for p in self.project_files() if (d := self._scan(p)) and b"DataLoader" in d]
-        for other, data in self._loader_files:
-            if other == path or needle not in data:
+        for other in self.mentions(name.encode(), LOADER_GATE):
+            if other == path:
                 continue
             summary = self.summary(other)
             for loader in summary[0].loaders if summary is not None else ():
                 if loader.dataset.endswith(name) and self.resolve(other, loader.dataset) == (path, name):
                     found.append((other, loader))
         return found
+
+
+LOADER_GATE = b"DataLoader"  # a file that builds loaders over a class names DataLoader
+
+
+def callee_needle(name: str) -> bytes:
+    """What a caller of ``name`` (``build`` or ``Cls.build``) must contain: its last part."""
+    return name.rsplit(".", 1)[-1].encode()
+
+
+def _needles(key: str) -> tuple[bytes, bytes | None]:
+    needle, _, gate = key[len(MENTIONS):].partition("\0")
+    return needle.encode("utf-8", "surrogateescape"), gate.encode() or None
 
 
 @dataclass
@@ -378,6 +483,7 @@ class ProjectView(NullProject):
         if name is None:
             return None
         uses: list[Use] = []
+        self.index.record_mentions(self.deps, self.path, callee_needle(name))
         for caller, found in self.index.callers_of(self.path, name):
             self.deps[caller] = self.index.known_digest(caller)
             effects = self.index.expand(caller, found.effects, self.deps)
@@ -399,6 +505,7 @@ class ProjectView(NullProject):
         """Loaders in other project files built over instances of this file's class ``cls``."""
         if not isinstance(facts.scopes.parents.get(cls), ast.Module):
             return []
+        self.index.record_mentions(self.deps, self.path, cls.name.encode(), LOADER_GATE)
         found = self.index.loaders_of_class(self.path, cls.name)
         for other, _ in found:
             self.deps[other] = self.index.known_digest(other)

@@ -8,7 +8,7 @@ from dllint.facts.usage import ElsewhereLoop
 from dllint.facts.values import Value
 from dllint.facts.worker_code import DATASET_ENTRY_METHODS
 from dllint.findings import Finding, Fix, SetArgument
-from dllint.rules import Rule
+from dllint.rules import Rule, quote
 from dllint.rules.fix_values import workers_from_splat, workers_test
 
 if TYPE_CHECKING:
@@ -106,12 +106,21 @@ class NonPersistentWorkers(Rule):
             yield self.report(facts, loader.node, self._message(usage, loader), fix=self._fix(facts, loader))
 
     def _message(self, usage, loader) -> str | None:
-        """Name the place that re-iterates the loader when it is outside this file."""
+        """Name the place that re-iterates the loader when it is outside this file, and own up
+        to an explicit ``persistent_workers=False``: the user chose it, so say what it costs
+        rather than tell them to add what is already written."""
+        where = None
         for use in usage.loader_uses(loader):
             where = next((loop.where for loop in use.loops if isinstance(loop, ElsewhereLoop)), None)
             if where is not None and use.kind == "iterate":
-                return f"workers restart every epoch (re-iterated by {where}): add persistent_workers=True"
-        return None
+                break
+            where = None
+        by = f" (re-iterated by {where})" if where else ""
+        written = loader.argument("persistent_workers")
+        if written is not None:
+            return (f"`persistent_workers={quote(loader.facts, written.value)}` restarts the workers every "
+                    f"epoch{by}: make it true unless they must re-read state that changes between epochs")
+        return f"workers restart every epoch{by}: add persistent_workers=True" if by else None
 
     def check_config(self, block) -> Iterator[Finding]:
         """An evidently-training block (``train_ds``, ``train_dataloader``) with workers and
