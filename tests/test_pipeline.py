@@ -457,7 +457,7 @@ def test_a_gated_file_is_still_a_caller_the_project_index_finds(tmp_path, monkey
     index = ProjectIndex(tmp_path, settings)
     result = lint_bytes(Linter(settings), str(tmp_path / "data.py"), data.encode(), index.view(str(tmp_path / "data.py")))
     assert [(f.line, f.code) for f in result.findings] == [(5, "DL301"), (6, "DL201")]
-    assert set(result.deps) == {str((tmp_path / "train.py").resolve())}
+    assert str((tmp_path / "train.py").resolve()) in result.deps
 
 
 def test_process_starts_resolve_no_call_in_a_file_that_cannot_start_one(monkeypatch):
