@@ -140,6 +140,25 @@ def one_line_findings(size: int) -> str:
     return HEADER + "".join(parts) + "pass  # noqa: DL204\n"
 
 
+def big_class(size: int) -> str:
+    """One class of many methods that call each other through ``self`` and store loaders on
+    ``self``, like a framework's ``Trainer``: the flow asks, per stored loader, which loops run
+    the methods that read it (quadratic when the class is walked per question)."""
+    parts, total, i = [HEADER, "class Trainer:\n    def fit(self):\n        for epoch in range(3):\n            self.step0()\n"], 0, 0
+    while total < size:
+        part = (
+            f"    def step{i}(self):\n        self.loader{i} = DataLoader(ds, num_workers=2)\n"
+            f"        for b in self.loader{i}:\n            self.step{i + 1}()\n"
+            f"        self.helper{i % 7}()\n"
+            f"    def helper{i}(self):\n        return self.loader{max(i - 1, 0)}\n"
+        )
+        parts.append(part)
+        total += len(part)
+        i += 1
+    parts.append(f"    def step{i}(self):\n        pass\n")
+    return "".join(parts)
+
+
 SHAPES: dict[str, Callable[[int], str]] = {
     f.__name__: f for f in (
         one_line_list,
@@ -148,6 +167,7 @@ SHAPES: dict[str, Callable[[int], str]] = {
         many_loaders,
         many_resolved_loaders,
         many_datasets,
+        big_class,
         deep_nesting,
         long_lines,
     )

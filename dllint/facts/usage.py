@@ -159,7 +159,7 @@ class UsageAnalysis:
                 return 2
             if any(use.node is other.node and use.via == other.via for other in once):
                 continue  # the same loop reached through two bindings of one name
-            if any(not self._exclusive(use, other) for other in once):
+            if any(not self._exclusive(use, other) and not self._other_construction(loader, use, other) for other in once):
                 return 2
             once.append(use)
         return min(len(once), 1)  # pairwise exclusive: at most one of them runs
@@ -169,6 +169,18 @@ class UsageAnalysis:
         arms = self._if_arms(first.via[0] if first.via else first.node)
         other = self._if_arms(second.via[0] if second.via else second.node)
         return any(node in other and other[node] != arm for node, arm in arms.items())
+
+    def _other_construction(self, loader: LoaderCall, first: Use, second: Use) -> bool:
+        """The two uses reach the loader through two calls of the function that builds it
+        (``tr = build_loader(a); va = build_loader(b)``): each call builds a loader of its own."""
+        builder = self.facts.scopes.enclosing_function(loader.node)
+        for one, other in zip(first.via, second.via):
+            if one is other:
+                continue
+            return builder is not None and all(
+                self.same_file_function(call.func, self.facts.scopes.scope_of(call)) is builder for call in (one, other)
+            )
+        return False
 
     def _if_arms(self, node: ast.AST) -> dict[ast.If, str]:
         """For each ``if`` around ``node`` in its function: which arm holds it (body or orelse)."""
@@ -211,6 +223,8 @@ class UsageAnalysis:
         here = loops + self.enclosing_loops(expr, scope)
         if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is expr:
             return [Use("iterate", parent, here, via)]
+        if isinstance(parent, ast.YieldFrom):  # ``while True: yield from loader``: a pass per round
+            return [Use("iterate", parent, here, via)]
         if isinstance(parent, ast.comprehension) and parent.iter is expr:
             comp = self.parents.get(parent)
             return [Use("iterate", comp or parent, loops + self.enclosing_loops(comp or parent, scope), via)]
@@ -245,11 +259,16 @@ class UsageAnalysis:
         if isinstance(parent, (ast.Compare, ast.Expr, ast.If, ast.While, ast.Assert, ast.UnaryOp)):
             return []
         if isinstance(parent, ast.withitem) and parent.context_expr is expr:
-            if isinstance(parent.optional_vars, ast.Name):
-                return self._uses_of_name(parent.optional_vars.id, scope, loops, via, seen)
+            if isinstance(parent.optional_vars, ast.Name):  # the binding stops ``with f(x) as x`` going round
+                return self._uses_of_name(parent.optional_vars.id, scope, loops, via, seen, parent)
             return []
         if isinstance(parent, ast.Return) and parent.value is expr:
             return self._returned(expr, scope, loops, via, seen)
+        if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):
+            index = _element_index(parent, expr)
+            found = self._uses_of_element(parent, index, scope, loops, via, seen) if index is not None else None
+            if found is not None:
+                return found
         return [Use("escape", expr, here, via, "unclaimed")]  # yielded, put in a container, ...
 
     def _passed_to_call(
@@ -288,6 +307,11 @@ class UsageAnalysis:
                 return self._uses_of_name(param, callee_scope, here, via + (call,), seen | {key})
         if self.facts.is_loader_class_name(func)[0]:
             return [Use("escape", expr, here, via, "unknown")]  # the dataset/sampler a loader takes
+        field = self._record_field(func, keyword, index, scope)
+        if field is not None:  # DataInfo(dataloader=loader): reads of info.dataloader decide
+            found = self._uses_of_element(call, field, scope, loops, via, seen)
+            if found is not None:
+                return found
         init = self._same_file_init(func, scope)
         if init is not None and len(via) < MAX_CALL_DEPTH:
             param = self._parameter(init, keyword, index, True)
@@ -406,6 +430,197 @@ class UsageAnalysis:
             if isinstance(parent, ast.Call) and parent.func is load:
                 calls.append(parent)
         return calls
+
+    # -- containers: loaders in tuples and lists --------------------------------------
+    def loads_in(self, name: str, scope: Scope) -> list[ast.Name]:
+        """Loads of ``name`` directly in ``scope``."""
+        return [load for load, load_scope in self._loads_by_name.get(name, ()) if load_scope is scope]
+
+    def element_uses(self, container: ast.AST, index: int | str, scope: Scope) -> list[Use] | None:
+        """Uses of element ``index`` (``"*"``: any element) of the tuple or list that
+        ``container`` evaluates to (for the project's summaries); None: undecidable."""
+        self._steps = 0
+        return self._uses_of_element(container, index, scope, (), (), frozenset())
+
+    def _uses_of_element(
+        self, container: ast.AST, index: int | str, scope: Scope, loops: tuple, via: tuple, seen: frozenset
+    ) -> list[Use] | None:
+        """What happens to element ``index`` of the tuple or list ``container`` evaluates to:
+        unpacked (``a, b = pair``), indexed by a constant (``pair[0]``), looped over (``for dl
+        in loaders``, ``zip(names, loaders)``: each element meets that loop once), bound to a
+        name, returned to the callers, handed to a same-file function. None when its fate
+        cannot be told (the caller treats the container as before: kept, nobody claims it)."""
+        self._steps += 1
+        key = ("element", container, index)
+        if self._steps > MAX_STEPS or key in seen:
+            return None
+        seen = seen | {key}
+        looped = self.element_loop_target(container)
+        if looped is not None:
+            loop, target = looped
+            if not isinstance(target, ast.Name):
+                return None
+            uses = self._uses_of_name(target.id, scope, loops, via, seen, loop)
+            return [replace(u, loops=tuple(x for x in u.loops if x is not loop)) for u in uses]
+        parent = self.parents.get(container)
+        if isinstance(parent, ast.Attribute) and isinstance(index, str) and index != "*":
+            if parent.attr == index:
+                return self._uses_of_expr(parent, scope, loops, via, seen)
+            if isinstance(self.parents.get(parent), ast.Call) and self.parents[parent].func is parent:
+                return None  # info.set_epoch(e): a method may use the field
+            return []  # another field
+        if isinstance(parent, ast.Subscript) and parent.value is container and isinstance(parent.ctx, ast.Load):
+            position = parent.slice
+            if not (isinstance(position, ast.Constant) and type(position.value) is int and position.value >= 0):
+                return None
+            if isinstance(index, str) and index != "*":
+                return None  # a NamedTuple field read by position: which one is not known here
+            if index == "*" or position.value == index:
+                return self._uses_of_expr(parent, scope, loops, via, seen)
+            return []  # another element
+        if isinstance(parent, ast.Assign) and parent.value is container and len(parent.targets) == 1:
+            target = parent.targets[0]
+            if isinstance(target, ast.Name):
+                return self._uses_of_container_name(target.id, index, scope, loops, via, seen, parent)
+            if isinstance(target, (ast.Tuple, ast.List)) and isinstance(index, int):
+                if any(isinstance(e, ast.Starred) for e in target.elts) or index >= len(target.elts):
+                    return None
+                element = target.elts[index]
+                return self._uses_of_name(element.id, scope, loops, via, seen, parent) if isinstance(element, ast.Name) else None
+            return None
+        if isinstance(parent, ast.Return) and parent.value is container:
+            return self._returned_element(container, index, scope, loops, via, seen)
+        if isinstance(parent, ast.keyword):
+            call = self.parents.get(parent)
+            if isinstance(call, ast.Call):
+                return self._element_passed(call, parent.arg, None, index, scope, loops, via, seen)
+        if isinstance(parent, ast.Call) and container in parent.args:
+            return self._element_passed(parent, None, parent.args.index(container), index, scope, loops, via, seen)
+        return None
+
+    def element_loop_target(self, node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
+        """(the ``for``, the part of its target that takes each element) when ``node``'s
+        elements are looped over, directly or through ``zip``/``enumerate``."""
+        path: list[int] = []
+        current = node
+        while True:
+            parent = self.parents.get(current)
+            if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is current:
+                target: ast.AST = parent.target
+                for position in reversed(path):
+                    if not isinstance(target, (ast.Tuple, ast.List)) or position >= len(target.elts):
+                        return None
+                    if any(isinstance(e, ast.Starred) for e in target.elts):
+                        return None
+                    target = target.elts[position]
+                return parent, target
+            if not (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and current in parent.args):
+                return None
+            if any(isinstance(a, ast.Starred) for a in parent.args):
+                return None
+            if self.facts.scopes.lookup(parent.func.id, self.facts.scopes.scope_of(parent)) is not None:
+                return None  # a zip of the file's own
+            if parent.func.id == "zip":
+                path.append(parent.args.index(current))
+            elif parent.func.id == "enumerate" and parent.args[0] is current:
+                path.append(1)
+            else:
+                return None
+            current = parent
+
+    def _record_field(self, func: ast.expr, keyword: str | None, index: int | None, scope: Scope) -> str | None:
+        """The field an argument of ``func(...)`` fills, when ``func`` is a same-file
+        ``@dataclass`` or ``NamedTuple`` class with no ``__init__`` of its own."""
+        if not isinstance(func, ast.Name):
+            return None
+        found = self.facts.scopes.lookup(func.id, scope)
+        if not found or len(found[1]) != 1 or found[1][0].kind != "class":
+            return None
+        cls = found[1][0].node
+        record = any((dotted_name(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] == "dataclass" for d in cls.decorator_list)  # type: ignore[attr-defined]
+        record |= any((dotted_name(b) or "").rsplit(".", 1)[-1] == "NamedTuple" for b in cls.bases)  # type: ignore[attr-defined]
+        body = cls.body  # type: ignore[attr-defined]
+        if not record or any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("__init__", "__post_init__") for s in body):
+            return None
+        fields = [s.target.id for s in body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+        if keyword is not None:
+            return keyword if keyword in fields else None
+        return fields[index] if index is not None and index < len(fields) else None
+
+    def _uses_of_container_name(
+        self, name: str, index: int | str, scope: Scope, loops: tuple, via: tuple, seen: frozenset, binding: ast.AST | None
+    ) -> list[Use] | None:
+        """Element ``index`` of the container bound to ``name``, through every load of it
+        that the binding reaches; None if any of them is undecidable (or in a closure)."""
+        rebound = binding is not None and len(scope.bindings.get(name, ())) > 1
+        uses: list[Use] = []
+        for load, load_scope in self._loads_resolving_to(name, scope):
+            if load_scope is not scope:
+                return None
+            if rebound and not self._reaches_cached(binding, load, scope.bindings[name]):
+                continue
+            found = self._uses_of_element(load, index, scope, loops, via, seen)
+            if found is None:
+                return None
+            uses += found
+        return uses
+
+    def _element_passed(
+        self, call: ast.Call, keyword: str | None, position: int | None, index: int | str,
+        scope: Scope, loops: tuple, via: tuple, seen: frozenset,
+    ) -> list[Use] | None:
+        """A container handed to a call: ``len(loaders)`` looks at it; a same-file function
+        decides through its parameter; anything else is undecidable."""
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in NEUTRAL_BUILTINS and self.facts.scopes.lookup(func.id, scope) is None:
+            return []
+        target = self.same_file_function(func, scope)
+        if target is None or len(via) >= MAX_CALL_DEPTH:
+            return None
+        param = self._parameter(target, keyword, position, isinstance(func, ast.Attribute))
+        if param is None:
+            return None
+        here = loops + self.enclosing_loops(call, scope)
+        self._entry_loops[(call, via)] = loops
+        callee = self.facts.scopes.scopes[target]
+        return self._uses_of_container_name(param, index, callee, here, via + (call,), seen, None)
+
+    def _returned_element(
+        self, container: ast.AST, index: int | str, scope: Scope, loops: tuple, via: tuple, seen: frozenset
+    ) -> list[Use] | None:
+        """``return train_loader, val_loader``: each caller decides what happens to the
+        element (``train, val = get_loaders()``), in this file or, through the project's
+        summaries, in others; a caller that does something else with the container keeps it
+        unclaimed."""
+        func = scope.node
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func is self._summarizing:
+            return None
+        from dllint.project.frameworks import hook_of
+
+        if hook_of(self.facts, func) is not None:
+            return None  # a framework hook's list of loaders: as before
+        here = loops + self.enclosing_loops(container, scope)
+        if via and self.same_file_function(via[-1].func, self.facts.scopes.scope_of(via[-1])) is func:
+            call = via[-1]  # handed back to the call that passed the loader in
+            outer = self._entry_loops.get((call, via[:-1]), ())
+            return self._uses_of_element(call, index, self.facts.scopes.scope_of(call), outer, via[:-1], seen)
+        uses: list[Use] = []
+        callers = self._callers(func)
+        for call in callers:
+            call_scope = self.facts.scopes.scope_of(call)
+            built = set(map(id, self.enclosing_loops(call, call_scope)))  # a fresh value per pass
+            found = self._uses_of_element(call, index, call_scope, (), via + (call,), seen)
+            if found is None:
+                found = [Use("escape", call, (), via + (call,), "unclaimed")]
+            uses += [replace(u, loops=here + tuple(x for x in u.loops if id(x) not in built)) for u in found]
+        project = self.facts.project
+        remote = project.caller_uses(self, func, container, here, via, index) if project is not None else None
+        if remote:
+            uses += remote
+        if not callers and not remote:
+            how = "unknown" if _on_request(func, self.parents.get(func)) else "unclaimed"
+            uses.append(Use("escape", container, here, via, how))
+        return uses
 
     def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: tuple, via: tuple, seen: frozenset) -> list[Use]:
         """``self.X = loader``: the reads of ``self.X`` in the class decide; how often their
@@ -558,6 +773,8 @@ class UsageAnalysis:
         between them runs on every path to the load."""
         start = _end(binding)
         at = _position(load)
+        if any(self._rebound_by_loop(other.node, binding, load) for other in bindings):
+            return False
         if start >= at:
             return self._in_common_loop(binding, load)
         for other in bindings:
@@ -567,6 +784,23 @@ class UsageAnalysis:
             if self._always_runs_before(node, load):
                 return False
         return True
+
+    def _rebound_by_loop(self, loop: ast.AST, binding: ast.AST, load: ast.AST) -> bool:
+        """``loop`` is another binding, a ``for`` whose target binds the name at the top of
+        every pass of the body that holds ``load``, and ``binding`` is outside that body:
+        ``for name, test_dl in zip(names, dls)`` shadows an earlier ``test_dl``."""
+        if loop is binding or not isinstance(loop, (ast.For, ast.AsyncFor)):
+            return False
+        in_body = self._in_body_of(loop, load)
+        return in_body and not self._in_body_of(loop, binding)
+
+    def _in_body_of(self, loop: ast.For | ast.AsyncFor, node: ast.AST) -> bool:
+        child, current = node, self.parents.get(node)
+        while current is not None:
+            if current is loop:
+                return any(child is stmt for stmt in loop.body)
+            child, current = current, self.parents.get(current)
+        return False
 
     def _always_runs_before(self, statement: ast.AST, load: ast.AST) -> bool:
         """A later statement of the block that holds ``statement`` contains ``load``."""
@@ -720,10 +954,21 @@ def _on_request(func: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.AST | N
     return not any("trainer" in (dotted_name(base) or "").lower() for base in bases)
 
 
+def _element_index(container: ast.Tuple | ast.List, element: ast.AST) -> int | None:
+    """The position of ``element`` in a tuple or list display; None after a ``*starred`` one."""
+    position = container.elts.index(element)
+    return None if any(isinstance(e, ast.Starred) for e in container.elts[:position]) else position
+
+
 def _position(node: ast.AST) -> tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
 def _end(node: ast.AST) -> tuple[int, int]:
-    """Where a binding statement takes effect: after its value is evaluated."""
+    """Where a binding statement takes effect: after its value is evaluated (a ``for``'s
+    target: after its iterable, before its body)."""
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        node = node.iter
+    elif isinstance(node, ast.withitem):  # no position of its own
+        node = node.context_expr
     return (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)

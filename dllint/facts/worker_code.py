@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator, Union
+from typing import TYPE_CHECKING, Callable, Iterator, Union
 
 if TYPE_CHECKING:
     from dllint.facts import ClassInfo, FileFacts
@@ -32,6 +32,20 @@ PARTIAL_QUALNAMES = frozenset({"functools.partial"})
 MAX_DEPTH = 8
 # What code consults to split a stream among the workers (DL302).
 SHARDING_NAMES = frozenset({"get_worker_info", "worker_info", "split_by_worker"})
+# State a training framework advances in the main process between epochs (Lightning's
+# ``current_epoch``/``global_step``, anything read through ``.trainer``): worker-side code that
+# reads it sees the new value only in workers started afresh each epoch (DL201).
+FRAMEWORK_EPOCH_STATE = frozenset({"current_epoch", "global_step", "trainer"})
+# Methods of built-in strings, containers and files (``line.strip()``, ``d.items()``): called on
+# an object of unknown class, such a name is taken to be the built-in's, not looked for in
+# other project files.
+BUILTIN_METHOD_NAMES = frozenset(
+    name
+    for kind in (str, bytes, list, dict, set, tuple, int, float)
+    for name in dir(kind)
+    if not name.startswith("_")
+) | frozenset({"read", "readline", "readlines", "write", "close", "seek", "tell", "flush"})
+LOCAL_DEPTH = 4  # same-file methods of other classes followed from one worker function
 
 
 def consults_worker_info(function: ast.AST) -> bool:
@@ -42,6 +56,45 @@ def consults_worker_info(function: ast.AST) -> bool:
         if isinstance(node, ast.Attribute) and node.attr in SHARDING_NAMES:
             return True
     return False
+
+
+def reads_epoch_state(function: ast.AST) -> bool:
+    """``function`` reads ``.current_epoch``, ``.global_step`` or ``.trainer``."""
+    return any(
+        isinstance(node, ast.Attribute) and node.attr in FRAMEWORK_EPOCH_STATE and isinstance(node.ctx, ast.Load)
+        for node in ast.walk(function)
+    )
+
+
+# The two questions asked across files: (test on a function's own code, its summary's flag).
+WORKER_INFO = (consults_worker_info, "worker_info")
+EPOCH_STATE = (reads_epoch_state, "epoch_state")
+
+
+def is_abstract(function: ast.AST) -> bool:
+    """A placeholder that a subclass overrides: its body is only a docstring, ``pass``,
+    ``...`` and ``raise NotImplementedError``."""
+    body = getattr(function, "body", None)
+    if not isinstance(body, list):
+        return False
+    raises = False
+    for stmt in body:
+        if isinstance(stmt, ast.Pass) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                raises = True
+                continue
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and raises is False and _only_message(stmt):
+            continue  # msg = f"Missing ..." before the raise
+        return False
+    return raises or all(isinstance(s, (ast.Pass, ast.Expr)) for s in body) and bool(body)
+
+
+def _only_message(stmt: ast.AST) -> bool:
+    value = getattr(stmt, "value", None)
+    return isinstance(value, (ast.Constant, ast.JoinedStr))
 
 
 @dataclass
@@ -140,6 +193,59 @@ class WorkerCode:
             for callee in self._callees(function, cls):
                 stack.append((callee, depth + 1))
         return reached
+
+    def reaches(
+        self,
+        roots: list[FunctionNode],
+        cls: ClassInfo | None,
+        question: tuple[Callable[[ast.AST], bool], str],
+        depth: int = 0,
+        seen: set[int] | None = None,
+    ) -> bool:
+        """``roots``, or code they call, answers ``question`` (:data:`WORKER_INFO`,
+        :data:`EPOCH_STATE`): the functions :meth:`reached_from` finds; then, for each call in
+        them, a function of another project module (through the index, transitively), and
+        ``obj.m()`` on another object: the ``m`` of this file's other classes and, when the
+        name is not a built-in type's, the ``m`` methods of the project's other files (a
+        placeholder that only raises ``NotImplementedError`` is skipped: a subclass runs)."""
+        test, flag = question
+        seen = set() if seen is None else seen  # functions already asked about (each once)
+        reached = [function for function in self.reached_from(roots, cls) if id(function) not in seen]
+        seen.update(map(id, reached))
+        if any(test(function) for function in reached):
+            return True
+        project = self.facts.project
+        scopes = self.facts.scopes
+        for function in reached:
+            for node in ast.walk(function):
+                if not isinstance(node, ast.Call):
+                    continue
+                if project is not None and project.reaches(self.facts, node.func, scopes.scope_of(node), flag):
+                    return True
+                name = self.method_on_other(node.func, cls)
+                if name is None:
+                    continue
+                if depth < LOCAL_DEPTH:
+                    for other in self.facts.classes.values():
+                        method = other.method(name)
+                        if other is not cls and method is not None and id(method) not in seen and not is_abstract(method):
+                            if self.reaches([method], other, question, depth + 1, seen):
+                                return True
+                if project is not None and name not in BUILTIN_METHOD_NAMES and project.method_reaches(name, flag):
+                    return True
+        return False
+
+    def method_on_other(self, func: ast.expr, cls: ClassInfo | None) -> str | None:
+        """``m`` of a call ``obj.m()`` whose code this file does not pin down: ``obj`` is not
+        ``self``, or ``self.m`` is found on no same-file class of the MRO (a subclass or mixin
+        elsewhere defines it)."""
+        if not isinstance(func, ast.Attribute):
+            return None
+        if isinstance(func.value, ast.Name) and func.value.id == "self":
+            return func.attr if cls is not None and self.find_method(cls, func.attr) is None else None
+        if self.facts.qualname(func.value) is not None:
+            return None  # mod.f(), pkg.mod.f(): an imported module's function, not a method
+        return func.attr
 
     # -- building ---------------------------------------------------------------------
     def _add(self, root: FunctionNode, entry: str, loader: LoaderCall, cls: ClassInfo | None) -> None:

@@ -41,6 +41,9 @@ SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build
 MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
 MAX_PROJECT_FILES = 50_000
 MAX_KEPT_BYTES = 64 * 1024 * 1024  # file contents kept for repeated "who calls X" scans
+MAX_REACH_DEPTH = 4  # calls followed from one worker-side function across files, transitively
+MAX_REACH_FUNCTIONS = 32  # functions of other files looked at for one question
+MAX_CANDIDATES = 8  # files defining a method named like obj.m(): more, and the name says nothing
 # A ``deps`` key beside file paths: a lint that asked "who names X" depends on which files do
 # (a new caller in a file it never read must invalidate it: :meth:`ProjectIndex.reconcile`).
 MENTIONS = "\0mentions:"
@@ -86,6 +89,7 @@ class ProjectIndex:
         self._hay: tuple[bytes, list[int], list[str], list[str]] | None = None  # see _haystack
         self._offsets: dict[str, tuple[int, int]] = {}
         self._callers: dict[tuple[str, str], list[tuple[str, CallerEffects]]] = {}
+        self._methods: dict[str, list[str] | None] = {}  # files defining a method name (None: too many)
         self._mentions: dict[tuple[bytes, bytes | None], list[str]] = {}
         self._stat_table: dict[str, list[int]] | None = None
         self.summarized = 0  # files summarized (not found in the store): for tests and benchmarks
@@ -407,9 +411,81 @@ class ProjectIndex:
                     continue
                 direct = self._resolve_once(other, call.target)
                 if direct == (path, name) or direct is not None and self.resolve(other, call.target) == (path, name):
-                    found.append((other, CallerEffects(call.line, call.effects)))
+                    found.append((other, CallerEffects(call.line, call.effects, call.elements, call.returned_by)))
         self._callers[key] = found
         return found
+
+    def methods_named(self, name: str, exclude: str = "") -> list[tuple[str, str, FunctionSummary]] | None:
+        """(file, ``Cls.name``, summary) of every method ``name`` of a project class outside
+        ``exclude`` that is not a placeholder (only ``raise NotImplementedError``); None when
+        more than MAX_CANDIDATES files define a ``name`` (too common a name to say which
+        runs). Only files whose bytes contain ``def name(`` are summarized."""
+        if name not in self._methods:
+            paths = self.mentions(method_needle(name))
+            self._methods[name] = paths if len(paths) <= MAX_CANDIDATES else None
+        paths = self._methods[name]
+        if paths is None:
+            return None
+        found: list[tuple[str, str, FunctionSummary]] = []
+        for path in paths:
+            summary = self.summary(path) if path != exclude else None
+            for qualified, function in summary[0].functions.items() if summary is not None else ():
+                if function.method and qualified.endswith(f".{name}") and not function.abstract:
+                    found.append((path, qualified, function))
+        return found
+
+    def target_reaches(self, path: str, target: str, flag: str, deps: dict[str, str]) -> bool:
+        """The project function ``target`` (called from ``path``), or what it calls on, has the
+        summary flag ``flag`` (``worker_info``, ``epoch_state``)."""
+        return self._target_reaches(path, target, _Question(flag, deps, path))
+
+    def method_reaches(self, name: str, flag: str, deps: dict[str, str], origin: str) -> bool:
+        """Some method ``name`` of a project file other than ``origin`` (the file asking), or
+        what it calls on, has ``flag``. A name more than MAX_CANDIDATES files define is not
+        followed."""
+        return self._method_reaches(name, _Question(flag, deps, origin), 0)
+
+    def _target_reaches(self, path: str, target: str, question: _Question, depth: int = 0) -> bool:
+        found = self.function(path, target, question.deps)
+        if found is None:
+            return False
+        question.deps[found[0]] = self.known_digest(found[0])
+        return self._reaches(found[0], found[2], found[1], question, depth)
+
+    def _method_reaches(self, name: str, question: _Question, depth: int) -> bool:
+        candidates = self.methods_named(name, question.origin)
+        self.record_method_mentions(question.deps, question.origin, name)
+        for path, qualified, function in candidates or ():
+            if self._reaches(path, qualified, function, question, depth):
+                return True
+        return False
+
+    def _reaches(self, path: str, qualified: str, function: FunctionSummary, question: _Question, depth: int) -> bool:
+        key = (path, qualified)
+        if key in question.seen or len(question.seen) >= MAX_REACH_FUNCTIONS:
+            return False
+        question.seen.add(key)
+        if getattr(function, question.flag):
+            return True
+        if depth >= MAX_REACH_DEPTH:
+            return False
+        for onward in function.onward:
+            if onward.startswith("."):
+                if self._method_reaches(onward[1:], question, depth + 1):
+                    return True
+            elif self._target_reaches(path, onward, question, depth + 1):
+                return True
+        return False
+
+    def record_method_mentions(self, deps: dict[str, str], path: str, name: str) -> None:
+        """Record that ``path``'s lint asked which files define a method ``name`` (a file that
+        starts defining one re-lints it; see :meth:`reconcile`), with their summaries; when too
+        many do to be read, the question alone."""
+        needle = method_needle(name)
+        if self._methods.get(name) is None:
+            deps[MENTIONS + needle.decode("utf-8", "replace")] = ""
+        else:
+            self.record_mentions(deps, path, needle)
 
     def loaders_of_class(self, path: str, name: str) -> list[tuple[str, LoaderSummary]]:
         """Loaders in other project files whose dataset is ``name`` (a class of ``path``)."""
@@ -427,6 +503,11 @@ class ProjectIndex:
 LOADER_GATE = b"DataLoader"  # a file that builds loaders over a class names DataLoader
 
 
+def method_needle(name: str) -> bytes:
+    """What a file defining a method ``name`` contains."""
+    return f"def {name}(".encode()
+
+
 def callee_needle(name: str) -> bytes:
     """What a caller of ``name`` (``build`` or ``Cls.build``) must contain: its last part."""
     return name.rsplit(".", 1)[-1].encode()
@@ -438,9 +519,28 @@ def _needles(key: str) -> tuple[bytes, bytes | None]:
 
 
 @dataclass
+class _Question:
+    """One question asked across files (:meth:`ProjectIndex.target_reaches`): the summary flag
+    looked for, the asking lint's deps, the asking file, and the functions already looked at."""
+
+    flag: str
+    deps: dict[str, str]
+    origin: str
+    seen: set[tuple[str, str]] = field(default_factory=set)
+
+
+@dataclass
 class CallerEffects:
     line: int
     effects: Effects
+    elements: dict[str, Effects] = field(default_factory=dict)  # see CallSummary.elements
+    returned_by: str = ""  # see CallSummary.returned_by
+
+    def element(self, index: int | str) -> Effects:
+        """What the caller does with one element of the returned container: kept where it
+        does not take the container apart (as a returned container always was)."""
+        found = self.elements.get(str(index)) or self.elements.get("*")
+        return found if found is not None else Effects(stores=True)
 
 
 @dataclass
@@ -477,16 +577,27 @@ class ProjectView(NullProject):
             uses += usage.continue_from(call, scope, loops, via, seen)  # handed back: the caller goes on
         return uses
 
-    def caller_uses(self, usage: UsageAnalysis, function: ast.AST, expr, here, via) -> list[Use] | None:
-        """What the project's other files do with the value ``function`` returns."""
+    def caller_uses(self, usage: UsageAnalysis, function: ast.AST, expr, here, via, element: int | str | None = None) -> list[Use] | None:
+        """What the project's other files do with the value ``function`` returns (with
+        ``element``: with that element of the tuple or list it returns)."""
         name = self._qualified_name(usage.facts, function)
         if name is None:
             return None
+        return self._uses_by_callers(self.path, name, expr, here, via, element, 0)
+
+    def _uses_by_callers(self, path: str, name: str, expr, here, via, element: int | str | None, depth: int) -> list[Use]:
         uses: list[Use] = []
-        self.index.record_mentions(self.deps, self.path, callee_needle(name))
-        for caller, found in self.index.callers_of(self.path, name):
+        self.index.record_mentions(self.deps, path, callee_needle(name))
+        for caller, found in self.index.callers_of(path, name):
             self.deps[caller] = self.index.known_digest(caller)
-            effects = self.index.expand(caller, found.effects, self.deps)
+            effects = found.effects if element is None else found.element(element)
+            if found.returned_by and depth < MAX_FOLLOW:
+                # ``def build_loader(cfg): return _build_loader(cfg)``: its callers decide
+                further = self._uses_by_callers(caller, found.returned_by, expr, here, via, element, depth + 1)
+                if further:
+                    uses += further
+                    effects = replace(effects, stores=False)  # not kept: handed on to them
+            effects = self.index.expand(caller, effects, self.deps)
             where = f"{os.path.relpath(caller, self.index.root)}:{found.line}"
             uses += _uses_from(effects, expr, expr, here, via, where)
         return uses
@@ -529,6 +640,26 @@ class ProjectView(NullProject):
             return None
         self.deps[found[0]] = self.index.known_digest(found[0])
         return found[1]
+
+    def reaches(self, facts: FileFacts, func: ast.expr, scope: Scope, flag: str) -> bool:
+        """The project function ``func`` calls (in another module), or what it calls on, has
+        the summary flag ``flag`` (``worker_info``, ``epoch_state``)."""
+        target = self.target_of(facts, func, scope)
+        return target is not None and self.index.target_reaches(self.path, target.rstrip("@"), flag, self.deps)
+
+    def method_reaches(self, name: str, flag: str) -> bool:
+        """A method ``name`` of another project file, or what it calls on, has ``flag``."""
+        return self.index.method_reaches(name, flag, self.deps, self.path)
+
+    def methods_named(self, name: str) -> list[str] | None:
+        """Where the project's other files define a method ``name`` (placeholders left out);
+        None when too many files define one to tell."""
+        named = self.index.methods_named(name, exclude=self.path)
+        self.index.record_method_mentions(self.deps, self.path, name)
+        if named is None:
+            return None
+        found = [(path, qualified) for path, qualified, _ in named]
+        return [f"{os.path.relpath(path, self.index.root)}:{qualified}" for path, qualified in found]
 
     # -- config files -------------------------------------------------------------------------
     def config_value(self, facts: FileFacts, read) -> tuple[Any, Any] | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
     from dllint.facts.usage import Use
 
-FORMAT = 5
+FORMAT = 7
+MAX_ONWARD = 24  # calls a function summary names for the index to follow on
 STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
@@ -82,6 +83,11 @@ class FunctionSummary:
     effects: dict[str, Effects]
     returns: list[Returned] = field(default_factory=list)
     worker_info: bool = False  # it, or a same-file function it calls, consults get_worker_info() (DL302)
+    epoch_state: bool = False  # it, or a same-file function it calls, reads current_epoch/global_step/.trainer (DL201)
+    abstract: bool = False  # only raises NotImplementedError: a subclass's override runs instead
+    # What the index follows on from it: targets of calls into other modules ("0:pkg.f") and
+    # ".m" for obj.m() on an object of unknown class (see WorkerCode.method_on_other).
+    onward: list[str] = field(default_factory=list)
 
     def parameter(self, argument: str, bound: bool) -> str | None:
         """The parameter an argument lands in: ``"0"`` (position) or a keyword."""
@@ -97,6 +103,12 @@ class CallSummary:
     target: str
     line: int
     effects: Effects
+    # The result taken apart as a tuple or list (``train, val = build_loaders()``, ``for dl
+    # in get_loaders()``): what happens to each element, by position ("*": every element).
+    elements: dict[str, Effects] = field(default_factory=dict)
+    # ``return other.build_loader(cfg)`` in a function of this file ("f", "Cls.m"): what
+    # happens to the result is for that function's callers to say.
+    returned_by: str = ""
 
 
 @dataclass
@@ -148,10 +160,18 @@ class FileSummary:
                     {p: Effects(**e) for p, e in f["effects"].items()},
                     [Returned(**r) for r in f["returns"]],
                     bool(f.get("worker_info", False)),
+                    bool(f.get("epoch_state", False)),
+                    bool(f.get("abstract", False)),
+                    list(f.get("onward", [])),
                 )
                 for name, f in data["functions"].items()
             },
-            calls=[CallSummary(c["target"], c["line"], Effects(**c["effects"])) for c in data["calls"]],
+            calls=[
+                CallSummary(
+                    c["target"], c["line"], Effects(**c["effects"]), {k: Effects(**e) for k, e in c["elements"].items()}, c["returned_by"]
+                )
+                for c in data["calls"]
+            ],
             classes={name: ClassSummary(**c) for name, c in data["classes"].items()},
             loaders=[LoaderSummary(**row) for row in data["loaders"]],
             imports=dict(data["imports"]),
@@ -198,6 +218,15 @@ class NullProject:
         return None
 
     def loaders_elsewhere(self, *args: Any) -> list:
+        return []
+
+    def reaches(self, *args: Any) -> bool:
+        return False
+
+    def method_reaches(self, *args: Any) -> bool:
+        return False
+
+    def methods_named(self, *args: Any) -> list:
         return []
 
 
@@ -251,10 +280,64 @@ def summarize(path: str, text: str, settings: Settings, tree: ast.Module | None 
         scope = facts.scopes.scope_of(call)
         built = set(map(id, usage.enclosing_loops(call, scope)))  # a fresh result each pass
         effects = effects_of(usage.uses_of(call, scope), built, facts)
-        if not effects.empty:
-            effects.set_epoch |= summary.set_epoch
-            summary.calls.append(CallSummary(target, call.lineno, effects))
+        elements = _element_effects(facts, call, scope, built)
+        for found in [effects, *elements.values()]:
+            found.set_epoch |= summary.set_epoch and not found.empty
+        returned_by = _returned_by(facts, call)
+        if not effects.empty or elements or returned_by:
+            summary.calls.append(CallSummary(target, call.lineno, effects, elements, returned_by))
     return summary
+
+
+def _returned_by(facts: FileFacts, call: ast.Call) -> str:
+    """The summarized function (``"f"``, ``"Cls.m"``) that returns the call's result as it
+    is (``return _build_loader(cfg)``); "" otherwise."""
+    if not isinstance(facts.scopes.parents.get(call), ast.Return):
+        return ""
+    function = facts.scopes.enclosing_function(call)
+    owner = facts.scopes.parents.get(function) if function is not None else None
+    if isinstance(owner, ast.Module):
+        return function.name  # type: ignore[union-attr]
+    if isinstance(owner, ast.ClassDef) and isinstance(facts.scopes.parents.get(owner), ast.Module):
+        return f"{owner.name}.{function.name}"  # type: ignore[union-attr]
+    return ""
+
+
+def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[int]) -> dict[str, Effects]:
+    """What the file does with each element of a call's result that it unpacks
+    (``a, b = f()``: by position) or loops over (``for x in f()``: ``"*"``); only decidable
+    ones are kept."""
+    parent = facts.scopes.parents.get(call)
+    if isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1:
+        target = parent.targets[0]
+        if isinstance(target, (ast.Tuple, ast.List)):
+            indices: list[int | str] = list(range(len(target.elts)))
+        else:  # info = build(...): the fields read as info.X (a record the callee returns)
+            indices = sorted(_fields_read(facts, target.id, scope))[:MAX_FIELDS] if isinstance(target, ast.Name) else []
+    elif isinstance(parent, (ast.For, ast.AsyncFor, ast.Call)):
+        indices = ["*"] if facts.usage.element_loop_target(call) is not None else []
+    else:
+        indices = []
+    elements: dict[str, Effects] = {}
+    for index in indices:
+        uses = facts.usage.element_uses(call, index, scope)
+        found = effects_of(uses, built, facts) if uses is not None else None
+        if found is not None and (isinstance(index, int) or not found.empty):  # a field nothing uses: not worth keeping
+            elements[str(index)] = found
+    return elements
+
+
+MAX_FIELDS = 8
+
+
+def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[str]:
+    """Attributes read off loads of ``name`` in ``scope`` (``info.dataloader``)."""
+    parents = facts.scopes.parents
+    return {
+        parent.attr
+        for load in facts.usage.loads_in(name, scope)
+        if isinstance(parent := parents.get(load), ast.Attribute) and isinstance(parent.ctx, ast.Load)
+    }
 
 
 def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> FunctionSummary:
@@ -267,16 +350,76 @@ def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef
         found.set_epoch |= _set_epoch_on(facts, function, name)
         if not found.empty:
             effects[name] = found
-    return FunctionSummary(params, kwonly, method, effects, _returns(facts, function), _worker_info(facts, function, method))
+    summary = FunctionSummary(params, kwonly, method, effects, _returns(facts, function))
+    _worker_side(facts, function, method, summary)
+    return summary
 
 
-def _worker_info(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> bool:
-    """The function, or a same-file function or ``self`` method it calls, consults worker info."""
-    from dllint.facts.worker_code import consults_worker_info
+def _worker_side(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, summary: FunctionSummary) -> None:
+    """What worker-side rules ask of a function that a dataset may call: whether it, or a
+    same-file function or ``self`` method it calls, consults worker info or reads the epoch
+    state, and which calls lead out of the file (for the index to follow)."""
+    from dllint.facts.worker_code import consults_worker_info, is_abstract, reads_epoch_state
 
     owner = facts.scopes.parents.get(function)
     cls = facts.classes.get(owner.name) if method and isinstance(owner, ast.ClassDef) else None
-    return any(consults_worker_info(f) for f in facts.worker_code.reached_from([function], cls))
+    worker_code = facts.worker_code
+    reached = worker_code.reached_from([function], cls)
+    memo = _memo(facts)
+    summary.worker_info = any(memo.once(f, "info", consults_worker_info) for f in reached)
+    summary.epoch_state = any(memo.once(f, "epoch", reads_epoch_state) for f in reached)
+    summary.abstract = is_abstract(function)
+    if summary.worker_info and summary.epoch_state:
+        return
+    onward: set[str] = set()
+    for reached_function in reached:
+        onward.update(memo.once(reached_function, ("onward", id(cls)), lambda f: _calls_out(facts, f, cls)))
+    summary.onward = sorted(onward, key=lambda o: (o.startswith("."), o))[:MAX_ONWARD]  # other modules first
+
+
+def _calls_out(facts: FileFacts, function: ast.AST, cls) -> set[str]:
+    """The calls in ``function`` that lead out of the file: project targets, ``.m`` methods."""
+    out: set[str] = set()
+    context = facts.project
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call):
+            continue
+        target = context.target_of(facts, node.func, facts.scopes.scope_of(node)) if context is not None else None
+        if target is not None:
+            out.add(target.rstrip("@"))
+            continue
+        name = facts.worker_code.method_on_other(node.func, cls)
+        if name is not None and not _builtin_method(name):
+            out.add(f".{name}")
+    return out
+
+
+class _Memo:
+    """Per-file answers about one function, asked again for every function that reaches it
+    (a big class's methods reach each other: without this, summarizing transformers'
+    ``trainer.py`` walks its methods thousands of times)."""
+
+    def __init__(self) -> None:
+        self.answers: dict[tuple, Any] = {}
+
+    def once(self, function: ast.AST, question: Any, answer: Callable[[ast.AST], Any]) -> Any:
+        key = (function, question)
+        if key not in self.answers:
+            self.answers[key] = answer(function)
+        return self.answers[key]
+
+
+def _memo(facts: FileFacts) -> _Memo:
+    memo = getattr(facts, "_summary_memo", None)
+    if memo is None:
+        memo = facts._summary_memo = _Memo()  # type: ignore[attr-defined]
+    return memo
+
+
+def _builtin_method(name: str) -> bool:
+    from dllint.facts.worker_code import BUILTIN_METHOD_NAMES
+
+    return name in BUILTIN_METHOD_NAMES
 
 
 RETURNED_LOADER_ARGS = ("shuffle", "num_workers", "persistent_workers", "pin_memory")

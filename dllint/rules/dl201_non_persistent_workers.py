@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterator
 from dllint.facts.endless import endless_reason
 from dllint.facts.usage import ElsewhereLoop
 from dllint.facts.values import Value
-from dllint.facts.worker_code import DATASET_ENTRY_METHODS
+from dllint.facts.worker_code import DATASET_ENTRY_METHODS, EPOCH_STATE
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule, quote
 from dllint.rules.fix_values import workers_from_splat, workers_test
@@ -28,9 +28,13 @@ class NonPersistentWorkers(Rule):
     project calls does not (a trainer outside it asks for a fresh loader when it needs one),
     nor one stored (`self.X = loader`) only for the `test_dataloader`/`predict_dataloader`
     hook that returns `self.X` (one pass). Silent where the dataset's worker-side code reads
-    state the framework advances between epochs (`current_epoch`, `global_step`, `.trainer`).
+    state the framework advances between epochs (`current_epoch`, `global_step`, `.trainer`),
+    also in the project's other files (`self.task.samples()` defined by a mixin elsewhere,
+    seeding by `model.current_epoch` in a third module; followed to a bounded depth).
     Endless iteration (a sampler that never ends, `iter()`
     renewed only on `StopIteration`, a loader subclass that keeps one iterator) is one pass.
+    Loaders in tuples, lists and dataclass fields are followed one by one (`train, val =
+    build_loaders()`, `for name, dl in zip(names, [dev_dl, test_dl])` gives each one pass).
 
     ## Why is this bad?
     Without persistent workers, every `for batch in loader` starts all worker processes
@@ -198,26 +202,18 @@ def _workers_read_changed_state(facts, loader) -> bool:
     return False
 
 
-# State a training framework advances in the main process between epochs (Lightning's
-# ``current_epoch``/``global_step``, anything read through ``.trainer``): worker-side code that
-# reads it sees the new value only in workers started afresh each epoch.
-FRAMEWORK_EPOCH_STATE = frozenset({"current_epoch", "global_step", "trainer"})
-
-
 def _workers_read_framework_state(facts, loader) -> bool:
-    """The dataset's worker-side code (its ``__getitem__``/``__iter__`` and the same-file
-    functions they call) reads ``current_epoch``, ``global_step`` or ``.trainer``: seeding by
-    ``model.current_epoch`` draws new samples each epoch only because the workers restart."""
+    """The dataset's worker-side code reads ``current_epoch``, ``global_step`` or ``.trainer``:
+    its ``__getitem__``/``__iter__``, the same-file functions they call and, through the
+    project index, what they call in other files (``self.task.samples()`` in a mixin that
+    seeds by ``model.current_epoch`` in a third module). Seeding by ``model.current_epoch``
+    draws new samples each epoch only because the workers restart."""
     worker_code = facts.worker_code
     cls = worker_code.dataset_class(loader)
     if cls is None:
         return False
     roots = [m for m in (worker_code.find_method(cls, n) for n in DATASET_ENTRY_METHODS) if m is not None]
-    return any(
-        isinstance(node, ast.Attribute) and node.attr in FRAMEWORK_EPOCH_STATE and isinstance(node.ctx, ast.Load)
-        for function in worker_code.reached_from(roots, cls)
-        for node in ast.walk(function)
-    )
+    return worker_code.reaches(roots, cls, EPOCH_STATE)
 
 
 def _written_attributes(facts, mutation: ast.AST, cls, worker_code) -> set[str] | None:

@@ -3,27 +3,34 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
-from dllint.facts.worker_code import consults_worker_info
+from dllint.facts.worker_code import BUILTIN_METHOD_NAMES, WORKER_INFO, consults_worker_info, is_abstract
 from dllint.findings import Finding
 from dllint.rules import Rule
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
 
-# Names whose presence shows the stream is split between workers (torch's get_worker_info,
-# a worker_info variable or attribute, webdataset's / torchdata's split_by_worker).
-
 
 class IterableDatasetNotSharded(Rule):
     """
     ## What it does
-    Checks for an `IterableDataset` subclass whose `__iter__` (with the methods of the class
-    and the same-file functions it calls, the functions of other project modules it calls, and
-    `obj.m()` where a class of the file defines an `m` that does) never consults
-    `get_worker_info()` (or a `worker_info`, `split_by_worker`), when a loader of the same file uses it with
-    `num_workers` that is not provably 0 or 1. Reported at `def __iter__`. A class that no
-    loader of the file uses is left to the probe, and so is an `__iter__` that iterates a
-    wrapped dataset (`self.dataset`, `super().__iter__()`): the wrapped one may do the split.
+    Checks for an `IterableDataset` subclass whose `__iter__` never consults
+    `get_worker_info()` (or a `worker_info`, `split_by_worker`), when a loader of the same file
+    uses it with `num_workers` that is not provably 0 or 1. Reported at `def __iter__`.
+    Followed from `__iter__`: the methods of the class and the same-file functions it calls,
+    the functions of other project modules it calls, and `obj.m()` on another object (or a
+    `self.m()` no same-file class defines): the `m` methods of this file's other classes and of
+    the project's other files, transitively through their calls (bounded). Any of them that
+    consults the worker info counts: the object's class is not known, so one that may run is
+    enough. A method that only raises `NotImplementedError` is a placeholder: its overrides run.
+
+    Undecidable, so silent: `__iter__` hands its whole stream to a held object's method
+    (`return self.task.samples()`, `yield from self.source.rows()`) that no class of the
+    project defines (or that more files define than can be looked at): the code that yields
+    is not in view. A built-in type's method (`self.rows.items()`) is taken to be the
+    built-in's. A class that no loader of the file uses is left to the probe, and so is an
+    `__iter__` that iterates a wrapped dataset (`self.dataset`, `super().__iter__()`): the
+    wrapped one may do the split.
 
     ## Why is this bad?
     Each worker gets its own copy of the dataset and calls `__iter__` on it. Unless the
@@ -100,8 +107,10 @@ class IterableDatasetNotSharded(Rule):
             reached = worker_code.reached_from([iter_method], cls)
             if any(consults_worker_info(function) or _delegates(function) for function in reached):
                 continue
-            if any(_calls_sharding_code(facts, cls, function) for function in reached):
+            if worker_code.reaches([iter_method], cls, WORKER_INFO):
                 continue  # a method of another class, or a function of another project module
+            if _hands_stream_to_unseen_code(facts, cls, iter_method):
+                continue
             workers = multi[0].num_workers
             count = f"num_workers={workers.value}" if workers.is_const else "several workers"
             message = (
@@ -116,26 +125,49 @@ def _at_most_one_worker(loader) -> bool:
     return value.is_absent or (value.is_int() and value.value <= 1)
 
 
-def _calls_sharding_code(facts: FileFacts, cls, function: ast.AST) -> bool:
-    """``function`` calls code that consults the worker info outside the class's own methods:
-    a function of another project module (``rng_for_worker()`` imported from ``.seeding``), or
-    ``self.task.samples()`` where a class of this file defines a ``samples`` that does."""
-    worker_code = facts.worker_code
-    scopes = facts.scopes
-    for node in ast.walk(function):
-        if not isinstance(node, ast.Call):
+def _hands_stream_to_unseen_code(facts: FileFacts, cls, iter_method: ast.AST) -> bool:
+    """``__iter__`` returns, or yields from, ``self.X.m(...)`` (also inside ``iter()``) where
+    no class of the project (placeholders aside) defines ``m``, or too many files do to tell:
+    the stream comes from code not in view. A built-in type's method name is the built-in's."""
+    for stream in _streams(iter_method):
+        if isinstance(stream, ast.Call) and isinstance(stream.func, ast.Name) and stream.func.id == "iter" and stream.args:
+            stream = stream.args[0]
+        if not (isinstance(stream, ast.Call) and isinstance(stream.func, ast.Attribute) and _held(stream.func.value)):
             continue
-        func = node.func
-        summary = facts.project.function_summary(facts, func, scopes.scope_of(node)) if facts.project is not None else None
-        if summary is not None and summary.worker_info:
+        name = stream.func.attr
+        here = [
+            method
+            for other in facts.classes.values()
+            if other is not cls and (method := other.method(name)) is not None and not is_abstract(method)
+        ]
+        if here:
+            continue
+        if name in BUILTIN_METHOD_NAMES:
+            continue
+        elsewhere = facts.project.methods_named(name) if facts.project is not None else None
+        if not elsewhere:
             return True
-        if isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id == "self"):
-            for other in facts.classes.values():
-                method = other.method(func.attr)
-                if other is not cls and method is not None and any(
-                    consults_worker_info(f) for f in worker_code.reached_from([method], other)
-                ):
-                    return True
+    return False
+
+
+def _streams(iter_method: ast.AST):
+    """What ``__iter__`` hands out: its ``return`` values, ``yield from`` sources and the
+    iterables of its own ``for`` loops (not those of nested functions)."""
+    for node in ast.walk(iter_method):
+        if isinstance(node, ast.Return) and node.value is not None:
+            yield node.value
+        elif isinstance(node, ast.YieldFrom):
+            yield node.value
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            yield node.iter
+
+
+def _held(expr: ast.expr) -> bool:
+    """``self.X`` (or ``self.X.Y``): an object the dataset holds."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+        if isinstance(expr, ast.Name) and expr.id == "self":
+            return True
     return False
 
 
