@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from dllint.config import DEFAULT_EXCLUDE, Settings
 from dllint.findings import Finding
@@ -134,3 +134,19 @@ def _join_relative(base: str, sub: str) -> str:
 
 def _is_virtualenv(parent: str, name: str) -> bool:
     return os.path.isfile(os.path.join(parent, name, "pyvenv.cfg"))
+
+
+# -- the project root (dllint.project): found without importing the index ------------------
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+
+
+def find_project_root(paths: Iterable[str]) -> Path | None:
+    """The nearest directory above the first path holding pyproject.toml, setup.cfg,
+    setup.py or .git."""
+    for path in paths:
+        start = Path(path).resolve()
+        for directory in [start, *start.parents] if start.is_dir() else start.parents:
+            if any((directory / marker).exists() for marker in ROOT_MARKERS):
+                return directory
+        return None
+    return None

@@ -16,8 +16,8 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
 from dllint.config import Settings
 from dllint.configs.lint import (
@@ -81,6 +81,114 @@ class FileResult:
     deps: dict[str, str] = field(default_factory=dict)
 
 
+class _Gate(NamedTuple):
+    """What a file must contain for some rules to fire (see ``Rule.needs_one_of``,
+    ``Rule.needs_class_base``): one of ``triggers``; one of ``needs`` too, if any; a class
+    header (or an ``as`` import) naming the trigger found, with ``class_base``."""
+
+    triggers: tuple[bytes, ...]
+    needs: tuple[bytes, ...]
+    class_base: bool
+    literal: tuple[bytes, ...]
+
+
+class _GateSet:
+    """The live gates of a file, and what the scans look for in its code: their triggers (one
+    containing another is implied by it) and their literal triggers (``os.environ["RANK"]``)."""
+
+    def __init__(self, gates: Sequence[_Gate]) -> None:
+        self.gates = tuple(gates)
+        self.names = tuple(t.decode("utf-8", "replace") for t in _minimal({t for gate in gates for t in gate.triggers}))
+        literal = sorted({t.decode("utf-8", "replace") for gate in gates for t in gate.literal})
+        # A literal trigger counts as a string of its own: os.environ["RANK"], getenv('LOCAL_RANK').
+        self.literal_scan = (
+            re.compile(r"""(["'])\w*(?:""" + "|".join(map(re.escape, literal)) + r")\w*\1") if literal else None
+        )
+
+
+def _minimal(triggers: Iterable[bytes]) -> tuple[bytes, ...]:
+    """The triggers not implied by another (``IterableDataset`` is found wherever ``Dataset`` is)."""
+    found = set(triggers)
+    return tuple(sorted(t for t in found if not any(o != t and o in t for o in found)))
+
+
+@lru_cache(maxsize=None)
+def _class_base(trigger: bytes, text: bool) -> re.Pattern:
+    """A class header naming ``trigger`` among its bases (type parameters allowed; spanning lines:
+    no colon comes before the trigger), or ``trigger...`` imported under another name (``as``).
+    Strings and comments count too (more files parsed, never fewer); a colon inside an earlier
+    base (a lambda, a slice: ``class D(f(lambda: 0), Dataset)``) hides the header."""
+    name = re.escape(trigger.decode("latin-1"))
+    pattern = r"class\s+[^\s(:\[]+\s*(?:\[[\s\S]*?\]\s*)?\([^:]*?" + name + r"|" + name + r"\S*\s+as\s"
+    return re.compile(pattern if text else pattern.encode("latin-1"))
+
+
+# A module-level definition, as `could_be_dict_config` asks, on bytes (an identifier may go on in
+# non-ASCII letters: `classé = 1` is a binding, not a class).
+_DICT_CONFIG_BYTES = re.compile(rb"^(?:def|async def|class|if)(?![0-9A-Za-z_\x80-\xff])", re.M)
+_CONFIG_TRIGGER_NAMES = tuple(t.decode() for t in CONFIG_TRIGGERS)
+
+
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t][^\n]*", re.M)
+
+
+@lru_cache(maxsize=None)
+def _code_scan(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Compiled on first use (4 ms): a run whose files all fail the byte prefilter never needs it."""
+    return re.compile(_STRINGS_AND_COMMENTS + "|(?P<trigger>" + "|".join(map(re.escape, names)) + ")")
+
+
+def _code_names_a_trigger(text: str, names: tuple[str, ...]) -> bool:
+    """The identifier gate before parsing: is a trigger (one of ``names``) in the code, outside
+    strings and comments? The byte prefilter also passes files that mention ``DataLoader`` only in
+    docstrings and comments (127 of the 452 it passed on the benchmark corpus); no rule can fire on
+    those, and scanning them costs a tenth of parsing them. The scan stops at the first trigger in
+    code (imports, near the top); a trigger anywhere in an f-string counts as code. Where the scan
+    misreads a string it sees more code than there is, never less: such files are parsed and meet
+    :func:`_names_a_trigger`, the exact gate on the tree."""
+    if not names:
+        return False
+    # Most files that name a trigger import it: an import line naming one settles it without the
+    # scan (or compiling it: 4 ms, a one-file run's). A docstring's example import misleads this
+    # into a parse, never into a skip: the tree gate then decides.
+    for match in _IMPORT_LINE.finditer(text):
+        line = match.group()
+        if any(name in line for name in names):
+            return True
+    for match in _code_scan(names).finditer(text):
+        if match.group("trigger") is not None:
+            return True
+        fstring = match.group("fstring")
+        if fstring is not None and any(name in fstring for name in names):
+            return True
+    return False
+
+
+def _names_a_trigger(nodes: list[ast.AST], names: tuple[str, ...]) -> bool:
+    """The identifier gate after parsing: does an identifier (a name, attribute, import, keyword,
+    parameter or definition) contain a trigger? If not, facts and rules are skipped. Imports
+    come early in ``walk``'s breadth-first order: most files answer in the first slice."""
+    found: list[str] = []
+    fields = _IDENTIFIER_FIELDS
+    start = 0
+    for end in (256, 4096, len(nodes)):
+        for node in nodes[start:end]:
+            field_name = fields.get(node.__class__)
+            if field_name is not None:
+                value = getattr(node, field_name)
+                if value:
+                    found.append(value)
+                if node.__class__ is ast.alias and node.asname:
+                    found.append(node.asname)
+        joined = "\n".join(found)
+        if any(trigger in joined for trigger in names):
+            return True
+        start = end
+        if start >= len(nodes):
+            break
+    return False
+
+
 class Linter:
     """Lints sources with one fixed set of settings (and so one set of rules)."""
 
@@ -89,28 +197,59 @@ class Linter:
         chosen = enabled_rules(settings, all_rules()) if rules is None else list(rules)
         self.rules = [rule() for rule in chosen if rule.code != "DL000"]
         self.report_unreadable = any(rule.code == "DL000" for rule in chosen)
-        triggers = {t for rule in self.rules for t in rule.triggers}
-        triggers.update(name.rsplit(".", 1)[-1].encode() for name in settings.extend_loader_classes)
-        # Text a file must contain for a rule's `check` to fire (the rest may hold only a dict config).
-        self.code_triggers = tuple(sorted(t.decode() for t in triggers))
         self.config_rules = config_rules(self.rules)  # rules that also check config files' loader blocks
-        if self.config_rules:
-            triggers.update(CONFIG_TRIGGERS)  # a dict config may never name DataLoader
-        # A trigger containing another is implied by it (`IterableDataset` by `Dataset`): one scan fewer.
-        self.triggers = tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
-        self._trigger_names = tuple(t.decode("utf-8", "replace") for t in self.triggers)
-        literal = sorted({t.decode("utf-8", "replace") for rule in self.rules for t in getattr(rule, "literal_triggers", ())})
-        # A literal trigger counts as a string of its own: os.environ["RANK"], getenv('LOCAL_RANK').
-        self._literal_scan = (
-            re.compile(r"""(["'])\w*(?:""" + "|".join(map(re.escape, literal)) + r")\w*\1") if literal else None
+        loader_names = {b"DataLoader", *(name.rsplit(".", 1)[-1].encode() for name in settings.extend_loader_classes)}
+        # One gate per distinct (triggers, needs) among the rules: what a file must contain for one
+        # of them to fire. A custom loader class named in the settings counts as `DataLoader`.
+        by_need: dict[tuple[tuple[bytes, ...], tuple[bytes, ...], bool], set[bytes]] = {}
+        for rule in self.rules:
+            triggers, needs = set(rule.triggers), set(rule.needs_one_of)
+            if b"DataLoader" in triggers:
+                triggers |= loader_names
+            if b"DataLoader" in needs:
+                needs |= loader_names
+            key = (tuple(sorted(triggers)), tuple(sorted(needs)), rule.needs_class_base)
+            by_need.setdefault(key, set()).update(rule.literal_triggers)
+        self._gates = tuple(
+            _Gate(triggers, needs, class_base, tuple(sorted(literal)))
+            for (triggers, needs, class_base), literal in sorted(by_need.items())
         )
+        # The first scan of every file: a gate needs one of its triggers and one of its needs, so one
+        # of the shorter list is enough to look for (DL305's four triggers: `DataLoader`). A string
+        # containing another is implied by it (`IterableDataset` by `Dataset`): one scan fewer.
+        self._first_scan = _minimal(
+            {t for gate in self._gates for t in (gate.needs if gate.needs and len(gate.needs) < len(gate.triggers) else gate.triggers)}
+        )
+        self._all_gates = _GateSet(self._gates)
+        self._live_cache: dict[tuple[_Gate, ...], _GateSet] = {}
 
     def could_have_findings(self, data: bytes, path: str = "") -> bool:
-        """The byte-level prefilter: no trigger text, no finding possible, no parse needed.
+        """The byte-level prefilter: no rule that could fire on these bytes, no parse needed.
+        A rule could fire when one of its triggers is in the file and what else it needs (a loader
+        class name, a class whose bases name the trigger) is there too; a dict config, when it
+        binds values only (no module-level ``def``, ``class``, ``if``) and names a loader key.
         A YAML file (by ``path``) has its own: a loader key, ``DataLoader``, a base or defaults list."""
         if path.endswith(YAML_SUFFIXES):
             return bool(self.config_rules) and could_be_config(data)
-        return any(trigger in data for trigger in self.triggers)
+        if any(trigger in data for trigger in self._first_scan) and self._live_gates(data):
+            return True
+        # A dict config binds values only: where a module-level `def` comes first (most files), no key is searched for.
+        return bool(self.config_rules) and _DICT_CONFIG_BYTES.search(data) is None and any(t in data for t in CONFIG_TRIGGERS)
+
+    def _live_gates(self, haystack: bytes | str) -> tuple[_Gate, ...]:
+        """The gates of rules that could fire on ``haystack`` (bytes, or the decoded text)."""
+        text = isinstance(haystack, str)
+        live = []
+        for gate in self._gates:
+            hits = [t for t in gate.triggers if (t.decode() if text else t) in haystack]
+            if not hits:
+                continue
+            if gate.needs and not any((t.decode() if text else t) in haystack for t in gate.needs):
+                continue
+            if gate.class_base and not any(_class_base(t, text).search(haystack) for t in hits):
+                continue
+            live.append(gate)
+        return tuple(live)
 
     def lint_bytes(self, path: str, data: bytes) -> FileResult:
         """Lint Python source bytes (other formats go through :func:`dllint.per_file.lint_bytes`)."""
@@ -173,11 +312,18 @@ class Linter:
         suppressed = file_suppression(text)
         if suppressed is None:
             return result
-        code_rules_apply = notebook or any(trigger in text for trigger in self.code_triggers)
-        if not code_rules_apply and (not self.config_rules or not could_be_dict_config(text)):
-            return result  # only a dict config could have findings, and this is a script (`build_ext(num_workers=)`)
-        gated = self._literal_scan is None or not self._literal_scan.search(text)
-        if gated and not self._code_names_a_trigger(text):
+        if notebook:
+            gates = self._all_gates  # cells joined: the bytes the prefilter saw were the notebook's JSON
+        else:
+            live = self._live_gates(text)
+            gates = self._live_cache.get(live) or self._live_cache.setdefault(live, _GateSet(live))
+        code_rules_apply = notebook or bool(gates.gates)
+        config = bool(self.config_rules) and not notebook and could_be_dict_config(text)
+        if not code_rules_apply and not config:
+            return result  # no rule could fire, and this is no dict config (`build_ext(num_workers=)`)
+        names = gates.names + (_CONFIG_TRIGGER_NAMES if config else ())
+        gated = gates.literal_scan is None or not gates.literal_scan.search(text)
+        if gated and not _code_names_a_trigger(text, names):
             result.skipped = True  # the trigger text is only in strings and comments: no parse
             return result
         try:
@@ -189,7 +335,7 @@ class Linter:
             result.findings = self._filter(path, text, [unreadable(path, f"cannot parse file: {exc}")])
             return result
         nodes, parent_index = walk_with_parents(tree)
-        if gated and not self._names_a_trigger(nodes):
+        if gated and not _names_a_trigger(nodes, names):
             result.skipped = True  # the trigger text is only in strings and comments
             return result
         findings: list[Finding] = []
@@ -206,6 +352,9 @@ class Linter:
                     result.errors.append(
                         f"{path}: internal error in {rule.code}: {_traceback_text()}"
                     )
+            # The facts' analyses point back at them (reference cycles): emptied here, the tree and
+            # all built on it are freed now, not by a pass of the cyclic collector over all of it.
+            facts.__dict__.clear()
         if self.config_rules and not notebook and not loader_calls:
             # A dict config (mmengine, detectron2 LazyConfig) binds values; a script's loaders are its calls.
             blocks = python_config_blocks(path, text, tree, self.settings)
@@ -219,52 +368,6 @@ class Linter:
         if deps:
             result.deps.update(deps)
         return result
-
-    @cached_property
-    def _code_scan(self) -> re.Pattern[str]:
-        """Compiled on first use (4 ms): a run whose files all fail the byte prefilter never needs it."""
-        return re.compile(_STRINGS_AND_COMMENTS + "|(?P<trigger>" + "|".join(map(re.escape, self._trigger_names)) + ")")
-
-    def _code_names_a_trigger(self, text: str) -> bool:
-        """The identifier gate before parsing: is a trigger in the code, outside strings and
-        comments? The byte prefilter also passes files that mention ``DataLoader`` only in
-        docstrings and comments (127 of the 452 it passes on the benchmark corpus); no rule can
-        fire on those, and scanning them costs a tenth of parsing them. The scan stops at the
-        first trigger in code (imports, near the top); a trigger anywhere in an f-string counts
-        as code. Where the scan misreads a string it sees more code than there is, never less:
-        such files are parsed and meet :meth:`_names_a_trigger`, the exact gate on the tree."""
-        names = self._trigger_names
-        for match in self._code_scan.finditer(text):
-            if match.group("trigger") is not None:
-                return True
-            fstring = match.group("fstring")
-            if fstring is not None and any(name in fstring for name in names):
-                return True
-        return False
-
-    def _names_a_trigger(self, nodes: list[ast.AST]) -> bool:
-        """The identifier gate after parsing: does an identifier (a name, attribute, import, keyword,
-        parameter or definition) contain a trigger? If not, facts and rules are skipped. Imports
-        come early in ``walk``'s breadth-first order: most files answer in the first slice."""
-        names: list[str] = []
-        fields = _IDENTIFIER_FIELDS
-        start = 0
-        for end in (256, 4096, len(nodes)):
-            for node in nodes[start:end]:
-                field_name = fields.get(node.__class__)
-                if field_name is not None:
-                    value = getattr(node, field_name)
-                    if value:
-                        names.append(value)
-                    if node.__class__ is ast.alias and node.asname:
-                        names.append(node.asname)
-            joined = "\n".join(names)
-            if any(trigger in joined for trigger in self._trigger_names):
-                return True
-            start = end
-            if start >= len(nodes):
-                break
-        return False
 
     def filter_findings(self, path: str, text: str, findings: Iterable[Finding]) -> list[Finding]:
         """What the run reports of ``findings``: DL000 if enabled, ``per-file-ignores``,

@@ -59,18 +59,31 @@ def _megabytes(size: int) -> str:
 def read_file(path: str, max_size: int, want_fingerprint: bool) -> tuple[bytes | Finding, os.stat_result | None]:
     """The file's bytes (or the DL000 that says why not) and its stat from *before* the read, so
     that an edit racing with the run makes the next run look again rather than trust stale findings.
-    The size limit is checked on that stat, so a huge file is never read."""
+    The size limit is checked on that stat, so a huge file is never read.
+
+    One descriptor, ``fstat`` and ``read`` (no file object, no second path lookup): most files of
+    a run are read only to be skipped by the prefilter, so this is per-file overhead that counts."""
     try:
-        st = os.stat(path)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except OSError as exc:
         return unreadable(path, f"cannot read file: {exc.strerror or exc}"), None
-    if st.st_size > max_size:
-        return too_large(path, st.st_size, max_size), st if want_fingerprint else None
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        st = os.fstat(fd)
+        if st.st_size > max_size:
+            return too_large(path, st.st_size, max_size), st if want_fingerprint else None
+        parts = []
+        want = st.st_size + 1  # a regular file: all of it, then the empty read that says it ended
+        while True:
+            chunk = os.read(fd, want)
+            if not chunk:
+                break
+            parts.append(chunk)
+            want = 1 << 20
     except OSError as exc:
         return unreadable(path, f"cannot read file: {exc.strerror or exc}"), None
+    finally:
+        os.close(fd)
+    data = parts[0] if len(parts) == 1 else b"".join(parts)
     return data, st if want_fingerprint else None
 
 

@@ -24,7 +24,7 @@ from typing import Callable, Literal, Sequence
 
 from dllint import exit_codes
 from dllint.config import Settings
-from dllint.discovery import discover
+from dllint.discovery import discover, find_project_root
 from dllint.engine import FileResult, Linter
 from dllint.findings import Finding
 from dllint.per_file import FileOutcome, check, fix, lint_bytes, lint_path, too_large
@@ -182,8 +182,6 @@ def run(
 
 def _project_root(paths: Sequence[str]) -> str | None:
     """The project the paths belong to (dllint.project): whole-project analysis needs one."""
-    from dllint.project import find_project_root
-
     root = find_project_root(paths)
     return str(root) if root is not None else None
 

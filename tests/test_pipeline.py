@@ -357,7 +357,8 @@ def test_a_literal_trigger_in_a_string_still_gets_the_file_parsed(monkeypatch):
 def test_a_one_file_check_imports_only_what_it_uses(tmp_path):
     """The pre-commit case (one file, no config file) pays for no module it does not use:
     no pool, no cache, no TOML parser, no LibCST, no traceback formatting, no doc dedenting,
-    no hashing or JSON (the project index needs them only for summaries it computes)."""
+    no hashing or JSON (the project index needs them only for summaries it computes), no config
+    tree (no config file read), no project index (no project root above the file)."""
     import subprocess
     import sys
 
@@ -367,7 +368,164 @@ def test_a_one_file_check_imports_only_what_it_uses(tmp_path):
         "import sys; from dllint.cli import main\n"
         "try:\n    main(['--no-cache', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in ('multiprocessing', 'concurrent.futures', 'dllint.cache', 'tomllib',"
-        " 'libcst', 'traceback', 'textwrap', 'hashlib', 'json') if m in sys.modules))"
+        " 'libcst', 'traceback', 'textwrap', 'hashlib', 'json', 'dllint.configs.document', 'dllint.configs.blocks',"
+        " 'dllint.project.index', 'dllint.project.summary') if m in sys.modules))"
     )
     loaded = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True, cwd=tmp_path, check=True)
     assert loaded.stdout.strip().splitlines()[-1] == "[]"
+
+
+# -- speed: the rule-aware gate (a trigger counts only where a rule that needs it could fire) ------
+RULE_GATED = {
+    # DL305's environment variables, but no loader constructed here: DL305 reports on a loader call
+    "rank-without-loader": 'import os\nrank = int(os.environ["RANK"])\nworld = int(os.environ["WORLD_SIZE"])\n',
+    # `Dataset` named, but by no class header: DL104 and DL304 look only at dataset classes defined here
+    "dataset-in-a-hint": "from torch.utils.data import Dataset\n\n\ndef size(ds: Dataset) -> int:\n    return len(ds)\n",
+    "dataset-class-named-only": "class CocoDataset:\n    pass\n\n\ndef make() -> 'Dataset':\n    return Dataset()\n",
+    # `multiprocessing` without a loader or a starter of processes: DL101 has nothing to report
+    "cpu-count": "import multiprocessing\n\nWORKERS = multiprocessing.cpu_count()\n",
+}
+RULE_LIVE = {
+    "rank-with-loader": 'import os\nfrom torch.utils.data import DataLoader\nrank = int(os.environ["RANK"])\n',
+    "dataset-base": "import torch\n\n\nclass Ds(torch.utils.data.Dataset):\n    pass\n",
+    "dataset-base-on-lines": "from torch.utils.data import Dataset\n\n\nclass Ds(\n    object,\n    Dataset,\n):\n    pass\n",
+    "dataset-alias": "from torch.utils.data import Dataset as Base\n\n\nclass Ds(Base):\n    pass\n",
+    "pool": "import multiprocessing\n\nwith multiprocessing.Pool(4) as pool:\n    pool.map(print, range(4))\n",
+    "custom-loader": "from mylib import FastLoader\nimport os\nrank = int(os.environ['RANK'])\nFastLoader(ds)\n",
+}
+
+
+def _parses(monkeypatch, source: str, settings: Settings | None = None) -> bool:
+    import dllint.engine as engine
+
+    parsed = []
+    real = engine.ast.parse
+    monkeypatch.setattr(engine.ast, "parse", lambda *a, **k: (parsed.append(1), real(*a, **k))[1])
+    linter = Linter(settings or Settings(select=("ALL",), extend_loader_classes=("mylib.FastLoader",)))
+    linter.lint_bytes("t.py", source.encode())
+    monkeypatch.undo()
+    return bool(parsed)
+
+
+@pytest.mark.parametrize("source", list(RULE_GATED.values()), ids=list(RULE_GATED))
+def test_a_trigger_no_rule_could_fire_on_is_not_parsed(monkeypatch, source):
+    assert not _parses(monkeypatch, source)
+    assert Linter(Settings()).could_have_findings(source.encode()) is False
+
+
+@pytest.mark.parametrize("source", list(RULE_LIVE.values()), ids=list(RULE_LIVE))
+def test_a_trigger_a_rule_could_fire_on_is_parsed(monkeypatch, source):
+    assert _parses(monkeypatch, source)
+
+
+def test_the_gate_follows_the_rules_enabled(monkeypatch):
+    """`Dataset` in a hint alone: no rule could fire; with a loader too, DL305 still could not
+    without a distributed trigger, the loader rules could."""
+    source = RULE_GATED["dataset-in-a-hint"] + "from torch.utils.data import DataLoader\n"
+    assert _parses(monkeypatch, source)
+    assert not _parses(monkeypatch, source, Settings(select=("DL104", "DL304", "DL305")))
+
+
+def test_a_dataset_class_through_an_alias_still_fires():
+    source = (
+        "from torch.utils.data import Dataset as Base\n\n\nclass Ds(Base):\n"
+        "    def __init__(self, path):\n        self.f = open(path)\n"
+    )
+    assert [f.code for f in Linter(Settings(select=("DL104",))).lint_bytes("t.py", source.encode()).findings] == ["DL104"]
+
+
+def test_a_gated_file_is_still_a_caller_the_project_index_finds(tmp_path, monkeypatch):
+    """The gate skips linting a file, never the index's view of it: train.py names DL305's
+    `RANK` and a `Dataset` hint but constructs no loader (not linted), and data.py's finding
+    rests on train.py iterating build_loader's loader every epoch."""
+    from dllint.per_file import lint_bytes
+    from dllint.project import ProjectIndex
+
+    train = (
+        "import os\nfrom torch.utils.data import Dataset\nfrom data import build_loader\n\n\n"
+        "def main(dataset: Dataset, model, epochs):\n    rank = int(os.environ['RANK'])\n"
+        "    loader = build_loader(dataset)\n    for epoch in range(epochs):\n        for batch in loader:\n            model(batch)\n"
+    )
+    data = (
+        "from torch.utils.data import DataLoader, DistributedSampler\n\n\ndef build_loader(dataset):\n"
+        "    sampler = DistributedSampler(dataset)\n    return DataLoader(dataset, sampler=sampler, num_workers=4)\n"
+    )
+    (tmp_path / "train.py").write_text(train)
+    (tmp_path / "data.py").write_text(data)
+    settings = Settings(select=("ALL",))
+    assert not _parses(monkeypatch, train, settings)
+    index = ProjectIndex(tmp_path, settings)
+    result = lint_bytes(Linter(settings), str(tmp_path / "data.py"), data.encode(), index.view(str(tmp_path / "data.py")))
+    assert [(f.line, f.code) for f in result.findings] == [(5, "DL301"), (6, "DL201")]
+    assert str((tmp_path / "train.py").resolve()) in result.deps
+
+
+def test_process_starts_resolve_no_call_in_a_file_that_cannot_start_one(monkeypatch):
+    """Every starter of processes is spelled through `multiprocessing` or `ProcessPoolExecutor`:
+    without either word, no call's name is resolved; with it, a starter is found as before."""
+    import ast
+
+    from dllint.facts import FileFacts
+    from dllint.facts.processes import find_process_starts
+
+    def facts_of(source: str) -> FileFacts:
+        return FileFacts("t.py", source, ast.parse(source), Settings())
+
+    plain = facts_of("from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nprint(len(loader))\n")
+    monkeypatch.setattr(FileFacts, "qualname", lambda self, node: pytest.fail("a call was resolved"))
+    assert find_process_starts(plain) == []
+    monkeypatch.undo()
+    (start,) = find_process_starts(facts_of("import torch\n\ntorch.multiprocessing.spawn(run, nprocs=2)\n"))
+    assert start.description == "`torch.multiprocessing.spawn(...)`"
+
+
+def test_a_linted_file_leaves_no_cycles_for_the_collector():
+    """The facts' analyses refer back to them; the engine empties the facts after the rules,
+    so a file's tree is freed when its lint returns, not walked again by the cyclic collector."""
+    import gc
+
+    source = (
+        "import torch.distributed as dist\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+        "class Ds(Dataset):\n    def __init__(self, path):\n        self.f = open(path)\n\n\n"
+        "def main(ds):\n    dist.init_process_group('nccl')\n    loader = DataLoader(ds, num_workers=2, shuffle=True)\n"
+        "    for epoch in range(3):\n        for batch in loader:\n            print(batch)\n\n\nmain(Ds('x'))\n"
+    )
+    linter = Linter(Settings(select=("ALL",)))
+    assert linter.lint_text("t.py", source).findings  # the analyses ran
+    gc.collect()
+    linter.lint_text("t.py", source)
+    assert gc.collect() == 0
+
+
+def test_only_calls_that_could_construct_a_loader_are_resolved(monkeypatch):
+    """A loader's callee ends in a loader class's name, an import alias of one, a custom loader
+    class's or a local subclass's; other calls are rejected before their names are resolved."""
+    import ast
+
+    from dllint.facts import FileFacts
+
+    source = (
+        "import torch.utils.data as tud\nfrom torch.utils.data import DataLoader as DL\nfrom mylib import FastLoader as FL\n"
+        "import mylib\n\n\nclass Mine(DL):\n    pass\n\n\n"
+        "loaders = [tud.DataLoader(ds), DL(ds), FL(ds), mylib.FastLoader(ds), Mine(ds)]\nprint(len(loaders), sum(range(3)))\n"
+    )
+    resolved = []
+    real = FileFacts.qualname
+    monkeypatch.setattr(FileFacts, "qualname", lambda self, node: (resolved.append(ast.unparse(node)), real(self, node))[1])
+    facts = FileFacts("t.py", source, ast.parse(source), Settings(extend_loader_classes=frozenset({"mylib.FastLoader"})))
+    assert [ast.unparse(loader.node.func) for loader in facts.loader_calls] == ["tud.DataLoader", "DL", "FL", "mylib.FastLoader", "Mine"]
+    assert not {"print", "len", "sum", "range"} & set(resolved)
+
+
+def test_an_import_of_a_trigger_needs_no_scan_and_a_docstring_import_is_still_skipped(monkeypatch):
+    import dllint.engine as engine
+
+    made = []
+    real = engine.FileFacts
+    monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: (made.append(1), real(*a, **k))[1])
+    monkeypatch.setattr(engine, "_code_scan", lambda names: pytest.fail("scanned"))
+    assert not Linter(Settings()).lint_text("t.py", "from torch.utils.data import DataLoader\n").skipped
+    assert made
+    made.clear()
+    example = '"""Usage:\n\nfrom torch.utils.data import DataLoader\n"""\n\nx = 1\n'
+    assert Linter(Settings()).lint_text("t.py", example).skipped and not made  # parsed; the tree gate skips it

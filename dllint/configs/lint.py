@@ -14,14 +14,16 @@ import ast
 import re
 from typing import TYPE_CHECKING, Iterable
 
-from dllint.configs.blocks import ConfigBlock, find_blocks
-from dllint.configs.document import ConfigDocument, Entry, Span, other_sources
-from dllint.configs.edits import insert_after, remove_entry, replace_value
 from dllint.findings import Finding, Fix, RemoveArguments, SetArgument
 
 if TYPE_CHECKING:
     from dllint.config import Settings
+    from dllint.configs.blocks import ConfigBlock
+    from dllint.configs.document import ConfigDocument, Entry, Span
     from dllint.rules import Rule
+
+# The config tree, its blocks and edits are imported where a config is read or fixed: the engine
+# imports this module for its prefilters, and most runs (a script, pre-commit's) read no config.
 
 # The bytes a config file must contain to hold a loader block or inherit one (the prefilter):
 # a loader key or a DataLoader target; YAML also `_base_` or a Hydra defaults list.
@@ -60,6 +62,7 @@ def read_config(path: str, text: str) -> ConfigDocument | Finding:
 def python_config_blocks(path: str, text: str, tree: ast.Module, settings: Settings) -> list[ConfigBlock]:
     """The loader blocks of a Python dict config (none for a module that defines functions
     or classes: a script's loaders are its loader calls)."""
+    from dllint.configs.blocks import find_blocks
     from dllint.configs.inherit import resolve_document
     from dllint.configs.python_reader import is_dict_config, read_python_config
 
@@ -76,6 +79,10 @@ def config_deps(document: object) -> dict[str, str]:
     """The ``FileResult.deps`` of a config file: the base/default files its values come from.
     They are not project summaries, so the cache never trusts these findings unchecked: a
     file that inherits is linted again on every run (a changed base changes its findings)."""
+    if document is None:
+        return {}
+    from dllint.configs.document import ConfigDocument, other_sources
+
     if not isinstance(document, ConfigDocument):
         return {}
     return {path: CONFIG_DEP for path in sorted(other_sources(document))}
@@ -120,6 +127,8 @@ def removal_fix(block: ConfigBlock, name: str) -> Fix | None:
     if not block.is_local(entry):
         return None
     assert entry is not None
+    from dllint.configs.edits import remove_entry
+
     message = f"Remove `{name}`"
     if block.document.format == "python":
         return Fix("safe", message, RemoveArguments((name,))) if _python_keyword(block, entry) else None
@@ -130,6 +139,8 @@ def removal_fix(block: ConfigBlock, name: str) -> Fix | None:
 def setting_fix(block: ConfigBlock, name: str, value: bool, *, after: str = "num_workers") -> Fix | None:
     """``name: true``: the written value replaced (unsafe: an explicit value may be deliberate),
     or a new line after the ``after`` key (safe)."""
+    from dllint.configs.edits import insert_after, replace_value
+
     entry = block.entry(name)
     yaml_value, python_value = ("true", "True") if value else ("false", "False")
     if block.document.format == "python":

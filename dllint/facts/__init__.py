@@ -86,16 +86,19 @@ class FileFacts:
         self.argparse = ArgparseDefaults()
         calls: list[ast.Call] = []
         class_nodes: list[ast.ClassDef] = []
+        # Exact classes (a parsed tree holds no subclasses): one comparison per node, not four calls.
+        Call, ClassDef, Assign, AugAssign, AnnAssign = ast.Call, ast.ClassDef, ast.Assign, ast.AugAssign, ast.AnnAssign
         for node in self.nodes:
-            if isinstance(node, ast.Call):
+            cls = node.__class__
+            if cls is Call:
                 calls.append(node)
                 self.argparse.add_call(node)
-            elif isinstance(node, ast.ClassDef):
+            elif cls is ClassDef:
                 class_nodes.append(node)
-            elif isinstance(node, ast.Assign):
+            elif cls is Assign:
                 self.argparse.add_namespace(node)
                 self.argparse.add_assignment(node)
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            elif cls is AugAssign or cls is AnnAssign:
                 self.argparse.add_assignment(node)
         self.calls = calls
         self.classes = self._classify(class_nodes)
@@ -135,8 +138,23 @@ class FileFacts:
     def qualname(self, node: ast.AST) -> str | None:
         return qualified_name(node, self.imports)
 
+    @cached_property
+    def _loader_callees(self) -> frozenset[str]:
+        """The last names a loader's callee can end in here: a loader class's own name, a name it
+        is imported as, a custom loader class's, a local subclass's. A call of any other name is
+        no loader, and its name is not resolved (most calls of a file)."""
+        extra = self.settings.extend_loader_classes
+        names = {qualname.rsplit(".", 1)[-1] for qualname in (*LOADER_QUALNAMES, *extra)}
+        names.update(local for local, qualname in self.imports.items() if qualname in LOADER_QUALNAMES or qualname in extra)
+        names.update(name for name, info in self.classes.items() if info.is_loader)
+        return frozenset(names)
+
     def is_loader_class_name(self, func: ast.expr) -> tuple[bool, bool]:
         """(is a loader, keywords only) for the callee of a call."""
+        cls = func.__class__
+        last = func.attr if cls is ast.Attribute else func.id if cls is ast.Name else None  # type: ignore[attr-defined]
+        if last is None or last not in self._loader_callees:
+            return False, False
         name = self.qualname(func)
         if name in LOADER_QUALNAMES:
             return True, False

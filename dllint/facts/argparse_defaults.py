@@ -31,6 +31,8 @@ class ArgparseDefaults:
         """``args.NAME = ...``, ``args.NAME += ...``, ``a, args.NAME = ...``."""
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
+            if target.__class__ is ast.Name:
+                continue  # `x = ...`, most assignments: no attribute under it
             for sub in ast.walk(target):
                 if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and isinstance(sub.ctx, ast.Store):
                     self.assigned.add((sub.value.id, sub.attr))

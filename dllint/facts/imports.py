@@ -14,15 +14,19 @@ from dllint.facts.walk import walk
 def build_import_table(tree: ast.Module, nodes: list[ast.AST] | None = None) -> dict[str, str]:
     """Map each imported local name to the dotted path it stands for (``nodes``: ``walk(tree)`` if at hand)."""
     table: dict[str, str] = {}
+    Import, ImportFrom = ast.Import, ast.ImportFrom
     for node in walk(tree) if nodes is None else nodes:
-        if isinstance(node, ast.Import):
+        cls = node.__class__  # exact classes: a parsed tree holds no subclasses
+        if cls is not Import and cls is not ImportFrom:
+            continue
+        if cls is Import:
             for alias in node.names:
                 if alias.asname:
                     table[alias.asname] = alias.name
                 else:
                     root = alias.name.split(".")[0]
                     table[root] = root
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif node.module and node.level == 0:
             for alias in node.names:
                 if alias.name != "*":
                     table[alias.asname or alias.name] = f"{node.module}.{alias.name}"

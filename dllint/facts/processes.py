@@ -33,6 +33,10 @@ class ProcessStart:
 
 
 def find_process_starts(facts: FileFacts) -> list[ProcessStart]:
+    # Every name above resolves through code or an import that spells `multiprocessing` (torch's
+    # too) or `ProcessPoolExecutor`: without either, no call needs resolving (most files).
+    if "multiprocessing" not in facts.source and "ProcessPoolExecutor" not in facts.source:
+        return []
     starts: list[ProcessStart] = []
     process_names: set[str] = set()
     for call in facts.calls:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
+from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -675,7 +676,7 @@ class UsageAnalysis:
         table = self._self_attributes.get(cls)
         if table is None:
             table = {}
-            for node in ast.walk(cls):
+            for node in walk(cls):  # ast.walk's order, built as a list
                 if self._is_self_attribute(node):
                     table.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined]
             self._self_attributes[cls] = table

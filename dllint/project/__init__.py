@@ -10,9 +10,24 @@
 - :mod:`dllint.project.frameworks`: what Lightning, Hugging Face, accelerate do with loaders.
 """
 
-from dllint.project.index import MemoryStore, ProjectIndex, ProjectView, find_project_root
-from dllint.project.summary import Effects, FileSummary, NullProject, summarize
+from __future__ import annotations
 
-__all__ = [
-    "Effects", "FileSummary", "MemoryStore", "NullProject", "ProjectIndex", "ProjectView", "find_project_root", "summarize",
-]
+from importlib import import_module
+from typing import Any
+
+# Exported names, imported on first use: `dllint.project.frameworks` (which the facts read) must
+# not bring in the index and the summaries, which a run without a project root never uses.
+_EXPORTS = {
+    "Effects": "summary", "FileSummary": "summary", "NullProject": "summary", "summarize": "summary",
+    "MemoryStore": "index", "ProjectIndex": "index", "ProjectView": "index", "find_project_root": "index",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

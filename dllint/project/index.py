@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
+from dllint.discovery import ROOT_MARKERS, find_project_root  # noqa: F401 - found without the index (a one-file run)
 from dllint.project.imports import call_target
 from dllint.project.summary import (
     ClassSummary,
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
     from dllint.facts.usage import Use, UsageAnalysis
 
-ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv"})  # venvs, build copies
 MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
 MAX_ANCESTORS = 16  # project classes visited from one base class
@@ -48,18 +48,6 @@ MAX_CANDIDATES = 8  # files defining a method named like obj.m(): more, and the 
 # A ``deps`` key beside file paths: a lint that asked "who names X" depends on which files do
 # (a new caller in a file it never read must invalidate it: :meth:`ProjectIndex.reconcile`).
 MENTIONS = "\0mentions:"
-
-
-def find_project_root(paths: Iterable[str]) -> Path | None:
-    """The nearest directory above the first path holding pyproject.toml, setup.cfg,
-    setup.py or .git."""
-    for path in paths:
-        start = Path(path).resolve()
-        for directory in [start, *start.parents] if start.is_dir() else start.parents:
-            if any((directory / marker).exists() for marker in ROOT_MARKERS):
-                return directory
-        return None
-    return None
 
 
 class SummaryStore(Protocol):

@@ -36,6 +36,17 @@ class Rule:
     # no identifier names a trigger (the engine otherwise skips files whose triggers are only in
     # strings and comments).
     literal_triggers: ClassVar[tuple[bytes, ...]] = ()
+    # What else a file must show, beyond a trigger, for ``check`` to fire (the engine's rule-aware
+    # gate: a file on which no rule could fire is neither parsed nor analysed).
+    # ``needs_one_of``: byte strings of which the file must contain one as well: DL305 reports on a
+    # loader the file constructs (``facts.loader_calls``), so it needs a loader class name
+    # (``DataLoader`` stands for the ``extend-loader-classes`` too); DL101 needs a loader or a
+    # process starter.
+    needs_one_of: ClassVar[tuple[bytes, ...]] = ()
+    # ``needs_class_base``: the rule looks only at classes the file defines whose bases name a
+    # trigger (``facts.dataset_classes``: ``class Ds(Dataset)``, and local subclasses of those), so a
+    # ``class`` header must name one, or an import bind one under another name (``Dataset as Base``).
+    needs_class_base: ClassVar[bool] = False
     # Examples: each VALID snippet must not fire this rule; each INVALID one must fire it.
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[str, ...]] = ()

@@ -47,6 +47,7 @@ class IterableDatasetWithSampler(Rule):
     summary = "IterableDataset with shuffle/sampler"
     fix_safety = "safe"
     triggers = (b"IterableDataset",)
+    needs_one_of = (b"DataLoader",)  # the finding is on a loader call given an iterable dataset
     valid = (
         "from torch.utils.data import DataLoader, IterableDataset\n"
         "class S(IterableDataset):\n    def __iter__(self):\n        yield 1\n"

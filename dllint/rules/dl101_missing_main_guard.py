@@ -61,6 +61,8 @@ class MissingMainGuard(Rule):
     # Every process starter above resolves through an import naming `multiprocessing`; ctx.Pool needs
     # `get_context`. (`Process`/`Pool` alone matched 1/4 of real files: `ImageProcessor`, `MaxPool2d`.)
     triggers = (b"DataLoader", b"multiprocessing", b"get_context")
+    # ...and a loader, or a starter of processes: `Pool`, `spawn`, `start_processes`, `Process` (for `.start()`)
+    needs_one_of = (b"DataLoader", b"Pool", b"Process", b"spawn", b"start_processes")
     valid = (
         "from torch.utils.data import DataLoader\n"
         "def main():\n    for b in DataLoader(ds, num_workers=2):\n        pass\n"

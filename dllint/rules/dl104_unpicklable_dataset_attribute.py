@@ -83,6 +83,7 @@ class UnpicklableDatasetAttribute(Rule):
     name = "unpicklable-dataset-attribute"
     summary = "dataset stores an unpicklable object in __init__: spawn workers cannot receive it; open it lazily in __getitem__ or worker_init_fn"
     triggers = (b"Dataset",)
+    needs_class_base = True  # findings are in the __init__ of a dataset class defined here
     valid = (
         "from torch.utils.data import Dataset\n"
         "class Ds(Dataset):\n    def __init__(self, path):\n        self.path = path\n        self.f = None\n"

@@ -66,6 +66,7 @@ class SharedRngInDataset(Rule):
     code = "DL304"
     name = "shared-rng-in-dataset"
     triggers = (b"Dataset",)  # a dataset class (its loaders may be in another file of the project)
+    needs_class_base = True  # findings are in dataset classes defined here (facts.dataset_classes)
     summary = "dataset draws from its own generator, which torch does not reseed per worker: every worker repeats the same random draws"
     valid = (
         "import numpy as np\nfrom torch.utils.data import DataLoader, Dataset\n"

@@ -77,6 +77,7 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     fix_safety = "unsafe"
     triggers = (b"init_process_group", b"DistributedDataParallel", b"RANK", b"WORLD_SIZE")
     literal_triggers = (b"RANK", b"WORLD_SIZE")  # os.environ["WORLD_SIZE"]
+    needs_one_of = (b"DataLoader",)  # DDP setup alone reports nothing: the finding is on a loader call
     valid = (
         "import torch.distributed as dist\nfrom torch.utils.data import DataLoader, DistributedSampler\n"
         "dist.init_process_group('gloo')\nloader = DataLoader(ds, sampler=DistributedSampler(ds))\n",
