@@ -177,10 +177,23 @@ class UsageAnalysis:
         for one, other in zip(first.via, second.via):
             if one is other:
                 continue
-            return builder is not None and all(
-                self.same_file_function(call.func, self.facts.scopes.scope_of(call)) is builder for call in (one, other)
-            )
+            return builder is not None and all(self._builds_with(call, builder) for call in (one, other))
         return False
+
+    def _builds_with(self, call: ast.Call, builder: ast.AST) -> bool:
+        """``call`` runs ``builder`` afresh: calls it, or hands it to a higher-order utility
+        (``apply_to_collection(ds, Dataset, builder)``)."""
+        scope = self.facts.scopes.scope_of(call)
+        if self.same_file_function(call.func, scope) is builder:
+            return True
+        from dllint.project.frameworks import callback_result
+
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        return any(
+            (isinstance(a, ast.Name) and self.same_file_function(a, scope) is builder or a is builder)
+            and callback_result(self.facts, a, scope) is not None
+            for a in arguments
+        )
 
     def _if_arms(self, node: ast.AST) -> dict[ast.If, str]:
         """For each ``if`` around ``node`` in its function: which arm holds it (body or orelse)."""
@@ -269,6 +282,10 @@ class UsageAnalysis:
             found = self._uses_of_element(parent, index, scope, loops, via, seen) if index is not None else None
             if found is not None:
                 return found
+        if isinstance(parent, ast.Lambda) and parent.body is expr:  # lambda ds: DataLoader(ds, ...)
+            handed = self._handed_on(parent, expr, here, via, seen)
+            if handed is not None:
+                return handed
         return [Use("escape", expr, here, via, "unclaimed")]  # yielded, put in a container, ...
 
     def _passed_to_call(
@@ -407,17 +424,71 @@ class UsageAnalysis:
             built = set(map(id, self.enclosing_loops(call, call_scope)))  # a fresh value per pass
             for use in self._uses_of_expr(call, call_scope, (), via + (call,), seen):
                 uses.append(replace(use, loops=here + tuple(loop for loop in use.loops if id(loop) not in built)))
+        handed = self._handed_on(func, expr, here, via, seen)
+        uses += handed or ()
         project = self.facts.project
         remote = project.caller_uses(self, func, expr, here, via) if project is not None else None
         if remote:
             uses += remote
-        if not callers and not remote and not stored:
+        if not callers and not remote and not stored and handed is None:
             # ``get_data_loader()`` with no caller in the project: a trainer outside it asks for
             # a fresh loader when it needs one (coqui's calls it every epoch), which no
             # ``persistent_workers`` helps. How often the loader is iterated is unknown.
             how = "unknown" if _on_request(func, self.parents.get(func)) else "unclaimed"
             uses.append(Use("escape", expr, here, via, how))
         return uses
+
+    def _handed_on(self, func: ast.AST, expr: ast.AST, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+        """What becomes of the value ``func`` returns where ``func`` itself is handed on rather
+        than called here: assigned as a framework hook onto an instance
+        (``dm.train_dataloader = func``), or passed to a known higher-order utility whose result
+        holds what it returns (``apply_to_collection(ds, Dataset, func)``, ``map(func, dss)``),
+        from which the value is followed. None when ``func`` is handed on nowhere."""
+        from dllint.project.frameworks import assigned_hook, callback_result
+
+        if isinstance(func, ast.Lambda):
+            references = [(func, self.facts.scopes.scope_of(func))]
+        else:
+            references = self._loads_resolving_to(func.name, self.facts.scopes.scope_of(func))  # type: ignore[attr-defined]
+        uses: list[Use] = []
+        found = False
+        for reference, scope in references:
+            parent = self.parents.get(reference)
+            if isinstance(parent, ast.Assign) and parent.value is reference:
+                for target in parent.targets:
+                    hook = assigned_hook(self.facts, target, scope)
+                    if hook is not None:
+                        found = True
+                        marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
+                        uses.append(Use("iterate", expr, here + marker, via, "elsewhere"))
+                continue
+            handed = callback_result(self.facts, reference, scope)  # type: ignore[arg-type]
+            if handed is None:
+                continue
+            found = True
+            call, result = handed
+            built = set(map(id, self.enclosing_loops(call, scope)))  # a fresh value per pass
+            if result == "elements":
+                inner = self._callback_elements(call, scope, via + (call,), seen)
+            else:
+                inner = self._uses_of_expr(call, scope, (), via + (call,), seen)
+            uses += [replace(u, loops=here + tuple(loop for loop in u.loops if id(loop) not in built)) for u in inner]
+        return uses if found else None
+
+    def _callback_elements(self, call: ast.Call, scope: Scope, via: tuple, seen: frozenset) -> list[Use]:
+        """Uses of each value in the iterator ``call`` (``map(make_loader, datasets)``) hands
+        back, also through ``list(...)``/``tuple(...)`` of it; kept (unclaimed) when undecidable."""
+        container: ast.AST = call
+        parent = self.parents.get(call)
+        while (
+            isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in ("list", "tuple")
+            and parent.args == [container] and not parent.keywords and self.facts.scopes.lookup(parent.func.id, scope) is None
+        ):
+            container, parent = parent, self.parents.get(parent)
+        found = self._uses_of_element(container, "*", scope, (), via, seen)
+        if found is None:
+            return [Use("escape", container, self.enclosing_loops(container, scope), via, "unclaimed")]
+        return found
 
     def _callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
         """Same-file calls of ``func``: by its name where the name means it, ``self.name(...)``

@@ -17,6 +17,15 @@ what is understood.
   device); ``accelerator.skip_first_batches(loader, n)`` likewise.
 - Lightning Fabric: ``fabric.setup_dataloaders(loader, ...)`` hands back the same loader(s)
   (a distributed sampler and device placement added), one per argument, like ``prepare``.
+- Hooks assigned onto an instance from outside its class: ``dm.train_dataloader = f``
+  where ``dm`` is built by ``cls(...)`` in a classmethod of a Lightning class (Lightning's
+  own ``LightningDataModule.from_datasets``), by a call of a class deriving from one, or is
+  ``self`` in a method of one: ``f`` is that hook.
+- Higher-order utilities that hand back what the function they are given returns:
+  Lightning's ``apply_to_collection(data, dtype, function, ...)`` (from
+  ``lightning_utilities``; its result holds ``function``'s result for each element of
+  ``data`` of type ``dtype``, in ``data``'s structure) and the builtin ``map(function, ...)``
+  (an iterator of ``function``'s results): a loader the function returns flows on from there.
 - ``DistributedSampler`` shuffles by default and needs ``set_epoch`` (DL301), which
   Lightning's fit loop and Hugging Face's ``Trainer`` call themselves on the loaders
   they iterate every epoch;
@@ -391,3 +400,118 @@ def _one_epoch_fit(facts: FileFacts, call: ast.AST | None, argument: ast.expr, s
         return False
     receiver = (dotted_name(call.func.value) or "").lower() + " " + (dotted_name(constructor.func) or "").lower()
     return "trainer" in receiver and _one_epoch(constructor)
+
+
+# -- functions handed on: callbacks of higher-order utilities, hooks assigned from outside --
+@dataclass(frozen=True)
+class HigherOrder:
+    """A utility that calls the function it is given and hands back what that returns.
+    ``result``: "result" (the call's value holds the function's result, in the data's
+    structure: ``apply_to_collection``), or "elements" (an iterable of its results, one per
+    element: ``map``)."""
+
+    name: str
+    roots: tuple[str, ...]  # the packages it is imported from; () for a builtin
+    position: int  # of the function among the positional arguments
+    keyword: str | None  # the function's keyword, if it takes one
+    result: str
+
+
+HIGHER_ORDER = (
+    HigherOrder("apply_to_collection", ("lightning_utilities", "lightning", "lightning_fabric", "pytorch_lightning"), 2, "function", "result"),
+    HigherOrder("map", (), 0, None, "elements"),
+)
+
+
+def callback_result(facts: FileFacts, function: ast.expr, scope: Scope) -> tuple[ast.Call, str] | None:
+    """(the call, its ``result`` kind) when ``function`` is passed, as the function it calls,
+    to a known higher-order utility (:data:`HIGHER_ORDER`)."""
+    parent = facts.scopes.parents.get(function)
+    keyword = None
+    if isinstance(parent, ast.keyword):
+        keyword, parent = parent.arg, facts.scopes.parents.get(parent)
+    if not isinstance(parent, ast.Call) or function is parent.func:
+        return None
+    func = parent.func
+    for utility in HIGHER_ORDER:
+        if keyword is not None:
+            if keyword != utility.keyword:
+                continue
+        else:
+            position = parent.args.index(function)
+            if position != utility.position or any(isinstance(a, ast.Starred) for a in parent.args[:position]):
+                continue
+        if not utility.roots:
+            if isinstance(func, ast.Name) and func.id == utility.name and facts.scopes.lookup(func.id, scope) is None:
+                return parent, utility.result
+            continue
+        qualname = facts.qualname(func) or ""
+        if qualname.rsplit(".", 1)[-1] == utility.name and qualname.split(".", 1)[0] in utility.roots:
+            return parent, utility.result
+    return None
+
+
+def assigned_hook(facts: FileFacts, target: ast.expr, scope: Scope) -> Hook | None:
+    """The hook a function becomes by ``obj.<hook> = function`` (``target``, in ``scope``),
+    when ``obj`` is an instance of a class of the hook's framework: ``self`` in a method of
+    one, or a name bound once to ``cls(...)`` in a classmethod of one, or to a call of one
+    (a class of the project deriving from the framework's, or named like them)."""
+    if not isinstance(target, ast.Attribute) or not isinstance(target.value, ast.Name):
+        return None
+    hook = HOOKS.get(target.attr)
+    if hook is None:
+        return None
+    name = target.value.id
+    cls = _method_of_first_parameter(facts, name, scope, None)  # self
+    if cls is not None:
+        return _framework_instance_hook(facts, cls, hook)
+    found = facts.scopes.single_value(name, scope)
+    built = found[1].value if found is not None else None
+    if not isinstance(built, ast.Call):
+        return None
+    constructor = built.func
+    if isinstance(constructor, ast.Name):
+        cls = _method_of_first_parameter(facts, constructor.id, found[0], "classmethod")  # type: ignore[index]
+        if cls is not None:
+            return _framework_instance_hook(facts, cls, hook)
+    named = facts.qualname(constructor) or dotted_name(constructor) or ""
+    local = facts.classes.get(named)
+    if local is not None:
+        return _framework_instance_hook(facts, local.node, hook)
+    project = facts.project
+    if project is not None and not project.summarizing and isinstance(constructor, (ast.Name, ast.Attribute)):
+        ancestors = project.class_ancestors(facts, constructor)
+        if ancestors:  # a class of the project: its bases decide, not its name
+            return hook if any(_named_like(base, hook.bases) for summary in ancestors for base in summary.bases) else None
+    return hook if _named_like(named, hook.bases) else None
+
+
+def _framework_instance_hook(facts: FileFacts, cls: ast.ClassDef, hook: Hook) -> Hook | None:
+    if not (cls.name in hook.bases or derives_from(facts, cls, hook.bases)):
+        return None
+    return _once_if_fit_for_one_epoch(facts, cls, hook)
+
+
+def _named_like(name: str, bases: tuple[str, ...]) -> bool:
+    """A class name (any dotted form) that is one of ``bases``, or a ``*DataModule`` for Lightning's."""
+    last = name.rsplit(".", 1)[-1]
+    return last in bases or last.endswith("DataModule") and "LightningDataModule" in bases
+
+
+def _method_of_first_parameter(facts: FileFacts, name: str, scope: Scope, decorator: str | None) -> ast.ClassDef | None:
+    """The class when ``name`` (seen from ``scope``) is the first parameter of one of its
+    methods (``self``), decorated with ``decorator`` when given (``cls`` of a ``@classmethod``)."""
+    found = facts.scopes.lookup(name, scope)
+    if found is None or len(found[1]) != 1 or found[1][0].kind != "param":
+        return None
+    method = found[0].node
+    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    owner = facts.scopes.parents.get(method)
+    positional = [*method.args.posonlyargs, *method.args.args]
+    if not isinstance(owner, ast.ClassDef) or not positional or positional[0].arg != name:
+        return None
+    names = {(dotted_name(d) or "").rsplit(".", 1)[-1] for d in method.decorator_list}
+    if decorator is None and names & {"classmethod", "staticmethod"} or decorator is not None and decorator not in names:
+        return None
+    return owner
