@@ -30,8 +30,10 @@ EXTERNAL_ROOTS = frozenset(sys.stdlib_module_names) | frozenset(
 )
 
 
-def project_imports(tree: ast.Module) -> dict[str, str]:
-    """Local name -> target for every import of the module body (relative ones included)."""
+def project_imports(tree: ast.Module, own: frozenset[str] = frozenset()) -> dict[str, str]:
+    """Local name -> target for every import of the module body (relative ones included).
+    ``own``: roots of EXTERNAL_ROOTS that are the project's own packages (linting timm's
+    repository, ``timm.data`` is the project's)."""
     table: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -50,12 +52,13 @@ def project_imports(tree: ast.Module) -> dict[str, str]:
     for stmt in tree.body:
         if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             table.pop(stmt.name, None)
-    return {name: target for name, target in table.items() if not _external(target)}
+    return {name: target for name, target in table.items() if not _external(target, own)}
 
 
-def _external(target: str) -> bool:
+def _external(target: str, own: frozenset[str]) -> bool:
     level, _, dotted = target.partition(":")
-    return level == "0" and dotted.split(".")[0] in EXTERNAL_ROOTS
+    root = dotted.split(".")[0]
+    return level == "0" and root in EXTERNAL_ROOTS and root not in own
 
 
 def call_target(facts: FileFacts, table: dict[str, str], func: ast.expr, scope: Scope) -> tuple[str, bool] | None:

@@ -15,6 +15,7 @@ import ast
 import os
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
@@ -116,6 +117,8 @@ class ProjectIndex:
         import hashlib  # only once a summary is computed (see summary.digest_of)
 
         content = hashlib.sha256(data).hexdigest()
+        if self.own_roots:  # the summary depends on them too (calls into them are recorded)
+            content += "+" + ",".join(sorted(self.own_roots))
         text = self.store.get_summary(content)
         summary = None
         if isinstance(text, str):
@@ -125,7 +128,7 @@ class ProjectIndex:
                 summary = None
         if summary is None:
             try:
-                summary = summarize(path, data.decode("utf-8", "replace"), self.settings)
+                summary = summarize(path, data.decode("utf-8", "replace"), self.settings, own=self.own_roots)
             except Exception:  # noqa: BLE001 - a bug summarizing another file must not fail this one's lint
                 summary = FileSummary()
             self.summarized += 1
@@ -134,6 +137,25 @@ class ProjectIndex:
         entry = _Entry(stat, summary, digest_of(text))  # the stored text is to_json's: no re-encoding
         self._entries[path] = entry
         return entry.summary, entry.digest
+
+    @cached_property
+    def own_roots(self) -> frozenset[str]:
+        """Names dllint otherwise takes for outside packages (``timm``, ``accelerate``) that are
+        packages or modules of this project, at its root or under ``src/``: linting timm's own
+        repository, calls into ``timm.data`` are followed."""
+        from dllint.project.imports import EXTERNAL_ROOTS
+
+        found: set[str] = set()
+        for base in (self.root, self.root / "src"):
+            try:
+                names = os.listdir(base)
+            except OSError:
+                continue
+            for name in names:
+                stem = name[:-3] if name.endswith(".py") else name
+                if stem in EXTERNAL_ROOTS and (name.endswith(".py") or _holds_python(os.path.join(base, name))):
+                    found.add(stem)
+        return frozenset(found)
 
     def known_digest(self, path: str) -> str:
         """The digest of a summary this index has already read."""
@@ -543,6 +565,24 @@ class ProjectIndex:
 LOADER_GATE = b"DataLoader"  # a file that builds loaders over a class names DataLoader
 
 
+def _holds_python(directory: str) -> bool:
+    """A package: ``__init__.py``, or (a namespace package) ``.py`` files in it or one level down."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return False
+    if any(e.name.endswith(".py") and e.is_file() for e in entries):
+        return True
+    for entry in entries:
+        if entry.is_dir() and not entry.name.startswith("."):
+            try:
+                if any(name.endswith(".py") for name in os.listdir(entry.path)):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 def method_needle(name: str) -> bytes:
     """What a file defining a method ``name`` contains."""
     return f"def {name}(".encode()
@@ -598,7 +638,7 @@ class ProjectView(NullProject):
         if table is None:
             from dllint.project.imports import project_imports
 
-            table = project_imports(facts.tree)
+            table = project_imports(facts.tree, self.index.own_roots)
             facts._project_imports = table  # type: ignore[attr-defined]
         return table
 

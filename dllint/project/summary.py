@@ -245,23 +245,26 @@ class SummaryContext(NullProject):
 
     summarizing = True
 
-    def __init__(self, tree: ast.Module) -> None:
-        self.imports = project_imports(tree)
+    def __init__(self, tree: ast.Module, own: frozenset[str] = frozenset()) -> None:
+        self.imports = project_imports(tree, own)
 
     def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
         found = call_target(facts, self.imports, func, scope)
         return None if found is None else found[0] + ("@" if found[1] else "")
 
 
-def summarize(path: str, text: str, settings: Settings, tree: ast.Module | None = None) -> FileSummary:
-    """The summary of one file (an empty one when it does not parse)."""
+def summarize(
+    path: str, text: str, settings: Settings, tree: ast.Module | None = None, own: frozenset[str] = frozenset()
+) -> FileSummary:
+    """The summary of one file (an empty one when it does not parse); ``own``: see
+    :func:`~dllint.project.imports.project_imports`."""
     from dllint.facts import FileFacts
 
     try:
         tree = tree or ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return FileSummary()
-    context = SummaryContext(tree)
+    context = SummaryContext(tree, own)
     facts = FileFacts(path, text, tree, settings, project=context)  # type: ignore[arg-type]
     summary = FileSummary(imports=context.imports, set_epoch="set_epoch" in text)
     usage = facts.usage
