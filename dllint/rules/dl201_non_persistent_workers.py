@@ -22,7 +22,9 @@ class NonPersistentWorkers(Rule):
     than once: in an epoch loop, several times, by the project's functions it is passed to
     (in any file of the project), by the callers of the function that returns it, or by a
     framework hook that re-iterates it (Lightning `train_dataloader`/`val_dataloader`,
-    `trainer.fit`). A returned or stored loader that no caller in the project claims counts
+    also a function assigned as one onto an instance, `dm.train_dataloader = f`;
+    `trainer.fit`), following a factory handed to `apply_to_collection` or `map` to the
+    loaders they hand back. A returned or stored loader that no caller in the project claims counts
     only when it is evidently a training loader (shuffled, a random or distributed sampler,
     built in `train_dataloader`); one returned by a `get_*loader` method that nothing in the
     project calls does not (a trainer outside it asks for a fresh loader when it needs one),
