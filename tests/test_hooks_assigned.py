@@ -15,6 +15,7 @@ from dllint.engine import Linter
 from dllint.facts import FileFacts
 from dllint.project import ProjectIndex
 from dllint.project.frameworks import assigned_hook, callback_result
+from tests.project_helpers import lint_in_project, write_tree
 
 SETTINGS = Settings(select=("ALL",))
 
@@ -231,18 +232,13 @@ dm.train_dataloader = train_loader
 
 
 def test_hook_assigned_onto_a_project_class_of_another_file(tmp_path: Path):
-    from dllint.per_file import lint_bytes
-
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "__init__.py").write_text("")
-    (tmp_path / "data" / "module.py").write_text(DATAMODULE)
+    write_tree(tmp_path, {"data/__init__.py": "", "data/module.py": DATAMODULE, "train.py": SCRIPT})
     script = tmp_path / "train.py"
-    script.write_text(SCRIPT)
-    result = lint_bytes(Linter(SETTINGS), str(script), script.read_bytes(), ProjectIndex(tmp_path, SETTINGS).view(str(script)))
+    result = lint_in_project(ProjectIndex(tmp_path, SETTINGS), script, SETTINGS)
     assert [(f.line, f.code) for f in result.findings if f.code == "DL201"] == [(7, "DL201")]
     assert str((tmp_path / "data" / "module.py").resolve()) in result.deps
     # the class is no data module any more: nobody known calls the function
     (tmp_path / "data" / "module.py").write_text(DATAMODULE.replace("(L.LightningDataModule)", "").replace("DataModule", "Folder"))
     script.write_text(SCRIPT.replace("FolderDataModule", "Folder"))
-    result = lint_bytes(Linter(SETTINGS), str(script), script.read_bytes(), ProjectIndex(tmp_path, SETTINGS).view(str(script)))
+    result = lint_in_project(ProjectIndex(tmp_path, SETTINGS), script, SETTINGS)
     assert [f for f in result.findings if f.code == "DL201"] == []

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dllint.config import Settings
-from dllint.engine import Linter
 from dllint.project import ProjectIndex
+from tests.project_helpers import lint_in_project
 
 SETTINGS = Settings(select=("DL201",))
 FACTORY = """\
@@ -29,10 +29,7 @@ for epoch in range(10):
 
 
 def lint(root: Path, path: Path) -> list[tuple[int, str]]:
-    from dllint.per_file import lint_bytes
-
-    result = lint_bytes(Linter(SETTINGS), str(path), path.read_bytes(), ProjectIndex(root, SETTINGS).view(str(path)))
-    return [(f.line, f.code) for f in result.findings]
+    return [(f.line, f.code) for f in lint_in_project(ProjectIndex(root, SETTINGS), path, SETTINGS).findings]
 
 
 def make(root: Path, package: str, init: bool = True) -> Path:
