@@ -579,7 +579,10 @@ class CallerEffects:
     def element(self, index: int | str) -> Effects:
         """What the caller does with one element of the returned container: kept where it
         does not take the container apart (as a returned container always was)."""
-        found = self.elements.get(str(index)) or self.elements.get("*")
+        key = str(index)
+        found = self.elements.get(key)
+        if found is None and not key.startswith("["):  # looping over a dict gives its keys, not its entries
+            found = self.elements.get("*")
         return found if found is not None else Effects(stores=True)
 
 

@@ -29,11 +29,12 @@ from dllint.project.imports import call_target, project_imports
 
 if TYPE_CHECKING:
     from dllint.config import Settings
+    from dllint.facts.usage import DictKey
     from dllint.facts import FileFacts
     from dllint.facts.scopes import Scope
     from dllint.facts.usage import Use
 
-FORMAT = 8
+FORMAT = 9
 MAX_ONWARD = 24  # calls a function summary names for the index to follow on
 STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -105,7 +106,8 @@ class CallSummary:
     line: int
     effects: Effects
     # The result taken apart as a tuple or list (``train, val = build_loaders()``, ``for dl
-    # in get_loaders()``): what happens to each element, by position ("*": every element).
+    # in get_loaders()``): what happens to each element, by position ("*": every element),
+    # record field ("dataloader") or dict key ("['train']", see usage.DictKey).
     elements: dict[str, Effects] = field(default_factory=dict)
     # ``return other.build_loader(cfg)`` in a function of this file ("f", "Cls.m"): what
     # happens to the result is for that function's callers to say.
@@ -321,8 +323,8 @@ def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[
         target = parent.targets[0]
         if isinstance(target, (ast.Tuple, ast.List)):
             indices: list[int | str] = list(range(len(target.elts)))
-        else:  # info = build(...): the fields read as info.X (a record the callee returns)
-            indices = sorted(_fields_read(facts, target.id, scope))[:MAX_FIELDS] if isinstance(target, ast.Name) else []
+        else:  # info = build(...): the fields read as info.X, the entries as info["x"] (a record or dict the callee returns)
+            indices = sorted(_fields_read(facts, target.id, scope), key=str)[:MAX_FIELDS] if isinstance(target, ast.Name) else []
     elif isinstance(parent, (ast.For, ast.AsyncFor, ast.Call)):
         indices = ["*"] if facts.usage.element_loop_target(call) is not None else []
     else:
@@ -339,14 +341,26 @@ def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[
 MAX_FIELDS = 8
 
 
-def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[str]:
-    """Attributes read off loads of ``name`` in ``scope`` (``info.dataloader``)."""
+def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[str | DictKey]:
+    """Attributes read off loads of ``name`` in ``scope`` (``info.dataloader``), and
+    constant keys it is subscripted with (``loaders["train"]``, ``loaders.get("train")``)."""
+    from dllint.facts.usage import DictKey
+
     parents = facts.scopes.parents
-    return {
-        parent.attr
-        for load in facts.usage.loads_in(name, scope)
-        if isinstance(parent := parents.get(load), ast.Attribute) and isinstance(parent.ctx, ast.Load)
-    }
+    found: set[str | DictKey] = set()
+    for load in facts.usage.loads_in(name, scope):
+        parent = parents.get(load)
+        if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Load):
+            if isinstance(parent.slice, ast.Constant) and isinstance(parent.slice.value, str):
+                found.add(DictKey(parent.slice.value))
+        elif isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Load):
+            call = parents.get(parent)
+            if parent.attr == "get" and isinstance(call, ast.Call) and call.func is parent and call.args:
+                key = call.args[0]
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    found.add(DictKey(key.value))
+            found.add(parent.attr)
+    return found
 
 
 def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> FunctionSummary:
