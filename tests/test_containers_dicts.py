@@ -200,7 +200,7 @@ def test_a_caller_looping_over_a_returned_dict_gets_keys(tmp_path):
     write(tmp_path, {
         "pyproject.toml": "",
         "data.py": HEAD + "\n\ndef get_loaders(ds):\n    return {\"train\": DataLoader(ds, num_workers=2)}\n",
-        "train.py": "from data import get_loaders\n\n\ndef main(ds):\n    for epoch in range(3):\n        for name in get_loaders(ds):\n            list(name)\n",
+        "train.py": "from data import get_loaders\n\n\ndef main(ds):\n    for name in get_loaders(ds):\n        for epoch in range(3):\n            list(name)\n",
     })
     index = ProjectIndex(tmp_path, SETTINGS)
     result = lint(index, tmp_path / "data.py")
