@@ -101,7 +101,8 @@ class NonPersistentWorkers(Rule):
             if persistent.truthy() is not False:  # truthy, or unknown (a splat, a variable)
                 continue
             usage = usage or facts.usage
-            if usage.construction_loops(loader.node) and any(u.kind == "iterate" for u in usage.loader_uses(loader)):
+            built_in = usage.construction_loops(loader.node)
+            if built_in and any(u.kind == "iterate" and any(loop in u.loops for loop in built_in) for u in usage.loader_uses(loader)):
                 continue  # DL204 (loader built and iterated inside a loop) reports this one
             if usage.iteration_count(loader) < 2 or endless_reason(facts, loader):
                 continue  # iterated once; or one endless pass, whose workers never restart
