@@ -77,7 +77,9 @@ class Use:
     # project), "remote" (a project function the file's summary records), "set-epoch" (a
     # caller may call set_epoch on it), "return" (a parameter handed back: summaries only).
     how: str = ""
-    remote: tuple[str, str] | None = None  # ("pkg.mod.func", "0" | "name") for how == "remote"
+    # ("pkg.mod.func", "0" | "name") for how == "remote"; a third item "*": a container holding
+    # the value is what is handed on (the function's entries under the same key decide).
+    remote: tuple[str, ...] | None = None
     copies: str = ""  # how == "elsewhere": its batches are copied to CUDA there ("cuda" always, "maybe")
 
     @property
@@ -94,6 +96,28 @@ class DictKey:
 
     def __str__(self) -> str:
         return f"[{self.key!r}]"
+
+
+class AnyEntry:
+    """Stands for "an entry of a dict under a key not known yet" while a summary records
+    what a function does with a whole dict: reads under constant keys are noted in ``met``
+    (and followed on their own), what reaches every entry (``values()`` loops, the dict
+    handed on to another file) is kept."""
+
+    def __init__(self) -> None:
+        self.met: set[str] = set()
+
+    def __str__(self) -> str:
+        return "?"
+
+
+def path_key(parts: tuple) -> str:
+    """An element path as summaries write it: ``0``, ``dataloader``, ``['val']``,
+    ``['val'].dataloader``."""
+    text = str(parts[0])
+    for part in parts[1:]:
+        text += str(part) if isinstance(part, DictKey) else f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
 
 
 class UsageAnalysis:
@@ -482,7 +506,7 @@ class UsageAnalysis:
             return None
         seen = seen | {key}
         parent = self.parents.get(container)
-        if isinstance(index, DictKey):
+        if isinstance(index, (DictKey, AnyEntry)):
             handled, found = self._dict_entry_uses(container, index, scope, loops, via, seen, rest)
             if handled:
                 return found
@@ -550,7 +574,7 @@ class UsageAnalysis:
 
     # -- dicts: loaders under constant string keys ------------------------------------
     def _dict_entry_uses(
-        self, container: ast.AST, index: DictKey, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple
+        self, container: ast.AST, index: DictKey | AnyEntry, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple
     ) -> tuple[bool, list[Use] | None]:
         """What a dict's own ways of being read do with entry ``index``: ``d["k"]``,
         ``d.get("k")``, ``for k in d`` (keys only), ``d.values()``/``d.items()`` looped over
@@ -563,6 +587,9 @@ class UsageAnalysis:
             position = parent.slice
             if not (isinstance(position, ast.Constant) and isinstance(position.value, str)):
                 return True, None  # d[name]: any entry
+            if isinstance(index, AnyEntry):
+                index.met.add(position.value)
+                return True, []
             if position.value != index.key:
                 return True, []
             if isinstance(parent.ctx, ast.Load):
@@ -579,6 +606,9 @@ class UsageAnalysis:
             key = call.args[0]
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
                 return True, None
+            if isinstance(index, AnyEntry):
+                index.met.add(key.value)
+                return True, []
             return True, self._extracted(call, scope, loops, via, seen, rest) if key.value == index.key else []
         if parent.attr in ("values", "items") and not call.args:
             looped = self.element_loop_target(call)
@@ -735,6 +765,8 @@ class UsageAnalysis:
         if isinstance(func, ast.Name) and func.id in NEUTRAL_BUILTINS and self.facts.scopes.lookup(func.id, scope) is None:
             return []
         target = self.same_file_function(func, scope)
+        if target is None and isinstance(index, (DictKey, AnyEntry)):
+            return self._dict_passed_elsewhere(call, keyword, position, index, scope, loops, via, rest)
         if target is None or len(via) >= MAX_CALL_DEPTH:
             return None
         param = self._parameter(target, keyword, position, isinstance(func, ast.Attribute))
@@ -744,6 +776,41 @@ class UsageAnalysis:
         self._entry_loops[(call, via)] = loops
         callee = self.facts.scopes.scopes[target]
         return self._uses_of_container_name(param, index, callee, here, via + (call,), seen, None, rest)
+
+    def _dict_passed_elsewhere(
+        self, call: ast.Call, keyword: str | None, position: int | None, index: DictKey | AnyEntry,
+        scope: Scope, loops: tuple, via: tuple, rest: tuple,
+    ) -> list[Use] | None:
+        """A dict handed whole to a function of another project file: its summary says what
+        it does with each entry (``evaluate(model, data)`` reading ``data["val"]``)."""
+        project = self.facts.project
+        remote = project.target_of(self.facts, call.func, scope) if project is not None else None
+        if remote is None or position is not None and any(isinstance(a, ast.Starred) for a in call.args[:position]):
+            return None
+        argument = keyword if keyword is not None else str(position)
+        here = loops + self.enclosing_loops(call, scope)
+        if project.summarizing:
+            if not isinstance(index, AnyEntry):
+                return None  # summaries record whole dicts handed on (AnyEntry) only
+            return [Use("escape", call, here, via, "remote", (remote, argument, "*"))]
+        if isinstance(index, AnyEntry):
+            return None
+        return project.entry_uses(self, remote, argument, path_key((index, *rest)), call, here, via)
+
+    def parameter_entry_uses(self, function: ast.AST, param: str, index, rest: tuple = ()) -> list[Use] | None:
+        """What ``function`` does with entry ``index`` (``rest``: that part of it) of the dict
+        its parameter ``param`` holds (for the project's summaries); None: undecidable."""
+        self._summarizing = function
+        self._steps = 0
+        try:
+            return self._uses_of_container_name(param, index, self.facts.scopes.scopes[function], (), (), frozenset(), None, rest)
+        finally:
+            self._summarizing = None
+
+    def result_entry_uses(self, call: ast.AST, index, scope: Scope, rest: tuple = ()) -> list[Use] | None:
+        """The same for the dict a call returns (``data = get_data(args)``)."""
+        self._steps = 0
+        return self._uses_of_element(call, index, scope, (), (), frozenset(), rest)
 
     def _returned_element(
         self, container: ast.AST, index: int | str | DictKey, scope: Scope, loops: tuple, via: tuple, seen: frozenset,
@@ -785,10 +852,11 @@ class UsageAnalysis:
                 found = [Use("escape", call, (), via + (call,), "unclaimed")]
             uses += [replace(u, loops=here + tuple(x for x in u.loops if id(x) not in built)) for u in found]
         project = self.facts.project
-        if rest:  # other files' summaries say what they do with an element, not with a part of it
+        if rest and not isinstance(index, DictKey):  # summaries record parts of dict entries only
             remote = [Use("escape", container, here, via, "unclaimed")] if project is not None and not project.summarizing else None
         else:
-            remote = project.caller_uses(self, func, container, here, via, index) if project is not None else None
+            element = path_key((index, *rest)) if rest else index
+            remote = project.caller_uses(self, func, container, here, via, element) if project is not None else None
         if remote:
             uses += remote
         if not callers and not remote and not stored:
