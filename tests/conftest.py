@@ -36,3 +36,20 @@ def checkout_stays_clean():
     existed = cache.exists()
     yield
     assert existed or not cache.exists(), f"a test wrote {cache}"
+
+
+@pytest.fixture
+def relinted(monkeypatch) -> list[str]:
+    """The names of the files each later run lints afresh (not served from the cache); clear it
+    between runs."""
+    from dllint import per_file
+
+    linted: list[str] = []
+    original = per_file.lint_bytes
+
+    def spy(linter, path, data, project=None):
+        linted.append(Path(path).name)
+        return original(linter, path, data, project)
+
+    monkeypatch.setattr(per_file, "lint_bytes", spy)
+    return linted

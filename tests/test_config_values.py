@@ -4,13 +4,12 @@ resolves through the project's config files, like an argparse default."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
+from project_helpers import lint_in_project, write_tree
 from dllint.config import Settings
-from dllint.engine import Linter
 from dllint.project import ProjectIndex
 
 SETTINGS = Settings(select=("ALL",))
@@ -32,20 +31,13 @@ def main(cfg):
 """
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
+write = write_tree
 
 
 def lint(root: Path, name: str, files: dict[str, str] | None = None):
-    from dllint.per_file import lint_bytes
-
     if files:
         write(root, files)
-    path = root / name
-    return lint_bytes(Linter(SETTINGS), str(path), path.read_bytes(), ProjectIndex(root, SETTINGS).view(str(path)))
+    return lint_in_project(ProjectIndex(root, SETTINGS), root / name, SETTINGS)
 
 
 def codes(result) -> list[tuple[int, str]]:
@@ -175,8 +167,7 @@ def test_mmengine_config_fromfile_with_base(tmp_path):
     assert str(tmp_path / "configs" / "_base_" / "loader.py") in result.deps
 
 
-def test_cache_lints_again_when_the_config_changes(tmp_path, monkeypatch):
-    from dllint import per_file
+def test_cache_lints_again_when_the_config_changes(tmp_path, relinted):
     from dllint.pipeline import RunOptions, run
 
     root = tmp_path / "project"
@@ -189,14 +180,8 @@ def test_cache_lints_again_when_the_config_changes(tmp_path, monkeypatch):
 
     first = check()
     assert [code for code, _ in first] == ["DL001"]
-    linted: list[str] = []
-    original = per_file.lint_bytes
-
-    def spy(linter, path, data, project=None):
-        linted.append(Path(path).name)
-        return original(linter, path, data, project)
-
-    monkeypatch.setattr(per_file, "lint_bytes", spy)
+    linted = relinted
+    linted.clear()
     assert check() == first  # a hit: the config keys come back from the cache too
     assert linted == []
     (root / "conf" / "train.yaml").write_text(TRAIN_YAML.replace("num_workers: 0", "num_workers: 4"))

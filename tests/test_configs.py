@@ -10,7 +10,7 @@ import pytest
 
 from dllint.config import Settings
 from dllint.configs.blocks import find_blocks
-from dllint.configs.document import Mapping, Scalar, Unknown, lookup
+from dllint.configs.document import Unknown, lookup
 from dllint.configs.inherit import resolve_document
 from dllint.configs.lint import read_config
 from dllint.configs.run import fix_config_text, lint_config_text

@@ -8,8 +8,8 @@ import ast
 import textwrap
 from pathlib import Path
 
+from project_helpers import lint_in_project, write_tree
 from dllint.config import Settings
-from dllint.engine import Linter
 from dllint.facts.worker_code import is_abstract
 from dllint.project import FileSummary, ProjectIndex, summarize
 from dllint.project import index as index_module
@@ -61,17 +61,11 @@ UNSHARDED = SEEDING.replace("info = get_worker_info()\n    ", "info = None\n    
 )
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
+write = write_tree
 
 
 def lint(index: ProjectIndex, path: Path):
-    from dllint.per_file import lint_bytes
-
-    return lint_bytes(Linter(SETTINGS), str(path), path.read_bytes(), index.view(str(path)))
+    return lint_in_project(index, path, SETTINGS)
 
 
 def codes(result, code: str) -> list[int]:

@@ -10,7 +10,6 @@ import pytest
 from click.testing import CliRunner
 
 from dllint import exit_codes, pipeline, runner
-from dllint.cache import Cache
 from dllint.cli import main
 from dllint.config import Settings
 from dllint.engine import Linter

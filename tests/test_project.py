@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from project_helpers import lint_in_project, write_tree
 from dllint.config import Settings
-from dllint.engine import Linter
 from dllint.project import FileSummary, ProjectIndex, find_project_root, summarize
 
 SETTINGS = Settings(select=("ALL",))
@@ -31,17 +31,11 @@ def main(dataset, model, epochs):
 """
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
+write = write_tree
 
 
 def lint(index: ProjectIndex, path: Path):
-    from dllint.per_file import lint_bytes
-
-    return lint_bytes(Linter(SETTINGS), str(path), path.read_bytes(), index.view(str(path)))
+    return lint_in_project(index, path, SETTINGS)
 
 
 def codes(result) -> list[tuple[int, str]]:
@@ -225,24 +219,16 @@ def check_project(root: Path, cache_dir: Path, monkeypatch=None, paths=None):
     return {Path(o.path).name: [(f.line, f.code) for f in o.findings] for o in outcome.files}
 
 
-def test_cached_findings_follow_the_summaries_they_read(tmp_path, monkeypatch):
+def test_cached_findings_follow_the_summaries_they_read(tmp_path, relinted):
     """A file's cached findings are invalidated when a summary they depend on changes, and
     not when the dependency changes without changing its summary."""
-    from dllint import per_file
-
     root = tmp_path / "project"
     write(root, {"pyproject.toml": "", "train.py": TRAIN, "data.py": DATA})
     cache = tmp_path / "cache"
     assert check_project(root, cache)["data.py"] == [(5, "DL301"), (6, "DL201")]
 
-    linted: list[str] = []
-    original = per_file.lint_bytes
-
-    def spy(linter, path, data, project=None):
-        linted.append(Path(path).name)
-        return original(linter, path, data, project)
-
-    monkeypatch.setattr(per_file, "lint_bytes", spy)
+    linted = relinted
+    linted.clear()
     (root / "train.py").write_text(TRAIN.replace("model(batch)", "loss = model(batch)  # same summary"))
     assert check_project(root, cache)["data.py"] == [(5, "DL301"), (6, "DL201")]
     assert linted == ["train.py"]  # data.py's findings still hold: train.py's summary is the same
@@ -262,24 +248,16 @@ def build_loader(dataset):
 """
 
 
-def test_a_new_caller_in_a_file_never_read_invalidates_cached_findings(tmp_path, monkeypatch):
+def test_a_new_caller_in_a_file_never_read_invalidates_cached_findings(tmp_path, relinted):
     """A returned loader with no caller is silent; a caller added later in a new file, or in a
     file that only named the factory in a comment, must bring the finding back on a warm run."""
-    from dllint import per_file
-
     root = tmp_path / "project"
     write(root, {"pyproject.toml": "", "data.py": FACTORY, "notes.py": "# build_loader: see data.py\n"})
     cache = tmp_path / "cache"
     assert check_project(root, cache)["data.py"] == []
 
-    linted: list[str] = []
-    original = per_file.lint_bytes
-
-    def spy(linter, path, data, project=None):
-        linted.append(Path(path).name)
-        return original(linter, path, data, project)
-
-    monkeypatch.setattr(per_file, "lint_bytes", spy)
+    linted = relinted
+    linted.clear()
     write(root, {"unrelated.py": "x = 1\n"})
     assert check_project(root, cache)["data.py"] == []
     assert linted == ["unrelated.py"]  # the project changed, but nothing new names build_loader

@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from project_helpers import lint_in_project, write_tree
 from dllint.config import Settings
-from dllint.engine import Linter
 from dllint.project import ProjectIndex, summarize
 
 SETTINGS = Settings(select=("ALL",))
@@ -41,17 +41,11 @@ class CTCModel(ASRModel):
 """
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
+write = write_tree
 
 
 def lint(index: ProjectIndex, path: Path):
-    from dllint.per_file import lint_bytes
-
-    return lint_bytes(Linter(SETTINGS), str(path), path.read_bytes(), index.view(str(path)))
+    return lint_in_project(index, path, SETTINGS)
 
 
 def codes(result) -> list[tuple[int, str]]:
