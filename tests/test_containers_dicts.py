@@ -205,3 +205,54 @@ def test_a_caller_looping_over_a_returned_dict_gets_keys(tmp_path):
     index = ProjectIndex(tmp_path, SETTINGS)
     result = lint(index, tmp_path / "data.py")
     assert [f for f in result.findings if f.code == "DL201"] == []
+
+
+def test_summary_records_a_dict_parameter_by_entry():
+    text = textwrap.dedent("""\
+        from other import zero_shot
+
+        def evaluate(data, epoch):
+            for batch in data["val"].dataloader:
+                pass
+            zero_shot(data)
+
+        def opaque(data, key):
+            list(data[key])
+            print(data["val"])
+        """)
+    summary = summarize("train.py", text, SETTINGS)
+    entries = summary.functions["evaluate"].entries["data"]
+    assert entries["['val'].dataloader"].iterations == 1
+    assert entries["?"].follow == [["0:other.zero_shot", "0", False, "*"]]
+    assert "data" not in summary.functions["opaque"].entries  # d[key]: any entry
+    assert FileSummary.from_json(summary.to_json()) == summary
+
+
+def _clip_tree(tmp_path, zero_shot_body: str):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "data.py": HEAD + (
+            "\n\ndef get_data(ds):\n"
+            "    data = {}\n"
+            "    data[\"zs\"] = DataLoader(ds, num_workers=2)\n"
+            "    data[\"test\"] = DataLoader(ds, num_workers=2)\n"
+            "    return data\n"
+        ),
+        "main.py": (
+            "from data import get_data\nfrom train import evaluate\n\n\ndef main(ds):\n"
+            "    data = get_data(ds)\n    for epoch in range(3):\n        evaluate(data)\n"
+            "    list(data[\"test\"])\n"
+        ),
+        "train.py": "from zero_shot import zero_shot_eval\n\n\ndef evaluate(data):\n    print(data[\"val\"])\n    zero_shot_eval(data)\n",
+        "zero_shot.py": "def zero_shot_eval(data, key=\"zs\"):\n" + zero_shot_body,
+    })
+    index = ProjectIndex(tmp_path, SETTINGS)
+    return [(f.line, f.code) for f in lint(index, tmp_path / "data.py").findings if f.code == "DL201"]
+
+
+def test_a_dict_entry_followed_through_files_it_is_handed_whole(tmp_path):
+    assert _clip_tree(tmp_path, "    if \"zs\" in data:\n        list(data[\"zs\"])\n") == [(6, "DL201")]
+
+
+def test_a_dict_read_by_a_key_not_spelled_out_in_another_file_stays_silent(tmp_path):
+    assert _clip_tree(tmp_path, "    print(data[\"other\"])\n    list(data[key])\n") == []

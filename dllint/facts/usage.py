@@ -789,10 +789,11 @@ class UsageAnalysis:
             return None
         argument = keyword if keyword is not None else str(position)
         here = loops + self.enclosing_loops(call, scope)
-        if project.summarizing:
-            if not isinstance(index, AnyEntry):
-                return None  # summaries record whole dicts handed on (AnyEntry) only
-            return [Use("escape", call, here, via, "remote", (remote, argument, "*"))]
+        if any(isinstance(part, AnyEntry) for part in rest) or isinstance(index, AnyEntry) and rest:
+            return None  # a dict of dicts handed on: not followed
+        if project.summarizing:  # "*": the entry asked about, whichever it is
+            entry = "*" if isinstance(index, AnyEntry) else path_key((index, *rest))
+            return [Use("escape", call, here, via, "remote", (remote, argument, entry))]
         if isinstance(index, AnyEntry):
             return None
         return project.entry_uses(self, remote, argument, path_key((index, *rest)), call, here, via)

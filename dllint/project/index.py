@@ -424,7 +424,8 @@ class ProjectIndex:
         total = replace(effects, follow=[])
         for target, argument, in_loop, *whole in effects.follow:
             if whole:  # the dict holding it goes on: that function's entry decides
-                inner = self.entry_effects(path, target, argument, entry, deps, depth + 1) if depth < MAX_FOLLOW and entry else None
+                asked = entry if whole[0] == "*" else whole[0]
+                inner = self.entry_effects(path, target, argument, asked, deps, depth + 1) if depth < MAX_FOLLOW and asked else None
             else:
                 inner = self.parameter_effects(path, target, argument, deps, depth + 1) if depth < MAX_FOLLOW else None
             if inner is None:

@@ -50,8 +50,9 @@ class Effects:
     unknown: bool = False  # passed to code outside the project
     set_epoch: bool = False  # set_epoch may be called on it (or on its sampler)
     cuda_copy: str = ""  # its batches are copied to CUDA: "cuda" always, "maybe" (cuda if available)
-    # [target, argument, in_loop]: project calls it goes on to; a fourth item "*": a dict holding
-    # it is what goes on (the callee's entries under the same key decide, see FunctionSummary.entries)
+    # [target, argument, in_loop]: project calls it goes on to; a fourth item: a dict holding it
+    # is what goes on, and the callee's entry at that path ("['val'].dataloader"; "*": the one
+    # asked about) decides (see FunctionSummary.entries)
     follow: list[list] = field(default_factory=list)
 
     def merge(self, other: Effects, repeated: bool = False) -> None:
