@@ -256,3 +256,14 @@ def test_a_dict_entry_followed_through_files_it_is_handed_whole(tmp_path):
 
 def test_a_dict_read_by_a_key_not_spelled_out_in_another_file_stays_silent(tmp_path):
     assert _clip_tree(tmp_path, "    print(data[\"other\"])\n    list(data[key])\n") == []
+
+
+def test_an_entry_path_under_a_key_read_some_other_way_is_undecidable():
+    from dllint.project.index import entry_effects
+    from dllint.project.summary import Effects
+
+    text = "def zero_shot(data):\n    info = data['zs']\n    for batch in info.dataloader:\n        pass\n"
+    entries = summarize("z.py", text, SETTINGS).functions["zero_shot"].entries["data"]
+    assert "['zs'].dataloader" not in entries and "?" in entries
+    assert entry_effects(entries, "['zs'].dataloader") == Effects(stores=True)  # not "?": the key is read
+    assert entry_effects(entries, "['other'].dataloader") == entries["?"]

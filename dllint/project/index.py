@@ -611,8 +611,8 @@ def entry_effects(entries: dict[str, Effects], path: str) -> Effects:
     found = entries.get(path)
     if found is not None:
         return found
-    key = path[: path.index("]") + 1]
-    if key in entries or "?" not in entries:
+    met = any(path.startswith(key) and path[len(key):][:1] in ".[" for key in entries if key.startswith("["))
+    if met or "?" not in entries:  # its key is read, but not this path under it: undecidable
         return Effects(stores=True)
     return entries["?"]
 
