@@ -425,13 +425,31 @@ class ProjectIndex:
         effects = function.effects.get(param) if param is not None else None
         return self.expand(path, effects or Effects(), deps, depth)
 
-    def expand(self, path: str, effects: Effects, deps: dict[str, str], depth: int = 0) -> Effects:
-        """``effects`` with its ``follow`` entries resolved (unknown where they lead outside)."""
+    def entry_effects(self, from_path: str, target: str, argument: str, entry: str, deps: dict[str, str], depth: int = 0) -> Effects | None:
+        """What the project function ``target`` does with the dict entry at path ``entry`` of
+        the argument (see FunctionSummary.entries); None when the target is not the project's."""
+        found = self.function(from_path, target, deps)
+        if found is None:
+            return None
+        path, function, name = found
+        deps[path] = self.known_digest(path)
+        param = function.parameter(argument, target.endswith("@") or name.endswith(".__init__"))
+        entries = function.entries.get(param) if param is not None else None
+        effects = entry_effects(entries, entry) if entries else Effects(stores=True)
+        return self.expand(path, effects, deps, depth, entry)
+
+    def expand(self, path: str, effects: Effects, deps: dict[str, str], depth: int = 0, entry: str = "") -> Effects:
+        """``effects`` with its ``follow`` entries resolved (unknown where they lead outside;
+        ``entry``: the dict entry a follow of a whole dict is about)."""
         if not effects.follow:
             return effects
         total = replace(effects, follow=[])
-        for target, argument, in_loop in effects.follow:
-            inner = self.parameter_effects(path, target, argument, deps, depth + 1) if depth < MAX_FOLLOW else None
+        for target, argument, in_loop, *whole in effects.follow:
+            if whole:  # the dict holding it goes on: that function's entry decides
+                asked = entry if whole[0] == "*" else whole[0]
+                inner = self.entry_effects(path, target, argument, asked, deps, depth + 1) if depth < MAX_FOLLOW and asked else None
+            else:
+                inner = self.parameter_effects(path, target, argument, deps, depth + 1) if depth < MAX_FOLLOW else None
             if inner is None:
                 total.unknown = True
                 continue
@@ -619,8 +637,24 @@ class CallerEffects:
     def element(self, index: int | str) -> Effects:
         """What the caller does with one element of the returned container: kept where it
         does not take the container apart (as a returned container always was)."""
-        found = self.elements.get(str(index)) or self.elements.get("*")
+        key = str(index)
+        if key.startswith("["):  # a dict's entry (looping over a dict gives its keys, not its entries)
+            return entry_effects(self.elements, key)
+        found = self.elements.get(key) or self.elements.get("*")
         return found if found is not None else Effects(stores=True)
+
+
+def entry_effects(entries: dict[str, Effects], path: str) -> Effects:
+    """What happens to the dict entry at ``path`` ("['val']", "['val'].dataloader"), from
+    what a summary recorded (see FunctionSummary.entries): its own record; else, when
+    nothing reads its key, what reaches any entry; else kept (undecidable)."""
+    found = entries.get(path)
+    if found is not None:
+        return found
+    met = any(path.startswith(key) and path[len(key):][:1] in ".[" for key in entries if key.startswith("["))
+    if met or "?" not in entries:  # its key is read, but not this path under it: undecidable
+        return Effects(stores=True)
+    return entries["?"]
 
 
 @dataclass
@@ -657,6 +691,14 @@ class ProjectView(NullProject):
             uses += usage.continue_from(call, scope, loops, via, seen)  # handed back: the caller goes on
         return uses
 
+    def entry_uses(self, usage: UsageAnalysis, target: str, argument: str, entry: str, call, here, via) -> list[Use] | None:
+        """What another file's function does with the dict entry at path ``entry`` of a dict
+        handed to it whole."""
+        effects = self.index.entry_effects(self.path, target, argument, entry, self.deps)
+        if effects is None:
+            return None
+        return _uses_from(effects, call, call, here, via, _shown(target))
+
     def caller_uses(self, usage: UsageAnalysis, function: ast.AST, expr, here, via, element: int | str | None = None) -> list[Use] | None:
         """What the project's other files do with the value ``function`` returns (with
         ``element``: with that element of the tuple or list it returns)."""
@@ -677,7 +719,8 @@ class ProjectView(NullProject):
                 if further:
                     uses += further
                     effects = replace(effects, stores=False)  # not kept: handed on to them
-            effects = self.index.expand(caller, effects, self.deps)
+            entry = str(element) if element is not None and str(element).startswith("[") else ""
+            effects = self.index.expand(caller, effects, self.deps, 0, entry)
             where = f"{os.path.relpath(caller, self.index.root)}:{found.line}"
             uses += _uses_from(effects, expr, expr, here, via, where)
         return uses

@@ -29,11 +29,12 @@ from dllint.project.imports import call_target, project_imports
 
 if TYPE_CHECKING:
     from dllint.config import Settings
+    from dllint.facts.usage import DictKey
     from dllint.facts import FileFacts
     from dllint.facts.scopes import Scope
     from dllint.facts.usage import Use
 
-FORMAT = 8
+FORMAT = 10
 MAX_ONWARD = 24  # calls a function summary names for the index to follow on
 STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -49,7 +50,10 @@ class Effects:
     unknown: bool = False  # passed to code outside the project
     set_epoch: bool = False  # set_epoch may be called on it (or on its sampler)
     cuda_copy: str = ""  # its batches are copied to CUDA: "cuda" always, "maybe" (cuda if available)
-    follow: list[list] = field(default_factory=list)  # [target, argument, in_loop]: project calls it goes on to
+    # [target, argument, in_loop]: project calls it goes on to; a fourth item: a dict holding it
+    # is what goes on, and the callee's entry at that path ("['val'].dataloader"; "*": the one
+    # asked about) decides (see FunctionSummary.entries)
+    follow: list[list] = field(default_factory=list)
 
     def merge(self, other: Effects, repeated: bool = False) -> None:
         """Add what ``other`` does (``repeated``: it runs once per pass of a loop here)."""
@@ -89,6 +93,11 @@ class FunctionSummary:
     # What the index follows on from it: targets of calls into other modules ("0:pkg.f") and
     # ".m" for obj.m() on an object of unknown class (see WorkerCode.method_on_other).
     onward: list[str] = field(default_factory=list)
+    # Parameters that hold dicts read under constant keys: what happens to each entry, by
+    # path ("['val']", "['val'].dataloader"); "?": what reaches any entry (the dict handed on
+    # to another file, a values() loop). A key read but a path under it not recorded, or
+    # no "?" (the dict escapes where it cannot be followed): undecidable.
+    entries: dict[str, dict[str, Effects]] = field(default_factory=dict)
 
     def parameter(self, argument: str, bound: bool) -> str | None:
         """The parameter an argument lands in: ``"0"`` (position) or a keyword."""
@@ -105,7 +114,8 @@ class CallSummary:
     line: int
     effects: Effects
     # The result taken apart as a tuple or list (``train, val = build_loaders()``, ``for dl
-    # in get_loaders()``): what happens to each element, by position ("*": every element).
+    # in get_loaders()``): what happens to each element, by position ("*": every element),
+    # record field ("dataloader") or dict key ("['train']", see usage.DictKey).
     elements: dict[str, Effects] = field(default_factory=dict)
     # ``return other.build_loader(cfg)`` in a function of this file ("f", "Cls.m"): what
     # happens to the result is for that function's callers to say.
@@ -166,6 +176,7 @@ class FileSummary:
                     bool(f.get("epoch_state", False)),
                     bool(f.get("abstract", False)),
                     list(f.get("onward", [])),
+                    {p: {k: Effects(**e) for k, e in paths.items()} for p, paths in f.get("entries", {}).items()},
                 )
                 for name, f in data["functions"].items()
             },
@@ -206,6 +217,9 @@ class NullProject:
         return None
 
     def caller_uses(self, *args: Any) -> list | None:
+        return None
+
+    def entry_uses(self, *args: Any) -> list | None:
         return None
 
     def class_fact(self, *args: Any) -> bool:
@@ -324,8 +338,11 @@ def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[
         target = parent.targets[0]
         if isinstance(target, (ast.Tuple, ast.List)):
             indices: list[int | str] = list(range(len(target.elts)))
+        elif isinstance(target, ast.Name) and _keyed(facts, loads := facts.usage.loads_in(target.id, scope)):
+            # data = get_data(...): a dict read under constant keys, maybe handed on whole
+            return _entries(facts, loads, lambda index, rest: facts.usage.result_entry_uses(call, index, scope, rest), built)
         else:  # info = build(...): the fields read as info.X (a record the callee returns)
-            indices = sorted(_fields_read(facts, target.id, scope))[:MAX_FIELDS] if isinstance(target, ast.Name) else []
+            indices = sorted(_fields_read(facts, target.id, scope), key=str)[:MAX_FIELDS] if isinstance(target, ast.Name) else []
     elif isinstance(parent, (ast.For, ast.AsyncFor, ast.Call)):
         indices = ["*"] if facts.usage.element_loop_target(call) is not None else []
     else:
@@ -342,14 +359,26 @@ def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[
 MAX_FIELDS = 8
 
 
-def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[str]:
-    """Attributes read off loads of ``name`` in ``scope`` (``info.dataloader``)."""
+def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[str | DictKey]:
+    """Attributes read off loads of ``name`` in ``scope`` (``info.dataloader``), and
+    constant keys it is subscripted with (``loaders["train"]``, ``loaders.get("train")``)."""
+    from dllint.facts.usage import DictKey
+
     parents = facts.scopes.parents
-    return {
-        parent.attr
-        for load in facts.usage.loads_in(name, scope)
-        if isinstance(parent := parents.get(load), ast.Attribute) and isinstance(parent.ctx, ast.Load)
-    }
+    found: set[str | DictKey] = set()
+    for load in facts.usage.loads_in(name, scope):
+        parent = parents.get(load)
+        if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Load):
+            if isinstance(parent.slice, ast.Constant) and isinstance(parent.slice.value, str):
+                found.add(DictKey(parent.slice.value))
+        elif isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Load):
+            call = parents.get(parent)
+            if parent.attr == "get" and isinstance(call, ast.Call) and call.func is parent and call.args:
+                key = call.args[0]
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    found.add(DictKey(key.value))
+            found.add(parent.attr)
+    return found
 
 
 def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> FunctionSummary:
@@ -363,8 +392,66 @@ def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef
         if not found.empty:
             effects[name] = found
     summary = FunctionSummary(params, kwonly, method, effects, _returns(facts, function))
+    scope = facts.scopes.scopes[function]
+    for name in (params[1:] if method else params) + kwonly:
+        loads = facts.usage.loads_in(name, scope)
+        if _keyed(facts, loads):
+            found = _entries(facts, loads, lambda index, rest: facts.usage.parameter_entry_uses(function, name, index, rest))
+            if found:
+                summary.entries[name] = found
     _worker_side(facts, function, method, summary)
     return summary
+
+
+def _keyed(facts: FileFacts, loads: list[ast.Name]) -> bool:
+    """Some load is subscripted with a constant string: the value is used as a dict."""
+    parents = facts.scopes.parents
+    return any(
+        isinstance(parent := parents.get(load), ast.Subscript)
+        and isinstance(parent.slice, ast.Constant)
+        and isinstance(parent.slice.value, str)
+        for load in loads
+    )
+
+
+def _entries(
+    facts: FileFacts, loads: list[ast.Name], uses_of: Callable[[Any, tuple], list | None], built: set[int] | None = None
+) -> dict[str, Effects]:
+    """What happens to a dict's entries (see FunctionSummary.entries); {} when undecidable."""
+    from dllint.facts.usage import AnyEntry, DictKey, path_key
+
+    any_entry = AnyEntry()
+    generic = uses_of(any_entry, ())
+    if generic is None:
+        return {}
+    built = built or set()
+    found = {"?": effects_of(generic, built, facts)}
+    for key in sorted(any_entry.met)[:MAX_FIELDS]:
+        entry = DictKey(key)
+        paths: list[tuple] = [(entry,)]
+        paths += [(entry, field) for field in sorted(_fields_under(facts, loads, key))[:MAX_FIELDS]]
+        for path in paths:
+            uses = uses_of(path[0], path[1:])
+            found[path_key(path)] = effects_of(uses, built, facts) if uses is not None else Effects(stores=True)
+    if len(any_entry.met) > MAX_FIELDS:
+        return {}  # keys left out would read as untouched
+    return found
+
+
+def _fields_under(facts: FileFacts, loads: list[ast.Name], key: str) -> set[str]:
+    """``name["key"].field`` read directly off these loads."""
+    parents = facts.scopes.parents
+    fields = set()
+    for load in loads:
+        subscript = parents.get(load)
+        if not (isinstance(subscript, ast.Subscript) and isinstance(subscript.slice, ast.Constant) and subscript.slice.value == key):
+            continue
+        attribute = parents.get(subscript)
+        if isinstance(attribute, ast.Attribute) and isinstance(attribute.ctx, ast.Load):
+            call = parents.get(attribute)
+            if not (isinstance(call, ast.Call) and call.func is attribute):
+                fields.add(attribute.attr)
+    return fields
 
 
 def _worker_side(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, summary: FunctionSummary) -> None:
@@ -523,7 +610,7 @@ def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None)
             elif use.copies:
                 effects.cuda_copy = effects.cuda_copy if effects.cuda_copy == "cuda" else use.copies
         elif use.how == "remote" and use.remote is not None:
-            effects.follow.append([use.remote[0], use.remote[1], bool(loops)])
+            effects.follow.append([use.remote[0], use.remote[1], bool(loops), *use.remote[2:]])
         elif use.how == "return":
             effects.returns = True
         elif use.how == "unclaimed":

@@ -35,8 +35,11 @@ class NonPersistentWorkers(Rule):
     seeding by `model.current_epoch` in a third module; followed to a bounded depth).
     Endless iteration (a sampler that never ends, `iter()`
     renewed only on `StopIteration`, a loader subclass that keeps one iterator) is one pass.
-    Loaders in tuples, lists and dataclass fields are followed one by one (`train, val =
-    build_loaders()`, `for name, dl in zip(names, [dev_dl, test_dl])` gives each one pass).
+    Loaders in tuples, lists, dataclass fields and dicts under constant keys are followed one
+    by one (`train, val = build_loaders()`, `for name, dl in zip(names, [dev_dl, test_dl])`
+    gives each one pass, `data["train"]` read in another file's epoch loop); a dict read by a
+    key not written out (`data[name]`) keeps its loaders undecided. Every loader of a dict or
+    list a train hook returns is re-iterated each epoch.
 
     ## Why is this bad?
     Without persistent workers, every `for batch in loader` starts all worker processes
@@ -103,7 +106,8 @@ class NonPersistentWorkers(Rule):
             if persistent.truthy() is not False:  # truthy, or unknown (a splat, a variable)
                 continue
             usage = usage or facts.usage
-            if usage.construction_loops(loader.node) and any(u.kind == "iterate" for u in usage.loader_uses(loader)):
+            built_in = usage.construction_loops(loader.node)
+            if built_in and any(u.kind == "iterate" and any(loop in u.loops for loop in built_in) for u in usage.loader_uses(loader)):
                 continue  # DL204 (loader built and iterated inside a loop) reports this one
             if usage.iteration_count(loader) < 2 or endless_reason(facts, loader):
                 continue  # iterated once; or one endless pass, whose workers never restart
