@@ -131,6 +131,9 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "build_loader returns it; each caller's loader is iterated once by cache_features (:244, :247)"),
     ("mlfoundations+open_clip", "scripts/genlip_zeroshot.py:196", "DL206", T, "",
      "batch fields .to(device, non_blocking=True) (:205-207), no pin_memory"),
+    ("mlfoundations+open_clip", "src/open_clip_train/data.py:253", "DL206", T, "",
+     "the imagenet-val loader (no pin_memory) reaches zero_shot.run_zero_shot_classifier every epoch, whose "
+     "loop copies the batch: target.to(device, non_blocking=True), images through _move_to_device (:111-113)"),
     ("mlfoundations+open_clip", "src/open_clip_train/data.py:253", "DL201", T, "",
      "ImageNet zero-shot loader kept in DataInfo, evaluated every zeroshot_frequency epochs"),
     ("mlfoundations+open_clip", "src/open_clip_train/data.py:1040", "DL201", T, "",
