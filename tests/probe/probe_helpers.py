@@ -24,7 +24,7 @@ def finding(code: str, path, line: int) -> Finding:
 
 def fast_settings(**overrides) -> Settings:
     """Small budgets: the persistence experiment under the script's own start method only."""
-    settings = Settings(batches=4, epochs=2, start_methods=("script",), sweep_limit=4, measurement_seconds=20)
+    settings = Settings(batches=4, epochs=3, start_methods=("script",), sweep_limit=4, measurement_seconds=20)
     for name, value in overrides.items():
         setattr(settings, name, value)
     return settings
