@@ -250,7 +250,7 @@ class ProjectIndex:
         """Record in ``deps`` that ``path``'s lint asked who names ``needle``, with the summary
         of every other file that does: a change to what one of them does with it invalidates
         the findings, and :meth:`reconcile` a file that starts naming it."""
-        deps[MENTIONS + needle.decode("utf-8", "replace") + ("\0" + gate.decode() if gate else "")] = ""
+        deps[_mentions_key(needle, gate)] = ""
         for other in self.mentions(needle, gate):
             summary = self.summary(other) if other != path else None  # its own edits re-lint it anyway
             if summary is not None:
@@ -416,27 +416,33 @@ class ProjectIndex:
     def parameter_effects(self, from_path: str, target: str, argument: str, deps: dict[str, str], depth: int = 0) -> Effects | None:
         """What the project function ``target`` does with the argument, following it on
         through other project functions; None when the target is not the project's."""
-        found = self.function(from_path, target, deps)
+        found = self._parameter(from_path, target, argument, deps)
         if found is None:
             return None
-        path, function, name = found
-        deps[path] = self.known_digest(path)
-        param = function.parameter(argument, target.endswith("@") or name.endswith(".__init__"))
+        path, function, param = found
         effects = function.effects.get(param) if param is not None else None
         return self.expand(path, effects or Effects(), deps, depth)
 
     def entry_effects(self, from_path: str, target: str, argument: str, entry: str, deps: dict[str, str], depth: int = 0) -> Effects | None:
         """What the project function ``target`` does with the dict entry at path ``entry`` of
         the argument (see FunctionSummary.entries); None when the target is not the project's."""
+        found = self._parameter(from_path, target, argument, deps)
+        if found is None:
+            return None
+        path, function, param = found
+        entries = function.entries.get(param) if param is not None else None
+        effects = entry_effects(entries, entry) if entries else Effects(stores=True)
+        return self.expand(path, effects, deps, depth, entry)
+
+    def _parameter(self, from_path: str, target: str, argument: str, deps: dict[str, str]) -> tuple[str, FunctionSummary, str | None] | None:
+        """(file, summary, parameter name) of the project function ``target`` receiving
+        ``argument`` (a position or keyword), its summary recorded in ``deps``."""
         found = self.function(from_path, target, deps)
         if found is None:
             return None
         path, function, name = found
         deps[path] = self.known_digest(path)
-        param = function.parameter(argument, target.endswith("@") or name.endswith(".__init__"))
-        entries = function.entries.get(param) if param is not None else None
-        effects = entry_effects(entries, entry) if entries else Effects(stores=True)
-        return self.expand(path, effects, deps, depth, entry)
+        return path, function, function.parameter(argument, target.endswith("@") or name.endswith(".__init__"))
 
     def expand(self, path: str, effects: Effects, deps: dict[str, str], depth: int = 0, entry: str = "") -> Effects:
         """``effects`` with its ``follow`` entries resolved (unknown where they lead outside;
@@ -563,7 +569,7 @@ class ProjectIndex:
         many do to be read, the question alone."""
         needle = method_needle(name)
         if self._methods.get(name) is None:
-            deps[MENTIONS + needle.decode("utf-8", "replace")] = ""
+            deps[_mentions_key(needle)] = ""
         else:
             self.record_mentions(deps, path, needle)
 
@@ -609,6 +615,11 @@ def method_needle(name: str) -> bytes:
 def callee_needle(name: str) -> bytes:
     """What a caller of ``name`` (``build`` or ``Cls.build``) must contain: its last part."""
     return name.rsplit(".", 1)[-1].encode()
+
+
+def _mentions_key(needle: bytes, gate: bytes | None = None) -> str:
+    """The ``deps`` key saying a lint asked who names ``needle`` (and ``gate``); :func:`_needles` reads it back."""
+    return MENTIONS + needle.decode("utf-8", "surrogateescape") + ("\0" + gate.decode() if gate else "")
 
 
 def _needles(key: str) -> tuple[bytes, bytes | None]:
