@@ -121,10 +121,25 @@ def test_missing_set_epoch_is_confirmed_and_a_set_epoch_call_is_not(tmp_path):
 
 
 def test_factory_target_and_json_report(tmp_path, monkeypatch, assert_no_leftovers):
+    # Each worker pays 0.1 s to open its data, as real datasets do: the restart's cost stands
+    # well clear of a loaded machine's noise (a bare fork of two workers can cost under 20 ms).
     module = write_script(tmp_path, """
+        import time
+
+        class Opens(Dataset):
+            opened = False
+
+            def __len__(self):
+                return 32
+
+            def __getitem__(self, index):
+                if not self.opened:
+                    time.sleep(0.1)
+                    self.opened = True
+                return torch.tensor([float(index)])
+
         def make_loader():
-            data = TensorDataset(torch.arange(32.0))
-            return DataLoader(data, batch_size=4, num_workers=2)
+            return DataLoader(Opens(), batch_size=4, num_workers=2)
     """, name="loaders_for_probe.py")
     monkeypatch.chdir(tmp_path)
     findings = [finding("DL201", module, line_of(module, "return DataLoader"))]
