@@ -4,22 +4,26 @@ Each file is linted independently, so the work splits per file. What shapes
 this module, measured on 4,856 files (1.86 M lines) of PyTorch packages on
 2 cores:
 
-- Most files never reach the parser (the engine's byte prefilter), so a task
-  is a *chunk* of files: one pickled round trip per file would cost more than
-  the prefilter itself. Files are sorted largest first before chunking, so a
-  big file does not start last and leave the other workers idle.
+- Most files never reach the parser: this process screens every file with the
+  engine's byte prefilter (a read and a few substring searches) and hands on
+  only the rest, in *chunks* of about ``CHUNK_BYTES``: one pickled round trip
+  per file would cost more than the prefilter itself.
+- Whether to start workers is decided by that work, not by the paths given: a
+  run with less than ``MIN_BYTES_FOR_POOL`` to parse (a pre-commit run, a warm
+  cache with one changed file, a big package that barely uses DataLoader)
+  stays in this process. Once the work passes it, the pool starts and lints
+  while the screening goes on.
 - Workers are started once and build their :class:`~dllint.engine.Linter`
   once (the initializer), not per chunk.
-- A run with little to lint (a warm cache with one changed file, a handful of
-  paths) stays in-process: starting workers would cost more than it saves.
 - Results come back in the order of ``paths``, whatever the order the workers
   finish in, so output never depends on ``--jobs``.
 
-Each file is read once (:func:`dllint.per_file.read_file`): the bytes that are
-hashed for the cache are the bytes linted, through :mod:`dllint.per_file`, the
-same functions as an in-process run, in every mode: ``--fix`` runs here too,
-with the same pool and cache, and a file whose cached findings hold no fix to
-apply is neither read nor parsed.
+A file is linted, through :mod:`dllint.per_file`, from the bytes it was
+hashed from for the cache (one read: a screened file handed on is read once
+more, from the page cache, by whoever lints it), by the same functions in a
+worker as in this process, in every mode: ``--fix`` runs here too, with the
+same pool and cache, and a file whose cached findings hold no fix to apply is
+neither read nor parsed.
 
 ``multiprocessing`` and ``concurrent.futures`` are imported only when a pool is
 started: a run over a few files (pre-commit's) never pays for them.
@@ -43,10 +47,14 @@ if TYPE_CHECKING:
 
     from dllint.cache import Cache
 
-# Below this many files (or bytes) to lint, a pool costs more than it saves.
-MIN_FILES_FOR_POOL = 8
-MIN_BYTES_FOR_POOL = 256 * 1024
-CHUNKS_PER_JOB = 8  # enough tasks to balance uneven files, few enough that IPC stays small
+# The parent screens every file with the byte prefilter (most never reach the parser) and hands
+# on only those to parse: a pool starts once that work passes MIN_BYTES_FOR_POOL. Measured on the
+# benchmark corpus on 2 cores: linting costs ~0.3 s per MB past the prefilter and starting two
+# workers ~0.1 s of CPU, so below ~0.5 MB (a pre-commit run, a small package) one process is
+# faster; above it, the corpus's 6.9 MB took 0.6x the wall time at ~1.1x the CPU.
+MIN_FILES_FOR_POOL = 2
+MIN_BYTES_FOR_POOL = 512 * 1024
+CHUNK_BYTES = 128 * 1024  # a task: ~40 ms of parsing; small enough that no worker idles long at the end
 MAX_CHUNK_FILES = 128
 
 Progress = Callable[[int, int], None]  # (files done, files total)
@@ -63,12 +71,6 @@ class Task:
 CHECK = Task()
 
 
-# Measured on the benchmark corpus on 2 cores (which behave like SMT siblings), with other
-# work on the machine: a pool of 2 never beat one process in wall time (torchgeo 2.5 MB,
-# timm+monai 13 MB, the whole 4,856 files), used 10-20% more CPU and twice the memory.
-POOL_MIN_CORES = 3
-
-
 def usable_cores() -> int:
     """The cores this process may run on (a container's or ``taskset``'s limit, not the machine's)."""
     try:
@@ -78,9 +80,9 @@ def usable_cores() -> int:
 
 
 def default_jobs() -> int:
-    """Worker processes when ``--jobs`` is not given: one process on up to 2 cores, else one per core."""
-    cores = usable_cores()
-    return cores if cores >= POOL_MIN_CORES else 1
+    """Worker processes when ``--jobs`` is not given: one per usable core (a run with little to
+    parse stays in one process whatever this says: see ``MIN_BYTES_FOR_POOL``)."""
+    return usable_cores()
 
 
 def project_index(settings: Settings, root: str | None = None, store: Any = None) -> Any:
@@ -161,32 +163,25 @@ def _run_chunk(
 
 
 Item = tuple[int, str, "list[Finding] | None"]  # (position in paths, path, cached findings)
+Done = Callable[[int, FileOutcome, "Fingerprint | None"], None]
 
 
-def _chunks(items: list[Item], jobs: int) -> list[list[Item]]:
-    """Largest files first, cut into chunks of about equal bytes (at least one file each)."""
-    sized = []
-    for item in items:
-        try:
-            size = os.stat(item[1]).st_size
-        except OSError:
-            size = 0
-        sized.append((size, item))
-    sized.sort(key=lambda t: (-t[0], t[1][0]))
-    total = sum(s for s, _ in sized) or 1
-    budget = max(total // (jobs * CHUNKS_PER_JOB), 1)
-    chunks: list[list[Item]] = []
-    current: list[Item] = []
-    current_bytes = 0
-    for size, item in sized:
-        current.append(item)
-        current_bytes += size
-        if current_bytes >= budget or len(current) >= MAX_CHUNK_FILES:
-            chunks.append(current)
-            current, current_bytes = [], 0
-    if current:
-        chunks.append(current)
-    return chunks
+def screen(path: str, linter: Linter, want_fingerprint: bool) -> tuple[FileOutcome, Fingerprint | None] | int:
+    """A file settled without parsing (the byte prefilter rules it out, or it cannot be read),
+    or else its size: the work it hands on to be linted (and read again, from the page cache)."""
+    data, st = read_file(path, linter.settings.max_file_size, want_fingerprint)
+    if isinstance(data, Finding):
+        return FileOutcome(path, linter.filter_findings(path, "", [data])), None
+    if linter.could_have_findings(data, path):
+        return len(data)
+    return FileOutcome(path, skipped=True), (fingerprint(st, data) if st is not None else None)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -199,18 +194,80 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context()
 
 
-def _worth_a_pool(items: list[Item], jobs: int) -> bool:
-    if jobs <= 1 or len(items) < MIN_FILES_FOR_POOL:
-        return False
-    total = 0
-    for item in items:
+class _Pool:
+    """Worker processes, started when the work screened so far is worth them, then fed chunks of
+    files to lint while the parent screens the rest. Until then (and in a run that never gets
+    there) the chunks wait in ``held``, for this process to lint."""
+
+    def __init__(self, jobs: int, settings: Settings, project_root: str | None, parent_cache: Any) -> None:
+        self.jobs, self.settings, self.project_root, self.parent_cache = jobs, settings, project_root, parent_cache
+        self.executor: Any = None
+        self.submitted: dict[Any, list[Item]] = {}  # future -> its chunk
+        self.held: list[list[Item]] = []
+        self.held_bytes = 0
+        self.held_files = 0
+
+    def add(self, chunk: list[Item], size: int, task: Task, want_fingerprint: bool) -> None:
+        if self.executor is None:
+            self.held.append(chunk)
+            self.held_bytes += size
+            self.held_files += len(chunk)
+            if self.held_bytes < MIN_BYTES_FOR_POOL or self.held_files < MIN_FILES_FOR_POOL:
+                return
+            self._start()
+            chunks, self.held = self.held, []
+        else:
+            chunks = [chunk]
+        for c in chunks:
+            self.submitted[self.executor.submit(_run_chunk, c, task, want_fingerprint)] = c
+
+    def _start(self) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        global _PARENT_CACHE
+        _PARENT_CACHE = self.parent_cache  # inherited by the forked workers
+        self.executor = ProcessPoolExecutor(
+            max_workers=self.jobs,
+            mp_context=_pool_context(),
+            initializer=_init_worker,
+            initargs=(self.settings, self.project_root),
+        )
+
+    def collect(self, done: Done, progress: Callable[[int], None]) -> list[Item]:
+        """Hand each finished chunk's outcomes to ``done``. Returns what is left for this process
+        to lint: the held chunks of a pool never started, or those lost with a dead worker."""
+        if self.executor is None:
+            return [item for chunk in self.held for item in chunk]
+        from concurrent.futures import as_completed
+        from concurrent.futures.process import BrokenProcessPool
+
+        pending = dict(self.submitted)
         try:
-            total += os.stat(item[1]).st_size
-        except OSError:
-            pass
-        if total >= MIN_BYTES_FOR_POOL:
-            return True
-    return False
+            for future in as_completed(self.submitted):
+                outcomes = future.result()
+                del pending[future]
+                for index, outcome, stamp in outcomes:
+                    done(index, outcome, stamp)
+                progress(len(outcomes))
+        except BrokenProcessPool:
+            pass  # a worker died (killed, out of memory)
+        self.close()
+        return [item for chunk in pending.values() for item in chunk]
+
+    def close(self, abandon: bool = False) -> None:
+        global _PARENT_CACHE
+        if self.executor is None:
+            return
+        if abandon:
+            # Ctrl-C: neither wait for the queued chunks nor for the running ones (the workers
+            # ignore SIGINT, so that only this process decides; `_processes` is the pool's own).
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            for worker in list((getattr(self.executor, "_processes", None) or {}).values()):
+                worker.terminate()
+        else:
+            self.executor.shutdown()
+        self.executor = None
+        _PARENT_CACHE = None
 
 
 # -- the run --------------------------------------------------------------------------
@@ -259,48 +316,22 @@ def run_files(
         if cache is not None and stamp is not None and not outcome.errors and not outcome.changed:
             cache.store_fingerprint(outcome.path, stamp, outcome.findings, outcome.deps)
 
-    if _worth_a_pool(todo, jobs):
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-        from concurrent.futures.process import BrokenProcessPool
+    def advance(count: int) -> None:
+        nonlocal done
+        done += count
+        if progress is not None:
+            progress(done, len(paths))
 
-        chunks = _chunks(todo, jobs)
-        global _PARENT_CACHE
-        _PARENT_CACHE = cache if project is not None else None
-        pool = ProcessPoolExecutor(
-            max_workers=min(jobs, len(chunks)),
-            mp_context=_pool_context(),
-            initializer=_init_worker,
-            initargs=(settings, project_root),
-        )
-        try:
-            futures = [pool.submit(_run_chunk, chunk, task, want_fingerprint) for chunk in chunks]
-            try:
-                for future in as_completed(futures):
-                    for index, outcome, stamp in future.result():
-                        collect(index, outcome, stamp)
-                        done += 1
-                    if progress is not None:
-                        progress(done, len(paths))
-            except BrokenProcessPool:
-                pass  # a worker died (killed, out of memory): what it left undone is done below
-        except BaseException:
-            # Ctrl-C: neither wait for the queued chunks nor for the running ones (the workers
-            # ignore SIGINT, so that only this process decides; `_processes` is the pool's own).
-            pool.shutdown(wait=False, cancel_futures=True)
-            for worker in list((getattr(pool, "_processes", None) or {}).values()):
-                worker.terminate()
-            raise
-        pool.shutdown()
-        _PARENT_CACHE = None
-        todo = [item for item in todo if results[item[0]] is None]
-    if todo:
-        linter = linter or Linter(settings)
-        index_ = project
-        for count, (index, path, cached) in enumerate(todo, start=1):
-            collect(index, *process(path, linter, task, want_fingerprint, index_, cached))
-            done += 1
-            if progress is not None and (count % 16 == 0 or count == len(todo)):
-                progress(done, len(paths))
+    linter = linter or Linter(settings)
+    if jobs > 1 and todo:
+        todo = _screen_and_share(todo, linter, task, want_fingerprint, jobs, project_root,
+                                 cache if project is not None else None, collect, advance)
+    reported = 0
+    for count, (index, path, cached) in enumerate(todo, start=1):
+        collect(index, *process(path, linter, task, want_fingerprint, project, cached))
+        if count % 16 == 0 or count == len(todo):
+            advance(count - reported)
+            reported = count
 
     if cache is not None:
         if project is not None:
@@ -309,6 +340,48 @@ def run_files(
     return [
         r if r is not None else FileOutcome(p, [unreadable(p, "cannot read file")]) for r, p in zip(results, paths)
     ]
+
+
+def _screen_and_share(
+    todo: list[Item],
+    linter: Linter,
+    task: Task,
+    want_fingerprint: bool,
+    jobs: int,
+    project_root: str | None,
+    parent_cache: Any,
+    collect: Done,
+    advance: Callable[[int], None],
+) -> list[Item]:
+    """Screen ``todo`` here and share what is left to lint with a pool, if it is worth one.
+    Returns the files this process must still lint: all of them when no pool started, or those
+    a dead worker left undone."""
+    pool = _Pool(jobs, linter.settings, project_root, parent_cache)
+    chunk: list[Item] = []
+    chunk_bytes = 0
+    try:
+        for item in todo:
+            index, path, cached = item
+            if cached is None:
+                screened = screen(path, linter, want_fingerprint)
+                if not isinstance(screened, int):
+                    collect(index, *screened)
+                    advance(1)
+                    continue
+                size = screened
+            else:
+                size = _size(path)  # cached findings to fix: known to pass the prefilter
+            chunk.append(item)
+            chunk_bytes += size
+            if chunk_bytes >= CHUNK_BYTES or len(chunk) >= MAX_CHUNK_FILES:
+                pool.add(chunk, chunk_bytes, task, want_fingerprint)
+                chunk, chunk_bytes = [], 0
+        if chunk:
+            pool.add(chunk, chunk_bytes, task, want_fingerprint)
+        return pool.collect(collect, advance)
+    except BaseException:
+        pool.close(abandon=True)
+        raise
 
 
 def run_lint(

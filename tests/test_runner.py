@@ -35,9 +35,10 @@ def as_rows(results) -> list[tuple]:
 
 @pytest.fixture
 def pool_always(monkeypatch):
-    """Send even a handful of small files through the worker pool."""
+    """Send even a handful of small files through the worker pool, a chunk each."""
     monkeypatch.setattr(runner, "MIN_FILES_FOR_POOL", 1)
     monkeypatch.setattr(runner, "MIN_BYTES_FOR_POOL", 0)
+    monkeypatch.setattr(runner, "CHUNK_BYTES", 1)
 
 
 def test_same_findings_cold_warm_jobs1_jobs2(tmp_path, pool_always):
@@ -71,15 +72,44 @@ def test_a_missing_file_is_a_finding_not_a_crash(tmp_path, pool_always):
     assert [f.code for f in results[1].findings] == ["DL000"]
 
 
-def test_chunks_cover_every_file_once(tmp_path):
-    items = []
-    for i in range(50):
-        path = tmp_path / f"f{i}.py"
-        path.write_text("x = 1\n" * (i * 7 % 13 + 1))
-        items.append((i, str(path)))
-    chunks = runner._chunks(items, jobs=2)
-    assert sorted(i for chunk in chunks for i, _ in chunk) == list(range(50))
-    assert 1 < len(chunks) <= 2 * runner.CHUNKS_PER_JOB + 1
+def shared_chunks(monkeypatch) -> list[list[str]]:
+    """The chunks a run hands to its pool, as lists of paths (recorded in this process)."""
+    handed: list[list[str]] = []
+    real = runner._Pool.add
+
+    def add(self, chunk, *args):
+        handed.append([path for _, path, _ in chunk])
+        return real(self, chunk, *args)
+
+    monkeypatch.setattr(runner._Pool, "add", add)
+    return handed
+
+
+def test_only_files_past_the_prefilter_are_handed_on_in_chunks(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "MIN_BYTES_FOR_POOL", 0)
+    monkeypatch.setattr(runner, "CHUNK_BYTES", 200)
+    loader = "from torch.utils.data import DataLoader\nDataLoader(ds, persistent_workers=True)\n"  # DL001
+    paths = []
+    for i in range(12):
+        path = tmp_path / f"f{i:02}.py"
+        path.write_text(loader + "x = 1\n" * i if i % 3 else "import os\n")  # every third file: nothing to parse
+        paths.append(str(path))
+    handed = shared_chunks(monkeypatch)
+    results = run_lint(paths, SETTINGS, jobs=2)
+    assert sorted(p for chunk in handed for p in chunk) == [p for i, p in enumerate(paths) if i % 3]
+    assert len(handed) > 1 and all(len(chunk) <= 3 for chunk in handed)
+    assert [bool(r.findings) for r in results] == [bool(i % 3) for i in range(12)]
+    assert [r.skipped for r in results] == [not i % 3 for i in range(12)]
+
+
+def test_little_to_parse_stays_in_this_process_whatever_the_jobs(tmp_path, monkeypatch):
+    big_but_unrelated = tmp_path / "big.py"
+    big_but_unrelated.write_text("x = 1\n" * 200_000)  # 1.2 MB that the prefilter rules out
+    small = tmp_path / "train.py"
+    small.write_text("from torch.utils.data import DataLoader\nDataLoader(ds, persistent_workers=True)\n")
+    monkeypatch.setattr(runner, "_pool_context", lambda: pytest.fail("a pool was started"))
+    results = run_lint([str(big_but_unrelated), str(small)], SETTINGS, jobs=2)
+    assert results[0].skipped and [f.code for f in results[1].findings]
 
 
 def test_cli_output_is_the_same_for_every_jobs_and_cache_setting(tmp_path, pool_always):
@@ -149,8 +179,8 @@ def test_progress_waits_before_drawing_then_erases_itself():
     assert stream.getvalue().endswith("\r\x1b[2K")
 
 
-def test_default_jobs_is_one_process_on_two_cores_or_fewer(monkeypatch):
-    for cores, expected in ((1, 1), (2, 1), (3, 3), (8, 8)):
+def test_default_jobs_is_the_usable_cores(monkeypatch):
+    for cores, expected in ((1, 1), (2, 2), (8, 8)):
         monkeypatch.setattr(runner, "usable_cores", lambda: cores)
         assert runner.default_jobs() == expected
 
