@@ -33,8 +33,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 from dllint.config import Settings
 from dllint.engine import FileResult, Linter
@@ -48,20 +47,20 @@ if TYPE_CHECKING:
     from dllint.cache import Cache
 
 # The parent screens every file with the byte prefilter (most never reach the parser) and hands
-# on only those to parse: a pool starts once that work passes MIN_BYTES_FOR_POOL. Measured on the
-# benchmark corpus on 2 cores: linting costs ~0.3 s per MB past the prefilter and starting two
-# workers ~0.1 s of CPU, so below ~0.5 MB (a pre-commit run, a small package) one process is
-# faster; above it, the corpus's 6.9 MB took 0.6x the wall time at ~1.1x the CPU.
+# on only those to parse: a pool starts once that work passes MIN_BYTES_FOR_POOL. Measured on
+# the benchmark corpus's packages on 2 cores (linting costs ~0.3 s per MB past the prefilter):
+# with 0.8-0.9 MB to parse (accelerate, lightning) two workers saved 0-12% of the wall time for
+# 20-60% more CPU; with 1.3 MB (torchgeo) 29% for 7% more; the whole corpus (6.9 MB) took 0.6x
+# the wall time of one process.
 MIN_FILES_FOR_POOL = 2
-MIN_BYTES_FOR_POOL = 512 * 1024
+MIN_BYTES_FOR_POOL = 1024 * 1024
 CHUNK_BYTES = 128 * 1024  # a task: ~40 ms of parsing; small enough that no worker idles long at the end
 MAX_CHUNK_FILES = 128
 
 Progress = Callable[[int, int], None]  # (files done, files total)
 
 
-@dataclass(frozen=True)
-class Task:
+class Task(NamedTuple):
     """What to do with each file: check it, or fix it (``fix``), allowing unsafe fixes (``unsafe``)."""
 
     fix: bool = False

@@ -11,11 +11,10 @@ resolves to a CUDA device (``"cuda"``, ``f"cuda:{rank}"``, ``torch.device("cuda"
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from dllint.facts.walk import walk_body
 from dllint.facts.values import follow
+from dllint.facts.walk import walk_body
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -28,8 +27,7 @@ MAX_DEPTH = 8
 MAX_PASSES = 4
 
 
-@dataclass(frozen=True)
-class CudaCopy:
+class CudaCopy(NamedTuple):
     call: ast.Call  # the ``.cuda()``/``.to()`` call
     unconditional: bool  # always CUDA (``.cuda()``, ``"cuda"``): not "cuda if available else cpu"
 

@@ -8,9 +8,8 @@ them over.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.imports import dotted_name
 from dllint.facts.values import follow
@@ -74,8 +73,7 @@ ITERABLE_WORDS = ("IterableDataset", "IterDataPipe", "WebDataset", "wds.", "stre
 MAX_DEPTH = 8
 
 
-@dataclass(frozen=True)
-class Setup:
+class Setup(NamedTuple):
     """Why the file counts as DDP training: the first call or variable read that says so."""
 
     node: ast.AST

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.imports import dotted_name
 
@@ -25,8 +24,7 @@ PROCESS_CLASSES = frozenset({"multiprocessing.Process", "torch.multiprocessing.P
 GET_CONTEXT = frozenset({"multiprocessing.get_context", "torch.multiprocessing.get_context"})
 
 
-@dataclass(frozen=True)
-class ProcessStart:
+class ProcessStart(NamedTuple):
     call: ast.Call  # the call that starts processes (for a Process: its ``.start()``)
     description: str  # how the message names it, e.g. "`mp.Pool(...)`"
     is_executor: bool = False

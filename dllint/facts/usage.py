@@ -15,8 +15,8 @@ whether a caller could still claim it, code outside the project took it, ...), a
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
@@ -64,8 +64,7 @@ class ElsewhereLoop(ast.While):
         self.framework = framework
 
 
-@dataclass(frozen=True)
-class Use:
+class Use(NamedTuple):
     kind: str  # "iterate" or "escape"
     node: ast.AST  # the iterating For/comprehension/call, or the escaping expression
     loops: tuple[ast.AST, ...]  # loops that repeat this use, outermost first, across call frames
@@ -464,7 +463,7 @@ class UsageAnalysis:
             call_scope = self.facts.scopes.scope_of(call)
             built = set(map(id, self.enclosing_loops(call, call_scope)))  # a fresh value per pass
             for use in self._uses_of_expr(call, call_scope, (), via + (call,), seen):
-                uses.append(replace(use, loops=here + tuple(loop for loop in use.loops if id(loop) not in built)))
+                uses.append(use._replace(loops=here + tuple(loop for loop in use.loops if id(loop) not in built)))
         handed = self._handed_on(func, expr, here, via, seen)
         uses += handed or ()
         project = self.facts.project
@@ -513,7 +512,7 @@ class UsageAnalysis:
                 inner = self._callback_elements(call, scope, via + (call,), seen)
             else:
                 inner = self._uses_of_expr(call, scope, (), via + (call,), seen)
-            uses += [replace(u, loops=here + tuple(loop for loop in u.loops if id(loop) not in built)) for u in inner]
+            uses += [u._replace(loops=here + tuple(loop for loop in u.loops if id(loop) not in built)) for u in inner]
         return uses if found else None
 
     def _callback_elements(self, call: ast.Call, scope: Scope, via: tuple, seen: frozenset) -> list[Use]:
@@ -587,7 +586,7 @@ class UsageAnalysis:
             if not isinstance(target, ast.Name):
                 return None
             uses = self._extracted_name(target.id, scope, loops, via, seen, loop, rest)
-            return None if uses is None else [replace(u, loops=tuple(x for x in u.loops if x is not loop)) for u in uses]
+            return None if uses is None else [u._replace(loops=tuple(x for x in u.loops if x is not loop)) for u in uses]
         if isinstance(parent, ast.Attribute) and isinstance(index, str) and index != "*":
             if parent.attr == index:
                 return self._extracted(parent, scope, loops, via, seen, rest)
@@ -693,7 +692,7 @@ class UsageAnalysis:
             if not isinstance(target, ast.Name):
                 return True, None
             uses = self._extracted_name(target.id, scope, loops, via, seen, loop, rest)
-            return True, None if uses is None else [replace(u, loops=tuple(x for x in u.loops if x is not loop)) for u in uses]
+            return True, None if uses is None else [u._replace(loops=tuple(x for x in u.loops if x is not loop)) for u in uses]
         return True, None  # update(), pop(), setdefault(), ...: not followed
 
     def _stored_in_dict(
@@ -755,7 +754,7 @@ class UsageAnalysis:
             if found is None:
                 continue  # kept: the unclaimed escape above stands for it
             repeat = self._method_loops(load_scope.node, 0)
-            uses += [replace(u, loops=repeat + u.loops) if repeat else u for u in found]
+            uses += [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
         return uses
 
     def element_loop_target(self, node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
@@ -922,7 +921,7 @@ class UsageAnalysis:
             found = self._uses_of_element(call, index, call_scope, (), via + (call,), seen, rest)
             if found is None:
                 found = [Use("escape", call, (), via + (call,), "unclaimed")]
-            uses += [replace(u, loops=here + tuple(x for x in u.loops if id(x) not in built)) for u in found]
+            uses += [u._replace(loops=here + tuple(x for x in u.loops if id(x) not in built)) for u in found]
         project = self.facts.project
         if rest and not isinstance(index, DictKey):  # summaries record parts of dict entries only
             remote = [Use("escape", container, here, via, "unclaimed")] if project is not None and not project.summarizing else None
@@ -959,7 +958,7 @@ class UsageAnalysis:
             load_scope = self.facts.scopes.scope_of(node)
             repeat = self._method_loops(load_scope.node, 0)  # the method runs in a loop of its class
             found = self._uses_of_expr(node, load_scope, (), via, seen | {key})
-            uses += [replace(u, loops=repeat + u.loops) if repeat else u for u in found]
+            uses += [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
         return uses
 
     def _returned_by_once_hook(self, load: ast.AST) -> bool:
@@ -1078,7 +1077,7 @@ class UsageAnalysis:
         }
         if not cut:
             return uses
-        return [replace(u, loops=tuple(loop for loop in u.loops if id(loop) not in cut)) for u in uses]
+        return [u._replace(loops=tuple(loop for loop in u.loops if id(loop) not in cut)) for u in uses]
 
     def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list) -> bool:
         key = (binding, load)

@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
-    from dllint.findings import ConfigKey
     from dllint.facts.scopes import Scope
+    from dllint.findings import ConfigKey
 
 CPU_COUNT_CALLS = frozenset(
     {
@@ -25,8 +24,7 @@ SCHED_GETAFFINITY = "os.sched_getaffinity"
 MAX_DEPTH = 8
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):
     """What an expression is known to evaluate to.
 
     kind is "const" (``value`` holds it), "cpu_count" (the machine's CPU

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, NamedTuple
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -18,8 +17,7 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_DEPTH = 6
 
 
-@dataclass(frozen=True)
-class Shipped:
+class Shipped(NamedTuple):
     """An expression whose value is sent to workers, and the loader argument it reaches them by."""
 
     expr: ast.expr

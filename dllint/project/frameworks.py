@@ -36,8 +36,7 @@ what is understood.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.imports import dotted_name
 
@@ -46,8 +45,7 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
 
 
-@dataclass(frozen=True)
-class Hook:
+class Hook(NamedTuple):
     """A method a framework calls to get a loader, and how often it iterates what it gets."""
 
     name: str
@@ -73,8 +71,7 @@ HOOKS = {
 FRAMEWORK_ROOTS = ("lightning", "pytorch_lightning", "transformers", "accelerate")
 
 
-@dataclass(frozen=True)
-class CallRule:
+class CallRule(NamedTuple):
     """``receiver.method(...)``: what the call does with the loaders passed at ``positions``
     or ``keywords`` ("per-epoch", "once", or "same": the same loader is handed back)."""
 
@@ -403,8 +400,7 @@ def _one_epoch_fit(facts: FileFacts, call: ast.AST | None, argument: ast.expr, s
 
 
 # -- functions handed on: callbacks of higher-order utilities, hooks assigned from outside --
-@dataclass(frozen=True)
-class HigherOrder:
+class HigherOrder(NamedTuple):
     """A utility that calls the function it is given and hands back what that returns.
     ``result``: "result" (the call's value holds the function's result, in the data's
     structure: ``apply_to_collection``), or "elements" (an iterable of its results, one per
