@@ -5,25 +5,24 @@ this module, measured on 4,856 files (1.86 M lines) of PyTorch packages on
 2 cores:
 
 - Most files never reach the parser: this process screens every file with the
-  engine's byte prefilter (a read and a few substring searches) and hands on
-  only the rest, in *chunks* of about ``CHUNK_BYTES``: one pickled round trip
+  engine's byte prefilter (a read and a few substring searches) and only the
+  rest is linted, in *chunks* of about ``CHUNK_BYTES``: one pickled round trip
   per file would cost more than the prefilter itself.
 - Whether to start workers is decided by that work, not by the paths given: a
   run with less than ``MIN_BYTES_FOR_POOL`` to parse (a pre-commit run, a warm
   cache with one changed file, a big package that barely uses DataLoader)
-  stays in this process. Once the work passes it, the pool starts and lints
-  while the screening goes on.
+  stays in this process. Past it, ``jobs - 1`` workers start and lint while
+  the screening goes on; then this process lints too, as the last of the jobs.
 - Workers are started once and build their :class:`~dllint.engine.Linter`
   once (the initializer), not per chunk.
-- Results come back in the order of ``paths``, whatever the order the workers
+- Results come back in the order of ``paths``, whatever the order the chunks
   finish in, so output never depends on ``--jobs``.
 
-A file is linted, through :mod:`dllint.per_file`, from the bytes it was
-hashed from for the cache (one read: a screened file handed on is read once
-more, from the page cache, by whoever lints it), by the same functions in a
-worker as in this process, in every mode: ``--fix`` runs here too, with the
-same pool and cache, and a file whose cached findings hold no fix to apply is
-neither read nor parsed.
+A file handed on is read again by whoever lints it (from the page cache); the
+bytes linted are the bytes hashed for the cache, through :mod:`dllint.per_file`,
+the same functions in a worker as in this process, in every mode: ``--fix``
+runs here too, with the same pool and cache, and a file whose cached findings
+hold no fix to apply is neither read nor parsed.
 
 ``multiprocessing`` and ``concurrent.futures`` are imported only when a pool is
 started: a run over a few files (pre-commit's) never pays for them.
@@ -33,6 +32,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 from dllint.config import Settings
@@ -46,16 +46,16 @@ if TYPE_CHECKING:
 
     from dllint.cache import Cache
 
-# The parent screens every file with the byte prefilter (most never reach the parser) and hands
-# on only those to parse: a pool starts once that work passes MIN_BYTES_FOR_POOL. Measured on
-# the benchmark corpus's packages on 2 cores (linting costs ~0.3 s per MB past the prefilter):
-# with 0.8-0.9 MB to parse (accelerate, lightning) two workers saved 0-12% of the wall time for
-# 20-60% more CPU; with 1.3 MB (torchgeo) 29% for 7% more; the whole corpus (6.9 MB) took 0.6x
-# the wall time of one process.
+# A pool starts once the work past the prefilter passes MIN_BYTES_FOR_POOL. Measured on the
+# benchmark corpus's packages on 2 cores (linting costs ~0.3 s per MB past the prefilter): with
+# 0.8-0.9 MB to parse (accelerate, lightning) a second process saved 0-12% of the wall time for
+# 20-60% more CPU; with 1.3 MB (torchgeo) 29% for 7% more; on the whole corpus (6.9 MB) 35-40%
+# for 10-20% more (processes sharing the caches of two cores each run slower).
 MIN_FILES_FOR_POOL = 2
 MIN_BYTES_FOR_POOL = 1024 * 1024
 CHUNK_BYTES = 128 * 1024  # a task: ~40 ms of parsing; small enough that no worker idles long at the end
 MAX_CHUNK_FILES = 128
+IN_FLIGHT_PER_WORKER = 3  # chunks queued to a worker: it never waits while this process lints one
 
 Progress = Callable[[int, int], None]  # (files done, files total)
 
@@ -194,31 +194,30 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 
 
 class _Pool:
-    """Worker processes, started when the work screened so far is worth them, then fed chunks of
-    files to lint while the parent screens the rest. Until then (and in a run that never gets
-    there) the chunks wait in ``held``, for this process to lint."""
+    """Worker processes that share the linting with this one. Started when the work screened so
+    far is worth them (until then, and in a run that never gets there, the chunks wait in
+    ``queue`` for this process); then fed chunks while this process screens the rest, and once
+    it has, this process lints the queued chunks itself, as one of the ``jobs``: on 2 cores, one
+    worker and this process rather than two workers and an idle parent (each forked worker pays
+    for copying the pages of the parent it touches)."""
 
     def __init__(self, jobs: int, settings: Settings, project_root: str | None, parent_cache: Any) -> None:
-        self.jobs, self.settings, self.project_root, self.parent_cache = jobs, settings, project_root, parent_cache
+        self.workers = jobs - 1
+        self.settings, self.project_root, self.parent_cache = settings, project_root, parent_cache
         self.executor: Any = None
-        self.submitted: dict[Any, list[Item]] = {}  # future -> its chunk
-        self.held: list[list[Item]] = []
-        self.held_bytes = 0
-        self.held_files = 0
+        self.queue: deque[list[Item]] = deque()
+        self.queued_bytes = 0
+        self.queued_files = 0
+        self.submitted: dict[Any, list[Item]] = {}  # future -> its chunk, until its outcomes are collected
+        self.broken = False
 
     def add(self, chunk: list[Item], size: int, task: Task, want_fingerprint: bool) -> None:
-        if self.executor is None:
-            self.held.append(chunk)
-            self.held_bytes += size
-            self.held_files += len(chunk)
-            if self.held_bytes < MIN_BYTES_FOR_POOL or self.held_files < MIN_FILES_FOR_POOL:
-                return
+        self.queue.append(chunk)
+        self.queued_bytes += size
+        self.queued_files += len(chunk)
+        if self.executor is None and self.queued_bytes >= MIN_BYTES_FOR_POOL and self.queued_files >= MIN_FILES_FOR_POOL:
             self._start()
-            chunks, self.held = self.held, []
-        else:
-            chunks = [chunk]
-        for c in chunks:
-            self.submitted[self.executor.submit(_run_chunk, c, task, want_fingerprint)] = c
+        self.feed(task, want_fingerprint)
 
     def _start(self) -> None:
         from concurrent.futures import ProcessPoolExecutor
@@ -226,32 +225,49 @@ class _Pool:
         global _PARENT_CACHE
         _PARENT_CACHE = self.parent_cache  # inherited by the forked workers
         self.executor = ProcessPoolExecutor(
-            max_workers=self.jobs,
+            max_workers=self.workers,
             mp_context=_pool_context(),
             initializer=_init_worker,
             initargs=(self.settings, self.project_root),
         )
 
-    def collect(self, done: Done, progress: Callable[[int], None]) -> list[Item]:
-        """Hand each finished chunk's outcomes to ``done``. Returns what is left for this process
-        to lint: the held chunks of a pool never started, or those lost with a dead worker."""
-        if self.executor is None:
-            return [item for chunk in self.held for item in chunk]
+    def feed(self, task: Task, want_fingerprint: bool) -> None:
+        """Keep two chunks in flight per worker: one running, one waiting, none hoarded."""
+        if self.executor is None or self.broken:
+            return
+        from concurrent.futures.process import BrokenProcessPool
+
+        in_flight = sum(not future.done() for future in self.submitted)
+        while self.queue and in_flight < IN_FLIGHT_PER_WORKER * self.workers:
+            try:
+                future = self.executor.submit(_run_chunk, self.queue[0], task, want_fingerprint)
+            except BrokenProcessPool:
+                self._broke()
+                return
+            self.submitted[future] = self.queue.popleft()
+            in_flight += 1
+
+    def collect(self, done: Done, progress: Callable[[int], None], wait: bool) -> None:
+        """Hand the outcomes of finished chunks (with ``wait``: of all submitted) to ``done``."""
         from concurrent.futures import as_completed
         from concurrent.futures.process import BrokenProcessPool
 
-        pending = dict(self.submitted)
+        finished = as_completed(self.submitted) if wait else [f for f in self.submitted if f.done()]
         try:
-            for future in as_completed(self.submitted):
+            for future in list(finished):
                 outcomes = future.result()
-                del pending[future]
+                del self.submitted[future]
                 for index, outcome, stamp in outcomes:
                     done(index, outcome, stamp)
                 progress(len(outcomes))
         except BrokenProcessPool:
-            pass  # a worker died (killed, out of memory)
-        self.close()
-        return [item for chunk in pending.values() for item in chunk]
+            self._broke()
+
+    def _broke(self) -> None:
+        """A worker died (killed, out of memory): what the pool holds goes back to ``queue``."""
+        self.broken = True
+        self.queue.extend(self.submitted.values())
+        self.submitted.clear()
 
     def close(self, abandon: bool = False) -> None:
         global _PARENT_CACHE
@@ -322,15 +338,20 @@ def run_files(
             progress(done, len(paths))
 
     linter = linter or Linter(settings)
+
+    def lint_here(items: list[Item]) -> None:
+        reported = 0
+        for count, (index, path, cached) in enumerate(items, start=1):
+            collect(index, *process(path, linter, task, want_fingerprint, project, cached))
+            if count % 16 == 0 or count == len(items):
+                advance(count - reported)
+                reported = count
+
     if jobs > 1 and todo:
-        todo = _screen_and_share(todo, linter, task, want_fingerprint, jobs, project_root,
-                                 cache if project is not None else None, collect, advance)
-    reported = 0
-    for count, (index, path, cached) in enumerate(todo, start=1):
-        collect(index, *process(path, linter, task, want_fingerprint, project, cached))
-        if count % 16 == 0 or count == len(todo):
-            advance(count - reported)
-            reported = count
+        _screen_and_share(todo, linter, task, want_fingerprint, jobs, project_root,
+                          cache if project is not None else None, collect, advance, lint_here)
+    else:
+        lint_here(todo)
 
     if cache is not None:
         if project is not None:
@@ -351,10 +372,9 @@ def _screen_and_share(
     parent_cache: Any,
     collect: Done,
     advance: Callable[[int], None],
-) -> list[Item]:
-    """Screen ``todo`` here and share what is left to lint with a pool, if it is worth one.
-    Returns the files this process must still lint: all of them when no pool started, or those
-    a dead worker left undone."""
+    lint_here: Callable[[list[Item]], None],
+) -> None:
+    """Screen ``todo`` here, and lint what passes with a pool if it is worth one, else here."""
     pool = _Pool(jobs, linter.settings, project_root, parent_cache)
     chunk: list[Item] = []
     chunk_bytes = 0
@@ -377,10 +397,19 @@ def _screen_and_share(
                 chunk, chunk_bytes = [], 0
         if chunk:
             pool.add(chunk, chunk_bytes, task, want_fingerprint)
-        return pool.collect(collect, advance)
+        while pool.queue:
+            lint_here(pool.queue.pop())  # the last screened first: the workers took the earliest
+            if pool.executor is not None:
+                pool.collect(collect, advance, wait=False)
+                pool.feed(task, want_fingerprint)
+        if pool.executor is not None:
+            pool.collect(collect, advance, wait=True)
+            while pool.queue:  # a dead worker's chunks
+                lint_here(pool.queue.pop())
     except BaseException:
         pool.close(abandon=True)
         raise
+    pool.close()
 
 
 def run_lint(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 
 import pytest
@@ -100,6 +101,17 @@ def test_only_files_past_the_prefilter_are_handed_on_in_chunks(tmp_path, monkeyp
     assert len(handed) > 1 and all(len(chunk) <= 3 for chunk in handed)
     assert [bool(r.findings) for r in results] == [bool(i % 3) for i in range(12)]
     assert [r.skipped for r in results] == [not i % 3 for i in range(12)]
+
+
+def _die(chunk, task, want_fingerprint):
+    os._exit(3)  # a worker killed mid-run (out of memory, kill -9)
+
+
+def test_a_dead_workers_chunks_are_linted_here(monkeypatch, pool_always):
+    files = fixture_files()
+    reference = as_rows(run_lint(files, SETTINGS, jobs=1))
+    monkeypatch.setattr(runner, "_run_chunk", _die)
+    assert as_rows(run_lint(files, SETTINGS, jobs=2)) == reference
 
 
 def test_little_to_parse_stays_in_this_process_whatever_the_jobs(tmp_path, monkeypatch):
