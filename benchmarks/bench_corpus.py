@@ -73,6 +73,7 @@ class Measurement:
     rss_mb: float
     exit_code: int
     runs: int
+    cpu_min: float = 0.0  # the least CPU of the runs: noise on a shared machine only ever adds
 
 
 # -- corpus -------------------------------------------------------------------------------
@@ -245,7 +246,9 @@ def measure(
         print(f"  {tool:<28} {target.name:<7} {runs[-1][0]:7.2f} s", file=sys.stderr)
     wall = statistics.median(r[0] for r in runs)
     chosen = min(runs, key=lambda r: abs(r[0] - wall))
-    return Measurement(tool, target.name, files, lines, wall, chosen[1], max(r[2] for r in runs), chosen[3], len(runs))
+    return Measurement(
+        tool, target.name, files, lines, wall, chosen[1], max(r[2] for r in runs), chosen[3], len(runs), min(r[1] for r in runs)
+    )
 
 
 def fix_rows(corpus: Path, workdir: Path, dllint: list[str], python: Path, repeat: int) -> list[Measurement]:
@@ -271,8 +274,8 @@ def fix_rows(corpus: Path, workdir: Path, dllint: list[str], python: Path, repea
         # The interpreter dllint runs on, alone: what any Python tool pays before its first import.
         measure("python -c pass", originals, [str(python), "-c", "pass"], ONE_FILE_REPEAT, workdir),
         measure("dllint, one file", originals, [*dllint, "--no-cache", str(one_file)], ONE_FILE_REPEAT, workdir),
-        measure("dllint check, files with findings", fixing, [*dllint, "--no-cache", str(fixing)], repeat, workdir),
-        measure("dllint --fix, files with findings", fixing, [*dllint, "--no-cache", "--fix", str(fixing)], repeat, workdir, setup=copy),
+        measure("dllint check, files with findings", fixing, [*dllint, "--no-cache", str(fixing)], max(repeat, 5), workdir),
+        measure("dllint --fix, files with findings", fixing, [*dllint, "--no-cache", "--fix", str(fixing)], max(repeat, 5), workdir, setup=copy),
     ]
     rows[1].files, rows[1].lines = 1, len(one_file.read_bytes().splitlines())
     return rows
@@ -303,12 +306,18 @@ def goals(by_name: dict[str, Measurement]) -> list[str]:
         out.append(f"cold dllint / ruff check (default rules): wall {wall:.2f}x, CPU {cpu:.2f}x (goal <= 0.6x both): {met}")
     one, python = by_name.get("dllint, one file"), by_name.get("python -c pass")
     if one:
-        start = f"; the interpreter alone: {python.cpu:.2f} s" if python else ""
-        out.append(f"one-file run: {one.cpu:.2f} s CPU (goal <= 0.12 s){start}: {'met' if one.cpu <= 0.12 else 'MISSED'}")
+        start = f"; the interpreter alone: {python.cpu:.3f} s" if python else ""
+        out.append(
+            f"one-file run: {one.cpu:.3f} s CPU, least of {one.runs} runs {one.cpu_min:.3f} s (goal <= 0.12 s){start}: "
+            f"{'met' if one.cpu <= 0.12 else 'MISSED'}"
+        )
     fix, check = by_name.get("dllint --fix, files with findings"), by_name.get("dllint check, files with findings")
     if fix and check:
         ratio = fix.cpu / check.cpu
-        out.append(f"--fix on the files with findings / checking them: CPU {ratio:.2f}x, wall {fix.wall / check.wall:.2f}x (goal <= 3x): {'met' if ratio <= 3 else 'MISSED'}")
+        out.append(
+            f"--fix on the {check.files} files with findings / checking them: CPU {ratio:.2f}x (least of each: "
+            f"{fix.cpu_min / check.cpu_min:.2f}x), wall {fix.wall / check.wall:.2f}x (goal <= 3x): {'met' if ratio <= 3 else 'MISSED'}"
+        )
     sample, torchfix = by_name.get("dllint cold (sample)"), by_name.get("torchfix (sample)")
     if sample and torchfix:
         speedup = torchfix.wall / sample.wall

@@ -146,7 +146,8 @@ def test_factory_target_and_json_report(tmp_path, monkeypatch, assert_no_leftove
     report_path = tmp_path / "probe.json"
     report = run_probe("loaders_for_probe:make_loader", [], findings, timeout=30, progress=False,
                        report_path=str(report_path), settings=fast_settings())
-    assert findings[0].probe["verdict"] == "confirmed"
+    # shown whole when it fails: the script's outcome and its stderr (a worker's traceback)
+    assert findings[0].probe["verdict"] == "confirmed", "\n".join([report.script_outcome, *report.stderr_tail])
     saved = json.loads(report_path.read_text())
     assert saved["findings"][0]["probe"]["verdict"] == "confirmed"
     assert saved["loaders"][0]["summary"]["num_workers"] == 2
