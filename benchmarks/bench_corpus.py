@@ -16,8 +16,10 @@ it was ``pip install``-ed into from a copy of this checkout.
 Each measurement is a fresh process: wall time, CPU time (user + system of the
 process and every child it waited for: worker pools included) and peak RSS of
 the whole process tree (sampled every 10 ms with psutil, summed over the
-processes alive at the time). The TorchFix comparison uses the stratified
-sample the issue defines: every 30th ``.py`` file per package, sorted by path.
+processes alive at the time). Rows compared with each other run interleaved
+(one run of each per round), so that a machine whose speed drifts shifts them
+alike. The TorchFix comparison uses the stratified sample the issue defines:
+every 30th ``.py`` file per package, sorted by path.
 """
 
 from __future__ import annotations
@@ -234,21 +236,30 @@ def measure_once(cmd: list[str], cwd: Path) -> tuple[float, float, float, int]:
     return wall, cpu, peak, proc.returncode
 
 
-def measure(
-    tool: str, target: Path, cmd: list[str], repeat: int, cwd: Path, setup: list[str] | None = None
-) -> Measurement:
-    files, lines = count(target)  # before any setup edits a file
-    runs = []
+Spec = tuple  # (tool, target, command, setup command or None)
+
+
+def measure_rounds(specs: list[Spec], repeat: int, cwd: Path) -> list[Measurement]:
+    """Each command once per round, ``repeat`` rounds. Interleaved, so that a machine whose speed
+    drifts over minutes (a shared one) shifts every row of a comparison alike."""
+    sizes = [count(target) for _, target, _, _ in specs]  # before any setup edits a file
+    runs: list[list[tuple[float, float, float, int]]] = [[] for _ in specs]
     for _ in range(repeat):
-        if setup:
-            subprocess.run(setup, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        runs.append(measure_once(cmd, cwd))
-        print(f"  {tool:<28} {target.name:<7} {runs[-1][0]:7.2f} s", file=sys.stderr)
-    wall = statistics.median(r[0] for r in runs)
-    chosen = min(runs, key=lambda r: abs(r[0] - wall))
-    return Measurement(
-        tool, target.name, files, lines, wall, chosen[1], max(r[2] for r in runs), chosen[3], len(runs), min(r[1] for r in runs)
-    )
+        for (tool, target, cmd, setup), out in zip(specs, runs):
+            if setup:
+                subprocess.run(setup, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            out.append(measure_once(cmd, cwd))
+            print(f"  {tool:<28} {target.name:<7} {out[-1][0]:7.2f} s", file=sys.stderr)
+    rows = []
+    for (tool, target, _, _), (files, lines), out in zip(specs, sizes, runs):
+        wall = statistics.median(r[0] for r in out)
+        chosen = min(out, key=lambda r: abs(r[0] - wall))
+        rows.append(Measurement(tool, target.name, files, lines, wall, chosen[1], max(r[2] for r in out), chosen[3], len(out), min(r[1] for r in out)))
+    return rows
+
+
+def measure(tool: str, target: Path, cmd: list[str], repeat: int, cwd: Path, setup: list[str] | None = None) -> Measurement:
+    return measure_rounds([(tool, target, cmd, setup)], repeat, cwd)[0]
 
 
 def fix_rows(corpus: Path, workdir: Path, dllint: list[str], python: Path, repeat: int) -> list[Measurement]:
@@ -270,13 +281,24 @@ def fix_rows(corpus: Path, workdir: Path, dllint: list[str], python: Path, repea
     copy = [sys.executable, "-c", f"import shutil; shutil.rmtree({str(fixing)!r}, True); shutil.copytree({str(originals)!r}, {str(fixing)!r})"]
     subprocess.run(copy, check=True)
     one_file = originals / ONE_FILE  # the pre-commit case: a 259-line module with two findings
-    rows = [
-        # The interpreter dllint runs on, alone: what any Python tool pays before its first import.
-        measure("python -c pass", originals, [str(python), "-c", "pass"], ONE_FILE_REPEAT, workdir),
-        measure("dllint, one file", originals, [*dllint, "--no-cache", str(one_file)], ONE_FILE_REPEAT, workdir),
-        measure("dllint check, files with findings", fixing, [*dllint, "--no-cache", str(fixing)], max(repeat, 5), workdir),
-        measure("dllint --fix, files with findings", fixing, [*dllint, "--no-cache", "--fix", str(fixing)], max(repeat, 5), workdir, setup=copy),
-    ]
+    # The interpreter dllint runs on, alone: what any Python tool pays before its first import.
+    rows = measure_rounds(
+        [
+            ("python -c pass", originals, [str(python), "-c", "pass"], None),
+            ("dllint, one file", originals, [*dllint, "--no-cache", str(one_file)], None),
+        ],
+        ONE_FILE_REPEAT,
+        workdir,
+    )
+    # Both on a fresh copy: a check after a fix would see files with fewer findings.
+    rows += measure_rounds(
+        [
+            ("dllint check, files with findings", fixing, [*dllint, "--no-cache", str(fixing)], copy),
+            ("dllint --fix, files with findings", fixing, [*dllint, "--no-cache", "--fix", str(fixing)], copy),
+        ],
+        max(repeat, 5),
+        workdir,
+    )
     rows[1].files, rows[1].lines = 1, len(one_file.read_bytes().splitlines())
     return rows
 
@@ -354,12 +376,18 @@ def main() -> None:
         rows: list[Measurement] = []
         print(f"corpus {corpus} ({count(corpus)[0]} files), sample {sample} ({count(sample)[0]} files)", file=sys.stderr)
         ruff = [str(bindir / "ruff"), "check", "--isolated", "--select", "ALL", "--no-cache", "--exit-zero", "-q"]
-        rows.append(measure("ruff --select ALL --no-cache", corpus, [*ruff, str(corpus)], args.repeat, workdir))
         default_rules = [str(bindir / "ruff"), "check", "--isolated", "--no-cache", "--exit-zero", "-q", str(corpus)]
-        rows.append(measure("ruff check (default rules) --no-cache", corpus, default_rules, args.repeat, workdir))
-        rows.append(measure("dllint cold", corpus, [*dllint, "--no-cache", str(corpus)], args.repeat, workdir))
         serial = [str(dllint_bin / "dllint"), "check", "--exit-zero", "--jobs", "1", "--no-cache", str(corpus)]
-        rows.append(measure("dllint cold --jobs 1", corpus, serial, args.repeat, workdir))
+        rows += measure_rounds(
+            [
+                ("ruff --select ALL --no-cache", corpus, [*ruff, str(corpus)], None),
+                ("ruff check (default rules) --no-cache", corpus, default_rules, None),
+                ("dllint cold", corpus, [*dllint, "--no-cache", str(corpus)], None),
+                ("dllint cold --jobs 1", corpus, serial, None),
+            ],
+            args.repeat,
+            workdir,
+        )
         prime = [*dllint, "--cache-dir", str(cache_dir), str(corpus)]
         shutil.rmtree(cache_dir, ignore_errors=True)
         subprocess.run(prime, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -377,8 +405,14 @@ def main() -> None:
         finally:
             victim.write_bytes(original)
         rows += fix_rows(corpus, workdir, dllint, dllint_bin / "python", args.repeat)
-        rows.append(measure("ruff --select ALL --no-cache (sample)", sample, [*ruff, str(sample)], args.repeat, workdir))
-        rows.append(measure("dllint cold (sample)", sample, [*dllint, "--no-cache", str(sample)], args.repeat, workdir))
+        rows += measure_rounds(
+            [
+                ("ruff --select ALL --no-cache (sample)", sample, [*ruff, str(sample)], None),
+                ("dllint cold (sample)", sample, [*dllint, "--no-cache", str(sample)], None),
+            ],
+            args.repeat,
+            workdir,
+        )
         if not args.skip_slow:
             rows.append(measure("torchfix (sample)", sample, [str(bindir / "torchfix"), str(sample)], 1, workdir))
             rows.append(

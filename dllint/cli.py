@@ -100,7 +100,7 @@ def main() -> None:
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (or, without --fix, offer) fixes that may change behaviour.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (exit 1 if there is a diff).")
 @click.option("--fix-only", is_flag=True, help="Apply fixes without reporting what remains; exit 0 unless a fix failed.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: the usable cores; a run with under 1 MB to parse stays in one process; 1: no workers).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Processes that lint, this one included (default: the usable cores; a run with under 1 MB to parse stays in one process).")
 @click.option("--no-cache", is_flag=True, help="Lint every file afresh; neither read nor write the cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Where to keep the cache (default: .dllint_cache).")
 @click.option("--project-root", type=click.Path(file_okay=False), help="The project the files belong to (default: the nearest directory above them with pyproject.toml, setup.cfg, setup.py or .git).")

@@ -298,7 +298,7 @@ def run_files(
 ) -> list[FileOutcome]:
     """Check (or fix, as ``task`` says) ``paths``; one :class:`FileOutcome` per path, in their order.
 
-    ``jobs``: worker processes (None: :func:`default_jobs`; 1: in this process).
+    ``jobs``: processes that lint, this one included (None: :func:`default_jobs`; 1: this one alone).
     ``cache``: reuse findings of unchanged files and store the new ones (saved before returning);
     a file whose findings read other files' summaries is reused only while those are unchanged.
     ``project_root``: lint each file knowing the rest of that project (:mod:`dllint.project`).

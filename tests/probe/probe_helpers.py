@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import textwrap
 
 import psutil
 
@@ -15,6 +16,46 @@ from dllint.findings import Finding
 from dllint.probe.context import Settings
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "fixtures" / "probe"
+
+HEADER = """\
+import os
+import random
+import sys
+import time
+import torch
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+"""
+
+# A dataset each of whose workers pays 0.1 s to open its data, once, as real datasets do: workers
+# restarted every epoch cost that much again, well clear of a loaded machine's noise (a bare fork
+# of two workers can cost under the probe's 20 ms floor).
+OPENS = """
+class Opens(Dataset):
+    def __init__(self):
+        self.opened = False
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, index):
+        if not self.opened:
+            time.sleep(0.1)
+            self.opened = True
+        return torch.tensor([float(index)])
+
+"""
+
+
+def write_script(directory: pathlib.Path, body: str, name: str = "train.py", opens: bool = False) -> pathlib.Path:
+    """A script of ``HEADER``, the ``Opens`` dataset if asked, then ``body`` (dedented)."""
+    path = directory / name
+    path.write_text(HEADER + (OPENS if opens else "") + textwrap.dedent(body))
+    return path
+
+
+def line_of(path: pathlib.Path, text: str) -> int:
+    return next(number for number, line in enumerate(path.read_text().splitlines(), 1) if text in line)
 
 
 def finding(code: str, path, line: int) -> Finding:

@@ -3,32 +3,13 @@
 from __future__ import annotations
 
 import json
-import textwrap
 
 import pytest
-from probe_helpers import fast_settings, finding
+from probe_helpers import fast_settings, finding, line_of, write_script
 
 from dllint.probe import run_probe
 
 pytestmark = pytest.mark.probe
-
-HEADER = """\
-import random
-import torch
-from torch.utils.data import DataLoader, Dataset, TensorDataset
-from torch.utils.data.distributed import DistributedSampler
-"""
-
-
-def write_script(tmp_path, body: str, name: str = "train.py"):
-    path = tmp_path / name
-    path.write_text(HEADER + textwrap.dedent(body))
-    return path
-
-
-def line_of(path, text: str) -> int:
-    return next(number for number, line in enumerate(path.read_text().splitlines(), 1) if text in line)
-
 
 def test_shuffle_with_sampler_is_confirmed_by_torchs_error(tmp_path, assert_no_leftovers):
     script = write_script(tmp_path, """
@@ -121,26 +102,10 @@ def test_missing_set_epoch_is_confirmed_and_a_set_epoch_call_is_not(tmp_path):
 
 
 def test_factory_target_and_json_report(tmp_path, monkeypatch, assert_no_leftovers):
-    # Each worker pays 0.1 s to open its data, as real datasets do: the restart's cost stands
-    # well clear of a loaded machine's noise (a bare fork of two workers can cost under 20 ms).
     module = write_script(tmp_path, """
-        import time
-
-        class Opens(Dataset):
-            opened = False
-
-            def __len__(self):
-                return 32
-
-            def __getitem__(self, index):
-                if not self.opened:
-                    time.sleep(0.1)
-                    self.opened = True
-                return torch.tensor([float(index)])
-
         def make_loader():
             return DataLoader(Opens(), batch_size=4, num_workers=2)
-    """, name="loaders_for_probe.py")
+    """, name="loaders_for_probe.py", opens=True)
     monkeypatch.chdir(tmp_path)
     findings = [finding("DL201", module, line_of(module, "return DataLoader"))]
     report_path = tmp_path / "probe.json"

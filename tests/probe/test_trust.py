@@ -9,36 +9,16 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 import uuid
-from pathlib import Path
 
 import psutil
 import pytest
-from probe_helpers import fast_settings, finding
+from probe_helpers import fast_settings, finding, line_of, write_script
 
 from dllint.probe import run_probe
 
 pytestmark = pytest.mark.probe
-
-HEADER = """\
-import os
-import sys
-import torch
-from torch.utils.data import DataLoader, Dataset, TensorDataset
-"""
-
-
-def write_script(directory: Path, body: str, name: str = "train.py") -> Path:
-    path = directory / name
-    path.write_text(HEADER + textwrap.dedent(body))
-    return path
-
-
-def line_of(path: Path, text: str) -> int:
-    return next(number for number, line in enumerate(path.read_text().splitlines(), 1) if text in line)
-
 
 def processes_with(token: str) -> list[psutil.Process]:
     found = []
@@ -189,20 +169,6 @@ def test_the_recommended_reseeding_is_not_confirmed_as_dl304(tmp_path):
 def test_one_epoch_does_not_confirm_dl201(tmp_path):
     script = write_script(tmp_path, """
         import argparse
-        import time
-
-        class Opens(Dataset):
-            def __init__(self):
-                self.opened = False
-
-            def __len__(self):
-                return 16
-
-            def __getitem__(self, index):
-                if not self.opened:
-                    time.sleep(0.1)
-                    self.opened = True
-                return index
 
         parser = argparse.ArgumentParser()
         parser.add_argument("--epochs", type=int, default=3)
@@ -212,7 +178,7 @@ def test_one_epoch_does_not_confirm_dl201(tmp_path):
             for epoch in range(epochs):
                 for batch in loader:
                     pass
-    """)
+    """, opens=True)
     dl201 = finding("DL201", script, line_of(script, "loader = DataLoader"))
     report = run_probe(str(script), ["--epochs", "1"], [dl201], timeout=30, progress=False, settings=fast_settings())
     assert dl201.probe["verdict"] == "not reached"
@@ -273,21 +239,7 @@ def test_a_datamodules_train_loader_rebuilt_by_a_framework_is_reached_and_measur
     (site_packages / "framework" / "__init__.py").write_text(FRAMEWORK)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(site_packages), os.environ.get("PYTHONPATH")])))
     script = write_script(tmp_path, """
-        import time
         from framework import Trainer
-
-        class Opens(Dataset):
-            def __init__(self):
-                self.opened = False
-
-            def __len__(self):
-                return 16
-
-            def __getitem__(self, index):
-                if not self.opened:
-                    time.sleep(0.1)
-                    self.opened = True
-                return index
 
         class DataModule:
             def train_dataloader(self):
@@ -295,7 +247,7 @@ def test_a_datamodules_train_loader_rebuilt_by_a_framework_is_reached_and_measur
 
         if __name__ == "__main__":
             Trainer().fit(DataModule())
-    """)
+    """, opens=True)
     dl201 = finding("DL201", script, line_of(script, "return DataLoader"))
     report = run_probe(str(script), [], [dl201], timeout=30, progress=False, settings=fast_settings())
     (loader,) = report.loaders
@@ -306,21 +258,7 @@ def test_a_datamodules_train_loader_rebuilt_by_a_framework_is_reached_and_measur
 
 
 LIGHTNING_SCRIPT = """
-    import time
     import pytorch_lightning as pl
-
-    class Opens(Dataset):
-        def __init__(self):
-            self.opened = False
-
-        def __len__(self):
-            return 16
-
-        def __getitem__(self, index):
-            if not self.opened:
-                time.sleep(0.1)
-                self.opened = True
-            return torch.tensor([float(index)])
 
     class Data(pl.LightningDataModule):
         def train_dataloader(self):
@@ -346,7 +284,7 @@ LIGHTNING_SCRIPT = """
 
 def test_a_lightning_datamodules_train_loader_is_reached_and_measured(tmp_path, monkeypatch):
     pytest.importorskip("pytorch_lightning")
-    script = write_script(tmp_path, LIGHTNING_SCRIPT)
+    script = write_script(tmp_path, LIGHTNING_SCRIPT, opens=True)
     monkeypatch.chdir(tmp_path)
     dl201 = finding("DL201", script, line_of(script, "return DataLoader"))
     report = run_probe(str(script), [], [dl201], timeout=60, progress=False, settings=fast_settings())
