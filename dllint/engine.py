@@ -90,14 +90,17 @@ class _Gate(NamedTuple):
     needs: tuple[bytes, ...]
     class_base: bool
     literal: tuple[bytes, ...]
+    codes: tuple[str, ...]  # the rules behind the gate
 
 
 class _GateSet:
     """The live gates of a file, and what the scans look for in its code: their triggers (one
-    containing another is implied by it) and their literal triggers (``os.environ["RANK"]``)."""
+    containing another is implied by it) and their literal triggers (``os.environ["RANK"]``);
+    ``codes``: the rules that could fire on it, the only ones run."""
 
     def __init__(self, gates: Sequence[_Gate]) -> None:
         self.gates = tuple(gates)
+        self.codes = frozenset(code for gate in gates for code in gate.codes)
         self.names = tuple(t.decode("utf-8", "replace") for t in _minimal({t for gate in gates for t in gate.triggers}))
         literal = sorted({t.decode("utf-8", "replace") for gate in gates for t in gate.literal})
         # A literal trigger counts as a string of its own: os.environ["RANK"], getenv('LOCAL_RANK').
@@ -201,7 +204,7 @@ class Linter:
         loader_names = {b"DataLoader", *(name.rsplit(".", 1)[-1].encode() for name in settings.extend_loader_classes)}
         # One gate per distinct (triggers, needs) among the rules: what a file must contain for one
         # of them to fire. A custom loader class named in the settings counts as `DataLoader`.
-        by_need: dict[tuple[tuple[bytes, ...], tuple[bytes, ...], bool], set[bytes]] = {}
+        by_need: dict[tuple[tuple[bytes, ...], tuple[bytes, ...], bool], tuple[set[bytes], list[str]]] = {}
         for rule in self.rules:
             triggers, needs = set(rule.triggers), set(rule.needs_one_of)
             if b"DataLoader" in triggers:
@@ -209,10 +212,12 @@ class Linter:
             if b"DataLoader" in needs:
                 needs |= loader_names
             key = (tuple(sorted(triggers)), tuple(sorted(needs)), rule.needs_class_base)
-            by_need.setdefault(key, set()).update(rule.literal_triggers)
+            literal, codes = by_need.setdefault(key, (set(), []))
+            literal.update(rule.literal_triggers)
+            codes.append(rule.code)
         self._gates = tuple(
-            _Gate(triggers, needs, class_base, tuple(sorted(literal)))
-            for (triggers, needs, class_base), literal in sorted(by_need.items())
+            _Gate(triggers, needs, class_base, tuple(sorted(literal)), tuple(codes))
+            for (triggers, needs, class_base), (literal, codes) in sorted(by_need.items())
         )
         # The first scan of every file: a gate needs one of its triggers and one of its needs, so one
         # of the shorter list is enough to look for (DL305's four triggers: `DataLoader`). A string
@@ -346,6 +351,8 @@ class Linter:
             )
             loader_calls = bool(facts.loader_calls)
             for rule in self.rules:
+                if rule.code not in gates.codes:
+                    continue  # none of its triggers in the file: it cannot fire (the prefilter's contract)
                 try:
                     findings.extend(rule.check(facts))
                 except Exception:  # noqa: BLE001 - a rule bug must not stop the run

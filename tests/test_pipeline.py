@@ -142,17 +142,18 @@ def test_project_reaches_the_facts_and_its_deps_the_result():
     class View:
         deps = {"pkg/data.py": "d" * 64}
 
-    seen = []
-    linter = Linter(Settings())
+    from dllint.rules import Rule
 
-    class Spy:
-        code = "DL999"
+    seen = []
+
+    class Spy(Rule):  # triggered by `DataLoader`, as rules are by default
+        code, name, summary = "DL999", "spy", "sees what the facts see"
 
         def check(self, facts):
             seen.append(facts.project)
             return []
 
-    linter.rules.append(Spy())
+    linter = Linter(Settings(), rules=[Spy])
     result = linter.lint_input(load("t.py", SAFE.encode()), project=View())
     assert isinstance(seen[0], View)
     assert result.deps == {"pkg/data.py": "d" * 64}
@@ -423,6 +424,25 @@ def test_the_gate_follows_the_rules_enabled(monkeypatch):
     source = RULE_GATED["dataset-in-a-hint"] + "from torch.utils.data import DataLoader\n"
     assert _parses(monkeypatch, source)
     assert not _parses(monkeypatch, source, Settings(select=("DL104", "DL304", "DL305")))
+
+
+def test_only_the_rules_whose_triggers_are_in_the_file_run(monkeypatch):
+    """A parsed file meets only the rules its bytes let through (the prefilter's contract, per
+    rule): DL301 (`DistributedSampler`) and DL305 (a distributed trigger) never look at a loader
+    script that names neither, and nothing they would have said is lost."""
+    from dllint.rules import rule_by_code
+
+    ran = []
+    for code in ("DL201", "DL301", "DL305"):
+        rule = rule_by_code(code)
+        real = rule.check
+        monkeypatch.setattr(rule, "check", lambda self, facts, real=real, code=code: (ran.append(code), real(self, facts))[1])
+    source = "from torch.utils.data import DataLoader\nfor epoch in range(3):\n    for batch in DataLoader(ds, num_workers=2):\n        pass\n"
+    findings = Linter(Settings(select=("ALL",))).lint_bytes("t.py", source.encode()).findings
+    assert ran == ["DL201"] and "DL204" in {f.code for f in findings}
+    ran.clear()
+    Linter(Settings(select=("ALL",))).lint_bytes("t.py", ("import os\nos.environ['RANK']\n" + source).encode())
+    assert ran == ["DL201", "DL305"]
 
 
 def test_a_dataset_class_through_an_alias_still_fires():

@@ -71,7 +71,6 @@ class FileFacts:
     nodes: list[ast.AST] = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
     parent_index: list[int] | None = field(default=None, repr=False, compare=False)
     imports: dict[str, str] = field(init=False)
-    argparse: ArgparseDefaults = field(init=False)
     classes: dict[str, ClassInfo] = field(init=False)  # every class in the file by name
     loader_calls: list[LoaderCall] = field(init=False)
     main_guard: ast.If | None = field(init=False)
@@ -83,27 +82,37 @@ class FileFacts:
             # every node in ast.walk order, and each one's parent: one walk shared by the facts below
             self.nodes, self.parent_index = walk_with_parents(self.tree)
         self.imports = build_import_table(self.tree, self.nodes)
-        self.argparse = ArgparseDefaults()
         calls: list[ast.Call] = []
         class_nodes: list[ast.ClassDef] = []
-        # Exact classes (a parsed tree holds no subclasses): one comparison per node, not four calls.
-        Call, ClassDef, Assign, AugAssign, AnnAssign = ast.Call, ast.ClassDef, ast.Assign, ast.AugAssign, ast.AnnAssign
+        # Exact classes (a parsed tree holds no subclasses): one comparison per node, not two calls.
+        Call, ClassDef = ast.Call, ast.ClassDef
         for node in self.nodes:
             cls = node.__class__
             if cls is Call:
                 calls.append(node)
-                self.argparse.add_call(node)
             elif cls is ClassDef:
                 class_nodes.append(node)
-            elif cls is Assign:
-                self.argparse.add_namespace(node)
-                self.argparse.add_assignment(node)
-            elif cls is AugAssign or cls is AnnAssign:
-                self.argparse.add_assignment(node)
         self.calls = calls
         self.classes = self._classify(class_nodes)
         self.main_guard = find_main_guard(self.tree)
         self.loader_calls = collect_loader_calls(self, calls)
+
+    @cached_property
+    def argparse(self) -> ArgparseDefaults:
+        """Built on first use, from the calls and assignments in walk order: only a loader argument
+        read from a namespace (``args.workers``) asks, and most files parsed have no loader call."""
+        found = ArgparseDefaults()
+        Call, Assign, AugAssign, AnnAssign = ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign
+        for node in self.nodes:
+            cls = node.__class__
+            if cls is Call:
+                found.add_call(node)
+            elif cls is Assign:
+                found.add_namespace(node)
+                found.add_assignment(node)
+            elif cls is AugAssign or cls is AnnAssign:
+                found.add_assignment(node)
+        return found
 
     @cached_property
     def scopes(self) -> ScopeTable:

@@ -70,7 +70,6 @@ class OversizedNumWorkers(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         limit = facts.settings.max_workers
-        distributed = facts.is_distributed
         reported: set[int] = set()
         for loader in facts.loader_calls:
             arg = loader.argument("num_workers")
@@ -82,7 +81,7 @@ class OversizedNumWorkers(Rule):
             origin = arg.node if value.origin is None or value.origin is arg.value else value.origin
             if value.is_int() and value.value > limit:
                 message = f"num_workers={value.value} exceeds max-workers={limit}: each worker is a process with its own memory; use fewer (dllint --probe measures the best count)"
-            elif value.is_cpu_count and not distributed:
+            elif value.is_cpu_count and not facts.is_distributed:  # asked only here: DDP setup is a whole-file search
                 message = "num_workers set to the whole CPU count: ignores container quotas and leaves no core for the main process; cap it (e.g. min(8, cpus - 1))"
             else:
                 continue
