@@ -232,7 +232,8 @@ class _Pool:
         )
 
     def feed(self, task: Task, want_fingerprint: bool) -> None:
-        """Keep two chunks in flight per worker: one running, one waiting, none hoarded."""
+        """Keep ``IN_FLIGHT_PER_WORKER`` chunks submitted per worker: none idles while this process
+        lints a chunk of its own, and the rest stay in ``queue`` for whoever is free first."""
         if self.executor is None or self.broken:
             return
         from concurrent.futures.process import BrokenProcessPool
@@ -254,7 +255,7 @@ class _Pool:
 
         finished = as_completed(self.submitted) if wait else [f for f in self.submitted if f.done()]
         try:
-            for future in list(finished):
+            for future in finished:  # as_completed holds its own set: deleting below is safe
                 outcomes = future.result()
                 del self.submitted[future]
                 for index, outcome, stamp in outcomes:
