@@ -23,6 +23,8 @@ from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from dllint.facts import FileFacts
     from dllint.facts.loaders import LoaderCall
 
@@ -713,20 +715,11 @@ class UsageAnalysis:
         found = self.facts.scopes.lookup(name, scope)
         if len(bindings) != 1 or found is None or found[0] is not scope or not _makes_empty_or_literal_dict(bindings[0].node):
             return None
-        entry = DictKey(target.slice.value)
-        uses: list[Use] = []
-        for load, load_scope in self._loads_resolving_to(name, scope):
-            if load_scope is not scope:
-                return None  # read in a closure: not followed
-            if load is target.value:
-                continue
-            if not self._reaches_cached(statement, load, []):
-                continue  # read before the store
-            found_uses = self._uses_of_element(load, entry, scope, loops, via, seen, path)
-            if found_uses is None:
-                return None
-            uses += found_uses
-        return uses
+        # the store's own target aside, only reads the store reaches (not those before it) decide
+        return self._element_uses_of_loads(
+            name, scope, lambda load: load is not target.value and self._reaches_cached(statement, load, []),
+            DictKey(target.slice.value), loops, via, seen, path,
+        )
 
     def _stored_element(
         self, target: ast.Attribute, container: ast.AST, index, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple
@@ -813,11 +806,22 @@ class UsageAnalysis:
         """Element ``index`` of the container bound to ``name``, through every load of it
         that the binding reaches; None if any of them is undecidable (or in a closure)."""
         rebound = binding is not None and len(scope.bindings.get(name, ())) > 1
+        return self._element_uses_of_loads(
+            name, scope, lambda load: not rebound or self._reaches_cached(binding, load, scope.bindings[name]),
+            index, loops, via, seen, rest,
+        )
+
+    def _element_uses_of_loads(
+        self, name: str, scope: Scope, reached: Callable[[ast.Name], bool], index: int | str | DictKey,
+        loops: tuple, via: tuple, seen: frozenset, rest: tuple,
+    ) -> list[Use] | None:
+        """Element ``index`` through every load of ``name`` in ``scope`` that ``reached`` lets
+        through; None if any of them is undecidable, or if ``name`` is read in a closure."""
         uses: list[Use] = []
         for load, load_scope in self._loads_resolving_to(name, scope):
             if load_scope is not scope:
-                return None
-            if rebound and not self._reaches_cached(binding, load, scope.bindings[name]):
+                return None  # read in a closure: not followed
+            if not reached(load):
                 continue
             found = self._uses_of_element(load, index, scope, loops, via, seen, rest)
             if found is None:
