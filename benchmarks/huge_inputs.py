@@ -33,130 +33,89 @@ ROOT = Path(__file__).resolve().parent.parent
 HEADER = "from torch.utils.data import DataLoader, Dataset\n"
 
 
+def repeated(size: int, part: Callable[[int], str]) -> tuple[str, int]:
+    """``part(0) + part(1) + ...`` until at least ``size`` characters, and how many parts that took."""
+    parts, total, i = [], 0, 0
+    while total < size:
+        parts.append(part(i))
+        total += len(parts[-1])
+        i += 1
+    return "".join(parts), i
+
+
 def one_line_list(size: int) -> str:
     """A data literal on one line: ``x = [0, 1, 2, ...]`` (the 1 MB case of the issue)."""
-    items, total = [], 0
-    i = 0
-    while total < size:
-        item = f"{i}, "
-        items.append(item)
-        total += len(item)
-        i += 1
-    return HEADER + "x = [" + "".join(items) + "]\nloader = DataLoader(x, num_workers=2)\n"
+    items, _ = repeated(size, lambda i: f"{i}, ")
+    return HEADER + "x = [" + items + "]\nloader = DataLoader(x, num_workers=2)\n"
 
 
 def many_functions(size: int) -> str:
     """Many small functions, each with a local and a call."""
-    parts, total, i = [HEADER], 0, 0
-    while total < size:
-        part = f"def f{i}(a, b=1):\n    c = a + b\n    return g(c, {i})\n\n"
-        parts.append(part)
-        total += len(part)
-        i += 1
-    return "".join(parts)
+    return HEADER + repeated(size, lambda i: f"def f{i}(a, b=1):\n    c = a + b\n    return g(c, {i})\n\n")[0]
 
 
 def many_loaders(size: int) -> str:
     """Many loader calls with resolved arguments, iterated in loops: the facts rules read most."""
-    parts, total, i = [HEADER, "ds = list(range(10))\n"], 0, 0
-    while total < size:
-        part = (
-            f"loader{i} = DataLoader(ds, batch_size={i % 64 + 1}, num_workers={i % 4}, shuffle=True)\n"
-            f"for batch in loader{i}:\n    step(batch)\n"
-        )
-        parts.append(part)
-        total += len(part)
-        i += 1
-    return "".join(parts)
+    return HEADER + "ds = list(range(10))\n" + repeated(size, lambda i: (
+        f"loader{i} = DataLoader(ds, batch_size={i % 64 + 1}, num_workers={i % 4}, shuffle=True)\n"
+        f"for batch in loader{i}:\n    step(batch)\n"
+    ))[0]
 
 
 def deep_nesting(size: int) -> str:
     """Blocks nested as deep as the parser allows (90 levels), repeated until the size is reached."""
     depth = 90
     block = "".join("    " * d + f"if x{d}:\n" for d in range(depth)) + "    " * depth + "loader = DataLoader(ds)\n"
-    parts, total = [HEADER], 0
-    while total < size:
-        parts.append(block)
-        total += len(block)
-    return "".join(parts)
+    return HEADER + repeated(size, lambda i: block)[0]
 
 
 def long_lines(size: int) -> str:
     """Lines of 100 kB: calls with thousands of arguments, each line its own statement."""
-    line_size = 100_000
-    parts, total, i = [HEADER], 0, 0
-    while total < size:
-        arguments = ", ".join(f"v{j}" for j in range(line_size // 7))
-        part = f"s{i} = combine({arguments})\nDataLoader(s{i}, num_workers={i % 3})\n"
-        parts.append(part)
-        total += len(part)
-        i += 1
-    return "".join(parts)
+    arguments = ", ".join(f"v{j}" for j in range(100_000 // 7))
+    return HEADER + repeated(size, lambda i: f"s{i} = combine({arguments})\nDataLoader(s{i}, num_workers={i % 3})\n")[0]
 
 
 def many_resolved_loaders(size: int) -> str:
     """Loaders whose ``num_workers`` comes from an argparse default: every DL201 fix quotes it."""
-    parts = [
-        HEADER,
-        "import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument('--workers', type=int, default=4)\n",
-        "args = parser.parse_args()\n",
-    ]
-    total, i = 0, 0
-    while total < size:
-        part = (
-            f"loader{i} = DataLoader(ds, num_workers=args.workers)\n"
-            f"for epoch in range(3):\n    for b in loader{i}:\n        pass\n"
-        )
-        parts.append(part)
-        total += len(part)
-        i += 1
-    return "".join(parts)
+    head = (
+        HEADER
+        + "import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument('--workers', type=int, default=4)\n"
+        + "args = parser.parse_args()\n"
+    )
+    return head + repeated(size, lambda i: (
+        f"loader{i} = DataLoader(ds, num_workers=args.workers)\n"
+        f"for epoch in range(3):\n    for b in loader{i}:\n        pass\n"
+    ))[0]
 
 
 def many_datasets(size: int) -> str:
     """Dataset classes with ``__getitem__`` bodies: the worker-side code facts."""
-    parts, total, i = [HEADER, "import random\n"], 0, 0
-    while total < size:
-        part = (
-            f"class D{i}(Dataset):\n    def __init__(self):\n        self.items = list(range({i}))\n"
-            f"    def __getitem__(self, k):\n        return self.items[k] + random.random()\n"
-            f"    def __len__(self):\n        return len(self.items)\n\n"
-            f"DataLoader(D{i}(), num_workers=2)\n"
-        )
-        parts.append(part)
-        total += len(part)
-        i += 1
-    return "".join(parts)
+    return HEADER + "import random\n" + repeated(size, lambda i: (
+        f"class D{i}(Dataset):\n    def __init__(self):\n        self.items = list(range({i}))\n"
+        f"    def __getitem__(self, k):\n        return self.items[k] + random.random()\n"
+        f"    def __len__(self):\n        return len(self.items)\n\n"
+        f"DataLoader(D{i}(), num_workers=2)\n"
+    ))[0]
 
 
 def one_line_findings(size: int) -> str:
     """Thousands of statements on one non-ASCII line, each a finding: positions and noqa per finding."""
-    parts, total, i = [], 0, 0
-    while total < size:
-        part = f"l{i} = DataLoader(données, num_workers=0, persistent_workers=True); "
-        parts.append(part)
-        total += len(part)
-        i += 1
-    return HEADER + "".join(parts) + "pass  # noqa: DL204\n"
+    statements, _ = repeated(size, lambda i: f"l{i} = DataLoader(données, num_workers=0, persistent_workers=True); ")
+    return HEADER + statements + "pass  # noqa: DL204\n"
 
 
 def big_class(size: int) -> str:
     """One class of many methods that call each other through ``self`` and store loaders on
     ``self``, like a framework's ``Trainer``: the flow asks, per stored loader, which loops run
     the methods that read it (quadratic when the class is walked per question)."""
-    parts, total, i = [HEADER, "class Trainer:\n    def fit(self):\n        for epoch in range(3):\n            self.step0()\n"], 0, 0
-    while total < size:
-        part = (
-            f"    def step{i}(self):\n        self.loader{i} = DataLoader(ds, num_workers=2)\n"
-            f"        for b in self.loader{i}:\n            self.step{i + 1}()\n"
-            f"        self.helper{i % 7}()\n"
-            f"    def helper{i}(self):\n        return self.loader{max(i - 1, 0)}\n"
-        )
-        parts.append(part)
-        total += len(part)
-        i += 1
-    parts.append(f"    def step{i}(self):\n        pass\n")
-    return "".join(parts)
+    methods, count = repeated(size, lambda i: (
+        f"    def step{i}(self):\n        self.loader{i} = DataLoader(ds, num_workers=2)\n"
+        f"        for b in self.loader{i}:\n            self.step{i + 1}()\n"
+        f"        self.helper{i % 7}()\n"
+        f"    def helper{i}(self):\n        return self.loader{max(i - 1, 0)}\n"
+    ))
+    head = HEADER + "class Trainer:\n    def fit(self):\n        for epoch in range(3):\n            self.step0()\n"
+    return head + methods + f"    def step{count}(self):\n        pass\n"
 
 
 SHAPES: dict[str, Callable[[int], str]] = {
