@@ -201,8 +201,11 @@ class _Pool:
     worker and this process rather than two workers and an idle parent (each forked worker pays
     for copying the pages of the parent it touches)."""
 
-    def __init__(self, jobs: int, settings: Settings, project_root: str | None, parent_cache: Any) -> None:
+    def __init__(
+        self, jobs: int, task: Task, want_fingerprint: bool, settings: Settings, project_root: str | None, parent_cache: Any
+    ) -> None:
         self.workers = jobs - 1
+        self.task, self.want_fingerprint = task, want_fingerprint
         self.settings, self.project_root, self.parent_cache = settings, project_root, parent_cache
         self.executor: Any = None
         self.queue: deque[list[Item]] = deque()
@@ -211,13 +214,13 @@ class _Pool:
         self.submitted: dict[Any, list[Item]] = {}  # future -> its chunk, until its outcomes are collected
         self.broken = False
 
-    def add(self, chunk: list[Item], size: int, task: Task, want_fingerprint: bool) -> None:
+    def add(self, chunk: list[Item], size: int) -> None:
         self.queue.append(chunk)
         self.queued_bytes += size
         self.queued_files += len(chunk)
         if self.executor is None and self.queued_bytes >= MIN_BYTES_FOR_POOL and self.queued_files >= MIN_FILES_FOR_POOL:
             self._start()
-        self.feed(task, want_fingerprint)
+        self.feed()
 
     def _start(self) -> None:
         from concurrent.futures import ProcessPoolExecutor
@@ -231,7 +234,7 @@ class _Pool:
             initargs=(self.settings, self.project_root),
         )
 
-    def feed(self, task: Task, want_fingerprint: bool) -> None:
+    def feed(self) -> None:
         """Keep ``IN_FLIGHT_PER_WORKER`` chunks submitted per worker: none idles while this process
         lints a chunk of its own, and the rest stay in ``queue`` for whoever is free first."""
         if self.executor is None or self.broken:
@@ -241,7 +244,7 @@ class _Pool:
         in_flight = sum(not future.done() for future in self.submitted)
         while self.queue and in_flight < IN_FLIGHT_PER_WORKER * self.workers:
             try:
-                future = self.executor.submit(_run_chunk, self.queue[0], task, want_fingerprint)
+                future = self.executor.submit(_run_chunk, self.queue[0], self.task, self.want_fingerprint)
             except BrokenProcessPool:
                 self._broke()
                 return
@@ -376,7 +379,7 @@ def _screen_and_share(
     lint_here: Callable[[list[Item]], None],
 ) -> None:
     """Screen ``todo`` here, and lint what passes with a pool if it is worth one, else here."""
-    pool = _Pool(jobs, linter.settings, project_root, parent_cache)
+    pool = _Pool(jobs, task, want_fingerprint, linter.settings, project_root, parent_cache)
     chunk: list[Item] = []
     chunk_bytes = 0
     try:
@@ -394,15 +397,15 @@ def _screen_and_share(
             chunk.append(item)
             chunk_bytes += size
             if chunk_bytes >= CHUNK_BYTES or len(chunk) >= MAX_CHUNK_FILES:
-                pool.add(chunk, chunk_bytes, task, want_fingerprint)
+                pool.add(chunk, chunk_bytes)
                 chunk, chunk_bytes = [], 0
         if chunk:
-            pool.add(chunk, chunk_bytes, task, want_fingerprint)
+            pool.add(chunk, chunk_bytes)
         while pool.queue:
             lint_here(pool.queue.pop())  # the last screened first: the workers took the earliest
             if pool.executor is not None:
                 pool.collect(collect, advance, wait=False)
-                pool.feed(task, want_fingerprint)
+                pool.feed()
         if pool.executor is not None:
             pool.collect(collect, advance, wait=True)
             while pool.queue:  # a dead worker's chunks
