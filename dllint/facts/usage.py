@@ -99,6 +99,13 @@ class DictKey:
         return f"[{self.key!r}]"
 
 
+def hook_iterates(hook, node: ast.AST, here: tuple, via: tuple) -> Use:
+    """The framework iterates ``node``'s loader whenever it calls ``hook`` (every epoch, for a
+    per-epoch hook such as ``train_dataloader``)."""
+    marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
+    return Use("iterate", node, here + marker, via, "elsewhere")
+
+
 class AnyEntry:
     """Stands for "an entry of a dict under a key not known yet" while a summary records
     what a function does with a whole dict: reads under constant keys are noted in ``met``
@@ -452,14 +459,12 @@ class UsageAnalysis:
 
         hook = hook_of(self.facts, func)
         if hook is not None:
-            marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
-            return [Use("iterate", expr, here + marker, via, "elsewhere")]
+            return [hook_iterates(hook, expr, here, via)]
         uses: list[Use] = []
         owner = self.parents.get(func)
         stored = hooks_of_stored_result(self.facts, owner, func.name) if isinstance(owner, ast.ClassDef) else None
         for hook in stored or ():  # a base class stores it for its hooks (this class overrides the factory)
-            marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
-            uses.append(Use("iterate", expr, here + marker, via, "elsewhere"))
+            uses.append(hook_iterates(hook, expr, here, via))
         callers = self._callers(func)
         for call in callers:
             call_scope = self.facts.scopes.scope_of(call)
@@ -501,8 +506,7 @@ class UsageAnalysis:
                     hook = assigned_hook(self.facts, target, scope)
                     if hook is not None:
                         found = True
-                        marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
-                        uses.append(Use("iterate", expr, here + marker, via, "elsewhere"))
+                        uses.append(hook_iterates(hook, expr, here, via))
                 continue
             handed = callback_result(self.facts, reference, scope)  # type: ignore[arg-type]
             if handed is None:
@@ -737,8 +741,7 @@ class UsageAnalysis:
         from dllint.project.frameworks import inherited_hooks
 
         for hook in inherited_hooks(self.facts, cls, target.attr):
-            marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
-            uses.append(Use("iterate", container, here + marker, via, "elsewhere"))
+            uses.append(hook_iterates(hook, container, here, via))
         for node in self._attributes_of_self(cls).get(target.attr, ()):
             if not isinstance(node.ctx, ast.Load):
                 continue
@@ -906,8 +909,7 @@ class UsageAnalysis:
         if hook is not None:
             if rest:
                 return None  # the framework iterates the entries, not what they hold
-            marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
-            return [Use("iterate", container, here + marker, via, "elsewhere")]
+            return [hook_iterates(hook, container, here, via)]
         if via and self.same_file_function(via[-1].func, self.facts.scopes.scope_of(via[-1])) is func:
             call = via[-1]  # handed back to the call that passed the loader in
             outer = self._entry_loops.get((call, via[:-1]), ())
@@ -916,8 +918,7 @@ class UsageAnalysis:
         owner = self.parents.get(func)
         stored = hooks_of_stored_result(self.facts, owner, func.name) if isinstance(owner, ast.ClassDef) and not rest else None
         for hook in stored or ():  # a base class stores the container for its hooks
-            marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
-            uses.append(Use("iterate", container, here + marker, via, "elsewhere"))
+            uses.append(hook_iterates(hook, container, here, via))
         callers = self._callers(func)
         for call in callers:
             call_scope = self.facts.scopes.scope_of(call)
@@ -956,8 +957,7 @@ class UsageAnalysis:
             uses = []  # only test/predict hooks hand it out: the framework iterates it once
             # (train/val hooks keep the escape: Lightning calls set_epoch on their samplers, DL301)
         for hook in inherited:
-            marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
-            uses.append(Use("iterate", expr, here + marker, via, "elsewhere"))
+            uses.append(hook_iterates(hook, expr, here, via))
         for node in loads:
             load_scope = self.facts.scopes.scope_of(node)
             repeat = self._method_loops(load_scope.node, 0)  # the method runs in a loop of its class
