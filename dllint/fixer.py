@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from dllint.findings import Finding
-from dllint.fixes import Edits, FileState, FixContext, FixUnavailable, apply_edits
+from dllint.fixes import LOCAL_EDITS, Edits, FileState, FixContext, FixUnavailable
 from dllint.rules import has_fix
 
 if TYPE_CHECKING:
@@ -132,8 +132,9 @@ def _key(text: str, finding: Finding) -> tuple:
 
 
 def _apply_pass(text: str, candidates: list[Finding], rules: dict) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
+    local = all(isinstance(f.fix.edit, LOCAL_EDITS) for f in candidates)  # type: ignore[union-attr]
     try:
-        state = FileState.parse(text)
+        state = FileState.parse(text, [f.line for f in candidates] if local else ())
     except Exception as exc:  # noqa: BLE001 - LibCST rejects some code ast accepts (ParserSyntaxError,
         # CSTValidationError on `for* x in y:`, RecursionError): the file keeps its findings, loses its fixes
         reason = f"LibCST cannot parse the file for fixing ({type(exc).__name__}: {_first_line(exc)}); fixes dropped"
@@ -183,7 +184,7 @@ def _render(state: FileState, accepted: list[tuple[Finding, Edits]]) -> str | No
     for _, edits in accepted:
         merged.merge(edits)
     try:
-        new_text = apply_edits(state.module, merged, state)
+        new_text = state.render(merged)
     except (FixUnavailable, cst.CSTValidationError, TypeError, ValueError):
         return None
     return new_text if _parses(new_text) else None

@@ -1,5 +1,6 @@
 """The fix pass's one code generation: the positions it resolves are LibCST's, and rendering only
-the edited top-level statements gives the text a whole-module transform gives."""
+the edited statements (top-level, or inside the bodies of others) gives the text a whole-module
+transform gives."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from dllint.fixes import Edits, FileState, apply_edits
+from dllint.fixes.arguments import set_argument
+from dllint.fixes.layout import statements_holding
 
 TEXT = '''#!/usr/bin/env python
 # a header comment
@@ -109,3 +112,125 @@ def test_edge_layouts_render_as_the_whole_module(text):
     edits = Edits()
     edits.transforms[id(name)] = [_rename("h")]
     assert apply_edits(state.module, edits, state) == apply_edits(state.module, edits) == text.replace("f(", "h(")
+
+
+NESTED = '''import torch
+
+
+class Data(torch.utils.data.Dataset):
+    """A class whose methods the fixes edit."""
+
+    size = 3
+
+    # a comment before a decorated method
+    @property
+    def loader(self):
+        # the first statement's comment
+        if self.size:
+            for x in range(2): pass
+            return DataLoader(self, num_workers=2)  # keep
+        else:
+            return None
+
+    def other(self):  # a body indented by two, and one by three
+      x = 1; y = f(x)
+      try:
+         z = f(y)
+      except Exception:
+         z = 0
+      return z
+    # a comment closing the class body
+
+
+def train():
+    with open("a") as handle:
+        loader = DataLoader(handle,
+                            num_workers=4)
+    while True:
+        break
+'''
+
+
+@pytest.mark.parametrize("text", [NESTED, TEXT, NESTED.replace("\n", "\r\n")], ids=["nested", "plain", "crlf"])
+def test_every_name_renamed_alone_renders_as_in_the_whole_module(text):
+    """Each name of each line, edited where the fixes find it (by its line): the statement it is
+    positioned in, however deep, renders as a whole-module transform does."""
+    for line in range(1, text.count("\n") + 1):
+        state = FileState.parse(text)
+        for name in _nodes(state, line, cst.Name):
+            edits = Edits()
+            edits.transforms[id(name)] = [_rename(name.value + "_2")]
+            assert apply_edits(state.module, edits, state) == apply_edits(state.module, edits)
+
+
+def test_a_statement_inside_bodies_is_positioned_and_rendered_alone():
+    state = FileState.parse(NESTED)
+    line = next(i for i, source in enumerate(NESTED.splitlines(), 1) if "return DataLoader" in source)
+    call = _nodes(state, line, cst.Call)[0]
+    assert state.where.statement_of[id(call)] == (1, 2, 0, 1)  # class, method, if, return
+    assert not state.where.complete and len(state.where.positions) < 40
+    whole = _described(FileState.parse(NESTED).positions)
+    alone = [(type(n).__name__, state.where.positions[n]) for n in state.nodes_on_line(line)]
+    assert alone == [item for item in whole if item in alone]
+    edits = Edits()
+    edits.transforms[id(call)] = [lambda node: node.with_changes(args=[*node.args[:-1], node.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)])]
+    edits.inserts[id(_nodes(state, line, cst.SimpleStatementLine)[0])] = [cst.parse_statement("loader = None\n")]
+    assert apply_edits(state.module, edits, state) == apply_edits(state.module, edits)
+    assert "            loader = None\n            return DataLoader(self, num_workers=2)  # keep\n" in apply_edits(state.module, edits, state)
+
+
+@pytest.mark.parametrize("source", ["x = 1; y = f(x)", "z = f(y)", "return DataLoader(self, num_workers=2)  # keep", "size = 3"])
+def test_removing_or_inserting_beside_a_nested_statement_renders_as_in_the_whole_module(source):
+    line = next(i for i, text in enumerate(NESTED.splitlines(), 1) if text.strip() == source)
+    for edit in ("remove", "insert"):
+        state = FileState.parse(NESTED)
+        statement = _nodes(state, line, cst.SimpleStatementLine)[0]
+        edits = Edits()
+        if edit == "remove":
+            edits.transforms[id(statement)] = [lambda node: cst.RemovalSentinel.REMOVE]
+        else:
+            edits.inserts[id(statement)] = [cst.parse_statement("w = 2\n")]
+        assert apply_edits(state.module, edits, state) == apply_edits(state.module, edits)
+
+
+def test_a_body_left_empty_takes_the_whole_module_path():
+    """Removing the only statement of a body: LibCST's whole-module transform writes ``pass``."""
+    text = "def f():\n    x = g()\n\ny = 1\n"
+    state = FileState.parse(text)
+    statement = _nodes(state, 2, cst.SimpleStatementLine)[0]
+    edits = Edits()
+    edits.transforms[id(statement)] = [lambda node: cst.RemovalSentinel.REMOVE]
+    assert apply_edits(state.module, edits, state) == apply_edits(state.module, edits) == "def f():\n    pass\n\ny = 1\n"
+
+
+def test_a_local_fix_parses_only_the_statements_holding_its_findings():
+    """Positions are the file's, and the rendered file is what a parse of the whole file renders."""
+    line = next(i for i, source in enumerate(NESTED.splitlines(), 1) if "return DataLoader" in source)
+    part = FileState.parse(NESTED, local_to=[line])
+    whole = FileState.parse(NESTED)
+    assert part.text.startswith("class Data(") and part.text.endswith("      return z\n")
+    assert NESTED == part.before + part.text + part.after and part.after.startswith("    # a comment closing")
+    edits = {}
+    for state in (part, whole):
+        call = _nodes(state, line, cst.Call)[0]
+        assert state.where[call] == whole.positions[_nodes(whole, line, cst.Call)[0]]
+        edits[id(state)] = Edits(transforms={id(call): [lambda node: set_argument(node, "pin_memory", cst.Name("True"))]})
+    expected = NESTED.replace("num_workers=2)", "num_workers=2, pin_memory=True)")
+    assert part.render(edits[id(part)]) == whole.render(edits[id(whole)]) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "lines", "part"),
+    [
+        ("a = 1\n\n@d\ndef f():\n    g()\nb = 2\n", [5], "@d\ndef f():\n    g()\n"),
+        ("a = 1\nb = f(1,\n  2); c = f(3)\nd = 4\n", [3], "b = f(1,\n  2); c = f(3)\n"),  # a line shared with another statement
+        ("a = f()\n# note\nb = g()\nc = 1\n", [1, 3], "a = f()\n# note\nb = g()\n"),  # and what lies between
+        ("a = f()\n# note\n", [2], None),  # a line in no statement
+        ("a = f(\n", [1], None),  # no parse
+    ],
+)
+def test_statements_holding(text, lines, part):
+    found = statements_holding(text, lines)
+    assert (text[found[0] : found[1]] if found else None) == part
+    if found:
+        assert found[2] == text[: found[0]].count("\n") + 1

@@ -22,7 +22,8 @@ EPOCHS = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, num
 
 
 def test_code_libcst_rejects_keeps_its_findings_and_loses_its_fixes():
-    text = EPOCHS + "    for* batch in loader:\n        pass\n"  # ast accepts it, LibCST does not (CSTValidationError)
+    rejected = "    for* batch in loader:\n        pass\n"  # ast accepts it, LibCST does not (CSTValidationError)
+    text = "def train(ds):\n" + "".join("    " + line + "\n" for line in EPOCHS.splitlines()) + "    " + rejected.replace("\n    ", "\n        ")
     result = fix_text("t.py", text, linter("DL201"))
     assert result.text == text and not result.fixed
     ((finding, reason),) = result.failed
@@ -30,9 +31,18 @@ def test_code_libcst_rejects_keeps_its_findings_and_loses_its_fixes():
     assert [f.code for f in result.remaining] == ["DL201"]
 
 
+def test_an_argument_is_set_where_libcst_rejects_another_statement():
+    """Setting an argument parses only the statements holding the findings: what LibCST rejects
+    elsewhere in the file is kept as it is, and does not stop the fix."""
+    text = EPOCHS + "    for* batch in loader:\n        pass\n"
+    result = fix_text("t.py", text, linter("DL201"))
+    assert result.text == text.replace("num_workers=2)", "num_workers=2, persistent_workers=True)")
+    assert [f.code for f in result.fixed] == ["DL201"] and not result.failed and not result.remaining
+
+
 @pytest.mark.parametrize("error", [RecursionError("deep"), ValueError("odd"), SyntaxError("libcst parser")])
 def test_any_libcst_failure_while_parsing_drops_the_fixes(monkeypatch, error):
-    def refuse(text):
+    def refuse(text, local_to=()):
         raise error
 
     monkeypatch.setattr(fixer.FileState, "parse", staticmethod(refuse))

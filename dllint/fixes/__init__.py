@@ -18,18 +18,21 @@ import keyword
 import re
 import symtable
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, TypeVar, Union
+from typing import Callable, Iterable, Iterator, TypeVar, Union
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from dllint.findings import Finding
-from dllint.fixes.layout import StatementPositions
+from dllint.findings import Finding, RemoveArguments, SetArgument
+from dllint.fixes.layout import StatementPositions, statements_holding
 
 E = TypeVar("E")
 Transform = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]]
 Point = tuple[int, int]
 BUILTIN_NAMES = frozenset(dir(builtins))
+# Edits that change nothing outside the call their finding reports: a pass of only these parses
+# only the statements around its findings (no imports to add, no module-level names to choose).
+LOCAL_EDITS = (SetArgument, RemoveArguments)
 
 
 class FixUnavailable(Exception):
@@ -51,19 +54,41 @@ class FileState:
     Positions are resolved with the parse (every fix locates its finding); parents only when a
     fix first asks for them, by a plain walk: LibCST's ParentNodeProvider took twice as long as
     positions (1.2 s against 0.6 s on torch's 1,700-line dataloader.py) and the fixes that set
-    an argument (DL108, DL201, DL206) never need them."""
+    an argument (DL108, DL201, DL206) never need them.
+
+    When every fix of the pass edits only inside the call its finding reports
+    (:data:`LOCAL_EDITS`), only the top-level statements holding the findings are parsed:
+    LibCST builds an object for every token, and parsing a 1,700-line file was most of fixing one
+    argument in it. ``text`` is then that part of the file, ``before`` and ``after`` the rest;
+    positions are the file's."""
 
     text: str
     module: cst.Module
-    where: StatementPositions  # node positions, resolved per top-level statement as fixes ask
+    where: StatementPositions  # node positions, resolved per statement as fixes ask
+    before: str = ""  # the file's text before ``text`` (when only a part was parsed)
+    after: str = ""
     reserved_names: set[str] = field(default_factory=set)  # names new definitions took this pass
     _parents: dict[cst.CSTNode, cst.CSTNode] | None = None
     _module_level_names: set[str] | None = None
 
     @classmethod
-    def parse(cls, text: str) -> FileState:
+    def parse(cls, text: str, local_to: Iterable[int] = ()) -> FileState:
+        """``local_to``: the lines of the findings to fix, when their edits are all local."""
+        part = statements_holding(text, local_to) if local_to else None
+        if part is not None:
+            start, end, first_line = part
+            try:
+                module = cst.parse_module(text[start:end])
+            except Exception:  # noqa: BLE001 - whatever LibCST rejects in the part, the whole file decides
+                pass
+            else:
+                return cls(text[start:end], module, StatementPositions(module, text[start:end], first_line), text[:start], text[end:])
         module = cst.parse_module(text)
         return cls(text, module, StatementPositions(module, text))
+
+    def render(self, edits: Edits) -> str:
+        """The file's text with ``edits`` applied."""
+        return self.before + apply_edits(self.module, edits, self) + self.after
 
     @property
     def positions(self) -> dict[cst.CSTNode, CodeRange]:
@@ -94,6 +119,8 @@ class FileState:
         """What a new module-level name must not be: names the module binds or reads, names any
         scope reads as a global, and the builtins (locals of other functions do not count)."""
         if self._module_level_names is None:
+            if self.before or self.after:
+                raise FixUnavailable("module-level names asked of a part of the file (a bug: only LOCAL_EDITS parse a part)")
             top = symtable.symtable(self.text, "<fix>", "exec")
             names, tables = set(top.get_identifiers()) | BUILTIN_NAMES, list(top.get_children())
             while tables:
@@ -274,30 +301,36 @@ class _ApplyEdits(cst.CSTTransformer):
 
 
 def apply_edits(module: cst.Module, edits: Edits, state: FileState | None = None) -> str:
-    """The module's code with the edits applied. Given the pass's state, only the top-level
+    """The module's code with the edits applied. Given the pass's state, only the outermost
     statements that hold an edited node are transformed and generated again; the rest of the
     text is kept as it is (a pass that sets one argument no longer rebuilds the whole file)."""
-    spliced = _splice(module, edits, state) if state is not None and not edits.imports else None
+    spliced = _splice(edits, state) if state is not None and not edits.imports else None
     return module.visit(_ApplyEdits(edits)).code if spliced is None else spliced
 
 
-def _splice(module: cst.Module, edits: Edits, state: FileState) -> str | None:
+def _splice(edits: Edits, state: FileState) -> str | None:
     """None when the edits need the whole module transformed (an edit of the module, a node
-    whose statement was never positioned, a last statement without its newline)."""
+    whose statement was never positioned, a last statement without its newline, a body left
+    without statements)."""
     where = state.where
-    touched = {where.statement_of.get(key) for key in (*edits.transforms, *edits.inserts)}
-    if not touched or None in touched:
+    found = [where.statement_of.get(key) for key in (*edits.transforms, *edits.inserts)]
+    if not found or None in found:
         return None
+    touched: set[tuple[int, ...]] = set(found)  # type: ignore[arg-type]
+    # A statement inside another edited one is transformed with it.
+    outermost = sorted(path for path in touched if not any(path[:depth] in touched for depth in range(1, len(path))))
     text, out, cursor = state.text, [], 0
     transformer = _ApplyEdits(edits)
-    for index in sorted(touched):  # type: ignore[type-var]
-        span = where.spans.get(index)  # type: ignore[arg-type]
+    for path in outermost:
+        span = where.spans.get(path)
         if span is None or span[1] > len(text):
             return None
-        result = module.body[index].visit(transformer)  # type: ignore[index]
-        nodes = result.nodes if isinstance(result, cst.FlattenSentinel) else () if isinstance(result, cst.RemovalSentinel) else (result,)
+        result = where.statement(path).visit(transformer)
+        nodes = result.nodes if isinstance(result, cst.FlattenSentinel) else [] if isinstance(result, cst.RemovalSentinel) else [result]
+        if not nodes and len(path) > 1:
+            return None  # the body around it may need a `pass`
         out.append(text[cursor : span[0]])
-        out.extend(module.code_for_node(node) for node in nodes)
+        out.append(where.code(list(nodes), path))
         cursor = span[1]
     out.append(text[cursor:])
     return "".join(out)

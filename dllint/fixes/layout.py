@@ -1,11 +1,14 @@
-"""Where a LibCST module's nodes are, resolved one top-level statement at a time.
+"""Where a LibCST module's nodes are, resolved one statement at a time.
 
 A fix pass needs the positions of the few statements its findings are in, and the text of the
 rest unchanged. LibCST's ``PositionProvider`` generates the whole module's code to position every
 node (and ``MetadataWrapper`` adds a second full traversal); here a statement is positioned by
 generating its own code from the line ``ast`` says it starts on, checked against the file's text,
 and the whole module is positioned only when a fix asks about a node outside the statements
-resolved so far. Rendering then regenerates only the statements holding an edited node.
+resolved so far. A statement is found inside the bodies around it (a ``return DataLoader(...)`` in
+a method of a 500-line class is positioned, and later generated, on its own), so that a fix costs
+what the statement it edits costs, not what its class costs. Rendering then regenerates only the
+outermost statements holding an edited node.
 """
 
 from __future__ import annotations
@@ -13,26 +16,40 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from typing import Iterable, NamedTuple
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodeRange, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+Path = tuple[int, ...]  # a statement: its index in the module's body, then in each body below
+
+
+class _Body(NamedTuple):
+    """The statements of one body (the module's, or a compound statement's indented one)."""
+
+    starts: list[int]  # the line each starts on, its leading blank and comment lines included
+    firsts: list[ast.stmt]  # the ``ast`` statement each begins with
+    indents: tuple[str, ...]  # the indentation their code is generated with
 
 
 class StatementPositions:
-    """Node positions (what ``PositionProvider`` resolves) of ``module``, parsed from ``text``."""
+    """Node positions (what ``PositionProvider`` resolves) of ``module``, parsed from ``text``: the
+    file's, or the part of it that starts on the file's line ``first_line`` (positions are the file's)."""
 
-    def __init__(self, module: cst.Module, text: str) -> None:
+    def __init__(self, module: cst.Module, text: str, first_line: int = 1) -> None:
         self.module = module
         self.text = text
+        self.first_line = first_line
         self.positions: dict[cst.CSTNode, CodeRange] = {}
-        self.statement_of: dict[int, int] = {}  # id(node) -> index of its top-level statement
-        self.spans: dict[int, tuple[int, int]] = {}  # statement index -> its text's offsets in ``text``
+        self.statement_of: dict[int, Path] = {}  # id(node) -> the innermost positioned statement holding it
+        self.spans: dict[Path, tuple[int, int]] = {}  # statement -> its text's offsets in ``text``
         self.complete = False
-        self._nodes: dict[int, list[cst.CSTNode]] = {}  # statement index -> its nodes, in generation order
-        self._starts: list[int] | None = None  # the line each statement's text starts on
+        self._nodes: dict[Path, list[cst.CSTNode]] = {}  # statement -> its nodes, in generation order
+        self._bodies: dict[Path, _Body | None] = {}
+        self._failed: set[Path] = set()  # statements whose generated code is not the text found there
         self._line_offsets: list[int] = []
 
     # -- lookups -----------------------------------------------------------------------------
@@ -48,76 +65,106 @@ class StatementPositions:
         return self.positions
 
     def nodes_on_line(self, line: int) -> list[cst.CSTNode]:
-        """Every node that may start on ``line``, in the order of a whole-module position map."""
-        index = self._statement_on(line)
-        if index is None or not self._resolve(index) or line >= self._end_line(index):
-            self.resolve_all()
-            return list(self.positions)
-        return self._nodes[index]
+        """Every node that may start on ``line``, in the order of a whole-module position map: those
+        of the innermost statement holding the line (of a statement around it when that one cannot
+        be positioned alone)."""
+        line -= self.first_line - 1
+        path = self._statement_on(line)
+        while path:
+            if self._resolve(path) and line < self._end_line(path):
+                return self._nodes[path]
+            path = path[:-1]
+        self.resolve_all()
+        return list(self.positions)
+
+    def statement(self, path: Path) -> cst.BaseStatement:
+        node = self.module.body[path[0]]
+        for index in path[1:]:
+            node = node.body.body[index]  # type: ignore[attr-defined]
+        return node
+
+    def code(self, nodes: list[cst.CSTNode], path: Path) -> str:
+        """The code of ``nodes`` standing where statement ``path`` stands (at its indentation)."""
+        state = CodegenState(default_indent=self.module.default_indent, default_newline=self.module.default_newline)
+        state.indent_tokens.extend(self._body(path[:-1]).indents)  # type: ignore[union-attr]
+        for node in nodes:
+            node._codegen(state)
+        return "".join(state.tokens)
 
     # -- resolving -----------------------------------------------------------------------------
-    def _statement_on(self, line: int) -> int | None:
+    def _statement_on(self, line: int) -> Path:
+        """The innermost statement whose lines may hold ``line``: () when none can be told."""
         if self.complete:
-            return None
-        starts = self._statement_starts()
-        if not starts or line < starts[0]:
-            return None
-        return bisect.bisect_right(starts, line) - 1
+            return ()
+        path: Path = ()
+        while True:
+            body = self._body(path)
+            if body is None or line < body.starts[0]:
+                return path
+            path = (*path, bisect.bisect_right(body.starts, line) - 1)
 
-    def _end_line(self, index: int) -> int:
-        start, end = self.spans[index]
+    def _end_line(self, path: Path) -> int:
+        start, end = self.spans[path]
         return bisect.bisect_right(self._line_offsets, end - 1) + 1
 
-    def _statement_starts(self) -> list[int]:
-        """The line each top-level statement's text starts on (its leading blank and comment lines
-        included), from ``ast``'s line numbers; empty when they cannot be matched up."""
-        if self._starts is None:
-            self._starts = []
+    def _body(self, path: Path) -> _Body | None:
+        """The body below statement ``path`` (the module's for ``()``), its starts from ``ast``'s line
+        numbers; None when the statement has no indented body, or when LibCST's statements and
+        ``ast``'s cannot be matched up."""
+        if path in self._bodies:
+            return self._bodies[path]
+        self._bodies[path] = None
+        if not path:
             try:
-                body = ast.parse(self.text).body
+                tree = ast.parse(self.text)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return self._starts
+                return None
             self._line_offsets = [0, *(match.end() for match in LINE_BREAK.finditer(self.text))]
-            starts, position = [], 0
-            for stmt in self.module.body:
-                if position >= len(body):
-                    return self._starts
-                first = body[position]
-                line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
-                line -= len(stmt.leading_lines)
-                decorators = getattr(stmt, "decorators", ())
-                if decorators:
-                    line -= len(decorators[0].leading_lines)
-                starts.append(line)
-                position += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
-            if position == len(body) and all(a < b for a, b in zip(starts, starts[1:])) and starts and starts[0] >= 1:
-                self._starts = starts
-        return self._starts
+            statements, firsts, indents = self.module.body, tree.body, ()
+        else:
+            outer = self._body(path[:-1])
+            node, first = self.statement(path), outer.firsts[path[-1]]  # type: ignore[union-attr]
+            block, below = getattr(node, "body", None), getattr(first, "body", None)
+            if not isinstance(block, cst.IndentedBlock) or not isinstance(below, list) or not block.body:
+                return None
+            indent = self.module.default_indent if block.indent is None else block.indent
+            statements, firsts, indents = block.body, below, (*outer.indents, indent)  # type: ignore[union-attr]
+        matched = _match(statements, firsts)
+        if matched is not None:
+            self._bodies[path] = _Body(*matched, indents)
+        return self._bodies[path]
 
-    def _resolve(self, index: int) -> bool:
-        """Position statement ``index`` by generating its code from its first line; False when
-        that code is not the text found there (the whole module is then positioned instead)."""
-        if index in self.spans:
+    def _resolve(self, path: Path) -> bool:
+        """Position statement ``path`` by generating its code from its first line; False when
+        that code is not the text found there (a statement around it is positioned instead)."""
+        if path in self.spans:
             return True
-        line = self._statement_starts()[index]
+        if path in self._failed:
+            return False
+        starts, _, indents = self._body(path[:-1])  # type: ignore[misc]  # resolved by _statement_on
+        line = starts[path[-1]]
         if line > len(self._line_offsets):
+            self._failed.add(path)
             return False
         provider = PositionProvider()
         state = PositionProvidingCodegenState(
             default_indent=self.module.default_indent, default_newline=self.module.default_newline, provider=provider
         )
-        state.line = line
-        self.module.body[index]._codegen(state)
+        state.indent_tokens.extend(indents)
+        state.line = line + self.first_line - 1
+        self.statement(path)._codegen(state)
         piece = "".join(state.tokens)
         offset = self._line_offsets[line - 1]
         if not self.text.startswith(piece, offset):
+            self._failed.add(path)
             return False
         nodes = list(provider._computed)
         self.positions.update(provider._computed)
-        for node in nodes:
-            self.statement_of[id(node)] = index
-        self._nodes[index] = nodes
-        self.spans[index] = (offset, offset + len(piece))
+        for node in nodes:  # a statement below, positioned before, keeps its nodes
+            if len(self.statement_of.get(id(node), ())) < len(path):
+                self.statement_of[id(node)] = path
+        self._nodes[path] = nodes
+        self.spans[path] = (offset, offset + len(piece))
         return True
 
     def resolve_all(self) -> None:
@@ -130,23 +177,23 @@ class StatementPositions:
             default_indent=module.default_indent, default_newline=module.default_newline, provider=provider
         )
         computed, tokens = provider._computed, state.tokens
+        state.line = self.first_line
         state.before_codegen(module)  # what Module._codegen does, one statement at a time
         for line in module.header:
             line._codegen(state)
         offset, mark, first = len("".join(tokens)), len(tokens), len(computed)
-        spans: dict[int, tuple[int, int]] = {}
+        spans: dict[Path, tuple[int, int]] = {}
         node_ends: list[int] = []
         for index, stmt in enumerate(module.body):
             stmt._codegen(state)
             length = len("".join(tokens[mark:]))
-            spans[index] = (offset, offset + length)
+            spans[(index,)] = (offset, offset + length)
             offset, mark = offset + length, len(tokens)
             node_ends.append(len(computed))
         nodes = list(computed)
-        statement_of: dict[int, int] = {}
         for index, end in enumerate(node_ends):
-            for node in nodes[first:end]:
-                statement_of[id(node)] = index
+            for node in nodes[first:end]:  # a statement below, positioned before, keeps its nodes
+                self.statement_of.setdefault(id(node), (index,))
             first = end
         for line in module.footer:
             line._codegen(state)
@@ -157,6 +204,52 @@ class StatementPositions:
             state.pop_trailing_newline()
         state.after_codegen(module)
         self.positions = dict(computed)
-        self.statement_of = statement_of
-        self.spans = spans if "".join(tokens) == self.text else {}
+        if "".join(tokens) == self.text:
+            self.spans.update(spans)
         self.complete = True
+
+
+def _match(statements: list[cst.BaseStatement], firsts: list[ast.stmt]) -> tuple[list[int], list[ast.stmt]] | None:
+    """LibCST's statements of one body against ``ast``'s (a line of ``a; b`` is one of LibCST's
+    and two of ``ast``'s): the line each of LibCST's starts on, its leading lines included, and
+    the ``ast`` statement it begins with; None when they do not line up."""
+    starts: list[int] = []
+    begins: list[ast.stmt] = []
+    position = 0
+    for stmt in statements:
+        if position >= len(firsts):
+            return None
+        first = firsts[position]
+        line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
+        line -= len(stmt.leading_lines)
+        decorators = getattr(stmt, "decorators", ())
+        if decorators:
+            line -= len(decorators[0].leading_lines)
+        starts.append(line)
+        begins.append(first)
+        position += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+    if position != len(firsts) or not starts or starts[0] < 1 or any(a >= b for a, b in zip(starts, starts[1:])):
+        return None
+    return starts, begins
+
+
+def statements_holding(text: str, lines: Iterable[int]) -> tuple[int, int, int] | None:
+    """The part of ``text`` made of the top-level statements holding ``lines`` (and of those
+    between them, or sharing a line with them): its start and end offsets and its first line;
+    None when ``text`` does not parse or a line is in no statement."""
+    try:
+        body = ast.parse(text).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    spans = [(min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]), s.end_lineno or s.lineno) for s in body]
+    wanted = sorted(set(lines))
+    if not wanted or not all(any(start <= line <= end for start, end in spans) for line in wanted):
+        return None
+    first, last, widened = wanted[0], wanted[-1], True
+    while widened:  # a statement reaching into the part (`x = (1,` / `2); y = f()`) widens it
+        widened = False
+        for start, end in spans:
+            if start <= last and end >= first and (start < first or end > last):
+                first, last, widened = min(first, start), max(last, end), True
+    offsets = [0, *(match.end() for match in LINE_BREAK.finditer(text))]
+    return offsets[first - 1], offsets[last] if last < len(offsets) else len(text), first
