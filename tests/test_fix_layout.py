@@ -10,7 +10,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from dllint.fixes import Edits, FileState, apply_edits
 from dllint.fixes.arguments import set_argument
-from dllint.fixes.layout import statements_holding
+from dllint.fixes.layout import parts_holding
 
 TEXT = '''#!/usr/bin/env python
 # a header comment
@@ -203,13 +203,13 @@ def test_a_body_left_empty_takes_the_whole_module_path():
     assert apply_edits(state.module, edits, state) == apply_edits(state.module, edits) == "def f():\n    pass\n\ny = 1\n"
 
 
-def test_a_local_fix_parses_only_the_statements_holding_its_findings():
+def test_a_local_fix_parses_only_the_statement_holding_its_findings():
     """Positions are the file's, and the rendered file is what a parse of the whole file renders."""
     line = next(i for i, source in enumerate(NESTED.splitlines(), 1) if "return DataLoader" in source)
     part = FileState.parse(NESTED, local_to=[line])
     whole = FileState.parse(NESTED)
-    assert part.text.startswith("class Data(") and part.text.endswith("      return z\n")
-    assert NESTED == part.before + part.text + part.after and part.after.startswith("    # a comment closing")
+    assert part.text == "if 1:\n            return DataLoader(self, num_workers=2)  # keep\n" and part.header == "if 1:\n"
+    assert NESTED == part.before + part.text[len(part.header) :] + part.after
     edits = {}
     for state in (part, whole):
         call = _nodes(state, line, cst.Call)[0]
@@ -219,18 +219,28 @@ def test_a_local_fix_parses_only_the_statements_holding_its_findings():
     assert part.render(edits[id(part)]) == whole.render(edits[id(whole)]) == expected
 
 
+def _parts(text: str, lines: list[int]) -> list[str]:
+    return [header + text[start:end] for start, end, _, header in parts_holding(text, lines)]
+
+
 @pytest.mark.parametrize(
-    ("text", "lines", "part"),
+    ("text", "lines", "parts"),
     [
-        ("a = 1\n\n@d\ndef f():\n    g()\nb = 2\n", [5], "@d\ndef f():\n    g()\n"),
-        ("a = 1\nb = f(1,\n  2); c = f(3)\nd = 4\n", [3], "b = f(1,\n  2); c = f(3)\n"),  # a line shared with another statement
-        ("a = f()\n# note\nb = g()\nc = 1\n", [1, 3], "a = f()\n# note\nb = g()\n"),  # and what lies between
-        ("a = f()\n# note\n", [2], None),  # a line in no statement
-        ("a = f(\n", [1], None),  # no parse
+        ("a = 1\n\n@d\ndef f():\n    g()\nb = 2\n", [5], ["if 1:\n    g()\n", "@d\ndef f():\n    g()\n"]),
+        ("class A:\n    @d\n    def f(self):\n        g()\n", [3], ["if 1:\n    @d\n    def f(self):\n        g()\n", "class A:\n    @d\n    def f(self):\n        g()\n"]),
+        ("a = 1\nb = f(1,\n  2); c = f(3)\nd = 4\n", [3], ["b = f(1,\n  2); c = f(3)\n"]),  # a line shared with another statement
+        ("def f():\n    a = g(); b = h()\n", [2], ["def f():\n    a = g(); b = h()\n"]),
+        ("if x: y = g()\n", [1], ["if x: y = g()\n"]),  # a statement after its header
+        ("if x:\n    y = 1\nelif z(\n 1):\n    w = 2\n", [3], ["if x:\n    y = 1\nelif z(\n 1):\n    w = 2\n"]),  # an elif
+        ("try:\n  pass\nexcept E:\n  a = f()\n", [4], ["if 1:\n  a = f()\n", "try:\n  pass\nexcept E:\n  a = f()\n"]),
+        ("def f():\n    a = g()\n    b = h()\n", [2, 3], ["def f():\n    a = g()\n    b = h()\n"]),  # no one statement below
+        ("a = f()\n# note\nb = g()\nc = 1\n", [1, 3], ["a = f()\n# note\nb = g()\n"]),  # and what lies between
+        ("def f():\r\n  a = g()\r\n", [2], ["if 1:\r\n  a = g()\r\n", "def f():\r\n  a = g()\r\n"]),
+        ("a = f()\n# note\n", [2], []),  # a line in no statement
+        ("a = f(\n", [1], []),  # no parse
     ],
 )
-def test_statements_holding(text, lines, part):
-    found = statements_holding(text, lines)
-    assert (text[found[0] : found[1]] if found else None) == part
-    if found:
-        assert found[2] == text[: found[0]].count("\n") + 1
+def test_parts_holding(text, lines, parts):
+    assert _parts(text, lines) == parts
+    for start, end, first_line, header in parts_holding(text, lines):
+        assert first_line == text[:start].count("\n") + 1 - bool(header)

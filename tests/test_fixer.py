@@ -22,19 +22,23 @@ EPOCHS = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, num
 
 
 def test_code_libcst_rejects_keeps_its_findings_and_loses_its_fixes():
-    rejected = "    for* batch in loader:\n        pass\n"  # ast accepts it, LibCST does not (CSTValidationError)
-    text = "def train(ds):\n" + "".join("    " + line + "\n" for line in EPOCHS.splitlines()) + "    " + rejected.replace("\n    ", "\n        ")
-    result = fix_text("t.py", text, linter("DL201"))
+    """A fix that needs the whole module (hoisting a lambda to module level)."""
+    text = EPOCHS.replace("num_workers=2)", "num_workers=2, collate_fn=lambda b: b)")
+    text += "    for* batch in loader:\n        pass\n"  # ast accepts it, LibCST does not (CSTValidationError)
+    result = fix_text("t.py", text, linter("DL102"))
     assert result.text == text and not result.fixed
     ((finding, reason),) = result.failed
-    assert finding.code == "DL201" and "LibCST cannot parse" in reason and "CSTValidationError" in reason
-    assert [f.code for f in result.remaining] == ["DL201"]
+    assert finding.code == "DL102" and "LibCST cannot parse" in reason and "CSTValidationError" in reason
+    assert [f.code for f in result.remaining] == ["DL102"]
 
 
-def test_an_argument_is_set_where_libcst_rejects_another_statement():
-    """Setting an argument parses only the statements holding the findings: what LibCST rejects
+@pytest.mark.parametrize("where", ["module", "function"])
+def test_an_argument_is_set_where_libcst_rejects_another_statement(where):
+    """Setting an argument parses only the statement holding the finding: what LibCST rejects
     elsewhere in the file is kept as it is, and does not stop the fix."""
     text = EPOCHS + "    for* batch in loader:\n        pass\n"
+    if where == "function":
+        text = "import os\n\ndef train(ds):\n" + "".join(f"    {line}\n" if line else "\n" for line in text.splitlines())
     result = fix_text("t.py", text, linter("DL201"))
     assert result.text == text.replace("num_workers=2)", "num_workers=2, persistent_workers=True)")
     assert [f.code for f in result.fixed] == ["DL201"] and not result.failed and not result.remaining

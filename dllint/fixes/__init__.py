@@ -24,7 +24,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from dllint.findings import Finding, RemoveArguments, SetArgument
-from dllint.fixes.layout import StatementPositions, statements_holding
+from dllint.fixes.layout import StatementPositions, parts_holding
 
 E = TypeVar("E")
 Transform = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]]
@@ -57,16 +57,17 @@ class FileState:
     an argument (DL108, DL201, DL206) never need them.
 
     When every fix of the pass edits only inside the call its finding reports
-    (:data:`LOCAL_EDITS`), only the top-level statements holding the findings are parsed:
-    LibCST builds an object for every token, and parsing a 1,700-line file was most of fixing one
-    argument in it. ``text`` is then that part of the file, ``before`` and ``after`` the rest;
-    positions are the file's."""
+    (:data:`LOCAL_EDITS`), only the statement holding the findings is parsed (``parts_holding``):
+    LibCST builds an object for every token, and parsing the 1,500-line ``main()`` around a
+    ``DataLoader(...)`` was most of the cost of fixing it. ``text`` is then that part of the
+    file, ``before`` and ``after`` the rest; positions are the file's."""
 
     text: str
     module: cst.Module
     where: StatementPositions  # node positions, resolved per statement as fixes ask
     before: str = ""  # the file's text before ``text`` (when only a part was parsed)
     after: str = ""
+    header: str = ""  # what ``text`` starts with that the file does not (see ``Part``)
     reserved_names: set[str] = field(default_factory=set)  # names new definitions took this pass
     _parents: dict[cst.CSTNode, cst.CSTNode] | None = None
     _module_level_names: set[str] | None = None
@@ -74,21 +75,22 @@ class FileState:
     @classmethod
     def parse(cls, text: str, local_to: Iterable[int] = ()) -> FileState:
         """``local_to``: the lines of the findings to fix, when their edits are all local."""
-        part = statements_holding(text, local_to) if local_to else None
-        if part is not None:
-            start, end, first_line = part
+        for start, end, first_line, header in parts_holding(text, local_to) if local_to else ():
+            part = header + text[start:end]
             try:
-                module = cst.parse_module(text[start:end])
-            except Exception:  # noqa: BLE001 - whatever LibCST rejects in the part, the whole file decides
-                pass
-            else:
-                return cls(text[start:end], module, StatementPositions(module, text[start:end], first_line), text[:start], text[end:])
+                module = cst.parse_module(part)
+            except Exception:  # noqa: BLE001 - whatever LibCST rejects in a part, a larger part (or the file) decides
+                continue
+            return cls(part, module, StatementPositions(module, part, first_line), text[:start], text[end:], header)
         module = cst.parse_module(text)
         return cls(text, module, StatementPositions(module, text))
 
     def render(self, edits: Edits) -> str:
         """The file's text with ``edits`` applied."""
-        return self.before + apply_edits(self.module, edits, self) + self.after
+        code = apply_edits(self.module, edits, self)
+        if not code.startswith(self.header):
+            raise FixUnavailable("an edit reached outside the part of the file parsed for it")
+        return self.before + code[len(self.header) :] + self.after
 
     @property
     def positions(self) -> dict[cst.CSTNode, CodeRange]:

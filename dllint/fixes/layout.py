@@ -233,23 +233,78 @@ def _match(statements: list[cst.BaseStatement], firsts: list[ast.stmt]) -> tuple
     return starts, begins
 
 
-def statements_holding(text: str, lines: Iterable[int]) -> tuple[int, int, int] | None:
-    """The part of ``text`` made of the top-level statements holding ``lines`` (and of those
-    between them, or sharing a line with them): its start and end offsets and its first line;
-    None when ``text`` does not parse or a line is in no statement."""
+class Part(NamedTuple):
+    """A part of a file that LibCST can parse on its own: ``text[start:end]``, after ``header`` (an
+    ``if 1:`` that gives an indented statement its body), whose first line is the file's
+    ``first_line`` (the header's line is the one before the statement's)."""
+
+    start: int
+    end: int
+    first_line: int
+    header: str = ""
+
+
+def parts_holding(text: str, lines: Iterable[int]) -> list[Part]:
+    """The parts of ``text`` that hold ``lines``, smallest first: the innermost statement holding
+    them all, at any depth, when it is alone on its lines; then the top-level statements holding
+    them (and those between them, or sharing a line with them). Empty when ``text`` does not parse
+    or a line is in no statement."""
     try:
         body = ast.parse(text).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    spans = [(min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]), s.end_lineno or s.lineno) for s in body]
+        return []
     wanted = sorted(set(lines))
+    spans = [(_first_line(s), s.end_lineno or s.lineno) for s in body]
     if not wanted or not all(any(start <= line <= end for start, end in spans) for line in wanted):
-        return None
-    first, last, widened = wanted[0], wanted[-1], True
-    while widened:  # a statement reaching into the part (`x = (1,` / `2); y = f()`) widens it
-        widened = False
-        for start, end in spans:
-            if start <= last and end >= first and (start < first or end > last):
-                first, last, widened = min(first, start), max(last, end), True
+        return []
     offsets = [0, *(match.end() for match in LINE_BREAK.finditer(text))]
-    return offsets[first - 1], offsets[last] if last < len(offsets) else len(text), first
+
+    def part(first: int, last: int, header: str = "") -> Part:
+        return Part(offsets[first - 1], offsets[last] if last < len(offsets) else len(text), first - bool(header), header)
+
+    parts = []
+    siblings: list[ast.stmt] | None = body
+    while siblings:  # down the bodies, as long as one statement holds every line
+        holder = next((s for s in siblings if _first_line(s) <= wanted[0] and wanted[-1] <= (s.end_lineno or s.lineno)), None)
+        if holder is None or not _alone(holder, siblings, text, offsets):
+            break
+        first = _first_line(holder)
+        header = "if 1:" + _newline(text, offsets, first) if siblings is not body else ""  # a body to be indented in
+        parts.insert(0, part(first, holder.end_lineno or holder.lineno, header))
+        siblings = next((b for b in _bodies(holder) if _first_line(b[0]) <= wanted[0] and wanted[-1] <= (b[-1].end_lineno or 0)), None)
+    if not parts or parts[-1].header:
+        first, last, widened = wanted[0], wanted[-1], True
+        while widened:  # a statement reaching into the part (`x = (1,` / `2); y = f()`) widens it
+            widened = False
+            for start, end in spans:
+                if start <= last and end >= first and (start < first or end > last):
+                    first, last, widened = min(first, start), max(last, end), True
+        parts.append(part(first, last))
+    return parts
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+
+
+def _bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    found = [getattr(stmt, name, None) for name in ("body", "orelse", "finalbody")]
+    found += [h.body for h in getattr(stmt, "handlers", ())] + [c.body for c in getattr(stmt, "cases", ())]
+    return [b for b in found if isinstance(b, list) and b]
+
+
+def _alone(stmt: ast.stmt, siblings: list[ast.stmt], text: str, offsets: list[int]) -> bool:
+    """``stmt`` has its lines to itself: no other statement on them, and only its indentation
+    before it (not a header's `if x:` nor an `elif`)."""
+    first, last = _first_line(stmt), stmt.end_lineno or stmt.lineno
+    if any(s is not stmt and _first_line(s) <= last and first <= (s.end_lineno or s.lineno) for s in siblings):
+        return False
+    line = text[offsets[first - 1] : offsets[first] if first < len(offsets) else len(text)]
+    code = line.lstrip(" \t\f")
+    column = stmt.decorator_list[0].col_offset - 1 if getattr(stmt, "decorator_list", None) else stmt.col_offset
+    return len(line) - len(code) == column and not code.startswith("elif")
+
+
+def _newline(text: str, offsets: list[int], line: int) -> str:
+    end = offsets[line] if line < len(offsets) else len(text)
+    return "\r\n" if text.endswith("\r\n", 0, end) else "\r" if text.endswith("\r", 0, end) else "\n"
