@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple
 
 from dllint import __version__
+from dllint.atomic import write_atomic
 from dllint.config import Settings
 from dllint.findings import ConfigKey, Finding, Fix
 
@@ -394,20 +395,7 @@ class Cache:
             "summaries": dict(sorted(summaries.items())),
             "meta": {**self._meta, **on_disk_meta, **self._new_meta},
         }
-        data = json.dumps(payload, separators=(",", ":")).encode()
-        import tempfile  # only when saving: a warm run never needs it
-
-        fd, temp = tempfile.mkstemp(prefix=f".{self.key}.", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(temp, self.path)
-        except BaseException:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
-            raise
+        write_atomic(self.path, json.dumps(payload, separators=(",", ":")).encode(), durable=False)  # a cache: lost is only slower
 
 
 @contextmanager

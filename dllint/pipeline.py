@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal, Sequence
 
 from dllint import exit_codes
+from dllint.atomic import write_atomic
 from dllint.config import Settings
 from dllint.discovery import discover, find_project_root
 from dllint.engine import FileResult, Linter
@@ -229,31 +230,6 @@ def _write(results: list[FileOutcome]) -> list[str]:
         except OSError as exc:
             errors.append(f"{outcome.path}: cannot write the fixed file: {exc}")
     return errors
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Replace ``path``'s content in one step: a temporary file beside it, then ``os.replace``.
-    Keeps the file's permission bits; writes through a symlink to its target."""
-    import stat
-    import tempfile
-
-    target = os.path.realpath(path)
-    mode = stat.S_IMODE(os.stat(target).st_mode)
-    directory, name = os.path.split(target)
-    handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".dllint-tmp", dir=directory or ".")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
 
 
 def lint_paths(

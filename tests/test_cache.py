@@ -162,7 +162,7 @@ def test_concurrent_runs_never_corrupt_the_cache(tree):
     assert not cache.stats.discarded
     assert cache.stats.misses == 0, "every file was stored by one of the runs"
     assert [bool(r.findings) for r in results] == [bool(i % 2) for i in range(len(files))]
-    leftovers = [p for p in (root / "c").rglob("*") if p.name.endswith(".tmp")]
+    leftovers = [p for p in (root / "c").rglob("*") if p.name.endswith(".dllint-tmp")]
     assert leftovers == []
 
 
