@@ -4,12 +4,17 @@ transform gives."""
 
 from __future__ import annotations
 
+import ast
+import tokenize
+from pathlib import Path
+
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from dllint.fixes import Edits, FileState, apply_edits
-from dllint.fixes.arguments import set_argument
+from dllint.findings import Finding, Fix, SetArgument
+from dllint.fixes import Edits, FileState, FixContext, apply_edits
+from dllint.fixes.arguments import set_argument, set_reported_argument
 from dllint.fixes.layout import parts_holding
 
 TEXT = '''#!/usr/bin/env python
@@ -244,3 +249,29 @@ def test_parts_holding(text, lines, parts):
     assert _parts(text, lines) == parts
     for start, end, first_line, header in parts_holding(text, lines):
         assert first_line == text[:start].count("\n") + 1 - bool(header)
+
+
+FIXTURE_FILES = sorted((Path(__file__).resolve().parent.parent / "fixtures").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES[::3], ids=lambda p: p.parent.name + "/" + p.name)
+def test_an_argument_set_through_a_part_renders_as_through_the_whole_file(path):
+    """On real-shaped code (every third fixture file, every call on an ASCII line): setting an
+    argument from the statement parsed alone gives the file a whole-file parse gives."""
+    with tokenize.open(path) as handle:  # its PEP 263 encoding
+        text = handle.read()
+    try:
+        tree = ast.parse(text)
+        whole = FileState.parse(text)
+    except (SyntaxError, cst.ParserSyntaxError, cst.CSTValidationError):
+        pytest.skip("a fixture of unparsable code")
+    lines = text.splitlines()
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and lines[n.lineno - 1].isascii()):
+        finding = Finding(str(path), call.lineno, call.col_offset + 1, call.end_lineno, call.end_col_offset + 1, "DL201", "x", "m",
+                          fix=Fix("safe", "m", SetArgument("persistent_workers", "True")))
+        rendered = []
+        for state in (FileState.parse(text, [call.lineno]), whole):
+            ctx = FixContext(state)
+            set_reported_argument(ctx, finding)
+            rendered.append(state.render(ctx.edits))
+        assert rendered[0] == rendered[1], f"line {call.lineno}"
