@@ -131,6 +131,14 @@ SECOND = (
     Wheel("ultralytics", "8.4.190", "YOLO trainer package"),
 )
 
+# The third set (issue 13's session): training code none of the rules was written against.
+THIRD = (
+    Repo("Lightning-AI/litgpt", "26857050fe3ff627cd714fe92f5838f51a3d5efa", "LLM fine-tuning, LightningDataModules under Fabric"),
+    Repo("mosaicml/composer", "6405188805a0054b4551ec49e4919c54c971d0e8", "trainer library, examples and notebooks"),
+    Repo("yunjey/pytorch-tutorial", "0500d3df5a2a8080ccfccbc00aca0eacc21818db", "single-file tutorial scripts"),
+    Repo("huggingface/peft", "5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40", "fine-tuning examples and notebooks"),
+)
+
 WANTED = (".py", ".ipynb")
 OFF_BY_DEFAULT = frozenset({"DL203"})
 
@@ -309,7 +317,9 @@ def judge(findings: list[dict], linted: set[str]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=("first", "second", "both"), default="both", help="which sources")
+    parser.add_argument(
+        "--set", choices=("first", "second", "third", "both", "all"), default="both", help="which sources (both: first and second)"
+    )
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
     parser.add_argument("--latest", action="store_true", help="the newest PyPI releases instead of the pinned ones")
@@ -337,7 +347,7 @@ def main() -> int:
     findings: list[dict] = []
     linted: set[str] = set()
     try:
-        if args.set in ("first", "both"):
+        if args.set in ("first", "both", "all"):
             for name, version, sdist, patterns in PACKAGES:
                 if (only and name not in only) or name in skip:
                     continue
@@ -345,8 +355,9 @@ def main() -> int:
                 tree = unpack(archive, root / "src")
                 paths = sorted({p for pattern in patterns for p in tree.glob(pattern)})
                 findings += lint_source(archive.name, tree, paths, once=args.once)
-        if args.set in ("second", "both"):
-            for source in SECOND:
+        sets = {"second": SECOND, "third": THIRD, "both": SECOND, "all": SECOND + THIRD}
+        if args.set in sets:
+            for source in sets[args.set]:
                 if (only and source.key not in only) or source.key in skip:
                     continue
                 if isinstance(source, Repo):

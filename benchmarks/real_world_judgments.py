@@ -696,6 +696,164 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     # --- espnet 202511 (wheel)
     ("espnet-202511", "espnet2/speechlm/dataloader/iterator.py:251", "DL201", F, "S4",
      "build_iter builds a fresh loader over a fixed batch subset per call; each is iterated once"),
+    # === third set (THIRD in real_world.py): code none of the rules was written against
+    # --- Lightning-AI/litgpt
+    ("Lightning-AI+litgpt", "litgpt/data/alpaca.py:94", "DL201", T, "",
+     "DataModule (a LightningDataModule, num_workers=4): finetune/*.py and pretrain.py wrap "
+     "train_dataloader() in CycleIterator, which calls iter() again at every StopIteration (utils.py:499): "
+     "new workers each epoch; the message's 'framework' is Lightning's contract, the re-iteration here is "
+     "CycleIterator's"),
+    ("Lightning-AI+litgpt", "litgpt/data/alpaca.py:104", "DL201", T, "",
+     "validate() iterates val_dataloader() at every eval interval (finetune/lora.py:406, :451)"),
+    ("Lightning-AI+litgpt", "litgpt/data/deita.py:84", "DL201", T, "", "same as alpaca.py:94"),
+    ("Lightning-AI+litgpt", "litgpt/data/deita.py:94", "DL201", T, "", "same as alpaca.py:104"),
+    ("Lightning-AI+litgpt", "litgpt/data/flan.py:97", "DL201", T, "", "same as alpaca.py:94"),
+    ("Lightning-AI+litgpt", "litgpt/data/json_data.py:97", "DL201", T, "", "same as alpaca.py:94"),
+    ("Lightning-AI+litgpt", "litgpt/data/json_data.py:107", "DL201", T, "", "same as alpaca.py:104"),
+    ("Lightning-AI+litgpt", "litgpt/data/lima.py:100", "DL201", T, "", "same as alpaca.py:94"),
+    ("Lightning-AI+litgpt", "litgpt/data/lima.py:110", "DL201", T, "", "same as alpaca.py:104"),
+    ("Lightning-AI+litgpt", "litgpt/data/longform.py:77", "DL201", T, "", "same as alpaca.py:94"),
+    # --- mosaicml/composer
+    ("mosaicml+composer", "examples/finetune_huggingface.ipynb:4", "DL206", D, "",
+     "cell 11: eval loader; one batch taken with next(iter()) and .cuda()'d for a demo prediction (cell "
+     "24): copied from pageable memory as claimed, but one copy has nothing to overlap (training goes "
+     "through composer's Trainer, which dllint does not model)"),
+    ("mosaicml+composer", "examples/functional_api.ipynb:20", "DL201", T, "",
+     "cell 5: train loader (num_workers=2) iterated every epoch by train_and_eval (cell 9, 5 epochs)"),
+    ("mosaicml+composer", "examples/functional_api.ipynb:20", "DL206", T, "",
+     "cell 5: X.to(device) in train_and_eval's loops, device 'cuda' if available"),
+    ("mosaicml+composer", "examples/functional_api.ipynb:25", "DL201", T, "",
+     "cell 5: test loader (num_workers=2) iterated every epoch by train_and_eval (cell 9, 5 epochs)"),
+    ("mosaicml+composer", "examples/functional_api.ipynb:25", "DL206", T, "",
+     "cell 5: X.to(device) in train_and_eval's loops, device 'cuda' if available"),
+    ("mosaicml+composer", "examples/functional_api.ipynb:17", "DL201", T, "",
+     "cell 13: the same for the ColOut train loader"),
+    ("mosaicml+composer", "examples/functional_api.ipynb:17", "DL206", T, "", "cell 13: same"),
+    ("mosaicml+composer", "examples/functional_api.ipynb:22", "DL201", T, "",
+     "cell 13: the same for the ColOut test loader"),
+    ("mosaicml+composer", "examples/functional_api.ipynb:22", "DL206", T, "", "cell 13: same"),
+    ("mosaicml+composer", "examples/profiler_demo.py:79", "DL101", T, "",
+     "module-level DataLoader(num_workers=8) and trainer.fit() (:104) with no main guard: spawn workers "
+     "re-run the training"),
+    # --- yunjey/pytorch-tutorial
+    ("yunjey+pytorch-tutorial", "tutorials/01-basics/feedforward_neural_network/main.py:29", "DL206", T, "",
+     "train loader: images/labels .to(device) in its loop, device 'cuda' if available"),
+    ("yunjey+pytorch-tutorial", "tutorials/01-basics/feedforward_neural_network/main.py:33", "DL206", T, "",
+     "test loader: images/labels .to(device) in its loop, device 'cuda' if available"),
+    ("yunjey+pytorch-tutorial", "tutorials/02-intermediate/bidirectional_recurrent_neural_network/main.py:31", "DL206", T, "",
+     "train loader: images/labels .to(device) in its loop, device 'cuda' if available"),
+    ("yunjey+pytorch-tutorial", "tutorials/02-intermediate/bidirectional_recurrent_neural_network/main.py:35", "DL206", T, "",
+     "test loader: images/labels .to(device) in its loop, device 'cuda' if available"),
+    ("yunjey+pytorch-tutorial", "tutorials/02-intermediate/convolutional_neural_network/main.py:27", "DL206", T, "",
+     "train loader: images/labels .to(device) in its loop, device 'cuda' if available"),
+    ("yunjey+pytorch-tutorial", "tutorials/02-intermediate/convolutional_neural_network/main.py:31", "DL206", T, "",
+     "test loader: images/labels .to(device) in its loop, device 'cuda' if available"),
+    ("yunjey+pytorch-tutorial", "tutorials/02-intermediate/deep_residual_network/main.py:40", "DL206", T, "",
+     "train loader: images/labels .to(device) in its loop, device 'cuda' if available"),
+    ("yunjey+pytorch-tutorial", "tutorials/02-intermediate/deep_residual_network/main.py:44", "DL206", T, "",
+     "test loader: images/labels .to(device) in its loop, device 'cuda' if available"),
+    ("yunjey+pytorch-tutorial", "tutorials/02-intermediate/recurrent_neural_network/main.py:31", "DL206", T, "",
+     "train loader: images/labels .to(device) in its loop, device 'cuda' if available"),
+    ("yunjey+pytorch-tutorial", "tutorials/02-intermediate/recurrent_neural_network/main.py:35", "DL206", T, "",
+     "test loader: images/labels .to(device) in its loop, device 'cuda' if available"),
+    ("yunjey+pytorch-tutorial", "tutorials/03-advanced/image_captioning/data_loader.py:100", "DL201", T, "",
+     "get_loader's loader (--num_workers 2) iterated per epoch by train.py:51"),
+    ("yunjey+pytorch-tutorial", "tutorials/03-advanced/image_captioning/data_loader.py:100", "DL206", T, "",
+     "train.py:54 images.to(device), device 'cuda' if available"),
+    ("yunjey+pytorch-tutorial", "tutorials/03-advanced/variational_autoencoder/main.py:33", "DL206", T, "",
+     "x.to(device) in the epoch loop (:75)"),
+    # --- huggingface/peft
+    ("huggingface+peft", "examples/boft_controlnet/train_controlnet.py:298", "DL201", D, "",
+     "--dataloader_num_workers defaults to 0 in utils/args_loader.py (another module: not followed, so the "
+     "value is unknown), 2 in the shipped train_controlnet.sh; per epoch (:405) when > 0"),
+    ("huggingface+peft", "examples/boft_dreambooth/train_dreambooth.py:334", "DL201", T, "",
+     "--num_dataloader_workers (default 1), iterated per epoch"),
+    ("huggingface+peft", "examples/boft_dreambooth/train_dreambooth.py:338", "DL102", T, "",
+     "collate_fn=lambda with --num_dataloader_workers (default 1); the example's boft_dreambooth.md says to set the workers to 0 on Windows"),
+    ("huggingface+peft", "examples/deft_dreambooth/train_dreambooth.py:813", "DL201", T, "",
+     "--num_dataloader_workers (default 1), iterated per epoch"),
+    ("huggingface+peft", "examples/deft_dreambooth/train_dreambooth.py:817", "DL102", T, "",
+     "collate_fn=lambda with --num_dataloader_workers (default 1)"),
+    ("huggingface+peft", "examples/hra_dreambooth/train_dreambooth.py:332", "DL201", T, "",
+     "--num_dataloader_workers (default 1), iterated per epoch"),
+    ("huggingface+peft", "examples/hra_dreambooth/train_dreambooth.py:336", "DL102", T, "",
+     "collate_fn=lambda with --num_dataloader_workers (default 1)"),
+    ("huggingface+peft", "examples/lora_dreambooth/train_dreambooth.py:806", "DL201", T, "",
+     "--num_dataloader_workers (default 1), iterated per epoch"),
+    ("huggingface+peft", "examples/lora_dreambooth/train_dreambooth.py:810", "DL102", T, "",
+     "collate_fn=lambda with --num_dataloader_workers (default 1)"),
+    ("huggingface+peft", "examples/oft_dreambooth/train_dreambooth.py:820", "DL201", T, "",
+     "--num_dataloader_workers (default 1), iterated per epoch"),
+    ("huggingface+peft", "examples/oft_dreambooth/train_dreambooth.py:824", "DL102", T, "",
+     "collate_fn=lambda with --num_dataloader_workers (default 1)"),
+    ("huggingface+peft", "examples/stable_diffusion/train_dreambooth.py:968", "DL201", T, "",
+     "num_workers=1, iterated per epoch"),
+    ("huggingface+peft", "examples/stable_diffusion/train_dreambooth.py:972", "DL102", T, "",
+     "collate_fn=lambda with num_workers=1"),
+    ("huggingface+peft", "examples/sequence_classification/FourierFT.ipynb:6", "DL206", T, "",
+     "train loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/FourierFT.ipynb:7", "DL206", T, "",
+     "eval loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/IA3.ipynb:36", "DL206", T, "",
+     "train loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/IA3.ipynb:37", "DL206", T, "",
+     "eval loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/LoRA-torchao-8bit-dynamic-activation.ipynb:2", "DL206", T, "",
+     "train loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/LoRA-torchao-8bit-dynamic-activation.ipynb:8", "DL206", T, "",
+     "eval loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/LoRA-torchao-8bit.ipynb:2", "DL206", T, "",
+     "train loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/LoRA-torchao-8bit.ipynb:8", "DL206", T, "",
+     "eval loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/LoRA.ipynb:36", "DL206", T, "",
+     "train loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/LoRA.ipynb:37", "DL206", T, "",
+     "eval loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/P_Tuning.ipynb:36", "DL206", T, "",
+     "train loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/P_Tuning.ipynb:37", "DL206", T, "",
+     "eval loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/Prompt_Tuning.ipynb:36", "DL206", T, "",
+     "train loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/Prompt_Tuning.ipynb:37", "DL206", T, "",
+     "eval loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/VBLoRA.ipynb:6", "DL206", T, "",
+     "train loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/VBLoRA.ipynb:7", "DL206", T, "",
+     "eval loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/VeRA.ipynb:6", "DL206", T, "",
+     "train loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/VeRA.ipynb:7", "DL206", T, "",
+     "eval loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/prefix_tuning.ipynb:36", "DL206", T, "",
+     "train loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/sequence_classification/prefix_tuning.ipynb:37", "DL206", T, "",
+     "eval loader: batch.to(device) in its loop every epoch; device is the current accelerator (else "
+     "'cuda')"),
+    ("huggingface+peft", "examples/token_classification/peft_lora_token_cls.ipynb:31", "DL206", T, "",
+     "train loader: batch[i].to(device) in its loop"),
+    ("huggingface+peft", "examples/token_classification/peft_lora_token_cls.ipynb:35", "DL206", T, "",
+     "eval loader: batch[i].to(device) in its loop"),
 )
 
 
