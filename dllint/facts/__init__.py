@@ -128,7 +128,7 @@ class FileFacts:
     @cached_property
     def _line_starts(self) -> list[int]:
         """Where each line starts in ``source`` (character offsets), for segments without splitting."""
-        return [0, *(match.end() for match in LINE_BREAK.finditer(self.source))]
+        return line_starts(self.source)
 
     def source_segment(self, node: ast.AST) -> str | None:
         """``ast.get_source_segment(self.source, node)`` without its cost: that splits the whole
@@ -322,6 +322,11 @@ class FileFacts:
 
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def line_starts(source: str) -> list[int]:
+    """The offset each line starts at (line ``n`` at index ``n - 1``), lines counted as ``ast`` does."""
+    return [0, *(match.end() for match in LINE_BREAK.finditer(source))]
 
 
 def split_lines(source: str) -> list[str]:

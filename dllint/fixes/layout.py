@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from typing import Iterable, NamedTuple
 
 import libcst as cst
@@ -23,7 +22,8 @@ from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodeRange, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
-LINE_BREAK = re.compile(r"\r\n|\r|\n")
+from dllint.facts import line_starts
+
 Path = tuple[int, ...]  # a statement: its index in the module's body, then in each body below
 
 
@@ -119,7 +119,7 @@ class StatementPositions:
                 tree = ast.parse(self.text)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return None
-            self._line_offsets = [0, *(match.end() for match in LINE_BREAK.finditer(self.text))]
+            self._line_offsets = line_starts(self.text)
             statements, firsts, indents = self.module.body, tree.body, ()
         else:
             outer = self._body(path[:-1])
@@ -220,8 +220,7 @@ def _match(statements: list[cst.BaseStatement], firsts: list[ast.stmt]) -> tuple
         if position >= len(firsts):
             return None
         first = firsts[position]
-        line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
-        line -= len(stmt.leading_lines)
+        line = _first_line(first) - len(stmt.leading_lines)
         decorators = getattr(stmt, "decorators", ())
         if decorators:
             line -= len(decorators[0].leading_lines)
@@ -254,24 +253,24 @@ def parts_holding(text: str, lines: Iterable[int]) -> list[Part]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     wanted = sorted(set(lines))
-    spans = [(_first_line(s), s.end_lineno or s.lineno) for s in body]
+    spans = [(_first_line(s), _last_line(s)) for s in body]
     if not wanted or not all(any(start <= line <= end for start, end in spans) for line in wanted):
         return []
-    offsets = [0, *(match.end() for match in LINE_BREAK.finditer(text))]
+    offsets = line_starts(text)
 
     def part(first: int, last: int, header: str = "") -> Part:
-        return Part(offsets[first - 1], offsets[last] if last < len(offsets) else len(text), first - bool(header), header)
+        return Part(offsets[first - 1], _line_end(text, offsets, last), first - bool(header), header)
 
     parts = []
     siblings: list[ast.stmt] | None = body
     while siblings:  # down the bodies, as long as one statement holds every line
-        holder = next((s for s in siblings if _first_line(s) <= wanted[0] and wanted[-1] <= (s.end_lineno or s.lineno)), None)
+        holder = next((s for s in siblings if _first_line(s) <= wanted[0] and wanted[-1] <= _last_line(s)), None)
         if holder is None or not _alone(holder, siblings, text, offsets):
             break
         first = _first_line(holder)
         header = "if 1:" + _newline(text, offsets, first) if siblings is not body else ""  # a body to be indented in
-        parts.insert(0, part(first, holder.end_lineno or holder.lineno, header))
-        siblings = next((b for b in _bodies(holder) if _first_line(b[0]) <= wanted[0] and wanted[-1] <= (b[-1].end_lineno or 0)), None)
+        parts.insert(0, part(first, _last_line(holder), header))
+        siblings = next((b for b in _bodies(holder) if _first_line(b[0]) <= wanted[0] and wanted[-1] <= _last_line(b[-1])), None)
     if not parts or parts[-1].header:
         first, last, widened = wanted[0], wanted[-1], True
         while widened:  # a statement reaching into the part (`x = (1,` / `2); y = f()`) widens it
@@ -283,8 +282,18 @@ def parts_holding(text: str, lines: Iterable[int]) -> list[Part]:
     return parts
 
 
+def _line_end(text: str, offsets: list[int], line: int) -> int:
+    """The offset just past ``line`` (its line break included)."""
+    return offsets[line] if line < len(offsets) else len(text)
+
+
 def _first_line(stmt: ast.stmt) -> int:
+    """The line a statement starts on, its decorators included."""
     return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+
+
+def _last_line(stmt: ast.stmt) -> int:
+    return stmt.end_lineno or stmt.lineno
 
 
 def _bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
@@ -296,15 +305,15 @@ def _bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
 def _alone(stmt: ast.stmt, siblings: list[ast.stmt], text: str, offsets: list[int]) -> bool:
     """``stmt`` has its lines to itself: no other statement on them, and only its indentation
     before it (not a header's `if x:` nor an `elif`)."""
-    first, last = _first_line(stmt), stmt.end_lineno or stmt.lineno
-    if any(s is not stmt and _first_line(s) <= last and first <= (s.end_lineno or s.lineno) for s in siblings):
+    first, last = _first_line(stmt), _last_line(stmt)
+    if any(s is not stmt and _first_line(s) <= last and first <= _last_line(s) for s in siblings):
         return False
-    line = text[offsets[first - 1] : offsets[first] if first < len(offsets) else len(text)]
+    line = text[offsets[first - 1] : _line_end(text, offsets, first)]
     code = line.lstrip(" \t\f")
     column = stmt.decorator_list[0].col_offset - 1 if getattr(stmt, "decorator_list", None) else stmt.col_offset
     return len(line) - len(code) == column and not code.startswith("elif")
 
 
 def _newline(text: str, offsets: list[int], line: int) -> str:
-    end = offsets[line] if line < len(offsets) else len(text)
+    end = _line_end(text, offsets, line)
     return "\r\n" if text.endswith("\r\n", 0, end) else "\r" if text.endswith("\r", 0, end) else "\n"
