@@ -106,6 +106,11 @@ def hook_iterates(hook, node: ast.AST, here: tuple, via: tuple) -> Use:
     return Use("iterate", node, here + marker, via, "elsewhere")
 
 
+def _without_loops(uses: list[Use], dropped: set[int], here: tuple = ()) -> list[Use]:
+    """``uses`` whose loops no longer count those in ``dropped`` (by id), under the loops ``here``."""
+    return [u._replace(loops=here + tuple(loop for loop in u.loops if id(loop) not in dropped)) for u in uses]
+
+
 class AnyEntry:
     """Stands for "an entry of a dict under a key not known yet" while a summary records
     what a function does with a whole dict: reads under constant keys are noted in ``met``
@@ -468,9 +473,7 @@ class UsageAnalysis:
         callers = self._callers(func)
         for call in callers:
             call_scope = self.facts.scopes.scope_of(call)
-            built = set(map(id, self.enclosing_loops(call, call_scope)))  # a fresh value per pass
-            for use in self._uses_of_expr(call, call_scope, (), via + (call,), seen):
-                uses.append(use._replace(loops=here + tuple(loop for loop in use.loops if id(loop) not in built)))
+            uses += self._fresh_at(call, call_scope, here, self._uses_of_expr(call, call_scope, (), via + (call,), seen))
         handed = self._handed_on(func, expr, here, via, seen)
         uses += handed or ()
         project = self.facts.project
@@ -513,12 +516,11 @@ class UsageAnalysis:
                 continue
             found = True
             call, result = handed
-            built = set(map(id, self.enclosing_loops(call, scope)))  # a fresh value per pass
             if result == "elements":
                 inner = self._callback_elements(call, scope, via + (call,), seen)
             else:
                 inner = self._uses_of_expr(call, scope, (), via + (call,), seen)
-            uses += [u._replace(loops=here + tuple(loop for loop in u.loops if id(loop) not in built)) for u in inner]
+            uses += self._fresh_at(call, scope, here, inner)
         return uses if found else None
 
     def _callback_elements(self, call: ast.Call, scope: Scope, via: tuple, seen: frozenset) -> list[Use]:
@@ -535,6 +537,11 @@ class UsageAnalysis:
         if found is None:
             return [Use("escape", container, self.enclosing_loops(container, scope), via, "unclaimed")]
         return found
+
+    def _fresh_at(self, call: ast.Call, scope: Scope, here: tuple, uses: list[Use]) -> list[Use]:
+        """``uses`` of the value ``call`` returns, seen from a frame whose loops are ``here``: the
+        loops around ``call`` build a fresh value on every pass, so they repeat no use of one."""
+        return _without_loops(uses, set(map(id, self.enclosing_loops(call, scope))), here)
 
     def _callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
         """Same-file calls of ``func``: by its name where the name means it, ``self.name(...)``
@@ -592,7 +599,7 @@ class UsageAnalysis:
             if not isinstance(target, ast.Name):
                 return None
             uses = self._extracted_name(target.id, scope, loops, via, seen, loop, rest)
-            return None if uses is None else [u._replace(loops=tuple(x for x in u.loops if x is not loop)) for u in uses]
+            return None if uses is None else _without_loops(uses, {id(loop)})
         if isinstance(parent, ast.Attribute) and isinstance(index, str) and index != "*":
             if parent.attr == index:
                 return self._extracted(parent, scope, loops, via, seen, rest)
@@ -698,7 +705,7 @@ class UsageAnalysis:
             if not isinstance(target, ast.Name):
                 return True, None
             uses = self._extracted_name(target.id, scope, loops, via, seen, loop, rest)
-            return True, None if uses is None else [u._replace(loops=tuple(x for x in u.loops if x is not loop)) for u in uses]
+            return True, None if uses is None else _without_loops(uses, {id(loop)})
         return True, None  # update(), pop(), setdefault(), ...: not followed
 
     def _stored_in_dict(
@@ -922,11 +929,10 @@ class UsageAnalysis:
         callers = self._callers(func)
         for call in callers:
             call_scope = self.facts.scopes.scope_of(call)
-            built = set(map(id, self.enclosing_loops(call, call_scope)))  # a fresh value per pass
             found = self._uses_of_element(call, index, call_scope, (), via + (call,), seen, rest)
             if found is None:
                 found = [Use("escape", call, (), via + (call,), "unclaimed")]
-            uses += [u._replace(loops=here + tuple(x for x in u.loops if id(x) not in built)) for u in found]
+            uses += self._fresh_at(call, call_scope, here, found)
         project = self.facts.project
         if rest and not isinstance(index, DictKey):  # summaries record parts of dict entries only
             remote = [Use("escape", container, here, via, "unclaimed")] if project is not None and not project.summarizing else None
@@ -1079,9 +1085,7 @@ class UsageAnalysis:
             for loop in self.enclosing_loops(load, scope)
             if isinstance(loop, LOOPS) and not self.facts.contains(loop, binding) and any(o in loop.body for o in others)
         }
-        if not cut:
-            return uses
-        return [u._replace(loops=tuple(loop for loop in u.loops if id(loop) not in cut)) for u in uses]
+        return _without_loops(uses, cut) if cut else uses
 
     def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list) -> bool:
         key = (binding, load)
