@@ -351,7 +351,7 @@ def run_files(
                 advance(count - reported)
                 reported = count
 
-    if jobs > 1 and todo:
+    if jobs > 1 and len(todo) >= MIN_FILES_FOR_POOL:  # fewer: no pool can start, and screening would read them twice
         _screen_and_share(todo, linter, task, want_fingerprint, jobs, project_root,
                           cache if project is not None else None, collect, advance, lint_here)
     else:
