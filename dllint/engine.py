@@ -44,17 +44,27 @@ if TYPE_CHECKING:
 
 
 # Comments and string literals (escapes and escaped newlines included), for the scan before
-# parsing: what is left is code. f-strings (and t-strings) are a group of their own: their
-# replacement fields are code.
+# parsing: what is left is code. Every alternative of the scan starts with one fixed character,
+# so that the regex engine skips at C speed to the next `#`, quote or first letter of a trigger;
+# a string's prefix is read back from its opening quote (`_is_fstring`): the replacement fields
+# of f-strings (and t-strings) are code. The loops are unrolled (a run of plain characters at a
+# time, not one alternation per character). Both halved the scan's time on the corpus.
 _QUOTED = (
-    r"""(?:\"\"\"(?:\\[\s\S]|[^\\])*?\"\"\"|'''(?:\\[\s\S]|[^\\])*?'''"""
-    r"""|"(?:\\[\s\S]|[^"\\\r\n])*"|'(?:\\[\s\S]|[^'\\\r\n])*')"""
+    r'''(?:"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""'''
+    r"""|'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"""
+    r'''|"[^"\\\r\n]*(?:\\[\s\S][^"\\\r\n]*)*"'''
+    r"""|'[^'\\\r\n]*(?:\\[\s\S][^'\\\r\n]*)*')"""
 )
-_STRINGS_AND_COMMENTS = (
-    r"#[^\r\n]*"
-    r"|(?P<fstring>(?:[rR]?[fFtT]|[fFtT][rR])" + _QUOTED + ")"
-    r"|(?:[rRbBuU]|[bB][rR]|[rR][bB])?" + _QUOTED
-)
+_STRINGS_AND_COMMENTS = r"#[^\r\n]*|(?P<string>" + _QUOTED + ")"
+
+
+def _is_fstring(text: str, quote: int) -> bool:
+    """Whether the string literal opening at ``quote`` has an f (or t) prefix: ``f``, ``rf``,
+    ``fr`` in any case, the letters just before the quote."""
+    before = text[quote - 1] if quote else ""
+    if before in ("f", "F", "t", "T"):
+        return True
+    return before in ("r", "R") and quote >= 2 and text[quote - 2] in "fFtT"
 
 # The field of each node class that holds an identifier (alias: also ``asname``).
 _IDENTIFIER_FIELDS: dict[type, str] = {
@@ -132,13 +142,26 @@ _DICT_CONFIG_BYTES = re.compile(rb"^(?:def|async def|class|if)(?![0-9A-Za-z_\x80
 _CONFIG_TRIGGER_NAMES = tuple(t.decode() for t in CONFIG_TRIGGERS)
 
 
-_IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t][^\n]*", re.M)
+_IMPORT_PREFIXES = ("from ", "from\t", "import ", "import\t")
 
 
 @lru_cache(maxsize=None)
 def _code_scan(names: tuple[str, ...]) -> re.Pattern[str]:
     """Compiled on first use (4 ms): a run whose files all fail the byte prefilter never needs it."""
     return re.compile(_STRINGS_AND_COMMENTS + "|(?P<trigger>" + "|".join(map(re.escape, names)) + ")")
+
+
+def _on_an_import_line(text: str, names: tuple[str, ...]) -> bool:
+    """Whether one of ``names`` occurs on a line that starts (after blanks) with ``from`` or
+    ``import``: each occurrence's line is looked at, never every line of the file."""
+    for name in names:
+        at = text.find(name)
+        while at >= 0:
+            line = text[text.rfind("\n", 0, at) + 1 : at].lstrip(" \t")
+            if line.startswith(_IMPORT_PREFIXES):
+                return True
+            at = text.find(name, at + len(name))
+    return False
 
 
 def _code_names_a_trigger(text: str, names: tuple[str, ...]) -> bool:
@@ -154,15 +177,13 @@ def _code_names_a_trigger(text: str, names: tuple[str, ...]) -> bool:
     # Most files that name a trigger import it: an import line naming one settles it without the
     # scan (or compiling it: 4 ms, a one-file run's). A docstring's example import misleads this
     # into a parse, never into a skip: the tree gate then decides.
-    for match in _IMPORT_LINE.finditer(text):
-        line = match.group()
-        if any(name in line for name in names):
-            return True
+    if _on_an_import_line(text, names):
+        return True
     for match in _code_scan(names).finditer(text):
         if match.group("trigger") is not None:
             return True
-        fstring = match.group("fstring")
-        if fstring is not None and any(name in fstring for name in names):
+        string = match.group("string")
+        if string is not None and _is_fstring(text, match.start()) and any(name in string for name in names):
             return True
     return False
 
@@ -229,17 +250,29 @@ class Linter:
         self._live_cache: dict[tuple[_Gate, ...], _GateSet] = {}
 
     def could_have_findings(self, data: bytes, path: str = "") -> bool:
-        """The byte-level prefilter: no rule that could fire on these bytes, no parse needed.
+        """The byte-level prefilter: no rule that could fire on these bytes, no parse needed."""
+        return self.prefilter(data, path) is not None
+
+    def prefilter(self, data: bytes, path: str = "") -> tuple[_Gate, ...] | None:
+        """The byte-level prefilter: None when no rule could fire on these bytes (no parse
+        needed), else the gates of the rules that could (empty for a config), which
+        :meth:`lint_input` takes so as not to search the text for them again.
         A rule could fire when one of its triggers is in the file and what else it needs (a loader
         class name, a class whose bases name the trigger) is there too; a dict config, when it
         binds values only (no module-level ``def``, ``class``, ``if``) and names a loader key.
         A YAML file (by ``path``) has its own: a loader key, ``DataLoader``, a base or defaults list."""
         if path.endswith(YAML_SUFFIXES):
-            return bool(self.config_rules) and could_be_config(data)
-        if any(trigger in data for trigger in self._first_scan) and self._live_gates(data):
-            return True
-        # A dict config binds values only: where a module-level `def` comes first (most files), no key is searched for.
-        return bool(self.config_rules) and _DICT_CONFIG_BYTES.search(data) is None and any(t in data for t in CONFIG_TRIGGERS)
+            return () if self.config_rules and could_be_config(data) else None
+        if any(trigger in data for trigger in self._first_scan):
+            live = self._live_gates(data)
+            if live:
+                return live
+        # A dict config binds values only: where a module-level `def` comes first (most files), no
+        # key is searched for. A `def` or `class` line found by a substring search settles it
+        # sooner than the regex (which also finds `if`, and a first line's `def`).
+        if not self.config_rules or b"\ndef " in data or b"\nclass " in data or _DICT_CONFIG_BYTES.search(data):
+            return None
+        return () if any(t in data for t in CONFIG_TRIGGERS) else None
 
     def _live_gates(self, haystack: bytes | str) -> tuple[_Gate, ...]:
         """The gates of rules that could fire on ``haystack`` (bytes, or the decoded text)."""
@@ -259,27 +292,29 @@ class Linter:
     def lint_bytes(self, path: str, data: bytes) -> FileResult:
         """Lint Python source bytes (other formats go through :func:`dllint.per_file.lint_bytes`)."""
         result = FileResult(path)
-        if not self.could_have_findings(data):
+        live = self.prefilter(data)
+        if live is None:
             result.skipped = True
             return result
         decoded = decode(path, data)
         if decoded.error is not None:
             result.findings = self._filter(path, "", [decoded.error])
             return result
-        return self.lint_text(path, decoded.text or "")
+        return self.lint_text(path, decoded.text or "", live=live)
 
-    def lint_input(self, input: Input, project: Any = None) -> FileResult:
+    def lint_input(self, input: Input, project: Any = None, live: tuple[_Gate, ...] | None = None) -> FileResult:
         """Lint an adapter's :class:`~dllint.inputs.Input`; findings come back at the file's positions.
 
         ``project``: what the file's facts see of the rest of the project (``facts.project``);
         the summaries it reports reading (its ``deps``) become ``FileResult.deps``.
+        ``live``: what :meth:`prefilter` said of the file's bytes, if it was asked.
         """
         if input.kind == "config":
             result = FileResult(input.path)
             result.findings = self._filter(input.path, input.text, self.check_config(input, result.errors))
             result.deps = config_deps(input.document)
         else:
-            result = self.lint_text(input.path, input.text, notebook=input.notebook, project=project)
+            result = self.lint_text(input.path, input.text, notebook=input.notebook, project=project, live=live)
         if input.positions is not None or input.errors:
             findings = [input.positions.to_file(f) for f in result.findings] if input.positions else result.findings
             result.findings = self._filter(input.path, "", input.errors) + findings
@@ -309,10 +344,12 @@ class Linter:
         notebook: bool = False,
         tree: ast.Module | None = None,
         project: Any = None,
+        live: tuple[_Gate, ...] | None = None,
     ) -> FileResult:
         """Lint ``text``; ``notebook``: it is a notebook's code cells joined (``facts.is_notebook``);
         ``tree``: ``text`` already parsed by the caller (flake8 hands plugins its tree);
-        ``project``: see :meth:`lint_input`."""
+        ``project``: see :meth:`lint_input`; ``live``: the gates :meth:`prefilter` found open in
+        the bytes ``text`` was decoded from (the triggers are ASCII: the same in the text)."""
         result = FileResult(path)
         suppressed = file_suppression(text)
         if suppressed is None:
@@ -320,7 +357,8 @@ class Linter:
         if notebook:
             gates = self._all_gates  # cells joined: the bytes the prefilter saw were the notebook's JSON
         else:
-            live = self._live_gates(text)
+            if live is None:
+                live = self._live_gates(text)
             gates = self._live_cache.get(live) or self._live_cache.setdefault(live, _GateSet(live))
         code_rules_apply = notebook or bool(gates.gates)
         config = bool(self.config_rules) and not notebook and could_be_dict_config(text)

@@ -63,10 +63,11 @@ class Plugin:
         linter = self.linter or Linter(Settings(), rules_for_options(None))
         text = "".join(self.lines)
         # The byte prefilter before any parse: most files never mention a loader.
-        if not linter.could_have_findings(text.encode("utf-8", "surrogateescape")):
+        live = linter.prefilter(text.encode("utf-8", "surrogateescape"))
+        if live is None:
             return
         tree = self.tree if isinstance(self.tree, ast.Module) else None
-        result = linter.lint_text(self.filename, text, tree=tree)
+        result = linter.lint_text(self.filename, text, tree=tree, live=live)
         for error in result.errors:  # a bug in dllint: say so, but never stop flake8's run
             print(f"dllint: {error}", file=sys.stderr)
         for finding in result.findings:

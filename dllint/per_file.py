@@ -96,12 +96,13 @@ def fingerprint(st: os.stat_result, data: bytes) -> Fingerprint:
 # -- checking --------------------------------------------------------------------------
 def lint_bytes(linter: Linter, path: str, data: bytes, project: Any = None) -> FileResult:
     """Lint a file's bytes in any format the adapters know (a notebook, Python source)."""
-    if not linter.could_have_findings(data, path):
+    live = linter.prefilter(data, path)
+    if live is None:
         return FileResult(path, skipped=True)
     loaded = load(path, data, linter.settings)
     if isinstance(loaded, Finding):
         return FileResult(path, linter.filter_findings(path, "", [loaded]))
-    return linter.lint_input(loaded, project)
+    return linter.lint_input(loaded, project, live)
 
 
 def lint_path(linter: Linter, path: str) -> FileResult:

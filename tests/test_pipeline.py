@@ -284,12 +284,15 @@ GATED = {
     "escapes-and-raw": "x = b'DataLoader' + r'\\\\' + \"it's\" + 'DataLoader\\''\n",
     "escaped-triple-quote": 'x = """a \\""" DataLoader"""\n',
     "triple-single": "x = '''DataLoader \"quoted\" '''\n",
+    "quotes-inside-triple": 'x = """say "DataLoader" or ""DataLoader"" """\n',
+    "prefixes-not-f": "x = Rb\"DataLoader\" + bR'DataLoader' + u\"DataLoader\" + rb'''DataLoader'''\n",
 }
 LINTED = {
     "import": "from torch.utils.data import DataLoader\n",
     "attribute": "import torch\nloader = torch.utils.data.DataLoader(ds)\n",
     "f-string": 'x = f"{DataLoader}"\n',
     "f-string-nested-quotes": "x = f\"{y['k']}\" + DataLoader\n",
+    "rf-and-Fr-strings": 'x = rf"{DataLoader}" + Fr"{DataLoader}"\n',
     "escaped-newline": 'x = "a\\\nb"; DataLoader\n',
     "parameter": "def build(DistributedSampler=None):\n    pass\n",
 }
@@ -548,3 +551,31 @@ def test_an_import_of_a_trigger_needs_no_scan_and_a_docstring_import_is_still_sk
     made.clear()
     example = '"""Usage:\n\nfrom torch.utils.data import DataLoader\n"""\n\nx = 1\n'
     assert Linter(Settings()).lint_text("t.py", example).skipped and not made  # parsed; the tree gate skips it
+
+
+def test_the_gates_the_prefilter_found_are_not_searched_for_again(monkeypatch):
+    """lint_bytes hands the prefilter's gates to lint_text (the triggers are ASCII: what the bytes
+    hold, the text holds): the text is not searched for them a second time."""
+    linter = Linter(Settings())
+    searched = []
+    real = Linter._live_gates
+    monkeypatch.setattr(Linter, "_live_gates", lambda self, haystack: (searched.append(type(haystack)), real(self, haystack))[1])
+    source = "from torch.utils.data import DataLoader\nDataLoader(ds, persistent_workers=True)\n"
+    assert [f.code for f in linter.lint_bytes("t.py", source.encode()).findings] == ["DL001"]
+    assert searched == [bytes]
+
+
+@pytest.mark.parametrize(
+    ("source", "config"),
+    [
+        ("num_workers = 0\nbatch_size = 8\n", True),
+        ("import os\nnum_workers = 0\n\ndef main():\n    pass\n", False),
+        ("num_workers = 0\n\nclass C:\n    pass\n", False),
+        ("def f():\n    pass\nnum_workers = 0\n", False),  # a first line's def: the regex decides
+        ("num_workers = 0\nif True:\n    pass\n", False),
+        ("num_workers = 0\nclassic = 1\ndefault = 2\n", True),  # names that start like keywords
+    ],
+)
+def test_the_prefilter_lets_a_dict_config_through_and_a_script_not(source, config):
+    prefilter = Linter(Settings()).prefilter(source.encode(), "conf.py")
+    assert (prefilter == ()) if config else (prefilter is None)
