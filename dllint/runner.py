@@ -267,6 +267,14 @@ class _Pool:
         except BrokenProcessPool:
             self._broke()
 
+    def reclaim(self) -> None:
+        """Take back the submitted chunks no worker has started (they go back to ``queue``): once
+        this process has linted the rest, it lints these rather than wait for a worker to reach
+        them (a chunk is some 40 ms of work)."""
+        for future in reversed(list(self.submitted)):
+            if future.cancel():
+                self.queue.append(self.submitted.pop(future))
+
     def _broke(self) -> None:
         """A worker died (killed, out of memory): what the pool holds goes back to ``queue``."""
         self.broken = True
@@ -407,6 +415,9 @@ def _screen_and_share(
                 pool.collect(collect, advance, wait=False)
                 pool.feed()
         if pool.executor is not None:
+            pool.reclaim()
+            while pool.queue:  # chunks no worker started
+                lint_here(pool.queue.pop())
             pool.collect(collect, advance, wait=True)
             while pool.queue:  # a dead worker's chunks
                 lint_here(pool.queue.pop())

@@ -217,3 +217,22 @@ def test_ctrl_c_stops_the_pool_and_its_workers(tmp_path, pool_always):
     while multiprocessing.active_children() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert multiprocessing.active_children() == []
+
+
+def test_chunks_no_worker_started_are_taken_back_at_the_end():
+    """Once this process has linted its share, it lints the chunks still waiting for a worker
+    rather than wait for one to reach them; a running chunk is left to its worker."""
+    from dllint.runner import CHECK, _Pool
+
+    class Future:
+        def __init__(self, started):
+            self.started = started
+
+        def cancel(self):
+            return not self.started
+
+    pool = _Pool(2, CHECK, False, Settings(), None, None)
+    running, waiting = Future(True), Future(False)
+    pool.submitted = {running: [(0, "a.py", None)], waiting: [(1, "b.py", None)]}
+    pool.reclaim()
+    assert list(pool.queue) == [[(1, "b.py", None)]] and list(pool.submitted) == [running]
