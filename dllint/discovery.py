@@ -82,33 +82,86 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
             continue
         before = len(result.files)
         base = _resolved_relative(raw, resolved_root)
-        excluded = 0
-        for dirpath, dirnames, filenames in os.walk(raw):
-            # os.walk never enters a symlinked directory, so below a resolved ``raw`` the relative
-            # path is ``base/sub``: one resolve() per path given instead of one per directory.
-            if base is not None:
-                rel_dir = _join_relative(base, os.path.relpath(dirpath, raw))
-            else:
-                rel_dir = _relative(dirpath, root, resolved_root)
-            kept = sorted(
-                d
-                for d in dirnames
-                if not _excluded(d, f"{rel_dir}/{d}".lstrip("./"), dir_patterns) and not _is_virtualenv(dirpath, d)
-            )
-            # Only the user's patterns count as "excluded": .git, __pycache__ and the like go unsaid.
-            excluded += sum(1 for d in dirnames if d not in kept and _excluded(d, f"{rel_dir}/{d}".lstrip("./"), user_patterns))
-            dirnames[:] = kept
-            for filename in sorted(filenames):
-                if filename.endswith(SOURCE_SUFFIXES):
-                    if _excluded(filename, f"{rel_dir}/{filename}".lstrip("./"), user_patterns):
-                        excluded += 1
-                    else:
-                        add(os.path.join(dirpath, filename))
+        # The walk enters no symlinked directory: below ``raw`` a directory's path relative to
+        # the root is ``base/sub``, built as the walk goes down. Only a ``raw`` above the root
+        # (``dllint ..``) has directories inside and outside it: each is resolved on its own.
+        rel_top = base if base is not None else _relative(raw, root, resolved_root)
+        inside = base is None and _contains(Path(raw).resolve(), resolved_root)
+        excluded = _walk(raw, rel_top, (root, resolved_root) if inside else None, dir_patterns, user_patterns, add)
         if len(result.files) == before:
             result.empty_dirs.append(raw)
             if excluded:
                 result.excluded[raw] = excluded
     return result
+
+
+def _walk(
+    top: str,
+    rel_top: str,
+    resolve_each: tuple[Path, Path] | None,
+    dir_patterns: tuple[str, ...],
+    user_patterns: tuple[str, ...],
+    add: Callable[[str], None],
+) -> int:
+    """Add the source files below ``top`` (its files first, then each kept directory's, names
+    sorted), and count what the user's patterns exclude. ``rel_top``: ``top`` relative to the
+    project root (as given when outside it); ``resolve_each``: (root, resolved root) when the root
+    is below ``top``, each directory's relative path then resolved on its own. A symlinked
+    directory is listed, never entered, and a directory that cannot be listed is passed over, as
+    with ``os.walk``.
+
+    Measured on the benchmark corpus (808 directories): ``os.walk`` with a ``relpath`` and a
+    ``Path`` per directory cost 60-100 ms of a warm run's 250; one ``scandir`` per directory, the
+    relative paths built as it goes down, 22-40 ms."""
+    excluded = 0
+    stack = [(top, rel_top)]
+    while stack:
+        dirpath, rel_dir = stack.pop()
+        try:
+            with os.scandir(dirpath) as entries:
+                listed = [(entry.name, *_kind(entry)) for entry in entries]
+        except OSError:
+            continue
+        dirs = sorted(name for name, is_dir, _ in listed if is_dir)
+        links = {name for name, is_dir, is_link in listed if is_dir and is_link}
+        kept = [
+            d for d in dirs
+            if not _excluded(d, f"{rel_dir}/{d}".lstrip("./"), dir_patterns) and not _is_virtualenv(dirpath, d)
+        ]
+        # Only the user's patterns count as "excluded": .git, __pycache__ and the like go unsaid.
+        if user_patterns:
+            excluded += sum(1 for d in dirs if d not in kept and _excluded(d, f"{rel_dir}/{d}".lstrip("./"), user_patterns))
+        for filename in sorted(name for name, is_dir, _ in listed if not is_dir):
+            if filename.endswith(SOURCE_SUFFIXES):
+                if user_patterns and _excluded(filename, f"{rel_dir}/{filename}".lstrip("./"), user_patterns):
+                    excluded += 1
+                else:
+                    add(os.path.join(dirpath, filename))
+        for d in reversed(kept):  # popped in sorted order: depth first, as os.walk goes
+            if d not in links:
+                child = os.path.join(dirpath, d)
+                if resolve_each is not None:
+                    rel = _relative(child, *resolve_each)
+                else:
+                    rel = d if rel_dir == "." else f"{rel_dir}{'' if rel_dir.endswith('/') else '/'}{d}"
+                stack.append((child, rel))
+    return excluded
+
+
+def _contains(directory: Path, path: Path) -> bool:
+    return directory == path or directory in path.parents
+
+
+def _kind(entry: os.DirEntry) -> tuple[bool, bool]:
+    """(a directory, a symlink): what ``os.walk`` asks of an entry, an error meaning no."""
+    try:
+        is_dir = entry.is_dir()
+    except OSError:
+        return False, False
+    try:
+        return is_dir, is_dir and entry.is_symlink()
+    except OSError:
+        return is_dir, False
 
 
 def _relative(dirpath: str, root: Path, resolved_root: Path | None = None) -> str:
@@ -123,13 +176,6 @@ def _resolved_relative(path: str, resolved_root: Path) -> str | None:
         return Path(path).resolve().relative_to(resolved_root).as_posix()
     except (ValueError, OSError):
         return None
-
-
-def _join_relative(base: str, sub: str) -> str:
-    if sub == ".":
-        return base
-    sub = Path(sub).as_posix()
-    return sub if base == "." else f"{base}/{sub}"
 
 
 def _is_virtualenv(parent: str, name: str) -> bool:

@@ -114,6 +114,39 @@ def test_discovery_suffixes_come_from_the_adapters(tmp_path):
     assert sorted(Path(p).suffix for p in found.files) == sorted(ADAPTERS)
 
 
+def _tree(root: Path, *files: str) -> None:
+    for name in files:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("")
+
+
+def test_discovery_walks_files_first_then_sorted_directories_and_never_into_a_link(tmp_path):
+    from dllint.discovery import discover
+
+    project = tmp_path / "proj"
+    _tree(project, "b/z.py", "b/a/y.py", "a/x.py", "top.py", "venv/pyvenv.cfg", "venv/v.py", "build/g.py", "c/n.ipynb")
+    _tree(tmp_path, "other/o.py")
+    (project / "linked").symlink_to(tmp_path / "other", target_is_directory=True)
+    (project / "link.py").symlink_to(project / "top.py")
+    found = discover([str(project)], Settings(project_root=str(project)))
+    assert [os.path.relpath(p, project) for p in found.files] == ["link.py", "top.py", "a/x.py", "b/z.py", "b/a/y.py", "c/n.ipynb"]
+
+
+@pytest.mark.parametrize("given", [".", "./", "..", "../proj/b"])
+def test_discovery_matches_patterns_against_paths_relative_to_the_root(tmp_path, monkeypatch, given):
+    """`b/a` is excluded however the directory is reached, even from above the root (`..`)."""
+    from dllint.discovery import discover
+
+    project = tmp_path / "proj"
+    _tree(project, "b/a/y.py", "b/z.py", "b/ab.py", "keep.py")
+    _tree(tmp_path, "x/b/a/outside.py")  # above the root: not `b/a` relative to it
+    monkeypatch.chdir(project)
+    found = discover([given], Settings(project_root=str(project), extend_exclude=("b/a", "*b.py")))
+    names = sorted(Path(p).name for p in found.files)
+    expected = {".": ["keep.py", "z.py"], "./": ["keep.py", "z.py"], "..": ["keep.py", "outside.py", "z.py"], "../proj/b": ["z.py"]}
+    assert names == expected[given]
+
+
 def test_engine_lints_inputs_and_has_a_config_seam():
     linter = Linter(Settings())
     python = load("t.py", SAFE.encode())
