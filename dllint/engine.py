@@ -35,6 +35,7 @@ from dllint.facts.walk import walk_with_parents
 from dllint.findings import Finding
 from dllint.gc_pause import collector_paused
 from dllint.noqa import LineSuppressions, file_suppression
+from dllint.patterns import LazyPattern
 from dllint.rules import Rule, all_rules
 from dllint.selection import code_matches, enabled_rules, ignored_for_path
 from dllint.source import decode, read_source, syntax_error, unreadable
@@ -138,7 +139,7 @@ def _class_base(trigger: bytes, text: bool) -> re.Pattern:
 
 # A module-level definition, as `could_be_dict_config` asks, on bytes (an identifier may go on in
 # non-ASCII letters: `classé = 1` is a binding, not a class).
-_DICT_CONFIG_BYTES = re.compile(rb"^(?:def|async def|class|if)(?![0-9A-Za-z_\x80-\xff])", re.M)
+_DICT_CONFIG_BYTES = LazyPattern(rb"^(?:def|async def|class|if)(?![0-9A-Za-z_\x80-\xff])", re.M)
 _CONFIG_TRIGGER_NAMES = tuple(t.decode() for t in CONFIG_TRIGGERS)
 
 

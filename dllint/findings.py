@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Literal, Union
+from typing import Any, ClassVar, Literal, NamedTuple, Union
 
 Applicability = Literal["safe", "unsafe"]
 
@@ -152,8 +152,7 @@ class Fix:
         return cls(data[0], data[1], kind(**{name: _field_from_json(names[name], edit[name]) for name in names}))
 
 
-@dataclass(frozen=True)
-class ConfigKey:
+class ConfigKey(NamedTuple):
     """A config file's key a finding's value came from: ``train_ds.num_workers: 0`` written in
     ``conf/train.yaml:5`` (``places``: one (path, line) per file that agrees, paths as shown)."""
 

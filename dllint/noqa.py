@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
-import re
+from re import IGNORECASE, MULTILINE
+
+from dllint.patterns import LazyPattern
 
 # The same shape flake8 accepts: codes separated by commas and/or spaces.
-INLINE = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-FILE_LEVEL = re.compile(
+INLINE = LazyPattern(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", IGNORECASE)
+FILE_LEVEL = LazyPattern(
     r"^[ \t]*#[ \t]*dllint:[ \t]*noqa(?::[ \t]*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?[ \t]*$",
-    re.IGNORECASE | re.MULTILINE,
+    IGNORECASE | MULTILINE,
 )
-SPLIT = re.compile(r"[,\s]+")
+SPLIT = LazyPattern(r"[,\s]+")
 
 
 def _codes(text: str | None) -> frozenset[str] | None:

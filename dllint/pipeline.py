@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Literal, Sequence
+from typing import Callable, Literal, NamedTuple, Sequence
 
 from dllint import exit_codes
 from dllint.atomic import write_atomic
@@ -37,8 +37,7 @@ MODES: tuple[Mode, ...] = ("check", "fix", "diff", "fix-only")
 STDIN = "-"
 
 
-@dataclass(frozen=True)
-class RunOptions:
+class RunOptions(NamedTuple):
     mode: Mode = "check"
     unsafe_fixes: bool = False
     jobs: int | None = None  # None: the runner's default

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import io
 import tokenize
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from dllint.findings import Finding
 
 
-@dataclass
-class Decoded:
+class Decoded(NamedTuple):
     text: str | None
     error: Finding | None = None
 

@@ -394,20 +394,26 @@ def test_a_one_file_check_imports_only_what_it_uses(tmp_path):
     """The pre-commit case (one file, no config file) pays for no module it does not use:
     no pool, no cache, no TOML parser, no LibCST, no traceback formatting, no doc dedenting,
     no hashing or JSON (the project index needs them only for summaries it computes), no config
-    tree (no config file read), no project index (no project root above the file)."""
+    tree (no config file read), no project index (no project root above the file), no pathlib
+    (3-4 ms with urllib.parse and ipaddress), no pkgutil."""
     import subprocess
     import sys
 
     script = tmp_path / "train.py"
     script.write_text(SAFE)
+    # Without site (-S): an editable install's finder, run from a .pth file, imports pathlib itself.
+    import dllint
+
+    places = [str(Path(dllint.__file__).resolve().parents[1]), *(p for p in sys.path if p.endswith("site-packages"))]
     code = (
-        "import sys; from dllint.cli import main\n"
+        f"import sys; sys.path[:0] = {places!r}; before = set(sys.modules); from dllint.cli import main\n"
         "try:\n    main(['--no-cache', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in ('multiprocessing', 'concurrent.futures', 'dllint.cache', 'tomllib',"
         " 'libcst', 'traceback', 'textwrap', 'hashlib', 'json', 'dllint.configs.document', 'dllint.configs.blocks',"
-        " 'dllint.project.index', 'dllint.project.summary') if m in sys.modules))"
+        " 'dllint.project.index', 'dllint.project.summary', 'pathlib', 'pkgutil', 'importlib.util')"
+        " if m in sys.modules and m not in before))"
     )
-    loaded = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True, cwd=tmp_path, check=True)
+    loaded = subprocess.run([sys.executable, "-S", "-c", code, str(script)], capture_output=True, text=True, cwd=tmp_path, check=True)
     assert loaded.stdout.strip().splitlines()[-1] == "[]"
 
 
@@ -612,3 +618,33 @@ def test_the_gates_the_prefilter_found_are_not_searched_for_again(monkeypatch):
 def test_the_prefilter_lets_a_dict_config_through_and_a_script_not(source, config):
     prefilter = Linter(Settings()).prefilter(source.encode(), "conf.py")
     assert (prefilter == ()) if config else (prefilter is None)
+
+
+def test_importing_what_a_run_imports_compiles_no_regex():
+    """Module-level patterns are compiled on first use (dllint.patterns): compiling costs 0.1-0.8
+    ms a pattern, which every one-file run would pay at import for patterns it may never use."""
+    import subprocess
+    import sys
+
+    code = (
+        "import re, sys\n"
+        "real = re.compile; compiled = []\n"
+        "def spy(pattern, flags=0):\n"
+        "    caller = sys._getframe(1).f_globals.get('__name__', '')\n"
+        "    compiled.append(caller) if caller.startswith('dllint') else None\n"
+        "    return real(pattern, flags)\n"
+        "re.compile = spy\n"
+        "import dllint.cli, dllint.pipeline, dllint.runner\n"
+        "from dllint.rules import all_rules; all_rules()\n"
+        "print(compiled)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+
+
+def test_a_lazy_pattern_compiles_on_first_use_and_then_answers_directly():
+    from dllint.patterns import LazyPattern
+
+    pattern = LazyPattern(r"no(qa)", 2)  # re.IGNORECASE
+    assert "search" not in vars(pattern)
+    assert pattern.search("x NOQA").group(1) == "QA"
+    assert "search" in vars(pattern) and pattern.sub("-", "noqa") == "-"

@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING, Iterable
 
 from dllint.findings import Finding, Fix, RemoveArguments, SetArgument
+from dllint.patterns import LazyPattern
 
 if TYPE_CHECKING:
     from dllint.config import Settings
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 CONFIG_TRIGGERS = (b"num_workers", b"DataLoader", b"persistent_workers", b"prefetch_factor")
 YAML_TRIGGERS = CONFIG_TRIGGERS + (b"_base_", b"pin_memory", b"defaults:")
 # A dict config binds values only: a module-level def, class or `if` means a script or library.
-NOT_A_DICT_CONFIG = re.compile(r"^(?:def|async def|class|if)\b", re.M)
+NOT_A_DICT_CONFIG = LazyPattern(r"^(?:def|async def|class|if)\b", re.M)
 YAML_SUFFIXES = (".yaml", ".yml")
 CONFIG_DEP = "config-file"  # a dep that is a config file read whole, not a project summary
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from dllint.facts.loaders import LOADER_QUALNAMES, LoaderCall, collect_loader_ca
 from dllint.facts.scopes import Scope, ScopeTable
 from dllint.facts.values import Value, resolve
 from dllint.facts.walk import walk_with_parents
+from dllint.patterns import LazyPattern
 
 if TYPE_CHECKING:
     from dllint.config import Settings
@@ -321,7 +321,7 @@ class FileFacts:
         )
 
 
-LINE_BREAK = re.compile(r"\r\n|\r|\n")
+LINE_BREAK = LazyPattern(r"\r\n|\r|\n")
 
 
 def line_starts(source: str) -> list[int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.values import ABSENT, Value, dynamic, option_of, resolve
 
@@ -33,8 +33,7 @@ KEYWORD_ONLY_PARAMS = ("prefetch_factor", "persistent_workers", "pin_memory_devi
 ALL_PARAMS = frozenset(POSITIONAL_PARAMS + KEYWORD_ONLY_PARAMS)
 
 
-@dataclass
-class Argument:
+class Argument(NamedTuple):
     name: str
     value: ast.expr  # the expression passed
     node: ast.AST  # where to report: the keyword (``name=value``) or the positional expression

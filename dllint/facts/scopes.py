@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from dllint.facts.walk import walk_with_parents
 
@@ -31,8 +32,7 @@ _RECORDED = frozenset(
 )
 
 
-@dataclass
-class Binding:
+class Binding(NamedTuple):
     name: str
     kind: str  # "assign", "def", "class", "import", "param", "other"
     node: ast.AST  # the statement or node that binds

@@ -15,7 +15,6 @@ whether a caller could still claim it, code outside the project took it, ...), a
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.imports import dotted_name
@@ -88,8 +87,7 @@ class Use(NamedTuple):
         return isinstance(self.node, ast.Call)
 
 
-@dataclass(frozen=True)
-class DictKey:
+class DictKey(NamedTuple):
     """An entry of a dict under a constant string key (``d["train"]``): told apart from a
     record's field of the same name, and shown in summaries as ``['train']``."""
 

@@ -16,8 +16,7 @@ what do its worker methods reach" (DL302, DL304).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator, Union
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Union
 
 if TYPE_CHECKING:
     from dllint.facts import ClassInfo, FileFacts
@@ -97,13 +96,12 @@ def _only_message(stmt: ast.AST) -> bool:
     return isinstance(value, (ast.Constant, ast.JoinedStr))
 
 
-@dataclass
-class WorkerFunction:
+class WorkerFunction(NamedTuple):
     """A function that worker processes run, and how they come to run it."""
 
     node: FunctionNode
     entry: str  # what workers call first: "__getitem__ of 'Ds'", "collate_fn 'pad'", ...
-    loaders: list[LoaderCall] = field(default_factory=list)  # multi-worker loaders that run it
+    loaders: list[LoaderCall]  # multi-worker loaders that run it (appended to as they are found)
 
     @property
     def name(self) -> str:
@@ -252,7 +250,7 @@ class WorkerCode:
         for function in self.reached_from([root], cls):
             info = self.functions.get(function)
             if info is None:
-                info = self.functions[function] = WorkerFunction(function, entry)
+                info = self.functions[function] = WorkerFunction(function, entry, [])
             if loader not in info.loaders:
                 info.loaders.append(loader)
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from dllint.findings import Finding
 from dllint.output.summary import RunSummary, location
+from dllint.patterns import LazyPattern
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = LazyPattern(r"[\x00-\x1f\x7f]")
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

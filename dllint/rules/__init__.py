@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib
-import inspect
-import pkgutil
+import os
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
@@ -145,14 +144,30 @@ def _loader_holding(facts: FileFacts, node: ast.AST):
 def all_rules() -> tuple[type[Rule], ...]:
     """Every rule class in ``dllint.rules.*``, sorted by code."""
     found: dict[str, type[Rule]] = {}
-    for module_info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{module_info.name}")
-        for _, obj in inspect.getmembers(module, inspect.isclass):
-            if issubclass(obj, Rule) and obj is not Rule and obj.__module__ == module.__name__:
+    for name in _modules():
+        module = importlib.import_module(f"{__name__}.{name}")
+        for obj in vars(module).values():
+            if isinstance(obj, type) and issubclass(obj, Rule) and obj is not Rule and obj.__module__ == module.__name__:
                 if obj.code in found:
                     raise RuntimeError(f"duplicate rule code {obj.code}: {obj} and {found[obj.code]}")
                 found[obj.code] = obj
     return tuple(found[code] for code in sorted(found))
+
+
+def _modules() -> list[str]:
+    """The modules of this package, as ``pkgutil.iter_modules`` lists them (whose imports,
+    ``importlib.util`` and ``zipimport``, cost a one-file run 1.5 ms)."""
+    names = set()
+    for directory in __path__:
+        try:
+            entries = os.listdir(directory)
+        except OSError:
+            continue
+        for entry in entries:
+            name, dot, suffix = entry.partition(".")
+            if dot and suffix in ("py", "pyc") and name.isidentifier() and name != "__init__":
+                names.add(name)
+    return sorted(names)
 
 
 def rule_by_code(code: str) -> type[Rule] | None:
