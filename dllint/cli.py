@@ -6,8 +6,8 @@ A thin adapter: it reads options and settings, calls the run pipeline
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -149,8 +149,8 @@ def check(
     paths = paths if probe_target is None else (probe_target,)
     paths = paths or (".",)
     try:
-        start = Path(stdin_filename or paths[0])
-        settings = load_settings(config_path, start if start.exists() else Path.cwd())
+        start = stdin_filename or paths[0]
+        settings = load_settings(config_path, start if os.path.exists(start or ".") else os.getcwd())
     except ConfigError as exc:
         click.echo(f"dllint: error: {exc}", err=True)
         sys.exit(exit_codes.ERROR)

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import fnmatch
-import re
-from pathlib import PurePath
 from typing import TYPE_CHECKING, Iterable
+
+from dllint.patterns import LazyPattern
 
 if TYPE_CHECKING:
     from dllint.config import Settings
     from dllint.rules import Rule
 
-PREFIX = re.compile(r"^(ALL|DL\d{0,3})$")
+PREFIX = LazyPattern(r"^(ALL|DL\d{0,3})$")
 
 
 def validate_code_prefix(code: str) -> str | None:
@@ -74,11 +74,11 @@ def ignored_for_path(path: str, settings: Settings) -> tuple[str, ...]:
 
 
 def _relative_forms(path: str, root: str) -> list[str]:
+    from pathlib import Path, PurePath  # only with per-file-ignores
+
     pure = PurePath(path)
     forms = [pure.as_posix(), pure.name]
     try:
-        from pathlib import Path
-
         forms.append(Path(path).resolve().relative_to(Path(root).resolve()).as_posix())
     except (ValueError, OSError):
         pass
