@@ -44,6 +44,22 @@ def test_fix_round_trips_through_json(edit):
     assert Fix.from_json(json.loads(json.dumps(fix.to_json()))) == fix
 
 
+@pytest.mark.parametrize("edit", EXAMPLES, ids=lambda e: type(e).__name__)
+def test_edits_compare_hash_and_show_as_frozen_dataclasses_do(edit):
+    """The shared _Record methods behave as the ones @dataclass(frozen=True) would generate."""
+    cls = type(edit)
+    reference = dataclasses.make_dataclass(cls.__name__, [(f.name, f.type) for f in dataclasses.fields(edit)], frozen=True)
+    values = [getattr(edit, f.name) for f in dataclasses.fields(edit)]
+    twin, ref = cls(*values), reference(*values)
+    assert edit == twin and hash(edit) == hash(twin) == hash(ref) and repr(edit) == repr(ref)
+    assert edit != ref and edit != tuple(values) and len({edit, twin}) == 1
+    if values:
+        other = cls(*values[:-1], None)
+        assert edit != other and {edit, other} == {twin, other}
+    fix = Fix("safe", "m", edit)
+    assert fix == Fix("safe", "m", twin) and fix != Fix("unsafe", "m", edit) and repr(fix).startswith("Fix(applicability='safe'")
+
+
 def test_edits_are_frozen_and_typos_fail():
     edit = SetArgument("pin_memory", "True")
     with pytest.raises(dataclasses.FrozenInstanceError):
