@@ -7,6 +7,7 @@ import sys
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from dllint.paths import ancestors
 from dllint.patterns import LazyPattern
 
 DEFAULT_EXCLUDE = (
@@ -155,11 +156,8 @@ KEYS = {
 
 
 def find_pyproject(start: str | os.PathLike[str]) -> str | None:
-    """The nearest pyproject.toml at or above ``start`` that has a ``[tool.dllint]`` table.
-    (``os.path``, not pathlib: importing pathlib costs a one-file run 3-4 ms.)"""
-    start = os.path.realpath(os.fspath(start) or ".")
-    directory = start if os.path.isdir(start) else os.path.dirname(start)
-    while True:
+    """The nearest pyproject.toml at or above ``start`` that has a ``[tool.dllint]`` table."""
+    for directory in ancestors(os.fspath(start)):
         candidate = os.path.join(directory, "pyproject.toml")
         if os.path.isfile(candidate):  # False for a directory we may not search (EACCES)
             try:
@@ -167,10 +165,7 @@ def find_pyproject(start: str | os.PathLike[str]) -> str | None:
                     return candidate
             except ConfigError:
                 return candidate  # report the broken file rather than skipping past it
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
+    return None
 
 
 def _dllint_table(data: dict[str, Any], path: object) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ from typing import Callable, Iterable
 from dllint.config import DEFAULT_EXCLUDE, Settings
 from dllint.findings import Finding
 from dllint.inputs import SUFFIXES
+from dllint.paths import ancestors, relative_to, resolved_relative, under
 from dllint.source import unreadable
 
 SOURCE_SUFFIXES = SUFFIXES  # every suffix an input adapter reads (dllint.inputs.ADAPTERS)
@@ -78,12 +79,13 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
             add(raw)  # an explicitly named file is linted even if a pattern would exclude it
             continue
         before = len(result.files)
-        base = _resolved_relative(raw, resolved_root)
+        resolved = os.path.realpath(raw or ".")
+        base = relative_to(resolved, resolved_root)
         # The walk enters no symlinked directory: below ``raw`` a directory's path relative to
         # the root is ``base/sub``, built as the walk goes down. Only a ``raw`` above the root
         # (``dllint ..``) has directories inside and outside it: each is resolved on its own.
-        rel_top = base if base is not None else _relative(raw, resolved_root)
-        inside = base is None and _under(resolved_root, os.path.realpath(raw or "."))
+        rel_top = base if base is not None else _as_given(raw)
+        inside = base is None and under(resolved_root, resolved)
         excluded = _walk(raw, rel_top, resolved_root if inside else None, dir_patterns, user_patterns, add)
         if len(result.files) == before:
             result.empty_dirs.append(raw)
@@ -145,11 +147,6 @@ def _walk(
     return excluded
 
 
-def _under(path: str, directory: str) -> bool:
-    """Whether resolved ``path`` is ``directory`` or inside it (what ``Path.relative_to`` allows)."""
-    return path == directory or path.startswith(directory if directory.endswith(os.sep) else directory + os.sep)
-
-
 def _kind(entry: os.DirEntry) -> tuple[bool, bool]:
     """(a directory, a symlink): what ``os.walk`` asks of an entry, an error meaning no."""
     try:
@@ -164,25 +161,14 @@ def _kind(entry: os.DirEntry) -> tuple[bool, bool]:
 
 def _relative(dirpath: str, resolved_root: str) -> str:
     """``dirpath`` relative to the root, in ``/`` form; as given (normalized) when outside it."""
-    relative = _resolved_relative(dirpath, resolved_root)
-    if relative is not None:
-        return relative
+    relative = resolved_relative(dirpath, resolved_root)
+    return relative if relative is not None else _as_given(dirpath)
+
+
+def _as_given(path: str) -> str:
     from pathlib import PurePath  # a path outside the project: rare enough to import it for
 
-    return PurePath(dirpath).as_posix()
-
-
-def _resolved_relative(path: str, resolved_root: str) -> str | None:
-    """``path`` resolved, relative to ``resolved_root`` in ``/`` form (``Path.resolve().relative_to(...)``
-    without importing pathlib, which costs a one-file run 3-4 ms); None when it is outside."""
-    try:
-        resolved = os.path.realpath(path or ".")
-    except (OSError, ValueError):
-        return None
-    if not _under(resolved, resolved_root):
-        return None
-    relative = os.path.relpath(resolved, resolved_root)
-    return relative if os.sep == "/" else relative.replace(os.sep, "/")
+    return PurePath(path).as_posix()
 
 
 def _is_virtualenv(parent: str, name: str) -> bool:
@@ -197,13 +183,8 @@ def find_project_root(paths: Iterable[str]) -> str | None:
     """The nearest directory (resolved) above the first path holding pyproject.toml, setup.cfg,
     setup.py or .git."""
     for path in paths:
-        start = os.path.realpath(path or ".")
-        directory = start if os.path.isdir(start) else os.path.dirname(start)
-        while True:
+        for directory in ancestors(path):
             if any(os.path.exists(os.path.join(directory, marker)) for marker in ROOT_MARKERS):
                 return directory
-            parent = os.path.dirname(directory)
-            if parent == directory:
-                return None
-            directory = parent
+        return None
     return None

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 from typing import TYPE_CHECKING, Iterable
 
+from dllint.paths import resolved_relative
 from dllint.patterns import LazyPattern
 
 if TYPE_CHECKING:
@@ -74,14 +76,13 @@ def ignored_for_path(path: str, settings: Settings) -> tuple[str, ...]:
 
 
 def _relative_forms(path: str, root: str) -> list[str]:
-    from pathlib import Path, PurePath  # only with per-file-ignores
+    from pathlib import PurePath  # only with per-file-ignores
 
     pure = PurePath(path)
     forms = [pure.as_posix(), pure.name]
-    try:
-        forms.append(Path(path).resolve().relative_to(Path(root).resolve()).as_posix())
-    except (ValueError, OSError):
-        pass
+    relative = resolved_relative(path, os.path.realpath(root))
+    if relative is not None:
+        forms.append(relative)
     return forms
 
 
