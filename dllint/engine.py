@@ -34,6 +34,7 @@ from dllint.facts import FileFacts, split_lines
 from dllint.facts.walk import walk_with_parents
 from dllint.findings import Finding
 from dllint.gc_pause import collector_paused
+from dllint.knowledge.loaders import LIBRARY_LOADER_NAMES, LOADER_SETTINGS_NAMES
 from dllint.noqa import LineSuppressions, file_suppression
 from dllint.patterns import LazyPattern
 from dllint.rules import Rule, all_rules
@@ -223,7 +224,13 @@ class Linter:
         self.rules = [rule() for rule in chosen if rule.code != "DL000"]
         self.report_unreadable = any(rule.code == "DL000" for rule in chosen)
         self.config_rules = config_rules(self.rules)  # rules that also check config files' loader blocks
-        loader_names = {b"DataLoader", *(name.rsplit(".", 1)[-1].encode() for name in settings.extend_loader_classes)}
+        # `DataLoader` stands for every loader class: custom ones named in the settings, the
+        # library loaders and framework loader settings of the table of library knowledge.
+        loader_names = {
+            b"DataLoader",
+            *(name.rsplit(".", 1)[-1].encode() for name in settings.extend_loader_classes),
+            *(name.encode() for name in (*LIBRARY_LOADER_NAMES, *LOADER_SETTINGS_NAMES)),
+        }
         # One gate per distinct (triggers, needs) among the rules: what a file must contain for one
         # of them to fire. A custom loader class named in the settings counts as `DataLoader`.
         by_need: dict[tuple[tuple[bytes, ...], tuple[bytes, ...], bool], tuple[set[bytes], list[str]]] = {}

@@ -15,10 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 from dllint.facts.argparse_defaults import ArgparseDefaults
 from dllint.facts.imports import build_import_table, dotted_name, qualified_name
-from dllint.facts.loaders import LOADER_QUALNAMES, LoaderCall, collect_loader_calls
+from dllint.facts.loaders import LOADER_QUALNAMES, LoaderCall, collect_loader_calls, collect_loader_settings
 from dllint.facts.scopes import Scope, ScopeTable
 from dllint.facts.values import Value, resolve
 from dllint.facts.walk import walk_with_parents
+from dllint.knowledge.loaders import (
+    LIBRARY_LOADER_NAMES,
+    LOADER_SETTINGS_NAMES,
+    FrameworkLoaderSettings,
+    LibraryLoader,
+    library_loader,
+    loader_settings,
+)
 from dllint.patterns import LazyPattern
 
 if TYPE_CHECKING:
@@ -26,6 +34,7 @@ if TYPE_CHECKING:
     from dllint.facts.loops import LoopAnalysis
     from dllint.facts.processes import ProcessStart
     from dllint.facts.samplers import SamplerAnalysis
+    from dllint.facts.training import TrainingFacts
     from dllint.facts.usage import UsageAnalysis
     from dllint.facts.worker_code import WorkerCode
 
@@ -153,30 +162,60 @@ class FileFacts:
         is imported as, a custom loader class's, a local subclass's. A call of any other name is
         no loader, and its name is not resolved (most calls of a file)."""
         extra = self.settings.extend_loader_classes
-        names = {qualname.rsplit(".", 1)[-1] for qualname in (*LOADER_QUALNAMES, *extra)}
-        names.update(local for local, qualname in self.imports.items() if qualname in LOADER_QUALNAMES or qualname in extra)
+        names = {qualname.rsplit(".", 1)[-1] for qualname in (*LOADER_QUALNAMES, *extra)} | LIBRARY_LOADER_NAMES
+        names.update(
+            local
+            for local, qualname in self.imports.items()
+            if qualname in LOADER_QUALNAMES or qualname in extra or library_loader(qualname) is not None
+        )
         names.update(name for name, info in self.classes.items() if info.is_loader)
         return frozenset(names)
 
     def is_loader_class_name(self, func: ast.expr) -> tuple[bool, bool]:
         """(is a loader, keywords only) for the callee of a call."""
+        kind = self.loader_kind(func)
+        return kind is not None, kind is True
+
+    def loader_kind(self, func: ast.expr) -> bool | LibraryLoader | None:
+        """What the callee of a call is: None, no loader; a library's loader class (its entry in
+        the table of library knowledge); True, a custom loader class (keywords only); False,
+        torch's DataLoader."""
         cls = func.__class__
         last = func.attr if cls is ast.Attribute else func.id if cls is ast.Name else None  # type: ignore[attr-defined]
         if last is None or last not in self._loader_callees:
-            return False, False
+            return None
         name = self.qualname(func)
         if name in LOADER_QUALNAMES:
-            return True, False
+            return False
+        library = library_loader(name)
+        if library is not None:
+            return library
         dotted = dotted_name(func)
         if dotted is None:
-            return False, False
+            return None
         extra = self.settings.extend_loader_classes
         if extra and (name in extra or dotted in extra or dotted.rsplit(".", 1)[-1] in extra):
-            return True, True
+            return True
         local = self.classes.get(dotted)
         if local is not None and local.is_loader:
-            return True, True
-        return False, False
+            return True
+        return None
+
+    def loader_settings_kind(self, func: ast.expr) -> FrameworkLoaderSettings | None:
+        """The framework settings class a call builds (``TrainingArguments``), if any."""
+        cls = func.__class__
+        last = func.attr if cls is ast.Attribute else func.id if cls is ast.Name else None  # type: ignore[attr-defined]
+        if last is None or not (last in LOADER_SETTINGS_NAMES or self.imports.get(last, "").rsplit(".", 1)[-1] in LOADER_SETTINGS_NAMES):
+            return None
+        return loader_settings(self.qualname(func))
+
+    @cached_property
+    def loader_settings(self) -> list[LoaderCall]:
+        """Framework settings calls standing for the loaders their framework builds
+        (``TrainingArguments(dataloader_num_workers=4)``): DL201, DL202 and DL206 read them."""
+        if not any(name in self.source for name in LOADER_SETTINGS_NAMES):
+            return []
+        return collect_loader_settings(self, self.calls)
 
     # -- classes --------------------------------------------------------------
     def _classify(self, nodes: list[ast.ClassDef]) -> dict[str, ClassInfo]:
@@ -198,7 +237,7 @@ class FileFacts:
                     parent = classes.get(base)
                     dataset |= base in DATASET_BASES or bool(parent and parent.is_dataset)
                     iterable |= base in ITERABLE_DATASET_BASES or bool(parent and parent.is_iterable_dataset)
-                    loader |= base in LOADER_QUALNAMES or bool(parent and parent.is_loader)
+                    loader |= base in LOADER_QUALNAMES or library_loader(base) is not None or bool(parent and parent.is_loader)
                 if (dataset, iterable, loader) != (info.is_dataset, info.is_iterable_dataset, info.is_loader):
                     info.is_dataset, info.is_iterable_dataset, info.is_loader = dataset, iterable, loader
                     changed = True
@@ -247,6 +286,13 @@ class FileFacts:
         from dllint.facts.loops import LoopAnalysis
 
         return LoopAnalysis(self)
+
+    @cached_property
+    def training(self) -> TrainingFacts:
+        """What each loader's passes are for (evaluation only: DL301)."""
+        from dllint.facts.training import TrainingFacts
+
+        return TrainingFacts(self)
 
     @cached_property
     def samplers(self) -> SamplerAnalysis:

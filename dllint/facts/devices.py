@@ -30,6 +30,7 @@ MAX_PASSES = 4
 class CudaCopy(NamedTuple):
     call: ast.Call  # the ``.cuda()``/``.to()`` call
     unconditional: bool  # always CUDA (``.cuda()``, ``"cuda"``): not "cuda if available else cpu"
+    non_blocking: bool = False  # asks for an asynchronous copy (``non_blocking=True``, or not provably False)
 
 
 def batch_cuda_copies(facts: FileFacts, use: Use) -> list[CudaCopy]:
@@ -139,18 +140,29 @@ def _cuda_copy(facts: FileFacts, call: ast.Call, names: set[str], scope: Scope) 
     func = call.func
     if not (isinstance(func, ast.Attribute) and _rooted_in(func.value, names)):
         return None
+    non_blocking = _non_blocking(facts, call, scope)
     if func.attr == "cuda":
-        return CudaCopy(call, True)
+        return CudaCopy(call, True, non_blocking)
     if func.attr != "to":
         return None
-    for keyword in call.keywords:
-        if keyword.arg == "non_blocking" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
-            return CudaCopy(call, False)
+    if non_blocking and any(k.arg == "non_blocking" for k in call.keywords):
+        return CudaCopy(call, False, True)  # .to(x, non_blocking=True): only a device copy asks for it
     device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
     if device is None:
         return None
     kind = cuda_device_kind(facts, device, scope)
-    return CudaCopy(call, kind == "cuda") if kind else None
+    return CudaCopy(call, kind == "cuda", non_blocking) if kind else None
+
+
+def _non_blocking(facts: FileFacts, call: ast.Call, scope: Scope) -> bool:
+    """The copy may be asynchronous: ``non_blocking=`` not provably false (``non_blocking=True``,
+    ``non_blocking=args.async_copy``), or passed positionally (``.cuda(0, True)``,
+    ``.to(device, dtype, True)``)."""
+    keyword = next((k for k in call.keywords if k.arg == "non_blocking"), None)
+    if keyword is None:
+        position = 1 if isinstance(call.func, ast.Attribute) and call.func.attr == "cuda" else 2
+        return len(call.args) > position
+    return facts.resolve(keyword.value, scope).truthy() is not False
 
 
 def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int = 0) -> str | None:

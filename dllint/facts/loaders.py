@@ -7,6 +7,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.values import ABSENT, Value, dynamic, option_of, resolve
+from dllint.knowledge.loaders import (
+    TORCH_KEYWORD_ONLY,
+    TORCH_POSITIONAL,
+    FrameworkLoaderSettings,
+    LibraryLoader,
+)
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -14,22 +20,8 @@ if TYPE_CHECKING:
 
 LOADER_QUALNAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
-POSITIONAL_PARAMS = (
-    "dataset",
-    "batch_size",
-    "shuffle",
-    "sampler",
-    "batch_sampler",
-    "num_workers",
-    "collate_fn",
-    "pin_memory",
-    "drop_last",
-    "timeout",
-    "worker_init_fn",
-    "multiprocessing_context",
-    "generator",
-)
-KEYWORD_ONLY_PARAMS = ("prefetch_factor", "persistent_workers", "pin_memory_device", "in_order")
+POSITIONAL_PARAMS = TORCH_POSITIONAL
+KEYWORD_ONLY_PARAMS = TORCH_KEYWORD_ONLY
 ALL_PARAMS = frozenset(POSITIONAL_PARAMS + KEYWORD_ONLY_PARAMS)
 
 
@@ -50,16 +42,36 @@ class LoaderCall:
     keywords_only: bool = False
     arguments: dict[str, Argument] = field(default_factory=dict)
     unknown_splat: bool = False  # an unresolvable ``*args``/``**kwargs``: absent arguments are unknown
+    library: LibraryLoader | None = None  # a library's loader class (dllint.knowledge.loaders)
+    settings: FrameworkLoaderSettings | None = None  # a framework's loader settings (TrainingArguments)
 
     def argument(self, name: str) -> Argument | None:
         return self.arguments.get(name)
 
     def value(self, name: str) -> Value:
-        """The resolved value of parameter ``name``: absent, const, cpu_count or dynamic."""
+        """The resolved value of parameter ``name``: absent, const, cpu_count or dynamic. An
+        absent argument whose class documents a default of its own has that value."""
         arg = self.arguments.get(name)
         if arg is None:
-            return dynamic() if self.unknown_splat else ABSENT
+            if self.unknown_splat:
+                return dynamic()
+            defaults = self.settings.defaults if self.settings else self.library.defaults if self.library else {}
+            return Value("const", defaults[name]) if name in defaults else ABSENT
         return resolve(arg.value, arg.scope, self.facts)
+
+    @property
+    def pins_batches(self) -> bool:
+        """torch's ``pin_memory`` would pin this loader's batches (not a graph library's graphs)."""
+        return self.library is None or self.library.pins_batches
+
+    @property
+    def torch_positions(self) -> bool:
+        """Its positional arguments bind the parameters torch's would: what a fix that edits
+        arguments by position assumes."""
+        if self.library is None:
+            return self.settings is None
+        count = sum(1 for a in self.node.args if not isinstance(a, ast.Starred))
+        return self.library.positional[:count] == POSITIONAL_PARAMS[:count]
 
     def given(self, name: str) -> bool:
         """Passed with a value that is not (provably) ``None``."""
@@ -75,7 +87,11 @@ class LoaderCall:
 
     @property
     def is_multi_worker(self) -> bool:
-        """``num_workers`` not provably 0."""
+        """``num_workers`` not provably 0, and the workers are processes (not threads: MONAI's
+        ``ThreadDataLoader(use_thread_workers=True)``)."""
+        threads = self.library.thread_workers if self.library else ""
+        if threads and self.value(threads).truthy() is not False:
+            return False
         return not self.num_workers.is_zero_or_absent()
 
     @property
@@ -110,23 +126,48 @@ class LoaderCall:
 def collect_loader_calls(facts: FileFacts, calls: list[ast.Call]) -> list[LoaderCall]:
     loaders = []
     for call in calls:
-        is_loader, keywords_only = facts.is_loader_class_name(call.func)
-        if is_loader:
-            loaders.append(_build(facts, call, keywords_only))
+        kind = facts.loader_kind(call.func)
+        if kind is not None:
+            loaders.append(_build(facts, call, kind))
     return loaders
 
 
-def _build(facts: FileFacts, call: ast.Call, keywords_only: bool) -> LoaderCall:
+def collect_loader_settings(facts: FileFacts, calls: list[ast.Call]) -> list[LoaderCall]:
+    """Framework settings calls (``TrainingArguments(dataloader_num_workers=4)``) as loader
+    records: their ``dataloader_*`` keywords under torch's names, reported at the call."""
+    found = []
+    for call in calls:
+        settings = facts.loader_settings_kind(call.func)
+        if settings is None:
+            continue
+        scope = facts.scopes.scope_of(call)
+        record = LoaderCall(call, scope, facts, keywords_only=True, settings=settings)
+        record.unknown_splat = bool(call.args) and any(isinstance(a, ast.Starred) for a in call.args)
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                record.unknown_splat = True  # (dataclass fields from a dict: unknown)
+            elif keyword.arg in settings.arguments:
+                name = settings.arguments[keyword.arg]
+                record.arguments[name] = Argument(name, keyword.value, keyword, scope, keyword)
+        found.append(record)
+    return found
+
+
+def _build(facts: FileFacts, call: ast.Call, kind: bool | LibraryLoader) -> LoaderCall:
+    """``kind``: a library's loader class, or whether a custom loader takes keywords only."""
     scope = facts.scopes.scope_of(call)
-    loader = LoaderCall(call, scope, facts, keywords_only)
+    library = kind if isinstance(kind, LibraryLoader) else None
+    keywords_only = kind is True
+    loader = LoaderCall(call, scope, facts, keywords_only, library=library)
+    positional = _positional_names(library)
     for index, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
             loader.unknown_splat = True
             break
         if keywords_only and index > 0:
             break  # a custom loader's positional parameters beyond the dataset are unknown
-        if index < len(POSITIONAL_PARAMS):
-            name = POSITIONAL_PARAMS[index]
+        if index < len(positional):
+            name = positional[index]
             loader.arguments[name] = Argument(name, arg, arg, scope)
     for keyword in call.keywords:
         if keyword.arg is None:
@@ -135,10 +176,31 @@ def _build(facts: FileFacts, call: ast.Call, keywords_only: bool) -> LoaderCall:
                 loader.unknown_splat = True
                 continue
             for name, (value, value_scope) in entries.items():
-                loader.arguments.setdefault(name, Argument(name, value, keyword, value_scope, None, True))
+                loader.arguments.setdefault(_torch_name(library, name), Argument(name, value, keyword, value_scope, None, True))
         else:
-            loader.arguments[keyword.arg] = Argument(keyword.arg, keyword.value, keyword, scope, keyword)
+            name = _torch_name(library, keyword.arg)
+            loader.arguments[name] = Argument(name, keyword.value, keyword, scope, keyword)
+    if library is not None:
+        for name in library.sets_itself:
+            loader.arguments.pop(name, None)  # the class passes its own: the caller's never reaches torch
     return loader
+
+
+def _positional_names(library: LibraryLoader | None) -> tuple[str, ...]:
+    """The parameters positional arguments bind, under torch's names where torch has one."""
+    if library is None:
+        return POSITIONAL_PARAMS
+    return tuple(_torch_name(library, name) for name in library.positional)
+
+
+def _torch_name(library: LibraryLoader | None, name: str) -> str:
+    """A library's parameter under torch's name: its samples are torch's ``dataset``."""
+    if library is not None and library.samples != "dataset":
+        if name == library.samples:
+            return "dataset"
+        if name == "dataset":
+            return "_dataset"  # not the samples of this class (PyG's NodeLoader sets its own)
+    return name
 
 
 def _splat_entries(facts: FileFacts, expr: ast.expr, scope: Scope) -> dict[str, tuple[ast.expr, Scope]] | None:

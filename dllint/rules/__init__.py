@@ -61,6 +61,8 @@ class Rule:
     ) -> Finding:
         line, column, end_line, end_column = facts.span(node)
         message = message or self.summary
+        if fix is not None and not _torch_positions(facts, node):
+            fix = None  # fixes edit arguments by torch's positions: a library loader's bind others
         keys = config_keys(facts, node, self.value_arguments) if facts.config_values else ()
         if keys:
             message += " (" + "; ".join(key.describe() for key in keys) + ")"
@@ -125,6 +127,12 @@ def config_keys(facts: FileFacts, node: ast.AST, arguments: tuple[str, ...]) -> 
             if entry is not None and entry[0] is inner and entry[1] is not None:
                 found.append(entry[1].config)
     return tuple(dict.fromkeys(found))
+
+
+def _torch_positions(facts: FileFacts, node: ast.AST) -> bool:
+    """The loader call holding ``node`` (if any) binds its positional arguments as torch's does."""
+    loader = _loader_holding(facts, node)
+    return loader is None or loader.torch_positions
 
 
 def _loader_holding(facts: FileFacts, node: ast.AST):

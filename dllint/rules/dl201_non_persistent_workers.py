@@ -4,6 +4,7 @@ import ast
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.endless import endless_reason
+from dllint.facts.training import framework_passes
 from dllint.facts.usage import ElsewhereLoop
 from dllint.facts.values import Value
 from dllint.facts.worker_code import DATASET_ENTRY_METHODS, EPOCH_STATE
@@ -114,6 +115,9 @@ class NonPersistentWorkers(Rule):
             if _workers_read_changed_state(facts, loader) or _workers_read_framework_state(facts, loader):
                 continue  # restarting workers is how they see the new state (DL303's situation)
             yield self.report(facts, loader.node, self._message(usage, loader), fix=self._fix(facts, loader))
+        for settings in facts.loader_settings:  # TrainingArguments: the Trainer's loader
+            if restarts_workers(settings) and not _negative(settings.num_workers) and framework_passes(facts, settings) > 1:
+                yield self.report(facts, settings.node, settings_message(settings), fix=settings_fix(facts, settings))
 
     def _message(self, usage, loader) -> str | None:
         """Name the place that re-iterates the loader when it is outside this file, and own up
@@ -170,6 +174,19 @@ class NonPersistentWorkers(Rule):
         from dllint.fixes.arguments import set_reported_argument
 
         set_reported_argument(ctx, finding)
+
+
+def settings_message(settings) -> str:
+    return (f"{settings.settings.framework} re-iterates its train loader every epoch and these settings restart its "
+            "workers each time: add dataloader_persistent_workers=True")
+
+
+def settings_fix(facts, settings) -> Fix | None:
+    """``dataloader_persistent_workers=True`` (``> 0`` test for a worker count that may be 0)."""
+    if settings.argument("persistent_workers") is not None or settings.unknown_splat:
+        return None
+    value = workers_test(facts, settings) or "True"
+    return Fix("safe", f"Add `dataloader_persistent_workers={value}`", SetArgument("dataloader_persistent_workers", value))
 
 
 def restarts_workers(loader) -> bool:

@@ -71,7 +71,7 @@ class OversizedNumWorkers(Rule):
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         limit = facts.settings.max_workers
         reported: set[int] = set()
-        for loader in facts.loader_calls:
+        for loader in (*facts.loader_calls, *facts.loader_settings):  # settings: TrainingArguments
             arg = loader.argument("num_workers")
             if arg is None:
                 continue

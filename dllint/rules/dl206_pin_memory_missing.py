@@ -12,6 +12,16 @@ if TYPE_CHECKING:
     from dllint.facts import FileFacts
 
 
+NON_BLOCKING_MESSAGE = (
+    "batches are copied to CUDA with non_blocking=True from pageable memory, which makes those copies synchronous: "
+    "add pin_memory=True so they can overlap compute"
+)
+BLOCKING_MESSAGE = (
+    "batches are copied to CUDA from pageable memory: add pin_memory=True so the loader's pin thread "
+    "page-locks them while workers load, and each copy is faster (it stays blocking without non_blocking=True)"
+)
+
+
 class PinMemoryMissing(Rule):
     """
     ## What it does
@@ -52,7 +62,7 @@ class PinMemoryMissing(Rule):
 
     code = "DL206"
     name = "pin-memory-missing"
-    summary = "batches are copied to CUDA from pageable memory: add pin_memory=True so copies run asynchronously"
+    summary = BLOCKING_MESSAGE
     fix_safety = "safe"
     value_arguments = ("pin_memory",)
     valid = (
@@ -63,6 +73,10 @@ class PinMemoryMissing(Rule):
         "loader = DataLoader(ds)\nfor x, y in loader:\n    x = x.to(device)\n",
         "import torch\nfrom torch.utils.data import DataLoader\n"
         "loader = DataLoader(ds)\nmodel.cuda()\nfor x, y in loader:\n    out = model(x)\n",
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "loader = DataLoader(ds, batch_size=8)\nfor x, y in loader:\n    x = x.to('cuda')\n",
+        "import dgl\nloader = dgl.dataloading.GraphDataLoader(ds, num_workers=4)\n"
+        "for g, y in loader:\n    g = g.to('cuda', non_blocking=True)\n",
     )
     invalid = (
         "import torch\nfrom torch.utils.data import DataLoader\n"
@@ -71,7 +85,9 @@ class PinMemoryMissing(Rule):
         "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
         "def train(loader):\n    for i, batch in enumerate(loader):\n"
         "        inputs = {k: v.to(device) for k, v in batch.items()}\n"
-        "train(DataLoader(ds, batch_size=8))\n",
+        "train(DataLoader(ds, batch_size=8, num_workers=2))\n",
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "loader = DataLoader(ds)\nfor x, y in loader:\n    x = x.to('cuda', non_blocking=True)\n",
     )
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
@@ -80,11 +96,40 @@ class PinMemoryMissing(Rule):
                 continue  # pinned, or unknown (a variable, a splat)
             if loader.keywords_only and loader.argument("pin_memory") is None:
                 continue  # a DataLoader subclass may pin by default
+            if not loader.pins_batches:
+                continue  # graphs torch's pin_memory leaves as they are: pinning changes nothing
             iterations = facts.loops.iterations(loader)
             copies = [c for use in iterations for c in batch_cuda_copies(facts, use)]
             elsewhere = [use.copies for use in iterations if use.copies]  # in another file of the project
-            if copies or elsewhere:
-                yield self.report(facts, loader.node, fix=self._fix(facts, loader, copies))
+            if not copies and not elsewhere:
+                continue
+            message = self._message(loader, copies)
+            if message is not None:
+                yield self.report(facts, loader.node, message, fix=self._fix(facts, loader, copies))
+        for settings in facts.loader_settings:
+            yield from self._check_settings(facts, settings)
+
+    @staticmethod
+    def _message(loader, copies) -> str | None:
+        """What pinning would change: ``non_blocking=True`` copies from pageable memory are
+        synchronous, so pinning lets them overlap compute; blocking copies stay blocking and
+        only get faster, which pays off without extra cost when workers feed a pin thread.
+        None for blocking copies without workers (the probe measures whether pinning pays)."""
+        if any(c.non_blocking for c in copies):
+            return NON_BLOCKING_MESSAGE
+        return BLOCKING_MESSAGE if loader.is_multi_worker else None
+
+    def _check_settings(self, facts: FileFacts, settings) -> Iterator[Finding]:
+        """``TrainingArguments(dataloader_pin_memory=False, dataloader_num_workers=4)`` handed to
+        a ``Trainer`` that trains: it copies every batch to its device (CUDA when available)."""
+        from dllint.facts.training import framework_passes
+
+        if settings.value("pin_memory").truthy() is not False or not settings.is_multi_worker:
+            return
+        if framework_passes(facts, settings) == 0:
+            return
+        yield self.report(facts, settings.node, f"{settings.settings.framework} copies batches to CUDA from pageable memory: "
+                          "set dataloader_pin_memory=True so its pin thread page-locks them while workers load")
 
     def check_config(self, block) -> Iterator[Finding]:
         """A block of a config that puts the work on CUDA (``accelerator: gpu``, ``device:

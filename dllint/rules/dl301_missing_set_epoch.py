@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
+from dllint.facts.training import names_before
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix, InsertStatement
 from dllint.rules import Rule
@@ -95,6 +96,8 @@ class MissingSetEpoch(Rule):
                 continue
             if any(facts.loops.escapes(loader) for loader, _ in sampler.feeds):
                 continue  # a trainer elsewhere may call loader.sampler.set_epoch
+            if all(facts.training.evaluation_only(loader) for loader, _ in sampler.feeds):
+                continue  # its batches only feed an average: their order does not matter
             epoch = next(
                 (
                     (loader, how, use)
@@ -114,14 +117,14 @@ class MissingSetEpoch(Rule):
             return None
         scope = facts.scopes.scope_of(loop)
         receiver = None
-        for name in _names_before(facts, scope, loop):
+        for name in names_before(scope, loop):
             if facts.loops.refers_to(name, scope, sampler.node):
                 receiver = name
                 break
         argument = loader.argument("sampler")
         if receiver is None and how == "sampler" and not maybe_none(argument.value, argument.scope, facts):
             loaders = facts.loops.loader_names(loader, use, scope)
-            visible = [n for n in loaders if n in _names_before(facts, scope, loop)]
+            visible = [n for n in loaders if n in names_before(scope, loop)]
             if visible:
                 receiver = f"{sorted(visible)[0]}.sampler"
         if receiver is None:
@@ -149,22 +152,6 @@ class MissingSetEpoch(Rule):
         if first is None:
             raise FixUnavailable(f"no statement at {where[0]}:{where[1]}")
         ctx.insert_before(first, [cst.parse_statement(statement, config=ctx.module.config_for_parsing)])
-
-
-def _names_before(facts, scope, loop: ast.AST) -> list[str]:
-    """Names visible in ``scope`` that are bound before ``loop`` starts (parameters included)."""
-    names = []
-    current = scope
-    while current is not None:
-        for name, bindings in current.bindings.items():
-            if any(b.kind == "param" or _line(b.node) < loop.lineno or current is not scope for b in bindings):
-                names.append(name)
-        current = current.parent
-    return names
-
-
-def _line(node: ast.AST) -> int:
-    return getattr(node, "lineno", 0)
 
 
 def _framework_sets_epoch(facts: FileFacts, use) -> bool:

@@ -5,9 +5,9 @@ from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.distributed import DistributedFacts
 from dllint.facts.samplers import DISTRIBUTED_SAMPLERS
+from dllint.facts.training import names_before
 from dllint.findings import AddDistributedSampler, Finding, Fix
 from dllint.rules import Rule
-from dllint.rules.dl301_missing_set_epoch import _names_before
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -214,7 +214,7 @@ def _set_epoch(facts, loader) -> tuple[str, tuple[int, int]]:
     if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Name)):
         return "", NOWHERE
     scope = facts.scopes.scope_of(loop)
-    visible = set(_names_before(facts, scope, loop))
+    visible = set(names_before(scope, loop))
     names = sorted(n for n in facts.loops.loader_names(loader, use, scope) if n in visible)
     if not names:
         return "", NOWHERE
