@@ -27,8 +27,18 @@ SETUP_CALLS = frozenset(
         "torch.nn.parallel.DistributedDataParallel",
         "torch.nn.parallel.distributed.DistributedDataParallel",
         "torch.nn.DistributedDataParallel",
+        # DeepSpeed sets up its own process group (``init_distributed``, also inside ``initialize``).
+        "deepspeed.initialize",
+        "deepspeed.init_distributed",
+        "deepspeed.comm.init_distributed",
     }
 )
+# DeepSpeed builds its own distributed loader from the data handed to it here
+# (https://deepspeed.readthedocs.io/en/latest/initialize.html: ``training_data``).
+DEEPSPEED_INITIALIZE = "deepspeed.initialize"
+# Words in a count compared with 1 (``if n_gpus > 1:``, ``if world_size > 1:``): the branch
+# where it is 1 runs a single process, with no process group.
+PROCESS_COUNT_WORDS = ("gpu", "world", "nproc", "n_proc", "num_proc", "device_count", "num_devices", "ndev")
 # Environment variables torchrun / torch.distributed.launch set for every rank.
 RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "WORLD_SIZE"})
 # Training frameworks of their own, with their own multi-host model (one process per host, the
@@ -39,11 +49,11 @@ OTHER_RUNTIMES = ("jax", "flax")
 SPAWN_CALLS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.spawn.spawn"})
 # Frameworks that give each rank its own shard (they replace the sampler of the loaders they get):
 # a file importing one hands its loaders to it. Module prefixes, and names imported from them.
+# (DeepSpeed is not one: it shards only the ``training_data`` handed to ``initialize``.)
 FRAMEWORKS = {
     "Lightning": ("lightning", "pytorch_lightning"),
     "accelerate": ("accelerate",),
     "HF Trainer": ("transformers.Trainer", "transformers.Seq2SeqTrainer", "transformers.trainer", "trl"),
-    "DeepSpeed": ("deepspeed",),
     "Composer": ("composer",),
 }
 # Samplers that know nothing of ranks: every rank draws from the whole dataset.
@@ -71,6 +81,7 @@ SHARDING_WORDS = ("rank", "world", "shard", "split_dataset_by_node", "num_replic
 # Datasets that are iterable: DL302's ground, not DL305's.
 ITERABLE_WORDS = ("IterableDataset", "IterDataPipe", "WebDataset", "wds.", "streaming")
 MAX_DEPTH = 8
+MAX_EXPRESSIONS = 32  # expressions followed back from a dataset argument
 
 
 class Setup(NamedTuple):
@@ -86,17 +97,19 @@ class DistributedFacts:
 
     # -- the file sets up DDP ------------------------------------------------------
     @cached_property
-    def setup(self) -> Setup | None:
-        """``init_process_group``, ``DistributedDataParallel(...)``, or a rank variable read from
-        the environment (``os.environ["RANK"]``, ``os.environ.get``, ``os.getenv``), unless the
-        file trains with JAX/Flax and never uses ``torch.distributed``."""
+    def setups(self) -> list[Setup]:
+        """Every call or rank-variable read that sets up (or joins) DDP, in file order:
+        ``init_process_group``, ``DistributedDataParallel(...)``, DeepSpeed's ``initialize`` /
+        ``init_distributed``, a rank variable read from the environment (``os.environ["RANK"]``,
+        ``os.environ.get``, ``os.getenv``), unless the file trains with JAX/Flax and never uses
+        ``torch.distributed``."""
         facts = self.facts
         found: list[Setup] = []
         reads: list[Setup] = []
         for call in facts.calls:
             name = facts.qualname(call.func) or ""
             if name in SETUP_CALLS:
-                found.append(Setup(call, name.rsplit(".", 1)[-1]))
+                found.append(Setup(call, name.rsplit(".", 1)[-1] if name.startswith("torch.") else name))
             elif name in ("os.getenv", "os.environ.get", "os.environ.setdefault") and call.args:
                 variable = _constant(call.args[0])
                 if variable in RANK_VARIABLES:
@@ -108,7 +121,12 @@ class DistributedFacts:
                     reads.append(Setup(node, variable))
         if found or not self._other_runtime_only:
             found += reads
-        return min(found, key=lambda s: (s.node.lineno, s.node.col_offset), default=None)  # type: ignore[attr-defined]
+        return sorted(found, key=lambda s: (s.node.lineno, s.node.col_offset))  # type: ignore[attr-defined]
+
+    @property
+    def setup(self) -> Setup | None:
+        """Why the file counts as DDP training: the first of :attr:`setups`."""
+        return self.setups[0] if self.setups else None
 
     @property
     def _other_runtime_only(self) -> bool:
@@ -146,6 +164,8 @@ class DistributedFacts:
         while current is not None:
             if isinstance(current, (ast.If, ast.IfExp)) and child is not current.test and _names_a_rank(current.test):
                 return True
+            if isinstance(current, ast.If) and self._single_process_branch(current, child):
+                return True
             if _guarded_before(current, child):
                 return True
             if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -156,6 +176,35 @@ class DistributedFacts:
             if isinstance(current, (ast.Lambda, ast.ClassDef)):
                 return False
             child, current = current, parents.get(current)
+        return False
+
+    def _single_process_branch(self, branch_point: ast.If, child: ast.AST) -> bool:
+        """``child`` lies in the branch of ``branch_point`` that runs without a process group:
+        the one where a process count is 1 (``else:`` of ``if n_gpus > 1:``), or the one beside
+        a branch that sets DDP up; either way, no setup inside ``child``'s own branch."""
+        mine, other = (branch_point.body, branch_point.orelse) if child in branch_point.body else (branch_point.orelse, branch_point.body)
+        if self._sets_up(mine):
+            return False
+        multi = _multi_process_branch(branch_point.test)
+        if multi is not None:
+            return (multi == "body") != (mine is branch_point.body)
+        return self._sets_up(other)
+
+    def _sets_up(self, statements: list[ast.stmt]) -> bool:
+        return any(self.facts.contains(statement, setup.node) for statement in statements for setup in self.setups)
+
+    def handed_to_deepspeed(self, loader: LoaderCall) -> bool:
+        """The loader is the ``training_data`` of ``deepspeed.initialize``, which builds its own
+        distributed loader from it."""
+        facts = self.facts
+        for call in facts.calls:
+            if facts.qualname(call.func) != DEEPSPEED_INITIALIZE:
+                continue
+            data = next((k.value for k in call.keywords if k.arg == "training_data"), None)
+            if data is loader.node or (
+                isinstance(data, ast.Name) and facts.loops.refers_to(data.id, facts.scopes.scope_of(data), loader.node)
+            ):
+                return True
         return False
 
     def iterated_on_one_rank_only(self, loader: LoaderCall) -> bool:
@@ -210,24 +259,42 @@ class DistributedFacts:
         return "unknown"
 
     def dataset_is_sharded_or_iterable(self, loader: LoaderCall) -> bool:
-        """The dataset is split by rank by hand, or is (or may be) an iterable dataset."""
+        """The dataset is split by rank by hand (``Subset(ds, idx[rank::world])``, ``files =
+        files[rank::world_size]`` before ``FileDataset(files)``, ``idx.split(ceil(n /
+        world))[rank]``, ``ds.shard(num_shards=world, index=rank)``), or is (or may be) an
+        iterable dataset. The names its expression reads are followed through every binding
+        before it (a name rebound to its own shard counts)."""
         arg = loader.argument("dataset")
         if arg is None:
             return True  # a splat or a keywords-only custom loader: unknown
         cls = self.facts.class_of_instance(arg.value, arg.scope)
         if cls is not None and cls.is_iterable_dataset:
             return True
-        expr, scope = arg.value, arg.scope
-        for _ in range(MAX_DEPTH):
-            if _mentions(expr, SHARDING_WORDS + ITERABLE_WORDS):
+        pending: list[tuple[ast.expr, Scope]] = [(arg.value, arg.scope)]
+        seen: set[int] = set()
+        while pending and len(seen) < MAX_EXPRESSIONS:
+            expr, scope = pending.pop()
+            if id(expr) in seen:
+                continue
+            seen.add(id(expr))
+            if _mentions(expr, SHARDING_WORDS + ITERABLE_WORDS) or self._iterable_class(expr):
                 return True
-            if self._iterable_class(expr):
-                return True
-            followed, scope = follow(expr, scope, self.facts)
-            if followed is expr:
-                break
-            expr = followed
+            pending.extend(self._bound_values(expr, scope))
         return False
+
+    def _bound_values(self, expr: ast.expr, scope: Scope) -> list[tuple[ast.expr, Scope]]:
+        """The values every name ``expr`` reads is bound to (assignments with a value), and the
+        argparse default an ``args.NAME`` stands for."""
+        found = []
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                bound = self.facts.scopes.lookup(node.id, scope)
+                if bound is not None:
+                    found += [(b.value, bound[0]) for b in bound[1] if b.kind == "assign" and b.value is not None]
+        followed, where = follow(expr, scope, self.facts)
+        if followed is not expr:
+            found.append((followed, where))
+        return found
 
     def _iterable_class(self, expr: ast.expr) -> bool:
         if isinstance(expr, ast.Call):
@@ -259,6 +326,23 @@ def _mentions(node: ast.AST, needles: tuple[str, ...]) -> bool:
     source = ast.unparse(node) if any("." in n for n in needles) else ""
     lowered = [n.lower() for n in needles]
     return any(n in w for w in _words(node) for n in lowered) or any(n in source for n in needles if "." in n)
+
+
+def _multi_process_branch(test: ast.expr) -> str | None:
+    """For a test comparing a process or GPU count with 1 (``n_gpus > 1``, ``world_size >= 2``,
+    ``torch.cuda.device_count() == 1``): the branch ("body" or "orelse") that runs several
+    processes; None for any other test."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and _mentions(test.left, PROCESS_COUNT_WORDS)):
+        return None
+    bound = test.comparators[0]
+    if not (isinstance(bound, ast.Constant) and type(bound.value) is int):
+        return None
+    op, value = type(test.ops[0]), bound.value
+    if (op is ast.Gt and value == 1) or (op is ast.GtE and value == 2) or (op is ast.NotEq and value == 1):
+        return "body"
+    if (op is ast.Eq and value == 1) or (op is ast.LtE and value == 1) or (op is ast.Lt and value == 2):
+        return "orelse"
+    return None
 
 
 def _names_a_rank(test: ast.expr) -> bool:

@@ -75,7 +75,7 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     name = "ddp-loader-without-distributed-sampler"
     summary = "loader without a DistributedSampler in a DDP script: every rank iterates the whole dataset; pass sampler=DistributedSampler(dataset)"
     fix_safety = "unsafe"
-    triggers = (b"init_process_group", b"DistributedDataParallel", b"RANK", b"WORLD_SIZE")
+    triggers = (b"init_process_group", b"DistributedDataParallel", b"RANK", b"WORLD_SIZE", b"deepspeed")
     literal_triggers = (b"RANK", b"WORLD_SIZE")  # os.environ["WORLD_SIZE"]
     needs_one_of = (b"DataLoader",)  # DDP setup alone reports nothing: the finding is on a loader call
     valid = (
@@ -109,6 +109,8 @@ class DdpLoaderWithoutDistributedSampler(Rule):
                 continue
             if distributed.iterated_on_one_rank_only(loader) or _one_evaluation_pass(facts, loader, kind):
                 continue
+            if distributed.handed_to_deepspeed(loader):
+                continue  # deepspeed.initialize(training_data=loader) builds a distributed loader of its own
             what = "no sampler" if kind == "none" else "a sampler that ignores ranks"
             message = (
                 f"loader with {what} in a DDP script (it uses {setup.what}): every rank iterates the whole "
