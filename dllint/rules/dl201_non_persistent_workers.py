@@ -40,7 +40,12 @@ class NonPersistentWorkers(Rule):
     by one (`train, val = build_loaders()`, `for name, dl in zip(names, [dev_dl, test_dl])`
     gives each one pass, `data["train"]` read in another file's epoch loop); a dict read by a
     key not written out (`data[name]`) keeps its loaders undecided. Every loader of a dict or
-    list a train hook returns is re-iterated each epoch.
+    list a train hook returns is re-iterated each epoch. The loader classes of PyG, DGL,
+    webdataset and MONAI are loaders (with their documented signatures and defaults), and so
+    are Hugging Face `TrainingArguments(dataloader_num_workers=...)` handed to a `Trainer`
+    whose `train()` runs more than one epoch (`num_train_epochs`, default 3; not with a
+    positive `max_steps`): reported at the `TrainingArguments` call, fixed with
+    `dataloader_persistent_workers=True`.
 
     ## Why is this bad?
     Without persistent workers, every `for batch in loader` starts all worker processes

@@ -27,15 +27,23 @@ class PinMemoryMissing(Rule):
     ## What it does
     Checks for a loader without a truthy `pin_memory` whose batches are copied to CUDA in the
     loop that iterates it (in this file, through wrappers such as `tqdm` or a logger's
-    `log_every`, or in the project's function the loader is passed to or returned to): `.cuda()`, `.to(device, non_blocking=True)`, or `.to(device)` where `device`
-    resolves to a CUDA device (`"cuda"`, `f"cuda:{rank}"`, `torch.device("cuda" if
-    torch.cuda.is_available() else "cpu")`). Reported at the loader call.
+    `log_every`, or in the project's function the loader is passed to or returned to):
+    `.cuda()`, `.to(device, non_blocking=True)`, or `.to(device)` where `device` resolves to a
+    CUDA device (`"cuda"`, `f"cuda:{rank}"`, `torch.device("cuda" if torch.cuda.is_available()
+    else "cpu")`). It fires when a copy asks for `non_blocking=True`, or when the loader has
+    workers. Silent for a loader without workers whose copies are all blocking (whether
+    pinning pays then depends on the batch size: the probe measures it), and for batches that
+    torch's `pin_memory` leaves as they are (DGL's graphs and blocks, per the table of library
+    loaders). Also checks Hugging Face `TrainingArguments(dataloader_pin_memory=False)` with
+    workers, handed to a `Trainer` that trains. Reported at the loader call.
 
     ## Why is this bad?
     A copy from pageable host memory goes through a staging buffer the driver pins on the
-    fly, so it is slower and always synchronous: `non_blocking=True` then overlaps nothing.
-    With `pin_memory=True` the loader's pin thread puts each batch in page-locked memory
-    ahead of time, and the copy can run asynchronously while the GPU computes.
+    fly, so it is slower and always synchronous. With `non_blocking=True` the code asks for a
+    copy that overlaps compute and does not get one; pinned batches make it asynchronous. A
+    blocking copy stays blocking, but from pinned memory it is faster, and with workers the
+    loader's pin thread page-locks the next batches in the background. The message says
+    which of the two it found.
 
     ## Example
     ```python
@@ -57,6 +65,7 @@ class PinMemoryMissing(Rule):
 
     ## References
     - [Memory pinning](https://pytorch.org/docs/stable/data.html#memory-pinning)
+    - [dgl.DGLGraph.pin_memory_](https://www.dgl.ai/dgl_docs/generated/dgl.DGLGraph.pin_memory_.html) (in place: torch's `pin_memory` does not call it)
     - [A guide on good usage of non_blocking and pin_memory()](https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html)
     """
 

@@ -23,8 +23,11 @@ class MissingSetEpoch(Rule):
     or loader handed to code outside the project (a trainer) may get `set_epoch` called
     there, and is left alone; so is one whose epochs are run by a framework that calls
     `set_epoch` itself (Lightning's `train_dataloader`/`val_dataloader` hooks and
-    `trainer.fit`, Hugging Face `Trainer.get_train_dataloader`). Reported at the sampler
-    construction.
+    `trainer.fit`, Hugging Face `Trainer.get_train_dataloader`). Silent for a loader iterated
+    only for evaluation (under `torch.no_grad()`/`torch.inference_mode()`, or in a function for
+    validation or testing, and never in a loop that calls `.backward()` or an optimizer's
+    `step()`): it feeds an average, whose value does not depend on the order. Reported at the
+    sampler construction.
 
     ## Why is this bad?
     `DistributedSampler` shuffles with a generator seeded by `seed + epoch`, and `epoch` only

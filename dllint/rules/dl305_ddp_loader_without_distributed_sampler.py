@@ -21,17 +21,21 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     """
     ## What it does
     Checks, in a script that sets up distributed data parallel training (it calls
-    `init_process_group` or `DistributedDataParallel(...)`, or reads `LOCAL_RANK`, `RANK` or
-    `WORLD_SIZE` from the environment, as `torchrun` and `mp.spawn` workers do, unless the file
-    trains with JAX/Flax and never imports `torch.distributed`), for a loader over
-    a map-style dataset with no `sampler`/`batch_sampler`, or with a sampler that knows nothing of
-    ranks (`RandomSampler`, `SequentialSampler`, `WeightedRandomSampler`). Silent for loaders
-    built on one rank only (`if rank == 0:`, `if is_main_process():`), over a dataset split by
-    rank by hand or an `IterableDataset` (DL302's ground), iterated only on one rank, or
-    unshuffled and iterated once outside any epoch loop (a test pass every rank may need in full), with a sampler it cannot see (a
-    parameter, a conditional), and in files that hand their loaders to a framework that shards
-    them itself (Lightning, accelerate, the Hugging Face `Trainer`, DeepSpeed). Reported at the
-    loader call.
+    `init_process_group`, `DistributedDataParallel(...)` or DeepSpeed's `initialize` /
+    `init_distributed`, or reads `LOCAL_RANK`, `RANK` or `WORLD_SIZE` from the environment, as
+    `torchrun` and `mp.spawn` workers do, unless the file trains with JAX/Flax and never
+    imports `torch.distributed`), for a loader over a map-style dataset with no
+    `sampler`/`batch_sampler`, or with a sampler that knows nothing of ranks (`RandomSampler`,
+    `SequentialSampler`, `WeightedRandomSampler`). Silent for loaders built on one rank only
+    (`if rank == 0:`) or in the single-process branch (`else:` of `if n_gpus > 1:`, or beside
+    the branch that sets DDP up), over data split by rank by hand (`files[rank::world_size]`,
+    `idx.split(ceil(n / world_size))[rank]`, `shard(num_shards=world, index=rank)`, followed
+    through the names the dataset is built from) or an `IterableDataset` (DL302's ground),
+    iterated only on one rank, or unshuffled and iterated once outside any epoch loop (a test
+    pass every rank may need in full), with a sampler it cannot see (a parameter, a
+    conditional), handed to DeepSpeed's `initialize(training_data=...)`, and in files that
+    hand their loaders to a framework that shards them itself (Lightning, accelerate, the
+    Hugging Face `Trainer`). Reported at the loader call.
 
     ## Why is this bad?
     Each rank of a DDP job runs the whole script. Without a `DistributedSampler` every rank
@@ -69,6 +73,7 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     ## References
     - [torch.utils.data.distributed.DistributedSampler](https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler)
     - [Getting started with distributed data parallel](https://pytorch.org/tutorials/intermediate/ddp_tutorial.html)
+    - [DeepSpeed initialize: training_data](https://deepspeed.readthedocs.io/en/latest/initialize.html)
     """
 
     code = "DL305"
