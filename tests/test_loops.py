@@ -231,7 +231,8 @@ def test_cuda_device_kind(expr, kind):
 
 def test_dl206_fix_value():
     loop = "for x, y in loader:\n    x = x.{}\n"
-    (maybe,) = findings("loader = DataLoader(ds)\n" + loop.format("to('cuda' if torch.cuda.is_available() else 'cpu')"), "DL206")
+    # Blocking copies: DL206 fires for a loader with workers (its pin thread works in the background).
+    (maybe,) = findings("loader = DataLoader(ds, num_workers=2)\n" + loop.format("to('cuda' if torch.cuda.is_available() else 'cpu')"), "DL206")
     assert maybe.fix.edit == SetArgument("pin_memory", "torch.cuda.is_available()")
-    (always,) = findings("loader = DataLoader(ds)\n" + loop.format("cuda()"), "DL206")
+    (always,) = findings("loader = DataLoader(ds, num_workers=2)\n" + loop.format("cuda()"), "DL206")
     assert always.fix.edit == SetArgument("pin_memory", "True")

@@ -170,7 +170,9 @@ def test_batches_copied_to_cuda_by_a_caller_in_another_file(tmp_path):
     write(
         tmp_path,
         {
-            "data.py": "import torch\nfrom torch.utils.data import DataLoader\n\n\ndef build(ds):\n    return DataLoader(ds, batch_size=8)\n",
+            # With workers: a summary says the batches are copied to CUDA, not whether the copies
+            # are blocking (DL206 needs that only for a loader without workers).
+            "data.py": "import torch\nfrom torch.utils.data import DataLoader\n\n\ndef build(ds):\n    return DataLoader(ds, batch_size=8, num_workers=2)\n",
             "train.py": "import torch\nfrom data import build\n\n\ndef main(ds, model):\n"
             "    for x, y in build(ds):\n        model(x.cuda(non_blocking=True), y)\n",
         },

@@ -210,6 +210,11 @@ class FileFacts:
         return loader_settings(self.qualname(func))
 
     @cached_property
+    def other_positions(self) -> bool:
+        """Some loader call here binds its positional arguments otherwise than torch's would."""
+        return any(not loader.torch_positions for loader in self.loader_calls)
+
+    @cached_property
     def loader_settings(self) -> list[LoaderCall]:
         """Framework settings calls standing for the loaders their framework builds
         (``TrainingArguments(dataloader_num_workers=4)``): DL201, DL202 and DL206 read them."""

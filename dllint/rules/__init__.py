@@ -131,6 +131,8 @@ def config_keys(facts: FileFacts, node: ast.AST, arguments: tuple[str, ...]) -> 
 
 def _torch_positions(facts: FileFacts, node: ast.AST) -> bool:
     """The loader call holding ``node`` (if any) binds its positional arguments as torch's does."""
+    if not facts.other_positions:
+        return True  # (one look per file: a file of 2,000 findings must not search per finding)
     loader = _loader_holding(facts, node)
     return loader is None or loader.torch_positions
 
