@@ -55,8 +55,13 @@ def batch_cuda_copies(facts: FileFacts, use: Use) -> list[CudaCopy]:
                 assigned.setdefault(name, []).append(node.iter)
     scope = facts.scopes.scope_of(use.node)
 
-    def moved(value: ast.AST, candidates: set[str]) -> bool:  # ``x = x.cuda()``: still the batch's data
-        return isinstance(value, ast.Call) and _cuda_copy(facts, value, candidates, scope) is not None
+    def moved(value: ast.AST, candidates: set[str], depth: int = 0) -> bool:
+        """``x = x.cuda()``, also wrapped (``x = Variable(x.cuda())``): still the batch's data."""
+        if not isinstance(value, ast.Call) or depth > 2:
+            return False
+        if _cuda_copy(facts, value, candidates, scope) is not None:
+            return True
+        return len(value.args) == 1 and moved(value.args[0], candidates, depth + 1)
 
     for _ in range(MAX_PASSES):  # propagate through the body until no new derived names
         before = len(names)

@@ -279,7 +279,25 @@ class DistributedFacts:
             seen.add(id(expr))
             if _mentions(expr, SHARDING_WORDS + ITERABLE_WORDS) or self._iterable_class(expr):
                 return True
+            if self._split_by_a_call(expr, scope, loader):
+                return True
             pending.extend(self._bound_values(expr, scope))
+        return False
+
+    def _split_by_a_call(self, expr: ast.expr, scope: Scope, loader: LoaderCall) -> bool:
+        """A name ``expr`` reads is handed, with the rank, to a call that may split it in place
+        (``take_subset(dataset, rank, world_size)``): not a loader, not a sampler."""
+        names = {node.id for node in ast.walk(expr) if isinstance(node, ast.Name)}
+        if not names:
+            return False
+        for call in self.facts.calls:
+            if call is loader.node or "Sampler" in (dotted_name(call.func) or "") or self.facts.loader_kind(call.func) is not None:
+                continue
+            given = [*call.args, *(k.value for k in call.keywords)]
+            if not any(isinstance(a, ast.Name) and a.id in names for a in given):
+                continue
+            if self.facts.scopes.scope_of(call) is scope and any(_mentions(a, SHARDING_WORDS) for a in given):
+                return True
         return False
 
     def _bound_values(self, expr: ast.expr, scope: Scope) -> list[tuple[ast.expr, Scope]]:

@@ -65,7 +65,8 @@ def _names(*modules: str, name: str) -> frozenset[str]:
     return frozenset(f"{module}.{name}" for module in modules)
 
 
-_PYG = ("torch_geometric.loader", "torch_geometric.data")  # torch_geometric.data before 2.0
+# torch_geometric.data: the names before 2.0, which 2.x keeps as aliases.
+_PYG = ("torch_geometric.loader", "torch_geometric.data")
 _PYG_DOCS = "https://pytorch-geometric.readthedocs.io/en/latest/modules/loader.html"
 
 LIBRARY_LOADERS: tuple[LibraryLoader, ...] = (
@@ -92,7 +93,7 @@ LIBRARY_LOADERS: tuple[LibraryLoader, ...] = (
     # seed nodes ``input_nodes`` (every node when None); NodeLoader sets collate_fn itself.
     LibraryLoader(
         "PyG",
-        _names("torch_geometric.loader", name="NeighborLoader") | _names("torch_geometric.loader", name="HGTLoader"),
+        _names(*_PYG, name="NeighborLoader") | _names(*_PYG, name="HGTLoader"),
         ("data", "num_neighbors", "input_nodes"),
         samples="input_nodes",
         sets_itself=("collate_fn",),
@@ -102,7 +103,7 @@ LIBRARY_LOADERS: tuple[LibraryLoader, ...] = (
     # LinkNeighborLoader(data, num_neighbors, edge_label_index=None, ..., **kwargs)
     LibraryLoader(
         "PyG",
-        _names("torch_geometric.loader", name="LinkNeighborLoader"),
+        _names(*_PYG, name="LinkNeighborLoader"),
         ("data", "num_neighbors", "edge_label_index"),
         samples="edge_label_index",
         sets_itself=("collate_fn",),
@@ -112,7 +113,7 @@ LIBRARY_LOADERS: tuple[LibraryLoader, ...] = (
     # NeighborSampler(edge_index, sizes, node_idx=None, ..., **kwargs) (the pre-2.0 sampler-loader)
     LibraryLoader(
         "PyG",
-        _names("torch_geometric.loader", "torch_geometric.data", name="NeighborSampler"),
+        _names(*_PYG, name="NeighborSampler"),
         ("edge_index", "sizes", "node_idx"),
         samples="node_idx",
         sets_itself=("collate_fn",),
@@ -124,12 +125,21 @@ LIBRARY_LOADERS: tuple[LibraryLoader, ...] = (
     # GraphSAINT*Sampler(data, batch_size, ..., **kwargs): keyword arguments go to torch's DataLoader.
     LibraryLoader(
         "PyG",
-        _names("torch_geometric.loader", name="ClusterLoader")
-        | _names("torch_geometric.loader", name="RandomNodeLoader")
-        | _names("torch_geometric.loader", name="ShaDowKHopSampler")
-        | _names("torch_geometric.loader", name="GraphSAINTNodeSampler")
-        | _names("torch_geometric.loader", name="GraphSAINTEdgeSampler")
-        | _names("torch_geometric.loader", name="GraphSAINTRandomWalkSampler"),
+        frozenset().union(
+            *(
+                _names(*_PYG, name=name)
+                for name in (
+                    "ClusterLoader",
+                    "RandomNodeLoader",
+                    "RandomNodeSampler",
+                    "ShaDowKHopSampler",
+                    "GraphSAINTSampler",
+                    "GraphSAINTNodeSampler",
+                    "GraphSAINTEdgeSampler",
+                    "GraphSAINTRandomWalkSampler",
+                )
+            )
+        ),
         ("data",),
         samples="",
         sets_itself=("collate_fn",),
