@@ -228,7 +228,13 @@ class DistributedFacts:
     # -- what the loader draws from ------------------------------------------------
     def sampler_kind(self, loader: LoaderCall) -> str:
         """``"none"`` (no sampler), ``"rank-blind"`` (a torch sampler that ignores ranks),
-        ``"distributed"``, or ``"unknown"`` (built elsewhere, conditional, a parameter)."""
+        ``"distributed"``, or ``"unknown"`` (built elsewhere, conditional, a parameter). A
+        library loader that shards by rank itself (DGL's ``use_ddp=True``) is distributed."""
+        flag = loader.library.shards_by_rank if loader.library else ""
+        if flag:
+            given = loader.value(flag).truthy()
+            if given is not False:
+                return "distributed" if given else "unknown"
         kinds = []
         for slot in ("sampler", "batch_sampler"):
             arg = loader.argument(slot)
