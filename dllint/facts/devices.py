@@ -55,13 +55,18 @@ def batch_cuda_copies(facts: FileFacts, use: Use) -> list[CudaCopy]:
                 assigned.setdefault(name, []).append(node.iter)
     scope = facts.scopes.scope_of(use.node)
 
-    def moved(value: ast.AST, candidates: set[str], depth: int = 0) -> bool:
-        """``x = x.cuda()``, also wrapped (``x = Variable(x.cuda())``): still the batch's data."""
-        if not isinstance(value, ast.Call) or depth > 2:
-            return False
-        if _cuda_copy(facts, value, candidates, scope) is not None:
-            return True
-        return len(value.args) == 1 and moved(value.args[0], candidates, depth + 1)
+    def moved(value: ast.AST, candidates: set[str]) -> bool:
+        """``x = x.cuda()``, also wrapped (``x = Variable(x.cuda())``): still the batch's data.
+        (A loop, not a recursive closure: that would be a reference cycle.)"""
+        for _ in range(3):
+            if not isinstance(value, ast.Call):
+                return False
+            if _cuda_copy(facts, value, candidates, scope) is not None:
+                return True
+            if len(value.args) != 1:
+                return False
+            value = value.args[0]
+        return False
 
     for _ in range(MAX_PASSES):  # propagate through the body until no new derived names
         before = len(names)

@@ -171,7 +171,7 @@ def _build(facts: FileFacts, call: ast.Call, kind: bool | LibraryLoader) -> Load
             loader.arguments[name] = Argument(name, arg, arg, scope)
     for keyword in call.keywords:
         if keyword.arg is None:
-            entries = _splat_entries(facts, keyword.value, scope)
+            entries = _splat_entries(facts, keyword.value, scope, call)
             if entries is None:
                 loader.unknown_splat = True
                 continue
@@ -203,14 +203,31 @@ def _torch_name(library: LibraryLoader | None, name: str) -> str:
     return name
 
 
-def _splat_entries(facts: FileFacts, expr: ast.expr, scope: Scope) -> dict[str, tuple[ast.expr, Scope]] | None:
+def _splat_entries(
+    facts: FileFacts, expr: ast.expr, scope: Scope, call: ast.Call | None = None
+) -> dict[str, tuple[ast.expr, Scope]] | None:
     """Entries of a ``**`` splat that is a dict literal / ``dict(...)`` call, directly or via a
-    name bound once and never mutated; None when it cannot be resolved."""
+    name bound once, with the constant-key edits made to it before ``call`` in the same block
+    (``kw["num_workers"] = 4``, ``kw.update(shuffle=True)``); None when it cannot be resolved."""
+    edits: list[tuple[str, ast.expr]] = []
     if isinstance(expr, ast.Name):
         found = facts.scopes.single_value(expr.id, scope)
-        if found is None or found[1].value is None or _is_mutated(facts, expr.id, found[0]):
+        if found is None or found[1].value is None:
             return None
+        found_edits = _dict_edits(facts, expr.id, found[0], found[1].node, call)
+        if found_edits is None:
+            return None
+        edits = found_edits
         scope, expr = found[0], found[1].value
+    entries = _literal_entries(expr, scope)
+    if entries is None:
+        return None
+    for key, value in edits:
+        entries[key] = (value, scope)
+    return entries
+
+
+def _literal_entries(expr: ast.expr, scope: Scope) -> dict[str, tuple[ast.expr, Scope]] | None:
     entries: dict[str, tuple[ast.expr, Scope]] = {}
     if isinstance(expr, ast.Dict):
         for key, value in zip(expr.keys, expr.values):
@@ -227,18 +244,74 @@ def _splat_entries(facts: FileFacts, expr: ast.expr, scope: Scope) -> dict[str, 
     return None
 
 
-def _is_mutated(facts: FileFacts, name: str, owner: Scope) -> bool:
-    """Any use of the dict other than as a ``**`` splat may change it (``.update``, item assignment)."""
+def _dict_edits(
+    facts: FileFacts, name: str, owner: Scope, binding: ast.AST, call: ast.Call | None
+) -> list[tuple[str, ast.expr]] | None:
+    """The constant-key edits of the dict bound to ``name`` that run, unconditionally, between its
+    binding and ``call``: statements of the binding's own block. Any other use of the dict (an
+    edit in a branch, a computed key, the dict handed to a function) may change it: None."""
     parents = facts.scopes.parents
+    bound_at = _statement(facts, binding)
+    used_at = _statement(facts, call) if call is not None else None
+    edits: list[tuple[int, str, ast.expr]] = []
     for scope in facts.scopes.scopes.values():
         for load in scope.loads:
             if load.id != name:
                 continue
-            if facts.scopes.lookup(name, scope) is None or facts.scopes.lookup(name, scope)[0] is not owner:
+            found = facts.scopes.lookup(name, scope)
+            if found is None or found[0] is not owner:
                 continue
             parent = parents.get(load)
             if isinstance(parent, ast.keyword) and parent.arg is None:
-                continue
-            return True
-    # item assignment stores through a Subscript whose value is a Load of the name: covered above
-    return False
+                continue  # the splat itself
+            edit = _constant_key_edit(facts, load)
+            statement = _statement(facts, load)
+            if edit is None or statement is None or bound_at is None or not _same_block(facts, bound_at, statement):
+                return None
+            if used_at is not None and _same_block(facts, bound_at, used_at) and statement.lineno > used_at.lineno:
+                continue  # after the loader is built: it never sees the edit
+            edits += [(statement.lineno, key, value) for key, value in edit]
+    return [(key, value) for _, key, value in sorted(edits, key=lambda e: e[0])]
+
+
+def _constant_key_edit(facts: FileFacts, load: ast.Name) -> list[tuple[str, ast.expr]] | None:
+    """``d["k"] = v`` or ``d.update(k=v)`` / ``d.update({"k": v})`` as a statement of its own."""
+    parent = facts.scopes.parents.get(load)
+    above = facts.scopes.parents.get(parent) if parent is not None else None
+    if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store) and isinstance(above, ast.Assign):
+        key = parent.slice
+        if len(above.targets) == 1 and isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return [(key.value, above.value)]
+        return None
+    if isinstance(parent, ast.Attribute) and parent.attr == "update" and isinstance(above, ast.Call):
+        if not isinstance(facts.scopes.parents.get(above), ast.Expr):
+            return None
+        if above.args:
+            literal = _literal_entries(above.args[0], facts.scopes.scope_of(above)) if len(above.args) == 1 else None
+            if literal is None:
+                return None
+            found = [(key, value) for key, (value, _) in literal.items()]
+        else:
+            found = []
+        if any(k.arg is None for k in above.keywords):
+            return None
+        return found + [(k.arg, k.value) for k in above.keywords if k.arg is not None]
+    return None
+
+
+def _statement(facts: FileFacts, node: ast.AST | None) -> ast.stmt | None:
+    parents = facts.scopes.parents
+    while node is not None and not isinstance(node, ast.stmt):
+        node = parents.get(node)
+    return node
+
+
+def _same_block(facts: FileFacts, first: ast.stmt, second: ast.stmt) -> bool:
+    """Both statements sit in one statement list (``body``, ``orelse``, ...) of one parent."""
+    parent = facts.scopes.parents.get(first)
+    if parent is None or facts.scopes.parents.get(second) is not parent:
+        return False
+    return any(
+        isinstance(block, list) and first in block and second in block
+        for block in (getattr(parent, field, None) for field in ("body", "orelse", "finalbody", "handlers"))
+    )
