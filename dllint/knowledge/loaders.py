@@ -10,9 +10,8 @@ go on to torch's DataLoader (``**kwargs``), so they keep torch's names.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 # torch.utils.data.DataLoader's own signature (torch 2.x): positional, then keyword-only.
 TORCH_POSITIONAL = (
@@ -35,9 +34,9 @@ TORCH_KEYWORD_ONLY = ("prefetch_factor", "persistent_workers", "pin_memory_devic
 _NO_DEFAULTS: Mapping[str, object] = MappingProxyType({})
 
 
-@dataclass(frozen=True, eq=False)  # compared by identity: one entry per class
-class LibraryLoader:
-    """A library's loader class, as its documentation describes it."""
+class LibraryLoader(NamedTuple):
+    """A library's loader class, as its documentation describes it (a NamedTuple: cheaper to
+    define at import than a dataclass, which a one-file run would pay for)."""
 
     library: str
     qualnames: frozenset[str]
@@ -45,7 +44,7 @@ class LibraryLoader:
     # Which parameter holds the samples the loader draws (torch's ``dataset``): a graph loader's
     # seed nodes (``input_nodes``); empty when no argument does (the loader draws every node).
     samples: str = "dataset"
-    defaults: Mapping[str, object] = field(default_factory=lambda: _NO_DEFAULTS)  # defaults that differ from torch's
+    defaults: Mapping[str, object] = _NO_DEFAULTS  # defaults that differ from torch's
     sets_itself: tuple[str, ...] = ()  # torch arguments the class passes itself, dropping the caller's
     pins_batches: bool = True  # torch's pin_memory pins its batches (False: graph objects it leaves as they are)
     batches: str = "tensors"  # what a batch is, for messages
@@ -213,8 +212,7 @@ LIBRARY_LOADERS: tuple[LibraryLoader, ...] = (
 )
 
 
-@dataclass(frozen=True, eq=False)
-class FrameworkLoaderSettings:
+class FrameworkLoaderSettings(NamedTuple):
     """A framework's settings object whose arguments configure the loader the framework builds
     (Hugging Face ``TrainingArguments``: ``dataloader_num_workers`` is the ``num_workers`` of the
     ``Trainer``'s loaders). The settings call stands for the loader: its findings go there."""
@@ -284,34 +282,19 @@ HF_TRAINING_ARGUMENTS = FrameworkLoaderSettings(
 FRAMEWORK_LOADER_SETTINGS: tuple[FrameworkLoaderSettings, ...] = (HF_TRAINING_ARGUMENTS,)
 
 
-@dataclass(frozen=True)
-class _Index:
-    by_qualname: dict[str, LibraryLoader] = field(default_factory=dict)
-    settings_by_qualname: dict[str, FrameworkLoaderSettings] = field(default_factory=dict)
-
-
-def _index() -> _Index:
-    index = _Index()
-    for entry in LIBRARY_LOADERS:
-        for name in entry.qualnames:
-            index.by_qualname[name] = entry
-    for settings in FRAMEWORK_LOADER_SETTINGS:
-        for name in settings.qualnames:
-            index.settings_by_qualname[name] = settings
-    return index
-
-
-_INDEX = _index()
+# Each class by every name it is imported under.
+_BY_QUALNAME = {name: entry for entry in LIBRARY_LOADERS for name in entry.qualnames}
+_SETTINGS_BY_QUALNAME = {name: entry for entry in FRAMEWORK_LOADER_SETTINGS for name in entry.qualnames}
 # The last names these classes are called by: a call of another name is no library loader.
-LIBRARY_LOADER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _INDEX.by_qualname)
-LOADER_SETTINGS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _INDEX.settings_by_qualname)
+LIBRARY_LOADER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _BY_QUALNAME)
+LOADER_SETTINGS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _SETTINGS_BY_QUALNAME)
 
 
 def library_loader(qualname: str | None) -> LibraryLoader | None:
     """The library loader class ``qualname`` names, if it is one."""
-    return _INDEX.by_qualname.get(qualname) if qualname else None
+    return _BY_QUALNAME.get(qualname) if qualname else None
 
 
 def loader_settings(qualname: str | None) -> FrameworkLoaderSettings | None:
     """The framework settings class ``qualname`` names, if it is one."""
-    return _INDEX.settings_by_qualname.get(qualname) if qualname else None
+    return _SETTINGS_BY_QUALNAME.get(qualname) if qualname else None
