@@ -11,6 +11,7 @@ resolves to a CUDA device (``"cuda"``, ``f"cuda:{rank}"``, ``torch.device("cuda"
 from __future__ import annotations
 
 import ast
+from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.values import follow
@@ -55,18 +56,7 @@ def batch_cuda_copies(facts: FileFacts, use: Use) -> list[CudaCopy]:
                 assigned.setdefault(name, []).append(node.iter)
     scope = facts.scopes.scope_of(use.node)
 
-    def moved(value: ast.AST, candidates: set[str]) -> bool:
-        """``x = x.cuda()``, also wrapped (``x = Variable(x.cuda())``): still the batch's data.
-        (A loop, not a recursive closure: that would be a reference cycle.)"""
-        for _ in range(3):
-            if not isinstance(value, ast.Call):
-                return False
-            if _cuda_copy(facts, value, candidates, scope) is not None:
-                return True
-            if len(value.args) != 1:
-                return False
-            value = value.args[0]
-        return False
+    moved = partial(_moved, facts, scope)
 
     for _ in range(MAX_PASSES):  # propagate through the body until no new derived names
         before = len(names)
@@ -81,6 +71,19 @@ def batch_cuda_copies(facts: FileFacts, use: Use) -> list[CudaCopy]:
             if copy is not None:
                 copies.append(copy)
     return copies
+
+
+def _moved(facts: FileFacts, scope: Scope, value: ast.AST, candidates: set[str]) -> bool:
+    """``x = x.cuda()``, also wrapped (``x = Variable(x.cuda())``): still the batch's data."""
+    for _ in range(3):
+        if not isinstance(value, ast.Call):
+            return False
+        if _cuda_copy(facts, value, candidates, scope) is not None:
+            return True
+        if len(value.args) != 1:
+            return False
+        value = value.args[0]
+    return False
 
 
 def _batch_region(facts: FileFacts, use: Use) -> tuple[set[str], list[ast.AST]] | None:
