@@ -294,17 +294,24 @@ class DistributedFacts:
         """A name ``expr`` reads is handed, with the rank, to a call that may split it in place
         (``take_subset(dataset, rank, world_size)``): not a loader, not a sampler."""
         names = {node.id for node in ast.walk(expr) if isinstance(node, ast.Name)}
-        if not names:
-            return False
-        for call in self.facts.calls:
+        calls = {id(c): c for name in names for c in self._calls_given.get(name, ())}.values()
+        for call in calls:
             if call is loader.node or "Sampler" in (dotted_name(call.func) or "") or self.facts.loader_kind(call.func) is not None:
                 continue
             given = [*call.args, *(k.value for k in call.keywords)]
-            if not any(isinstance(a, ast.Name) and a.id in names for a in given):
-                continue
             if self.facts.scopes.scope_of(call) is scope and any(_mentions(a, SHARDING_WORDS) for a in given):
                 return True
         return False
+
+    @cached_property
+    def _calls_given(self) -> dict[str, list[ast.Call]]:
+        """The calls each name is handed to as an argument (built once per file)."""
+        found: dict[str, list[ast.Call]] = {}
+        for call in self.facts.calls:
+            for arg in (*call.args, *(k.value for k in call.keywords)):
+                if isinstance(arg, ast.Name):
+                    found.setdefault(arg.id, []).append(call)
+        return found
 
     def _bound_values(self, expr: ast.expr, scope: Scope) -> list[tuple[ast.expr, Scope]]:
         """The values every name ``expr`` reads is bound to (assignments with a value), and the
