@@ -101,8 +101,8 @@ class DistributedFacts:
         """Every call or rank-variable read that sets up (or joins) DDP, in file order:
         ``init_process_group``, ``DistributedDataParallel(...)``, DeepSpeed's ``initialize`` /
         ``init_distributed``, a rank variable read from the environment (``os.environ["RANK"]``,
-        ``os.environ.get``, ``os.getenv``), unless the file trains with JAX/Flax and never uses
-        ``torch.distributed``."""
+        ``os.environ.get``, ``os.getenv``; not one read only in an ``if`` test), unless the file
+        trains with JAX/Flax and never uses ``torch.distributed``."""
         facts = self.facts
         found: list[Setup] = []
         reads: list[Setup] = []
@@ -120,8 +120,18 @@ class DistributedFacts:
                 if variable in RANK_VARIABLES:
                     reads.append(Setup(node, variable))
         if found or not self._other_runtime_only:
-            found += reads
+            found += [read for read in reads if not self._guard_only(read.node)]
         return sorted(found, key=lambda s: (s.node.lineno, s.node.col_offset))  # type: ignore[attr-defined]
+
+    def _guard_only(self, read: ast.AST) -> bool:
+        """A rank variable read right in an ``if`` test (``if int(os.getenv("RANK", "0")) == 0:
+        write_config()``): code that only keeps a side effect to one process when launched by
+        ``torchrun`` sets nothing up."""
+        parents = self.facts.scopes.parents
+        child, current = read, parents.get(read)
+        while current is not None and not isinstance(current, ast.stmt):
+            child, current = current, parents.get(current)
+        return isinstance(current, (ast.If, ast.While, ast.Assert)) and current.test is child
 
     @property
     def setup(self) -> Setup | None:
