@@ -349,3 +349,20 @@ def test_replacement_is_the_smallest_line_range() -> None:
     assert (edit.range.start.line, edit.range.end.line, edit.new_text) == (1, 2, "B\n")
     assert apply("a\nb", [replacement("a\nb", "a\nbc", "utf-16")]) == "a\nbc"
     assert replacement("x", "x", "utf-16") is None
+
+
+def test_the_server_never_imports_torch(project: Path) -> None:
+    """Linting in the server, a notebook and a config included, loads neither torch nor the probe."""
+    code = (
+        "import sys\n"
+        "from dllint.server.app import server\n"
+        "from dllint.server.state import Workspace\n"
+        "from dllint.server.convert import notebook_bytes\n"
+        "w = Workspace()\n"
+        f"root = {str(project)!r}\n"
+        "w.lint(root + '/train.py', open(root + '/train.py', 'rb').read())\n"
+        "w.lint(root + '/nb.ipynb', notebook_bytes([('code', 'from torch.utils.data import DataLoader')]))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'psutil') or m.startswith('dllint.probe')))\n"
+    )
+    done = __import__("subprocess").run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]"

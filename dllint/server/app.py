@@ -44,6 +44,7 @@ class DllintServer(LanguageServer):
         )
         self.state = Workspace()
         self.findings: dict[str, list[Finding]] = {}  # document or notebook uri -> its last findings
+        self.deps: dict[str, dict[str, str]] = {}  # document or notebook uri -> what its last lint read elsewhere
 
     # -- documents ---------------------------------------------------------------------
     def is_cell(self, uri: str) -> bool:
@@ -64,7 +65,7 @@ class DllintServer(LanguageServer):
         text = self.text_of(uri)
         result = self.state.lint(path, text.encode("utf-8"))
         self.report_errors(result.errors)
-        self.findings[uri] = result.findings
+        self.findings[uri], self.deps[uri] = result.findings, result.deps
         lines = text.splitlines(keepends=True)
         encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
         diagnostics = [convert.diagnostic(f, lines, encoding) for f in result.findings]
@@ -84,7 +85,7 @@ class DllintServer(LanguageServer):
             return
         result = self.state.lint(path, self.notebook_data(notebook))
         self.report_errors(result.errors)
-        self.findings[notebook_uri] = result.findings
+        self.findings[notebook_uri], self.deps[notebook_uri] = result.findings, result.deps
         encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
         by_cell: dict[str, list[types.Diagnostic]] = {cell.document: [] for cell in notebook.cells}
         for finding in result.findings:
@@ -96,14 +97,20 @@ class DllintServer(LanguageServer):
         for cell_uri, diagnostics in by_cell.items():
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=diagnostics))
 
-    def lint_open(self, except_uri: str | None = None) -> None:
-        """Re-check every open document (another file of their project changed)."""
+    def lint_open(self, except_uri: str | None = None, all_of_them: bool = False) -> None:
+        """Re-check the open documents whose findings rest on what changed elsewhere (all of them
+        when settings changed)."""
         for uri in list(self.workspace.text_documents):
-            if uri != except_uri and not self.is_cell(uri) and self.wanted(uri):
+            if uri != except_uri and not self.is_cell(uri) and self.wanted(uri) and (all_of_them or self.stale(uri)):
                 self.lint_document(uri)
         for uri in list(self.workspace.notebook_documents):
-            if uri != except_uri:
+            if uri != except_uri and (all_of_them or self.stale(uri)):
                 self.lint_notebook(uri)
+
+    def stale(self, uri: str) -> bool:
+        path = to_fs_path(uri)
+        deps = self.deps.get(uri)
+        return path is None or deps is None or (bool(deps) and self.state.stale(path, deps))
 
     def wanted(self, uri: str) -> bool:
         document = self.workspace.get_text_document(uri)
@@ -144,7 +151,7 @@ def initialize(ls: DllintServer, params: types.InitializeParams) -> None:
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: DllintServer, params: types.DidChangeConfigurationParams) -> None:
     _settings(ls, params.settings)
-    ls.lint_open()
+    ls.lint_open(all_of_them=True)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -171,7 +178,7 @@ def did_save(ls: DllintServer, params: types.DidSaveTextDocumentParams) -> None:
     path = to_fs_path(params.text_document.uri) or ""
     if ls.state.is_config_file(path):
         ls.state.reload()
-        ls.lint_open()
+        ls.lint_open(all_of_them=True)
     elif not ls.is_cell(params.text_document.uri) and ls.wanted(params.text_document.uri):
         ls.lint_document(params.text_document.uri)
 
@@ -183,6 +190,7 @@ def did_close(ls: DllintServer, params: types.DidCloseTextDocumentParams) -> Non
         return
     ls.buffer_changed(uri, None)
     ls.findings.pop(uri, None)
+    ls.deps.pop(uri, None)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
     ls.lint_open()
 
@@ -221,7 +229,7 @@ def did_change_watched_files(ls: DllintServer, params: types.DidChangeWatchedFil
         ls.state.disk_changed(path)
     if reload:
         ls.state.reload()
-    ls.lint_open()
+    ls.lint_open(all_of_them=True)  # rare, and a new file may be what an import was missing
 
 
 # -- code actions and hover ------------------------------------------------------------

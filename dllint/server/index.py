@@ -13,6 +13,7 @@ import os
 
 from dllint.config import Settings
 from dllint.project import MemoryStore, ProjectIndex
+from dllint.project.index import MENTIONS
 
 
 class BufferIndex(ProjectIndex):
@@ -38,6 +39,11 @@ class BufferIndex(ProjectIndex):
         if path not in self._buffers:
             self._files = None  # a new file is a new member of the project
             self._forget(path, rejoin=True)
+
+    def stale(self, deps: dict[str, str]) -> bool:
+        """Whether findings computed with ``deps`` may have changed since: a summary they read
+        changed, or they asked which files name something (any change may add a caller)."""
+        return any(key.startswith(MENTIONS) for key in deps) or not self.deps_valid(deps)
 
     def _forget(self, path: str, rejoin: bool) -> None:
         """Drop what was learnt from ``path``'s old text: its summary and every cross-file answer."""

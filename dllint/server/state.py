@@ -137,6 +137,10 @@ class Workspace:
         except Exception as exc:  # noqa: BLE001 - a bug in one lint must not end the editor's session
             return FileResult(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
 
+    def stale(self, path: str, deps: dict[str, str]) -> bool:
+        """Whether ``path``'s findings, computed with ``deps``, need a new lint after a change elsewhere."""
+        return self.project_for(path).index.stale(deps)
+
     def fix(self, path: str, data: bytes, unsafe: bool, only: Finding | None = None) -> FileOutcome:
         """``data`` fixed; ``only``: just that finding's rule (its code selected alone)."""
         project = self.project_for(path)
