@@ -269,6 +269,17 @@ def explain(code: str) -> None:
     click.echo(rule.docs())
 
 
+@main.command("server")
+def server() -> None:
+    """Run the language server over stdio (for editors; needs `pip install dllint[server]`)."""
+    try:
+        from dllint.server.app import main as serve
+    except ImportError as exc:
+        click.echo(f"dllint: error: the language server needs pygls and lsprotocol ({exc}): pip install 'dllint[server]'", err=True)
+        sys.exit(exit_codes.ERROR)
+    serve()
+
+
 @main.command("rules")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules(fmt: str) -> None:

@@ -1,0 +1,256 @@
+"""``dllint server``: a Language Server Protocol server over stdio (pygls).
+
+Diagnostics on open, on every change of the unsaved buffer and on save, for Python files,
+notebooks (LSP 3.17 notebook documents: one diagnostic list per cell) and YAML configs;
+quick fixes (unsafe ones only when the editor allows them), ``source.fixAll.dllint`` and
+"disable DLxxx for this line"; hover with the rule's documentation. The project index stays warm
+for the session: a change to ``data.py`` re-checks the open script that iterates its loader.
+The server never runs the probe, never imports torch and never writes a file: every change is
+an edit the editor applies.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from dllint import __version__
+from dllint.findings import Finding
+from dllint.server import convert
+from dllint.server.actions import FIX_ALL, code_actions, hover_text
+from dllint.server.state import EditorSettings, Workspace
+
+LANGUAGES = ("python", "yaml")
+
+
+class DllintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "dllint",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=types.NotebookDocumentSyncOptions(
+                notebook_selector=[
+                    types.NotebookDocumentFilterWithCells(
+                        notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")]
+                    )
+                ],
+                save=True,
+            ),
+        )
+        self.state = Workspace()
+        self.findings: dict[str, list[Finding]] = {}  # document or notebook uri -> its last findings
+        self.deps: dict[str, dict[str, str]] = {}  # document or notebook uri -> what its last lint read elsewhere
+
+    # -- documents ---------------------------------------------------------------------
+    def is_cell(self, uri: str) -> bool:
+        return self.workspace.get_notebook_document(cell_uri=uri) is not None
+
+    def text_of(self, uri: str) -> str:
+        return self.workspace.get_text_document(uri).source
+
+    def lint_document(self, uri: str) -> None:
+        if self.is_cell(uri):
+            notebook = self.workspace.get_notebook_document(cell_uri=uri)
+            if notebook is not None:
+                self.lint_notebook(notebook.uri)
+            return
+        path = to_fs_path(uri)
+        if path is None:
+            return
+        text = self.text_of(uri)
+        result = self.state.lint(path, text.encode("utf-8"))
+        self.report_errors(result.errors)
+        self.findings[uri], self.deps[uri] = result.findings, result.deps
+        lines = text.splitlines(keepends=True)
+        encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        diagnostics = [convert.diagnostic(f, lines, encoding) for f in result.findings]
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+
+    def notebook_data(self, notebook: types.NotebookDocument) -> bytes:
+        cells = []
+        for cell in notebook.cells:
+            kind = "code" if cell.kind == types.NotebookCellKind.Code else "markdown"
+            cells.append((kind, self.text_of(cell.document)))
+        return convert.notebook_bytes(cells, notebook.metadata if isinstance(notebook.metadata, dict) else None)
+
+    def lint_notebook(self, notebook_uri: str) -> None:
+        notebook = self.workspace.get_notebook_document(notebook_uri=notebook_uri)
+        path = to_fs_path(notebook_uri)
+        if notebook is None or path is None:
+            return
+        result = self.state.lint(path, self.notebook_data(notebook))
+        self.report_errors(result.errors)
+        self.findings[notebook_uri], self.deps[notebook_uri] = result.findings, result.deps
+        encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        by_cell: dict[str, list[types.Diagnostic]] = {cell.document: [] for cell in notebook.cells}
+        for finding in result.findings:
+            index = (finding.cell or 1) - 1
+            if 0 <= index < len(notebook.cells):
+                cell_uri = notebook.cells[index].document
+                lines = self.text_of(cell_uri).splitlines(keepends=True)
+                by_cell[cell_uri].append(convert.diagnostic(finding, lines, encoding))
+        for cell_uri, diagnostics in by_cell.items():
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=diagnostics))
+
+    def lint_open(self, except_uri: str | None = None, all_of_them: bool = False) -> None:
+        """Re-check the open documents whose findings rest on what changed elsewhere (all of them
+        when settings changed)."""
+        for uri in list(self.workspace.text_documents):
+            if uri != except_uri and not self.is_cell(uri) and self.wanted(uri) and (all_of_them or self.stale(uri)):
+                self.lint_document(uri)
+        for uri in list(self.workspace.notebook_documents):
+            if uri != except_uri and (all_of_them or self.stale(uri)):
+                self.lint_notebook(uri)
+
+    def stale(self, uri: str) -> bool:
+        path = to_fs_path(uri)
+        deps = self.deps.get(uri)
+        return path is None or deps is None or (bool(deps) and self.state.stale(path, deps))
+
+    def wanted(self, uri: str) -> bool:
+        document = self.workspace.get_text_document(uri)
+        path = to_fs_path(uri) or ""
+        return document.language_id in LANGUAGES or path.endswith((".py", ".yaml", ".yml"))
+
+    def buffer_changed(self, uri: str, text: bytes | None) -> None:
+        """Tell the project index what the editor holds for ``uri`` (None: closed)."""
+        path = to_fs_path(uri)
+        if path is None:
+            return
+        if text is None:
+            self.state.close(path)
+        else:
+            self.state.open(path, text)
+
+    def report_errors(self, errors: list[str]) -> None:
+        for error in errors:
+            self.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=f"dllint: {error}"))
+
+
+server = DllintServer()
+
+
+def _settings(server: DllintServer, data: Any) -> None:
+    editor, problems = EditorSettings.from_json(data)
+    for problem in problems:
+        server.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=f"dllint: {problem}"))
+    server.state.editor = editor
+    server.state.reload()
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: DllintServer, params: types.InitializeParams) -> None:
+    _settings(ls, params.initialization_options)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: DllintServer, params: types.DidChangeConfigurationParams) -> None:
+    _settings(ls, params.settings)
+    ls.lint_open(all_of_them=True)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: DllintServer, params: types.DidOpenTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if ls.is_cell(uri) or not ls.wanted(uri):
+        return
+    ls.buffer_changed(uri, params.text_document.text.encode("utf-8"))
+    ls.lint_document(uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: DllintServer, params: types.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if ls.is_cell(uri) or not ls.wanted(uri):
+        return
+    ls.buffer_changed(uri, ls.text_of(uri).encode("utf-8"))
+    ls.lint_document(uri)
+    ls.lint_open(except_uri=uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: DllintServer, params: types.DidSaveTextDocumentParams) -> None:
+    path = to_fs_path(params.text_document.uri) or ""
+    if ls.state.is_config_file(path):
+        ls.state.reload()
+        ls.lint_open(all_of_them=True)
+    elif not ls.is_cell(params.text_document.uri) and ls.wanted(params.text_document.uri):
+        ls.lint_document(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: DllintServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if ls.is_cell(uri):
+        return
+    ls.buffer_changed(uri, None)
+    ls.findings.pop(uri, None)
+    ls.deps.pop(uri, None)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    ls.lint_open()
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+def notebook_did_open(ls: DllintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    ls.lint_notebook(params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def notebook_did_change(ls: DllintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    ls.lint_notebook(params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+def notebook_did_save(ls: DllintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    ls.lint_notebook(params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def notebook_did_close(ls: DllintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    ls.findings.pop(params.notebook_document.uri, None)
+    for cell in params.cell_text_documents:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: DllintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    reload = False
+    for change in params.changes:
+        path = to_fs_path(change.uri)
+        if path is None:
+            continue
+        if ls.state.is_config_file(path):
+            reload = True
+        ls.state.disk_changed(path)
+    if reload:
+        ls.state.reload()
+    ls.lint_open(all_of_them=True)  # rare, and a new file may be what an import was missing
+
+
+# -- code actions and hover ------------------------------------------------------------
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL], resolve_provider=False
+    ),
+)
+def code_action(ls: DllintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    return code_actions(ls, params)
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: DllintServer, params: types.HoverParams) -> types.Hover | None:
+    text = hover_text(ls, params.text_document.uri, params.position)
+    if text is None:
+        return None
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+
+
+def main() -> None:
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    server.start_io()

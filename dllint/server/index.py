@@ -1,0 +1,82 @@
+"""The project index as an editor sees it: open buffers stand for the files on disk.
+
+A language server keeps one index per project warm for the whole session. What it adds to
+the command line's index is that a file's text may be an unsaved buffer, and that files change
+while the index lives. Open buffers are kept out of the joined text that answers "which files
+name X" (they change on every keystroke; that text holds every other file and is rebuilt only
+when a file changes on disk), and scanned on their own instead.
+"""
+
+from __future__ import annotations
+
+import os
+
+from dllint.config import Settings
+from dllint.project import MemoryStore, ProjectIndex
+from dllint.project.index import MENTIONS
+
+
+class BufferIndex(ProjectIndex):
+    """A :class:`ProjectIndex` whose files may be open editor buffers."""
+
+    def __init__(self, root: str, settings: Settings) -> None:
+        super().__init__(root, settings, MemoryStore())  # summaries kept by content for the session
+        self._buffers: dict[str, bytes] = {}
+
+    def set_buffer(self, path: str, data: bytes | None) -> None:
+        """``path``'s text is ``data`` until it is set to None (closed: the disk again)."""
+        path = os.path.realpath(path)
+        was_joined = path in self._offsets
+        if data is None:
+            self._buffers.pop(path, None)
+        else:
+            self._buffers[path] = data
+        self._forget(path, rejoin=was_joined or data is None)
+
+    def file_changed(self, path: str) -> None:
+        """A file changed, appeared or went away on disk."""
+        path = os.path.realpath(path)
+        if path not in self._buffers:
+            self._files = None  # a new file is a new member of the project
+            self._forget(path, rejoin=True)
+
+    def stale(self, deps: dict[str, str]) -> bool:
+        """Whether findings computed with ``deps`` may have changed since: a summary they read
+        changed, or they asked which files name something (any change may add a caller)."""
+        return any(key.startswith(MENTIONS) for key in deps) or not self.deps_valid(deps)
+
+    def _forget(self, path: str, rejoin: bool) -> None:
+        """Drop what was learnt from ``path``'s old text: its summary and every cross-file answer."""
+        self._entries.pop(path, None)
+        self._callers.clear()
+        self._methods.clear()
+        self._mentions.clear()
+        self._stat_table = None
+        if rejoin:
+            self._hay = None
+            self._offsets.clear()
+
+    # -- the reads the index makes ------------------------------------------------------
+    def summary(self, path: str, data: bytes | None = None):  # type: ignore[override]
+        buffer = self._buffers.get(path)
+        if buffer is not None and data is None:
+            data = buffer
+        return super().summary(path, data)
+
+    def _read(self, path: str) -> bytes | None:
+        buffer = self._buffers.get(path)
+        return buffer if buffer is not None else super()._read(path)
+
+    def _haystack(self):  # type: ignore[override]
+        if self._hay is None:
+            files = self.project_files()
+            hidden = [p for p in files if p in self._buffers]
+            self._files = [p for p in files if p not in self._buffers]
+            try:
+                hay, starts, paths, rest = super()._haystack()
+            finally:
+                self._files = files
+            self._hay = (hay, starts, paths, rest + hidden)
+        hay, starts, paths, rest = self._hay
+        opened = [p for p in self._buffers if p not in rest and p not in self._offsets and p in set(self.project_files())]
+        return hay, starts, paths, rest + opened

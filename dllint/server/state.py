@@ -1,0 +1,150 @@
+"""What the language server knows between requests: each project's settings, linter and index.
+
+Editors send buffers, not files: a document is linted from the text the editor holds, and the
+project index answers cross-file questions with the open buffers in place of the files on disk.
+Nothing here writes a file. Settings are read from the project (``[tool.dllint]``,
+``dllint.toml``) and overridden by the editor's settings; a change to either rebuilds the
+project's linter.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from dllint.config import ConfigError, Settings, load_settings
+from dllint.discovery import find_project_root
+from dllint.engine import FileResult, Linter
+from dllint.findings import Finding
+from dllint.per_file import FileOutcome, fix, lint_bytes
+from dllint.selection import validate_code_prefix
+from dllint.server.index import BufferIndex
+
+CONFIG_FILES = ("pyproject.toml", "dllint.toml", ".dllint.toml")
+
+
+@dataclass(frozen=True)
+class EditorSettings:
+    """What the editor may set (``initializationOptions`` or ``workspace/didChangeConfiguration``
+    under ``dllint``): the same selection keys as ``[tool.dllint]``, and whether unsafe fixes are offered."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    unsafe_fixes: bool = False
+
+    @classmethod
+    def from_json(cls, data: Any) -> tuple[EditorSettings, list[str]]:
+        """The settings and one message per value that could not be used (it is left out)."""
+        if isinstance(data, dict) and isinstance(data.get("dllint"), dict):
+            data = data["dllint"]
+        if not isinstance(data, dict):
+            return cls(), []
+        problems: list[str] = []
+        values: dict[str, Any] = {}
+        for key, attr in (("select", "select"), ("extendSelect", "extend_select"), ("extend-select", "extend_select"), ("ignore", "ignore")):
+            if key in data:
+                codes = _codes(data[key], key, problems)
+                if codes is not None:
+                    values[attr] = codes
+        if isinstance(data.get("unsafeFixes"), bool):
+            values["unsafe_fixes"] = data["unsafeFixes"]
+        return cls(**values), problems
+
+    def apply(self, settings: Settings) -> Settings:
+        chosen = {k: getattr(self, k) for k in ("select", "extend_select", "ignore") if getattr(self, k) is not None}
+        return replace(settings, **chosen)
+
+
+def _codes(value: Any, key: str, problems: list[str]) -> tuple[str, ...] | None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        problems.append(f"dllint.{key} must be a list of rule codes, got {value!r}")
+        return None
+    codes = tuple(v.strip().upper() for v in value if v.strip())
+    for code in codes:
+        error = validate_code_prefix(code)
+        if error:
+            problems.append(f"dllint.{key}: {error}")
+            return None
+    return codes
+
+
+@dataclass
+class Project:
+    """One project root: its settings (project file + editor), linter and warm index."""
+
+    root: str
+    settings: Settings
+    linter: Linter
+    index: BufferIndex
+    error: str | None = None  # why the project's own settings could not be read (defaults used)
+
+
+@dataclass
+class Workspace:
+    editor: EditorSettings = field(default_factory=EditorSettings)
+    projects: dict[str, Project] = field(default_factory=dict)
+    buffers: dict[str, bytes] = field(default_factory=dict)  # path -> the text an editor holds
+
+    # -- projects ------------------------------------------------------------------------
+    def project_for(self, path: str) -> Project:
+        root = find_project_root([path]) or os.path.dirname(os.path.realpath(path))
+        project = self.projects.get(root)
+        if project is None:
+            project = self.projects[root] = self._load(root)
+            for open_path, data in self.buffers.items():
+                project.index.set_buffer(open_path, data)
+        return project
+
+    def _load(self, root: str) -> Project:
+        error = None
+        try:
+            settings = load_settings(start=root)
+        except ConfigError as exc:
+            settings, error = Settings(project_root=root), str(exc)
+        settings = self.editor.apply(settings)
+        return Project(root, settings, Linter(settings), BufferIndex(root, settings), error)
+
+    def reload(self) -> None:
+        """Settings changed (a project's config file, or the editor's): rebuild every project."""
+        self.projects.clear()
+
+    def is_config_file(self, path: str) -> bool:
+        return os.path.basename(path) in CONFIG_FILES
+
+    # -- buffers -----------------------------------------------------------------------
+    def open(self, path: str, data: bytes) -> None:
+        self.buffers[path] = data
+        for project in self.projects.values():
+            project.index.set_buffer(path, data)
+
+    def close(self, path: str) -> None:
+        self.buffers.pop(path, None)
+        for project in self.projects.values():
+            project.index.set_buffer(path, None)
+
+    def disk_changed(self, path: str) -> None:
+        for project in self.projects.values():
+            project.index.file_changed(path)
+
+    # -- linting -----------------------------------------------------------------------
+    def lint(self, path: str, data: bytes) -> FileResult:
+        """The findings of ``data`` as ``path``'s text, knowing the rest of its project."""
+        project = self.project_for(path)
+        try:
+            return lint_bytes(project.linter, path, data, project.index.view(path))
+        except Exception as exc:  # noqa: BLE001 - a bug in one lint must not end the editor's session
+            return FileResult(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
+
+    def stale(self, path: str, deps: dict[str, str]) -> bool:
+        """Whether ``path``'s findings, computed with ``deps``, need a new lint after a change elsewhere."""
+        return self.project_for(path).index.stale(deps)
+
+    def fix(self, path: str, data: bytes, unsafe: bool, only: Finding | None = None) -> FileOutcome:
+        """``data`` fixed; ``only``: just that finding's rule (its code selected alone)."""
+        project = self.project_for(path)
+        linter = project.linter
+        if only is not None:
+            linter = Linter(replace(project.settings, select=(only.code,), extend_select=(), ignore=()))
+        return fix(linter, path, data, unsafe, project.index.view(path))

@@ -1,0 +1,368 @@
+"""`dllint server` through a real LSP client (pytest-lsp's, built on pygls) over stdio.
+
+Each test starts the server as editors do (`python -m dllint server`), speaks the protocol to it
+and checks what an editor would show: diagnostics, quick fixes applied to the buffer, hover.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+pytest_lsp = pytest.importorskip("pytest_lsp")
+psutil = pytest.importorskip("psutil")
+
+from lsprotocol import types  # noqa: E402
+
+from dllint.server.convert import replacement  # noqa: E402
+
+TIMEOUT = 15
+
+TRAIN = textwrap.dedent(
+    """\
+    from torch.utils.data import DataLoader
+
+    dataset = list(range(64))
+
+
+    def main():
+        loader = DataLoader(dataset, batch_size=8, num_workers=4)
+        for epoch in range(10):
+            for batch in loader:
+                pass
+    """
+)
+
+
+def uri(path: Path) -> str:
+    return path.resolve().as_uri()
+
+
+def apply(text: str, edits: list[types.TextEdit]) -> str:
+    """An editor applying edits (they do not overlap) to ``text``."""
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def at(position: types.Position) -> int:
+        if position.line >= len(lines):
+            return len(text)
+        return offsets[position.line] + position.character
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: at(edit.range.start)] + edit.new_text + text[at(edit.range.end) :]
+    return text
+
+
+class Editor:
+    """A client session: open documents, their versions and what the server published."""
+
+    def __init__(self, client, root: Path) -> None:
+        self.client, self.root = client, root
+        self.versions: dict[str, int] = {}
+        self.texts: dict[str, str] = {}
+
+    async def diagnostics(self, uri: str, until=lambda d: True) -> list[types.Diagnostic]:
+        """The diagnostics published for ``uri`` once ``until`` holds for them."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + TIMEOUT
+        while True:
+            found = self.client.diagnostics.get(uri)
+            if found is not None and until(found):
+                return list(found)
+            if loop.time() > deadline:
+                raise AssertionError(f"no diagnostics as expected for {uri}: {found}")
+            await asyncio.sleep(0.02)
+
+    def open(self, path: Path, language: str = "python") -> str:
+        document = uri(path)
+        self.versions[document] = 1
+        self.texts[document] = path.read_text()
+        self.client.diagnostics.pop(document, None)
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=document, language_id=language, version=1, text=self.texts[document])
+            )
+        )
+        return document
+
+    def change(self, document: str, text: str) -> None:
+        """The buffer becomes ``text`` (unsaved): one full-document change."""
+        self.versions[document] += 1
+        self.texts[document] = text
+        self.client.diagnostics.pop(document, None)
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=document, version=self.versions[document]),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    async def actions(self, document: str, line: int, only: list[str] | None = None) -> list[types.CodeAction]:
+        result = await self.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=document),
+                range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=0)),
+                context=types.CodeActionContext(diagnostics=[], only=only),
+            )
+        )
+        return [a for a in result or [] if isinstance(a, types.CodeAction)]
+
+
+def session(root: Path, scenario, options: dict | None = None) -> None:
+    """Start `dllint server`, initialize (VS Code's capabilities, notebooks included), run the
+    scenario, shut down, and check the server exited and left no process behind."""
+
+    async def run() -> None:
+        client = pytest_lsp.make_test_lsp_client()
+        await client.start_io(sys.executable, "-m", "dllint", "server", cwd=str(root))
+        process = client._server
+        children: list = []
+        try:
+            await client.initialize_session(
+                types.InitializeParams(
+                    capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
+                    root_uri=uri(root),
+                    workspace_folders=[types.WorkspaceFolder(uri=uri(root), name="project")],
+                    initialization_options=options,
+                )
+            )
+            children = psutil.Process(process.pid).children(recursive=True)
+            await asyncio.wait_for(scenario(Editor(client, root)), TIMEOUT)
+        finally:
+            await client.shutdown_session()
+            await client.stop()
+        assert process.returncode == 0
+        assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+
+    asyncio.run(run())
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "train.py").write_text(TRAIN)
+    return tmp_path
+
+
+def test_diagnostics_quick_fix_noqa_hover_and_fix_all(project: Path) -> None:
+    async def scenario(editor: Editor) -> None:
+        train = editor.open(project / "train.py")
+        [found] = await editor.diagnostics(train, lambda d: len(d) > 0)
+        assert found.code == "DL201"
+        assert found.severity == types.DiagnosticSeverity.Warning
+        assert found.source == "dllint"
+        assert found.code_description.href.endswith("docs/rules.md#dl201")
+        assert (found.range.start.line, found.range.start.character) == (6, 13)
+        assert found.message == "workers restart every epoch: add persistent_workers=True"
+
+        hover = await editor.client.text_document_hover_async(
+            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=train), position=types.Position(line=6, character=20))
+        )
+        assert hover is not None and "non-persistent-workers" in hover.contents.value
+
+        actions = await editor.actions(train, 6)
+        titles = [a.title for a in actions]
+        assert titles == ["Fix DL201: Add `persistent_workers=True`", "Disable DL201 for this line", "dllint: fix all safe problems"]
+        fixed = apply(editor.texts[train], actions[0].edit.changes[train])
+        assert "DataLoader(dataset, batch_size=8, num_workers=4, persistent_workers=True)" in fixed
+        noqa = apply(editor.texts[train], actions[1].edit.changes[train])
+        assert noqa.splitlines()[6].endswith("num_workers=4)  # noqa: DL201")
+
+        [fix_all] = await editor.actions(train, 0, only=["source.fixAll"])
+        assert fix_all.kind == "source.fixAll.dllint"
+        assert apply(editor.texts[train], fix_all.edit.changes[train]) == fixed
+
+        editor.change(train, fixed)  # the editor applied the quick fix: the finding goes away
+        assert await editor.diagnostics(train) == []
+        editor.change(train, noqa)
+        assert await editor.diagnostics(train) == []
+
+    session(project, scenario)
+
+
+def test_unsaved_edits_add_and_remove_findings(project: Path) -> None:
+    async def scenario(editor: Editor) -> None:
+        train = editor.open(project / "train.py")
+        await editor.diagnostics(train, lambda d: [x.code for x in d] == ["DL201"])
+        with_lambda = editor.texts[train].replace("num_workers=4)", "num_workers=4, collate_fn=lambda b: b)")
+        editor.change(train, with_lambda)
+        found = await editor.diagnostics(train)
+        assert sorted(d.code for d in found) == ["DL102", "DL201"]
+        [lam] = [d for d in found if d.code == "DL102"]
+        assert lam.severity == types.DiagnosticSeverity.Error
+        assert lam.range.start == types.Position(line=6, character=73)
+        one_pass = with_lambda.replace("    for epoch in range(10):\n        for batch in loader:\n            pass", "    for batch in loader:\n        pass")
+        editor.change(train, one_pass)
+        found = await editor.diagnostics(train)
+        assert [d.code for d in found] == ["DL102"]
+        assert (project / "train.py").read_text() == TRAIN  # nothing written
+
+    session(project, scenario)
+
+
+def test_a_change_in_another_file_rechecks_the_script(project: Path) -> None:
+    (project / "engine.py").write_text(
+        "def run(loader):\n    for epoch in range(10):\n        for batch in loader:\n            pass\n"
+    )
+    (project / "train.py").write_text(
+        "from torch.utils.data import DataLoader\nfrom engine import run\n\n"
+        "def main(dataset):\n    loader = DataLoader(dataset, num_workers=4)\n    run(loader)\n"
+    )
+
+    async def scenario(editor: Editor) -> None:
+        train = editor.open(project / "train.py")
+        engine = editor.open(project / "engine.py")
+        [found] = await editor.diagnostics(train, lambda d: len(d) > 0)
+        assert found.code == "DL201" and found.range.start.line == 4
+        editor.client.diagnostics.pop(train, None)
+        editor.change(engine, "def run(loader):\n    for batch in loader:\n        pass\n")  # unsaved: one pass
+        assert await editor.diagnostics(train, lambda d: not d) == []
+        editor.client.diagnostics.pop(train, None)
+        editor.change(engine, (project / "engine.py").read_text())  # and back
+        [found] = await editor.diagnostics(train, lambda d: len(d) > 0)
+        assert found.code == "DL201"
+
+    session(project, scenario)
+
+
+def test_project_settings_reload_and_editor_settings(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.dllint]\nignore = ['DL201']\n")
+
+    async def scenario(editor: Editor) -> None:
+        train = editor.open(project / "train.py")
+        assert await editor.diagnostics(train) == []
+        (project / "pyproject.toml").write_text("[tool.dllint]\nignore = []\n")
+        editor.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=uri(project / "pyproject.toml"), type=types.FileChangeType.Changed)]
+            )
+        )
+        [found] = await editor.diagnostics(train, lambda d: len(d) > 0)
+        assert found.code == "DL201"
+        editor.client.diagnostics.pop(train, None)
+        editor.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"dllint": {"ignore": ["DL2"]}})
+        )
+        assert await editor.diagnostics(train) == []
+
+    session(project, scenario)
+
+
+def test_unsafe_fixes_only_when_the_editor_allows_them(project: Path) -> None:
+    (project / "train.py").write_text(
+        "from torch.utils.data import DataLoader\n\nloader = DataLoader(list(range(8)), num_workers=2)\nfor batch in loader:\n    pass\n"
+    )
+
+    async def scenario(editor: Editor) -> None:
+        train = editor.open(project / "train.py")
+        [found] = await editor.diagnostics(train, lambda d: len(d) > 0)
+        assert found.code == "DL101"
+        titles = [a.title for a in await editor.actions(train, 3)]
+        assert titles == ["Disable DL101 for this line"]
+
+    session(project, scenario)
+
+    async def allowed(editor: Editor) -> None:
+        train = editor.open(project / "train.py")
+        await editor.diagnostics(train, lambda d: len(d) > 0)
+        actions = await editor.actions(train, 3)
+        assert actions[0].title.startswith("Fix DL101") and actions[0].title.endswith("(unsafe: check the result)")
+        fixed = apply(editor.texts[train], actions[0].edit.changes[train])
+        assert 'if __name__ == "__main__":' in fixed
+        editor.change(train, fixed)
+        assert await editor.diagnostics(train) == []
+
+    session(project, allowed, options={"dllint": {"unsafeFixes": True}})
+
+
+def test_notebook_cells_get_their_own_diagnostics_and_fixes(project: Path) -> None:
+    notebook = project / "explore.ipynb"
+    cells = [
+        (types.NotebookCellKind.Markup, "# Loading"),
+        (types.NotebookCellKind.Code, "from torch.utils.data import DataLoader\nds = list(range(8))"),
+        (types.NotebookCellKind.Code, "loader = DataLoader(ds, num_workers=2, collate_fn=lambda b: b)\nfor batch in loader:\n    pass"),
+    ]
+    cell_uris = [f"{uri(notebook)}#cell{i}" for i in range(len(cells))]
+
+    async def scenario_open(editor: Editor) -> None:
+        editor.client.notebook_document_did_open(
+            types.DidOpenNotebookDocumentParams(
+                notebook_document=types.NotebookDocument(
+                    uri=uri(notebook),
+                    notebook_type="jupyter-notebook",
+                    version=1,
+                    cells=[types.NotebookCell(kind=k, document=u) for (k, _), u in zip(cells, cell_uris)],
+                ),
+                cell_text_documents=[
+                    types.TextDocumentItem(uri=u, language_id="python" if k == types.NotebookCellKind.Code else "markdown", version=1, text=t)
+                    for (k, t), u in zip(cells, cell_uris)
+                ],
+            )
+        )
+
+    async def scenario(editor: Editor) -> None:
+        await scenario_open(editor)
+        found = await editor.diagnostics(cell_uris[2], lambda d: len(d) > 0)
+        assert [(d.code, d.range.start.line, d.range.start.character) for d in found] == [("DL102", 0, 50)]
+        assert await editor.diagnostics(cell_uris[1]) == []
+        actions = await editor.actions(cell_uris[2], 0)
+        assert [a.title for a in actions] == ["Disable DL102 for this line"]  # its fix is unsafe in a notebook
+
+    session(project, scenario)
+
+    async def unsafe_allowed(editor: Editor) -> None:
+        await scenario_open(editor)
+        await editor.diagnostics(cell_uris[2], lambda d: len(d) > 0)
+        fix = (await editor.actions(cell_uris[2], 0))[0]
+        assert fix.title.startswith("Fix DL102: Hoist the lambda") and fix.title.endswith("(unsafe: check the result)")
+        assert sorted(fix.edit.changes) == [cell_uris[1], cell_uris[2]]  # the def goes above, in the cell of the imports
+        sources = [apply(t, fix.edit.changes.get(u, [])) for (_, t), u in zip(cells, cell_uris)]
+        assert sources[1].endswith("def collate(b):\n    return b\n\n")
+        assert sources[2].startswith("loader = DataLoader(ds, num_workers=2, collate_fn=collate)")
+
+    session(project, unsafe_allowed, options={"dllint": {"unsafeFixes": True}})
+
+
+def test_yaml_config_diagnostics(project: Path) -> None:
+    config = project / "conf.yaml"
+    config.write_text("train_dataloader:\n  batch_size: 8\n  num_workers: 0\n  persistent_workers: true\n")
+
+    async def scenario(editor: Editor) -> None:
+        document = editor.open(config, language="yaml")
+        [found] = await editor.diagnostics(document, lambda d: len(d) > 0)
+        assert found.code == "DL001"
+        assert found.severity == types.DiagnosticSeverity.Error
+        assert found.range.start == types.Position(line=3, character=2)
+
+    session(project, scenario)
+
+
+def test_replacement_is_the_smallest_line_range() -> None:
+    edit = replacement("a\nb\nc\n", "a\nB\nc\n", "utf-16")
+    assert (edit.range.start.line, edit.range.end.line, edit.new_text) == (1, 2, "B\n")
+    assert apply("a\nb", [replacement("a\nb", "a\nbc", "utf-16")]) == "a\nbc"
+    assert replacement("x", "x", "utf-16") is None
+
+
+def test_the_server_never_imports_torch(project: Path) -> None:
+    """Linting in the server, a notebook and a config included, loads neither torch nor the probe."""
+    code = (
+        "import sys\n"
+        "from dllint.server.app import server\n"
+        "from dllint.server.state import Workspace\n"
+        "from dllint.server.convert import notebook_bytes\n"
+        "w = Workspace()\n"
+        f"root = {str(project)!r}\n"
+        "w.lint(root + '/train.py', open(root + '/train.py', 'rb').read())\n"
+        "w.lint(root + '/nb.ipynb', notebook_bytes([('code', 'from torch.utils.data import DataLoader')]))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'psutil') or m.startswith('dllint.probe')))\n"
+    )
+    done = __import__("subprocess").run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]"
