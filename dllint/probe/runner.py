@@ -17,7 +17,7 @@ from typing import Any
 from dllint.findings import Finding
 import dllint.probe.descendants as descendants
 import dllint.probe.guard as guard
-from dllint.probe.processes import ProcessTree, StopSignals, set_child_subreaper
+from dllint.probe.processes import ProcessTree, StopSignals, Watchdog, set_child_subreaper
 import dllint.probe.ranks as ranks
 from dllint.probe.context import Settings
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
@@ -81,9 +81,11 @@ class EventLog:
         self.ready_at: float | None = None  # when the harness had torch imported: the timeout starts here
 
     def poll(self) -> None:
-        if not os.path.exists(self.path):
+        try:  # never through a symlink: the file is the probe's, out of the script's reach
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
             return
-        with open(self.path, encoding="utf-8") as stream:
+        with open(fd, encoding="utf-8") as stream:
             stream.seek(self.offset)
             chunk = stream.read()
         complete = chunk[: chunk.rfind("\n") + 1]  # a line still being written waits for the next poll
@@ -120,6 +122,7 @@ def _child_environment(scratch: str, events: str) -> dict[str, str]:
     environment["PYTHONUNBUFFERED"] = "1"
     environment[guard.SCRATCH_ENV] = scratch
     environment[guard.EVENTS_ENV] = events
+    environment[guard.PROTECTED_ENV] = str(os.getpid())  # the script may not stop or kill dllint
     environment[descendants.ROLE_ENV] = descendants.HARNESS
     environment["TMPDIR"] = os.path.join(scratch, "tmp")  # tempfile, multiprocessing's sockets, caches
     environment.update(guard.tracker_environment(scratch))
@@ -149,7 +152,7 @@ def run_probe(
     ``signal`` set.
     """
     require_probe_dependencies()
-    if timeout <= 0:
+    if not 0 < timeout < float("inf"):  # nan and inf too
         raise ProbeError(f"--probe-timeout must be positive, got {timeout}")
     if batches is not None and batches < 1:
         raise ProbeError(f"--probe-batches must be at least 1, got {batches}")
@@ -160,11 +163,13 @@ def run_probe(
     if batches is not None:
         settings.batches = batches
     workdir = tempfile.mkdtemp(prefix="dllint-probe-")
+    watchdog = Watchdog(workdir, (guard.SCRATCH_ENV, os.path.join(workdir, guard.SCRATCH_NAME)))
     try:
         with StopSignals() as signals:
             report = _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+        watchdog.release()
     if report_path:
         try:
             with open(report_path, "w", encoding="utf-8") as stream:
@@ -175,7 +180,8 @@ def run_probe(
 
 
 def _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals: StopSignals) -> ProbeReport:
-    scratch = workdir  # the guard lets the harness write here only: its events, temporary files, redirected writes
+    # The script writes in scratch/ only (temporary files, redirected writes); workdir's own files are the probe's.
+    scratch = os.path.join(workdir, guard.SCRATCH_NAME)
     os.makedirs(os.path.join(scratch, "tmp"))
     paths = {name: os.path.join(workdir, name) for name in ("config.json", "events.jsonl", "stdout", "stderr")}
     started = time.monotonic()
@@ -192,10 +198,11 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
     }
     with open(paths["config.json"], "w", encoding="utf-8") as stream:
         json.dump(config, stream)
+    open(paths["events.jsonl"], "x").close()  # the probe's processes append to it, and never create it
     display = ProgressDisplay(progress)
     log = EventLog(paths["events.jsonl"], display)
     status = "completed"
-    tree = ProcessTree()
+    tree = ProcessTree((guard.SCRATCH_ENV, scratch))
     was_subreaper = set_child_subreaper(True)
     display.show("probe: starting the script (importing torch)...")
     with open(paths["stdout"], "wb") as stdout, open(paths["stderr"], "wb") as stderr:
