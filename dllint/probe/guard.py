@@ -196,8 +196,9 @@ class FileGuard:
     # -- where a path goes -------------------------------------------------------
     def resolve(self, path: Any, dir_fd: Any = None, follow: bool = True) -> str | None:
         """The absolute path the kernel will act on for ``path``, or None where it cannot be known."""
-        if isinstance(path, int):
-            return descriptor_path(path)  # an open descriptor: the file it names
+        if isinstance(path, int):  # an open descriptor: the file it names
+            named = descriptor_path(path)
+            return "/proc/self/fd" if named is not None and not os.path.isabs(named) else named  # a pipe, a socket
         try:
             text = os.fsdecode(path)
         except (TypeError, ValueError):
@@ -343,6 +344,8 @@ class FileGuard:
 
     def _audit_open(self, args: tuple[Any, ...]) -> None:
         path, mode, flags = (tuple(args) + (None, None, None))[:3]
+        if isinstance(path, int):
+            return  # a file object on a descriptor already open: its opening was judged
         writing = (flags or 0) & _WRITE_FLAGS or (isinstance(mode, str) and any(flag in mode for flag in "wax+"))
         if writing and path is not None and not self.allowed(path):
             self.stop("open", f"{_shown(path)}, {mode!r}" if mode else _shown(path))

@@ -127,6 +127,13 @@ def test_proc_self_fd_paths_and_descriptors_are_the_files_they_name(layout, file
             file_guard.audit("os.chmod", (fd, 0o777, -1))
     finally:
         os.close(fd)
+    read, write = os.pipe()
+    try:
+        file_guard.audit("open", (write, "w", os.O_WRONLY))  # io.open(fd, "w") on a pipe: nothing changes
+        file_guard.audit("os.chmod", (read, 0o600, -1))  # not a file
+    finally:
+        os.close(read)
+        os.close(write)
     mine = os.open(scratch / "mine.txt", os.O_CREAT | os.O_WRONLY)
     try:
         file_guard.audit("os.truncate", (mine, 0))
