@@ -158,7 +158,9 @@ def _called_by_probe() -> bool:
 
 
 def _passes_through(filename: str) -> bool:
-    return filename == _THIS_FILE or (filename.startswith(_STDLIB) and "-packages" not in filename)
+    if filename == _THIS_FILE or filename.startswith("<frozen "):  # os, posixpath are frozen modules
+        return True
+    return filename.startswith(_STDLIB) and "-packages" not in filename
 
 
 class FileGuard:

@@ -375,3 +375,17 @@ def test_without_proc_a_descriptor_is_unknown_and_its_changes_are_stopped(layout
             file_guard.audit("os.remove", ("x", fd))
     finally:
         os.close(fd)
+
+
+def test_only_the_probes_own_code_writes_the_probes_own_files(layout, file_guard):
+    _, own, _ = layout
+    from dllint.probe import ranks
+
+    record = str(own / "ranks" / "rank0.alive")
+    assert file_guard.allowed(record) is False  # asked by this test: the script's side
+    namespace: dict = {}
+    # A caller in one of the probe's modules, reaching the guard through the standard library as
+    # ranks' os.makedirs does (os is a frozen module).
+    exec(compile("import os\ndef ask(guard, path):\n    return guard.allowed(path)\n", ranks.__file__, "exec"), namespace)
+    assert namespace["ask"](file_guard, record) is True
+    assert namespace["ask"](file_guard, str(layout[0] / "victim.txt")) is False  # never the user's files
