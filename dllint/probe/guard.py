@@ -425,15 +425,25 @@ def install(scratch: str, report: Callable[[dict[str, Any]], None] | None = None
         return _active
     guard = FileGuard(scratch, report or _event_file_reporter())
     builtins.open = io.open = guard.open  # type: ignore[assignment]
-    os.open = guard.os_open  # type: ignore[assignment]  # tempfile, shutil.rmtree's fd walk
-    os.mkdir = guard.mkdir  # type: ignore[assignment]  # os.makedirs and pathlib call os.mkdir
+    replace_os_function("open", guard.os_open)  # tempfile, shutil.rmtree's fd walk
+    replace_os_function("mkdir", guard.mkdir)  # os.makedirs and pathlib call os.mkdir
     for name in ("mkfifo", "mknod"):
         if hasattr(os, name):
-            setattr(os, name, guard.make_node(f"os.{name}", getattr(os, name)))
+            replace_os_function(name, guard.make_node(f"os.{name}", getattr(os, name)))
     sys.addaudithook(guard.audit)
     _watch_sqlite(guard)
     _active = guard
     return guard
+
+
+def replace_os_function(name: str, wrapper: Callable[..., Any]) -> None:
+    """``os.NAME = wrapper``, and the wrapper listed wherever the original was (``os.open in
+    os.supports_dir_fd`` decides whether shutil, filelock and others pass ``dir_fd``)."""
+    original = getattr(os, name)
+    for supports in (os.supports_dir_fd, os.supports_fd, os.supports_follow_symlinks, os.supports_effective_ids):
+        if original in supports:
+            supports.add(wrapper)
+    setattr(os, name, wrapper)
 
 
 def guard_torch_save(guard: FileGuard) -> None:

@@ -26,7 +26,7 @@ import re
 import sys
 from typing import Any, NamedTuple
 
-from dllint.probe.guard import EVENTS_ENV, PROTECTED_ENV, SCRATCH_ENV, TRACKER_ENVIRONMENT
+from dllint.probe.guard import EVENTS_ENV, PROTECTED_ENV, SCRATCH_ENV, TRACKER_ENVIRONMENT, replace_os_function
 
 BOOT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot")
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -233,4 +233,4 @@ def install() -> None:
     for name, with_env in (("execv", False), ("execve", True), ("posix_spawn", True), ("posix_spawnp", True)):
         original = getattr(os, name, None)
         if original is not None and not getattr(original, "_dllint_guarded", False):
-            setattr(os, name, _wrap_exec(original, with_env))
+            replace_os_function(name, _wrap_exec(original, with_env))

@@ -389,3 +389,37 @@ def test_only_the_probes_own_code_writes_the_probes_own_files(layout, file_guard
     exec(compile("import os\ndef ask(guard, path):\n    return guard.allowed(path)\n", ranks.__file__, "exec"), namespace)
     assert namespace["ask"](file_guard, record) is True
     assert namespace["ask"](file_guard, str(layout[0] / "victim.txt")) is False  # never the user's files
+
+
+def test_the_reported_escape_from_dev_is_stopped(layout, monkeypatch):
+    project, _, scratch = layout
+    proc, events = run_guarded("""
+        import os
+        from dllint.probe.guard import WriteStopped
+        fd = os.open(".", os.O_RDONLY)
+        os.chdir("/dev")  # /dev is always writable: judged against the cwd, both calls passed
+        for attempt in (lambda: os.remove("victim.txt", dir_fd=fd),
+                        lambda: os.open("victim.txt", os.O_WRONLY | os.O_TRUNC, dir_fd=fd)):
+            try:
+                attempt()
+            except WriteStopped as stop:
+                print(stop.attempt)
+    """, layout)
+    assert proc.stdout.splitlines() == ["os.remove('victim.txt')", "os.open('victim.txt')"], proc.stderr
+    assert (project / "victim.txt").read_text() == "keep me"
+    assert [event["handled"] for event in events] == ["stopped", "stopped"]
+
+
+def test_filelock_works_in_the_scratch_directory(layout):
+    pytest.importorskip("filelock")
+    proc, events = run_guarded("""
+        import os, tempfile, filelock
+        path = os.path.join(tempfile.gettempdir(), "x.lock")
+        for lock in (filelock.FileLock(path), filelock.SoftFileLock(path + "2")):
+            with lock:
+                pass
+        print("locked")
+        assert os.open in os.supports_dir_fd and os.mkdir in os.supports_dir_fd  # libraries still use dir_fd
+        assert os.execve in os.supports_fd
+    """, layout)
+    assert proc.stdout == "locked\n" and events == [], proc.stderr
