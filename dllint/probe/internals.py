@@ -176,3 +176,25 @@ def redirect_torch_writers(redirect: Redirect, read_back: Callable[[Any], Any]) 
 
 def _shared_map(redirect: Redirect, action: str, filename: Any, shared: Any) -> Any:
     return redirect(action, filename, keep_content=True) if shared else filename
+
+
+# -- multiprocessing's Process, whose targets the probe replaces ---------------------------------
+
+
+def replace_process_targets(replace: Callable[[Any, tuple], tuple[Any, tuple] | None]) -> None:
+    """Wrap ``multiprocessing``'s ``BaseProcess.__init__`` (CPython's signature: ``group, target,
+    name, args, kwargs, *, daemon``) so that ``replace(target, args)`` may return another
+    ``(target, args)`` for the process to run, or None to leave it."""
+    import functools
+    from multiprocessing.process import BaseProcess
+
+    original = BaseProcess.__init__
+
+    @functools.wraps(original)
+    def __init__(process, group=None, target=None, name=None, args=(), kwargs=None, *, daemon=None):
+        replaced = replace(target, args)
+        if replaced is not None:
+            target, args = replaced
+        original(process, group, target, name, args, kwargs or {}, daemon=daemon)
+
+    BaseProcess.__init__ = __init__
