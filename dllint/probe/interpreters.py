@@ -160,7 +160,7 @@ def _run(mode: str, target: str, args: list[str]) -> None:
         return
     if mode == "file":
         sys.argv = [target, *args]
-        if not sys.flags.safe_path and sys.path and sys.path[0] == "":
+        if not getattr(sys.flags, "safe_path", False) and sys.path and sys.path[0] == "":
             sys.path[0] = os.path.dirname(os.path.realpath(target))
         runpy.run_path(target, run_name="__main__")
         return

@@ -146,10 +146,11 @@ def run_probe(
     ``target`` is a script path or ``module:function`` (a zero-argument factory
     returning a DataLoader). ``timeout`` counts from the moment the harness is
     ready (torch imported). Raises ProbeUnavailable without torch/psutil and
-    ProbeError for a target or option that cannot work. SIGINT/SIGTERM stop
-    the run: everything it started is killed, its temporary directory
+    ProbeError for a target or option that cannot work. SIGINT/SIGTERM/SIGHUP
+    stop the run: everything it started is killed, its temporary directory
     removed, and the report comes back with status "interrupted" and
-    ``signal`` set.
+    ``signal`` set. A watchdog process does the same if this process is
+    killed outright (:class:`~dllint.probe.processes.Watchdog`).
     """
     require_probe_dependencies()
     if not 0 < timeout < float("inf"):  # nan and inf too

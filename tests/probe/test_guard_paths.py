@@ -333,7 +333,7 @@ def test_a_rewritten_command_line_keeps_flags_and_program():
     assert interpreters.split_command_line(["python", "--version"]).mode is None
 
 
-def test_torch_writers_are_redirected(layout):
+def test_torch_shared_maps_and_saves_leave_the_users_files_unchanged(layout):
     pytest.importorskip("torch")
     project, _, _ = layout
     (project / "data.bin").write_bytes(bytes(8))
@@ -342,18 +342,17 @@ def test_torch_writers_are_redirected(layout):
         import torch
         from dllint.probe.guard import active, guard_torch_save
         guard_torch_save(active())
-        torch.jit.save(torch.jit.script(torch.nn.Linear(1, 1)), "model.pt")
         storage = torch.UntypedStorage.from_file("data.bin", shared=True, nbytes=8)
         storage[0] = 7
         tensor = torch.from_file("data.bin", shared=True, size=8, dtype=torch.uint8)
         tensor[1] = 9
         torch.save({}, "state.pt")
-        print(torch.jit.load("model.pt") is not None)
+        assert torch.load("state.pt") == {}  # read back from the redirected copy
     """, layout, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert {path.name: path.read_bytes() for path in project.iterdir()} == before
-    assert [event["action"] for event in events] == [
-        "torch.jit.save", "torch.UntypedStorage.from_file", "torch.from_file", "torch.save"]
+    assert [event["action"] for event in events] == [  # torch.jit.save: tests/probe/test_internals.py
+        "torch.UntypedStorage.from_file", "torch.from_file", "torch.save"]
 
 
 # -- platforms: the degraded paths, simulated on Linux -----------------------------------------------

@@ -6,6 +6,7 @@ Each test runs a small script with real DataLoaders and real worker processes.
 from __future__ import annotations
 
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from probe_helpers import fast_settings, finding, line_of, write_script
 from dllint.probe import run_probe
 
 pytestmark = pytest.mark.probe
+
 
 def processes_with(token: str) -> list[psutil.Process]:
     found = []
@@ -99,40 +101,6 @@ def test_a_setsid_grandchild_that_ignores_sigterm_is_gone_after_the_run(tmp_path
     assert_no_leftovers(report)
 
 
-@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)])
-def test_a_signal_to_dllint_mid_probe_leaves_no_process_and_no_temporary_directory(tmp_path, signum, status):
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    script = write_script(tmp_path, """
-        import time
-
-        class Slow(Dataset):
-            def __len__(self):
-                return 8
-
-            def __getitem__(self, index):
-                time.sleep(60)
-                return index
-
-        for batch in DataLoader(Slow(), num_workers=2):
-            pass
-    """)
-    environment = {**os.environ, "TMPDIR": str(temp)}
-    dllint = subprocess.Popen([sys.executable, "-m", "dllint", "--probe", str(script), "--probe-timeout", "60"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=tmp_path)
-    progress = []
-    for line in dllint.stderr:  # progress lines arrive while it runs
-        progress.append(line)
-        if "first batch" in line:
-            break
-    assert any(line.startswith("probe: loader 1 at ") for line in progress), progress
-    dllint.send_signal(signum)
-    assert dllint.wait(timeout=20) == status
-    time.sleep(0.2)
-    assert processes_with(str(temp)) == []  # the harness and its workers: their command lines name the temp dir
-    assert list(temp.iterdir()) == []
-
-
 DAEMON_SCRIPT = """
     import subprocess, time
     SLEEPER = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
@@ -155,25 +123,51 @@ DAEMON_SCRIPT = """
 """
 
 
-def test_sigkill_to_dllint_leaves_no_process_and_no_temporary_directory(tmp_path):
-    token = f"dllint-test-{uuid.uuid4().hex}"
+def dllint_at_first_batch(tmp_path, token: str) -> tuple[subprocess.Popen, pathlib.Path]:
+    """dllint probing DAEMON_SCRIPT, its daemon started, its loader waiting for a first batch that never comes."""
     temp = tmp_path / "tmp"
     temp.mkdir()
     script = write_script(tmp_path, DAEMON_SCRIPT.replace("TOKEN", token))
     environment = {**os.environ, "TMPDIR": str(temp)}
     dllint = subprocess.Popen([sys.executable, "-m", "dllint", "--probe", str(script), "--probe-timeout", "60"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environment, cwd=tmp_path)
-    for line in dllint.stderr:
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=tmp_path)
+    progress = []
+    for line in dllint.stderr:  # progress lines arrive while it runs
+        progress.append(line)
         if "first batch" in line:
             break
-    assert processes_with(token), "the daemon should be running before the kill"
-    dllint.kill()  # SIGKILL: no handler runs; the watchdog cleans up
-    dllint.wait(timeout=10)
-    deadline = time.monotonic() + 15
+    assert any(line.startswith("probe: loader 1 at ") for line in progress), progress
+    deadline = time.monotonic() + 10
+    while not processes_with(token) and time.monotonic() < deadline:  # its double fork and exec take a moment
+        time.sleep(0.1)
+    assert processes_with(token), "the daemon should be running"
+    return dllint, temp
+
+
+def assert_all_gone(token: str, temp: pathlib.Path, patience: float) -> None:
+    deadline = time.monotonic() + patience
     while (processes_with(token) or processes_with(str(temp)) or list(temp.iterdir())) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert processes_with(token) == [] and processes_with(str(temp)) == []
-    assert list(temp.iterdir()) == []  # the probe's directory removed, the watchdog gone too
+    assert processes_with(token) == []
+    assert processes_with(str(temp)) == []  # the harness and its workers: their command lines name the temp dir
+    assert list(temp.iterdir()) == []  # the probe's directory removed
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)])
+def test_a_signal_to_dllint_mid_probe_leaves_no_process_and_no_temporary_directory(tmp_path, signum, status):
+    token = f"dllint-test-{uuid.uuid4().hex}"
+    dllint, temp = dllint_at_first_batch(tmp_path, token)
+    dllint.send_signal(signum)
+    assert dllint.wait(timeout=20) == status
+    assert_all_gone(token, temp, patience=1)
+
+
+def test_sigkill_to_dllint_leaves_no_process_and_no_temporary_directory(tmp_path):
+    token = f"dllint-test-{uuid.uuid4().hex}"
+    dllint, temp = dllint_at_first_batch(tmp_path, token)
+    dllint.kill()  # SIGKILL: no handler runs; the watchdog cleans up
+    dllint.wait(timeout=10)
+    assert_all_gone(token, temp, patience=15)
 
 
 def test_without_a_subreaper_a_double_forked_daemon_is_still_killed(tmp_path, monkeypatch, assert_no_leftovers):
