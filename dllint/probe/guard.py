@@ -22,7 +22,7 @@ removed. Outside it:
   it had written. An existing ``sqlite3`` database is opened read-only.
 - Anything else that would change a file (``os.open`` for writing,
   ``os.remove``, ``os.rename``/``os.replace``, ``os.rmdir``, ``os.truncate``,
-  ``os.chmod``, ``os.chown``, ``os.utime``, links, ``os.mkfifo``,
+  ``os.chmod``, ``os.chown``, ``os.utime``, extended attributes, links, ``os.mkfifo``,
   ``os.mknod``, binding a Unix socket, ``shutil.rmtree``/``copy*``/``move``,
   ...) **stops the script** right there, with the attempt reported.
 
@@ -100,6 +100,9 @@ _CHANGING_EVENTS = {
     # A hard link in the scratch directory to a user file would let the script write the user's file.
     "os.link": Change((0, 1), (2, 3), (True, False)),
     "os.symlink": Change((1,), (2,), (False,)),
+    "os.setxattr": Change((0,), (None,), (True,)),  # follow_symlinks is not in the event: judged as followed
+    "os.removexattr": Change((0,), (None,), (True,)),
+    "os.chflags": Change((0,), (None,), (True,)),  # BSD, macOS
     "shutil.rmtree": Change((0,), (1,), (False,)),
     "shutil.copyfile": Change((1,), (None,), (True,)),
     "shutil.copymode": Change((1,), (None,), (True,)),

@@ -78,6 +78,15 @@ ESCAPES = {
 }
 
 
+@pytest.mark.parametrize("event", ["os.setxattr", "os.removexattr", "os.chflags", "os.truncate", "shutil.copyfile"])
+def test_other_changes_to_a_users_file_are_stopped(event, layout, file_guard):
+    project, _, scratch = layout
+    victim = str(project / "victim.txt")
+    arguments = {"shutil.copyfile": (str(scratch / "x"), victim)}.get(event, (victim, "user.x", b"1", 0))
+    with pytest.raises(WriteStopped, match=event.split(".")[-1]):
+        file_guard.audit(event, arguments)
+
+
 @pytest.mark.parametrize("action", sorted(ESCAPES))
 def test_a_change_relative_to_a_users_directory_descriptor_is_stopped_wherever_the_cwd_is(
         action, layout, file_guard, monkeypatch):
