@@ -151,6 +151,13 @@ def descriptor_path(fd: int) -> str | None:
     return None
 
 
+def _current_directory() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # removed under the script: nothing relative to it can be judged
+        return None
+
+
 def _called_by_probe() -> bool:
     """The code that asked for this file operation is the probe's own, not the script's: the first
     caller outside this module and the standard library (``os.makedirs``, ``shutil``) is in the probe."""
@@ -209,7 +216,7 @@ class FileGuard:
         except (TypeError, ValueError):
             return None
         if not os.path.isabs(text):
-            base = os.getcwd() if dir_fd in _AT_FDCWD else descriptor_path(dir_fd)
+            base = _current_directory() if dir_fd in _AT_FDCWD else descriptor_path(dir_fd)
             if base is None:
                 return None
             text = os.path.join(base, text)

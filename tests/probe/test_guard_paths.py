@@ -431,3 +431,26 @@ def test_filelock_works_in_the_scratch_directory(layout):
         assert os.execve in os.supports_fd
     """, layout)
     assert proc.stdout == "locked\n" and events == [], proc.stderr
+
+
+def test_the_spawned_workers_of_a_rewritten_child_are_guarded_too(layout):
+    project, _, _ = layout
+    (project / "pool.py").write_text(textwrap.dedent("""
+        import multiprocessing, os
+
+        def work(x):
+            open("pool.txt", "w").write("x")
+            return x * 2
+
+        if __name__ == "__main__":
+            with multiprocessing.get_context("spawn").Pool(2) as pool:
+                print(pool.map(work, [1, 2]))
+    """))
+    proc, events = run_guarded("""
+        import subprocess, sys
+        child = subprocess.run([sys.executable, "-E", "pool.py"], capture_output=True, text=True, timeout=60)
+        print(child.stdout.strip(), child.stderr[-300:])
+    """, layout)
+    assert proc.stdout.strip() == "[2, 4]", proc.stdout + proc.stderr
+    assert not (project / "pool.txt").exists()
+    assert {event["action"] for event in events} == {"open"} and len({event["pid"] for event in events}) >= 1

@@ -210,7 +210,7 @@ def test_a_script_attacking_the_probe_is_stopped_each_time_and_the_timeout_holds
     """)
     monkeypatch.chdir(project)
     started = time.monotonic()
-    report = run_probe(str(script), [], [], timeout=8, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], [], timeout=5, progress=False, settings=fast_settings())
     assert report.status == "timeout"
     assert time.monotonic() - started - (report.startup_s or 0) < 20
     stopped = [write["action"] for write in report.writes if write["handled"] == "stopped"]
