@@ -239,8 +239,12 @@ class FileGuard:
         return bool(self.own and real and real.startswith(self.own + os.sep) and _called_by_probe())
 
     def shadow(self, path: Any) -> str:
+        """Where the redirected copy of ``path`` lives, under ``scratch/writes``."""
         real = os.path.realpath(os.fsdecode(path))
-        return os.path.join(self.shadow_root, real.lstrip(os.sep))
+        shadow = os.path.join(self.shadow_root, real.lstrip(os.sep))
+        if os.path.realpath(shadow) != shadow:  # a symlink planted among the copies would lead back out
+            self.stop("redirect", _shown(path))
+        return shadow
 
     def _prepare(self, shadow: str) -> None:
         self.passing(lambda: os.makedirs(os.path.dirname(shadow), exist_ok=True))

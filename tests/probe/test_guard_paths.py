@@ -213,6 +213,19 @@ def test_the_probes_own_files_are_out_of_the_scripts_reach(layout, file_guard):
     assert events.read_text() == ""
 
 
+def test_a_symlink_planted_among_the_redirected_copies_does_not_lead_back_to_the_users_file(layout, file_guard):
+    project, _, scratch = layout
+    victim = project / "victim.txt"
+    planted = scratch / "writes" / str(victim.resolve()).lstrip(os.sep)
+    planted.parent.mkdir(parents=True)
+    planted.symlink_to(victim)
+    for redirect in (lambda: file_guard.redirect_path("torch.save", str(victim)),
+                     lambda: file_guard.open(str(victim), "w")):
+        with pytest.raises(WriteStopped, match="redirect"):
+            redirect()
+    assert victim.read_text() == "keep me"
+
+
 def test_events_are_never_appended_through_a_symlink(layout, tmp_path, monkeypatch):
     _, own, _ = layout
     target = tmp_path / "user.txt"
