@@ -54,6 +54,14 @@ class DefaultCommandGroup(click.Group):
         self.format_commands(ctx, formatter)
 
 
+def _positive_seconds(ctx: click.Context, value: float) -> float:
+    """``--probe-timeout``: a finite number of seconds above 0 (nan would turn the timeout off)."""
+    if not 0 < value < float("inf"):
+        click.echo(f"dllint: error: --probe-timeout must be a positive, finite number of seconds, got {value}", err=True)
+        ctx.exit(exit_codes.ERROR)
+    return value
+
+
 def _split_codes(values: tuple[str, ...], option: str) -> tuple[str, ...] | None:
     if not values:
         return None
@@ -105,7 +113,7 @@ def main() -> None:
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Where to keep the cache (default: .dllint_cache).")
 @click.option("--project-root", type=click.Path(file_okay=False), help="The project the files belong to (default: the nearest directory above them with pyproject.toml, setup.cfg, setup.py or .git).")
 @click.option("--probe", "probe_target", metavar="SCRIPT|MODULE:FUNCTION", help="Run the loader for real and confirm each finding; arguments after -- go to the script.")
-@click.option("--probe-timeout", type=click.FloatRange(min=0, min_open=True), default=120, show_default=True, help="Seconds for the whole probe run.")
+@click.option("--probe-timeout", type=float, default=120, show_default=True, callback=lambda ctx, param, value: _positive_seconds(ctx, value), help="Seconds for the whole probe run.")
 @click.option("--probe-batches", type=click.IntRange(min=1), help="Batches per measurement.")
 @click.option("--probe-report", type=click.Path(dir_okay=False), help="Write everything the probe measured as JSON.")
 @click.option("--nproc-per-node", type=click.IntRange(min=1), help="With --probe: run the script on N ranks as torchrun does (CPU, gloo), probing every rank.")

@@ -15,10 +15,7 @@ bootstrapping then, and is not reported.
 from __future__ import annotations
 
 import functools
-import importlib.abc
-import importlib.machinery
 import os
-import sys
 from typing import Any
 
 ROLE_ENV = "DLLINT_PROBE_ROLE"
@@ -64,30 +61,10 @@ def _wrap(module: Any) -> None:
     loader_class.__init__ = __init__
 
 
-class _WatchDataLoader(importlib.abc.MetaPathFinder):
-    """Wraps DataLoader.__init__ right after torch's dataloader module is executed."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != _MODULE:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None:
-            return None
-        original_exec = spec.loader.exec_module
-
-        def exec_module(module: Any) -> None:
-            original_exec(module)
-            _wrap(module)
-
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
-
-
 def watch_loaders() -> None:
     """In a process the harness does not run in: report every DataLoader it builds."""
     if os.environ.get(ROLE_ENV) == HARNESS:
         return
-    if _MODULE in sys.modules:
-        _wrap(sys.modules[_MODULE])
-    elif not any(isinstance(finder, _WatchDataLoader) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _WatchDataLoader())
+    from dllint.probe.guard import after_import
+
+    after_import(_MODULE, _wrap)

@@ -11,6 +11,7 @@ here rather than a verdict silently turning into "not confirmed".
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 # -- messages torch raises ------------------------------------------------------
@@ -131,3 +132,69 @@ def generator_classes() -> tuple[type, ...]:
 
     classes.append(torch.Generator)
     return tuple(classes)
+
+
+# -- torch's writers that write through C++, past open() and the audit hook --------------
+
+Redirect = Callable[..., Any]  # FileGuard.redirect_path(action, path, keep_content=False) -> path to use
+
+
+def redirect_torch_writers(redirect: Redirect, read_back: Callable[[Any], Any]) -> None:
+    """Send every torch writer's path through ``redirect`` (the file guard): ``torch.save``,
+    ``torch.jit.save`` (a ScriptModule's ``save``), and a shared memory map of a file
+    (``torch.UntypedStorage.from_file``/``torch.from_file`` with ``shared=True``, which writes
+    the file in place, so its copy starts from the file's content). ``torch.jit.load`` reads
+    through ``read_back``: the script loads what it saved. Once per process."""
+    import torch
+    import torch.serialization
+
+    if getattr(torch.serialization.save, "_dllint_guarded", False):
+        return
+
+    def marked(function: Callable[..., Any]) -> Callable[..., Any]:
+        function._dllint_guarded = True  # type: ignore[attr-defined]
+        return function
+
+    save = torch.serialization.save
+    torch.save = torch.serialization.save = marked(lambda obj, f, *args, **kwargs: save(
+        obj, redirect("torch.save", f), *args, **kwargs))
+    script_module = getattr(getattr(torch.jit, "_script", None), "RecursiveScriptModule", None)
+    if script_module is not None and hasattr(script_module, "save"):
+        save_script = script_module.save
+        script_module.save = marked(lambda module, f, **kwargs: save_script(module, redirect("torch.jit.save", f), **kwargs))
+    if hasattr(torch.jit, "load"):
+        load_script = torch.jit.load
+        torch.jit.load = marked(lambda f, *args, **kwargs: load_script(read_back(f), *args, **kwargs))
+    storage_from_file = torch.UntypedStorage.from_file
+    torch.UntypedStorage.from_file = classmethod(marked(  # type: ignore[method-assign]
+        lambda cls, filename, shared=False, *args, **kwargs: storage_from_file(
+            _shared_map(redirect, "torch.UntypedStorage.from_file", filename, shared), shared, *args, **kwargs)))
+    tensor_from_file = torch.from_file
+    torch.from_file = marked(lambda filename, shared=None, *args, **kwargs: tensor_from_file(
+        _shared_map(redirect, "torch.from_file", filename, shared), shared, *args, **kwargs))
+
+
+def _shared_map(redirect: Redirect, action: str, filename: Any, shared: Any) -> Any:
+    return redirect(action, filename, keep_content=True) if shared else filename
+
+
+# -- multiprocessing's Process, whose targets the probe replaces ---------------------------------
+
+
+def replace_process_targets(replace: Callable[[Any, tuple], tuple[Any, tuple] | None]) -> None:
+    """Wrap ``multiprocessing``'s ``BaseProcess.__init__`` (CPython's signature: ``group, target,
+    name, args, kwargs, *, daemon``) so that ``replace(target, args)`` may return another
+    ``(target, args)`` for the process to run, or None to leave it."""
+    import functools
+    from multiprocessing.process import BaseProcess
+
+    original = BaseProcess.__init__
+
+    @functools.wraps(original)
+    def __init__(process, group=None, target=None, name=None, args=(), kwargs=None, *, daemon=None):
+        replaced = replace(target, args)
+        if replaced is not None:
+            target, args = replaced
+        original(process, group, target, name, args, kwargs or {}, daemon=daemon)
+
+    BaseProcess.__init__ = __init__

@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 import dllint.probe.guard as guard
+import dllint.probe.internals as internals
 import dllint.probe.ranks as ranks
 from dllint.probe.context import ProbeContext, Settings, StaticFinding
 from dllint.probe.harness import Harness, ProbeFinished
@@ -131,20 +132,16 @@ def run_as_rank(spec: dict[str, Any], index: int, slot: int, call) -> None:
 def _hook_processes(harness, spec: dict[str, Any], slots: list[int]) -> None:
     """``multiprocessing.Process(target=f)`` with ``f`` from the user's code (not torch's workers,
     not a pool's): the child runs ``f`` under a harness of its own, as rank 0, 1, ... in order."""
-    from multiprocessing.process import BaseProcess
-
-    original = BaseProcess.__init__
     made = [0]
 
-    @functools.wraps(original)
-    def __init__(process, group=None, target=None, name=None, args=(), kwargs=None, *, daemon=None):
-        if target is not None and not harness.bypass() and _is_user_code(target):
-            index, slot = made[0], slots[0]
-            made[0], slots[0] = index + 1, slot + 1
-            args, target = (spec, index, slot, target, *args), probed_process
-        original(process, group, target, name, args, kwargs or {}, daemon=daemon)
+    def probed(target, args):
+        if target is None or harness.bypass() or not _is_user_code(target):
+            return None
+        index, slot = made[0], slots[0]
+        made[0], slots[0] = index + 1, slot + 1
+        return probed_process, (spec, index, slot, target, *args)
 
-    BaseProcess.__init__ = __init__
+    internals.replace_process_targets(probed)
 
 
 def _is_user_code(function) -> bool:

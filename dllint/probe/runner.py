@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import asdict
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from dllint.findings import Finding
 import dllint.probe.descendants as descendants
 import dllint.probe.guard as guard
+from dllint.probe.processes import ProcessTree, StopSignals, Watchdog, set_child_subreaper
 import dllint.probe.ranks as ranks
 from dllint.probe.context import Settings
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
@@ -33,8 +33,6 @@ STDERR_TAIL_LINES = 12
 STARTUP_SECONDS = 60
 # How often the runner records the harness's descendants.
 WATCH_SECONDS = 0.2
-PR_SET_CHILD_SUBREAPER = 36
-PR_GET_CHILD_SUBREAPER = 37
 
 
 def parse_target(target: str) -> dict[str, Any]:
@@ -83,9 +81,11 @@ class EventLog:
         self.ready_at: float | None = None  # when the harness had torch imported: the timeout starts here
 
     def poll(self) -> None:
-        if not os.path.exists(self.path):
+        try:  # never through a symlink: the file is the probe's, out of the script's reach
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
             return
-        with open(self.path, encoding="utf-8") as stream:
+        with open(fd, encoding="utf-8") as stream:
             stream.seek(self.offset)
             chunk = stream.read()
         complete = chunk[: chunk.rfind("\n") + 1]  # a line still being written waits for the next poll
@@ -122,153 +122,11 @@ def _child_environment(scratch: str, events: str) -> dict[str, str]:
     environment["PYTHONUNBUFFERED"] = "1"
     environment[guard.SCRATCH_ENV] = scratch
     environment[guard.EVENTS_ENV] = events
+    environment[guard.PROTECTED_ENV] = str(os.getpid())  # the script may not stop or kill dllint
     environment[descendants.ROLE_ENV] = descendants.HARNESS
     environment["TMPDIR"] = os.path.join(scratch, "tmp")  # tempfile, multiprocessing's sockets, caches
     environment.update(guard.tracker_environment(scratch))
     return environment
-
-
-class StopSignals:
-    """SIGINT and SIGTERM stop the probe (raise ProbeInterrupted) until cleanup starts, then wait.
-
-    Only in the main thread, where Python delivers signals; elsewhere the
-    caller's own handling stays.
-    """
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self) -> None:
-        self.armed = True
-        self.received: int | None = None
-        self.previous: dict[int, Any] = {}
-
-    def _handle(self, signum: int, frame: Any) -> None:  # noqa: ARG002 - signal handler signature
-        self.received = self.received or signum
-        if self.armed:
-            self.armed = False
-            raise ProbeInterrupted(signum)
-
-    def __enter__(self) -> StopSignals:
-        if threading.current_thread() is threading.main_thread():
-            for signum in self.SIGNALS:
-                self.previous[signum] = signal.signal(signum, self._handle)
-        return self
-
-    def disarm(self) -> None:
-        self.armed = False
-
-    def __exit__(self, *exc: object) -> None:
-        for signum, handler in self.previous.items():
-            signal.signal(signum, handler)
-
-
-def _set_child_subreaper(on: bool) -> bool | None:
-    """Linux: make this process adopt orphaned descendants (setsid'd, double-forked) so they can be found.
-
-    Returns the previous setting, or None where it is not available.
-    """
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        previous = ctypes.c_int(0)
-        if libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(previous)) != 0:
-            return None
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0)
-        return bool(previous.value)
-    except (OSError, AttributeError):  # not Linux
-        return None
-
-
-class ProcessTree:
-    """Every process the harness started, however it detached itself; all killed at the end.
-
-    Descendants are collected while the run goes on (so one that leaves the
-    process group is still known), and with this process as child subreaper
-    any orphan among them becomes our child, where the sweep at the end finds it.
-    """
-
-    def __init__(self) -> None:
-        import psutil
-
-        self.me = psutil.Process()
-        self.before = {child.pid for child in self.me.children(recursive=True)}
-        self.seen: dict[int, Any] = {}
-
-    def watch(self, root_pid: int) -> None:
-        import psutil
-
-        try:
-            root = psutil.Process(root_pid)
-            for process in [root, *root.children(recursive=True)]:
-                self.seen.setdefault(process.pid, process)
-        except psutil.Error:
-            pass
-        self._adopt_orphans()
-
-    def _adopt_orphans(self) -> None:
-        import psutil
-
-        try:
-            for process in self.me.children(recursive=True):
-                if process.pid not in self.before:
-                    self.seen.setdefault(process.pid, process)
-        except psutil.Error:
-            pass
-
-    def alive(self) -> list[Any]:
-        import psutil
-
-        living = []
-        for process in self.seen.values():
-            try:
-                if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-                    living.append(process)
-            except psutil.Error:
-                continue
-        return living
-
-    def kill_all(self, pgid: int, patience: float = 5.0) -> None:
-        import psutil
-
-        deadline = time.monotonic() + patience
-        while True:
-            self._adopt_orphans()
-            try:
-                os.killpg(pgid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            for process in self.alive():
-                try:
-                    process.kill()  # psutil checks the pid was not reused
-                except psutil.Error:
-                    pass
-            self._reap()
-            if not self.alive() and not _live_group_members(pgid) or time.monotonic() > deadline:
-                self._reap()
-                return
-            time.sleep(0.02)
-
-    def _reap(self) -> None:
-        """Collect the exit status of adopted orphans, so that none stays a zombie."""
-        for pid in list(self.seen):
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:  # not our child, or already collected
-                pass
-
-
-def _live_group_members(pgid: int) -> list[int]:
-    import psutil
-
-    members = []
-    for process in psutil.process_iter(["status"]):
-        try:
-            if os.getpgid(process.pid) == pgid and process.info["status"] != psutil.STATUS_ZOMBIE:
-                members.append(process.pid)
-        except (OSError, psutil.Error):  # gone while we looked
-            continue
-    return members
 
 
 def run_probe(
@@ -288,13 +146,14 @@ def run_probe(
     ``target`` is a script path or ``module:function`` (a zero-argument factory
     returning a DataLoader). ``timeout`` counts from the moment the harness is
     ready (torch imported). Raises ProbeUnavailable without torch/psutil and
-    ProbeError for a target or option that cannot work. SIGINT/SIGTERM stop
-    the run: everything it started is killed, its temporary directory
+    ProbeError for a target or option that cannot work. SIGINT/SIGTERM/SIGHUP
+    stop the run: everything it started is killed, its temporary directory
     removed, and the report comes back with status "interrupted" and
-    ``signal`` set.
+    ``signal`` set. A watchdog process does the same if this process is
+    killed outright (:class:`~dllint.probe.processes.Watchdog`).
     """
     require_probe_dependencies()
-    if timeout <= 0:
+    if not 0 < timeout < float("inf"):  # nan and inf too
         raise ProbeError(f"--probe-timeout must be positive, got {timeout}")
     if batches is not None and batches < 1:
         raise ProbeError(f"--probe-batches must be at least 1, got {batches}")
@@ -305,11 +164,13 @@ def run_probe(
     if batches is not None:
         settings.batches = batches
     workdir = tempfile.mkdtemp(prefix="dllint-probe-")
+    watchdog = Watchdog(workdir, (guard.SCRATCH_ENV, os.path.join(workdir, guard.SCRATCH_NAME)))
     try:
         with StopSignals() as signals:
             report = _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+        watchdog.release()
     if report_path:
         try:
             with open(report_path, "w", encoding="utf-8") as stream:
@@ -320,7 +181,8 @@ def run_probe(
 
 
 def _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals: StopSignals) -> ProbeReport:
-    scratch = workdir  # the guard lets the harness write here only: its events, temporary files, redirected writes
+    # The script writes in scratch/ only (temporary files, redirected writes); workdir's own files are the probe's.
+    scratch = os.path.join(workdir, guard.SCRATCH_NAME)
     os.makedirs(os.path.join(scratch, "tmp"))
     paths = {name: os.path.join(workdir, name) for name in ("config.json", "events.jsonl", "stdout", "stderr")}
     started = time.monotonic()
@@ -337,11 +199,12 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
     }
     with open(paths["config.json"], "w", encoding="utf-8") as stream:
         json.dump(config, stream)
+    open(paths["events.jsonl"], "x").close()  # the probe's processes append to it, and never create it
     display = ProgressDisplay(progress)
     log = EventLog(paths["events.jsonl"], display)
     status = "completed"
-    tree = ProcessTree()
-    was_subreaper = _set_child_subreaper(True)
+    tree = ProcessTree((guard.SCRATCH_ENV, scratch))
+    was_subreaper = set_child_subreaper(True)
     display.show("probe: starting the script (importing torch)...")
     with open(paths["stdout"], "wb") as stdout, open(paths["stderr"], "wb") as stderr:
         process = subprocess.Popen(
@@ -374,7 +237,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
             tree.watch(process.pid)
             tree.kill_all(process.pid)
             if was_subreaper is False:
-                _set_child_subreaper(False)
+                set_child_subreaper(False)
             display.close()
     log.poll()
     log.events.extend(ranks.cross_rank_events(config["rank_dir"]))

@@ -102,3 +102,39 @@ def test_generator_classes_are_real_classes():
     classes = internals.generator_classes()
     for generator in (random.Random(0), numpy.random.default_rng(0), numpy.random.RandomState(0), torch.Generator()):
         assert isinstance(generator, classes)
+
+
+def test_the_process_init_signature_the_probe_wraps_is_cpythons(monkeypatch):
+    from multiprocessing.process import BaseProcess
+
+    parameters = inspect.signature(BaseProcess.__init__).parameters
+    assert list(parameters) == ["self", "group", "target", "name", "args", "kwargs", "daemon"]
+    assert parameters["daemon"].kind is inspect.Parameter.KEYWORD_ONLY
+    monkeypatch.setattr(BaseProcess, "__init__", BaseProcess.__init__)
+    internals.replace_process_targets(lambda target, args: (print, ("replaced", *args)) if target is len else None)
+    process = multiprocessing.Process(target=len, args=("x",), daemon=True)
+    assert process._target is print and process._args == ("replaced", "x") and process.daemon
+    assert multiprocessing.Process(target=abs)._target is abs
+
+
+def test_torch_writers_and_jit_load_go_through_the_guard(monkeypatch, tmp_path):
+    from torch.jit._script import RecursiveScriptModule
+
+    for owner, name in [(torch, "save"), (torch.serialization, "save"), (RecursiveScriptModule, "save"),
+                        (torch.jit, "load"), (torch.UntypedStorage, "from_file"), (torch, "from_file")]:
+        monkeypatch.setattr(owner, name, getattr(owner, name))  # restored after the test
+    asked = []
+
+    def redirect(action, path, keep_content=False):
+        asked.append((action, keep_content))
+        return str(tmp_path / f"redirected-{len(asked)}")
+
+    internals.redirect_torch_writers(redirect, lambda path: str(tmp_path / "redirected-2"))
+    (tmp_path / "data.bin").write_bytes(bytes(8))
+    torch.save({}, "model.pth")
+    torch.jit.save(torch.jit.script(torch.nn.Linear(1, 1)), "model.pt")
+    assert torch.jit.load("model.pt") is not None  # read back from the redirected copy
+    torch.UntypedStorage.from_file(str(tmp_path / "data.bin"), shared=False, nbytes=8)  # private: not redirected
+    (tmp_path / "redirected-3").write_bytes(bytes(8))
+    torch.UntypedStorage.from_file(str(tmp_path / "data.bin"), shared=True, nbytes=8)
+    assert asked == [("torch.save", False), ("torch.jit.save", False), ("torch.UntypedStorage.from_file", True)]

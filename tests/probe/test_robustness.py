@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import time
 
 import pytest
@@ -94,3 +96,32 @@ def test_bad_options_are_one_clear_line():
         run_probe(str(FIXTURES / "correct.py"), [], [], timeout=0)
     with pytest.raises(ProbeError, match="--probe-batches must be at least 1"):
         run_probe(str(FIXTURES / "correct.py"), [], [], batches=0)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0"])
+def test_a_timeout_that_is_not_a_positive_finite_number_is_one_clear_line(value):
+    proc = subprocess.run([sys.executable, "-m", "dllint", "--probe", str(FIXTURES / "correct.py"),
+                           f"--probe-timeout={value}"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == f"dllint: error: --probe-timeout must be a positive, finite number of seconds, got {float(value)}\n"
+    with pytest.raises(ProbeError, match="--probe-timeout must be positive"):
+        run_probe(str(FIXTURES / "correct.py"), [], [], timeout=float(value))
+
+
+def test_a_many_worker_loader_runs_again_and_again_without_a_stop(tmp_path):
+    # Each worker passes its batches through multiprocessing's fd sharing: a listener socket in TMPDIR
+    # (inside the scratch directory), unlinked and its directory removed with dir_fd when the worker exits.
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n"
+        "from torch.utils.data import DataLoader, TensorDataset\n"
+        "loader = DataLoader(TensorDataset(torch.arange(48.0)), batch_size=2, num_workers=24)\n"
+        "for epoch in range(3):\n"
+        "    for batch in loader:\n"
+        "        pass\n"
+    )
+    for _ in range(2):
+        report = run_probe(str(script), [], [], timeout=60, progress=False,
+                           settings=fast_settings(sweep_limit=0, start_methods=("script",)))
+        assert [write for write in report.writes if write["handled"] == "stopped"] == [], report.render_text()
+        assert report.loaders and report.loaders[0].first_batch_s is not None, report.render_text()

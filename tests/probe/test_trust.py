@@ -6,6 +6,7 @@ Each test runs a small script with real DataLoaders and real worker processes.
 from __future__ import annotations
 
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from probe_helpers import fast_settings, finding, line_of, write_script
 from dllint.probe import run_probe
 
 pytestmark = pytest.mark.probe
+
 
 def processes_with(token: str) -> list[psutil.Process]:
     found = []
@@ -99,24 +101,33 @@ def test_a_setsid_grandchild_that_ignores_sigterm_is_gone_after_the_run(tmp_path
     assert_no_leftovers(report)
 
 
-@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_signal_to_dllint_mid_probe_leaves_no_process_and_no_temporary_directory(tmp_path, signum, status):
+DAEMON_SCRIPT = """
+    import subprocess, time
+    SLEEPER = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
+    if os.fork() == 0:  # a double-forked daemon in its own session, deaf to SIGTERM
+        os.setsid()
+        if os.fork() == 0:
+            os.execv(sys.executable, [sys.executable, "-c", SLEEPER, "TOKEN"])
+        os._exit(0)
+
+    class Slow(Dataset):
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, index):
+            time.sleep(60)
+            return index
+
+    for batch in DataLoader(Slow(), num_workers=2):
+        pass
+"""
+
+
+def dllint_at_first_batch(tmp_path, token: str) -> tuple[subprocess.Popen, pathlib.Path]:
+    """dllint probing DAEMON_SCRIPT, its daemon started, its loader waiting for a first batch that never comes."""
     temp = tmp_path / "tmp"
     temp.mkdir()
-    script = write_script(tmp_path, """
-        import time
-
-        class Slow(Dataset):
-            def __len__(self):
-                return 8
-
-            def __getitem__(self, index):
-                time.sleep(60)
-                return index
-
-        for batch in DataLoader(Slow(), num_workers=2):
-            pass
-    """)
+    script = write_script(tmp_path, DAEMON_SCRIPT.replace("TOKEN", token))
     environment = {**os.environ, "TMPDIR": str(temp)}
     dllint = subprocess.Popen([sys.executable, "-m", "dllint", "--probe", str(script), "--probe-timeout", "60"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=tmp_path)
@@ -126,11 +137,86 @@ def test_a_signal_to_dllint_mid_probe_leaves_no_process_and_no_temporary_directo
         if "first batch" in line:
             break
     assert any(line.startswith("probe: loader 1 at ") for line in progress), progress
+    deadline = time.monotonic() + 10
+    while not processes_with(token) and time.monotonic() < deadline:  # its double fork and exec take a moment
+        time.sleep(0.1)
+    assert processes_with(token), "the daemon should be running"
+    return dllint, temp
+
+
+def assert_all_gone(token: str, temp: pathlib.Path, patience: float) -> None:
+    deadline = time.monotonic() + patience
+    while (processes_with(token) or processes_with(str(temp)) or list(temp.iterdir())) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert processes_with(token) == []
+    assert processes_with(str(temp)) == []  # the harness and its workers: their command lines name the temp dir
+    assert list(temp.iterdir()) == []  # the probe's directory removed
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)])
+def test_a_signal_to_dllint_mid_probe_leaves_no_process_and_no_temporary_directory(tmp_path, signum, status):
+    token = f"dllint-test-{uuid.uuid4().hex}"
+    dllint, temp = dllint_at_first_batch(tmp_path, token)
     dllint.send_signal(signum)
     assert dllint.wait(timeout=20) == status
-    time.sleep(0.2)
-    assert processes_with(str(temp)) == []  # the harness and its workers: their command lines name the temp dir
-    assert list(temp.iterdir()) == []
+    assert_all_gone(token, temp, patience=1)
+
+
+def test_sigkill_to_dllint_leaves_no_process_and_no_temporary_directory(tmp_path):
+    token = f"dllint-test-{uuid.uuid4().hex}"
+    dllint, temp = dllint_at_first_batch(tmp_path, token)
+    dllint.kill()  # SIGKILL: no handler runs; the watchdog cleans up
+    dllint.wait(timeout=10)
+    assert_all_gone(token, temp, patience=15)
+
+
+def test_without_a_subreaper_a_double_forked_daemon_is_still_killed(tmp_path, monkeypatch, assert_no_leftovers):
+    from dllint.probe import processes
+
+    monkeypatch.setattr(processes, "PLATFORM", processes.Platform(False, False, True, True, True))  # as on macOS
+    token = f"dllint-test-{uuid.uuid4().hex}"
+    script = write_script(tmp_path, DAEMON_SCRIPT.replace("TOKEN", token).replace("time.sleep(60)", "pass"))
+    report = run_probe(str(script), [], [], timeout=30, progress=False, settings=fast_settings())
+    assert report.loaders, report.render_text()
+    assert processes_with(token) == []
+    assert_no_leftovers(report)
+
+
+def test_a_script_attacking_the_probe_is_stopped_each_time_and_the_timeout_holds(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "victim.txt").write_text("keep me")
+    script = write_script(project, """
+        import signal, tempfile
+        from dllint.probe.guard import WriteStopped
+        own = os.path.dirname(os.path.dirname(tempfile.gettempdir()))  # the probe's directory
+        events = os.path.join(own, "events.jsonl")
+        attacks = [
+            lambda: os.remove(events),
+            lambda: os.symlink(os.path.abspath("victim.txt"), events),
+            lambda: os.rename(__file__, events),
+            lambda: os.kill(os.getppid(), signal.SIGSTOP),  # would freeze dllint's clock
+        ]
+        for attack in attacks:
+            try:
+                attack()
+            except WriteStopped:
+                pass
+        data = TensorDataset(torch.arange(8.0))
+        for batch in DataLoader(data, batch_size=4, num_workers=2):
+            pass
+        while True:  # runs until --probe-timeout
+            time.sleep(0.1)
+    """)
+    monkeypatch.chdir(project)
+    started = time.monotonic()
+    report = run_probe(str(script), [], [], timeout=5, progress=False, settings=fast_settings())
+    assert report.status == "timeout"
+    assert time.monotonic() - started - (report.startup_s or 0) < 20
+    stopped = [write["action"] for write in report.writes if write["handled"] == "stopped"]
+    assert stopped == ["os.remove", "os.symlink", "os.rename/os.replace", "os.kill"]
+    assert (project / "victim.txt").read_text() == "keep me"
+    assert report.loaders  # the events file stayed the probe's
 
 
 # -- 3. a verdict only from its own evidence, on its own loader ----------------------------------------

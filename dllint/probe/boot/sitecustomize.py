@@ -2,7 +2,10 @@
 
 The runner puts this directory first on the harness's PYTHONPATH; each process
 started under the probe (DataLoader workers under spawn or forkserver, Python
-programs the script launches) inherits it. Outside a probe run
+programs the script launches) inherits it. A Python child that would not
+inherit it (``-E``, ``-I``, ``-S``, an emptied environment) has its command
+line rewritten to install the guard all the same
+(:mod:`dllint.probe.interpreters`). Outside a probe run
 (``DLLINT_PROBE_SCRATCH`` unset) it only hands over to the environment's own
 sitecustomize.
 """
@@ -14,9 +17,11 @@ import sys
 if os.environ.get("DLLINT_PROBE_SCRATCH"):
     from dllint.probe.descendants import watch_loaders
     from dllint.probe.guard import install_from_environment
+    from dllint.probe.interpreters import install as guard_children
 
     install_from_environment()
     watch_loaders()
+    guard_children()
 
 # The environment's own sitecustomize (a distribution or virtualenv may ship one).
 _here = os.path.dirname(os.path.abspath(__file__))
