@@ -5,6 +5,10 @@ started under the probe (DataLoader workers under spawn or forkserver, Python
 programs the script launches) inherits it. Outside a probe run
 (``DLLINT_PROBE_SCRATCH`` unset) it only hands over to the environment's own
 sitecustomize.
+
+Under ``--launcher``, a process the launcher started to run the script as one rank runs it here,
+probed, and exits (:func:`dllint.probe.launched.run_if_rank`): last, once the environment's own
+sitecustomize has run.
 """
 
 import importlib
@@ -29,3 +33,8 @@ except ImportError:
     sys.modules["sitecustomize"] = _ours
 finally:
     sys.path[:] = _saved_path
+
+if os.environ.get("DLLINT_PROBE_LAUNCH"):
+    from dllint.probe.launched import run_if_rank
+
+    run_if_rank()
