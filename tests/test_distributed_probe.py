@@ -146,6 +146,14 @@ def test_workers_over_all_ranks_against_the_cores(tmp_path):
     assert events["DL305"]["verdict"] == "not confirmed"
 
 
+def test_workers_are_counted_per_node(tmp_path):
+    for rank, node in ((0, 0), (1, 0), (2, 1), (3, 1)):
+        _draws(tmp_path, rank, kind="map", indices=[rank], num_workers=3 if node == 0 else 1, node=node)
+    dl207 = [e for e in cross_rank_events(str(tmp_path)) if e["code"] == "DL207"]
+    assert [(e["measurements"]["node"], e["verdict"]) for e in dl207] == [(0, "confirmed"), (1, "not confirmed")]
+    assert dl207[0]["evidence"] == "2 ranks on node 0 start 3 + 3 = 6 worker processes, more than the 4 usable cores"
+
+
 def test_a_stream_every_rank_replays_confirms_dl302(tmp_path):
     _draws(tmp_path, 0, kind="iterable", samples=["a", "b"])
     _draws(tmp_path, 1, kind="iterable", samples=["a", "b"])

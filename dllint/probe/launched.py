@@ -106,7 +106,7 @@ def _run(config: dict[str, Any], place: RankPlace) -> int:
 
     directory = config["rank_dir"]
     os.makedirs(directory, exist_ok=True)
-    ranks.become_rank(place.rank, place.rank, directory)
+    ranks.become_rank(place.rank, place.rank, directory, place.node)
     events = ranks.RankEvents(config["events"], directory, place.rank, place.rank, keep=True)
     harness = install_harness(config, events)
     ctx = harness.ctx

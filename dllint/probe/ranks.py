@@ -38,6 +38,7 @@ STREAM_SAMPLES = 64  # samples of an IterableDataset compared across ranks
 _rank: int | None = None  # this process's rank, once it runs as one
 _slot: int = 0
 _rank_directory: str | None = None
+_node: int = 0  # the node this rank runs on (its launcher says; one node without a launcher)
 
 
 def current_rank() -> int | None:
@@ -131,11 +132,11 @@ class RankEvents:
         self.stream.close()
 
 
-def become_rank(rank: int, slot: int, directory: str) -> None:
-    """From here on this process runs as ``rank`` (its loaders numbered from ``slot``), writing
-    its records under ``directory``."""
-    global _rank, _slot, _rank_directory
-    _rank, _slot, _rank_directory = rank, slot, directory
+def become_rank(rank: int, slot: int, directory: str, node: int = 0) -> None:
+    """From here on this process runs as ``rank`` (its loaders numbered from ``slot``) on
+    ``node``, writing its records under ``directory``."""
+    global _rank, _slot, _rank_directory, _node
+    _rank, _slot, _rank_directory, _node = rank, slot, directory, node
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:
@@ -152,7 +153,7 @@ def site_key(site) -> str:
 
 def record_draws(site, directory: str, rank: int, record: dict[str, Any]) -> None:
     key = hashlib.sha1(site_key(site).encode()).hexdigest()[:12]
-    _write_json(os.path.join(directory, f"draws-{key}.rank{rank}.json"), record)
+    _write_json(os.path.join(directory, f"draws-{key}.rank{rank}.json"), {"node": _node, **record})
 
 
 def current_rank_dir() -> str | None:
@@ -194,16 +195,30 @@ def cross_rank_events(directory: str) -> list[dict[str, Any]]:
                             "the stream is not split by rank, every rank trains on all of it")
                 events.append({**base, "code": "DL302", "verdict": CONFIRMED, "evidence": evidence,
                                "measurements": {"ranks": len(records), "samples_compared": len(first["samples"])}})
-        total = sum(record["num_workers"] for record in records)
-        cores = first["cores"]
-        if total:
-            each = " + ".join(str(record["num_workers"]) for record in records)
-            verdict = CONFIRMED if total > cores else NOT_CONFIRMED
-            relation = "more than" if total > cores else "within"
-            evidence = (f"{len(records)} ranks start {each} = {total} worker processes, {relation} the "
-                        f"{cores} usable cores")
-            events.append({**base, "code": "DL207", "verdict": verdict, "evidence": evidence,
-                           "measurements": {"ranks": len(records), "total_workers": total, "usable_cores": cores}})
+        events += _workers_per_node(records, base)
+    return events
+
+
+def _workers_per_node(records: list[dict[str, Any]], base: dict[str, Any]) -> list[dict[str, Any]]:
+    """DL207: the workers the ranks of each node start, against that node's usable cores."""
+    from dllint.probe.results import CONFIRMED, NOT_CONFIRMED
+
+    by_node: dict[int, list[dict[str, Any]]] = {}
+    for record in records:
+        by_node.setdefault(record.get("node", 0), []).append(record)
+    events = []
+    for node, here in sorted(by_node.items()):
+        total = sum(record["num_workers"] for record in here)
+        if not total:
+            continue
+        cores = here[0]["cores"]
+        each = " + ".join(str(record["num_workers"]) for record in here)
+        verdict = CONFIRMED if total > cores else NOT_CONFIRMED
+        relation = "more than" if total > cores else "within"
+        where = f" on node {node}" if len(by_node) > 1 else ""
+        evidence = f"{len(here)} ranks{where} start {each} = {total} worker processes, {relation} the {cores} usable cores"
+        events.append({**base, "code": "DL207", "verdict": verdict, "evidence": evidence,
+                       "measurements": {"ranks": len(here), "total_workers": total, "usable_cores": cores, "node": node}})
     return events
 
 
