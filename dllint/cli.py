@@ -116,7 +116,8 @@ def main() -> None:
 @click.option("--probe-timeout", type=float, default=120, show_default=True, callback=lambda ctx, param, value: _positive_seconds(ctx, value), help="Seconds for the whole probe run.")
 @click.option("--probe-batches", type=click.IntRange(min=1), help="Batches per measurement.")
 @click.option("--probe-report", type=click.Path(dir_okay=False), help="Write everything the probe measured as JSON.")
-@click.option("--nproc-per-node", type=click.IntRange(min=1), help="With --probe: run the script on N ranks as torchrun does (CPU, gloo), probing every rank.")
+@click.option("--nproc-per-node", type=click.IntRange(min=1), help="With --probe: run the script on N ranks with the real torchrun (--standalone), probing every rank.")
+@click.option("--launcher", metavar="COMMAND", help="With --probe: run the script with your launcher, as is (e.g. \"torchrun --nnodes 2 --node-rank 0 --rdzv-endpoint host:29400 --nproc-per-node 8\", \"accelerate launch\", \"srun -n 4\"); the script and its arguments go after it.")
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -142,6 +143,7 @@ def check(
     probe_batches: int | None,
     probe_report: str | None,
     nproc_per_node: int | None,
+    launcher: str | None,
 ) -> None:
     """Lint PATHS (files and directories; '-' reads standard input).
 
@@ -170,11 +172,14 @@ def check(
         max_file_size=max_file_size,
     )
     linter = Linter(settings)
+    if probe_target is None and (launcher is not None or nproc_per_node is not None):
+        raise click.UsageError("--launcher and --nproc-per-node go with --probe")
     if probe_target is not None:
         from dllint.probe.command import ProbeOptions, run_probe_command
 
         probe_options = ProbeOptions(
-            timeout=probe_timeout, batches=probe_batches, report_path=probe_report, nproc_per_node=nproc_per_node
+            timeout=probe_timeout, batches=probe_batches, report_path=probe_report, nproc_per_node=nproc_per_node,
+            launcher=launcher,
         )
         sys.exit(run_probe_command(probe_target, script_args, linter, fmt, probe_options))
     options = RunOptions(

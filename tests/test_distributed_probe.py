@@ -1,12 +1,13 @@
-"""The probe on every rank: real 2-rank CPU jobs (gloo on loopback), kept tiny.
+"""The probe on every rank: real 2-rank CPU jobs (gloo on loopback) under the real torchrun, kept tiny.
 
-Deselect with ``-m 'not distributed'`` (each run starts two interpreters with torch: seconds).
+Deselect with ``-m 'not distributed'`` (each run starts torchrun and two interpreters with torch: seconds).
 """
 
 from __future__ import annotations
 
 import os
 import pathlib
+import sys
 
 import psutil
 import pytest
@@ -14,7 +15,8 @@ import pytest
 from dllint.config import Settings as LintSettings
 from dllint.engine import Linter, lint_file
 from dllint.probe.context import Settings
-from dllint.probe.launch import combined_outcome
+from dllint.probe.jobs import HangWatch, job_outcome, launch_spec, launcher_command
+from dllint.probe.launched import rank_place
 from dllint.probe.ranks import cross_rank_events
 
 pytest.importorskip("torch")
@@ -24,13 +26,14 @@ SCRIPTS = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "distrib
 TIMEOUT = 90
 
 
-def probe(name: str, nproc: int | None = 2):
+def probe(name: str, nproc: int | None = 2, launcher: str | None = None, report_path: str | None = None):
     from dllint.probe import run_probe
 
     path = SCRIPTS / name
     findings = lint_file(str(path), Linter(LintSettings(select=("ALL",)))).findings
     settings = Settings(batches=2, epochs=2, start_methods=("script",), sweep_limit=1, measurement_seconds=20)
-    return run_probe(str(path), [], findings, timeout=TIMEOUT, progress=False, settings=settings, nproc_per_node=nproc)
+    return run_probe(str(path), [], findings, timeout=TIMEOUT, progress=False, settings=settings,
+                     nproc_per_node=None if launcher else nproc, launcher=launcher, report_path=report_path)
 
 
 def by_code(report, code):
@@ -60,11 +63,14 @@ def test_ddp_without_sampler_is_found_and_confirmed_by_the_overlap():
     [loader] = report.loaders  # one entry per loader site, every rank's results in it
     assert loader.call_site.endswith("ddp_no_sampler.py:10 [ranks 0, 1]")
     assert report.script_outcome.startswith("every rank (2):")
+    assert report.launcher == "python -m torch.distributed.run --standalone --nproc-per-node=2"  # the real torchrun
+    assert [(r["rank"], r["local_rank"], r["node"]) for r in report.ranks] == [(0, 0, 0), (1, 1, 0)]
     assert_nothing_left(report)
 
 
 def test_fixed_twin_gets_neither_and_a_stale_sampler_is_confirmed_on_every_rank():
-    report = probe("ddp_fixed.py")
+    launcher = f"{sys.executable} -m torch.distributed.run --standalone --nproc-per-node 2"
+    report = probe("ddp_fixed.py", launcher=launcher)  # --launcher, as a user writes it
     assert by_code(report, "DL305") == []
     [stale] = by_code(report, "DL301")
     assert stale.line == 21 and stale.probe["verdict"] == "confirmed"
@@ -96,11 +102,12 @@ def test_loaders_in_mp_process_children_are_reached_but_not_compared_as_ranks():
     assert_nothing_left(report)
 
 
-def test_a_crashing_rank_ends_the_job_with_its_error_and_the_waiting_rank_is_killed():
+def test_a_crashing_rank_ends_the_job_as_the_launcher_ends_it():
     report = probe("rank_crashes.py")
-    assert "rank 1: RuntimeError: rank 1 lost its data" in report.script_outcome
-    # Rank 0 is killed, or gloo notices the lost peer first and rank 0 reports that error itself.
-    assert "rank 0: killed when rank 1 failed" in report.script_outcome or "rank 0: RuntimeError" in report.script_outcome
+    assert "rank 1: RuntimeError: rank 1 lost its data at " in report.script_outcome
+    # torchrun stops rank 0, or gloo notices the lost peer first and rank 0 reports that error itself.
+    assert "rank 0: " in report.script_outcome
+    assert "the launcher exited with status 1 (torch.distributed.elastic.multiprocessing.errors.ChildFailedError)" in report.script_outcome
     assert report.duration_s < TIMEOUT / 2
     assert_nothing_left(report)
 
@@ -139,6 +146,14 @@ def test_workers_over_all_ranks_against_the_cores(tmp_path):
     assert events["DL305"]["verdict"] == "not confirmed"
 
 
+def test_workers_are_counted_per_node(tmp_path):
+    for rank, node in ((0, 0), (1, 0), (2, 1), (3, 1)):
+        _draws(tmp_path, rank, kind="map", indices=[rank], num_workers=3 if node == 0 else 1, node=node)
+    dl207 = [e for e in cross_rank_events(str(tmp_path)) if e["code"] == "DL207"]
+    assert [(e["measurements"]["node"], e["verdict"]) for e in dl207] == [(0, "confirmed"), (1, "not confirmed")]
+    assert dl207[0]["evidence"] == "2 ranks on node 0 start 3 + 3 = 6 worker processes, more than the 4 usable cores"
+
+
 def test_a_stream_every_rank_replays_confirms_dl302(tmp_path):
     _draws(tmp_path, 0, kind="iterable", samples=["a", "b"])
     _draws(tmp_path, 1, kind="iterable", samples=["a", "b"])
@@ -154,29 +169,87 @@ def test_processes_outside_a_process_group_are_not_compared_for_dl305(tmp_path):
     assert cross_rank_events(str(tmp_path)) == []
 
 
-def test_a_rank_that_died_without_reporting_is_an_error():
-    outcome = combined_outcome({0: {"rank": 0, "how": "stopped", "detail": "stopped", "done": True}}, [0, -9], {})
+def test_a_rank_that_died_without_reporting_is_an_error(tmp_path):
+    (tmp_path / "rank0.end.json").write_text('{"rank": 0, "how": "stopped", "detail": "stopped", "done": true}')
+    (tmp_path / "rank1.end.json").write_text('{"rank": 1}')  # began its ending, never finished it
+    outcome = job_outcome(str(tmp_path), -9, {}, ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError"])
     assert outcome["how"] == "error"
-    assert outcome["detail"] == "rank 1: died without reporting (exit code -9); rank 0: stopped"
+    assert outcome["detail"] == ("rank 1: died without reporting; rank 0: stopped; the launcher exited with status -9 "
+                                 "(torch.distributed.elastic.multiprocessing.errors.ChildFailedError)")
+    assert job_outcome(str(tmp_path / "none"), 2, {}, ["usage: torchrun"])["detail"] == (
+        "the launcher exited with status 2 before any rank ran the script; it said: usage: torchrun")
 
 
 def test_a_rank_is_hung_only_when_silent_past_the_grace(tmp_path):
     import time
 
-    from dllint.probe.launch import _hung
     from dllint.probe.ranks import HANG_GRACE_SECONDS, heartbeat_path
 
-    ended = time.monotonic() - 2 * HANG_GRACE_SECONDS
-    beat = heartbeat_path(str(tmp_path), 1)
-    assert _hung(str(tmp_path), 1, ended, 30.0)  # never reported anything since
-    pathlib.Path(beat).write_text("result")
-    assert not _hung(str(tmp_path), 1, ended, 30.0)  # just did something
+    (tmp_path / "rank0.end.json").write_text('{"rank": 0, "how": "finished", "detail": "ran", "done": true}')
+    beat = pathlib.Path(heartbeat_path(str(tmp_path), 1))
+    beat.write_text("result")
+    watch = HangWatch(str(tmp_path), 30.0)
+    assert not watch.check()  # rank 0 just ended, rank 1 just did something
+    watch.first_end = (0, time.monotonic() - 2 * HANG_GRACE_SECONDS)
     past = time.time() - 2 * HANG_GRACE_SECONDS
     os.utime(beat, (past, past))
-    assert _hung(str(tmp_path), 1, ended, 30.0)
-    pathlib.Path(beat).write_text("progress")
+    assert watch.check() and list(watch.hung) == [1]
+    watch.hung.clear()
+    beat.write_text("progress")
     os.utime(beat, (past, past))
-    assert not _hung(str(tmp_path), 1, ended, 30.0)  # inside a measurement: its limit counts too
+    assert not watch.check()  # inside a measurement: its limit counts too
+
+
+def test_launcher_commands_and_rank_places():
+    assert launcher_command(None, 2) == [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2"]
+    assert launcher_command("accelerate launch --num_processes 2", None) == ["accelerate", "launch", "--num_processes", "2"]
+    assert launcher_command(None, None) is None
+    from dllint.probe.errors import ProbeError
+
+    for bad in (("torchrun", 2), ("", None), ("torchrun 'unclosed", None)):
+        with pytest.raises(ProbeError):
+            launcher_command(*bad)
+    with pytest.raises(ProbeError, match="MODULE:FUNCTION"):
+        launch_spec({"mode": "factory"}, "torchrun", None)
+    torchrun = {"RANK": "3", "LOCAL_RANK": "1", "GROUP_RANK": "1", "WORLD_SIZE": "4", "LOCAL_WORLD_SIZE": "2"}
+    assert rank_place(torchrun) == (3, 1, 1, 4, 2)
+    slurm = {"SLURM_PROCID": "5", "SLURM_LOCALID": "1", "SLURM_NODEID": "2", "SLURM_NTASKS": "6", "SLURM_NTASKS_PER_NODE": "2(x3)"}
+    assert rank_place(slurm) == (5, 1, 2, 6, 2)
+    assert rank_place({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}) == (1, 1, 0, 2, 2)
+    assert rank_place({"PATH": "/bin"}) is None
+
+
+def test_two_nodes_simulated_on_one_machine_node_zero_reports_both_ranks(tmp_path):
+    """Two dllint processes, one per node, each running torchrun with one rank; one rendezvous on loopback."""
+    import json
+    import socket
+    import subprocess
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    launcher = f"{sys.executable} -m torch.distributed.run --nnodes 2 --nproc-per-node 1 --rdzv-endpoint 127.0.0.1:{port}"
+    script = SCRIPTS / "ddp_no_sampler.py"
+    nodes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "dllint", "--probe", str(script), "--launcher", f"{launcher} --node-rank {node}",
+             "--probe-timeout", str(TIMEOUT), "--format", "json", "--probe-report", str(tmp_path / f"node{node}.json")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path,
+        )
+        for node in (1, 0)
+    ]
+    for node in nodes:
+        node.wait(timeout=3 * TIMEOUT)
+    zero, one = (json.loads((tmp_path / f"node{n}.json").read_text()) for n in (0, 1))
+    assert [(r["rank"], r["node"]) for r in zero["ranks"]] == [(0, 0), (1, 1)]
+    [loader] = zero["loaders"]
+    assert loader["call_site"].endswith("ddp_no_sampler.py:10 [ranks 0, 1]")
+    [dl305] = [f for f in zero["findings"] if f["code"] == "DL305"]
+    assert dl305["probe"]["verdict"] == "confirmed" and dl305["probe"]["measurements"]["ranks"] == 2
+    assert zero["notes"] == ["every rank (2) reported here, from nodes 0, 1"]
+    assert [(r["rank"], r["node"]) for r in one["ranks"]] == [(1, 1)]
+    assert one["notes"] == ["this node ran ranks 1 of 2; the report of every rank is made on the node that runs global rank 0"]
+    assert [c for c in psutil.Process().children(recursive=True) if c.status() != psutil.STATUS_ZOMBIE] == []
 
 
 def test_two_children_of_the_same_rank_keep_their_loaders_apart(tmp_path):
@@ -199,3 +272,23 @@ def test_two_children_of_the_same_rank_keep_their_loaders_apart(tmp_path):
     assert all(e["event"] != "script_end" for e in written)  # a rank's ending goes to its own file
     [merged] = merge_rank_loaders([LoaderReport(e["id"], e["call_site"], {}) for e in written if e["event"] == "loader"])
     assert merged.call_site == "train.py:5 [ranks 0, 0]"
+
+
+def test_accelerate_launch_runs_the_ranks_and_confirms_dl305():
+    pytest.importorskip("accelerate")
+    launcher = (f"{sys.executable} -m accelerate.commands.launch --multi_gpu --num_processes 2 --num_machines 1 "
+                "--mixed_precision no --dynamo_backend no")
+    report = probe("ddp_no_sampler.py", launcher=launcher)
+    [finding] = by_code(report, "DL305")
+    assert finding.probe["verdict"] == "confirmed"
+    assert report.launcher.startswith("python -m accelerate.commands.launch --multi_gpu")
+    assert [r["rank"] for r in report.ranks] == [0, 1]
+    assert_nothing_left(report)
+
+
+def test_a_launcher_that_fails_to_start_says_so(tmp_path):
+    report = probe("ddp_no_sampler.py", launcher=f"{sys.executable} -m torch.distributed.run --no-such-option")
+    assert report.could_not_run and report.ranks == []
+    assert report.script_outcome.startswith("the launcher exited with status 2 before any rank ran the script")
+    assert report.hint.startswith("the launcher ended before any rank ran the script")
+    assert_nothing_left(report)

@@ -28,7 +28,8 @@ class ProbeOptions:
     timeout: float = 120
     batches: int | None = None
     report_path: str | None = None
-    nproc_per_node: int | None = None  # run the script on N ranks (torchrun-style)
+    nproc_per_node: int | None = None  # run the script on N ranks with torchrun --standalone
+    launcher: str | None = None  # the user's own launch command (torchrun, accelerate launch, srun...)
 
 
 def module_file(module: str, search_path: list[str]) -> str | None:
@@ -90,6 +91,7 @@ def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: 
             report_path=options.report_path,
             progress=True,  # on stderr: the output format on stdout stays clean
             nproc_per_node=options.nproc_per_node,
+            launcher=options.launcher,
         )
     except ProbeError as exc:
         click.echo(f"dllint: error: {exc}", err=True)

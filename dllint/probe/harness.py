@@ -287,7 +287,7 @@ class Harness:
                     "after_loops": self.loops_emptied()}
         except SystemExit as exit_:
             location = user_location(sys.exc_info()[2])
-            return {"how": "exit", "detail": f"the script called sys.exit({exit_.code!r})", "location": location,
+            return {"how": "exit", "detail": f"the script called sys.exit({exit_.code!r})", "location": location, "code": exit_.code,
                     "after_loops": self.loops_emptied()}
         except MeasurementTimeout as error:
             return {"how": "timeout", "detail": str(error)}

@@ -15,7 +15,6 @@ import sys
 
 import dllint.probe.descendants as descendants
 import dllint.probe.rank_children as rank_children
-import dllint.probe.ranks as ranks
 from dllint.probe.harness import die_with_parent, install_harness
 from dllint.probe.measure import describe_error
 
@@ -25,7 +24,7 @@ def main(config_path: str) -> None:
     os.environ[descendants.ROLE_ENV] = "descendant"  # processes started from here report the loaders they build
     with open(config_path, encoding="utf-8") as stream:
         config = json.load(stream)
-    events = ranks.open_events(config) or open(config["events"], "a", encoding="utf-8")  # noqa: SIM115 - closed by os._exit's flush below
+    events = open(config["events"], "a", encoding="utf-8")  # noqa: SIM115 - closed by os._exit's flush below
     harness = install_harness(config, events)
     ctx = harness.ctx
     rank_children.hook_children(harness, config)

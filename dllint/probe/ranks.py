@@ -2,7 +2,7 @@
 
 Three places use this module:
 
-- each rank's harness (``torchrun``-style ranks started by :mod:`dllint.probe.launch`, and the
+- each rank's harness (the ranks of the user's launcher, see :mod:`dllint.probe.launched`, and the
   children the script starts itself, see :mod:`dllint.probe.rank_children`) writes its events
   through :class:`RankEvents`: tagged with the rank, loader ids renumbered so ranks never
   collide, and the rank's own ending kept in a file of its own;
@@ -12,8 +12,8 @@ Three places use this module:
   overlapping samples confirm DL305, identical streams DL302's rank half, the total of workers
   over all ranks against the usable cores DL207.
 
-Ranks exchange nothing but files in the scratch directory; no port beyond the ones
-torchrun/gloo use on loopback is opened.
+On one node the ranks exchange nothing but files in the scratch directory; ranks on other nodes
+hand theirs to global rank 0 through the launcher's own store (:mod:`dllint.probe.launched`).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ STREAM_SAMPLES = 64  # samples of an IterableDataset compared across ranks
 _rank: int | None = None  # this process's rank, once it runs as one
 _slot: int = 0
 _rank_directory: str | None = None
+_node: int = 0  # the node this rank runs on (its launcher says; one node without a launcher)
 
 
 def current_rank() -> int | None:
@@ -74,12 +75,13 @@ class RankEvents:
     ``script_end`` and ``done`` go to the rank's end file, from which the launcher (or the
     parent) tells how every rank ended."""
 
-    def __init__(self, events_path: str, directory: str, rank: int, slot: int) -> None:
+    def __init__(self, events_path: str, directory: str, rank: int, slot: int, keep: bool = False) -> None:
         self.stream = open(events_path, "a", encoding="utf-8")  # noqa: SIM115 - closed with the rank
         self.directory = directory
         self.rank = rank
         self.slot = slot
         self.ending: dict[str, Any] = {"rank": rank}
+        self.kept: list[str] | None = [] if keep else None  # the lines written, to hand to another node
 
     def write(self, text: str) -> int:
         for line in text.splitlines():
@@ -109,7 +111,19 @@ class RankEvents:
             event.setdefault("measurements", {})["rank"] = self.rank
         elif kind == "note":
             event["text"] = f"rank {self.rank}: {event['text']}"
-        self.stream.write(json.dumps(event, default=repr) + "\n")
+        line = json.dumps(event, default=repr)
+        if self.kept is not None:
+            self.kept.append(line)
+        self.stream.write(line + "\n")
+
+    def note_unshared(self, text: str) -> None:
+        self._event({"event": "note", "loader": None, "text": text})
+
+    def append_lines(self, lines: list[str]) -> None:
+        """Events another node's rank wrote (already tagged with its rank), as they were."""
+        for line in lines:
+            if line.strip():
+                self.stream.write(line + "\n")
 
     def flush(self) -> None:
         self.stream.flush()
@@ -118,23 +132,11 @@ class RankEvents:
         self.stream.close()
 
 
-def become_rank(rank: int, slot: int, directory: str) -> None:
-    """From here on this process runs as ``rank`` (its loaders numbered from ``slot``), writing
-    its records under ``directory``."""
-    global _rank, _slot, _rank_directory
-    _rank, _slot, _rank_directory = rank, slot, directory
-
-
-def open_events(config: dict[str, Any]):
-    """The events stream of this harness: a :class:`RankEvents` when the launcher started it as
-    one rank of a job (``RANK`` set beside the config's ``rank_dir``), else None."""
-    directory = rank_dir(config)
-    if not (directory and config.get("nproc_per_node") and "RANK" in os.environ):
-        return None
-    rank = int(os.environ["RANK"])
-    become_rank(rank, rank, directory)
-    os.makedirs(directory, exist_ok=True)
-    return RankEvents(config["events"], directory, rank, rank)
+def become_rank(rank: int, slot: int, directory: str, node: int = 0) -> None:
+    """From here on this process runs as ``rank`` (its loaders numbered from ``slot``) on
+    ``node``, writing its records under ``directory``."""
+    global _rank, _slot, _rank_directory, _node
+    _rank, _slot, _rank_directory, _node = rank, slot, directory, node
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:
@@ -151,7 +153,7 @@ def site_key(site) -> str:
 
 def record_draws(site, directory: str, rank: int, record: dict[str, Any]) -> None:
     key = hashlib.sha1(site_key(site).encode()).hexdigest()[:12]
-    _write_json(os.path.join(directory, f"draws-{key}.rank{rank}.json"), record)
+    _write_json(os.path.join(directory, f"draws-{key}.rank{rank}.json"), {"node": _node, **record})
 
 
 def current_rank_dir() -> str | None:
@@ -193,16 +195,30 @@ def cross_rank_events(directory: str) -> list[dict[str, Any]]:
                             "the stream is not split by rank, every rank trains on all of it")
                 events.append({**base, "code": "DL302", "verdict": CONFIRMED, "evidence": evidence,
                                "measurements": {"ranks": len(records), "samples_compared": len(first["samples"])}})
-        total = sum(record["num_workers"] for record in records)
-        cores = first["cores"]
-        if total:
-            each = " + ".join(str(record["num_workers"]) for record in records)
-            verdict = CONFIRMED if total > cores else NOT_CONFIRMED
-            relation = "more than" if total > cores else "within"
-            evidence = (f"{len(records)} ranks start {each} = {total} worker processes, {relation} the "
-                        f"{cores} usable cores")
-            events.append({**base, "code": "DL207", "verdict": verdict, "evidence": evidence,
-                           "measurements": {"ranks": len(records), "total_workers": total, "usable_cores": cores}})
+        events += _workers_per_node(records, base)
+    return events
+
+
+def _workers_per_node(records: list[dict[str, Any]], base: dict[str, Any]) -> list[dict[str, Any]]:
+    """DL207: the workers the ranks of each node start, against that node's usable cores."""
+    from dllint.probe.results import CONFIRMED, NOT_CONFIRMED
+
+    by_node: dict[int, list[dict[str, Any]]] = {}
+    for record in records:
+        by_node.setdefault(record.get("node", 0), []).append(record)
+    events = []
+    for node, here in sorted(by_node.items()):
+        total = sum(record["num_workers"] for record in here)
+        if not total:
+            continue
+        cores = here[0]["cores"]
+        each = " + ".join(str(record["num_workers"]) for record in here)
+        verdict = CONFIRMED if total > cores else NOT_CONFIRMED
+        relation = "more than" if total > cores else "within"
+        where = f" on node {node}" if len(by_node) > 1 else ""
+        evidence = f"{len(here)} ranks{where} start {each} = {total} worker processes, {relation} the {cores} usable cores"
+        events.append({**base, "code": "DL207", "verdict": verdict, "evidence": evidence,
+                       "measurements": {"ranks": len(here), "total_workers": total, "usable_cores": cores, "node": node}})
     return events
 
 
@@ -237,23 +253,6 @@ def rank_outcomes(directory: str) -> dict[int, dict[str, Any]]:
             continue
         outcomes[int(data["rank"])] = data
     return outcomes
-
-
-# -- the parent's side of the launch -------------------------------------------------------------
-def launch_spec(spec: dict[str, Any], nproc_per_node: int) -> dict[str, Any]:
-    """What ``--nproc-per-node N`` adds to the harness config (a script target only)."""
-    from dllint.probe.errors import ProbeError
-
-    if nproc_per_node < 1:
-        raise ProbeError(f"--nproc-per-node must be at least 1, got {nproc_per_node}")
-    if spec["mode"] != "script":
-        raise ProbeError("--nproc-per-node runs a script on several ranks; MODULE:FUNCTION targets run once")
-    return {"nproc_per_node": nproc_per_node}
-
-
-def entry_module(config: dict[str, Any]) -> str:
-    """The module the parent starts: the launcher of N ranks, or the harness itself."""
-    return "dllint.probe.launch" if config.get("nproc_per_node") else "dllint.probe.harness_main"
 
 
 # -- one loader per site in the report ---------------------------------------------------------------

@@ -61,6 +61,8 @@ class ProbeReport:
     leftover_processes: list[int] = field(default_factory=list)  # should stay empty: killed yet still alive
     startup_s: float | None = None  # starting the harness (importing torch): not counted in the timeout
     timeline: list[tuple[float, str]] = field(default_factory=list)  # (seconds after ready, measurement started)
+    launcher: str | None = None  # the launch command run (--launcher, --nproc-per-node)
+    ranks: list[dict[str, Any]] = field(default_factory=list)  # each rank seen: rank, local_rank, node, host
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +80,7 @@ class ProbeReport:
                        for write in self.writes],
             "notes": self.notes,
             "could_not_run": self.could_not_run,
+            **({"launcher": self.launcher, "ranks": [_rank_entry(rank) for rank in self.ranks]} if self.launcher else {}),
         }
 
     def to_json(self) -> str:
@@ -85,6 +88,8 @@ class ProbeReport:
 
     def render_text(self) -> str:
         lines = [f"probe: {self.target}: {self.script_outcome} ({self.duration_s:.1f} s)"]
+        if self.launcher:
+            lines.append(f"  launched with: {self.launcher}")
         if self.status != "completed" and self.last_step:
             lines.append(f"  while running: {self.last_step}")
         if not self.loaders:
@@ -102,6 +107,10 @@ class ProbeReport:
         if self.leftover_processes:
             lines.append(f"  warning: could not kill processes {', '.join(map(str, self.leftover_processes))}")
         return "\n".join(lines)
+
+
+def _rank_entry(event: dict[str, Any]) -> dict[str, Any]:
+    return {key: event.get(key) for key in ("rank", "local_rank", "node", "host", "world")}
 
 
 def _render_writes(writes: list[dict[str, Any]]) -> list[str]:

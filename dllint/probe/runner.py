@@ -17,8 +17,10 @@ from typing import Any
 from dllint.findings import Finding
 import dllint.probe.descendants as descendants
 import dllint.probe.guard as guard
+import dllint.probe.jobs as jobs
 from dllint.probe.processes import ProcessTree, StopSignals, Watchdog, set_child_subreaper
 import dllint.probe.ranks as ranks
+from dllint.probe.launched import LAUNCH_ENV
 from dllint.probe.context import Settings
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.pairing import attach_verdicts, runtime_findings
@@ -140,6 +142,7 @@ def run_probe(
     progress: bool = True,
     settings: Settings | None = None,
     nproc_per_node: int | None = None,
+    launcher: str | None = None,
 ) -> ProbeReport:
     """Run ``target`` under the probe harness and attach a verdict to every finding.
 
@@ -158,8 +161,7 @@ def run_probe(
     if batches is not None and batches < 1:
         raise ProbeError(f"--probe-batches must be at least 1, got {batches}")
     spec = parse_target(target)
-    if nproc_per_node is not None:
-        spec.update(ranks.launch_spec(spec, nproc_per_node))
+    spec.update(jobs.launch_spec(spec, launcher, nproc_per_node))
     settings = settings or Settings()
     if batches is not None:
         settings.batches = batches
@@ -206,11 +208,18 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
     tree = ProcessTree((guard.SCRATCH_ENV, scratch))
     was_subreaper = set_child_subreaper(True)
     display.show("probe: starting the script (importing torch)...")
+    launcher = config.get("launcher")
+    environment = _child_environment(scratch, paths["events.jsonl"])
+    if launcher:
+        command = [*launcher, config["script"], *script_args]
+        environment[LAUNCH_ENV] = paths["config.json"]
+        hangs: jobs.HangWatch | None = jobs.HangWatch(config["rank_dir"], settings.measurement_seconds)
+    else:
+        command = [sys.executable, "-m", "dllint.probe.harness_main", paths["config.json"]]
+        hangs = None
     with open(paths["stdout"], "wb") as stdout, open(paths["stderr"], "wb") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", ranks.entry_module(config), paths["config.json"]],
-            stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-            env=_child_environment(scratch, paths["events.jsonl"]),
+            command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=environment,
             start_new_session=True,  # its own process group, killed as one
         )
         last_watch = 0.0
@@ -221,6 +230,8 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
                 if now - last_watch > WATCH_SECONDS:
                     tree.watch(process.pid)
                     last_watch = now
+                    if hangs is not None and hangs.check():
+                        break
                 if log.ready_at is None and now - started > timeout + STARTUP_SECONDS:
                     status = "timeout"
                     log.last_step = log.last_step or "importing torch"
@@ -242,7 +253,12 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
     log.poll()
     log.events.extend(ranks.cross_rank_events(config["rank_dir"]))
     with open(paths["stderr"], encoding="utf-8", errors="replace") as stream:
-        stderr_tail = stream.read().splitlines()[-STDERR_TAIL_LINES:]
+        stderr_lines = stream.read().splitlines()
+    stderr_tail = stderr_lines[-STDERR_TAIL_LINES:]
+    if launcher:
+        said = jobs.launcher_words(stderr_lines[-200:])
+        ending = jobs.job_outcome(config["rank_dir"], process.poll(), hangs.hung if hangs else {}, said)
+        log.events += [{"event": "script_end", **ending}, {"event": "done"}]
     report = build_report(target, log, findings, status, time.monotonic() - started, timeout, stderr_tail)
     report.process_group = process.pid
     report.startup_s = (log.ready_at - started) if log.ready_at is not None else None
@@ -252,6 +268,10 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
         report.script_outcome = f"interrupted by {signal.Signals(report.signal).name}; all its processes were killed"
     report.leftover_processes = [process.pid for process in tree.alive()]
     report.loaders = ranks.merge_rank_loaders(report.loaders)
+    if launcher:
+        report.launcher = jobs.shown(launcher)
+        report.ranks = sorted((e for e in log.events if e.get("event") == "rank_info"), key=lambda e: e["rank"])
+        report.notes += jobs.node_notes(report.ranks)
     return report
 
 
@@ -313,7 +333,9 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
     report = ProbeReport(target, status, story, all_findings, list(loaders.values()), duration,
                          log.last_step, stderr_tail=stderr_tail, writes=writes, notes=notes)
     report.could_not_run = not loaders
-    if report.could_not_run and outcome is not None and outcome.get("how") in ("exit", "error"):
+    if report.could_not_run and outcome is not None and outcome.get("ranks") == 0:
+        report.hint = "the launcher ended before any rank ran the script: check the --launcher command (its stderr is above)"
+    elif report.could_not_run and outcome is not None and outcome.get("how") in ("exit", "error"):
         report.hint = f"if the script needs arguments, pass the script's arguments after --: dllint --probe {target} -- ARGS"
     return report
 
@@ -348,6 +370,8 @@ def _script_outcome(status, outcome, timeout, log: EventLog, stderr_tail, built_
         return f"the probe's process died before reporting: {last.strip()}"
     assert outcome is not None
     how, detail = outcome["how"], outcome["detail"]
+    if how == "launcher":  # the launcher failed before any rank ran: its own words
+        return detail
     if outcome.get("location"):
         detail += f" at {outcome['location']}"
     if how == "timeout":

@@ -8,6 +8,10 @@ line rewritten to install the guard all the same
 (:mod:`dllint.probe.interpreters`). Outside a probe run
 (``DLLINT_PROBE_SCRATCH`` unset) it only hands over to the environment's own
 sitecustomize.
+
+Under ``--launcher``, a process the launcher started to run the script as one rank runs it here,
+probed, and exits (:func:`dllint.probe.launched.run_if_rank`): last, once the environment's own
+sitecustomize has run.
 """
 
 import importlib
@@ -34,3 +38,8 @@ except ImportError:
     sys.modules["sitecustomize"] = _ours
 finally:
     sys.path[:] = _saved_path
+
+if os.environ.get("DLLINT_PROBE_LAUNCH"):
+    from dllint.probe.launched import run_if_rank
+
+    run_if_rank()
