@@ -180,11 +180,18 @@ ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 
 
 def find_project_root(paths: Iterable[str]) -> str | None:
-    """The nearest directory (resolved) above the first path holding pyproject.toml, setup.cfg,
-    setup.py or .git."""
-    for path in paths:
-        for directory in ancestors(path):
-            if any(os.path.exists(os.path.join(directory, marker)) for marker in ROOT_MARKERS):
-                return directory
+    """The project the paths belong to (resolved): the nearest directory above the first path
+    holding pyproject.toml, setup.cfg, setup.py or .git; with no marker above it, the directory of
+    the paths given (their common directory), as Python itself puts a script's directory first on
+    ``sys.path``. None only when no path is given."""
+    given = [p for p in paths]
+    if not given:
         return None
-    return None
+    for directory in ancestors(given[0]):
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in ROOT_MARKERS):
+            return directory
+    directories = [next(ancestors(p)) for p in given]
+    try:
+        return os.path.commonpath(directories)
+    except ValueError:  # paths on different drives (Windows): the first one's
+        return directories[0]
