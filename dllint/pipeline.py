@@ -28,6 +28,7 @@ from dllint.config import Settings
 from dllint.discovery import discover, find_project_root
 from dllint.engine import FileResult, Linter
 from dllint.findings import Finding
+from dllint.paths import without_dot
 from dllint.per_file import FileOutcome, check, fix, lint_bytes, lint_path, too_large
 from dllint.runner import CHECK, Progress, Task, run_files
 
@@ -209,7 +210,7 @@ def _stdin(linter: Linter, path: str, data: bytes, options: RunOptions) -> FileO
 
 def _links_out_of_roots(files: list[str], paths: Sequence[str]) -> set[str]:
     """Discovered files that are symbolic links to a file outside every directory given."""
-    named = {p for p in paths if p != STDIN and not os.path.isdir(p)}
+    named = {without_dot(p) for p in paths if p != STDIN and not os.path.isdir(p)}
     roots = [os.path.realpath(p) for p in paths if p != STDIN and os.path.isdir(p)]
     outside = set()
     for path in files:

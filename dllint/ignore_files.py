@@ -1,0 +1,137 @@
+"""What the project's ignore files say: ``.gitignore`` (below a git working tree's root, with
+``.git/info/exclude`` and git's global excludes file), and ``.ignore`` files anywhere, as ruff
+and ripgrep read them (the ``ignore`` crate's standard filters).
+
+Patterns are git's (``pathspec``'s ``GitIgnoreSpec``: negation, ``dir/``, anchored ``/x``,
+``**``); each file's patterns are relative to its directory; a deeper file wins over a
+shallower one, ``.ignore`` over ``.gitignore`` in the same directory, and within one file the
+last matching pattern wins. A directory that is ignored is not entered, so (as in git) nothing
+below it can be re-included.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from dllint.paths import ancestors
+
+
+class IgnoreFile(NamedTuple):
+    base: str  # the resolved directory its patterns are relative to
+    spec: object  # pathspec.GitIgnoreSpec
+
+
+Ignores = tuple[IgnoreFile, ...]  # lowest precedence first
+
+
+def ignored(ignores: Ignores, path: str, is_dir: bool) -> bool:
+    """Whether resolved ``path`` is ignored: the deepest file with a matching pattern decides."""
+    for base, spec in reversed(ignores):
+        prefix = base if base.endswith(os.sep) else base + os.sep
+        if not path.startswith(prefix):
+            continue
+        relative = path[len(prefix):]
+        if os.sep != "/":
+            relative = relative.replace(os.sep, "/")
+        include = spec.check_file(relative + "/" if is_dir else relative).include  # type: ignore[attr-defined]
+        if include is not None:
+            return include
+    return False
+
+
+def in_directory(directory: str, names: set[str] | frozenset[str], in_git: bool) -> Ignores:
+    """The ignore files of one directory (resolved), given the names it holds."""
+    found = []
+    for name in (".gitignore", ".ignore") if in_git else (".ignore",):
+        if name in names:
+            spec = _read(os.path.join(directory, name))
+            if spec is not None:
+                found.append(IgnoreFile(directory, spec))
+    return tuple(found)
+
+
+def git_root(directory: str) -> str | None:
+    """The working tree's root at or above resolved ``directory`` (where ``.git`` is), or None."""
+    for candidate in ancestors(directory):
+        if os.path.exists(os.path.join(candidate, ".git")):
+            return candidate
+    return None
+
+
+def above(top: str) -> tuple[Ignores, bool]:
+    """(the ignore files that apply to resolved directory ``top`` from above it, whether ``top``
+    is in a git working tree): global excludes, ``info/exclude``, then each directory's files
+    from the working tree's root (or the filesystem's, for ``.ignore``) down to ``top``'s parent."""
+    root = git_root(top)
+    chain: list[IgnoreFile] = []
+    if root is not None:
+        for path in (_global_excludes_file(), _info_exclude(root)):
+            spec = _read(path) if path else None
+            if spec is not None:
+                chain.append(IgnoreFile(root, spec))
+    parents = list(ancestors(top))[1:]
+    for directory in reversed(parents):
+        in_git = root is not None and (directory == root or directory.startswith(root + os.sep))
+        names = {n for n in (".gitignore", ".ignore") if os.path.isfile(os.path.join(directory, n))}
+        chain.extend(in_directory(directory, names, in_git))
+    return tuple(chain), root is not None
+
+
+def _read(path: str):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    import pathspec  # only when a project has ignore files
+
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def _info_exclude(root: str) -> str | None:
+    """``.git/info/exclude``; for a linked worktree or a submodule (``.git`` is a file naming
+    the git directory) that directory's ``info/exclude``."""
+    dot_git = os.path.join(root, ".git")
+    if os.path.isdir(dot_git):
+        return os.path.join(dot_git, "info", "exclude")
+    try:
+        with open(dot_git, encoding="utf-8") as handle:
+            first = handle.readline().strip()
+    except OSError:
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    git_dir = first[len("gitdir:"):].strip()
+    return os.path.join(root, git_dir, "info", "exclude")
+
+
+def _global_excludes_file() -> str | None:
+    """git's ``core.excludesFile`` (from ``~/.gitconfig`` or ``$XDG_CONFIG_HOME/git/config``),
+    else its default ``$XDG_CONFIG_HOME/git/ignore`` (``~/.config/git/ignore``)."""
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    for config in (os.path.join(os.path.expanduser("~"), ".gitconfig"), os.path.join(xdg, "git", "config")):
+        value = _core_excludes_file(config)
+        if value:
+            return os.path.expanduser(value)
+    return os.path.join(xdg, "git", "ignore")
+
+
+def _core_excludes_file(config: str) -> str | None:
+    """``excludesFile`` of the ``[core]`` section of a git config file (git's own syntax, read
+    simply: a key per line; the last one wins, as in git)."""
+    try:
+        with open(config, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    section, value = "", None
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[]").strip().lower()
+        elif section == "core" and "=" in stripped:
+            key, _, raw = stripped.partition("=")
+            if key.strip().lower() == "excludesfile":
+                value = raw.strip().strip('"')
+    return value
