@@ -153,18 +153,19 @@ def _walk(top: str, rel_top: str, resolve_each: str | None, resolved_top: str, w
             if d.startswith(".") or _excluded(d, rel, walk.dir_patterns) or _is_virtualenv(dirpath, d):
                 # Only the user's patterns count as "excluded": .git, __pycache__ and the like go unsaid.
                 by_patterns += bool(walk.user_patterns) and _excluded(d, rel, walk.user_patterns)
-            elif ignores and ignored(ignores, os.path.join(real_dir, d), True):
+            elif ignores and ignored(ignores, _prefix(real_dir) + d, True):
                 by_ignore_files += 1
             else:
                 kept.append(d)
+        shown_dir, real_prefix = _prefix(without_dot(dirpath)), _prefix(real_dir)  # joined by hand: 20,000 joins cost 30 ms
         for filename in sorted(name for name, is_dir, _ in listed if not is_dir):
             if filename.endswith(SOURCE_SUFFIXES):
                 if walk.user_patterns and _excluded(filename, f"{rel_dir}/{filename}".lstrip("./"), walk.user_patterns):
                     by_patterns += 1
-                elif ignores and ignored(ignores, os.path.join(real_dir, filename), False):
+                elif ignores and ignored(ignores, real_prefix + filename, False):
                     by_ignore_files += 1
                 else:
-                    walk.add(without_dot(os.path.join(dirpath, filename)))
+                    walk.add(shown_dir + filename)
         for d in reversed(kept):  # popped in sorted order: depth first, as os.walk goes
             if d not in links:
                 child = os.path.join(dirpath, d)
@@ -174,6 +175,13 @@ def _walk(top: str, rel_top: str, resolve_each: str | None, resolved_top: str, w
                     rel = d if rel_dir == "." else f"{rel_dir}{'' if rel_dir.endswith('/') else '/'}{d}"
                 stack.append((child, rel, os.path.join(real_dir, d), ignores, in_git))
     return Excluded(by_patterns, by_ignore_files)
+
+
+def _prefix(directory: str) -> str:
+    """What a name is joined to below ``directory``: ``os.path.join`` without its cost ("." is none)."""
+    if directory in (".", ""):
+        return ""
+    return directory if directory.endswith(os.sep) else directory + os.sep
 
 
 def _ignores_above(resolved_top: str) -> tuple[Ignores, bool]:

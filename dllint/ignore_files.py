@@ -12,31 +12,50 @@ below it can be re-included.
 from __future__ import annotations
 
 import os
+import re
 from typing import NamedTuple
 
 from dllint.paths import ancestors
+from dllint.patterns import LazyPattern
 
 
 class IgnoreFile(NamedTuple):
-    base: str  # the resolved directory its patterns are relative to
-    spec: object  # pathspec.GitIgnoreSpec
+    """One ignore file's patterns, as pathspec compiles them (git's wildmatch to regexes)."""
+
+    prefix: str  # the resolved directory its patterns are relative to, with a trailing separator
+    any_match: re.Pattern[str] | None  # without negations: one alternation of every pattern
+    ordered: tuple[tuple[re.Pattern[str], bool], ...]  # with negations: (pattern, ignores), last first
+
+    def decides(self, relative: str) -> bool | None:
+        """Whether ``relative`` (``/``-separated, a directory ending in ``/``) is ignored by
+        this file; None when no pattern matches it."""
+        if self.any_match is not None:
+            return True if self.any_match.match(relative) else None
+        for pattern, include in self.ordered:
+            if pattern.match(relative):
+                return include
+        return None
 
 
 Ignores = tuple[IgnoreFile, ...]  # lowest precedence first
+_NAMED_GROUP = LazyPattern(r"\(\?P<\w+>")
 
 
 def ignored(ignores: Ignores, path: str, is_dir: bool) -> bool:
-    """Whether resolved ``path`` is ignored: the deepest file with a matching pattern decides."""
-    for base, spec in reversed(ignores):
-        prefix = base if base.endswith(os.sep) else base + os.sep
-        if not path.startswith(prefix):
+    """Whether resolved ``path`` is ignored: the deepest file with a matching pattern decides.
+
+    pathspec's own ``check_file`` (normalizing each path, then trying each pattern) made a
+    discovery of 20,000 files 2-3x slower; one alternation per file without negations, tried
+    on the path relative to the file's directory, keeps it at about 1.3x."""
+    for ignore in reversed(ignores):
+        if not path.startswith(ignore.prefix):
             continue
-        relative = path[len(prefix):]
+        relative = path[len(ignore.prefix):]
         if os.sep != "/":
             relative = relative.replace(os.sep, "/")
-        include = spec.check_file(relative + "/" if is_dir else relative).include  # type: ignore[attr-defined]
-        if include is not None:
-            return include
+        decision = ignore.decides(relative + "/" if is_dir else relative)
+        if decision is not None:
+            return decision
     return False
 
 
@@ -45,9 +64,9 @@ def in_directory(directory: str, names: set[str] | frozenset[str], in_git: bool)
     found = []
     for name in (".gitignore", ".ignore") if in_git else (".ignore",):
         if name in names:
-            spec = _read(os.path.join(directory, name))
-            if spec is not None:
-                found.append(IgnoreFile(directory, spec))
+            ignore = _read(os.path.join(directory, name), directory)
+            if ignore is not None:
+                found.append(ignore)
     return tuple(found)
 
 
@@ -67,9 +86,9 @@ def above(top: str) -> tuple[Ignores, bool]:
     chain: list[IgnoreFile] = []
     if root is not None:
         for path in (_global_excludes_file(), _info_exclude(root)):
-            spec = _read(path) if path else None
-            if spec is not None:
-                chain.append(IgnoreFile(root, spec))
+            ignore = _read(path, root) if path else None
+            if ignore is not None:
+                chain.append(ignore)
     parents = list(ancestors(top))[1:]
     for directory in reversed(parents):
         in_git = root is not None and (directory == root or directory.startswith(root + os.sep))
@@ -78,15 +97,27 @@ def above(top: str) -> tuple[Ignores, bool]:
     return tuple(chain), root is not None
 
 
-def _read(path: str):
+def _read(path: str, directory: str) -> IgnoreFile | None:
+    """The ignore file at ``path`` whose patterns are relative to ``directory``; None when it
+    cannot be read or holds no pattern (``info/exclude`` as ``git init`` writes it)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             lines = handle.read().splitlines()
     except OSError:
         return None
+    if not any(line.strip() and not line.startswith("#") for line in lines):
+        return None
     import pathspec  # only when a project has ignore files
 
-    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+    patterns = [(p.regex, bool(p.include)) for p in pathspec.GitIgnoreSpec.from_lines(lines).patterns if p.include is not None]
+    if not patterns:
+        return None
+    prefix = directory if directory.endswith(os.sep) else directory + os.sep
+    if all(include for _, include in patterns):
+        # pathspec names a group in each pattern (``ps_d``): unnamed, they can share one alternation
+        alternation = "|".join(f"(?:{_NAMED_GROUP.sub('(?:', regex.pattern)})" for regex, _ in patterns)
+        return IgnoreFile(prefix, re.compile(alternation), ())
+    return IgnoreFile(prefix, None, tuple(reversed(patterns)))
 
 
 def _info_exclude(root: str) -> str | None:
