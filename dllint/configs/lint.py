@@ -158,6 +158,41 @@ def setting_fix(block: ConfigBlock, name: str, value: bool, *, after: str = "num
     return Fix("safe", f"Add `{name}: {yaml_value}`", edit) if edit else None
 
 
+def value_fix(block: ConfigBlock, name: str, yaml_value: str, python_value: str, *, after: str = "num_workers") -> Fix | None:
+    """Set the key ``name`` to a value torch accepts (``persistent_workers: false``,
+    ``prefetch_factor: null``), in the file being fixed; never delete it: the user's code reads
+    the key (``cfg.loader.persistent_workers``) and OmegaConf's struct mode fails on a key that
+    is gone. A value written here is replaced in place (its comment kept); a value a base or
+    defaults file writes is overridden by a new key here, after ``after``: safe in a Python
+    dict config (mmengine merges the child over its ``_base_``), unsafe in YAML (a Hydra
+    defaults list's order decides which file wins)."""
+    from dllint.configs.edits import insert_after, replace_value
+
+    entry = block.entry(name)
+    if block.document.format == "python":
+        if block.block_span is None or (block.is_local(entry) and not _python_keyword(block, entry)):  # type: ignore[arg-type]
+            return None
+        return Fix("safe", f"Set `{name}={python_value}`", SetArgument(name, python_value))
+    if block.is_local(entry):
+        edit = replace_value(block.document, block.mapping, entry, yaml_value)  # type: ignore[arg-type]
+        return Fix("safe", f"Set `{name}: {yaml_value}`", edit) if edit else None
+    anchor = block.entry(after)
+    edit = insert_after(block.document, block.mapping, anchor, name, yaml_value) if block.is_local(anchor) else None  # type: ignore[arg-type]
+    return Fix("unsafe", f"Set `{name}: {yaml_value}` here (over the value inherited)", edit) if edit else None
+
+
+def setting_message(block: ConfigBlock, name: str, value: bool) -> str:
+    """What to do, in the config's own syntax: ``set pin_memory: true`` on a YAML line that
+    writes it, ``add persistent_workers=True`` to a Python dict config that does not."""
+    verb = "set" if block.entry(name) is not None else "add"
+    return f"{verb} {key_value(block, name, 'true' if value else 'false', 'True' if value else 'False')}"
+
+
+def key_value(block: ConfigBlock, name: str, yaml_value: str, python_value: str) -> str:
+    """``name: value`` in a YAML config, ``name=value`` in a Python one: how messages write a key."""
+    return f"{name}={python_value}" if block.document.format == "python" else f"{name}: {yaml_value}"
+
+
 def _python_keyword(block: ConfigBlock, entry: Entry) -> bool:
     """A ``name=value`` keyword of the block's own ``dict(...)``/``L(...)(...)`` call."""
     return isinstance(entry.node, ast.keyword) and isinstance(block.mapping.node, ast.Call) and block.mapping.path == block.path

@@ -43,7 +43,8 @@ class PinMemoryMissing(Rule):
     Safe: adds `pin_memory=torch.cuda.is_available()`, or `pin_memory=True` where the file
     moves batches with `.cuda()` or to a CUDA device no command-line option changes. Pinning changes where
     the batch lives on the host, not its values. No fix is offered when `torch` is not
-    imported under its own name.
+    imported under its own name. In a config file, adding `pin_memory: true` is safe;
+    changing a written `pin_memory: false` is unsafe (it may be deliberate).
 
     ## References
     - [Memory pinning](https://pytorch.org/docs/stable/data.html#memory-pinning)
@@ -53,7 +54,7 @@ class PinMemoryMissing(Rule):
     code = "DL206"
     name = "pin-memory-missing"
     summary = "batches are copied to CUDA from pageable memory: add pin_memory=True so copies run asynchronously"
-    fix_safety = "safe"
+    fix_safety = "sometimes"  # unsafe where a config file writes pin_memory: false
     value_arguments = ("pin_memory",)
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader\n"
@@ -89,7 +90,7 @@ class PinMemoryMissing(Rule):
     def check_config(self, block) -> Iterator[Finding]:
         """A block of a config that puts the work on CUDA (``accelerator: gpu``, ``device:
         cuda``) with ``pin_memory`` false, or absent where torch's default applies."""
-        from dllint.configs.lint import config_finding, setting_fix
+        from dllint.configs.lint import config_finding, setting_fix, setting_message
 
         if not block.cuda or not unpinned(block):
             return
@@ -97,7 +98,8 @@ class PinMemoryMissing(Rule):
             return  # the framework's own default for it is not in the config
         span = block.report_span("pin_memory") or block.block_span
         if span is not None:
-            yield config_finding(self, block, span, fix=setting_fix(block, "pin_memory", True))
+            message = f"batches are copied to CUDA from pageable memory: {setting_message(block, 'pin_memory', True)} so copies run asynchronously"
+            yield config_finding(self, block, span, message, setting_fix(block, "pin_memory", True))
 
     @staticmethod
     def _fix(facts, loader, copies) -> Fix | None:
