@@ -14,6 +14,7 @@ call's arguments (``dict(...)`` and ``L(...)(...)`` are calls).
 
 from __future__ import annotations
 
+import bisect
 from functools import lru_cache
 
 from dllint.configs.document import ConfigDocument, Entry, Mapping, Scalar
@@ -30,6 +31,50 @@ def _lines(text: str) -> list[str]:
 def overlaps(one: ReplaceText, other: ReplaceText) -> bool:
     """Two edits touch the same text (or insert at the same place)."""
     return (one.start < other.end and other.start < one.end) or one.start == other.start
+
+
+def add_if_free(chosen: list[ReplaceText], edit: ReplaceText) -> bool:
+    """Add ``edit`` to ``chosen`` (kept sorted by start, none overlapping) unless it overlaps one
+    of them: only the neighbours at its place can (each against all made 20,000 edits quadratic)."""
+    index = bisect.bisect_left(chosen, edit.start, key=lambda e: e.start)
+    if any(overlaps(edit, other) for other in chosen[max(index - 1, 0) : index + 1]):
+        return False
+    chosen.insert(index, edit)
+    return True
+
+
+@lru_cache(maxsize=4)
+def _lines(text: str) -> list[str]:
+    """The text's lines, split once per text (a str caches its hash): one split per finding made
+    fixing 20,000 loader blocks in one file quadratic. Callers only read the list."""
+    return text.splitlines()
+
+
+def overlaps(one: ReplaceText, other: ReplaceText) -> bool:
+    """Two edits touch the same text (or insert at the same place)."""
+    return (one.start < other.end and other.start < one.end) or one.start == other.start
+
+
+def add_if_free(chosen: list[ReplaceText], edit: ReplaceText) -> bool:
+    """Add ``edit`` to ``chosen`` (kept sorted by start, none overlapping) unless it overlaps one
+    of them: only the neighbours at its place can (each against all made 20,000 edits quadratic)."""
+    index = bisect.bisect_left([e.start for e in chosen], edit.start) if len(chosen) < 64 else _index(chosen, edit)
+    neighbours = chosen[max(index - 1, 0):index + 1]
+    if any(overlaps(edit, other) for other in neighbours):
+        return False
+    chosen.insert(index, edit)
+    return True
+
+
+def _index(chosen: list[ReplaceText], edit: ReplaceText) -> int:
+    low, high = 0, len(chosen)
+    while low < high:
+        middle = (low + high) // 2
+        if chosen[middle].start < edit.start:
+            low = middle + 1
+        else:
+            high = middle
+    return low
 
 
 def _alone_on_line(document: ConfigDocument, mapping: Mapping, entry: Entry) -> bool:
