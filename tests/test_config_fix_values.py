@@ -122,3 +122,22 @@ def test_choosing_twenty_thousand_edits_is_linear():
     assert chosen == edits
     text = "a: 1\n" * 1000
     assert _lines(text) is _lines(text)  # split once per text
+
+
+def test_dl206_sees_the_accelerator_of_another_default(tmp_path):
+    """`accelerator: gpu` in conf/trainer/gpu.yaml and the loader in conf/loader/default.yaml, both
+    chosen by config.yaml's defaults list: reported at the defaults line that brings the loader in."""
+    write_tree(tmp_path, {
+        "conf/config.yaml": "defaults:\n  - trainer: gpu\n  - loader: default\n  - _self_\nseed: 1\n",
+        "conf/trainer/gpu.yaml": "accelerator: gpu\ndevices: 1\n",
+        "conf/trainer/cpu.yaml": "accelerator: cpu\n",
+        "conf/loader/default.yaml": "_target_: torch.utils.data.DataLoader\nnum_workers: 4\npersistent_workers: true\npin_memory: false\n",
+    })
+    output = run("--no-cache", "conf", cwd=tmp_path).output
+    assert output.splitlines()[0] == (
+        "conf/config.yaml:3:5: DL206 batches are copied to CUDA from pageable memory: set pin_memory: true"
+        " so copies run asynchronously (pin_memory: false in loader/default.yaml:4)"
+    )
+    assert output.count("DL206") == 1  # the loader's own file does not know the trainer: silent
+    (tmp_path / "conf/config.yaml").write_text("defaults:\n  - trainer: cpu\n  - loader: default\n")
+    assert "DL206" not in run("--no-cache", "conf", cwd=tmp_path).output

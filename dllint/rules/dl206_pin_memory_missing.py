@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import os
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.devices import batch_cuda_copies, torch_alias
@@ -99,6 +100,10 @@ class PinMemoryMissing(Rule):
         span = block.report_span("pin_memory") or block.block_span
         if span is not None:
             message = f"batches are copied to CUDA from pageable memory: {setting_message(block, 'pin_memory', True)} so copies run asynchronously"
+            entry = block.entry("pin_memory")
+            if entry is not None and not block.is_local(entry):  # from another file of the defaults list
+                where = os.path.relpath(entry.path, os.path.dirname(os.path.abspath(block.path)))
+                message += f" (pin_memory: false in {where}:{entry.key_span.line})"
             yield config_finding(self, block, span, message, setting_fix(block, "pin_memory", True))
 
     @staticmethod
