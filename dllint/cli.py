@@ -288,18 +288,10 @@ def _report(outcome, fmt: str, statistics: bool, reporting: Reporting = Reportin
 def _echo_diff(file) -> None:
     if not file.changed or file.before is None or file.after is None:
         return
-    import difflib
+    from dllint.output.diff import file_diff
 
-    path = file.path
-    lines = difflib.unified_diff(
-        file.before.splitlines(keepends=True),
-        file.after.splitlines(keepends=True),
-        # git-style a/ b/ prefixes for relative paths; an absolute path is shown as it is
-        fromfile=path if path.startswith("/") else f"a/{path}",
-        tofile=path if path.startswith("/") else f"b/{path}",
-    )
-    for line in lines:
-        sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    for line in file_diff(file.path, file.before, file.after):
+        sys.stdout.write(line)
     sys.stdout.flush()
 
 
