@@ -70,19 +70,26 @@ def test_readme_snippet_reports_then_fixes(repo, tmp_path):
     (repo / ".pre-commit-config.yaml").write_text(readme_snippet(head))
     git("add", ".pre-commit-config.yaml", cwd=repo)
     run = [sys.executable, "-m", "pre_commit", "run", "--all-files"]
+    # The report hook alone first: what it finds.
+    checked = subprocess.run([*run, "dllint", "--verbose"], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    output = checked.stdout + checked.stderr
+    assert checked.returncode == 1, output
+    assert re.search(r"^train\.py:4:32: DL003 .*shuffle=True with a sampler", output, re.M), output
+    assert re.search(r"^conf/train\.yaml:4:3: DL001 ", output, re.M), output
+    assert "notes.txt" not in output
+    # require_serial: the hook runs once over all the files, one summary (not one per batch)
+    assert re.findall(r"^Found \d+ problems? in \d+ files?\.$", output, re.M) == ["Found 2 problems in 2 files."], output
+
+    # Both hooks, in the snippet's order: dllint-fix fixes and stops the commit, dllint then passes.
     result = subprocess.run([*run, "--verbose"], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     lines = output.splitlines()
-    check_status = next(line for line in lines if line.startswith("dllint.") or line.startswith("dllint "))
     fix_status = next(line for line in lines if line.startswith("dllint (fix)"))
-    assert check_status.endswith("Failed") and fix_status.endswith("Failed"), output
-    assert re.search(r"^train\.py:4:32: DL003 .*shuffle=True with a sampler", output, re.M), output
-    assert re.search(r"^conf/train\.yaml:4:3: DL001 ", output, re.M), output
-    assert "notes.txt" not in output
+    check_status = next(line for line in lines if line.startswith("dllint."))
+    assert fix_status.endswith("Failed") and check_status.endswith("Passed"), output
     assert "files were modified by this hook" in output
-    # require_serial: each hook runs once over all the files, one summary each (not one per batch)
-    assert len(re.findall(r"^Found \d+ problems? \(", output, re.M)) == 1, output  # dllint-fix's
+    assert re.findall(r"^Found \d+ problems? \(.*\)\.$", output, re.M) == ["Found 2 problems (2 fixed, 0 remaining)."], output
     assert (repo / "train.py").read_text() == FIXED_SCRIPT
     assert (repo / "conf" / "train.yaml").read_text() == FIXED_CONFIG
 
