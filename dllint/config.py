@@ -246,3 +246,34 @@ def load_settings(config: str | None = None, start: str | os.PathLike[str] | Non
         attr, parse = KEYS[key]
         values[attr] = parse(key, value, str(path))
     return Settings(project_root=os.path.realpath(os.path.dirname(path) or "."), config_path=path, **values)
+
+
+DEFAULT_LINE_LENGTH = 88  # black's and ruff's
+
+
+def project_line_length(path: str) -> int:
+    """The line length a fixed line should keep to: ``line-length`` of the nearest
+    ``.ruff.toml``/``ruff.toml``, else ``[tool.ruff]`` then ``[tool.black]`` of the nearest
+    pyproject.toml that sets one, at or above ``path``; else 88. Read for each file fixed, not
+    cached: a long-lived process (the language server) sees the project's edits."""
+    return _line_length_in(os.path.dirname(os.path.realpath(path or ".")) if not os.path.isdir(path or ".") else os.path.realpath(path))
+
+
+def _line_length_in(directory: str) -> int:
+    for folder in ancestors(directory):
+        for name, tables in ((".ruff.toml", ((),)), ("ruff.toml", ((),)), ("pyproject.toml", (("tool", "ruff"), ("tool", "black")))):
+            candidate = os.path.join(folder, name)
+            if not os.path.isfile(candidate):
+                continue
+            try:
+                data = _load_toml(candidate)
+            except ConfigError:
+                continue
+            for keys in tables:
+                table: Any = data
+                for key in keys:
+                    table = table.get(key, {}) if isinstance(table, dict) else {}
+                value = table.get("line-length") if isinstance(table, dict) else None
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    return value
+    return DEFAULT_LINE_LENGTH
