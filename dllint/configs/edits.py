@@ -90,21 +90,6 @@ def _alone_on_line(document: ConfigDocument, mapping: Mapping, entry: Entry) -> 
     return line[: entry.key_span.column - 1].strip() == ""
 
 
-def remove_entry(document: ConfigDocument, mapping: Mapping, entry: Entry) -> ReplaceText | None:
-    """Delete the entry's line (its trailing comment goes with it)."""
-    if document.format != "yaml" or entry.path != document.path or len(mapping.entries) < 2:
-        return None
-    if not _alone_on_line(document, mapping, entry):
-        return None
-    line = entry.key_span.line
-    lines = _lines(document.text)
-    if line < len(lines) or document.text.endswith("\n"):
-        return ReplaceText((line, 1), (line + 1, 1), "")
-    # The last line, without a newline: take the previous line's newline instead.
-    previous = lines[line - 2] if line > 1 else ""
-    return ReplaceText((line - 1, len(previous) + 1), (line, len(lines[line - 1]) + 1), "")
-
-
 def replace_value(document: ConfigDocument, mapping: Mapping, entry: Entry, text: str) -> ReplaceText | None:
     """Replace a scalar written on its key's line, keeping its key, comment and indentation."""
     if document.format != "yaml" or entry.path != document.path or not isinstance(entry.value, Scalar):

@@ -3,7 +3,8 @@
 Rules that apply to configs define ``check_config(block)`` next to ``check(facts)``, with
 one predicate behind both. This module reads YAML (``read_config``) and Python dict
 configs (``python_config_blocks``), asks the rules (``check_blocks``) and gives them
-their findings and fixes (``config_finding``, ``removal_fix``, ``setting_fix``). It sits
+their findings and fixes (``config_finding``, ``value_fix``, ``setting_fix``: a fix sets a
+key's value and never deletes the key, which the user's code may read). It sits
 below the engine (which calls it) and never imports it: running a config file through
 the engine and fixing it is :mod:`dllint.configs.run`.
 """
@@ -119,22 +120,6 @@ def config_finding(rule: Rule, block: ConfigBlock, span: Span, message: str | No
         message=message or rule.summary,
         fix=fix,
     )
-
-
-def removal_fix(block: ConfigBlock, name: str) -> Fix | None:
-    """Remove the key ``name``: a text edit in YAML, the argument of ``dict(...)``/``L(...)(...)``
-    in Python (through the rule's ``apply_fix``)."""
-    entry = block.entry(name)
-    if not block.is_local(entry):
-        return None
-    assert entry is not None
-    from dllint.configs.edits import remove_entry
-
-    message = f"Remove `{name}`"
-    if block.document.format == "python":
-        return Fix("safe", message, RemoveArguments((name,))) if _python_keyword(block, entry) else None
-    edit = remove_entry(block.document, block.mapping, entry)
-    return Fix("safe", message, edit) if edit else None
 
 
 def setting_fix(block: ConfigBlock, name: str, value: bool, *, after: str = "num_workers") -> Fix | None:
