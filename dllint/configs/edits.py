@@ -4,9 +4,10 @@ A YAML fix never re-serialises the file: it replaces one scalar or inserts one l
 indentation of its neighbour, so comments, key order, quoting and indentation stay as written.
 The DataLoader rules set values (``persistent_workers: false``, ``prefetch_factor: null``)
 rather than delete keys: the user's code reads the keys (``cfg.loader.persistent_workers``),
-and OmegaConf's struct mode fails on a key that is gone. An entry that is not alone on its line
-(a flow mapping ``{a: 1, b: 2}``, a sequence item ``- num_workers: 0``, a multi-line value)
-gets no fix rather than a guess. The edit is the finding's :class:`~dllint.findings.ReplaceText`.
+and OmegaConf's struct mode fails on a key that is gone. A scalar written on one line is
+replaced wherever it is (a flow mapping ``{a: 1, b: 2}`` included); a line is inserted only
+after an entry alone on its line in a block mapping; a multi-line value gets no fix rather
+than a guess. The edit is the finding's :class:`~dllint.findings.ReplaceText`.
 
 Python dict configs are Python files: their fixes go through the LibCST fixer like any
 call's arguments (``dict(...)`` and ``L(...)(...)`` are calls).
@@ -41,40 +42,6 @@ def add_if_free(chosen: list[ReplaceText], edit: ReplaceText) -> bool:
         return False
     chosen.insert(index, edit)
     return True
-
-
-@lru_cache(maxsize=4)
-def _lines(text: str) -> list[str]:
-    """The text's lines, split once per text (a str caches its hash): one split per finding made
-    fixing 20,000 loader blocks in one file quadratic. Callers only read the list."""
-    return text.splitlines()
-
-
-def overlaps(one: ReplaceText, other: ReplaceText) -> bool:
-    """Two edits touch the same text (or insert at the same place)."""
-    return (one.start < other.end and other.start < one.end) or one.start == other.start
-
-
-def add_if_free(chosen: list[ReplaceText], edit: ReplaceText) -> bool:
-    """Add ``edit`` to ``chosen`` (kept sorted by start, none overlapping) unless it overlaps one
-    of them: only the neighbours at its place can (each against all made 20,000 edits quadratic)."""
-    index = bisect.bisect_left([e.start for e in chosen], edit.start) if len(chosen) < 64 else _index(chosen, edit)
-    neighbours = chosen[max(index - 1, 0):index + 1]
-    if any(overlaps(edit, other) for other in neighbours):
-        return False
-    chosen.insert(index, edit)
-    return True
-
-
-def _index(chosen: list[ReplaceText], edit: ReplaceText) -> int:
-    low, high = 0, len(chosen)
-    while low < high:
-        middle = (low + high) // 2
-        if chosen[middle].start < edit.start:
-            low = middle + 1
-        else:
-            high = middle
-    return low
 
 
 def _alone_on_line(document: ConfigDocument, mapping: Mapping, entry: Entry) -> bool:
