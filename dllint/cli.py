@@ -190,7 +190,8 @@ def check(
         probe_options = ProbeOptions(
             timeout=probe_timeout, batches=probe_batches, report_path=probe_report, nproc_per_node=nproc_per_node
         )
-        sys.exit(run_probe_command(probe_target, script_args, linter, fmt, probe_options))
+        probe_fmt = "text" if fmt in ("full", "concise") else fmt  # the probe's report has one text form
+        sys.exit(run_probe_command(probe_target, script_args, linter, probe_fmt, probe_options))
     options = RunOptions(
         mode=mode,
         unsafe_fixes=unsafe_fixes,
