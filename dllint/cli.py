@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NamedTuple
 
 import click
 
@@ -73,6 +74,12 @@ def _split_codes(values: tuple[str, ...], option: str) -> tuple[str, ...] | None
     return codes
 
 
+def _split_patterns(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``--exclude a,b --exclude c`` as ruff reads it: (a, b, c); None when not given."""
+    patterns = tuple(p.strip() for v in values for p in v.split(",") if p.strip())
+    return patterns or None
+
+
 def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
     if value is None:
         return None
@@ -97,11 +104,17 @@ def main() -> None:
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated), e.g. DL1,DL201, ALL.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--extend-select", multiple=True, help="Codes to enable on top of the selection.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--exclude", multiple=True, metavar="PATTERN", help="Paths to exclude (comma-separated globs); replaces `exclude` of the config.")
+@click.option("--extend-exclude", multiple=True, metavar="PATTERN", help="Paths to exclude on top of `exclude` (comma-separated globs).")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files that .gitignore, .ignore, .git/info/exclude or git's global excludes ignore (default: respect them).")
+@click.option("--format", "--output-format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--max-workers", type=click.IntRange(min=1), help="DL202 threshold for num_workers (default 16).")
 @click.option("--max-file-size", callback=_size, metavar="SIZE", help="Skip larger files with one DL000 (default 4MB).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Use this pyproject.toml/dllint.toml.")
-@click.option("--statistics", is_flag=True, help="Count findings per rule.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Use this pyproject.toml/dllint.toml (default: the nearest .dllint.toml, dllint.toml or pyproject.toml with [tool.dllint]).")
+@click.option("--statistics", is_flag=True, help="Print only a count of findings per rule.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False), help="Write the report to this file instead of standard output.")
+@click.option("--quiet", "-q", is_flag=True, help="Print the findings and nothing else (no summary, hints or warnings).")
+@click.option("--silent", "-s", is_flag=True, help="Print nothing; the exit code says what was found.")
 @click.option("--stdin-filename", help="The path to report for source read from '-'.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
@@ -110,8 +123,8 @@ def main() -> None:
 @click.option("--fix-only", is_flag=True, help="Apply fixes without reporting what remains; exit 0 unless a fix failed.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Processes that lint, this one included (default: the usable cores; a run with under 1 MB to parse stays in one process).")
 @click.option("--no-cache", is_flag=True, help="Lint every file afresh; neither read nor write the cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False), help="Where to keep the cache (default: .dllint_cache).")
-@click.option("--project-root", type=click.Path(file_okay=False), help="The project the files belong to (default: the nearest directory above them with pyproject.toml, setup.cfg, setup.py or .git).")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="Where to keep the cache (default: .dllint_cache in the project root).")
+@click.option("--project-root", type=click.Path(file_okay=False), help="The project the files belong to (default: the nearest directory above them with pyproject.toml, setup.cfg, setup.py or .git, else their own directory).")
 @click.option("--probe", "probe_target", metavar="SCRIPT|MODULE:FUNCTION", help="Run the loader for real and confirm each finding; arguments after -- go to the script.")
 @click.option("--probe-timeout", type=float, default=120, show_default=True, callback=lambda ctx, param, value: _positive_seconds(ctx, value), help="Seconds for the whole probe run.")
 @click.option("--probe-batches", type=click.IntRange(min=1), help="Batches per measurement.")
@@ -123,11 +136,17 @@ def check(
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     extend_select: tuple[str, ...],
+    exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    respect_gitignore: bool | None,
     fmt: str,
     max_workers: int | None,
     max_file_size: int | None,
     config_path: str | None,
     statistics: bool,
+    output_file: str | None,
+    quiet: bool,
+    silent: bool,
     stdin_filename: str | None,
     exit_zero: bool,
     fix: bool,
@@ -170,6 +189,9 @@ def check(
         extend_select=_split_codes(extend_select, "--extend-select"),
         max_workers=max_workers,
         max_file_size=max_file_size,
+        exclude=_split_patterns(exclude),
+        extend_exclude=settings.extend_exclude + _split_patterns(extend_exclude) if extend_exclude else None,
+        respect_gitignore=respect_gitignore,
     )
     linter = Linter(settings)
     if probe_target is None and (launcher is not None or nproc_per_node is not None):
@@ -181,7 +203,8 @@ def check(
             timeout=probe_timeout, batches=probe_batches, report_path=probe_report, nproc_per_node=nproc_per_node,
             launcher=launcher,
         )
-        sys.exit(run_probe_command(probe_target, script_args, linter, fmt, probe_options))
+        probe_fmt = "text" if fmt in ("full", "concise") else fmt  # the probe's report has one text form
+        sys.exit(run_probe_command(probe_target, script_args, linter, probe_fmt, probe_options))
     options = RunOptions(
         mode=mode,
         unsafe_fixes=unsafe_fixes,
@@ -194,20 +217,43 @@ def check(
     )
     stdin = sys.stdin.buffer.read() if "-" in paths else None
     progress = None
-    if any(p != "-" for p in paths):
+    if any(p != "-" for p in paths) and not (quiet or silent):
         from dllint.progress import ProgressLine
 
         progress = ProgressLine.for_run(fmt)
     try:
-        outcome = run(paths, settings, options, stdin, linter=linter, progress=progress, warn=lambda m: click.echo(m, err=True))
+        warn = (lambda m: None) if quiet or silent else (lambda m: click.echo(m, err=True))
+        outcome = run(paths, settings, options, stdin, linter=linter, progress=progress, warn=warn)
     finally:
         if progress is not None:
             progress.finish()
-    _report(outcome, fmt, statistics)
+    _report(outcome, fmt, statistics, Reporting(output_file, quiet, silent))
     sys.exit(outcome.exit_code)
 
 
-def _report(outcome, fmt: str, statistics: bool) -> None:
+class Reporting(NamedTuple):
+    """Where and how much of the report goes: ruff's ``--output-file``, ``-q`` and ``-s``."""
+
+    output_file: str | None = None
+    quiet: bool = False  # the findings alone
+    silent: bool = False  # nothing
+
+    def echo(self, text: str, err: bool = False) -> None:
+        if self.silent:
+            return
+        if self.output_file is None or err:
+            if text:  # -q with nothing found prints nothing, not an empty line
+                click.echo(text, err=err)
+            return
+        try:
+            with open(self.output_file, "w", encoding="utf-8") as handle:
+                handle.write(text + "\n" if text else "")
+        except OSError as exc:
+            click.echo(f"dllint: error: cannot write {self.output_file}: {exc.strerror}", err=True)
+            sys.exit(exit_codes.ERROR)
+
+
+def _report(outcome, fmt: str, statistics: bool, reporting: Reporting = Reporting()) -> None:
     """Render a run: fixed sources or diffs on stdout, notes and errors on stderr, then the report."""
     options = outcome.options
     report_to_stderr = False
@@ -228,12 +274,14 @@ def _report(outcome, fmt: str, statistics: bool) -> None:
     for error in outcome.errors:
         click.echo(f"dllint: {error}", err=True)
     files_checked = len(outcome.files)
+    extra = {"unsafe_fixes": options.unsafe_fixes, "quiet": reporting.quiet}
     if options.mode == "check":
-        summary = RunSummary(outcome.findings, files_checked=files_checked, statistics=statistics, extra={"unsafe_fixes": options.unsafe_fixes})
-        click.echo(render(fmt, summary))
+        summary = RunSummary(outcome.findings, files_checked=files_checked, statistics=statistics, extra=extra)
+        reporting.echo(render(fmt, summary))
     elif options.mode == "diff":
         fixed = outcome.fixed
-        click.echo(f"Would fix {fixed} problem{'s' if fixed != 1 else ''}." if fixed else "No fixes to apply.", err=True)
+        if not reporting.quiet:
+            reporting.echo(f"Would fix {fixed} problem{'s' if fixed != 1 else ''}." if fixed else "No fixes to apply.", err=True)
     elif options.mode == "fix":
         summary = RunSummary(
             outcome.findings,
@@ -241,31 +289,23 @@ def _report(outcome, fmt: str, statistics: bool) -> None:
             fixed=outcome.fixed,
             introduced=outcome.introduced,
             statistics=statistics,
-            extra={"fix_mode": True, "unsafe_fixes": options.unsafe_fixes},
+            extra={**extra, "fix_mode": True},
         )
-        click.echo(render(fmt, summary), err=report_to_stderr)
-    else:
+        reporting.echo(render(fmt, summary), err=report_to_stderr)
+    elif not reporting.quiet:
         fixed, failed = outcome.fixed, outcome.failed
-        click.echo(f"Fixed {fixed} problem{'s' if fixed != 1 else ''}.", err=report_to_stderr)
+        reporting.echo(f"Fixed {fixed} problem{'s' if fixed != 1 else ''}.", err=report_to_stderr)
         if failed:
-            click.echo(f"{failed} fix{'es' if failed != 1 else ''} could not be applied.", err=report_to_stderr)
+            reporting.echo(f"{failed} fix{'es' if failed != 1 else ''} could not be applied.", err=report_to_stderr)
 
 
 def _echo_diff(file) -> None:
     if not file.changed or file.before is None or file.after is None:
         return
-    import difflib
+    from dllint.output.diff import file_diff
 
-    path = file.path
-    lines = difflib.unified_diff(
-        file.before.splitlines(keepends=True),
-        file.after.splitlines(keepends=True),
-        # git-style a/ b/ prefixes for relative paths; an absolute path is shown as it is
-        fromfile=path if path.startswith("/") else f"a/{path}",
-        tofile=path if path.startswith("/") else f"b/{path}",
-    )
-    for line in lines:
-        sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    for line in file_diff(file.path, file.before, file.after):
+        sys.stdout.write(line)
     sys.stdout.flush()
 
 

@@ -1,4 +1,5 @@
-"""Settings: defaults, ``[tool.dllint]`` in the nearest pyproject.toml, and CLI overrides."""
+"""Settings: defaults, the nearest ``.dllint.toml``/``dllint.toml`` or ``[tool.dllint]`` in a
+pyproject.toml, and CLI overrides."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
     extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True  # skip what .gitignore/.ignore/info/exclude/global excludes ignore
     max_workers: int = 16
     max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes
     extend_loader_classes: frozenset[str] = field(default_factory=frozenset)
@@ -109,6 +111,12 @@ def _class_names(key: str, value: Any, source: str) -> frozenset[str]:
     return frozenset(value)
 
 
+def _boolean(key: str, value: Any, source: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{source}: {_shown(key)} must be true or false, got {_shown(value)}")
+    return value
+
+
 def _max_workers(key: str, value: Any, source: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(f"{source}: {_shown(key)} must be a positive integer, got {_shown(value)}")
@@ -149,15 +157,24 @@ KEYS = {
     "per-file-ignores": ("per_file_ignores", _per_file_ignores),
     "exclude": ("exclude", _strings),
     "extend-exclude": ("extend_exclude", _strings),
+    "respect-gitignore": ("respect_gitignore", _boolean),
     "max-workers": ("max_workers", _max_workers),
     "max-file-size": ("max_file_size", _max_file_size),
     "extend-loader-classes": ("extend_loader_classes", _class_names),
 }
 
 
-def find_pyproject(start: str | os.PathLike[str]) -> str | None:
-    """The nearest pyproject.toml at or above ``start`` that has a ``[tool.dllint]`` table."""
+CONFIG_FILES = (".dllint.toml", "dllint.toml")  # settings at the top level, found before pyproject.toml
+
+
+def find_config(start: str | os.PathLike[str]) -> str | None:
+    """The nearest config file at or above ``start``: in each directory ``.dllint.toml``, then
+    ``dllint.toml``, then a pyproject.toml that has a ``[tool.dllint]`` table (ruff's order for
+    ``.ruff.toml``, ``ruff.toml`` and ``pyproject.toml``)."""
     for directory in ancestors(os.fspath(start)):
+        for name in CONFIG_FILES:
+            if os.path.isfile(os.path.join(directory, name)):
+                return os.path.join(directory, name)
         candidate = os.path.join(directory, "pyproject.toml")
         if os.path.isfile(candidate):  # False for a directory we may not search (EACCES)
             try:
@@ -202,7 +219,8 @@ def _load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def load_settings(config: str | None = None, start: str | os.PathLike[str] | None = None) -> Settings:
-    """Settings from ``config`` (a pyproject.toml or dllint.toml path) or the nearest pyproject.toml."""
+    """Settings from ``config`` (a pyproject.toml or dllint.toml path), else the nearest config
+    file (:func:`find_config`)."""
     start = os.fspath(start) if start is not None else os.getcwd()
     if config is not None:
         from pathlib import Path  # as given, normalized: how messages name the file
@@ -211,7 +229,7 @@ def load_settings(config: str | None = None, start: str | os.PathLike[str] | Non
         if not os.path.isfile(path):
             raise ConfigError(f"{config}: config file not found")
     else:
-        found = find_pyproject(start)
+        found = find_config(start)
         if found is None:
             return Settings(project_root=os.path.realpath(start or "."))
         path = found
@@ -228,3 +246,34 @@ def load_settings(config: str | None = None, start: str | os.PathLike[str] | Non
         attr, parse = KEYS[key]
         values[attr] = parse(key, value, str(path))
     return Settings(project_root=os.path.realpath(os.path.dirname(path) or "."), config_path=path, **values)
+
+
+DEFAULT_LINE_LENGTH = 88  # black's and ruff's
+
+
+def project_line_length(path: str) -> int:
+    """The line length a fixed line should keep to: ``line-length`` of the nearest
+    ``.ruff.toml``/``ruff.toml``, else ``[tool.ruff]`` then ``[tool.black]`` of the nearest
+    pyproject.toml that sets one, at or above ``path``; else 88. Read for each file fixed, not
+    cached: a long-lived process (the language server) sees the project's edits."""
+    return _line_length_in(os.path.dirname(os.path.realpath(path or ".")) if not os.path.isdir(path or ".") else os.path.realpath(path))
+
+
+def _line_length_in(directory: str) -> int:
+    for folder in ancestors(directory):
+        for name, tables in ((".ruff.toml", ((),)), ("ruff.toml", ((),)), ("pyproject.toml", (("tool", "ruff"), ("tool", "black")))):
+            candidate = os.path.join(folder, name)
+            if not os.path.isfile(candidate):
+                continue
+            try:
+                data = _load_toml(candidate)
+            except ConfigError:
+                continue
+            for keys in tables:
+                table: Any = data
+                for key in keys:
+                    table = table.get(key, {}) if isinstance(table, dict) else {}
+                value = table.get("line-length") if isinstance(table, dict) else None
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    return value
+    return DEFAULT_LINE_LENGTH

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 from dllint.config import DEFAULT_EXCLUDE, Settings
 from dllint.findings import Finding
+from dllint.ignore_files import Ignores, above, ignored, in_directory
 from dllint.inputs import SUFFIXES
-from dllint.paths import ancestors, relative_to, resolved_relative, under
+from dllint.paths import ancestors, relative_to, resolved_relative, under, without_dot
 from dllint.source import unreadable
 
 SOURCE_SUFFIXES = SUFFIXES  # every suffix an input adapter reads (dllint.inputs.ADAPTERS)
@@ -21,22 +23,32 @@ SOURCE_SUFFIXES = SUFFIXES  # every suffix an input adapter reads (dllint.inputs
 class Discovery:
     files: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # paths that do not exist
+    loops: list[str] = field(default_factory=list)  # symbolic links that resolve to themselves
     empty_dirs: list[str] = field(default_factory=list)  # directories with no source file
-    excluded: dict[str, int] = field(default_factory=dict)  # directory given -> source files and dirs excluded in it
+    excluded: dict[str, Excluded] = field(default_factory=dict)  # directory given -> what was excluded in it
 
     def report(self, warn: Callable[[str], None]) -> list[Finding]:
         """Warn about empty directories; a DL000 finding for each path that does not exist."""
         for directory in self.empty_dirs:
-            count = self.excluded.get(directory, 0)
-            if count:
-                paths = f"{count} path{'s' if count != 1 else ''} in it {'are' if count != 1 else 'is'}"
+            excluded = self.excluded.get(directory, Excluded())
+            why = []
+            if excluded.by_patterns:
+                why.append(f"{_paths(excluded.by_patterns)} excluded by `exclude`/`extend-exclude`")
+            if excluded.by_ignore_files:
+                why.append(f"{_paths(excluded.by_ignore_files)} ignored by .gitignore/.ignore (--no-respect-gitignore checks them)")
+            if why:
                 warn(
-                    f"dllint: warning: no files checked in {directory}: {paths} excluded by `exclude`/`extend-exclude`"
+                    f"dllint: warning: no files checked in {directory}: {'; '.join(why)}"
                     " (a file named on the command line is checked anyway)"
                 )
             else:
                 warn(f"dllint: warning: no Python files found in {directory}")
-        return [unreadable(p, "cannot read file: no such file or directory") for p in self.missing]
+        missing = [unreadable(p, "cannot read file: no such file or directory") for p in self.missing]
+        return missing + [unreadable(p, "cannot read file: a symbolic link loop (the link resolves to itself)") for p in self.loops]
+
+
+def _paths(count: int) -> str:
+    return f"{count} path{'s' if count != 1 else ''} in it {'are' if count != 1 else 'is'}"
 
 
 def _excluded(name: str, rel: str, patterns: tuple[str, ...]) -> bool:
@@ -59,10 +71,18 @@ def _split_patterns(patterns: tuple[str, ...]) -> tuple[dict[str, str], tuple[st
     return plain, tuple(p for p in patterns if any(c in p for c in "*?["))
 
 
+class _Walk(NamedTuple):
+    """What a walk below one directory given on the command line needs besides the directory."""
+
+    dir_patterns: tuple[str, ...]  # the defaults and the user's patterns
+    user_patterns: tuple[str, ...]
+    respect_ignore_files: bool
+    add: Callable[[str], None]
+
+
 def discover(paths: list[str], settings: Settings) -> Discovery:
     result = Discovery()
     user_patterns = tuple(settings.exclude) + tuple(settings.extend_exclude)
-    dir_patterns = DEFAULT_EXCLUDE + user_patterns
     resolved_root = os.path.realpath(settings.project_root)
     seen: set[str] = set()
 
@@ -71,12 +91,13 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
             seen.add(path)
             result.files.append(path)
 
+    walk = _Walk(DEFAULT_EXCLUDE + user_patterns, user_patterns, settings.respect_gitignore, add)
     for raw in paths:
         if not os.path.exists(raw or "."):  # "" names the current directory, as it does to pathlib
-            result.missing.append(raw)
+            (result.loops if _is_link_loop(raw) else result.missing).append(raw)
             continue
         if os.path.isfile(raw or "."):
-            add(raw)  # an explicitly named file is linted even if a pattern would exclude it
+            add(without_dot(raw))  # an explicitly named file is linted even if a pattern or an ignore file excludes it
             continue
         before = len(result.files)
         resolved = os.path.realpath(raw or ".")
@@ -86,56 +107,65 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
         # (``dllint ..``) has directories inside and outside it: each is resolved on its own.
         rel_top = base if base is not None else _as_given(raw)
         inside = base is None and under(resolved_root, resolved)
-        excluded = _walk(raw, rel_top, resolved_root if inside else None, dir_patterns, user_patterns, add)
+        excluded = _walk(raw, rel_top, resolved_root if inside else None, resolved, walk)
         if len(result.files) == before:
             result.empty_dirs.append(raw)
-            if excluded:
+            if excluded.by_patterns or excluded.by_ignore_files:
                 result.excluded[raw] = excluded
     return result
 
 
-def _walk(
-    top: str,
-    rel_top: str,
-    resolve_each: str | None,
-    dir_patterns: tuple[str, ...],
-    user_patterns: tuple[str, ...],
-    add: Callable[[str], None],
-) -> int:
+class Excluded(NamedTuple):
+    by_patterns: int = 0  # source files and directories the user's patterns exclude
+    by_ignore_files: int = 0  # ... that .gitignore/.ignore files exclude
+
+
+def _walk(top: str, rel_top: str, resolve_each: str | None, resolved_top: str, walk: _Walk) -> Excluded:
     """Add the source files below ``top`` (its files first, then each kept directory's, names
-    sorted), and count what the user's patterns exclude. ``rel_top``: ``top`` relative to the
-    project root (as given when outside it); ``resolve_each``: the resolved root when it is below
-    ``top``, each directory's relative path then resolved on its own. A symlinked
-    directory is listed, never entered, and a directory that cannot be listed is passed over, as
-    with ``os.walk``.
+    sorted), and count what the user's patterns and ignore files exclude. ``rel_top``: ``top``
+    relative to the project root (as given when outside it); ``resolve_each``: the resolved root
+    when it is below ``top``, each directory's relative path then resolved on its own. A
+    symlinked directory is listed, never entered; a hidden directory (``.hydra``) is skipped
+    unless it is ``top``; a directory that cannot be listed is passed over, as with ``os.walk``.
 
     Measured on the benchmark corpus (808 directories): ``os.walk`` with a ``relpath`` and a
     ``Path`` per directory cost 60-100 ms of a warm run's 250; one ``scandir`` per directory, the
     relative paths built as it goes down, 22-40 ms."""
-    excluded = 0
-    stack = [(top, rel_top)]
+    by_patterns = by_ignore_files = 0
+    ignores, in_git = _ignores_above(resolved_top) if walk.respect_ignore_files else ((), False)
+    stack = [(top, rel_top, resolved_top, ignores, in_git)]
     while stack:
-        dirpath, rel_dir = stack.pop()
+        dirpath, rel_dir, real_dir, ignores, in_git = stack.pop()
         try:
             with os.scandir(dirpath) as entries:
                 listed = [(entry.name, *_kind(entry)) for entry in entries]
         except OSError:
             continue
+        if walk.respect_ignore_files:
+            names = {name for name, _, _ in listed}
+            in_git = in_git or ".git" in names
+            ignores = ignores + in_directory(real_dir, names, in_git)
         dirs = sorted(name for name, is_dir, _ in listed if is_dir)
         links = {name for name, is_dir, is_link in listed if is_dir and is_link}
-        kept = [
-            d for d in dirs
-            if not _excluded(d, f"{rel_dir}/{d}".lstrip("./"), dir_patterns) and not _is_virtualenv(dirpath, d)
-        ]
-        # Only the user's patterns count as "excluded": .git, __pycache__ and the like go unsaid.
-        if user_patterns:
-            excluded += sum(1 for d in dirs if d not in kept and _excluded(d, f"{rel_dir}/{d}".lstrip("./"), user_patterns))
+        kept = []
+        for d in dirs:
+            rel = f"{rel_dir}/{d}".lstrip("./")
+            if d.startswith(".") or _excluded(d, rel, walk.dir_patterns) or _is_virtualenv(dirpath, d):
+                # Only the user's patterns count as "excluded": .git, __pycache__ and the like go unsaid.
+                by_patterns += bool(walk.user_patterns) and _excluded(d, rel, walk.user_patterns)
+            elif ignores and ignored(ignores, _prefix(real_dir) + d, True):
+                by_ignore_files += 1
+            else:
+                kept.append(d)
+        shown_dir, real_prefix = _prefix(without_dot(dirpath)), _prefix(real_dir)  # joined by hand: 20,000 joins cost 30 ms
         for filename in sorted(name for name, is_dir, _ in listed if not is_dir):
             if filename.endswith(SOURCE_SUFFIXES):
-                if user_patterns and _excluded(filename, f"{rel_dir}/{filename}".lstrip("./"), user_patterns):
-                    excluded += 1
+                if walk.user_patterns and _excluded(filename, f"{rel_dir}/{filename}".lstrip("./"), walk.user_patterns):
+                    by_patterns += 1
+                elif ignores and ignored(ignores, real_prefix + filename, False):
+                    by_ignore_files += 1
                 else:
-                    add(os.path.join(dirpath, filename))
+                    walk.add(shown_dir + filename)
         for d in reversed(kept):  # popped in sorted order: depth first, as os.walk goes
             if d not in links:
                 child = os.path.join(dirpath, d)
@@ -143,8 +173,34 @@ def _walk(
                     rel = _relative(child, resolve_each)
                 else:
                     rel = d if rel_dir == "." else f"{rel_dir}{'' if rel_dir.endswith('/') else '/'}{d}"
-                stack.append((child, rel))
-    return excluded
+                stack.append((child, rel, os.path.join(real_dir, d), ignores, in_git))
+    return Excluded(by_patterns, by_ignore_files)
+
+
+def _prefix(directory: str) -> str:
+    """What a name is joined to below ``directory``: ``os.path.join`` without its cost ("." is none)."""
+    if directory in (".", ""):
+        return ""
+    return directory if directory.endswith(os.sep) else directory + os.sep
+
+
+def _ignores_above(resolved_top: str) -> tuple[Ignores, bool]:
+    """The ignore files above a directory given on the command line, and whether it is in a git
+    working tree. A directory they ignore (``dllint outputs/``) was named on purpose: it is
+    walked with the ignore files inside it only, as a file named on the command line is checked."""
+    chain, in_git = above(resolved_top)
+    if chain and ignored(chain, resolved_top, True):
+        return (), in_git
+    return chain, in_git
+
+
+def _is_link_loop(path: str) -> bool:
+    """Whether ``path`` is a symbolic link that resolves to itself (ELOOP), not a missing path."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def _kind(entry: os.DirEntry) -> tuple[bool, bool]:
@@ -180,11 +236,18 @@ ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 
 
 def find_project_root(paths: Iterable[str]) -> str | None:
-    """The nearest directory (resolved) above the first path holding pyproject.toml, setup.cfg,
-    setup.py or .git."""
-    for path in paths:
-        for directory in ancestors(path):
-            if any(os.path.exists(os.path.join(directory, marker)) for marker in ROOT_MARKERS):
-                return directory
+    """The project the paths belong to (resolved): the nearest directory above the first path
+    holding pyproject.toml, setup.cfg, setup.py or .git; with no marker above it, the directory of
+    the paths given (their common directory), as Python itself puts a script's directory first on
+    ``sys.path``. None only when no path is given."""
+    given = [p for p in paths]
+    if not given:
         return None
-    return None
+    for directory in ancestors(given[0]):
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in ROOT_MARKERS):
+            return directory
+    directories = [next(ancestors(p)) for p in given]
+    try:
+        return os.path.commonpath(directories)
+    except ValueError:  # paths on different drives (Windows): the first one's
+        return directories[0]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from dllint.config import project_line_length
 from dllint.findings import Finding
 from dllint.fixes import LOCAL_EDITS, Edits, FileState, FixContext, FixUnavailable
 from dllint.rules import has_fix
@@ -65,6 +66,7 @@ def fix_text(
     """
     result = FixResult(path, text, text)
     rules = {rule.code: rule for rule in linter.rules}
+    line_length = project_line_length(path)
     given_up: set[tuple] = set()
     current = text
     original: list[Finding] | None = findings
@@ -81,7 +83,7 @@ def fix_text(
         ]
         if not candidates:
             break
-        new_text, applied, failed = _apply_pass(current, candidates, rules)
+        new_text, applied, failed = _apply_pass(current, candidates, rules, line_length)
         for finding, reason in failed:
             given_up.add(_key(current, finding))
             result.failed.append((finding, reason))
@@ -131,7 +133,7 @@ def _key(text: str, finding: Finding) -> tuple:
     return finding.code, finding.message, line
 
 
-def _apply_pass(text: str, candidates: list[Finding], rules: dict) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
+def _apply_pass(text: str, candidates: list[Finding], rules: dict, line_length: int = 88) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
     local = all(isinstance(f.fix.edit, LOCAL_EDITS) for f in candidates)  # type: ignore[union-attr]
     try:
         state = FileState.parse(text, [f.line for f in candidates] if local else ())
@@ -142,7 +144,7 @@ def _apply_pass(text: str, candidates: list[Finding], rules: dict) -> tuple[str,
     accepted: list[tuple[Finding, Edits]] = []
     failed: list[tuple[Finding, str]] = []
     for finding in sorted(candidates, key=lambda f: f.sort_key):
-        ctx = FixContext(state)
+        ctx = FixContext(state, line_length)
         try:
             rules[finding.code].apply_fix(ctx, finding)
         except FixUnavailable as exc:

@@ -40,3 +40,10 @@ def resolved_relative(path: str, resolved_root: str) -> str | None:
     except (OSError, ValueError):
         return None
     return relative_to(resolved, resolved_root)
+
+
+def without_dot(path: str) -> str:
+    """``./conf/a.yaml`` as ruff prints it: ``conf/a.yaml``."""
+    while path.startswith("./"):
+        path = path[2:]
+    return path

@@ -28,6 +28,7 @@ from dllint.config import Settings
 from dllint.discovery import discover, find_project_root
 from dllint.engine import FileResult, Linter
 from dllint.findings import Finding
+from dllint.paths import without_dot
 from dllint.per_file import FileOutcome, check, fix, lint_bytes, lint_path, too_large
 from dllint.runner import CHECK, Progress, Task, run_files
 
@@ -41,11 +42,11 @@ class RunOptions(NamedTuple):
     mode: Mode = "check"
     unsafe_fixes: bool = False
     jobs: int | None = None  # None: the runner's default
-    cache_dir: str | None = None  # None: .dllint_cache in the project root
+    cache_dir: str | None = None  # None: .dllint_cache in the project root (see cache_for)
     no_cache: bool = False
     stdin_filename: str | None = None  # the path reported for '-'
     exit_zero: bool = False
-    project_root: str | None = None  # None: the nearest directory above the paths with a project marker
+    project_root: str | None = None  # None: the nearest directory above the paths with a project marker, else theirs
 
     @property
     def fixing(self) -> bool:
@@ -111,16 +112,18 @@ def conflict(mode: Mode, probe: bool = False, fix_only_and_diff: bool = False) -
     return None
 
 
-def cache_for(settings: Settings, linter: Linter, options: RunOptions):
-    """The run's cache (None with ``--no-cache``); imported only when used."""
+def cache_for(settings: Settings, linter: Linter, options: RunOptions, root: str | None = None):
+    """The run's cache (None with ``--no-cache``); imported only when used. It lives in the
+    project root (the directory of the paths given when no marker is above them), never in the
+    current directory when the project is elsewhere, as ruff keeps ``.ruff_cache``."""
     if options.no_cache:
         return None
     from pathlib import Path
 
     from dllint.cache import DEFAULT_CACHE_DIR, Cache
 
-    root = Path(settings.project_root) if settings.config_path else Path.cwd()
-    directory = Path(options.cache_dir) if options.cache_dir else root / DEFAULT_CACHE_DIR
+    base = Path(root) if root is not None else Path(settings.project_root) if settings.config_path else Path.cwd()
+    directory = Path(options.cache_dir) if options.cache_dir else base / DEFAULT_CACHE_DIR
     return Cache(directory, settings, tuple(sorted(r.code for r in linter.rules)))
 
 
@@ -161,8 +164,8 @@ def run(
     outcome = RunOutcome(files, missing, warnings, options, stdin_output)
     if not found.files:
         return outcome
-    cache = cache_for(settings, linter, options)
     root = options.project_root or _project_root([p for p in paths if p != STDIN])
+    cache = cache_for(settings, linter, options, root)
     task = Task(fix=options.fixing, unsafe=options.unsafe_fixes)
     outside = _links_out_of_roots(found.files, paths) if options.fixing else set()
     if outside:
@@ -181,7 +184,8 @@ def run(
 
 
 def _project_root(paths: Sequence[str]) -> str | None:
-    """The project the paths belong to (dllint.project): whole-project analysis needs one."""
+    """The project the paths belong to (dllint.project): whole-project analysis needs one; with no
+    marker file above them, the directory of the paths given."""
     root = find_project_root(paths)
     return str(root) if root is not None else None
 
@@ -206,7 +210,7 @@ def _stdin(linter: Linter, path: str, data: bytes, options: RunOptions) -> FileO
 
 def _links_out_of_roots(files: list[str], paths: Sequence[str]) -> set[str]:
     """Discovered files that are symbolic links to a file outside every directory given."""
-    named = {p for p in paths if p != STDIN and not os.path.isdir(p)}
+    named = {without_dot(p) for p in paths if p != STDIN and not os.path.isdir(p)}
     roots = [os.path.realpath(p) for p in paths if p != STDIN and os.path.isdir(p)]
     outside = set()
     for path in files:

@@ -254,7 +254,7 @@ model:
     train_ds:
         'batch_size': 8          # quoted key
         num_workers: 0
-        persistent_workers: true # goes
+        persistent_workers: true # kept: the code reads it
         prefetch_factor: 4
         sampler: {type: x}
         shuffle: yes
@@ -268,6 +268,8 @@ model:
     train_ds:
         'batch_size': 8          # quoted key
         num_workers: 0
+        persistent_workers: false # kept: the code reads it
+        prefetch_factor: null
         sampler: {type: x}
         shuffle: yes
     train_dataloader:
@@ -294,19 +296,23 @@ def test_explicit_false_is_changed_only_with_unsafe_fixes():
     assert fix_config_text("c.yaml", text, linter, unsafe=True).text == text.replace("false  # why", "true  # why")
 
 
-def test_no_fix_for_flow_mappings_or_sequence_items():
+def test_flow_mappings_and_sequence_items_get_their_value_set():
+    """A value edit needs only the scalar's span: a flow mapping or a sequence item is fixed too
+    (deleting its entry was not possible there)."""
     linter = Linter(Settings(select=("ALL",)))
     for text in ("loader: {num_workers: 0, persistent_workers: true}\n", "loaders:\n  - persistent_workers: true\n    num_workers: 0\n"):
         result = fix_config_text("c.yaml", text, linter)
-        assert result.text == text and [f.code for f in result.remaining] == ["DL001"]
+        assert result.text == text.replace("persistent_workers: true", "persistent_workers: false") and not result.remaining
+    below_key = "loader:\n  num_workers: 0\n  persistent_workers:\n    true  # why\n"
+    assert fix_config_text("c.yaml", below_key, linter).text == below_key.replace("true", "false")
 
 
 def test_python_config_fix_goes_through_the_call(tmp_path):
     from dllint.fixer import fix_text
 
-    text = "train_dataloader = dict(\n    batch_size=2,\n    num_workers=0,\n    persistent_workers=True,  # goes\n)\n"
+    text = "train_dataloader = dict(\n    batch_size=2,\n    num_workers=0,\n    persistent_workers=True,  # kept\n)\n"
     result = fix_text("cfg.py", text, Linter(Settings(select=("ALL",))))
-    assert result.text == "train_dataloader = dict(\n    batch_size=2,\n    num_workers=0,\n)\n"
+    assert result.text == text.replace("persistent_workers=True", "persistent_workers=False")  # set, never deleted
 
 
 FIX_CASES = sorted(p.parent for p in (Path(__file__).resolve().parent.parent / "fixtures" / "configs" / "fix").glob("*/before.yaml"))
@@ -379,10 +385,10 @@ def test_cli_fix_and_diff_on_yaml(tmp_path):
     path = tmp_path / "train.yaml"
     path.write_text(WINDOWS_PROFILE)
     diff = CliRunner().invoke(main, [str(path), "--diff", "--no-cache"], catch_exceptions=False)
-    assert "-  persistent_workers: true" in diff.output and path.read_text() == WINDOWS_PROFILE
+    assert "-  persistent_workers: true\n+  persistent_workers: false" in diff.output and path.read_text() == WINDOWS_PROFILE
     fixed = CliRunner().invoke(main, [str(path), "--fix", "--no-cache"], catch_exceptions=False)
     assert fixed.exit_code == 0, fixed.output
-    assert path.read_text() == "train_ds:\n  batch_size: 8\n  num_workers: 0\n"
+    assert path.read_text() == "train_ds:\n  batch_size: 8\n  num_workers: 0\n  persistent_workers: false\n"
 
 
 def test_engine_config_seam_runs_the_rules_check_config():

@@ -41,7 +41,7 @@ def test_fix_writes_safe_fixes_and_reports(tmp_path: Path) -> None:
 def test_check_marks_fixable_findings(tmp_path: Path) -> None:
     result = run(str(write(tmp_path, SCRIPT)))
     assert "DL102 [*]" in result.output and "DL101 [-]" in result.output
-    assert "fixable with `--unsafe-fixes`" in result.output
+    assert "[-] 1 more fixable with `--fix --unsafe-fixes`" in result.output  # `--unsafe-fixes` alone fixes nothing
 
 
 def test_unsafe_fixes_are_held_back_without_the_flag(tmp_path: Path) -> None:

@@ -1,6 +1,8 @@
-"""The pre-commit hooks, end to end through the real ``pre-commit``: it installs this
-checkout into its own environment (a package index is needed for the build backend and
-dependencies; deselect offline with ``-m 'not precommit'``)."""
+"""The pre-commit hooks, end to end through the real ``pre-commit``: the README's snippet copied
+into a fresh repository (its URL replaced by this checkout, its ``rev:`` by the commit under
+test), then ``pre-commit run``. It installs this checkout into its own environment (a package
+index is needed for the build backend and dependencies; deselect offline with ``-m 'not
+precommit'``)."""
 
 from __future__ import annotations
 
@@ -24,7 +26,17 @@ loader = DataLoader(range(10), shuffle=True, sampler=sampler)
 """
 FIXED_SCRIPT = BAD_SCRIPT.replace("shuffle=True, ", "")
 BAD_CONFIG = "train_ds:\n  batch_size: 8\n  num_workers: 0\n  persistent_workers: true  # needs workers\n"
-FIXED_CONFIG = "train_ds:\n  batch_size: 8\n  num_workers: 0\n"
+FIXED_CONFIG = BAD_CONFIG.replace("persistent_workers: true", "persistent_workers: false")  # set, never deleted
+SNIPPET = re.compile(r"\*\*pre-commit\.\*\* In `\.pre-commit-config\.yaml`:\n\n```yaml\n(?P<yaml>.*?)```", re.S)
+
+
+def readme_snippet(head: str) -> str:
+    """The README's .pre-commit-config.yaml, with only its URL and ``rev:`` replaced."""
+    snippet = SNIPPET.search((ROOT / "README.md").read_text(encoding="utf-8")).group("yaml")
+    replaced = snippet.replace("https://github.com/dllint/dllint", str(ROOT), 1)
+    replaced = re.sub(r"^(\s*rev: )\S+", lambda m: m.group(1) + head, replaced, count=1, flags=re.M)
+    assert replaced.count("\n") == snippet.count("\n") and replaced != snippet
+    return replaced
 
 
 def git(*args: str, cwd) -> None:
@@ -46,7 +58,7 @@ def repo(tmp_path):
     return work
 
 
-def test_hooks_report_then_fix(repo, tmp_path):
+def test_readme_snippet_reports_then_fixes(repo, tmp_path):
     env = {
         **os.environ,
         "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
@@ -55,27 +67,32 @@ def test_hooks_report_then_fix(repo, tmp_path):
     }
     # The committed HEAD, as users get it (uncommitted work of the checkout is not what ships).
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
-    # Without a hook id, try-repo runs every hook of the repository in order (one install).
-    result = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "--ref", head, "--all-files", "--verbose"],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=600,
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 1, output
-    lines = output.splitlines()
-    check_status = next(line for line in lines if line.startswith("dllint.") or line.startswith("dllint "))
-    fix_status = next(line for line in lines if line.startswith("dllint (fix)"))
-    assert check_status.endswith("Failed") and fix_status.endswith("Failed"), output
+    (repo / ".pre-commit-config.yaml").write_text(readme_snippet(head))
+    git("add", ".pre-commit-config.yaml", cwd=repo)
+    run = [sys.executable, "-m", "pre_commit", "run", "--all-files"]
+    # The report hook alone first: what it finds.
+    checked = subprocess.run([*run, "dllint", "--verbose"], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    output = checked.stdout + checked.stderr
+    assert checked.returncode == 1, output
     assert re.search(r"^train\.py:4:32: DL003 .*shuffle=True with a sampler", output, re.M), output
     assert re.search(r"^conf/train\.yaml:4:3: DL001 ", output, re.M), output
     assert "notes.txt" not in output
+    # require_serial: the hook runs once over all the files, one summary (not one per batch)
+    assert re.findall(r"^Found \d+ problems? in \d+ files?\.$", output, re.M) == ["Found 2 problems in 2 files."], output
+
+    # Both hooks, in the snippet's order: dllint-fix fixes and stops the commit, dllint then passes.
+    result = subprocess.run([*run, "--verbose"], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    lines = output.splitlines()
+    fix_status = next(line for line in lines if line.startswith("dllint (fix)"))
+    check_status = next(line for line in lines if line.startswith("dllint."))
+    assert fix_status.endswith("Failed") and check_status.endswith("Passed"), output
     assert "files were modified by this hook" in output
+    assert re.findall(r"^Found \d+ problems? \(.*\)\.$", output, re.M) == ["Found 2 problems (2 fixed, 0 remaining)."], output
     assert (repo / "train.py").read_text() == FIXED_SCRIPT
     assert (repo / "conf" / "train.yaml").read_text() == FIXED_CONFIG
 
     # Fixed: both hooks pass.
-    again = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "--ref", head, "--all-files"],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=600,
-    )
+    again = subprocess.run(run, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stdout + again.stderr

@@ -97,7 +97,8 @@ def test_project_root_is_nearest_marker(tmp_path):
     assert find_project_root([str(tmp_path / "repo/src/pkg/train.py")]) == str((tmp_path / "repo").resolve())
     (tmp_path / "repo/src/.git").mkdir()
     assert find_project_root([str(tmp_path / "repo/src/pkg")]) == str((tmp_path / "repo/src").resolve())
-    assert find_project_root([str(tmp_path / "other/x.py")]) in (None, *map(str, tmp_path.resolve().parents))
+    # no marker: the directory of the path (unless a marker sits above the temporary directory)
+    assert find_project_root([str(tmp_path / "other/x.py")]) in (str((tmp_path / "other").resolve()), *map(str, tmp_path.resolve().parents))
 
 
 def test_calls_followed_across_files(tmp_path):
@@ -287,7 +288,7 @@ def test_project_root_from_the_paths(tmp_path):
 
 
 def test_project_root_option(tmp_path):
-    """Without a marker file the run has no project, unless --project-root names one."""
+    """Without a marker file the project is the directory of the paths given; --project-root names another."""
     from click.testing import CliRunner
 
     from dllint.cli import main
@@ -295,7 +296,9 @@ def test_project_root_option(tmp_path):
     root = tmp_path / "scripts"
     write(root, {"train.py": TRAIN, "data.py": DATA})
     data = str(root / "data.py")
-    alone = CliRunner().invoke(main, ["check", data, "--no-cache", "--select", "DL301"])
+    alone = CliRunner().invoke(main, ["check", data, "--no-cache", "--select", "DL301", "--project-root", str(root / "x")])
     assert "DL301" not in alone.output  # the loader is returned; no caller in view
+    markerless = CliRunner().invoke(main, ["check", data, "--no-cache", "--select", "DL301"])
+    assert "data.py:5:15: DL301" in markerless.output  # the root is data.py's directory: train.py is seen
     found = CliRunner().invoke(main, ["check", data, "--no-cache", "--select", "DL301", "--project-root", str(root)])
     assert "data.py:5:15: DL301" in found.output

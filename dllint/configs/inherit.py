@@ -26,7 +26,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Callable
 
-from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Unknown, clone, lookup
+from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, Unknown, clone, lookup
 
 MAX_DEPTH = 16
 INTERPOLATION = re.compile(r"^\$\{(?P<path>\.*[A-Za-z_][\w.\-]*|\.+)\}$")
@@ -176,10 +176,10 @@ def _merge_hydra_defaults(path: str, root: Mapping, depth: int) -> Mapping:
     assert defaults is not None
     directory = os.path.dirname(os.path.abspath(path))
     own = Mapping(root.span, {k: e for k, e in root.entries.items() if k != "defaults"}, root.path, root.flow, root.open)
-    chosen: list[tuple[str | None, str | None, bool]] = []  # (group, option or file, optional)
+    chosen: list[tuple[str | None, str | None, bool, Span]] = []  # (group, option or file, optional, the item's place)
     for item in defaults.items:
         if isinstance(item, Scalar):
-            chosen.append((None, item.value, False))
+            chosen.append((None, item.value, False, item.span))
             continue
         (key, entry), = item.entries.items()  # type: ignore[union-attr]
         optional = key.startswith("optional ")
@@ -188,15 +188,15 @@ def _merge_hydra_defaults(path: str, root: Mapping, depth: int) -> Mapping:
         if option is ...:
             open_all(own)  # a list of options, an interpolated choice: not followed
             return own
-        existing = [i for i, (group, _, _) in enumerate(chosen) if group == key]
+        existing = [i for i, (group, _, _, _) in enumerate(chosen) if group == key]
         if existing:
-            chosen[existing[0]] = (key, option, optional)
+            chosen[existing[0]] = (key, option, optional, item.span)
         else:
-            chosen.append((key, option, optional))
-    if not any(group is None and option == "_self_" for group, option, _ in chosen):
-        chosen.append((None, "_self_", False))
+            chosen.append((key, option, optional, item.span))
+    if not any(group is None and option == "_self_" for group, option, _, _ in chosen):
+        chosen.append((None, "_self_", False, root.span))
     result: Node = Mapping(root.span, {}, path)
-    for group, option, optional in chosen:
+    for group, option, optional, item_span in chosen:
         if group is None and option == "_self_":
             result = merge(result, own, delete_key=False)
             continue
@@ -214,7 +214,9 @@ def _merge_hydra_defaults(path: str, root: Mapping, depth: int) -> Mapping:
         package = _package(other.text, group)
         placed: Node = other.root
         for step in reversed(package):
-            placed = Mapping(other.root.span, {step: Entry(step, other.root.span, placed, found)}, found)
+            # The group's key is written by this file's defaults line (`- loader: fast`): a finding
+            # about the block as a whole (DL206 with `accelerator: gpu` from another default) goes there.
+            placed = Mapping(other.root.span, {step: Entry(step, item_span, placed, path)}, found)
         result = merge(result, placed, delete_key=False)
     assert isinstance(result, Mapping)
     return result

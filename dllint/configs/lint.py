@@ -3,7 +3,8 @@
 Rules that apply to configs define ``check_config(block)`` next to ``check(facts)``, with
 one predicate behind both. This module reads YAML (``read_config``) and Python dict
 configs (``python_config_blocks``), asks the rules (``check_blocks``) and gives them
-their findings and fixes (``config_finding``, ``removal_fix``, ``setting_fix``). It sits
+their findings and fixes (``config_finding``, ``value_fix``, ``setting_fix``: a fix sets a
+key's value and never deletes the key, which the user's code may read). It sits
 below the engine (which calls it) and never imports it: running a config file through
 the engine and fixing it is :mod:`dllint.configs.run`.
 """
@@ -121,22 +122,6 @@ def config_finding(rule: Rule, block: ConfigBlock, span: Span, message: str | No
     )
 
 
-def removal_fix(block: ConfigBlock, name: str) -> Fix | None:
-    """Remove the key ``name``: a text edit in YAML, the argument of ``dict(...)``/``L(...)(...)``
-    in Python (through the rule's ``apply_fix``)."""
-    entry = block.entry(name)
-    if not block.is_local(entry):
-        return None
-    assert entry is not None
-    from dllint.configs.edits import remove_entry
-
-    message = f"Remove `{name}`"
-    if block.document.format == "python":
-        return Fix("safe", message, RemoveArguments((name,))) if _python_keyword(block, entry) else None
-    edit = remove_entry(block.document, block.mapping, entry)
-    return Fix("safe", message, edit) if edit else None
-
-
 def setting_fix(block: ConfigBlock, name: str, value: bool, *, after: str = "num_workers") -> Fix | None:
     """``name: true``: the written value replaced (unsafe: an explicit value may be deliberate),
     or a new line after the ``after`` key (safe)."""
@@ -156,6 +141,41 @@ def setting_fix(block: ConfigBlock, name: str, value: bool, *, after: str = "num
     anchor = block.entry(after)
     edit = insert_after(block.document, block.mapping, anchor, name, yaml_value) if block.is_local(anchor) else None  # type: ignore[arg-type]
     return Fix("safe", f"Add `{name}: {yaml_value}`", edit) if edit else None
+
+
+def value_fix(block: ConfigBlock, name: str, yaml_value: str, python_value: str, *, after: str = "num_workers") -> Fix | None:
+    """Set the key ``name`` to a value torch accepts (``persistent_workers: false``,
+    ``prefetch_factor: null``), in the file being fixed; never delete it: the user's code reads
+    the key (``cfg.loader.persistent_workers``) and OmegaConf's struct mode fails on a key that
+    is gone. A value written here is replaced in place (its comment kept); a value a base or
+    defaults file writes is overridden by a new key here, after ``after``: safe in a Python
+    dict config (mmengine merges the child over its ``_base_``), unsafe in YAML (a Hydra
+    defaults list's order decides which file wins)."""
+    from dllint.configs.edits import insert_after, replace_value
+
+    entry = block.entry(name)
+    if block.document.format == "python":
+        if block.block_span is None or (block.is_local(entry) and not _python_keyword(block, entry)):  # type: ignore[arg-type]
+            return None
+        return Fix("safe", f"Set `{name}={python_value}`", SetArgument(name, python_value))
+    if block.is_local(entry):
+        edit = replace_value(block.document, block.mapping, entry, yaml_value)  # type: ignore[arg-type]
+        return Fix("safe", f"Set `{name}: {yaml_value}`", edit) if edit else None
+    anchor = block.entry(after)
+    edit = insert_after(block.document, block.mapping, anchor, name, yaml_value) if block.is_local(anchor) else None  # type: ignore[arg-type]
+    return Fix("unsafe", f"Set `{name}: {yaml_value}` here (over the value inherited)", edit) if edit else None
+
+
+def setting_message(block: ConfigBlock, name: str, value: bool) -> str:
+    """What to do, in the config's own syntax: ``set pin_memory: true`` on a YAML line that
+    writes it, ``add persistent_workers=True`` to a Python dict config that does not."""
+    verb = "set" if block.entry(name) is not None else "add"
+    return f"{verb} {key_value(block, name, 'true' if value else 'false', 'True' if value else 'False')}"
+
+
+def key_value(block: ConfigBlock, name: str, yaml_value: str, python_value: str) -> str:
+    """``name: value`` in a YAML config, ``name=value`` in a Python one: how messages write a key."""
+    return f"{name}={python_value}" if block.document.format == "python" else f"{name}: {yaml_value}"
 
 
 def _python_keyword(block: ConfigBlock, entry: Entry) -> bool:

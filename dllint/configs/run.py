@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dllint.configs.edits import apply_text_edits, overlaps
+from dllint.configs.edits import add_if_free, apply_text_edits
 from dllint.configs.lint import read_config
 from dllint.engine import FileResult
 from dllint.findings import Finding, ReplaceText
@@ -45,9 +45,8 @@ def fix_config_text(path: str, text: str, linter: Linter, *, unsafe: bool = Fals
             edit = text_edit(finding)
             if edit is None or (finding.fix.applicability != "safe" and not unsafe):  # type: ignore[union-attr]
                 continue
-            if any(overlaps(edit, other) for other in chosen):
+            if not add_if_free(chosen, edit):
                 continue  # the next pass sees it again at its new place
-            chosen.append(edit)
             applied.append(finding)
         if not chosen:
             result.remaining = linted.findings

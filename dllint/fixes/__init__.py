@@ -168,8 +168,9 @@ class Edits:
 class FixContext:
     """Given to ``Rule.apply_fix``: finds nodes by a finding's position and records edits."""
 
-    def __init__(self, state: FileState) -> None:
+    def __init__(self, state: FileState, line_length: int = 88) -> None:
         self.state = state
+        self.line_length = line_length  # the project's (ruff's or black's): fixed lines are wrapped to it
         self.module = state.module
         self.text = state.text
         self.edits = Edits()

@@ -151,6 +151,8 @@ def remove_reported_argument(ctx: FixContext, finding: Finding) -> None:
 def set_reported_argument(ctx: FixContext, finding: Finding, *, at_argument: bool = False) -> None:
     """The fix's :class:`SetArgument` on the reported loader call (DL108, DL201, DL206) or,
     ``at_argument``, on the call whose argument is reported (DL001, DL002)."""
+    from dllint.fixes.layout import wrap_to_fit
+
     setting = edit_of(finding, SetArgument)
     call = enclosing_call(ctx, finding)[0] if at_argument else ctx.node_at(finding, cst.Call)
-    ctx.replace(call, set_argument(call, setting.name, cst.parse_expression(setting.value)))
+    ctx.replace(call, wrap_to_fit(ctx, call, set_argument(call, setting.name, cst.parse_expression(setting.value))))

@@ -317,3 +317,54 @@ def _alone(stmt: ast.stmt, siblings: list[ast.stmt], text: str, offsets: list[in
 def _newline(text: str, offsets: list[int], line: int) -> str:
     end = _line_end(text, offsets, line)
     return "\r\n" if text.endswith("\r\n", 0, end) else "\r" if text.endswith("\r", 0, end) else "\n"
+
+
+# -- wrapping a call that a fix made too long ------------------------------------------------
+def wrap_to_fit(ctx, old: cst.Call, new: cst.Call) -> cst.Call:
+    """``new`` (``old`` with an argument set) laid out to keep its line within the project's
+    line length (``ctx.line_length``), the way the call is already laid out: a call already on
+    several lines keeps its own layout (``set_argument`` followed it); a call on one line that
+    would now be too long breaks after ``(`` with its arguments on one line (black's first
+    choice), or one per line with a trailing comma when that line is too long too. Only a call
+    in a one-line simple statement is wrapped; the line is measured with its comment."""
+    if "\n" in ctx.code(old):
+        return new
+    statement = next((a for a in ctx.ancestors(old) if isinstance(a, cst.SimpleStatementLine)), None)
+    if statement is None:
+        return new
+    bare = statement.with_changes(leading_lines=())  # its own line(s), without blank or comment lines above
+    if "\n" in ctx.module.code_for_node(bare).rstrip("\n"):
+        return new
+    column = ctx.span(statement)[0][1]
+    line = column + len(ctx.module.code_for_node(bare.deep_replace(old, new)).rstrip("\n"))  # type: ignore[arg-type]
+    if line <= ctx.line_length or not new.args:
+        return new
+    # Indentation written out from the file's column (the statement may have been parsed alone,
+    # under a header of another depth): the statement's, and one unit more for the arguments.
+    # One unit is 4 spaces (black's, ruff's), or a tab in a file indented with tabs; not the
+    # module's default_indent, which for a part parsed under `if 1:` is the whole depth.
+    unit = "\t" if ctx.module.default_indent.startswith("\t") else "    "
+    outer = unit[:1] * column
+    hugged = _break_after_parenthesis(new, outer, outer + unit)
+    arguments = len(outer + unit) + sum(len(ctx.code(arg)) for arg in hugged.args)
+    return hugged if arguments <= ctx.line_length else _one_per_line(new, outer, outer + unit)
+
+
+def _line_break(indentation: str) -> cst.ParenthesizedWhitespace:
+    """A line break inside brackets, then ``indentation``."""
+    return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), indent=False, last_line=cst.SimpleWhitespace(indentation))
+
+
+def _break_after_parenthesis(call: cst.Call, outer: str, inner: str) -> cst.Call:
+    args = list(call.args)
+    args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=_line_break(outer))
+    return call.with_changes(whitespace_before_args=_line_break(inner), args=args)
+
+
+def _one_per_line(call: cst.Call, outer: str, inner: str) -> cst.Call:
+    args = []
+    for index, arg in enumerate(call.args):
+        last = index == len(call.args) - 1
+        comma = cst.Comma(whitespace_after=_line_break(outer if last else inner))
+        args.append(arg.with_changes(comma=comma, whitespace_after_arg=cst.SimpleWhitespace("")))
+    return call.with_changes(whitespace_before_args=_line_break(inner), args=args)

@@ -296,6 +296,7 @@ class CellPositions:
 class _Origin:
     notebook: Notebook
     original: str  # the notebook's JSON text, for its layout
+    bom: bool = False  # the file starts with a UTF-8 byte order mark: written back with it
 
 
 def load(path: str, data: bytes, settings: object = None) -> Input | Finding:
@@ -311,7 +312,7 @@ def load(path: str, data: bytes, settings: object = None) -> Input | Finding:
         notebook=True,
         errors=prepared.errors,
         adapter=__name__,
-        origin=_Origin(prepared.notebook, data.decode("utf-8-sig", "replace")),
+        origin=_Origin(prepared.notebook, data.decode("utf-8-sig", "replace"), data.startswith(b"\xef\xbb\xbf")),
     )
 
 
@@ -332,7 +333,7 @@ def write_back(input: Input, new_text: str) -> bytes:
             new_source += "\n"
         raw = document["cells"][cell.index]
         raw["source"] = new_source.splitlines(keepends=True) if isinstance(raw.get("source"), list) else new_source
-    return dump_like(document, origin.original).encode("utf-8")
+    return dump_like(document, origin.original).encode("utf-8-sig" if origin.bom else "utf-8")
 
 
 def notebook_from_percent(source: str) -> bytes:

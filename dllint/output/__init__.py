@@ -7,7 +7,7 @@ from dllint.output.summary import RunSummary, location
 __all__ = ["FORMATS", "RunSummary", "location", "render"]
 
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "full", "concise", "json", "sarif", "github")  # concise: ruff's name for text
 
 
 def render(fmt: str, summary: RunSummary) -> str:
@@ -25,4 +25,4 @@ def render(fmt: str, summary: RunSummary) -> str:
         return render_github(summary)
     from dllint.output.text import render_text
 
-    return render_text(summary)
+    return render_text(summary, source_lines=fmt == "full")

@@ -26,21 +26,26 @@ def shown_location(finding: Finding) -> str:
     return shown_path(finding.path) + text[len(finding.path) :]
 
 
-def render_text(summary: RunSummary) -> str:
+def render_text(summary: RunSummary, source_lines: bool = False) -> str:
+    """The report; ``source_lines``: the ``full`` format, each finding with its source line and
+    a caret under the range (ruff's ``full``). ``--statistics`` prints its table alone, and
+    ``extra["quiet"]`` (``-q``) the findings alone, as in ruff."""
     unsafe = bool(summary.extra.get("unsafe_fixes"))
+    if summary.statistics:
+        return _statistics(summary.findings)
     lines = []
+    sources = _Sources() if source_lines else None
     for f in summary.findings:
         runtime = "(runtime) " if f.source == "runtime" else ""
         lines.append(f"{shown_location(f)}: {f.code} {runtime}{_fix_marker(f, unsafe)}{f.message}")
         if f.probe:
             evidence = f": {f.probe['evidence']}" if f.probe.get("evidence") else ""
             lines.append(f"    probe: {f.probe['verdict']}{evidence}")
+        if sources is not None:
+            lines += sources.snippet(f)
+    if summary.extra.get("quiet"):
+        return "\n".join(lines)
     total = len(summary.findings)
-    if summary.statistics and total:
-        lines.append("")
-        names = {f.code: f.name for f in summary.findings}
-        for code, count in sorted(Counter(f.code for f in summary.findings).items()):
-            lines.append(f"{count:>5}  {code}  {names[code]}")
     if summary.extra.get("fix_mode") and (total or summary.fixed):
         remaining = total - summary.introduced  # of the problems found before fixing
         found = remaining + summary.fixed
@@ -76,6 +81,62 @@ def _fix_hints(summary: RunSummary, unsafe: bool, fix_mode: bool) -> list[str]:
     if now and not fix_mode:
         hints.append(f"[*] {now} fixable with `--fix`.")
     if hidden:
-        option = "`--fix --unsafe-fixes`" if fix_mode else "`--unsafe-fixes`"
-        hints.append(f"[-] {hidden} more fixable with {option} (unsafe: check the result).")
+        # `--unsafe-fixes` alone fixes nothing (it only offers): both modes name the pair.
+        hints.append(f"[-] {hidden} more fixable with `--fix --unsafe-fixes` (unsafe: check the result).")
     return hints
+
+
+def _statistics(findings: list[Finding]) -> str:
+    """``--statistics``: findings counted per rule, the table alone."""
+    names = {f.code: f.name for f in findings}
+    counts = sorted(Counter(f.code for f in findings).items())
+    return "\n".join(f"{count:>5}  {code}  {names[code]}" for code, count in counts)
+
+
+class _Sources:
+    """Source lines for the ``full`` format, each file read once (a notebook's cells from its JSON)."""
+
+    def __init__(self) -> None:
+        self.files: dict[tuple[str, int | None], list[str] | None] = {}
+
+    def snippet(self, finding: Finding) -> list[str]:
+        lines = self._lines(finding.path, finding.cell)
+        if not lines or not 1 <= finding.line <= len(lines):
+            return []
+        text = lines[finding.line - 1].expandtabs(1)
+        start = max(finding.column - 1, 0)
+        end = finding.end_column - 1 if finding.end_line == finding.line and finding.end_column > finding.column else len(text)
+        width = len(str(finding.line))
+        gutter = " " * width
+        caret = "^" * max(1, min(end, len(text)) - start)
+        return [
+            f"{gutter} |",
+            f"{finding.line} | {shown_path(text)}",
+            f"{gutter} | {' ' * start}{caret} {finding.code}",
+            f"{gutter} |",
+            "",
+        ]
+
+    def _lines(self, path: str, cell: int | None) -> list[str] | None:
+        key = (path, cell)
+        if key not in self.files:
+            self.files[key] = _read_lines(path, cell)
+        return self.files[key]
+
+
+def _read_lines(path: str, cell: int | None) -> list[str] | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    text = data.decode("utf-8-sig", errors="replace")
+    if cell is None:
+        return text.splitlines()
+    import json
+
+    try:
+        source = json.loads(text)["cells"][cell - 1]["source"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+    return ("".join(source) if isinstance(source, list) else str(source)).splitlines()

@@ -32,7 +32,10 @@ class PersistentWorkersWithoutWorkers(Rule):
     ```
 
     ## Fix safety
-    Safe: removing the argument restores what torch would do with no workers. Where
+    Safe: removing the argument restores what torch would do with no workers. In a config
+    file the fix sets the key (`persistent_workers: false`; `persistent_workers=False` in a
+    Python dict config, added in the file being fixed when a `_base_` sets it) and never
+    deletes it: the code that reads the key keeps working. Where
     `num_workers` is not a number written at the call (`args.workers`, whose default is 0),
     the fix sets `persistent_workers=<num_workers> > 0` instead, so that other values keep
     their persistent workers.
@@ -76,13 +79,16 @@ class PersistentWorkersWithoutWorkers(Rule):
         return Fix("safe", "Remove `persistent_workers`", RemoveArguments(("persistent_workers",)))
 
     def check_config(self, block) -> Iterator[Finding]:
-        from dllint.configs.lint import config_finding, removal_fix
+        from dllint.configs.lint import config_finding, key_value, value_fix
 
         if block.entry("persistent_workers") is None or not persistent_without_workers(block):
             return
         span = block.report_span("persistent_workers", "num_workers")
         if span is not None:
-            yield config_finding(self, block, span, fix=removal_fix(block, "persistent_workers"))
+            # A config's key is read by code (cfg.loader.persistent_workers): set it, never delete it.
+            written, wanted = key_value(block, "persistent_workers", "true", "True"), key_value(block, "persistent_workers", "false", "False")
+            message = f"{written} needs num_workers > 0 (torch raises ValueError): set {wanted}"
+            yield config_finding(self, block, span, message, value_fix(block, "persistent_workers", "false", "False"))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         from dllint.fixes.arguments import remove_reported_argument, set_reported_argument

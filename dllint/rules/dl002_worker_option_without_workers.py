@@ -17,6 +17,7 @@ ERRORS = {
     "timeout": "AssertionError on the first batch: timeout needs num_workers > 0",
 }
 WITHOUT_WORKERS = {"prefetch_factor": "None", "multiprocessing_context": "None", "timeout": "0"}  # torch's defaults
+YAML_WITHOUT_WORKERS = {"prefetch_factor": "null", "multiprocessing_context": "null", "timeout": "0"}
 
 
 class WorkerOptionWithoutWorkers(Rule):
@@ -42,7 +43,8 @@ class WorkerOptionWithoutWorkers(Rule):
     ```
 
     ## Fix safety
-    Safe: removing the option restores what torch does without workers. Where `num_workers`
+    Safe: removing the option restores what torch does without workers; in a config file the
+    fix sets torch's default instead (`prefetch_factor: null`), keeping the key the code reads. Where `num_workers`
     is not a number written at the call (`args.workers`, whose default is 0), the fix keeps the
     option for when workers run: `prefetch_factor=4 if args.workers > 0 else None`.
 
@@ -89,7 +91,7 @@ class WorkerOptionWithoutWorkers(Rule):
         )
 
     def check_config(self, block) -> Iterator[Finding]:
-        from dllint.configs.lint import config_finding, removal_fix
+        from dllint.configs.lint import config_finding, key_value, value_fix
 
         if not block.num_workers.is_zero_or_absent():
             return
@@ -100,8 +102,10 @@ class WorkerOptionWithoutWorkers(Rule):
                 continue  # beside merely loader-like keys, a `timeout` may configure something else
             span = block.report_span(option, "num_workers")
             if span is not None:
-                message = f"{option} without workers: {error}; remove it or set num_workers > 0"
-                yield config_finding(self, block, span, message, removal_fix(block, option))
+                # Set torch's own default, never delete the key: code reads it (cfg.loader.prefetch_factor).
+                unset = key_value(block, option, YAML_WITHOUT_WORKERS[option], WITHOUT_WORKERS[option])
+                message = f"{option} without workers: {error}; set {unset} or num_workers > 0"
+                yield config_finding(self, block, span, message, value_fix(block, option, YAML_WITHOUT_WORKERS[option], WITHOUT_WORKERS[option]))
 
     @staticmethod
     def _fix(facts, loader, option: str, arg) -> Fix:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.values import maybe_none
-from dllint.findings import Finding, Fix, RemoveArguments
+from dllint.findings import Finding, Fix, RemoveArguments, SetArgument
 from dllint.rules import Rule
 
 if TYPE_CHECKING:
@@ -33,7 +33,8 @@ class ShuffleWithSampler(Rule):
     ```
 
     ## Fix safety
-    Safe: removing `shuffle` keeps the sampler's order, which is what torch would use.
+    Safe: removing `shuffle` keeps the sampler's order, which is what torch would use. In a
+    config file the fix sets `shuffle: false` (`shuffle=False`) instead, keeping the key the code reads.
 
     ## References
     - [torch.utils.data.DataLoader](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader)
@@ -66,7 +67,7 @@ class ShuffleWithSampler(Rule):
             yield self.report(facts, shuffle.node, fix=fix)
 
     def check_config(self, block) -> Iterator[Finding]:
-        from dllint.configs.lint import config_finding, removal_fix
+        from dllint.configs.lint import config_finding, key_value, value_fix
 
         if block.entry("shuffle") is None or not block.given("sampler") or not shuffles(block):
             return
@@ -74,12 +75,18 @@ class ShuffleWithSampler(Rule):
             return  # a framework's loader settings (super-gradients moves `shuffle` into its sampler)
         span = block.report_span("shuffle", "sampler")
         if span is not None:
-            yield config_finding(self, block, span, fix=removal_fix(block, "shuffle"))
+            # The key is set, not deleted: the code may read it (cfg.loader.shuffle).
+            written = key_value(block, "shuffle", "true", "True")
+            message = f"{written} with a sampler: torch raises ValueError (mutually exclusive); set {key_value(block, 'shuffle', 'false', 'False')}"
+            yield config_finding(self, block, span, message, value_fix(block, "shuffle", "false", "False", after="sampler"))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
-        from dllint.fixes.arguments import remove_reported_argument
+        from dllint.fixes.arguments import remove_reported_argument, set_reported_argument
 
-        remove_reported_argument(ctx, finding)
+        if isinstance(finding.fix.edit, SetArgument):  # a dict config's `shuffle=False`
+            set_reported_argument(ctx, finding, at_argument=True)
+        else:
+            remove_reported_argument(ctx, finding)
 
 
 def shuffles(loader) -> bool:

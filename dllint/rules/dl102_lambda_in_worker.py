@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterator
 from dllint.facts.workers import shipped_expressions
 from dllint.findings import Finding, Fix, HoistLambda
 from dllint.rules import Rule
-from dllint.rules.fix_values import comprehension_reads
+from dllint.rules.fix_values import comprehension_reads, forwarded_function
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -41,7 +41,9 @@ class LambdaInWorker(Rule):
 
     ## Fix safety
     Safe when the lambda uses no local names of the enclosing function: it is hoisted to a
-    module-level `def` with a name derived from its use. Otherwise no fix (see DL103's). In a
+    module-level `def` with a name derived from its use; a lambda that only forwards its
+    parameters to a module-level function (`lambda b: collate(b)`) becomes that function
+    (`collate_fn=collate`). Otherwise no fix (see DL103's). In a
     notebook the hoisted `def` is still not importable by spawn workers (DL106): unsafe there.
 
     ## References
@@ -82,6 +84,11 @@ class LambdaInWorker(Rule):
     def _fix(facts, shipped) -> Fix | None:
         if uses_enclosing_locals(facts, shipped.expr):
             return None
+        statement = _module_statement(facts, shipped.expr)
+        forwarded = forwarded_function(facts.tree, shipped.expr, statement) if statement is not None else None
+        if forwarded is not None:
+            # `lambda b: collate(b)` is `collate`: no new def needed.
+            return Fix("unsafe" if facts.is_notebook else "safe", ETA_REDUCTION.format(forwarded), HoistLambda(shipped.sink))
         if facts.is_notebook:
             # A notebook-level def is no more importable by spawn workers than the lambda (DL106).
             return Fix("unsafe", "Hoist the lambda to a notebook-level function (spawn workers still need it in a module: DL106)", HoistLambda(shipped.sink))
@@ -94,6 +101,10 @@ class LambdaInWorker(Rule):
         from dllint.fixes.hoist import derived_lambda_name, lambda_to_def, place_before
 
         lam = ctx.node_at(finding, cst.Lambda)
+        callee = lam.body.func.value if isinstance(lam.body, cst.Call) and isinstance(lam.body.func, cst.Name) else None
+        if callee is not None and finding.fix.message == ETA_REDUCTION.format(callee):
+            ctx.replace(lam, cst.Name(callee))  # the check found it forwards to that module-level name
+            return
         statement = ctx.statement_of(lam)
         parent = ctx.parent(lam)
         if (
@@ -112,6 +123,14 @@ class LambdaInWorker(Rule):
         name = ctx.unique_name(derived_lambda_name(ctx, lam, edit_of(finding, HoistLambda).sink), site=lam)
         place_before(ctx, ctx.module_statement(lam), lambda_to_def(ctx, lam, name))
         ctx.replace(lam, cst.Name(name))
+
+
+ETA_REDUCTION = "Replace the lambda with `{}`"
+
+
+def _module_statement(facts, node: ast.expr) -> ast.stmt | None:
+    """The module-level statement that holds ``node`` (by position)."""
+    return next((top for top in facts.tree.body if top.lineno <= node.lineno <= (top.end_lineno or top.lineno)), None)
 
 
 def uses_enclosing_locals(facts, lam: ast.Lambda) -> bool:

@@ -70,8 +70,8 @@ class NonPersistentWorkers(Rule):
     ## Fix safety
     Safe: adds `persistent_workers=True` where `num_workers` is a number written at the call,
     else `persistent_workers=<num_workers> > 0`, so that `--workers 0` on the command line
-    keeps working. Unsafe where the call says `persistent_workers=False` explicitly: that
-    may be deliberate. No fix is offered where the loop changes the dataset (DL303): persistent
+    keeps working. Unsafe where the call says `persistent_workers=False` explicitly (or a
+    config file `persistent_workers: false`): that may be deliberate. No fix is offered where the loop changes the dataset (DL303): persistent
     workers would keep a stale copy.
 
     ## References
@@ -82,7 +82,7 @@ class NonPersistentWorkers(Rule):
     code = "DL201"
     name = "non-persistent-workers"
     summary = "workers restart every epoch: add persistent_workers=True"
-    fix_safety = "safe"
+    fix_safety = "sometimes"  # unsafe where persistent_workers=False (or `: false`) is written
     value_arguments = ("persistent_workers", "num_workers")
     valid = (
         "from torch.utils.data import DataLoader\n"
@@ -144,10 +144,12 @@ class NonPersistentWorkers(Rule):
     def check_config(self, block) -> Iterator[Finding]:
         """An evidently-training block (``train_ds``, ``train_dataloader``) with workers and
         without ``persistent_workers: true``: the framework re-iterates it every epoch."""
-        from dllint.configs.lint import config_finding, setting_fix
+        from dllint.configs.lint import config_finding, setting_fix, setting_message
 
         if not block.is_training or block.endless or block.entry("num_workers") is None:
             return
+        if block.value("num_workers").is_dynamic:
+            return  # `${oc.env:NUM_WORKERS}` and other resolvers: 0 on some machines, for all we know
         if not restarts_workers(block):
             return
         if block.entry("persistent_workers") is None and block.builder is not None and not block.torch_defaults:
@@ -157,7 +159,8 @@ class NonPersistentWorkers(Rule):
             return  # both inherited: the file that writes them reports it
         span = block.block_span or written_here
         if span is not None:
-            yield config_finding(self, block, span, fix=setting_fix(block, "persistent_workers", True))
+            message = f"workers restart every epoch: {setting_message(block, 'persistent_workers', True)}"
+            yield config_finding(self, block, span, message, setting_fix(block, "persistent_workers", True))
 
     @staticmethod
     def _fix(facts, loader) -> Fix | None:

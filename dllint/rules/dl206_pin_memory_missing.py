@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import os
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.devices import batch_cuda_copies, torch_alias
@@ -61,7 +62,8 @@ class PinMemoryMissing(Rule):
     Safe: adds `pin_memory=torch.cuda.is_available()`, or `pin_memory=True` where the file
     moves batches with `.cuda()` or to a CUDA device no command-line option changes. Pinning changes where
     the batch lives on the host, not its values. No fix is offered when `torch` is not
-    imported under its own name.
+    imported under its own name. In a config file, adding `pin_memory: true` is safe;
+    changing a written `pin_memory: false` is unsafe (it may be deliberate).
 
     ## References
     - [Memory pinning](https://pytorch.org/docs/stable/data.html#memory-pinning)
@@ -72,7 +74,7 @@ class PinMemoryMissing(Rule):
     code = "DL206"
     name = "pin-memory-missing"
     summary = BLOCKING_MESSAGE
-    fix_safety = "safe"
+    fix_safety = "sometimes"  # unsafe where a config file writes pin_memory: false
     value_arguments = ("pin_memory",)
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader\n"
@@ -143,7 +145,7 @@ class PinMemoryMissing(Rule):
     def check_config(self, block) -> Iterator[Finding]:
         """A block of a config that puts the work on CUDA (``accelerator: gpu``, ``device:
         cuda``) with ``pin_memory`` false, or absent where torch's default applies."""
-        from dllint.configs.lint import config_finding, setting_fix
+        from dllint.configs.lint import config_finding, setting_fix, setting_message
 
         if not block.cuda or not unpinned(block):
             return
@@ -151,7 +153,12 @@ class PinMemoryMissing(Rule):
             return  # the framework's own default for it is not in the config
         span = block.report_span("pin_memory") or block.block_span
         if span is not None:
-            yield config_finding(self, block, span, fix=setting_fix(block, "pin_memory", True))
+            message = f"batches are copied to CUDA from pageable memory: {setting_message(block, 'pin_memory', True)} so copies run asynchronously"
+            entry = block.entry("pin_memory")
+            if entry is not None and not block.is_local(entry):  # from another file of the defaults list
+                where = os.path.relpath(entry.path, os.path.dirname(os.path.abspath(block.path)))
+                message += f" (pin_memory: false in {where}:{entry.key_span.line})"
+            yield config_finding(self, block, span, message, setting_fix(block, "pin_memory", True))
 
     @staticmethod
     def _fix(facts, loader, copies) -> Fix | None:

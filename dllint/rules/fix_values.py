@@ -40,9 +40,14 @@ def operand_source(facts: FileFacts, expr: ast.expr) -> str:
 
 def workers_test(facts: FileFacts, loader: LoaderCall) -> str | None:
     """``<num_workers> > 0`` for a ``num_workers`` that is not a literal at the call; None when it
-    is a literal, absent, or comes from a ``**`` dict (its expression is not visible here)."""
+    is a literal, a CPU count (``os.cpu_count()``, directly or through a name bound once),
+    absent, or comes from a ``**`` dict (its expression is not visible here)."""
     workers = loader.argument("num_workers")
     if workers is None or workers.from_splat or is_literal(workers.value):
+        return None
+    if loader.value("num_workers").is_cpu_count:
+        # os.cpu_count() is at least 1 (or None, which torch refuses anyway): `os.cpu_count() > 0`
+        # would be always true, and a TypeError where it is None.
         return None
     return f"{operand_source(facts, workers.value)} > 0"
 
@@ -86,3 +91,60 @@ def comprehension_reads(node: ast.AST) -> set[int]:
         for part in parts:
             own.update(id(n) for n in ast.walk(part) if isinstance(n, ast.Name) and n.id in bound and part is not outer_iter)
     return own
+
+
+def forwarded_function(tree: ast.Module, lam: ast.Lambda, statement: ast.stmt) -> str | None:
+    """``collate`` for ``lambda b: collate(b)``: the lambda only forwards its parameters, in
+    order and unchanged, to a name that a module-level ``def``, ``class`` or import binds once,
+    before ``statement`` (the module-level statement holding the lambda). Then the name itself
+    does what the lambda does (eta-reduction): the lambda looked the name up when called, and
+    the name is already bound, and never rebound, when the loader is built. None otherwise."""
+    args = lam.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+        return None
+    params = [a.arg for a in args.args]
+    call = lam.body
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and not call.keywords):
+        return None
+    if [a.id if isinstance(a, ast.Name) else None for a in call.args] != params or call.func.id in params:
+        return None
+    name = call.func.id
+    bound_before, bound_elsewhere = False, False
+    for top in tree.body:
+        binds = name in _module_level_names(top)
+        if not binds:
+            continue
+        if top is statement:
+            return None
+        if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)) and not bound_before and not bound_elsewhere:
+            bound_before = bound_before or _precedes(top, statement)
+            bound_elsewhere = not bound_before
+        else:
+            return None  # rebound (an assignment may bind a lambda, which pickles no better)
+    return name if bound_before and not bound_elsewhere else None
+
+
+def _precedes(one: ast.stmt, other: ast.stmt) -> bool:
+    return (one.lineno, one.col_offset) < (other.lineno, other.col_offset)
+
+
+def _module_level_names(statement: ast.stmt) -> set[str]:
+    """The names a module-level statement binds in the module (not inside its functions)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in statement.names}
+    names = set()
+    stack: list[ast.AST] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            if node is not statement and not isinstance(node, ast.Lambda):
+                names.add(node.name)  # type: ignore[union-attr]
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
