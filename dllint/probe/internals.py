@@ -131,3 +131,9 @@ def generator_classes() -> tuple[type, ...]:
 
     classes.append(torch.Generator)
     return tuple(classes)
+
+
+def worker_pids(iterator: Any) -> list[int]:
+    """The process ids of a multi-worker iterator's workers (torch's private ``_workers``); [] if none."""
+    workers = getattr(iterator, "_workers", None) or []
+    return [worker.pid for worker in workers if getattr(worker, "pid", None)]
