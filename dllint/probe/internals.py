@@ -37,6 +37,9 @@ PICKLING_UNPICKLABLE = "cannot pickle"
 SPAWN_BOOTSTRAP = "bootstrapping phase"
 # pickle's error in a spawn child that cannot find a name defined under the main guard.
 MISSING_IN_MP_MAIN = re.compile(r"Can't get attribute '([\w.]+)' on <module '__mp_main__'")
+# pickle's error in a spawn child that cannot find a name defined in a notebook (a kernel's
+# __main__ has no file the child could import).
+MISSING_IN_MAIN = re.compile(r"Can't get attribute '([\w.]+)' on <module '__main__'")
 # torch's error in a forked worker that touches CUDA initialised in the parent.
 CUDA_REINIT = "Cannot re-initialize CUDA in forked subprocess"
 # torch wraps an error raised in a worker; the original follows this line.

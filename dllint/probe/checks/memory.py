@@ -1,8 +1,8 @@
 """Memory of every multi-worker loader: PSS of the main process and of each worker.
 
 Runs on every loader the script iterates with ``num_workers > 0`` (no static finding needed):
-a variant with the script's own arguments (workers not persistent) delivers one batch per
-worker and the prefetched ones, then the memory of the main process and of each of its workers
+a variant with the script's own arguments (workers not persistent; its order repeated, so
+that a short epoch does not end first) delivers one batch per worker and the prefetched ones, then the memory of the main process and of each of its workers
 is read. PSS splits pages shared copy-on-write among their sharers, so forked workers are not
 counted once per worker; where the system has no PSS (macOS) USS is read instead (pages only
 that process holds), and the table says which.
@@ -115,7 +115,7 @@ def on_first_iteration(site, ctx, torch=None) -> None:
     iterator = None
     try:
         with ctx.measuring(site, "memory of main + workers"):
-            loader = site.variant(persistent_workers=False)
+            loader = site.endless_variant(persistent_workers=False)  # a short epoch must not end first
             iterator = iter(loader)
             for _ in range(site.num_workers * (1 + prefetch)):
                 next(iterator)
