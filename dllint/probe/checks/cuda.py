@@ -143,5 +143,5 @@ def pinning_verdict(pageable: float, pinned: float, batch_s: float, run) -> tupl
     if pageable <= pinned:
         return NOT_CONFIRMED, evidence, measurements
     evidence += f"; {saving.describe()}"
-    verdict = CONFIRMED if saving.material else not_confirmed(saving.describe())
+    verdict = CONFIRMED if saving.material else not_confirmed(saving.short())
     return verdict, evidence, measurements

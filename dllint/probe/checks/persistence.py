@@ -359,7 +359,7 @@ def _verdict(site, ctx, code: str, pending: dict, seen: str) -> None:
         verdict = inconclusive(comparison["spread"], comparison["gain"])
     else:
         best = max(savings.values(), key=lambda saving: saving.per_epoch_s)
-        verdict = not_confirmed(best.describe()) if best.per_epoch_s > 0 else NOT_CONFIRMED
+        verdict = not_confirmed(best.short()) if best.per_epoch_s > 0 else NOT_CONFIRMED
     ctx.result(site, code, verdict, evidence, measurements)
 
 

@@ -29,9 +29,11 @@ def on_first_iteration(site, ctx) -> None:
             ctx.result(site, "DL305", skipped(f"{NEEDS_TWO_RANKS}: run with --nproc-per-node 2"),
                        "one process: no other rank's samples to compare")
         return
-    if int(os.environ.get("WORLD_SIZE", "2")) < 2 and ctx.requested(site, CODES):
-        ctx.result(site, "DL305", skipped(f"{NEEDS_TWO_RANKS}: run with --nproc-per-node 2"),
-                   "this job has one rank: no other rank's samples to compare")
+    if int(os.environ.get("WORLD_SIZE", "2")) < 2:  # --nproc-per-node 1: no other rank to compare with
+        if ctx.requested(site, CODES):
+            ctx.result(site, "DL305", skipped(f"{NEEDS_TWO_RANKS}: run with --nproc-per-node 2"),
+                       "this job has one rank: no other rank's samples to compare")
+        return
     record = {
         "rank": rank,
         "slot": ranks.current_slot(),

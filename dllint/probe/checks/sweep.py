@@ -369,7 +369,7 @@ def _judge_no_workers(site, decision: SweepDecision, requested, rows, run):
     if saving is not None:
         evidence += f"; {saving.describe()} of data loading"
         if not saving.material:
-            return not_confirmed(saving.describe()), evidence, comparison, saving
+            return not_confirmed(saving.short()), evidence, comparison, saving
     return CONFIRMED, evidence + f": use {recommended}", comparison, saving
 
 
