@@ -315,3 +315,86 @@ def test_a_long_verdict_moves_its_reason_into_the_wrapped_evidence():
     row = next(line for line in text.splitlines() if "DL206" in line)
     assert row.split()[:2] == ["DL206", "skipped"] and len(row) < EVIDENCE_WIDTH + 30
     assert "cuda did not run" in text
+
+
+# -- real workers: one script, shared by the assertions below --------------------------------------
+CPU_BOUND = """
+class Pooled(Dataset):
+    # each sample costs about a millisecond of CPU, like decoding plus augmentation
+    def __len__(self):
+        return 4096
+
+    def __getitem__(self, index):
+        image = torch.rand(3, 32, 32)
+        for _ in range(3):
+            image = torch.nn.functional.avg_pool2d(image, 3, stride=1, padding=1)
+        return image
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    restarts = DataLoader(Opens(), batch_size=4, num_workers=2)
+    pooled = DataLoader(Pooled(), batch_size=16, num_workers=4)
+    for epoch in range(int(sys.argv[2])):
+        for batch in restarts:
+            pass
+    for batch in pooled:
+        break
+"""
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """DL201 on a loader restarting 2 workers, DL202 on a CPU-bound loader asking 4 workers of 2 cores."""
+    directory = tmp_path_factory.mktemp("measured")
+    script = write_script(directory, CPU_BOUND, opens=True)
+    findings = [finding("DL201", script, line_of(script, "restarts = DataLoader")),
+                finding("DL202", script, line_of(script, "pooled = DataLoader"))]
+    report = run_probe(str(script), ["--epochs", "3"], findings, timeout=120, progress=False,
+                       settings=fast_settings(cores=2, sweep_limit=4, epochs=2))
+    return report, {f.code: f for f in findings}
+
+
+def test_persistence_gives_the_saving_per_epoch_and_over_the_scripts_epochs(measured):
+    report, findings = measured
+    probe = findings["DL201"].probe
+    assert probe["verdict"] == "confirmed", (probe, report.script_outcome)
+    measurements = probe["measurements"]
+    assert measurements["epochs"] == 3 and measurements["batches_per_epoch"] == 4
+    assert measurements["saving_per_epoch_s"] > 0.05  # each worker's 0.1 s open, paid again every epoch
+    assert measurements["saving_over_run_s"] == pytest.approx(2 * measurements["saving_per_epoch_s"])
+    assert measurements["comparison"]["rounds"] >= 1 and len(measurements["load_average"]) == 2
+    assert f"over 3 epochs" in probe["evidence"] and "fork_stall_s" in measurements  # old keys kept
+
+
+def test_every_multi_worker_loader_gets_its_memory_measured(measured):
+    report, _ = measured
+    tables = {loader.id: [table for table in loader.tables if table.title.startswith("memory")] for loader in report.loaders}
+    assert all(len(found) == 1 for found in tables.values()), tables
+    [row] = tables[1][0].rows
+    main, per_worker, total = row
+    assert main > 0 and per_worker > 0 and total >= main + per_worker
+    assert "memory (PSS) of main + 2 workers" in report.render_text()
+    assert findings_memory(report) is not None
+
+
+def findings_memory(report):
+    return next((r.measurements.get("memory") for loader in report.loaders for r in loader.results
+                 if r.code == "DL202"), None)
+
+
+def test_the_sweep_never_recommends_beyond_the_usable_cores_unless_beyond_noise(measured):
+    from dllint.probe.checks.sweep import decide
+
+    _, findings = measured
+    probe = findings["DL202"].probe
+    measurements = probe["measurements"]
+    rounds = {int(count): row.get("windows", []) for count, row in measurements["sweep"].items()}
+    decision = decide(rounds, cores=2)
+    assert measurements["recommended"] == decision.recommended and measurements["rounds"] >= 3
+    if decision.recommended > 2:  # only when it beat the best count within the cores beyond the noise
+        assert decision.comparison(decision.best_within, decision.recommended).beyond_noise
+    verdict = probe["verdict"]
+    assert verdict in ("confirmed", "not confirmed") or verdict.startswith("inconclusive (spread ")
+    assert f"use {decision.recommended}" in probe["evidence"] or verdict != "confirmed"
+    assert set(measurements["sweep"]) == {"0", "1", "2", "4"} and len(measurements["load_average"]) == 2

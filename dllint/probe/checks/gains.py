@@ -13,9 +13,9 @@ fast 5 ms training step (with no epoch length known, that alone decides). Below 
 ``not confirmed (saves 10 µs per batch)``.
 
 **Noise.** Variants are measured interleaved (A B A B ..., so that a machine's load changing
-over the run hits both alike) and compared round by round: the gain is the median of the
-paired ratios, the spread their range (the highest and lowest round left out from 5 rounds
-on). A comparison is decided when the spread is within :data:`NOISE_FLOOR` (5%) or smaller
+over the run hits both alike) and compared round by round: the gain is the ratio of the
+medians (as the report shows them), the spread the range of the paired round-by-round ratios
+(the highest and lowest left out from 5 rounds on). A comparison is decided when the spread is within :data:`NOISE_FLOOR` (5%) or smaller
 than the gain; otherwise the verdict is ``inconclusive (spread 35% > gain 11%)``.
 """
 
@@ -147,7 +147,7 @@ class Saving:
 
 @dataclass(frozen=True)
 class Comparison:
-    """B against A over interleaved rounds: ``gain`` (B/A - 1, the median round) and ``spread``."""
+    """B against A over interleaved rounds: ``gain`` (B/A - 1, of the medians) and ``spread``."""
 
     gain: float
     spread: float
@@ -166,11 +166,13 @@ class Comparison:
 def compare(first: list[float], second: list[float]) -> Comparison | None:
     """Round-by-round ratios of ``second`` to ``first`` (rates, or seconds inverted by the caller)."""
     ratios = [b / a for a, b in zip(first, second) if a > 0]
-    if not ratios:
+    if not ratios or statistics.median(first) <= 0:
         return None
-    median = statistics.median(ratios)
+    # the gain as the medians the report shows say it; the spread from the pairs, where a load
+    # that changed between rounds weighs on both sides alike
+    gain = statistics.median(second[: len(ratios)]) / statistics.median(first[: len(ratios)]) - 1
     kept = sorted(ratios)[1:-1] if len(ratios) >= TRIM_FROM_ROUNDS else ratios
-    return Comparison(median - 1, max(kept) - min(kept), len(ratios))
+    return Comparison(gain, max(kept) - min(kept), len(ratios))
 
 
 def load_average() -> list[float] | None:

@@ -7,8 +7,8 @@ window of at least ``--probe-batches`` batches and 0.25 s, past the batches its
 workers prefetched while it waited), so that a machine whose load changes over
 the run weighs on every count alike. Rounds are repeated (3 at least, at most
 :data:`MOST_ROUNDS`, within :data:`SWEEP_SECONDS`) until the comparisons the
-verdicts rest on are clear of the noise: each is the median of the round-by-round
-ratios, its spread their range (:mod:`dllint.probe.checks.gains`). Memory is the
+verdicts rest on are clear of the noise: each is the ratio of two counts' medians,
+its spread the range of their round-by-round ratios (:mod:`dllint.probe.checks.gains`). Memory is the
 peak PSS of main plus that count's workers (copy-on-write pages shared by forked
 workers counted once; USS where the system has no PSS).
 
