@@ -398,3 +398,29 @@ def test_the_sweep_never_recommends_beyond_the_usable_cores_unless_beyond_noise(
     assert verdict in ("confirmed", "not confirmed") or verdict.startswith("inconclusive (spread ")
     assert f"use {decision.recommended}" in probe["evidence"] or verdict != "confirmed"
     assert set(measurements["sweep"]) == {"0", "1", "2", "4"} and len(measurements["load_average"]) == 2
+
+
+def test_dl105_is_confirmed_when_the_scripts_first_batch_dies_of_it(tmp_path):
+    """The crash torch raises in a forked worker, raised here by hand (this machine may have no CUDA):
+    the script's own first batch is the evidence, and the verdict column stays short."""
+    script = write_script(tmp_path, """
+        class OnGpu(Dataset):
+            def __len__(self):
+                return 8
+
+            def __getitem__(self, index):
+                raise RuntimeError("Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+                                   "multiprocessing, you must use the 'spawn' start method")
+
+
+        if __name__ == "__main__":
+            for batch in DataLoader(OnGpu(), batch_size=2, num_workers=2):
+                pass
+    """)
+    findings = [finding("DL105", script, line_of(script, "raise RuntimeError"))]
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
+    probe = findings[0].probe
+    assert probe["verdict"] == "confirmed" and probe["measurements"]["triggered_by"] == "script"
+    assert "the script's first batch failed in a forked worker" in probe["evidence"]
+    row = next(line for line in report.render_text().splitlines() if line.startswith("  DL105"))
+    assert row.split()[1] == "confirmed" and len(row) < 140
