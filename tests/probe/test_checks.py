@@ -202,9 +202,16 @@ def test_the_sweep_never_recommends_more_workers_than_cores_within_the_noise():
 
     rounds = {0: [300.0, 320.0, 310.0], 1: [500.0, 480.0, 520.0], 2: [900.0, 1000.0, 950.0],
               4: [1000.0, 1300.0, 900.0]}  # 4 workers: median +5% over 2, spread ~40%
-    assert decide(rounds, cores=2).recommended == 2
+    assert decide(rounds, cores=2, requested=4).recommended == 2
     rounds[4] = [1500.0, 1650.0, 1580.0]  # +60% every round: beyond the noise
-    assert decide(rounds, cores=2).recommended == 4
+    assert decide(rounds, cores=2, requested=4).recommended == 4
+    # in-memory tensors: workers cost more than they save, beyond the noise: 0, from any start
+    tensors = {0: [7000.0, 6900.0, 7100.0], 1: [1100.0, 1000.0, 1200.0], 2: [1400.0, 1300.0, 1350.0]}
+    assert decide(tensors, cores=2, requested=16).recommended == 0
+    # noise the evidence cannot see through: the start stays, run after run
+    noisy = {0: [900.0, 1500.0, 1000.0], 1: [1200.0, 900.0, 1400.0], 2: [1000.0, 1300.0, 1250.0]}
+    assert decide(noisy, cores=2, requested=32).recommended == 2
+    assert decide(noisy, cores=2, requested=0).recommended == 0
 
 
 def test_sweep_sentences_match_their_numbers():
@@ -221,14 +228,15 @@ def test_sweep_sentences_match_their_numbers():
     assert "16 fewer processes; 600 MB less" in evidence
     # the same gain within the cores is no reason to prefer fewer: inconclusive
     rounds = {8: [10000.0, 10000.0, 10000.0], 16: [13500.0, 10000.0, 11100.0]}
-    verdict, _, _, _ = _judge_too_many(fake_site(), decide(rounds, cores=32), 16, {}, RunLength(100, 3))
+    verdict, _, _, _ = _judge_too_many(fake_site(), decide(rounds, cores=32, requested=16), 16, {}, RunLength(100, 3))
     assert verdict in ("not confirmed", "inconclusive (spread 35% > gain 11%)")
     # DL203: workers clearly faster, with the data time saved per epoch and over the run
     rounds = {0: [100.0, 110.0, 105.0], 2: [400.0, 380.0, 420.0]}
-    verdict, evidence, _, saving = _judge_no_workers(fake_site(), decide(rounds, cores=2), 0, {}, RunLength(100, 3))
+    verdict, evidence, _, saving = _judge_no_workers(fake_site(), decide(rounds, cores=2, requested=0), 0, {},
+                                                     RunLength(100, 3))
     assert verdict == "confirmed" and "per epoch" in evidence and saving.over_run_s == pytest.approx(3 * saving.per_epoch_s)
     noisy = {0: [100.0, 100.0, 100.0], 2: [160.0, 95.0, 111.0]}
-    verdict, _, _, _ = _judge_no_workers(fake_site(), decide(noisy, cores=2), 0, {}, RunLength(100, 3))
+    verdict, _, _, _ = _judge_no_workers(fake_site(), decide(noisy, cores=2, requested=0), 0, {}, RunLength(100, 3))
     assert verdict.startswith("inconclusive (spread 65% > gain 11%)")
 
 
@@ -390,7 +398,7 @@ def test_the_sweep_never_recommends_beyond_the_usable_cores_unless_beyond_noise(
     probe = findings["DL202"].probe
     measurements = probe["measurements"]
     rounds = {int(count): row.get("windows", []) for count, row in measurements["sweep"].items()}
-    decision = decide(rounds, cores=2)
+    decision = decide(rounds, cores=2, requested=4)
     assert measurements["recommended"] == decision.recommended and measurements["rounds"] >= 3
     if decision.recommended > 2:  # only when it beat the best count within the cores beyond the noise
         assert decision.comparison(decision.best_within, decision.recommended).beyond_noise

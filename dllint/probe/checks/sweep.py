@@ -12,9 +12,12 @@ its spread the range of their round-by-round ratios (:mod:`dllint.probe.checks.g
 peak PSS of main plus that count's workers (copy-on-write pages shared by forked
 workers counted once; USS where the system has no PSS).
 
-The recommendation is the smallest count within 5% of the best eligible one; a
-count above the usable cores is eligible only when it beats the best count within
-the cores beyond the noise of their comparison. Verdicts:
+The recommendation starts from the script's own count, capped at the usable
+cores, and moves only to a count that beats it beyond the noise of their
+comparison (a count above the cores is eligible only when it beats the best count
+within the cores so), then to a smaller count within 5% of that one, measured that
+precisely: on a noisy machine the answer stays where the evidence cannot move it,
+run after run (:func:`decide`). Verdicts:
 
 - DL202, DL207: confirmed when fewer workers than requested reach the best (the
   evidence says why: faster, within 5% of the best, or more workers than cores
@@ -42,7 +45,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from dllint.probe.checks.gains import Comparison, RunLength, Saving, compare, load_average, run_length, seconds
+from dllint.probe.checks.gains import (
+    NOISE_FLOOR,
+    Comparison,
+    RunLength,
+    Saving,
+    compare,
+    load_average,
+    run_length,
+    seconds,
+)
 from dllint.probe.checks.memory import memory_of, tree_memory
 from dllint.probe.context import out_of_time
 from dllint.probe.internals import worker_pids
@@ -244,9 +256,15 @@ class SweepDecision:
         return compare(self.rounds[first], self.rounds[second])
 
 
-def decide(rounds: dict[int, list[float]], cores: int) -> SweepDecision:
-    """The recommendation from interleaved rounds: counts above the cores must beat the best count
-    within them beyond the noise of their comparison."""
+def decide(rounds: dict[int, list[float]], cores: int, requested: int | None = None) -> SweepDecision:
+    """The recommendation from interleaved rounds.
+
+    The starting point is the script's own count, capped at the usable cores; another count
+    replaces it only when it beats it beyond the noise of their comparison (a count above the
+    cores also only when it beats the best count within them so). A smaller count then takes
+    over when it is within 5% of it, measured that precisely (spread within 5%). On a noisy
+    machine the answer thus stays where the evidence cannot move it, run after run.
+    """
     rounds = {count: rates for count, rates in rounds.items() if rates}
     if not rounds:
         return SweepDecision(rounds, cores, None, None)
@@ -260,12 +278,23 @@ def decide(rounds: dict[int, list[float]], cores: int) -> SweepDecision:
         comparison = compare(rounds[best_within], rounds[count])
         if count > cores and comparison is not None and comparison.beyond_noise:
             eligible[count] = rate
-    return SweepDecision(rounds, cores, recommend(eligible), best_within)
+    start = min(requested if requested is not None else best_within, cores)
+    start = start if start in eligible else best_within
+    best = max(eligible, key=eligible.get)
+    moved = compare(rounds[start], rounds[best])
+    chosen = best if moved is not None and moved.beyond_noise else start
+    for count in sorted(eligible):
+        comparison = compare(rounds[chosen], rounds[count])
+        if count < chosen and comparison is not None and comparison.gain >= WITHIN_BEST - 1 \
+                and comparison.spread <= NOISE_FLOOR:
+            chosen = count
+            break
+    return SweepDecision(rounds, cores, chosen, best_within)
 
 
 def _settled(codes: list[str], requested: int, cores: int):
     def settled(streams: dict[int, Stream]) -> bool:
-        decision = decide({count: stream.rates for count, stream in streams.items()}, cores)
+        decision = decide({count: stream.rates for count, stream in streams.items()}, cores, requested)
         pairs = _deciding_pairs(decision, codes, requested)
         return all(comparison is None or comparison.decided for comparison in pairs)
 
@@ -278,8 +307,9 @@ def _deciding_pairs(decision: SweepDecision, codes: list[str], requested: int) -
     if recommended is None:
         return []
     pairs = []
-    if "DL203" in codes and recommended != 0:
-        pairs.append(decision.comparison(0, recommended))
+    best = max(decision.rates, key=decision.rates.get)
+    if "DL203" in codes:
+        pairs.append(decision.comparison(0, recommended if recommended != 0 else best))
     if {"DL202", "DL207"} & set(codes) and recommended != requested:
         pairs.append(decision.comparison(recommended, requested))
     return pairs
@@ -295,7 +325,7 @@ def on_first_iteration(site, ctx) -> None:
                                   _settled(codes, requested, cores))
     load.append(load_average())
     rows = {count: stream.row() for count, stream in streams.items()}
-    decision = decide({count: stream.rates for count, stream in streams.items()}, cores)
+    decision = decide({count: stream.rates for count, stream in streams.items()}, cores, requested)
     rounds = max((len(stream.rates) for stream in streams.values()), default=0)
     ctx.table(site, Table(
         f"num_workers sweep (steady state, {rounds} interleaved rounds; {cores} usable cores; "
@@ -358,7 +388,13 @@ def _judge_no_workers(site, decision: SweepDecision, requested, rows, run):
         return NOT_CONFIRMED, "0 workers: not measured", None, None
     evidence = f"0 workers: {at_zero:.1f} samples/s; {recommended} workers: {rates[recommended]:.1f} samples/s"
     if recommended == 0:
-        return NOT_CONFIRMED, evidence + ": loading in the main process is as fast", None, None
+        best = max(rates, key=rates.get)
+        comparison = decision.comparison(0, best) if best != 0 else None
+        if comparison is not None and not comparison.decided:
+            return (inconclusive(comparison.spread, comparison.gain),
+                    f"0 workers: {at_zero:.1f} samples/s; {best} workers: {rates[best]:.1f} samples/s "
+                    f"({comparison.gain * 100:+.0f}%, spread {comparison.spread * 100:.0f}%)", comparison, None)
+        return NOT_CONFIRMED, evidence + ": loading in the main process is as fast", comparison, None
     comparison = decision.comparison(0, recommended)
     saving = data_saving(site, run, at_zero, rates[recommended])
     evidence += f" ({comparison.gain * 100:+.0f}%, spread {comparison.spread * 100:.0f}%)" if comparison else ""
