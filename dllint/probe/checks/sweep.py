@@ -433,7 +433,7 @@ def _judge_too_many(site, decision: SweepDecision, requested, rows, run):
         evidence = (f"{head}, {gain * 100:+.0f}% over {recommended} workers' {rates[recommended]:.1f} "
                     f"(spread {spread * 100:.0f}%)")
         return inconclusive(spread, gain), evidence, comparison, saving
-    elif gain < 0:
+    elif gain < WITHIN_BEST - 1:
         why = f"{recommended} workers reach {rates[recommended]:.1f} samples/s ({-gain / (1 + gain) * 100:.0f}% more)"
     else:
         why = f"{recommended} workers reach {rates[recommended]:.1f} samples/s, within 5% of it"
