@@ -41,30 +41,15 @@ def test_probe_bad_target_is_one_line(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-DATA_MODULE = '''\
-import time
+def data_module() -> str:
+    """A module whose factory builds a 2-worker loader over the probe tests' ``Opens`` dataset."""
+    from probe_helpers import HEADER, OPENS
 
-import torch
-from torch.utils.data import DataLoader, Dataset
-
-
-class Opens(Dataset):
-    def __init__(self):
-        self.opened = False
-
-    def __len__(self):
-        return 16
-
-    def __getitem__(self, index):
-        if not self.opened:
-            time.sleep(0.1)
-            self.opened = True
-        return torch.tensor([float(index)])
-
-
+    return HEADER + OPENS + """
 def make_loader():
     return DataLoader(Opens(), batch_size=4, num_workers=2)
-'''
+"""
+
 
 TRAIN = '''\
 from data import make_loader
@@ -94,19 +79,20 @@ def probe_command(directory: Path, target: str, fmt: str, monkeypatch, capsys) -
 
 
 def test_a_loader_built_by_a_factory_in_another_module_is_judged(tmp_path, monkeypatch, capsys):
-    (tmp_path / "data.py").write_text(DATA_MODULE)
+    (tmp_path / "data.py").write_text(data_module())
     (tmp_path / "train.py").write_text(TRAIN)
+    line = 1 + data_module().splitlines().index("    return DataLoader(Opens(), batch_size=4, num_workers=2)")
     code, out = probe_command(tmp_path, "train.py", "json", monkeypatch, capsys)
     assert code == 1, out
     [dl201] = [f for f in json.loads(out) if f["code"] == "DL201"]
-    assert (dl201["path"], dl201["line"]) == ("data.py", 22)
+    assert (dl201["path"], dl201["line"]) == ("data.py", line)
     assert dl201["probe"]["verdict"] == "confirmed", dl201["probe"]
-    assert dl201["probe"]["measurements"]["loader"] == "loader 1 at data.py:22"
+    assert dl201["probe"]["measurements"]["loader"] == f"loader 1 at data.py:{line}"
 
 
 def test_a_call_site_file_linted_after_the_run_gets_its_verdicts(tmp_path, monkeypatch, capsys):
     """A module imported dynamically is not known before the run: linted after it, still judged."""
-    (tmp_path / "data.py").write_text(DATA_MODULE.replace("num_workers=2)", "num_workers=2, shuffle=True,\n"
+    (tmp_path / "data.py").write_text(data_module().replace("num_workers=2)", "num_workers=2, shuffle=True,\n"
                                                           "                      sampler=range(16))"))
     (tmp_path / "train.py").write_text("import importlib\n\nloader = importlib.import_module('data').make_loader()\n")
     code, out = probe_command(tmp_path, "train.py", "json", monkeypatch, capsys)

@@ -36,8 +36,9 @@ confirmed (saves 3 ms per epoch)`` below the floor of
 ``saving_per_batch_s`` (None), ``batches_per_epoch``, ``epochs``, ``epoch_s``
 (the data time of one epoch at the measured pace, the floor's reference),
 ``saving_material``, ``<method>_saving_per_epoch_s``, ``comparison`` (``gain``:
-persistent/restarting epoch start - 1, ``spread``, ``rounds``) and
-``load_average`` (1, 5, 15 minutes, while measuring).
+persistent/restarting epoch start - 1, ``spread``, ``rounds``),
+``load_average`` (1, 5, 15 minutes, before and after measuring) and ``memory``
+(:mod:`~dllint.probe.checks.memory`, None when not measured).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from dllint.probe.checks.memory import memory_of
 from dllint.probe.checks.gains import Comparison, Saving, compare, load_average, run_length
 from dllint.probe.internals import current_iterator
 from dllint.probe.limits import MeasurementTimeout
@@ -332,6 +334,7 @@ def _measurements(site, pending: dict) -> dict[str, Any]:
     if comparison is not None:
         measurements["comparison"] = comparison
     measurements["load_average"] = pending.get("load_average")
+    measurements["memory"] = memory_of(site)
     return measurements
 
 
