@@ -432,3 +432,13 @@ def test_dl105_is_confirmed_when_the_scripts_first_batch_dies_of_it(tmp_path):
     assert "the script's first batch failed in a forked worker" in probe["evidence"]
     row = next(line for line in report.render_text().splitlines() if line.startswith("  DL105"))
     assert row.split()[1] == "confirmed" and len(row) < 140
+
+
+@pytest.mark.distributed
+def test_one_rank_says_the_cross_rank_check_needs_two(tmp_path):
+    from probe_helpers import FIXTURES
+
+    script = FIXTURES.parent / "distributed" / "ddp_no_sampler.py"
+    findings = [finding("DL305", script, 10)]
+    run_probe(str(script), [], findings, timeout=60, progress=False, nproc_per_node=1)
+    assert findings[0].probe["verdict"] == "skipped (a cross-rank check needs two ranks: run with --nproc-per-node 2)"

@@ -32,7 +32,7 @@ def on_first_iteration(site, ctx) -> None:
     if int(os.environ.get("WORLD_SIZE", "2")) < 2:  # --nproc-per-node 1: no other rank to compare with
         if ctx.requested(site, CODES):
             ctx.result(site, "DL305", skipped(f"{NEEDS_TWO_RANKS}: run with --nproc-per-node 2"),
-                       "this job has one rank: no other rank's samples to compare")
+                       "only one rank ran")
         return
     record = {
         "rank": rank,
