@@ -4,7 +4,8 @@ Sweeps ``num_workers`` over 0, 1, 2, 4, ... up to the larger of the requested
 count and the usable cores. Every count's loader is started once and kept
 running; then the counts take turns (interleaved rounds: each count times one
 window of at least ``--probe-batches`` batches and 0.25 s, past the batches its
-workers prefetched while it waited), so that a machine whose load changes over
+workers prefetched while it waited, then leaves its workers time to finish the
+batches they were asked to prefetch), so that a machine whose load changes over
 the run weighs on every count alike. Rounds are repeated (3 at least, at most
 :data:`MOST_ROUNDS`, within :data:`SWEEP_SECONDS`) until the comparisons the
 verdicts rest on are clear of the noise: each is the ratio of two counts' medians,
@@ -71,6 +72,7 @@ WINDOWS = 3  # rounds at least
 MOST_ROUNDS = 8
 SWEEP_SECONDS = 20.0  # no new round starts after this, once WINDOWS rounds are in
 WINDOW_SECONDS = 0.25
+MOST_SETTLE_SECONDS = 1.0  # after a window, for the workers' prefetched batches to finish
 DEFAULT_PREFETCH = 2  # torch's prefetch_factor default
 
 
@@ -188,10 +190,14 @@ def _window(site, ctx, stream: Stream) -> None:
     while batches < ctx.settings.batches or time.perf_counter() - started < WINDOW_SECONDS:
         samples += count_samples(next(iterator))
         batches += 1
-    stream.rates.append(samples / (time.perf_counter() - started))
+    elapsed = time.perf_counter() - started
+    stream.rates.append(samples / elapsed)
     memory = tree_memory(worker_pids(iterator))
     if memory["total_mb"] >= stream.peak_mb:
         stream.peak_mb, stream.per_worker_mb = memory["total_mb"], memory["per_worker_mb"]
+    # Its workers still finish the batches they were asked to prefetch: let them, so that the
+    # next count's window does not share the cores with them.
+    time.sleep(min(MOST_SETTLE_SECONDS, stream.count * _prefetch(site) * elapsed / batches))
 
 
 def _stop(stream: Stream) -> None:
