@@ -372,7 +372,7 @@ def test_persistence_gives_the_saving_per_epoch_and_over_the_scripts_epochs(meas
     assert measurements["saving_per_epoch_s"] > 0.05  # each worker's 0.1 s open, paid again every epoch
     assert measurements["saving_over_run_s"] == pytest.approx(2 * measurements["saving_per_epoch_s"])
     assert measurements["comparison"]["rounds"] >= 1 and len(measurements["load_average"]) == 2
-    assert f"over 3 epochs" in probe["evidence"] and "fork_stall_s" in measurements  # old keys kept
+    assert "over 3 epochs" in probe["evidence"] and "fork_stall_s" in measurements  # old keys kept
 
 
 def test_every_multi_worker_loader_gets_its_memory_measured(measured):

@@ -15,8 +15,9 @@ fast 5 ms training step (with no epoch length known, that alone decides). Below 
 **Noise.** Variants are measured interleaved (A B A B ..., so that a machine's load changing
 over the run hits both alike) and compared round by round: the gain is the ratio of the
 medians (as the report shows them), the spread the range of the paired round-by-round ratios
-(the highest and lowest left out from 5 rounds on). A comparison is decided when the spread is within :data:`NOISE_FLOOR` (5%) or smaller
-than the gain; otherwise the verdict is ``inconclusive (spread 35% > gain 11%)``.
+(the highest and lowest left out from 5 rounds on). A comparison is decided when the spread
+is within :data:`NOISE_FLOOR` (5%) or smaller than the gain; otherwise the verdict is
+``inconclusive (spread 35% > gain 11%)``.
 """
 
 from __future__ import annotations
