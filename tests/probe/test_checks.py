@@ -11,6 +11,7 @@ from dllint.probe import run_probe
 
 pytestmark = pytest.mark.probe
 
+
 def test_shuffle_with_sampler_is_confirmed_by_torchs_error(tmp_path, assert_no_leftovers):
     script = write_script(tmp_path, """
         data = TensorDataset(torch.arange(8.0))

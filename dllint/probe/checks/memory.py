@@ -4,8 +4,9 @@ Runs on every loader the script iterates with ``num_workers > 0`` (no static fin
 a variant with the script's own arguments (workers not persistent; its order repeated, so
 that a short epoch does not end first) delivers one batch per worker and the prefetched ones,
 then the memory of the main process and of each of its workers is read. PSS splits pages
-shared copy-on-write among their sharers, so forked workers are not counted once per worker; where the system has no PSS (macOS) USS is read instead (pages only
-that process holds), and the table says which.
+shared copy-on-write among their sharers, so forked workers are not counted once per worker;
+where the system has no PSS (macOS) USS is read instead (pages only that process holds), and
+the table says which.
 
 On a machine with CUDA, a loader whose workers are started by spawn or forkserver pays a CUDA
 context in every worker that touches CUDA (DL105 is silent for those loaders): the GPU memory
