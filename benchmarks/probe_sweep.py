@@ -1,4 +1,10 @@
-"""Benchmark: the num_workers sweep the DL202/DL203 probe runs, on a CPU-bound dataset.
+"""Benchmark: a num_workers sweep on a CPU-bound dataset, each count measured on its own.
+
+A reference for the probe's sweep (dllint/probe/checks/sweep.py), which measures the same
+counts interleaved, round by round, and decides with :func:`~dllint.probe.checks.sweep.decide`;
+here each count runs its 3 windows one after another and the chart marks what the plain
+"smallest count within 5% of the best" rule would pick. ``benchmarks/probe_stability.py``
+measures the probe's own sweep, three times on the same script.
 
 Run: python benchmarks/probe_sweep.py [--batches N] [--max-workers N]
 """

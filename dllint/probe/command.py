@@ -18,6 +18,7 @@ from dllint.engine import Linter, lint_file
 from dllint.findings import Finding
 from dllint.output import RunSummary, render
 from dllint.probe.errors import ProbeError, ProbeInterrupted
+from dllint.probe.notebook_target import NotebookPositions, is_notebook
 
 EXIT_CANNOT_RUN = 2
 EXIT_SIGNAL_BASE = 128
@@ -54,18 +55,89 @@ def static_source(target: str) -> str | None:
     return target if Path(target).is_file() else None
 
 
-def static_findings(source: str, linter: Linter) -> list[Finding]:
+def _project_index(source: str, linter: Linter):
+    from dllint.project import ProjectIndex, find_project_root
+
+    root = find_project_root([source]) or Path(source).resolve().parent
+    return ProjectIndex(root, linter.settings)
+
+
+def static_findings(source: str, linter: Linter, index=None) -> list[Finding]:
     """The target's findings, linted knowing its project (the project's root, else the
     script's folder): values read from its config files resolve, and the probe can name
     the config key to change."""
     from dllint.per_file import lint_bytes, read_file
-    from dllint.project import ProjectIndex, find_project_root
 
     data, _ = read_file(source, linter.settings.max_file_size, False)
     if isinstance(data, Finding):
         return lint_file(source, linter).findings
-    root = find_project_root([source]) or Path(source).resolve().parent
-    return lint_bytes(linter, source, data, ProjectIndex(root, linter.settings).view(source)).findings
+    index = index or _project_index(source, linter)
+    return lint_bytes(linter, source, data, index.view(source)).findings
+
+
+# Project modules the target imports that are linted with it (breadth first): where its loaders
+# may be built (a factory in data.py), so that the probe measures what their findings are about.
+MOST_IMPORTED_MODULES = 30
+
+
+def imported_project_files(source: str, index) -> list[str]:
+    """The project's own modules ``source`` imports, directly or through each other."""
+    seen, queue, found = {os.path.realpath(source)}, [source], []
+    while queue and len(found) < MOST_IMPORTED_MODULES:
+        path = queue.pop(0)
+        try:
+            summary = index.summary(path)
+        except (OSError, ValueError, SyntaxError):
+            summary = None
+        for target in (summary[0].imports.values() if summary else ()):
+            # "._" names something inside the module: resolve() then stops at the module's file
+            resolved = index.resolve(path, target + "._")
+            module = os.path.realpath(resolved[0]) if resolved else None
+            if module and module not in seen and module.endswith(".py"):
+                seen.add(module)
+                found.append(module)
+                queue.append(module)
+    return found[:MOST_IMPORTED_MODULES]
+
+
+def target_findings(source: str, linter: Linter) -> tuple[list[Finding], set[str]]:
+    """The target's findings and those of the project modules it imports; the files linted."""
+    index = _project_index(source, linter)
+    findings = static_findings(source, linter, index)
+    linted = {os.path.realpath(source)}
+    for module in imported_project_files(source, index):
+        linted.add(module)
+        findings.extend(static_findings(os.path.relpath(module), linter, index))
+    return findings, linted
+
+
+def judge_call_site_files(report, linted: set[str], linter: Linter) -> None:
+    """Lint the files where the probed loaders were built that were not linted before the run (a
+    module imported dynamically), and give their findings the verdicts measured there."""
+    from dllint.probe.pairing import attach_verdicts
+    from dllint.probe.results import Anchor
+
+    paths = {os.path.realpath(loader.summary["path"]) for loader in report.loaders if loader.summary.get("path")}
+    new: list[Finding] = []
+    for path in sorted(paths - linted):
+        if path.endswith(".py") and os.path.isfile(path):
+            new.extend(static_findings(os.path.relpath(path), linter))
+    if not new:
+        return
+    results = [result for loader in report.loaders for result in loader.results]
+    spans = {loader.id: Anchor(loader.summary["path"], loader.summary["line"], loader.summary["end_line"])
+             for loader in report.loaders if "path" in loader.summary}
+    labels = {loader.id: f"loader {loader.id} at {loader.call_site}" for loader in report.loaders}
+    _, used = attach_verdicts(new, results, "the probe measured nothing this finding is about (its file was "
+                              "linted after the run)", spans, labels)
+    claimed = set()
+    for result in results:
+        if id(result) in used:
+            result.shown = True
+            claimed.update((result.code, anchor.path, anchor.first_line) for anchor in result.anchors[:1])
+    kept = [finding for finding in report.findings if finding.source != "runtime"
+            or (finding.code, os.path.realpath(finding.path), finding.line) not in claimed]
+    report.findings = kept + new
 
 
 def exit_code(report, findings: list[Finding]) -> int:
@@ -80,12 +152,14 @@ def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: 
     from dllint.probe import run_probe
 
     source = static_source(target)
-    findings: list[Finding] = static_findings(source, linter) if source else []
+    findings, linted = target_findings(source, linter) if source else ([], set())
+    notebook = NotebookPositions.of(source) if source and is_notebook(source) else None
+    probed = notebook.for_probe(findings) if notebook else findings
     try:
         report = run_probe(
             target,
             script_args,
-            findings,
+            probed,
             timeout=options.timeout,
             batches=options.batches,
             report_path=options.report_path,
@@ -99,8 +173,11 @@ def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: 
     except ProbeInterrupted as stop:  # before the harness started: nothing to report
         click.echo(f"dllint: probe interrupted by {stop}", err=True)
         return EXIT_SIGNAL_BASE + stop.signum
+    if notebook is not None:
+        notebook.restore(report, findings, probed)
+    judge_call_site_files(report, linted, linter)
     findings = sorted(report.findings, key=lambda f: f.sort_key)
-    summary = RunSummary(findings, files_checked=1 if source else 0)
+    summary = RunSummary(findings, files_checked=len(linted))
     if fmt == "text":
         click.echo(report.render_text())
         click.echo("")

@@ -25,6 +25,7 @@ import weakref
 from typing import IO, Any
 
 import dllint.probe.guard as guard
+import dllint.probe.notebook_target as notebook_target
 import dllint.probe.ranks as ranks
 from dllint.probe.callsite import find_call_site, is_library_file, library_builder
 from dllint.probe.checks import all_checks
@@ -251,6 +252,8 @@ class Harness:
     def run_script(self, script: str, args: list[str]) -> dict[str, Any]:
         sys.argv = [script, *args]
         sys.path[0] = os.path.dirname(script)
+        if notebook_target.is_notebook(script):  # its code cells, in order, as its kernel runs them
+            return self.guarded(lambda: notebook_target.run_notebook(script))
         return self.guarded(lambda: runpy.run_path(script, run_name="__main__"))
 
     def run_factory(self, module_name: str, function_name: str) -> dict[str, Any]:

@@ -38,6 +38,9 @@ PICKLING_UNPICKLABLE = "cannot pickle"
 SPAWN_BOOTSTRAP = "bootstrapping phase"
 # pickle's error in a spawn child that cannot find a name defined under the main guard.
 MISSING_IN_MP_MAIN = re.compile(r"Can't get attribute '([\w.]+)' on <module '__mp_main__'")
+# pickle's error in a spawn child that cannot find a name defined in a notebook (a kernel's
+# __main__ has no file the child could import).
+MISSING_IN_MAIN = re.compile(r"Can't get attribute '([\w.]+)' on <module '__main__'")
 # torch's error in a forked worker that touches CUDA initialised in the parent.
 CUDA_REINIT = "Cannot re-initialize CUDA in forked subprocess"
 # torch wraps an error raised in a worker; the original follows this line.
@@ -198,3 +201,9 @@ def replace_process_targets(replace: Callable[[Any, tuple], tuple[Any, tuple] | 
         original(process, group, target, name, args, kwargs or {}, daemon=daemon)
 
     BaseProcess.__init__ = __init__
+
+
+def worker_pids(iterator: Any) -> list[int]:
+    """The process ids of a multi-worker iterator's workers (torch's private ``_workers``); [] if none."""
+    workers = getattr(iterator, "_workers", None) or []
+    return [worker.pid for worker in workers if getattr(worker, "pid", None)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,7 +148,7 @@ def _render_loader(loader: LoaderReport) -> list[str]:
         lines.append("  never iterated")
     shown = [result for result in loader.results if result.shown]
     if shown:
-        rows = [[result.code, result.verdict, result.evidence] for result in shown]
+        rows = [row for result in shown for row in _result_rows(result)]
         lines.extend(_render_table(["code", "verdict", "evidence"], rows))
     for table in loader.tables:
         lines.append(f"  {table.title}")
@@ -155,6 +156,21 @@ def _render_loader(loader: LoaderReport) -> list[str]:
         lines.extend(f"  {chart_line}" for chart_line in table.chart)
     lines.extend(f"  note: {note}" for note in loader.notes)
     return lines
+
+
+# The verdict column stays short: a longer verdict's reason moves into the evidence, and the
+# evidence wraps at this width (the JSON report keeps both whole).
+VERDICT_WIDTH = 40
+EVIDENCE_WIDTH = 100
+
+
+def _result_rows(result: Result) -> list[list[str]]:
+    verdict, evidence = result.verdict, result.evidence
+    if len(verdict) > VERDICT_WIDTH and " (" in verdict and verdict.endswith(")"):
+        verdict, reason = verdict[:-1].split(" (", 1)
+        evidence = f"{reason}: {evidence}" if evidence else reason
+    wrapped = textwrap.wrap(evidence, EVIDENCE_WIDTH, break_long_words=False, break_on_hyphens=False) or [""]
+    return [[result.code, verdict, wrapped[0]], *[["", "", line] for line in wrapped[1:]]]
 
 
 def _render_table(columns: list[str], rows: list[list[Any]]) -> list[str]:

@@ -34,7 +34,10 @@ class CudaInWorker(Rule):
     Checks for CUDA work inside code that a multi-worker loader of the same file runs in its
     workers: `.cuda()`, `.to("cuda")`, `device="cuda"`, or `torch.cuda.*` calls in the
     dataset's `__getitem__`/`__getitems__`/`__iter__` (and the methods and same-file
-    functions they call), in `collate_fn` or in `worker_init_fn`.
+    functions they call), in `collate_fn` or in `worker_init_fn`. Silent for a loader whose
+    `multiprocessing_context` is `"spawn"` or `"forkserver"` (or `get_context(...)` of one):
+    its workers never fork, and their cost (a CUDA context per worker) is what
+    `dllint --probe` measures.
 
     ## Why is this bad?
     Under `fork`, a worker cannot use CUDA once the main process has initialised it (it
@@ -85,6 +88,9 @@ class CudaInWorker(Rule):
         "DataLoader(ds, num_workers=2, worker_init_fn=seed)\n",
         "from torch.utils.data import DataLoader\n"
         "for batch in DataLoader(ds, num_workers=2):\n    batch = batch.cuda()\n",
+        "from torch.utils.data import DataLoader, Dataset\n"
+        "class Ds(Dataset):\n    def __getitem__(self, i):\n        return load(i).cuda()\n"
+        "DataLoader(Ds(), num_workers=4, multiprocessing_context='spawn')\n",
     )
     invalid = (
         "from torch.utils.data import DataLoader, Dataset\n"
@@ -107,14 +113,15 @@ class CudaInWorker(Rule):
                 if found is None or id(found[0]) in reported:
                     continue
                 where = worker_code.worker_function_of(found[0])
-                if where is None:
+                forking = [loader for loader in where.loaders if not _never_forks(facts, loader)] if where else []
+                if not forking:
                     continue
                 reported.add(id(found[0]))
-                line = where.loaders[0].node.lineno
+                line = forking[0].node.lineno
                 message = (
                     f"{found[1]} in {where.entry}, which runs in the workers of the loader on line {line}: "
                     "forked workers cannot re-initialise CUDA; move the batch to the GPU in the training loop"
-                ) + where.loaders[0].when_workers()
+                ) + forking[0].when_workers()
                 yield self.report(facts, found[0], message)
 
 
@@ -140,6 +147,26 @@ def _cuda_use(facts, node: ast.AST) -> tuple[ast.AST, str] | None:
             return None  # building a device object does no CUDA work
         return node, "`device=cuda`"
     return None
+
+
+NON_FORK_METHODS = frozenset({"spawn", "forkserver"})
+
+
+def _never_forks(facts, loader) -> bool:
+    """The loader's ``multiprocessing_context`` is provably spawn or forkserver: a string, or a
+    ``get_context("spawn")`` call (``multiprocessing``'s or ``torch.multiprocessing``'s)."""
+    argument = loader.argument("multiprocessing_context")
+    if argument is None:
+        return False
+    value = loader.value("multiprocessing_context")
+    if value.is_const:
+        return value.value in NON_FORK_METHODS
+    call = value.origin if isinstance(value.origin, ast.Call) else argument.value
+    if not isinstance(call, ast.Call) or not call.args:
+        return False
+    name = facts.qualname(call.func) or ""
+    method = facts.resolve(call.args[0])
+    return name.endswith("get_context") and method.is_const and method.value in NON_FORK_METHODS
 
 
 def _creates_context(name: str) -> bool:

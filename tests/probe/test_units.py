@@ -55,10 +55,10 @@ def test_a_finding_outside_every_span_takes_its_files_results(tmp_path):
 def test_unmatched_findings_are_not_reached_or_skipped(tmp_path):
     path = str(tmp_path / "train.py")
     no_result = finding("DL201", path, 5)
-    no_check = finding("DL106", path, 5)
+    no_check = finding("DL108", path, 5)
     attach_verdicts([no_result, no_check], [], "the script built no DataLoader")
     assert no_result.probe == {"verdict": "not reached", "evidence": "the script built no DataLoader", "measurements": {}}
-    assert no_check.probe["verdict"] == "skipped (no runtime check for DL106)"
+    assert no_check.probe["verdict"] == "skipped (no runtime check for DL108)"
 
 
 def test_only_confirmed_unclaimed_results_become_runtime_findings(tmp_path):

@@ -16,9 +16,29 @@ Restarting more workers than the machine has cores costs at least as much as
 restarting as many as it has, so the measurement uses at most as many workers
 as the usable cores (and says so): proof at a fraction of the cost.
 
-Spawn starts cost seconds: after each epoch the next one's time limit grows
+Under the script's own start method the two loaders run interleaved (off,
+on, off, on, ...), so that a machine whose load changes over the run weighs on
+both alike, and epochs are added (up to :data:`MOST_EPOCHS`, within the
+measurement's time) until the saving is larger than the spread of the paired
+epochs (:mod:`dllint.probe.checks.gains`), else the verdict is
+``inconclusive (spread 35% > gain 11%)``. Spawn starts cost seconds: there only
+the persistent loader runs (its first epoch is the restart a non-persistent
+loader pays every epoch); after each epoch the next one's time limit grows
 with the start-up just measured, and an epoch that still runs out of time is
 reported as a lower bound (``> 12.0 s``), not as a failure.
+
+The verdict gives the saving in seconds per epoch and over the script's
+epochs (every epoch after the first restarts workers), and is ``not
+confirmed (saves 3 ms per epoch)`` below the floor of
+:mod:`~dllint.probe.checks.gains`. Measurements (besides ``start_methods``,
+``num_workers``, ``<method>_stall_s``, ``<method>_stall_is_lower_bound``,
+``<method>_persistent_s``): ``saving_per_epoch_s``, ``saving_over_run_s``,
+``saving_per_batch_s`` (None), ``batches_per_epoch``, ``epochs``, ``epoch_s``
+(the data time of one epoch at the measured pace, the floor's reference),
+``saving_material``, ``<method>_saving_per_epoch_s``, ``comparison`` (``gain``:
+persistent/restarting epoch start - 1, ``spread``, ``rounds``),
+``load_average`` (1, 5, 15 minutes, before and after measuring) and ``memory``
+(:mod:`~dllint.probe.checks.memory`, None when not measured).
 """
 
 from __future__ import annotations
@@ -26,17 +46,18 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from dllint.probe.checks.memory import memory_of
+from dllint.probe.checks.gains import Comparison, Saving, compare, load_average, run_length
 from dllint.probe.internals import current_iterator
 from dllint.probe.limits import MeasurementTimeout
-from dllint.probe.measure import close_iterator, default_start_method, describe_error, epoch_start_seconds
-from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, NOT_REACHED, Table, skipped
+from dllint.probe.measure import close_iterator, default_start_method, describe_error
+from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, NOT_REACHED, Table, inconclusive, not_confirmed, skipped
 
 CODES = ("DL201", "DL204", "DL205")
 ALWAYS = False
 
-# A saving below both of these is noise, not a finding.
-MIN_SAVING_SECONDS = 0.02
-MIN_SAVING_FRACTION = 0.2
+# Epochs of each interleaved loader, at most, while the saving is not yet clear of the noise.
+MOST_EPOCHS = 6
 # The next epoch's time limit, in multiples of the start-up just measured.
 STARTUP_MULTIPLE = 3
 # An epoch cut short before this is no bound worth reporting.
@@ -59,20 +80,28 @@ def on_first_iteration(site, ctx) -> None:
             return
     own = site.start_method()
     by_method = {}
+    load = [load_average()]
     for method in _start_methods(site, ctx):
-        persistent = _measure_run(site, ctx, method, True)
-        # Under another start method only the persistent run is measured: its first epoch starts fresh
-        # workers exactly as every epoch of a non-persistent loader does (spawn starts cost seconds each).
-        restarting = _measure_run(site, ctx, method, False) if method == own else _fresh_start(persistent)
+        if method == own:
+            restarting, persistent = _measure_interleaved(site, ctx, method)
+        else:
+            # Under another start method only the persistent run is measured: its first epoch starts fresh
+            # workers exactly as every epoch of a non-persistent loader does (spawn starts cost seconds each).
+            persistent = _measure_run(site, ctx, method, True)
+            restarting = _fresh_start(persistent)
         by_method[method] = {"off": restarting, "on": persistent}
+    load.append(load_average())
     workers = measured_workers(site, ctx)
     with_workers = f"{workers} workers" if workers == site.num_workers else f"{workers} of the {site.num_workers} workers"
-    ctx.table(site, Table(f"persistent_workers: first-batch latency per epoch (s), {with_workers}, each epoch run to its end",
-                          ["start method", "persistent", *[f"epoch {n + 1}" for n in range(ctx.settings.epochs)],
-                           "later epochs"],
-                          [_row(method, key, run, ctx.settings.epochs)
+    epochs = max([ctx.settings.epochs, *(len(run["latencies"]) for runs in by_method.values() for run in runs.values())])
+    interleaved = ", off and on interleaved" if own in by_method else ""
+    ctx.table(site, Table(f"persistent_workers: first-batch latency per epoch (s), {with_workers}, each epoch run to its end"
+                          f"{interleaved}",
+                          ["start method", "persistent", *[f"epoch {n + 1}" for n in range(epochs)], "later epochs"],
+                          [_row(method, key, run, epochs)
                            for method, runs in by_method.items() for key, run in runs.items()]))
-    site.state[__name__] = {"codes": codes, "by_method": by_method, "workers": with_workers}
+    site.state[__name__] = {"codes": codes, "by_method": by_method, "workers": with_workers, "own": own,
+                            "run": run_length(site, ctx), "load_average": load}
 
 
 def on_later_iteration(site, ctx) -> None:
@@ -99,7 +128,7 @@ def on_script_end(site, ctx) -> None:
         else:
             once = "the loader was built once" if code == "DL204" else ITERATED_ONCE
             ctx.result(site, code, NOT_REACHED, f"{once}; measured: {_evidence(pending)}",
-                       _measurements(site, pending["by_method"]))
+                       _measurements(site, pending))
 
 
 def _start_methods(site, ctx) -> list[str]:
@@ -117,37 +146,106 @@ def measured_workers(site, ctx) -> int:
     return max(1, min(site.num_workers, ctx.settings.cores or usable_cores()))
 
 
+def _epoch(loader: Any, epoch_batches: int) -> tuple[float, float | None]:
+    """First-batch latency of one epoch, and the time per batch of the rest of it.
+
+    The epoch runs to its end: the next epoch's start must not include draining
+    batches an abandoned epoch had in flight. Non-persistent workers are stopped after.
+    """
+    started = time.perf_counter()
+    iterator = iter(loader)
+    next(iterator)
+    latency = time.perf_counter() - started
+    rest_started, rest = time.perf_counter(), 0
+    for _ in zip(range(epoch_batches), iterator):
+        rest += 1
+    per_batch = (time.perf_counter() - rest_started) / rest if rest else None
+    if not getattr(loader, "persistent_workers", False):
+        close_iterator(iterator)
+    return latency, per_batch
+
+
+def _timed_epoch(site, ctx, loader, run: dict[str, Any], step: str, epoch_batches: int) -> bool:
+    """One epoch into ``run``; False when it ran out of time (a lower bound is kept) or failed."""
+    started = time.perf_counter()
+    try:
+        with ctx.measuring(site, step, at_most=run.setdefault("limit", ctx.settings.measurement_seconds)):
+            latency, per_batch = _epoch(loader, epoch_batches)
+    except MeasurementTimeout:
+        waited = time.perf_counter() - started
+        if waited >= SHORTEST_BOUND_SECONDS:
+            run["at_least"] = round(waited, 3)
+        else:
+            run["error"] = "no time left in the probe's budget"
+        return False
+    run["latencies"].append(latency)
+    if per_batch is not None:
+        run.setdefault("batch_s", []).append(per_batch)
+    run["limit"] = max(ctx.settings.measurement_seconds, STARTUP_MULTIPLE * latency)
+    return True
+
+
 def _measure_run(site, ctx, method: str, persistent: bool) -> dict[str, Any]:
     """Epoch-start latencies of one loader; ``at_least`` for an epoch that ran out of time."""
     run: dict[str, Any] = {"latencies": []}
     workers = measured_workers(site, ctx)
     epoch_batches = max(2, workers)
-    limit = ctx.settings.measurement_seconds
     loader = None
     try:
         with default_start_method(method):
             loader = site.short_epoch_variant(epoch_batches, num_workers=workers, persistent_workers=persistent,
                                               multiprocessing_context=method)
             for epoch in range(ctx.settings.epochs):
-                started = time.perf_counter()
-                try:
-                    with ctx.measuring(site, f"persistent_workers={persistent} under {method}, epoch {epoch + 1}",
-                                       at_most=limit):
-                        run["latencies"].append(epoch_start_seconds(loader, epoch_batches))
-                except MeasurementTimeout:
-                    waited = time.perf_counter() - started
-                    if waited >= SHORTEST_BOUND_SECONDS:
-                        run["at_least"] = round(waited, 3)
-                    else:
-                        run["error"] = "no time left in the probe's budget"
+                if not _timed_epoch(site, ctx, loader, run, f"persistent_workers={persistent} under {method}, "
+                                    f"epoch {epoch + 1}", epoch_batches):
                     break
-                limit = max(ctx.settings.measurement_seconds, STARTUP_MULTIPLE * run["latencies"][-1])
     except Exception as error:  # a start method the script cannot use is a result too
         run["error"] = describe_error(error)
     finally:
+        run.pop("limit", None)
         if loader is not None:
             close_iterator(current_iterator(loader))
     return run
+
+
+def _measure_interleaved(site, ctx, method: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Restarting and persistent loaders, one epoch each in turn, until the saving is clear of the noise."""
+    runs: dict[bool, dict[str, Any]] = {False: {"latencies": []}, True: {"latencies": []}}
+    workers = measured_workers(site, ctx)
+    epoch_batches = max(2, workers)
+    loaders: dict[bool, Any] = {}
+    failed = None
+    try:
+        with default_start_method(method):
+            for persistent in (False, True):
+                loaders[persistent] = site.short_epoch_variant(
+                    epoch_batches, num_workers=workers, persistent_workers=persistent, multiprocessing_context=method)
+            for epoch in range(MOST_EPOCHS):
+                if epoch >= ctx.settings.epochs and _settled(runs[False], runs[True]):
+                    break
+                if not all(_timed_epoch(site, ctx, loaders[persistent], runs[persistent],
+                                        f"persistent_workers={persistent} under {method}, epoch {epoch + 1}",
+                                        epoch_batches) for persistent in (False, True)):
+                    break
+    except Exception as error:  # a start method the script cannot use is a result too
+        failed = describe_error(error)
+    finally:
+        for loader in loaders.values():
+            close_iterator(current_iterator(loader))
+    for run in runs.values():
+        run.pop("limit", None)
+        if failed:
+            run["error"] = failed
+    comparison = compare(runs[False]["latencies"][1:], runs[True]["latencies"][1:])
+    if comparison is not None:
+        runs[True]["comparison"] = {"gain": comparison.gain, "spread": comparison.spread, "rounds": comparison.rounds}
+    return runs[False], runs[True]
+
+
+def _settled(off: dict[str, Any], on: dict[str, Any]) -> bool:
+    """Enough epochs: the persistent loader's saving (or its absence) is clear of the spread of the pairs."""
+    comparison = compare(off["latencies"][1:], on["latencies"][1:])
+    return comparison is not None and comparison.rounds >= 2 and comparison.decided
 
 
 def _fresh_start(persistent: dict[str, Any]) -> dict[str, Any]:
@@ -188,6 +286,20 @@ def _row(method: str, key: str, run: dict[str, Any], epochs: int) -> list:
     return [method, key, *cells[:epochs], last]
 
 
+def _saving(pending: dict, method: str) -> Saving | None:
+    """What persistence saves under ``method``: the restart, once per epoch after the first."""
+    runs = pending["by_method"][method]
+    off, on = _later(runs["off"]), _later(runs["on"])
+    if off is None or on is None or on[1]:
+        return None
+    run = pending.get("run")
+    if run is None:
+        return None
+    paces = runs["on"].get("batch_s", []) + runs["off"].get("batch_s", [])
+    epoch_s = min(paces) * run.batches_per_epoch if paces and run.batches_per_epoch else None
+    return Saving(off[0] - on[0], run, epoch_s=epoch_s, paid_epochs_skip_first=True)
+
+
 def _evidence(pending: dict) -> str:
     parts = []
     for method, runs in pending["by_method"].items():
@@ -196,11 +308,14 @@ def _evidence(pending: dict) -> str:
             parts.append(f"{method}: {runs['off'].get('error') or runs['on'].get('error') or 'not measured'}")
             continue
         percent = f" ({(on[0] - off[0]) / off[0] * 100:+.0f}%)" if off[0] > 0 and not off[1] and not on[1] else ""
-        parts.append(f"{method}: epoch start {_shown(off)} -> {_shown(on)}{percent}")
+        saving = _saving(pending, method)
+        saves = f", {saving.describe()}" if saving is not None and saving.per_epoch_s > 0 else ""
+        parts.append(f"{method}: epoch start {_shown(off)} -> {_shown(on)}{percent}{saves}")
     return "; ".join(parts) + f" ({pending['workers']})"
 
 
-def _measurements(site, by_method: dict) -> dict[str, Any]:
+def _measurements(site, pending: dict) -> dict[str, Any]:
+    by_method = pending["by_method"]
     measurements: dict[str, Any] = {"start_methods": by_method, "num_workers": site.num_workers}
     for method, runs in by_method.items():
         off, on = _later(runs["off"]), _later(runs["on"])
@@ -209,23 +324,47 @@ def _measurements(site, by_method: dict) -> dict[str, Any]:
             measurements[f"{method}_stall_is_lower_bound"] = off[1]
         if on is not None:
             measurements[f"{method}_persistent_s"] = on[0]
+        saving = _saving(pending, method)
+        if saving is not None:
+            measurements[f"{method}_saving_per_epoch_s"] = saving.per_epoch_s
+    headline = _headline(pending)
+    if headline is not None:
+        measurements.update(_saving(pending, headline).measurements())
+    comparison = by_method.get(pending.get("own"), {}).get("on", {}).get("comparison")
+    if comparison is not None:
+        measurements["comparison"] = comparison
+    measurements["load_average"] = pending.get("load_average")
+    measurements["memory"] = memory_of(site)
     return measurements
 
 
+def _headline(pending: dict) -> str | None:
+    """The start method whose saving the verdict quotes: the script's own, else the first measured."""
+    methods = [pending.get("own"), *pending["by_method"]]
+    return next((method for method in methods if method in pending["by_method"] and _saving(pending, method)), None)
+
+
 def _verdict(site, ctx, code: str, pending: dict, seen: str) -> None:
-    by_method = pending["by_method"]
-    measurements = _measurements(site, by_method)
-    confirmed, measured = False, False
-    for runs in by_method.values():
-        off, on = _later(runs["off"]), _later(runs["on"])
-        if off is None or on is None or on[1]:
-            continue
-        measured = True
-        saving = off[0] - on[0]  # with off a lower bound, the real saving is at least this
-        if saving >= MIN_SAVING_SECONDS and saving >= MIN_SAVING_FRACTION * off[0]:
-            confirmed = True
+    measurements = _measurements(site, pending)
     evidence = f"{seen}; {_evidence(pending)}"
-    if not measured:
+    savings = {method: saving for method in pending["by_method"] if (saving := _saving(pending, method)) is not None}
+    if not savings:
         ctx.result(site, code, skipped("no start method could be measured"), evidence, measurements)
         return
-    ctx.result(site, code, CONFIRMED if confirmed else NOT_CONFIRMED, evidence, measurements)
+    comparison = pending["by_method"].get(pending.get("own"), {}).get("on", {}).get("comparison")
+    noisy = comparison is not None and not _decided(comparison)
+    # with the restart a lower bound, the real saving is at least the one measured
+    confirmed = [method for method, saving in savings.items() if saving.per_epoch_s > 0 and saving.material
+                 and not (noisy and method == pending.get("own"))]
+    if confirmed:
+        verdict = CONFIRMED
+    elif noisy:
+        verdict = inconclusive(comparison["spread"], comparison["gain"])
+    else:
+        best = max(savings.values(), key=lambda saving: saving.per_epoch_s)
+        verdict = not_confirmed(best.short()) if best.per_epoch_s > 0 else NOT_CONFIRMED
+    ctx.result(site, code, verdict, evidence, measurements)
+
+
+def _decided(comparison: dict[str, Any]) -> bool:
+    return Comparison(comparison["gain"], comparison["spread"], comparison["rounds"]).decided

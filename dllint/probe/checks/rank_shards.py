@@ -19,13 +19,20 @@ from dllint.probe.results import skipped
 
 CODES = ("DL305",)
 ALWAYS = True
+NEEDS_TWO_RANKS = "a cross-rank check needs two ranks"
 
 
 def on_first_iteration(site, ctx) -> None:
     rank, directory = ranks.current_rank(), ranks.current_rank_dir()
     if rank is None or directory is None:
         if ctx.requested(site, CODES):
-            ctx.result(site, "DL305", skipped("one process: run with --nproc-per-node 2 to compare the ranks' samples"), "")
+            ctx.result(site, "DL305", skipped(f"{NEEDS_TWO_RANKS}: run with --nproc-per-node 2"),
+                       "one process: no other rank's samples to compare")
+        return
+    if int(os.environ.get("WORLD_SIZE", "2")) < 2:  # --nproc-per-node 1: no other rank to compare with
+        if ctx.requested(site, CODES):
+            ctx.result(site, "DL305", skipped(f"{NEEDS_TWO_RANKS}: run with --nproc-per-node 2"),
+                       "only one rank ran")
         return
     record = {
         "rank": rank,

@@ -1,12 +1,13 @@
-"""DL101-DL104, DL107: what breaks when workers are started with ``spawn``.
+"""DL101-DL104, DL106, DL107: what breaks when workers are started with ``spawn``.
 
 Under spawn every worker receives the dataset, sampler, collate_fn and
 worker_init_fn by pickle, and imports the main module afresh as
 ``__mp_main__``. Pickling with the same pickler spawn uses reproduces its
 error in-process (cheap, so it runs on every loader); errors that only happen
 inside the worker (a module without a main guard starting processes, a name
-defined under the guard) need one real spawn start, run where a static
-finding asks for it.
+defined under the guard, a class defined in a notebook, whose kernel's
+``__main__`` no worker can import: DL106) need one real spawn start, run where
+a static finding asks for it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import inspect
 from typing import Any
 
 from dllint.probe.context import out_of_time
-from dllint.probe.internals import MISSING_IN_MP_MAIN, SPAWN_BOOTSTRAP, pickling_code
+from dllint.probe.internals import MISSING_IN_MAIN, MISSING_IN_MP_MAIN, SPAWN_BOOTSTRAP, pickling_code
 from dllint.probe.limits import MeasurementTimeout
 from dllint.probe.measure import (
     default_start_method,
@@ -25,7 +26,8 @@ from dllint.probe.measure import (
 )
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, WHOLE_FILE, Anchor, skipped
 
-CODES = ("DL101", "DL102", "DL103", "DL104", "DL107")
+CODES = ("DL101", "DL102", "DL103", "DL104", "DL106", "DL107")
+SPAWN_START_CODES = ("DL101", "DL106", "DL107")
 ALWAYS = True
 
 WORKER_PAYLOAD = ("dataset", "sampler", "batch_sampler", "collate_fn", "worker_init_fn")
@@ -96,7 +98,7 @@ def on_first_iteration(site, ctx) -> None:
                 ctx.result(site, code, NOT_CONFIRMED, "num_workers is 0: nothing is sent to worker processes")
         return
     failed_parts = _pickle_payload(site, ctx)
-    if ctx.mode == "script" and ctx.requested(site, ("DL101", "DL107")):
+    if ctx.mode == "script" and ctx.requested(site, SPAWN_START_CODES):
         _start_one_spawn_worker(site, ctx, failed_parts)
 
 
@@ -181,7 +183,7 @@ def _start_one_spawn_worker(site, ctx, failed_parts: set[str]) -> None:
     whether the process is still bootstrapping.
     """
     if "dataset" in failed_parts or "sampler" in failed_parts or "batch_sampler" in failed_parts:
-        for code in ("DL101", "DL107"):
+        for code in SPAWN_START_CODES:
             ctx.result(site, code, skipped("the dataset or sampler cannot be pickled"), "no spawn worker could start")
         return
     # Unpicklable callables would fail before the worker starts: use torch's defaults instead.
@@ -196,7 +198,7 @@ def _start_one_spawn_worker(site, ctx, failed_parts: set[str]) -> None:
         except Exception as caught:
             error = caught
     if error is not None and isinstance(error, MeasurementTimeout):
-        for code in ("DL101", "DL107"):
+        for code in SPAWN_START_CODES:
             ctx.result(site, code, out_of_time(error), "the spawn worker did not deliver a batch in time")
         return
     bootstrap = error_block(lines, SPAWN_BOOTSTRAP) if error is not None else None
@@ -218,3 +220,9 @@ def _start_one_spawn_worker(site, ctx, failed_parts: set[str]) -> None:
                    measurements, [anchor] if anchor else [])
     else:
         ctx.result(site, "DL107", NOT_CONFIRMED, "the spawn worker found every name it unpickled", measurements)
+    in_notebook = MISSING_IN_MAIN.search("\n".join(lines)) if error is not None else None
+    if in_notebook:
+        ctx.result(site, "DL106", CONFIRMED, f"the spawn worker failed: {in_notebook.group(0)}>", measurements)
+    elif ctx.requested(site, ("DL106",)):
+        ctx.result(site, "DL106", NOT_CONFIRMED, "the spawn worker found every name it unpickled"
+                   if error is None else f"the spawn start failed otherwise: {describe_error(error)}", measurements)

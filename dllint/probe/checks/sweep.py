@@ -1,30 +1,78 @@
 """DL202, DL203, DL207: how many workers this loader really needs here.
 
 Sweeps ``num_workers`` over 0, 1, 2, 4, ... up to the larger of the requested
-count and the usable cores. Each count is measured in the steady state: after
-start-up, past the batches the workers prefetched meanwhile, in repeated
-windows of a minimum length whose spread is the noise. Memory is the peak PSS
-of main plus workers (copy-on-write pages shared by forked workers counted
-once). The recommendation is the smallest count within 5% of the best; a
-count above the usable cores is only eligible when it beats the best count
-within the cores by more than the measured noise.
+count and the usable cores. Every count's loader is started once and kept
+running; then the counts take turns (interleaved rounds: each count times one
+window of at least ``--probe-batches`` batches and 0.25 s, past the batches its
+workers prefetched while it waited, then leaves its workers time to finish the
+batches they were asked to prefetch), so that a machine whose load changes over
+the run weighs on every count alike. Rounds are repeated (3 at least, at most
+:data:`MOST_ROUNDS`, within :data:`SWEEP_SECONDS`) until the comparisons the
+verdicts rest on are clear of the noise: each is the ratio of two counts' medians,
+its spread the range of their round-by-round ratios (:mod:`dllint.probe.checks.gains`). Memory is the
+peak PSS of main plus that count's workers (copy-on-write pages shared by forked
+workers counted once; USS where the system has no PSS).
+
+The recommendation starts from the script's own count, capped at the usable
+cores, and moves only to a count that beats it beyond the noise of their
+comparison (a count above the cores is eligible only when it beats the best count
+within the cores so), then to a smaller count within 5% of that one, measured that
+precisely: on a noisy machine the answer stays where the evidence cannot move it,
+run after run (:func:`decide`). Verdicts:
+
+- DL202, DL207: confirmed when fewer workers than requested reach the best (the
+  evidence says why: faster, within 5% of the best, or more workers than cores
+  that are better only within the noise) with the processes and memory it saves
+  and the time per epoch it saves or costs; ``inconclusive (spread 35% > gain 11%)``
+  when the requested count is ahead by more than 5% but within the noise.
+- DL203: confirmed when workers beat ``num_workers=0`` beyond the noise and the data
+  time saved per epoch clears the floor of :mod:`~dllint.probe.checks.gains`.
+
+Measurements (besides ``usable_cores``, ``requested``, ``recommended``, ``sweep``: per count
+``startup_s``, ``samples_per_s``, ``spread``, ``windows``, ``peak_mb``, and now
+``per_worker_mb`` and ``rounds``): ``rounds``, ``load_average`` (1, 5, 15 minutes, before
+and after), ``comparison`` (``gain``, ``spread``, ``rounds`` of the comparison the verdict
+rests on), ``memory`` (:mod:`~dllint.probe.checks.memory`), and the saving keys of
+:class:`~dllint.probe.checks.gains.Saving` (``saving_per_epoch_s`` ...; per epoch of data
+time, negative when fewer workers cost time).
 """
 
 from __future__ import annotations
 
 import os
 
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from dllint.probe.checks.gains import (
+    NOISE_FLOOR,
+    Comparison,
+    RunLength,
+    Saving,
+    compare,
+    load_average,
+    run_length,
+    seconds,
+)
+from dllint.probe.checks.memory import memory_of, tree_memory
 from dllint.probe.context import out_of_time
-from dllint.probe.measure import Steady, describe_error, steady_throughput
-from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Table
+from dllint.probe.internals import worker_pids
+from dllint.probe.limits import MeasurementTimeout
+from dllint.probe.measure import close_iterator, count_samples, describe_error
+from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Table, inconclusive, not_confirmed
 
 CODES = ("DL202", "DL203", "DL207")
 ALWAYS = False
 
 WITHIN_BEST = 0.95
 CHART_WIDTH = 30
-WINDOWS = 3
+WINDOWS = 3  # rounds at least
+MOST_ROUNDS = 8
+SWEEP_SECONDS = 20.0  # no new round starts after this, once WINDOWS rounds are in
 WINDOW_SECONDS = 0.25
+MOST_SETTLE_SECONDS = 1.0  # after a window, for the workers' prefetched batches to finish
 DEFAULT_PREFETCH = 2  # torch's prefetch_factor default
 
 
@@ -89,10 +137,188 @@ def render_chart(rows: dict[int, dict], recommended: int | None) -> list[str]:
     return lines
 
 
-def steady_for(site, ctx, count: int) -> Steady:
-    prefetch = site.arguments.get("prefetch_factor") or DEFAULT_PREFETCH
-    return Steady(warmup_batches=2 * count * prefetch, window_batches=ctx.settings.batches,
-                  window_seconds=WINDOW_SECONDS, windows=WINDOWS)
+@dataclass
+class Stream:
+    """One worker count's loader, started once and kept running while the counts take turns."""
+
+    count: int
+    iterator: Any = None
+    startup_s: float | None = None
+    rates: list[float] = field(default_factory=list)
+    peak_mb: float = 0.0
+    per_worker_mb: float | None = None
+    error: str | None = None
+    verdict: str | None = None  # a skipped verdict when the count could not run at all
+
+    def row(self) -> dict[str, Any]:
+        if not self.rates:
+            return {"error": self.error or "no window measured", "verdict": self.verdict}
+        median = statistics.median(self.rates)
+        return {"startup_s": self.startup_s, "samples_per_s": median,
+                "spread": (max(self.rates) - min(self.rates)) / median if median else 0.0,
+                "windows": [round(rate, 1) for rate in self.rates], "peak_mb": self.peak_mb,
+                "per_worker_mb": self.per_worker_mb, "rounds": len(self.rates)}
+
+
+def _start(site, ctx, count: int) -> Stream:
+    stream = Stream(count)
+    try:
+        with ctx.measuring(site, f"sweep: starting num_workers={count}"):
+            loader = site.endless_variant(num_workers=count, persistent_workers=False)
+            started = time.perf_counter()
+            stream.iterator = iter(loader)
+            next(stream.iterator)
+            stream.startup_s = time.perf_counter() - started
+            for _ in range(count * _prefetch(site)):  # the queue filled during start-up
+                next(stream.iterator)
+    except Exception as error:  # a count that cannot run (or runs out of time) is a row, not a crash
+        stream.error, stream.verdict = describe_error(error), out_of_time(error)
+        _stop(stream)
+    return stream
+
+
+def _prefetch(site) -> int:
+    return site.arguments.get("prefetch_factor") or DEFAULT_PREFETCH
+
+
+def _window(site, ctx, stream: Stream) -> None:
+    """One timed window of this count, after the batches its workers prefetched while it waited."""
+    iterator = stream.iterator
+    for _ in range(stream.count * _prefetch(site)):
+        next(iterator)
+    started, samples, batches = time.perf_counter(), 0, 0
+    while batches < ctx.settings.batches or time.perf_counter() - started < WINDOW_SECONDS:
+        samples += count_samples(next(iterator))
+        batches += 1
+    elapsed = time.perf_counter() - started
+    stream.rates.append(samples / elapsed)
+    memory = tree_memory(worker_pids(iterator))
+    if memory["total_mb"] >= stream.peak_mb:
+        stream.peak_mb, stream.per_worker_mb = memory["total_mb"], memory["per_worker_mb"]
+    # Its workers still finish the batches they were asked to prefetch: let them, so that the
+    # next count's window does not share the cores with them.
+    time.sleep(min(MOST_SETTLE_SECONDS, stream.count * _prefetch(site) * elapsed / batches))
+
+
+def _stop(stream: Stream) -> None:
+    if stream.iterator is not None:
+        close_iterator(stream.iterator)
+        stream.iterator = None
+
+
+def measure_interleaved(site, ctx, counts: list[int], settled) -> dict[int, Stream]:
+    """Start every count, then time one window of each in turn, round after round, until ``settled``."""
+    streams = {count: _start(site, ctx, count) for count in counts}
+    started = time.perf_counter()
+    try:
+        for round_number in range(1, MOST_ROUNDS + 1):
+            live = [stream for stream in streams.values() if stream.iterator is not None]
+            if not live:
+                break
+            with ctx.measuring(site, f"sweep: round {round_number}, num_workers "
+                               f"{', '.join(str(stream.count) for stream in live)}"):
+                for stream in live:
+                    _round_window(site, ctx, stream)
+            if round_number >= WINDOWS and (settled(streams) or time.perf_counter() - started > SWEEP_SECONDS):
+                break
+    except MeasurementTimeout:  # out of time: decide on the rounds measured
+        pass
+    finally:
+        for stream in streams.values():
+            _stop(stream)
+    return streams
+
+
+def _round_window(site, ctx, stream: Stream) -> None:
+    try:
+        _window(site, ctx, stream)
+    except MeasurementTimeout:
+        raise
+    except StopIteration:
+        stream.error = "the loader ran out of batches"
+        _stop(stream)
+    except Exception as error:  # a count that fails mid-way keeps the windows it measured
+        stream.error = describe_error(error)
+        _stop(stream)
+
+
+@dataclass(frozen=True)
+class SweepDecision:
+    """What the rounds say: medians, the recommended count, and why."""
+
+    rounds: dict[int, list[float]]
+    cores: int
+    recommended: int | None
+    best_within: int | None
+
+    @property
+    def rates(self) -> dict[int, float]:
+        return {count: statistics.median(rates) for count, rates in self.rounds.items() if rates}
+
+    def comparison(self, first: int, second: int) -> Comparison | None:
+        """``second`` against ``first``, round by round."""
+        if first not in self.rounds or second not in self.rounds:
+            return None
+        return compare(self.rounds[first], self.rounds[second])
+
+
+def decide(rounds: dict[int, list[float]], cores: int, requested: int | None = None) -> SweepDecision:
+    """The recommendation from interleaved rounds.
+
+    The starting point is the script's own count, capped at the usable cores; another count
+    replaces it only when it beats it beyond the noise of their comparison (a count above the
+    cores also only when it beats the best count within them so). A smaller count then takes
+    over when it is within 5% of it, measured that precisely (spread within 5%). On a noisy
+    machine the answer thus stays where the evidence cannot move it, run after run.
+    """
+    rounds = {count: rates for count, rates in rounds.items() if rates}
+    if not rounds:
+        return SweepDecision(rounds, cores, None, None)
+    rates = {count: statistics.median(values) for count, values in rounds.items()}
+    within = {count: rate for count, rate in rates.items() if count <= cores}
+    if not within:
+        return SweepDecision(rounds, cores, recommend(rates), None)
+    best_within = max(within, key=within.get)
+    eligible = dict(within)
+    for count, rate in rates.items():
+        comparison = compare(rounds[best_within], rounds[count])
+        if count > cores and comparison is not None and comparison.beyond_noise:
+            eligible[count] = rate
+    start = min(requested if requested is not None else best_within, cores)
+    start = start if start in eligible else best_within
+    best = max(eligible, key=eligible.get)
+    moved = compare(rounds[start], rounds[best])
+    chosen = best if moved is not None and moved.beyond_noise else start
+    for count in sorted(eligible):
+        comparison = compare(rounds[chosen], rounds[count])
+        if count < chosen and comparison is not None and comparison.gain >= WITHIN_BEST - 1 \
+                and comparison.spread <= NOISE_FLOOR:
+            chosen = count
+            break
+    return SweepDecision(rounds, cores, chosen, best_within)
+
+
+def _settled(codes: list[str], requested: int, cores: int):
+    def settled(streams: dict[int, Stream]) -> bool:
+        decision = decide({count: stream.rates for count, stream in streams.items()}, cores, requested)
+        pairs = _deciding_pairs(decision, codes, requested)
+        return all(comparison is None or comparison.decided for comparison in pairs)
+
+    return settled
+
+
+def _deciding_pairs(decision: SweepDecision, codes: list[str], requested: int) -> list[Comparison | None]:
+    """The comparisons the verdicts rest on."""
+    recommended = decision.recommended
+    if recommended is None:
+        return []
+    pairs = []
+    best = max(decision.rates, key=decision.rates.get)
+    if "DL203" in codes:
+        pairs.append(decision.comparison(0, recommended if recommended != 0 else best))
+    if {"DL202", "DL207"} & set(codes) and recommended != requested:
+        pairs.append(decision.comparison(recommended, requested))
+    return pairs
 
 
 def on_first_iteration(site, ctx) -> None:
@@ -100,44 +326,137 @@ def on_first_iteration(site, ctx) -> None:
     if not codes:
         return
     requested, cores = site.num_workers, ctx.settings.cores or usable_cores()
-    rows: dict[int, dict] = {}
-    for count in worker_counts(requested, cores, ctx.settings.sweep_limit):
-        try:
-            with ctx.measuring(site, f"sweep: num_workers={count}"):
-                loader = site.endless_variant(num_workers=count, persistent_workers=False)
-                rows[count] = steady_throughput(loader, steady_for(site, ctx, count))
-        except Exception as error:  # a count that cannot run (or runs out of time) is a row, not a crash
-            rows[count] = {"error": describe_error(error), "verdict": out_of_time(error)}
-    rates = {count: row["samples_per_s"] for count, row in rows.items() if row.get("samples_per_s")}
-    spread = {count: row["spread"] for count, row in rows.items() if "spread" in row}
-    recommended = recommend(rates, cores, spread)
+    load = [load_average()]
+    streams = measure_interleaved(site, ctx, worker_counts(requested, cores, ctx.settings.sweep_limit),
+                                  _settled(codes, requested, cores))
+    load.append(load_average())
+    rows = {count: stream.row() for count, stream in streams.items()}
+    decision = decide({count: stream.rates for count, stream in streams.items()}, cores, requested)
+    rounds = max((len(stream.rates) for stream in streams.values()), default=0)
     ctx.table(site, Table(
-        f"num_workers sweep (steady state, {WINDOWS} windows each; {cores} usable cores)",
-        ["num_workers", "samples/s", "spread", "startup s", "peak PSS MB"],
-        [[count, f"{row['samples_per_s']:.1f}", f"{row['spread'] * 100:.0f}%", f"{row['startup_s']:.3f}", f"{row['peak_mb']:.0f}"]
-         if "samples_per_s" in row else [count, "failed", "", row["error"], ""] for count, row in sorted(rows.items())],
-        chart=render_chart(rows, recommended),
+        f"num_workers sweep (steady state, {rounds} interleaved rounds; {cores} usable cores; "
+        f"load average {_load_text(load)})",
+        ["num_workers", "samples/s", "spread", "startup s", "peak PSS MB", "per worker MB"],
+        [[count, f"{row['samples_per_s']:.1f}", f"{row['spread'] * 100:.0f}%", f"{row['startup_s']:.3f}",
+          f"{row['peak_mb']:.0f}", f"{row['per_worker_mb']:.0f}" if row.get("per_worker_mb") else "-"]
+         if "samples_per_s" in row else [count, "failed", "", row["error"], "", ""] for count, row in sorted(rows.items())],
+        chart=render_chart(rows, decision.recommended),
     ))
-    measurements = {"usable_cores": cores, "requested": requested, "recommended": recommended,
-                    "sweep": {str(count): row for count, row in rows.items()}}
+    measurements = {"usable_cores": cores, "requested": requested, "recommended": decision.recommended,
+                    "sweep": {str(count): row for count, row in rows.items()}, "rounds": rounds,
+                    "load_average": load, "memory": memory_of(site)}
+    run = run_length(site, ctx)
     for code in codes:
-        _verdict(site, ctx, code, rates, requested, recommended, measurements)
+        _verdict(site, ctx, code, decision, requested, rows, run, dict(measurements))
 
 
-def _verdict(site, ctx, code, rates, requested, recommended, measurements) -> None:
+def _load_text(load: list[list[float] | None]) -> str:
+    values = [entry[0] for entry in load if entry]
+    return " -> ".join(f"{value:.1f}" for value in values) if values else "unknown"
+
+
+def _samples_per_epoch(site, run: RunLength) -> int | None:
+    if run.batches_per_epoch is None:
+        return None
+    return run.batches_per_epoch * (site.arguments.get("batch_size", 1) or 1)
+
+
+def data_saving(site, run: RunLength, slower: float, faster: float) -> Saving | None:
+    """Data time saved per epoch going from ``slower`` to ``faster`` samples/s."""
+    samples = _samples_per_epoch(site, run)
+    if samples is None or slower <= 0 or faster <= 0:
+        return None
+    batch = site.arguments.get("batch_size", 1) or 1
+    return Saving.from_batch(batch / slower - batch / faster, run, batch / faster)
+
+
+def _verdict(site, ctx, code, decision: SweepDecision, requested, rows, run: RunLength, measurements) -> None:
+    recommended = decision.recommended
     if recommended is None:
-        ctx.result(site, code, out_of_time(RuntimeError("no worker count delivered batches")),
+        failed = next((row["verdict"] for row in rows.values() if row.get("verdict")), None)
+        ctx.result(site, code, failed or out_of_time(RuntimeError("no worker count delivered batches")),
                    "the sweep measured nothing", measurements)
         return
-    best = max(rates.values())
-    if code == "DL203":
-        at_zero = rates.get(0, 0.0)
-        confirmed = recommended > 0 and at_zero < WITHIN_BEST * best
-        evidence = f"0 workers: {at_zero:.1f} samples/s; {recommended} workers: {rates[recommended]:.1f} samples/s"
+    judge = _judge_no_workers if code == "DL203" else _judge_too_many
+    verdict, evidence, comparison, saving = judge(site, decision, requested, rows, run)
+    if comparison is not None:
+        measurements["comparison"] = {"gain": comparison.gain, "spread": comparison.spread, "rounds": comparison.rounds}
+    if saving is not None:
+        measurements.update(saving.measurements())
+    ctx.result(site, code, verdict, evidence, measurements)
+
+
+def _judge_no_workers(site, decision: SweepDecision, requested, rows, run):
+    """DL203: do workers beat loading in the main process, beyond the noise and the floor?"""
+    rates, recommended = decision.rates, decision.recommended
+    at_zero = rates.get(0)
+    if at_zero is None:
+        return NOT_CONFIRMED, "0 workers: not measured", None, None
+    evidence = f"0 workers: {at_zero:.1f} samples/s; {recommended} workers: {rates[recommended]:.1f} samples/s"
+    if recommended == 0:
+        best = max(rates, key=rates.get)
+        comparison = decision.comparison(0, best) if best != 0 else None
+        if comparison is not None and not comparison.decided:
+            return (inconclusive(comparison.spread, comparison.gain),
+                    f"0 workers: {at_zero:.1f} samples/s; {best} workers: {rates[best]:.1f} samples/s "
+                    f"({comparison.gain * 100:+.0f}%, spread {comparison.spread * 100:.0f}%)", comparison, None)
+        return NOT_CONFIRMED, evidence + ": loading in the main process is as fast", comparison, None
+    comparison = decision.comparison(0, recommended)
+    saving = data_saving(site, run, at_zero, rates[recommended])
+    evidence += f" ({comparison.gain * 100:+.0f}%, spread {comparison.spread * 100:.0f}%)" if comparison else ""
+    if comparison is not None and not comparison.decided:
+        return inconclusive(comparison.spread, comparison.gain), evidence, comparison, saving
+    if comparison is not None and not comparison.beyond_noise:
+        return NOT_CONFIRMED, evidence, comparison, saving
+    if saving is not None:
+        evidence += f"; {saving.describe()} of data loading"
+        if not saving.material:
+            return not_confirmed(saving.short()), evidence, comparison, saving
+    return CONFIRMED, evidence + f": use {recommended}", comparison, saving
+
+
+def _judge_too_many(site, decision: SweepDecision, requested, rows, run):
+    """DL202, DL207: do fewer workers than requested do as well?"""
+    rates, recommended, cores = decision.rates, decision.recommended, decision.cores
+    at_requested = rates.get(requested)
+    if at_requested is None:
+        why = rows.get(requested, {}).get("error", "not measured")
+        return (CONFIRMED if recommended < requested else NOT_CONFIRMED,
+                f"{requested} workers: {why}; {recommended} workers reach {rates[recommended]:.1f} samples/s: "
+                f"use {recommended}", None, None)
+    head = f"{requested} workers: {at_requested:.1f} samples/s"
+    if recommended >= requested:
+        return NOT_CONFIRMED, f"{head}, the best measured ({_others(decision, requested)})", None, None
+    comparison = decision.comparison(recommended, requested)  # what the extra workers gain
+    saving = data_saving(site, run, at_requested, rates[recommended])
+    gain = comparison.gain if comparison else at_requested / rates[recommended] - 1
+    spread = comparison.spread if comparison else 0.0
+    freed = _freed(rows, requested, recommended)
+    if gain > 1 - WITHIN_BEST and requested > cores:
+        why = (f"{gain * 100:+.0f}% over {recommended} workers' {rates[recommended]:.1f}, within the noise "
+               f"(spread {spread * 100:.0f}%), and more workers than the {cores} usable cores pay only beyond it")
+    elif gain > 1 - WITHIN_BEST:
+        evidence = (f"{head}, {gain * 100:+.0f}% over {recommended} workers' {rates[recommended]:.1f} "
+                    f"(spread {spread * 100:.0f}%)")
+        return inconclusive(spread, gain), evidence, comparison, saving
+    elif gain < WITHIN_BEST - 1:
+        why = f"{recommended} workers reach {rates[recommended]:.1f} samples/s ({-gain / (1 + gain) * 100:.0f}% more)"
     else:
-        at_requested = rates.get(requested)
-        confirmed = recommended < requested
-        evidence = (f"{requested} workers: {at_requested:.1f} samples/s; " if at_requested is not None
-                    else f"{requested} workers: not measured; ")
-        evidence += f"{recommended} workers reach {rates[recommended]:.1f} samples/s (within 5% of the best): use {recommended}"
-    ctx.result(site, code, CONFIRMED if confirmed else NOT_CONFIRMED, evidence, measurements)
+        why = f"{recommended} workers reach {rates[recommended]:.1f} samples/s, within 5% of it"
+    if saving is not None:
+        freed.append(saving.describe() if saving.per_epoch_s >= 0
+                     else f"costs {seconds(-saving.per_epoch_s)} of data loading per epoch")
+    extra = f" ({'; '.join(freed)})" if freed else ""
+    return CONFIRMED, f"{head}; {why}: use {recommended}{extra}", comparison, saving
+
+
+def _freed(rows, requested: int, recommended: int) -> list[str]:
+    freed = [f"{requested - recommended} fewer processes"]
+    before, after = rows.get(requested, {}).get("peak_mb"), rows.get(recommended, {}).get("peak_mb")
+    if before and after and before > after:
+        freed.append(f"{before - after:.0f} MB less")
+    return freed
+
+
+def _others(decision: SweepDecision, requested: int) -> str:
+    return ", ".join(f"{count}: {rate:.1f}" for count, rate in sorted(decision.rates.items()) if count != requested)

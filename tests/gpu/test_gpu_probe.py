@@ -1,0 +1,98 @@
+"""The probe's GPU checks on a real GPU (skipped without CUDA, see conftest.py).
+
+DL105: a forked worker that touches CUDA after the main process initialised it fails with the
+exact DL105 crash, and the probe confirms it whoever triggers it first (the verdict stays short).
+DL206: pinning a 64x3x224x224 float batch saves milliseconds per copy (confirmed); a 32x16 batch
+saves microseconds (not confirmed). DL105 is not reported statically for a spawn loader.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dllint.engine import Linter, lint_file
+from dllint.config import Settings
+from dllint.findings import Finding
+from dllint.probe import run_probe
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "probe"))
+from probe_helpers import fast_settings  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+
+def lint(path: Path) -> list[Finding]:
+    return lint_file(str(path), Linter(Settings())).findings
+
+
+def write(directory: Path, body: str) -> Path:
+    path = directory / "train.py"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+FORK_CRASH = """
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class OnGpu(Dataset):
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, index):
+        return torch.zeros(3).cuda()
+
+
+if __name__ == "__main__":
+    torch.zeros(1).cuda()  # the main process initialises CUDA, as training does
+    loader = DataLoader(OnGpu(), batch_size=4, num_workers=2, multiprocessing_context="fork")
+    for batch in loader:
+        pass
+"""
+
+
+def test_dl105_fork_crash_is_confirmed_with_a_short_verdict(tmp_path):
+    script = write(tmp_path, FORK_CRASH)
+    findings = [finding for finding in lint(script) if finding.code == "DL105"]
+    assert findings, "the static rule fires on a fork loader"
+    report = run_probe(str(script), [], findings, timeout=120, progress=False, settings=fast_settings())
+    assert findings[0].probe["verdict"] == "confirmed", findings[0].probe
+    assert "Cannot re-initialize CUDA in forked subprocess" in findings[0].probe["evidence"]
+    row = next(line for line in report.render_text().splitlines() if line.strip().startswith("DL105"))
+    assert row.split()[1] == "confirmed"
+
+
+def test_dl105_is_silent_statically_for_a_spawn_loader(tmp_path):
+    script = write(tmp_path, FORK_CRASH.replace('multiprocessing_context="fork"', 'multiprocessing_context="spawn"'))
+    assert [finding for finding in lint(script) if finding.code == "DL105"] == []
+
+
+PINNING = """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+if __name__ == "__main__":
+    loader = DataLoader(TensorDataset(torch.rand({samples}, {shape})), batch_size={batch}, num_workers=2)
+    for epoch in range(2):
+        for (batch,) in loader:
+            batch = batch.to("cuda", non_blocking=True)
+"""
+
+
+@pytest.mark.parametrize(("shape", "batch", "samples", "expected"), [
+    ("3, 224, 224", 64, 640, "confirmed"),
+    ("16", 32, 3200, "not confirmed"),  # "(saves 10 µs per batch)", or nothing saved at all
+])
+def test_dl206_is_confirmed_only_on_a_material_saving(tmp_path, shape, batch, samples, expected):
+    script = write(tmp_path, PINNING.format(shape=shape, batch=batch, samples=samples))
+    findings = [finding for finding in lint(script) if finding.code == "DL206"]
+    assert findings, "the static rule fires: non_blocking copies from pageable memory"
+    run_probe(str(script), [], findings, timeout=120, progress=False, settings=fast_settings())
+    probe = findings[0].probe
+    assert probe["verdict"].startswith(expected), probe
+    assert probe["measurements"]["pageable_s"] > 0 and probe["measurements"]["batches_per_epoch"] == samples // batch
