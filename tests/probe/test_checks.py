@@ -277,6 +277,20 @@ def test_dl105_never_forces_fork_on_a_spawn_loader(monkeypatch):
     assert (code, verdict) == ("DL105", "not confirmed") and "spawn" in evidence and "CUDA context per worker" in evidence
 
 
+def test_dl105_is_skipped_where_the_platform_cannot_fork(monkeypatch):
+    """Windows has no fork: the check says so rather than failing (simulated on Linux)."""
+    import multiprocessing
+
+    from dllint.probe.checks import cuda
+
+    ctx = Recording()
+    monkeypatch.setattr(cuda, "_pinned_vs_pageable", lambda site, ctx, torch: None)
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    cuda.on_first_iteration(fake_site(start_method=lambda: "fork"), ctx, torch=fake_cuda())
+    [(code, verdict, evidence, _)] = ctx.results
+    assert (code, verdict) == ("DL105", "skipped (no fork on this platform)") and "(Windows)" in evidence
+
+
 def test_dl206_is_confirmed_only_on_a_material_saving():
     from dllint.probe.checks.cuda import pinning_verdict
     from dllint.probe.checks.gains import RunLength

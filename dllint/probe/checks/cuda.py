@@ -68,6 +68,10 @@ def _fork_after_cuda_init(site, ctx, torch) -> None:
         ctx.result(site, "DL105", NOT_CONFIRMED, "num_workers is 0: the dataset runs in the main process")
         return
     method = site.start_method()
+    if method not in SPAWNED and not _can_fork():
+        ctx.result(site, "DL105", skipped("no fork on this platform"), "the fork start method does not exist here "
+                   "(Windows): forked workers cannot re-initialise CUDA, and spawned ones are measured under memory")
+        return
     if method in SPAWNED:
         ctx.result(site, "DL105", NOT_CONFIRMED, f"this loader starts its workers with {method}: each initialises "
                    "CUDA itself (a CUDA context per worker, measured under memory)", {"start_method": method})
@@ -87,6 +91,12 @@ def _fork_after_cuda_init(site, ctx, torch) -> None:
     else:
         ctx.result(site, "DL105", NOT_CONFIRMED, "a forked worker ran after CUDA init"
                    if error is None else f"the batch failed otherwise: {describe_error(error)}")
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def tensors_in(batch):
