@@ -38,6 +38,7 @@ from dllint.noqa import LineSuppressions, file_suppression
 from dllint.patterns import LazyPattern
 from dllint.rules import Rule, all_rules
 from dllint.selection import code_matches, enabled_rules, ignored_for_path
+from dllint.files import set_default_limit
 from dllint.source import decode, read_source, syntax_error, unreadable
 
 if TYPE_CHECKING:
@@ -219,6 +220,7 @@ class Linter:
 
     def __init__(self, settings: Settings, rules: Sequence[type[Rule]] | None = None) -> None:
         self.settings = settings
+        set_default_limit(settings.max_file_size)  # the bound of files read without settings at hand (config bases)
         chosen = enabled_rules(settings, all_rules()) if rules is None else list(rules)
         self.rules = [rule() for rule in chosen if rule.code != "DL000"]
         self.report_unreadable = any(rule.code == "DL000" for rule in chosen)

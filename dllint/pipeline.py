@@ -176,7 +176,7 @@ def run(
         results = run_files(found.files, settings, task, options.jobs, cache, progress, linter, root)
     files.extend(results)
     if options.mode in ("fix", "fix-only"):
-        outcome.write_errors = _write(results)
+        outcome.write_errors = _write(results, linter)
     return outcome
 
 
@@ -218,8 +218,9 @@ def _links_out_of_roots(files: list[str], paths: Sequence[str]) -> set[str]:
     return outside
 
 
-def _write(results: list[FileOutcome]) -> list[str]:
-    """Write each fixed file in one step; the errors, one line each."""
+def _write(results: list[FileOutcome], linter: Linter) -> list[str]:
+    """Write each fixed file in one step; the errors, one line each. A file that could not be
+    written is left as it was, and its fixes are counted as failed, never as fixed."""
     errors = []
     for outcome in results:
         if outcome.new_bytes is None:
@@ -227,7 +228,9 @@ def _write(results: list[FileOutcome]) -> list[str]:
         try:
             write_atomic(outcome.path, outcome.new_bytes)
         except OSError as exc:
-            errors.append(f"{outcome.path}: cannot write the fixed file: {exc}")
+            reason = f"cannot write the fixed file: {exc.strerror or exc}"
+            errors.append(f"{outcome.path}: {reason}")
+            outcome.unwrite(reason, lint_path(linter, outcome.path).findings)
     return errors
 
 

@@ -6,6 +6,7 @@ import io
 import tokenize
 from typing import NamedTuple
 
+from dllint.files import Unreadable, read_bytes
 from dllint.findings import Finding
 
 
@@ -21,10 +22,9 @@ def unreadable(path: str, message: str, line: int = 1, column: int = 1) -> Findi
 def read_source(path: str) -> bytes | Finding:
     """The file's bytes, or the DL000 finding that says why it cannot be read."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        return unreadable(path, f"cannot read file: {exc.strerror or exc}")
+        return read_bytes(path)
+    except Unreadable as exc:
+        return unreadable(path, f"cannot read file: {exc.reason}")
 
 
 def decode(path: str, data: bytes) -> Decoded:

@@ -26,6 +26,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Callable
 
+from dllint.files import Unreadable, read_text
 from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Unknown, clone, lookup
 
 MAX_DEPTH = 16
@@ -55,7 +56,7 @@ def read_config_file(path: str, depth: int) -> ConfigDocument | None:
     caller gets its own copy of the tree to merge into."""
     try:
         stat = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):
         return None
     document = _read_config_file(path, stat.st_mtime_ns, stat.st_size, depth)
     return replace(document, root=clone(document.root)) if document is not None else None
@@ -64,9 +65,8 @@ def read_config_file(path: str, depth: int) -> ConfigDocument | None:
 @lru_cache(maxsize=512)
 def _read_config_file(path: str, mtime_ns: int, size: int, depth: int) -> ConfigDocument | None:
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError):
+        text = read_text(path)  # a regular file within max-file-size: never /dev/zero or a FIFO
+    except (Unreadable, UnicodeDecodeError):
         return None
     document: ConfigDocument | None
     if path.endswith((".yaml", ".yml")):
