@@ -53,11 +53,10 @@ class FileOutcome(FileResult):
         self.before = self.after = None
 
 
-def too_large(path: str, size: int, limit: int) -> Finding:
-    return unreadable(
-        path,
-        f"file too large ({_megabytes(size)}, over max-file-size {_megabytes(limit)}): skipped; raise `max-file-size` to lint it",
-    )
+def too_large(path: str, size: int | None, limit: int) -> Finding:
+    """``size`` None: not known (standard input is read only to the limit plus one byte)."""
+    how_large = f"{_megabytes(size)}, over" if size is not None else "over"
+    return unreadable(path, f"file too large ({how_large} max-file-size {_megabytes(limit)}): skipped; raise `max-file-size` to lint it")
 
 
 def _megabytes(size: int) -> str:

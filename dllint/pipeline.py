@@ -189,7 +189,8 @@ def _project_root(paths: Sequence[str]) -> str | None:
 def _stdin(linter: Linter, path: str, data: bytes, options: RunOptions) -> FileOutcome:
     limit = linter.settings.max_file_size
     if len(data) > limit:
-        return FileOutcome(path, linter.filter_findings(path, "", [too_large(path, len(data), limit)]))
+        # read only to the limit plus one byte (dllint.files.read_stream): its size is not known
+        return FileOutcome(path, linter.filter_findings(path, "", [too_large(path, None, limit)]))
     try:
         if options.fixing:
             outcome = fix(linter, path, data, options.unsafe_fixes)

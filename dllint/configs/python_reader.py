@@ -16,6 +16,7 @@ import ast
 import os
 from bisect import bisect_right
 from itertools import accumulate
+
 from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, Unknown, clone
 from dllint.files import Unreadable, read_text
 

@@ -20,8 +20,8 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from dllint.configs.document import ConfigDocument, Mapping, Scalar, lookup, other_sources
-from dllint.findings import ConfigKey
 from dllint.files import Unreadable, read_bytes, read_text
+from dllint.findings import ConfigKey
 
 if TYPE_CHECKING:
     from dllint.facts.config_reads import ConfigRead
