@@ -10,7 +10,6 @@ a fix that breaks it is dropped and reported, never written.
 
 from __future__ import annotations
 
-import ast
 import io
 import tokenize
 import traceback
@@ -22,6 +21,7 @@ import libcst as cst
 from dllint.findings import Finding
 from dllint.fixes import LOCAL_EDITS, Edits, FileState, FixContext, FixUnavailable
 from dllint.rules import has_fix
+from dllint.source import parse_module
 
 if TYPE_CHECKING:
     from dllint.engine import Linter
@@ -192,7 +192,7 @@ def _render(state: FileState, accepted: list[tuple[Finding, Edits]]) -> str | No
 
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        parse_module(text, "<fix>")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import tokenize
+import warnings
 from typing import NamedTuple
 
 from dllint.files import Unreadable, read_bytes
@@ -54,3 +56,27 @@ def syntax_error(path: str, exc: SyntaxError) -> Finding:
     line = exc.lineno or 1
     column = exc.offset or 1
     return unreadable(path, f"syntax error: {exc.msg} at line {line} column {column}", line, max(column, 1))
+
+
+def parse_module(text: str, path: str) -> ast.Module:
+    """``ast.parse`` without Python's own warnings about the user's code on stderr (an invalid
+    escape sequence, ``is`` with a literal): they are the user's compiler's to give, not dllint's."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=path)
+
+
+def compile_error(path: str, tree: ast.Module) -> Finding | None:
+    """The DL000 of a file that ``ast`` parses but Python will not compile (``global x`` after
+    ``x = 1``, ``return`` outside a function): Python refuses to run it, so it is one DL000, and no
+    fix is tried on it (LibCST and ``symtable`` would fail half-way). Asked only of files that have
+    findings: compiling costs about half a parse."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(tree, path, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            return syntax_error(path, exc)
+        except (ValueError, RecursionError, MemoryError) as exc:
+            return unreadable(path, f"cannot compile file: {exc}")
+    return None
