@@ -182,6 +182,10 @@ def read_notebook(path: str, data: bytes) -> Notebook | Finding:
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list):
         return unreadable(path, "not a Jupyter notebook: no 'cells' list at the top level (nbformat 4 expected)")
+    version = document.get("nbformat")
+    if type(version) is not int or version != 4:  # missing, "4", null, 3, 5: not the format dllint reads
+        shown = "missing" if "nbformat" not in document else json.dumps(version)[:40]
+        return unreadable(path, f"not a Jupyter notebook dllint can read: nbformat is {shown} (nbformat 4 expected)")
     notebook = Notebook(document)
     if not _is_python(document.get("metadata")):
         return notebook  # an R or Julia notebook: nothing for dllint
