@@ -147,7 +147,9 @@ def _guard_definition(facts, expr: ast.expr, scope, guard: ast.If) -> ast.AST | 
 
 
 def _fix(facts, definition: ast.AST, guard: ast.If) -> Fix | None:
-    if not _reads_only_module_names(facts, definition, guard):
+    """Moving the definition above the guard: offered only where the fix can do it (the
+    definition directly in the guard's body, reading only names bound above it)."""
+    if not any(stmt is definition for stmt in guard.body) or not _reads_only_module_names(facts, definition, guard):
         return None
     return Fix(
         "safe",
