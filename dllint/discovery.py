@@ -72,11 +72,13 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
             result.files.append(path)
 
     for raw in paths:
-        if not os.path.exists(raw or "."):  # "" names the current directory, as it does to pathlib
+        if not os.path.lexists(raw or "."):  # "" names the current directory, as it does to pathlib
             result.missing.append(raw)
             continue
-        if os.path.isfile(raw or "."):
-            add(raw)  # an explicitly named file is linted even if a pattern would exclude it
+        if not os.path.isdir(raw or "."):
+            # An explicitly named file is linted even if a pattern would exclude it; a FIFO, a
+            # device, a symlink loop too: reading it says why it is not (dllint.files).
+            add(raw)
             continue
         before = len(result.files)
         resolved = os.path.realpath(raw or ".")
