@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Callable
 
 from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Unknown, clone, lookup, walk
-from dllint.files import Unreadable, read_text
+from dllint.files import Unreadable, default_limit, read_text
 
 MAX_DEPTH = 16
 MAX_NESTING = 200  # how deep merge goes into mappings (document.MAX_DEPTH)
@@ -63,7 +63,7 @@ def read_config_file(path: str, depth: int) -> ConfigDocument | None:
         return None
     _READING.add(path)
     try:
-        document = _read_config_file(path, stat.st_mtime_ns, stat.st_size, depth)
+        document = _read_config_file(path, stat.st_mtime_ns, stat.st_size, depth, default_limit())
     finally:
         _READING.discard(path)
     return replace(document, root=clone(document.root)) if document is not None else None
@@ -73,9 +73,9 @@ _READING: set[str] = set()  # the bases being read now, one inside another: a cy
 
 
 @lru_cache(maxsize=512)
-def _read_config_file(path: str, mtime_ns: int, size: int, depth: int) -> ConfigDocument | None:
+def _read_config_file(path: str, mtime_ns: int, size: int, depth: int, limit: int) -> ConfigDocument | None:
     try:
-        text = read_text(path)  # a regular file within max-file-size: never /dev/zero or a FIFO
+        text = read_text(path, limit)  # a regular file within max-file-size: never /dev/zero or a FIFO
     except (Unreadable, UnicodeDecodeError):
         return None
     document: ConfigDocument | None
