@@ -48,7 +48,9 @@ class MissingMainGuard(Rule):
     ## Fix safety
     Unsafe: the fix moves the module's executable statements under a main guard, keeping
     imports, `def`, `class` and constant assignments at module level. Other modules that
-    imported names defined by those statements would no longer find them.
+    imported names defined by those statements would no longer find them. No fix is offered
+    when a `def` or `class` sits inside a block that would move (`if True:`, `try:`): under the
+    guard, spawn workers could not find it (DL107).
 
     ## References
     - [multiprocessing: safe importing of the main module](https://docs.python.org/3/library/multiprocessing.html#the-spawn-and-forkserver-start-methods)

@@ -52,7 +52,7 @@ class DefinedUnderMainGuard(Rule):
     Safe when the definition reads only module-level names bound outside the guard (and
     builtins): it is moved, unchanged, to just above the guard. When it reads names the guard
     binds (`args`, a model), no fix is offered: moving it would not make those names exist in
-    the workers.
+    the workers; nor when it is nested in a block inside the guard (`if True:` under it).
 
     ## References
     - [multiprocessing: the spawn and forkserver start methods](https://docs.python.org/3/library/multiprocessing.html#the-spawn-and-forkserver-start-methods)
