@@ -39,7 +39,7 @@ from dllint.patterns import LazyPattern
 from dllint.rules import Rule, all_rules
 from dllint.selection import code_matches, enabled_rules, ignored_for_path
 from dllint.files import set_default_limit
-from dllint.source import compile_error, decode, parse_module, read_source, syntax_error, unreadable
+from dllint.source import decode, parse_module, read_source, syntax_error, unreadable
 
 if TYPE_CHECKING:
     from dllint.inputs import Input
@@ -409,10 +409,6 @@ class Linter:
             findings.extend(check_blocks(self.config_rules, blocks, result.errors))
             if blocks:
                 result.deps.update(config_deps(blocks[0].document))
-        if findings:
-            refused = compile_error(path, tree)
-            if refused is not None:
-                findings = [refused]
         if suppressed:
             findings = [f for f in findings if f.code not in suppressed]
         result.findings = self._filter(path, text, findings)

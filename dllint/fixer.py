@@ -21,7 +21,7 @@ import libcst as cst
 from dllint.findings import Finding
 from dllint.fixes import LOCAL_EDITS, Edits, FileState, FixContext, FixUnavailable
 from dllint.rules import has_fix
-from dllint.source import parse_module
+from dllint.source import compile_error, parse_module
 
 if TYPE_CHECKING:
     from dllint.engine import Linter
@@ -81,6 +81,11 @@ def fix_text(
         ]
         if not candidates:
             break
+        if current is text:
+            refused = compile_error(path, text)
+            if refused is not None:  # Python would not run it: one DL000, nothing changed
+                findings = linter.filter_findings(path, text, [refused])
+                break
         new_text, applied, failed = _apply_pass(current, candidates, rules)
         new_text = same_line_endings(current, new_text)
         for finding, reason in failed:

@@ -131,6 +131,9 @@ class _InputLinter:
     def lint_text(self, path: str, text: str) -> FileResult:
         return self._linter.lint_text(path, text, notebook=self._notebook, project=self._project)
 
+    def filter_findings(self, path: str, text: str, findings: list[Finding]) -> list[Finding]:
+        return self._linter.filter_findings(path, text, findings)
+
 
 def fix(
     linter: Linter,

@@ -66,15 +66,15 @@ def parse_module(text: str, path: str) -> ast.Module:
         return ast.parse(text, filename=path)
 
 
-def compile_error(path: str, tree: ast.Module) -> Finding | None:
-    """The DL000 of a file that ``ast`` parses but Python will not compile (``global x`` after
-    ``x = 1``, ``return`` outside a function): Python refuses to run it, so it is one DL000, and no
-    fix is tried on it (LibCST and ``symtable`` would fail half-way). Asked only of files that have
-    findings: compiling costs about half a parse."""
+def compile_error(path: str, text: str) -> Finding | None:
+    """The DL000 of code that ``ast`` parses but Python will not compile (``global x`` after
+    ``x = 1``, ``return`` outside a function): Python refuses to run it. Asked by the fixer
+    before it changes a file (LibCST and ``symtable`` would fail half-way); a check does not
+    ask, as compiling costs about half a parse on every file with findings."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            compile(tree, path, "exec", dont_inherit=True)
+            compile(text, path, "exec", dont_inherit=True)
         except SyntaxError as exc:
             return syntax_error(path, exc)
         except (ValueError, RecursionError, MemoryError) as exc:
