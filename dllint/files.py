@@ -16,7 +16,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 from dllint.config import DEFAULT_MAX_FILE_SIZE
 
@@ -83,20 +83,26 @@ def open_regular(path: str | os.PathLike[str], *, follow_symlinks: bool = True, 
 
 def read_fd(fd: int, expected: int, limit: int) -> bytes:
     """All of a regular file's bytes, at most ``limit`` (:class:`TooLarge` past it)."""
+    data = _read_bounded(lambda size: os.read(fd, size), min(expected, limit) + 1, limit)  # + 1: the read that says it ended
+    if len(data) > limit:
+        raise TooLarge("file too large", len(data))
+    return data
+
+
+def _read_bounded(read: Callable[[int], bytes], first: int, limit: int) -> bytes:
+    """What ``read`` gives until it ends or ``limit`` plus one byte have come."""
     parts = []
     total = 0
-    want = min(expected, limit) + 1  # all of it, then the empty read that says it ended
-    while True:
+    want = first
+    while total <= limit:
         try:
-            chunk = os.read(fd, want)
+            chunk = read(want)
         except OSError as exc:
             raise Unreadable(reason_of(exc)) from None
         if not chunk:
             break
         parts.append(chunk)
         total += len(chunk)
-        if total > limit:
-            raise TooLarge("file too large", total)
         want = min(1 << 20, limit + 1 - total)
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
@@ -126,15 +132,4 @@ def read_text(path: str | os.PathLike[str], limit: int | None = None) -> str:
 def read_stream(stream: BinaryIO, limit: int) -> bytes:
     """A stream (standard input) read to its end or to ``limit`` plus one byte, whichever is first:
     a result longer than ``limit`` says the stream is, without reading the rest (``- < /dev/zero``)."""
-    parts = []
-    total = 0
-    while total <= limit:
-        try:
-            chunk = stream.read(min(1 << 20, limit + 1 - total))
-        except OSError as exc:
-            raise Unreadable(reason_of(exc)) from None
-        if not chunk:
-            break
-        parts.append(chunk)
-        total += len(chunk)
-    return b"".join(parts)
+    return _read_bounded(stream.read, min(1 << 20, limit + 1), limit)
