@@ -70,6 +70,8 @@ def open_regular(path: str | os.PathLike[str], *, follow_symlinks: bool = True, 
         fd = os.open(path, flags, dir_fd=dir_fd)
     except OSError as exc:
         raise Unreadable(reason_of(exc)) from None
+    except ValueError:  # a path with a NUL byte, written in a config
+        raise Unreadable("not a valid path (it holds a NUL byte)") from None
     try:
         st = os.fstat(fd)
     except OSError as exc:

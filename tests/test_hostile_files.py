@@ -278,3 +278,13 @@ def test_signals_during_fix_leave_every_file_whole(tmp_path, name):
         assert len(changed) <= 1, "a file was left half-written"
         fixed_text = fixed_text or next(iter(changed), None)
         assert changed <= {fixed_text}
+
+
+def test_a_path_with_a_nul_byte_is_unreadable_not_a_crash(tmp_path):
+    from dllint.files import Unreadable, read_bytes
+
+    with pytest.raises(Unreadable, match="NUL byte"):
+        read_bytes(str(tmp_path / "a\0b.py"))
+    (tmp_path / "nul.py").write_text('_base_ = ["./a\\x00b.py"]\ntrain_dataloader = dict(batch_size=2, num_workers=64)\n')
+    done = dllint("--no-cache", "nul.py", cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr == "" and "nul.py:2:39: DL202" in done.stdout
