@@ -21,7 +21,7 @@ import libcst as cst
 from dllint.findings import Finding
 from dllint.fixes import LOCAL_EDITS, Edits, FileState, FixContext, FixUnavailable
 from dllint.rules import has_fix
-from dllint.source import compile_error, parse_module
+from dllint.source import compile_error, parse_module, same_line_endings
 
 if TYPE_CHECKING:
     from dllint.engine import Linter
@@ -109,28 +109,6 @@ def fix_text(
     if current != text:
         result.introduced = introduced_by_fixes(text, original or [], current, findings, result.fixed)
     return result
-
-
-def same_line_endings(before: str, after: str) -> str:
-    """``after`` with ``before``'s line ending when ``before`` has one kind only: LibCST writes
-    the lines it makes with its own (a lone-CR file came back with mixed endings and without its
-    last one). A file of mixed endings is left to what the edits wrote."""
-    style = _sole_line_ending(before)
-    if style is None or (style == "\n" and "\r" not in after and after.endswith("\n") == before.endswith("\n")):
-        return after
-    lines = after.replace("\r\n", "\n").replace("\r", "\n")
-    if style != "\n":
-        lines = lines.replace("\n", style)
-    if before.endswith(style) and not lines.endswith(style):
-        lines += style
-    return lines
-
-
-def _sole_line_ending(text: str) -> str | None:
-    crlf = text.count("\r\n")
-    counts = (("\r\n", crlf), ("\r", text.count("\r") - crlf), ("\n", text.count("\n") - crlf))
-    used = [style for style, count in counts if count]
-    return used[0] if len(used) == 1 else None
 
 
 def introduced_by_fixes(before_text: str, before: list[Finding], after_text: str, after: list[Finding], fixed: list[Finding]) -> list[Finding]:

@@ -80,3 +80,25 @@ def compile_error(path: str, text: str) -> Finding | None:
         except (ValueError, RecursionError, MemoryError) as exc:
             return unreadable(path, f"cannot compile file: {exc}")
     return None
+
+
+def same_line_endings(before: str, after: str) -> str:
+    """``after`` with ``before``'s line ending when ``before`` has one kind only: LibCST writes
+    the lines it makes with its own (a lone-CR file came back with mixed endings and without its
+    last one), a notebook cell is rebuilt with ``\\n``. Mixed endings are left as the edits wrote them."""
+    style = _sole_line_ending(before)
+    if style is None or (style == "\n" and "\r" not in after and after.endswith("\n") == before.endswith("\n")):
+        return after
+    lines = after.replace("\r\n", "\n").replace("\r", "\n")
+    if style != "\n":
+        lines = lines.replace("\n", style)
+    if before.endswith(style) and not lines.endswith(style):
+        lines += style
+    return lines
+
+
+def _sole_line_ending(text: str) -> str | None:
+    crlf = text.count("\r\n")
+    counts = (("\r\n", crlf), ("\r", text.count("\r") - crlf), ("\n", text.count("\n") - crlf))
+    used = [style for style, count in counts if count]
+    return used[0] if len(used) == 1 else None

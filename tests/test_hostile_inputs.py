@@ -277,3 +277,15 @@ def test_dl107_offers_its_fix_only_for_a_definition_directly_in_the_guard():
     (nested_finding,) = [f for f in lint_source(nested) if f.code == "DL107"]
     (direct_finding,) = [f for f in lint_source(direct) if f.code == "DL107"]
     assert nested_finding.fix is None and direct_finding.fix is not None
+
+
+def test_a_notebook_cell_keeps_its_line_ending(tmp_path):
+    lines = ["from torch.utils.data import DataLoader", "loader = DataLoader(ds, num_workers=2)", "for e in range(3):", "    for b in loader:", "        pass"]
+    cell = {"cell_type": "code", "metadata": {}, "source": [line + "\r\n" for line in lines], "outputs": [], "execution_count": None}
+    notebook = {"cells": [cell], "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook, indent=1))
+    done = run("--no-cache", "--fix", "nb.ipynb", cwd=tmp_path)
+    assert "1 fixed" in done.stdout, done.stderr
+    source = json.loads((tmp_path / "nb.ipynb").read_text())["cells"][0]["source"]
+    assert source[1] == "loader = DataLoader(ds, num_workers=2, persistent_workers=True)\r\n"
+    assert all(line.endswith("\r\n") for line in source)

@@ -33,7 +33,7 @@ from typing import Any
 
 from dllint.findings import Finding
 from dllint.inputs.base import Input, WriteBackError
-from dllint.source import unreadable
+from dllint.source import same_line_endings, unreadable
 
 KIND = "python"
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -334,6 +334,7 @@ def write_back(input: Input, new_text: str) -> bytes:
             continue
         if cell.source.endswith("\n"):
             new_source += "\n"
+        new_source = same_line_endings(cell.source, new_source)  # a cell written with \r\n keeps it
         raw = document["cells"][cell.index]
         raw["source"] = new_source.splitlines(keepends=True) if isinstance(raw.get("source"), list) else new_source
     return dump_like(document, origin.original).encode("utf-8")
