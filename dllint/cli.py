@@ -44,7 +44,6 @@ class DefaultCommandGroup(click.Group):
         except OSError as exc:  # the environment, not a file: stdout on a full device, a deleted cwd
             _environment_error(exc)
 
-
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage(ctx.command_path, "[OPTIONS] [PATHS]...\n       dllint COMMAND [ARGS]...")
 

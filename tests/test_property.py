@@ -24,7 +24,6 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, lookup, walk
+from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Span, lookup, walk
 from dllint.facts.loaders import ALL_PARAMS, LOADER_QUALNAMES
 from dllint.facts.values import ABSENT, Value, dynamic
 
