@@ -60,14 +60,14 @@ def _kind(mode: int) -> str:
                        (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
         if test(mode):
             return name
-    return "not a regular file"
+    return "of another kind"
 
 
-def open_regular(path: str | os.PathLike[str], *, follow_symlinks: bool = True, dir_fd: int | None = None) -> tuple[int, os.stat_result]:
+def open_regular(path: str | os.PathLike[str], *, follow_symlinks: bool = True) -> tuple[int, os.stat_result]:
     """A descriptor open for reading on a regular file, and its stat; :class:`Unreadable` otherwise."""
     flags = _FLAGS if follow_symlinks else _FLAGS | getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags, dir_fd=dir_fd)
+        fd = os.open(path, flags)
     except OSError as exc:
         raise Unreadable(reason_of(exc)) from None
     except ValueError:  # a path with a NUL byte, written in a config
