@@ -16,12 +16,9 @@ can leave it behind: they are delivered, with their usual effect, right after.
 from __future__ import annotations
 
 import os
-import signal
 import stat
 from contextlib import contextmanager
 from typing import Iterator
-
-_HELD = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = True, follow_symlinks: bool = True) -> None:
@@ -66,12 +63,16 @@ def _keep_mode_and_owner(temporary: str, st: os.stat_result) -> None:
 
 @contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold back SIGINT/SIGTERM/SIGHUP (POSIX, main thread or not): delivered on leaving."""
+    """Hold back SIGINT/SIGTERM/SIGHUP (POSIX, main thread or not): delivered on leaving.
+    ``signal`` is imported here: its enums cost a check-only run ~1 ms for nothing."""
+    import signal
+
+    held = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
     sigmask = getattr(signal, "pthread_sigmask", None)
-    if sigmask is None or not _HELD:  # pragma: no cover - Windows
+    if sigmask is None or not held:  # pragma: no cover - Windows
         yield
         return
-    old = sigmask(signal.SIG_BLOCK, _HELD)
+    old = sigmask(signal.SIG_BLOCK, held)
     try:
         yield
     finally:

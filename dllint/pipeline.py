@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal, NamedTuple, Sequence
 
 from dllint import exit_codes
-from dllint.atomic import write_atomic
 from dllint.config import Settings
 from dllint.discovery import discover, find_project_root
 from dllint.engine import FileResult, Linter
@@ -222,6 +221,8 @@ def _links_out_of_roots(files: list[str], paths: Sequence[str]) -> set[str]:
 def _write(results: list[FileOutcome], linter: Linter) -> list[str]:
     """Write each fixed file in one step; the errors, one line each. A file that could not be
     written is left as it was, and its fixes are counted as failed, never as fixed."""
+    from dllint.atomic import write_atomic  # only a run that writes pays for it
+
     errors = []
     for outcome in results:
         if outcome.new_bytes is None:
