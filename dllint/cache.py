@@ -40,6 +40,11 @@ lints as if cold and writes it afresh). Writes go to a temporary file in the
 same directory and are moved into place with ``os.replace``, so concurrent
 runs see either the old cache or a new one, never a torn file; before
 writing, entries another run stored meanwhile are merged back in.
+
+A repository may ship a hostile ``.dllint_cache``: the cache is read only when it is a regular
+file (no symlink followed, no FIFO, at most ``MAX_CACHE_SIZE``), and nothing is written through a
+symlink (the cache file, its lock, the version directory, ``.gitignore``): a planted link is
+replaced or the cache is not saved, never is its target written.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,11 +61,15 @@ from typing import Any, Callable, Iterator, NamedTuple
 from dllint import __version__
 from dllint.atomic import write_atomic
 from dllint.config import Settings
+from dllint.files import Unreadable, read_bytes, read_with_stat
 from dllint.findings import ConfigKey, Finding, Fix
 
 DEFAULT_CACHE_DIR = ".dllint_cache"
 FORMAT = 2  # bump when the layout of an entry changes
 _SCALARS = (str, int, float, bool, type(None))
+# A cache file larger than this is dropped unread (a file planted to exhaust memory); a cache of
+# 100,000 files with their summaries stays well under it.
+MAX_CACHE_SIZE = 1 << 30
 
 
 class Uncacheable(Exception):
@@ -210,6 +220,7 @@ class Cache:
         self.directory = Path(directory)
         self.key = run_key(settings, rule_codes)
         self.path = self.directory / __version__ / f"{self.key}.json"
+        self.max_file_size = settings.max_file_size  # what a source may be to be hashed
         self.stats = CacheStats()
         self._entries: dict[str, Entry] = {}
         self._updated: dict[str, Entry] = {}
@@ -235,9 +246,9 @@ class Cache:
     def _read(path: Path) -> tuple[dict[str, Entry], dict[str, Any], dict[str, Any]] | None:
         """The entries, summaries and meta in ``path``; None when it is missing, unreadable or malformed in any way."""
         try:
-            with open(path, "rb") as handle:
-                raw = json.loads(handle.read())
-        except (OSError, ValueError, RecursionError):
+            data, _ = read_with_stat(path, MAX_CACHE_SIZE, follow_symlinks=False)  # a planted link or FIFO: no cache
+            raw = json.loads(data)
+        except (Unreadable, ValueError, RecursionError):
             return None
         if not isinstance(raw, dict) or raw.get("format") != FORMAT or not isinstance(raw.get("files"), dict):
             return None
@@ -277,9 +288,8 @@ class Cache:
             return None
         if (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino) != (entry.mtime_ns, entry.size, entry.ctime_ns, entry.inode):
             try:
-                with open(path, "rb") as handle:
-                    digest = content_hash(handle.read())
-            except OSError:
+                digest = content_hash(read_bytes(path, self.max_file_size))
+            except Unreadable:
                 self.stats.misses += 1
                 return None
             if digest != entry.digest:
@@ -369,6 +379,8 @@ class Cache:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.parent.is_symlink():  # shipped by a repository: dllint writes only in its own directory
+                raise OSError(f"{self.path.parent} is a symbolic link")
             _ensure_gitignore(self.directory)
             with _write_lock(self.path.with_suffix(".lock")):
                 self._merge_and_replace()
@@ -395,7 +407,10 @@ class Cache:
             "summaries": dict(sorted(summaries.items())),
             "meta": {**self._meta, **on_disk_meta, **self._new_meta},
         }
-        write_atomic(self.path, json.dumps(payload, separators=(",", ":")).encode(), durable=False)  # a cache: lost is only slower
+        data = json.dumps(payload, separators=(",", ":")).encode()
+        # A symlink planted at the cache's path is replaced, never written through: a cache file
+        # never lands outside the cache directory. A cache: lost is only slower (not durable).
+        write_atomic(self.path, data, durable=False, follow_symlinks=False)
 
 
 @contextmanager
@@ -409,18 +424,32 @@ def _write_lock(path: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    with open(path, "a+b") as handle:
+    # Not through a symlink, and never blocking on a FIFO planted under the lock's name.
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o644)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
         try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            fcntl.flock(fd, fcntl.LOCK_EX)
         except OSError:
             pass
         yield
+    finally:
+        os.close(fd)
 
 
 def _ensure_gitignore(directory: Path) -> None:
-    marker = directory / ".gitignore"
-    if not marker.exists():
-        try:
-            marker.write_text("# Created by dllint automatically.\n*\n")
-        except OSError:
-            pass
+    """Create the cache's ``.gitignore`` unless something (even a dangling symlink) is there:
+    ``O_EXCL`` never follows a link, so dllint never creates a file outside its directory."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(directory / ".gitignore", flags, 0o644)
+    except OSError:
+        return
+    try:
+        os.write(fd, b"# Created by dllint automatically.\n*\n")
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -6,9 +6,10 @@ A thin adapter: it reads options and settings, calls the run pipeline
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 import click
 
@@ -40,6 +41,8 @@ class DefaultCommandGroup(click.Group):
             # click would print "Aborted!" and exit 1, which reads as "findings": 130 is what shells use.
             click.echo("\ndllint: interrupted", err=True)
             ctx.exit(exit_codes.INTERRUPTED)
+        except OSError as exc:  # the environment, not a file: stdout on a full device, a deleted cwd
+            _environment_error(exc)
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage(ctx.command_path, "[OPTIONS] [PATHS]...\n       dllint COMMAND [ARGS]...")
@@ -61,6 +64,35 @@ def _positive_seconds(ctx: click.Context, value: float) -> float:
         click.echo(f"dllint: error: --probe-timeout must be a positive, finite number of seconds, got {value}", err=True)
         ctx.exit(exit_codes.ERROR)
     return value
+
+
+def _environment_error(exc: OSError) -> NoReturn:
+    """One error line and exit 2 where a traceback would be; stdout is dropped first, as it may be
+    what failed (a full device), so that the interpreter's last flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):
+        pass
+    if isinstance(exc, FileNotFoundError) and exc.filename is None:
+        message = "the current directory no longer exists" if not _cwd_exists() else str(exc)
+    elif exc.errno == errno.ENOSPC:
+        message = "cannot write the output: no space left on device"
+    else:
+        message = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+    try:
+        click.echo(f"dllint: error: {message}", err=True)
+    except OSError:
+        pass
+    sys.exit(exit_codes.ERROR)
+
+
+def _cwd_exists() -> bool:
+    try:
+        os.getcwd()
+    except OSError:
+        return False
+    return True
 
 
 def _split_codes(values: tuple[str, ...], option: str) -> tuple[str, ...] | None:
@@ -215,7 +247,7 @@ def check(
         exit_zero=exit_zero,
         project_root=project_root,
     )
-    stdin = sys.stdin.buffer.read() if "-" in paths else None
+    stdin = _read_stdin(settings.max_file_size) if "-" in paths else None
     progress = None
     if any(p != "-" for p in paths) and not (quiet or silent):
         from dllint.progress import ProgressLine
@@ -251,6 +283,23 @@ class Reporting(NamedTuple):
         except OSError as exc:
             click.echo(f"dllint: error: cannot write {self.output_file}: {exc.strerror}", err=True)
             sys.exit(exit_codes.ERROR)
+
+
+def _read_stdin(limit: int) -> bytes:
+    """Standard input, read to its end or to ``limit`` plus one byte (``- < /dev/zero`` stops)."""
+    from dllint.files import Unreadable, read_stream
+
+    if sys.stdin is None:
+        _fail("cannot read standard input: it is closed")
+    try:
+        return read_stream(sys.stdin.buffer, limit)  # over the limit: the pipeline's DL000 says so
+    except Unreadable as exc:
+        _fail(f"cannot read standard input: {exc.reason}")
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"dllint: error: {message}", err=True)
+    sys.exit(exit_codes.ERROR)
 
 
 def _report(outcome, fmt: str, statistics: bool, reporting: Reporting = Reporting()) -> None:

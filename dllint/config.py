@@ -45,7 +45,7 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Settings:
-    select: tuple[str, ...] = ()  # empty: the default set
+    select: tuple[str, ...] | None = None  # None: the default set; empty: no rule
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()

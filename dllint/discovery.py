@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import fnmatch
 import os
 from dataclasses import dataclass, field
@@ -23,7 +22,6 @@ SOURCE_SUFFIXES = SUFFIXES  # every suffix an input adapter reads (dllint.inputs
 class Discovery:
     files: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # paths that do not exist
-    loops: list[str] = field(default_factory=list)  # symbolic links that resolve to themselves
     empty_dirs: list[str] = field(default_factory=list)  # directories with no source file
     excluded: dict[str, Excluded] = field(default_factory=dict)  # directory given -> what was excluded in it
 
@@ -43,8 +41,7 @@ class Discovery:
                 )
             else:
                 warn(f"dllint: warning: no Python files found in {directory}")
-        missing = [unreadable(p, "cannot read file: no such file or directory") for p in self.missing]
-        return missing + [unreadable(p, "cannot read file: a symbolic link loop (the link resolves to itself)") for p in self.loops]
+        return [unreadable(p, "cannot read file: no such file or directory") for p in self.missing]
 
 
 def _paths(count: int) -> str:
@@ -93,11 +90,13 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
 
     walk = _Walk(DEFAULT_EXCLUDE + user_patterns, user_patterns, settings.respect_gitignore, add)
     for raw in paths:
-        if not os.path.exists(raw or "."):  # "" names the current directory, as it does to pathlib
-            (result.loops if _is_link_loop(raw) else result.missing).append(raw)
+        if not os.path.lexists(raw or "."):  # "" names the current directory, as it does to pathlib
+            result.missing.append(raw)
             continue
-        if os.path.isfile(raw or "."):
-            add(without_dot(raw))  # an explicitly named file is linted even if a pattern or an ignore file excludes it
+        if not os.path.isdir(raw or "."):
+            # An explicitly named file is linted even if a pattern would exclude it; a FIFO, a
+            # device, a symlink loop too: reading it says why it is not (dllint.files).
+            add(without_dot(raw))
             continue
         before = len(result.files)
         resolved = os.path.realpath(raw or ".")
@@ -193,14 +192,6 @@ def _ignores_above(resolved_top: str) -> tuple[Ignores, bool]:
         return (), in_git
     return chain, in_git
 
-
-def _is_link_loop(path: str) -> bool:
-    """Whether ``path`` is a symbolic link that resolves to itself (ELOOP), not a missing path."""
-    try:
-        os.stat(path)
-    except OSError as exc:
-        return exc.errno == errno.ELOOP
-    return False
 
 
 def _kind(entry: os.DirEntry) -> tuple[bool, bool]:

@@ -39,7 +39,8 @@ from dllint.noqa import LineSuppressions, file_suppression
 from dllint.patterns import LazyPattern
 from dllint.rules import Rule, all_rules
 from dllint.selection import code_matches, enabled_rules, ignored_for_path
-from dllint.source import decode, read_source, syntax_error, unreadable
+from dllint.files import set_default_limit
+from dllint.source import decode, parse_module, read_source, syntax_error, unreadable
 
 if TYPE_CHECKING:
     from dllint.inputs import Input
@@ -220,6 +221,7 @@ class Linter:
 
     def __init__(self, settings: Settings, rules: Sequence[type[Rule]] | None = None) -> None:
         self.settings = settings
+        set_default_limit(settings.max_file_size)  # the bound of files read without settings at hand (config bases)
         chosen = enabled_rules(settings, all_rules()) if rules is None else list(rules)
         self.rules = [rule() for rule in chosen if rule.code != "DL000"]
         self.report_unreadable = any(rule.code == "DL000" for rule in chosen)
@@ -378,7 +380,7 @@ class Linter:
             result.skipped = True  # the trigger text is only in strings and comments: no parse
             return result
         try:
-            tree = tree if tree is not None else ast.parse(text, filename=path)
+            tree = tree if tree is not None else parse_module(text, path)
         except SyntaxError as exc:
             result.findings = self._filter(path, text, [syntax_error(path, exc)])
             return result

@@ -10,7 +10,6 @@ a fix that breaks it is dropped and reported, never written.
 
 from __future__ import annotations
 
-import ast
 import io
 import tokenize
 import traceback
@@ -23,6 +22,7 @@ from dllint.config import project_line_length
 from dllint.findings import Finding
 from dllint.fixes import LOCAL_EDITS, Edits, FileState, FixContext, FixUnavailable
 from dllint.rules import has_fix
+from dllint.source import compile_error, parse_module, same_line_endings
 
 if TYPE_CHECKING:
     from dllint.engine import Linter
@@ -83,7 +83,13 @@ def fix_text(
         ]
         if not candidates:
             break
+        if current is text:
+            refused = compile_error(path, text)
+            if refused is not None:  # Python would not run it: one DL000, nothing changed
+                findings = linter.filter_findings(path, text, [refused])
+                break
         new_text, applied, failed = _apply_pass(current, candidates, rules, line_length)
+        new_text = same_line_endings(current, new_text)
         for finding, reason in failed:
             given_up.add(_key(current, finding))
             result.failed.append((finding, reason))
@@ -194,7 +200,7 @@ def _render(state: FileState, accepted: list[tuple[Finding, Edits]]) -> str | No
 
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        parse_module(text, "<fix>")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

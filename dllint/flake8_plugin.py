@@ -8,6 +8,7 @@ the engine does the work; this module maps settings in and findings out.
   their exact code is in ``select``, ``extend-select`` or ``enable-extensions``,
   as ``dllint --select DL203`` needs it spelled out too.
 - Unparsable files are flake8's E999/E902, so DL000 is never reported here.
+- An internal error (a bug in dllint) fails the run: flake8 reports the plugin that raised and exits 1.
 - flake8 prints a column as the offset it is given plus one; dllint's columns are
   1-based characters, so the offset given is ``column - 1``.
 """
@@ -16,13 +17,34 @@ from __future__ import annotations
 
 import argparse
 import ast
-import sys
 from typing import Any, ClassVar, Iterator
 
 from dllint import __version__
 from dllint.config import Settings
 from dllint.engine import Linter
 from dllint.rules import all_rules
+
+
+class InternalError(RuntimeError):
+    """dllint failed on a file (a bug): raised so that flake8 fails the run."""
+
+
+def _one_line(error: str) -> str:
+    """``path: internal error in DL202: Traceback ...`` as its first line and the exception."""
+    lines = error.splitlines()
+    head = lines[0].replace("Traceback (most recent call last):", "").rstrip()
+    return head if len(lines) == 1 else f"{head} {lines[-1].strip()}"
+
+
+def _max_workers(value: str) -> int:
+    """``dllint-max-workers``: a positive integer, or flake8 stops with an error naming the option."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"dllint-max-workers must be a positive integer, got {value!r}")
+    return number
 
 
 class Plugin:
@@ -42,7 +64,7 @@ class Plugin:
     def add_options(cls, option_manager: Any) -> None:
         option_manager.add_option(
             "--dllint-max-workers",
-            type=int,
+            type=_max_workers,
             default=Settings.max_workers,
             parse_from_config=True,
             help="dllint: DL202 fires when num_workers exceeds this (default: %(default)s)",
@@ -68,8 +90,11 @@ class Plugin:
             return
         tree = self.tree if isinstance(self.tree, ast.Module) else None
         result = linter.lint_text(self.filename, text, tree=tree, live=live)
-        for error in result.errors:  # a bug in dllint: say so, but never stop flake8's run
-            print(f"dllint: {error}", file=sys.stderr)
+        if result.errors:
+            # A bug in dllint must fail the run: flake8 exits 0 on a plugin's stderr, and the
+            # file's other findings would be lost without a word. flake8 reports a plugin that
+            # raises as a failure of the run (exit 1), naming the plugin and the file.
+            raise InternalError("; ".join(_one_line(error) for error in result.errors))
         for finding in result.findings:
             yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)
 
@@ -79,7 +104,7 @@ def settings_from_options(options: argparse.Namespace) -> Settings:
     if isinstance(classes, str):  # flake8 < 6 could hand over the raw string
         classes = [c for c in classes.split(",")]
     return Settings(
-        max_workers=max(1, getattr(options, "dllint_max_workers", None) or Settings.max_workers),
+        max_workers=getattr(options, "dllint_max_workers", None) or Settings.max_workers,
         extend_loader_classes=frozenset(c.strip() for c in classes if c.strip()),
     )
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from dllint.engine import FileResult, Linter
+from dllint.files import TooLarge, Unreadable, read_with_stat
 from dllint.findings import Finding
 from dllint.inputs import WriteBackError, load, write_back
 from dllint.source import unreadable
@@ -44,12 +45,18 @@ class FileOutcome(FileResult):
     def changed(self) -> bool:
         return self.new_bytes is not None
 
+    def unwrite(self, reason: str, findings: list[Finding]) -> None:
+        """The fixed file could not be written: it is as it was, with its ``findings``."""
+        self.findings = findings
+        self.failed += [(f, reason) for f in self.fixed]
+        self.fixed, self.introduced, self.new_bytes = [], [], None
+        self.before = self.after = None
 
-def too_large(path: str, size: int, limit: int) -> Finding:
-    return unreadable(
-        path,
-        f"file too large ({_megabytes(size)}, over max-file-size {_megabytes(limit)}): skipped; raise `max-file-size` to lint it",
-    )
+
+def too_large(path: str, size: int | None, limit: int) -> Finding:
+    """``size`` None: not known (standard input is read only to the limit plus one byte)."""
+    how_large = f"{_megabytes(size)}, over" if size is not None else "over"
+    return unreadable(path, f"file too large ({how_large} max-file-size {_megabytes(limit)}): skipped; raise `max-file-size` to lint it")
 
 
 def _megabytes(size: int) -> str:
@@ -59,31 +66,14 @@ def _megabytes(size: int) -> str:
 def read_file(path: str, max_size: int, want_fingerprint: bool) -> tuple[bytes | Finding, os.stat_result | None]:
     """The file's bytes (or the DL000 that says why not) and its stat from *before* the read, so
     that an edit racing with the run makes the next run look again rather than trust stale findings.
-    The size limit is checked on that stat, so a huge file is never read.
-
-    One descriptor, ``fstat`` and ``read`` (no file object, no second path lookup): most files of
-    a run are read only to be skipped by the prefilter, so this is per-file overhead that counts."""
+    The size limit is checked on that stat, so a huge file is never read; only a regular file is
+    read at all (:mod:`dllint.files`: a FIFO or a device is one DL000, never a hang)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        return unreadable(path, f"cannot read file: {exc.strerror or exc}"), None
-    try:
-        st = os.fstat(fd)
-        if st.st_size > max_size:
-            return too_large(path, st.st_size, max_size), st if want_fingerprint else None
-        parts = []
-        want = st.st_size + 1  # a regular file: all of it, then the empty read that says it ended
-        while True:
-            chunk = os.read(fd, want)
-            if not chunk:
-                break
-            parts.append(chunk)
-            want = 1 << 20
-    except OSError as exc:
-        return unreadable(path, f"cannot read file: {exc.strerror or exc}"), None
-    finally:
-        os.close(fd)
-    data = parts[0] if len(parts) == 1 else b"".join(parts)
+        data, st = read_with_stat(path, max_size)
+    except TooLarge as exc:
+        return too_large(path, exc.size or 0, max_size), None
+    except Unreadable as exc:
+        return unreadable(path, f"cannot read file: {exc.reason}"), None
     return data, st if want_fingerprint else None
 
 
@@ -140,6 +130,9 @@ class _InputLinter:
 
     def lint_text(self, path: str, text: str) -> FileResult:
         return self._linter.lint_text(path, text, notebook=self._notebook, project=self._project)
+
+    def filter_findings(self, path: str, text: str, findings: list[Finding]) -> list[Finding]:
+        return self._linter.filter_findings(path, text, findings)
 
 
 def fix(

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal, NamedTuple, Sequence
 
 from dllint import exit_codes
-from dllint.atomic import write_atomic
 from dllint.config import Settings
 from dllint.discovery import discover, find_project_root
 from dllint.engine import FileResult, Linter
@@ -179,7 +178,7 @@ def run(
         results = run_files(found.files, settings, task, options.jobs, cache, progress, linter, root)
     files.extend(results)
     if options.mode in ("fix", "fix-only"):
-        outcome.write_errors = _write(results)
+        outcome.write_errors = _write(results, linter)
     return outcome
 
 
@@ -193,7 +192,8 @@ def _project_root(paths: Sequence[str]) -> str | None:
 def _stdin(linter: Linter, path: str, data: bytes, options: RunOptions) -> FileOutcome:
     limit = linter.settings.max_file_size
     if len(data) > limit:
-        return FileOutcome(path, linter.filter_findings(path, "", [too_large(path, len(data), limit)]))
+        # read only to the limit plus one byte (dllint.files.read_stream): its size is not known
+        return FileOutcome(path, linter.filter_findings(path, "", [too_large(path, None, limit)]))
     try:
         if options.fixing:
             outcome = fix(linter, path, data, options.unsafe_fixes)
@@ -222,8 +222,11 @@ def _links_out_of_roots(files: list[str], paths: Sequence[str]) -> set[str]:
     return outside
 
 
-def _write(results: list[FileOutcome]) -> list[str]:
-    """Write each fixed file in one step; the errors, one line each."""
+def _write(results: list[FileOutcome], linter: Linter) -> list[str]:
+    """Write each fixed file in one step; the errors, one line each. A file that could not be
+    written is left as it was, and its fixes are counted as failed, never as fixed."""
+    from dllint.atomic import write_atomic  # only a run that writes pays for it
+
     errors = []
     for outcome in results:
         if outcome.new_bytes is None:
@@ -231,7 +234,9 @@ def _write(results: list[FileOutcome]) -> list[str]:
         try:
             write_atomic(outcome.path, outcome.new_bytes)
         except OSError as exc:
-            errors.append(f"{outcome.path}: cannot write the fixed file: {exc}")
+            reason = f"cannot write the fixed file: {exc.strerror or exc}"
+            errors.append(f"{outcome.path}: {reason}")
+            outcome.unwrite(reason, lint_path(linter, outcome.path).findings)
     return errors
 
 

@@ -39,13 +39,15 @@ def _specificity(code: str, prefixes: Iterable[str]) -> int:
     return best
 
 
-def is_selected(rule: type[Rule], select: Iterable[str], extend_select: Iterable[str], ignore: Iterable[str]) -> bool:
-    """The most specific matching prefix wins; off-by-default rules need their exact code or ALL."""
-    select, extend_select = tuple(select), tuple(extend_select)
-    chosen = select + extend_select
-    if not select:
-        chosen += ("DL",)
+def is_selected(rule: type[Rule], select: Iterable[str] | None, extend_select: Iterable[str], ignore: Iterable[str]) -> bool:
+    """The most specific matching prefix wins; off-by-default rules need their exact code or ALL.
+
+    ``select`` None (not set): the on-by-default rules, a choice as broad as ``ALL``, so that
+    ``ignore = ["ALL"]`` turns them off; an empty ``select`` selects nothing (as in ruff)."""
+    chosen = (tuple(select) if select is not None else ()) + tuple(extend_select)
     selected = _specificity(rule.code, chosen)
+    if select is None and rule.default_enabled:
+        selected = max(selected, 0)
     if not rule.default_enabled and rule.code not in chosen and "ALL" not in chosen:
         selected = -1
     if selected < 0:

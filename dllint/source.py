@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import tokenize
+import warnings
 from typing import NamedTuple
 
+from dllint.files import Unreadable, read_bytes
 from dllint.findings import Finding
 
 
@@ -21,10 +24,9 @@ def unreadable(path: str, message: str, line: int = 1, column: int = 1) -> Findi
 def read_source(path: str) -> bytes | Finding:
     """The file's bytes, or the DL000 finding that says why it cannot be read."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        return unreadable(path, f"cannot read file: {exc.strerror or exc}")
+        return read_bytes(path)
+    except Unreadable as exc:
+        return unreadable(path, f"cannot read file: {exc.reason}")
 
 
 def decode(path: str, data: bytes) -> Decoded:
@@ -54,3 +56,49 @@ def syntax_error(path: str, exc: SyntaxError) -> Finding:
     line = exc.lineno or 1
     column = exc.offset or 1
     return unreadable(path, f"syntax error: {exc.msg} at line {line} column {column}", line, max(column, 1))
+
+
+def parse_module(text: str, path: str) -> ast.Module:
+    """``ast.parse`` without Python's own warnings about the user's code on stderr (an invalid
+    escape sequence, ``is`` with a literal): they are the user's compiler's to give, not dllint's."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=path)
+
+
+def compile_error(path: str, text: str) -> Finding | None:
+    """The DL000 of code that ``ast`` parses but Python will not compile (``global x`` after
+    ``x = 1``, ``return`` outside a function): Python refuses to run it. Asked by the fixer
+    before it changes a file (LibCST and ``symtable`` would fail half-way); a check does not
+    ask, as compiling costs about half a parse on every file with findings."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(text, path, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            return syntax_error(path, exc)
+        except (ValueError, RecursionError, MemoryError) as exc:
+            return unreadable(path, f"cannot compile file: {exc}")
+    return None
+
+
+def same_line_endings(before: str, after: str) -> str:
+    """``after`` with ``before``'s line ending when ``before`` has one kind only: LibCST writes
+    the lines it makes with its own (a lone-CR file came back with mixed endings and without its
+    last one), a notebook cell is rebuilt with ``\\n``. Mixed endings are left as the edits wrote them."""
+    style = _sole_line_ending(before)
+    if style is None or (style == "\n" and "\r" not in after and after.endswith("\n") == before.endswith("\n")):
+        return after
+    lines = after.replace("\r\n", "\n").replace("\r", "\n")
+    if style != "\n":
+        lines = lines.replace("\n", style)
+    if before.endswith(style) and not lines.endswith(style):
+        lines += style
+    return lines
+
+
+def _sole_line_ending(text: str) -> str | None:
+    crlf = text.count("\r\n")
+    counts = (("\r\n", crlf), ("\r", text.count("\r") - crlf), ("\n", text.count("\n") - crlf))
+    used = [style for style, count in counts if count]
+    return used[0] if len(used) == 1 else None

@@ -21,10 +21,17 @@ def linter(*codes: str) -> Linter:
 EPOCHS = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, num_workers=2)\nfor epoch in range(3):\n"
 
 
-def test_code_libcst_rejects_keeps_its_findings_and_loses_its_fixes():
-    """A fix that needs the whole module (hoisting a lambda to module level)."""
-    text = EPOCHS.replace("num_workers=2)", "num_workers=2, collate_fn=lambda b: b)")
-    text += "    for* batch in loader:\n        pass\n"  # ast accepts it, LibCST does not (CSTValidationError)
+def test_code_libcst_rejects_keeps_its_findings_and_loses_its_fixes(monkeypatch):
+    """A fix that needs the whole module (hoisting a lambda to module level). What LibCST rejects
+    and Python compiles is rare (code Python does not compile is one DL000: see below); LibCST's
+    refusal is simulated."""
+    import libcst
+
+    def rejects(*args, **kwargs):
+        raise libcst.CSTValidationError("simulated")
+
+    monkeypatch.setattr(fixer.FileState, "parse", rejects)
+    text = EPOCHS.replace("num_workers=2)", "num_workers=2, collate_fn=lambda b: b)") + "    pass\n"
     result = fix_text("t.py", text, linter("DL102"))
     assert result.text == text and not result.fixed
     ((finding, reason),) = result.failed
@@ -32,11 +39,40 @@ def test_code_libcst_rejects_keeps_its_findings_and_loses_its_fixes():
     assert [f.code for f in result.remaining] == ["DL102"]
 
 
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ("    for* batch in loader:\n        pass\n", "DL000 syntax error: starred assignment target must be in a list or tuple at line 5 column 8"),
+        ("    x = 1\n    global x\n", "DL000 syntax error: name 'x' is assigned to before global declaration at line 6 column 5"),
+    ],
+)
+def test_code_python_does_not_compile_is_one_dl000_and_is_not_fixed(statement, message):
+    """``ast`` parses it, Python refuses to compile it: fixing it is one DL000 at the compiler's
+    position, and nothing is tried (LibCST and ``symtable`` would fail half-way, with a
+    traceback). A check does not compile (half a parse more per file with findings)."""
+    text = EPOCHS.replace("num_workers=2)", "num_workers=2, collate_fn=lambda b: b)") + statement
+    assert "DL102" in {f.code for f in lint_source(text, path="t.py")}
+    result = fix_text("t.py", text, Linter(Settings()), unsafe=True)
+    assert result.text == text and not result.fixed and not result.failed
+    assert [f"{f.code} {f.message}" for f in result.remaining] == [message]
+
+
 @pytest.mark.parametrize("where", ["module", "function"])
-def test_an_argument_is_set_where_libcst_rejects_another_statement(where):
+def test_an_argument_is_set_where_libcst_rejects_another_statement(where, monkeypatch):
     """Setting an argument parses only the statement holding the finding: what LibCST rejects
-    elsewhere in the file is kept as it is, and does not stop the fix."""
-    text = EPOCHS + "    for* batch in loader:\n        pass\n"
+    elsewhere in the file is kept as it is, and does not stop the fix. (Code Python compiles
+    and LibCST rejects is rare: LibCST's refusal of a statement is simulated.)"""
+    import libcst
+
+    parse_module = libcst.parse_module
+
+    def rejects_marked(source, *args, **kwargs):
+        if "rejected_by_libcst" in source:
+            raise libcst.CSTValidationError("simulated")
+        return parse_module(source, *args, **kwargs)
+
+    monkeypatch.setattr(libcst, "parse_module", rejects_marked)
+    text = EPOCHS + "    for batch in loader:\n        rejected_by_libcst = batch\n"
     if where == "function":
         text = "import os\n\ndef train(ds):\n" + "".join(f"    {line}\n" if line else "\n" for line in text.splitlines())
     result = fix_text("t.py", text, linter("DL201"))

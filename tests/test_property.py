@@ -14,9 +14,16 @@ from __future__ import annotations
 
 import ast
 import atexit
+import os
 import re
 import shutil
+import signal
+import stat
 import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -160,3 +167,178 @@ def test_fix_keeps_code_parsable_and_is_idempotent(source):
     second = fix_text("generated.py", first.text, LINTER, unsafe=True)
     assert second.errors == []
     assert second.text == first.text, "a second --fix pass changed the code again"
+
+
+# -- YAML: anchors, aliases (cycles included), merge keys, deep nesting ---------------------
+YAML_KEYS = ("num_workers", "batch_size", "persistent_workers", "pin_memory", "shuffle", "train_loader", "loader", "dataset", "defaults", "_target_", "<<", "x")
+YAML_SCALARS = ("0", "2", "64", "-1", "true", "false", "null", "~", "0x40", "1" + "0" * 5000, "'${loader.num_workers}'", "'${.x}'", "torch.utils.data.DataLoader", "config", "_self_")
+
+
+@st.composite
+def yaml_documents(draw) -> str:
+    """Flow-style YAML: containers may carry an anchor; any value may be an alias to an anchor
+    already opened, an enclosing one included (a cycle)."""
+    anchors: list[str] = []
+    budget = [draw(st.integers(5, 60))]
+
+    def node(depth: int) -> str:
+        budget[0] -= 1
+        if anchors and draw(st.integers(0, 4)) == 0:
+            return "*" + draw(st.sampled_from(anchors))
+        kind = draw(st.sampled_from(("scalar", "scalar", "mapping", "sequence"))) if budget[0] > 0 and depth < 12 else "scalar"
+        if kind == "scalar":
+            return draw(st.sampled_from(YAML_SCALARS))
+        anchor = ""
+        if draw(st.booleans()):
+            name = f"a{len(anchors)}"
+            anchors.append(name)
+            anchor = f"&{name} "
+        size = draw(st.integers(0, 4))
+        if kind == "sequence":
+            return anchor + "[" + ", ".join(node(depth + 1) for _ in range(size)) + "]"
+        keys = draw(st.lists(st.sampled_from(YAML_KEYS), min_size=size, max_size=size, unique=True))
+        return anchor + "{" + ", ".join(f"{key}: {node(depth + 1)}" for key in keys) + "}"
+
+    top = [f"{key}: {node(0)}" for key in draw(st.lists(st.sampled_from(YAML_KEYS), min_size=1, max_size=5, unique=True))]
+    nesting = draw(st.sampled_from((0, 0, 0, 50, 400)))
+    if nesting:
+        top.append("deep: " + "[" * nesting + "{num_workers: 64, batch_size: 1}" + "]" * nesting)
+    return "\n".join(top) + "\n"
+
+
+@settings(EXAMPLES, max_examples=100)
+@given(yaml_documents())
+def test_yaml_lint_and_fix_never_raise_and_stay_fast(document):
+    from dllint.per_file import fix as fix_file
+    from dllint.per_file import lint_bytes
+
+    start = time.process_time()
+    result = lint_bytes(LINTER, "generated.yaml", document.encode())
+    assert result.errors == []
+    assert all(f.line >= 1 and f.column >= 1 for f in result.findings)
+    fixed = fix_file(LINTER, "generated.yaml", document.encode(), unsafe=True)
+    assert fixed.errors == []
+    assert time.process_time() - start < 10, "aliases walked without a memo?"
+
+
+# -- file-system states: symlinks, FIFOs, read-only files, other owners, a planted cache ----
+FIXABLE = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, num_workers=2, persistent_workers=False)\nfor epoch in range(3):\n    for batch in loader:\n        pass\n"
+ENTRY_KINDS = ("fixable", "fixable", "clean", "link-inside", "link-outside", "dangling", "loop", "fifo", "read-only", "other-owner", "dir-link")
+CACHE_STATES = ("none", "entry-link", "gitignore-dangling", "lock-fifo", "entry-fifo")
+
+
+@contextmanager
+def _deadline(seconds: int):
+    """A hang (a FIFO read or opened for writing) fails the example instead of the suite."""
+    def expire(signum, frame):
+        raise TimeoutError(f"no result within {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _build_tree(root: Path, kinds: list[str]) -> None:
+    (root / "project").mkdir()
+    outside = root / "outside.py"
+    outside.write_text(FIXABLE)
+    for i, kind in enumerate(kinds):
+        path = root / "project" / f"f{i}.py"
+        if kind in ("fixable", "read-only", "other-owner"):
+            path.write_text(FIXABLE)
+            if kind == "read-only":
+                path.chmod(0o444)
+            elif kind == "other-owner" and os.geteuid() == 0:
+                os.chown(path, 1234, 1234)
+                path.chmod(0o640)
+        elif kind == "clean":
+            path.write_text("x = 1\n")
+        elif kind == "link-inside":
+            (root / "project" / f"t{i}.txt").write_text(FIXABLE)
+            path.symlink_to(f"t{i}.txt")
+        elif kind == "link-outside":
+            path.symlink_to(outside)
+        elif kind == "dangling":
+            path.symlink_to(root / "nowhere.py")
+        elif kind == "loop":
+            path.symlink_to(path.name)
+        elif kind == "fifo":
+            os.mkfifo(path)
+        else:
+            (root / "elsewhere").mkdir(exist_ok=True)
+            (root / "elsewhere" / "e.py").write_text(FIXABLE)
+            (root / "project" / f"d{i}").symlink_to(root / "elsewhere")
+
+
+def _plant(cache_file: Path, state: str, victim: Path) -> None:
+    cache_file.parent.mkdir(parents=True, exist_ok=True)
+    if state == "entry-link":
+        cache_file.symlink_to(victim)
+    elif state == "gitignore-dangling":
+        (cache_file.parent.parent / ".gitignore").symlink_to(victim.parent / "created-by-gitignore")
+    elif state == "lock-fifo":
+        os.mkfifo(cache_file.with_suffix(".lock"))
+    elif state == "entry-fifo":
+        os.mkfifo(cache_file)
+
+
+def _snapshot(root: Path) -> dict[str, tuple]:
+    """Every entry under ``root``: kind, owner, mode and, for regular files, the content."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        st_ = os.lstat(path)
+        content = path.read_bytes() if stat.S_ISREG(st_.st_mode) else None
+        found[str(path.relative_to(root))] = (stat.S_IFMT(st_.st_mode), st_.st_uid, st_.st_gid, stat.S_IMODE(st_.st_mode), content)
+    return found
+
+
+@settings(EXAMPLES, max_examples=50)
+@given(st.lists(st.sampled_from(ENTRY_KINDS), min_size=1, max_size=6), st.sampled_from(CACHE_STATES))
+def test_fix_over_any_file_system_state_loses_nothing_and_escapes_nowhere(kinds, cache_state):
+    """``--fix`` over a directory of symlinks (inside, outside, dangling, looping), FIFOs,
+    read-only files and files of another owner, with a planted cache: it ends; nothing outside
+    the project changes; no temporary file stays; owner, group and mode are kept; fixing again
+    changes nothing."""
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as temporary:
+        root = Path(temporary)
+        _build_tree(root, kinds)
+        project = root / "project"
+        os.chdir(project)
+        try:
+            _fix_twice_and_compare(root, project, cache_state)
+        finally:
+            os.chdir(here)
+
+
+def _fix_twice_and_compare(root: Path, project: Path, cache_state: str) -> None:
+    from dllint.pipeline import RunOptions, cache_for, run
+
+    settings_ = Settings(project_root=str(project))
+    linter = Linter(settings_)
+    options = RunOptions(mode="fix", unsafe_fixes=True, jobs=1, cache_dir=str(project / ".cache"), project_root=str(project))
+    victim = root / "victim.txt"
+    victim.write_text("precious\n")
+    cache_file = cache_for(settings_, linter, options).path
+    _plant(cache_file, cache_state, victim)
+    outside_before = {k: v for k, v in _snapshot(root).items() if not k.startswith("project")}
+    owners_before = {k: v[:4] for k, v in _snapshot(project).items() if v[0] == stat.S_IFREG and not k.startswith(".cache")}
+    with _deadline(60):
+        first = run(["."], settings_, options, linter=linter)
+        assert first.errors == []
+        after_first = _snapshot(project)
+        second = run(["."], settings_, options, linter=linter)
+    assert second.errors == [] and not second.changed, "a second --fix changed the files again"
+    assert {k: v for k, v in _snapshot(root).items() if not k.startswith("project")} == outside_before
+    assert not [k for k in _snapshot(root) if k.endswith(".dllint-tmp")]
+    for name, before in owners_before.items():
+        assert after_first[name][:4] == before, f"{name}: owner, group or mode changed"
+    # The victim is outside the project (compared above); a planted entry link is replaced once
+    # the run has something to store.
+    links = [path.name for path in (project / ".cache").rglob("*") if path.is_symlink()]
+    planted = {"gitignore-dangling": [".gitignore"], "entry-link": [] if first.files else [cache_file.name]}
+    assert links == planted.get(cache_state, [])

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, lookup
+from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Span, lookup, walk
 from dllint.facts.loaders import ALL_PARAMS, LOADER_QUALNAMES
 from dllint.facts.values import ABSENT, Value, dynamic
 
@@ -135,7 +135,7 @@ def find_blocks(document: ConfigDocument, settings: Settings) -> list[ConfigBloc
     """The loader blocks of a (resolved) document, in file order."""
     cuda = says_cuda(document.root)
     blocks = []
-    for path, mapping, key in _mappings(document.root, (), None):
+    for path, mapping, key in _mappings(document.root):
         if document.format == "python" and path and (path[0] in document.splatted or path[0] not in document.local_keys):
             continue  # handed to a loader call in code, or only inherited: reported elsewhere
         block = classify(document, path, mapping, key, settings)
@@ -170,14 +170,11 @@ def classify(document: ConfigDocument, path: tuple[str, ...], mapping: Mapping, 
     )
 
 
-def _mappings(node: Node, path: tuple[str, ...], key: Entry | None) -> Iterator[tuple[tuple[str, ...], Mapping, Entry | None]]:
-    if isinstance(node, Mapping):
-        yield path, node, key
-        for name, entry in node.entries.items():
-            yield from _mappings(entry.value, path + (name,), entry)
-    elif isinstance(node, Sequence):
-        for index, item in enumerate(node.items):
-            yield from _mappings(item, path + (f"[{index}]",), key)
+def _mappings(root: Node) -> Iterator[tuple[tuple[str, ...], Mapping, Entry | None]]:
+    """Every mapping once (:func:`~dllint.configs.document.walk`: aliases and cycles cost nothing)."""
+    for path, node, key in walk(root):
+        if isinstance(node, Mapping):
+            yield path, node, key
 
 
 def _string(node: Node | None) -> str | None:
@@ -187,7 +184,7 @@ def _string(node: Node | None) -> str | None:
 def says_cuda(root: Node) -> bool:
     """The config puts the work on CUDA: ``accelerator: gpu``/``cuda`` (Lightning),
     ``device: cuda...``, ``gpus: N`` with N > 0 (older Lightning)."""
-    for _, mapping, _ in _mappings(root, (), None):
+    for _, mapping, _ in _mappings(root):
         for key, entry in mapping.entries.items():
             value = entry.value.value if isinstance(entry.value, Scalar) else None
             lowered = key.lower()

@@ -64,13 +64,6 @@ class Mapping:
         entry = self.entries.get(key)
         return entry.value if entry is not None else None
 
-    def walk(self, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Mapping]]:
-        """This mapping and every mapping below it, with their key paths (sequence items count
-        as ``[i]``)."""
-        yield prefix, self
-        for key, entry in self.entries.items():
-            yield from _walk(entry.value, prefix + (key,))
-
 
 @dataclass(eq=False)
 class Sequence:
@@ -83,12 +76,29 @@ class Sequence:
 Node = Union[Scalar, Unknown, Mapping, Sequence]
 
 
-def _walk(node: Node, prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Mapping]]:
-    if isinstance(node, Mapping):
-        yield from node.walk(prefix)
-    elif isinstance(node, Sequence):
-        for index, item in enumerate(node.items):
-            yield from _walk(item, prefix + (f"[{index}]",))
+MAX_DEPTH = 200  # deeper than any config; a walk stops there (pathological nesting)
+
+
+def walk(root: Node) -> Iterator[tuple[tuple[str, ...], Node, Entry | None]]:
+    """Every node of the tree once, in file order, with its key path (sequence items count as
+    ``[i]``) and the entry it is the value of (a sequence's items: the sequence's entry).
+
+    A node shared by YAML aliases (or a mmengine base) is visited where it is first met, so a
+    billion laughs costs its size, not its expansion, and a self-referencing anchor ends; the
+    walk goes no deeper than ``MAX_DEPTH`` and keeps its stack on the heap (no RecursionError).
+    """
+    seen: set[int] = set()
+    stack: list[tuple[tuple[str, ...], Node, Entry | None]] = [((), root, None)]
+    while stack:
+        path, node, key = stack.pop()
+        if id(node) in seen or len(path) > MAX_DEPTH:
+            continue
+        seen.add(id(node))
+        yield path, node, key
+        if isinstance(node, Mapping):
+            stack.extend(reversed([(path + (name,), entry.value, entry) for name, entry in node.entries.items()]))
+        elif isinstance(node, Sequence):
+            stack.extend(reversed([(path + (f"[{index}]",), item, key) for index, item in enumerate(node.items)]))
 
 
 @dataclass(eq=False)
@@ -122,13 +132,27 @@ def lookup(root: Node, path: tuple[str, ...] | list[str]) -> Node | None:
 def clone(node: Node) -> Node:
     """A copy of the tree's containers (mappings, sequences, entries) sharing its leaves and
     ast nodes: what merging and interpolation change is then private to the copy, at a small
-    fraction of ``copy.deepcopy``'s cost."""
+    fraction of ``copy.deepcopy``'s cost. A node shared by aliases stays shared in the copy
+    (each is copied once), and a cycle stays a cycle."""
+    return _clone(node, {}, 0)
+
+
+def _clone(node: Node, done: dict[int, Node], depth: int) -> Node:
+    if not isinstance(node, (Mapping, Sequence)) or depth > MAX_DEPTH:
+        return node
+    copied = done.get(id(node))
+    if copied is not None:
+        return copied
     if isinstance(node, Mapping):
-        entries = {key: Entry(e.key, e.key_span, clone(e.value), e.path, e.node) for key, e in node.entries.items()}
-        return Mapping(node.span, entries, node.path, node.flow, node.open, node.target, node.node)
-    if isinstance(node, Sequence):
-        return Sequence(node.span, [clone(item) for item in node.items], node.path, node.node)
-    return node
+        mapping = Mapping(node.span, {}, node.path, node.flow, node.open, node.target, node.node)
+        done[id(node)] = mapping
+        for key, e in node.entries.items():
+            mapping.entries[key] = Entry(e.key, e.key_span, _clone(e.value, done, depth + 1), e.path, e.node)
+        return mapping
+    sequence = Sequence(node.span, [], node.path, node.node)
+    done[id(node)] = sequence
+    sequence.items = [_clone(item, done, depth + 1) for item in node.items]
+    return sequence
 
 
 def other_sources(document: ConfigDocument) -> set[str]:

@@ -26,9 +26,11 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Callable
 
-from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, Unknown, clone, lookup
+from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, Unknown, clone, lookup, walk
+from dllint.files import Unreadable, default_limit, read_text
 
 MAX_DEPTH = 16
+MAX_NESTING = 200  # how deep merge goes into mappings (document.MAX_DEPTH)
 INTERPOLATION = re.compile(r"^\$\{(?P<path>\.*[A-Za-z_][\w.\-]*|\.+)\}$")
 PACKAGE_HEADER = re.compile(r"^#\s*@package\s+(?P<package>\S+)\s*$", re.M)
 
@@ -53,20 +55,28 @@ def read_config_file(path: str, depth: int) -> ConfigDocument | None:
     interpolations of the composed result are resolved once, at the end). Read once per
     process and version of the file (hundreds of mmengine configs share a few bases); each
     caller gets its own copy of the tree to merge into."""
+    if depth > MAX_DEPTH or path in _READING:  # a file that includes itself: unknown, as Hydra refuses it
+        return None
     try:
         stat = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):
         return None
-    document = _read_config_file(path, stat.st_mtime_ns, stat.st_size, depth)
+    _READING.add(path)
+    try:
+        document = _read_config_file(path, stat.st_mtime_ns, stat.st_size, depth, default_limit())
+    finally:
+        _READING.discard(path)
     return replace(document, root=clone(document.root)) if document is not None else None
 
 
+_READING: set[str] = set()  # the bases being read now, one inside another: a cycle stops where it closes
+
+
 @lru_cache(maxsize=512)
-def _read_config_file(path: str, mtime_ns: int, size: int, depth: int) -> ConfigDocument | None:
+def _read_config_file(path: str, mtime_ns: int, size: int, depth: int, limit: int) -> ConfigDocument | None:
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError):
+        text = read_text(path, limit)  # a regular file within max-file-size: never /dev/zero or a FIFO
+    except (Unreadable, UnicodeDecodeError):
         return None
     document: ConfigDocument | None
     if path.endswith((".yaml", ".yml")):
@@ -93,16 +103,28 @@ def _read_config_file(path: str, mtime_ns: int, size: int, depth: int) -> Config
 # -- merging --------------------------------------------------------------------------------
 def merge(base: Node, child: Node, *, delete_key: bool) -> Node:
     """``child`` over ``base``: mappings key by key, anything else replaces."""
+    return _merge(base, child, delete_key, {}, 0)
+
+
+def _merge(base: Node, child: Node, delete_key: bool, done: dict[tuple[int, int], Node], depth: int) -> Node:
+    """:func:`merge`, each pair of nodes merged once (aliases shared on both sides cost their
+    size, a cycle ends) and no deeper than ``MAX_NESTING``."""
+    if depth > MAX_NESTING:
+        return child
+    pair = (id(base), id(child))
+    if pair in done:
+        return done[pair]
     if not (isinstance(child, Mapping) and isinstance(base, Mapping)):
         return _strip_delete(child) if delete_key else child
     if delete_key and _deletes(child):
         return _strip_delete(child)
     result = Mapping(child.span, dict(base.entries), child.path, child.flow, child.open or base.open, child.target, child.node)
+    done[pair] = result
     for key, entry in child.entries.items():
         if delete_key and key == "_delete_":
             continue
         old = result.entries.get(key)
-        value = merge(old.value, entry.value, delete_key=delete_key) if old is not None else entry.value
+        value = _merge(old.value, entry.value, delete_key, done, depth + 1) if old is not None else entry.value
         if old is None and delete_key:
             value = _strip_delete(value)
         result.entries[key] = Entry(key, entry.key_span, value, entry.path, entry.node)
@@ -125,13 +147,9 @@ def _strip_delete(node: Node) -> Node:
 
 def open_all(node: Node) -> None:
     """Keys not written may come from what we could not read: absent becomes unknown."""
-    if isinstance(node, Mapping):
-        node.open = True
-        for entry in node.entries.values():
-            open_all(entry.value)
-    elif isinstance(node, Sequence):
-        for item in node.items:
-            open_all(item)
+    for _, inner, _ in walk(node):
+        if isinstance(inner, Mapping):
+            inner.open = True
 
 
 # -- mmengine -------------------------------------------------------------------------------
@@ -245,9 +263,16 @@ def _package(text: str, group: str | None) -> list[str]:
 
 # -- interpolation --------------------------------------------------------------------------
 def resolve_interpolations(root: Node) -> Node:
-    """Replace static ``${...}`` values in place (positions stay where the value is written)."""
-    _Interpolator(root).visit(root, ())
+    """Replace static ``${...}`` values in place (positions stay where the value is written);
+    each container is visited once (:func:`~dllint.configs.document.walk`)."""
+    interpolator = _Interpolator(root)
+    for path, node, _ in walk(root):
+        interpolator.visit(node, tuple(step[1:-1] if step.startswith("[") else step for step in path))
     return root
+
+
+def _interpolated(node: Node) -> bool:
+    return isinstance(node, Scalar) and isinstance(node.value, str) and "${" in node.value
 
 
 class _Interpolator:
@@ -255,18 +280,15 @@ class _Interpolator:
         self.root = root
 
     def visit(self, node: Node, path: tuple[str, ...]) -> None:
+        """Resolve the interpolated scalars directly in ``node``, a container at ``path``."""
         if isinstance(node, Mapping):
-            for key, entry in node.entries.items():
-                if isinstance(entry.value, Scalar) and isinstance(entry.value.value, str) and "${" in entry.value.value:
+            for entry in node.entries.values():
+                if _interpolated(entry.value):
                     entry.value = self.resolve(entry.value, path, 0)
-                else:
-                    self.visit(entry.value, path + (key,))
         elif isinstance(node, Sequence):
             for index, item in enumerate(node.items):
-                if isinstance(item, Scalar) and isinstance(item.value, str) and "${" in item.value:
+                if _interpolated(item):
                     node.items[index] = self.resolve(item, path, 0)
-                else:
-                    self.visit(item, path + (str(index),))
 
     def resolve(self, scalar: Scalar, parent: tuple[str, ...], depth: int) -> Node:
         match = INTERPOLATION.match(scalar.value.strip())

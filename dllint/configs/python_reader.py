@@ -16,7 +16,9 @@ import ast
 import os
 from bisect import bisect_right
 from itertools import accumulate
+
 from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, Unknown, clone
+from dllint.files import Unreadable, read_text
 
 LAZY_CALLS = frozenset({"L", "LazyCall"})
 EMPTY_CONFIGS = frozenset({"OmegaConf.create", "dict", "DictConfig", "ConfigDict", "Config"})
@@ -170,9 +172,8 @@ class _Reader:
         other = None
         if source is not None:
             try:
-                with open(source, encoding="utf-8") as handle:
-                    other = read_python_config(source, handle.read(), _depth=self.depth + 1)
-            except (OSError, UnicodeDecodeError):
+                other = read_python_config(source, read_text(source), _depth=self.depth + 1)
+            except (Unreadable, UnicodeDecodeError):
                 other = None
         for alias in stmt.names:
             if alias.name == "*":

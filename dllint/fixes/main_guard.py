@@ -19,6 +19,7 @@ import libcst as cst
 from dllint.facts import is_main_guard
 from dllint.fixes import FixUnavailable, blank_lines, is_blank, without_blank_prefix
 
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 CONSTANT_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.BinOp, ast.unaryop, ast.operator, ast.Load)
 
 
@@ -40,9 +41,28 @@ def guarded_module(module: cst.Module, reported: cst.BaseStatement | None) -> cs
             moved.append(stmt)
     if not moved:
         raise FixUnavailable("no module-level statements to move")
+    if buries_a_definition(trees):
+        raise FixUnavailable(BURIES_A_DEFINITION)
     kept = [(stmt, tree) for stmt, tree, stay in zip(body, trees, stays) if stay]
     guard = body[guard_index] if guard_index is not None else None
     return module.with_changes(body=[*(stmt for stmt, _ in kept), _guard_around(module, guard, moved, kept)])
+
+
+BURIES_A_DEFINITION = "a class or function defined inside a block that would move under the guard (spawn workers could not find it)"
+
+
+def buries_a_definition(trees: Sequence[ast.stmt | None]) -> bool:
+    """Whether wrapping would move a ``def``/``class`` nested in a module-level block (``if
+    True:``, ``try:``, ``for``) under the guard: DL107 would then report it, and its fix cannot
+    lift it out of the block. DL101 offers no fix then."""
+    stays = statements_that_stay(trees)
+    guard_index = _guard_index(trees)
+    for i, tree in enumerate(trees):
+        if tree is None or stays[i] or i == guard_index or isinstance(tree, DEFINITIONS):
+            continue
+        if any(isinstance(node, DEFINITIONS) for node in _walk_same_scope(tree) if node is not tree):
+            return True
+    return False
 
 
 def statements_that_stay(trees: Sequence[ast.stmt | None]) -> list[bool]:

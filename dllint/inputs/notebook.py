@@ -33,7 +33,7 @@ from typing import Any
 
 from dllint.findings import Finding
 from dllint.inputs.base import Input, WriteBackError
-from dllint.source import unreadable
+from dllint.source import same_line_endings, unreadable
 
 KIND = "python"
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -182,6 +182,10 @@ def read_notebook(path: str, data: bytes) -> Notebook | Finding:
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list):
         return unreadable(path, "not a Jupyter notebook: no 'cells' list at the top level (nbformat 4 expected)")
+    version = document.get("nbformat")
+    if type(version) is not int or version != 4:  # missing, "4", null, 3, 5: not the format dllint reads
+        shown = "missing" if "nbformat" not in document else json.dumps(version)[:40]
+        return unreadable(path, f"not a Jupyter notebook dllint can read: nbformat is {shown} (nbformat 4 expected)")
     notebook = Notebook(document)
     if not _is_python(document.get("metadata")):
         return notebook  # an R or Julia notebook: nothing for dllint
@@ -331,6 +335,7 @@ def write_back(input: Input, new_text: str) -> bytes:
             continue
         if cell.source.endswith("\n"):
             new_source += "\n"
+        new_source = same_line_endings(cell.source, new_source)  # a cell written with \r\n keeps it
         raw = document["cells"][cell.index]
         raw["source"] = new_source.splitlines(keepends=True) if isinstance(raw.get("source"), list) else new_source
     return dump_like(document, origin.original).encode("utf-8-sig" if origin.bom else "utf-8")

@@ -20,6 +20,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from dllint.configs.document import ConfigDocument, Mapping, Scalar, lookup, other_sources
+from dllint.files import Unreadable, read_bytes, read_text
 from dllint.findings import ConfigKey
 
 if TYPE_CHECKING:
@@ -34,9 +35,8 @@ def config_digest(path: str) -> str:
     if "*" in path:
         return CONFIG_DIGEST + hashlib.sha256("\0".join(sorted(glob.glob(path))).encode()).hexdigest()
     try:
-        with open(path, "rb") as handle:
-            return CONFIG_DIGEST + hashlib.sha256(handle.read()).hexdigest()
-    except OSError:
+        return CONFIG_DIGEST + hashlib.sha256(read_bytes(path)).hexdigest()
+    except Unreadable:
         return CONFIG_DIGEST + "missing"
 
 
@@ -72,9 +72,8 @@ def read_document(path: str, reader: str) -> ConfigDocument | None:
     from dllint.configs.yaml_reader import read_yaml
 
     try:
-        with open(path, encoding="utf-8") as handle:
-            read = read_yaml(path, handle.read())
-    except (OSError, UnicodeDecodeError):
+        read = read_yaml(path, read_text(path))
+    except (Unreadable, UnicodeDecodeError):
         return None
     if not isinstance(read, ConfigDocument):
         return None

@@ -19,6 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
+from dllint.files import Unreadable, read_bytes
 from dllint.discovery import ROOT_MARKERS, find_project_root  # noqa: F401 - found without the index (a one-file run)
 from dllint.project.imports import call_target
 from dllint.project.summary import (
@@ -285,9 +286,8 @@ class ProjectIndex:
         if where is not None and self._hay is not None:
             return self._hay[0][where[0] : where[1]]
         try:
-            with open(path, "rb") as handle:
-                return handle.read()
-        except OSError:
+            return read_bytes(path)  # a regular file, within max-file-size (dllint.files)
+        except Unreadable:
             return None
 
     # -- modules -----------------------------------------------------------------------

@@ -48,7 +48,9 @@ class MissingMainGuard(Rule):
     ## Fix safety
     Unsafe: the fix moves the module's executable statements under a main guard, keeping
     imports, `def`, `class` and constant assignments at module level. Other modules that
-    imported names defined by those statements would no longer find them.
+    imported names defined by those statements would no longer find them. No fix is offered
+    when a `def` or `class` sits inside a block that would move (`if True:`, `try:`): under the
+    guard, spawn workers could not find it (DL107).
 
     ## References
     - [multiprocessing: safe importing of the main module](https://docs.python.org/3/library/multiprocessing.html#the-spawn-and-forkserver-start-methods)
@@ -105,7 +107,7 @@ class MissingMainGuard(Rule):
         if candidates:
             first = min(candidates, key=lambda s: (s.lineno, s.col_offset))
             message = self.summary + options.get(id(first), "") if options.get(id(first)) else None
-            yield self.report(facts, first, message, fix=Fix("unsafe", "Move the script's statements under `if __name__ == \"__main__\":`", WrapInMainGuard()))
+            yield self.report(facts, first, message, fix=_fix(facts))
 
     def apply_fix(self, ctx, finding: Finding) -> None:
         import libcst as cst
@@ -117,3 +119,13 @@ class MissingMainGuard(Rule):
         reported = ctx.module_statement(ctx.node_at(finding, cst.BaseStatement))
         new = guarded_module(ctx.module, reported)
         ctx.replace(ctx.module, new)
+
+
+def _fix(facts: FileFacts) -> Fix | None:
+    """The wrap, unless it would bury a definition nested in a moved block (``if True: class
+    Ds``) under the guard, where spawn workers cannot find it (DL107)."""
+    from dllint.fixes.main_guard import buries_a_definition
+
+    if buries_a_definition(facts.tree.body):
+        return None
+    return Fix("unsafe", "Move the script's statements under `if __name__ == \"__main__\":`", WrapInMainGuard())

@@ -52,7 +52,7 @@ class DefinedUnderMainGuard(Rule):
     Safe when the definition reads only module-level names bound outside the guard (and
     builtins): it is moved, unchanged, to just above the guard. When it reads names the guard
     binds (`args`, a model), no fix is offered: moving it would not make those names exist in
-    the workers.
+    the workers; nor when it is nested in a block inside the guard (`if True:` under it).
 
     ## References
     - [multiprocessing: the spawn and forkserver start methods](https://docs.python.org/3/library/multiprocessing.html#the-spawn-and-forkserver-start-methods)
@@ -147,7 +147,9 @@ def _guard_definition(facts, expr: ast.expr, scope, guard: ast.If) -> ast.AST | 
 
 
 def _fix(facts, definition: ast.AST, guard: ast.If) -> Fix | None:
-    if not _reads_only_module_names(facts, definition, guard):
+    """Moving the definition above the guard: offered only where the fix can do it (the
+    definition directly in the guard's body, reading only names bound above it)."""
+    if not any(stmt is definition for stmt in guard.body) or not _reads_only_module_names(facts, definition, guard):
         return None
     return Fix(
         "safe",

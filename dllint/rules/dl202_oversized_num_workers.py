@@ -80,7 +80,7 @@ class OversizedNumWorkers(Rule):
             # argument itself when it is written in the call.
             origin = arg.node if value.origin is None or value.origin is arg.value else value.origin
             if value.is_int() and value.value > limit:
-                message = f"num_workers={value.value} exceeds max-workers={limit}: each worker is a process with its own memory; use fewer (dllint --probe measures the best count)"
+                message = f"num_workers={shown_number(value.value)} exceeds max-workers={limit}: each worker is a process with its own memory; use fewer (dllint --probe measures the best count)"
             elif value.is_cpu_count and not facts.is_distributed:  # asked only here: DDP setup is a whole-file search
                 message = "num_workers set to the whole CPU count: ignores container quotas and leaves no core for the main process; cap it (e.g. min(8, cpus - 1))"
             else:
@@ -97,10 +97,18 @@ class OversizedNumWorkers(Rule):
         value = block.value("num_workers")
         span = block.report_span("num_workers") if oversized(value, limit) else None
         if span is not None:
-            message = f"num_workers={value.value} exceeds max-workers={limit}: each worker is a process with its own memory; use fewer (dllint --probe measures the best count)"
+            message = f"num_workers={shown_number(value.value)} exceeds max-workers={limit}: each worker is a process with its own memory; use fewer (dllint --probe measures the best count)"
             yield config_finding(self, block, span, message)
 
 
 def oversized(value, limit: int) -> bool:
     """A known worker count above the ``max-workers`` setting (code and configs alike)."""
     return value.is_int() and value.value > limit
+
+
+def shown_number(value: int) -> str:
+    """An integer as a message shows it; one too long for ``str`` (over 4,300 digits raises
+    ValueError) or for a line, by its number of digits."""
+    if value.bit_length() <= 1000:  # up to ~301 digits
+        return str(value)
+    return f"<a {int(value.bit_length() * 0.30103) + 1}-digit number>"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.loops import STATEMENT_LOOPS, loaded_names, names_bound_in_loop
@@ -70,6 +71,7 @@ class LoaderInLoop(Rule):
     )
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
+        bound_in: dict[ast.AST, set[str]] = {}  # a loop's rebound names, computed once per loop (not per loader)
         for loader in facts.loader_calls:
             if not loader.is_multi_worker:
                 continue
@@ -79,6 +81,8 @@ class LoaderInLoop(Rule):
             innermost = loops[-1]
             if not any(innermost in use.loops for use in facts.loops.iterations(loader)):
                 continue  # built in the loop, iterated elsewhere (or never)
-            if loaded_names(loader.node) & names_bound_in_loop(innermost):
+            if innermost not in bound_in:
+                bound_in[innermost] = names_bound_in_loop(innermost)
+            if loaded_names(loader.node) & bound_in[innermost]:
                 continue  # built from what this pass produced: a different loader each pass
             yield self.report(facts, loader.node)
