@@ -63,6 +63,7 @@ class Repo:
     commit: str
     shape: str  # what kind of training code it is, for the report
     under: tuple[str, ...] = ()  # folders to unpack and lint (default: all)
+    configs: bool = False  # also unpack YAML configs (dllint lints them; a user's clone has them)
 
     @property
     def key(self) -> str:
@@ -139,7 +140,27 @@ THIRD = (
     Repo("huggingface/peft", "5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40", "fine-tuning examples and notebooks"),
 )
 
+# The fourth set (issue 25's audit): ten-plus code bases of varied shapes, linted from their root with
+# their YAML configs, as a clone would be.
+FOURTH = (
+    Repo("jik876/hifi-gan", "4769534d45265d52a904b850da5a622601885777", "speech (vocoder GAN), mp.spawn, DDP", configs=True),
+    Repo("NVIDIA/tacotron2", "185cd24e046cc1304b4f8e564734d2498c6e2e6f", "speech (TTS), DDP, apex", configs=True),
+    Repo("rixwew/pytorch-fm", "f74ad19771eda104e99874d19dc892e988ec53fa", "recommendation (factorization machines)", configs=True),
+    Repo("VainF/DeepLabV3Plus-Pytorch", "4e1087de98bc49d55b9239ae92810ef7368660db", "segmentation, single main.py", configs=True),
+    Repo("thuml/Time-Series-Library", "4e938a1767106324dd753b2a44832bf870a0252e", "time series, data_provider + exp classes", configs=True),
+    Repo("crowsonkb/k-diffusion", "4601bf085320592473f681a62808ed873d17fad5", "diffusion, accelerate", configs=True),
+    Repo("facebookresearch/swav", "06b1b7cbaf6ba2a792300d79c7299db98b93b7f9", "self-supervised, DDP, apex", configs=True),
+    Repo("facebookresearch/vicreg", "4e12602fd495af83efd1631fbe82523e6db092e0", "self-supervised, DDP", configs=True),
+    Repo("snap-stanford/ogb", "61e9784ca76edeaa6e259ba0f836099608ff0586", "graph learning: PyG and DGL examples", configs=True),
+    Repo("tloen/alpaca-lora", "8bb8579e403dc78e37fe81ffbb253c413007323f", "LLM fine-tuning, HF Trainer", configs=True),
+    Repo("Project-MONAI/research-contributions", "21ed8e57c7256834d4fbaf19579ca25ad3d135ee", "medical imaging, MONAI loaders", configs=True),
+    Repo("EleutherAI/gpt-neox", "ea7aefd8f8e183256992d9fede4d7c71a46d67a5", "Megatron/DeepSpeed LLM training", configs=True),
+    Repo("awslabs/dgl-lifesci", "be8bc71d29ecf34a9dab7c7bd47c08f3383d9be0", "graph learning (DGL): molecule examples", configs=True),
+    Repo("meta-llama/llama-recipes", "faae2fd877995430906e1d0904131ecdaa89a604", "LLM fine-tuning, FSDP/DDP recipes", configs=True),
+)
+
 WANTED = (".py", ".ipynb")
+CONFIGS = (".yaml", ".yml")
 OFF_BY_DEFAULT = frozenset({"DL203"})
 
 
@@ -197,7 +218,8 @@ def checkout(repo: Repo, into: Path, mirror_root: Path | None) -> Path:
         mode, blob, path = entry.split(" ", 2)
         if mode == "120000":  # a symbolic link (recipes share files this way): its blob is a path
             continue
-        if path.endswith(WANTED) and (not repo.under or path.startswith(repo.under)):
+        wanted = WANTED + CONFIGS if repo.configs else WANTED
+        if path.endswith(wanted) and (not repo.under or path.startswith(repo.under)):
             try:
                 text = git(git_dir, "cat-file", "blob", blob)
             except subprocess.CalledProcessError:  # a snapshot may leave out large files
@@ -270,16 +292,17 @@ def report(findings: list[dict]) -> None:
 
 
 def judge(findings: list[dict], linted: set[str]) -> None:
-    """Precision per rule of the on-by-default findings, from the hand judgments.
+    """Precision (and, where misses were read, recall) per rule of the on-by-default findings.
 
-    Also lists findings no row judges (new since the judgments: read and judge them) and judged
-    rows that no longer fire (a true positive among them is a lost true positive).
+    Also lists findings no row judges (new since the judgments: read and judge them), judged
+    rows that no longer fire (a true positive among them is a lost true positive), and misses
+    still silent. A finding at a recorded miss counts as a true positive ("miss now reported").
     """
     sys.path.insert(0, str(Path(__file__).parent))
-    from real_world_judgments import by_key
+    from real_world_judgments import MISS_AUDITED, by_key, misses_by_key
 
-    table = by_key()
-    judged_sources = {key[0] for key in table}
+    table, misses = by_key(), misses_by_key()
+    judged_sources = {key[0] for key in table} | MISS_AUDITED
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     seen = set()
     unjudged = []
@@ -290,35 +313,62 @@ def judge(findings: list[dict], linted: set[str]) -> None:
         seen.add(key)
         if key in table:
             counts[finding["code"]][table[key][0]] += 1
+        elif key in misses:
+            counts[finding["code"]]["true"] += 1
+            counts[finding["code"]]["miss now reported"] += 1
         else:
             unjudged.append(key)
             counts[finding["code"]]["unjudged"] += 1
     linted = linted | {f["source"] for f in findings}  # a source with no finding was linted too
     gone = [(key, table[key]) for key in table if key not in seen and key[0] in linted]
+    silent = [(key, misses[key]) for key in misses if key not in seen and key[0] in linted]
+    for key, _ in silent:
+        counts[key[2]]["missed"] += 1
+    recall_known = bool(linted & MISS_AUDITED)
+    print_table(counts, recall_known)
+    for key in unjudged:
+        print("unjudged:", *key)
+    for key, (verdict, shape, _) in gone:
+        print(f"no longer reported ({verdict}{', ' + shape if shape else ''}):", *key)
+    reported = sorted(key for key in misses if key in seen)
+    for key in reported:
+        print(f"miss now reported ({misses[key][0]}):", *key)
+    for key, (shape, _) in silent:
+        print(f"still missed ({shape}):", *key)
 
-    print("\n| rule | findings | true | false | debatable | unjudged | precision | counting debatable as true |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+
+def print_table(counts: dict[str, collections.Counter], recall_known: bool) -> None:
+    """Markdown table: precision true / (true + false), strict (debatable as false), lenient (as true);
+    recall true / (true + missed), where the misses were read."""
+    print(
+        "\n| rule | findings | true | false | debatable | unjudged | missed | precision | strict "
+        "| counting debatable as true | recall |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     total: collections.Counter = collections.Counter()
     for code in sorted(counts) + ["all"]:
         c = total if code == "all" else counts[code]
         if code != "all":
             total.update(c)
-        n = sum(c.values())
+        n = c["true"] + c["false"] + c["debatable"] + c["unjudged"]
         judged = n - c["unjudged"]
-        precision = f"{100 * c['true'] / judged:.0f}%" if judged else "-"
+        strict = c["true"] + c["false"]
+        precision = f"{100 * c['true'] / strict:.0f}%" if strict else "-"
+        strictest = f"{100 * c['true'] / judged:.0f}%" if judged else "-"
         lenient = f"{100 * (c['true'] + c['debatable']) / judged:.0f}%" if judged else "-"
+        found = c["true"] + c["missed"]
+        recall = f"{100 * c['true'] / found:.0f}%" if recall_known and found else "-"
         name = "**all**" if code == "all" else code
-        print(f"| {name} | {n} | {c['true']} | {c['false']} | {c['debatable']} | {c['unjudged']} | {precision} | {lenient} |")
-    for key in unjudged:
-        print("unjudged:", *key)
-    for key, (verdict, shape, _) in gone:
-        print(f"no longer reported ({verdict}{', ' + shape if shape else ''}):", *key)
+        print(
+            f"| {name} | {n} | {c['true']} | {c['false']} | {c['debatable']} | {c['unjudged']} | {c['missed']} "
+            f"| {precision} | {strictest} | {lenient} | {recall} |"
+        )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("first", "second", "third", "both", "all"), default="both", help="which sources (both: first and second)"
+        "--set", choices=("first", "second", "third", "fourth", "both", "all"), default="both", help="which sources (both: first and second)"
     )
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
@@ -355,7 +405,7 @@ def main() -> int:
                 tree = unpack(archive, root / "src")
                 paths = sorted({p for pattern in patterns for p in tree.glob(pattern)})
                 findings += lint_source(archive.name, tree, paths, once=args.once)
-        sets = {"second": SECOND, "third": THIRD, "both": SECOND, "all": SECOND + THIRD}
+        sets = {"second": SECOND, "third": THIRD, "fourth": FOURTH, "both": SECOND, "all": SECOND + THIRD + FOURTH}
         if args.set in sets:
             for source in sets[args.set]:
                 if (only and source.key not in only) or source.key in skip:
