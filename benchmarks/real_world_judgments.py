@@ -927,6 +927,10 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "other arm of the same if, same loop"),
     ("Project-MONAI+research-contributions", "lamp-automated-model-parallelism/train.py:144", "DL201", T, "",
      "1 worker, validation every 10 epochs (:207-212)"),
+    # reported once MONAI's loaders are loader calls (the shapes branch at e27b865); read then
+    ("Project-MONAI+research-contributions", "auto3dseg/algorithm_templates/dints/scripts/infer.py:195", "DL305", F, "A3",
+     "an inference class: RANK is read only to let rank 0 write a config (:135-136) and dist.get_rank() only to "
+     "name the device; the script starts no process group and trains nothing"),
     ("Project-MONAI+research-contributions",
      "prostate-mri-lesion-seg/prostate_mri_lesion_seg_app/custom_lesion_seg_operator.py:289", "DL206", D, "",
      "one volume taken with next(iter()) and .to('cuda') once: pageable as claimed, but one blocking copy has "
@@ -1011,12 +1015,16 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
     ("snap-stanford+ogb", "examples/lsc/mag240m/rgnn.py:260", "DL201", "M4", "same as gnn.py:108"),
     ("snap-stanford+ogb", "examples/nodeproppred/products/cluster_gcn.py:148", "DL201", "M4",
      "ClusterLoader(num_workers=args.num_workers, default 12), train() every epoch (:164-165)"),
-    ("snap-stanford+ogb", "examples/nodeproppred/products/cluster_gcn.py:151", "DL201", "M4",
-     "NeighborSampler subgraph loader (12 workers), test() every eval_steps epochs (:172-173)"),
-    ("snap-stanford+ogb", "examples/nodeproppred/products/graph_saint.py:167", "DL201", "M4",
-     "NeighborSampler(num_workers=12), test() every eval_steps epochs (:184-185)"),
+    ("snap-stanford+ogb", "examples/nodeproppred/products/cluster_gcn.py:151", "DL201", "M8",
+     "NeighborSampler subgraph loader (12 workers; M4 too), test() every eval_steps epochs (:172-173) hands it "
+     "to model.inference(x_all, subgraph_loader, device), a method of the same file's SAGE class, which loops over it"),
+    ("snap-stanford+ogb", "examples/nodeproppred/products/graph_saint.py:167", "DL201", "M8",
+     "NeighborSampler(num_workers=12; M4 too), test() every eval_steps epochs (:184-185) -> model.inference(...)"),
     ("snap-stanford+ogb", "examples/nodeproppred/mag/sampler.py:84", "DL201", "M4",
      "module-level NeighborSampler(num_workers=12), train(epoch) in the epoch loop (:318-322)"),
+    ("snap-stanford+ogb", "examples/nodeproppred/mag/sampler.py:84", "DL206", "M4",
+     "12 workers, n_id.to(device) and adj.to(device) in train() (:271-273), device 'cuda:N' if available "
+     "(:246, bound once); PyG batches' tensors are pinnable (found when the shapes branch reported it)"),
     ("snap-stanford+ogb", "examples/nodeproppred/mag/sampler.py:318", "DL101", "M4",
      "module-level `for run in range(args.runs)` iterates the 12-worker loader through train(); no main guard"),
     ("snap-stanford+ogb", "examples/linkproppred/citation2/cluster_gcn.py:194", "DL201", "M4",
@@ -1024,13 +1032,14 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
     ("snap-stanford+ogb", "examples/linkproppred/citation2/sampler.py:231", "DL201", "M4",
      "PositiveLinkNeighborSampler, the project's subclass of NeighborSampler (12 workers), every epoch (:270-271)"),
     ("snap-stanford+ogb", "examples/linkproppred/citation2/sampler.py:237", "DL201", "M4", "NegativeLinkNeighborSampler, same"),
-    ("snap-stanford+ogb", "examples/linkproppred/citation2/sampler.py:243", "DL201", "M4",
-     "NeighborSampler subgraph loader, test() every eval_steps epochs (:275-276)"),
+    ("snap-stanford+ogb", "examples/linkproppred/citation2/sampler.py:243", "DL201", "M8",
+     "NeighborSampler subgraph loader (M4 too), test() every eval_steps epochs (:275-276) -> model.inference(...)"),
     # --- Project-MONAI/research-contributions: monai.data.DataLoader / ThreadDataLoader
     *(
-        ("Project-MONAI+research-contributions", f"{folder}/utils/data_utils.py:{line}", "DL201", "M6",
-         f"monai data.DataLoader(num_workers=args.workers, default 8), returned in [train_loader, val_loader]; "
-         f"trainer.py runs the {which} loader {when}")
+        ("Project-MONAI+research-contributions", f"{folder}/utils/data_utils.py:{line}", "DL201", "M7",
+         f"monai data.DataLoader(num_workers=args.workers, default 8) (M6 too), returned in a list "
+         f"[train_loader, val_loader] that main.py subscripts (loader[0], loader[1]); trainer.py runs the "
+         f"{which} loader {when}")
         for folder, lines in (
             ("SwinUNETR/BRATS21", (146, 156)),
             ("SwinUNETR/BTCV", (155, 166)),
@@ -1043,6 +1052,11 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
      "monai DataLoader, 4 workers; main.py: `while global_step < num_steps: train(...)` iterates it per pass"),
     ("Project-MONAI+research-contributions", "SwinUNETR/Pretrain/utils/data_utils.py:137", "DL201", "M6",
      "val loader, validation() every eval_num steps"),
+    ("Project-MONAI+research-contributions", "SwinUNETR/Pretrain/utils/data_utils.py:132", "DL206", "M6",
+     "4 workers, no pin_memory; train() copies batch['image'].cuda() every step (main.py:39-41) (found when "
+     "the shapes branch reported it)"),
+    ("Project-MONAI+research-contributions", "SwinUNETR/Pretrain/utils/data_utils.py:137", "DL206", "M6",
+     "val loader, validation() copies batch['image'].cuda() (main.py:119-120) (likewise)"),
     ("Project-MONAI+research-contributions", "SkullRec/monaiSkull.py:127", "DL201", "M6", "monai DataLoader, 4 workers, epoch loop (:169-175)"),
     ("Project-MONAI+research-contributions", "SkullRec/monaiSkull.py:129", "DL201", "M6", "every val_interval epochs (:189-193)"),
     *(
@@ -1056,6 +1070,9 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
      "same (:568)"),
     ("Project-MONAI+research-contributions", "auto3dseg/algorithm_templates/dints/scripts/search.py:224", "DL201", "M6",
      "ThreadDataLoader(num_workers=6 from the config, shuffle=True) iterated every epoch (:320)"),
+    ("Project-MONAI+research-contributions", "auto3dseg/algorithm_templates/dints/scripts/search.py:224", "DL206", "M6",
+     "ThreadDataLoader with 6 workers, batch_data['image'].to(device) every step (:320-322), device cuda:N "
+     "(likewise)"),
     *(
         ("Project-MONAI+research-contributions", f"lamp-automated-model-parallelism/train.py:{line}", "DL206", "M5",
          "batch field copied as Variable(x.cuda()) in the loop, multi-worker loader, no pin_memory")
