@@ -1,23 +1,29 @@
 """Run dllint over the training code of real PyTorch projects and count findings per rule.
 
-Two sets of sources, both pinned (see REAL_WORLD.md for the judgments):
+Four sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 
 - ``first``: four PyPI packages (the first audit): sdists/wheels from ``pip download --no-deps``.
 - ``second``: public training code bases: GitHub repositories at a pinned commit and PyPI
   wheels that ship training code (NeMo, ESPnet, SpeechBrain, torchtune, ultralytics).
+- ``third``: four GitHub code bases read after the rules were written.
+- ``fourth``: fourteen GitHub code bases (issue 25), unpacked with their YAML configs, whose
+  entry points were also read for misses (``MISSES`` in real_world_judgments.py: ``--judge``
+  then gives recall per rule as well as precision).
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
 ``--mirror-root DIR``, an existing bare copy ``DIR/<owner>+<name>/repo`` is read instead
 (the layout the project's code-reading tool leaves). Only ``.py`` and ``.ipynb`` files are
-unpacked: some repositories keep large data files that are not needed to lint.
+unpacked (and YAML configs for sources with ``configs=True``): some repositories keep large
+data files that are not needed to lint.
 
-Each source is linted twice, ``dllint check --no-cache --format json`` with the default
-rules and with ``--select ALL``; the counts per rule and per source are printed, and
-``--json FILE`` keeps every finding for judging.
+Each source is linted twice, ``python -m dllint check --no-cache --format json`` (the dllint
+that the current directory imports) with the default rules and with ``--select ALL``; the
+counts per rule and per source are printed, and ``--json FILE`` keeps every finding for judging.
 
     python benchmarks/real_world.py                          # both sets, temp dir removed after
     python benchmarks/real_world.py --set second --judge     # precision from real_world_judgments.py
+    python benchmarks/real_world.py --set fourth --mirror-root /work/.mirror --judge   # precision and recall
     python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
         --dir /tmp/rw --json /tmp/rw/findings.json
 """
