@@ -6,7 +6,7 @@ Four sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 - ``second``: public training code bases: GitHub repositories at a pinned commit and PyPI
   wheels that ship training code (NeMo, ESPnet, SpeechBrain, torchtune, ultralytics).
 - ``third``: four GitHub code bases read after the rules were written.
-- ``fourth``: fourteen GitHub code bases (issue 25), unpacked with their YAML configs, whose
+- ``fourth``: sixteen GitHub code bases (issue 25), unpacked with their YAML configs, whose
   entry points were also read for misses (``MISSES`` in real_world_judgments.py: ``--judge``
   then gives recall per rule as well as precision).
 
@@ -163,6 +163,8 @@ FOURTH = (
     Repo("EleutherAI/gpt-neox", "ea7aefd8f8e183256992d9fede4d7c71a46d67a5", "Megatron/DeepSpeed LLM training", configs=True),
     Repo("awslabs/dgl-lifesci", "be8bc71d29ecf34a9dab7c7bd47c08f3383d9be0", "graph learning (DGL): molecule examples", configs=True),
     Repo("meta-llama/llama-recipes", "faae2fd877995430906e1d0904131ecdaa89a604", "LLM fine-tuning, FSDP/DDP recipes", configs=True),
+    Repo("lopuhin/kaggle-imet-2019", "f1ec0827149a8218430a6884acf49c27ba6fcb1f", "Kaggle competition solution scripts", configs=True),
+    Repo("haotian-liu/LLaVA", "c121f0432da27facab705978f83c4ada465e46fd", "multimodal LLM training, HF Trainer subclass, DeepSpeed", configs=True),
 )
 
 WANTED = (".py", ".ipynb")
@@ -213,6 +215,8 @@ def checkout(repo: Repo, into: Path, mirror_root: Path | None) -> Path:
     if target.exists():
         return target
     git_dir = mirror_root / repo.key / "repo" if mirror_root else None
+    if git_dir is not None and (git_dir / ".git").is_dir():  # some copies are checkouts, not bare
+        git_dir = git_dir / ".git"
     if git_dir is None or not git_dir.exists():
         git_dir = into.parent / "git" / repo.key
         if not git_dir.exists():

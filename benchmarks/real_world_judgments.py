@@ -854,7 +854,7 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "train loader: batch[i].to(device) in its loop"),
     ("huggingface+peft", "examples/token_classification/peft_lora_token_cls.ipynb:35", "DL206", T, "",
      "eval loader: batch[i].to(device) in its loop"),
-    # === fourth set (FOURTH in real_world.py, issue 25): 14 code bases, linted from their root
+    # === fourth set (FOURTH in real_world.py, issue 25): 16 code bases, linted from their root
     # --- jik876/hifi-gan
     ("jik876+hifi-gan", "train.py:83", "DL201", T, "", "num_workers=h.num_workers (4 in config_v1.json), epoch loop (:105, :113)"),
     ("jik876+hifi-gan", "train.py:94", "DL201", T, "",
@@ -969,6 +969,10 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("awslabs+dgl-lifesci", "examples/reaction_prediction/rexgen_direct/find_reaction_center_train.py:52", "DL305", F, "A2",
      "each rank keeps its own slice: get_center_subset(train_set, rank, num_devices) (utils.py:74-97) cuts the "
      "dataset's lists by rank before the loader is built"),
+    # --- haotian-liu/LLaVA (training goes through HF Trainer with command-line TrainingArguments: nothing to see)
+    ("haotian-liu+LLaVA", "llava/eval/model_vqa_loader.py:75", "DL206", T, "",
+     "4 workers, no pin_memory; the loop copies input_ids and image_tensor with .to(device='cuda', non_blocking=True) "
+     "(:102, :107): from pageable memory those copies are synchronous"),
 )
 
 # Sources whose entry points were read for misses (the fourth set, all of it: a source with no finding
@@ -978,7 +982,7 @@ MISS_AUDITED = frozenset(
         "jik876+hifi-gan", "NVIDIA+tacotron2", "rixwew+pytorch-fm", "VainF+DeepLabV3Plus-Pytorch",
         "thuml+Time-Series-Library", "crowsonkb+k-diffusion", "facebookresearch+swav", "facebookresearch+vicreg",
         "snap-stanford+ogb", "tloen+alpaca-lora", "Project-MONAI+research-contributions", "EleutherAI+gpt-neox",
-        "awslabs+dgl-lifesci", "meta-llama+llama-recipes",
+        "awslabs+dgl-lifesci", "meta-llama+llama-recipes", "lopuhin+kaggle-imet-2019", "haotian-liu+LLaVA",
     }
 )
 
