@@ -963,7 +963,7 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("awslabs+dgl-lifesci", "examples/reaction_prediction/rexgen_direct/candidate_ranking_train.py:47", "DL201", T, "",
      "-nw default 100, epoch loop (:68)"),
     ("awslabs+dgl-lifesci", "examples/reaction_prediction/rexgen_direct/candidate_ranking_train.py:50", "DL201", T, "",
-     "candidate_ranking_eval every print_every steps (:135)"),
+     "candidate_ranking_eval at every learning-rate decay (:127-135) and once at the end (:145)"),
     ("awslabs+dgl-lifesci", "examples/reaction_prediction/rexgen_direct/find_reaction_center_train.py:52", "DL201", T, "",
      "-np default 4, epoch loop (:84-86)"),
     ("awslabs+dgl-lifesci", "examples/reaction_prediction/rexgen_direct/find_reaction_center_train.py:52", "DL305", F, "A2",
