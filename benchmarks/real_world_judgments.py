@@ -1006,6 +1006,10 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
     # --- snap-stanford/ogb
     ("snap-stanford+ogb", "examples/lsc/mag240m/sign.py:162", "DL206", "M1",
      "6 workers (persistent), x.to(device) in train(model, loader, optimizer, device) (:86); device 'cuda:N' if available"),
+    # --- awslabs/dgl-lifesci
+    ("awslabs+dgl-lifesci", "examples/property_prediction/pretrain_gnns/chem/pretrain_masking.py:192", "DL206", "M1",
+     "8 workers, no pin_memory; train(args, ..., train_dataloader, ..., device) copies the batch's node_feats, "
+     "edge_feats and masked index/label tensors .to(device) (:85-91); device cuda:N if available (:171)"),
     *(
         ("snap-stanford+ogb", f"examples/linkproppred/{task}/run.py:{line}", "DL201", "M3",
          "max(1, cpu_num//2) workers; BidirectionalOneShotIterator.one_shot_iterator (dataloader.py) is "
