@@ -1035,6 +1035,13 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
      "(:246, bound once); PyG batches' tensors are pinnable (found when the shapes branch reported it)"),
     ("snap-stanford+ogb", "examples/nodeproppred/mag/sampler.py:318", "DL101", "M4",
      "module-level `for run in range(args.runs)` iterates the 12-worker loader through train(); no main guard"),
+    ("snap-stanford+ogb", "examples/nodeproppred/mag/cluster_gcn.py:84", "DL201", "M4",
+     "module-level ClusterLoader(num_workers=12) (torch_geometric.data), train(epoch) in the module-level epoch "
+     "loop (:308-311) (found when the shapes branch reported it)"),
+    ("snap-stanford+ogb", "examples/nodeproppred/mag/cluster_gcn.py:84", "DL206", "M4",
+     "data.to(device) in train() (:260-261), device 'cuda:N' if available (:244, bound once); PyG Data is pinnable"),
+    ("snap-stanford+ogb", "examples/nodeproppred/mag/cluster_gcn.py:308", "DL101", "M4",
+     "module-level `for run in range(args.runs)` iterates the 12-worker loader through train(); no main guard"),
     ("snap-stanford+ogb", "examples/linkproppred/citation2/cluster_gcn.py:194", "DL201", "M4",
      "ClusterLoader (12 workers), train() every epoch (:220-221)"),
     ("snap-stanford+ogb", "examples/linkproppred/citation2/sampler.py:231", "DL201", "M4",
