@@ -6,7 +6,7 @@ Four sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 - ``second``: public training code bases: GitHub repositories at a pinned commit and PyPI
   wheels that ship training code (NeMo, ESPnet, SpeechBrain, torchtune, ultralytics).
 - ``third``: four GitHub code bases read after the rules were written.
-- ``fourth``: sixteen GitHub code bases (issue 25), unpacked with their YAML configs, whose
+- ``fourth``: seventeen GitHub code bases (issue 25), unpacked with their YAML configs, whose
   entry points were also read for misses (``MISSES`` in real_world_judgments.py: ``--judge``
   then gives recall per rule as well as precision).
 
@@ -165,6 +165,7 @@ FOURTH = (
     Repo("meta-llama/llama-recipes", "faae2fd877995430906e1d0904131ecdaa89a604", "LLM fine-tuning, FSDP/DDP recipes", configs=True),
     Repo("lopuhin/kaggle-imet-2019", "f1ec0827149a8218430a6884acf49c27ba6fcb1f", "Kaggle competition solution scripts", configs=True),
     Repo("haotian-liu/LLaVA", "c121f0432da27facab705978f83c4ada465e46fd", "multimodal LLM training, HF Trainer subclass, DeepSpeed", configs=True),
+    Repo("THUDM/GraphMAE", "b14f080c919257b495e3cb6474286d5252d6a635", "graph self-supervised (DGL GraphDataLoader, PyG chem)", configs=True),
 )
 
 WANTED = (".py", ".ipynb")

@@ -854,7 +854,7 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "train loader: batch[i].to(device) in its loop"),
     ("huggingface+peft", "examples/token_classification/peft_lora_token_cls.ipynb:35", "DL206", T, "",
      "eval loader: batch[i].to(device) in its loop"),
-    # === fourth set (FOURTH in real_world.py, issue 25): 16 code bases, linted from their root
+    # === fourth set (FOURTH in real_world.py, issue 25): 17 code bases, linted from their root
     # --- jik876/hifi-gan
     ("jik876+hifi-gan", "train.py:83", "DL201", T, "", "num_workers=h.num_workers (4 in config_v1.json), epoch loop (:105, :113)"),
     ("jik876+hifi-gan", "train.py:94", "DL201", T, "",
@@ -983,6 +983,7 @@ MISS_AUDITED = frozenset(
         "thuml+Time-Series-Library", "crowsonkb+k-diffusion", "facebookresearch+swav", "facebookresearch+vicreg",
         "snap-stanford+ogb", "tloen+alpaca-lora", "Project-MONAI+research-contributions", "EleutherAI+gpt-neox",
         "awslabs+dgl-lifesci", "meta-llama+llama-recipes", "lopuhin+kaggle-imet-2019", "haotian-liu+LLaVA",
+        "THUDM+GraphMAE",
     }
 )
 
@@ -1049,6 +1050,25 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
     ("snap-stanford+ogb", "examples/linkproppred/citation2/sampler.py:237", "DL201", "M4", "NegativeLinkNeighborSampler, same"),
     ("snap-stanford+ogb", "examples/linkproppred/citation2/sampler.py:243", "DL201", "M8",
      "NeighborSampler subgraph loader (M4 too), test() every eval_steps epochs (:275-276) -> model.inference(...)"),
+    # --- THUDM/GraphMAE: chem/ uses PyG's DataLoader (deprecated torch_geometric.data path) and its own
+    # DataLoader subclasses (chem/dataloader.py); device = torch.device("cuda:N") if available (bound once)
+    *(
+        ("THUDM+GraphMAE", f"chem/finetune.py:{line}", "DL201", "M4",
+         f"torch_geometric.data.DataLoader, --num_workers 4; the {which} loader is iterated every epoch "
+         f"(train() / eval(), :221-235)")
+        for line, which in ((175, "train"), (176, "val"), (177, "test"))
+    ),
+    *(
+        ("THUDM+GraphMAE", f"chem/finetune.py:{line}", "DL206", "M1",
+         "batch.to(device) in train()/eval(), which get the device as a parameter (:34, :59); PyG batches "
+         "are pinnable (M4 too)")
+        for line in (175, 176, 177)
+    ),
+    ("THUDM+GraphMAE", "chem/pretraining.py:169", "DL201", "M9",
+     "DataLoaderMaskingPred, the project's subclass of torch's DataLoader in chem/dataloader.py, "
+     "num_workers=--num_workers (8), shuffle=True; train_mae() iterates it every epoch (:212-218)"),
+    ("THUDM+GraphMAE", "chem/pretraining.py:169", "DL206", "M1",
+     "batch.to(device) in train_mae(), device a parameter (:70); the loader is the project's subclass (M9 too)"),
     # --- Project-MONAI/research-contributions: monai.data.DataLoader / ThreadDataLoader
     *(
         ("Project-MONAI+research-contributions", f"{folder}/utils/data_utils.py:{line}", "DL201", "M7",
