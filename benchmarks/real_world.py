@@ -6,7 +6,7 @@ Four sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 - ``second``: public training code bases: GitHub repositories at a pinned commit and PyPI
   wheels that ship training code (NeMo, ESPnet, SpeechBrain, torchtune, ultralytics).
 - ``third``: four GitHub code bases read after the rules were written.
-- ``fourth``: seventeen GitHub code bases (issue 25), unpacked with their YAML configs, whose
+- ``fourth``: nineteen GitHub code bases (issue 25), unpacked with their YAML configs, whose
   entry points were also read for misses (``MISSES`` in real_world_judgments.py: ``--judge``
   then gives recall per rule as well as precision).
 
@@ -166,6 +166,14 @@ FOURTH = (
     Repo("lopuhin/kaggle-imet-2019", "f1ec0827149a8218430a6884acf49c27ba6fcb1f", "Kaggle competition solution scripts", configs=True),
     Repo("haotian-liu/LLaVA", "c121f0432da27facab705978f83c4ada465e46fd", "multimodal LLM training, HF Trainer subclass, DeepSpeed", configs=True),
     Repo("THUDM/GraphMAE", "b14f080c919257b495e3cb6474286d5252d6a635", "graph self-supervised (DGL GraphDataLoader, PyG chem)", configs=True),
+    Repo("ashleve/lightning-hydra-template", "bddbc24b82ab6ccfa6243e815a49dc5bfe8d4144", "Lightning + Hydra configs template", configs=True),
+    Repo(
+        "microsoft/DeepSpeedExamples",
+        "83757d9c937daabd1089a08051061706cb73900d",
+        "DeepSpeed training examples (initialize(training_data=...), pipeline, GAN, BERT)",
+        ("training/",),
+        configs=True,
+    ),
 )
 
 WANTED = (".py", ".ipynb")

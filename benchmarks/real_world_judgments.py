@@ -854,7 +854,7 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "train loader: batch[i].to(device) in its loop"),
     ("huggingface+peft", "examples/token_classification/peft_lora_token_cls.ipynb:35", "DL206", T, "",
      "eval loader: batch[i].to(device) in its loop"),
-    # === fourth set (FOURTH in real_world.py, issue 25): 17 code bases, linted from their root
+    # === fourth set (FOURTH in real_world.py, issue 25): 19 code bases, linted from their root
     # --- jik876/hifi-gan
     ("jik876+hifi-gan", "train.py:83", "DL201", T, "", "num_workers=h.num_workers (4 in config_v1.json), epoch loop (:105, :113)"),
     ("jik876+hifi-gan", "train.py:94", "DL201", T, "",
@@ -969,6 +969,56 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("awslabs+dgl-lifesci", "examples/reaction_prediction/rexgen_direct/find_reaction_center_train.py:52", "DL305", F, "A2",
      "each rank keeps its own slice: get_center_subset(train_set, rank, num_devices) (utils.py:74-97) cuts the "
      "dataset's lists by rank before the loader is built"),
+    # --- ashleve/lightning-hydra-template
+    *(
+        ("ashleve+lightning-hydra-template", f"src/data/mnist_datamodule.py:{line}", "DL201", D, "",
+         f"{hook} hook, num_workers=self.hparams.num_workers: 0 as shipped (the __init__ default, "
+         "configs/data/mnist.yaml, the tests), so no workers restart; the config is the template's knob, "
+         "and with num_workers > 0 Lightning re-iterates it every epoch without persistent_workers")
+        for line, hook in ((141, "train_dataloader"), (154, "val_dataloader"))
+    ),
+    # --- microsoft/DeepSpeedExamples (training/)
+    *(
+        ("microsoft+DeepSpeedExamples", where, "DL301", T, "",
+         "train DistributedSampler (under the DeepSpeed launcher's --local_rank), iterated in the "
+         "`for _ in trange(num_train_epochs)` loop; set_epoch is never called: every epoch repeats one order")
+        for where in (
+            "training/BingBertGlue/run_glue_classifier_bert_base.py:915",
+            "training/BingBertGlue/run_glue_classifier_bert_large.py:1002",
+            "training/BingBertSquad/nvidia_run_squad_baseline.py:988",
+            "training/BingBertSquad/nvidia_run_squad_deepspeed.py:984",
+            "training/bing_bert/run_glue_classifier_bert_base.py:938",
+            "training/bing_bert/run_glue_classifier_bert_large.py:1024",
+        )
+    ),
+    ("microsoft+DeepSpeedExamples", "training/data_efficiency/gpt_finetuning/run_clm_no_trainer.py:408", "DL301", T, "",
+     "without --curriculum_learning the script's own loader is iterated in `while consumed_token < total_tokens` "
+     "(:565-570) and set_epoch is never called"),
+    ("microsoft+DeepSpeedExamples", "training/cifar/cifar10_tutorial.py:78", "DL201", T, "",
+     "module-level trainloader (2 workers), 2-epoch loop (:173)"),
+    ("microsoft+DeepSpeedExamples", "training/cifar/cifar10_tutorial.py:87", "DL201", T, "",
+     "testloader (2 workers) iterated twice (:257, :278)"),
+    ("microsoft+DeepSpeedExamples", "training/cifar/cifar10_tutorial.py:112", "DL101", T, "",
+     "module-level `dataiter = iter(trainloader)` starts 2 workers; no main guard in the file"),
+    ("microsoft+DeepSpeedExamples", "training/data_efficiency/vit_finetuning/main_cifar.py:86", "DL201", T, "",
+     "--workers 4, train() every epoch (:115-117)"),
+    ("microsoft+DeepSpeedExamples", "training/data_efficiency/vit_finetuning/main_cifar.py:88", "DL201", T, "",
+     "validate() every epoch (:118)"),
+    ("microsoft+DeepSpeedExamples", "training/data_efficiency/vit_finetuning/main_imagenet.py:277", "DL201", T, "",
+     "val loader, validate() every epoch (:313)"),
+    ("microsoft+DeepSpeedExamples", "training/data_efficiency/vit_finetuning/main_imagenet.py:279", "DL201", T, "",
+     "train loader, every epoch (:304-306)"),
+    ("microsoft+DeepSpeedExamples", "training/imagenet/main.py:254", "DL201", T, "", "-j 4, train() every epoch (:269-273)"),
+    ("microsoft+DeepSpeedExamples", "training/imagenet/main.py:258", "DL201", T, "", "validate() every epoch (:277)"),
+    ("microsoft+DeepSpeedExamples", "training/gan/gan_baseline_train.py:80", "DL201", T, "",
+     "num_workers=int(args.workers), --workers default 16 (gan/utils.py), epoch loop (:109-110)"),
+    ("microsoft+DeepSpeedExamples", "training/gan/gan_baseline_train.py:80", "DL206", T, "",
+     "data[0].to(device) in the loop (:116), device cuda:0 with --cuda, multi-worker, no pin_memory"),
+    ("microsoft+DeepSpeedExamples", "training/gan/gan_deepspeed_train.py:82", "DL201", T, "", "same loader, epoch loop (:115-116)"),
+    ("microsoft+DeepSpeedExamples", "training/gan/gan_deepspeed_train.py:82", "DL206", T, "",
+     "data[0].to(device) (:122), device = torch.device('cuda', local_rank)"),
+    ("microsoft+DeepSpeedExamples", "training/stable_diffusion/train_sd_distil_lora.py:1007", "DL102", T, "",
+     "collate_fn=lambda with num_workers=args.dataloader_num_workers (may be > 0), as diffusers' scripts"),
     # --- haotian-liu/LLaVA (training goes through HF Trainer with command-line TrainingArguments: nothing to see)
     ("haotian-liu+LLaVA", "llava/eval/model_vqa_loader.py:75", "DL206", T, "",
      "4 workers, no pin_memory; the loop copies input_ids and image_tensor with .to(device='cuda', non_blocking=True) "
@@ -983,7 +1033,7 @@ MISS_AUDITED = frozenset(
         "thuml+Time-Series-Library", "crowsonkb+k-diffusion", "facebookresearch+swav", "facebookresearch+vicreg",
         "snap-stanford+ogb", "tloen+alpaca-lora", "Project-MONAI+research-contributions", "EleutherAI+gpt-neox",
         "awslabs+dgl-lifesci", "meta-llama+llama-recipes", "lopuhin+kaggle-imet-2019", "haotian-liu+LLaVA",
-        "THUDM+GraphMAE",
+        "THUDM+GraphMAE", "ashleve+lightning-hydra-template", "microsoft+DeepSpeedExamples",
     }
 )
 
@@ -1069,6 +1119,24 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
      "num_workers=--num_workers (8), shuffle=True; train_mae() iterates it every epoch (:212-218)"),
     ("THUDM+GraphMAE", "chem/pretraining.py:169", "DL206", "M1",
      "batch.to(device) in train_mae(), device a parameter (:70); the loader is the project's subclass (M9 too)"),
+    # --- microsoft/DeepSpeedExamples: DeepSpeed's data parallelism without training_data=... (issue 25's shape)
+    ("microsoft+DeepSpeedExamples", "training/HelloDeepSpeed/train_bert_ds.py:285", "DL305", "M10",
+     "shuffled loader without a sampler (wrapped in InfiniteIterator); deepspeed.initialize gets no training_data "
+     "(:801) and the script reads RANK (:37): every rank trains on the whole dataset"),
+    ("microsoft+DeepSpeedExamples", "training/data_efficiency/gpt_finetuning/run_clm_no_trainer.py:413", "DL305", "M10",
+     "eval loader with a SequentialSampler under deepspeed.init_distributed (:257): every rank evaluates the whole "
+     "set (as swav's and DINO's val loaders)"),
+    ("microsoft+DeepSpeedExamples", "training/data_efficiency/vit_finetuning/main_cifar.py:86", "DL305", "M10",
+     "shuffled train loader, no sampler; deepspeed.initialize without training_data (:106): every rank trains on "
+     "all of CIFAR"),
+    ("microsoft+DeepSpeedExamples", "training/data_efficiency/vit_finetuning/main_cifar.py:88", "DL305", "M10",
+     "val loader, every rank evaluates the whole set every epoch"),
+    ("microsoft+DeepSpeedExamples", "training/gan/gan_deepspeed_train.py:82", "DL305", "M10",
+     "shuffled loader, no sampler, two deepspeed.initialize calls without training_data (:110-111), one process "
+     "per GPU (torch.cuda.set_device(args.local_rank)): every rank iterates the whole dataset"),
+    ("microsoft+DeepSpeedExamples", "training/cifar/cifar10_deepspeed.py:238", "DL305", "M10",
+     "test() builds a loader without a sampler on every rank (the train set goes through training_data=, :341); "
+     "every rank evaluates the whole test set (rank 0 prints)"),
     # --- Project-MONAI/research-contributions: monai.data.DataLoader / ThreadDataLoader
     *(
         ("Project-MONAI+research-contributions", f"{folder}/utils/data_utils.py:{line}", "DL201", "M7",
