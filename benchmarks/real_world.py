@@ -218,6 +218,27 @@ def git(git_dir: Path, *args: str) -> bytes:
     return subprocess.run(["git", f"--git-dir={git_dir}", *args], check=True, capture_output=True).stdout
 
 
+def read_blobs(git_dir: Path, blobs: list[str]) -> list[bytes | None]:
+    """The contents of ``blobs`` in one ``git cat-file --batch`` (None for a blob the copy lacks)."""
+    request = "".join(f"{blob}\n" for blob in blobs).encode()
+    output = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "cat-file", "--batch"], input=request, capture_output=True, check=True
+    ).stdout
+    contents: list[bytes | None] = []
+    at = 0
+    for _ in blobs:
+        header_end = output.index(b"\n", at)
+        header = output[at:header_end].split()
+        if header[-1] == b"missing":
+            contents.append(None)
+            at = header_end + 1
+            continue
+        size = int(header[2])
+        contents.append(output[header_end + 1 : header_end + 1 + size])
+        at = header_end + 1 + size + 1  # the content is followed by a newline
+    return contents
+
+
 def checkout(repo: Repo, into: Path, mirror_root: Path | None) -> Path:
     """The repository's Python files and notebooks at the pinned commit, under ``into/<key>``."""
     target = into / repo.key
@@ -233,20 +254,21 @@ def checkout(repo: Repo, into: Path, mirror_root: Path | None) -> Path:
             url = f"https://github.com/{repo.name}.git"
             git(git_dir, "fetch", "--quiet", "--depth", "1", url, repo.commit)
     listing = git(git_dir, "ls-tree", "-r", "-z", "--format=%(objectmode) %(objectname) %(path)", repo.commit)
+    wanted = WANTED + CONFIGS if repo.configs else WANTED
+    files = []
     for entry in filter(None, listing.decode().split("\0")):
         mode, blob, path = entry.split(" ", 2)
         if mode == "120000":  # a symbolic link (recipes share files this way): its blob is a path
             continue
-        wanted = WANTED + CONFIGS if repo.configs else WANTED
         if path.endswith(wanted) and (not repo.under or path.startswith(repo.under)):
-            try:
-                text = git(git_dir, "cat-file", "blob", blob)
-            except subprocess.CalledProcessError:  # a snapshot may leave out large files
-                print(f"{repo.key}: {path} is missing from the copy; skipped", file=sys.stderr)
-                continue
-            out = target / path
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_bytes(text)
+            files.append((blob, path))
+    for (blob, path), text in zip(files, read_blobs(git_dir, [blob for blob, _ in files])):
+        if text is None:  # a snapshot may leave out large files
+            print(f"{repo.key}: {path} is missing from the copy; skipped", file=sys.stderr)
+            continue
+        out = target / path
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(text)
     target.mkdir(parents=True, exist_ok=True)
     return target
 
