@@ -1,23 +1,29 @@
 """Run dllint over the training code of real PyTorch projects and count findings per rule.
 
-Two sets of sources, both pinned (see REAL_WORLD.md for the judgments):
+Four sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 
 - ``first``: four PyPI packages (the first audit): sdists/wheels from ``pip download --no-deps``.
 - ``second``: public training code bases: GitHub repositories at a pinned commit and PyPI
   wheels that ship training code (NeMo, ESPnet, SpeechBrain, torchtune, ultralytics).
+- ``third``: four GitHub code bases read after the rules were written.
+- ``fourth``: nineteen GitHub code bases (issue 25), unpacked with their YAML configs, whose
+  entry points were also read for misses (``MISSES`` in real_world_judgments.py: ``--judge``
+  then gives recall per rule as well as precision).
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
 ``--mirror-root DIR``, an existing bare copy ``DIR/<owner>+<name>/repo`` is read instead
 (the layout the project's code-reading tool leaves). Only ``.py`` and ``.ipynb`` files are
-unpacked: some repositories keep large data files that are not needed to lint.
+unpacked (and YAML configs for sources with ``configs=True``): some repositories keep large
+data files that are not needed to lint.
 
-Each source is linted twice, ``dllint check --no-cache --format json`` with the default
-rules and with ``--select ALL``; the counts per rule and per source are printed, and
-``--json FILE`` keeps every finding for judging.
+Each source is linted twice, ``python -m dllint check --no-cache --format json`` (the dllint
+that the current directory imports) with the default rules and with ``--select ALL``; the
+counts per rule and per source are printed, and ``--json FILE`` keeps every finding for judging.
 
     python benchmarks/real_world.py                          # both sets, temp dir removed after
     python benchmarks/real_world.py --set second --judge     # precision from real_world_judgments.py
+    python benchmarks/real_world.py --set fourth --mirror-root /work/.mirror --judge   # precision and recall
     python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
         --dir /tmp/rw --json /tmp/rw/findings.json
 """
@@ -63,6 +69,7 @@ class Repo:
     commit: str
     shape: str  # what kind of training code it is, for the report
     under: tuple[str, ...] = ()  # folders to unpack and lint (default: all)
+    configs: bool = False  # also unpack YAML configs (dllint lints them; a user's clone has them)
 
     @property
     def key(self) -> str:
@@ -139,7 +146,38 @@ THIRD = (
     Repo("huggingface/peft", "5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40", "fine-tuning examples and notebooks"),
 )
 
+# The fourth set (issue 25's audit): ten-plus code bases of varied shapes, linted from their root with
+# their YAML configs, as a clone would be.
+FOURTH = (
+    Repo("jik876/hifi-gan", "4769534d45265d52a904b850da5a622601885777", "speech (vocoder GAN), mp.spawn, DDP", configs=True),
+    Repo("NVIDIA/tacotron2", "185cd24e046cc1304b4f8e564734d2498c6e2e6f", "speech (TTS), DDP, apex", configs=True),
+    Repo("rixwew/pytorch-fm", "f74ad19771eda104e99874d19dc892e988ec53fa", "recommendation (factorization machines)", configs=True),
+    Repo("VainF/DeepLabV3Plus-Pytorch", "4e1087de98bc49d55b9239ae92810ef7368660db", "segmentation, single main.py", configs=True),
+    Repo("thuml/Time-Series-Library", "4e938a1767106324dd753b2a44832bf870a0252e", "time series, data_provider + exp classes", configs=True),
+    Repo("crowsonkb/k-diffusion", "4601bf085320592473f681a62808ed873d17fad5", "diffusion, accelerate", configs=True),
+    Repo("facebookresearch/swav", "06b1b7cbaf6ba2a792300d79c7299db98b93b7f9", "self-supervised, DDP, apex", configs=True),
+    Repo("facebookresearch/vicreg", "4e12602fd495af83efd1631fbe82523e6db092e0", "self-supervised, DDP", configs=True),
+    Repo("snap-stanford/ogb", "61e9784ca76edeaa6e259ba0f836099608ff0586", "graph learning: PyG and DGL examples", configs=True),
+    Repo("tloen/alpaca-lora", "8bb8579e403dc78e37fe81ffbb253c413007323f", "LLM fine-tuning, HF Trainer", configs=True),
+    Repo("Project-MONAI/research-contributions", "21ed8e57c7256834d4fbaf19579ca25ad3d135ee", "medical imaging, MONAI loaders", configs=True),
+    Repo("EleutherAI/gpt-neox", "ea7aefd8f8e183256992d9fede4d7c71a46d67a5", "Megatron/DeepSpeed LLM training", configs=True),
+    Repo("awslabs/dgl-lifesci", "be8bc71d29ecf34a9dab7c7bd47c08f3383d9be0", "graph learning (DGL): molecule examples", configs=True),
+    Repo("meta-llama/llama-recipes", "faae2fd877995430906e1d0904131ecdaa89a604", "LLM fine-tuning, FSDP/DDP recipes", configs=True),
+    Repo("lopuhin/kaggle-imet-2019", "f1ec0827149a8218430a6884acf49c27ba6fcb1f", "Kaggle competition solution scripts", configs=True),
+    Repo("haotian-liu/LLaVA", "c121f0432da27facab705978f83c4ada465e46fd", "multimodal LLM training, HF Trainer subclass, DeepSpeed", configs=True),
+    Repo("THUDM/GraphMAE", "b14f080c919257b495e3cb6474286d5252d6a635", "graph self-supervised (DGL GraphDataLoader, PyG chem)", configs=True),
+    Repo("ashleve/lightning-hydra-template", "bddbc24b82ab6ccfa6243e815a49dc5bfe8d4144", "Lightning + Hydra configs template", configs=True),
+    Repo(
+        "microsoft/DeepSpeedExamples",
+        "83757d9c937daabd1089a08051061706cb73900d",
+        "DeepSpeed training examples (initialize(training_data=...), pipeline, GAN, BERT)",
+        ("training/",),
+        configs=True,
+    ),
+)
+
 WANTED = (".py", ".ipynb")
+CONFIGS = (".yaml", ".yml")
 OFF_BY_DEFAULT = frozenset({"DL203"})
 
 
@@ -180,12 +218,35 @@ def git(git_dir: Path, *args: str) -> bytes:
     return subprocess.run(["git", f"--git-dir={git_dir}", *args], check=True, capture_output=True).stdout
 
 
+def read_blobs(git_dir: Path, blobs: list[str]) -> list[bytes | None]:
+    """The contents of ``blobs`` in one ``git cat-file --batch`` (None for a blob the copy lacks)."""
+    request = "".join(f"{blob}\n" for blob in blobs).encode()
+    output = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "cat-file", "--batch"], input=request, capture_output=True, check=True
+    ).stdout
+    contents: list[bytes | None] = []
+    at = 0
+    for _ in blobs:
+        header_end = output.index(b"\n", at)
+        header = output[at:header_end].split()
+        if header[-1] == b"missing":
+            contents.append(None)
+            at = header_end + 1
+            continue
+        size = int(header[2])
+        contents.append(output[header_end + 1 : header_end + 1 + size])
+        at = header_end + 1 + size + 1  # the content is followed by a newline
+    return contents
+
+
 def checkout(repo: Repo, into: Path, mirror_root: Path | None) -> Path:
     """The repository's Python files and notebooks at the pinned commit, under ``into/<key>``."""
     target = into / repo.key
     if target.exists():
         return target
     git_dir = mirror_root / repo.key / "repo" if mirror_root else None
+    if git_dir is not None and (git_dir / ".git").is_dir():  # some copies are checkouts, not bare
+        git_dir = git_dir / ".git"
     if git_dir is None or not git_dir.exists():
         git_dir = into.parent / "git" / repo.key
         if not git_dir.exists():
@@ -193,19 +254,21 @@ def checkout(repo: Repo, into: Path, mirror_root: Path | None) -> Path:
             url = f"https://github.com/{repo.name}.git"
             git(git_dir, "fetch", "--quiet", "--depth", "1", url, repo.commit)
     listing = git(git_dir, "ls-tree", "-r", "-z", "--format=%(objectmode) %(objectname) %(path)", repo.commit)
+    wanted = WANTED + CONFIGS if repo.configs else WANTED
+    files = []
     for entry in filter(None, listing.decode().split("\0")):
         mode, blob, path = entry.split(" ", 2)
         if mode == "120000":  # a symbolic link (recipes share files this way): its blob is a path
             continue
-        if path.endswith(WANTED) and (not repo.under or path.startswith(repo.under)):
-            try:
-                text = git(git_dir, "cat-file", "blob", blob)
-            except subprocess.CalledProcessError:  # a snapshot may leave out large files
-                print(f"{repo.key}: {path} is missing from the copy; skipped", file=sys.stderr)
-                continue
-            out = target / path
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_bytes(text)
+        if path.endswith(wanted) and (not repo.under or path.startswith(repo.under)):
+            files.append((blob, path))
+    for (blob, path), text in zip(files, read_blobs(git_dir, [blob for blob, _ in files])):
+        if text is None:  # a snapshot may leave out large files
+            print(f"{repo.key}: {path} is missing from the copy; skipped", file=sys.stderr)
+            continue
+        out = target / path
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(text)
     target.mkdir(parents=True, exist_ok=True)
     return target
 
@@ -270,16 +333,17 @@ def report(findings: list[dict]) -> None:
 
 
 def judge(findings: list[dict], linted: set[str]) -> None:
-    """Precision per rule of the on-by-default findings, from the hand judgments.
+    """Precision (and, where misses were read, recall) per rule of the on-by-default findings.
 
-    Also lists findings no row judges (new since the judgments: read and judge them) and judged
-    rows that no longer fire (a true positive among them is a lost true positive).
+    Also lists findings no row judges (new since the judgments: read and judge them), judged
+    rows that no longer fire (a true positive among them is a lost true positive), and misses
+    still silent. A finding at a recorded miss counts as a true positive ("miss now reported").
     """
     sys.path.insert(0, str(Path(__file__).parent))
-    from real_world_judgments import by_key
+    from real_world_judgments import MISS_AUDITED, by_key, misses_by_key
 
-    table = by_key()
-    judged_sources = {key[0] for key in table}
+    table, misses = by_key(), misses_by_key()
+    judged_sources = {key[0] for key in table} | MISS_AUDITED
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     seen = set()
     unjudged = []
@@ -290,35 +354,62 @@ def judge(findings: list[dict], linted: set[str]) -> None:
         seen.add(key)
         if key in table:
             counts[finding["code"]][table[key][0]] += 1
+        elif key in misses:
+            counts[finding["code"]]["true"] += 1
+            counts[finding["code"]]["miss now reported"] += 1
         else:
             unjudged.append(key)
             counts[finding["code"]]["unjudged"] += 1
     linted = linted | {f["source"] for f in findings}  # a source with no finding was linted too
     gone = [(key, table[key]) for key in table if key not in seen and key[0] in linted]
+    silent = [(key, misses[key]) for key in misses if key not in seen and key[0] in linted]
+    for key, _ in silent:
+        counts[key[2]]["missed"] += 1
+    recall_known = bool(linted & MISS_AUDITED)
+    print_table(counts, recall_known)
+    for key in unjudged:
+        print("unjudged:", *key)
+    for key, (verdict, shape, _) in gone:
+        print(f"no longer reported ({verdict}{', ' + shape if shape else ''}):", *key)
+    reported = sorted(key for key in misses if key in seen)
+    for key in reported:
+        print(f"miss now reported ({misses[key][0]}):", *key)
+    for key, (shape, _) in silent:
+        print(f"still missed ({shape}):", *key)
 
-    print("\n| rule | findings | true | false | debatable | unjudged | precision | counting debatable as true |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+
+def print_table(counts: dict[str, collections.Counter], recall_known: bool) -> None:
+    """Markdown table: precision true / (true + false), strict (debatable as false), lenient (as true);
+    recall true / (true + missed), where the misses were read."""
+    print(
+        "\n| rule | findings | true | false | debatable | unjudged | missed | precision | strict "
+        "| counting debatable as true | recall |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     total: collections.Counter = collections.Counter()
     for code in sorted(counts) + ["all"]:
         c = total if code == "all" else counts[code]
         if code != "all":
             total.update(c)
-        n = sum(c.values())
+        n = c["true"] + c["false"] + c["debatable"] + c["unjudged"]
         judged = n - c["unjudged"]
-        precision = f"{100 * c['true'] / judged:.0f}%" if judged else "-"
+        strict = c["true"] + c["false"]
+        precision = f"{100 * c['true'] / strict:.0f}%" if strict else "-"
+        strictest = f"{100 * c['true'] / judged:.0f}%" if judged else "-"
         lenient = f"{100 * (c['true'] + c['debatable']) / judged:.0f}%" if judged else "-"
+        found = c["true"] + c["missed"]
+        recall = f"{100 * c['true'] / found:.0f}%" if recall_known and found else "-"
         name = "**all**" if code == "all" else code
-        print(f"| {name} | {n} | {c['true']} | {c['false']} | {c['debatable']} | {c['unjudged']} | {precision} | {lenient} |")
-    for key in unjudged:
-        print("unjudged:", *key)
-    for key, (verdict, shape, _) in gone:
-        print(f"no longer reported ({verdict}{', ' + shape if shape else ''}):", *key)
+        print(
+            f"| {name} | {n} | {c['true']} | {c['false']} | {c['debatable']} | {c['unjudged']} | {c['missed']} "
+            f"| {precision} | {strictest} | {lenient} | {recall} |"
+        )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("first", "second", "third", "both", "all"), default="both", help="which sources (both: first and second)"
+        "--set", choices=("first", "second", "third", "fourth", "both", "all"), default="both", help="which sources (both: first and second)"
     )
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
@@ -355,7 +446,7 @@ def main() -> int:
                 tree = unpack(archive, root / "src")
                 paths = sorted({p for pattern in patterns for p in tree.glob(pattern)})
                 findings += lint_source(archive.name, tree, paths, once=args.once)
-        sets = {"second": SECOND, "third": THIRD, "both": SECOND, "all": SECOND + THIRD}
+        sets = {"second": SECOND, "third": THIRD, "fourth": FOURTH, "both": SECOND, "all": SECOND + THIRD + FOURTH}
         if args.set in sets:
             for source in sets[args.set]:
                 if (only and source.key not in only) or source.key in skip:

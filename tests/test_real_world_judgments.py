@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
@@ -33,3 +34,30 @@ def test_every_shape_named_by_a_judgment_is_described():
     described = set(re.findall(r"^## (\w+):", (BENCHMARKS / "FALSE_POSITIVE_SHAPES.md").read_text(), re.MULTILINE))
     named = {shape for *_, shape, _ in load_judgments().JUDGMENTS if shape}
     assert named <= described, named - described
+
+
+def load_real_world():
+    spec = importlib.util.spec_from_file_location("real_world", BENCHMARKS / "real_world.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while being built
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module
+
+
+def test_each_miss_is_listed_once_with_a_described_shape():
+    module = load_judgments()
+    misses = module.misses_by_key()  # raises on a miss listed twice or also judged as a finding
+    assert len(misses) == len(module.MISSES)
+    described = set(re.findall(r"^## (\w+):", (BENCHMARKS / "FALSE_POSITIVE_SHAPES.md").read_text(), re.MULTILINE))
+    for (source, where, code), (shape, reason) in misses.items():
+        assert source in module.MISS_AUDITED, source
+        assert re.fullmatch(r"DL\d{3}", code), (source, where)
+        assert re.fullmatch(r".+:\d+", where), (source, where)
+        assert shape in described and reason, (source, where)
+
+
+def test_the_sources_read_for_misses_are_the_fourth_set():
+    assert {repo.key for repo in load_real_world().FOURTH} == load_judgments().MISS_AUDITED
