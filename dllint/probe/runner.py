@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -20,8 +21,11 @@ import dllint.probe.descendants as descendants
 import dllint.probe.guard as guard
 import dllint.probe.ranks as ranks
 from dllint.probe.context import Settings
+from dllint.probe.endings import describe_outcome
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
+from dllint.probe.callsite import site_key
 from dllint.probe.pairing import attach_verdicts, runtime_findings
+from dllint.probe.recommend import reconcile, recommend
 from dllint.probe.report import LoaderReport, ProbeReport
 from dllint.probe.results import CONFIRMED, Anchor, Result, Table
 
@@ -308,6 +312,10 @@ def run_probe(
     try:
         with StopSignals() as signals:
             report = _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals)
+            if report.status == "completed":
+                rerun = functools.partial(_run, target, spec, script_args, [], timeout, settings,
+                                          os.path.join(workdir, "rerun"), progress, signals)
+                prove_recommendations(report, rerun, distributed=nproc_per_node is not None)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     if report_path:
@@ -319,7 +327,52 @@ def run_probe(
     return report
 
 
-def _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals: StopSignals) -> ProbeReport:
+def prove_recommendations(report: ProbeReport, rerun, distributed: bool = False) -> None:
+    """One settings block per loader that earns one; then the script again with the blocks applied.
+
+    ``rerun(overrides)`` runs the script in measure-only mode with each block
+    applied at its call site; each loader's ``before`` is this run's real step,
+    ``after`` the re-run's.
+    """
+    changed: dict[str, LoaderReport] = {}
+    for loader in report.loaders:
+        recommendation = recommend(loader.summary, loader.results, loader.step)
+        if recommendation is None:
+            continue
+        loader.recommendation = recommendation
+        label = f"loader {loader.id} at {loader.call_site}"
+        for finding in report.findings:
+            if finding.probe and finding.probe.get("measurements", {}).get("loader") == label:
+                reconcile(finding.probe, finding.code, recommendation)
+        if recommendation.changed and "path" in loader.summary:
+            changed[site_key(loader.summary["path"], loader.summary["line"])] = loader
+    if not changed:
+        return
+    if distributed:
+        for loader in changed.values():
+            loader.recommendation = loader.recommendation.measured(loader.step, {"error": "not re-run: a distributed run "
+                                                                                 "is re-run by hand with the settings"})
+        return
+    second = rerun({"overrides": {key: loader.recommendation.settings for key, loader in changed.items()},
+                    "measure_only": True})
+    report.rerun = {"status": second.status, "script_outcome": second.script_outcome,
+                    "duration_s": round(second.duration_s, 3), "startup_s": second.startup_s}
+    measured = {site_key(loader.summary["path"], loader.summary["line"]): loader
+                for loader in second.loaders if "path" in loader.summary}
+    for key, loader in changed.items():
+        again = measured.get(key)
+        if again is not None and again.step.get("steps"):
+            after = again.step
+        elif again is not None and again.failures:
+            after = {"error": again.failures[0]["error"]}
+        else:
+            after = {"error": f"the re-run did not reach this loader's steps: {second.script_outcome}"}
+        loader.recommendation = loader.recommendation.measured(loader.step, after)
+
+
+def _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals: StopSignals,
+         extra: dict[str, Any] | None = None) -> ProbeReport:
+    spec = {**spec, **(extra or {})}
     scratch = workdir  # the guard lets the harness write here only: its events, temporary files, redirected writes
     os.makedirs(os.path.join(scratch, "tmp"))
     paths = {name: os.path.join(workdir, name) for name in ("config.json", "events.jsonl", "stdout", "stderr")}
@@ -411,6 +464,10 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
             loaders[loader_id].first_batch_error = event["error"]
         elif kind == "iterated_again" and loader_id in loaders:
             loaders[loader_id].iterated_again = True
+        elif kind == "step" and loader_id in loaders:
+            loaders[loader_id].step = {key: value for key, value in event.items() if key not in ("event", "loader", "t")}
+        elif kind == "epoch_failed" and loader_id in loaders:
+            loaders[loader_id].failures.append({key: event[key] for key in ("epoch", "batch", "error", "worker_died", "in_worker")})
         elif kind == "result":
             results.append(Result.from_dict(event))
         elif kind == "table" and loader_id in loaders:
@@ -434,13 +491,18 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
     if status == "completed" and not finished:
         status = "crashed"
     story = _script_outcome(status, outcome, timeout, log, stderr_tail, bool(loaders))
+    story += "".join(f"; loader {loader.id}'s epoch {failure['epoch']} failed: "
+                     + ("a DataLoader worker died" if failure["worker_died"] else failure["error"])
+                     for loader in loaders.values() for failure in loader.failures
+                     if failure["error"] not in story)
     spans = {loader.id: Anchor(loader.summary["path"], loader.summary["line"], loader.summary["end_line"])
              for loader in loaders.values() if "path" in loader.summary}
     labels = {loader.id: f"loader {loader.id} at {loader.call_site}" for loader in loaders.values()}
     reason = _not_reached_reason(status, loaders, log)
     if not loaders and any(event["event"] == "child_loader" for event in log.events):
         reason = "the script built its loaders in a child process, which the probe does not measure"
-    unclaimed, used = attach_verdicts(findings, results, reason, spans, labels)
+    masked = {loader.id: loader.construction_error for loader in loaders.values() if loader.construction_error}
+    unclaimed, used = attach_verdicts(findings, results, reason, spans, labels, masked)
     for result in results:
         if result.loader in loaders:
             # Its table shows what was reported for it or seen on it: results a finding used, and confirmations.
@@ -484,16 +546,4 @@ def _script_outcome(status, outcome, timeout, log: EventLog, stderr_tail, built_
         last = next((line for line in reversed(stderr_tail) if line.strip()), "no output")
         return f"the probe's process died before reporting: {last.strip()}"
     assert outcome is not None
-    how, detail = outcome["how"], outcome["detail"]
-    if outcome.get("location"):
-        detail += f" at {outcome['location']}"
-    if how == "timeout":
-        return f"a measurement ran out of time: {detail}"
-    if how == "error" and outcome.get("after_loops"):
-        return (f"after the probe emptied its loops, the script raised {detail}: caused by the probe "
-                "(the loops did not run), not a bug in the script")
-    if how == "error":
-        return f"the script raised {detail}" + ("" if built_loader else " before building a DataLoader")
-    if how == "exit" and not built_loader:
-        return detail + " before building a DataLoader"
-    return detail
+    return describe_outcome(outcome, built_loader)
