@@ -56,6 +56,7 @@ class ProbeContext:
     main_globals: dict[str, Any] = field(default_factory=dict)
     inside_probe: bool = False  # loaders built and iterated by checks bypass the harness hooks
     forced: dict[int, set[str]] = field(default_factory=dict)  # codes measured on a loader though no finding asked
+    advisory: bool = False  # results reported now inform the recommendation only: never a runtime finding
 
     # -- events -------------------------------------------------------------
     def emit(self, event: dict[str, Any]) -> None:
@@ -75,6 +76,8 @@ class ProbeContext:
         measurements: dict[str, Any] | None = None,
         anchors: list[Anchor] | None = None,
     ) -> None:
+        if self.advisory:
+            measurements = {**(measurements or {}), "advisory": True}
         all_anchors = list(anchors or [])
         if site is not None:
             all_anchors.append(site.anchor)

@@ -78,6 +78,8 @@ class ProbeFinished(BaseException):
 
 def describe_failure(error: BaseException) -> str:
     """One line; for an error raised in a worker, torch's summary plus the original error."""
+    if isinstance(error, EpochBound):
+        return "StopIteration"  # what the script sees; the report says it is the probe's
     return worker_error_summary(error) or describe_error(error)
 
 
@@ -131,6 +133,7 @@ class Harness:
         self.overrides = overrides or {}  # site_key -> settings applied when the loader is built there
         self.measure_only = measure_only  # the recommendation's re-run: epochs timed, no checks
         self.active: tuple[LoaderSite, EpochRecord] | None = None  # the epoch running now
+        self.open_epochs: dict[int, TimedEpoch] = {}  # per site: its last epoch, until it ends
         self.last_epoch: tuple[LoaderSite, EpochRecord] | None = None
         self.emptied: dict[str, int] | None = None  # the first epoch handed out empty past the cap
 
@@ -278,12 +281,17 @@ class Harness:
         limit = self.ctx.settings.epoch_batches
         full = self.unbounded_length(loader)
         bound = EpochBound(site.id, limit, full) if full is None or full > limit else None
+        left = self.open_epochs.pop(site.id, None)
+        if left is not None:  # the script left its last epoch early (a break, Lightning's count)
+            left.abandon()
         record = site.clock.start()
         iterator = original_iter(loader)
         self.active = (site, record)
-        return TimedEpoch(iterator, record, site.clock, sync=cuda_synchronizer(), bound=bound,
-                          on_end=functools.partial(self.epoch_ended, site),
-                          on_error=functools.partial(self.epoch_failed, site))
+        epoch = TimedEpoch(iterator, record, site.clock, sync=cuda_synchronizer(), bound=bound,
+                           on_end=functools.partial(self.epoch_ended, site),
+                           on_error=functools.partial(self.epoch_failed, site))
+        self.open_epochs[site.id] = epoch
+        return epoch
 
     def empty_epoch(self, site: LoaderSite):
         """Past the cap: an empty epoch, so the script reaches what comes after its loop (a test loader)."""
@@ -298,31 +306,44 @@ class Harness:
         return iter(())
 
     def epoch_ended(self, site: LoaderSite, record: EpochRecord) -> None:
-        self.active, self.last_epoch = None, (site, record)
+        self.open_epochs.pop(site.id, None)
+        if self.active is not None and self.active[1] is record:
+            self.active = None
+        self.last_epoch = (site, record)
         self.ctx.emit({"event": "epoch", "loader": site.id, "epoch": record.number, "batches": len(record.waits),
                        "seconds": record.seconds, "cut": record.cut})
         summary = site.clock.summary()
-        self.ctx.emit({"event": "step", "loader": site.id, **summary})
-        if record.number == 1 and not self.measure_only:
+        self.ctx.emit({"event": "step", "loader": site.id, **summary, **self.factory_mark()})
+        if record.number == 1 and not self.measure_only and self.ctx.mode != "factory":
             self.sweep_if_waiting(site, summary)
 
     def epoch_failed(self, site: LoaderSite, record: EpochRecord, error: BaseException) -> None:
+        self.open_epochs.pop(site.id, None)
         self.active, self.last_epoch = None, (site, record)
         died = worker_died(error)
         self.ctx.emit({"event": "epoch_failed", "loader": site.id, "epoch": record.number, "batch": len(record.waits) + 1,
                        "error": describe_failure(error), "worker_died": died,
                        "in_worker": died or worker_error_summary(error) is not None})
-        self.ctx.emit({"event": "step", "loader": site.id, **site.clock.summary()})
+        self.ctx.emit({"event": "step", "loader": site.id, **site.clock.summary(), **self.factory_mark()})
+
+    def factory_mark(self) -> dict[str, bool]:
+        """A factory target has no training step: its loop body is empty, its data wait all of it."""
+        return {"no_step": True} if self.ctx.mode == "factory" else {}
 
     def sweep_if_waiting(self, site: LoaderSite, summary: dict[str, Any]) -> None:
-        """A loader the step waits on that no finding had swept: sweep it, so its recommendation is measured."""
-        sweep = check_for("DL202")
-        if sweep is None or summary.get("data_wait_fraction", 0.0) <= INPUT_BOUND or site.swept:
+        """A single-process loader the step waits on, that no finding had swept: sweep it, so that its
+        recommended num_workers is measured. Its results inform the recommendation only (advisory): the
+        runtime DL203 finding is the data wait's (:meth:`judge_data_wait`). Multi-worker loaders are swept
+        only where a finding asks: a sweep costs seconds per count."""
+        sweep = check_for("DL203")
+        if sweep is None or site.num_workers != 0 or site.swept or summary.get("data_wait_fraction", 0.0) <= INPUT_BOUND:
             return
-        code = "DL203" if site.num_workers == 0 else "DL202"
-        self.ctx.forced.setdefault(site.id, set()).add(code)
-        site.swept = True
-        self.run_check(sweep, "on_first_iteration", site)
+        self.ctx.forced.setdefault(site.id, set()).add("DL203")
+        site.swept, self.ctx.advisory = True, True
+        try:
+            self.run_check(sweep, "on_first_iteration", site)
+        finally:
+            self.ctx.advisory = False
 
     def probe(self, site: LoaderSite, original_iter) -> None:
         main = sys.modules.get("__main__")
@@ -376,6 +397,8 @@ class Harness:
             self.ctx.inside_probe = was_inside
 
     def finish(self) -> None:
+        for epoch in list(self.open_epochs.values()):
+            epoch.abandon()
         for site in self.ctx.sites:
             if not self.measure_only:
                 self.judge_data_wait(site)
@@ -387,7 +410,7 @@ class Harness:
     def judge_data_wait(self, site: LoaderSite) -> None:
         """DL203 at run time: the real step waits on a single-process loader more than half the time."""
         summary = site.clock.summary()
-        if site.num_workers != 0 or summary["steps"] < FEWEST_STEPS or summary["data_wait_fraction"] <= INPUT_BOUND:
+        if self.ctx.mode == "factory" or site.num_workers != 0 or summary["steps"] < FEWEST_STEPS or summary["data_wait_fraction"] <= INPUT_BOUND:
             return
         self.ctx.result(site, "DL203", CONFIRMED, f"{data_wait_text(summary)} with num_workers=0: "
                         "the step waits for batches loaded in the main process", {"step": summary})
@@ -422,8 +445,8 @@ class Harness:
         if current is None:
             return None
         site, record = current
-        return {"loader": site.id, "epoch": record.number, "in_epoch": self.active is not None,
-                "batch": len(record.waits)}
+        return {"loader": site.id, "epoch": record.number, "in_epoch": self.active is not None or record.failed,
+                "batch": len(record.waits) + (1 if record.failed else 0)}
 
     def phase(self) -> str:
         where = self.where()

@@ -102,7 +102,7 @@ def runtime_findings(unclaimed: list[Result], names: dict[str, str] | None = Non
     names = rule_names() if names is None else names
     findings: dict[tuple[str, str, int], Finding] = {}
     for result in unclaimed:
-        if result.verdict != CONFIRMED or not result.anchors:
+        if result.verdict != CONFIRMED or not result.anchors or result.measurements.get("advisory"):
             continue
         anchor = result.anchors[0]
         key = (result.code, anchor.path, anchor.first_line)

@@ -73,7 +73,7 @@ def _confirmed(results: list[Result], code: str) -> bool:
 def qualifies(summary: dict[str, Any], step: dict[str, Any]) -> bool:
     workers = summary.get("num_workers")
     many = isinstance(workers, int) and workers > 0 and bool(step.get("epochs"))
-    return many or step.get("data_wait_fraction", 0.0) > INPUT_BOUND
+    return many or (not step.get("no_step") and step.get("data_wait_fraction", 0.0) > INPUT_BOUND)
 
 
 def recommend(summary: dict[str, Any], results: list[Result], step: dict[str, Any]) -> Recommendation | None:

@@ -166,7 +166,9 @@ def _render_loader(loader: LoaderReport) -> list[str]:
 def _render_step(loader: LoaderReport) -> list[str]:
     step = loader.step
     lines = []
-    if step.get("steps"):
+    if step.get("steps") and step.get("no_step"):
+        lines.append(f"  {step['epochs']} epochs iterated without a training step (a factory target): no data wait to measure")
+    elif step.get("steps"):
         epochs = step.get("batches", [])
         extra = [f"{len(epochs)} epochs of at most {max(epochs)} batches" if epochs else ""]
         if "first_wait_s" in step:

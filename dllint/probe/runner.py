@@ -506,7 +506,7 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
     for result in results:
         if result.loader in loaders:
             # Its table shows what was reported for it or seen on it: results a finding used, and confirmations.
-            result.shown = id(result) in used or result.verdict == CONFIRMED
+            result.shown = id(result) in used or (result.verdict == CONFIRMED and not result.measurements.get("advisory"))
             loaders[result.loader].results.append(result)
     all_findings = list(findings) + runtime_findings(unclaimed)
     report = ProbeReport(target, status, story, all_findings, list(loaders.values()), duration,

@@ -70,6 +70,7 @@ class EpochRecord:
     bodies: list[float] = field(default_factory=list)  # per batch: loop body until the next next()
     seconds: float | None = None  # iter() to the end of the epoch; None if the script left it early
     cut: bool = False  # ended by the probe's bound, not by the loader running out
+    failed: bool = False  # next() raised: the epoch ended there
 
 
 def cuda_synchronizer(torch: Any = None) -> Callable[[], None] | None:
@@ -171,7 +172,7 @@ class TimedEpoch:
             self._end(requested)
             raise self._bound if self._bound is not None else StopIteration from None
         except Exception as error:
-            self._ended = True
+            self._ended = record.failed = True
             self._on_error(record, error)
             raise
         record.waits.append(time.perf_counter() - requested)
@@ -184,8 +185,23 @@ class TimedEpoch:
     def _end(self, when: float) -> None:
         self._ended = True
         self._record.seconds = when - self._record.started
-        self._record.cut = self._bound is not None
+        self._record.cut = self._bound is not None and len(self._record.waits) >= self._bound.bound
         self._on_end(self._record)
+
+    def abandon(self) -> None:
+        """The script left this epoch without reaching its end (a ``break``; Lightning stops at ``len()``).
+
+        Its epoch time ends at the last batch's arrival plus a mean loop body
+        (the last body is never seen); an epoch without a batch has none.
+        """
+        if self._ended:
+            return
+        bodies = self._record.bodies
+        if self._got is None:
+            self._ended = True
+            self._on_end(self._record)
+            return
+        self._end(self._got + (statistics.fmean(bodies) if bodies else 0.0))
 
 
 def data_wait_text(step: dict[str, Any]) -> str:
