@@ -53,7 +53,15 @@ from dllint.probe.limits import Budget, MeasurementTimeout
 from dllint.probe.measure import close_iterator, describe_error
 from dllint.probe.results import CONFIRMED, skipped
 from dllint.probe.site import WORKER_ONLY_OPTIONS, FirstBatch, LoaderSite
-from dllint.probe.steps import BoundedOrder, EpochBound, EpochRecord, TimedEpoch, cuda_synchronizer, data_wait_text
+from dllint.probe.steps import (
+    BoundedOrder,
+    EpochBound,
+    EpochRecord,
+    TimedEpoch,
+    cuda_synchronizer,
+    data_wait_text,
+    waits_on_data,
+)
 
 # Time kept back from the child's budget for finishing and reporting.
 RESERVE_SECONDS = 1.5
@@ -62,10 +70,6 @@ RESERVE_SECONDS = 1.5
 # A factory target's loader is iterated as this many epochs.
 FACTORY_EPOCHS = 2
 
-# A loader that keeps the step waiting more than this share of it, with num_workers=0, is DL203 at run time.
-INPUT_BOUND = 0.5
-# Fewest steps (first batches of epochs excluded) a data wait needs to count as evidence.
-FEWEST_STEPS = 3
 
 
 class ProbeFinished(BaseException):
@@ -336,7 +340,7 @@ class Harness:
         runtime DL203 finding is the data wait's (:meth:`judge_data_wait`). Multi-worker loaders are swept
         only where a finding asks: a sweep costs seconds per count."""
         sweep = check_for("DL203")
-        if sweep is None or site.num_workers != 0 or site.swept or summary.get("data_wait_fraction", 0.0) <= INPUT_BOUND:
+        if sweep is None or site.num_workers != 0 or site.swept or not waits_on_data(summary):
             return
         self.ctx.forced.setdefault(site.id, set()).add("DL203")
         site.swept, self.ctx.advisory = True, True
@@ -410,7 +414,7 @@ class Harness:
     def judge_data_wait(self, site: LoaderSite) -> None:
         """DL203 at run time: the real step waits on a single-process loader more than half the time."""
         summary = site.clock.summary()
-        if self.ctx.mode == "factory" or site.num_workers != 0 or summary["steps"] < FEWEST_STEPS or summary["data_wait_fraction"] <= INPUT_BOUND:
+        if self.ctx.mode == "factory" or site.num_workers != 0 or not waits_on_data(summary):
             return
         self.ctx.result(site, "DL203", CONFIRMED, f"{data_wait_text(summary)} with num_workers=0: "
                         "the step waits for batches loaded in the main process", {"step": summary})

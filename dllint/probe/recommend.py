@@ -24,9 +24,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Result
+from dllint.probe.steps import waits_on_data
 
-# A step that waits on its data more than this share of the time earns a recommendation.
-INPUT_BOUND = 0.5
 # An epoch-start saving below this is not worth persistent workers' memory.
 MIN_PERSISTENCE_SAVING_S = 0.02
 DEFAULT_PREFETCH = 2  # torch's default prefetch_factor
@@ -52,7 +51,8 @@ class Recommendation:
                 "changed": self.changed, "before": self.before, "after": self.after}
 
     def measured(self, before: dict[str, Any], after: dict[str, Any]) -> Recommendation:
-        return replace(self, before=_compared(before), after=_compared(after) if "error" not in after else after)
+        unmeasured = "error" in after or "not_run" in after
+        return replace(self, before=_compared(before), after=after if unmeasured else _compared(after))
 
 
 def _compared(step: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def _confirmed(results: list[Result], code: str) -> bool:
 def qualifies(summary: dict[str, Any], step: dict[str, Any]) -> bool:
     workers = summary.get("num_workers")
     many = isinstance(workers, int) and workers > 0 and bool(step.get("epochs"))
-    return many or (not step.get("no_step") and step.get("data_wait_fraction", 0.0) > INPUT_BOUND)
+    return many or waits_on_data(step)
 
 
 def recommend(summary: dict[str, Any], results: list[Result], step: dict[str, Any]) -> Recommendation | None:
@@ -197,8 +197,8 @@ def render_recommendation(recommendation: Recommendation, call_site: str) -> lis
     if "error" in after:
         lines.append(f"  re-run with these settings failed: {after['error']}")
         return lines
-    if not after:
-        lines.append("  not re-run: " + recommendation.effects.get("rerun", "the first run did not finish"))
+    if not after or "not_run" in after:
+        lines.append("  not re-run: " + after.get("not_run", "the first run did not finish"))
         return lines
     lines.append("  before -> after (the script's real step, run again with these settings):")
     rows = [("data wait", "data_wait_fraction", lambda v: f"{v * 100:.0f}% of the step"),

@@ -307,7 +307,7 @@ def run_probe(
         spec.update(ranks.launch_spec(spec, nproc_per_node))
     settings = settings or Settings()
     if batches is not None:
-        settings.batches = batches
+        settings.epoch_batches = batches
     workdir = tempfile.mkdtemp(prefix="dllint-probe-")
     try:
         with StopSignals() as signals:
@@ -350,8 +350,8 @@ def prove_recommendations(report: ProbeReport, rerun, distributed: bool = False)
         return
     if distributed:
         for loader in changed.values():
-            loader.recommendation = loader.recommendation.measured(loader.step, {"error": "not re-run: a distributed run "
-                                                                                 "is re-run by hand with the settings"})
+            loader.recommendation = loader.recommendation.measured(
+                loader.step, {"not_run": "the probe does not re-run a distributed job; apply the settings and probe again"})
         return
     second = rerun({"overrides": {key: loader.recommendation.settings for key, loader in changed.items()},
                     "measure_only": True})
@@ -445,6 +445,25 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
     return report
 
 
+def _failure(loader: LoaderReport, event: dict[str, Any]) -> None:
+    loader.failures.append({key: event[key] for key in ("epoch", "batch", "error", "worker_died", "in_worker")})
+
+
+# What each event about one loader sets on its report.
+LOADER_EVENTS: dict[str, Any] = {
+    "loader_error": lambda loader, event: setattr(loader, "construction_error", event["error"]),
+    "first_batch": lambda loader, event: (setattr(loader, "first_batch_s", event["seconds"]),
+                                          setattr(loader, "first_batch_error", event["error"])),
+    "iterated_again": lambda loader, event: setattr(loader, "iterated_again", True),
+    "step": lambda loader, event: setattr(loader, "step", {key: value for key, value in event.items()
+                                                           if key not in ("event", "loader", "t")}),
+    "epoch_failed": _failure,
+    "table": lambda loader, event: loader.tables.append(Table(event["title"], event["columns"], event["rows"],
+                                                              event.get("chart", []))),
+    "progress": lambda loader, event: setattr(loader, "last_step", event["step"]),
+}
+
+
 def build_report(target, log: EventLog, findings, status, duration, timeout, stderr_tail) -> ProbeReport:
     loaders: dict[int, LoaderReport] = {}
     results: list[Result] = []
@@ -457,23 +476,10 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
         if kind == "loader":
             summary = {key: value for key, value in event.items() if key not in ("event", "id")}
             loaders[event["id"]] = LoaderReport(event["id"], event["call_site"], summary)
-        elif kind == "loader_error" and loader_id in loaders:
-            loaders[loader_id].construction_error = event["error"]
-        elif kind == "first_batch" and loader_id in loaders:
-            loaders[loader_id].first_batch_s = event["seconds"]
-            loaders[loader_id].first_batch_error = event["error"]
-        elif kind == "iterated_again" and loader_id in loaders:
-            loaders[loader_id].iterated_again = True
-        elif kind == "step" and loader_id in loaders:
-            loaders[loader_id].step = {key: value for key, value in event.items() if key not in ("event", "loader", "t")}
-        elif kind == "epoch_failed" and loader_id in loaders:
-            loaders[loader_id].failures.append({key: event[key] for key in ("epoch", "batch", "error", "worker_died", "in_worker")})
+        elif loader_id in loaders and kind in LOADER_EVENTS:
+            LOADER_EVENTS[kind](loaders[loader_id], event)
         elif kind == "result":
             results.append(Result.from_dict(event))
-        elif kind == "table" and loader_id in loaders:
-            loaders[loader_id].tables.append(Table(event["title"], event["columns"], event["rows"], event.get("chart", [])))
-        elif kind == "progress" and loader_id in loaders:
-            loaders[loader_id].last_step = event["step"]
         elif kind == "note":
             (loaders[loader_id].notes if loader_id in loaders else notes).append(event["text"])
         elif kind == "child_loader":

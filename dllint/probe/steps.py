@@ -25,6 +25,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+# A step that waits on its data more than this share of the time is input-bound...
+INPUT_BOUND = 0.5
+# ...when each wait is long enough for workers to help: below this it is DataLoader's own per-batch overhead.
+MATERIAL_WAIT_S = 0.001
+# Fewest steps (first batches of epochs excluded) a data wait needs to count as evidence.
+FEWEST_STEPS = 3
+
 # Memory is sampled on these batches of an epoch (and its last): each sample reads every process's
 # smaps, milliseconds with many workers, so it is taken between batches and kept out of both clocks.
 MEMORY_EVERY = 4
@@ -208,3 +215,9 @@ def data_wait_text(step: dict[str, Any]) -> str:
     """``data wait: 72% of each step (29.0 ms of 40.0 ms), 12 steps`` from a :meth:`StepClock.summary`."""
     return (f"data wait: {step['data_wait_fraction'] * 100:.0f}% of each step ({step['data_wait_s'] * 1000:.1f} ms "
             f"of {step['step_s'] * 1000:.1f} ms), {step['steps']} steps")
+
+
+def waits_on_data(step: dict[str, Any]) -> bool:
+    """Whether a :meth:`StepClock.summary` shows a real step waiting on its data most of the time."""
+    return (not step.get("no_step") and step.get("steps", 0) >= FEWEST_STEPS
+            and step.get("data_wait_fraction", 0.0) > INPUT_BOUND and step.get("data_wait_s", 0.0) >= MATERIAL_WAIT_S)

@@ -110,7 +110,7 @@ def test_overrides_apply_to_positional_and_keyword_arguments_as_torch_accepts_th
 
 SUMMARY = {"num_workers": 2, "persistent_workers": False, "prefetch_factor": None, "pin_memory": False,
            "start_method": "fork", "multiprocessing_context": None}
-STEP = {"steps": 30, "epochs": 3, "data_wait_fraction": 0.2, "step_s": 0.01}
+STEP = {"steps": 30, "epochs": 3, "data_wait_fraction": 0.2, "data_wait_s": 0.002, "step_s": 0.01}
 
 
 def sweep_result(best: int) -> Result:
@@ -156,6 +156,8 @@ def test_only_measured_or_waiting_loaders_get_a_block():
     waiting = recommend({**SUMMARY, "num_workers": 0}, [], {**STEP, "data_wait_fraction": 0.8})
     assert waiting is not None and waiting.settings == {"num_workers": 0, "pin_memory": False} and not waiting.changed
     assert recommend({**SUMMARY, "num_workers": 0}, [], {**STEP, "data_wait_fraction": 0.8, "no_step": True}) is None
+    # DataLoader's own overhead per batch (tens of microseconds) is no data wait workers could cut.
+    assert recommend({**SUMMARY, "num_workers": 0}, [], {**STEP, "data_wait_fraction": 0.9, "data_wait_s": 5e-5}) is None
 
 
 def test_torch_accepts_every_block_the_policy_can_make():
