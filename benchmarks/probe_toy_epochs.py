@@ -1,7 +1,7 @@
 """Benchmark: how long the probe takes to give every verdict and the data wait on a 3-epoch toy training script.
 
 The script has two static findings (DL201: workers restart every epoch;
-DL202: 16 workers). The probe runs with its default settings (the script's own
+DL202: ``num_workers=os.cpu_count()``, the whole machine). The probe runs with its default settings (the script's own
 start method and spawn for persistence, the full num_workers sweep, 3 real
 epochs of at most 16 batches). "verdicts" is the first run, after the harness
 imported torch (the probe's timeout does not count the import either): every
@@ -25,6 +25,8 @@ from dllint.probe import run_probe
 from dllint.probe.checks.sweep import usable_cores
 
 TOY = '''\
+import os
+
 import torch
 from torch.utils.data import DataLoader, Dataset
 
@@ -38,7 +40,7 @@ class Images(Dataset):
 
 
 def main():
-    loader = DataLoader(Images(), batch_size=32, shuffle=True, num_workers=16)
+    loader = DataLoader(Images(), batch_size=32, shuffle=True, num_workers=os.cpu_count())
     model = torch.nn.Linear(3 * 32 * 32, 10)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for epoch in range(3):

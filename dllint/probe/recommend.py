@@ -210,4 +210,20 @@ def render_recommendation(recommendation: Recommendation, call_site: str) -> lis
             first = shown(before[key]) if key in before else "-"
             second = shown(after[key]) if key in after else "-"
             lines.append(f"      {label:<12} {first} -> {second}")
-    return lines
+    verdict = _verdict(before, after)
+    return lines + ([f"  {verdict}"] if verdict else [])
+
+
+def _verdict(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """What the two runs say together: faster, or slower for a reason the loader does not explain."""
+    if not all(key in side for key in ("step_s", "data_wait_s") for side in (before, after)):
+        return ""
+    change = (after["step_s"] - before["step_s"]) / before["step_s"] if before["step_s"] else 0.0
+    saved = before["data_wait_s"] - after["data_wait_s"]
+    if change <= 0:
+        return f"each step is {-change * 100:.0f}% faster with these settings"
+    if saved > 0 and after["step_s"] - before["step_s"] > saved:
+        return (f"the data wait fell by {saved * 1000:.1f} ms per step, but the loop body ran "
+                f"{(after['step_s'] - after['data_wait_s'] - before['step_s'] + before['data_wait_s']) * 1000:.1f} ms "
+                "slower in the re-run: probably the machine's load, not the loader")
+    return f"each step is {change * 100:.0f}% slower with these settings: keep yours"

@@ -344,6 +344,10 @@ def prove_recommendations(report: ProbeReport, rerun, distributed: bool = False)
         for finding in report.findings:
             if finding.probe and finding.probe.get("measurements", {}).get("loader") == label:
                 reconcile(finding.probe, finding.code, recommendation)
+        for result in loader.results:  # the loader's table says the same
+            verdict = {"verdict": result.verdict, "evidence": result.evidence}
+            reconcile(verdict, result.code, recommendation)
+            result.verdict, result.evidence = verdict["verdict"], verdict["evidence"]
         if recommendation.changed and "path" in loader.summary:
             changed[site_key(loader.summary["path"], loader.summary["line"])] = loader
     if not changed:

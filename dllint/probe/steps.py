@@ -32,9 +32,10 @@ MATERIAL_WAIT_S = 0.001
 # Fewest steps (first batches of epochs excluded) a data wait needs to count as evidence.
 FEWEST_STEPS = 3
 
-# Memory is sampled on these batches of an epoch (and its last): each sample reads every process's
-# smaps, milliseconds with many workers, so it is taken between batches and kept out of both clocks.
-MEMORY_EVERY = 4
+# Memory is sampled once an epoch, at this batch (or the last, in a shorter epoch): a sample reads every
+# process's smaps, tens of milliseconds per process on a loaded machine, so it is taken between two
+# batches and kept out of the step clock and the epoch time.
+MEMORY_AT_BATCH = 4
 
 
 class EpochBound(StopIteration):
@@ -75,7 +76,8 @@ class EpochRecord:
     started: float  # perf_counter at iter(loader): the epoch time includes starting workers
     waits: list[float] = field(default_factory=list)  # per batch: time blocked in next()
     bodies: list[float] = field(default_factory=list)  # per batch: loop body until the next next()
-    seconds: float | None = None  # iter() to the end of the epoch; None if the script left it early
+    seconds: float | None = None  # iter() to the end of the epoch, less memory sampling; None without a batch
+    sampling: float = 0.0  # seconds spent sampling memory inside the epoch
     cut: bool = False  # ended by the probe's bound, not by the loader running out
     failed: bool = False  # next() raised: the epoch ended there
 
@@ -182,16 +184,21 @@ class TimedEpoch:
             self._ended = record.failed = True
             self._on_error(record, error)
             raise
-        record.waits.append(time.perf_counter() - requested)
-        count = len(record.waits)
-        if count == 2 or count % MEMORY_EVERY == 0:
+        got = time.perf_counter()
+        record.waits.append(got - requested)
+        if len(record.waits) == MEMORY_AT_BATCH:
             self._clock.sample_memory()
         self._got = time.perf_counter()
+        record.sampling += self._got - got
         return batch
 
     def _end(self, when: float) -> None:
         self._ended = True
-        self._record.seconds = when - self._record.started
+        if len(self._record.waits) < MEMORY_AT_BATCH and self._record.waits:
+            before = time.perf_counter()
+            self._clock.sample_memory()  # a short epoch: sampled at its end (non-persistent workers are gone by then)
+            self._record.sampling += time.perf_counter() - before
+        self._record.seconds = when - self._record.started - self._record.sampling
         self._record.cut = self._bound is not None and len(self._record.waits) >= self._bound.bound
         self._on_end(self._record)
 
