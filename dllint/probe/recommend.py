@@ -33,6 +33,8 @@ WORKER_ONLY = ("persistent_workers", "prefetch_factor", "multiprocessing_context
 # What before/after show, in this order.
 COMPARED = ("data_wait_fraction", "data_wait_s", "step_s", "epoch_s", "peak_pss_mb", "steps")
 PERSISTENCE_CODES = ("DL201", "DL204", "DL205")
+# Step times of two runs within this of each other are no difference on a shared machine.
+SAME_STEP = 0.1
 
 
 @dataclass(frozen=True)
@@ -215,15 +217,17 @@ def render_recommendation(recommendation: Recommendation, call_site: str) -> lis
 
 
 def _verdict(before: dict[str, Any], after: dict[str, Any]) -> str:
-    """What the two runs say together: faster, or slower for a reason the loader does not explain."""
-    if not all(key in side for key in ("step_s", "data_wait_s") for side in (before, after)):
+    """What the two runs say together: faster, no different, or slower for a reason the loader does not explain."""
+    if not all(key in side for key in ("step_s", "data_wait_s", "data_wait_fraction") for side in (before, after)):
         return ""
     change = (after["step_s"] - before["step_s"]) / before["step_s"] if before["step_s"] else 0.0
-    saved = before["data_wait_s"] - after["data_wait_s"]
-    if change <= 0:
-        return f"each step is {-change * 100:.0f}% faster with these settings"
-    if saved > 0 and after["step_s"] - before["step_s"] > saved:
-        return (f"the data wait fell by {saved * 1000:.1f} ms per step, but the loop body ran "
-                f"{(after['step_s'] - after['data_wait_s'] - before['step_s'] + before['data_wait_s']) * 1000:.1f} ms "
-                "slower in the re-run: probably the machine's load, not the loader")
+    body_change = (after["step_s"] - after["data_wait_s"]) - (before["step_s"] - before["data_wait_s"])
+    waits = f"the data wait went from {before['data_wait_fraction'] * 100:.0f}% to {after['data_wait_fraction'] * 100:.0f}% of the step"
+    if change <= -SAME_STEP:
+        return f"each step is {-change * 100:.0f}% faster with these settings; {waits}"
+    if change < SAME_STEP:
+        return f"step time within {SAME_STEP * 100:.0f}% ({change * 100:+.0f}%); {waits}"
+    if after["data_wait_s"] <= before["data_wait_s"]:  # the loader did its part: the body is what slowed
+        return (f"{waits}, but the loop body ran {body_change * 1000:.1f} ms slower in the re-run: probably the "
+                "machine's load, not the loader")
     return f"each step is {change * 100:.0f}% slower with these settings: keep yours"

@@ -132,10 +132,22 @@ def test_zero_workers_recommended_means_no_worker_options_and_dl201_moot():
     reconcile(probe, "DL201", recommendation)
     assert probe["verdict"] == "not confirmed"
     assert probe["evidence"].startswith("moot: the recommended settings use num_workers=0")
-    text = "\n".join(render_recommendation(recommendation.measured({"step_s": 0.01}, {"step_s": 0.005}), "train.py:9"))
+    before = {"step_s": 0.01, "data_wait_s": 0.006, "data_wait_fraction": 0.6}
+    after = {"step_s": 0.005, "data_wait_s": 0.001, "data_wait_fraction": 0.2}
+    text = "\n".join(render_recommendation(recommendation.measured(before, after), "train.py:9"))
     assert "num_workers=0,  # sweep: 0 workers: 900.0 samples/s; 2 workers: 600.0 samples/s" in text
     assert "persistent_workers" not in text.split("# remove")[0]
     assert "step         10.0 ms -> 5.0 ms" in text
+    assert text.endswith("each step is 50% faster with these settings; the data wait went from 60% to 20% of the step")
+
+
+def test_before_and_after_say_when_the_step_itself_changed():
+    from dllint.probe.recommend import _verdict
+
+    before = {"step_s": 0.1, "data_wait_s": 0.01, "data_wait_fraction": 0.1}
+    assert _verdict(before, {"step_s": 0.103, "data_wait_s": 0.0, "data_wait_fraction": 0.0}).startswith("step time within 10% (+3%)")
+    assert "loop body ran 60.0 ms slower" in _verdict(before, {"step_s": 0.15, "data_wait_s": 0.0, "data_wait_fraction": 0.0})
+    assert _verdict(before, {"step_s": 0.15, "data_wait_s": 0.05, "data_wait_fraction": 0.3}).endswith("keep yours")
 
 
 def test_workers_kept_get_persistence_only_for_a_measured_saving():
