@@ -335,14 +335,13 @@ class Harness:
         return {"no_step": True} if self.ctx.mode == "factory" else {}
 
     def sweep_if_waiting(self, site: LoaderSite, summary: dict[str, Any]) -> None:
-        """A single-process loader the step waits on, that no finding had swept: sweep it, so that its
-        recommended num_workers is measured. Its results inform the recommendation only (advisory): the
-        runtime DL203 finding is the data wait's (:meth:`judge_data_wait`). Multi-worker loaders are swept
-        only where a finding asks: a sweep costs seconds per count."""
+        """A loader the real step waits on, that no finding had swept: sweep it, so that its recommended
+        num_workers is measured. Its results inform the recommendation only (advisory): the runtime DL203
+        finding is the data wait's (:meth:`judge_data_wait`)."""
         sweep = check_for("DL203")
-        if sweep is None or site.num_workers != 0 or site.swept or not waits_on_data(summary):
+        if sweep is None or site.swept or not waits_on_data(summary):
             return
-        self.ctx.forced.setdefault(site.id, set()).add("DL203")
+        self.ctx.forced.setdefault(site.id, set()).add("DL203" if site.num_workers == 0 else "DL202")
         site.swept, self.ctx.advisory = True, True
         try:
             self.run_check(sweep, "on_first_iteration", site)

@@ -27,7 +27,8 @@ from typing import Any
 
 # A step that waits on its data more than this share of the time is input-bound...
 INPUT_BOUND = 0.5
-# ...when each wait is long enough for workers to help: below this it is DataLoader's own per-batch overhead.
+# ...when each wait is long enough for workers to help (below this it is DataLoader's own per-batch
+# overhead), and the loop body is a step at all (a loop that only draws batches waits all the time).
 MATERIAL_WAIT_S = 0.001
 # Fewest steps (first batches of epochs excluded) a data wait needs to count as evidence.
 FEWEST_STEPS = 3
@@ -226,5 +227,7 @@ def data_wait_text(step: dict[str, Any]) -> str:
 
 def waits_on_data(step: dict[str, Any]) -> bool:
     """Whether a :meth:`StepClock.summary` shows a real step waiting on its data most of the time."""
+    wait = step.get("data_wait_s", 0.0)
     return (not step.get("no_step") and step.get("steps", 0) >= FEWEST_STEPS
-            and step.get("data_wait_fraction", 0.0) > INPUT_BOUND and step.get("data_wait_s", 0.0) >= MATERIAL_WAIT_S)
+            and step.get("data_wait_fraction", 0.0) > INPUT_BOUND and wait >= MATERIAL_WAIT_S
+            and step.get("step_s", 0.0) - wait >= MATERIAL_WAIT_S)

@@ -170,6 +170,8 @@ def test_only_measured_or_waiting_loaders_get_a_block():
     assert recommend({**SUMMARY, "num_workers": 0}, [], {**STEP, "data_wait_fraction": 0.8, "no_step": True}) is None
     # DataLoader's own overhead per batch (tens of microseconds) is no data wait workers could cut.
     assert recommend({**SUMMARY, "num_workers": 0}, [], {**STEP, "data_wait_fraction": 0.9, "data_wait_s": 5e-5}) is None
+    # A loop that only draws batches has no step to wait: 100% of nothing.
+    assert recommend({**SUMMARY, "num_workers": 0}, [], {**STEP, "data_wait_fraction": 0.99, "data_wait_s": 0.01, "step_s": 0.0101}) is None
 
 
 def test_torch_accepts_every_block_the_policy_can_make():

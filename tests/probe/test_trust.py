@@ -257,45 +257,8 @@ def test_a_datamodules_train_loader_rebuilt_by_a_framework_is_reached_and_measur
     assert dl201.probe["verdict"] == "confirmed", dl201.probe
 
 
-LIGHTNING_SCRIPT = """
-    import pytorch_lightning as pl
-
-    class Data(pl.LightningDataModule):
-        def train_dataloader(self):
-            return DataLoader(Opens(), batch_size=4, num_workers=2)
-
-    class Model(pl.LightningModule):
-        def __init__(self):
-            super().__init__()
-            self.layer = torch.nn.Linear(1, 1)
-
-        def training_step(self, batch, batch_index):
-            return self.layer(batch).sum()
-
-        def configure_optimizers(self):
-            return torch.optim.SGD(self.parameters(), lr=0.1)
-
-    if __name__ == "__main__":
-        # No checkpoint callback: moving its temporary file into place is the guard's to allow (issue 22, item 3).
-        trainer = pl.Trainer(max_epochs=2, accelerator="cpu", devices=1, enable_progress_bar=False,
-                             enable_checkpointing=False)
-        trainer.fit(Model(), datamodule=Data())
-        trainer.save_checkpoint("final.ckpt")
-"""
-
-
-def test_a_lightning_datamodules_train_loader_is_reached_and_measured(tmp_path, monkeypatch):
-    pytest.importorskip("pytorch_lightning")
-    script = write_script(tmp_path, LIGHTNING_SCRIPT, opens=True)
-    monkeypatch.chdir(tmp_path)
-    dl201 = finding("DL201", script, line_of(script, "return DataLoader"))
-    report = run_probe(str(script), [], [dl201], timeout=60, progress=False, settings=fast_settings())
-    (loader,) = report.loaders
-    assert loader.call_site.endswith(f"train.py:{line_of(script, 'return DataLoader')}")
-    assert loader.first_batch_s is not None
-    assert dl201.probe["verdict"] == "confirmed", dl201.probe
-    assert [path.name for path in tmp_path.iterdir()] == ["train.py"]  # no lightning_logs/, no final.ckpt
-    assert "final.ckpt" in report.script_outcome and "nothing written" in report.script_outcome
+# A Lightning DataModule's train and val loaders, and what its logger and checkpoint write:
+# tests/probe/test_real_step.py::test_a_lightning_datamodules_train_and_val_loaders_are_both_confirmed.
 
 
 def test_a_loader_built_in_an_unhooked_child_process_is_reported_as_such(tmp_path):
