@@ -64,6 +64,8 @@ def describe_error(outcome: dict[str, Any], built_loader: bool) -> str:
 def describe_outcome(outcome: dict[str, Any], built_loader: bool) -> str:
     """The line for a run whose harness reported how the script ended."""
     how, detail = outcome["how"], outcome["detail"]
+    if how == "launcher":  # a launcher (main's --launcher) that failed before any rank ran: its own words
+        return detail
     if how == "error":
         return describe_error(outcome, built_loader)
     if outcome.get("location"):

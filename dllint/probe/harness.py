@@ -484,7 +484,7 @@ class Harness:
         except SystemExit as exit_:
             location = user_location(sys.exc_info()[2])
             return {"how": "exit", "detail": f"the script called sys.exit({exit_.code!r})", "location": location,
-                    **self.ending(None)}
+                    "code": exit_.code, **self.ending(None)}
         except MeasurementTimeout as error:
             return {"how": "timeout", "detail": str(error)}
         except BaseException as error:  # the script's own crash is part of the report
