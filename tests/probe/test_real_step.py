@@ -6,6 +6,8 @@ torch workers), and several tests read its report.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from probe_helpers import fast_settings, finding, line_of, write_script
 
@@ -183,6 +185,10 @@ def test_in_memory_tensors_get_zero_workers_without_persistent_workers(in_memory
     accepts(recommendation.settings)
     assert recommendation.after["steps"] > 0 and recommendation.after != recommendation.before
     assert "# remove persistent_workers, prefetch_factor" in in_memory.render_text()
+    loader = json.loads(in_memory.to_json())["loaders"][0]  # what --probe-report writes
+    assert {"steps", "data_wait_s", "step_s", "data_wait_fraction"} <= set(loader["step"])
+    assert {"data_wait_fraction", "step_s", "peak_pss_mb"} <= set(loader["recommendation"]["before"])
+    assert loader["recommendation"]["settings"] == {"num_workers": 0, "pin_memory": False}
 
 
 # -- honest endings ---------------------------------------------------------------------------------------
