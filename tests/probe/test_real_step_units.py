@@ -206,3 +206,19 @@ def test_a_recommendation_round_trips_to_json():
     assert measured.to_dict() == {"settings": {"num_workers": 0}, "effects": {"num_workers": "sweep"},
                                   "dropped": ["persistent_workers"], "changed": True,
                                   "before": {"step_s": 0.1}, "after": {"error": "crashed"}}
+
+
+def test_the_pinned_torch_has_what_the_bound_and_worker_deaths_read():
+    import inspect
+
+    from torch.utils.data import DataLoader
+    from torch.utils.data import dataloader as dataloader_module
+
+    from dllint.probe.internals import WORKER_DIED, worker_died
+
+    assert isinstance(DataLoader.__dict__["_index_sampler"], property)  # bound_index_sampler replaces it
+    source = inspect.getsource(dataloader_module._MultiProcessingDataLoaderIter._try_get_data)
+    assert "DataLoader worker (pid(s)" in source and WORKER_DIED[1] in source
+    assert worker_died(RuntimeError("DataLoader worker (pid(s) 123) exited unexpectedly"))
+    assert worker_died(RuntimeError("DataLoader worker (pid 123) is killed by signal: Killed. "))
+    assert not worker_died(RuntimeError("Caught KeyError in DataLoader worker process 0."))
