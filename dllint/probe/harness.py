@@ -71,7 +71,6 @@ RESERVE_SECONDS = 1.5
 FACTORY_EPOCHS = 2
 
 
-
 class ProbeFinished(BaseException):
     """Stops the user's script once everything reachable was probed.
 
