@@ -159,7 +159,7 @@ def main() -> None:
 @click.option("--project-root", type=click.Path(file_okay=False), help="The project the files belong to (default: the nearest directory above them with pyproject.toml, setup.cfg, setup.py or .git, else their own directory).")
 @click.option("--probe", "probe_target", metavar="SCRIPT|MODULE:FUNCTION", help="Run the loader for real and confirm each finding; arguments after -- go to the script.")
 @click.option("--probe-timeout", type=float, default=120, show_default=True, callback=lambda ctx, param, value: _positive_seconds(ctx, value), help="Seconds for the whole probe run.")
-@click.option("--probe-batches", type=click.IntRange(min=1), help="Batches per measurement.")
+@click.option("--probe-batches", type=click.IntRange(min=1), help="Batches per epoch of the script's real training step (default 16).")
 @click.option("--probe-report", type=click.Path(dir_okay=False), help="Write everything the probe measured as JSON.")
 @click.option("--nproc-per-node", type=click.IntRange(min=1), help="With --probe: run the script on N ranks with the real torchrun (--standalone), probing every rank.")
 @click.option("--launcher", metavar="COMMAND", help="With --probe: run the script with your launcher, as is (e.g. \"torchrun --nnodes 2 --node-rank 0 --rdzv-endpoint host:29400 --nproc-per-node 8\", \"accelerate launch\", \"srun -n 4\"); the script and its arguments go after it.")

@@ -250,7 +250,9 @@ def lint_paths(
 ) -> list[FileResult]:
     """Check files (no discovery of directories, no writing): one result per path, in order.
 
-    What the probe calls for its static findings (``lint_paths([script], linter=linter)``).
+    Without a project index, each file alone. (The probe does not call this: its static lint,
+    :func:`dllint.probe.command.static_findings`, lints the target with ``per_file.lint_bytes``
+    and a ``ProjectIndex`` of the target's project, so values from its config files resolve.)
     """
     if linter is None:
         linter = Linter(settings or Settings())

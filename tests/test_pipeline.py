@@ -94,12 +94,21 @@ def test_conflicting_options_are_a_usage_error(tmp_path, args):
     assert (tmp_path / "train.py").read_text() == SAFE
 
 
-def test_lint_paths_is_the_probes_static_lint(tmp_path):
+def test_lint_paths_checks_files_without_a_cache(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(SAFE)
     linter = Linter(Settings())
     [result] = lint_paths([str(script)], linter=linter)
     assert [f.code for f in result.findings] == ["DL001"]
+    assert not list(tmp_path.glob("**/.dllint_cache"))
+
+
+def test_the_probes_static_lint_is_per_file_with_the_project_index(tmp_path):
+    from dllint.probe.command import static_findings
+
+    script = tmp_path / "train.py"
+    script.write_text(SAFE)
+    assert [f.code for f in static_findings(str(script), Linter(Settings()))] == ["DL001"]
     assert not list(tmp_path.glob("**/.dllint_cache"))
 
 

@@ -133,3 +133,8 @@ def library_builder(*skip_objects: object) -> str | None:
             continue
         return filename if is_library_file(filename) and not filename.startswith("<") else None
     return None
+
+
+def site_key(path: str, line: int) -> str:
+    """How a call site is named across the probe's runs (the recommendation's ``overrides``)."""
+    return f"{os.path.realpath(path)}:{line}"

@@ -28,12 +28,14 @@ class StaticFinding:
 @dataclass
 class Settings:
     batches: int = 8  # batches per throughput measurement
+    epoch_batches: int = 16  # batches per epoch of the script's real step (--probe-batches)
+    max_epochs: int = 3  # real epochs per loader; later ones are handed out empty
     epochs: int = 2  # epochs per persistence measurement: the first starts workers, the second shows the restart
     start_methods: tuple[str, ...] = ("script", "spawn")  # persistence: "script" = this loader's own
     sweep_limit: int | None = None  # highest num_workers the sweep tries (None: requested and cores)
     cores: int | None = None  # usable cores the sweep assumes (None: this process's CPU affinity)
     measurement_seconds: float = 30.0  # most one measurement may take
-    stop_after_idle_iterations: int = 10  # empty iterations with no new loader before the script is stopped
+    stop_after_idle_iterations: int = 6  # empty epochs (past the cap) with no new loader before the script is stopped
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Settings:
@@ -53,6 +55,8 @@ class ProbeContext:
     sites: list[LoaderSite] = field(default_factory=list)
     main_globals: dict[str, Any] = field(default_factory=dict)
     inside_probe: bool = False  # loaders built and iterated by checks bypass the harness hooks
+    forced: dict[int, set[str]] = field(default_factory=dict)  # codes measured on a loader though no finding asked
+    advisory: bool = False  # results reported now inform the recommendation only: never a runtime finding
 
     # -- events -------------------------------------------------------------
     def emit(self, event: dict[str, Any]) -> None:
@@ -72,6 +76,8 @@ class ProbeContext:
         measurements: dict[str, Any] | None = None,
         anchors: list[Anchor] | None = None,
     ) -> None:
+        if self.advisory:
+            measurements = {**(measurements or {}), "advisory": True}
         all_anchors = list(anchors or [])
         if site is not None:
             all_anchors.append(site.anchor)
@@ -89,6 +95,8 @@ class ProbeContext:
         same file (an argparse default, a sampler, a lambda) is every loader's
         in that file that does not claim it by span.
         """
+        if any(code in self.forced.get(site.id, ()) for code in codes):
+            return True
         for finding in self.findings:
             if finding.code not in codes or not _same_file(finding.path, site.call_site.path):
                 continue

@@ -1,11 +1,22 @@
-"""The child process: runs the user's script with DataLoader hooked.
+"""The child process: runs the user's script with DataLoader hooked, on real batches in bounded epochs.
 
 Started as ``python -m dllint.probe.harness_main CONFIG.json``. Every loader the script builds
 is recorded with its call site. When the script first iterates a loader, the
-checks measure it; the script then gets an empty iterator, so its loops run
-through without training and reach the next loader. Once nothing new has been
-built for a while, the script is stopped. Results stream to the events file
-as JSON lines, so a run killed at the deadline still reports what it measured.
+checks measure it on variants built beside it (persistence on/off, start
+methods, the num_workers sweep, spawn pickling). Then the script's own loop
+runs as written, on real batches: forward, backward, optimizer steps, logging
+and checkpoint writes (the file guard redirects those). Each epoch is bounded
+to ``Settings.epoch_batches`` batches (:mod:`dllint.probe.steps` bounds the
+loader's order, so ``len(loader)`` agrees) and each loader to
+``Settings.max_epochs`` epochs; past that cap the script's loop gets an empty
+epoch, and once nothing new was built for a few of those, the script is
+stopped (:class:`ProbeFinished`). Every epoch is timed: the data wait of the
+real step. Results stream to the events file as JSON lines, so a run killed
+at the deadline still reports what it measured.
+
+A second run (``measure_only``) applies recommended settings at given call
+sites (``overrides``) and only times the bounded epochs: the "after" of the
+recommendation.
 
 ``install_harness(config)`` sets all of this up in the calling process and
 returns the harness; :func:`dllint.probe.harness_main.main` then runs the target. A process that runs
@@ -16,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import os
 import runpy
 import sys
@@ -27,14 +39,30 @@ from typing import IO, Any
 import dllint.probe.guard as guard
 import dllint.probe.notebook_target as notebook_target
 import dllint.probe.ranks as ranks
-from dllint.probe.callsite import find_call_site, is_library_file, library_builder
-from dllint.probe.checks import all_checks
+from dllint.probe.callsite import find_call_site, is_library_file, library_builder, site_key
+from dllint.probe.checks import all_checks, check_for
 from dllint.probe.context import ProbeContext, Settings, StaticFinding
-from dllint.probe.internals import current_iterator, forget_iterator, tune_worker_polling, worker_error_summary
+from dllint.probe.internals import (
+    bound_index_sampler,
+    current_iterator,
+    forget_iterator,
+    tune_worker_polling,
+    worker_died,
+    worker_error_summary,
+)
 from dllint.probe.limits import Budget, MeasurementTimeout
 from dllint.probe.measure import close_iterator, describe_error
-from dllint.probe.results import skipped
-from dllint.probe.site import FirstBatch, LoaderSite
+from dllint.probe.results import CONFIRMED, skipped
+from dllint.probe.site import WORKER_ONLY_OPTIONS, FirstBatch, LoaderSite
+from dllint.probe.steps import (
+    BoundedOrder,
+    EpochBound,
+    EpochRecord,
+    TimedEpoch,
+    cuda_synchronizer,
+    data_wait_text,
+    waits_on_data,
+)
 
 # Time kept back from the child's budget for finishing and reporting.
 RESERVE_SECONDS = 1.5
@@ -54,6 +82,8 @@ class ProbeFinished(BaseException):
 
 def describe_failure(error: BaseException) -> str:
     """One line; for an error raised in a worker, torch's summary plus the original error."""
+    if isinstance(error, EpochBound):
+        return "StopIteration"  # what the script sees; the report says it is the probe's
     return worker_error_summary(error) or describe_error(error)
 
 
@@ -65,13 +95,51 @@ def user_location(tb) -> str | None:
     return f"{os.path.relpath(frames[-1].filename)}:{frames[-1].lineno}"
 
 
+def epoch_bound_in(error: BaseException) -> EpochBound | None:
+    """The probe's end of a cut epoch, if it is what the script's error is (or was raised from)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, EpochBound):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def override_arguments(init, loader, args: tuple, kwargs: dict, settings: dict[str, Any]) -> tuple[tuple, dict]:
+    """The script's arguments with ``settings`` applied, as torch will accept them.
+
+    With ``num_workers=0`` the options torch allows only with workers go.
+    """
+    bound = inspect.signature(init).bind(loader, *args, **kwargs)
+    arguments = bound.arguments
+    extra = arguments.pop("kwargs", None)
+    if isinstance(extra, dict):
+        arguments.update(extra)
+    arguments.update(settings)
+    if not arguments.get("num_workers"):
+        for option in WORKER_ONLY_OPTIONS:
+            arguments.pop(option, None)
+    rebound = inspect.signature(init).bind_partial(**arguments)
+    return rebound.args[1:], rebound.kwargs
+
+
 class Harness:
-    def __init__(self, ctx: ProbeContext) -> None:
+    def __init__(self, ctx: ProbeContext, overrides: dict[str, dict[str, Any]] | None = None,
+                 measure_only: bool = False) -> None:
         self.ctx = ctx
         self.pid = os.getpid()
         self.sites: dict[tuple[str, int, int], LoaderSite] = {}
         self.site_of_loader: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.bounds: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # loader -> batches per epoch
         self.idle_iterations = 0
+        self.overrides = overrides or {}  # site_key -> settings applied when the loader is built there
+        self.measure_only = measure_only  # the recommendation's re-run: epochs timed, no checks
+        self.active: tuple[LoaderSite, EpochRecord] | None = None  # the epoch running now
+        self.open_epochs: dict[int, TimedEpoch] = {}  # per site: its last epoch, until it ends
+        self.last_epoch: tuple[LoaderSite, EpochRecord] | None = None
+        self.emptied: dict[str, int] | None = None  # the first epoch handed out empty past the cap
 
     # -- hooks ---------------------------------------------------------------
     def bypass(self) -> bool:
@@ -82,7 +150,7 @@ class Harness:
         from torch.utils.data import DataLoader
         from torch.utils.data import dataloader as dataloader_module
 
-        original_init, original_iter = DataLoader.__init__, DataLoader.__iter__
+        original_init, original_iter, original_len = DataLoader.__init__, DataLoader.__iter__, DataLoader.__len__
         harness = self
 
         # wraps(): inspect.signature(DataLoader.__init__) must stay torch's, for LoaderSite.variant.
@@ -93,6 +161,9 @@ class Harness:
                 return original_init(loader, *args, **kwargs)
             call_site = find_call_site(loader)
             builder = library_builder(loader)
+            settings = harness.overrides.get(site_key(call_site.path, call_site.line)) if call_site else None
+            if settings:
+                args, kwargs = override_arguments(original_init, loader, args, kwargs, settings)
             try:
                 original_init(loader, *args, **kwargs)
             except Exception as error:
@@ -108,7 +179,19 @@ class Harness:
                 return original_iter(loader)
             return harness.on_iteration(site, loader, original_iter)
 
-        DataLoader.__init__, DataLoader.__iter__ = __init__, __iter__
+        def bounded_order(loader, order):
+            limit = None if harness.bypass() else harness.bounds.get(loader)
+            return order if limit is None else BoundedOrder(order, limit)
+
+        @functools.wraps(original_len)
+        def __len__(loader):
+            length = original_len(loader)  # map-style: already bounded through _index_sampler
+            limit = None if harness.bypass() else harness.bounds.get(loader)
+            return length if limit is None else min(length, limit)
+
+        DataLoader.__init__, DataLoader.__iter__, DataLoader.__len__ = __init__, __iter__, __len__
+        index_sampler = bound_index_sampler(DataLoader, bounded_order)
+        self.unbounded_length = lambda loader: _length(original_len, index_sampler, loader)
         for name in tune_worker_polling(dataloader_module):
             self.ctx.emit({"event": "note", "loader": None, "text": f"torch has no {name}: worker checks stay at torch's pace"})
 
@@ -143,6 +226,7 @@ class Harness:
             pass
         site.loader, site.loader_class = loader, type(loader)
         self.site_of_loader[loader] = site
+        self.bounds[loader] = self.ctx.settings.epoch_batches
         package = builder.split(os.sep + "site-packages" + os.sep)[-1]
         self.ctx.emit({"event": "note", "loader": site.id, "text": f"rebuilt by {package}; the rebuilt loader is the one probed"})
         return True
@@ -156,6 +240,7 @@ class Harness:
             site.constructions += 1
             if error is None:
                 self.site_of_loader[loader] = site
+                self.bounds[loader] = self.ctx.settings.epoch_batches
             return
         try:
             site = LoaderSite.from_call(len(self.sites) + 1, call_site, init, loader, args, kwargs)
@@ -164,12 +249,16 @@ class Harness:
         self.sites[key] = site
         self.ctx.sites.append(site)
         self.idle_iterations = 0
-        self.ctx.emit({"event": "loader", "id": site.id, **site.summary()})
+        overridden = self.overrides.get(site_key(call_site.path, call_site.line))
+        self.ctx.emit({"event": "loader", "id": site.id, **site.summary(), **({"overridden": overridden} if overridden else {})})
         if error is None:
             self.site_of_loader[loader] = site
+            self.bounds[loader] = self.ctx.settings.epoch_batches
             return
         site.loader, site.construction_error = None, error
         self.ctx.emit({"event": "loader_error", "loader": site.id, "error": describe_error(error)})
+        if self.measure_only:
+            return
         for check in all_checks():
             if hasattr(check, "on_construction_error"):
                 self.run_check(check, "on_construction_error", site, error)
@@ -178,19 +267,86 @@ class Harness:
     def on_iteration(self, site: LoaderSite, loader, original_iter):
         if site.loader is loader:
             site.iterations += 1
-            if site.iterations == 1:
+            if site.iterations == 1 and not self.measure_only:
                 self.probe(site, original_iter)
-                self.idle_iterations = 0
-                return iter(())
-            if site.iterations == 2:
+            elif site.iterations == 2:
                 self.ctx.emit({"event": "iterated_again", "loader": site.id})
-            for check in all_checks():
-                if hasattr(check, "on_later_iteration"):
-                    self.run_check(check, "on_later_iteration", site)
+            if site.iterations > 1 and not self.measure_only:
+                for check in all_checks():
+                    if hasattr(check, "on_later_iteration"):
+                        self.run_check(check, "on_later_iteration", site)
+        site.epochs += 1
+        if site.epochs > self.ctx.settings.max_epochs:
+            return self.empty_epoch(site)
+        return self.real_epoch(site, loader, original_iter)
+
+    def real_epoch(self, site: LoaderSite, loader, original_iter) -> TimedEpoch:
+        """The script's own epoch on real batches, at most ``epoch_batches`` of them, timed."""
+        limit = self.ctx.settings.epoch_batches
+        full = self.unbounded_length(loader)
+        bound = EpochBound(site.id, limit, full) if full is None or full > limit else None
+        left = self.open_epochs.pop(site.id, None)
+        if left is not None:  # the script left its last epoch early (a break, Lightning's count)
+            left.abandon()
+        record = site.clock.start()
+        iterator = original_iter(loader)
+        self.active = (site, record)
+        epoch = TimedEpoch(iterator, record, site.clock, sync=cuda_synchronizer(), bound=bound,
+                           on_end=functools.partial(self.epoch_ended, site),
+                           on_error=functools.partial(self.epoch_failed, site))
+        self.open_epochs[site.id] = epoch
+        return epoch
+
+    def empty_epoch(self, site: LoaderSite):
+        """Past the cap: an empty epoch, so the script reaches what comes after its loop (a test loader)."""
+        if self.emptied is None:
+            self.emptied = {"loader": site.id, "epoch": site.epochs, "cap": self.ctx.settings.max_epochs}
+            self.ctx.emit({"event": "emptied", **self.emptied})
         self.idle_iterations += 1
-        if self.idle_iterations >= self.ctx.settings.stop_after_idle_iterations:
+        done = self.measure_only and all(site.epochs > self.ctx.settings.max_epochs for site in self.ctx.sites
+                                         if site.loader is not None)
+        if done or self.idle_iterations >= self.ctx.settings.stop_after_idle_iterations:
             raise ProbeFinished
         return iter(())
+
+    def epoch_ended(self, site: LoaderSite, record: EpochRecord) -> None:
+        self.open_epochs.pop(site.id, None)
+        if self.active is not None and self.active[1] is record:
+            self.active = None
+        self.last_epoch = (site, record)
+        self.ctx.emit({"event": "epoch", "loader": site.id, "epoch": record.number, "batches": len(record.waits),
+                       "seconds": record.seconds, "cut": record.cut})
+        summary = site.clock.summary()
+        self.ctx.emit({"event": "step", "loader": site.id, **summary, **self.factory_mark()})
+        if record.number == 1 and not self.measure_only and self.ctx.mode != "factory":
+            self.sweep_if_waiting(site, summary)
+
+    def epoch_failed(self, site: LoaderSite, record: EpochRecord, error: BaseException) -> None:
+        self.open_epochs.pop(site.id, None)
+        self.active, self.last_epoch = None, (site, record)
+        died = worker_died(error)
+        self.ctx.emit({"event": "epoch_failed", "loader": site.id, "epoch": record.number, "batch": len(record.waits) + 1,
+                       "error": describe_failure(error), "worker_died": died,
+                       "in_worker": died or worker_error_summary(error) is not None})
+        self.ctx.emit({"event": "step", "loader": site.id, **site.clock.summary(), **self.factory_mark()})
+
+    def factory_mark(self) -> dict[str, bool]:
+        """A factory target has no training step: its loop body is empty, its data wait all of it."""
+        return {"no_step": True} if self.ctx.mode == "factory" else {}
+
+    def sweep_if_waiting(self, site: LoaderSite, summary: dict[str, Any]) -> None:
+        """A loader the real step waits on, that no finding had swept: sweep it, so that its recommended
+        num_workers is measured. Its results inform the recommendation only (advisory): the runtime DL203
+        finding is the data wait's (:meth:`judge_data_wait`)."""
+        sweep = check_for("DL203")
+        if sweep is None or site.swept or not waits_on_data(summary):
+            return
+        self.ctx.forced.setdefault(site.id, set()).add("DL203" if site.num_workers == 0 else "DL202")
+        site.swept, self.ctx.advisory = True, True
+        try:
+            self.run_check(sweep, "on_first_iteration", site)
+        finally:
+            self.ctx.advisory = False
 
     def probe(self, site: LoaderSite, original_iter) -> None:
         main = sys.modules.get("__main__")
@@ -201,6 +357,8 @@ class Harness:
                 # Costly measurements would only repeat the same failure, many times.
                 self.skip_check(check, site, skipped(f"the first batch failed: {site.first_batch.error}"))
                 continue
+            if check is check_for("DL202") and self.ctx.requested(site, check.CODES):
+                site.swept = True
             self.run_check(check, "on_first_iteration", site)
 
     def skip_check(self, check, site: LoaderSite, verdict: str, evidence: str = "") -> None:
@@ -242,11 +400,23 @@ class Harness:
             self.ctx.inside_probe = was_inside
 
     def finish(self) -> None:
+        for epoch in list(self.open_epochs.values()):
+            epoch.abandon()
         for site in self.ctx.sites:
-            for check in all_checks():
-                if hasattr(check, "on_script_end"):
-                    self.run_check(check, "on_script_end", site)
+            if not self.measure_only:
+                self.judge_data_wait(site)
+                for check in all_checks():
+                    if hasattr(check, "on_script_end"):
+                        self.run_check(check, "on_script_end", site)
             close_iterator(current_iterator(site.loader))
+
+    def judge_data_wait(self, site: LoaderSite) -> None:
+        """DL203 at run time: the real step waits on a single-process loader more than half the time."""
+        summary = site.clock.summary()
+        if self.ctx.mode == "factory" or site.num_workers != 0 or not waits_on_data(summary):
+            return
+        self.ctx.result(site, "DL203", CONFIRMED, f"{data_wait_text(summary)} with num_workers=0: "
+                        "the step waits for batches loaded in the main process", {"step": summary})
 
     # -- running the target ----------------------------------------------------
     def run_script(self, script: str, args: list[str]) -> dict[str, Any]:
@@ -266,38 +436,75 @@ class Harness:
             loader = factory()
             if not isinstance(loader, DataLoader):
                 raise TypeError(f"{module_name}:{function_name}() returned {type(loader).__name__}, not a DataLoader")
-            # A factory's loader is for training: iterate it as two epochs would (the probe runs in the first).
+            # A factory's loader is for training: iterate it as two bounded epochs would (the checks run in the first).
             for _epoch in range(FACTORY_EPOCHS):
                 for _ in loader:
-                    break
+                    pass
 
         sys.path.insert(0, os.getcwd())
         return self.guarded(call)
 
-    def loops_emptied(self) -> bool:
-        return any(site.iterations > 0 for site in self.ctx.sites)
+    def where(self) -> dict[str, Any] | None:
+        """The epoch running now, or the last one that ran: where an error or a write happened."""
+        current = self.active or self.last_epoch
+        if current is None:
+            return None
+        site, record = current
+        return {"loader": site.id, "epoch": record.number, "in_epoch": self.active is not None or record.failed,
+                "batch": len(record.waits) + (1 if record.failed else 0)}
 
     def phase(self) -> str:
-        return "after the loops" if self.loops_emptied() else "before any loader was iterated"
+        where = self.where()
+        if where is None:
+            return "before any loader was iterated"
+        if self.emptied is not None:
+            return f"past the probe's cap of {self.emptied['cap']} epochs"
+        if where["in_epoch"]:
+            return f"in loader {where['loader']}'s epoch {where['epoch']}"
+        return f"after loader {where['loader']}'s epoch {where['epoch']}"
+
+    def cut_loaders(self) -> dict[int, list[int | None]]:
+        """Loaders whose epochs the bound cut short: id -> [bound, full length]."""
+        return {site.id: [self.ctx.settings.epoch_batches, self.unbounded_length(site.loader) if site.loader else None]
+                for site in self.ctx.sites if any(epoch.cut for epoch in site.clock.epochs)}
+
+    def ending(self, error: BaseException | None) -> dict[str, Any]:
+        """What the report needs to say who caused an ending: where it happened, the probe's bound or cap."""
+        facts: dict[str, Any] = {"where": self.where(), "emptied": self.emptied, "cut": self.cut_loaders()}
+        bound = epoch_bound_in(error) if error is not None else None
+        if bound is not None:
+            facts["bound"] = {"loader": bound.loader, "bound": bound.bound, "full": bound.full}
+        return facts
 
     def guarded(self, run) -> dict[str, Any]:
         try:
             run()
         except ProbeFinished:
-            return {"how": "stopped", "detail": "stopped once every loader it built was probed"}
+            return {"how": "stopped", "detail": "stopped once every loader it built was probed", **self.ending(None)}
         except guard.WriteStopped as stop:
-            return {"how": "write_stopped", "detail": f"stopped at {stop.attempt}; nothing written",
-                    "after_loops": self.loops_emptied()}
+            return {"how": "write_stopped", "detail": f"stopped at {stop.attempt}; nothing written", **self.ending(None)}
         except SystemExit as exit_:
             location = user_location(sys.exc_info()[2])
-            return {"how": "exit", "detail": f"the script called sys.exit({exit_.code!r})", "location": location, "code": exit_.code,
-                    "after_loops": self.loops_emptied()}
+            return {"how": "exit", "detail": f"the script called sys.exit({exit_.code!r})", "location": location,
+                    "code": exit_.code, **self.ending(None)}
         except MeasurementTimeout as error:
             return {"how": "timeout", "detail": str(error)}
         except BaseException as error:  # the script's own crash is part of the report
             return {"how": "error", "detail": describe_failure(error), "location": user_location(error.__traceback__),
-                    "after_loops": self.loops_emptied()}
-        return {"how": "finished", "detail": "the script ran to its end"}
+                    "type": type(error).__name__, **self.ending(error)}
+        return {"how": "finished", "detail": "the script ran to its end", **self.ending(None)}
+
+
+def _length(original_len, index_sampler, loader) -> int | None:
+    """A loader's epoch length without the probe's bound; None when it has none."""
+    try:
+        from torch.utils.data import IterableDataset
+
+        if isinstance(loader.dataset, IterableDataset):
+            return original_len(loader)
+        return len(index_sampler.fget(loader))
+    except (TypeError, AttributeError, NotImplementedError):
+        return None
 
 
 def die_with_parent() -> None:
@@ -327,7 +534,7 @@ def install_harness(config: dict[str, Any], events: IO[str]) -> Harness:
         stderr_path=config.get("stderr"),
     )
     ctx.emit({"event": "start", "pid": os.getpid(), "pgid": os.getpgid(0)})
-    harness = Harness(ctx)
+    harness = Harness(ctx, config.get("overrides"), bool(config.get("measure_only")))
     file_guard = guard.install(config["scratch"], ctx.emit)
     file_guard.phase = harness.phase
     harness.install()

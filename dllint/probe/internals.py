@@ -1,11 +1,16 @@
-"""Everything the probe knows about torch's and CPython's internals, in one place.
+"""What the probe knows about torch's and CPython's internals: messages and private attributes.
 
-The probe reads torch's error messages and tunes two private settings of its
-multiprocessing iterator. Neither is public API, so each piece is named here,
-used only through these functions, guarded (a torch without the attribute
-leaves the probe slower, never broken) and tested against the pinned torch
-(tests/probe/test_internals.py). When torch changes a message, that test fails
-here rather than a verdict silently turning into "not confirmed".
+The probe reads torch's error messages, tunes two private settings of its
+multiprocessing iterator and bounds the order a loader's private
+``_index_sampler`` hands out. None of it is public API, so each piece is named
+here, used only through these functions, guarded (a torch without the
+attribute leaves the probe slower, never broken) and tested against the pinned
+torch (tests/probe/test_internals.py). When torch changes a message, that test
+fails here rather than a verdict silently turning into "not confirmed".
+
+Not everything is here yet: the file guard wraps ``torch.serialization.save``
+(guard.py), rank_children.py reads ``BaseProcess.__init__``'s signature and
+checks/sharding.py shuts iterators down itself.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ MISSING_IN_MAIN = re.compile(r"Can't get attribute '([\w.]+)' on <module '__main
 CUDA_REINIT = "Cannot re-initialize CUDA in forked subprocess"
 # torch wraps an error raised in a worker; the original follows this line.
 WORKER_TRACEBACK = "Original Traceback"
+# torch's errors when a worker process died (a signal, os._exit, the OOM killer).
+WORKER_DIED = ("DataLoader worker (pid", "exited unexpectedly", "is killed by signal")
 
 
 def construction_code(error: BaseException) -> str | None:
@@ -63,6 +70,12 @@ def pickling_code(part: str, error: BaseException) -> str | None:
     if part == "dataset" and PICKLING_UNPICKLABLE in text:
         return "DL104"
     return None
+
+
+def worker_died(error: BaseException) -> bool:
+    """Whether torch raised this because a worker process died (not an error raised in it)."""
+    text = str(error)
+    return WORKER_DIED[0] in text and any(needle in text for needle in WORKER_DIED[1:])
 
 
 def worker_error_summary(error: BaseException) -> str | None:
@@ -104,6 +117,14 @@ def shutdown_iterator(iterator: Any) -> None:
     shutdown = getattr(iterator, "_shutdown_workers", None)
     if shutdown is not None:
         shutdown()
+
+
+def bound_index_sampler(loader_class: Any, wrap: Any) -> Any:
+    """Replace the loader class's ``_index_sampler`` property (the order every epoch's iterator
+    reads, and map-style ``len(loader)``) by ``wrap(loader, order)``; return the original property."""
+    original = loader_class.__dict__["_index_sampler"]
+    loader_class._index_sampler = property(lambda loader: wrap(loader, original.fget(loader)))
+    return original
 
 
 def current_iterator(loader: Any) -> Any:

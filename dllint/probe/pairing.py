@@ -40,11 +40,14 @@ def attach_verdicts(
     not_reached_reason: str,
     loader_spans: dict[int, Anchor] | None = None,
     loader_labels: dict[int, str] | None = None,
+    construction_errors: dict[int, str] | None = None,
 ) -> tuple[list[Result], set[int]]:
     """Set ``probe`` on every finding; return the results no finding used, and the ids of those used.
 
     A finding inside a loader's call takes only results measured on that
-    loader: another loader's measurement is no evidence about it.
+    loader: another loader's measurement is no evidence about it. One in a
+    call torch rejected for another reason (``construction_errors``) was never
+    checked, and its verdict says which error masked it.
     """
     checked_codes = codes_with_checks()
     used: set[int] = set()
@@ -67,6 +70,10 @@ def attach_verdicts(
                 name_config_keys(finding)
         elif finding.code not in checked_codes:
             finding.probe = {"verdict": skipped(f"no runtime check for {finding.code}"), "evidence": "", "measurements": {}}
+        elif masking := [construction_errors[owner] for owner in owners if owner in (construction_errors or {})]:
+            finding.probe = {"verdict": NOT_REACHED, "measurements": {},
+                             "evidence": f"masked: torch raised another error first on this call ({masking[0]}), "
+                                         f"so it never checked what {finding.code} is about"}
         else:
             finding.probe = {"verdict": NOT_REACHED, "evidence": not_reached_reason, "measurements": {}}
     return [result for result in results if id(result) not in used], used
@@ -95,7 +102,7 @@ def runtime_findings(unclaimed: list[Result], names: dict[str, str] | None = Non
     names = rule_names() if names is None else names
     findings: dict[tuple[str, str, int], Finding] = {}
     for result in unclaimed:
-        if result.verdict != CONFIRMED or not result.anchors:
+        if result.verdict != CONFIRMED or not result.anchors or result.measurements.get("advisory"):
             continue
         anchor = result.anchors[0]
         key = (result.code, anchor.path, anchor.first_line)

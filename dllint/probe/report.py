@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dllint.findings import Finding
+from dllint.probe.recommend import Recommendation, render_recommendation
 from dllint.probe.results import Result, Table
+from dllint.probe.steps import data_wait_text
 
 
 @dataclass
@@ -26,6 +28,9 @@ class LoaderReport:
     notes: list[str] = field(default_factory=list)
     last_step: str | None = None  # the last measurement started on this loader
     iterated_again: bool = False  # the script iterated this loader a second time (a second epoch)
+    step: dict[str, Any] = field(default_factory=dict)  # the data wait of the script's real step (steps.StepClock.summary)
+    failures: list[dict[str, Any]] = field(default_factory=list)  # epochs that raised (a worker died, the dataset raised)
+    recommendation: Recommendation | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -40,6 +45,9 @@ class LoaderReport:
             "notes": self.notes,
             "last_step": self.last_step,
             "iterated_again": self.iterated_again,
+            "step": self.step,
+            "failures": self.failures,
+            "recommendation": self.recommendation.to_dict() if self.recommendation else None,
         }
 
 
@@ -64,6 +72,7 @@ class ProbeReport:
     timeline: list[tuple[float, str]] = field(default_factory=list)  # (seconds after ready, measurement started)
     launcher: str | None = None  # the launch command run (--launcher, --nproc-per-node)
     ranks: list[dict[str, Any]] = field(default_factory=list)  # each rank seen: rank, local_rank, node, host
+    rerun: dict[str, Any] | None = None  # the second run, with the recommended settings applied
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -82,6 +91,7 @@ class ProbeReport:
             "notes": self.notes,
             "could_not_run": self.could_not_run,
             **({"launcher": self.launcher, "ranks": [_rank_entry(rank) for rank in self.ranks]} if self.launcher else {}),
+            "rerun": self.rerun,
         }
 
     def to_json(self) -> str:
@@ -91,6 +101,8 @@ class ProbeReport:
         lines = [f"probe: {self.target}: {self.script_outcome} ({self.duration_s:.1f} s)"]
         if self.launcher:
             lines.append(f"  launched with: {self.launcher}")
+        if self.rerun:
+            lines.append(f"  re-run with the recommended settings: {self.rerun['script_outcome']} ({self.rerun['duration_s']:.1f} s)")
         if self.status != "completed" and self.last_step:
             lines.append(f"  while running: {self.last_step}")
         if not self.loaders:
@@ -146,6 +158,7 @@ def _render_loader(loader: LoaderReport) -> list[str]:
         lines.append(f"  stopped during: {loader.last_step}")
     else:
         lines.append("  never iterated")
+    lines.extend(_render_step(loader))
     shown = [result for result in loader.results if result.shown]
     if shown:
         rows = [row for result in shown for row in _result_rows(result)]
@@ -155,6 +168,31 @@ def _render_loader(loader: LoaderReport) -> list[str]:
         lines.extend(_render_table(table.columns, table.rows))
         lines.extend(f"  {chart_line}" for chart_line in table.chart)
     lines.extend(f"  note: {note}" for note in loader.notes)
+    if loader.recommendation is not None:
+        lines.extend(render_recommendation(loader.recommendation, loader.call_site))
+    return lines
+
+
+def _render_step(loader: LoaderReport) -> list[str]:
+    step = loader.step
+    lines = []
+    if step.get("steps") and step.get("no_step"):
+        lines.append(f"  {step['epochs']} epochs iterated without a training step (a factory target): no data wait to measure")
+    elif step.get("steps"):
+        epochs = step.get("batches", [])
+        extra = [f"{len(epochs)} epochs of at most {max(epochs)} batches" if epochs else ""]
+        if "first_wait_s" in step:
+            extra.append(f"first batch of an epoch {step['first_wait_s']:.3f} s")
+        if "epoch_s" in step:
+            extra.append(f"epoch {step['epoch_s']:.2f} s")
+        if "peak_pss_mb" in step:
+            extra.append(f"peak memory {step['peak_pss_mb']:.0f} MB")
+        lines.append(f"  {data_wait_text(step)} ({'; '.join(part for part in extra if part)})")
+    elif step.get("epochs"):
+        lines.append(f"  data wait: not measured ({step['epochs']} epochs, too few batches)")
+    for failure in loader.failures:
+        who = "a worker died" if failure.get("worker_died") else ("a worker raised" if failure.get("in_worker") else "raised")
+        lines.append(f"  epoch {failure['epoch']} failed at batch {failure['batch']} ({who}): {failure['error']}")
     return lines
 
 

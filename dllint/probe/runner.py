@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -22,8 +23,11 @@ from dllint.probe.processes import ProcessTree, StopSignals, Watchdog, set_child
 import dllint.probe.ranks as ranks
 from dllint.probe.launched import LAUNCH_ENV
 from dllint.probe.context import Settings
+from dllint.probe.endings import describe_outcome
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
+from dllint.probe.callsite import site_key
 from dllint.probe.pairing import attach_verdicts, runtime_findings
+from dllint.probe.recommend import reconcile, recommend
 from dllint.probe.report import LoaderReport, ProbeReport
 from dllint.probe.results import CONFIRMED, Anchor, Result, Table
 
@@ -164,12 +168,16 @@ def run_probe(
     spec.update(jobs.launch_spec(spec, launcher, nproc_per_node))
     settings = settings or Settings()
     if batches is not None:
-        settings.batches = batches
+        settings.epoch_batches = batches
     workdir = tempfile.mkdtemp(prefix="dllint-probe-")
     watchdog = Watchdog(workdir, (guard.SCRATCH_ENV, os.path.join(workdir, guard.SCRATCH_NAME)))
     try:
         with StopSignals() as signals:
             report = _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals)
+            if report.status == "completed":
+                rerun = functools.partial(_run, target, spec, script_args, [], timeout, settings,
+                                          os.path.join(workdir, "rerun"), progress, signals)
+                prove_recommendations(report, rerun, distributed=bool(spec.get("launcher")))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         watchdog.release()
@@ -182,7 +190,56 @@ def run_probe(
     return report
 
 
-def _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals: StopSignals) -> ProbeReport:
+def prove_recommendations(report: ProbeReport, rerun, distributed: bool = False) -> None:
+    """One settings block per loader that earns one; then the script again with the blocks applied.
+
+    ``rerun(overrides)`` runs the script in measure-only mode with each block
+    applied at its call site; each loader's ``before`` is this run's real step,
+    ``after`` the re-run's.
+    """
+    changed: dict[str, LoaderReport] = {}
+    for loader in report.loaders:
+        recommendation = recommend(loader.summary, loader.results, loader.step)
+        if recommendation is None:
+            continue
+        loader.recommendation = recommendation
+        label = f"loader {loader.id} at {loader.call_site}"
+        for finding in report.findings:
+            if finding.probe and finding.probe.get("measurements", {}).get("loader") == label:
+                reconcile(finding.probe, finding.code, recommendation)
+        for result in loader.results:  # the loader's table says the same
+            verdict = {"verdict": result.verdict, "evidence": result.evidence}
+            reconcile(verdict, result.code, recommendation)
+            result.verdict, result.evidence = verdict["verdict"], verdict["evidence"]
+        if recommendation.changed and "path" in loader.summary:
+            changed[site_key(loader.summary["path"], loader.summary["line"])] = loader
+    if not changed:
+        return
+    if distributed:
+        for loader in changed.values():
+            loader.recommendation = loader.recommendation.measured(
+                loader.step, {"not_run": "the probe does not re-run a distributed job; apply the settings and probe again"})
+        return
+    second = rerun({"overrides": {key: loader.recommendation.settings for key, loader in changed.items()},
+                    "measure_only": True})
+    report.rerun = {"status": second.status, "script_outcome": second.script_outcome,
+                    "duration_s": round(second.duration_s, 3), "startup_s": second.startup_s}
+    measured = {site_key(loader.summary["path"], loader.summary["line"]): loader
+                for loader in second.loaders if "path" in loader.summary}
+    for key, loader in changed.items():
+        again = measured.get(key)
+        if again is not None and again.step.get("steps"):
+            after = again.step
+        elif again is not None and again.failures:
+            after = {"error": again.failures[0]["error"]}
+        else:
+            after = {"error": f"the re-run did not reach this loader's steps: {second.script_outcome}"}
+        loader.recommendation = loader.recommendation.measured(loader.step, after)
+
+
+def _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals: StopSignals,
+         extra: dict[str, Any] | None = None) -> ProbeReport:
+    spec = {**spec, **(extra or {})}
     # The script writes in scratch/ only (temporary files, redirected writes); workdir's own files are the probe's.
     scratch = os.path.join(workdir, guard.SCRATCH_NAME)
     os.makedirs(os.path.join(scratch, "tmp"))
@@ -275,6 +332,25 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
     return report
 
 
+def _failure(loader: LoaderReport, event: dict[str, Any]) -> None:
+    loader.failures.append({key: event[key] for key in ("epoch", "batch", "error", "worker_died", "in_worker")})
+
+
+# What each event about one loader sets on its report.
+LOADER_EVENTS: dict[str, Any] = {
+    "loader_error": lambda loader, event: setattr(loader, "construction_error", event["error"]),
+    "first_batch": lambda loader, event: (setattr(loader, "first_batch_s", event["seconds"]),
+                                          setattr(loader, "first_batch_error", event["error"])),
+    "iterated_again": lambda loader, event: setattr(loader, "iterated_again", True),
+    "step": lambda loader, event: setattr(loader, "step", {key: value for key, value in event.items()
+                                                           if key not in ("event", "loader", "t")}),
+    "epoch_failed": _failure,
+    "table": lambda loader, event: loader.tables.append(Table(event["title"], event["columns"], event["rows"],
+                                                              event.get("chart", []))),
+    "progress": lambda loader, event: setattr(loader, "last_step", event["step"]),
+}
+
+
 def build_report(target, log: EventLog, findings, status, duration, timeout, stderr_tail) -> ProbeReport:
     loaders: dict[int, LoaderReport] = {}
     results: list[Result] = []
@@ -287,19 +363,10 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
         if kind == "loader":
             summary = {key: value for key, value in event.items() if key not in ("event", "id")}
             loaders[event["id"]] = LoaderReport(event["id"], event["call_site"], summary)
-        elif kind == "loader_error" and loader_id in loaders:
-            loaders[loader_id].construction_error = event["error"]
-        elif kind == "first_batch" and loader_id in loaders:
-            loaders[loader_id].first_batch_s = event["seconds"]
-            loaders[loader_id].first_batch_error = event["error"]
-        elif kind == "iterated_again" and loader_id in loaders:
-            loaders[loader_id].iterated_again = True
+        elif loader_id in loaders and kind in LOADER_EVENTS:
+            LOADER_EVENTS[kind](loaders[loader_id], event)
         elif kind == "result":
             results.append(Result.from_dict(event))
-        elif kind == "table" and loader_id in loaders:
-            loaders[loader_id].tables.append(Table(event["title"], event["columns"], event["rows"], event.get("chart", [])))
-        elif kind == "progress" and loader_id in loaders:
-            loaders[loader_id].last_step = event["step"]
         elif kind == "note":
             (loaders[loader_id].notes if loader_id in loaders else notes).append(event["text"])
         elif kind == "child_loader":
@@ -317,17 +384,22 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
     if status == "completed" and not finished:
         status = "crashed"
     story = _script_outcome(status, outcome, timeout, log, stderr_tail, bool(loaders))
+    story += "".join(f"; loader {loader.id}'s epoch {failure['epoch']} failed: "
+                     + ("a DataLoader worker died" if failure["worker_died"] else failure["error"])
+                     for loader in loaders.values() for failure in loader.failures
+                     if failure["error"] not in story)
     spans = {loader.id: Anchor(loader.summary["path"], loader.summary["line"], loader.summary["end_line"])
              for loader in loaders.values() if "path" in loader.summary}
     labels = {loader.id: f"loader {loader.id} at {loader.call_site}" for loader in loaders.values()}
     reason = _not_reached_reason(status, loaders, log)
     if not loaders and any(event["event"] == "child_loader" for event in log.events):
         reason = "the script built its loaders in a child process, which the probe does not measure"
-    unclaimed, used = attach_verdicts(findings, results, reason, spans, labels)
+    masked = {loader.id: loader.construction_error for loader in loaders.values() if loader.construction_error}
+    unclaimed, used = attach_verdicts(findings, results, reason, spans, labels, masked)
     for result in results:
         if result.loader in loaders:
             # Its table shows what was reported for it or seen on it: results a finding used, and confirmations.
-            result.shown = id(result) in used or result.verdict == CONFIRMED
+            result.shown = id(result) in used or (result.verdict == CONFIRMED and not result.measurements.get("advisory"))
             loaders[result.loader].results.append(result)
     all_findings = list(findings) + runtime_findings(unclaimed)
     report = ProbeReport(target, status, story, all_findings, list(loaders.values()), duration,
@@ -369,18 +441,4 @@ def _script_outcome(status, outcome, timeout, log: EventLog, stderr_tail, built_
         last = next((line for line in reversed(stderr_tail) if line.strip()), "no output")
         return f"the probe's process died before reporting: {last.strip()}"
     assert outcome is not None
-    how, detail = outcome["how"], outcome["detail"]
-    if how == "launcher":  # the launcher failed before any rank ran: its own words
-        return detail
-    if outcome.get("location"):
-        detail += f" at {outcome['location']}"
-    if how == "timeout":
-        return f"a measurement ran out of time: {detail}"
-    if how == "error" and outcome.get("after_loops"):
-        return (f"after the probe emptied its loops, the script raised {detail}: caused by the probe "
-                "(the loops did not run), not a bug in the script")
-    if how == "error":
-        return f"the script raised {detail}" + ("" if built_loader else " before building a DataLoader")
-    if how == "exit" and not built_loader:
-        return detail + " before building a DataLoader"
-    return detail
+    return describe_outcome(outcome, built_loader)

@@ -13,6 +13,7 @@ from typing import Any
 
 from dllint.probe.callsite import CallSite
 from dllint.probe.results import Anchor
+from dllint.probe.steps import StepClock
 
 # Options torch accepts only with num_workers > 0: a single-process variant drops them.
 WORKER_ONLY_OPTIONS = ("prefetch_factor", "persistent_workers", "multiprocessing_context", "timeout")
@@ -51,6 +52,9 @@ class LoaderSite:
     construction_error: BaseException | None = None
     constructions: int = 1
     iterations: int = 0  # of the first loader object
+    epochs: int = 0  # iterations of any loader object built here: the script's epochs
+    clock: StepClock = field(default_factory=StepClock)  # the data wait of the script's real step
+    swept: bool = False  # the num_workers sweep ran on it
     first_batch: FirstBatch | None = None
     state: dict[str, Any] = field(default_factory=dict)  # per check module, by module name
 
@@ -178,8 +182,18 @@ class LoaderSite:
             "num_workers": self.arguments.get("num_workers", 0),
             "batch_size": self.arguments.get("batch_size", 1),
             "persistent_workers": self.arguments.get("persistent_workers", False),
+            "prefetch_factor": self.arguments.get("prefetch_factor"),
+            "pin_memory": bool(self.arguments.get("pin_memory", False)),
+            "multiprocessing_context": _context_name(self.arguments.get("multiprocessing_context")),
             "start_method": _safe(self.start_method),
         }
+
+
+def _context_name(context: Any) -> str | None:
+    """A multiprocessing_context argument as the start method's name (JSON has no context objects)."""
+    if context is None or isinstance(context, str):
+        return context
+    return _safe(context.get_start_method) if hasattr(context, "get_start_method") else None
 
 
 def _safe(function) -> Any:

@@ -1,0 +1,233 @@
+"""The script's real training step, in bounded epochs, and its data wait (child process only).
+
+The harness bounds every epoch of a loader the script built to at most K
+batches by bounding the order its index sampler hands out
+(:class:`BoundedOrder`): workers get exactly K tasks, the epoch ends the way a
+full one does (persistent workers stay, nothing is left in flight), and
+``len(loader)`` says K, so frameworks that plan their epoch from it
+(Lightning's validation at the last batch) see the epoch they get.
+
+:class:`TimedEpoch` wraps the script's iterator for one epoch and times each
+``next()``: the time blocked there is the data wait; the time between one
+batch arriving and the next ``next()`` is the loop body (forward, backward,
+optimizer step, logging). When the script uses CUDA, the clock is read after
+``torch.cuda.synchronize()`` so that GPU work queued by the body counts as
+step time, not as the next wait. The first batch of each epoch includes
+starting the workers: it is kept apart from the per-step means.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+# A step that waits on its data more than this share of the time is input-bound...
+INPUT_BOUND = 0.5
+# ...when each wait is long enough for workers to help (below this it is DataLoader's own per-batch
+# overhead), and the loop body is a step at all (a loop that only draws batches waits all the time).
+MATERIAL_WAIT_S = 0.001
+# Fewest steps (first batches of epochs excluded) a data wait needs to count as evidence.
+FEWEST_STEPS = 3
+
+# Memory is sampled once an epoch, at this batch (or the last, in a shorter epoch): a sample reads every
+# process's smaps, tens of milliseconds per process on a loaded machine, so it is taken between two
+# batches and kept out of the step clock and the epoch time.
+MEMORY_AT_BATCH = 4
+
+
+class EpochBound(StopIteration):
+    """The end of an epoch the probe cut short: the loader has more batches than the bound.
+
+    A StopIteration, so that ``for`` loops end as at any epoch's end; its type
+    tells a script's own ``next()`` past the bound (an error the probe caused)
+    from the script's own mistakes.
+    """
+
+    def __init__(self, loader: int, bound: int, full: int | None) -> None:
+        super().__init__(f"loader {loader}: the probe ends each epoch after {bound} batches")
+        self.loader, self.bound, self.full = loader, bound, full
+
+
+class BoundedOrder:
+    """The first ``limit`` items of an index sampler's order, each epoch (its ``set_epoch`` still applies)."""
+
+    def __init__(self, order: Any, limit: int) -> None:
+        self.order = order
+        self.limit = limit
+
+    def __iter__(self) -> Iterator[Any]:
+        return itertools.islice(iter(self.order), self.limit)
+
+    def __len__(self) -> int:
+        return min(self.limit, len(self.order))
+
+    def __getattr__(self, name: str) -> Any:  # a sampler's own attributes (set_epoch, epoch, ...)
+        return getattr(self.order, name)
+
+
+@dataclass
+class EpochRecord:
+    """One epoch of the script's loop over one loader."""
+
+    number: int
+    started: float  # perf_counter at iter(loader): the epoch time includes starting workers
+    waits: list[float] = field(default_factory=list)  # per batch: time blocked in next()
+    bodies: list[float] = field(default_factory=list)  # per batch: loop body until the next next()
+    seconds: float | None = None  # iter() to the end of the epoch, less memory sampling; None without a batch
+    sampling: float = 0.0  # seconds spent sampling memory inside the epoch
+    cut: bool = False  # ended by the probe's bound, not by the loader running out
+    failed: bool = False  # next() raised: the epoch ended there
+
+
+def cuda_synchronizer(torch: Any = None) -> Callable[[], None] | None:
+    """``torch.cuda.synchronize`` when the script has initialised CUDA, else None."""
+    if torch is None:
+        import torch
+    cuda = getattr(torch, "cuda", None)
+    try:
+        if cuda is not None and cuda.is_available() and cuda.is_initialized():
+            return cuda.synchronize
+    except Exception:  # a broken CUDA install: time without synchronizing
+        return None
+    return None
+
+
+@dataclass
+class StepClock:
+    """Every epoch the script ran over one loader (its call site), with memory samples."""
+
+    epochs: list[EpochRecord] = field(default_factory=list)
+    peak_bytes: int = 0
+    memory_kind: str = ""  # "pss" or "uss" (the first available)
+
+    def start(self) -> EpochRecord:
+        record = EpochRecord(len(self.epochs) + 1, time.perf_counter())
+        self.epochs.append(record)
+        return record
+
+    def sample_memory(self) -> None:
+        from dllint.probe.measure import process_tree_memory
+
+        try:
+            self.peak_bytes = max(self.peak_bytes, process_tree_memory())
+        except Exception:  # a process gone mid-read: the next sample counts
+            pass
+
+    def summary(self) -> dict[str, Any]:
+        """Per-step means over every batch but each epoch's first (worker start-up, reported apart)."""
+        pairs = [(wait, body) for epoch in self.epochs for wait, body in zip(epoch.waits[1:], epoch.bodies[1:])]
+        firsts = [epoch.waits[0] for epoch in self.epochs if epoch.waits]
+        complete = [epoch.seconds for epoch in self.epochs if epoch.seconds is not None]
+        summary: dict[str, Any] = {"steps": len(pairs), "epochs": len(self.epochs),
+                                   "batches": [len(epoch.waits) for epoch in self.epochs],
+                                   "cut": any(epoch.cut for epoch in self.epochs)}
+        if pairs:
+            wait = statistics.fmean(pair[0] for pair in pairs)
+            step = wait + statistics.fmean(pair[1] for pair in pairs)
+            summary.update(data_wait_s=wait, step_s=step, data_wait_fraction=wait / step if step > 0 else 0.0)
+        if firsts:
+            summary["first_wait_s"] = statistics.fmean(firsts)
+        if complete:
+            summary["epoch_s"] = statistics.fmean(complete)
+        if self.peak_bytes:
+            summary["peak_pss_mb"] = round(self.peak_bytes / 2**20, 1)
+        return summary
+
+
+class TimedEpoch:
+    """The script's iterator for one bounded epoch, timing each ``next()``.
+
+    Attributes it does not have are the wrapped iterator's (code that reads
+    ``_num_yielded`` or calls ``_shutdown_workers`` keeps working).
+    """
+
+    def __init__(self, iterator: Any, record: EpochRecord, clock: StepClock, *,
+                 sync: Callable[[], None] | None, bound: EpochBound | None,
+                 on_end: Callable[[EpochRecord], None], on_error: Callable[[EpochRecord, BaseException], None]) -> None:
+        self._iterator = iterator
+        self._record = record
+        self._clock = clock
+        self._sync = sync
+        self._bound = bound  # raised at the end when the loader had more batches than the bound
+        self._on_end = on_end
+        self._on_error = on_error
+        self._got: float | None = None
+        self._ended = False
+
+    def __iter__(self) -> TimedEpoch:
+        return self
+
+    def __len__(self) -> int:
+        return len(self._iterator)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._iterator, name)
+
+    def __next__(self) -> Any:
+        if self._ended:
+            raise self._bound if self._bound is not None else StopIteration
+        if self._sync is not None:
+            self._sync()  # the body's GPU work belongs to the step, not to the next wait
+        requested = time.perf_counter()
+        record = self._record
+        if self._got is not None:
+            record.bodies.append(requested - self._got)
+        try:
+            batch = next(self._iterator)
+        except StopIteration:
+            self._end(requested)
+            raise self._bound if self._bound is not None else StopIteration from None
+        except Exception as error:
+            self._ended = record.failed = True
+            self._on_error(record, error)
+            raise
+        got = time.perf_counter()
+        record.waits.append(got - requested)
+        if len(record.waits) == MEMORY_AT_BATCH:
+            self._clock.sample_memory()
+        self._got = time.perf_counter()
+        record.sampling += self._got - got
+        return batch
+
+    def _end(self, when: float) -> None:
+        self._ended = True
+        if len(self._record.waits) < MEMORY_AT_BATCH and self._record.waits:
+            before = time.perf_counter()
+            self._clock.sample_memory()  # a short epoch: sampled at its end (non-persistent workers are gone by then)
+            self._record.sampling += time.perf_counter() - before
+        self._record.seconds = when - self._record.started - self._record.sampling
+        self._record.cut = self._bound is not None and len(self._record.waits) >= self._bound.bound
+        self._on_end(self._record)
+
+    def abandon(self) -> None:
+        """The script left this epoch without reaching its end (a ``break``; Lightning stops at ``len()``).
+
+        Its epoch time ends at the last batch's arrival plus a mean loop body
+        (the last body is never seen); an epoch without a batch has none.
+        """
+        if self._ended:
+            return
+        bodies = self._record.bodies
+        if self._got is None:
+            self._ended = True
+            self._on_end(self._record)
+            return
+        self._end(self._got + (statistics.fmean(bodies) if bodies else 0.0))
+
+
+def data_wait_text(step: dict[str, Any]) -> str:
+    """``data wait: 72% of each step (29.0 ms of 40.0 ms), 12 steps`` from a :meth:`StepClock.summary`."""
+    return (f"data wait: {step['data_wait_fraction'] * 100:.0f}% of each step ({step['data_wait_s'] * 1000:.1f} ms "
+            f"of {step['step_s'] * 1000:.1f} ms), {step['steps']} steps")
+
+
+def waits_on_data(step: dict[str, Any]) -> bool:
+    """Whether a :meth:`StepClock.summary` shows a real step waiting on its data most of the time."""
+    wait = step.get("data_wait_s", 0.0)
+    return (not step.get("no_step") and step.get("steps", 0) >= FEWEST_STEPS
+            and step.get("data_wait_fraction", 0.0) > INPUT_BOUND and wait >= MATERIAL_WAIT_S
+            and step.get("step_s", 0.0) - wait >= MATERIAL_WAIT_S)

@@ -1,0 +1,224 @@
+"""Pure parts of the real-step probe: step timing (CUDA mocked), the recommendation's policy, the endings."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from dllint.probe import steps
+from dllint.probe.endings import describe_outcome
+from dllint.probe.recommend import Recommendation, accepted_by_torch, reconcile, recommend, render_recommendation
+from dllint.probe.results import Result
+
+
+class FakeClock:
+    """perf_counter stand-in: each read advances by the next scripted interval."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_a_timed_epoch_splits_each_step_into_wait_and_body_and_synchronizes_cuda_first(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(steps.time, "perf_counter", clock)
+    events = []
+
+    def sync():
+        events.append(("sync", clock.now))
+        clock.now += 0.010  # GPU work still queued by the body: counted as body, not as wait
+
+    def batches():
+        for _ in range(3):
+            clock.now += 0.030  # the wait for a batch
+            yield "batch"
+
+    step_clock = steps.StepClock()
+    record = step_clock.start()
+    ended = []
+    epoch = steps.TimedEpoch(batches(), record, step_clock, sync=sync, bound=None,
+                             on_end=ended.append, on_error=lambda *_: None)
+    for _ in epoch:
+        clock.now += 0.005  # the loop body on the CPU
+    assert len(events) == 4  # before every next(), the last one included
+    assert record.waits == pytest.approx([0.03] * 3)
+    assert record.bodies == pytest.approx([0.015] * 3)
+    summary = step_clock.summary()
+    assert summary["steps"] == 2  # the first batch of the epoch is apart
+    assert summary["data_wait_s"] == pytest.approx(0.03) and summary["step_s"] == pytest.approx(0.045)
+    assert summary["data_wait_fraction"] == pytest.approx(2 / 3)
+    assert ended == [record] and not record.cut
+
+
+def test_the_cuda_synchronizer_is_used_only_once_the_script_initialised_cuda():
+    def fake(initialized):
+        cuda = types.SimpleNamespace(is_available=lambda: True, is_initialized=lambda: initialized,
+                                     synchronize=lambda: None)
+        return types.SimpleNamespace(cuda=cuda)
+
+    assert steps.cuda_synchronizer(fake(True)) is not None
+    assert steps.cuda_synchronizer(fake(False)) is None
+    no_cuda = types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: False))
+    assert steps.cuda_synchronizer(no_cuda) is None
+
+
+def test_a_cut_epoch_ends_with_the_probes_bound_and_a_bounded_order_keeps_its_sampler():
+    record = steps.StepClock().start()
+    bound = steps.EpochBound(1, 2, 10)
+    epoch = steps.TimedEpoch(iter([1, 2]), record, steps.StepClock(), sync=None, bound=bound,
+                             on_end=lambda _: None, on_error=lambda *_: None)
+    assert list(epoch) == [1, 2] and record.cut
+    with pytest.raises(steps.EpochBound):
+        next(epoch)
+    order = steps.BoundedOrder(types.SimpleNamespace(__iter__=None), 3)
+    order.order = range(10)
+    assert list(order) == [0, 1, 2] and len(order) == 3
+
+
+def test_the_bound_is_found_behind_the_error_a_generator_makes_of_it():
+    from dllint.probe.harness import epoch_bound_in
+
+    def generator():
+        yield next(iter_bound())
+
+    def iter_bound():
+        raise steps.EpochBound(1, 16, 63)
+        yield  # pragma: no cover
+
+    with pytest.raises(RuntimeError) as caught:
+        list(generator())
+    assert epoch_bound_in(caught.value).full == 63
+    assert epoch_bound_in(ValueError("no")) is None
+
+
+def test_overrides_apply_to_positional_and_keyword_arguments_as_torch_accepts_them():
+    from torch.utils.data import DataLoader
+
+    from dllint.probe.harness import override_arguments
+
+    args, kwargs = override_arguments(DataLoader.__init__, object(), (range(8), 4, True),
+                                      {"num_workers": 2, "persistent_workers": True, "prefetch_factor": 4},
+                                      {"num_workers": 0})
+    loader = DataLoader(*args, **kwargs)
+    assert (loader.num_workers, loader.batch_size, loader.persistent_workers, loader.prefetch_factor) == (0, 4, False, None)
+
+
+# -- the recommendation's policy -----------------------------------------------------------------
+
+SUMMARY = {"num_workers": 2, "persistent_workers": False, "prefetch_factor": None, "pin_memory": False,
+           "start_method": "fork", "multiprocessing_context": None}
+STEP = {"steps": 30, "epochs": 3, "data_wait_fraction": 0.2, "data_wait_s": 0.002, "step_s": 0.01}
+
+
+def sweep_result(best: int) -> Result:
+    rows = {"0": {"samples_per_s": 900.0}, "1": {"samples_per_s": 500.0}, "2": {"samples_per_s": 600.0}}
+    return Result("DL202", "confirmed", "", {"recommended": best, "sweep": rows})
+
+
+def persistence_result(stall: float, kept: float) -> Result:
+    return Result("DL201", "confirmed", "", {"fork_stall_s": stall, "fork_persistent_s": kept})
+
+
+def test_zero_workers_recommended_means_no_worker_options_and_dl201_moot():
+    summary = {**SUMMARY, "persistent_workers": True, "prefetch_factor": 4}
+    recommendation = recommend(summary, [sweep_result(0), persistence_result(0.2, 0.01)], STEP)
+    assert recommendation.settings == {"num_workers": 0, "pin_memory": False}
+    assert recommendation.dropped == ("persistent_workers", "prefetch_factor") and recommendation.changed
+    assert accepted_by_torch(recommendation.settings)
+    probe = {"verdict": "confirmed", "evidence": "epoch start 0.20 s -> 0.01 s"}
+    reconcile(probe, "DL201", recommendation)
+    assert probe["verdict"] == "not confirmed"
+    assert probe["evidence"].startswith("moot: the recommended settings use num_workers=0")
+    before = {"step_s": 0.01, "data_wait_s": 0.006, "data_wait_fraction": 0.6}
+    after = {"step_s": 0.005, "data_wait_s": 0.001, "data_wait_fraction": 0.2}
+    text = "\n".join(render_recommendation(recommendation.measured(before, after), "train.py:9"))
+    assert "num_workers=0,  # sweep: 0 workers: 900.0 samples/s; 2 workers: 600.0 samples/s" in text
+    assert "persistent_workers" not in text.split("# remove")[0]
+    assert "step         10.0 ms -> 5.0 ms" in text
+    assert text.endswith("each step is 50% faster with these settings; the data wait went from 60% to 20% of the step")
+
+
+def test_before_and_after_say_when_the_step_itself_changed():
+    from dllint.probe.recommend import _verdict
+
+    before = {"step_s": 0.1, "data_wait_s": 0.01, "data_wait_fraction": 0.1}
+    assert _verdict(before, {"step_s": 0.103, "data_wait_s": 0.0, "data_wait_fraction": 0.0}).startswith("step time within 10% (+3%)")
+    assert "loop body ran 60.0 ms slower" in _verdict(before, {"step_s": 0.15, "data_wait_s": 0.0, "data_wait_fraction": 0.0})
+    assert _verdict(before, {"step_s": 0.15, "data_wait_s": 0.05, "data_wait_fraction": 0.3}).endswith("keep yours")
+
+
+def test_workers_kept_get_persistence_only_for_a_measured_saving():
+    kept = recommend(SUMMARY, [sweep_result(2), persistence_result(0.2, 0.01)], STEP)
+    assert kept.settings["persistent_workers"] is True and kept.settings["prefetch_factor"] == 2
+    assert kept.effects["persistent_workers"] == "epoch start 0.200 s -> 0.010 s under fork"
+    noise = recommend(SUMMARY, [sweep_result(2), persistence_result(0.015, 0.01)], STEP)
+    assert noise.settings["persistent_workers"] is False and not noise.changed
+    stale = recommend(SUMMARY, [persistence_result(0.2, 0.01), Result("DL303", "confirmed", "")], STEP)
+    assert stale.settings["persistent_workers"] is False
+    probe = {"verdict": "confirmed", "evidence": "measured"}
+    reconcile(probe, "DL201", stale)
+    assert probe["verdict"] == "not confirmed" and "stale" in probe["evidence"]
+
+
+def test_only_measured_or_waiting_loaders_get_a_block():
+    assert recommend({**SUMMARY, "num_workers": 0}, [], STEP) is None  # single-process, not waiting
+    waiting = recommend({**SUMMARY, "num_workers": 0}, [], {**STEP, "data_wait_fraction": 0.8})
+    assert waiting is not None and waiting.settings == {"num_workers": 0, "pin_memory": False} and not waiting.changed
+    assert recommend({**SUMMARY, "num_workers": 0}, [], {**STEP, "data_wait_fraction": 0.8, "no_step": True}) is None
+    # DataLoader's own overhead per batch (tens of microseconds) is no data wait workers could cut.
+    assert recommend({**SUMMARY, "num_workers": 0}, [], {**STEP, "data_wait_fraction": 0.9, "data_wait_s": 5e-5}) is None
+    # A loop that only draws batches has no step to wait: 100% of nothing.
+    assert recommend({**SUMMARY, "num_workers": 0}, [], {**STEP, "data_wait_fraction": 0.99, "data_wait_s": 0.01, "step_s": 0.0101}) is None
+
+
+def test_torch_accepts_every_block_the_policy_can_make():
+    from torch.utils.data import DataLoader
+
+    cases = [recommend(SUMMARY, results, STEP) for results in
+             ([], [sweep_result(0)], [sweep_result(2)], [sweep_result(1), persistence_result(1.0, 0.0)],
+              [Result("DL105", "confirmed", ""), sweep_result(2)])]
+    for recommendation in cases:
+        assert accepted_by_torch(recommendation.settings)
+        DataLoader(range(4), **recommendation.settings)
+
+
+# -- endings -------------------------------------------------------------------------------------
+
+def test_endings_name_who_caused_them():
+    error = {"how": "error", "detail": "KeyError: 'x'", "location": "train.py:9", "type": "KeyError",
+             "where": {"loader": 1, "epoch": 2, "in_epoch": True, "batch": 3}, "cut": {}}
+    assert describe_outcome(error, True) == "the script raised KeyError: 'x' at train.py:9, in loader 1's epoch 2 (batch 3)"
+    counted = {**error, "type": "IndexError", "detail": "IndexError: list index out of range", "cut": {1: [16, 63]}}
+    assert describe_outcome(counted, True).endswith(
+        "(the probe ran 16 of its 63 batches per epoch of loader 1: if the script counts on all of them, that is why)")
+    assert describe_outcome({**error, "where": None}, False) == "the script raised KeyError: 'x' at train.py:9 before building a DataLoader"
+    stopped = {"how": "stopped", "detail": "stopped once every loader it built was probed",
+               "emptied": {"loader": 1, "epoch": 4, "cap": 3}}
+    assert describe_outcome(stopped, True).startswith("stopped once every loader it built had run its epochs")
+
+
+def test_a_recommendation_round_trips_to_json():
+    recommendation = Recommendation({"num_workers": 0}, {"num_workers": "sweep"}, ("persistent_workers",))
+    measured = recommendation.measured({"step_s": 0.1, "other": 1}, {"error": "crashed"})
+    assert measured.to_dict() == {"settings": {"num_workers": 0}, "effects": {"num_workers": "sweep"},
+                                  "dropped": ["persistent_workers"], "changed": True,
+                                  "before": {"step_s": 0.1}, "after": {"error": "crashed"}}
+
+
+def test_the_pinned_torch_has_what_the_bound_and_worker_deaths_read():
+    import inspect
+
+    from torch.utils.data import DataLoader
+    from torch.utils.data import dataloader as dataloader_module
+
+    from dllint.probe.internals import WORKER_DIED, worker_died
+
+    assert isinstance(DataLoader.__dict__["_index_sampler"], property)  # bound_index_sampler replaces it
+    source = inspect.getsource(dataloader_module._MultiProcessingDataLoaderIter._try_get_data)
+    assert "DataLoader worker (pid(s)" in source and WORKER_DIED[1] in source
+    assert worker_died(RuntimeError("DataLoader worker (pid(s) 123) exited unexpectedly"))
+    assert worker_died(RuntimeError("DataLoader worker (pid 123) is killed by signal: Killed. "))
+    assert not worker_died(RuntimeError("Caught KeyError in DataLoader worker process 0."))
