@@ -5,7 +5,10 @@ A batch is the target of ``for batch in loader`` (through ``enumerate``/``tqdm``
 (``x, y = batch``, ``images = batch["image"]``, ``for k, v in batch.items()``). A copy
 to CUDA is ``.cuda()``, ``.to(..., non_blocking=True)``, or ``.to(d)`` where ``d``
 resolves to a CUDA device (``"cuda"``, ``f"cuda:{rank}"``, ``torch.device("cuda", ...)``,
-``torch.device("cuda" if torch.cuda.is_available() else "cpu")``).
+``torch.device("cuda" if torch.cuda.is_available() else "cpu")``), also when ``d`` is a
+parameter of the function that copies and every call of that function in the file passes one
+(``validate(model, loader, device)`` called with ``main``'s CUDA device, through as many
+functions as it is handed on).
 """
 
 from __future__ import annotations
@@ -201,7 +204,66 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
         if name == TORCH_DEVICE:
             arg = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "type"), None)
             return cuda_device_kind(facts, arg, scope, depth + 1) if arg is not None else None
+    if isinstance(expr, ast.Name):
+        return _parameter_kind(facts, expr.id, scope, depth)
     return None
+
+
+def _parameter_kind(facts: FileFacts, name: str, scope: Scope, depth: int) -> str | None:
+    """A device handed in as a parameter: what every call of its function in this file passes
+    ("maybe" when one of them passes a "cuda if available" device); None when a call passes
+    anything else, or the function has no call here (its callers are elsewhere: unknown)."""
+    found = facts.scopes.single_value(name, scope)
+    if found is None or found[1].kind != "param" or not isinstance(found[0].node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    function = found[0].node
+    calls = calls_of(facts, function)
+    if not calls:
+        return None
+    kinds = {cuda_device_kind(facts, argument, caller, depth + 1) if argument is not None else None
+             for argument, caller in (_argument_for(call, function, name, facts, caller) for call, caller in calls)}
+    if None in kinds:
+        return None
+    return "cuda" if kinds == {"cuda"} else "maybe"
+
+
+def calls_of(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Call, Scope]]:
+    """The calls of a module- or function-level ``def`` by its plain name in this file, each with
+    the scope it is made in (a method called through ``self`` is not one: its callers vary)."""
+    table = facts.__dict__.get("_calls_by_name")
+    if table is None:
+        table = {}
+        for node in ast.walk(facts.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                table.setdefault(node.func.id, []).append(node)
+        facts.__dict__["_calls_by_name"] = table
+    calls = []
+    for call in table.get(function.name, []):
+        caller = facts.scopes.scope_of(call)
+        found = facts.scopes.single_value(function.name, caller)
+        if found is not None and found[1].node is function:
+            calls.append((call, caller))
+    return calls
+
+
+def _argument_for(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+                  facts: FileFacts, caller: Scope) -> tuple[ast.expr | None, Scope]:
+    """The expression ``call`` passes for parameter ``name`` (its default when it passes none)."""
+    keyword = next((k.value for k in call.keywords if k.arg == name), None)
+    if keyword is not None:
+        return keyword, caller
+    positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    if name in positional:
+        index = positional.index(name)
+        if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+            return None, caller
+        if index < len(call.args):
+            return call.args[index], caller
+        defaults = function.args.defaults
+        first_default = len(positional) - len(defaults)
+        if index >= first_default:
+            return defaults[index - first_default], facts.scopes.scope_of(function)
+    return None, caller
 
 
 def _is_cuda_string(text: str) -> bool:
