@@ -8,7 +8,9 @@ resolves to a CUDA device (``"cuda"``, ``f"cuda:{rank}"``, ``torch.device("cuda"
 ``torch.device("cuda" if torch.cuda.is_available() else "cpu")``), also when ``d`` is a
 parameter of the function that copies and every call of that function in the file passes one
 (``validate(model, loader, device)`` called with ``main``'s CUDA device, through as many
-functions as it is handed on).
+functions as it is handed on; a parameter rebound to an expression of itself,
+``device = torch.device(device)``, keeps what it was handed); ``"cuda:" + str(args.device)``
+is a CUDA device too.
 """
 
 from __future__ import annotations
@@ -194,6 +196,11 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
         if isinstance(first, ast.Constant) and isinstance(first.value, str) and _is_cuda_string(first.value):
             return "cuda"
         return None
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):  # "cuda:" + str(args.device)
+        first = expr.left
+        while isinstance(first, ast.BinOp) and isinstance(first.op, ast.Add):
+            first = first.left
+        return "cuda" if isinstance(first, ast.Constant) and isinstance(first.value, str) and _is_cuda_string(first.value) else None
     if isinstance(expr, ast.IfExp):
         kinds = {cuda_device_kind(facts, e, scope, depth + 1) for e in (expr.body, expr.orelse)}
         return "maybe" if kinds & {"cuda", "maybe"} else None
@@ -213,10 +220,13 @@ def _parameter_kind(facts: FileFacts, name: str, scope: Scope, depth: int) -> st
     """A device handed in as a parameter: what every call of its function in this file passes
     ("maybe" when one of them passes a "cuda if available" device); None when a call passes
     anything else, or the function has no call here (its callers are elsewhere: unknown)."""
-    found = facts.scopes.single_value(name, scope)
-    if found is None or found[1].kind != "param" or not isinstance(found[0].node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    found = facts.scopes.lookup(name, scope)
+    if found is None or not isinstance(found[0].node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    function = found[0].node
+    owner, bindings = found
+    if sum(b.kind == "param" for b in bindings) != 1 or not all(b.kind == "param" or _rebinds_itself(b, name) for b in bindings):
+        return None  # a parameter rebound only to an expression of itself (torch.device(device)) keeps its kind
+    function = owner.node
     calls = calls_of(facts, function)
     if not calls:
         return None
@@ -225,6 +235,12 @@ def _parameter_kind(facts: FileFacts, name: str, scope: Scope, depth: int) -> st
     if None in kinds:
         return None
     return "cuda" if kinds == {"cuda"} else "maybe"
+
+
+def _rebinds_itself(binding, name: str) -> bool:
+    """``device = torch.device(device)``: an assignment whose value reads the name it rebinds."""
+    return binding.kind == "assign" and binding.value is not None and any(
+        isinstance(node, ast.Name) and node.id == name for node in ast.walk(binding.value))
 
 
 def calls_of(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Call, Scope]]:
