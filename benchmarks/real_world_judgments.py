@@ -960,6 +960,9 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "--num_workers 8, train() loops over epochs (:74)"),
     ("awslabs+dgl-lifesci", "examples/property_prediction/pretrain_gnns/chem/pretrain_supervised.py:154", "DL201", T, "",
      "--num_workers 8, train() loops over epochs (:26)"),
+    ("awslabs+dgl-lifesci", "examples/property_prediction/pretrain_gnns/chem/pretrain_supervised.py:154", "DL206", T, "",
+     "found after the audit (M1's fix): 8 workers, no pin_memory; train(..., device) copies node_feats, edge_feats "
+     "and is_valid .to(device) (:38-47); device cuda:N if available (:118). The twin of pretrain_masking.py:192"),
     ("awslabs+dgl-lifesci", "examples/reaction_prediction/rexgen_direct/candidate_ranking_train.py:47", "DL201", T, "",
      "-nw default 100, epoch loop (:68)"),
     ("awslabs+dgl-lifesci", "examples/reaction_prediction/rexgen_direct/candidate_ranking_train.py:50", "DL201", T, "",
