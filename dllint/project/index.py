@@ -87,6 +87,7 @@ class ProjectIndex:
         self.store = store if store is not None else MemoryStore()
         self._entries: dict[str, _Entry] = {}
         self._exists: dict[str, bool] = {}
+        self._bases: dict[Path, list[Path]] = {}  # see _search_path
         self._files: list[str] | None = None
         self._hay: tuple[bytes, list[int], list[str], list[str]] | None = None  # see _haystack
         self._offsets: dict[str, tuple[int, int]] = {}
@@ -321,7 +322,7 @@ class ProjectIndex:
         if level:
             bases = [here.parents[level - 2] if level > 1 else here] if level - 2 < len(here.parents) else []
         else:
-            bases = [here, self.root, self.root / "src", self._package_parent(here)]
+            bases = self._search_path(here)
         for cut in range(len(parts) - 1, 0, -1):
             module = parts[:cut]
             for base in bases:
@@ -334,6 +335,24 @@ class ProjectIndex:
                 if self._is_file(candidate):
                     return str(candidate), ".".join(parts)
         return None
+
+    def _search_path(self, here: Path) -> list[Path]:
+        """Where an absolute import made in directory ``here`` is looked for, in Python's
+        order: ``here`` itself (``python train.py`` puts the script's directory first on
+        ``sys.path``), the directory above the outermost package holding ``here`` (where the
+        program runs from, ``python -m pkg.train``), then each directory above, nearest first,
+        up to the project root, then ``src/`` (a src layout installed in development mode).
+        Nearest first: in a repository of several projects, each with its own
+        ``data_provider``, an import resolves to the importing project's package, not to a
+        top-level package of the same name elsewhere."""
+        found = self._bases.get(here)
+        if found is None:
+            bases = [here, self._package_parent(here)]
+            if self._inside(here):
+                bases += [d for d in here.parents if self._inside(d)]
+            bases += [self.root, self.root / "src"]
+            found = self._bases[here] = list(dict.fromkeys(bases))
+        return found
 
     def _package_parent(self, directory: Path) -> Path:
         """The directory above the outermost package holding ``directory``."""
