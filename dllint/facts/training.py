@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from dllint.facts.imports import dotted_name
 from dllint.facts.values import follow
-from dllint.project.frameworks import RANDOM_SAMPLERS
+from dllint.knowledge.frameworks import RANDOM_SAMPLERS
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts

@@ -6,7 +6,7 @@ class constructors (parameter by parameter), closures, ``return`` (to the functi
 callers: same-file, other project files through ``facts.project``, or a framework hook),
 ``self.X = loader`` (to the class's reads of ``self.X``), wrappers (any call whose result a
 ``for`` iterates is one pass over the loader) and framework calls
-(:mod:`dllint.project.frameworks`). It records each place that iterates it
+(:mod:`dllint.facts.frameworks`). It records each place that iterates it
 (``Use.kind == "iterate"``) or lets it escape (``"escape"``, with ``Use.how`` saying
 whether a caller could still claim it, code outside the project took it, ...), as RULES.md's
 "Following calls across the project" asks.
@@ -17,9 +17,18 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, NamedTuple
 
+from dllint.facts.frameworks import (
+    assigned_hook,
+    callback_result,
+    framework_call,
+    hook_of,
+    hooks_of_stored_result,
+    inherited_hooks,
+)
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.facts.walk import walk
+from dllint.knowledge.frameworks import Passing, Result
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -232,7 +241,6 @@ class UsageAnalysis:
         scope = self.facts.scopes.scope_of(call)
         if self.same_file_function(call.func, scope) is builder:
             return True
-        from dllint.project.frameworks import callback_result
 
         arguments = [*call.args, *(k.value for k in call.keywords)]
         return any(
@@ -388,14 +396,13 @@ class UsageAnalysis:
             if param is not None and key not in seen:  # Trainer(model, loader): what __init__ does with it
                 self._entry_loops[(call, via)] = loops
                 return self._uses_of_name(param, self.facts.scopes.scopes[init], here, via + (call,), seen | {key})
-        from dllint.project.frameworks import framework_call
 
         framework = framework_call(self.facts, call, keyword, index, scope)
-        if framework == "same":  # accelerator.prepare(loader): the same loader comes back
+        if framework is Passing.SAME:  # accelerator.prepare(loader): the same loader comes back
             return self._same_value_returned(call, index, scope, loops, via, seen)
-        if framework in ("per-epoch", "once"):
+        if framework is not None:
             shown = qualname or ast.unparse(func)
-            marker = (ElsewhereLoop(f"{shown}()", framework=True),) if framework == "per-epoch" else ()
+            marker = (ElsewhereLoop(f"{shown}()", framework=True),) if framework is Passing.PER_EPOCH else ()
             return [Use("iterate", call, here + marker, via, "elsewhere")]
         # Iterating the result of any call that takes the loader is one pass over it, and its
         # items are the loader's batches (``logger.log_every(loader, 10)``): known callee or not.
@@ -458,7 +465,6 @@ class UsageAnalysis:
         if key in seen:
             return []
         seen = seen | {key}
-        from dllint.project.frameworks import hook_of, hooks_of_stored_result
 
         hook = hook_of(self.facts, func)
         if hook is not None:
@@ -492,7 +498,6 @@ class UsageAnalysis:
         (``dm.train_dataloader = func``), or passed to a known higher-order utility whose result
         holds what it returns (``apply_to_collection(ds, Dataset, func)``, ``map(func, dss)``),
         from which the value is followed. None when ``func`` is handed on nowhere."""
-        from dllint.project.frameworks import assigned_hook, callback_result
 
         if isinstance(func, ast.Lambda):
             references = [(func, self.facts.scopes.scope_of(func))]
@@ -514,7 +519,7 @@ class UsageAnalysis:
                 continue
             found = True
             call, result = handed
-            if result == "elements":
+            if result is Result.ELEMENTS:
                 inner = self._callback_elements(call, scope, via + (call,), seen)
             else:
                 inner = self._uses_of_expr(call, scope, (), via + (call,), seen)
@@ -743,7 +748,6 @@ class UsageAnalysis:
         key = ("store-element", cls, target.attr, index, rest)
         if cls is None or key in seen or rest:
             return uses
-        from dllint.project.frameworks import inherited_hooks
 
         for hook in inherited_hooks(self.facts, cls, target.attr):
             uses.append(hook_iterates(hook, container, here, via))
@@ -907,7 +911,6 @@ class UsageAnalysis:
         func = scope.node
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func is self._summarizing:
             return None
-        from dllint.project.frameworks import hook_of, hooks_of_stored_result
 
         here = loops + self.enclosing_loops(container, scope)
         hook = hook_of(self.facts, func)
@@ -954,7 +957,6 @@ class UsageAnalysis:
         if cls is None or key in seen:
             return uses
         loads = [node for node in self._attributes_of_self(cls).get(target.attr, ()) if isinstance(node.ctx, ast.Load)]
-        from dllint.project.frameworks import inherited_hooks
 
         inherited = inherited_hooks(self.facts, cls, target.attr)  # a base's hook returns self.X
         if (loads or inherited) and all(self._returned_by_once_hook(node) for node in loads) and not any(h.per_epoch for h in inherited):
@@ -973,7 +975,6 @@ class UsageAnalysis:
         """``return self.X`` in a framework hook that iterates its loader once
         (``def test_dataloader(self): return self._test_dl``), or a read of it in a condition
         there (``if self._test_dl is not None:``)."""
-        from dllint.project.frameworks import hook_of
 
         function = self.facts.scopes.enclosing_function(load)
         hook = hook_of(self.facts, function) if function is not None else None

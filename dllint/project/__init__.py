@@ -7,7 +7,6 @@
   ``parameter_effects``);
 - :class:`ProjectView`: ``facts.project`` for one file; records the summaries it reads in
   ``deps`` (path -> summary digest);
-- :mod:`dllint.project.frameworks`: what Lightning, Hugging Face, accelerate do with loaders.
 """
 
 from __future__ import annotations
@@ -15,8 +14,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-# Exported names, imported on first use: `dllint.project.frameworks` (which the facts read) must
-# not bring in the index and the summaries, which a run without a project root never uses.
+# Exported names, imported on first use: a run without a project root never uses the index
+# and the summaries.
 _EXPORTS = {
     "Effects": "summary", "FileSummary": "summary", "NullProject": "summary", "summarize": "summary",
     "MemoryStore": "index", "ProjectIndex": "index", "ProjectView": "index", "find_project_root": "index",

@@ -527,7 +527,7 @@ RETURNED_LOADER_ARGS = ("shuffle", "num_workers", "persistent_workers", "pin_mem
 def _returns(facts: FileFacts, function: ast.AST) -> list[Returned]:
     """Loaders, samplers and datasets ``function`` returns (through names bound once)."""
     from dllint.facts.endless import endless_sampler_call
-    from dllint.project.frameworks import RANDOM_SAMPLERS
+    from dllint.knowledge.frameworks import RANDOM_SAMPLERS
 
     loaders = {loader.node: loader for loader in facts.loader_calls}
     found: list[Returned] = []
@@ -559,7 +559,7 @@ def _returns(facts: FileFacts, function: ast.AST) -> list[Returned]:
 
 def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
     from dllint.facts.rng import draws, stored_generators
-    from dllint.project.frameworks import class_hooks, class_stores
+    from dllint.facts.frameworks import class_hooks, class_stores
 
     context = facts.project
     bases = []
