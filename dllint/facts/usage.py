@@ -7,7 +7,7 @@ callers: same-file, other project files through ``facts.project``, or a framewor
 ``self.X = loader`` (to the class's reads of ``self.X``), wrappers (any call whose result a
 ``for`` iterates is one pass over the loader) and framework calls
 (:mod:`dllint.facts.frameworks`). It records each place that iterates it
-(``Use.kind == "iterate"``) or lets it escape (``"escape"``, with ``Use.how`` saying
+(``Move.ITERATE``) or lets it escape (``Move.ESCAPE``, with ``Use.how`` saying
 whether a caller could still claim it, code outside the project took it, ...), as RULES.md's
 "Following calls across the project" asks.
 """
@@ -15,7 +15,7 @@ whether a caller could still claim it, code outside the project took it, ...), a
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from dllint.facts.frameworks import (
     assigned_hook,
@@ -28,6 +28,7 @@ from dllint.facts.frameworks import (
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.facts.walk import walk
+from dllint.facts.flow.model import AnyEntry, DictKey, How, Move, Passes, RemoteLoop, Use, join, path_key, then
 from dllint.knowledge.frameworks import Passing, Result
 
 if TYPE_CHECKING:
@@ -62,82 +63,16 @@ MAX_CALL_DEPTH = 6
 MAX_STEPS = 2000  # flow steps for one question; real code needs a few dozen
 
 
-class ElsewhereLoop(ast.While):
-    """An epoch loop outside this file (a caller in another module, a framework's fit loop):
-    it repeats an iteration like a ``while`` here would, but has no body in this file.
-    ``framework``: a framework's own epoch loop (Lightning's fit loop, Hugging Face's
-    ``Trainer``), which calls ``set_epoch`` on the loader's sampler itself."""
-
-    def __init__(self, where: str, framework: bool = False) -> None:
-        super().__init__(test=ast.Constant(True), body=[], orelse=[])
-        self.where = where
-        self.framework = framework
-
-
-class Use(NamedTuple):
-    kind: str  # "iterate" or "escape"
-    node: ast.AST  # the iterating For/comprehension/call, or the escaping expression
-    loops: tuple[ast.AST, ...]  # loops that repeat this use, outermost first, across call frames
-    via: tuple[ast.Call, ...] = ()  # same-file calls the loader went through, outermost first
-    # iterate: "" here, "on-stop" (re-``iter``ed only on StopIteration: DL201 counts the
-    # endless stream as one pass; its loops are kept for rules that see a pass per restart),
-    # "elsewhere" (another module or a framework iterates it);
-    # escape: "unclaimed" (returned/stored, no caller decides), "unknown" (code outside the
-    # project), "remote" (a project function the file's summary records), "set-epoch" (a
-    # caller may call set_epoch on it), "return" (a parameter handed back: summaries only).
-    how: str = ""
-    # ("pkg.mod.func", "0" | "name") for how == "remote"; a third item "*": a container holding
-    # the value is what is handed on (the function's entries under the same key decide).
-    remote: tuple[str, ...] | None = None
-    copies: str = ""  # how == "elsewhere": its batches are copied to CUDA there ("cuda" always, "maybe")
-
-    @property
-    def is_iter_call(self) -> bool:
-        return isinstance(self.node, ast.Call)
-
-
-class DictKey(NamedTuple):
-    """An entry of a dict under a constant string key (``d["train"]``): told apart from a
-    record's field of the same name, and shown in summaries as ``['train']``."""
-
-    key: str
-
-    def __str__(self) -> str:
-        return f"[{self.key!r}]"
-
-
 def hook_iterates(hook, node: ast.AST, here: tuple, via: tuple) -> Use:
     """The framework iterates ``node``'s loader whenever it calls ``hook`` (every epoch, for a
     per-epoch hook such as ``train_dataloader``)."""
-    marker = (ElsewhereLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
-    return Use("iterate", node, here + marker, via, "elsewhere")
+    marker = (RemoteLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
+    return Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE)
 
 
 def _without_loops(uses: list[Use], dropped: set[int], here: tuple = ()) -> list[Use]:
     """``uses`` whose loops no longer count those in ``dropped`` (by id), under the loops ``here``."""
     return [u._replace(loops=here + tuple(loop for loop in u.loops if id(loop) not in dropped)) for u in uses]
-
-
-class AnyEntry:
-    """Stands for "an entry of a dict under a key not known yet" while a summary records
-    what a function does with a whole dict: reads under constant keys are noted in ``met``
-    (and followed on their own), what reaches every entry (``values()`` loops, the dict
-    handed on to another file) is kept."""
-
-    def __init__(self) -> None:
-        self.met: set[str] = set()
-
-    def __str__(self) -> str:
-        return "?"
-
-
-def path_key(parts: tuple) -> str:
-    """An element path as summaries write it: ``0``, ``dataloader``, ``['val']``,
-    ``['val'].dataloader``."""
-    text = str(parts[0])
-    for part in parts[1:]:
-        text += str(part) if isinstance(part, DictKey) else f"[{part}]" if isinstance(part, int) else f".{part}"
-    return text
 
 
 class UsageAnalysis:
@@ -190,40 +125,60 @@ class UsageAnalysis:
         built_in = set(map(id, self.construction_loops(loader.node)))
         return [u for u in self.loader_uses(loader) if any(id(loop) not in built_in for loop in u.loops)]
 
-    def iteration_count(self, loader: LoaderCall, training: bool | None = None) -> int:
-        """0, 1, or 2 meaning "more than once". A returned or stored loader that no caller in
-        the project claims counts as re-iterated only when it is evidently a training loader
-        (``training``; None: decide from the call); code outside the project counts as unknown
-        (no iteration); iterations that go on the same pass (``on-stop``) do not count."""
+    def iteration_count(self, loader: LoaderCall, training: bool | None = None) -> Passes:
+        """How often one loader built here is iterated. A returned or stored loader that no
+        caller in the project claims counts as re-iterated only when it is evidently a training
+        loader (``training``; None: decide from the call); code outside the project adds no
+        pass (unknown); iterations that go on the same pass (``How.ON_STOP``) add none. Uses
+        of which at most one runs (:meth:`_exclusive`) join; others follow one another."""
         built_in = set(map(id, self.construction_loops(loader.node)))
-        once: list[Use] = []
+        passes = Passes.NONE
+        counted: list[Use] = []
         for use in self.loader_uses(loader):
-            if use.how == "on-stop":
+            if use.how is How.ON_STOP:
                 continue
-            if use.kind == "escape":
-                if use.how == "unclaimed":
-                    from dllint.facts.training import TRAINING_FUNCTIONS, evidently_training
-
-                    if training is None:
-                        training = evidently_training(self.facts, loader)
-                    returned_by = getattr(self.facts.scopes.enclosing_function(use.node), "name", None)
-                    if training or returned_by in TRAINING_FUNCTIONS:
-                        return 2
+            if use.kind is Move.ESCAPE:
+                if use.how is How.UNCLAIMED and self._claimed_for_training(loader, use, training):
+                    return Passes.PER_EPOCH
                 continue
             if any(id(loop) not in built_in for loop in use.loops):
-                return 2
-            if any(use.node is other.node and use.via == other.via for other in once):
+                return Passes.PER_EPOCH
+            if any(use.node is other.node and use.via == other.via for other in counted):
                 continue  # the same loop reached through two bindings of one name
-            if any(not self._exclusive(use, other) and not self._other_construction(loader, use, other) for other in once):
-                return 2
-            once.append(use)
-        return min(len(once), 1)  # pairwise exclusive: at most one of them runs
+            alone = all(self._exclusive(use, other) or self._other_construction(loader, use, other) for other in counted)
+            passes = join(passes, Passes.ONCE) if alone else then(passes, Passes.ONCE)
+            counted.append(use)
+        return passes
+
+    def _claimed_for_training(self, loader: LoaderCall, use: Use, training: bool | None) -> bool:
+        """An unclaimed loader that is evidently a training loader (or returned by a function
+        named like a framework's train-loader hook): a trainer iterates it every epoch."""
+        from dllint.facts.training import TRAINING_FUNCTIONS, evidently_training
+
+        if training is None:
+            training = evidently_training(self.facts, loader)
+        returned_by = getattr(self.facts.scopes.enclosing_function(use.node), "name", None)
+        return training or returned_by in TRAINING_FUNCTIONS
 
     def _exclusive(self, first: Use, second: Use) -> bool:
-        """The two uses sit in different arms of one ``if``/``elif``/``else``: at most one runs."""
-        arms = self._if_arms(first.via[0] if first.via else first.node)
-        other = self._if_arms(second.via[0] if second.via else second.node)
-        return any(node in other and other[node] != arm for node, arm in arms.items())
+        """At most one of the two uses runs: they sit in different arms of one
+        ``if``/``elif``/``else``, or one sits in an arm that always leaves the function
+        (ends in ``return``/``raise``) and the other comes after that ``if``."""
+        one, other = (use.via[0] if use.via else use.node for use in (first, second))
+        arms, other_arms = self._if_arms(one), self._if_arms(other)
+        if any(node in other_arms and other_arms[node] != arm for node, arm in arms.items()):
+            return True
+        return self._leaves_before(arms, other) or self._leaves_before(other_arms, one)
+
+    def _leaves_before(self, arms: dict[ast.If, str], later: ast.AST) -> bool:
+        """An arm in ``arms`` ends by leaving the function, and ``later`` comes after its ``if``
+        (outside it): reaching ``later`` means that arm did not run."""
+        for node, arm in arms.items():
+            block = node.body if arm == "body" else node.orelse
+            if block and isinstance(block[-1], (ast.Return, ast.Raise)) and not self.facts.contains(node, later):
+                if _position(later) > _position(node) and self.facts.scopes.enclosing_function(later) is self.facts.scopes.enclosing_function(node):
+                    return True
+        return False
 
     def _other_construction(self, loader: LoaderCall, first: Use, second: Use) -> bool:
         """The two uses reach the loader through two calls of the function that builds it
@@ -285,28 +240,28 @@ class UsageAnalysis:
     ) -> list[Use]:
         self._steps += 1
         if self._steps > MAX_STEPS:  # a value fanning out through many calls: give up on it
-            return [Use("escape", expr, loops, via, "unknown")]
+            return [Use(Move.ESCAPE, expr, loops, via, How.UNKNOWN)]
         parent = self.parents.get(expr)
         here = loops + self.enclosing_loops(expr, scope)
         if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is expr:
-            return [Use("iterate", parent, here, via)]
+            return [Use(Move.ITERATE, parent, here, via)]
         if isinstance(parent, ast.YieldFrom):  # ``while True: yield from loader``: a pass per round
-            return [Use("iterate", parent, here, via)]
+            return [Use(Move.ITERATE, parent, here, via)]
         if isinstance(parent, ast.comprehension) and parent.iter is expr:
             comp = self.parents.get(parent)
-            return [Use("iterate", comp or parent, loops + self.enclosing_loops(comp or parent, scope), via)]
+            return [Use(Move.ITERATE, comp or parent, loops + self.enclosing_loops(comp or parent, scope), via)]
         if isinstance(parent, ast.keyword):
             call = self.parents.get(parent)
             if isinstance(call, ast.Call):
                 return self._passed_to_call(call, parent.arg, None, expr, scope, loops, via, seen)
-            return [Use("escape", expr, here, via, "unclaimed")]
+            return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
         if isinstance(parent, ast.Call) and expr is not parent.func:
             if expr in parent.args:
                 return self._passed_to_call(parent, None, parent.args.index(expr), expr, scope, loops, via, seen)
-            return [Use("escape", expr, here, via, "unknown")]
+            return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]
         if isinstance(parent, ast.Attribute):
             if parent.attr == "__iter__":
-                return [Use("iterate", parent, here, via)]
+                return [Use(Move.ITERATE, parent, here, via)]
             return []  # loader.dataset, loader.sampler, len-like reads
         if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is expr:
             targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
@@ -318,7 +273,7 @@ class UsageAnalysis:
                     uses += self._stored(target, expr, scope, here, via, seen)  # type: ignore[arg-type]
                 else:
                     found = self._stored_in_dict(parent, target, (), scope, loops, via, seen) if len(targets) == 1 else None
-                    uses += found if found is not None else [Use("escape", expr, here, via, "unclaimed")]  # loaders[k] = ...
+                    uses += found if found is not None else [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]  # loaders[k] = ...
             return uses
         if isinstance(parent, ast.IfExp) and expr is not parent.test:
             return self._uses_of_expr(parent, scope, loops, via, seen)
@@ -346,7 +301,7 @@ class UsageAnalysis:
             found = self._uses_of_element(parent, key, scope, loops, via, seen) if key is not None else None
             if found is not None:
                 return found
-        return [Use("escape", expr, here, via, "unclaimed")]  # yielded, put in a container, ...
+        return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]  # yielded, put in a container, ...
 
     def _passed_to_call(
         self,
@@ -364,9 +319,9 @@ class UsageAnalysis:
         if isinstance(func, ast.Name) and self.facts.scopes.lookup(func.id, scope) is None:
             name = func.id  # a builtin
             if name == "iter" and self._restarted_on_stop(call):
-                return [Use("iterate", call, here, via, "on-stop")]
+                return [Use(Move.ITERATE, call, here, via, How.ON_STOP)]
             if name in ITERATING_BUILTINS:
-                return [Use("iterate", call, here, via)]
+                return [Use(Move.ITERATE, call, here, via)]
             if name in WRAPPING_BUILTINS:
                 return self._uses_of_expr(call, scope, loops, via, seen)
             if name in NEUTRAL_BUILTINS:
@@ -383,7 +338,7 @@ class UsageAnalysis:
                 self._entry_loops[(call, via)] = loops
                 return self._uses_of_name(param, callee_scope, here, via + (call,), seen | {key})
         if self.facts.is_loader_class_name(func)[0]:
-            return [Use("escape", expr, here, via, "unknown")]  # the dataset/sampler a loader takes
+            return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]  # the dataset/sampler a loader takes
         field = self._record_field(func, keyword, index, scope)
         if field is not None:  # DataInfo(dataloader=loader): reads of info.dataloader decide
             found = self._uses_of_element(call, field, scope, loops, via, seen)
@@ -402,23 +357,23 @@ class UsageAnalysis:
             return self._same_value_returned(call, index, scope, loops, via, seen)
         if framework is not None:
             shown = qualname or ast.unparse(func)
-            marker = (ElsewhereLoop(f"{shown}()", framework=True),) if framework is Passing.PER_EPOCH else ()
-            return [Use("iterate", call, here + marker, via, "elsewhere")]
+            marker = (RemoteLoop(f"{shown}()", framework=True),) if framework is Passing.PER_EPOCH else ()
+            return [Use(Move.ITERATE, call, here + marker, via, How.ELSEWHERE)]
         # Iterating the result of any call that takes the loader is one pass over it, and its
         # items are the loader's batches (``logger.log_every(loader, 10)``): known callee or not.
         result = self._uses_of_expr(call, scope, loops, via, seen)
-        if result and all(u.kind == "iterate" for u in result):
+        if result and all(u.kind is Move.ITERATE for u in result):
             return result
         project = self.facts.project
         remote = project.target_of(self.facts, func, scope) if project is not None else None
         if remote is not None:
             argument = keyword if keyword is not None else str(index)
             if project.summarizing:
-                return [Use("escape", expr, here, via, "remote", (remote, argument))]
+                return [Use(Move.ESCAPE, expr, here, via, How.REMOTE, (remote, argument))]
             resolved = project.param_uses(self, remote, argument, call, expr, scope, loops, via, seen)
             if resolved is not None:
                 return resolved
-        return [Use("escape", expr, here, via, "unknown")]
+        return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]
 
     def _same_value_returned(self, call: ast.Call, index: int | None, scope, loops, via, seen) -> list[Use]:
         """``x = f(loader)`` or ``a, x = f(model, loader)`` where ``f`` hands its arguments back."""
@@ -433,7 +388,7 @@ class UsageAnalysis:
             target = parent.targets[0].elts[index]
             if isinstance(target, ast.Name):
                 return self._uses_of_name(target.id, scope, loops, via, seen, parent)
-            return [Use("escape", call, loops + self.enclosing_loops(call, scope), via, "unclaimed")]
+            return [Use(Move.ESCAPE, call, loops + self.enclosing_loops(call, scope), via, How.UNCLAIMED)]
         return self._uses_of_expr(call, scope, loops, via, seen)
 
     def _restarted_on_stop(self, call: ast.Call) -> bool:
@@ -454,9 +409,9 @@ class UsageAnalysis:
         here = loops + self.enclosing_loops(expr, scope)
         func = scope.node
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return [Use("escape", expr, here, via, "unclaimed")]
+            return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
         if func is self._summarizing:
-            return [Use("escape", expr, here, via, "return")]
+            return [Use(Move.ESCAPE, expr, here, via, How.RETURN)]
         if via and self.same_file_function(via[-1].func, self.facts.scopes.scope_of(via[-1])) is func:
             call = via[-1]  # handed back to the call that passed it in
             outer = self._entry_loops.get((call, via[:-1]), ())
@@ -488,8 +443,8 @@ class UsageAnalysis:
             # ``get_data_loader()`` with no caller in the project: a trainer outside it asks for
             # a fresh loader when it needs one (coqui's calls it every epoch), which no
             # ``persistent_workers`` helps. How often the loader is iterated is unknown.
-            how = "unknown" if _on_request(func, self.parents.get(func)) else "unclaimed"
-            uses.append(Use("escape", expr, here, via, how))
+            how = How.UNKNOWN if _on_request(func, self.parents.get(func)) else How.UNCLAIMED
+            uses.append(Use(Move.ESCAPE, expr, here, via, how))
         return uses
 
     def _handed_on(self, func: ast.AST, expr: ast.AST, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
@@ -538,7 +493,7 @@ class UsageAnalysis:
             container, parent = parent, self.parents.get(parent)
         found = self._uses_of_element(container, "*", scope, (), via, seen)
         if found is None:
-            return [Use("escape", container, self.enclosing_loops(container, scope), via, "unclaimed")]
+            return [Use(Move.ESCAPE, container, self.enclosing_loops(container, scope), via, How.UNCLAIMED)]
         return found
 
     def _fresh_at(self, call: ast.Call, scope: Scope, here: tuple, uses: list[Use]) -> list[Use]:
@@ -744,7 +699,7 @@ class UsageAnalysis:
         class that can be told add their uses."""
         cls = self._enclosing_class(scope)
         here = loops + self.enclosing_loops(container, scope)
-        uses = [Use("escape", container, here, via, "unclaimed")]
+        uses = [Use(Move.ESCAPE, container, here, via, How.UNCLAIMED)]
         key = ("store-element", cls, target.attr, index, rest)
         if cls is None or key in seen or rest:
             return uses
@@ -879,7 +834,7 @@ class UsageAnalysis:
             return None  # a dict of dicts handed on: not followed
         if project.summarizing:  # "*": the entry asked about, whichever it is
             entry = "*" if isinstance(index, AnyEntry) else path_key((index, *rest))
-            return [Use("escape", call, here, via, "remote", (remote, argument, entry))]
+            return [Use(Move.ESCAPE, call, here, via, How.REMOTE, (remote, argument, entry))]
         if isinstance(index, AnyEntry):
             return None
         return project.entry_uses(self, remote, argument, path_key((index, *rest)), call, here, via)
@@ -932,19 +887,19 @@ class UsageAnalysis:
             call_scope = self.facts.scopes.scope_of(call)
             found = self._uses_of_element(call, index, call_scope, (), via + (call,), seen, rest)
             if found is None:
-                found = [Use("escape", call, (), via + (call,), "unclaimed")]
+                found = [Use(Move.ESCAPE, call, (), via + (call,), How.UNCLAIMED)]
             uses += self._fresh_at(call, call_scope, here, found)
         project = self.facts.project
         if rest and not isinstance(index, DictKey):  # summaries record parts of dict entries only
-            remote = [Use("escape", container, here, via, "unclaimed")] if project is not None and not project.summarizing else None
+            remote = [Use(Move.ESCAPE, container, here, via, How.UNCLAIMED)] if project is not None and not project.summarizing else None
         else:
             element = path_key((index, *rest)) if rest else index
             remote = project.caller_uses(self, func, container, here, via, element) if project is not None else None
         if remote:
             uses += remote
         if not callers and not remote and not stored:
-            how = "unknown" if _on_request(func, self.parents.get(func)) else "unclaimed"
-            uses.append(Use("escape", container, here, via, how))
+            how = How.UNKNOWN if _on_request(func, self.parents.get(func)) else How.UNCLAIMED
+            uses.append(Use(Move.ESCAPE, container, here, via, how))
         return uses
 
     def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: tuple, via: tuple, seen: frozenset) -> list[Use]:
@@ -952,7 +907,7 @@ class UsageAnalysis:
         methods run is the callers' business, so the stored value is also unclaimed, unless
         every read hands it to the framework from one of its hooks."""
         cls = self._enclosing_class(scope)
-        uses = [Use("escape", expr, here, via, "unclaimed")]
+        uses = [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
         key = ("store", cls, target.attr)
         if cls is None or key in seen:
             return uses

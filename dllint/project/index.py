@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from dllint.config import Settings
     from dllint.facts import FileFacts
     from dllint.facts.scopes import Scope
-    from dllint.facts.usage import Use, UsageAnalysis
+    from dllint.facts.flow.model import Use
+    from dllint.facts.usage import UsageAnalysis
 
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv"})  # venvs, build copies
 MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
@@ -863,17 +864,17 @@ def _shown(target: str) -> str:
 
 def _uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: tuple, via: tuple, where: str) -> list[Use]:
     """Uses standing for what another file does with a value."""
-    from dllint.facts.usage import ElsewhereLoop, Use
+    from dllint.facts.flow.model import How, Move, RemoteLoop, Use
 
     uses: list[Use] = []
     if effects.iterations:
         repeated = effects.per_epoch or effects.iterations > 1
-        marker = (ElsewhereLoop(where),) if repeated else ()
-        uses.append(Use("iterate", node, here + marker, via, "elsewhere", copies=effects.cuda_copy))
+        marker = (RemoteLoop(where),) if repeated else ()
+        uses.append(Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE, copies=effects.cuda_copy))
     if effects.stores:
-        uses.append(Use("escape", expr, here, via, "unclaimed"))
+        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED))
     if effects.unknown:
-        uses.append(Use("escape", expr, here, via, "unknown"))
+        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNKNOWN))
     if effects.set_epoch:
-        uses.append(Use("escape", expr, here, via, "set-epoch"))
+        uses.append(Use(Move.ESCAPE, expr, here, via, How.SET_EPOCH))
     return uses

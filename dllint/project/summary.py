@@ -29,14 +29,13 @@ from dllint.project.imports import call_target, project_imports
 
 if TYPE_CHECKING:
     from dllint.config import Settings
-    from dllint.facts.usage import DictKey
     from dllint.facts import FileFacts
+    from dllint.facts.flow.model import DictKey
     from dllint.facts.scopes import Scope
-    from dllint.facts.usage import Use
+    from dllint.facts.flow.model import Use
 
 FORMAT = 10
 MAX_ONWARD = 24  # calls a function summary names for the index to follow on
-STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 @dataclass
@@ -362,7 +361,7 @@ MAX_FIELDS = 8
 def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[str | DictKey]:
     """Attributes read off loads of ``name`` in ``scope`` (``info.dataloader``), and
     constant keys it is subscripted with (``loaders["train"]``, ``loaders.get("train")``)."""
-    from dllint.facts.usage import DictKey
+    from dllint.facts.flow.model import DictKey
 
     parents = facts.scopes.parents
     found: set[str | DictKey] = set()
@@ -418,7 +417,7 @@ def _entries(
     facts: FileFacts, loads: list[ast.Name], uses_of: Callable[[Any, tuple], list | None], built: set[int] | None = None
 ) -> dict[str, Effects]:
     """What happens to a dict's entries (see FunctionSummary.entries); {} when undecidable."""
-    from dllint.facts.usage import AnyEntry, DictKey, path_key
+    from dllint.facts.flow.model import AnyEntry, DictKey, path_key
 
     any_entry = AnyEntry()
     generic = uses_of(any_entry, ())
@@ -592,13 +591,14 @@ def _set_epoch_on(facts: FileFacts, function: ast.AST, name: str) -> bool:
 def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None) -> Effects:
     """Fold a value's uses into :class:`Effects`; loops in ``built`` make a fresh value each pass."""
     from dllint.facts.devices import batch_cuda_copies
+    from dllint.facts.flow.model import How, Move
 
     effects = Effects()
     seen: set[int] = set()
     for use in uses:
         loops = [loop for loop in use.loops if id(loop) not in built]
-        if use.kind == "iterate":
-            if use.how == "on-stop" or id(use.node) in seen:
+        if use.kind is Move.ITERATE:
+            if use.how is How.ON_STOP or id(use.node) in seen:
                 continue
             seen.add(id(use.node))
             effects.iterations = min(2, effects.iterations + 1)
@@ -609,13 +609,13 @@ def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None)
                 effects.cuda_copy = "cuda" if always or effects.cuda_copy == "cuda" else "maybe"
             elif use.copies:
                 effects.cuda_copy = effects.cuda_copy if effects.cuda_copy == "cuda" else use.copies
-        elif use.how == "remote" and use.remote is not None:
+        elif use.how is How.REMOTE and use.remote is not None:
             effects.follow.append([use.remote[0], use.remote[1], bool(loops), *use.remote[2:]])
-        elif use.how == "return":
+        elif use.how is How.RETURN:
             effects.returns = True
-        elif use.how == "unclaimed":
+        elif use.how is How.UNCLAIMED:
             effects.stores = True
-        elif use.how == "set-epoch":
+        elif use.how is How.SET_EPOCH:
             effects.set_epoch = True
         else:
             effects.unknown = True

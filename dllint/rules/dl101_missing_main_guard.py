@@ -88,7 +88,7 @@ class MissingMainGuard(Rule):
         for loader in facts.loader_calls:
             if loader.may_start_workers:
                 for use in facts.usage.loader_uses(loader):
-                    if use.kind == "iterate":
+                    if use.iterates:
                         found = facts.usage.module_triggers(use.node, use.via)
                         for statement in found:
                             options.setdefault(id(statement), loader.when_workers())

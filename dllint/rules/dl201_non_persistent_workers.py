@@ -4,7 +4,7 @@ import ast
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.endless import endless_reason
-from dllint.facts.usage import ElsewhereLoop
+from dllint.facts.flow.model import Move, Passes, RemoteLoop
 from dllint.facts.values import Value
 from dllint.facts.worker_code import DATASET_ENTRY_METHODS, EPOCH_STATE
 from dllint.findings import Finding, Fix, SetArgument
@@ -107,9 +107,9 @@ class NonPersistentWorkers(Rule):
                 continue
             usage = usage or facts.usage
             built_in = usage.construction_loops(loader.node)
-            if built_in and any(u.kind == "iterate" and any(loop in u.loops for loop in built_in) for u in usage.loader_uses(loader)):
+            if built_in and any(u.kind is Move.ITERATE and any(loop in u.loops for loop in built_in) for u in usage.loader_uses(loader)):
                 continue  # DL204 (loader built and iterated inside a loop) reports this one
-            if usage.iteration_count(loader) < 2 or endless_reason(facts, loader):
+            if usage.iteration_count(loader) < Passes.PER_EPOCH or endless_reason(facts, loader):
                 continue  # iterated once; or one endless pass, whose workers never restart
             if _workers_read_changed_state(facts, loader) or _workers_read_framework_state(facts, loader):
                 continue  # restarting workers is how they see the new state (DL303's situation)
@@ -121,8 +121,8 @@ class NonPersistentWorkers(Rule):
         rather than tell them to add what is already written."""
         where = None
         for use in usage.loader_uses(loader):
-            where = next((loop.where for loop in use.loops if isinstance(loop, ElsewhereLoop)), None)
-            if where is not None and use.kind == "iterate":
+            where = next((loop.where for loop in use.loops if isinstance(loop, RemoteLoop)), None)
+            if where is not None and use.kind is Move.ITERATE:
                 break
             where = None
         by = f" (re-iterated by {where})" if where else ""

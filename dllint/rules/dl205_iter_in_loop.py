@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
+from dllint.facts.flow.model import EPOCH_LOOPS
 from dllint.facts.loops import STATEMENT_LOOPS
 from dllint.findings import Finding
 from dllint.rules import Rule
@@ -86,7 +87,7 @@ class IterInLoop(Rule):
                 call = use.node
                 if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "iter"):
                     continue
-                repeating = [loop for loop in use.loops if isinstance(loop, STATEMENT_LOOPS) and id(loop) not in built]
+                repeating = [loop for loop in use.loops if isinstance(loop, EPOCH_LOOPS) and id(loop) not in built]
                 if repeating and not self._guarded(facts, call, repeating[-1]) and self._one_pass(facts, call):
                     yield self.report(facts, call)
 

@@ -3,12 +3,14 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
+from dllint.facts.flow.model import RemoteLoop
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix, InsertStatement
 from dllint.rules import Rule
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
+    from dllint.facts.flow.model import Use
 
 
 class MissingSetEpoch(Rule):
@@ -167,8 +169,8 @@ def _line(node: ast.AST) -> int:
     return getattr(node, "lineno", 0)
 
 
-def _framework_sets_epoch(facts: FileFacts, use) -> bool:
+def _framework_sets_epoch(facts: FileFacts, use: Use) -> bool:
     """Only a framework's own epoch loop repeats this iteration (Lightning's fit loop, Hugging
     Face's ``Trainer``): it calls ``sampler.set_epoch(epoch)`` itself before every epoch."""
     loops = facts.loops.epoch_loops(use)
-    return bool(loops) and all(getattr(loop, "framework", False) for loop in loops)
+    return bool(loops) and all(isinstance(loop, RemoteLoop) and loop.framework for loop in loops)
