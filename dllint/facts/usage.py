@@ -1226,13 +1226,15 @@ class UsageAnalysis:
 
 
 def _on_request(func: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.AST | None) -> bool:
-    """A function whose name says it builds a loader on request (``get_data_loader``,
-    ``get_eval_dataloader``), outside a class whose base may be a trainer that keeps it."""
+    """A method whose name says it builds a loader on request (``get_data_loader``,
+    ``get_eval_dataloader``) for a trainer outside the project that calls it when it needs a
+    loader, in a class whose base is not a trainer that keeps it. A module-level
+    ``get_train_loader`` with no caller is an ordinary factory: evidently a training loader
+    when shuffled (RULES.md, DL201)."""
     name = func.name.lower()
-    if not (name.startswith("get_") and "loader" in name):
+    if not (name.startswith("get_") and "loader" in name) or not isinstance(owner, ast.ClassDef):
         return False
-    bases = owner.bases if isinstance(owner, ast.ClassDef) else []
-    return not any("trainer" in (dotted_name(base) or "").lower() for base in bases)
+    return not any("trainer" in (dotted_name(base) or "").lower() for base in owner.bases)
 
 
 def _dict_key(display: ast.Dict, value: ast.AST) -> DictKey | None:
