@@ -919,9 +919,11 @@ class UsageAnalysis:
             # (train/val hooks keep the escape: Lightning calls set_epoch on their samplers, DL301)
         for hook in inherited:
             uses.append(hook_iterates(hook, expr, here, via))
+        built = via[-1] if via and self._same_file_init(via[-1].func, self.facts.scopes.scope_of(via[-1])) is not None else None
         for node in loads:
             load_scope = self.facts.scopes.scope_of(node)
-            repeat = self._method_loops(load_scope.node, 0)  # the method runs in a loop of its class
+            # the method runs in a loop of its class, or is called in a loop on this instance
+            repeat = self._method_loops(load_scope.node, 0) or self._instance_loops(load_scope.node, built)
             found = self._uses_of_expr(node, load_scope, (), via, seen | {key})
             uses += [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
         return uses
@@ -983,6 +985,32 @@ class UsageAnalysis:
         else:
             del self._method_loops_of[function]  # cut short by depth: a shallower ask may find more
         return found
+
+    def _instance_loops(self, method: ast.AST, built: ast.Call | None, depth: int = 0) -> tuple[ast.AST, ...]:
+        """Loops around the calls of ``method`` on the one instance ``built`` made, when ``built``
+        is bound once to a name (``evaluator = Evaluator(val_loader)``, then
+        ``evaluator.evaluate(model)`` every epoch; ``prefetcher.reset()`` re-opening the loader
+        it holds), directly or through the class's own methods that call it."""
+        if built is None or depth > 3 or not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return ()
+        binding = self.parents.get(built)
+        if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)):
+            return ()
+        name, scope = binding.targets[0].id, self.facts.scopes.scope_of(built)
+        if len(scope.bindings.get(name, ())) != 1:
+            return ()  # rebound: which instance a call reaches is not followed
+        for obj, obj_scope in self._loads_resolving_to(name, scope):
+            attribute = self.parents.get(obj)
+            call = self.parents.get(attribute)
+            if isinstance(attribute, ast.Attribute) and attribute.attr == method.name and isinstance(call, ast.Call) and call.func is attribute:
+                loops = tuple(loop for loop in self.enclosing_loops(call, obj_scope) if isinstance(loop, LOOPS))
+                if loops:
+                    return loops
+        for call in self._callers(method):  # self.evaluate() inside another method: its calls decide
+            loops = self._instance_loops(self.facts.scopes.scope_of(call).node, built, depth + 1)
+            if loops:
+                return loops
+        return ()
 
     @staticmethod
     def _is_self_attribute(node: ast.AST) -> bool:
