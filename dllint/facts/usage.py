@@ -501,6 +501,10 @@ class UsageAnalysis:
         loops around ``call`` build a fresh value on every pass, so they repeat no use of one."""
         return _without_loops(uses, set(map(id, self.enclosing_loops(call, scope))), here)
 
+    def callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+        """Same-file calls of ``func`` (see :meth:`_callers`)."""
+        return self._callers(func)
+
     def _callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
         """Same-file calls of ``func``: by its name where the name means it, ``self.name(...)``
         inside its class."""
