@@ -439,7 +439,7 @@ class UsageAnalysis:
         remote = project.caller_uses(self, func, expr, here, via) if project is not None else None
         if remote:
             uses += remote
-        if not callers and not remote and not stored and handed is None:
+        if not callers and remote is None and not stored and handed is None:
             # ``get_data_loader()`` with no caller in the project: a trainer outside it asks for
             # a fresh loader when it needs one (coqui's calls it every epoch), which no
             # ``persistent_workers`` helps. How often the loader is iterated is unknown.
@@ -901,7 +901,7 @@ class UsageAnalysis:
             remote = project.caller_uses(self, func, container, here, via, element) if project is not None else None
         if remote:
             uses += remote
-        if not callers and not remote and not stored:
+        if not callers and remote is None and not stored:
             how = How.UNKNOWN if _on_request(func, self.parents.get(func)) else How.UNCLAIMED
             uses.append(Use(Move.ESCAPE, container, here, via, how))
         return uses

@@ -738,16 +738,21 @@ class ProjectView(NullProject):
             return None
         return self._uses_by_callers(self.path, name, expr, here, via, element, 0)
 
-    def _uses_by_callers(self, path: str, name: str, expr, here, via, element: int | str | None, depth: int) -> list[Use]:
+    def _uses_by_callers(self, path: str, name: str, expr, here, via, element: int | str | None, depth: int) -> list[Use] | None:
+        """What the callers of ``name`` in other files do with its result; None when it has none
+        (a caller that discards the result gives no use: nothing claims or iterates it)."""
         uses: list[Use] = []
         self.index.record_mentions(self.deps, path, callee_needle(name))
-        for caller, found in self.index.callers_of(path, name):
+        callers = self.index.callers_of(path, name)
+        if not callers:
+            return None
+        for caller, found in callers:
             self.deps[caller] = self.index.known_digest(caller)
             effects = found.effects if element is None else found.element(element)
             if found.returned_by and depth < MAX_FOLLOW:
                 # ``def build_loader(cfg): return _build_loader(cfg)``: its callers decide
                 further = self._uses_by_callers(caller, found.returned_by, expr, here, via, element, depth + 1)
-                if further:
+                if further is not None:
                     uses += further
                     effects = replace(effects, stores=False)  # not kept: handed on to them
             entry = str(element) if element is not None and str(element).startswith("[") else ""
