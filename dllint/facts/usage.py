@@ -360,19 +360,23 @@ class UsageAnalysis:
             marker = (RemoteLoop(f"{shown}()", framework=True),) if framework is Passing.PER_EPOCH else ()
             return [Use(Move.ITERATE, call, here + marker, via, How.ELSEWHERE)]
         # Iterating the result of any call that takes the loader is one pass over it, and its
-        # items are the loader's batches (``logger.log_every(loader, 10)``): known callee or not.
+        # items are the loader's batches (``logger.log_every(loader, 10)``): callee unknown, or
+        # while summarizing (a summary depends on its own file only). A callee of another
+        # project file is read instead: its summary says how often it iterates the loader
+        # (``iter(ForeverLoader(loader))`` re-iterating it forever).
         result = self._uses_of_expr(call, scope, loops, via, seen)
-        if result and all(u.kind is Move.ITERATE for u in result):
-            return result
+        wrapped = bool(result) and all(u.kind is Move.ITERATE for u in result)
         project = self.facts.project
         remote = project.target_of(self.facts, func, scope) if project is not None else None
-        if remote is not None:
+        if remote is not None and not (wrapped and project.summarizing):
             argument = keyword if keyword is not None else str(index)
             if project.summarizing:
                 return [Use(Move.ESCAPE, expr, here, via, How.REMOTE, (remote, argument))]
             resolved = project.param_uses(self, remote, argument, call, expr, scope, loops, via, seen)
-            if resolved is not None:
-                return resolved
+            if resolved is not None and not (wrapped and not _repeats_elsewhere(resolved)):
+                return resolved  # unless one pass there is the pass iterated here (its batches seen here)
+        if wrapped:
+            return result
         return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]
 
     def _same_value_returned(self, call: ast.Call, index: int | None, scope, loops, via, seen) -> list[Use]:
@@ -1255,6 +1259,12 @@ class UsageAnalysis:
             parent = self.parents.get(load)
             if isinstance(parent, ast.Call) and parent.func is load:
                 self._triggers(parent, out, seen)
+
+
+def _repeats_elsewhere(uses: list[Use]) -> bool:
+    """Some use is repeated by a loop in another file (a helper's ``while True`` around its
+    ``for``): more than the one pass a wrapper's caller sees."""
+    return any(isinstance(loop, RemoteLoop) for use in uses for loop in use.loops)
 
 
 def _on_request(func: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.AST | None) -> bool:
