@@ -28,7 +28,7 @@ from dllint.facts.frameworks import (
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.facts.walk import walk
-from dllint.facts.flow.model import AnyEntry, DictKey, How, Move, Passes, RemoteLoop, Use, join, path_key, then
+from dllint.facts.flow.model import AnyEntry, Constant, DictKey, Guard, How, Move, Passes, RemoteLoop, Use, admitted, join, path_key, then
 from dllint.knowledge.frameworks import Passing, Result
 
 if TYPE_CHECKING:
@@ -184,11 +184,27 @@ class UsageAnalysis:
         """The two uses reach the loader through two calls of the function that builds it
         (``tr = build_loader(a); va = build_loader(b)``): each call builds a loader of its own."""
         builder = self.facts.scopes.enclosing_function(loader.node)
+        if builder is None:
+            return False
+        if first.caller or second.caller:  # returned to calls in other files
+            built = self.qualified_name(builder)
+            calls = [use.caller[0] == built if use.caller else bool(use.via) and self._builds_with(use.via[0], builder) for use in (first, second)]
+            return all(calls) and first.caller != second.caller
         for one, other in zip(first.via, second.via):
             if one is other:
                 continue
-            return builder is not None and all(self._builds_with(call, builder) for call in (one, other))
+            return all(self._builds_with(call, builder) for call in (one, other))
         return False
+
+    def qualified_name(self, function: ast.AST) -> str | None:
+        """``f`` or ``Cls.m``: how other files' summaries name a module-level function or method."""
+        parent = self.parents.get(function)
+        name = getattr(function, "name", None)
+        if isinstance(parent, ast.Module):
+            return name
+        if isinstance(parent, ast.ClassDef) and isinstance(self.parents.get(parent), ast.Module):
+            return f"{parent.name}.{name}"
+        return None
 
     def _builds_with(self, call: ast.Call, builder: ast.AST) -> bool:
         """``call`` runs ``builder`` afresh: calls it, or hands it to a higher-order utility
@@ -203,6 +219,51 @@ class UsageAnalysis:
             and callback_result(self.facts, a, scope) is not None
             for a in arguments
         )
+
+    def return_guards(self, node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Guard, ...]:
+        """The parameter tests (``if task == "pretrain":``, its ``else``) that must hold for
+        ``node`` in ``func`` to run: a caller passing a constant that fails one never
+        receives what ``node`` returns (a factory branching on a task name)."""
+        positional = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+        owner = self.parents.get(func)
+        if isinstance(owner, ast.ClassDef) and not any(dotted_name(d) == "staticmethod" for d in func.decorator_list):
+            positional = positional[1:]  # called bound: self is not passed
+        names = {*positional, *(a.arg for a in func.args.kwonlyargs)}
+        tests = [(test.test, arm == "body") for test, arm in self._if_arms(node).items()]
+        tests += [(test, False) for test in self._left_before(node)]
+        guards: list[Guard] = []
+        for test, holds in tests:
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
+                continue
+            sides = (test.left, test.comparators[0])
+            name = next((n for n in sides if isinstance(n, ast.Name)), None)
+            constant = next((c for c in sides if isinstance(c, ast.Constant)), None)
+            if name is None or constant is None or name.id not in names:
+                continue
+            if len(self.facts.scopes.scopes[func].bindings.get(name.id, ())) != 1:
+                continue  # reassigned before the test: not the argument any more
+            equal = isinstance(test.ops[0], ast.Eq) == holds
+            position = positional.index(name.id) if name.id in positional else -1
+            guards.append(Guard(name.id, position, constant.value, equal))
+        return tuple(guards)
+
+    def _left_before(self, node: ast.AST) -> list[ast.expr]:
+        """Tests of earlier ``if``/``elif`` arms (in the blocks around ``node``, within its
+        function) that leave the function when they hold: ``node`` runs only when they fail."""
+        tests: list[ast.expr] = []
+        child, current = node, self.parents.get(node)
+        while current is not None and not isinstance(child, (*FUNCTION_NODES, ast.Module)):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(current, field, None)
+                if isinstance(block, list) and child in block:
+                    for stmt in block[: block.index(child)]:
+                        while isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+                            tests.append(stmt.test)
+                            stmt = stmt.orelse[0] if len(stmt.orelse) == 1 else None  # elif
+            if isinstance(current, FUNCTION_NODES):
+                break
+            child, current = current, self.parents.get(current)
+        return tests
 
     def _if_arms(self, node: ast.AST) -> dict[ast.If, str]:
         """For each ``if`` around ``node`` in its function: which arm holds it (body or orelse)."""
@@ -433,14 +494,17 @@ class UsageAnalysis:
         stored = hooks_of_stored_result(self.facts, owner, func.name) if isinstance(owner, ast.ClassDef) else None
         for hook in stored or ():  # a base class stores it for its hooks (this class overrides the factory)
             uses.append(hook_iterates(hook, expr, here, via))
+        guards = self.return_guards(expr, func)
         callers = self._callers(func)
         for call in callers:
+            if not admitted(guards, constant_args(call)):
+                continue  # get_loader("finetune") never receives the "pretrain" loader
             call_scope = self.facts.scopes.scope_of(call)
             uses += self._fresh_at(call, call_scope, here, self._uses_of_expr(call, call_scope, (), via + (call,), seen))
         handed = self._handed_on(func, expr, here, via, seen)
         uses += handed or ()
         project = self.facts.project
-        remote = project.caller_uses(self, func, expr, here, via) if project is not None else None
+        remote = project.caller_uses(self, func, expr, here, via, None, guards) if project is not None else None
         if remote:
             uses += remote
         if not callers and remote is None and not stored and handed is None:
@@ -890,8 +954,11 @@ class UsageAnalysis:
         stored = hooks_of_stored_result(self.facts, owner, func.name) if isinstance(owner, ast.ClassDef) and not rest else None
         for hook in stored or ():  # a base class stores the container for its hooks
             uses.append(hook_iterates(hook, container, here, via))
+        guards = self.return_guards(container, func)
         callers = self._callers(func)
         for call in callers:
+            if not admitted(guards, constant_args(call)):
+                continue
             call_scope = self.facts.scopes.scope_of(call)
             found = self._uses_of_element(call, index, call_scope, (), via + (call,), seen, rest)
             if found is None:
@@ -902,7 +969,7 @@ class UsageAnalysis:
             remote = [Use(Move.ESCAPE, container, here, via, How.UNCLAIMED)] if project is not None and not project.summarizing else None
         else:
             element = path_key((index, *rest)) if rest else index
-            remote = project.caller_uses(self, func, container, here, via, element) if project is not None else None
+            remote = project.caller_uses(self, func, container, here, via, element, guards) if project is not None else None
         if remote:
             uses += remote
         if not callers and remote is None and not stored:
@@ -1259,6 +1326,22 @@ class UsageAnalysis:
             parent = self.parents.get(load)
             if isinstance(parent, ast.Call) and parent.func is load:
                 self._triggers(parent, out, seen)
+
+
+def constant_args(call: ast.Call) -> dict[str, Constant]:
+    """The JSON constants a call passes, by position ("0", "1", ...) up to a ``*starred``
+    argument and by keyword (none after a ``**splat``, which may replace them)."""
+    args: dict[str, Constant] = {}
+    for position, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, (str, int, float, bool, type(None))):
+            args[str(position)] = arg.value
+    if not any(k.arg is None for k in call.keywords):
+        for keyword in call.keywords:
+            if isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, (str, int, float, bool, type(None))):
+                args[keyword.arg] = keyword.value.value  # type: ignore[index]
+    return args
 
 
 def _repeats_elsewhere(uses: list[Use]) -> bool:

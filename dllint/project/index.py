@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from dllint.discovery import ROOT_MARKERS, find_project_root  # noqa: F401 - found without the index (a one-file run)
+from dllint.facts.flow.model import admitted
 from dllint.project.imports import call_target
 from dllint.project.summary import (
     ClassSummary,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from dllint.config import Settings
     from dllint.facts import FileFacts
     from dllint.facts.scopes import Scope
-    from dllint.facts.flow.model import Use
+    from dllint.facts.flow.model import Constant, Guard, Use
     from dllint.facts.usage import UsageAnalysis
 
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv"})  # venvs, build copies
@@ -517,7 +518,7 @@ class ProjectIndex:
                     continue
                 direct = self._resolve_once(other, call.target)
                 if direct == (path, name) or direct is not None and self.resolve(other, call.target) == (path, name):
-                    found.append((other, CallerEffects(call.line, call.effects, call.elements, call.returned_by)))
+                    found.append((other, CallerEffects(call.line, call.effects, call.elements, call.returned_by, call.args)))
         self._callers[key] = found
         return found
 
@@ -664,6 +665,7 @@ class CallerEffects:
     effects: Effects
     elements: dict[str, Effects] = field(default_factory=dict)  # see CallSummary.elements
     returned_by: str = ""  # see CallSummary.returned_by
+    args: dict[str, Constant] = field(default_factory=dict)  # see CallSummary.args
 
     def element(self, index: int | str) -> Effects:
         """What the caller does with one element of the returned container: kept where it
@@ -730,23 +732,30 @@ class ProjectView(NullProject):
             return None
         return _uses_from(effects, call, call, here, via, _shown(target))
 
-    def caller_uses(self, usage: UsageAnalysis, function: ast.AST, expr, here, via, element: int | str | None = None) -> list[Use] | None:
+    def caller_uses(
+        self, usage: UsageAnalysis, function: ast.AST, expr, here, via, element: int | str | None = None, guards: tuple[Guard, ...] = ()
+    ) -> list[Use] | None:
         """What the project's other files do with the value ``function`` returns (with
-        ``element``: with that element of the tuple or list it returns)."""
-        name = self._qualified_name(usage.facts, function)
+        ``element``: with that element of the tuple or list it returns; ``guards``: the
+        parameter tests under which it is returned, which a caller's constants may fail)."""
+        name = usage.qualified_name(function)
         if name is None:
             return None
-        return self._uses_by_callers(self.path, name, expr, here, via, element, 0)
+        return self._uses_by_callers(self.path, name, expr, here, via, element, 0, guards)
 
-    def _uses_by_callers(self, path: str, name: str, expr, here, via, element: int | str | None, depth: int) -> list[Use] | None:
+    def _uses_by_callers(
+        self, path: str, name: str, expr, here, via, element: int | str | None, depth: int, guards: tuple[Guard, ...] = ()
+    ) -> list[Use] | None:
         """What the callers of ``name`` in other files do with its result; None when it has none
-        (a caller that discards the result gives no use: nothing claims or iterates it)."""
+        (a caller that discards the result, or never receives it, gives no use)."""
         uses: list[Use] = []
         self.index.record_mentions(self.deps, path, callee_needle(name))
         callers = self.index.callers_of(path, name)
         if not callers:
             return None
         for caller, found in callers:
+            if not admitted(guards, found.args):
+                continue  # get_loader("finetune") never receives the "pretrain" loader
             self.deps[caller] = self.index.known_digest(caller)
             effects = found.effects if element is None else found.element(element)
             if found.returned_by and depth < MAX_FOLLOW:
@@ -758,18 +767,8 @@ class ProjectView(NullProject):
             entry = str(element) if element is not None and str(element).startswith("[") else ""
             effects = self.index.expand(caller, effects, self.deps, 0, entry)
             where = f"{os.path.relpath(caller, self.index.root)}:{found.line}"
-            uses += _uses_from(effects, expr, expr, here, via, where)
+            uses += [u._replace(caller=(name, where)) for u in _uses_from(effects, expr, expr, here, via, where)]
         return uses
-
-    @staticmethod
-    def _qualified_name(facts: FileFacts, function: ast.AST) -> str | None:
-        parent = facts.scopes.parents.get(function)
-        name = getattr(function, "name", None)
-        if isinstance(parent, ast.Module):
-            return name
-        if isinstance(parent, ast.ClassDef) and isinstance(facts.scopes.parents.get(parent), ast.Module):
-            return f"{parent.name}.{name}"
-        return None
 
     def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
         """Loaders in other project files built over instances of this file's class ``cls``."""

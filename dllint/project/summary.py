@@ -24,17 +24,17 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
+from dllint.facts.usage import constant_args
 from dllint.facts.values import follow
 from dllint.project.imports import call_target, project_imports
 
 if TYPE_CHECKING:
     from dllint.config import Settings
     from dllint.facts import FileFacts
-    from dllint.facts.flow.model import DictKey
+    from dllint.facts.flow.model import Constant, DictKey, Use
     from dllint.facts.scopes import Scope
-    from dllint.facts.flow.model import Use
 
-FORMAT = 10
+FORMAT = 11
 MAX_ONWARD = 24  # calls a function summary names for the index to follow on
 
 
@@ -119,6 +119,9 @@ class CallSummary:
     # ``return other.build_loader(cfg)`` in a function of this file ("f", "Cls.m"): what
     # happens to the result is for that function's callers to say.
     returned_by: str = ""
+    # The JSON constants the call passes, by position ("0") and keyword: a factory returning
+    # under ``if task == "pretrain":`` reaches this caller only if its constants admit it.
+    args: dict[str, Constant] = field(default_factory=dict)
 
 
 @dataclass
@@ -181,7 +184,8 @@ class FileSummary:
             },
             calls=[
                 CallSummary(
-                    c["target"], c["line"], Effects(**c["effects"]), {k: Effects(**e) for k, e in c["elements"].items()}, c["returned_by"]
+                    c["target"], c["line"], Effects(**c["effects"]), {k: Effects(**e) for k, e in c["elements"].items()}, c["returned_by"],
+                    dict(c.get("args", {})),
                 )
                 for c in data["calls"]
             ],
@@ -310,7 +314,7 @@ def summarize(
             found.set_epoch |= summary.set_epoch and not found.empty
         returned_by = _returned_by(facts, call)
         if not effects.empty or elements or returned_by:
-            summary.calls.append(CallSummary(target, call.lineno, effects, elements, returned_by))
+            summary.calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constant_args(call)))
     return summary
 
 

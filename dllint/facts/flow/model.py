@@ -67,6 +67,9 @@ class Use(NamedTuple):
     # the value is what is handed on ("*": the entry asked about; else the entry's path).
     remote: tuple[str, ...] | None = None
     copies: str = ""  # How.ELSEWHERE: its batches are copied to CUDA there ("cuda" always, "maybe")
+    # Returned to a call in another file: (the returning function, "file:line" of the call).
+    # Two calls of the function that builds the value build two values (see iteration_count).
+    caller: tuple[str, str] | None = None
 
     @property
     def is_iter_call(self) -> bool:
@@ -131,3 +134,30 @@ def path_key(parts: tuple[Element, ...]) -> str:
     for part in parts[1:]:
         text += str(part) if isinstance(part, DictKey) else f"[{part}]" if isinstance(part, int) else f".{part}"
     return text
+
+
+Constant = Union[str, int, float, bool, None]  # a JSON constant an argument is written as
+
+
+class Guard(NamedTuple):
+    """A returned value is reached only when parameter ``name`` (at ``position``) equals
+    ``value`` (``equal``) or differs from it: ``if task == "pretrain": return loader_a``. A
+    caller passing a constant for the parameter that fails the guard never receives it."""
+
+    name: str
+    position: int
+    value: Constant
+    equal: bool
+
+    def admits(self, args: dict[str, Constant]) -> bool:
+        """Whether a call passing the constants ``args`` (by position "0", "1"... and keyword)
+        may receive the value; a parameter it passes no constant for may hold anything."""
+        for key in (self.name, str(self.position)):
+            if key in args:
+                passed = args[key]
+                return (passed == self.value and type(passed) is type(self.value)) == self.equal
+        return True
+
+
+def admitted(guards: tuple[Guard, ...], args: dict[str, Constant]) -> bool:
+    return all(guard.admits(args) for guard in guards)
