@@ -1204,6 +1204,11 @@ class UsageAnalysis:
         return False
 
     # -- helpers ---------------------------------------------------------------
+    def loads_resolving_to(self, name: str, scope: Scope) -> list[tuple[ast.Name, Scope]]:
+        """Loads of ``name`` (in ``scope`` and the scopes nested in it) that the binding in
+        ``scope`` reaches, each with the scope it is read in."""
+        return self._loads_resolving_to(name, scope)
+
     def _loads_resolving_to(self, name: str, scope: Scope) -> list[tuple[ast.Name, Scope]]:
         key = (name, scope.node)
         cached = self._resolving.get(key)
@@ -1296,36 +1301,6 @@ class UsageAnalysis:
         if index is not None and index < len(positional):
             return positional[index]
         return None
-
-    def module_triggers(self, node: ast.AST, via: tuple[ast.Call, ...] = ()) -> list[ast.stmt]:
-        """Module-level statements whose execution reaches ``node`` (through same-file calls)."""
-        start = via[0] if via else node
-        result: list[ast.stmt] = []
-        self._triggers(start, result, set())
-        return result
-
-    def _triggers(self, node: ast.AST, out: list[ast.stmt], seen: set) -> None:
-        scope = self.facts.scopes.scope_of(node)
-        while not scope.is_module and not scope.is_function:
-            scope = scope.parent  # class bodies run at import: keep climbing
-        if scope.is_module:
-            stmt = self.facts.module_statement_of(node)
-            if stmt is not None and stmt not in out:
-                out.append(stmt)
-            return
-        func = scope.node
-        if func in seen or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return
-        seen.add(func)
-        owner = scope.parent
-        while owner is not None and not owner.is_module and not owner.is_function:
-            owner = owner.parent
-        if owner is None or isinstance(self.parents.get(func), ast.ClassDef):
-            return  # methods: called through instances the analysis does not track
-        for load, _ in self._loads_resolving_to(func.name, owner):
-            parent = self.parents.get(load)
-            if isinstance(parent, ast.Call) and parent.func is load:
-                self._triggers(parent, out, seen)
 
 
 def constant_args(call: ast.Call) -> dict[str, Constant]:
