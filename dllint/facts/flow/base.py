@@ -1,0 +1,360 @@
+"""The flow engine's shared ground: the file's scopes and parents, the loops around a node,
+the same-file functions and classes a call reaches, and the recursion's entry points that the
+modules split by how values move (names, calls, returns, containers) implement."""
+
+from __future__ import annotations
+
+import ast
+from abc import abstractmethod
+from typing import TYPE_CHECKING
+
+from dllint.facts.flow.model import Constant, DictKey, How, Move, RemoteLoop, Use
+from dllint.facts.scopes import FUNCTION_NODES, Scope
+from dllint.facts.walk import walk
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+
+# Builtins that consume an iterable on the spot.
+ITERATING_BUILTINS = frozenset({"iter", "list", "tuple", "sorted", "set", "sum", "any", "all", "min", "max", "dict"})
+# Calls that wrap an iterable and hand back something that iterates it.
+WRAPPING_BUILTINS = frozenset({"enumerate", "zip", "map", "filter", "reversed"})
+WRAPPING_QUALNAMES = frozenset(
+    {
+        "tqdm.tqdm",
+        "tqdm.auto.tqdm",
+        "tqdm.notebook.tqdm",
+        "tqdm.std.tqdm",
+        "itertools.islice",
+        "itertools.chain",
+        "itertools.cycle",
+        "rich.progress.track",
+    }
+)
+# Builtins that look at a value without iterating it.
+NEUTRAL_BUILTINS = frozenset(
+    {"len", "print", "isinstance", "hasattr", "getattr", "type", "id", "repr", "str", "vars", "callable", "setattr"}
+)
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+MAX_CALL_DEPTH = 6
+MAX_STEPS = 2000  # flow steps for one question; real code needs a few dozen
+
+
+def hook_iterates(hook, node: ast.AST, here: tuple, via: tuple) -> Use:
+    """The framework iterates ``node``'s loader whenever it calls ``hook`` (every epoch, for a
+    per-epoch hook such as ``train_dataloader``)."""
+    marker = (RemoteLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
+    return Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE)
+
+
+def without_loops(uses: list[Use], dropped: set[int], here: tuple = ()) -> list[Use]:
+    """``uses`` whose loops no longer count those in ``dropped`` (by id), under the loops ``here``."""
+    return [u._replace(loops=here + tuple(loop for loop in u.loops if id(loop) not in dropped)) for u in uses]
+
+
+def position_of(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def end_of(node: ast.AST) -> tuple[int, int]:
+    """Where a binding statement takes effect: after its value is evaluated (a ``for``'s
+    target: after its iterable, before its body)."""
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        node = node.iter
+    elif isinstance(node, ast.withitem):  # no position of its own
+        node = node.context_expr
+    return (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
+
+
+def dict_key(display: ast.Dict, value: ast.AST) -> DictKey | None:
+    """The constant string key ``value`` is stored under in a dict display, unless a later
+    entry (the same key, a ``**splat``) may replace it."""
+    if value not in display.values:
+        return None
+    position = display.values.index(value)
+    key = display.keys[position]
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+        return None
+    for later in display.keys[position + 1:]:
+        if later is None or not isinstance(later, ast.Constant) or later.value == key.value:
+            return None
+    return DictKey(key.value)
+
+
+def element_index(container: ast.Tuple | ast.List, element: ast.AST) -> int | None:
+    """The position of ``element`` in a tuple or list display; None after a ``*starred`` one."""
+    position = container.elts.index(element)
+    return None if any(isinstance(e, ast.Starred) for e in container.elts[:position]) else position
+
+
+def constant_args(call: ast.Call) -> dict[str, Constant]:
+    """The JSON constants a call passes, by position ("0", "1", ...) up to a ``*starred``
+    argument and by keyword (none after a ``**splat``, which may replace them)."""
+    args: dict[str, Constant] = {}
+    for position, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, (str, int, float, bool, type(None))):
+            args[str(position)] = arg.value
+    if not any(k.arg is None for k in call.keywords):
+        for keyword in call.keywords:
+            if isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, (str, int, float, bool, type(None))):
+                args[keyword.arg] = keyword.value.value  # type: ignore[index]
+    return args
+
+
+class FlowBase:
+    """State and same-file lookups shared by the flow modules (see :mod:`dllint.facts.usage`)."""
+
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts = facts
+        self.parents = facts.scopes.parents
+        self._loader_uses: dict[ast.Call, list[Use]] = {}
+        self._entry_loops: dict[tuple, tuple] = {}  # (call, via before it) -> loops around the call's caller
+        self._summarizing: ast.AST | None = None  # the function whose parameters a summary describes
+        self._steps = 0  # flow steps of the current question (bounded: MAX_STEPS)
+        self._reach: dict[tuple, bool] = {}
+        self._resolving: dict[tuple, list] = {}
+        self._loads_by_name: dict[str, list[tuple[ast.Name, Scope]]] = {}
+        self._self_attributes: dict[ast.ClassDef, dict[str, list[ast.Attribute]]] = {}
+        self._method_loops_of: dict[ast.AST, tuple[ast.AST, ...]] = {}
+        for scope in facts.scopes.scopes.values():
+            for load in scope.loads:
+                self._loads_by_name.setdefault(load.id, []).append((load, scope))
+
+    def enclosing_loops(self, node: ast.AST, scope: Scope) -> tuple[ast.AST, ...]:
+        """Loops (and comprehensions) within ``scope`` that repeat ``node``, outermost first."""
+        loops: list[ast.AST] = []
+        child, current = node, self.parents.get(node)
+        while current is not None and current is not scope.node:
+            if isinstance(current, LOOPS) and child in current.body:
+                loops.append(current)
+            elif isinstance(current, COMPREHENSIONS) and child is not current.generators[0].iter:
+                loops.append(current)
+            elif isinstance(current, ast.comprehension) and child is current.iter:
+                pass  # the first generator's iterable is evaluated once; handled at the comprehension
+            elif isinstance(current, FUNCTION_NODES):
+                break
+            child, current = current, self.parents.get(current)
+        return tuple(reversed(loops))
+
+    def _if_arms(self, node: ast.AST) -> dict[ast.If, str]:
+        """For each ``if`` around ``node`` in its function: which arm holds it (body or orelse)."""
+        arms: dict[ast.If, str] = {}
+        child, current = node, self.parents.get(node)
+        while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
+            if isinstance(current, ast.If) and child is not current.test:
+                arms[current] = "body" if child in current.body else "orelse"
+            child, current = current, self.parents.get(current)
+        return arms
+
+    # -- containers: loaders in tuples and lists --------------------------------------
+    def loads_in(self, name: str, scope: Scope) -> list[ast.Name]:
+        """Loads of ``name`` directly in ``scope``."""
+        return [load for load, load_scope in self._loads_by_name.get(name, ()) if load_scope is scope]
+
+    # -- helpers ---------------------------------------------------------------
+    def loads_resolving_to(self, name: str, scope: Scope) -> list[tuple[ast.Name, Scope]]:
+        """Loads of ``name`` (in ``scope`` and the scopes nested in it) that the binding in
+        ``scope`` reaches, each with the scope it is read in."""
+        return self._loads_resolving_to(name, scope)
+
+    def _loads_resolving_to(self, name: str, scope: Scope) -> list[tuple[ast.Name, Scope]]:
+        key = (name, scope.node)
+        cached = self._resolving.get(key)
+        if cached is not None:
+            return cached
+        found = []
+        for load, candidate in self._loads_by_name.get(name, ()):
+            if self._is_within(candidate, scope):
+                resolved = self.facts.scopes.lookup(name, candidate)
+                if resolved is not None and resolved[0] is scope:
+                    found.append((load, candidate))
+        self._resolving[key] = found
+        return found
+
+    @staticmethod
+    def _is_within(inner: Scope, outer: Scope) -> bool:
+        current: Scope | None = inner
+        while current is not None:
+            if current is outer:
+                return True
+            current = current.parent
+        return False
+
+    @staticmethod
+    def _outermost_function_below(inner: Scope, outer: Scope) -> ast.AST | None:
+        current, below = inner, None
+        while current is not None and current is not outer:
+            if current.is_function:
+                below = current.node
+            current = current.parent
+        return below
+
+    def _call_sites(self, func: ast.AST, scope: Scope) -> list[ast.Call] | None:
+        """Calls of a nested ``def`` from ``scope``; None if it is used any other way."""
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        sites = []
+        for load, _ in self._loads_resolving_to(func.name, scope):
+            parent = self.parents.get(load)
+            if isinstance(parent, ast.Call) and parent.func is load:
+                sites.append(parent)
+            else:
+                return None
+        return sites
+
+    def same_file_function(self, func: ast.expr, scope: Scope) -> ast.AST | None:
+        """The ``def`` a call goes to, when it is in this file: ``f(...)`` or ``self.method(...)``."""
+        if isinstance(func, ast.Name):
+            found = self.facts.scopes.lookup(func.id, scope)
+            if found and len(found[1]) == 1 and found[1][0].kind == "def":
+                return found[1][0].node
+            return None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            cls = self._enclosing_class(scope)
+            if cls is not None:
+                for stmt in cls.body:
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == func.attr:
+                        return stmt
+        return None
+
+    def _same_file_init(self, func: ast.expr, scope: Scope) -> ast.AST | None:
+        """``__init__`` of the same-file class a call constructs (a name bound only to it)."""
+        if not isinstance(func, ast.Name):
+            return None
+        found = self.facts.scopes.lookup(func.id, scope)
+        if not found or len(found[1]) != 1 or found[1][0].kind != "class":
+            return None
+        for stmt in found[1][0].node.body:  # type: ignore[attr-defined]
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init__":
+                return stmt
+        return None
+
+    def _enclosing_class(self, scope: Scope) -> ast.ClassDef | None:
+        current: Scope | None = scope
+        while current is not None:
+            if isinstance(current.node, ast.ClassDef):
+                return current.node
+            current = current.parent
+        return None
+
+    @staticmethod
+    def _parameter(func: ast.AST, keyword: str | None, index: int | None, bound_method: bool) -> str | None:
+        args = func.args  # type: ignore[attr-defined]
+        positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+        if bound_method and positional:
+            positional = positional[1:]
+        if keyword is not None:
+            names = positional + [a.arg for a in args.kwonlyargs]
+            return keyword if keyword in names else None
+        if index is not None and index < len(positional):
+            return positional[index]
+        return None
+
+    def _attributes_of_self(self, cls: ast.ClassDef) -> dict[str, list[ast.Attribute]]:
+        """Every ``self.X`` in the class, by ``X``: one walk per class, however many methods
+        and stored attributes are asked about (a 5,000-line ``Trainer`` has hundreds)."""
+        table = self._self_attributes.get(cls)
+        if table is None:
+            table = {}
+            for node in walk(cls):  # ast.walk's order, built as a list
+                if self._is_self_attribute(node):
+                    table.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined]
+            self._self_attributes[cls] = table
+        return table
+
+    @staticmethod
+    def _is_self_attribute(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+    def qualified_name(self, function: ast.AST) -> str | None:
+        """``f`` or ``Cls.m``: how other files' summaries name a module-level function or method."""
+        parent = self.parents.get(function)
+        name = getattr(function, "name", None)
+        if isinstance(parent, ast.Module):
+            return name
+        if isinstance(parent, ast.ClassDef) and isinstance(self.parents.get(parent), ast.Module):
+            return f"{parent.name}.{name}"
+        return None
+
+    def callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+        """Same-file calls of ``func`` (see :meth:`_callers`)."""
+        return self._callers(func)
+
+    def _callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+        """Same-file calls of ``func``: by its name where the name means it, ``self.name(...)``
+        inside its class."""
+        calls: list[ast.Call] = []
+        owner = self.facts.scopes.scope_of(func)
+        if isinstance(owner.node, ast.ClassDef):
+            for attribute in self._attributes_of_self(owner.node).get(func.name, ()):
+                parent = self.parents.get(attribute)
+                if isinstance(parent, ast.Call) and parent.func is attribute:
+                    calls.append(parent)
+            return calls
+        for load, _ in self._loads_resolving_to(func.name, owner):
+            parent = self.parents.get(load)
+            if isinstance(parent, ast.Call) and parent.func is load:
+                calls.append(parent)
+        return calls
+
+    def _fresh_at(self, call: ast.Call, scope: Scope, here: tuple, uses: list[Use]) -> list[Use]:
+        """``uses`` of the value ``call`` returns, seen from a frame whose loops are ``here``: the
+        loops around ``call`` build a fresh value on every pass, so they repeat no use of one."""
+        return without_loops(uses, set(map(id, self.enclosing_loops(call, scope))), here)
+
+    # -- the recursion's entry points, implemented by the flow modules --------------
+
+    @abstractmethod
+    def _uses_of_expr(
+        self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset
+    ) -> list[Use]:
+        ...
+
+    @abstractmethod
+    def _uses_of_name(
+        self, name: str, scope: Scope, loops: tuple, via: tuple, seen: frozenset, binding: ast.AST | None = None
+    ) -> list[Use]:
+        ...
+
+    @abstractmethod
+    def _uses_of_element(
+        self, container: ast.AST, index: int | str | DictKey, scope: Scope, loops: tuple, via: tuple, seen: frozenset,
+        rest: tuple = (),
+    ) -> list[Use] | None:
+        ...
+
+    @abstractmethod
+    def _handed_on(self, func: ast.AST, expr: ast.AST, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+        ...
+
+    @abstractmethod
+    def _returned(self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset) -> list[Use]:
+        ...
+
+    @abstractmethod
+    def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: tuple, via: tuple, seen: frozenset) -> list[Use]:
+        ...
+
+    @abstractmethod
+    def _stored_in_dict(
+        self, statement: ast.Assign, target: ast.AST, path: tuple, scope: Scope, loops: tuple, via: tuple, seen: frozenset
+    ) -> list[Use] | None:
+        ...
+
+    @abstractmethod
+    def _method_loops(self, function: ast.AST, depth: int) -> tuple[ast.AST, ...]:
+        ...
+
+    @abstractmethod
+    def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list) -> bool:
+        ...
+
+    @abstractmethod
+    def _returned_element(
+        self, container: ast.AST, index: int | str | DictKey, scope: Scope, loops: tuple, via: tuple, seen: frozenset,
+        rest: tuple = (),
+    ) -> list[Use] | None:
+        ...
