@@ -340,7 +340,7 @@ class FlowBase:
 
     @abstractmethod
     def _stored_in_dict(
-        self, statement: ast.Assign, target: ast.AST, path: tuple, scope: Scope, loops: tuple, via: tuple, seen: frozenset
+        self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: tuple, scope: Scope, loops: tuple, via: tuple, seen: frozenset
     ) -> list[Use] | None:
         ...
 

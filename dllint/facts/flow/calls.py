@@ -36,18 +36,39 @@ class CallFlow(FlowBase):
     def _uses_of_expr(
         self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset
     ) -> list[Use]:
+        """What happens to the value ``expr`` evaluates to, decided by the node around it."""
         self._steps += 1
         if self._steps > MAX_STEPS:  # a value fanning out through many calls: give up on it
             return [Use(Move.ESCAPE, expr, loops, via, How.UNKNOWN)]
         parent = self.parents.get(expr)
         here = loops + self.enclosing_loops(expr, scope)
-        if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is expr:
-            return [Use(Move.ITERATE, parent, here, via)]
-        if isinstance(parent, ast.YieldFrom):  # ``while True: yield from loader``: a pass per round
+        for step in (self._iterated_at, self._passed_at, self._bound_at, self._contained_at):
+            found = step(parent, expr, scope, loops, here, via, seen)
+            if found is not None:
+                return found
+        if isinstance(parent, (ast.IfExp, ast.BoolOp)) and expr is not getattr(parent, "test", None):
+            return self._uses_of_expr(parent, scope, loops, via, seen)  # a or b, a if c else b: the same value
+        if isinstance(parent, (ast.Compare, ast.Expr, ast.If, ast.While, ast.Assert, ast.UnaryOp)):
+            return []  # looked at, not kept
+        if isinstance(parent, ast.Return) and parent.value is expr:
+            return self._returned(expr, scope, loops, via, seen)
+        return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]  # yielded, put in a container, ...
+
+    def _iterated_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+        """A pass starts here: ``for x in expr``, ``yield from expr`` (a pass per round of a
+        loop around it), a comprehension over it, ``expr.__iter__``; other attribute reads
+        (``loader.dataset``) look at it only."""
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is expr or isinstance(parent, ast.YieldFrom):
             return [Use(Move.ITERATE, parent, here, via)]
         if isinstance(parent, ast.comprehension) and parent.iter is expr:
-            comp = self.parents.get(parent)
-            return [Use(Move.ITERATE, comp or parent, loops + self.enclosing_loops(comp or parent, scope), via)]
+            comp = self.parents.get(parent) or parent
+            return [Use(Move.ITERATE, comp, loops + self.enclosing_loops(comp, scope), via)]
+        if isinstance(parent, ast.Attribute):
+            return [Use(Move.ITERATE, parent, here, via)] if parent.attr == "__iter__" else []
+        return None
+
+    def _passed_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+        """An argument of a call: by keyword or position (after a ``*`` it lands nowhere known)."""
         if isinstance(parent, ast.keyword):
             call = self.parents.get(parent)
             if isinstance(call, ast.Call):
@@ -57,49 +78,41 @@ class CallFlow(FlowBase):
             if expr in parent.args:
                 return self._passed_to_call(parent, None, parent.args.index(expr), expr, scope, loops, via, seen)
             return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]
-        if isinstance(parent, ast.Attribute):
-            if parent.attr == "__iter__":
-                return [Use(Move.ITERATE, parent, here, via)]
-            return []  # loader.dataset, loader.sampler, len-like reads
-        if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is expr:
-            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
-            uses: list[Use] = []
-            for target in targets:
-                if isinstance(target, ast.Name):
-                    uses += self._uses_of_name(target.id, scope, loops, via, seen, parent)
-                elif self._is_self_attribute(target):
-                    uses += self._stored(target, expr, scope, here, via, seen)  # type: ignore[arg-type]
-                else:
-                    found = self._stored_in_dict(parent, target, (), scope, loops, via, seen) if len(targets) == 1 else None
-                    uses += found if found is not None else [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]  # loaders[k] = ...
-            return uses
-        if isinstance(parent, ast.IfExp) and expr is not parent.test:
-            return self._uses_of_expr(parent, scope, loops, via, seen)
-        if isinstance(parent, ast.BoolOp):
-            return self._uses_of_expr(parent, scope, loops, via, seen)
-        if isinstance(parent, (ast.Compare, ast.Expr, ast.If, ast.While, ast.Assert, ast.UnaryOp)):
-            return []
+        return None
+
+    def _bound_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+        """Bound: to a name (its loads decide), to ``self.X`` (the class's reads decide), into
+        a dict this code made, or by ``with expr as name``."""
         if isinstance(parent, ast.withitem) and parent.context_expr is expr:
             if isinstance(parent.optional_vars, ast.Name):  # the binding stops ``with f(x) as x`` going round
                 return self._uses_of_name(parent.optional_vars.id, scope, loops, via, seen, parent)
             return []
-        if isinstance(parent, ast.Return) and parent.value is expr:
-            return self._returned(expr, scope, loops, via, seen)
+        if not (isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is expr):
+            return None
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        uses: list[Use] = []
+        for target in targets:
+            if isinstance(target, ast.Name):
+                uses += self._uses_of_name(target.id, scope, loops, via, seen, parent)
+            elif isinstance(target, ast.Attribute) and self._is_self_attribute(target):
+                uses += self._stored(target, expr, scope, here, via, seen)
+            else:
+                found = self._stored_in_dict(parent, target, (), scope, loops, via, seen) if len(targets) == 1 else None
+                uses += found if found is not None else [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]  # loaders[k] = ...
+        return uses
+
+    def _contained_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+        """An element of a tuple, list or dict display (where it is taken out decides), or the
+        body of a lambda handed on (``lambda ds: DataLoader(ds, ...)``)."""
         if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):
             index = element_index(parent, expr)
-            found = self._uses_of_element(parent, index, scope, loops, via, seen) if index is not None else None
-            if found is not None:
-                return found
-        if isinstance(parent, ast.Lambda) and parent.body is expr:  # lambda ds: DataLoader(ds, ...)
-            handed = self._handed_on(parent, expr, here, via, seen)
-            if handed is not None:
-                return handed
+            return self._uses_of_element(parent, index, scope, loops, via, seen) if index is not None else None
+        if isinstance(parent, ast.Lambda) and parent.body is expr:
+            return self._handed_on(parent, expr, here, via, seen)
         if isinstance(parent, ast.Dict):
             key = dict_key(parent, expr)
-            found = self._uses_of_element(parent, key, scope, loops, via, seen) if key is not None else None
-            if found is not None:
-                return found
-        return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]  # yielded, put in a container, ...
+            return self._uses_of_element(parent, key, scope, loops, via, seen) if key is not None else None
+        return None
 
     def _passed_to_call(
         self,
@@ -112,7 +125,21 @@ class CallFlow(FlowBase):
         via: tuple,
         seen: frozenset,
     ) -> list[Use]:
+        """The value is an argument of ``call``: builtins, wrappers, this file's functions and
+        classes, framework calls, then the project's other files, decide in that order."""
         here = loops + self.enclosing_loops(call, scope)
+        found = self._passed_to_builtin(call, scope, loops, here, via, seen)
+        if found is None:
+            found = self._passed_in_file(call, keyword, index, expr, scope, loops, here, via, seen)
+        if found is None:
+            found = self._passed_to_framework(call, index, scope, loops, here, via, seen, keyword)
+        if found is not None:
+            return found
+        return self._passed_elsewhere(call, keyword, index, expr, scope, loops, here, via, seen)
+
+    def _passed_to_builtin(self, call: ast.Call, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+        """``iter``/``list``... iterate it (``iter`` in ``except StopIteration:``: the same
+        endless pass goes on); ``enumerate``/``tqdm``... wrap it; ``len``/``print``... look."""
         func = call.func
         if isinstance(func, ast.Name) and self.facts.scopes.lookup(func.id, scope) is None:
             name = func.id  # a builtin
@@ -124,17 +151,21 @@ class CallFlow(FlowBase):
                 return self._uses_of_expr(call, scope, loops, via, seen)
             if name in NEUTRAL_BUILTINS:
                 return []
-        qualname = self.facts.qualname(func)
-        if qualname in WRAPPING_QUALNAMES:
+        if self.facts.qualname(func) in WRAPPING_QUALNAMES:
             return self._uses_of_expr(call, scope, loops, via, seen)
+        return None
+
+    def _passed_in_file(
+        self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset
+    ) -> list[Use] | None:
+        """A function or class of this file takes it: what its parameter meets decides (a
+        record's field: its reads); a loader takes it as its dataset or sampler."""
+        func = call.func
         target = self.same_file_function(func, scope)
-        if target is not None and len(via) < MAX_CALL_DEPTH:
-            param = self._parameter(target, keyword, index, isinstance(func, ast.Attribute))
-            key = (target, param)
-            if param is not None and key not in seen:
-                callee_scope = self.facts.scopes.scopes[target]
-                self._entry_loops[(call, via)] = loops
-                return self._uses_of_name(param, callee_scope, here, via + (call,), seen | {key})
+        if target is not None:
+            found = self._into_parameter(call, target, self._parameter(target, keyword, index, isinstance(func, ast.Attribute)), loops, here, via, seen)
+            if found is not None:
+                return found
         if self.facts.is_loader_class_name(func)[0]:
             return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]  # the dataset/sampler a loader takes
         field = self._record_field(func, keyword, index, scope)
@@ -143,36 +174,51 @@ class CallFlow(FlowBase):
             if found is not None:
                 return found
         init = self._same_file_init(func, scope)
-        if init is not None and len(via) < MAX_CALL_DEPTH:
-            param = self._parameter(init, keyword, index, True)
-            key = (init, param)
-            if param is not None and key not in seen:  # Trainer(model, loader): what __init__ does with it
-                self._entry_loops[(call, via)] = loops
-                return self._uses_of_name(param, self.facts.scopes.scopes[init], here, via + (call,), seen | {key})
+        if init is not None:  # Trainer(model, loader): what __init__ does with it
+            return self._into_parameter(call, init, self._parameter(init, keyword, index, True), loops, here, via, seen)
+        return None
 
+    def _into_parameter(self, call: ast.Call, function: ast.AST, param: str | None, loops: tuple, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+        key = (function, param)
+        if param is None or key in seen or len(via) >= MAX_CALL_DEPTH:
+            return None
+        self._entry_loops[(call, via)] = loops
+        return self._uses_of_name(param, self.facts.scopes.scopes[function], here, via + (call,), seen | {key})
+
+    def _passed_to_framework(
+        self, call: ast.Call, index: int | None, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset, keyword: str | None
+    ) -> list[Use] | None:
+        """A framework call (:mod:`dllint.knowledge.frameworks`): iterates it (every epoch or
+        once) or hands the same loader back."""
         framework = framework_call(self.facts, call, keyword, index, scope)
         if framework is Passing.SAME:  # accelerator.prepare(loader): the same loader comes back
             return self._same_value_returned(call, index, scope, loops, via, seen)
-        if framework is not None:
-            shown = qualname or ast.unparse(func)
-            marker = (RemoteLoop(f"{shown}()", framework=True),) if framework is Passing.PER_EPOCH else ()
-            return [Use(Move.ITERATE, call, here + marker, via, How.ELSEWHERE)]
-        # Iterating the result of any call that takes the loader is one pass over it, and its
-        # items are the loader's batches (``logger.log_every(loader, 10)``): callee unknown, or
-        # while summarizing (a summary depends on its own file only). A callee of another
-        # project file is read instead: its summary says how often it iterates the loader
-        # (``iter(ForeverLoader(loader))`` re-iterating it forever).
+        if framework is None:
+            return None
+        shown = self.facts.qualname(call.func) or ast.unparse(call.func)
+        marker = (RemoteLoop(f"{shown}()", framework=True),) if framework is Passing.PER_EPOCH else ()
+        return [Use(Move.ITERATE, call, here + marker, via, How.ELSEWHERE)]
+
+    def _passed_elsewhere(
+        self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset
+    ) -> list[Use]:
+        """Iterating the result of any call that takes the loader is one pass over it, and its
+        items are the loader's batches (``logger.log_every(loader, 10)``): callee unknown, or
+        while summarizing (a summary depends on its own file only). A callee of another
+        project file is read instead: its summary says how often it iterates the loader
+        (``iter(ForeverLoader(loader))`` re-iterating it forever), unless that is the one
+        pass iterated here (whose batches are seen here)."""
         result = self._uses_of_expr(call, scope, loops, via, seen)
         wrapped = bool(result) and all(u.kind is Move.ITERATE for u in result)
         project = self.facts.project
-        remote = project.target_of(self.facts, func, scope) if project is not None else None
+        remote = project.target_of(self.facts, call.func, scope) if project is not None else None
         if remote is not None and not (wrapped and project.summarizing):
             argument = keyword if keyword is not None else str(index)
             if project.summarizing:
                 return [Use(Move.ESCAPE, expr, here, via, How.REMOTE, (remote, argument))]
             resolved = project.param_uses(self, remote, argument, call, expr, scope, loops, via, seen)
             if resolved is not None and not (wrapped and not _repeats_elsewhere(resolved)):
-                return resolved  # unless one pass there is the pass iterated here (its batches seen here)
+                return resolved
         if wrapped:
             return result
         return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]

@@ -160,7 +160,7 @@ class ContainerFlow(FlowBase):
         return True, None  # update(), pop(), setdefault(), ...: not followed
 
     def _stored_in_dict(
-        self, statement: ast.Assign, target: ast.AST, path: tuple, scope: Scope, loops: tuple, via: tuple, seen: frozenset
+        self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: tuple, scope: Scope, loops: tuple, via: tuple, seen: frozenset
     ) -> list[Use] | None:
         """``data["train"] = value`` into a dict this function made (``data = {}``, bound
         once): the reads of ``data`` after the store decide (with ``path``: what is asked is
