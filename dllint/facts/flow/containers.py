@@ -6,12 +6,20 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from dllint.facts.flow.model import AnyEntry, DictKey, How, Move, Use, path_key
+from dllint.facts.flow.model import AnyEntry, DictKey, Element, How, Move, Use, path_key
 from dllint.facts.frameworks import inherited_hooks
 from dllint.facts.scopes import Scope
 
 
 from dllint.facts.flow.base import MAX_CALL_DEPTH, MAX_STEPS, FlowBase, NEUTRAL_BUILTINS, hook_iterates, without_loops, dict_key
+
+
+class Unhandled:
+    """A step of :meth:`ContainerFlow._uses_of_element` that does not apply (None already
+    means "undecidable")."""
+
+
+UNHANDLED = Unhandled()
 
 
 class ContainerFlow(FlowBase):
@@ -39,7 +47,6 @@ class ContainerFlow(FlowBase):
         if self._steps > MAX_STEPS or key in seen:
             return None
         seen = seen | {key}
-        parent = self.parents.get(container)
         if isinstance(index, (DictKey, AnyEntry)):
             handled, found = self._dict_entry_uses(container, index, scope, loops, via, seen, rest)
             if handled:
@@ -51,10 +58,22 @@ class ContainerFlow(FlowBase):
                 return None
             uses = self._extracted_name(target.id, scope, loops, via, seen, loop, rest)
             return None if uses is None else without_loops(uses, {id(loop)})
+        parent = self.parents.get(container)
+        for step in (self._element_read, self._element_bound, self._element_moved):
+            found = step(parent, container, index, scope, loops, via, seen, rest)
+            if found is not UNHANDLED:
+                return found  # type: ignore[return-value]
+        return None
+
+    def _element_read(
+        self, parent: ast.AST | None, container: ast.AST, index: Element, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple
+    ) -> list[Use] | None | Unhandled:
+        """``info.dataloader`` (a record's field), ``pair[0]`` (a constant position), or the
+        container looked at only (``"train" in loaders``, ``if loaders:``)."""
         if isinstance(parent, ast.Attribute) and isinstance(index, str) and index != "*":
             if parent.attr == index:
                 return self._extracted(parent, scope, loops, via, seen, rest)
-            if isinstance(self.parents.get(parent), ast.Call) and self.parents[parent].func is parent:
+            if isinstance(self.parents.get(parent), ast.Call) and self.parents[parent].func is parent:  # type: ignore[attr-defined]
                 return None  # info.set_epoch(e): a method may use the field
             return []  # another field
         if isinstance(parent, ast.Subscript) and parent.value is container and isinstance(parent.ctx, ast.Load):
@@ -67,19 +86,32 @@ class ContainerFlow(FlowBase):
                 return self._extracted(parent, scope, loops, via, seen, rest)
             return []  # another element
         if isinstance(parent, (ast.Compare, ast.Expr)) or isinstance(parent, (ast.If, ast.While)) and parent.test is container:
-            return []  # ``"train" in loaders``, ``if loaders:``: looks at the container only
-        if isinstance(parent, ast.Assign) and parent.value is container and len(parent.targets) == 1:
-            target = parent.targets[0]
-            if isinstance(target, ast.Name):
-                return self._uses_of_container_name(target.id, index, scope, loops, via, seen, parent, rest)
-            if isinstance(target, (ast.Tuple, ast.List)) and isinstance(index, int):
-                if any(isinstance(e, ast.Starred) for e in target.elts) or index >= len(target.elts):
-                    return None
-                element = target.elts[index]
-                return self._extracted_name(element.id, scope, loops, via, seen, parent, rest) if isinstance(element, ast.Name) else None
-            if self._is_self_attribute(target):
-                return self._stored_element(target, container, index, scope, loops, via, seen, rest)  # type: ignore[arg-type]
-            return self._stored_in_dict(parent, target, (index, *rest), scope, loops, via, seen)
+            return []
+        return UNHANDLED
+
+    def _element_bound(
+        self, parent: ast.AST | None, container: ast.AST, index: Element, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple
+    ) -> list[Use] | None | Unhandled:
+        """The container bound: to a name (its loads decide), unpacked (``a, b = pair``), to
+        ``self.X``, or into a dict this code made."""
+        if not (isinstance(parent, ast.Assign) and parent.value is container and len(parent.targets) == 1):
+            return UNHANDLED
+        target = parent.targets[0]
+        if isinstance(target, ast.Name):
+            return self._uses_of_container_name(target.id, index, scope, loops, via, seen, parent, rest)
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(index, int):
+            if any(isinstance(e, ast.Starred) for e in target.elts) or index >= len(target.elts):
+                return None
+            element = target.elts[index]
+            return self._extracted_name(element.id, scope, loops, via, seen, parent, rest) if isinstance(element, ast.Name) else None
+        if isinstance(target, ast.Attribute) and self._is_self_attribute(target):
+            return self._stored_element(target, container, index, scope, loops, via, seen, rest)
+        return self._stored_in_dict(parent, target, (index, *rest), scope, loops, via, seen)
+
+    def _element_moved(
+        self, parent: ast.AST | None, container: ast.AST, index: Element, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple
+    ) -> list[Use] | None | Unhandled:
+        """The container goes on whole: an entry of a dict in turn, returned, or passed."""
         if isinstance(parent, ast.Dict):  # {"train": (loader, sampler)}: an entry of a dict in turn
             outer = dict_key(parent, container)
             return self._uses_of_element(parent, outer, scope, loops, via, seen, (index, *rest)) if outer is not None else None
@@ -91,7 +123,7 @@ class ContainerFlow(FlowBase):
                 return self._element_passed(call, parent.arg, None, index, scope, loops, via, seen, rest)
         if isinstance(parent, ast.Call) and container in parent.args:
             return self._element_passed(parent, None, parent.args.index(container), index, scope, loops, via, seen, rest)
-        return None
+        return UNHANDLED
 
     def _extracted(self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple) -> list[Use] | None:
         """The element asked for is ``expr``'s value (or, with ``rest``, holds it)."""
@@ -134,30 +166,37 @@ class ContainerFlow(FlowBase):
         call = self.parents.get(parent)
         if not (isinstance(call, ast.Call) and call.func is parent) or call.keywords:
             return True, None  # an attribute of a dict: some other mapping (an attribute dict)
-        if parent.attr == "keys" and not call.args:
-            return True, []
-        if parent.attr == "get" and call.args:
+        return True, self._dict_method_uses(call, parent.attr, index, scope, loops, via, seen, rest)
+
+    def _dict_method_uses(
+        self, call: ast.Call, method: str, index: DictKey | AnyEntry, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple
+    ) -> list[Use] | None:
+        """``d.keys()``, ``d.get("k")``, ``d.values()``/``d.items()`` looped over (each entry
+        meets the loop once); other methods (``update``, ``pop``...) are not followed."""
+        if method == "keys" and not call.args:
+            return []
+        if method == "get" and call.args:
             key = call.args[0]
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-                return True, None
+                return None
             if isinstance(index, AnyEntry):
                 index.met.add(key.value)
-                return True, []
-            return True, self._extracted(call, scope, loops, via, seen, rest) if key.value == index.key else []
-        if parent.attr in ("values", "items") and not call.args:
-            looped = self.element_loop_target(call)
-            if looped is None:
-                return True, None  # list(d.values()), a view kept: not followed
-            loop, target = looped
-            if parent.attr == "items":  # for name, dl in d.items()
-                if not isinstance(target, ast.Tuple) or len(target.elts) != 2 or any(isinstance(e, ast.Starred) for e in target.elts):
-                    return True, None
-                target = target.elts[1]
-            if not isinstance(target, ast.Name):
-                return True, None
-            uses = self._extracted_name(target.id, scope, loops, via, seen, loop, rest)
-            return True, None if uses is None else without_loops(uses, {id(loop)})
-        return True, None  # update(), pop(), setdefault(), ...: not followed
+                return []
+            return self._extracted(call, scope, loops, via, seen, rest) if key.value == index.key else []
+        if method not in ("values", "items") or call.args:
+            return None
+        looped = self.element_loop_target(call)
+        if looped is None:
+            return None  # list(d.values()), a view kept: not followed
+        loop, target = looped
+        if method == "items":  # for name, dl in d.items()
+            if not isinstance(target, ast.Tuple) or len(target.elts) != 2 or any(isinstance(e, ast.Starred) for e in target.elts):
+                return None
+            target = target.elts[1]
+        if not isinstance(target, ast.Name):
+            return None
+        uses = self._extracted_name(target.id, scope, loops, via, seen, loop, rest)
+        return None if uses is None else without_loops(uses, {id(loop)})
 
     def _stored_in_dict(
         self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: tuple, scope: Scope, loops: tuple, via: tuple, seen: frozenset
