@@ -135,7 +135,7 @@ def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int =
         passed = _argument_of(call, function, name.id)  # type: ignore[arg-type]
         if passed is ABSENT:
             continue
-        if passed is None:
+        if not isinstance(passed, ast.expr):
             return None
         other = resolve(passed, facts.scopes.scope_of(call), facts, depth + 1)
         if not (other.is_const and value.is_const and other.value == value.value and type(other.value) is type(value.value)):

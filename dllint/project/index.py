@@ -528,8 +528,8 @@ class ProjectIndex:
         more than MAX_CANDIDATES files define a ``name`` (too common a name to say which
         runs). Only files whose bytes contain ``def name(`` are summarized."""
         if name not in self._methods:
-            paths = self.mentions(method_needle(name))
-            self._methods[name] = paths if len(paths) <= MAX_CANDIDATES else None
+            mentioned = self.mentions(method_needle(name))
+            self._methods[name] = mentioned if len(mentioned) <= MAX_CANDIDATES else None
         paths = self._methods[name]
         if paths is None:
             return None

@@ -340,7 +340,7 @@ def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[
     if isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1:
         target = parent.targets[0]
         if isinstance(target, (ast.Tuple, ast.List)):
-            indices: list[int | str] = list(range(len(target.elts)))
+            indices: list[int | str | DictKey] = list(range(len(target.elts)))
         elif isinstance(target, ast.Name) and _keyed(facts, loads := facts.usage.loads_in(target.id, scope)):
             # data = get_data(...): a dict read under constant keys, maybe handed on whole
             return _entries(facts, loads, lambda index, rest: facts.usage.result_entry_uses(call, index, scope, rest), built)
@@ -399,9 +399,9 @@ def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef
     for name in (params[1:] if method else params) + kwonly:
         loads = facts.usage.loads_in(name, scope)
         if _keyed(facts, loads):
-            found = _entries(facts, loads, lambda index, rest: facts.usage.parameter_entry_uses(function, name, index, rest))
-            if found:
-                summary.entries[name] = found
+            entries = _entries(facts, loads, lambda index, rest: facts.usage.parameter_entry_uses(function, name, index, rest))
+            if entries:
+                summary.entries[name] = entries
     _worker_side(facts, function, method, summary)
     return summary
 
@@ -575,7 +575,7 @@ def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
     summary.stores = class_stores(cls)
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     if init is not None:
-        methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s is not init]
+        methods: list[ast.AST] = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s is not init]
         summary.generators = sorted(a for a in stored_generators(facts, init) if draws(methods, a))
     return summary
 

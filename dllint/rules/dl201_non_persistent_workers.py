@@ -236,7 +236,7 @@ def _written_attributes(facts, mutation: ast.AST, cls, worker_code) -> set[str] 
             method = worker_code.find_method(cls, func.attr)
             return _assigned_by(method, cls, worker_code, 0) if method is not None else None
         return None
-    targets = mutation.targets if isinstance(mutation, ast.Assign) else [getattr(mutation, "target", None)]
+    targets: list[ast.expr] = mutation.targets if isinstance(mutation, ast.Assign) else [t] if isinstance(t := getattr(mutation, "target", None), ast.expr) else []
     written: set[str] = set()
     for target in targets:
         attribute = _first_attribute(target) if target is not None else None

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
-from dllint.facts.flow.model import EPOCH_LOOPS
+from dllint.facts.flow.model import EPOCH_LOOPS, Loop
 from dllint.facts.loops import STATEMENT_LOOPS
 from dllint.findings import Finding
 from dllint.rules import Rule
@@ -92,7 +92,7 @@ class IterInLoop(Rule):
                     yield self.report(facts, call)
 
     @staticmethod
-    def _guarded(facts, call: ast.Call, loop: ast.AST) -> bool:
+    def _guarded(facts, call: ast.Call, loop: Loop) -> bool:
         parents = facts.scopes.parents
         current = parents.get(call)
         while current is not None and current is not loop:

@@ -159,7 +159,7 @@ def _names_before(facts, scope, loop: ast.AST) -> list[str]:
     current = scope
     while current is not None:
         for name, bindings in current.bindings.items():
-            if any(b.kind == "param" or _line(b.node) < loop.lineno or current is not scope for b in bindings):
+            if any(b.kind == "param" or _line(b.node) < _line(loop) or current is not scope for b in bindings):
                 names.append(name)
         current = current.parent
     return names

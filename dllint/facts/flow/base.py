@@ -8,12 +8,14 @@ import ast
 from abc import abstractmethod
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.model import Constant, DictKey, How, Move, RemoteLoop, Use
+from dllint.facts.flow.model import Constant, DictKey, Element, How, Loops, Move, Path, RemoteLoop, Seen, Use, Via
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
+    from dllint.facts.scopes import Binding
+    from dllint.knowledge.frameworks import Hook
 
 # Builtins that consume an iterable on the spot.
 ITERATING_BUILTINS = frozenset({"iter", "list", "tuple", "sorted", "set", "sum", "any", "all", "min", "max", "dict"})
@@ -41,14 +43,14 @@ MAX_CALL_DEPTH = 6
 MAX_STEPS = 2000  # flow steps for one question; real code needs a few dozen
 
 
-def hook_iterates(hook, node: ast.AST, here: tuple, via: tuple) -> Use:
+def hook_iterates(hook: Hook, node: ast.AST, here: Loops, via: Via) -> Use:
     """The framework iterates ``node``'s loader whenever it calls ``hook`` (every epoch, for a
     per-epoch hook such as ``train_dataloader``)."""
     marker = (RemoteLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
     return Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE)
 
 
-def without_loops(uses: list[Use], dropped: set[int], here: tuple = ()) -> list[Use]:
+def without_loops(uses: list[Use], dropped: set[int], here: Loops = ()) -> list[Use]:
     """``uses`` whose loops no longer count those in ``dropped`` (by id), under the loops ``here``."""
     return [u._replace(loops=here + tuple(loop for loop in u.loops if id(loop) not in dropped)) for u in uses]
 
@@ -72,7 +74,7 @@ def dict_key(display: ast.Dict, value: ast.AST) -> DictKey | None:
     entry (the same key, a ``**splat``) may replace it."""
     if value not in display.values:
         return None
-    position = display.values.index(value)
+    position = display.values.index(value)  # type: ignore[arg-type]  # a parent's child: an expr
     key = display.keys[position]
     if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
         return None
@@ -84,7 +86,7 @@ def dict_key(display: ast.Dict, value: ast.AST) -> DictKey | None:
 
 def element_index(container: ast.Tuple | ast.List, element: ast.AST) -> int | None:
     """The position of ``element`` in a tuple or list display; None after a ``*starred`` one."""
-    position = container.elts.index(element)
+    position = container.elts.index(element)  # type: ignore[arg-type]  # a parent's child: an expr
     return None if any(isinstance(e, ast.Starred) for e in container.elts[:position]) else position
 
 
@@ -111,11 +113,11 @@ class FlowBase:
         self.facts = facts
         self.parents = facts.scopes.parents
         self._loader_uses: dict[ast.Call, list[Use]] = {}
-        self._entry_loops: dict[tuple, tuple] = {}  # (call, via before it) -> loops around the call's caller
+        self._entry_loops: dict[tuple[ast.Call, Via], Loops] = {}  # (call, via before it) -> loops around the call's caller
         self._summarizing: ast.AST | None = None  # the function whose parameters a summary describes
         self._steps = 0  # flow steps of the current question (bounded: MAX_STEPS)
-        self._reach: dict[tuple, bool] = {}
-        self._resolving: dict[tuple, list] = {}
+        self._reach: dict[tuple[ast.AST, ast.Name], bool] = {}
+        self._resolving: dict[tuple[str, ast.AST], list[tuple[ast.Name, Scope]]] = {}
         self._loads_by_name: dict[str, list[tuple[ast.Name, Scope]]] = {}
         self._self_attributes: dict[ast.ClassDef, dict[str, list[ast.Attribute]]] = {}
         self._method_loops_of: dict[ast.AST, tuple[ast.AST, ...]] = {}
@@ -185,7 +187,8 @@ class FlowBase:
 
     @staticmethod
     def _outermost_function_below(inner: Scope, outer: Scope) -> ast.AST | None:
-        current, below = inner, None
+        current: Scope | None = inner
+        below = None
         while current is not None and current is not outer:
             if current.is_function:
                 below = current.node
@@ -242,7 +245,9 @@ class FlowBase:
 
     @staticmethod
     def _parameter(func: ast.AST, keyword: str | None, index: int | None, bound_method: bool) -> str | None:
-        args = func.args  # type: ignore[attr-defined]
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        args = func.args
         positional = [a.arg for a in [*args.posonlyargs, *args.args]]
         if bound_method and positional:
             positional = positional[1:]
@@ -261,7 +266,7 @@ class FlowBase:
             table = {}
             for node in walk(cls):  # ast.walk's order, built as a list
                 if self._is_self_attribute(node):
-                    table.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined]
+                    table.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined,arg-type]  # _is_self_attribute: an Attribute
             self._self_attributes[cls] = table
         return table
 
@@ -300,7 +305,7 @@ class FlowBase:
                 calls.append(parent)
         return calls
 
-    def _fresh_at(self, call: ast.Call, scope: Scope, here: tuple, uses: list[Use]) -> list[Use]:
+    def _fresh_at(self, call: ast.Call, scope: Scope, here: Loops, uses: list[Use]) -> list[Use]:
         """``uses`` of the value ``call`` returns, seen from a frame whose loops are ``here``: the
         loops around ``call`` build a fresh value on every pass, so they repeat no use of one."""
         return without_loops(uses, set(map(id, self.enclosing_loops(call, scope))), here)
@@ -309,38 +314,38 @@ class FlowBase:
 
     @abstractmethod
     def _uses_of_expr(
-        self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset
+        self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen
     ) -> list[Use]:
         ...
 
     @abstractmethod
     def _uses_of_name(
-        self, name: str, scope: Scope, loops: tuple, via: tuple, seen: frozenset, binding: ast.AST | None = None
+        self, name: str, scope: Scope, loops: Loops, via: Via, seen: Seen, binding: ast.AST | None = None
     ) -> list[Use]:
         ...
 
     @abstractmethod
     def _uses_of_element(
-        self, container: ast.AST, index: int | str | DictKey, scope: Scope, loops: tuple, via: tuple, seen: frozenset,
-        rest: tuple = (),
+        self, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen,
+        rest: Path = (),
     ) -> list[Use] | None:
         ...
 
     @abstractmethod
-    def _handed_on(self, func: ast.AST, expr: ast.AST, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+    def _handed_on(self, func: ast.AST, expr: ast.AST, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
         ...
 
     @abstractmethod
-    def _returned(self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset) -> list[Use]:
+    def _returned(self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
         ...
 
     @abstractmethod
-    def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: tuple, via: tuple, seen: frozenset) -> list[Use]:
+    def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: Loops, via: Via, seen: Seen) -> list[Use]:
         ...
 
     @abstractmethod
     def _stored_in_dict(
-        self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: tuple, scope: Scope, loops: tuple, via: tuple, seen: frozenset
+        self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: Path, scope: Scope, loops: Loops, via: Via, seen: Seen
     ) -> list[Use] | None:
         ...
 
@@ -349,12 +354,12 @@ class FlowBase:
         ...
 
     @abstractmethod
-    def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list) -> bool:
+    def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list[Binding]) -> bool:
         ...
 
     @abstractmethod
     def _returned_element(
-        self, container: ast.AST, index: int | str | DictKey, scope: Scope, loops: tuple, via: tuple, seen: frozenset,
-        rest: tuple = (),
+        self, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen,
+        rest: Path = (),
     ) -> list[Use] | None:
         ...

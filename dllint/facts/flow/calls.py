@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from dllint.facts.flow.model import How, Move, RemoteLoop, Use
+from dllint.facts.flow.model import How, Loops, Move, RemoteLoop, Seen, Use, Via
 from dllint.facts.frameworks import framework_call
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
@@ -29,12 +29,12 @@ from dllint.facts.flow.base import (
 class CallFlow(FlowBase):
 
     # -- the flow --------------------------------------------------------------------
-    def continue_from(self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset) -> list[Use]:
+    def continue_from(self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
         """Go on following a value at ``expr`` (a project function handed it back)."""
         return self._uses_of_expr(expr, scope, loops, via, seen)
 
     def _uses_of_expr(
-        self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset
+        self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen
     ) -> list[Use]:
         """What happens to the value ``expr`` evaluates to, decided by the node around it."""
         self._steps += 1
@@ -54,7 +54,7 @@ class CallFlow(FlowBase):
             return self._returned(expr, scope, loops, via, seen)
         return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]  # yielded, put in a container, ...
 
-    def _iterated_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+    def _iterated_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
         """A pass starts here: ``for x in expr``, ``yield from expr`` (a pass per round of a
         loop around it), a comprehension over it, ``expr.__iter__``; other attribute reads
         (``loader.dataset``) look at it only."""
@@ -67,7 +67,7 @@ class CallFlow(FlowBase):
             return [Use(Move.ITERATE, parent, here, via)] if parent.attr == "__iter__" else []
         return None
 
-    def _passed_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+    def _passed_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
         """An argument of a call: by keyword or position (after a ``*`` it lands nowhere known)."""
         if isinstance(parent, ast.keyword):
             call = self.parents.get(parent)
@@ -76,11 +76,11 @@ class CallFlow(FlowBase):
             return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
         if isinstance(parent, ast.Call) and expr is not parent.func:
             if expr in parent.args:
-                return self._passed_to_call(parent, None, parent.args.index(expr), expr, scope, loops, via, seen)
+                return self._passed_to_call(parent, None, parent.args.index(expr), expr, scope, loops, via, seen)  # type: ignore[arg-type]  # in args: an expr
             return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]
         return None
 
-    def _bound_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+    def _bound_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
         """Bound: to a name (its loads decide), to ``self.X`` (the class's reads decide), into
         a dict this code made, or by ``with expr as name``."""
         if isinstance(parent, ast.withitem) and parent.context_expr is expr:
@@ -101,7 +101,7 @@ class CallFlow(FlowBase):
                 uses += found if found is not None else [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]  # loaders[k] = ...
         return uses
 
-    def _contained_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+    def _contained_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
         """An element of a tuple, list or dict display (where it is taken out decides), or the
         body of a lambda handed on (``lambda ds: DataLoader(ds, ...)``)."""
         if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):
@@ -121,9 +121,9 @@ class CallFlow(FlowBase):
         index: int | None,
         expr: ast.AST,
         scope: Scope,
-        loops: tuple,
-        via: tuple,
-        seen: frozenset,
+        loops: Loops,
+        via: Via,
+        seen: Seen,
     ) -> list[Use]:
         """The value is an argument of ``call``: builtins, wrappers, this file's functions and
         classes, framework calls, then the project's other files, decide in that order."""
@@ -137,7 +137,7 @@ class CallFlow(FlowBase):
             return found
         return self._passed_elsewhere(call, keyword, index, expr, scope, loops, here, via, seen)
 
-    def _passed_to_builtin(self, call: ast.Call, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+    def _passed_to_builtin(self, call: ast.Call, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
         """``iter``/``list``... iterate it (``iter`` in ``except StopIteration:``: the same
         endless pass goes on); ``enumerate``/``tqdm``... wrap it; ``len``/``print``... look."""
         func = call.func
@@ -156,7 +156,7 @@ class CallFlow(FlowBase):
         return None
 
     def _passed_in_file(
-        self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset
+        self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen
     ) -> list[Use] | None:
         """A function or class of this file takes it: what its parameter meets decides (a
         record's field: its reads); a loader takes it as its dataset or sampler."""
@@ -178,7 +178,7 @@ class CallFlow(FlowBase):
             return self._into_parameter(call, init, self._parameter(init, keyword, index, True), loops, here, via, seen)
         return None
 
-    def _into_parameter(self, call: ast.Call, function: ast.AST, param: str | None, loops: tuple, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+    def _into_parameter(self, call: ast.Call, function: ast.AST, param: str | None, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
         key = (function, param)
         if param is None or key in seen or len(via) >= MAX_CALL_DEPTH:
             return None
@@ -186,7 +186,7 @@ class CallFlow(FlowBase):
         return self._uses_of_name(param, self.facts.scopes.scopes[function], here, via + (call,), seen | {key})
 
     def _passed_to_framework(
-        self, call: ast.Call, index: int | None, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset, keyword: str | None
+        self, call: ast.Call, index: int | None, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen, keyword: str | None
     ) -> list[Use] | None:
         """A framework call (:mod:`dllint.knowledge.frameworks`): iterates it (every epoch or
         once) or hands the same loader back."""
@@ -200,7 +200,7 @@ class CallFlow(FlowBase):
         return [Use(Move.ITERATE, call, here + marker, via, How.ELSEWHERE)]
 
     def _passed_elsewhere(
-        self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, scope: Scope, loops: tuple, here: tuple, via: tuple, seen: frozenset
+        self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen
     ) -> list[Use]:
         """Iterating the result of any call that takes the loader is one pass over it, and its
         items are the loader's batches (``logger.log_every(loader, 10)``): callee unknown, or
@@ -223,7 +223,7 @@ class CallFlow(FlowBase):
             return result
         return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]
 
-    def _same_value_returned(self, call: ast.Call, index: int | None, scope, loops, via, seen) -> list[Use]:
+    def _same_value_returned(self, call: ast.Call, index: int | None, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
         """``x = f(loader)`` or ``a, x = f(model, loader)`` where ``f`` hands its arguments back."""
         parent = self.parents.get(call)
         if (

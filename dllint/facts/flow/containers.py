@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from dllint.facts.flow.model import AnyEntry, DictKey, Element, How, Move, Use, path_key
+from dllint.facts.flow.model import AnyEntry, DictKey, Element, How, Loops, Move, Path, Seen, Use, Via, path_key
 from dllint.facts.frameworks import inherited_hooks
 from dllint.facts.scopes import Scope
 
@@ -31,8 +31,8 @@ class ContainerFlow(FlowBase):
         return self._uses_of_element(container, index, scope, (), (), frozenset())
 
     def _uses_of_element(
-        self, container: ast.AST, index: int | str | DictKey, scope: Scope, loops: tuple, via: tuple, seen: frozenset,
-        rest: tuple = (),
+        self, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen,
+        rest: Path = (),
     ) -> list[Use] | None:
         """What happens to element ``index`` of the tuple, list, record or dict ``container``
         evaluates to: unpacked (``a, b = pair``), indexed by a constant (``pair[0]``,
@@ -60,13 +60,13 @@ class ContainerFlow(FlowBase):
             return None if uses is None else without_loops(uses, {id(loop)})
         parent = self.parents.get(container)
         for step in (self._element_read, self._element_bound, self._element_moved):
-            found = step(parent, container, index, scope, loops, via, seen, rest)
-            if found is not UNHANDLED:
-                return found  # type: ignore[return-value]
+            result = step(parent, container, index, scope, loops, via, seen, rest)
+            if not isinstance(result, Unhandled):
+                return result
         return None
 
     def _element_read(
-        self, parent: ast.AST | None, container: ast.AST, index: Element, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple
+        self, parent: ast.AST | None, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
     ) -> list[Use] | None | Unhandled:
         """``info.dataloader`` (a record's field), ``pair[0]`` (a constant position), or the
         container looked at only (``"train" in loaders``, ``if loaders:``)."""
@@ -90,7 +90,7 @@ class ContainerFlow(FlowBase):
         return UNHANDLED
 
     def _element_bound(
-        self, parent: ast.AST | None, container: ast.AST, index: Element, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple
+        self, parent: ast.AST | None, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
     ) -> list[Use] | None | Unhandled:
         """The container bound: to a name (its loads decide), unpacked (``a, b = pair``), to
         ``self.X``, or into a dict this code made."""
@@ -109,7 +109,7 @@ class ContainerFlow(FlowBase):
         return self._stored_in_dict(parent, target, (index, *rest), scope, loops, via, seen)
 
     def _element_moved(
-        self, parent: ast.AST | None, container: ast.AST, index: Element, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple
+        self, parent: ast.AST | None, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
     ) -> list[Use] | None | Unhandled:
         """The container goes on whole: an entry of a dict in turn, returned, or passed."""
         if isinstance(parent, ast.Dict):  # {"train": (loader, sampler)}: an entry of a dict in turn
@@ -122,17 +122,17 @@ class ContainerFlow(FlowBase):
             if isinstance(call, ast.Call):
                 return self._element_passed(call, parent.arg, None, index, scope, loops, via, seen, rest)
         if isinstance(parent, ast.Call) and container in parent.args:
-            return self._element_passed(parent, None, parent.args.index(container), index, scope, loops, via, seen, rest)
+            return self._element_passed(parent, None, parent.args.index(container), index, scope, loops, via, seen, rest)  # type: ignore[arg-type]  # in args: an expr
         return UNHANDLED
 
-    def _extracted(self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple) -> list[Use] | None:
+    def _extracted(self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path) -> list[Use] | None:
         """The element asked for is ``expr``'s value (or, with ``rest``, holds it)."""
         if rest:
             return self._uses_of_element(expr, rest[0], scope, loops, via, seen, rest[1:])
         return self._uses_of_expr(expr, scope, loops, via, seen)
 
     def _extracted_name(
-        self, name: str, scope: Scope, loops: tuple, via: tuple, seen: frozenset, binding: ast.AST, rest: tuple
+        self, name: str, scope: Scope, loops: Loops, via: Via, seen: Seen, binding: ast.AST, rest: Path
     ) -> list[Use] | None:
         if rest:
             return self._uses_of_container_name(name, rest[0], scope, loops, via, seen, binding, rest[1:])
@@ -140,7 +140,7 @@ class ContainerFlow(FlowBase):
 
     # -- dicts: loaders under constant string keys ------------------------------------
     def _dict_entry_uses(
-        self, container: ast.AST, index: DictKey | AnyEntry, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple
+        self, container: ast.AST, index: DictKey | AnyEntry, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
     ) -> tuple[bool, list[Use] | None]:
         """What a dict's own ways of being read do with entry ``index``: ``d["k"]``,
         ``d.get("k")``, ``for k in d`` (keys only), ``d.values()``/``d.items()`` looped over
@@ -169,7 +169,7 @@ class ContainerFlow(FlowBase):
         return True, self._dict_method_uses(call, parent.attr, index, scope, loops, via, seen, rest)
 
     def _dict_method_uses(
-        self, call: ast.Call, method: str, index: DictKey | AnyEntry, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple
+        self, call: ast.Call, method: str, index: DictKey | AnyEntry, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
     ) -> list[Use] | None:
         """``d.keys()``, ``d.get("k")``, ``d.values()``/``d.items()`` looped over (each entry
         meets the loop once); other methods (``update``, ``pop``...) are not followed."""
@@ -199,7 +199,7 @@ class ContainerFlow(FlowBase):
         return None if uses is None else without_loops(uses, {id(loop)})
 
     def _stored_in_dict(
-        self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: tuple, scope: Scope, loops: tuple, via: tuple, seen: frozenset
+        self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: Path, scope: Scope, loops: Loops, via: Via, seen: Seen
     ) -> list[Use] | None:
         """``data["train"] = value`` into a dict this function made (``data = {}``, bound
         once): the reads of ``data`` after the store decide (with ``path``: what is asked is
@@ -223,7 +223,7 @@ class ContainerFlow(FlowBase):
         )
 
     def _stored_element(
-        self, target: ast.Attribute, container: ast.AST, index, scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple
+        self, target: ast.Attribute, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
     ) -> list[Use] | None:
         """``self.X = {"sv": sv_loader, ...}``: kept (nobody claims it), and each entry is
         iterated by the framework when a hook it inherits hands ``self.X`` out (Lightning
@@ -272,7 +272,7 @@ class ContainerFlow(FlowBase):
             if self.facts.scopes.lookup(parent.func.id, self.facts.scopes.scope_of(parent)) is not None:
                 return None  # a zip of the file's own
             if parent.func.id == "zip":
-                path.append(parent.args.index(current))
+                path.append(parent.args.index(current))  # type: ignore[arg-type]  # in args: an expr
             elif parent.func.id == "enumerate" and parent.args[0] is current:
                 path.append(1)
             else:
@@ -280,20 +280,20 @@ class ContainerFlow(FlowBase):
             current = parent
 
     def _uses_of_container_name(
-        self, name: str, index: int | str | DictKey, scope: Scope, loops: tuple, via: tuple, seen: frozenset,
-        binding: ast.AST | None, rest: tuple = (),
+        self, name: str, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen,
+        binding: ast.AST | None, rest: Path = (),
     ) -> list[Use] | None:
         """Element ``index`` of the container bound to ``name``, through every load of it
         that the binding reaches; None if any of them is undecidable (or in a closure)."""
-        rebound = binding is not None and len(scope.bindings.get(name, ())) > 1
+        rebound = binding if binding is not None and len(scope.bindings.get(name, ())) > 1 else None
         return self._element_uses_of_loads(
-            name, scope, lambda load: not rebound or self._reaches_cached(binding, load, scope.bindings[name]),
+            name, scope, lambda load: rebound is None or self._reaches_cached(rebound, load, scope.bindings[name]),
             index, loops, via, seen, rest,
         )
 
     def _element_uses_of_loads(
-        self, name: str, scope: Scope, reached: Callable[[ast.Name], bool], index: int | str | DictKey,
-        loops: tuple, via: tuple, seen: frozenset, rest: tuple,
+        self, name: str, scope: Scope, reached: Callable[[ast.Name], bool], index: Element,
+        loops: Loops, via: Via, seen: Seen, rest: Path,
     ) -> list[Use] | None:
         """Element ``index`` through every load of ``name`` in ``scope`` that ``reached`` lets
         through; None if any of them is undecidable, or if ``name`` is read in a closure."""
@@ -310,8 +310,8 @@ class ContainerFlow(FlowBase):
         return uses
 
     def _element_passed(
-        self, call: ast.Call, keyword: str | None, position: int | None, index: int | str | DictKey,
-        scope: Scope, loops: tuple, via: tuple, seen: frozenset, rest: tuple = (),
+        self, call: ast.Call, keyword: str | None, position: int | None, index: Element,
+        scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path = (),
     ) -> list[Use] | None:
         """A container handed to a call: ``len(loaders)`` looks at it; a same-file function
         decides through its parameter; anything else is undecidable."""
@@ -333,7 +333,7 @@ class ContainerFlow(FlowBase):
 
     def _dict_passed_elsewhere(
         self, call: ast.Call, keyword: str | None, position: int | None, index: DictKey | AnyEntry,
-        scope: Scope, loops: tuple, via: tuple, rest: tuple,
+        scope: Scope, loops: Loops, via: Via, rest: Path,
     ) -> list[Use] | None:
         """A dict handed whole to a function of another project file: its summary says what
         it does with each entry (``evaluate(model, data)`` reading ``data["val"]``)."""
@@ -352,7 +352,7 @@ class ContainerFlow(FlowBase):
             return None
         return project.entry_uses(self, remote, argument, path_key((index, *rest)), call, here, via)
 
-    def parameter_entry_uses(self, function: ast.AST, param: str, index, rest: tuple = ()) -> list[Use] | None:
+    def parameter_entry_uses(self, function: ast.AST, param: str, index: Element, rest: Path = ()) -> list[Use] | None:
         """What ``function`` does with entry ``index`` (``rest``: that part of it) of the dict
         its parameter ``param`` holds (for the project's summaries); None: undecidable."""
         self._summarizing = function
@@ -362,7 +362,7 @@ class ContainerFlow(FlowBase):
         finally:
             self._summarizing = None
 
-    def result_entry_uses(self, call: ast.AST, index, scope: Scope, rest: tuple = ()) -> list[Use] | None:
+    def result_entry_uses(self, call: ast.AST, index: Element, scope: Scope, rest: Path = ()) -> list[Use] | None:
         """The same for the dict a call returns (``data = get_data(args)``)."""
         self._steps = 0
         return self._uses_of_element(call, index, scope, (), (), frozenset(), rest)

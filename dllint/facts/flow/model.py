@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from enum import Enum, IntEnum
-from typing import NamedTuple, Union
+from typing import Hashable, NamedTuple, Union
 
 
 class Move(Enum):
@@ -125,6 +125,12 @@ class AnyEntry:
 
 
 Element = Union[int, str, DictKey, AnyEntry]  # a part of a container: position, field, "*" (any), entry
+Path = tuple[Element, ...]  # a part of a part: ``data["val"].dataloader``
+
+# The state one flow question threads through its steps.
+Loops = tuple[Loop, ...]  # loops that repeat the value's uses so far, outermost first, across call frames
+Via = tuple[ast.Call, ...]  # same-file calls the value went through, outermost first
+Seen = frozenset[Hashable]  # the steps already taken on this path (a recursion guard)
 
 
 def path_key(parts: tuple[Element, ...]) -> str:

@@ -4,18 +4,22 @@ loaders is two loaders), loads in closures repeated as often as the closure is c
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
-from dllint.facts.flow.model import Use
+from dllint.facts.flow.model import Loops, Seen, Use, Via
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 
 
 from dllint.facts.flow.base import FlowBase, LOOPS, without_loops, position_of, end_of
 
+if TYPE_CHECKING:
+    from dllint.facts.scopes import Binding
+
 
 class NameFlow(FlowBase):
 
     def _uses_of_name(
-        self, name: str, scope: Scope, loops: tuple, via: tuple, seen: frozenset, binding: ast.AST | None = None
+        self, name: str, scope: Scope, loops: Loops, via: Via, seen: Seen, binding: ast.AST | None = None
     ) -> list[Use]:
         """Uses of every load of ``name`` bound in ``scope``, including loads in closures.
         ``binding``: the statement that bound it; loads that a later binding of the name
@@ -26,37 +30,37 @@ class NameFlow(FlowBase):
             if key in seen:
                 return uses  # x = f(x) in a loop: this binding's flow is already being followed
             seen = seen | {key}
-        rebound = binding is not None and len(scope.bindings.get(name, ())) > 1
+        rebound = binding if binding is not None and len(scope.bindings.get(name, ())) > 1 else None
         for load, load_scope in self._loads_resolving_to(name, scope):
             if load_scope is scope:
-                if rebound and not self._reaches_cached(binding, load, scope.bindings[name]):
+                if rebound is not None and not self._reaches_cached(rebound, load, scope.bindings[name]):
                     continue
                 found = self._uses_of_expr(load, scope, loops, via, seen)
-                if rebound:
-                    found = self._first_pass_only(found, binding, load, scope.bindings[name], scope)
+                if rebound is not None:
+                    found = self._first_pass_only(found, rebound, load, scope.bindings[name], scope)
                 uses += found
                 continue
             # A load inside a nested function: repeated as often as that function is called.
             func = self._outermost_function_below(load_scope, scope)
-            key = (func, name)
-            if key in seen:
+            closure = (func, name)
+            if closure in seen:
                 continue
             calls = self._call_sites(func, scope) if func is not None else None
-            inner = self._uses_of_expr(load, load_scope, (), (), seen | {key})
+            inner = self._uses_of_expr(load, load_scope, (), (), seen | {closure})
             if not calls:
                 marker = (func,) if func is not None else ()
                 uses += [Use(u.kind, u.node, loops + marker + u.loops, via + u.via, u.how, u.remote) for u in inner]
                 continue
             for call in calls:
                 call_loops = loops + self.enclosing_loops(call, scope)
-                repeat = (func,) if len(calls) > 1 else ()
+                repeat: Loops = (func,) if len(calls) > 1 and func is not None else ()
                 uses += [
                     Use(u.kind, u.node, call_loops + repeat + u.loops, via + (call,) + u.via, u.how, u.remote)
                     for u in inner
                 ]
         return uses
 
-    def _first_pass_only(self, uses: list[Use], binding: ast.AST, load: ast.Name, bindings: list, scope: Scope) -> list[Use]:
+    def _first_pass_only(self, uses: list[Use], binding: ast.AST, load: ast.Name, bindings: list[Binding], scope: Scope) -> list[Use]:
         """A loop whose body rebinds the name on every pass repeats ``load`` for other values:
         this binding's value meets it on the first pass only."""
         others = [b.node for b in bindings if b.node is not binding]
@@ -67,14 +71,14 @@ class NameFlow(FlowBase):
         }
         return without_loops(uses, cut) if cut else uses
 
-    def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list) -> bool:
+    def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list[Binding]) -> bool:
         key = (binding, load)
         found = self._reach.get(key)
         if found is None:
             found = self._reach[key] = self._reaches(binding, load, bindings)
         return found
 
-    def _reaches(self, binding: ast.AST, load: ast.Name, bindings: list) -> bool:
+    def _reaches(self, binding: ast.AST, load: ast.Name, bindings: list[Binding]) -> bool:
         """The value bound by ``binding`` may still be the name's value at ``load``: it comes
         before the load (or a loop around both brings it round again) and no other binding
         between them runs on every path to the load."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from dllint.facts.flow.model import DictKey, Guard, How, Move, Use, admitted, path_key
+from dllint.facts.flow.model import DictKey, Element, Guard, How, Loops, Move, Path, Seen, Use, Via, admitted, path_key
 from dllint.facts.frameworks import assigned_hook, callback_result, hook_of, hooks_of_stored_result, inherited_hooks
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
@@ -18,7 +18,7 @@ from dllint.facts.flow.base import FlowBase, LOOPS, hook_iterates, constant_args
 
 class ReturnFlow(FlowBase):
 
-    def _returned(self, expr: ast.AST, scope: Scope, loops: tuple, via: tuple, seen: frozenset) -> list[Use]:
+    def _returned(self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
         """A value returned by its function: its callers decide what happens to it (the call
         site that passed it in, when it came in as an argument)."""
         here = loops + self.enclosing_loops(expr, scope)
@@ -65,17 +65,20 @@ class ReturnFlow(FlowBase):
             uses.append(Use(Move.ESCAPE, expr, here, via, how))
         return uses
 
-    def _handed_on(self, func: ast.AST, expr: ast.AST, here: tuple, via: tuple, seen: frozenset) -> list[Use] | None:
+    def _handed_on(self, func: ast.AST, expr: ast.AST, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
         """What becomes of the value ``func`` returns where ``func`` itself is handed on rather
         than called here: assigned as a framework hook onto an instance
         (``dm.train_dataloader = func``), or passed to a known higher-order utility whose result
         holds what it returns (``apply_to_collection(ds, Dataset, func)``, ``map(func, dss)``),
         from which the value is followed. None when ``func`` is handed on nowhere."""
 
+        references: list[tuple[ast.expr, Scope]]
         if isinstance(func, ast.Lambda):
             references = [(func, self.facts.scopes.scope_of(func))]
+        elif isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            references = list(self._loads_resolving_to(func.name, self.facts.scopes.scope_of(func)))
         else:
-            references = self._loads_resolving_to(func.name, self.facts.scopes.scope_of(func))  # type: ignore[attr-defined]
+            return None
         uses: list[Use] = []
         found = False
         for reference, scope in references:
@@ -87,7 +90,7 @@ class ReturnFlow(FlowBase):
                         found = True
                         uses.append(hook_iterates(hook, expr, here, via))
                 continue
-            handed = callback_result(self.facts, reference, scope)  # type: ignore[arg-type]
+            handed = callback_result(self.facts, reference, scope)
             if handed is None:
                 continue
             found = True
@@ -99,7 +102,7 @@ class ReturnFlow(FlowBase):
             uses += self._fresh_at(call, scope, here, inner)
         return uses if found else None
 
-    def _callback_elements(self, call: ast.Call, scope: Scope, via: tuple, seen: frozenset) -> list[Use]:
+    def _callback_elements(self, call: ast.Call, scope: Scope, via: Via, seen: Seen) -> list[Use]:
         """Uses of each value in the iterator ``call`` (``map(make_loader, datasets)``) hands
         back, also through ``list(...)``/``tuple(...)`` of it; kept (unclaimed) when undecidable."""
         container: ast.AST = call
@@ -160,8 +163,8 @@ class ReturnFlow(FlowBase):
         return tests
 
     def _returned_element(
-        self, container: ast.AST, index: int | str | DictKey, scope: Scope, loops: tuple, via: tuple, seen: frozenset,
-        rest: tuple = (),
+        self, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen,
+        rest: Path = (),
     ) -> list[Use] | None:
         """``return train_loader, val_loader``: each caller decides what happens to the
         element (``train, val = get_loaders()``), in this file or, through the project's
@@ -210,7 +213,7 @@ class ReturnFlow(FlowBase):
             uses.append(Use(Move.ESCAPE, container, here, via, how))
         return uses
 
-    def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: tuple, via: tuple, seen: frozenset) -> list[Use]:
+    def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: Loops, via: Via, seen: Seen) -> list[Use]:
         """``self.X = loader``: the reads of ``self.X`` in the class decide; how often their
         methods run is the callers' business, so the stored value is also unclaimed, unless
         every read hands it to the framework from one of its hooks."""
@@ -297,11 +300,11 @@ class ReturnFlow(FlowBase):
             return ()  # rebound: which instance a call reaches is not followed
         for obj, obj_scope in self._loads_resolving_to(name, scope):
             attribute = self.parents.get(obj)
-            call = self.parents.get(attribute)
+            call = self.parents.get(attribute) if attribute is not None else None
             if isinstance(attribute, ast.Attribute) and attribute.attr == method.name and isinstance(call, ast.Call) and call.func is attribute:
-                loops = tuple(loop for loop in self.enclosing_loops(call, obj_scope) if isinstance(loop, LOOPS))
-                if loops:
-                    return loops
+                around = tuple(loop for loop in self.enclosing_loops(call, obj_scope) if isinstance(loop, LOOPS))
+                if around:
+                    return around
         for call in self._callers(method):  # self.evaluate() inside another method: its calls decide
             loops = self._instance_loops(self.facts.scopes.scope_of(call).node, built, depth + 1)
             if loops:
