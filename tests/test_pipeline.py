@@ -410,7 +410,7 @@ def test_a_one_file_check_imports_only_what_it_uses(tmp_path):
         "try:\n    main(['--no-cache', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in ('multiprocessing', 'concurrent.futures', 'dllint.cache', 'tomllib',"
         " 'libcst', 'traceback', 'textwrap', 'hashlib', 'json', 'dllint.configs.document', 'dllint.configs.blocks',"
-        " 'dllint.project.index', 'dllint.project.summary', 'pathlib', 'pkgutil', 'importlib.util')"
+        " 'dllint.project.index', 'dllint.facts.flow.summary', 'pathlib', 'pkgutil', 'importlib.util')"
         " if m in sys.modules and m not in before))"
     )
     loaded = subprocess.run([sys.executable, "-S", "-c", code, str(script)], capture_output=True, text=True, cwd=tmp_path, check=True)

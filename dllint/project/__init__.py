@@ -17,8 +17,10 @@ from typing import Any
 # Exported names, imported on first use: a run without a project root never uses the index
 # and the summaries.
 _EXPORTS = {
-    "Effects": "summary", "FileSummary": "summary", "NullProject": "summary", "summarize": "summary",
-    "MemoryStore": "index", "ProjectIndex": "index", "ProjectView": "index", "find_project_root": "index",
+    "Effects": "dllint.facts.flow.summary", "FileSummary": "dllint.facts.flow.summary",
+    "NullProject": "dllint.facts.flow.summary", "summarize": "dllint.facts.flow.summary",
+    "MemoryStore": "dllint.project.index", "ProjectIndex": "dllint.project.index",
+    "ProjectView": "dllint.project.index", "find_project_root": "dllint.project.index",
 }
 __all__ = sorted(_EXPORTS)
 
@@ -27,6 +29,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
+    value = getattr(import_module(module), name)
     globals()[name] = value
     return value

@@ -21,13 +21,15 @@ from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from dllint.discovery import ROOT_MARKERS, find_project_root  # noqa: F401 - found without the index (a one-file run)
 from dllint.facts.flow.model import admitted
-from dllint.project.imports import call_target
-from dllint.project.summary import (
+from dllint.facts.flow.queries import CallerEffects
+from dllint.facts.flow.targets import call_target
+from dllint.facts.flow.summary import (
     ClassSummary,
     Effects,
     FileSummary,
     FunctionSummary,
     LoaderSummary,
+    Returned,
     NullProject,
     digest_of,
     summarize,
@@ -37,8 +39,9 @@ if TYPE_CHECKING:
     from dllint.config import Settings
     from dllint.facts import FileFacts
     from dllint.facts.scopes import Scope
-    from dllint.facts.flow.model import Constant, Guard, Use
-    from dllint.facts.usage import UsageAnalysis
+    from dllint.facts.config_reads import ConfigRead
+    from dllint.facts.flow.model import Constant, Element, Guard
+    from dllint.findings import ConfigKey
 
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv"})  # venvs, build copies
 MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
@@ -93,7 +96,7 @@ class ProjectIndex:
         self._files: list[str] | None = None
         self._hay: tuple[bytes, list[int], list[str], list[str]] | None = None  # see _haystack
         self._offsets: dict[str, tuple[int, int]] = {}
-        self._callers: dict[tuple[str, str], list[tuple[str, CallerEffects]]] = {}
+        self._callers: dict[tuple[str, str], list[tuple[str, CallRecord]]] = {}
         self._methods: dict[str, list[str] | None] = {}  # files defining a method name (None: too many)
         self._mentions: dict[tuple[bytes, bytes | None], list[str]] = {}
         self._stat_table: dict[str, list[int]] | None = None
@@ -146,7 +149,7 @@ class ProjectIndex:
         """Names dllint otherwise takes for outside packages (``timm``, ``accelerate``) that are
         packages or modules of this project, at its root or under ``src/``: linting timm's own
         repository, calls into ``timm.data`` are followed."""
-        from dllint.project.imports import EXTERNAL_ROOTS
+        from dllint.facts.flow.targets import EXTERNAL_ROOTS
 
         found: set[str] = set()
         for base in (self.root, self.root / "src"):
@@ -498,7 +501,7 @@ class ProjectIndex:
             self._files = sorted(files[:MAX_PROJECT_FILES])
         return self._files
 
-    def callers_of(self, path: str, name: str) -> list[tuple[str, CallerEffects]]:
+    def callers_of(self, path: str, name: str) -> list[tuple[str, CallRecord]]:
         """Calls of ``name`` (a function or ``Cls.method`` of file ``path``) in other project
         files, with what each caller does with the result. Only files whose bytes contain the
         name's last part are summarized."""
@@ -506,7 +509,7 @@ class ProjectIndex:
         cached = self._callers.get(key)
         if cached is not None:
             return cached
-        found: list[tuple[str, CallerEffects]] = []
+        found: list[tuple[str, CallRecord]] = []
         for other in self.mentions(callee_needle(name)):
             if other == path:
                 continue
@@ -518,7 +521,7 @@ class ProjectIndex:
                     continue
                 direct = self._resolve_once(other, call.target)
                 if direct == (path, name) or direct is not None and self.resolve(other, call.target) == (path, name):
-                    found.append((other, CallerEffects(call.line, call.effects, call.elements, call.returned_by, call.args)))
+                    found.append((other, CallRecord(call.line, call.effects, call.elements, call.returned_by, call.args)))
         self._callers[key] = found
         return found
 
@@ -660,7 +663,7 @@ class _Question:
 
 
 @dataclass
-class CallerEffects:
+class CallRecord:
     line: int
     effects: Effects
     elements: dict[str, Effects] = field(default_factory=dict)  # see CallSummary.elements
@@ -703,7 +706,7 @@ class ProjectView(NullProject):
     def _imports(self, facts: FileFacts) -> dict[str, str]:
         table = getattr(facts, "_project_imports", None)
         if table is None:
-            from dllint.project.imports import project_imports
+            from dllint.facts.flow.targets import project_imports
 
             table = project_imports(facts.tree, self.index.own_roots)
             facts._project_imports = table  # type: ignore[attr-defined]
@@ -714,41 +717,26 @@ class ProjectView(NullProject):
         return None if found is None else found[0] + ("@" if found[1] else "")
 
     # -- flow across files ---------------------------------------------------------------
-    def param_uses(self, usage: UsageAnalysis, target: str, argument: str, call, expr, scope, loops, via, seen) -> list[Use] | None:
-        effects = self.index.parameter_effects(self.path, target, argument, self.deps)
-        if effects is None:
-            return None
-        here = loops + usage.enclosing_loops(call, scope)
-        uses = _uses_from(effects, call, expr, here, via, _shown(target))
-        if effects.returns:
-            uses += usage.continue_from(call, scope, loops, via, seen)  # handed back: the caller goes on
-        return uses
+    def parameter_effects(self, target: str, argument: str) -> Effects | None:
+        return self.index.parameter_effects(self.path, target, argument, self.deps)
 
-    def entry_uses(self, usage: UsageAnalysis, target: str, argument: str, entry: str, call, here, via) -> list[Use] | None:
+    def entry_effects(self, target: str, argument: str, entry: str) -> Effects | None:
         """What another file's function does with the dict entry at path ``entry`` of a dict
         handed to it whole."""
-        effects = self.index.entry_effects(self.path, target, argument, entry, self.deps)
-        if effects is None:
-            return None
-        return _uses_from(effects, call, call, here, via, _shown(target))
+        return self.index.entry_effects(self.path, target, argument, entry, self.deps)
 
-    def caller_uses(
-        self, usage: UsageAnalysis, function: ast.AST, expr, here, via, element: int | str | None = None, guards: tuple[Guard, ...] = ()
-    ) -> list[Use] | None:
+    def caller_effects(self, function: str, element: Element | None, guards: tuple[Guard, ...]) -> list[CallerEffects] | None:
         """What the project's other files do with the value ``function`` returns (with
         ``element``: with that element of the tuple or list it returns; ``guards``: the
         parameter tests under which it is returned, which a caller's constants may fail)."""
-        name = usage.qualified_name(function)
-        if name is None:
-            return None
-        return self._uses_by_callers(self.path, name, expr, here, via, element, 0, guards)
+        return self._effects_by_callers(self.path, function, element, 0, guards)
 
-    def _uses_by_callers(
-        self, path: str, name: str, expr, here, via, element: int | str | None, depth: int, guards: tuple[Guard, ...] = ()
-    ) -> list[Use] | None:
+    def _effects_by_callers(
+        self, path: str, name: str, element: Element | None, depth: int, guards: tuple[Guard, ...] = ()
+    ) -> list[CallerEffects] | None:
         """What the callers of ``name`` in other files do with its result; None when it has none
-        (a caller that discards the result, or never receives it, gives no use)."""
-        uses: list[Use] = []
+        (a caller that discards the result, or never receives it, adds nothing)."""
+        found_all: list[CallerEffects] = []
         self.index.record_mentions(self.deps, path, callee_needle(name))
         callers = self.index.callers_of(path, name)
         if not callers:
@@ -760,15 +748,14 @@ class ProjectView(NullProject):
             effects = found.effects if element is None else found.element(element)
             if found.returned_by and depth < MAX_FOLLOW:
                 # ``def build_loader(cfg): return _build_loader(cfg)``: its callers decide
-                further = self._uses_by_callers(caller, found.returned_by, expr, here, via, element, depth + 1)
+                further = self._effects_by_callers(caller, found.returned_by, element, depth + 1)
                 if further is not None:
-                    uses += further
+                    found_all += further
                     effects = replace(effects, stores=False)  # not kept: handed on to them
             entry = str(element) if element is not None and str(element).startswith("[") else ""
             effects = self.index.expand(caller, effects, self.deps, 0, entry)
-            where = f"{os.path.relpath(caller, self.index.root)}:{found.line}"
-            uses += [u._replace(caller=(name, where)) for u in _uses_from(effects, expr, expr, here, via, where)]
-        return uses
+            found_all.append(CallerEffects(f"{os.path.relpath(caller, self.index.root)}:{found.line}", effects))
+        return found_all
 
     def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
         """Loaders in other project files built over instances of this file's class ``cls``."""
@@ -780,7 +767,7 @@ class ProjectView(NullProject):
             self.deps[other] = self.index.known_digest(other)
         return [(f"{os.path.relpath(other, self.index.root)}:{loader.line}", loader) for other, loader in found]
 
-    def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list:
+    def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list[Returned]:
         """What the project function ``func`` calls returns (:class:`Returned` entries)."""
         target = self.target_of(facts, func, scope)
         if target is None:
@@ -820,7 +807,7 @@ class ProjectView(NullProject):
         return [f"{os.path.relpath(path, self.index.root)}:{qualified}" for path, qualified in found]
 
     # -- config files -------------------------------------------------------------------------
-    def config_value(self, facts: FileFacts, read) -> tuple[Any, Any] | None:
+    def config_value(self, facts: FileFacts, read: ConfigRead) -> tuple[Any, ConfigKey] | None:
         """(value, :class:`~dllint.findings.ConfigKey`) of the config key ``read``
         (:class:`~dllint.facts.config_reads.ConfigRead`) in the project's config files; the
         files read become deps."""
@@ -859,26 +846,3 @@ class ProjectView(NullProject):
             return []
         return self.index.ancestors(self.path, target, self.deps)
 
-
-def _shown(target: str) -> str:
-    """``"1:data.fit@"`` -> ``"data.fit()"``: a target as the user wrote it."""
-    level, _, dotted = target.rstrip("@").partition(":")
-    return "." * int(level or 0) + dotted + "()"
-
-
-def _uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: tuple, via: tuple, where: str) -> list[Use]:
-    """Uses standing for what another file does with a value."""
-    from dllint.facts.flow.model import How, Move, RemoteLoop, Use
-
-    uses: list[Use] = []
-    if effects.iterations:
-        repeated = effects.per_epoch or effects.iterations > 1
-        marker = (RemoteLoop(where),) if repeated else ()
-        uses.append(Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE, copies=effects.cuda_copy))
-    if effects.stores:
-        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED))
-    if effects.unknown:
-        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNKNOWN))
-    if effects.set_epoch:
-        uses.append(Use(Move.ESCAPE, expr, here, via, How.SET_EPOCH))
-    return uses

@@ -8,12 +8,13 @@ import ast
 from abc import abstractmethod
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.model import Constant, DictKey, Element, How, Loops, Move, Path, RemoteLoop, Seen, Use, Via
+from dllint.facts.flow.model import Constant, DictKey, Element, Guard, How, Loops, Move, Path, RemoteLoop, Seen, Use, Via
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
+    from dllint.facts.flow.summary import Effects
     from dllint.facts.scopes import Binding
     from dllint.knowledge.frameworks import Hook
 
@@ -104,6 +105,29 @@ def constant_args(call: ast.Call) -> dict[str, Constant]:
             if isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, (str, int, float, bool, type(None))):
                 args[keyword.arg] = keyword.value.value  # type: ignore[index]
     return args
+
+
+def shown(target: str) -> str:
+    """``"1:data.fit@"`` -> ``"data.fit()"``: a target as the user wrote it."""
+    level, _, dotted = target.rstrip("@").partition(":")
+    return "." * int(level or 0) + dotted + "()"
+
+
+def uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: Loops, via: Via, where: str) -> list[Use]:
+    """Uses standing for what another file does with a value (``where``: shown in messages),
+    the inverse of :func:`effects_of`."""
+    uses: list[Use] = []
+    if effects.iterations:
+        repeated = effects.per_epoch or effects.iterations > 1
+        marker: Loops = (RemoteLoop(where),) if repeated else ()
+        uses.append(Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE, copies=effects.cuda_copy))
+    if effects.stores:
+        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED))
+    if effects.unknown:
+        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNKNOWN))
+    if effects.set_epoch:
+        uses.append(Use(Move.ESCAPE, expr, here, via, How.SET_EPOCH))
+    return uses
 
 
 class FlowBase:
@@ -309,6 +333,18 @@ class FlowBase:
         """``uses`` of the value ``call`` returns, seen from a frame whose loops are ``here``: the
         loops around ``call`` build a fresh value on every pass, so they repeat no use of one."""
         return without_loops(uses, set(map(id, self.enclosing_loops(call, scope))), here)
+
+    def _callers_elsewhere(
+        self, func: ast.AST, expr: ast.AST, here: Loops, via: Via, element: Element | None, guards: tuple[Guard, ...]
+    ) -> list[Use] | None:
+        """What calls of ``func`` in other project files do with the value it returns (an
+        ``element`` of it), as uses; None when no other file calls it."""
+        project = self.facts.project
+        name = self.qualified_name(func)
+        found = project.caller_effects(name, element, guards) if project is not None and name is not None else None
+        if found is None:
+            return None
+        return [u._replace(caller=(name, c.where)) for c in found for u in uses_from(c.effects, expr, expr, here, via, c.where)]
 
     # -- the recursion's entry points, implemented by the flow modules --------------
 

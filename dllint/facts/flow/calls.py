@@ -14,15 +14,17 @@ from dllint.knowledge.frameworks import Passing
 
 
 from dllint.facts.flow.base import (
-    dict_key,
-    element_index,
-    MAX_CALL_DEPTH,
-    MAX_STEPS,
     FlowBase,
     ITERATING_BUILTINS,
+    MAX_CALL_DEPTH,
+    MAX_STEPS,
+    NEUTRAL_BUILTINS,
     WRAPPING_BUILTINS,
     WRAPPING_QUALNAMES,
-    NEUTRAL_BUILTINS,
+    dict_key,
+    element_index,
+    shown,
+    uses_from,
 )
 
 
@@ -216,9 +218,13 @@ class CallFlow(FlowBase):
             argument = keyword if keyword is not None else str(index)
             if project.summarizing:
                 return [Use(Move.ESCAPE, expr, here, via, How.REMOTE, (remote, argument))]
-            resolved = project.param_uses(self, remote, argument, call, expr, scope, loops, via, seen)
-            if resolved is not None and not (wrapped and not _repeats_elsewhere(resolved)):
-                return resolved
+            effects = project.parameter_effects(remote, argument)
+            if effects is not None:
+                resolved = uses_from(effects, call, expr, here, via, shown(remote))
+                if effects.returns:  # handed back: the caller goes on with the call's result
+                    resolved += self._uses_of_expr(call, scope, loops, via, seen)
+                if not (wrapped and not _repeats_elsewhere(resolved)):
+                    return resolved
         if wrapped:
             return result
         return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]

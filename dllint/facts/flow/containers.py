@@ -11,7 +11,7 @@ from dllint.facts.frameworks import inherited_hooks
 from dllint.facts.scopes import Scope
 
 
-from dllint.facts.flow.base import MAX_CALL_DEPTH, MAX_STEPS, FlowBase, NEUTRAL_BUILTINS, hook_iterates, without_loops, dict_key
+from dllint.facts.flow.base import FlowBase, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS, dict_key, hook_iterates, shown, uses_from, without_loops
 
 
 class Unhandled:
@@ -350,7 +350,8 @@ class ContainerFlow(FlowBase):
             return [Use(Move.ESCAPE, call, here, via, How.REMOTE, (remote, argument, entry))]
         if isinstance(index, AnyEntry):
             return None
-        return project.entry_uses(self, remote, argument, path_key((index, *rest)), call, here, via)
+        effects = project.entry_effects(remote, argument, path_key((index, *rest)))
+        return None if effects is None else uses_from(effects, call, call, here, via, shown(remote))
 
     def parameter_entry_uses(self, function: ast.AST, param: str, index: Element, rest: Path = ()) -> list[Use] | None:
         """What ``function`` does with entry ``index`` (``rest``: that part of it) of the dict

@@ -53,8 +53,7 @@ class ReturnFlow(FlowBase):
             uses += self._fresh_at(call, call_scope, here, self._uses_of_expr(call, call_scope, (), via + (call,), seen))
         handed = self._handed_on(func, expr, here, via, seen)
         uses += handed or ()
-        project = self.facts.project
-        remote = project.caller_uses(self, func, expr, here, via, None, guards) if project is not None else None
+        remote = self._callers_elsewhere(func, expr, here, via, None, guards)
         if remote:
             uses += remote
         if not callers and remote is None and not stored and handed is None:
@@ -202,10 +201,10 @@ class ReturnFlow(FlowBase):
             uses += self._fresh_at(call, call_scope, here, found)
         project = self.facts.project
         if rest and not isinstance(index, DictKey):  # summaries record parts of dict entries only
-            remote = [Use(Move.ESCAPE, container, here, via, How.UNCLAIMED)] if project is not None and not project.summarizing else None
+            remote: list[Use] | None = [Use(Move.ESCAPE, container, here, via, How.UNCLAIMED)] if project is not None and not project.summarizing else None
         else:
             element = path_key((index, *rest)) if rest else index
-            remote = project.caller_uses(self, func, container, here, via, element, guards) if project is not None else None
+            remote = self._callers_elsewhere(func, container, here, via, element, guards)
         if remote:
             uses += remote
         if not callers and remote is None and not stored:

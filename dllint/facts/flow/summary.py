@@ -5,7 +5,7 @@ Computed from the file's text alone (so it is cached by content digest):
 - ``functions``: per module-level function and method of a module-level class (``"f"``,
   ``"Cls.m"``), its parameters and what it does with each (:class:`Effects`), and the
   loaders, samplers and datasets it returns (:class:`Returned`);
-- ``calls``: calls into other modules (by target, see :mod:`dllint.project.imports`) and
+- ``calls``: calls into other modules (by target, see :mod:`dllint.facts.flow.targets`) and
   what the file does with their results;
 - ``classes``: module-level classes, their bases, the framework hooks they define (and the
   ``self.X`` each returns), the attributes their methods store ``self.m(...)`` results in, and worker-side facts (a sampler that
@@ -24,15 +24,18 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
-from dllint.facts.usage import constant_args
+from dllint.facts.flow.base import constant_args
+from dllint.facts.flow.targets import call_target, project_imports
 from dllint.facts.values import follow
-from dllint.project.imports import call_target, project_imports
 
 if TYPE_CHECKING:
     from dllint.config import Settings
     from dllint.facts import FileFacts
-    from dllint.facts.flow.model import Constant, DictKey, Use
+    from dllint.facts.config_reads import ConfigRead
+    from dllint.facts.flow.model import Constant, DictKey, Element, Guard, Use
+    from dllint.facts.flow.queries import CallerEffects
     from dllint.facts.scopes import Scope
+    from dllint.findings import ConfigKey
 
 FORMAT = 11
 MAX_ONWARD = 24  # calls a function summary names for the index to follow on
@@ -207,8 +210,9 @@ def digest_of(text: str) -> str:
 
 
 class NullProject:
-    """The questions the facts ask ``facts.project``, answered for a file with nothing else
-    in view (the base of what the project index hands out; a test's stand-in)."""
+    """The questions the facts ask ``facts.project`` (:class:`ProjectQueries`), answered for
+    a file with nothing else in view (the base of what the project index hands out; a
+    test's stand-in)."""
 
     summarizing = False
     deps: dict[str, str] = {}
@@ -216,43 +220,46 @@ class NullProject:
     def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
         return None
 
-    def param_uses(self, *args: Any) -> list | None:
+    def parameter_effects(self, target: str, argument: str) -> Effects | None:
         return None
 
-    def caller_uses(self, *args: Any) -> list | None:
+    def entry_effects(self, target: str, argument: str, entry: str) -> Effects | None:
         return None
 
-    def entry_uses(self, *args: Any) -> list | None:
+    def caller_effects(self, function: str, element: Element | None, guards: tuple[Guard, ...]) -> list[CallerEffects] | None:
         return None
 
-    def class_fact(self, *args: Any) -> bool:
+    def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
+        return []
+
+    def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list[Returned]:
+        return []
+
+    def function_summary(self, facts: FileFacts, func: ast.expr, scope: Scope) -> FunctionSummary | None:
+        return None
+
+    def reaches(self, facts: FileFacts, func: ast.expr, scope: Scope, flag: str) -> bool:
         return False
 
-    def project_class(self, *args: Any) -> ClassSummary | None:
+    def method_reaches(self, name: str, flag: str) -> bool:
+        return False
+
+    def methods_named(self, name: str) -> list[str] | None:
+        return []
+
+    def config_value(self, facts: FileFacts, read: ConfigRead) -> tuple[Any, ConfigKey] | None:
         return None
 
-    def class_ancestors(self, *args: Any) -> list[ClassSummary]:
-        return []
+    def class_fact(self, facts: FileFacts, func: ast.expr, scope: Scope, fact: str) -> bool:
+        return False
+
+    def project_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> ClassSummary | None:
+        return None
 
     def named_elsewhere(self, name: str) -> bool:
         return False
 
-    def returned(self, *args: Any) -> list:
-        return []
-
-    def function_summary(self, *args: Any) -> FunctionSummary | None:
-        return None
-
-    def loaders_elsewhere(self, *args: Any) -> list:
-        return []
-
-    def reaches(self, *args: Any) -> bool:
-        return False
-
-    def method_reaches(self, *args: Any) -> bool:
-        return False
-
-    def methods_named(self, *args: Any) -> list:
+    def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         return []
 
 
@@ -274,7 +281,7 @@ def summarize(
     path: str, text: str, settings: Settings, tree: ast.Module | None = None, own: frozenset[str] = frozenset()
 ) -> FileSummary:
     """The summary of one file (an empty one when it does not parse); ``own``: see
-    :func:`~dllint.project.imports.project_imports`."""
+    :func:`~dllint.facts.flow.targets.project_imports`."""
     from dllint.facts import FileFacts
 
     try:
@@ -624,3 +631,4 @@ def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None)
         else:
             effects.unknown = True
     return effects
+
