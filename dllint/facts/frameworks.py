@@ -16,7 +16,7 @@ from outside), and which functions a higher-order utility calls.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.imports import dotted_name
 from dllint.knowledge.frameworks import (
@@ -157,7 +157,7 @@ def _lineage(facts: FileFacts, cls: ast.ClassDef) -> Lineage:
     (Python's MRO for single inheritance): same-file classes from the tree, classes of other
     project files from their summaries (read through ``facts.project``, which records them as
     dependencies)."""
-    cache = facts.__dict__.setdefault("_lineages", {})
+    cache: dict[ast.ClassDef, Lineage] = facts.__dict__.setdefault("_lineages", {})
     found = cache.get(cls)
     if found is None:
         found = cache[cls] = []
@@ -165,7 +165,7 @@ def _lineage(facts: FileFacts, cls: ast.ClassDef) -> Lineage:
     return found
 
 
-def _visit(facts: FileFacts, cls: ast.ClassDef, out: list, seen: set, depth: int) -> None:
+def _visit(facts: FileFacts, cls: ast.ClassDef, out: Lineage, seen: set[int], depth: int) -> None:
     names = [facts.qualname(base) or dotted_name(base) or "" for base in cls.bases]
     out.append((names, class_hooks(facts, cls), class_stores(cls)))
     if depth >= MAX_LINEAGE:
@@ -215,11 +215,12 @@ def _returned_attributes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> li
 def _bound_hooks(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
     """Hook name -> method name, for ``self.<hook> = self.<method>`` (or
     ``functools.partial(self.<method>, ...)``) in a method of ``cls``."""
-    cache = facts.__dict__.setdefault("_bound_hooks", {})
-    found = cache.get(cls)
-    if found is not None:
-        return found
-    found = cache[cls] = {}
+    cache: dict[ast.ClassDef, dict[str, str]] = facts.__dict__.setdefault("_bound_hooks", {})
+    known = cache.get(cls)
+    if known is not None:
+        return known
+    found: dict[str, str] = {}
+    cache[cls] = found
     if "dataloader" not in facts.source:  # every hook name says it
         return found
     for method in cls.body:
@@ -229,18 +230,18 @@ def _bound_hooks(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
             if not isinstance(node, ast.Assign) or len(node.targets) != 1:
                 continue
             hook = _self_attribute(node.targets[0])
-            if hook not in HOOKS:
+            if hook is None or hook not in HOOKS:
                 continue
             value = node.value
             if isinstance(value, ast.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "partial" and value.args:
                 value = value.args[0]
             bound = _self_attribute(value)
             if bound is not None:
-                found.setdefault(hook, bound)  # type: ignore[index]
+                found.setdefault(hook, bound)
     return found
 
 
-def _statements(body: list[ast.stmt]):
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement in ``body`` and the blocks nested in it (not in nested functions or
     classes): assignments and returns without walking every expression."""
     stack = list(reversed(body))
@@ -275,7 +276,7 @@ def _once_if_fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef, hook: Hook) 
 
 
 def _fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef) -> bool:
-    cache = facts.__dict__.setdefault("_one_epoch_modules", {})
+    cache: dict[ast.ClassDef, bool] = facts.__dict__.setdefault("_one_epoch_modules", {})
     if cls in cache:
         return cache[cls]
     cache[cls] = False

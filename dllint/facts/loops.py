@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.walk import NESTED_SCOPES, walk_body
 from dllint.facts.flow.model import EPOCH_LOOPS, Loop, Move, RemoteLoop, Use
-from dllint.facts.usage import WRAPPING_BUILTINS, WRAPPING_QUALNAMES
+from dllint.facts.flow.base import WRAPPING_BUILTINS, WRAPPING_QUALNAMES
 
 if TYPE_CHECKING:
     from dllint.facts import ClassInfo, FileFacts

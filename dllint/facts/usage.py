@@ -22,16 +22,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.base import (  # noqa: F401 - the loop and builtin tables and constant_args, re-exported
-    COMPREHENSIONS,
-    ITERATING_BUILTINS,
-    LOOPS,
-    NEUTRAL_BUILTINS,
-    WRAPPING_BUILTINS,
-    WRAPPING_QUALNAMES,
-    position_of,
-    constant_args,
-)
+from dllint.facts.flow.base import position_of
 from dllint.facts.flow.calls import CallFlow
 from dllint.facts.flow.containers import ContainerFlow
 from dllint.facts.flow.model import How, Move, Passes, Use, join, then

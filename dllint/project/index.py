@@ -670,7 +670,7 @@ class CallRecord:
     returned_by: str = ""  # see CallSummary.returned_by
     args: dict[str, Constant] = field(default_factory=dict)  # see CallSummary.args
 
-    def element(self, index: int | str) -> Effects:
+    def element(self, index: Element) -> Effects:
         """What the caller does with one element of the returned container: kept where it
         does not take the container apart (as a returned container always was)."""
         key = str(index)

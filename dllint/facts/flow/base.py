@@ -342,7 +342,7 @@ class FlowBase:
         project = self.facts.project
         name = self.qualified_name(func)
         found = project.caller_effects(name, element, guards) if project is not None and name is not None else None
-        if found is None:
+        if found is None or name is None:
             return None
         return [u._replace(caller=(name, c.where)) for c in found for u in uses_from(c.effects, expr, expr, here, via, c.where)]
 

@@ -214,7 +214,7 @@ class CallFlow(FlowBase):
         wrapped = bool(result) and all(u.kind is Move.ITERATE for u in result)
         project = self.facts.project
         remote = project.target_of(self.facts, call.func, scope) if project is not None else None
-        if remote is not None and not (wrapped and project.summarizing):
+        if project is not None and remote is not None and not (wrapped and project.summarizing):
             argument = keyword if keyword is not None else str(index)
             if project.summarizing:
                 return [Use(Move.ESCAPE, expr, here, via, How.REMOTE, (remote, argument))]

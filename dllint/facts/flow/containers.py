@@ -24,7 +24,7 @@ UNHANDLED = Unhandled()
 
 class ContainerFlow(FlowBase):
 
-    def element_uses(self, container: ast.AST, index: int | str, scope: Scope) -> list[Use] | None:
+    def element_uses(self, container: ast.AST, index: Element, scope: Scope) -> list[Use] | None:
         """Uses of element ``index`` (``"*"``: any element) of the tuple or list that
         ``container`` evaluates to (for the project's summaries); None: undecidable."""
         self._steps = 0
@@ -339,7 +339,7 @@ class ContainerFlow(FlowBase):
         it does with each entry (``evaluate(model, data)`` reading ``data["val"]``)."""
         project = self.facts.project
         remote = project.target_of(self.facts, call.func, scope) if project is not None else None
-        if remote is None or position is not None and any(isinstance(a, ast.Starred) for a in call.args[:position]):
+        if project is None or remote is None or position is not None and any(isinstance(a, ast.Starred) for a in call.args[:position]):
             return None
         argument = keyword if keyword is not None else str(position)
         here = loops + self.enclosing_loops(call, scope)

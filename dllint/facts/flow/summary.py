@@ -30,9 +30,9 @@ from dllint.facts.values import follow
 
 if TYPE_CHECKING:
     from dllint.config import Settings
-    from dllint.facts import FileFacts
+    from dllint.facts import ClassInfo, FileFacts
     from dllint.facts.config_reads import ConfigRead
-    from dllint.facts.flow.model import Constant, DictKey, Element, Guard, Use
+    from dllint.facts.flow.model import Constant, DictKey, Element, Guard, Path, Use
     from dllint.facts.flow.queries import CallerEffects
     from dllint.facts.scopes import Scope
     from dllint.findings import ConfigKey
@@ -55,7 +55,7 @@ class Effects:
     # [target, argument, in_loop]: project calls it goes on to; a fourth item: a dict holding it
     # is what goes on, and the callee's entry at that path ("['val'].dataloader"; "*": the one
     # asked about) decides (see FunctionSummary.entries)
-    follow: list[list] = field(default_factory=list)
+    follow: list[list[Any]] = field(default_factory=list)
 
     def merge(self, other: Effects, repeated: bool = False) -> None:
         """Add what ``other`` does (``repeated``: it runs once per pass of a loop here)."""
@@ -289,7 +289,7 @@ def summarize(
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return FileSummary()
     context = SummaryContext(tree, own)
-    facts = FileFacts(path, text, tree, settings, project=context)  # type: ignore[arg-type]
+    facts = FileFacts(path, text, tree, settings, project=context)
     summary = FileSummary(imports=context.imports, set_epoch="set_epoch" in text)
     usage = facts.usage
     for stmt in tree.body:
@@ -331,11 +331,13 @@ def _returned_by(facts: FileFacts, call: ast.Call) -> str:
     if not isinstance(facts.scopes.parents.get(call), ast.Return):
         return ""
     function = facts.scopes.enclosing_function(call)
-    owner = facts.scopes.parents.get(function) if function is not None else None
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    owner = facts.scopes.parents.get(function)
     if isinstance(owner, ast.Module):
-        return function.name  # type: ignore[union-attr]
+        return function.name
     if isinstance(owner, ast.ClassDef) and isinstance(facts.scopes.parents.get(owner), ast.Module):
-        return f"{owner.name}.{function.name}"  # type: ignore[union-attr]
+        return f"{owner.name}.{function.name}"
     return ""
 
 
@@ -352,7 +354,7 @@ def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[
             # data = get_data(...): a dict read under constant keys, maybe handed on whole
             return _entries(facts, loads, lambda index, rest: facts.usage.result_entry_uses(call, index, scope, rest), built)
         else:  # info = build(...): the fields read as info.X (a record the callee returns)
-            indices = sorted(_fields_read(facts, target.id, scope), key=str)[:MAX_FIELDS] if isinstance(target, ast.Name) else []
+            indices = [*sorted(_fields_read(facts, target.id, scope), key=str)[:MAX_FIELDS]] if isinstance(target, ast.Name) else []
     elif isinstance(parent, (ast.For, ast.AsyncFor, ast.Call)):
         indices = ["*"] if facts.usage.element_loop_target(call) is not None else []
     else:
@@ -425,7 +427,7 @@ def _keyed(facts: FileFacts, loads: list[ast.Name]) -> bool:
 
 
 def _entries(
-    facts: FileFacts, loads: list[ast.Name], uses_of: Callable[[Any, tuple], list | None], built: set[int] | None = None
+    facts: FileFacts, loads: list[ast.Name], uses_of: Callable[[Element, Path], list[Use] | None], built: set[int] | None = None
 ) -> dict[str, Effects]:
     """What happens to a dict's entries (see FunctionSummary.entries); {} when undecidable."""
     from dllint.facts.flow.model import AnyEntry, DictKey, path_key
@@ -438,7 +440,7 @@ def _entries(
     found = {"?": effects_of(generic, built, facts)}
     for key in sorted(any_entry.met)[:MAX_FIELDS]:
         entry = DictKey(key)
-        paths: list[tuple] = [(entry,)]
+        paths: list[Path] = [(entry,)]
         paths += [(entry, field) for field in sorted(_fields_under(facts, loads, key))[:MAX_FIELDS]]
         for path in paths:
             uses = uses_of(path[0], path[1:])
@@ -486,7 +488,7 @@ def _worker_side(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunction
     summary.onward = sorted(onward, key=lambda o: (o.startswith("."), o))[:MAX_ONWARD]  # other modules first
 
 
-def _calls_out(facts: FileFacts, function: ast.AST, cls) -> set[str]:
+def _calls_out(facts: FileFacts, function: ast.AST, cls: ClassInfo | None) -> set[str]:
     """The calls in ``function`` that lead out of the file: project targets, ``.m`` methods."""
     out: set[str] = set()
     context = facts.project
@@ -509,7 +511,7 @@ class _Memo:
     ``trainer.py`` walks its methods thousands of times)."""
 
     def __init__(self) -> None:
-        self.answers: dict[tuple, Any] = {}
+        self.answers: dict[tuple[ast.AST, Any], Any] = {}
 
     def once(self, function: ast.AST, question: Any, answer: Callable[[ast.AST], Any]) -> Any:
         key = (function, question)
