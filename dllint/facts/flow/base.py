@@ -233,19 +233,32 @@ class FlowBase:
         return sites
 
     def same_file_function(self, func: ast.expr, scope: Scope) -> ast.AST | None:
-        """The ``def`` a call goes to, when it is in this file: ``f(...)`` or ``self.method(...)``."""
+        """The ``def`` a call goes to, when it is in this file: ``f(...)``, ``self.method(...)``,
+        or ``obj.method(...)`` where ``obj`` is a name bound once to an instance of a class of
+        this file (``model = SAGE(); model.inference(x, loader)``)."""
         if isinstance(func, ast.Name):
             found = self.facts.scopes.lookup(func.id, scope)
             if found and len(found[1]) == 1 and found[1][0].kind == "def":
                 return found[1][0].node
             return None
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            cls = self._enclosing_class(scope)
-            if cls is not None:
-                for stmt in cls.body:
-                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == func.attr:
-                        return stmt
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        cls = self._enclosing_class(scope) if func.value.id == "self" else self._instance_class(func.value.id, scope)
+        if cls is not None:
+            for stmt in cls.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == func.attr:
+                    return stmt
         return None
+
+    def _instance_class(self, name: str, scope: Scope) -> ast.ClassDef | None:
+        """The class of this file that ``name`` (bound once, to ``Cls(...)``) is an instance of."""
+        found = self.facts.scopes.single_value(name, scope)
+        built = found[1].value if found is not None else None
+        if not (isinstance(built, ast.Call) and isinstance(built.func, ast.Name)) or found is None:
+            return None
+        cls = self.facts.scopes.lookup(built.func.id, found[0])
+        node = cls[1][0].node if cls is not None and len(cls[1]) == 1 and cls[1][0].kind == "class" else None
+        return node if isinstance(node, ast.ClassDef) else None
 
     def _same_file_init(self, func: ast.expr, scope: Scope) -> ast.AST | None:
         """``__init__`` of the same-file class a call constructs (a name bound only to it)."""
@@ -273,8 +286,9 @@ class FlowBase:
             return None
         args = func.args
         positional = [a.arg for a in [*args.posonlyargs, *args.args]]
-        if bound_method and positional:
-            positional = positional[1:]
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
+        if bound_method and positional and not static:
+            positional = positional[1:]  # self (a staticmethod called on self or a class takes no self)
         if keyword is not None:
             names = positional + [a.arg for a in args.kwonlyargs]
             return keyword if keyword in names else None
