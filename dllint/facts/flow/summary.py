@@ -371,18 +371,22 @@ def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[
 MAX_FIELDS = 8
 
 
-def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[str | DictKey]:
+def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[int | str | DictKey]:
     """Attributes read off loads of ``name`` in ``scope`` (``info.dataloader``), and
-    constant keys it is subscripted with (``loaders["train"]``, ``loaders.get("train")``)."""
+    constant keys or positions it is subscripted with (``loaders["train"]``,
+    ``loaders.get("train")``, ``loaders[1]`` of a returned list)."""
     from dllint.facts.flow.model import DictKey
 
     parents = facts.scopes.parents
-    found: set[str | DictKey] = set()
+    found: set[int | str | DictKey] = set()
     for load in facts.usage.loads_in(name, scope):
         parent = parents.get(load)
-        if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Load):
-            if isinstance(parent.slice, ast.Constant) and isinstance(parent.slice.value, str):
-                found.add(DictKey(parent.slice.value))
+        if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Load) and isinstance(parent.slice, ast.Constant):
+            key = parent.slice.value
+            if isinstance(key, str):
+                found.add(DictKey(key))
+            elif type(key) is int and key >= 0:
+                found.add(key)
         elif isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Load):
             call = parents.get(parent)
             if parent.attr == "get" and isinstance(call, ast.Call) and call.func is parent and call.args:
