@@ -5,8 +5,6 @@ answers what rules ask (how often a loader is iterated, its repeated uses).
 
 The analysis follows a loader from its construction through names (each binding on its
 own: a name bound twice to two loaders is two loaders), same-file function calls and
-
-
 class constructors (parameter by parameter), closures, ``return`` (to the function's
 callers: same-file, other project files through ``facts.project``, or a framework hook),
 ``self.X = loader`` (to the class's reads of ``self.X``), wrappers (any call whose result a
@@ -22,12 +20,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.base import position_of
 from dllint.facts.flow.calls import CallFlow
 from dllint.facts.flow.containers import ContainerFlow
 from dllint.facts.flow.model import How, Move, Passes, Use, join, then
 from dllint.facts.flow.names import NameFlow
 from dllint.facts.flow.returns import ReturnFlow
+from dllint.facts.flow.syntax import position_of
 from dllint.facts.frameworks import callback_result
 from dllint.facts.scopes import Scope
 

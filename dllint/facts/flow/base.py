@@ -8,15 +8,13 @@ import ast
 from abc import abstractmethod
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.model import Constant, DictKey, Element, Guard, How, Loops, Move, Path, RemoteLoop, Seen, Use, Via
+from dllint.facts.flow.model import Element, Guard, Loops, Path, Seen, Use, Via, uses_from, without_loops
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
-    from dllint.facts.flow.summary import Effects
     from dllint.facts.scopes import Binding
-    from dllint.knowledge.frameworks import Hook
 
 # Builtins that consume an iterable on the spot.
 ITERATING_BUILTINS = frozenset({"iter", "list", "tuple", "sorted", "set", "sum", "any", "all", "min", "max", "dict"})
@@ -42,92 +40,6 @@ LOOPS = (ast.For, ast.AsyncFor, ast.While)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 MAX_CALL_DEPTH = 6
 MAX_STEPS = 2000  # flow steps for one question; real code needs a few dozen
-
-
-def hook_iterates(hook: Hook, node: ast.AST, here: Loops, via: Via) -> Use:
-    """The framework iterates ``node``'s loader whenever it calls ``hook`` (every epoch, for a
-    per-epoch hook such as ``train_dataloader``)."""
-    marker = (RemoteLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
-    return Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE)
-
-
-def without_loops(uses: list[Use], dropped: set[int], here: Loops = ()) -> list[Use]:
-    """``uses`` whose loops no longer count those in ``dropped`` (by id), under the loops ``here``."""
-    return [u._replace(loops=here + tuple(loop for loop in u.loops if id(loop) not in dropped)) for u in uses]
-
-
-def position_of(node: ast.AST) -> tuple[int, int]:
-    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-
-
-def end_of(node: ast.AST) -> tuple[int, int]:
-    """Where a binding statement takes effect: after its value is evaluated (a ``for``'s
-    target: after its iterable, before its body)."""
-    if isinstance(node, (ast.For, ast.AsyncFor)):
-        node = node.iter
-    elif isinstance(node, ast.withitem):  # no position of its own
-        node = node.context_expr
-    return (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
-
-
-def dict_key(display: ast.Dict, value: ast.AST) -> DictKey | None:
-    """The constant string key ``value`` is stored under in a dict display, unless a later
-    entry (the same key, a ``**splat``) may replace it."""
-    if value not in display.values:
-        return None
-    position = display.values.index(value)  # type: ignore[arg-type]  # a parent's child: an expr
-    key = display.keys[position]
-    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-        return None
-    for later in display.keys[position + 1:]:
-        if later is None or not isinstance(later, ast.Constant) or later.value == key.value:
-            return None
-    return DictKey(key.value)
-
-
-def element_index(container: ast.Tuple | ast.List, element: ast.AST) -> int | None:
-    """The position of ``element`` in a tuple or list display; None after a ``*starred`` one."""
-    position = container.elts.index(element)  # type: ignore[arg-type]  # a parent's child: an expr
-    return None if any(isinstance(e, ast.Starred) for e in container.elts[:position]) else position
-
-
-def constant_args(call: ast.Call) -> dict[str, Constant]:
-    """The JSON constants a call passes, by position ("0", "1", ...) up to a ``*starred``
-    argument and by keyword (none after a ``**splat``, which may replace them)."""
-    args: dict[str, Constant] = {}
-    for position, arg in enumerate(call.args):
-        if isinstance(arg, ast.Starred):
-            break
-        if isinstance(arg, ast.Constant) and isinstance(arg.value, (str, int, float, bool, type(None))):
-            args[str(position)] = arg.value
-    if not any(k.arg is None for k in call.keywords):
-        for keyword in call.keywords:
-            if isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, (str, int, float, bool, type(None))):
-                args[keyword.arg] = keyword.value.value  # type: ignore[index]
-    return args
-
-
-def shown(target: str) -> str:
-    """``"1:data.fit@"`` -> ``"data.fit()"``: a target as the user wrote it."""
-    level, _, dotted = target.rstrip("@").partition(":")
-    return "." * int(level or 0) + dotted + "()"
-
-
-def uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: Loops, via: Via, where: str) -> list[Use]:
-    """Uses standing for what another file does with a value (``where``: shown in messages),
-    the inverse of :func:`effects_of`."""
-    uses: list[Use] = []
-    if effects.iterations:
-        repeated = effects.per_epoch or effects.iterations > 1
-        marker: Loops = (RemoteLoop(where),) if repeated else ()
-        uses.append(Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE, copies=effects.cuda_copy))
-    if effects.stores:
-        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED))
-    if effects.unknown:
-        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNKNOWN))
-    if effects.set_epoch:
-        uses.append(Use(Move.ESCAPE, expr, here, via, How.SET_EPOCH))
-    return uses
 
 
 class FlowBase:

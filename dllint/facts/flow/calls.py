@@ -6,26 +6,15 @@ from __future__ import annotations
 
 import ast
 
-from dllint.facts.flow.model import How, Loops, Move, RemoteLoop, Seen, Use, Via
+from dllint.facts.flow.model import How, Loops, Move, RemoteLoop, Seen, Use, Via, shown, uses_from
 from dllint.facts.frameworks import framework_call
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.knowledge.frameworks import Passing
 
 
-from dllint.facts.flow.base import (
-    FlowBase,
-    ITERATING_BUILTINS,
-    MAX_CALL_DEPTH,
-    MAX_STEPS,
-    NEUTRAL_BUILTINS,
-    WRAPPING_BUILTINS,
-    WRAPPING_QUALNAMES,
-    dict_key,
-    element_index,
-    shown,
-    uses_from,
-)
+from dllint.facts.flow.base import FlowBase, ITERATING_BUILTINS, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS, WRAPPING_BUILTINS, WRAPPING_QUALNAMES
+from dllint.facts.flow.syntax import dict_key, element_index
 
 
 class CallFlow(FlowBase):

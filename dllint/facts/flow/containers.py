@@ -6,12 +6,13 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from dllint.facts.flow.model import AnyEntry, DictKey, Element, How, Loops, Move, Path, Seen, Use, Via, path_key
+from dllint.facts.flow.model import AnyEntry, DictKey, Element, How, Loops, Move, Path, Seen, Use, Via, hook_iterates, path_key, shown, uses_from, without_loops
 from dllint.facts.frameworks import inherited_hooks
 from dllint.facts.scopes import Scope
 
 
-from dllint.facts.flow.base import FlowBase, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS, dict_key, hook_iterates, shown, uses_from, without_loops
+from dllint.facts.flow.base import FlowBase, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS
+from dllint.facts.flow.syntax import dict_key
 
 
 class Unhandled:

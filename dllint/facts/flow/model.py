@@ -15,7 +15,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from enum import Enum, IntEnum
-from typing import Hashable, NamedTuple, Union
+from typing import TYPE_CHECKING, Hashable, NamedTuple, Union
+
+if TYPE_CHECKING:
+    from dllint.facts.flow.summary import Effects
+    from dllint.knowledge.frameworks import Hook
 
 
 class Move(Enum):
@@ -167,3 +171,39 @@ class Guard(NamedTuple):
 
 def admitted(guards: tuple[Guard, ...], args: dict[str, Constant]) -> bool:
     return all(guard.admits(args) for guard in guards)
+
+
+# -- building uses -------------------------------------------------------------------
+def hook_iterates(hook: Hook, node: ast.AST, here: Loops, via: Via) -> Use:
+    """The framework iterates ``node``'s loader whenever it calls ``hook`` (every epoch, for a
+    per-epoch hook such as ``train_dataloader``)."""
+    marker = (RemoteLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
+    return Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE)
+
+
+def without_loops(uses: list[Use], dropped: set[int], here: Loops = ()) -> list[Use]:
+    """``uses`` whose loops no longer count those in ``dropped`` (by id), under the loops ``here``."""
+    return [u._replace(loops=here + tuple(loop for loop in u.loops if id(loop) not in dropped)) for u in uses]
+
+
+def shown(target: str) -> str:
+    """``"1:data.fit@"`` -> ``"data.fit()"``: a target as the user wrote it."""
+    level, _, dotted = target.rstrip("@").partition(":")
+    return "." * int(level or 0) + dotted + "()"
+
+
+def uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: Loops, via: Via, where: str) -> list[Use]:
+    """Uses standing for what another file does with a value (``where``: shown in messages),
+    the inverse of :func:`effects_of`."""
+    uses: list[Use] = []
+    if effects.iterations:
+        repeated = effects.per_epoch or effects.iterations > 1
+        marker: Loops = (RemoteLoop(where),) if repeated else ()
+        uses.append(Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE, copies=effects.cuda_copy))
+    if effects.stores:
+        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED))
+    if effects.unknown:
+        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNKNOWN))
+    if effects.set_epoch:
+        uses.append(Use(Move.ESCAPE, expr, here, via, How.SET_EPOCH))
+    return uses

@@ -6,11 +6,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.model import Loops, Seen, Use, Via
+from dllint.facts.flow.model import Loops, Seen, Use, Via, without_loops
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 
 
-from dllint.facts.flow.base import FlowBase, LOOPS, without_loops, position_of, end_of
+from dllint.facts.flow.base import FlowBase, LOOPS
+from dllint.facts.flow.syntax import end_of, position_of
 
 if TYPE_CHECKING:
     from dllint.facts.scopes import Binding

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import ast
 
-from dllint.facts.flow.model import DictKey, Element, Guard, How, Loops, Move, Path, Seen, Use, Via, admitted, path_key
+from dllint.facts.flow.model import DictKey, Element, Guard, How, Loops, Move, Path, Seen, Use, Via, admitted, hook_iterates, path_key
 from dllint.facts.frameworks import assigned_hook, callback_result, hook_of, hooks_of_stored_result, inherited_hooks
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.knowledge.frameworks import Result
 
 
-from dllint.facts.flow.base import FlowBase, LOOPS, hook_iterates, constant_args
+from dllint.facts.flow.base import FlowBase, LOOPS
+from dllint.facts.flow.syntax import constant_args
 
 
 class ReturnFlow(FlowBase):

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
-from dllint.facts.flow.base import constant_args
+from dllint.facts.flow.syntax import constant_args
 from dllint.facts.flow.targets import call_target, project_imports
 from dllint.facts.values import follow
 
@@ -637,4 +637,3 @@ def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None)
         else:
             effects.unknown = True
     return effects
-
