@@ -261,7 +261,7 @@ def test_a_dict_read_by_a_key_not_spelled_out_in_another_file_stays_silent(tmp_p
 
 def test_an_entry_path_under_a_key_read_some_other_way_is_undecidable():
     from dllint.project.index import entry_effects
-    from dllint.facts.flow.summary import Effects
+    from dllint.facts.flow.records import Effects
 
     text = "def zero_shot(data):\n    info = data['zs']\n    for batch in info.dataloader:\n        pass\n"
     entries = summarize("z.py", text, SETTINGS).functions["zero_shot"].entries["data"]

@@ -17,8 +17,8 @@ from typing import Any
 # Exported names, imported on first use: a run without a project root never uses the index
 # and the summaries.
 _EXPORTS = {
-    "Effects": "dllint.facts.flow.summary", "FileSummary": "dllint.facts.flow.summary",
-    "NullProject": "dllint.facts.flow.summary", "summarize": "dllint.facts.flow.summary",
+    "Effects": "dllint.facts.flow.records", "FileSummary": "dllint.facts.flow.records",
+    "NullProject": "dllint.facts.flow.queries", "summarize": "dllint.facts.flow.summary",
     "MemoryStore": "dllint.project.index", "ProjectIndex": "dllint.project.index",
     "ProjectView": "dllint.project.index", "find_project_root": "dllint.project.index",
 }

@@ -10,15 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dllint.facts.flow.summary import (
-    Effects,
-    FileSummary,
-    FunctionSummary,
-)
+from dllint.facts.flow.records import Effects, FileSummary, FunctionSummary
 
 if TYPE_CHECKING:
     from dllint.config import Settings
     from dllint.facts.flow.model import Constant, Element
+
+
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv"})  # venvs, build copies
 MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
 MAX_ANCESTORS = 16  # project classes visited from one base class

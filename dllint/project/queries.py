@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from dllint.facts.flow.summary import (
-    Effects,
-    FunctionSummary,
-)
+from dllint.facts.flow.records import Effects, FunctionSummary
 from dllint.project import base as limits  # read at call time (tests lower them)
 from dllint.project.base import (
     IndexBase,

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dllint.facts.flow.summary import (
-    ClassSummary,
-    FileSummary,
-    FunctionSummary,
-)
+from dllint.facts.flow.records import ClassSummary, FileSummary, FunctionSummary
 from dllint.project.base import (
     IndexBase,
     MAX_ANCESTORS,

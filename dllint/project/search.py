@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from dllint.facts.flow.summary import (
-    FunctionSummary,
-    LoaderSummary,
-)
+from dllint.facts.flow.records import FunctionSummary, LoaderSummary
 from dllint.project import base as limits  # read at call time (tests lower them)
 from dllint.project.base import (
     CallRecord,

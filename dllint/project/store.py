@@ -7,11 +7,8 @@ import os
 from functools import cached_property
 from typing import Any, Iterable
 
-from dllint.facts.flow.summary import (
-    FileSummary,
-    digest_of,
-    summarize,
-)
+from dllint.facts.flow.records import FileSummary, digest_of
+from dllint.facts.flow.summary import summarize
 from dllint.project.base import (
     IndexBase,
     MAX_PROJECT_FILES,

@@ -10,14 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from dllint.facts.flow.model import admitted
 from dllint.facts.flow.queries import CallerEffects
-from dllint.facts.flow.summary import (
-    ClassSummary,
-    Effects,
-    FunctionSummary,
-    LoaderSummary,
-    NullProject,
-    Returned,
-)
+from dllint.facts.flow.queries import NullProject
+from dllint.facts.flow.records import ClassSummary, Effects, FunctionSummary, LoaderSummary, Returned
 from dllint.facts.flow.targets import call_target
 from dllint.project.base import (
     LOADER_GATE,

@@ -18,7 +18,7 @@ from enum import Enum, IntEnum
 from typing import TYPE_CHECKING, Hashable, NamedTuple, Union
 
 if TYPE_CHECKING:
-    from dllint.facts.flow.summary import Effects
+    from dllint.facts.flow.records import Effects
     from dllint.knowledge.frameworks import Hook
 
 

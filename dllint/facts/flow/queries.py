@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.config_reads import ConfigRead
     from dllint.facts.flow.model import Element, Guard
-    from dllint.facts.flow.summary import ClassSummary, Effects, FunctionSummary, LoaderSummary, Returned
+    from dllint.facts.flow.records import ClassSummary, Effects, FunctionSummary, LoaderSummary, Returned
     from dllint.facts.scopes import Scope
     from dllint.findings import ConfigKey
 
@@ -76,3 +76,57 @@ class ProjectQueries(Protocol):
 
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         """The project class a base expression names, and its ancestors in every file."""
+
+
+class NullProject:
+    """The questions the facts ask ``facts.project`` (:class:`ProjectQueries`), answered for
+    a file with nothing else in view (the base of what the project index hands out; a
+    test's stand-in)."""
+
+    summarizing = False
+    deps: dict[str, str] = {}
+
+    def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
+        return None
+
+    def parameter_effects(self, target: str, argument: str) -> Effects | None:
+        return None
+
+    def entry_effects(self, target: str, argument: str, entry: str) -> Effects | None:
+        return None
+
+    def caller_effects(self, function: str, element: Element | None, guards: tuple[Guard, ...]) -> list[CallerEffects] | None:
+        return None
+
+    def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
+        return []
+
+    def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list[Returned]:
+        return []
+
+    def function_summary(self, facts: FileFacts, func: ast.expr, scope: Scope) -> FunctionSummary | None:
+        return None
+
+    def reaches(self, facts: FileFacts, func: ast.expr, scope: Scope, flag: str) -> bool:
+        return False
+
+    def method_reaches(self, name: str, flag: str) -> bool:
+        return False
+
+    def methods_named(self, name: str) -> list[str] | None:
+        return []
+
+    def config_value(self, facts: FileFacts, read: ConfigRead) -> tuple[Any, ConfigKey] | None:
+        return None
+
+    def class_fact(self, facts: FileFacts, func: ast.expr, scope: Scope, fact: str) -> bool:
+        return False
+
+    def project_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> ClassSummary | None:
+        return None
+
+    def named_elsewhere(self, name: str) -> bool:
+        return False
+
+    def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
+        return []
