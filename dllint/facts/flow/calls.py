@@ -249,18 +249,11 @@ class CallFlow(FlowBase):
     def _record_field(self, func: ast.expr, keyword: str | None, index: int | None, scope: Scope) -> str | None:
         """The field an argument of ``func(...)`` fills, when ``func`` is a same-file
         ``@dataclass`` or ``NamedTuple`` class with no ``__init__`` of its own."""
-        if not isinstance(func, ast.Name):
+        found = self.facts.scopes.lookup(func.id, scope) if isinstance(func, ast.Name) else None
+        cls = found[1][0].node if found and len(found[1]) == 1 and found[1][0].kind == "class" else None
+        if not isinstance(cls, ast.ClassDef) or not _is_record(cls):
             return None
-        found = self.facts.scopes.lookup(func.id, scope)
-        if not found or len(found[1]) != 1 or found[1][0].kind != "class":
-            return None
-        cls = found[1][0].node
-        record = any((dotted_name(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] == "dataclass" for d in cls.decorator_list)  # type: ignore[attr-defined]
-        record |= any((dotted_name(b) or "").rsplit(".", 1)[-1] == "NamedTuple" for b in cls.bases)  # type: ignore[attr-defined]
-        body = cls.body  # type: ignore[attr-defined]
-        if not record or any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("__init__", "__post_init__") for s in body):
-            return None
-        fields = [s.target.id for s in body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+        fields = [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
         if keyword is not None:
             return keyword if keyword in fields else None
         return fields[index] if index is not None and index < len(fields) else None
@@ -270,3 +263,11 @@ def _repeats_elsewhere(uses: list[Use]) -> bool:
     """Some use is repeated by a loop in another file (a helper's ``while True`` around its
     ``for``): more than the one pass a wrapper's caller sees."""
     return any(isinstance(loop, RemoteLoop) for use in uses for loop in use.loops)
+
+
+def _is_record(cls: ast.ClassDef) -> bool:
+    """A ``@dataclass`` or ``NamedTuple`` class whose fields are its ``__init__`` (none of its own)."""
+    last = [(dotted_name(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] for d in cls.decorator_list]
+    record = "dataclass" in last or any((dotted_name(b) or "").rsplit(".", 1)[-1] == "NamedTuple" for b in cls.bases)
+    own_init = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("__init__", "__post_init__") for s in cls.body)
+    return record and not own_init

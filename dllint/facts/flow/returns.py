@@ -6,7 +6,22 @@ from __future__ import annotations
 
 import ast
 
-from dllint.facts.flow.model import DictKey, Element, Guard, How, Loops, Move, Path, Seen, Use, Via, admitted, hook_iterates, path_key
+from dllint.facts.flow.model import (
+    Constant,
+    DictKey,
+    Element,
+    Guard,
+    How,
+    Loops,
+    Move,
+    Path,
+    Seen,
+    Use,
+    Via,
+    admitted,
+    hook_iterates,
+    path_key,
+)
 from dllint.facts.frameworks import assigned_hook, callback_result, hook_of, hooks_of_stored_result, inherited_hooks
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
@@ -28,10 +43,9 @@ class ReturnFlow(FlowBase):
             return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
         if func is self._summarizing:
             return [Use(Move.ESCAPE, expr, here, via, How.RETURN)]
-        if via and self.same_file_function(via[-1].func, self.facts.scopes.scope_of(via[-1])) is func:
-            call = via[-1]  # handed back to the call that passed it in
-            outer = self._entry_loops.get((call, via[:-1]), ())
-            return self._uses_of_expr(call, self.facts.scopes.scope_of(call), outer, via[:-1], seen)
+        back = self._handed_back(func, via)
+        if back is not None:  # handed back to the call that passed it in
+            return self._uses_of_expr(back, self.facts.scopes.scope_of(back), self._entry_loops.get((back, via[:-1]), ()), via[:-1], seen)
         key = ("return", func)
         if key in seen:
             return []
@@ -40,11 +54,8 @@ class ReturnFlow(FlowBase):
         hook = hook_of(self.facts, func)
         if hook is not None:
             return [hook_iterates(hook, expr, here, via)]
-        uses: list[Use] = []
-        owner = self.parents.get(func)
-        stored = hooks_of_stored_result(self.facts, owner, func.name) if isinstance(owner, ast.ClassDef) else None
-        for hook in stored or ():  # a base class stores it for its hooks (this class overrides the factory)
-            uses.append(hook_iterates(hook, expr, here, via))
+        uses = self._stored_for_hooks(func, expr, here, via)
+        stored = bool(uses)
         guards = self.return_guards(expr, func)
         callers = self._callers(func)
         for call in callers:
@@ -58,12 +69,28 @@ class ReturnFlow(FlowBase):
         if remote:
             uses += remote
         if not callers and remote is None and not stored and handed is None:
-            # ``get_data_loader()`` with no caller in the project: a trainer outside it asks for
-            # a fresh loader when it needs one (coqui's calls it every epoch), which no
-            # ``persistent_workers`` helps. How often the loader is iterated is unknown.
-            how = How.UNKNOWN if _on_request(func, self.parents.get(func)) else How.UNCLAIMED
-            uses.append(Use(Move.ESCAPE, expr, here, via, how))
+            uses.append(self._nobody_claims(func, expr, here, via))
         return uses
+
+    def _handed_back(self, func: ast.AST, via: Via) -> ast.Call | None:
+        """The call that passed the value into ``func``, when ``func`` returns it to that call."""
+        if via and self.same_file_function(via[-1].func, self.facts.scopes.scope_of(via[-1])) is func:
+            return via[-1]
+        return None
+
+    def _stored_for_hooks(self, func: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, here: Loops, via: Via) -> list[Use]:
+        """A base class stores what ``func`` returns for its framework hooks (this class
+        overrides the factory): each such hook iterates it."""
+        owner = self.parents.get(func)
+        stored = hooks_of_stored_result(self.facts, owner, func.name) if isinstance(owner, ast.ClassDef) else None
+        return [hook_iterates(hook, node, here, via) for hook in stored or ()]
+
+    def _nobody_claims(self, func: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, here: Loops, via: Via) -> Use:
+        """Returned with no caller in the project. ``get_data_loader()`` (a method): a trainer
+        outside asks for a fresh loader when it needs one (coqui's calls it every epoch),
+        which no ``persistent_workers`` helps: how often it is iterated is unknown."""
+        how = How.UNKNOWN if _on_request(func, self.parents.get(func)) else How.UNCLAIMED
+        return Use(Move.ESCAPE, node, here, via, how)
 
     def _handed_on(self, func: ast.AST, expr: ast.AST, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
         """What becomes of the value ``func`` returns where ``func`` itself is handed on rather
@@ -130,18 +157,14 @@ class ReturnFlow(FlowBase):
         tests += [(test, False) for test in self._left_before(node)]
         guards: list[Guard] = []
         for test, holds in tests:
-            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
+            compared = _compared_parameter(test)
+            if compared is None or compared[0] not in names:
                 continue
-            sides = (test.left, test.comparators[0])
-            name = next((n for n in sides if isinstance(n, ast.Name)), None)
-            constant = next((c for c in sides if isinstance(c, ast.Constant)), None)
-            if name is None or constant is None or name.id not in names:
-                continue
-            if len(self.facts.scopes.scopes[func].bindings.get(name.id, ())) != 1:
+            name, value, equal = compared
+            if len(self.facts.scopes.scopes[func].bindings.get(name, ())) != 1:
                 continue  # reassigned before the test: not the argument any more
-            equal = isinstance(test.ops[0], ast.Eq) == holds
-            position = positional.index(name.id) if name.id in positional else -1
-            guards.append(Guard(name.id, position, constant.value, equal))
+            position = positional.index(name) if name in positional else -1
+            guards.append(Guard(name, position, value, equal == holds))
         return tuple(guards)
 
     def _left_before(self, node: ast.AST) -> list[ast.expr]:
@@ -181,15 +204,12 @@ class ReturnFlow(FlowBase):
             if rest:
                 return None  # the framework iterates the entries, not what they hold
             return [hook_iterates(hook, container, here, via)]
-        if via and self.same_file_function(via[-1].func, self.facts.scopes.scope_of(via[-1])) is func:
-            call = via[-1]  # handed back to the call that passed the loader in
-            outer = self._entry_loops.get((call, via[:-1]), ())
-            return self._uses_of_element(call, index, self.facts.scopes.scope_of(call), outer, via[:-1], seen, rest)
-        uses: list[Use] = []
-        owner = self.parents.get(func)
-        stored = hooks_of_stored_result(self.facts, owner, func.name) if isinstance(owner, ast.ClassDef) and not rest else None
-        for hook in stored or ():  # a base class stores the container for its hooks
-            uses.append(hook_iterates(hook, container, here, via))
+        back = self._handed_back(func, via)
+        if back is not None:  # handed back to the call that passed the loader in
+            outer = self._entry_loops.get((back, via[:-1]), ())
+            return self._uses_of_element(back, index, self.facts.scopes.scope_of(back), outer, via[:-1], seen, rest)
+        uses = [] if rest else self._stored_for_hooks(func, container, here, via)
+        stored = bool(uses)
         guards = self.return_guards(container, func)
         callers = self._callers(func)
         for call in callers:
@@ -200,18 +220,22 @@ class ReturnFlow(FlowBase):
             if found is None:
                 found = [Use(Move.ESCAPE, call, (), via + (call,), How.UNCLAIMED)]
             uses += self._fresh_at(call, call_scope, here, found)
-        project = self.facts.project
-        if rest and not isinstance(index, DictKey):  # summaries record parts of dict entries only
-            remote: list[Use] | None = [Use(Move.ESCAPE, container, here, via, How.UNCLAIMED)] if project is not None and not project.summarizing else None
-        else:
-            element = path_key((index, *rest)) if rest else index
-            remote = self._callers_elsewhere(func, container, here, via, element, guards)
+        remote = self._element_elsewhere(func, container, index, rest, here, via, guards)
         if remote:
             uses += remote
         if not callers and remote is None and not stored:
-            how = How.UNKNOWN if _on_request(func, self.parents.get(func)) else How.UNCLAIMED
-            uses.append(Use(Move.ESCAPE, container, here, via, how))
+            uses.append(self._nobody_claims(func, container, here, via))
         return uses
+
+    def _element_elsewhere(
+        self, func: ast.AST, container: ast.AST, index: Element, rest: Path, here: Loops, via: Via, guards: tuple[Guard, ...]
+    ) -> list[Use] | None:
+        """What other files' callers do with the element; summaries record parts of dict
+        entries only (another part of an element elsewhere is kept: unclaimed)."""
+        if rest and not isinstance(index, DictKey):
+            project = self.facts.project
+            return [Use(Move.ESCAPE, container, here, via, How.UNCLAIMED)] if project is not None and not project.summarizing else None
+        return self._callers_elsewhere(func, container, here, via, path_key((index, *rest)) if rest else index, guards)
 
     def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: Loops, via: Via, seen: Seen) -> list[Use]:
         """``self.X = loader``: the reads of ``self.X`` in the class decide; how often their
@@ -310,6 +334,18 @@ class ReturnFlow(FlowBase):
             if loops:
                 return loops
         return ()
+
+
+def _compared_parameter(test: ast.expr) -> tuple[str, Constant, bool] | None:
+    """``name == constant`` (or ``!=``, either side): (name, constant, whether ``==``)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
+        return None
+    sides = (test.left, test.comparators[0])
+    name = next((n for n in sides if isinstance(n, ast.Name)), None)
+    constant = next((c for c in sides if isinstance(c, ast.Constant)), None)
+    if name is None or constant is None:
+        return None
+    return name.id, constant.value, isinstance(test.ops[0], ast.Eq)
 
 
 def _on_request(func: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.AST | None) -> bool:
