@@ -286,33 +286,38 @@ def _fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef) -> bool:
     ]
     if not constructions:
         return False
-    for call in constructions:
-        binding = facts.scopes.parents.get(call)
-        if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)):
-            return False
-        name = binding.targets[0].id
-        scope = facts.scopes.scope_of(call)
-        fits = 0
-        for node in ast.walk(scope.node):
-            if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
-                continue
-            if facts.scopes.scope_of(node) is not scope:
-                return False  # read in a nested function: used in ways not followed here
-            parent = facts.scopes.parents.get(node)
-            if isinstance(parent, ast.Attribute) and parent.value is node:
-                continue  # model.parameters(), model.device: the module's own attributes
-            if isinstance(parent, ast.keyword):
-                parent = facts.scopes.parents.get(parent)
-            if not _one_epoch_fit(facts, parent, node, scope):
-                return False
-            fits += 1
-        if not fits:
-            return False
+    if not all(_bound_and_fit_once(facts, call) for call in constructions):
+        return False
     project = facts.project
     if project is not None and project.named_elsewhere(cls.name):
         return False  # another project file may import the module and fit it for longer
     cache[cls] = True
     return True
+
+
+def _bound_and_fit_once(facts: FileFacts, call: ast.Call) -> bool:
+    """``model = Module(...)`` whose every read in its scope is ``trainer.fit(model)`` of a
+    ``Trainer(max_epochs=1)`` (or an attribute of the module), with at least one such fit."""
+    binding = facts.scopes.parents.get(call)
+    if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)):
+        return False
+    name = binding.targets[0].id
+    scope = facts.scopes.scope_of(call)
+    fits = 0
+    for node in ast.walk(scope.node):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        if facts.scopes.scope_of(node) is not scope:
+            return False  # read in a nested function: used in ways not followed here
+        parent = facts.scopes.parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            continue  # model.parameters(), model.device: the module's own attributes
+        if isinstance(parent, ast.keyword):
+            parent = facts.scopes.parents.get(parent)
+        if not _one_epoch_fit(facts, parent, node, scope):
+            return False
+        fits += 1
+    return fits > 0
 
 
 def _one_epoch_fit(facts: FileFacts, call: ast.AST | None, argument: ast.expr, scope: Scope) -> bool:

@@ -66,7 +66,14 @@ def summarize(
     context = SummaryContext(tree, own)
     facts = FileFacts(path, text, tree, settings, project=context)
     summary = FileSummary(imports=context.imports, set_epoch="set_epoch" in text)
-    usage = facts.usage
+    _definitions(facts, tree, summary)
+    _loaders_over_imports(facts, context, summary)
+    _calls_into_modules(facts, context, summary)
+    return summary
+
+
+def _definitions(facts: FileFacts, tree: ast.Module, summary: FileSummary) -> None:
+    """The module's functions, classes and their methods."""
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             summary.functions[stmt.name] = _function(facts, stmt, method=False)
@@ -76,6 +83,10 @@ def summarize(
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     static = any(dotted_name(d) == "staticmethod" for d in item.decorator_list)
                     summary.functions[f"{stmt.name}.{item.name}"] = _function(facts, item, method=not static)
+
+
+def _loaders_over_imports(facts: FileFacts, context: SummaryContext, summary: FileSummary) -> None:
+    """Loaders whose dataset is built by a call into another module (DL304 asks across files)."""
     for loader in facts.loader_calls:
         arg = loader.argument("dataset")
         value = follow(arg.value, arg.scope, facts) if arg is not None else None
@@ -84,6 +95,12 @@ def summarize(
             if target is not None and not target.endswith("@"):
                 worker_init = loader.given("worker_init_fn") or loader.unknown_splat and loader.argument("worker_init_fn") is None
                 summary.loaders.append(LoaderSummary(target, loader.node.lineno, loader.is_multi_worker, worker_init))
+
+
+def _calls_into_modules(facts: FileFacts, context: SummaryContext, summary: FileSummary) -> None:
+    """Each call into another module whose result is used: what happens to the result (and
+    to each element taken out of it), which function hands it back as it is, its constants."""
+    usage = facts.usage
     for call in facts.calls:
         target = context.target_of(facts, call.func, facts.scopes.scope_of(call))
         if target is None or isinstance(facts.scopes.parents.get(call), ast.Expr):
@@ -97,7 +114,6 @@ def summarize(
         returned_by = _returned_by(facts, call)
         if not effects.empty or elements or returned_by:
             summary.calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constant_args(call)))
-    return summary
 
 
 def _returned_by(facts: FileFacts, call: ast.Call) -> str:
