@@ -74,21 +74,26 @@ class ContainerFlow(FlowBase):
         if isinstance(parent, ast.Attribute) and isinstance(index, str) and index != "*":
             if parent.attr == index:
                 return self._extracted(parent, scope, loops, via, seen, rest)
-            if isinstance(self.parents.get(parent), ast.Call) and self.parents[parent].func is parent:  # type: ignore[attr-defined]
+            call = self.parents.get(parent)
+            if isinstance(call, ast.Call) and call.func is parent:
                 return None  # info.set_epoch(e): a method may use the field
             return []  # another field
         if isinstance(parent, ast.Subscript) and parent.value is container and isinstance(parent.ctx, ast.Load):
-            position = parent.slice
-            if not (isinstance(position, ast.Constant) and type(position.value) is int and position.value >= 0):
-                return None
-            if isinstance(index, str) and index != "*":
-                return None  # a NamedTuple field read by position: which one is not known here
-            if index == "*" or position.value == index:
-                return self._extracted(parent, scope, loops, via, seen, rest)
-            return []  # another element
+            return self._element_at(parent, index, scope, loops, via, seen, rest)
         if isinstance(parent, (ast.Compare, ast.Expr)) or isinstance(parent, (ast.If, ast.While)) and parent.test is container:
             return []
         return UNHANDLED
+
+    def _element_at(self, read: ast.Subscript, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path) -> list[Use] | None:
+        """``pair[0]``: the element asked for (its uses), another one ([]), or undecidable."""
+        position = read.slice
+        if not (isinstance(position, ast.Constant) and type(position.value) is int and position.value >= 0):
+            return None
+        if isinstance(index, str) and index != "*":
+            return None  # a NamedTuple field read by position: which one is not known here
+        if index == "*" or position.value == index:
+            return self._extracted(read, scope, loops, via, seen, rest)
+        return []  # another element
 
     def _element_bound(
         self, parent: ast.AST | None, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path

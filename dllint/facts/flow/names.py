@@ -41,24 +41,27 @@ class NameFlow(FlowBase):
                     found = self._first_pass_only(found, rebound, load, scope.bindings[name], scope)
                 uses += found
                 continue
-            # A load inside a nested function: repeated as often as that function is called.
-            func = self._outermost_function_below(load_scope, scope)
-            closure = (func, name)
-            if closure in seen:
-                continue
-            calls = self._call_sites(func, scope) if func is not None else None
-            inner = self._uses_of_expr(load, load_scope, (), (), seen | {closure})
-            if not calls:
-                marker = (func,) if func is not None else ()
-                uses += [Use(u.kind, u.node, loops + marker + u.loops, via + u.via, u.how, u.remote) for u in inner]
-                continue
-            for call in calls:
-                call_loops = loops + self.enclosing_loops(call, scope)
-                repeat: Loops = (func,) if len(calls) > 1 and func is not None else ()
-                uses += [
-                    Use(u.kind, u.node, call_loops + repeat + u.loops, via + (call,) + u.via, u.how, u.remote)
-                    for u in inner
-                ]
+            uses += self._closure_uses(name, load, load_scope, scope, loops, via, seen)
+        return uses
+
+    def _closure_uses(self, name: str, load: ast.Name, load_scope: Scope, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
+        """A load inside a nested function: repeated as often as that function is called (at
+        each of its call sites in ``scope``; every time it may be called, when it is used any
+        other way)."""
+        func = self._outermost_function_below(load_scope, scope)
+        closure = (func, name)
+        if closure in seen:
+            return []
+        calls = self._call_sites(func, scope) if func is not None else None
+        inner = self._uses_of_expr(load, load_scope, (), (), seen | {closure})
+        if not calls:
+            marker: Loops = (func,) if func is not None else ()
+            return [Use(u.kind, u.node, loops + marker + u.loops, via + u.via, u.how, u.remote) for u in inner]
+        uses: list[Use] = []
+        for call in calls:
+            call_loops = loops + self.enclosing_loops(call, scope)
+            repeat: Loops = (func,) if len(calls) > 1 and func is not None else ()
+            uses += [Use(u.kind, u.node, call_loops + repeat + u.loops, via + (call,) + u.via, u.how, u.remote) for u in inner]
         return uses
 
     def _first_pass_only(self, uses: list[Use], binding: ast.AST, load: ast.Name, bindings: list[Binding], scope: Scope) -> list[Use]:
