@@ -314,14 +314,10 @@ class ReturnFlow(FlowBase):
         is bound once to a name (``evaluator = Evaluator(val_loader)``, then
         ``evaluator.evaluate(model)`` every epoch; ``prefetcher.reset()`` re-opening the loader
         it holds), directly or through the class's own methods that call it."""
-        if built is None or depth > 3 or not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        instance = self._bound_once(built) if built is not None and depth <= 3 else None
+        if instance is None or not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return ()
-        binding = self.parents.get(built)
-        if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)):
-            return ()
-        name, scope = binding.targets[0].id, self.facts.scopes.scope_of(built)
-        if len(scope.bindings.get(name, ())) != 1:
-            return ()  # rebound: which instance a call reaches is not followed
+        name, scope = instance
         for obj, obj_scope in self._loads_resolving_to(name, scope):
             attribute = self.parents.get(obj)
             call = self.parents.get(attribute) if attribute is not None else None
@@ -334,6 +330,15 @@ class ReturnFlow(FlowBase):
             if loops:
                 return loops
         return ()
+
+    def _bound_once(self, built: ast.Call) -> tuple[str, Scope] | None:
+        """(name, scope) when ``built``'s value is bound to a name bound nowhere else there
+        (rebound: which instance a call reaches is not followed)."""
+        binding = self.parents.get(built)
+        if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)):
+            return None
+        name, scope = binding.targets[0].id, self.facts.scopes.scope_of(built)
+        return (name, scope) if len(scope.bindings.get(name, ())) == 1 else None
 
 
 def _compared_parameter(test: ast.expr) -> tuple[str, Constant, bool] | None:

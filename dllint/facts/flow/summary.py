@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
+from dllint.facts.flow.model import AnyEntry, DictKey, How, Move, path_key
 from dllint.facts.flow.queries import NullProject
 from dllint.facts.flow.records import CallSummary, ClassSummary, Effects, FileSummary, FunctionSummary, LoaderSummary, Returned
 from dllint.facts.flow.syntax import constant_args
@@ -32,7 +33,7 @@ from dllint.facts.values import follow
 if TYPE_CHECKING:
     from dllint.config import Settings
     from dllint.facts import ClassInfo, FileFacts
-    from dllint.facts.flow.model import DictKey, Element, Path, Use
+    from dllint.facts.flow.model import Element, Path, Use
     from dllint.facts.scopes import Scope
 
 MAX_ONWARD = 24  # calls a function summary names for the index to follow on
@@ -166,8 +167,6 @@ def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[int | str | D
     """Attributes read off loads of ``name`` in ``scope`` (``info.dataloader``), and
     constant keys or positions it is subscripted with (``loaders["train"]``,
     ``loaders.get("train")``, ``loaders[1]`` of a returned list)."""
-    from dllint.facts.flow.model import DictKey
-
     parents = facts.scopes.parents
     found: set[int | str | DictKey] = set()
     for load in facts.usage.loads_in(name, scope):
@@ -225,8 +224,6 @@ def _entries(
     facts: FileFacts, loads: list[ast.Name], uses_of: Callable[[Element, Path], list[Use] | None], built: set[int] | None = None
 ) -> dict[str, Effects]:
     """What happens to a dict's entries (see FunctionSummary.entries); {} when undecidable."""
-    from dllint.facts.flow.model import AnyEntry, DictKey, path_key
-
     any_entry = AnyEntry()
     generic = uses_of(any_entry, ())
     if generic is None:
@@ -399,8 +396,6 @@ def _set_epoch_on(facts: FileFacts, function: ast.AST, name: str) -> bool:
 def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None) -> Effects:
     """Fold a value's uses into :class:`Effects`; loops in ``built`` make a fresh value each pass."""
     from dllint.facts.devices import batch_cuda_copies
-    from dllint.facts.flow.model import How, Move
-
     effects = Effects()
     seen: set[int] = set()
     for use in uses:
@@ -419,12 +414,18 @@ def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None)
                 effects.cuda_copy = effects.cuda_copy if effects.cuda_copy == "cuda" else use.copies
         elif use.how is How.REMOTE and use.remote is not None:
             effects.follow.append([use.remote[0], use.remote[1], bool(loops), *use.remote[2:]])
-        elif use.how is How.RETURN:
-            effects.returns = True
-        elif use.how is How.UNCLAIMED:
-            effects.stores = True
-        elif use.how is How.SET_EPOCH:
-            effects.set_epoch = True
         else:
-            effects.unknown = True
+            _escaped(effects, use.how)
     return effects
+
+
+def _escaped(effects: Effects, how: How) -> None:
+    """What an escape of the value says about it."""
+    if how is How.RETURN:
+        effects.returns = True
+    elif how is How.UNCLAIMED:
+        effects.stores = True
+    elif how is How.SET_EPOCH:
+        effects.set_epoch = True
+    else:
+        effects.unknown = True
