@@ -42,6 +42,11 @@ MAX_CALL_DEPTH = 6
 MAX_STEPS = 2000  # flow steps for one question; real code needs a few dozen
 
 
+
+def _method_of(cls: ast.ClassDef, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    return next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name), None)
+
+
 class FlowBase:
     """State and same-file lookups shared by the flow modules (see :mod:`dllint.facts.usage`)."""
 
@@ -57,6 +62,7 @@ class FlowBase:
         self._loads_by_name: dict[str, list[tuple[ast.Name, Scope]]] = {}
         self._self_attributes: dict[ast.ClassDef, dict[str, list[ast.Attribute]]] = {}
         self._method_loops_of: dict[ast.AST, tuple[ast.AST, ...]] = {}
+        self._classes: list[ast.ClassDef] | None = None  # every class of the file (_only_method_named)
         for scope in facts.scopes.scopes.values():
             for load in scope.loads:
                 self._loads_by_name.setdefault(load.id, []).append((load, scope))
@@ -157,10 +163,29 @@ class FlowBase:
             return None
         cls = self._enclosing_class(scope) if func.value.id == "self" else self._instance_class(func.value.id, scope)
         if cls is not None:
-            for stmt in cls.body:
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == func.attr:
-                    return stmt
+            return _method_of(cls, func.attr)
+        if func.value.id != "self" and self._of_unknown_class(func.value.id, scope):
+            return self._only_method_named(func.attr)
         return None
+
+    def _of_unknown_class(self, name: str, scope: Scope) -> bool:
+        """``name`` is a parameter (``def test(model, loader): model.inference(...)``), not a
+        module, a class or a value whose class this file tells."""
+        found = self.facts.scopes.lookup(name, scope)
+        return found is not None and len(found[1]) == 1 and found[1][0].kind == "param"
+
+    def _only_method_named(self, name: str) -> ast.AST | None:
+        """The method ``name`` when exactly one class of this file defines it (a dunder or a
+        private name says nothing about which object it is called on)."""
+        if name.startswith("_"):
+            return None
+        found = [m for m in (_method_of(c, name) for c in self._module_classes()) if m is not None]
+        return found[0] if len(found) == 1 else None
+
+    def _module_classes(self) -> list[ast.ClassDef]:
+        if self._classes is None:
+            self._classes = [node for node in walk(self.facts.tree) if isinstance(node, ast.ClassDef)]
+        return self._classes
 
     def _instance_class(self, name: str, scope: Scope) -> ast.ClassDef | None:
         """The class of this file that ``name`` (bound once, to ``Cls(...)``) is an instance of."""
