@@ -318,3 +318,14 @@ def test_a_summary_records_the_constants_a_call_passes():
     text = "from data import get_loader\n\ndef main(n):\n    for b in get_loader('pretrain', n, split=None, *rest):\n        pass\n"
     (call,) = summarize("t.py", text, SETTINGS).calls
     assert call.args == {"0": "pretrain", "split": None}
+
+
+def test_dependencies_are_typed_and_round_trip_through_the_cache_encoding():
+    from dllint.project.deps import CallersDep, ConfigDep, SummaryDep, asks_callers, read, record
+
+    typed = [SummaryDep("/p/data.py", "ab12"), ConfigDep("/p/conf.yaml", "config:cd34"), CallersDep(b"build_loader", b"DataLoader")]
+    deps: dict[str, str] = {}
+    for dependency in typed:
+        record(deps, dependency)
+    assert read(deps) == typed and asks_callers(deps)
+    assert not asks_callers({"/p/data.py": "ab12"})

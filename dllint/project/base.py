@@ -25,9 +25,6 @@ MAX_KEPT_BYTES = 64 * 1024 * 1024  # file contents kept for repeated "who calls 
 MAX_REACH_DEPTH = 4  # calls followed from one worker-side function across files, transitively
 MAX_REACH_FUNCTIONS = 32  # functions of other files looked at for one question
 MAX_CANDIDATES = 8  # files defining a method named like obj.m(): more, and the name says nothing
-# A ``deps`` key beside file paths: a lint that asked "who names X" depends on which files do
-# (a new caller in a file it never read must invalidate it: :meth:`ProjectIndex.reconcile`).
-MENTIONS = "\0mentions:"
 LOADER_GATE = b"DataLoader"  # a file that builds loaders over a class names DataLoader
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dllint.discovery import ROOT_MARKERS, find_project_root  # noqa: F401 - found without the index (a one-file run)
-from dllint.project.base import MENTIONS, CallRecord, MemoryStore, SummaryStore, entry_effects  # noqa: F401 - re-exported
+from dllint.project.base import CallRecord, MemoryStore, SummaryStore, entry_effects  # noqa: F401 - re-exported
 from dllint.project.queries import QueryIndex
 from dllint.project.resolve import ResolveIndex
 from dllint.project.search import SearchIndex, callee_needle, method_needle  # noqa: F401 - re-exported

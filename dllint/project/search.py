@@ -7,12 +7,13 @@ from bisect import bisect_right
 
 from dllint.facts.flow.records import FunctionSummary, LoaderSummary
 from dllint.project import base as limits  # read at call time (tests lower them)
+from dllint.project.deps import CallersDep
+from dllint.project.deps import record as record_dep
 from dllint.project.base import (
     CallRecord,
     IndexBase,
     LOADER_GATE,
     MAX_KEPT_BYTES,
-    MENTIONS,
 )
 
 
@@ -41,7 +42,7 @@ class SearchIndex(IndexBase):
         """Record in ``deps`` that ``path``'s lint asked who names ``needle``, with the summary
         of every other file that does: a change to what one of them does with it invalidates
         the findings, and :meth:`reconcile` a file that starts naming it."""
-        deps[_mentions_key(needle, gate)] = ""
+        record_dep(deps, CallersDep(needle, gate))
         for other in self.mentions(needle, gate):
             summary = self.summary(other) if other != path else None  # its own edits re-lint it anyway
             if summary is not None:
@@ -130,7 +131,7 @@ class SearchIndex(IndexBase):
         many do to be read, the question alone."""
         needle = method_needle(name)
         if self._methods.get(name) is None:
-            deps[_mentions_key(needle)] = ""
+            record_dep(deps, CallersDep(needle))
         else:
             self.record_mentions(deps, path, needle)
 
@@ -155,13 +156,3 @@ def method_needle(name: str) -> bytes:
 def callee_needle(name: str) -> bytes:
     """What a caller of ``name`` (``build`` or ``Cls.build``) must contain: its last part."""
     return name.rsplit(".", 1)[-1].encode()
-
-
-def _mentions_key(needle: bytes, gate: bytes | None = None) -> str:
-    """The ``deps`` key saying a lint asked who names ``needle`` (and ``gate``); :func:`_needles` reads it back."""
-    return MENTIONS + needle.decode("utf-8", "surrogateescape") + ("\0" + gate.decode() if gate else "")
-
-
-def _needles(key: str) -> tuple[bytes, bytes | None]:
-    needle, _, gate = key[len(MENTIONS):].partition("\0")
-    return needle.encode("utf-8", "surrogateescape"), gate.encode() or None

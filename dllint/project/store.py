@@ -12,11 +12,11 @@ from dllint.facts.flow.summary import summarize
 from dllint.project.base import (
     IndexBase,
     MAX_PROJECT_FILES,
-    MENTIONS,
     SKIPPED_DIRS,
     _Entry,
 )
-from dllint.project.search import _needles
+from dllint.project.deps import CallersDep, ConfigDep, asks_callers
+from dllint.project.deps import read as read_deps
 
 
 class StoreIndex(IndexBase):
@@ -90,12 +90,15 @@ class StoreIndex(IndexBase):
     def deps_valid(self, deps: dict[str, str]) -> bool:
         """Every summary a file's findings were computed from is still the same (a changed
         body that leaves the summary the same invalidates nothing)."""
-        from dllint.project.config_values import CONFIG_DIGEST, config_digest
+        from dllint.project.config_values import config_digest
 
-        for path, digest in deps.items():
-            if path.startswith(MENTIONS):
+        for dependency in read_deps(deps):
+            if isinstance(dependency, CallersDep):
                 continue  # kept true by reconcile(), before any lookup
-            if (config_digest(path) if digest.startswith(CONFIG_DIGEST) else self.summary_digest(path)) != digest:
+            if isinstance(dependency, ConfigDep):
+                if config_digest(dependency.path) != dependency.digest:
+                    return False
+            elif self.summary_digest(dependency.path) != dependency.digest:
                 return False
         return True
 
@@ -104,7 +107,7 @@ class StoreIndex(IndexBase):
         names X" when a file changed since the last run names X now and was not among the
         files that lint read (a new caller of a factory). A file that stops naming X changes
         its summary, which ``deps`` already holds."""
-        asked = [(path, deps) for path, deps in cache.entries_deps() if any(k.startswith(MENTIONS) for k in deps)]
+        asked = [(path, deps) for path, deps in cache.entries_deps() if asks_callers(deps)]
         if not asked:
             return  # nothing to keep true; the files' stat is taken when such findings are stored
         before, now = cache.meta(self._meta_key()), self.stat_table()
@@ -117,7 +120,7 @@ class StoreIndex(IndexBase):
             return
         changed = {p: self._read(p) for p, st in now.items() if before.get(p) != st}
         for path, deps in asked:
-            needles = [_needles(key) for key in deps if key.startswith(MENTIONS)]
+            needles = [(d.needle, d.gate) for d in read_deps(deps) if isinstance(d, CallersDep)]
             if any(
                 other != path and other not in deps and data is not None and needle in data and (gate is None or gate in data)
                 for needle, gate in needles
@@ -128,7 +131,7 @@ class StoreIndex(IndexBase):
     def remember_files(self, cache: Any, deps_stored: Iterable[dict[str, str]]) -> None:
         """After a run: the project's files as this run saw them, once findings that asked
         "who names X" are stored (what the next run's :meth:`reconcile` compares with)."""
-        if self._stat_table is None and any(k.startswith(MENTIONS) for deps in deps_stored for k in deps):
+        if self._stat_table is None and any(asks_callers(deps) for deps in deps_stored):
             cache.put_meta(self._meta_key(), self.stat_table())
 
     def _meta_key(self) -> str:
