@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from dllint.facts.flow.records import Effects, FunctionSummary
+from dllint.facts.flow.targets import Target
 from dllint.project import base as limits  # read at call time (tests lower them)
 from dllint.project.base import (
     IndexBase,
@@ -45,7 +46,7 @@ class QueryIndex(IndexBase):
             return None
         path, function, name = found
         deps[path] = self.known_digest(path)
-        return path, function, function.parameter(argument, target.endswith("@") or name.endswith(".__init__"))
+        return path, function, function.parameter(argument, Target.parse(target).bound or name.endswith(".__init__"))
 
     def expand(self, path: str, effects: Effects, deps: dict[str, str], depth: int = 0, entry: str = "") -> Effects:
         """``effects`` with its ``follow`` entries resolved (unknown where they lead outside;

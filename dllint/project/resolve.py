@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dllint.facts.flow.records import ClassSummary, FileSummary, FunctionSummary
+from dllint.facts.flow.targets import Target
 from dllint.project.base import (
     IndexBase,
     MAX_ANCESTORS,
@@ -37,9 +38,9 @@ class ResolveIndex(IndexBase):
         return None
 
     def _resolve_once(self, from_path: str, target: str) -> tuple[str, str] | None:
-        level_text, _, dotted = target.rstrip("@").partition(":")
-        level = int(level_text or 0)
-        parts = dotted.split(".") if dotted else []
+        parsed = Target.parse(target)
+        level = parsed.level
+        parts = parsed.dotted.split(".") if parsed.dotted else []
         here = Path(from_path).parent
         if level:
             bases = [here.parents[level - 2] if level > 1 else here] if level - 2 < len(here.parents) else []

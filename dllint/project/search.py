@@ -6,6 +6,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from dllint.facts.flow.records import FunctionSummary, LoaderSummary
+from dllint.facts.flow.targets import Target
 from dllint.project import base as limits  # read at call time (tests lower them)
 from dllint.project.deps import CallersDep
 from dllint.project.deps import record as record_dep
@@ -98,7 +99,7 @@ class SearchIndex(IndexBase):
             if summary is None:
                 continue
             for call in summary[0].calls:
-                if not call.target.rstrip("@").endswith(name.rsplit(".", 1)[-1]):
+                if not Target.parse(call.target).dotted.endswith(name.rsplit(".", 1)[-1]):
                     continue
                 direct = self._resolve_once(other, call.target)
                 if direct == (path, name) or direct is not None and self.resolve(other, call.target) == (path, name):

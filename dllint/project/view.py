@@ -12,7 +12,7 @@ from dllint.facts.flow.model import admitted
 from dllint.facts.flow.queries import CallerEffects
 from dllint.facts.flow.queries import NullProject
 from dllint.facts.flow.records import ClassSummary, Effects, FunctionSummary, LoaderSummary, Returned
-from dllint.facts.flow.targets import call_target
+from dllint.facts.flow.targets import Target, call_target, target_text
 from dllint.project.base import (
     LOADER_GATE,
     MAX_FOLLOW,
@@ -48,8 +48,7 @@ class ProjectView(NullProject):
         return table
 
     def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
-        found = call_target(facts, self._imports(facts), func, scope)
-        return None if found is None else found[0] + ("@" if found[1] else "")
+        return target_text(call_target(facts, self._imports(facts), func, scope))
 
     # -- flow across files ---------------------------------------------------------------
     def parameter_effects(self, target: str, argument: str) -> Effects | None:
@@ -115,7 +114,7 @@ class ProjectView(NullProject):
         target = self.target_of(facts, func, scope)
         if target is None:
             return None
-        found = self.index.function(self.path, target.rstrip("@"), self.deps)
+        found = self.index.function(self.path, Target.parse(target).unbound, self.deps)
         if found is None:
             return None
         self.deps[found[0]] = self.index.known_digest(found[0])
@@ -125,7 +124,7 @@ class ProjectView(NullProject):
         """The project function ``func`` calls (in another module), or what it calls on, has
         the summary flag ``flag`` (``worker_info``, ``epoch_state``)."""
         target = self.target_of(facts, func, scope)
-        return target is not None and self.index.target_reaches(self.path, target.rstrip("@"), flag, self.deps)
+        return target is not None and self.index.target_reaches(self.path, Target.parse(target).unbound, flag, self.deps)
 
     def method_reaches(self, name: str, flag: str) -> bool:
         """A method ``name`` of another project file, or what it calls on, has ``flag``."""
@@ -158,7 +157,7 @@ class ProjectView(NullProject):
 
     def project_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> ClassSummary | None:
         target = self.target_of(facts, func, scope)
-        if target is None or target.endswith("@"):
+        if target is None or Target.parse(target).bound:
             return None
         found = self.index.class_summary(self.path, target, self.deps)
         if found is None:
@@ -177,6 +176,6 @@ class ProjectView(NullProject):
         """The project class the base expression ``base`` (of a class of this file) names, and
         its ancestors in every project file (their summaries become deps)."""
         target = self.target_of(facts, base, facts.scopes.module)
-        if target is None or target.endswith("@"):
+        if target is None or Target.parse(target).bound:
             return []
         return self.index.ancestors(self.path, target, self.deps)

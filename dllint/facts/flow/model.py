@@ -188,8 +188,9 @@ def without_loops(uses: list[Use], dropped: set[int], here: Loops = ()) -> list[
 
 def shown(target: str) -> str:
     """``"1:data.fit@"`` -> ``"data.fit()"``: a target as the user wrote it."""
-    level, _, dotted = target.rstrip("@").partition(":")
-    return "." * int(level or 0) + dotted + "()"
+    from dllint.facts.flow.targets import Target
+
+    return Target.parse(target).shown()
 
 
 def uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: Loops, via: Via, where: str) -> list[Use]:

@@ -27,7 +27,7 @@ from dllint.facts.flow.model import AnyEntry, DictKey, How, Move, path_key
 from dllint.facts.flow.queries import NullProject
 from dllint.facts.flow.records import CallSummary, ClassSummary, Effects, FileSummary, FunctionSummary, LoaderSummary, Returned
 from dllint.facts.flow.syntax import constant_args
-from dllint.facts.flow.targets import call_target, project_imports
+from dllint.facts.flow.targets import Target, call_target, project_imports, target_text
 from dllint.facts.values import follow
 
 if TYPE_CHECKING:
@@ -49,8 +49,7 @@ class SummaryContext(NullProject):
         self.imports = project_imports(tree, own)
 
     def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
-        found = call_target(facts, self.imports, func, scope)
-        return None if found is None else found[0] + ("@" if found[1] else "")
+        return target_text(call_target(facts, self.imports, func, scope))
 
 
 def summarize(
@@ -93,7 +92,7 @@ def _loaders_over_imports(facts: FileFacts, context: SummaryContext, summary: Fi
         value = follow(arg.value, arg.scope, facts) if arg is not None else None
         if value is not None and isinstance(value[0], ast.Call):
             target = context.target_of(facts, value[0].func, value[1])
-            if target is not None and not target.endswith("@"):
+            if target is not None and not Target.parse(target).bound:
                 worker_init = loader.given("worker_init_fn") or loader.unknown_splat and loader.argument("worker_init_fn") is None
                 summary.loaders.append(LoaderSummary(target, loader.node.lineno, loader.is_multi_worker, worker_init))
 
@@ -289,7 +288,7 @@ def _calls_out(facts: FileFacts, function: ast.AST, cls: ClassInfo | None) -> se
             continue
         target = context.target_of(facts, node.func, facts.scopes.scope_of(node)) if context is not None else None
         if target is not None:
-            out.add(target.rstrip("@"))
+            out.add(Target.parse(target).unbound)
             continue
         name = facts.worker_code.method_on_other(node.func, cls)
         if name is not None and not _builtin_method(name):
