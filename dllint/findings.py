@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Literal, NamedTuple, Union
+from typing import Any, ClassVar, Literal, NamedTuple, TypeVar, Union, dataclass_transform
+
+_T = TypeVar("_T")
 
 Applicability = Literal["safe", "unsafe"]
 
@@ -35,7 +37,11 @@ class _Record:
         return f"{self.__class__.__qualname__}({shown})"
 
 
-_edit = dataclass(frozen=True, eq=False, repr=False)
+@dataclass_transform(eq_default=False)
+def _edit(cls: type[_T]) -> type[_T]:
+    """``@dataclass(frozen=True, eq=False, repr=False)``, spelled so that type checkers see
+    the generated ``__init__`` (a decorator stored in a variable hides it from mypy)."""
+    return dataclass(frozen=True, eq=False, repr=False)(cls)
 
 
 @_edit

@@ -83,7 +83,7 @@ def test_an_undecidable_element_is_kept_as_before():
     text = textwrap.dedent(source)
     facts = FileFacts("t.py", text, ast.parse(text), SETTINGS)
     for loader in facts.loader_calls:
-        assert [u.how for u in facts.usage.loader_uses(loader)] == ["unclaimed"]
+        assert [u.how.value for u in facts.usage.loader_uses(loader)] == ["unclaimed"]
 
 
 CALLER = """\

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
+from dllint.facts.flow.model import How
 from dllint.config import Settings
 from dllint.facts import FileFacts
 from dllint.project import FileSummary, ProjectIndex, summarize
@@ -17,7 +18,7 @@ SETTINGS = Settings(select=("ALL",))
 def hows(source: str) -> dict[int, list[str]]:
     text = textwrap.dedent(source)
     facts = FileFacts("t.py", text, ast.parse(text), SETTINGS)
-    return {loader.node.lineno: [u.how or u.kind for u in facts.usage.loader_uses(loader)] for loader in facts.loader_calls}
+    return {loader.node.lineno: [u.kind.value if u.how is How.HERE else u.how.value for u in facts.usage.loader_uses(loader)] for loader in facts.loader_calls}
 
 
 def test_entries_stored_by_key_are_told_apart():
@@ -260,7 +261,7 @@ def test_a_dict_read_by_a_key_not_spelled_out_in_another_file_stays_silent(tmp_p
 
 def test_an_entry_path_under_a_key_read_some_other_way_is_undecidable():
     from dllint.project.index import entry_effects
-    from dllint.project.summary import Effects
+    from dllint.facts.flow.records import Effects
 
     text = "def zero_shot(data):\n    info = data['zs']\n    for batch in info.dataloader:\n        pass\n"
     entries = summarize("z.py", text, SETTINGS).functions["zero_shot"].entries["data"]

@@ -14,7 +14,8 @@ from dllint.config import Settings
 from dllint.engine import Linter
 from dllint.facts import FileFacts
 from dllint.project import ProjectIndex
-from dllint.project.frameworks import assigned_hook, callback_result
+from dllint.facts.frameworks import assigned_hook, callback_result
+from dllint.knowledge.frameworks import Result
 from tests.project_helpers import lint_in_project, write_tree
 
 SETTINGS = Settings(select=("ALL",))
@@ -45,11 +46,11 @@ def named_load(facts: FileFacts, name: str) -> ast.Name:
 @pytest.mark.parametrize(
     ("call", "expected"),
     [
-        ("apply_to_collection(data, Dataset, make)", "result"),
-        ("apply_to_collection(data, Dataset, function=make)", "result"),
+        ("apply_to_collection(data, Dataset, make)", Result.RESULT),
+        ("apply_to_collection(data, Dataset, function=make)", Result.RESULT),
         ("apply_to_collection(data, make, Dataset)", None),  # the dtype's place
         ("apply_to_collection(*rest, make)", None),  # where it lands is unknown
-        ("map(make, datasets)", "elements"),
+        ("map(make, datasets)", Result.ELEMENTS),
         ("filter(make, datasets)", None),  # not a utility that hands back what it returns
     ],
 )

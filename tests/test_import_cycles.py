@@ -103,3 +103,18 @@ def test_the_cycle_finder_finds_cycles():
     assert cycles(graph) == [["a", "b", "c"]]
     modules = {"dllint": PACKAGE / "__init__.py", "dllint.engine": PACKAGE / "engine.py", "dllint.config": PACKAGE / "config.py"}
     assert "dllint.config" in imports_of("dllint.engine", PACKAGE / "engine.py", modules)
+
+
+def test_layers_import_downwards():
+    """``knowledge/`` is pure data (nothing of dllint below it); ``facts/`` never imports
+    ``project/`` (the project answers the facts' typed queries, never the other way round)."""
+    modules = module_names()
+    graph = {name: imports_of(name, path, modules) for name, path in modules.items()}
+    upward = {
+        (name, target)
+        for name, targets in graph.items()
+        for target in targets
+        if name.startswith("dllint.knowledge") and not target.startswith("dllint.knowledge")
+        or name.startswith("dllint.facts") and target.startswith("dllint.project")
+    }
+    assert upward == set()

@@ -12,7 +12,7 @@ from project_helpers import lint_in_project, write_tree
 from dllint.config import Settings
 from dllint.facts.worker_code import is_abstract
 from dllint.project import FileSummary, ProjectIndex, summarize
-from dllint.project import index as index_module
+from dllint.project import base as index_module  # the index's limits
 
 SETTINGS = Settings(select=("ALL",))
 

@@ -302,3 +302,35 @@ def test_project_root_option(tmp_path):
     assert "data.py:5:15: DL301" in markerless.output  # the root is data.py's directory: train.py is seen
     found = CliRunner().invoke(main, ["check", data, "--no-cache", "--select", "DL301", "--project-root", str(root)])
     assert "data.py:5:15: DL301" in found.output
+
+
+FIXTURE_PROJECTS = Path(__file__).resolve().parent.parent / "fixtures" / "project"
+
+
+def test_re_iterated_by_names_the_caller_that_receives_the_loader():
+    """A factory branching on a task name: each loader's message names the caller whose
+    constant reaches its return, never a caller that receives another task's loader."""
+    root = FIXTURE_PROJECTS / "task_factory"
+    result = lint(ProjectIndex(root, SETTINGS), root / "data.py")
+    messages = {f.line: f.message for f in result.findings if f.code == "DL201"}
+    assert messages == {
+        9: "workers restart every epoch (re-iterated by pretrain.py:5): add persistent_workers=True",
+        18: "workers restart every epoch (re-iterated by pretrain.py:15): add persistent_workers=True",
+    }
+
+
+def test_a_summary_records_the_constants_a_call_passes():
+    text = "from data import get_loader\n\ndef main(n):\n    for b in get_loader('pretrain', n, split=None, *rest):\n        pass\n"
+    (call,) = summarize("t.py", text, SETTINGS).calls
+    assert call.args == {"0": "pretrain", "split": None}
+
+
+def test_dependencies_are_typed_and_round_trip_through_the_cache_encoding():
+    from dllint.project.deps import CallersDep, ConfigDep, SummaryDep, asks_callers, read, record
+
+    typed = [SummaryDep("/p/data.py", "ab12"), ConfigDep("/p/conf.yaml", "config:cd34"), CallersDep(b"build_loader", b"DataLoader")]
+    deps: dict[str, str] = {}
+    for dependency in typed:
+        record(deps, dependency)
+    assert read(deps) == typed and asks_callers(deps)
+    assert not asks_callers({"/p/data.py": "ab12"})

@@ -31,6 +31,7 @@ from dllint.patterns import LazyPattern
 
 if TYPE_CHECKING:
     from dllint.config import Settings
+    from dllint.facts.flow.queries import ProjectQueries
     from dllint.facts.loops import LoopAnalysis
     from dllint.facts.processes import ProcessStart
     from dllint.facts.samplers import SamplerAnalysis
@@ -75,7 +76,7 @@ class FileFacts:
     tree: ast.Module
     settings: Settings
     is_notebook: bool = False  # code cells of a .ipynb joined into one module
-    project: Any = None  # the rest of the project as this file sees it (dllint.project), None: this file alone
+    project: ProjectQueries | None = None  # the rest of the project as this file sees it (dllint.project), None: this file alone
     # walk_with_parents(tree), if the caller has it: the one walk the facts below share
     nodes: list[ast.AST] = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
     parent_index: list[int] | None = field(default=None, repr=False, compare=False)

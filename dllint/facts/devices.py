@@ -25,7 +25,7 @@ from dllint.facts.walk import walk_body
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.scopes import Scope
-    from dllint.facts.usage import Use
+    from dllint.facts.flow.model import Use
 
 TORCH_DEVICE = "torch.device"
 CUDA_DEVICE_CALLS = frozenset({"torch.cuda.current_device"})

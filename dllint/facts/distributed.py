@@ -221,7 +221,7 @@ class DistributedFacts:
         """Built on every rank but iterated only under a one-rank condition (``if rank == 0:``
         around the loop, or around the same-file call that leads to it), and never handed on."""
         uses = self.facts.usage.loader_uses(loader)
-        if not uses or any(use.kind != "iterate" for use in uses):
+        if not uses or not all(use.iterates for use in uses):
             return False
         return all(
             self.one_rank_only(use.node) or any(self.one_rank_only(call) for call in use.via) for use in uses

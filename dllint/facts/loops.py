@@ -15,7 +15,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.walk import NESTED_SCOPES, walk_body
-from dllint.facts.usage import WRAPPING_BUILTINS, WRAPPING_QUALNAMES, Use
+from dllint.facts.flow.model import EPOCH_LOOPS, Loop, Move, RemoteLoop, Use
+from dllint.facts.flow.base import WRAPPING_BUILTINS, WRAPPING_QUALNAMES
 
 if TYPE_CHECKING:
     from dllint.facts import ClassInfo, FileFacts
@@ -78,17 +79,18 @@ class LoopAnalysis:
 
     # -- epoch loops -------------------------------------------------------------
     def iterations(self, loader: LoaderCall) -> list[Use]:
-        return [u for u in self.usage.loader_uses(loader) if u.kind == "iterate"]
+        return [u for u in self.usage.loader_uses(loader) if u.kind is Move.ITERATE]
 
     def escapes(self, loader: LoaderCall) -> bool:
-        return any(u.kind == "escape" for u in self.usage.loader_uses(loader))
+        return any(u.kind is Move.ESCAPE for u in self.usage.loader_uses(loader))
 
     @staticmethod
-    def epoch_loops(use: Use) -> tuple[ast.AST, ...]:
-        """The ``for``/``while`` loops around an iteration, outermost first, across call frames."""
-        return tuple(loop for loop in use.loops if isinstance(loop, STATEMENT_LOOPS))
+    def epoch_loops(use: Use) -> tuple[Loop, ...]:
+        """The ``for``/``while`` loops around an iteration (and epoch loops elsewhere), outermost
+        first, across call frames."""
+        return tuple(loop for loop in use.loops if isinstance(loop, EPOCH_LOOPS))
 
-    def repeating_loops(self, loader: LoaderCall, use: Use) -> tuple[ast.AST, ...]:
+    def repeating_loops(self, loader: LoaderCall, use: Use) -> tuple[Loop, ...]:
         """Epoch loops that iterate the *same* loader object again (not ones that rebuild it)."""
         built = set(map(id, self.usage.construction_loops(loader.node)))
         return tuple(loop for loop in self.epoch_loops(use) if id(loop) not in built)
@@ -192,8 +194,8 @@ class LoopAnalysis:
         )
         for use in self.iterations(loader):
             for loop in self.repeating_loops(loader, use):
-                if id(loop) in seen:
-                    continue
+                if id(loop) in seen or isinstance(loop, RemoteLoop):
+                    continue  # a loop elsewhere: its body is not in this file
                 seen.add(id(loop))
                 scope = self.facts.scopes.scope_of(loop)
                 loaders = self.loader_names(loader, use, scope)

@@ -69,7 +69,7 @@ class SamplerAnalysis:
         index = LOADER_SAMPLER_INDEX if slot == "sampler" else LOADER_SAMPLER_INDEX + 1
         parents = self.facts.scopes.parents
         for use in self.facts.usage.uses_of(expr, scope):
-            if use.kind != "escape":
+            if use.iterates:
                 continue  # iterating a sampler by hand does not take it out of the file
             node = use.node
             parent = parents.get(node)

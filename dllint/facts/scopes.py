@@ -254,7 +254,7 @@ class ScopeTable:
         return owner, bindings[0]
 
     def enclosing_function(self, node: ast.AST) -> ast.AST | None:
-        scope = self.scope_of(node)
+        scope: Scope | None = self.scope_of(node)
         while scope is not None and not scope.is_function and not scope.is_module:
             scope = scope.parent
         return None if scope is None or scope.is_module else scope.node

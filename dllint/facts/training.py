@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from dllint.facts.imports import dotted_name
 from dllint.facts.values import ABSENT, Value, follow
-from dllint.project.frameworks import RANDOM_SAMPLERS
+from dllint.knowledge.frameworks import RANDOM_SAMPLERS
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts

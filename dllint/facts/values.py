@@ -99,6 +99,10 @@ def resolve(expr: ast.expr, scope: Scope, facts: FileFacts, depth: int = 0) -> V
         target, target_scope = follow(expr, scope, facts)
         if target is not expr:
             return resolve(target, target_scope, facts, depth + 1)
+    if isinstance(expr, ast.Name):
+        passed = parameter_value(expr, scope, facts, depth)
+        if passed is not None:
+            return passed
     if isinstance(expr, (ast.Attribute, ast.Subscript)):
         return config_value(expr, scope, facts) or dynamic(expr)
     if isinstance(expr, ast.Call):
@@ -106,6 +110,60 @@ def resolve(expr: ast.expr, scope: Scope, facts: FileFacts, depth: int = 0) -> V
             return Value("cpu_count", origin=expr)
         return dynamic(expr)
     return dynamic(expr)
+
+
+def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int = 0) -> Value | None:
+    """A parameter of a function with a default, where every call of it in the project (this
+    file's; no other project file names the function) leaves it at the default or passes a
+    value that resolves to the same constant: ``def build(ds, persistent=False)`` called as
+    ``build(ds)`` everywhere. None when any call passes something else or cannot be read
+    (a splat), when nothing calls it, or while a file is summarized (a summary depends on its
+    own file only, and another file may call the function)."""
+    found = facts.scopes.lookup(name.id, scope)
+    project = facts.project
+    if found is None or len(found[1]) != 1 or found[1][0].kind != "param" or project is None or project.summarizing:
+        return None
+    function = found[0].node
+    default = _default_of(function, name.id)
+    if default is None or isinstance(facts.scopes.parents.get(function), ast.ClassDef):
+        return None  # methods: called through instances the analysis does not track
+    calls = facts.usage.callers(function)  # type: ignore[arg-type]
+    if not calls or project.named_elsewhere(function.name):  # type: ignore[attr-defined]
+        return None
+    value = resolve(default, facts.scopes.scope_of(default), facts, depth + 1)
+    for call in calls:
+        passed = _argument_of(call, function, name.id)  # type: ignore[arg-type]
+        if passed is ABSENT:
+            continue
+        if not isinstance(passed, ast.expr):
+            return None
+        other = resolve(passed, facts.scopes.scope_of(call), facts, depth + 1)
+        if not (other.is_const and value.is_const and other.value == value.value and type(other.value) is type(value.value)):
+            return None
+    return value if value.is_const else None
+
+
+def _default_of(function: ast.AST, param: str) -> ast.expr | None:
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return defaults.get(param)
+
+
+def _argument_of(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.expr | Value | None:
+    """What ``call`` passes for ``param``: the expression, ABSENT, or None when unknown."""
+    if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    for keyword in call.keywords:
+        if keyword.arg == param:
+            return keyword.value
+    positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+    if param in positional and positional.index(param) < len(call.args):
+        return call.args[positional.index(param)]
+    return ABSENT
 
 
 def config_value(expr: ast.expr, scope: Scope, facts: FileFacts) -> Value | None:

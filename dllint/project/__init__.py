@@ -7,7 +7,6 @@
   ``parameter_effects``);
 - :class:`ProjectView`: ``facts.project`` for one file; records the summaries it reads in
   ``deps`` (path -> summary digest);
-- :mod:`dllint.project.frameworks`: what Lightning, Hugging Face, accelerate do with loaders.
 """
 
 from __future__ import annotations
@@ -15,11 +14,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-# Exported names, imported on first use: `dllint.project.frameworks` (which the facts read) must
-# not bring in the index and the summaries, which a run without a project root never uses.
+# Exported names, imported on first use: a run without a project root never uses the index
+# and the summaries.
 _EXPORTS = {
-    "Effects": "summary", "FileSummary": "summary", "NullProject": "summary", "summarize": "summary",
-    "MemoryStore": "index", "ProjectIndex": "index", "ProjectView": "index", "find_project_root": "index",
+    "Effects": "dllint.facts.flow.records", "FileSummary": "dllint.facts.flow.records",
+    "NullProject": "dllint.facts.flow.queries", "summarize": "dllint.facts.flow.summary",
+    "MemoryStore": "dllint.project.index", "ProjectIndex": "dllint.project.index",
+    "ProjectView": "dllint.project.index", "find_project_root": "dllint.project.index",
 }
 __all__ = sorted(_EXPORTS)
 
@@ -28,6 +29,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
+    value = getattr(import_module(module), name)
     globals()[name] = value
     return value

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 from dllint.configs.document import ConfigDocument, Mapping, Scalar, lookup, other_sources
 from dllint.files import Unreadable, read_bytes, read_text
 from dllint.findings import ConfigKey
+from dllint.project.deps import CONFIG_DIGEST
 
 if TYPE_CHECKING:
     from dllint.facts.config_reads import ConfigRead
 
-CONFIG_DIGEST = "config:"  # the prefix of a dep's digest that is a config file's bytes, not a summary
 MAX_PROFILES = 16  # files one f-string path may name
 
 

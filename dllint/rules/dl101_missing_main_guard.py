@@ -90,14 +90,14 @@ class MissingMainGuard(Rule):
         for loader in facts.loader_calls:
             if loader.may_start_workers:
                 for use in facts.usage.loader_uses(loader):
-                    if use.kind == "iterate":
-                        found = facts.usage.module_triggers(use.node, use.via)
+                    if use.iterates:
+                        found = module_triggers(facts, use.node, use.via)
                         for statement in found:
                             options.setdefault(id(statement), loader.when_workers())
                         triggers += found
         for start in facts.process_starts:
             if not start.is_executor:  # an executor starts processes lazily, on first submit
-                found = facts.usage.module_triggers(start.call)
+                found = module_triggers(facts, start.call)
                 for statement in found:
                     options[id(statement)] = ""
                 triggers += found
@@ -129,3 +129,34 @@ def _fix(facts: FileFacts) -> Fix | None:
     if buries_a_definition(facts.tree.body):
         return None
     return Fix("unsafe", "Move the script's statements under `if __name__ == \"__main__\":`", WrapInMainGuard())
+
+
+def module_triggers(facts: FileFacts, node: ast.AST, via: tuple[ast.Call, ...] = ()) -> list[ast.stmt]:
+    """Module-level statements whose execution reaches ``node`` (through same-file calls)."""
+    result: list[ast.stmt] = []
+    _triggers(facts, via[0] if via else node, result, set())
+    return result
+
+
+def _triggers(facts: FileFacts, node: ast.AST, out: list[ast.stmt], seen: set[ast.AST]) -> None:
+    scope = facts.scopes.scope_of(node)
+    while not scope.is_module and not scope.is_function and scope.parent is not None:
+        scope = scope.parent  # class bodies run at import: keep climbing
+    if scope.is_module:
+        stmt = facts.module_statement_of(node)
+        if stmt is not None and stmt not in out:
+            out.append(stmt)
+        return
+    func = scope.node
+    if func in seen or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return
+    seen.add(func)
+    owner = scope.parent
+    while owner is not None and not owner.is_module and not owner.is_function:
+        owner = owner.parent
+    if owner is None or isinstance(facts.scopes.parents.get(func), ast.ClassDef):
+        return  # methods: called through instances the analysis does not track
+    for load, _ in facts.usage.loads_resolving_to(func.name, owner):
+        parent = facts.scopes.parents.get(load)
+        if isinstance(parent, ast.Call) and parent.func is load:
+            _triggers(facts, parent, out, seen)

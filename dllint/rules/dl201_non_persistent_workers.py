@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.endless import endless_reason
 from dllint.facts.training import framework_passes
-from dllint.facts.usage import ElsewhereLoop
+from dllint.facts.flow.model import Move, Passes, RemoteLoop
 from dllint.facts.values import Value
 from dllint.facts.worker_code import DATASET_ENTRY_METHODS, EPOCH_STATE
 from dllint.findings import Finding, Fix, SetArgument
@@ -113,9 +113,9 @@ class NonPersistentWorkers(Rule):
                 continue
             usage = usage or facts.usage
             built_in = usage.construction_loops(loader.node)
-            if built_in and any(u.kind == "iterate" and any(loop in u.loops for loop in built_in) for u in usage.loader_uses(loader)):
+            if built_in and any(u.kind is Move.ITERATE and any(loop in u.loops for loop in built_in) for u in usage.loader_uses(loader)):
                 continue  # DL204 (loader built and iterated inside a loop) reports this one
-            if usage.iteration_count(loader) < 2 or endless_reason(facts, loader):
+            if usage.iteration_count(loader) < Passes.PER_EPOCH or endless_reason(facts, loader):
                 continue  # iterated once; or one endless pass, whose workers never restart
             if _workers_read_changed_state(facts, loader) or _workers_read_framework_state(facts, loader):
                 continue  # restarting workers is how they see the new state (DL303's situation)
@@ -130,8 +130,8 @@ class NonPersistentWorkers(Rule):
         rather than tell them to add what is already written."""
         where = None
         for use in usage.loader_uses(loader):
-            where = next((loop.where for loop in use.loops if isinstance(loop, ElsewhereLoop)), None)
-            if where is not None and use.kind == "iterate":
+            where = next((loop.where for loop in use.loops if isinstance(loop, RemoteLoop)), None)
+            if where is not None and use.kind is Move.ITERATE:
                 break
             where = None
         by = f" (re-iterated by {where})" if where else ""
@@ -261,7 +261,7 @@ def _written_attributes(facts, mutation: ast.AST, cls, worker_code) -> set[str] 
             method = worker_code.find_method(cls, func.attr)
             return _assigned_by(method, cls, worker_code, 0) if method is not None else None
         return None
-    targets = mutation.targets if isinstance(mutation, ast.Assign) else [getattr(mutation, "target", None)]
+    targets: list[ast.expr] = mutation.targets if isinstance(mutation, ast.Assign) else [t] if isinstance(t := getattr(mutation, "target", None), ast.expr) else []
     written: set[str] = set()
     for target in targets:
         attribute = _first_attribute(target) if target is not None else None

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
+from dllint.facts.flow.model import EPOCH_LOOPS, Loop
 from dllint.facts.loops import STATEMENT_LOOPS
 from dllint.findings import Finding
 from dllint.rules import Rule
@@ -86,12 +87,12 @@ class IterInLoop(Rule):
                 call = use.node
                 if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "iter"):
                     continue
-                repeating = [loop for loop in use.loops if isinstance(loop, STATEMENT_LOOPS) and id(loop) not in built]
+                repeating = [loop for loop in use.loops if isinstance(loop, EPOCH_LOOPS) and id(loop) not in built]
                 if repeating and not self._guarded(facts, call, repeating[-1]) and self._one_pass(facts, call):
                     yield self.report(facts, call)
 
     @staticmethod
-    def _guarded(facts, call: ast.Call, loop: ast.AST) -> bool:
+    def _guarded(facts, call: ast.Call, loop: Loop) -> bool:
         parents = facts.scopes.parents
         current = parents.get(call)
         while current is not None and current is not loop:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
+from dllint.facts.flow.model import RemoteLoop
 from dllint.facts.training import names_before
 from dllint.facts.values import maybe_none
 from dllint.findings import Finding, Fix, InsertStatement
@@ -10,6 +11,7 @@ from dllint.rules import Rule
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
+    from dllint.facts.flow.model import Use
 
 
 class MissingSetEpoch(Rule):
@@ -157,8 +159,8 @@ class MissingSetEpoch(Rule):
         ctx.insert_before(first, [cst.parse_statement(statement, config=ctx.module.config_for_parsing)])
 
 
-def _framework_sets_epoch(facts: FileFacts, use) -> bool:
+def _framework_sets_epoch(facts: FileFacts, use: Use) -> bool:
     """Only a framework's own epoch loop repeats this iteration (Lightning's fit loop, Hugging
     Face's ``Trainer``): it calls ``sampler.set_epoch(epoch)`` itself before every epoch."""
     loops = facts.loops.epoch_loops(use)
-    return bool(loops) and all(getattr(loop, "framework", False) for loop in loops)
+    return bool(loops) and all(isinstance(loop, RemoteLoop) and loop.framework for loop in loops)

@@ -84,7 +84,7 @@ class StaleWorkerState(Rule):
             first = mutations[0]
             arg = loader.argument("persistent_workers")
             message = (
-                f"persistent workers keep their own copy of the dataset: `{quote(facts, first)}` (line {first.lineno}) "
+                f"persistent workers keep their own copy of the dataset: `{quote(facts, first)}` (line {getattr(first, 'lineno', 0)}) "
                 "changes it in the main process only; drop persistent_workers or move the state out of the dataset"
             )
             yield self.report(facts, arg.node if arg is not None else loader.node, message)

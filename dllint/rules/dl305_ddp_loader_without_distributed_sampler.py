@@ -183,7 +183,7 @@ def _one_evaluation_pass(facts, loader, kind: str) -> bool:
     if kind != "none" or loader.value("shuffle").truthy() is not False and not loader.value("shuffle").is_absent:
         return False
     uses = facts.usage.loader_uses(loader)
-    return bool(uses) and all(use.kind == "iterate" for use in uses) and facts.loops.epoch_iteration(loader) is None
+    return bool(uses) and all(use.iterates for use in uses) and facts.loops.epoch_iteration(loader) is None
 
 
 def _sampler_name(facts, loader) -> tuple[str | None, str, tuple[int, int]]:

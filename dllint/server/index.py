@@ -13,7 +13,7 @@ import os
 
 from dllint.config import Settings
 from dllint.project import MemoryStore, ProjectIndex
-from dllint.project.index import MENTIONS
+from dllint.project.deps import asks_callers
 
 
 class BufferIndex(ProjectIndex):
@@ -43,11 +43,12 @@ class BufferIndex(ProjectIndex):
     def stale(self, deps: dict[str, str]) -> bool:
         """Whether findings computed with ``deps`` may have changed since: a summary they read
         changed, or they asked which files name something (any change may add a caller)."""
-        return any(key.startswith(MENTIONS) for key in deps) or not self.deps_valid(deps)
+        return asks_callers(deps) or not self.deps_valid(deps)
 
     def _forget(self, path: str, rejoin: bool) -> None:
         """Drop what was learnt from ``path``'s old text: its summary and every cross-file answer."""
         self._entries.pop(path, None)
+        self._exists.clear()  # a module found or not found may be another now
         self._callers.clear()
         self._methods.clear()
         self._mentions.clear()

@@ -1,113 +1,46 @@
-"""What frameworks do with the loaders handed to them: one table, from each framework's
-documentation. Extend a table below to teach dllint another framework; README.md lists
-what is understood.
+"""Applying the framework table (:mod:`dllint.knowledge.frameworks`) to one file: which
+call of a framework takes a loader and what it does with it, which methods are framework
+hooks (defined, inherited from project bases in other files, bound in the class or assigned
+from outside), and which functions a higher-order utility calls.
 
-- Lightning (``LightningDataModule``/``LightningModule``): ``Trainer.fit`` calls
-  ``train_dataloader()``/``val_dataloader()`` once and iterates those loaders every epoch
-  (``reload_dataloaders_every_n_epochs`` aside); ``test``/``predict`` iterate theirs once.
-  A hook may be inherited from a base class in another project file, or bound in the class
-  (``self.train_dataloader = self._train_dataloader``).
-  ``trainer.fit(model, train_dataloaders, val_dataloaders)`` iterates its loaders every
-  epoch (once for a ``Trainer(max_epochs=1)``); ``validate``/``test``/``predict`` once.
-- Hugging Face ``transformers.Trainer``: builds its own loaders from ``train_dataset``;
-  a subclass's ``get_train_dataloader`` is iterated every epoch, ``get_eval_dataloader``
-  and ``get_test_dataloader`` are rebuilt per evaluation (one pass each).
-- accelerate: ``accelerator.prepare(..., loader, ...)`` and ``prepare_data_loader`` hand
-  back the same loader for flow purposes (wrapped to shard and to move batches to the
-  device); ``accelerator.skip_first_batches(loader, n)`` likewise.
-- Lightning Fabric: ``fabric.setup_dataloaders(loader, ...)`` hands back the same loader(s)
-  (a distributed sampler and device placement added), one per argument, like ``prepare``.
+- Lightning (``LightningDataModule``/``LightningModule``): a hook may be inherited from a
+  base class in another project file, or bound in the class
+  (``self.train_dataloader = self._train_dataloader``); ``trainer.fit`` of a
+  ``Trainer(max_epochs=1)`` iterates once.
 - Hooks assigned onto an instance from outside its class: ``dm.train_dataloader = f``
   where ``dm`` is built by ``cls(...)`` in a classmethod of a Lightning class (Lightning's
   own ``LightningDataModule.from_datasets``), by a call of a class deriving from one, or is
   ``self`` in a method of one: ``f`` is that hook.
-- Higher-order utilities that hand back what the function they are given returns:
-  Lightning's ``apply_to_collection(data, dtype, function, ...)`` (from
-  ``lightning_utilities``; its result holds ``function``'s result for each element of
-  ``data`` of type ``dtype``, in ``data``'s structure) and the builtin ``map(function, ...)``
-  (an iterator of ``function``'s results): a loader the function returns flows on from there.
-- ``DistributedSampler`` shuffles by default and needs ``set_epoch`` (DL301), which
-  Lightning's fit loop and Hugging Face's ``Trainer`` call themselves on the loaders
-  they iterate every epoch;
-  ``RandomSampler``, ``WeightedRandomSampler``, ``SubsetRandomSampler`` and
-  ``DistributedSampler`` mark a training loader.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.imports import dotted_name
+from dllint.knowledge.frameworks import (
+    CALLS,
+    FIT_MODULES,
+    HIGHER_ORDER,
+    HOOKS,
+    LIGHTNING_BASES,
+    SAME_FUNCTIONS,
+    Hook,
+    Passing,
+    Result,
+)
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.scopes import Scope
 
 
-class Hook(NamedTuple):
-    """A method a framework calls to get a loader, and how often it iterates what it gets."""
-
-    name: str
-    per_epoch: bool
-    bases: tuple[str, ...]  # last components of the framework base classes that define it
-
-
-LIGHTNING_BASES = ("LightningDataModule", "LightningModule")
-HF_TRAINER_BASES = ("Trainer", "Seq2SeqTrainer")
-
-HOOKS = {
-    hook.name: hook
-    for hook in (
-        Hook("train_dataloader", True, LIGHTNING_BASES),
-        Hook("val_dataloader", True, LIGHTNING_BASES),
-        Hook("test_dataloader", False, LIGHTNING_BASES),
-        Hook("predict_dataloader", False, LIGHTNING_BASES),
-        Hook("get_train_dataloader", True, HF_TRAINER_BASES),
-        Hook("get_eval_dataloader", False, HF_TRAINER_BASES),
-        Hook("get_test_dataloader", False, HF_TRAINER_BASES),
-    )
-}
-FRAMEWORK_ROOTS = ("lightning", "pytorch_lightning", "transformers", "accelerate")
-
-
-class CallRule(NamedTuple):
-    """``receiver.method(...)``: what the call does with the loaders passed at ``positions``
-    or ``keywords`` ("per-epoch", "once", or "same": the same loader is handed back)."""
-
-    method: str
-    receiver: str  # a word the receiver's name or its constructor's name contains (lower case)
-    effect: str
-    positions: tuple[int, ...] = ()  # None-like empty: every positional argument
-    keywords: tuple[str, ...] = ()
-
-
-CALLS = (
-    CallRule("fit", "trainer", "per-epoch", (1, 2), ("train_dataloaders", "val_dataloaders", "train_dataloader", "val_dataloader")),
-    CallRule("validate", "trainer", "once", (1,), ("dataloaders",)),
-    CallRule("test", "trainer", "once", (1,), ("dataloaders", "test_dataloaders")),
-    CallRule("predict", "trainer", "once", (1,), ("dataloaders",)),
-    CallRule("prepare", "accelerator", "same"),
-    CallRule("prepare_data_loader", "accelerator", "same"),
-    CallRule("skip_first_batches", "accelerator", "same", (0,), ("dataloader",)),
-    CallRule("setup_dataloaders", "fabric", "same"),
-)
-SAME_FUNCTIONS = frozenset(
-    {
-        "accelerate.skip_first_batches",
-        "accelerate.data_loader.skip_first_batches",
-        "accelerate.data_loader.prepare_data_loader",
-    }
-)
-RANDOM_SAMPLERS = frozenset({"RandomSampler", "WeightedRandomSampler", "SubsetRandomSampler", "DistributedSampler"})
-DISTRIBUTED_SAMPLERS = frozenset({"DistributedSampler"})
-
-
-def framework_call(facts: FileFacts, call: ast.Call, keyword: str | None, index: int | None, scope: Scope) -> str | None:
+def framework_call(facts: FileFacts, call: ast.Call, keyword: str | None, index: int | None, scope: Scope) -> Passing | None:
     """What a framework call does with the argument at ``keyword``/``index``."""
     func = call.func
     if facts.qualname(func) in SAME_FUNCTIONS:
-        return "same"
+        return Passing.SAME
     if not isinstance(func, ast.Attribute):
         return None
     constructor = _constructor(facts, func.value, scope)
@@ -120,8 +53,8 @@ def framework_call(facts: FileFacts, call: ast.Call, keyword: str | None, index:
         if not rule.positions and not rule.keywords:
             return rule.effect
         if keyword is not None and keyword in rule.keywords or index is not None and index in rule.positions:
-            if rule.effect == "per-epoch" and constructor is not None and _one_epoch(constructor):
-                return "once"  # Trainer(max_epochs=1).fit(model, loader)
+            if rule.effect is Passing.PER_EPOCH and constructor is not None and _one_epoch(constructor):
+                return Passing.ONCE  # Trainer(max_epochs=1).fit(model, loader)
             return rule.effect
     return None
 
@@ -224,7 +157,7 @@ def _lineage(facts: FileFacts, cls: ast.ClassDef) -> Lineage:
     (Python's MRO for single inheritance): same-file classes from the tree, classes of other
     project files from their summaries (read through ``facts.project``, which records them as
     dependencies)."""
-    cache = facts.__dict__.setdefault("_lineages", {})
+    cache: dict[ast.ClassDef, Lineage] = facts.__dict__.setdefault("_lineages", {})
     found = cache.get(cls)
     if found is None:
         found = cache[cls] = []
@@ -232,7 +165,7 @@ def _lineage(facts: FileFacts, cls: ast.ClassDef) -> Lineage:
     return found
 
 
-def _visit(facts: FileFacts, cls: ast.ClassDef, out: list, seen: set, depth: int) -> None:
+def _visit(facts: FileFacts, cls: ast.ClassDef, out: Lineage, seen: set[int], depth: int) -> None:
     names = [facts.qualname(base) or dotted_name(base) or "" for base in cls.bases]
     out.append((names, class_hooks(facts, cls), class_stores(cls)))
     if depth >= MAX_LINEAGE:
@@ -282,11 +215,12 @@ def _returned_attributes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> li
 def _bound_hooks(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
     """Hook name -> method name, for ``self.<hook> = self.<method>`` (or
     ``functools.partial(self.<method>, ...)``) in a method of ``cls``."""
-    cache = facts.__dict__.setdefault("_bound_hooks", {})
-    found = cache.get(cls)
-    if found is not None:
-        return found
-    found = cache[cls] = {}
+    cache: dict[ast.ClassDef, dict[str, str]] = facts.__dict__.setdefault("_bound_hooks", {})
+    known = cache.get(cls)
+    if known is not None:
+        return known
+    found: dict[str, str] = {}
+    cache[cls] = found
     if "dataloader" not in facts.source:  # every hook name says it
         return found
     for method in cls.body:
@@ -296,18 +230,18 @@ def _bound_hooks(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
             if not isinstance(node, ast.Assign) or len(node.targets) != 1:
                 continue
             hook = _self_attribute(node.targets[0])
-            if hook not in HOOKS:
+            if hook is None or hook not in HOOKS:
                 continue
             value = node.value
             if isinstance(value, ast.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "partial" and value.args:
                 value = value.args[0]
             bound = _self_attribute(value)
             if bound is not None:
-                found.setdefault(hook, bound)  # type: ignore[index]
+                found.setdefault(hook, bound)
     return found
 
 
-def _statements(body: list[ast.stmt]):
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement in ``body`` and the blocks nested in it (not in nested functions or
     classes): assignments and returns without walking every expression."""
     stack = list(reversed(body))
@@ -342,7 +276,7 @@ def _once_if_fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef, hook: Hook) 
 
 
 def _fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef) -> bool:
-    cache = facts.__dict__.setdefault("_one_epoch_modules", {})
+    cache: dict[ast.ClassDef, bool] = facts.__dict__.setdefault("_one_epoch_modules", {})
     if cls in cache:
         return cache[cls]
     cache[cls] = False
@@ -352,28 +286,8 @@ def _fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef) -> bool:
     ]
     if not constructions:
         return False
-    for call in constructions:
-        binding = facts.scopes.parents.get(call)
-        if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)):
-            return False
-        name = binding.targets[0].id
-        scope = facts.scopes.scope_of(call)
-        fits = 0
-        for node in ast.walk(scope.node):
-            if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
-                continue
-            if facts.scopes.scope_of(node) is not scope:
-                return False  # read in a nested function: used in ways not followed here
-            parent = facts.scopes.parents.get(node)
-            if isinstance(parent, ast.Attribute) and parent.value is node:
-                continue  # model.parameters(), model.device: the module's own attributes
-            if isinstance(parent, ast.keyword):
-                parent = facts.scopes.parents.get(parent)
-            if not _one_epoch_fit(facts, parent, node, scope):
-                return False
-            fits += 1
-        if not fits:
-            return False
+    if not all(_bound_and_fit_once(facts, call) for call in constructions):
+        return False
     project = facts.project
     if project is not None and project.named_elsewhere(cls.name):
         return False  # another project file may import the module and fit it for longer
@@ -381,7 +295,29 @@ def _fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef) -> bool:
     return True
 
 
-FIT_MODULES = ("model", "datamodule", "train_dataloaders")
+def _bound_and_fit_once(facts: FileFacts, call: ast.Call) -> bool:
+    """``model = Module(...)`` whose every read in its scope is ``trainer.fit(model)`` of a
+    ``Trainer(max_epochs=1)`` (or an attribute of the module), with at least one such fit."""
+    binding = facts.scopes.parents.get(call)
+    if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)):
+        return False
+    name = binding.targets[0].id
+    scope = facts.scopes.scope_of(call)
+    fits = 0
+    for node in ast.walk(scope.node):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        if facts.scopes.scope_of(node) is not scope:
+            return False  # read in a nested function: used in ways not followed here
+        parent = facts.scopes.parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            continue  # model.parameters(), model.device: the module's own attributes
+        if isinstance(parent, ast.keyword):
+            parent = facts.scopes.parents.get(parent)
+        if not _one_epoch_fit(facts, parent, node, scope):
+            return False
+        fits += 1
+    return fits > 0
 
 
 def _one_epoch_fit(facts: FileFacts, call: ast.AST | None, argument: ast.expr, scope: Scope) -> bool:
@@ -400,26 +336,7 @@ def _one_epoch_fit(facts: FileFacts, call: ast.AST | None, argument: ast.expr, s
 
 
 # -- functions handed on: callbacks of higher-order utilities, hooks assigned from outside --
-class HigherOrder(NamedTuple):
-    """A utility that calls the function it is given and hands back what that returns.
-    ``result``: "result" (the call's value holds the function's result, in the data's
-    structure: ``apply_to_collection``), or "elements" (an iterable of its results, one per
-    element: ``map``)."""
-
-    name: str
-    roots: tuple[str, ...]  # the packages it is imported from; () for a builtin
-    position: int  # of the function among the positional arguments
-    keyword: str | None  # the function's keyword, if it takes one
-    result: str
-
-
-HIGHER_ORDER = (
-    HigherOrder("apply_to_collection", ("lightning_utilities", "lightning", "lightning_fabric", "pytorch_lightning"), 2, "function", "result"),
-    HigherOrder("map", (), 0, None, "elements"),
-)
-
-
-def callback_result(facts: FileFacts, function: ast.expr, scope: Scope) -> tuple[ast.Call, str] | None:
+def callback_result(facts: FileFacts, function: ast.expr, scope: Scope) -> tuple[ast.Call, Result] | None:
     """(the call, its ``result`` kind) when ``function`` is passed, as the function it calls,
     to a known higher-order utility (:data:`HIGHER_ORDER`)."""
     parent = facts.scopes.parents.get(function)

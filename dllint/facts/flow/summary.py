@@ -5,7 +5,7 @@ Computed from the file's text alone (so it is cached by content digest):
 - ``functions``: per module-level function and method of a module-level class (``"f"``,
   ``"Cls.m"``), its parameters and what it does with each (:class:`Effects`), and the
   loaders, samplers and datasets it returns (:class:`Returned`);
-- ``calls``: calls into other modules (by target, see :mod:`dllint.project.imports`) and
+- ``calls``: calls into other modules (by target, see :mod:`dllint.facts.flow.targets`) and
   what the file does with their results;
 - ``classes``: module-level classes, their bases, the framework hooks they define (and the
   ``self.X`` each returns), the attributes their methods store ``self.m(...)`` results in, and worker-side facts (a sampler that
@@ -19,238 +19,24 @@ Computed from the file's text alone (so it is cached by content digest):
 from __future__ import annotations
 
 import ast
-from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
+from dllint.facts.flow.model import AnyEntry, DictKey, How, Move, path_key
+from dllint.facts.flow.queries import NullProject
+from dllint.facts.flow.records import CallSummary, ClassSummary, Effects, FileSummary, FunctionSummary, LoaderSummary, Returned
+from dllint.facts.flow.syntax import constant_args
+from dllint.facts.flow.targets import Target, call_target, project_imports, target_text
 from dllint.facts.values import follow
-from dllint.project.imports import call_target, project_imports
 
 if TYPE_CHECKING:
     from dllint.config import Settings
-    from dllint.facts.usage import DictKey
-    from dllint.facts import FileFacts
+    from dllint.facts import ClassInfo, FileFacts
+    from dllint.facts.flow.model import Element, Path, Use
     from dllint.facts.scopes import Scope
-    from dllint.facts.usage import Use
 
-FORMAT = 10
 MAX_ONWARD = 24  # calls a function summary names for the index to follow on
-STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-
-
-@dataclass
-class Effects:
-    """What code does with one value it receives (a parameter, or a call's result)."""
-
-    iterations: int = 0  # 0, 1, 2 = more than once
-    per_epoch: bool = False  # iterated inside a loop that repeats it
-    stores: bool = False  # kept (self.X, a container) or returned with nobody to claim it
-    returns: bool = False  # handed back to the caller (a parameter only)
-    unknown: bool = False  # passed to code outside the project
-    set_epoch: bool = False  # set_epoch may be called on it (or on its sampler)
-    cuda_copy: str = ""  # its batches are copied to CUDA: "cuda" always, "maybe" (cuda if available)
-    # [target, argument, in_loop]: project calls it goes on to; a fourth item: a dict holding it
-    # is what goes on, and the callee's entry at that path ("['val'].dataloader"; "*": the one
-    # asked about) decides (see FunctionSummary.entries)
-    follow: list[list] = field(default_factory=list)
-
-    def merge(self, other: Effects, repeated: bool = False) -> None:
-        """Add what ``other`` does (``repeated``: it runs once per pass of a loop here)."""
-        self.iterations = min(2, self.iterations + other.iterations)
-        self.per_epoch |= other.per_epoch or repeated and other.iterations > 0
-        self.stores |= other.stores
-        self.unknown |= other.unknown
-        self.set_epoch |= other.set_epoch
-        self.cuda_copy = "cuda" if "cuda" in (self.cuda_copy, other.cuda_copy) else self.cuda_copy or other.cuda_copy
-
-    @property
-    def empty(self) -> bool:
-        return self == Effects()
-
-
-@dataclass
-class Returned:
-    """A loader, sampler or dataset a function returns, with what is known of its arguments."""
-
-    kind: str  # "loader", "sampler", "dataset"
-    name: str  # the class as the file names it (qualified through its imports)
-    args: dict[str, Any] = field(default_factory=dict)  # arguments that resolve to JSON constants
-    random: bool = False  # a random or distributed sampler (a training loader's)
-    endless: bool = False  # a sampler that never ends
-
-
-@dataclass
-class FunctionSummary:
-    params: list[str]  # positional parameters, ``self`` included for methods
-    kwonly: list[str]
-    method: bool
-    effects: dict[str, Effects]
-    returns: list[Returned] = field(default_factory=list)
-    worker_info: bool = False  # it, or a same-file function it calls, consults get_worker_info() (DL302)
-    epoch_state: bool = False  # it, or a same-file function it calls, reads current_epoch/global_step/.trainer (DL201)
-    abstract: bool = False  # only raises NotImplementedError: a subclass's override runs instead
-    # What the index follows on from it: targets of calls into other modules ("0:pkg.f") and
-    # ".m" for obj.m() on an object of unknown class (see WorkerCode.method_on_other).
-    onward: list[str] = field(default_factory=list)
-    # Parameters that hold dicts read under constant keys: what happens to each entry, by
-    # path ("['val']", "['val'].dataloader"); "?": what reaches any entry (the dict handed on
-    # to another file, a values() loop). A key read but a path under it not recorded, or
-    # no "?" (the dict escapes where it cannot be followed): undecidable.
-    entries: dict[str, dict[str, Effects]] = field(default_factory=dict)
-
-    def parameter(self, argument: str, bound: bool) -> str | None:
-        """The parameter an argument lands in: ``"0"`` (position) or a keyword."""
-        if argument.isdigit():
-            positional = self.params[1:] if bound and self.method else self.params
-            index = int(argument)
-            return positional[index] if index < len(positional) else None
-        return argument if argument in self.params or argument in self.kwonly else None
-
-
-@dataclass
-class CallSummary:
-    target: str
-    line: int
-    effects: Effects
-    # The result taken apart as a tuple or list (``train, val = build_loaders()``, ``for dl
-    # in get_loaders()``): what happens to each element, by position ("*": every element),
-    # record field ("dataloader") or dict key ("['train']", see usage.DictKey).
-    elements: dict[str, Effects] = field(default_factory=dict)
-    # ``return other.build_loader(cfg)`` in a function of this file ("f", "Cls.m"): what
-    # happens to the result is for that function's callers to say.
-    returned_by: str = ""
-
-
-@dataclass
-class ClassSummary:
-    bases: list[str]
-    endless: bool = False  # __iter__ never ends (a sampler)
-    keeps_iterator: bool = False  # a loader subclass that keeps one iterator
-    generators: list[str] = field(default_factory=list)  # self.X random generators its methods draw from
-    hooks: dict[str, list[str]] = field(default_factory=dict)  # framework hook it defines -> self.X it returns
-    stores: dict[str, list[str]] = field(default_factory=dict)  # method m -> X of self.X = self.m(...) in its methods
-
-
-@dataclass
-class LoaderSummary:
-    """A loader of this file whose dataset is built by a call into another module."""
-
-    dataset: str  # the target constructing the dataset
-    line: int
-    multi_worker: bool  # num_workers not provably 0
-    worker_init: bool  # worker_init_fn given (or maybe given through a splat)
-
-
-@dataclass
-class FileSummary:
-    functions: dict[str, FunctionSummary] = field(default_factory=dict)
-    calls: list[CallSummary] = field(default_factory=list)
-    classes: dict[str, ClassSummary] = field(default_factory=dict)
-    loaders: list[LoaderSummary] = field(default_factory=list)
-    imports: dict[str, str] = field(default_factory=dict)
-    set_epoch: bool = False
-
-    # -- JSON -------------------------------------------------------------------------
-    def to_json(self) -> str:
-        import json  # only a summary stored or hashed needs it: a one-file run often never does
-
-        return json.dumps({"format": FORMAT, **asdict(self)}, sort_keys=True, separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> FileSummary:
-        import json
-
-        data = json.loads(text)
-        if data.get("format") != FORMAT:
-            raise ValueError("summary format changed")
-        return cls(
-            functions={
-                name: FunctionSummary(
-                    f["params"],
-                    f["kwonly"],
-                    f["method"],
-                    {p: Effects(**e) for p, e in f["effects"].items()},
-                    [Returned(**r) for r in f["returns"]],
-                    bool(f.get("worker_info", False)),
-                    bool(f.get("epoch_state", False)),
-                    bool(f.get("abstract", False)),
-                    list(f.get("onward", [])),
-                    {p: {k: Effects(**e) for k, e in paths.items()} for p, paths in f.get("entries", {}).items()},
-                )
-                for name, f in data["functions"].items()
-            },
-            calls=[
-                CallSummary(
-                    c["target"], c["line"], Effects(**c["effects"]), {k: Effects(**e) for k, e in c["elements"].items()}, c["returned_by"]
-                )
-                for c in data["calls"]
-            ],
-            classes={name: ClassSummary(**c) for name, c in data["classes"].items()},
-            loaders=[LoaderSummary(**row) for row in data["loaders"]],
-            imports=dict(data["imports"]),
-            set_epoch=bool(data["set_epoch"]),
-        )
-
-    def digest(self) -> str:
-        return digest_of(self.to_json())
-
-
-def digest_of(text: str) -> str:
-    """The digest of a summary's JSON text (what a dependent file's cache entry records)."""
-    import hashlib  # loading OpenSSL costs 8 ms of a one-file run that may hash nothing
-
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-class NullProject:
-    """The questions the facts ask ``facts.project``, answered for a file with nothing else
-    in view (the base of what the project index hands out; a test's stand-in)."""
-
-    summarizing = False
-    deps: dict[str, str] = {}
-
-    def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
-        return None
-
-    def param_uses(self, *args: Any) -> list | None:
-        return None
-
-    def caller_uses(self, *args: Any) -> list | None:
-        return None
-
-    def entry_uses(self, *args: Any) -> list | None:
-        return None
-
-    def class_fact(self, *args: Any) -> bool:
-        return False
-
-    def project_class(self, *args: Any) -> ClassSummary | None:
-        return None
-
-    def class_ancestors(self, *args: Any) -> list[ClassSummary]:
-        return []
-
-    def named_elsewhere(self, name: str) -> bool:
-        return False
-
-    def returned(self, *args: Any) -> list:
-        return []
-
-    def function_summary(self, *args: Any) -> FunctionSummary | None:
-        return None
-
-    def loaders_elsewhere(self, *args: Any) -> list:
-        return []
-
-    def reaches(self, *args: Any) -> bool:
-        return False
-
-    def method_reaches(self, *args: Any) -> bool:
-        return False
-
-    def methods_named(self, *args: Any) -> list:
-        return []
 
 
 class SummaryContext(NullProject):
@@ -263,15 +49,14 @@ class SummaryContext(NullProject):
         self.imports = project_imports(tree, own)
 
     def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
-        found = call_target(facts, self.imports, func, scope)
-        return None if found is None else found[0] + ("@" if found[1] else "")
+        return target_text(call_target(facts, self.imports, func, scope))
 
 
 def summarize(
     path: str, text: str, settings: Settings, tree: ast.Module | None = None, own: frozenset[str] = frozenset()
 ) -> FileSummary:
     """The summary of one file (an empty one when it does not parse); ``own``: see
-    :func:`~dllint.project.imports.project_imports`."""
+    :func:`~dllint.facts.flow.targets.project_imports`."""
     from dllint.facts import FileFacts
 
     try:
@@ -279,9 +64,16 @@ def summarize(
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return FileSummary()
     context = SummaryContext(tree, own)
-    facts = FileFacts(path, text, tree, settings, project=context)  # type: ignore[arg-type]
+    facts = FileFacts(path, text, tree, settings, project=context)
     summary = FileSummary(imports=context.imports, set_epoch="set_epoch" in text)
-    usage = facts.usage
+    _definitions(facts, tree, summary)
+    _loaders_over_imports(facts, context, summary)
+    _calls_into_modules(facts, context, summary)
+    return summary
+
+
+def _definitions(facts: FileFacts, tree: ast.Module, summary: FileSummary) -> None:
+    """The module's functions, classes and their methods."""
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             summary.functions[stmt.name] = _function(facts, stmt, method=False)
@@ -291,14 +83,24 @@ def summarize(
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     static = any(dotted_name(d) == "staticmethod" for d in item.decorator_list)
                     summary.functions[f"{stmt.name}.{item.name}"] = _function(facts, item, method=not static)
+
+
+def _loaders_over_imports(facts: FileFacts, context: SummaryContext, summary: FileSummary) -> None:
+    """Loaders whose dataset is built by a call into another module (DL304 asks across files)."""
     for loader in facts.loader_calls:
         arg = loader.argument("dataset")
         value = follow(arg.value, arg.scope, facts) if arg is not None else None
         if value is not None and isinstance(value[0], ast.Call):
             target = context.target_of(facts, value[0].func, value[1])
-            if target is not None and not target.endswith("@"):
+            if target is not None and not Target.parse(target).bound:
                 worker_init = loader.given("worker_init_fn") or loader.unknown_splat and loader.argument("worker_init_fn") is None
                 summary.loaders.append(LoaderSummary(target, loader.node.lineno, loader.is_multi_worker, worker_init))
+
+
+def _calls_into_modules(facts: FileFacts, context: SummaryContext, summary: FileSummary) -> None:
+    """Each call into another module whose result is used: what happens to the result (and
+    to each element taken out of it), which function hands it back as it is, its constants."""
+    usage = facts.usage
     for call in facts.calls:
         target = context.target_of(facts, call.func, facts.scopes.scope_of(call))
         if target is None or isinstance(facts.scopes.parents.get(call), ast.Expr):
@@ -311,8 +113,7 @@ def summarize(
             found.set_epoch |= summary.set_epoch and not found.empty
         returned_by = _returned_by(facts, call)
         if not effects.empty or elements or returned_by:
-            summary.calls.append(CallSummary(target, call.lineno, effects, elements, returned_by))
-    return summary
+            summary.calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constant_args(call)))
 
 
 def _returned_by(facts: FileFacts, call: ast.Call) -> str:
@@ -321,11 +122,13 @@ def _returned_by(facts: FileFacts, call: ast.Call) -> str:
     if not isinstance(facts.scopes.parents.get(call), ast.Return):
         return ""
     function = facts.scopes.enclosing_function(call)
-    owner = facts.scopes.parents.get(function) if function is not None else None
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    owner = facts.scopes.parents.get(function)
     if isinstance(owner, ast.Module):
-        return function.name  # type: ignore[union-attr]
+        return function.name
     if isinstance(owner, ast.ClassDef) and isinstance(facts.scopes.parents.get(owner), ast.Module):
-        return f"{owner.name}.{function.name}"  # type: ignore[union-attr]
+        return f"{owner.name}.{function.name}"
     return ""
 
 
@@ -337,12 +140,12 @@ def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[
     if isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1:
         target = parent.targets[0]
         if isinstance(target, (ast.Tuple, ast.List)):
-            indices: list[int | str] = list(range(len(target.elts)))
+            indices: list[int | str | DictKey] = list(range(len(target.elts)))
         elif isinstance(target, ast.Name) and _keyed(facts, loads := facts.usage.loads_in(target.id, scope)):
             # data = get_data(...): a dict read under constant keys, maybe handed on whole
             return _entries(facts, loads, lambda index, rest: facts.usage.result_entry_uses(call, index, scope, rest), built)
         else:  # info = build(...): the fields read as info.X (a record the callee returns)
-            indices = sorted(_fields_read(facts, target.id, scope), key=str)[:MAX_FIELDS] if isinstance(target, ast.Name) else []
+            indices = [*sorted(_fields_read(facts, target.id, scope), key=str)[:MAX_FIELDS]] if isinstance(target, ast.Name) else []
     elif isinstance(parent, (ast.For, ast.AsyncFor, ast.Call)):
         indices = ["*"] if facts.usage.element_loop_target(call) is not None else []
     else:
@@ -359,18 +162,20 @@ def _element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[
 MAX_FIELDS = 8
 
 
-def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[str | DictKey]:
+def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[int | str | DictKey]:
     """Attributes read off loads of ``name`` in ``scope`` (``info.dataloader``), and
-    constant keys it is subscripted with (``loaders["train"]``, ``loaders.get("train")``)."""
-    from dllint.facts.usage import DictKey
-
+    constant keys or positions it is subscripted with (``loaders["train"]``,
+    ``loaders.get("train")``, ``loaders[1]`` of a returned list)."""
     parents = facts.scopes.parents
-    found: set[str | DictKey] = set()
+    found: set[int | str | DictKey] = set()
     for load in facts.usage.loads_in(name, scope):
         parent = parents.get(load)
-        if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Load):
-            if isinstance(parent.slice, ast.Constant) and isinstance(parent.slice.value, str):
-                found.add(DictKey(parent.slice.value))
+        if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Load) and isinstance(parent.slice, ast.Constant):
+            key = parent.slice.value
+            if isinstance(key, str):
+                found.add(DictKey(key))
+            elif type(key) is int and key >= 0:
+                found.add(key)
         elif isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Load):
             call = parents.get(parent)
             if parent.attr == "get" and isinstance(call, ast.Call) and call.func is parent and call.args:
@@ -396,9 +201,9 @@ def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef
     for name in (params[1:] if method else params) + kwonly:
         loads = facts.usage.loads_in(name, scope)
         if _keyed(facts, loads):
-            found = _entries(facts, loads, lambda index, rest: facts.usage.parameter_entry_uses(function, name, index, rest))
-            if found:
-                summary.entries[name] = found
+            entries = _entries(facts, loads, lambda index, rest: facts.usage.parameter_entry_uses(function, name, index, rest))
+            if entries:
+                summary.entries[name] = entries
     _worker_side(facts, function, method, summary)
     return summary
 
@@ -415,11 +220,9 @@ def _keyed(facts: FileFacts, loads: list[ast.Name]) -> bool:
 
 
 def _entries(
-    facts: FileFacts, loads: list[ast.Name], uses_of: Callable[[Any, tuple], list | None], built: set[int] | None = None
+    facts: FileFacts, loads: list[ast.Name], uses_of: Callable[[Element, Path], list[Use] | None], built: set[int] | None = None
 ) -> dict[str, Effects]:
     """What happens to a dict's entries (see FunctionSummary.entries); {} when undecidable."""
-    from dllint.facts.usage import AnyEntry, DictKey, path_key
-
     any_entry = AnyEntry()
     generic = uses_of(any_entry, ())
     if generic is None:
@@ -428,7 +231,7 @@ def _entries(
     found = {"?": effects_of(generic, built, facts)}
     for key in sorted(any_entry.met)[:MAX_FIELDS]:
         entry = DictKey(key)
-        paths: list[tuple] = [(entry,)]
+        paths: list[Path] = [(entry,)]
         paths += [(entry, field) for field in sorted(_fields_under(facts, loads, key))[:MAX_FIELDS]]
         for path in paths:
             uses = uses_of(path[0], path[1:])
@@ -476,7 +279,7 @@ def _worker_side(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunction
     summary.onward = sorted(onward, key=lambda o: (o.startswith("."), o))[:MAX_ONWARD]  # other modules first
 
 
-def _calls_out(facts: FileFacts, function: ast.AST, cls) -> set[str]:
+def _calls_out(facts: FileFacts, function: ast.AST, cls: ClassInfo | None) -> set[str]:
     """The calls in ``function`` that lead out of the file: project targets, ``.m`` methods."""
     out: set[str] = set()
     context = facts.project
@@ -485,7 +288,7 @@ def _calls_out(facts: FileFacts, function: ast.AST, cls) -> set[str]:
             continue
         target = context.target_of(facts, node.func, facts.scopes.scope_of(node)) if context is not None else None
         if target is not None:
-            out.add(target.rstrip("@"))
+            out.add(Target.parse(target).unbound)
             continue
         name = facts.worker_code.method_on_other(node.func, cls)
         if name is not None and not _builtin_method(name):
@@ -499,7 +302,7 @@ class _Memo:
     ``trainer.py`` walks its methods thousands of times)."""
 
     def __init__(self) -> None:
-        self.answers: dict[tuple, Any] = {}
+        self.answers: dict[tuple[ast.AST, Any], Any] = {}
 
     def once(self, function: ast.AST, question: Any, answer: Callable[[ast.AST], Any]) -> Any:
         key = (function, question)
@@ -527,7 +330,7 @@ RETURNED_LOADER_ARGS = ("shuffle", "num_workers", "persistent_workers", "pin_mem
 def _returns(facts: FileFacts, function: ast.AST) -> list[Returned]:
     """Loaders, samplers and datasets ``function`` returns (through names bound once)."""
     from dllint.facts.endless import endless_sampler_call
-    from dllint.project.frameworks import RANDOM_SAMPLERS
+    from dllint.knowledge.frameworks import RANDOM_SAMPLERS
 
     loaders = {loader.node: loader for loader in facts.loader_calls}
     found: list[Returned] = []
@@ -559,7 +362,7 @@ def _returns(facts: FileFacts, function: ast.AST) -> list[Returned]:
 
 def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
     from dllint.facts.rng import draws, stored_generators
-    from dllint.project.frameworks import class_hooks, class_stores
+    from dllint.facts.frameworks import class_hooks, class_stores
 
     context = facts.project
     bases = []
@@ -572,7 +375,7 @@ def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
     summary.stores = class_stores(cls)
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     if init is not None:
-        methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s is not init]
+        methods: list[ast.AST] = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s is not init]
         summary.generators = sorted(a for a in stored_generators(facts, init) if draws(methods, a))
     return summary
 
@@ -592,13 +395,12 @@ def _set_epoch_on(facts: FileFacts, function: ast.AST, name: str) -> bool:
 def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None) -> Effects:
     """Fold a value's uses into :class:`Effects`; loops in ``built`` make a fresh value each pass."""
     from dllint.facts.devices import batch_cuda_copies
-
     effects = Effects()
     seen: set[int] = set()
     for use in uses:
         loops = [loop for loop in use.loops if id(loop) not in built]
-        if use.kind == "iterate":
-            if use.how == "on-stop" or id(use.node) in seen:
+        if use.kind is Move.ITERATE:
+            if use.how is How.ON_STOP or id(use.node) in seen:
                 continue
             seen.add(id(use.node))
             effects.iterations = min(2, effects.iterations + 1)
@@ -609,14 +411,20 @@ def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None)
                 effects.cuda_copy = "cuda" if always or effects.cuda_copy == "cuda" else "maybe"
             elif use.copies:
                 effects.cuda_copy = effects.cuda_copy if effects.cuda_copy == "cuda" else use.copies
-        elif use.how == "remote" and use.remote is not None:
+        elif use.how is How.REMOTE and use.remote is not None:
             effects.follow.append([use.remote[0], use.remote[1], bool(loops), *use.remote[2:]])
-        elif use.how == "return":
-            effects.returns = True
-        elif use.how == "unclaimed":
-            effects.stores = True
-        elif use.how == "set-epoch":
-            effects.set_epoch = True
         else:
-            effects.unknown = True
+            _escaped(effects, use.how)
     return effects
+
+
+def _escaped(effects: Effects, how: How) -> None:
+    """What an escape of the value says about it."""
+    if how is How.RETURN:
+        effects.returns = True
+    elif how is How.UNCLAIMED:
+        effects.stores = True
+    elif how is How.SET_EPOCH:
+        effects.set_epoch = True
+    else:
+        effects.unknown = True

@@ -13,6 +13,8 @@ import ast
 import sys
 from typing import TYPE_CHECKING
 
+from typing import NamedTuple
+
 from dllint.facts.imports import dotted_name
 
 if TYPE_CHECKING:
@@ -55,10 +57,43 @@ def project_imports(tree: ast.Module, own: frozenset[str] = frozenset()) -> dict
     return {name: target for name, target in table.items() if not _external(target, own)}
 
 
+class Target(NamedTuple):
+    """A call into another project module, as its text (``"1:data.fit@"``) says: the import's
+    relative ``level``, the ``dotted`` name after it, and whether the call is ``bound`` (a
+    method called on an instance: its first parameter is that instance). Summaries and
+    ``facts.project`` carry the text; this is the one place that reads and writes it."""
+
+    level: int
+    dotted: str
+    bound: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> Target:
+        level, _, dotted = text.rstrip("@").partition(":")
+        return cls(int(level or 0), dotted, text.endswith("@"))
+
+    def __str__(self) -> str:
+        return f"{self.level}:{self.dotted}" + ("@" if self.bound else "")
+
+    @property
+    def unbound(self) -> str:
+        """The text without the bound mark: the function itself (``"1:data.fit"``)."""
+        return f"{self.level}:{self.dotted}"
+
+    def shown(self) -> str:
+        """As the user wrote it: ``"1:data.fit@"`` -> ``".data.fit()"``."""
+        return "." * self.level + self.dotted + "()"
+
+
 def _external(target: str, own: frozenset[str]) -> bool:
-    level, _, dotted = target.partition(":")
-    root = dotted.split(".")[0]
-    return level == "0" and root in EXTERNAL_ROOTS and root not in own
+    parsed = Target.parse(target)
+    root = parsed.dotted.split(".")[0]
+    return parsed.level == 0 and root in EXTERNAL_ROOTS and root not in own
+
+
+def target_text(found: tuple[str, bool] | None) -> str | None:
+    """The text of :func:`call_target`'s (target, bound)."""
+    return None if found is None else str(Target.parse(found[0])._replace(bound=found[1]))
 
 
 def call_target(facts: FileFacts, table: dict[str, str], func: ast.expr, scope: Scope) -> tuple[str, bool] | None:

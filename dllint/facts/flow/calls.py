@@ -1,0 +1,273 @@
+"""How a value moves at the expression it is: iterated (``for``, comprehensions, iterating
+builtins), bound, passed to a call (same-file functions and classes, the project's other
+files through ``facts.project``, framework calls, wrappers), or kept."""
+
+from __future__ import annotations
+
+import ast
+
+from dllint.facts.flow.model import How, Loops, Move, RemoteLoop, Seen, Use, Via, shown, uses_from
+from dllint.facts.frameworks import framework_call
+from dllint.facts.imports import dotted_name
+from dllint.facts.scopes import FUNCTION_NODES, Scope
+from dllint.knowledge.frameworks import Passing
+
+
+from dllint.facts.flow.base import FlowBase, ITERATING_BUILTINS, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS, WRAPPING_BUILTINS, WRAPPING_QUALNAMES
+from dllint.facts.flow.syntax import dict_key, element_index
+
+
+class CallFlow(FlowBase):
+
+    # -- the flow --------------------------------------------------------------------
+    def continue_from(self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
+        """Go on following a value at ``expr`` (a project function handed it back)."""
+        return self._uses_of_expr(expr, scope, loops, via, seen)
+
+    def _uses_of_expr(
+        self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen
+    ) -> list[Use]:
+        """What happens to the value ``expr`` evaluates to, decided by the node around it."""
+        self._steps += 1
+        if self._steps > MAX_STEPS:  # a value fanning out through many calls: give up on it
+            return [Use(Move.ESCAPE, expr, loops, via, How.UNKNOWN)]
+        parent = self.parents.get(expr)
+        here = loops + self.enclosing_loops(expr, scope)
+        for step in (self._iterated_at, self._passed_at, self._bound_at, self._contained_at):
+            found = step(parent, expr, scope, loops, here, via, seen)
+            if found is not None:
+                return found
+        if isinstance(parent, (ast.IfExp, ast.BoolOp)) and expr is not getattr(parent, "test", None):
+            return self._uses_of_expr(parent, scope, loops, via, seen)  # a or b, a if c else b: the same value
+        if isinstance(parent, (ast.Compare, ast.Expr, ast.If, ast.While, ast.Assert, ast.UnaryOp)):
+            return []  # looked at, not kept
+        if isinstance(parent, ast.Return) and parent.value is expr:
+            return self._returned(expr, scope, loops, via, seen)
+        return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]  # yielded, put in a container, ...
+
+    def _iterated_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+        """A pass starts here: ``for x in expr``, ``yield from expr`` (a pass per round of a
+        loop around it), a comprehension over it, ``expr.__iter__``; other attribute reads
+        (``loader.dataset``) look at it only."""
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is expr or isinstance(parent, ast.YieldFrom):
+            return [Use(Move.ITERATE, parent, here, via)]
+        if isinstance(parent, ast.comprehension) and parent.iter is expr:
+            comp = self.parents.get(parent) or parent
+            return [Use(Move.ITERATE, comp, loops + self.enclosing_loops(comp, scope), via)]
+        if isinstance(parent, ast.Attribute):
+            return [Use(Move.ITERATE, parent, here, via)] if parent.attr == "__iter__" else []
+        return None
+
+    def _passed_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+        """An argument of a call: by keyword or position (after a ``*`` it lands nowhere known)."""
+        if isinstance(parent, ast.keyword):
+            call = self.parents.get(parent)
+            if isinstance(call, ast.Call):
+                return self._passed_to_call(call, parent.arg, None, expr, scope, loops, via, seen)
+            return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
+        if isinstance(parent, ast.Call) and expr is not parent.func:
+            if expr in parent.args:
+                return self._passed_to_call(parent, None, parent.args.index(expr), expr, scope, loops, via, seen)  # type: ignore[arg-type]  # in args: an expr
+            return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]
+        return None
+
+    def _bound_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+        """Bound: to a name (its loads decide), to ``self.X`` (the class's reads decide), into
+        a dict this code made, or by ``with expr as name``."""
+        if isinstance(parent, ast.withitem) and parent.context_expr is expr:
+            if isinstance(parent.optional_vars, ast.Name):  # the binding stops ``with f(x) as x`` going round
+                return self._uses_of_name(parent.optional_vars.id, scope, loops, via, seen, parent)
+            return []
+        if not (isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is expr):
+            return None
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        uses: list[Use] = []
+        for target in targets:
+            if isinstance(target, ast.Name):
+                uses += self._uses_of_name(target.id, scope, loops, via, seen, parent)
+            elif isinstance(target, ast.Attribute) and self._is_self_attribute(target):
+                uses += self._stored(target, expr, scope, here, via, seen)
+            else:
+                found = self._stored_in_dict(parent, target, (), scope, loops, via, seen) if len(targets) == 1 else None
+                uses += found if found is not None else [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]  # loaders[k] = ...
+        return uses
+
+    def _contained_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+        """An element of a tuple, list or dict display (where it is taken out decides), or the
+        body of a lambda handed on (``lambda ds: DataLoader(ds, ...)``)."""
+        if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):
+            index = element_index(parent, expr)
+            return self._uses_of_element(parent, index, scope, loops, via, seen) if index is not None else None
+        if isinstance(parent, ast.Lambda) and parent.body is expr:
+            return self._handed_on(parent, expr, here, via, seen)
+        if isinstance(parent, ast.Dict):
+            key = dict_key(parent, expr)
+            return self._uses_of_element(parent, key, scope, loops, via, seen) if key is not None else None
+        return None
+
+    def _passed_to_call(
+        self,
+        call: ast.Call,
+        keyword: str | None,
+        index: int | None,
+        expr: ast.AST,
+        scope: Scope,
+        loops: Loops,
+        via: Via,
+        seen: Seen,
+    ) -> list[Use]:
+        """The value is an argument of ``call``: builtins, wrappers, this file's functions and
+        classes, framework calls, then the project's other files, decide in that order."""
+        here = loops + self.enclosing_loops(call, scope)
+        found = self._passed_to_builtin(call, scope, loops, here, via, seen)
+        if found is None:
+            found = self._passed_in_file(call, keyword, index, expr, scope, loops, here, via, seen)
+        if found is None:
+            found = self._passed_to_framework(call, index, scope, loops, here, via, seen, keyword)
+        if found is not None:
+            return found
+        return self._passed_elsewhere(call, keyword, index, expr, scope, loops, here, via, seen)
+
+    def _passed_to_builtin(self, call: ast.Call, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+        """``iter``/``list``... iterate it (``iter`` in ``except StopIteration:``: the same
+        endless pass goes on); ``enumerate``/``tqdm``... wrap it; ``len``/``print``... look."""
+        func = call.func
+        if isinstance(func, ast.Name) and self.facts.scopes.lookup(func.id, scope) is None:
+            name = func.id  # a builtin
+            if name == "iter" and self._restarted_on_stop(call):
+                return [Use(Move.ITERATE, call, here, via, How.ON_STOP)]
+            if name in ITERATING_BUILTINS:
+                return [Use(Move.ITERATE, call, here, via)]
+            if name in WRAPPING_BUILTINS:
+                return self._uses_of_expr(call, scope, loops, via, seen)
+            if name in NEUTRAL_BUILTINS:
+                return []
+        if self.facts.qualname(func) in WRAPPING_QUALNAMES:
+            return self._uses_of_expr(call, scope, loops, via, seen)
+        return None
+
+    def _passed_in_file(
+        self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen
+    ) -> list[Use] | None:
+        """A function or class of this file takes it: what its parameter meets decides (a
+        record's field: its reads); a loader takes it as its dataset or sampler."""
+        func = call.func
+        target = self.same_file_function(func, scope)
+        if target is not None:
+            found = self._into_parameter(call, target, self._parameter(target, keyword, index, isinstance(func, ast.Attribute)), loops, here, via, seen)
+            if found is not None:
+                return found
+        if self.facts.is_loader_class_name(func)[0]:
+            return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]  # the dataset/sampler a loader takes
+        field = self._record_field(func, keyword, index, scope)
+        if field is not None:  # DataInfo(dataloader=loader): reads of info.dataloader decide
+            found = self._uses_of_element(call, field, scope, loops, via, seen)
+            if found is not None:
+                return found
+        init = self._same_file_init(func, scope)
+        if init is not None:  # Trainer(model, loader): what __init__ does with it
+            return self._into_parameter(call, init, self._parameter(init, keyword, index, True), loops, here, via, seen)
+        return None
+
+    def _into_parameter(self, call: ast.Call, function: ast.AST, param: str | None, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+        key = (function, param)
+        if param is None or key in seen or len(via) >= MAX_CALL_DEPTH:
+            return None
+        self._entry_loops[(call, via)] = loops
+        return self._uses_of_name(param, self.facts.scopes.scopes[function], here, via + (call,), seen | {key})
+
+    def _passed_to_framework(
+        self, call: ast.Call, index: int | None, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen, keyword: str | None
+    ) -> list[Use] | None:
+        """A framework call (:mod:`dllint.knowledge.frameworks`): iterates it (every epoch or
+        once) or hands the same loader back."""
+        framework = framework_call(self.facts, call, keyword, index, scope)
+        if framework is Passing.SAME:  # accelerator.prepare(loader): the same loader comes back
+            return self._same_value_returned(call, index, scope, loops, via, seen)
+        if framework is None:
+            return None
+        shown = self.facts.qualname(call.func) or ast.unparse(call.func)
+        marker = (RemoteLoop(f"{shown}()", framework=True),) if framework is Passing.PER_EPOCH else ()
+        return [Use(Move.ITERATE, call, here + marker, via, How.ELSEWHERE)]
+
+    def _passed_elsewhere(
+        self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen
+    ) -> list[Use]:
+        """Iterating the result of any call that takes the loader is one pass over it, and its
+        items are the loader's batches (``logger.log_every(loader, 10)``): callee unknown, or
+        while summarizing (a summary depends on its own file only). A callee of another
+        project file is read instead: its summary says how often it iterates the loader
+        (``iter(ForeverLoader(loader))`` re-iterating it forever), unless that is the one
+        pass iterated here (whose batches are seen here)."""
+        result = self._uses_of_expr(call, scope, loops, via, seen)
+        wrapped = bool(result) and all(u.kind is Move.ITERATE for u in result)
+        project = self.facts.project
+        remote = project.target_of(self.facts, call.func, scope) if project is not None else None
+        if project is not None and remote is not None and not (wrapped and project.summarizing):
+            argument = keyword if keyword is not None else str(index)
+            if project.summarizing:
+                return [Use(Move.ESCAPE, expr, here, via, How.REMOTE, (remote, argument))]
+            effects = project.parameter_effects(remote, argument)
+            if effects is not None:
+                resolved = uses_from(effects, call, expr, here, via, shown(remote))
+                if effects.returns:  # handed back: the caller goes on with the call's result
+                    resolved += self._uses_of_expr(call, scope, loops, via, seen)
+                if not (wrapped and not _repeats_elsewhere(resolved)):
+                    return resolved
+        if wrapped:
+            return result
+        return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]
+
+    def _same_value_returned(self, call: ast.Call, index: int | None, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
+        """``x = f(loader)`` or ``a, x = f(model, loader)`` where ``f`` hands its arguments back."""
+        parent = self.parents.get(call)
+        if (
+            index is not None
+            and isinstance(parent, ast.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], (ast.Tuple, ast.List))
+            and len(parent.targets[0].elts) == len(call.args)
+        ):
+            target = parent.targets[0].elts[index]
+            if isinstance(target, ast.Name):
+                return self._uses_of_name(target.id, scope, loops, via, seen, parent)
+            return [Use(Move.ESCAPE, call, loops + self.enclosing_loops(call, scope), via, How.UNCLAIMED)]
+        return self._uses_of_expr(call, scope, loops, via, seen)
+
+    def _restarted_on_stop(self, call: ast.Call) -> bool:
+        """``iter(loader)`` inside ``except StopIteration:``: the exhausted iterator is replaced
+        and the same endless pass goes on (RULES.md's "Endless iteration")."""
+        current = self.parents.get(call)
+        while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
+            if isinstance(current, ast.ExceptHandler):
+                caught = current.type
+                names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
+                return any(isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or getattr(n, "attr", None)) == "StopIteration" for n in names)
+            current = self.parents.get(current)
+        return False
+
+    def _record_field(self, func: ast.expr, keyword: str | None, index: int | None, scope: Scope) -> str | None:
+        """The field an argument of ``func(...)`` fills, when ``func`` is a same-file
+        ``@dataclass`` or ``NamedTuple`` class with no ``__init__`` of its own."""
+        found = self.facts.scopes.lookup(func.id, scope) if isinstance(func, ast.Name) else None
+        cls = found[1][0].node if found and len(found[1]) == 1 and found[1][0].kind == "class" else None
+        if not isinstance(cls, ast.ClassDef) or not _is_record(cls):
+            return None
+        fields = [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+        if keyword is not None:
+            return keyword if keyword in fields else None
+        return fields[index] if index is not None and index < len(fields) else None
+
+
+def _repeats_elsewhere(uses: list[Use]) -> bool:
+    """Some use is repeated by a loop in another file (a helper's ``while True`` around its
+    ``for``): more than the one pass a wrapper's caller sees."""
+    return any(isinstance(loop, RemoteLoop) for use in uses for loop in use.loops)
+
+
+def _is_record(cls: ast.ClassDef) -> bool:
+    """A ``@dataclass`` or ``NamedTuple`` class whose fields are its ``__init__`` (none of its own)."""
+    last = [(dotted_name(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] for d in cls.decorator_list]
+    record = "dataclass" in last or any((dotted_name(b) or "").rsplit(".", 1)[-1] == "NamedTuple" for b in cls.bases)
+    own_init = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("__init__", "__post_init__") for s in cls.body)
+    return record and not own_init

@@ -1,0 +1,210 @@
+"""The flow engine's model: the records a loader's (or sampler's, dataset's) flow is told in.
+
+A value is followed from its creation site; each place it reaches is a :class:`Use`: it is
+iterated there (:attr:`Move.ITERATE`) or escapes where this file cannot follow it
+(:attr:`Move.ESCAPE`), and :class:`How` says which of the ways a value moves ended there.
+``Use.loops`` are the loops that repeat the use, across call frames: syntax loops of this
+file, or a :class:`RemoteLoop` standing for an epoch loop in another file or a framework.
+How often a value is iterated per construction is a :class:`Passes`, whose :func:`join`
+(two paths of which one runs) and :func:`then` (one after the other) are explicit. See
+docs/design/flow.md.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+from typing import TYPE_CHECKING, Hashable, NamedTuple, Union
+
+if TYPE_CHECKING:
+    from dllint.facts.flow.records import Effects
+    from dllint.knowledge.frameworks import Hook
+
+
+class Move(Enum):
+    """What happens to the value at a use."""
+
+    ITERATE = "iterate"  # a pass over it starts here (a for, a comprehension, iter(), a framework's loop)
+    ESCAPE = "escape"  # it goes where this analysis stops following
+
+
+class How(Enum):
+    """How the value reached the use: for an iteration, who iterates; for an escape, who
+    may still decide what becomes of it."""
+
+    HERE = "here"  # iterated by this file's code
+    ON_STOP = "on-stop"  # re-``iter``ed only on StopIteration: the same endless pass goes on
+    ELSEWHERE = "elsewhere"  # iterated by another project module or a framework
+    UNCLAIMED = "unclaimed"  # returned or stored with no caller in view that decides
+    UNKNOWN = "unknown"  # handed to code outside the project
+    REMOTE = "remote"  # handed to a project function of another file (summaries record the target)
+    SET_EPOCH = "set-epoch"  # a caller may call set_epoch on it (or its sampler)
+    RETURN = "return"  # a parameter handed back to the caller (summaries only)
+
+
+@dataclass(frozen=True, eq=False)
+class RemoteLoop:
+    """An epoch loop outside this file (a caller in another module, a framework's fit loop):
+    it repeats an iteration like a ``while`` here would, but has no body in this file.
+    ``framework``: a framework's own epoch loop (Lightning's fit loop, Hugging Face's
+    ``Trainer``), which calls ``set_epoch`` on the loader's sampler itself."""
+
+    where: str  # shown in messages: "train()", "the framework calling train_dataloader()"
+    framework: bool = False
+
+
+Loop = Union[ast.AST, RemoteLoop]
+SYNTAX_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+EPOCH_LOOPS = (*SYNTAX_LOOPS, RemoteLoop)  # loops that may be an epoch loop (not comprehensions)
+
+
+class Use(NamedTuple):
+    """One place a followed value reaches."""
+
+    kind: Move
+    node: ast.AST  # the iterating For/comprehension/call, or the escaping expression
+    loops: tuple[Loop, ...]  # loops that repeat this use, outermost first, across call frames
+    via: tuple[ast.Call, ...] = ()  # same-file calls the value went through, outermost first
+    how: How = How.HERE
+    # How.REMOTE: ("pkg.mod.func" target, "0" | "name" argument); a third item, a dict holding
+    # the value is what is handed on ("*": the entry asked about; else the entry's path).
+    remote: tuple[str, ...] | None = None
+    copies: str = ""  # How.ELSEWHERE: its batches are copied to CUDA there ("cuda" always, "maybe")
+    # Returned to a call in another file: (the returning function, "file:line" of the call).
+    # Two calls of the function that builds the value build two values (see iteration_count).
+    caller: tuple[str, str] | None = None
+
+    @property
+    def is_iter_call(self) -> bool:
+        return isinstance(self.node, ast.Call)
+
+    @property
+    def iterates(self) -> bool:
+        return self.kind is Move.ITERATE
+
+
+class Passes(IntEnum):
+    """How often one constructed value is iterated. Ordered: the :func:`join` of exclusive
+    alternatives is the most either does. An endless pass (a stream re-``iter``ed on
+    StopIteration, an endless sampler) is ONCE: one pass that never ends; code outside the
+    project contributes NONE (unknown, so nothing is claimed about it)."""
+
+    NONE = 0
+    ONCE = 1
+    PER_EPOCH = 2  # more than once: in a loop, or two passes one after the other
+
+
+def join(first: Passes, second: Passes) -> Passes:
+    """Two paths of which at most one runs (``if``/``else`` arms, a branch that returns)."""
+    return max(first, second)
+
+
+def then(first: Passes, second: Passes) -> Passes:
+    """One path after the other: two single passes are two passes."""
+    return Passes(min(Passes.PER_EPOCH, first + second))
+
+
+class DictKey(NamedTuple):
+    """An entry of a dict under a constant string key (``d["train"]``): told apart from a
+    record's field of the same name, and shown in summaries as ``['train']``."""
+
+    key: str
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+
+class AnyEntry:
+    """Stands for "an entry of a dict under a key not known yet" while a summary records
+    what a function does with a whole dict: reads under constant keys are noted in ``met``
+    (and followed on their own), what reaches every entry (``values()`` loops, the dict
+    handed on to another file) is kept."""
+
+    def __init__(self) -> None:
+        self.met: set[str] = set()
+
+    def __str__(self) -> str:
+        return "?"
+
+
+Element = Union[int, str, DictKey, AnyEntry]  # a part of a container: position, field, "*" (any), entry
+Path = tuple[Element, ...]  # a part of a part: ``data["val"].dataloader``
+
+# The state one flow question threads through its steps.
+Loops = tuple[Loop, ...]  # loops that repeat the value's uses so far, outermost first, across call frames
+Via = tuple[ast.Call, ...]  # same-file calls the value went through, outermost first
+Seen = frozenset[Hashable]  # the steps already taken on this path (a recursion guard)
+
+
+def path_key(parts: tuple[Element, ...]) -> str:
+    """An element path as summaries write it: ``0``, ``dataloader``, ``['val']``,
+    ``['val'].dataloader``."""
+    text = str(parts[0])
+    for part in parts[1:]:
+        text += str(part) if isinstance(part, DictKey) else f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+Constant = Union[str, int, float, bool, None]  # a JSON constant an argument is written as
+
+
+class Guard(NamedTuple):
+    """A returned value is reached only when parameter ``name`` (at ``position``) equals
+    ``value`` (``equal``) or differs from it: ``if task == "pretrain": return loader_a``. A
+    caller passing a constant for the parameter that fails the guard never receives it."""
+
+    name: str
+    position: int
+    value: Constant
+    equal: bool
+
+    def admits(self, args: dict[str, Constant]) -> bool:
+        """Whether a call passing the constants ``args`` (by position "0", "1"... and keyword)
+        may receive the value; a parameter it passes no constant for may hold anything."""
+        for key in (self.name, str(self.position)):
+            if key in args:
+                passed = args[key]
+                return (passed == self.value and type(passed) is type(self.value)) == self.equal
+        return True
+
+
+def admitted(guards: tuple[Guard, ...], args: dict[str, Constant]) -> bool:
+    return all(guard.admits(args) for guard in guards)
+
+
+# -- building uses -------------------------------------------------------------------
+def hook_iterates(hook: Hook, node: ast.AST, here: Loops, via: Via) -> Use:
+    """The framework iterates ``node``'s loader whenever it calls ``hook`` (every epoch, for a
+    per-epoch hook such as ``train_dataloader``)."""
+    marker = (RemoteLoop(f"the framework calling {hook.name}()", framework=True),) if hook.per_epoch else ()
+    return Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE)
+
+
+def without_loops(uses: list[Use], dropped: set[int], here: Loops = ()) -> list[Use]:
+    """``uses`` whose loops no longer count those in ``dropped`` (by id), under the loops ``here``."""
+    return [u._replace(loops=here + tuple(loop for loop in u.loops if id(loop) not in dropped)) for u in uses]
+
+
+def shown(target: str) -> str:
+    """``"1:data.fit@"`` -> ``"data.fit()"``: a target as the user wrote it."""
+    from dllint.facts.flow.targets import Target
+
+    return Target.parse(target).shown()
+
+
+def uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: Loops, via: Via, where: str) -> list[Use]:
+    """Uses standing for what another file does with a value (``where``: shown in messages),
+    the inverse of :func:`effects_of`."""
+    uses: list[Use] = []
+    if effects.iterations:
+        repeated = effects.per_epoch or effects.iterations > 1
+        marker: Loops = (RemoteLoop(where),) if repeated else ()
+        uses.append(Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE, copies=effects.cuda_copy))
+    if effects.stores:
+        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED))
+    if effects.unknown:
+        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNKNOWN))
+    if effects.set_epoch:
+        uses.append(Use(Move.ESCAPE, expr, here, via, How.SET_EPOCH))
+    return uses

@@ -1,0 +1,135 @@
+"""How a value moves through names: each binding on its own (a name bound twice to two
+loaders is two loaders), loads in closures repeated as often as the closure is called."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from dllint.facts.flow.model import Loops, Seen, Use, Via, without_loops
+from dllint.facts.scopes import FUNCTION_NODES, Scope
+
+
+from dllint.facts.flow.base import FlowBase, LOOPS
+from dllint.facts.flow.syntax import end_of, position_of
+
+if TYPE_CHECKING:
+    from dllint.facts.scopes import Binding
+
+
+class NameFlow(FlowBase):
+
+    def _uses_of_name(
+        self, name: str, scope: Scope, loops: Loops, via: Via, seen: Seen, binding: ast.AST | None = None
+    ) -> list[Use]:
+        """Uses of every load of ``name`` bound in ``scope``, including loads in closures.
+        ``binding``: the statement that bound it; loads that a later binding of the name
+        always replaces first are another value's (a name bound twice to two loaders)."""
+        uses: list[Use] = []
+        if binding is not None:
+            key = ("bound", binding, name)
+            if key in seen:
+                return uses  # x = f(x) in a loop: this binding's flow is already being followed
+            seen = seen | {key}
+        rebound = binding if binding is not None and len(scope.bindings.get(name, ())) > 1 else None
+        for load, load_scope in self._loads_resolving_to(name, scope):
+            if load_scope is scope:
+                if rebound is not None and not self._reaches_cached(rebound, load, scope.bindings[name]):
+                    continue
+                found = self._uses_of_expr(load, scope, loops, via, seen)
+                if rebound is not None:
+                    found = self._first_pass_only(found, rebound, load, scope.bindings[name], scope)
+                uses += found
+                continue
+            uses += self._closure_uses(name, load, load_scope, scope, loops, via, seen)
+        return uses
+
+    def _closure_uses(self, name: str, load: ast.Name, load_scope: Scope, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
+        """A load inside a nested function: repeated as often as that function is called (at
+        each of its call sites in ``scope``; every time it may be called, when it is used any
+        other way)."""
+        func = self._outermost_function_below(load_scope, scope)
+        closure = (func, name)
+        if closure in seen:
+            return []
+        calls = self._call_sites(func, scope) if func is not None else None
+        inner = self._uses_of_expr(load, load_scope, (), (), seen | {closure})
+        if not calls:
+            marker: Loops = (func,) if func is not None else ()
+            return [Use(u.kind, u.node, loops + marker + u.loops, via + u.via, u.how, u.remote) for u in inner]
+        uses: list[Use] = []
+        for call in calls:
+            call_loops = loops + self.enclosing_loops(call, scope)
+            repeat: Loops = (func,) if len(calls) > 1 and func is not None else ()
+            uses += [Use(u.kind, u.node, call_loops + repeat + u.loops, via + (call,) + u.via, u.how, u.remote) for u in inner]
+        return uses
+
+    def _first_pass_only(self, uses: list[Use], binding: ast.AST, load: ast.Name, bindings: list[Binding], scope: Scope) -> list[Use]:
+        """A loop whose body rebinds the name on every pass repeats ``load`` for other values:
+        this binding's value meets it on the first pass only."""
+        others = [b.node for b in bindings if b.node is not binding]
+        cut = {
+            id(loop)
+            for loop in self.enclosing_loops(load, scope)
+            if isinstance(loop, LOOPS) and not self.facts.contains(loop, binding) and any(o in loop.body for o in others)
+        }
+        return without_loops(uses, cut) if cut else uses
+
+    def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list[Binding]) -> bool:
+        key = (binding, load)
+        found = self._reach.get(key)
+        if found is None:
+            found = self._reach[key] = self._reaches(binding, load, bindings)
+        return found
+
+    def _reaches(self, binding: ast.AST, load: ast.Name, bindings: list[Binding]) -> bool:
+        """The value bound by ``binding`` may still be the name's value at ``load``: it comes
+        before the load (or a loop around both brings it round again) and no other binding
+        between them runs on every path to the load."""
+        start = end_of(binding)
+        at = position_of(load)
+        if any(self._rebound_by_loop(other.node, binding, load) for other in bindings):
+            return False
+        if start >= at:
+            return self._in_common_loop(binding, load)
+        for other in bindings:
+            node = other.node
+            if node is binding or not (start < end_of(node) < at):
+                continue
+            if self._always_runs_before(node, load):
+                return False
+        return True
+
+    def _rebound_by_loop(self, loop: ast.AST, binding: ast.AST, load: ast.AST) -> bool:
+        """``loop`` is another binding, a ``for`` whose target binds the name at the top of
+        every pass of the body that holds ``load``, and ``binding`` is outside that body:
+        ``for name, test_dl in zip(names, dls)`` shadows an earlier ``test_dl``."""
+        if loop is binding or not isinstance(loop, (ast.For, ast.AsyncFor)):
+            return False
+        in_body = self._in_body_of(loop, load)
+        return in_body and not self._in_body_of(loop, binding)
+
+    def _in_body_of(self, loop: ast.For | ast.AsyncFor, node: ast.AST) -> bool:
+        child, current = node, self.parents.get(node)
+        while current is not None:
+            if current is loop:
+                return any(child is stmt for stmt in loop.body)
+            child, current = current, self.parents.get(current)
+        return False
+
+    def _always_runs_before(self, statement: ast.AST, load: ast.AST) -> bool:
+        """A later statement of the block that holds ``statement`` contains ``load``."""
+        holder = self.parents.get(statement)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(holder, field, None)
+            if isinstance(block, list) and statement in block:
+                return any(self.facts.contains(item, load) for item in block[block.index(statement) + 1:])
+        return False
+
+    def _in_common_loop(self, first: ast.AST, second: ast.AST) -> bool:
+        current = self.parents.get(first)
+        while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
+            if isinstance(current, LOOPS) and self.facts.contains(current, second):
+                return True
+            current = self.parents.get(current)
+        return False

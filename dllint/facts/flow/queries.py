@@ -1,0 +1,132 @@
+"""What a file's analysis may ask of the rest of its project: one typed protocol, defined
+here, below the project layer that answers it (:class:`dllint.project.index.ProjectView`).
+Answers are the engine's own records (:mod:`dllint.facts.flow.summary`): the project never
+sees, nor calls back into, the asking file's analysis."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+    from dllint.facts.config_reads import ConfigRead
+    from dllint.facts.flow.model import Element, Guard
+    from dllint.facts.flow.records import ClassSummary, Effects, FunctionSummary, LoaderSummary, Returned
+    from dllint.facts.scopes import Scope
+    from dllint.findings import ConfigKey
+
+
+class CallerEffects(NamedTuple):
+    """What one call in another file (``where``: "train.py:12") does with a returned value."""
+
+    where: str
+    effects: Effects
+
+
+class ProjectQueries(Protocol):
+    """``facts.project``: the questions about other files, and the files read to answer
+    them (``deps``: path -> summary digest; the file's findings depend on them)."""
+
+    summarizing: bool  # while a file is summarized: calls are named (targets), never followed
+    deps: dict[str, str]
+
+    def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
+        """The project target a call goes to (``"0:pkg.data.build"``, ``"...@"`` bound)."""
+
+    def parameter_effects(self, target: str, argument: str) -> Effects | None:
+        """What the project function ``target`` does with an argument (position or keyword)."""
+
+    def entry_effects(self, target: str, argument: str, entry: str) -> Effects | None:
+        """The same for the dict entry at path ``entry`` of a dict argument."""
+
+    def caller_effects(self, function: str, element: Element | None, guards: tuple[Guard, ...]) -> list[CallerEffects] | None:
+        """What the calls of this file's ``function`` in other files do with its result (an
+        ``element`` of it); None when no other file calls it."""
+
+    def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
+        """Loaders of other files built over instances of this file's class."""
+
+    def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list[Returned]:
+        """What the project function a call goes to returns."""
+
+    def function_summary(self, facts: FileFacts, func: ast.expr, scope: Scope) -> FunctionSummary | None:
+        """The summary of the project function a call goes to."""
+
+    def reaches(self, facts: FileFacts, func: ast.expr, scope: Scope, flag: str) -> bool:
+        """The project function a call goes to, or what it calls, has a summary flag."""
+
+    def method_reaches(self, name: str, flag: str) -> bool:
+        """A method ``name`` of another project file, or what it calls, has a summary flag."""
+
+    def methods_named(self, name: str) -> list[str] | None:
+        """Where other project files define a method ``name``; None: too many to tell."""
+
+    def config_value(self, facts: FileFacts, read: ConfigRead) -> tuple[Any, ConfigKey] | None:
+        """The value the project's config files agree on for a config read, and its key."""
+
+    def class_fact(self, facts: FileFacts, func: ast.expr, scope: Scope, fact: str) -> bool:
+        """A fact (``endless``, ``keeps_iterator``) of the project class a call constructs."""
+
+    def project_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> ClassSummary | None:
+        """The summary of the project class a call constructs."""
+
+    def named_elsewhere(self, name: str) -> bool:
+        """Another project file names ``name`` (a byte scan)."""
+
+    def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
+        """The project class a base expression names, and its ancestors in every file."""
+
+
+class NullProject:
+    """The questions the facts ask ``facts.project`` (:class:`ProjectQueries`), answered for
+    a file with nothing else in view (the base of what the project index hands out; a
+    test's stand-in)."""
+
+    summarizing = False
+    deps: dict[str, str] = {}
+
+    def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
+        return None
+
+    def parameter_effects(self, target: str, argument: str) -> Effects | None:
+        return None
+
+    def entry_effects(self, target: str, argument: str, entry: str) -> Effects | None:
+        return None
+
+    def caller_effects(self, function: str, element: Element | None, guards: tuple[Guard, ...]) -> list[CallerEffects] | None:
+        return None
+
+    def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
+        return []
+
+    def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list[Returned]:
+        return []
+
+    def function_summary(self, facts: FileFacts, func: ast.expr, scope: Scope) -> FunctionSummary | None:
+        return None
+
+    def reaches(self, facts: FileFacts, func: ast.expr, scope: Scope, flag: str) -> bool:
+        return False
+
+    def method_reaches(self, name: str, flag: str) -> bool:
+        return False
+
+    def methods_named(self, name: str) -> list[str] | None:
+        return []
+
+    def config_value(self, facts: FileFacts, read: ConfigRead) -> tuple[Any, ConfigKey] | None:
+        return None
+
+    def class_fact(self, facts: FileFacts, func: ast.expr, scope: Scope, fact: str) -> bool:
+        return False
+
+    def project_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> ClassSummary | None:
+        return None
+
+    def named_elsewhere(self, name: str) -> bool:
+        return False
+
+    def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
+        return []

@@ -1,0 +1,180 @@
+"""The records a file's summary is made of (JSON round-trip): the flow engine's result for a
+file, what the project index stores by content digest and answers from."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dllint.facts.flow.model import Constant
+
+FORMAT = 11
+
+
+@dataclass
+class Effects:
+    """What code does with one value it receives (a parameter, or a call's result)."""
+
+    iterations: int = 0  # 0, 1, 2 = more than once
+    per_epoch: bool = False  # iterated inside a loop that repeats it
+    stores: bool = False  # kept (self.X, a container) or returned with nobody to claim it
+    returns: bool = False  # handed back to the caller (a parameter only)
+    unknown: bool = False  # passed to code outside the project
+    set_epoch: bool = False  # set_epoch may be called on it (or on its sampler)
+    cuda_copy: str = ""  # its batches are copied to CUDA: "cuda" always, "maybe" (cuda if available)
+    # [target, argument, in_loop]: project calls it goes on to; a fourth item: a dict holding it
+    # is what goes on, and the callee's entry at that path ("['val'].dataloader"; "*": the one
+    # asked about) decides (see FunctionSummary.entries)
+    follow: list[list[Any]] = field(default_factory=list)
+
+    def merge(self, other: Effects, repeated: bool = False) -> None:
+        """Add what ``other`` does (``repeated``: it runs once per pass of a loop here)."""
+        self.iterations = min(2, self.iterations + other.iterations)
+        self.per_epoch |= other.per_epoch or repeated and other.iterations > 0
+        self.stores |= other.stores
+        self.unknown |= other.unknown
+        self.set_epoch |= other.set_epoch
+        self.cuda_copy = "cuda" if "cuda" in (self.cuda_copy, other.cuda_copy) else self.cuda_copy or other.cuda_copy
+
+    @property
+    def empty(self) -> bool:
+        return self == Effects()
+
+
+@dataclass
+class Returned:
+    """A loader, sampler or dataset a function returns, with what is known of its arguments."""
+
+    kind: str  # "loader", "sampler", "dataset"
+    name: str  # the class as the file names it (qualified through its imports)
+    args: dict[str, Any] = field(default_factory=dict)  # arguments that resolve to JSON constants
+    random: bool = False  # a random or distributed sampler (a training loader's)
+    endless: bool = False  # a sampler that never ends
+
+
+@dataclass
+class FunctionSummary:
+    params: list[str]  # positional parameters, ``self`` included for methods
+    kwonly: list[str]
+    method: bool
+    effects: dict[str, Effects]
+    returns: list[Returned] = field(default_factory=list)
+    worker_info: bool = False  # it, or a same-file function it calls, consults get_worker_info() (DL302)
+    epoch_state: bool = False  # it, or a same-file function it calls, reads current_epoch/global_step/.trainer (DL201)
+    abstract: bool = False  # only raises NotImplementedError: a subclass's override runs instead
+    # What the index follows on from it: targets of calls into other modules ("0:pkg.f") and
+    # ".m" for obj.m() on an object of unknown class (see WorkerCode.method_on_other).
+    onward: list[str] = field(default_factory=list)
+    # Parameters that hold dicts read under constant keys: what happens to each entry, by
+    # path ("['val']", "['val'].dataloader"); "?": what reaches any entry (the dict handed on
+    # to another file, a values() loop). A key read but a path under it not recorded, or
+    # no "?" (the dict escapes where it cannot be followed): undecidable.
+    entries: dict[str, dict[str, Effects]] = field(default_factory=dict)
+
+    def parameter(self, argument: str, bound: bool) -> str | None:
+        """The parameter an argument lands in: ``"0"`` (position) or a keyword."""
+        if argument.isdigit():
+            positional = self.params[1:] if bound and self.method else self.params
+            index = int(argument)
+            return positional[index] if index < len(positional) else None
+        return argument if argument in self.params or argument in self.kwonly else None
+
+
+@dataclass
+class CallSummary:
+    target: str
+    line: int
+    effects: Effects
+    # The result taken apart as a tuple or list (``train, val = build_loaders()``, ``for dl
+    # in get_loaders()``): what happens to each element, by position ("*": every element),
+    # record field ("dataloader") or dict key ("['train']", see usage.DictKey).
+    elements: dict[str, Effects] = field(default_factory=dict)
+    # ``return other.build_loader(cfg)`` in a function of this file ("f", "Cls.m"): what
+    # happens to the result is for that function's callers to say.
+    returned_by: str = ""
+    # The JSON constants the call passes, by position ("0") and keyword: a factory returning
+    # under ``if task == "pretrain":`` reaches this caller only if its constants admit it.
+    args: dict[str, Constant] = field(default_factory=dict)
+
+
+@dataclass
+class ClassSummary:
+    bases: list[str]
+    endless: bool = False  # __iter__ never ends (a sampler)
+    keeps_iterator: bool = False  # a loader subclass that keeps one iterator
+    generators: list[str] = field(default_factory=list)  # self.X random generators its methods draw from
+    hooks: dict[str, list[str]] = field(default_factory=dict)  # framework hook it defines -> self.X it returns
+    stores: dict[str, list[str]] = field(default_factory=dict)  # method m -> X of self.X = self.m(...) in its methods
+
+
+@dataclass
+class LoaderSummary:
+    """A loader of this file whose dataset is built by a call into another module."""
+
+    dataset: str  # the target constructing the dataset
+    line: int
+    multi_worker: bool  # num_workers not provably 0
+    worker_init: bool  # worker_init_fn given (or maybe given through a splat)
+
+
+@dataclass
+class FileSummary:
+    functions: dict[str, FunctionSummary] = field(default_factory=dict)
+    calls: list[CallSummary] = field(default_factory=list)
+    classes: dict[str, ClassSummary] = field(default_factory=dict)
+    loaders: list[LoaderSummary] = field(default_factory=list)
+    imports: dict[str, str] = field(default_factory=dict)
+    set_epoch: bool = False
+
+    # -- JSON -------------------------------------------------------------------------
+    def to_json(self) -> str:
+        import json  # only a summary stored or hashed needs it: a one-file run often never does
+
+        return json.dumps({"format": FORMAT, **asdict(self)}, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> FileSummary:
+        import json
+
+        data = json.loads(text)
+        if data.get("format") != FORMAT:
+            raise ValueError("summary format changed")
+        return cls(
+            functions={
+                name: FunctionSummary(
+                    f["params"],
+                    f["kwonly"],
+                    f["method"],
+                    {p: Effects(**e) for p, e in f["effects"].items()},
+                    [Returned(**r) for r in f["returns"]],
+                    bool(f.get("worker_info", False)),
+                    bool(f.get("epoch_state", False)),
+                    bool(f.get("abstract", False)),
+                    list(f.get("onward", [])),
+                    {p: {k: Effects(**e) for k, e in paths.items()} for p, paths in f.get("entries", {}).items()},
+                )
+                for name, f in data["functions"].items()
+            },
+            calls=[
+                CallSummary(
+                    c["target"], c["line"], Effects(**c["effects"]), {k: Effects(**e) for k, e in c["elements"].items()}, c["returned_by"],
+                    dict(c.get("args", {})),
+                )
+                for c in data["calls"]
+            ],
+            classes={name: ClassSummary(**c) for name, c in data["classes"].items()},
+            loaders=[LoaderSummary(**row) for row in data["loaders"]],
+            imports=dict(data["imports"]),
+            set_epoch=bool(data["set_epoch"]),
+        )
+
+    def digest(self) -> str:
+        return digest_of(self.to_json())
+
+
+def digest_of(text: str) -> str:
+    """The digest of a summary's JSON text (what a dependent file's cache entry records)."""
+    import hashlib  # loading OpenSSL costs 8 ms of a one-file run that may hash nothing
+
+    return hashlib.sha256(text.encode()).hexdigest()[:32]

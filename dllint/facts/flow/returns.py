@@ -1,0 +1,365 @@
+"""How a value moves out of a function: returned to its callers (in this file, in other
+files through their summaries, or to a framework hook), stored on ``self`` for the class's
+methods (and the loops their calls run in), or handed on as a callback."""
+
+from __future__ import annotations
+
+import ast
+
+from dllint.facts.flow.model import (
+    Constant,
+    DictKey,
+    Element,
+    Guard,
+    How,
+    Loops,
+    Move,
+    Path,
+    Seen,
+    Use,
+    Via,
+    admitted,
+    hook_iterates,
+    path_key,
+)
+from dllint.facts.frameworks import assigned_hook, callback_result, hook_of, hooks_of_stored_result, inherited_hooks
+from dllint.facts.imports import dotted_name
+from dllint.facts.scopes import FUNCTION_NODES, Scope
+from dllint.knowledge.frameworks import Result
+
+
+from dllint.facts.flow.base import FlowBase, LOOPS
+from dllint.facts.flow.syntax import constant_args
+
+
+class ReturnFlow(FlowBase):
+
+    def _returned(self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
+        """A value returned by its function: its callers decide what happens to it (the call
+        site that passed it in, when it came in as an argument)."""
+        here = loops + self.enclosing_loops(expr, scope)
+        func = scope.node
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
+        if func is self._summarizing:
+            return [Use(Move.ESCAPE, expr, here, via, How.RETURN)]
+        back = self._handed_back(func, via)
+        if back is not None:  # handed back to the call that passed it in
+            return self._uses_of_expr(back, self.facts.scopes.scope_of(back), self._entry_loops.get((back, via[:-1]), ()), via[:-1], seen)
+        key = ("return", func)
+        if key in seen:
+            return []
+        seen = seen | {key}
+
+        hook = hook_of(self.facts, func)
+        if hook is not None:
+            return [hook_iterates(hook, expr, here, via)]
+        uses = self._stored_for_hooks(func, expr, here, via)
+        stored = bool(uses)
+        guards = self.return_guards(expr, func)
+        callers = self._callers(func)
+        for call in callers:
+            if not admitted(guards, constant_args(call)):
+                continue  # get_loader("finetune") never receives the "pretrain" loader
+            call_scope = self.facts.scopes.scope_of(call)
+            uses += self._fresh_at(call, call_scope, here, self._uses_of_expr(call, call_scope, (), via + (call,), seen))
+        handed = self._handed_on(func, expr, here, via, seen)
+        uses += handed or ()
+        remote = self._callers_elsewhere(func, expr, here, via, None, guards)
+        if remote:
+            uses += remote
+        if not callers and remote is None and not stored and handed is None:
+            uses.append(self._nobody_claims(func, expr, here, via))
+        return uses
+
+    def _handed_back(self, func: ast.AST, via: Via) -> ast.Call | None:
+        """The call that passed the value into ``func``, when ``func`` returns it to that call."""
+        if via and self.same_file_function(via[-1].func, self.facts.scopes.scope_of(via[-1])) is func:
+            return via[-1]
+        return None
+
+    def _stored_for_hooks(self, func: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, here: Loops, via: Via) -> list[Use]:
+        """A base class stores what ``func`` returns for its framework hooks (this class
+        overrides the factory): each such hook iterates it."""
+        owner = self.parents.get(func)
+        stored = hooks_of_stored_result(self.facts, owner, func.name) if isinstance(owner, ast.ClassDef) else None
+        return [hook_iterates(hook, node, here, via) for hook in stored or ()]
+
+    def _nobody_claims(self, func: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, here: Loops, via: Via) -> Use:
+        """Returned with no caller in the project. ``get_data_loader()`` (a method): a trainer
+        outside asks for a fresh loader when it needs one (coqui's calls it every epoch),
+        which no ``persistent_workers`` helps: how often it is iterated is unknown."""
+        how = How.UNKNOWN if _on_request(func, self.parents.get(func)) else How.UNCLAIMED
+        return Use(Move.ESCAPE, node, here, via, how)
+
+    def _handed_on(self, func: ast.AST, expr: ast.AST, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+        """What becomes of the value ``func`` returns where ``func`` itself is handed on rather
+        than called here: assigned as a framework hook onto an instance
+        (``dm.train_dataloader = func``), or passed to a known higher-order utility whose result
+        holds what it returns (``apply_to_collection(ds, Dataset, func)``, ``map(func, dss)``),
+        from which the value is followed. None when ``func`` is handed on nowhere."""
+
+        references: list[tuple[ast.expr, Scope]]
+        if isinstance(func, ast.Lambda):
+            references = [(func, self.facts.scopes.scope_of(func))]
+        elif isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            references = list(self._loads_resolving_to(func.name, self.facts.scopes.scope_of(func)))
+        else:
+            return None
+        uses: list[Use] = []
+        found = False
+        for reference, scope in references:
+            parent = self.parents.get(reference)
+            if isinstance(parent, ast.Assign) and parent.value is reference:
+                for target in parent.targets:
+                    hook = assigned_hook(self.facts, target, scope)
+                    if hook is not None:
+                        found = True
+                        uses.append(hook_iterates(hook, expr, here, via))
+                continue
+            handed = callback_result(self.facts, reference, scope)
+            if handed is None:
+                continue
+            found = True
+            call, result = handed
+            if result is Result.ELEMENTS:
+                inner = self._callback_elements(call, scope, via + (call,), seen)
+            else:
+                inner = self._uses_of_expr(call, scope, (), via + (call,), seen)
+            uses += self._fresh_at(call, scope, here, inner)
+        return uses if found else None
+
+    def _callback_elements(self, call: ast.Call, scope: Scope, via: Via, seen: Seen) -> list[Use]:
+        """Uses of each value in the iterator ``call`` (``map(make_loader, datasets)``) hands
+        back, also through ``list(...)``/``tuple(...)`` of it; kept (unclaimed) when undecidable."""
+        container: ast.AST = call
+        parent = self.parents.get(call)
+        while (
+            isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in ("list", "tuple")
+            and parent.args == [container] and not parent.keywords and self.facts.scopes.lookup(parent.func.id, scope) is None
+        ):
+            container, parent = parent, self.parents.get(parent)
+        found = self._uses_of_element(container, "*", scope, (), via, seen)
+        if found is None:
+            return [Use(Move.ESCAPE, container, self.enclosing_loops(container, scope), via, How.UNCLAIMED)]
+        return found
+
+    def return_guards(self, node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Guard, ...]:
+        """The parameter tests (``if task == "pretrain":``, its ``else``) that must hold for
+        ``node`` in ``func`` to run: a caller passing a constant that fails one never
+        receives what ``node`` returns (a factory branching on a task name)."""
+        positional = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+        owner = self.parents.get(func)
+        if isinstance(owner, ast.ClassDef) and not any(dotted_name(d) == "staticmethod" for d in func.decorator_list):
+            positional = positional[1:]  # called bound: self is not passed
+        names = {*positional, *(a.arg for a in func.args.kwonlyargs)}
+        tests = [(test.test, arm == "body") for test, arm in self._if_arms(node).items()]
+        tests += [(test, False) for test in self._left_before(node)]
+        guards: list[Guard] = []
+        for test, holds in tests:
+            compared = _compared_parameter(test)
+            if compared is None or compared[0] not in names:
+                continue
+            name, value, equal = compared
+            if len(self.facts.scopes.scopes[func].bindings.get(name, ())) != 1:
+                continue  # reassigned before the test: not the argument any more
+            position = positional.index(name) if name in positional else -1
+            guards.append(Guard(name, position, value, equal == holds))
+        return tuple(guards)
+
+    def _left_before(self, node: ast.AST) -> list[ast.expr]:
+        """Tests of earlier ``if``/``elif`` arms (in the blocks around ``node``, within its
+        function) that leave the function when they hold: ``node`` runs only when they fail."""
+        tests: list[ast.expr] = []
+        child, current = node, self.parents.get(node)
+        while current is not None and not isinstance(child, (*FUNCTION_NODES, ast.Module)):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(current, field, None)
+                if isinstance(block, list) and child in block:
+                    for stmt in block[: block.index(child)]:
+                        while isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+                            tests.append(stmt.test)
+                            stmt = stmt.orelse[0] if len(stmt.orelse) == 1 else None  # elif
+            if isinstance(current, FUNCTION_NODES):
+                break
+            child, current = current, self.parents.get(current)
+        return tests
+
+    def _returned_element(
+        self, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen,
+        rest: Path = (),
+    ) -> list[Use] | None:
+        """``return train_loader, val_loader``: each caller decides what happens to the
+        element (``train, val = get_loaders()``), in this file or, through the project's
+        summaries, in others; a caller that does something else with the container keeps it
+        unclaimed. A framework hook's container of loaders (``return {"a": dl_a, "b":
+        dl_b}`` from ``train_dataloader``): the framework iterates each of them."""
+        func = scope.node
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func is self._summarizing:
+            return None
+
+        here = loops + self.enclosing_loops(container, scope)
+        hook = hook_of(self.facts, func)
+        if hook is not None:
+            if rest:
+                return None  # the framework iterates the entries, not what they hold
+            return [hook_iterates(hook, container, here, via)]
+        back = self._handed_back(func, via)
+        if back is not None:  # handed back to the call that passed the loader in
+            outer = self._entry_loops.get((back, via[:-1]), ())
+            return self._uses_of_element(back, index, self.facts.scopes.scope_of(back), outer, via[:-1], seen, rest)
+        uses = [] if rest else self._stored_for_hooks(func, container, here, via)
+        stored = bool(uses)
+        guards = self.return_guards(container, func)
+        callers = self._callers(func)
+        for call in callers:
+            if not admitted(guards, constant_args(call)):
+                continue
+            call_scope = self.facts.scopes.scope_of(call)
+            found = self._uses_of_element(call, index, call_scope, (), via + (call,), seen, rest)
+            if found is None:
+                found = [Use(Move.ESCAPE, call, (), via + (call,), How.UNCLAIMED)]
+            uses += self._fresh_at(call, call_scope, here, found)
+        remote = self._element_elsewhere(func, container, index, rest, here, via, guards)
+        if remote:
+            uses += remote
+        if not callers and remote is None and not stored:
+            uses.append(self._nobody_claims(func, container, here, via))
+        return uses
+
+    def _element_elsewhere(
+        self, func: ast.AST, container: ast.AST, index: Element, rest: Path, here: Loops, via: Via, guards: tuple[Guard, ...]
+    ) -> list[Use] | None:
+        """What other files' callers do with the element; summaries record parts of dict
+        entries only (another part of an element elsewhere is kept: unclaimed)."""
+        if rest and not isinstance(index, DictKey):
+            project = self.facts.project
+            return [Use(Move.ESCAPE, container, here, via, How.UNCLAIMED)] if project is not None and not project.summarizing else None
+        return self._callers_elsewhere(func, container, here, via, path_key((index, *rest)) if rest else index, guards)
+
+    def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: Loops, via: Via, seen: Seen) -> list[Use]:
+        """``self.X = loader``: the reads of ``self.X`` in the class decide; how often their
+        methods run is the callers' business, so the stored value is also unclaimed, unless
+        every read hands it to the framework from one of its hooks."""
+        cls = self._enclosing_class(scope)
+        uses = [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
+        key = ("store", cls, target.attr)
+        if cls is None or key in seen:
+            return uses
+        loads = [node for node in self._attributes_of_self(cls).get(target.attr, ()) if isinstance(node.ctx, ast.Load)]
+
+        inherited = inherited_hooks(self.facts, cls, target.attr)  # a base's hook returns self.X
+        if (loads or inherited) and all(self._returned_by_once_hook(node) for node in loads) and not any(h.per_epoch for h in inherited):
+            uses = []  # only test/predict hooks hand it out: the framework iterates it once
+            # (train/val hooks keep the escape: Lightning calls set_epoch on their samplers, DL301)
+        for hook in inherited:
+            uses.append(hook_iterates(hook, expr, here, via))
+        built = via[-1] if via and self._same_file_init(via[-1].func, self.facts.scopes.scope_of(via[-1])) is not None else None
+        for node in loads:
+            load_scope = self.facts.scopes.scope_of(node)
+            # the method runs in a loop of its class, or is called in a loop on this instance
+            repeat = self._method_loops(load_scope.node, 0) or self._instance_loops(load_scope.node, built)
+            found = self._uses_of_expr(node, load_scope, (), via, seen | {key})
+            uses += [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
+        return uses
+
+    def _returned_by_once_hook(self, load: ast.AST) -> bool:
+        """``return self.X`` in a framework hook that iterates its loader once
+        (``def test_dataloader(self): return self._test_dl``), or a read of it in a condition
+        there (``if self._test_dl is not None:``)."""
+
+        function = self.facts.scopes.enclosing_function(load)
+        hook = hook_of(self.facts, function) if function is not None else None
+        if hook is None or hook.per_epoch:
+            return False
+        parent = self.parents.get(load)
+        if isinstance(parent, ast.Return):
+            return True
+        if isinstance(parent, ast.Compare) and all(isinstance(c, ast.Constant) and c.value is None for c in parent.comparators):
+            return True  # ``self._test_dl is not None``
+        return False
+
+    def _method_loops(self, function: ast.AST, depth: int) -> tuple[ast.AST, ...]:
+        """Loops around the calls of a method by ``self.name()`` in its class (through the
+        methods that call it, a few levels up): the epoch loop of ``fit`` calling
+        ``self.validate()``. Remembered per method: big classes call their methods from many
+        places, and each place would otherwise be searched again from every caller."""
+        if depth > 3 or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return ()
+        if not isinstance(self.parents.get(function), ast.ClassDef):
+            return ()
+        known = self._method_loops_of.get(function)
+        if known is not None:
+            return known
+        self._method_loops_of[function] = ()  # a method reached again through its own callers adds nothing
+        found: tuple[ast.AST, ...] = ()
+        for call in self._callers(function):
+            scope = self.facts.scopes.scope_of(call)
+            loops = tuple(loop for loop in self.enclosing_loops(call, scope) if isinstance(loop, LOOPS))
+            if loops:
+                found = loops
+                break
+            outer = self._method_loops(scope.node, depth + 1)
+            if outer:
+                found = outer
+                break
+        if depth == 0 or found:
+            self._method_loops_of[function] = found
+        else:
+            del self._method_loops_of[function]  # cut short by depth: a shallower ask may find more
+        return found
+
+    def _instance_loops(self, method: ast.AST, built: ast.Call | None, depth: int = 0) -> tuple[ast.AST, ...]:
+        """Loops around the calls of ``method`` on the one instance ``built`` made, when ``built``
+        is bound once to a name (``evaluator = Evaluator(val_loader)``, then
+        ``evaluator.evaluate(model)`` every epoch; ``prefetcher.reset()`` re-opening the loader
+        it holds), directly or through the class's own methods that call it."""
+        instance = self._bound_once(built) if built is not None and depth <= 3 else None
+        if instance is None or not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return ()
+        name, scope = instance
+        for obj, obj_scope in self._loads_resolving_to(name, scope):
+            attribute = self.parents.get(obj)
+            call = self.parents.get(attribute) if attribute is not None else None
+            if isinstance(attribute, ast.Attribute) and attribute.attr == method.name and isinstance(call, ast.Call) and call.func is attribute:
+                around = tuple(loop for loop in self.enclosing_loops(call, obj_scope) if isinstance(loop, LOOPS))
+                if around:
+                    return around
+        for call in self._callers(method):  # self.evaluate() inside another method: its calls decide
+            loops = self._instance_loops(self.facts.scopes.scope_of(call).node, built, depth + 1)
+            if loops:
+                return loops
+        return ()
+
+    def _bound_once(self, built: ast.Call) -> tuple[str, Scope] | None:
+        """(name, scope) when ``built``'s value is bound to a name bound nowhere else there
+        (rebound: which instance a call reaches is not followed)."""
+        binding = self.parents.get(built)
+        if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)):
+            return None
+        name, scope = binding.targets[0].id, self.facts.scopes.scope_of(built)
+        return (name, scope) if len(scope.bindings.get(name, ())) == 1 else None
+
+
+def _compared_parameter(test: ast.expr) -> tuple[str, Constant, bool] | None:
+    """``name == constant`` (or ``!=``, either side): (name, constant, whether ``==``)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
+        return None
+    sides = (test.left, test.comparators[0])
+    name = next((n for n in sides if isinstance(n, ast.Name)), None)
+    constant = next((c for c in sides if isinstance(c, ast.Constant)), None)
+    if name is None or constant is None:
+        return None
+    return name.id, constant.value, isinstance(test.ops[0], ast.Eq)
+
+
+def _on_request(func: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.AST | None) -> bool:
+    """A method whose name says it builds a loader on request (``get_data_loader``,
+    ``get_eval_dataloader``) for a trainer outside the project that calls it when it needs a
+    loader, in a class whose base is not a trainer that keeps it. A module-level
+    ``get_train_loader`` with no caller is an ordinary factory: evidently a training loader
+    when shuffled (RULES.md, DL201)."""
+    name = func.name.lower()
+    if not (name.startswith("get_") and "loader" in name) or not isinstance(owner, ast.ClassDef):
+        return False
+    return not any("trainer" in (dotted_name(base) or "").lower() for base in owner.bases)

@@ -1,0 +1,59 @@
+"""Small readings of the syntax the flow engine asks about: where a node is, which key or
+position a value sits under in a display, which constants a call passes."""
+
+from __future__ import annotations
+
+import ast
+
+from dllint.facts.flow.model import Constant, DictKey
+
+
+def position_of(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def end_of(node: ast.AST) -> tuple[int, int]:
+    """Where a binding statement takes effect: after its value is evaluated (a ``for``'s
+    target: after its iterable, before its body)."""
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        node = node.iter
+    elif isinstance(node, ast.withitem):  # no position of its own
+        node = node.context_expr
+    return (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
+
+
+def dict_key(display: ast.Dict, value: ast.AST) -> DictKey | None:
+    """The constant string key ``value`` is stored under in a dict display, unless a later
+    entry (the same key, a ``**splat``) may replace it."""
+    if value not in display.values:
+        return None
+    position = display.values.index(value)  # type: ignore[arg-type]  # a parent's child: an expr
+    key = display.keys[position]
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+        return None
+    for later in display.keys[position + 1:]:
+        if later is None or not isinstance(later, ast.Constant) or later.value == key.value:
+            return None
+    return DictKey(key.value)
+
+
+def element_index(container: ast.Tuple | ast.List, element: ast.AST) -> int | None:
+    """The position of ``element`` in a tuple or list display; None after a ``*starred`` one."""
+    position = container.elts.index(element)  # type: ignore[arg-type]  # a parent's child: an expr
+    return None if any(isinstance(e, ast.Starred) for e in container.elts[:position]) else position
+
+
+def constant_args(call: ast.Call) -> dict[str, Constant]:
+    """The JSON constants a call passes, by position ("0", "1", ...) up to a ``*starred``
+    argument and by keyword (none after a ``**splat``, which may replace them)."""
+    args: dict[str, Constant] = {}
+    for position, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, (str, int, float, bool, type(None))):
+            args[str(position)] = arg.value
+    if not any(k.arg is None for k in call.keywords):
+        for keyword in call.keywords:
+            if isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, (str, int, float, bool, type(None))):
+                args[keyword.arg] = keyword.value.value  # type: ignore[index]
+    return args

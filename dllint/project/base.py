@@ -1,0 +1,145 @@
+"""The project index's shared ground: its state, limits and the records its parts pass
+(stores of summaries, callers found); the parts are ``store`` (summaries, stats,
+invalidation), ``search`` (who names X), ``resolve`` (module resolution) and ``queries``
+(cross-file questions), composed in :mod:`dllint.project.index`."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from dllint.facts.flow.records import Effects, FileSummary, FunctionSummary
+
+if TYPE_CHECKING:
+    from dllint.config import Settings
+    from dllint.facts.flow.model import Constant, Element
+
+
+SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv"})  # venvs, build copies
+MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
+MAX_ANCESTORS = 16  # project classes visited from one base class
+MAX_PROJECT_FILES = 50_000
+MAX_KEPT_BYTES = 64 * 1024 * 1024  # file contents kept for repeated "who calls X" scans
+MAX_REACH_DEPTH = 4  # calls followed from one worker-side function across files, transitively
+MAX_REACH_FUNCTIONS = 32  # functions of other files looked at for one question
+MAX_CANDIDATES = 8  # files defining a method named like obj.m(): more, and the name says nothing
+LOADER_GATE = b"DataLoader"  # a file that builds loaders over a class names DataLoader
+
+
+class SummaryStore(Protocol):
+    """Where summaries are kept by the content digest of their file (the run's cache has
+    the same two methods)."""
+
+    def get_summary(self, digest: str) -> Any: ...
+
+    def put_summary(self, digest: str, value: Any) -> None: ...
+
+
+class MemoryStore:
+    """Summaries by content digest, for one process."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, Any] = {}
+
+    def get_summary(self, digest: str) -> Any:
+        return self.entries.get(digest)
+
+    def put_summary(self, digest: str, value: Any) -> None:
+        self.entries[digest] = value
+
+
+@dataclass
+class _Entry:
+    stat: tuple[int, int]
+    summary: FileSummary
+    digest: str  # the summary's digest (what dependents record)
+
+
+@dataclass
+class CallRecord:
+    line: int
+    effects: Effects
+    elements: dict[str, Effects] = field(default_factory=dict)  # see CallSummary.elements
+    returned_by: str = ""  # see CallSummary.returned_by
+    args: dict[str, Constant] = field(default_factory=dict)  # see CallSummary.args
+
+    def element(self, index: Element) -> Effects:
+        """What the caller does with one element of the returned container: kept where it
+        does not take the container apart (as a returned container always was)."""
+        key = str(index)
+        if key.startswith("["):  # a dict's entry (looping over a dict gives its keys, not its entries)
+            return entry_effects(self.elements, key)
+        found = self.elements.get(key) or self.elements.get("*")
+        return found if found is not None else Effects(stores=True)
+
+
+def entry_effects(entries: dict[str, Effects], path: str) -> Effects:
+    """What happens to the dict entry at ``path`` ("['val']", "['val'].dataloader"), from
+    what a summary recorded (see FunctionSummary.entries): its own record; else, when
+    nothing reads its key, what reaches any entry; else kept (undecidable)."""
+    found = entries.get(path)
+    if found is not None:
+        return found
+    met = any(path.startswith(key) and path[len(key):][:1] in ".[" for key in entries if key.startswith("["))
+    if met or "?" not in entries:  # its key is read, but not this path under it: undecidable
+        return Effects(stores=True)
+    return entries["?"]
+
+
+class IndexBase:
+    """State shared by the index's parts, and the entry points each part implements."""
+
+    def __init__(self, root: str | Path, settings: Settings, store: SummaryStore | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.settings = settings
+        self.store = store if store is not None else MemoryStore()
+        self._entries: dict[str, _Entry] = {}
+        self._exists: dict[str, bool] = {}
+        self._bases: dict[Path, list[Path]] = {}  # see _search_path
+        self._files: list[str] | None = None
+        self._hay: tuple[bytes, list[int], list[str], list[str]] | None = None  # see _haystack
+        self._offsets: dict[str, tuple[int, int]] = {}
+        self._callers: dict[tuple[str, str], list[tuple[str, CallRecord]]] = {}
+        self._methods: dict[str, list[str] | None] = {}  # files defining a method name (None: too many)
+        self._mentions: dict[tuple[bytes, bytes | None], list[str]] = {}
+        self._stat_table: dict[str, list[int]] | None = None
+        self.summarized = 0  # files summarized (not found in the store): for tests and benchmarks
+
+    # -- implemented by the parts -------------------------------------------------------
+    @abstractmethod
+    def _read(self, path: str) -> bytes | None:
+        ...
+
+    @abstractmethod
+    def _resolve_once(self, from_path: str, target: str) -> tuple[str, str] | None:
+        ...
+
+    @abstractmethod
+    def project_files(self) -> list[str]:
+        ...
+
+    @abstractmethod
+    def resolve(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, str] | None:
+        ...
+
+    @abstractmethod
+    def summary(self, path: str, data: bytes | None = None) -> tuple[FileSummary, str] | None:
+        ...
+
+    @abstractmethod
+    def function(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, FunctionSummary, str] | None:
+        ...
+
+    @abstractmethod
+    def known_digest(self, path: str) -> str:
+        ...
+
+    @abstractmethod
+    def methods_named(self, name: str, exclude: str = "") -> list[tuple[str, str, FunctionSummary]] | None:
+        ...
+
+    @abstractmethod
+    def record_method_mentions(self, deps: dict[str, str], path: str, name: str) -> None:
+        ...

@@ -1,0 +1,155 @@
+"""Module resolution in Python's order, re-exports followed, and the classes and functions a
+target names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dllint.facts.flow.records import ClassSummary, FileSummary, FunctionSummary
+from dllint.facts.flow.targets import Target
+from dllint.project.base import (
+    IndexBase,
+    MAX_ANCESTORS,
+)
+
+
+class ResolveIndex(IndexBase):
+    # -- modules -----------------------------------------------------------------------
+    def resolve(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, str] | None:
+        """(file, name inside it) that a target names, seen from ``from_path``; follows
+        re-exports (``from .data import build_loader`` in a package's ``__init__``), recording
+        the summaries it reads in ``deps``."""
+        for _ in range(4):
+            found = self._resolve_once(from_path, target)
+            if found is None:
+                return None
+            path, name = found
+            summary = self.summary(path)
+            if summary is not None and deps is not None:
+                deps[path] = summary[1]
+            first = name.split(".")[0]
+            if summary is None or not name or first in summary[0].functions or first in summary[0].classes:
+                return found
+            reexport = summary[0].imports.get(first)
+            if reexport is None:
+                return found
+            rest = name[len(first):]
+            from_path, target = path, reexport + rest
+        return None
+
+    def _resolve_once(self, from_path: str, target: str) -> tuple[str, str] | None:
+        parsed = Target.parse(target)
+        level = parsed.level
+        parts = parsed.dotted.split(".") if parsed.dotted else []
+        here = Path(from_path).parent
+        if level:
+            bases = [here.parents[level - 2] if level > 1 else here] if level - 2 < len(here.parents) else []
+        else:
+            bases = self._search_path(here)
+        for cut in range(len(parts) - 1, 0, -1):
+            module = parts[:cut]
+            for base in bases:
+                for candidate in (base.joinpath(*module).with_suffix(".py"), base.joinpath(*module, "__init__.py")):
+                    if self._is_file(candidate) and self._inside(candidate):
+                        return str(candidate), ".".join(parts[cut:])
+        if level and parts:
+            for base in bases:  # from . import name, where name is defined in __init__.py
+                candidate = base / "__init__.py"
+                if self._is_file(candidate):
+                    return str(candidate), ".".join(parts)
+        return None
+
+    def _search_path(self, here: Path) -> list[Path]:
+        """Where an absolute import made in directory ``here`` is looked for, in Python's
+        order: ``here`` itself (``python train.py`` puts the script's directory first on
+        ``sys.path``), the directory above the outermost package holding ``here`` (where the
+        program runs from, ``python -m pkg.train``), then each directory above, nearest first,
+        up to the project root, then ``src/`` (a src layout installed in development mode).
+        Nearest first: in a repository of several projects, each with its own
+        ``data_provider``, an import resolves to the importing project's package, not to a
+        top-level package of the same name elsewhere."""
+        found = self._bases.get(here)
+        if found is None:
+            bases = [here, self._package_parent(here)]
+            if self._inside(here):
+                bases += [d for d in here.parents if self._inside(d)]
+            bases += [self.root, self.root / "src"]
+            found = self._bases[here] = list(dict.fromkeys(bases))
+        return found
+
+    def _package_parent(self, directory: Path) -> Path:
+        """The directory above the outermost package holding ``directory``."""
+        while self._is_file(directory / "__init__.py") and directory != self.root:
+            directory = directory.parent
+        return directory
+
+    def _is_file(self, path: Path) -> bool:
+        key = str(path)
+        known = self._exists.get(key)
+        if known is None:
+            known = self._exists[key] = path.is_file()
+        return known
+
+    def _inside(self, path: Path) -> bool:
+        return self.root == path or self.root in path.parents
+
+    def function(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, FunctionSummary, str] | None:
+        found = self.resolve(from_path, target, deps)
+        if found is None:
+            return None
+        path, name = found
+        summary = self.summary(path)
+        if summary is None:
+            return None
+        function = summary[0].functions.get(name)
+        if function is None and name in summary[0].classes:  # Cls(...): its __init__, bound
+            name = f"{name}.__init__"
+            function = summary[0].functions.get(name)
+        return None if function is None else (path, function, name)
+
+    def class_summary(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, ClassSummary] | None:
+        found = self.resolve(from_path, target, deps)
+        if found is None:
+            return None
+        summary = self.summary(found[0])
+        cls = summary[0].classes.get(found[1]) if summary is not None else None
+        return None if cls is None else (found[0], cls)
+
+    def ancestors(self, from_path: str, target: str, deps: dict[str, str]) -> list[ClassSummary]:
+        """The project class ``target`` names and its ancestors, depth first and left to right,
+        through every file their bases are in (each summary read is recorded in ``deps``);
+        bases outside the project end the walk (their names stay in ``bases``)."""
+        found: list[ClassSummary] = []
+        seen: set[tuple[str, str]] = set()
+
+        def visit(path: str, target: str, depth: int) -> None:
+            resolved = self.resolve(path, target, deps)
+            if resolved is None or resolved in seen or len(seen) >= MAX_ANCESTORS:
+                return
+            seen.add(resolved)
+            summary = self.summary(resolved[0])
+            cls = summary[0].classes.get(resolved[1]) if summary is not None else None
+            if summary is None or cls is None:
+                return
+            deps[resolved[0]] = summary[1]
+            found.append(cls)
+            for base in cls.bases if depth < MAX_ANCESTORS else ():
+                if ":" in base:  # a class imported from another project module
+                    visit(resolved[0], base, depth + 1)
+                elif base in summary[0].classes:  # a class of the same file
+                    visit_local(resolved[0], summary[0], base, depth + 1)
+
+        def visit_local(path: str, summary: FileSummary, name: str, depth: int) -> None:
+            if (path, name) in seen or len(seen) >= MAX_ANCESTORS:
+                return
+            seen.add((path, name))
+            cls = summary.classes[name]
+            found.append(cls)
+            for base in cls.bases if depth < MAX_ANCESTORS else ():
+                if ":" in base:
+                    visit(path, base, depth + 1)
+                elif base in summary.classes:
+                    visit_local(path, summary, base, depth + 1)
+
+        visit(from_path, target, 0)
+        return found

@@ -1,0 +1,159 @@
+"""Who names X: one byte search over every project file joined (mentions), the callers of a
+function in other files, the files defining a method."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from dllint.files import Unreadable, read_bytes
+from dllint.facts.flow.records import FunctionSummary, LoaderSummary
+from dllint.facts.flow.targets import Target
+from dllint.project import base as limits  # read at call time (tests lower them)
+from dllint.project.deps import CallersDep
+from dllint.project.deps import record as record_dep
+from dllint.project.base import (
+    CallRecord,
+    IndexBase,
+    LOADER_GATE,
+    MAX_KEPT_BYTES,
+)
+
+
+class SearchIndex(IndexBase):
+    # -- who names X -----------------------------------------------------------------------
+    def mentions(self, needle: bytes, gate: bytes | None = None) -> list[str]:
+        """Project files whose bytes contain ``needle`` (and ``gate``), in path order."""
+        key = (needle, gate)
+        found = self._mentions.get(key)
+        if found is None:
+            hay, starts, paths, rest = self._haystack()
+            hits: list[str] = []
+            at = hay.find(needle)
+            while at != -1:  # one C-speed search per needle, not a Python loop over the files
+                i = bisect_right(starts, at) - 1
+                hits.append(paths[i])
+                at = hay.find(needle, starts[i + 1] if i + 1 < len(starts) else len(hay))
+            hits += [p for p in rest if (data := self._read(p)) is not None and needle in data]
+            if gate is not None:
+                among = set(self.mentions(gate))
+                hits = [p for p in hits if p in among]
+            found = self._mentions[key] = sorted(hits)
+        return found
+
+    def record_mentions(self, deps: dict[str, str], path: str, needle: bytes, gate: bytes | None = None) -> None:
+        """Record in ``deps`` that ``path``'s lint asked who names ``needle``, with the summary
+        of every other file that does: a change to what one of them does with it invalidates
+        the findings, and :meth:`reconcile` a file that starts naming it."""
+        record_dep(deps, CallersDep(needle, gate))
+        for other in self.mentions(needle, gate):
+            summary = self.summary(other) if other != path else None  # its own edits re-lint it anyway
+            if summary is not None:
+                deps[other] = summary[1]
+
+    def _haystack(self) -> tuple[bytes, list[int], list[str], list[str]]:
+        """Every project file's bytes joined by NUL (an identifier never spans two files), with
+        where each starts, read once; files beyond MAX_KEPT_BYTES are listed apart, read per scan."""
+        if self._hay is None:
+            parts: list[bytes] = []
+            starts: list[int] = []
+            paths: list[str] = []
+            rest: list[str] = []
+            size = 0
+            for path in self.project_files():
+                data = self._read(path)
+                if data is None:
+                    continue
+                if size + len(data) > MAX_KEPT_BYTES:
+                    rest.append(path)
+                    continue
+                self._offsets[path] = (size, size + len(data))
+                starts.append(size)
+                paths.append(path)
+                parts.append(data)
+                size += len(data) + 1
+            self._hay = (b"\0".join(parts), starts, paths, rest)
+        return self._hay
+
+    def _read(self, path: str) -> bytes | None:
+        where = self._offsets.get(path)
+        if where is not None and self._hay is not None:
+            return self._hay[0][where[0] : where[1]]
+        try:
+            return read_bytes(path)  # a regular file, within max-file-size (dllint.files)
+        except Unreadable:
+            return None
+
+    def callers_of(self, path: str, name: str) -> list[tuple[str, CallRecord]]:
+        """Calls of ``name`` (a function or ``Cls.method`` of file ``path``) in other project
+        files, with what each caller does with the result. Only files whose bytes contain the
+        name's last part are summarized."""
+        key = (path, name)
+        cached = self._callers.get(key)
+        if cached is not None:
+            return cached
+        found: list[tuple[str, CallRecord]] = []
+        for other in self.mentions(callee_needle(name)):
+            if other == path:
+                continue
+            summary = self.summary(other)
+            if summary is None:
+                continue
+            for call in summary[0].calls:
+                if not Target.parse(call.target).dotted.endswith(name.rsplit(".", 1)[-1]):
+                    continue
+                direct = self._resolve_once(other, call.target)
+                if direct == (path, name) or direct is not None and self.resolve(other, call.target) == (path, name):
+                    found.append((other, CallRecord(call.line, call.effects, call.elements, call.returned_by, call.args)))
+        self._callers[key] = found
+        return found
+
+    def methods_named(self, name: str, exclude: str = "") -> list[tuple[str, str, FunctionSummary]] | None:
+        """(file, ``Cls.name``, summary) of every method ``name`` of a project class outside
+        ``exclude`` that is not a placeholder (only ``raise NotImplementedError``); None when
+        more than MAX_CANDIDATES files define a ``name`` (too common a name to say which
+        runs). Only files whose bytes contain ``def name(`` are summarized."""
+        if name not in self._methods:
+            mentioned = self.mentions(method_needle(name))
+            self._methods[name] = mentioned if len(mentioned) <= limits.MAX_CANDIDATES else None
+        paths = self._methods[name]
+        if paths is None:
+            return None
+        found: list[tuple[str, str, FunctionSummary]] = []
+        for path in paths:
+            summary = self.summary(path) if path != exclude else None
+            for qualified, function in summary[0].functions.items() if summary is not None else ():
+                if function.method and qualified.endswith(f".{name}") and not function.abstract:
+                    found.append((path, qualified, function))
+        return found
+
+    def record_method_mentions(self, deps: dict[str, str], path: str, name: str) -> None:
+        """Record that ``path``'s lint asked which files define a method ``name`` (a file that
+        starts defining one re-lints it; see :meth:`reconcile`), with their summaries; when too
+        many do to be read, the question alone."""
+        needle = method_needle(name)
+        if self._methods.get(name) is None:
+            record_dep(deps, CallersDep(needle))
+        else:
+            self.record_mentions(deps, path, needle)
+
+    def loaders_of_class(self, path: str, name: str) -> list[tuple[str, LoaderSummary]]:
+        """Loaders in other project files whose dataset is ``name`` (a class of ``path``)."""
+        found: list[tuple[str, LoaderSummary]] = []
+        for other in self.mentions(name.encode(), LOADER_GATE):
+            if other == path:
+                continue
+            summary = self.summary(other)
+            for loader in summary[0].loaders if summary is not None else ():
+                if loader.dataset.endswith(name) and self.resolve(other, loader.dataset) == (path, name):
+                    found.append((other, loader))
+        return found
+
+
+def method_needle(name: str) -> bytes:
+    """What a file defining a method ``name`` contains."""
+    return f"def {name}(".encode()
+
+
+def callee_needle(name: str) -> bytes:
+    """What a caller of ``name`` (``build`` or ``Cls.build``) must contain: its last part."""
+    return name.rsplit(".", 1)[-1].encode()

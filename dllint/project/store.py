@@ -1,0 +1,182 @@
+"""Summaries by content digest, the project's files and their stat table, and what keeps a
+cached result true (``deps_valid``, ``reconcile``: a new caller in a file never read)."""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from typing import Any, Iterable
+
+from dllint.facts.flow.records import FileSummary, digest_of
+from dllint.facts.flow.summary import summarize
+from dllint.project.base import (
+    IndexBase,
+    MAX_PROJECT_FILES,
+    SKIPPED_DIRS,
+    _Entry,
+)
+from dllint.project.deps import CallersDep, ConfigDep, asks_callers
+from dllint.project.deps import read as read_deps
+
+
+class StoreIndex(IndexBase):
+    # -- summaries -------------------------------------------------------------------
+    def summary(self, path: str, data: bytes | None = None) -> tuple[FileSummary, str] | None:
+        """(summary, summary digest) of a project file; None when it cannot be read."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        stat = (st.st_mtime_ns, st.st_size)
+        entry = self._entries.get(path)
+        if entry is not None and entry.stat == stat and data is None:
+            return entry.summary, entry.digest
+        if data is None:
+            data = self._read(path)
+            if data is None:
+                return None
+        import hashlib  # only once a summary is computed (see summary.digest_of)
+
+        content = hashlib.sha256(data).hexdigest()
+        if self.own_roots:  # the summary depends on them too (calls into them are recorded)
+            content += "+" + ",".join(sorted(self.own_roots))
+        text = self.store.get_summary(content)
+        summary = None
+        if isinstance(text, str):
+            try:
+                summary = FileSummary.from_json(text)
+            except (ValueError, KeyError, TypeError):
+                summary = None
+        if summary is None:
+            try:
+                summary = summarize(path, data.decode("utf-8", "replace"), self.settings, own=self.own_roots)
+            except Exception:  # noqa: BLE001 - a bug summarizing another file must not fail this one's lint
+                summary = FileSummary()
+            self.summarized += 1
+            text = summary.to_json()
+            self.store.put_summary(content, text)
+        entry = _Entry(stat, summary, digest_of(text))  # the stored text is to_json's: no re-encoding
+        self._entries[path] = entry
+        return entry.summary, entry.digest
+
+    @cached_property
+    def own_roots(self) -> frozenset[str]:
+        """Names dllint otherwise takes for outside packages (``timm``, ``accelerate``) that are
+        packages or modules of this project, at its root or under ``src/``: linting timm's own
+        repository, calls into ``timm.data`` are followed."""
+        from dllint.facts.flow.targets import EXTERNAL_ROOTS
+
+        found: set[str] = set()
+        for base in (self.root, self.root / "src"):
+            try:
+                names = os.listdir(base)
+            except OSError:
+                continue
+            for name in names:
+                stem = name[:-3] if name.endswith(".py") else name
+                if stem in EXTERNAL_ROOTS and (name.endswith(".py") or _holds_python(os.path.join(base, name))):
+                    found.add(stem)
+        return frozenset(found)
+
+    def known_digest(self, path: str) -> str:
+        """The digest of a summary this index has already read."""
+        return self._entries[path].digest
+
+    def summary_digest(self, path: str) -> str | None:
+        """The current digest of a file's summary (for a cache checking its dependencies)."""
+        found = self.summary(path)
+        return None if found is None else found[1]
+
+    def deps_valid(self, deps: dict[str, str]) -> bool:
+        """Every summary a file's findings were computed from is still the same (a changed
+        body that leaves the summary the same invalidates nothing)."""
+        from dllint.project.config_values import config_digest
+
+        for dependency in read_deps(deps):
+            if isinstance(dependency, CallersDep):
+                continue  # kept true by reconcile(), before any lookup
+            if isinstance(dependency, ConfigDep):
+                if config_digest(dependency.path) != dependency.digest:
+                    return False
+            elif self.summary_digest(dependency.path) != dependency.digest:
+                return False
+        return True
+
+    def reconcile(self, cache: Any) -> None:
+        """Before a run's lookups: drop the cached findings of every file whose lint asked "who
+        names X" when a file changed since the last run names X now and was not among the
+        files that lint read (a new caller of a factory). A file that stops naming X changes
+        its summary, which ``deps`` already holds."""
+        asked = [(path, deps) for path, deps in cache.entries_deps() if asks_callers(deps)]
+        if not asked:
+            return  # nothing to keep true; the files' stat is taken when such findings are stored
+        before, now = cache.meta(self._meta_key()), self.stat_table()
+        if before == now:
+            return
+        cache.put_meta(self._meta_key(), now)
+        if not isinstance(before, dict):
+            for path, _ in asked:
+                cache.drop(path)
+            return
+        changed = {p: self._read(p) for p, st in now.items() if before.get(p) != st}
+        for path, deps in asked:
+            needles = [(d.needle, d.gate) for d in read_deps(deps) if isinstance(d, CallersDep)]
+            if any(
+                other != path and other not in deps and data is not None and needle in data and (gate is None or gate in data)
+                for needle, gate in needles
+                for other, data in changed.items()
+            ):
+                cache.drop(path)
+
+    def remember_files(self, cache: Any, deps_stored: Iterable[dict[str, str]]) -> None:
+        """After a run: the project's files as this run saw them, once findings that asked
+        "who names X" are stored (what the next run's :meth:`reconcile` compares with)."""
+        if self._stat_table is None and any(asks_callers(deps) for deps in deps_stored):
+            cache.put_meta(self._meta_key(), self.stat_table())
+
+    def _meta_key(self) -> str:
+        return f"project-files:{self.root}"
+
+    def stat_table(self) -> dict[str, list[int]]:
+        """Each project ``.py`` file's stat (mtime, size, inode), taken once per run."""
+        if self._stat_table is None:
+            table: dict[str, list[int]] = {}
+            for path in self.project_files():
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                table[path] = [st.st_mtime_ns, st.st_size, st.st_ino]
+            self._stat_table = table
+        return self._stat_table
+
+    def project_files(self) -> list[str]:
+        """The project's ``.py`` files (hidden, virtual-environment and build folders skipped;
+        at most MAX_PROJECT_FILES: a root that is a home directory must not stall a run)."""
+        if self._files is None:
+            files: list[str] = []
+            for directory, dirs, names in os.walk(self.root):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+                files += [os.path.join(directory, n) for n in names if n.endswith(".py")]
+                if len(files) >= MAX_PROJECT_FILES:
+                    break
+            self._files = sorted(files[:MAX_PROJECT_FILES])
+        return self._files
+
+
+def _holds_python(directory: str) -> bool:
+    """A package: ``__init__.py``, or (a namespace package) ``.py`` files in it or one level down."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return False
+    if any(e.name.endswith(".py") and e.is_file() for e in entries):
+        return True
+    for entry in entries:
+        if entry.is_dir() and not entry.name.startswith("."):
+            try:
+                if any(name.endswith(".py") for name in os.listdir(entry.path)):
+                    return True
+            except OSError:
+                continue
+    return False

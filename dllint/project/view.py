@@ -1,0 +1,181 @@
+"""What one file's facts see of the project: :class:`ProjectView`, the project's answers to
+the :class:`~dllint.facts.flow.queries.ProjectQueries` a file's analysis asks."""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from dllint.facts.flow.model import admitted
+from dllint.facts.flow.queries import CallerEffects
+from dllint.facts.flow.queries import NullProject
+from dllint.facts.flow.records import ClassSummary, Effects, FunctionSummary, LoaderSummary, Returned
+from dllint.facts.flow.targets import Target, call_target, target_text
+from dllint.project.base import (
+    LOADER_GATE,
+    MAX_FOLLOW,
+)
+from dllint.project.search import callee_needle
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+    from dllint.facts.config_reads import ConfigRead
+    from dllint.facts.flow.model import Element, Guard
+    from dllint.facts.scopes import Scope
+    from dllint.findings import ConfigKey
+    from dllint.project.index import ProjectIndex
+
+
+@dataclass
+class ProjectView(NullProject):
+    """What one file's facts see of the project (``facts.project``). Every summary it reads
+    is recorded in ``deps`` (path -> summary digest): the file's findings depend on them."""
+
+    index: ProjectIndex
+    path: str
+    deps: dict[str, str] = field(default_factory=dict)
+    summarizing = False
+
+    def _imports(self, facts: FileFacts) -> dict[str, str]:
+        table = getattr(facts, "_project_imports", None)
+        if table is None:
+            from dllint.facts.flow.targets import project_imports
+
+            table = project_imports(facts.tree, self.index.own_roots)
+            facts._project_imports = table  # type: ignore[attr-defined]
+        return table
+
+    def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
+        return target_text(call_target(facts, self._imports(facts), func, scope))
+
+    # -- flow across files ---------------------------------------------------------------
+    def parameter_effects(self, target: str, argument: str) -> Effects | None:
+        return self.index.parameter_effects(self.path, target, argument, self.deps)
+
+    def entry_effects(self, target: str, argument: str, entry: str) -> Effects | None:
+        """What another file's function does with the dict entry at path ``entry`` of a dict
+        handed to it whole."""
+        return self.index.entry_effects(self.path, target, argument, entry, self.deps)
+
+    def caller_effects(self, function: str, element: Element | None, guards: tuple[Guard, ...]) -> list[CallerEffects] | None:
+        """What the project's other files do with the value ``function`` returns (with
+        ``element``: with that element of the tuple or list it returns; ``guards``: the
+        parameter tests under which it is returned, which a caller's constants may fail)."""
+        return self._effects_by_callers(self.path, function, element, 0, guards)
+
+    def _effects_by_callers(
+        self, path: str, name: str, element: Element | None, depth: int, guards: tuple[Guard, ...] = ()
+    ) -> list[CallerEffects] | None:
+        """What the callers of ``name`` in other files do with its result; None when it has none
+        (a caller that discards the result, or never receives it, adds nothing)."""
+        found_all: list[CallerEffects] = []
+        self.index.record_mentions(self.deps, path, callee_needle(name))
+        callers = self.index.callers_of(path, name)
+        if not callers:
+            return None
+        for caller, found in callers:
+            if not admitted(guards, found.args):
+                continue  # get_loader("finetune") never receives the "pretrain" loader
+            self.deps[caller] = self.index.known_digest(caller)
+            effects = found.effects if element is None else found.element(element)
+            if found.returned_by and depth < MAX_FOLLOW:
+                # ``def build_loader(cfg): return _build_loader(cfg)``: its callers decide
+                further = self._effects_by_callers(caller, found.returned_by, element, depth + 1)
+                if further is not None:
+                    found_all += further
+                    effects = replace(effects, stores=False)  # not kept: handed on to them
+            entry = str(element) if element is not None and str(element).startswith("[") else ""
+            effects = self.index.expand(caller, effects, self.deps, 0, entry)
+            found_all.append(CallerEffects(f"{os.path.relpath(caller, self.index.root)}:{found.line}", effects))
+        return found_all
+
+    def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
+        """Loaders in other project files built over instances of this file's class ``cls``."""
+        if not isinstance(facts.scopes.parents.get(cls), ast.Module):
+            return []
+        self.index.record_mentions(self.deps, self.path, cls.name.encode(), LOADER_GATE)
+        found = self.index.loaders_of_class(self.path, cls.name)
+        for other, _ in found:
+            self.deps[other] = self.index.known_digest(other)
+        return [(f"{os.path.relpath(other, self.index.root)}:{loader.line}", loader) for other, loader in found]
+
+    def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list[Returned]:
+        """What the project function ``func`` calls returns (:class:`Returned` entries)."""
+        target = self.target_of(facts, func, scope)
+        if target is None:
+            return []
+        found = self.index.function(self.path, target, self.deps)
+        return found[1].returns if found is not None else []
+
+    def function_summary(self, facts: FileFacts, func: ast.expr, scope: Scope) -> FunctionSummary | None:
+        """The summary of the project function ``func`` calls (None: not the project's)."""
+        target = self.target_of(facts, func, scope)
+        if target is None:
+            return None
+        found = self.index.function(self.path, Target.parse(target).unbound, self.deps)
+        if found is None:
+            return None
+        self.deps[found[0]] = self.index.known_digest(found[0])
+        return found[1]
+
+    def reaches(self, facts: FileFacts, func: ast.expr, scope: Scope, flag: str) -> bool:
+        """The project function ``func`` calls (in another module), or what it calls on, has
+        the summary flag ``flag`` (``worker_info``, ``epoch_state``)."""
+        target = self.target_of(facts, func, scope)
+        return target is not None and self.index.target_reaches(self.path, Target.parse(target).unbound, flag, self.deps)
+
+    def method_reaches(self, name: str, flag: str) -> bool:
+        """A method ``name`` of another project file, or what it calls on, has ``flag``."""
+        return self.index.method_reaches(name, flag, self.deps, self.path)
+
+    def methods_named(self, name: str) -> list[str] | None:
+        """Where the project's other files define a method ``name`` (placeholders left out);
+        None when too many files define one to tell."""
+        named = self.index.methods_named(name, exclude=self.path)
+        self.index.record_method_mentions(self.deps, self.path, name)
+        if named is None:
+            return None
+        found = [(path, qualified) for path, qualified, _ in named]
+        return [f"{os.path.relpath(path, self.index.root)}:{qualified}" for path, qualified in found]
+
+    # -- config files -------------------------------------------------------------------------
+    def config_value(self, facts: FileFacts, read: ConfigRead) -> tuple[Any, ConfigKey] | None:
+        """(value, :class:`~dllint.findings.ConfigKey`) of the config key ``read``
+        (:class:`~dllint.facts.config_reads.ConfigRead`) in the project's config files; the
+        files read become deps."""
+        from dllint.project.config_values import config_value
+
+        return config_value(read, self.path, str(self.index.root), self.deps)
+
+    # -- classes ----------------------------------------------------------------------------
+    def class_fact(self, facts: FileFacts, func: ast.expr, scope: Scope, fact: str) -> bool:
+        """A fact of the project class ``func`` constructs (``endless``, ``keeps_iterator``)."""
+        found = self.project_class(facts, func, scope)
+        return bool(found and getattr(found, fact))
+
+    def project_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> ClassSummary | None:
+        target = self.target_of(facts, func, scope)
+        if target is None or Target.parse(target).bound:
+            return None
+        found = self.index.class_summary(self.path, target, self.deps)
+        if found is None:
+            return None
+        self.deps[found[0]] = self.index.known_digest(found[0])
+        return found[1]
+
+    def named_elsewhere(self, name: str) -> bool:
+        """Another project file names ``name`` (a byte scan: it may use this file's class); a
+        file that starts naming it invalidates the findings (see :meth:`ProjectIndex.reconcile`)."""
+        needle = name.encode()
+        self.index.record_mentions(self.deps, self.path, needle)
+        return any(other != self.path for other in self.index.mentions(needle))
+
+    def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
+        """The project class the base expression ``base`` (of a class of this file) names, and
+        its ancestors in every project file (their summaries become deps)."""
+        target = self.target_of(facts, base, facts.scopes.module)
+        if target is None or Target.parse(target).bound:
+            return []
+        return self.index.ancestors(self.path, target, self.deps)
