@@ -1,5 +1,5 @@
 """``num_workers=cfg.train_ds.num_workers``: which config file(s) a ``cfg`` comes from, and
-which key the expression reads (RULES.md "Config files").
+which key the expression reads (the rule catalog "Config files").
 
 Only what the code states soundly: a Hydra ``@hydra.main(config_path=..., config_name=...)``
 function's config parameter; a name bound once to ``OmegaConf.load(PATH)``,

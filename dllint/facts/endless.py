@@ -1,4 +1,4 @@
-"""Endless iteration (RULES.md): a loader whose sampler never ends, or a loader subclass that
+"""Endless iteration (the rule catalog): a loader whose sampler never ends, or a loader subclass that
 keeps one iterator for its lifetime, is iterated in one pass: its workers never restart.
 
 - a sampler class whose ``__iter__`` never returns: ``while True:`` around a ``yield``

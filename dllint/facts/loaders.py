@@ -109,7 +109,7 @@ class LoaderCall:
     @property
     def may_start_workers(self) -> bool:
         """For the crash rules (DL1xx): multi-worker, or ``num_workers`` from a command-line
-        option whose default is 0 (RULES.md: "Worker counts from the command line")."""
+        option whose default is 0 (the rule catalog: "Worker counts from the command line")."""
         return self.is_multi_worker or self.workers_option is not None
 
     def when_workers(self) -> str:

@@ -47,7 +47,7 @@ def _random_sampler(facts: FileFacts, expr: ast.expr, scope, depth: int) -> bool
     return False
 
 
-# -- evaluation-only loaders (RULES.md "Evaluation-only loaders") ------------------------------
+# -- evaluation-only loaders (the rule catalog "Evaluation-only loaders") ------------------------------
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
 # Words that name a validation or testing function or hook (``validate``, ``evaluate``,
 # ``validation_step``, ``run_test``, ``predict``), as the first letters of a word of its name.

@@ -11,7 +11,7 @@ callers: same-file, other project files through ``facts.project``, or a framewor
 ``for`` iterates is one pass over the loader) and framework calls
 (:mod:`dllint.facts.frameworks`). It records each place that iterates it
 (``Move.ITERATE``) or lets it escape (``Move.ESCAPE``, with ``Use.how`` saying
-whether a caller could still claim it, code outside the project took it, ...), as RULES.md's
+whether a caller could still claim it, code outside the project took it, ...), as the rule catalog's
 "Following calls across the project" asks.
 """
 

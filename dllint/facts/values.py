@@ -1,4 +1,4 @@
-"""Value resolution, as RULES.md defines it: literals, names bound once,
+"""Value resolution, as the rule catalog defines it: literals, names bound once,
 ``args.NAME`` with an argparse default, and the CPU-count calls."""
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def dynamic(origin: ast.AST | None = None) -> Value:
 
 
 def resolve(expr: ast.expr, scope: Scope, facts: FileFacts, depth: int = 0) -> Value:
-    """Resolve ``expr`` evaluated in ``scope`` as far as RULES.md allows."""
+    """Resolve ``expr`` evaluated in ``scope`` as far as the rule catalog allows."""
     if depth > MAX_DEPTH:
         return dynamic(expr)
     if isinstance(expr, ast.Constant):
@@ -168,7 +168,7 @@ def _argument_of(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDe
 
 def config_value(expr: ast.expr, scope: Scope, facts: FileFacts) -> Value | None:
     """``cfg.train_ds.num_workers`` read from the project's config file(s): the value they
-    agree on (RULES.md "Config files"); None when unknown or no project is in view."""
+    agree on (the rule catalog "Config files"); None when unknown or no project is in view."""
     project = facts.project
     lookup = getattr(project, "config_value", None)
     if lookup is None or getattr(project, "summarizing", False):
@@ -187,7 +187,7 @@ def config_value(expr: ast.expr, scope: Scope, facts: FileFacts) -> Value | None
 
 def follow(expr: ast.expr, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Scope]:
     """Follow names bound once and ``args.NAME`` argparse defaults to the expression that is
-    written: the value resolution rules of RULES.md, for checks that look at its shape."""
+    written: the value resolution rules of the rule catalog, for checks that look at its shape."""
     for _ in range(MAX_DEPTH):
         if isinstance(expr, ast.Name):
             found = facts.scopes.single_value(expr.id, scope)

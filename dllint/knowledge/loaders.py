@@ -1,5 +1,5 @@
 """The loader classes of well-known libraries that subclass or wrap torch's DataLoader, and the
-framework settings that configure the loader a framework builds (RULES.md "Loader call").
+framework settings that configure the loader a framework builds (the rule catalog "Loader call").
 
 Each entry says what its documentation says: the names it is imported under, its positional
 signature (the parameters a positional argument binds, in order), the defaults that differ from

@@ -1,5 +1,5 @@
 """Config values for the code: ``cfg.train_ds.num_workers`` read from the project's config
-file(s) (RULES.md "Config files": the config's value resolves the argument like an argparse
+file(s) (the rule catalog "Config files": the config's value resolves the argument like an argparse
 default does).
 
 Which files a config comes from is the facts' answer (:mod:`dllint.facts.config_reads`);

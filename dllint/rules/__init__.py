@@ -4,6 +4,12 @@ A rule is a subclass of :class:`Rule` with its code, name, docs in fixed
 sections (What it does / Why is this bad? / Example / Use instead / Fix
 safety / References), VALID/INVALID examples that run as tests, and a
 ``check`` that reads :class:`~dllint.facts.FileFacts` and yields findings.
+
+The rule catalog (codes, names, triggers and the common ground of loader calls, value
+resolution, following calls, endless iteration, evaluation-only loaders and config files) is a
+public contract; docstrings across the package cite it as "the rule catalog". Its text is
+each rule's docs, rendered into ``docs/rules.md`` and ``dllint explain``, and the README's
+"Rules", "Config files" and "Whole-project analysis" sections.
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ class Rule:
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[str, ...]] = ()
     # The loader arguments a finding rests on: where one is read from a config file
-    # (cfg.train_ds.num_workers), the message names the file and key (RULES.md "Config files").
+    # (cfg.train_ds.num_workers), the message names the file and key (the rule catalog "Config files").
     value_arguments: ClassVar[tuple[str, ...]] = ("num_workers",)
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:

@@ -236,7 +236,7 @@ class CallFlow(FlowBase):
 
     def _restarted_on_stop(self, call: ast.Call) -> bool:
         """``iter(loader)`` inside ``except StopIteration:``: the exhausted iterator is replaced
-        and the same endless pass goes on (RULES.md's "Endless iteration")."""
+        and the same endless pass goes on (the rule catalog's "Endless iteration")."""
         current = self.parents.get(call)
         while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
             if isinstance(current, ast.ExceptHandler):

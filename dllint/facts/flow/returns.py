@@ -358,7 +358,7 @@ def _on_request(func: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.AST | N
     ``get_eval_dataloader``) for a trainer outside the project that calls it when it needs a
     loader, in a class whose base is not a trainer that keeps it. A module-level
     ``get_train_loader`` with no caller is an ordinary factory: evidently a training loader
-    when shuffled (RULES.md, DL201)."""
+    when shuffled (the rule catalog, DL201)."""
     name = func.name.lower()
     if not (name.startswith("get_") and "loader" in name) or not isinstance(owner, ast.ClassDef):
         return False
