@@ -334,3 +334,21 @@ def test_dependencies_are_typed_and_round_trip_through_the_cache_encoding():
         record(deps, dependency)
     assert read(deps) == typed and asks_callers(deps)
     assert not asks_callers({"/p/data.py": "ab12"})
+
+
+def test_a_factory_called_from_too_many_files_is_not_followed(tmp_path, monkeypatch):
+    """A name called in more files than MAX_CALLER_FILES is a common API, not a loader factory:
+    its callers are not read (each would be summarized), and what becomes of its result is unknown."""
+    from dllint.project import base
+
+    monkeypatch.setattr(base, "MAX_CALLER_FILES", 3)
+    factory = "from torch.utils.data import DataLoader\n\n\ndef build_loader(dataset):\n    return DataLoader(dataset, num_workers=4)\n"
+    files = {"data.py": factory, "pyproject.toml": ""}
+    files.update({f"train{i}.py": TRAIN for i in range(3)})
+    write(tmp_path, files)
+    index = ProjectIndex(tmp_path, SETTINGS)
+    [finding] = [f for f in lint(index, tmp_path / "data.py").findings if f.code == "DL201"]  # three callers: followed
+    assert "re-iterated by" in finding.message
+    write(tmp_path, {"train3.py": TRAIN})
+    index = ProjectIndex(tmp_path, SETTINGS)
+    assert [f for f in lint(index, tmp_path / "data.py").findings if f.code == "DL201"] == []  # four: unknown, silent

@@ -17,6 +17,9 @@ from dllint.project.base import (
     LOADER_GATE,
     MAX_FOLLOW,
 )
+from dllint.project import base as limits  # read at call time (tests lower them)
+from dllint.project.deps import CallersDep
+from dllint.project.deps import record as record_dep
 from dllint.project.search import callee_needle
 
 if TYPE_CHECKING:
@@ -71,6 +74,10 @@ class ProjectView(NullProject):
         """What the callers of ``name`` in other files do with its result; None when it has none
         (a caller that discards the result, or never receives it, adds nothing)."""
         found_all: list[CallerEffects] = []
+        naming = [other for other in self.index.mentions(callee_needle(name)) if other != path]
+        if len(naming) > limits.MAX_CALLER_FILES:  # too common a name to read every caller: unknown
+            record_dep(self.deps, CallersDep(callee_needle(name)))
+            return [CallerEffects(f"{len(naming)} files that call {name.rsplit('.', 1)[-1]}()", Effects(unknown=True))]
         self.index.record_mentions(self.deps, path, callee_needle(name))
         callers = self.index.callers_of(path, name)
         if not callers:
