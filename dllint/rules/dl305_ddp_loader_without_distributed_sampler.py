@@ -23,8 +23,9 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     Checks, in a script that sets up distributed data parallel training (it calls
     `init_process_group`, `DistributedDataParallel(...)` or DeepSpeed's `initialize` /
     `init_distributed`, or reads `LOCAL_RANK`, `RANK` or `WORLD_SIZE` from the environment, as
-    `torchrun` and `mp.spawn` workers do (not a read only in an `if` test that keeps a side
-    effect to one process), unless the file trains with JAX/Flax and never
+    `torchrun` and `mp.spawn` workers do (not a read only `if` tests use, directly, through a
+    name bound once or a same-file function's return value, to keep a side effect to one
+    process), unless the file trains with JAX/Flax and never
     imports `torch.distributed`), for a loader over a map-style dataset with no
     `sampler`/`batch_sampler`, or with a sampler that knows nothing of ranks (`RandomSampler`,
     `SequentialSampler`, `WeightedRandomSampler`). Silent for loaders built on one rank only
