@@ -78,6 +78,8 @@ LIGHTNING_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloa
 # Words in a dataset's construction that shard it by rank by hand (``Subset(ds, idx[rank::world])``,
 # ``ds.shard(num_shards=world_size, index=rank)``, ``split_dataset_by_node``).
 SHARDING_WORDS = ("rank", "world", "shard", "split_dataset_by_node", "num_replicas")
+# Words of the rank or world size a function computes with when it splits work by rank.
+SPLIT_WORDS = ("rank", "world_size", "num_replicas", "num_tasks")
 # Datasets that are iterable: DL302's ground, not DL305's.
 ITERABLE_WORDS = ("IterableDataset", "IterDataPipe", "WebDataset", "wds.", "streaming")
 MAX_DEPTH = 8
@@ -256,6 +258,17 @@ class DistributedFacts:
             self.one_rank_only(use.node) or any(self.one_rank_only(call) for call in use.via) for use in uses
         )
 
+    def splits_work_by_rank(self, function: ast.AST) -> bool:
+        """``function`` computes with the rank or world size (``start = rank * step``,
+        ``chunks[get_rank()]``), not only in a condition (``if local_rank == 0: print(...)``)."""
+        parents = self.facts.scopes.parents
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+                word = (node.id if isinstance(node, ast.Name) else node.attr).lower()
+                if any(w in word for w in SPLIT_WORDS) and not _in_condition(node, function, parents):
+                    return True
+        return False
+
     def _call_sites(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
         return [
             call
@@ -417,6 +430,17 @@ def _multi_process_branch(test: ast.expr) -> str | None:
 
 def _names_a_rank(test: ast.expr) -> bool:
     return _mentions(test, RANK_CONDITION_WORDS)
+
+
+def _in_condition(node: ast.AST, top: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """``node`` lies in the test of an ``if``/``while``/``assert`` or conditional expression
+    below ``top``."""
+    child, current = node, parents.get(node)
+    while current is not None and child is not top:
+        if isinstance(current, (ast.If, ast.While, ast.Assert, ast.IfExp)) and current.test is child:
+            return True
+        child, current = current, parents.get(current)
+    return False
 
 
 def _guarded_before(block: ast.AST, child: ast.AST) -> bool:
