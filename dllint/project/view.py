@@ -172,6 +172,16 @@ class ProjectView(NullProject):
         self.index.record_mentions(self.deps, self.path, needle)
         return any(other != self.path for other in self.index.mentions(needle))
 
+    def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+        """``func`` names a DataLoader subclass of another project module (through its chain
+        of project bases), none of whose classes replaces ``__iter__`` with one that never
+        reaches torch's iterator (a thread-pool loader starts no worker processes)."""
+        target = self.target_of(facts, func, scope)
+        if target is None or Target.parse(target).bound:
+            return False
+        chain = self.index.ancestors(self.path, target, self.deps)
+        return any(cls.loader for cls in chain) and not any(cls.own_iter for cls in chain)
+
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         """The project class the base expression ``base`` (of a class of this file) names, and
         its ancestors in every project file (their summaries become deps)."""

@@ -77,6 +77,9 @@ class ProjectQueries(Protocol):
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         """The project class a base expression names, and its ancestors in every file."""
 
+    def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+        """The callee is a DataLoader subclass of another project module."""
+
 
 class NullProject:
     """The questions the facts ask ``facts.project`` (:class:`ProjectQueries`), answered for
@@ -130,3 +133,6 @@ class NullProject:
 
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         return []
+
+    def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+        return False

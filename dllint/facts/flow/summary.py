@@ -10,7 +10,7 @@ Computed from the file's text alone (so it is cached by content digest):
 - ``classes``: module-level classes, their bases, the framework hooks they define (and the
   ``self.X`` each returns), the attributes their methods store ``self.m(...)`` results in, and worker-side facts (a sampler that
   never ends, a loader subclass that keeps one iterator, random generators it stores and
-  draws from);
+  draws from), and whether it is a DataLoader subclass whose ``__iter__`` is torch's;
 - ``loaders``: loaders whose dataset is a class of another module (DL304 across files);
 - ``imports``: the module's own import table (re-exports are followed through it);
 - ``set_epoch``: the file calls ``set_epoch`` somewhere (DL301 is then not sure).
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
 
 MAX_ONWARD = 24  # calls a function summary names for the index to follow on
+# What a loader subclass's own ``__iter__`` calls when it still hands out torch's iterator
+# (``super().__iter__()``, ``self._get_iterator()``).
+TORCH_ITERATORS = ("__iter__", "_get_iterator")
 
 
 class SummaryContext(NullProject):
@@ -371,6 +374,11 @@ def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
         bases.append(target or facts.qualname(base) or dotted_name(base) or "")
     iter_method = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__iter__"), None)
     summary = ClassSummary(bases, endless=iter_never_ends(iter_method), keeps_iterator=keeps_one_iterator(cls))
+    info = facts.classes.get(cls.name)
+    summary.loader = bool(info and info.node is cls and info.is_loader)
+    summary.own_iter = iter_method is not None and not any(
+        isinstance(node, ast.Attribute) and node.attr in TORCH_ITERATORS for node in ast.walk(iter_method)
+    )
     summary.hooks = class_hooks(facts, cls)
     summary.stores = class_stores(cls)
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
