@@ -35,7 +35,9 @@ class PinMemoryMissing(Rule):
     workers. Silent for a loader without workers whose copies are all blocking (whether
     pinning pays then depends on the batch size: the probe measures it), and for batches that
     torch's `pin_memory` leaves as they are (DGL's graphs and blocks, per the table of library
-    loaders). Also checks Hugging Face `TrainingArguments(dataloader_pin_memory=False)` with
+    loaders), and for a project `DataLoader` subclass called without `pin_memory` whose code
+    (or a base's, up to torch's) names `pin_memory`: it may pin by default (one that never
+    names it keeps torch's `False`). Also checks Hugging Face `TrainingArguments(dataloader_pin_memory=False)` with
     workers, handed to a `Trainer` that trains. Reported at the loader call.
 
     ## Why is this bad?
@@ -105,8 +107,8 @@ class PinMemoryMissing(Rule):
         for loader in facts.loader_calls:
             if loader.value("pin_memory").truthy() is not False:
                 continue  # pinned, or unknown (a variable, a splat)
-            if loader.keywords_only and loader.argument("pin_memory") is None:
-                continue  # a DataLoader subclass may pin by default
+            if loader.keywords_only and loader.argument("pin_memory") is None and facts.custom_loader_may_pin(loader.node.func):
+                continue  # a DataLoader subclass may pin by default (its code names pin_memory)
             if not loader.pins_batches:
                 continue  # graphs torch's pin_memory leaves as they are: pinning changes nothing
             iterations = facts.loops.iterations(loader)

@@ -80,6 +80,9 @@ class ProjectQueries(Protocol):
     def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         """The callee is a DataLoader subclass of another project module."""
 
+    def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+        """That subclass (or a project base of it) may pin by default: its code names pin_memory."""
+
 
 class NullProject:
     """The questions the facts ask ``facts.project`` (:class:`ProjectQueries`), answered for
@@ -136,3 +139,6 @@ class NullProject:
 
     def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         return False
+
+    def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+        return True

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
+from dllint.facts.loaders import mentions_pin_memory
 from dllint.facts.flow.model import AnyEntry, DictKey, How, Move, path_key
 from dllint.facts.flow.queries import NullProject
 from dllint.facts.flow.records import CallSummary, ClassSummary, Effects, FileSummary, FunctionSummary, LoaderSummary, Returned
@@ -376,6 +377,7 @@ def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
     summary = ClassSummary(bases, endless=iter_never_ends(iter_method), keeps_iterator=keeps_one_iterator(cls))
     info = facts.classes.get(cls.name)
     summary.loader = bool(info and info.node is cls and info.is_loader)
+    summary.names_pin = summary.loader and mentions_pin_memory(cls)
     summary.own_iter = iter_method is not None and not any(
         isinstance(node, ast.Attribute) and node.attr in TORCH_ITERATORS for node in ast.walk(iter_method)
     )
