@@ -183,6 +183,9 @@ class ProjectView(NullProject):
         chain = self.index.ancestors(self.path, target, self.deps)
         return any(cls.loader for cls in chain) and not any(cls.own_iter for cls in chain)
 
+    def parameter_copies(self, target: str, argument: str) -> str:
+        return self.index.parameter_copies(self.path, target, argument, self.deps)
+
     def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         """The project loader class ``func`` names, or a project base of it, names
         ``pin_memory``, or one of them subclasses a library's loader (its own default)."""

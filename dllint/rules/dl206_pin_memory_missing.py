@@ -4,7 +4,7 @@ import ast
 import os
 from typing import TYPE_CHECKING, Iterator
 
-from dllint.facts.devices import batch_cuda_copies, torch_alias
+from dllint.facts.devices import batch_cuda_copies, handed_copies, torch_alias
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
 from dllint.rules.fix_values import from_command_line
@@ -28,7 +28,8 @@ class PinMemoryMissing(Rule):
     ## What it does
     Checks for a loader without a truthy `pin_memory` whose batches are copied to CUDA in the
     loop that iterates it (in this file, through wrappers such as `tqdm` or a logger's
-    `log_every`, or in the project's function the loader is passed to or returned to):
+    `log_every`, or in the project's function the loader is passed to or returned to, or in the
+    project's function or method the batch is handed to, `model.parse_batch(batch)`):
     `.cuda()`, `.to(device, non_blocking=True)`, or `.to(device)` where `device` resolves to a
     CUDA device (`"cuda"`, `f"cuda:{rank}"`, `torch.device("cuda" if torch.cuda.is_available()
     else "cpu")`). It fires when a copy asks for `non_blocking=True`, or when the loader has
@@ -114,6 +115,7 @@ class PinMemoryMissing(Rule):
             iterations = facts.loops.iterations(loader)
             copies = [c for use in iterations for c in batch_cuda_copies(facts, use)]
             elsewhere = [use.copies for use in iterations if use.copies]  # in another file of the project
+            elsewhere += [kind for use in iterations for kind in [handed_copies(facts, use)] if kind]  # model.parse_batch(batch)
             if not copies and not elsewhere:
                 continue
             message = self._message(loader, copies)

@@ -80,6 +80,10 @@ class ProjectQueries(Protocol):
     def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         """The callee is a DataLoader subclass of another project module."""
 
+    def parameter_copies(self, target: str, argument: str) -> str:
+        """The project function ``target`` (``".m"``: a method ``m`` of some project class)
+        copies the batch handed in as ``argument`` to CUDA: "cuda", "maybe", ""."""
+
     def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         """That subclass (or a project base of it) may pin by default: its code names pin_memory."""
 
@@ -142,3 +146,6 @@ class NullProject:
 
     def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         return True
+
+    def parameter_copies(self, target: str, argument: str) -> str:
+        return ""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dllint.facts.flow.model import Constant
 
-FORMAT = 11
+FORMAT = 12
 
 
 @dataclass
@@ -71,6 +71,11 @@ class FunctionSummary:
     # to another file, a values() loop). A key read but a path under it not recorded, or
     # no "?" (the dict escapes where it cannot be followed): undecidable.
     entries: dict[str, dict[str, Effects]] = field(default_factory=dict)
+    # Parameters whose value (a batch handed in: itself, its items, fields, views) is copied to
+    # CUDA here or in a same-file function it goes to: "cuda" always, "maybe"; and the calls
+    # into other modules it goes on to, [target, argument] (".m" for obj.m() of unknown class).
+    copies: dict[str, str] = field(default_factory=dict)
+    copy_onward: dict[str, list[list[str]]] = field(default_factory=dict)
 
     def parameter(self, argument: str, bound: bool) -> str | None:
         """The parameter an argument lands in: ``"0"`` (position) or a keyword."""
@@ -156,6 +161,8 @@ class FileSummary:
                     bool(f.get("abstract", False)),
                     list(f.get("onward", [])),
                     {p: {k: Effects(**e) for k, e in paths.items()} for p, paths in f.get("entries", {}).items()},
+                    dict(f.get("copies", {})),
+                    {p: [list(pair) for pair in pairs] for p, pairs in f.get("copy_onward", {}).items()},
                 )
                 for name, f in data["functions"].items()
             },

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any, Callable
 
+from dllint.facts.devices import parameter_copies
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
 from dllint.facts.loaders import mentions_pin_memory
@@ -208,6 +209,12 @@ def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef
             entries = _entries(facts, loads, lambda index, rest: facts.usage.parameter_entry_uses(function, name, index, rest))
             if entries:
                 summary.entries[name] = entries
+    for name in (params[1:] if method else params) + kwonly:
+        copies, onward = parameter_copies(facts, function, name)
+        if copies:
+            summary.copies[name] = copies
+        if onward:
+            summary.copy_onward[name] = onward[:MAX_ONWARD]
     _worker_side(facts, function, method, summary)
     return summary
 
