@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from dllint.facts.flow.model import How
 from dllint.facts.imports import dotted_name
 from dllint.facts.values import ABSENT, Value, follow
 from dllint.knowledge.frameworks import RANDOM_SAMPLERS
@@ -70,9 +71,9 @@ class TrainingFacts:
         key = id(loader.node)
         if key not in self._evaluation_only:
             uses = self.facts.usage.loader_uses(loader)
-            iterations = [u for u in uses if u.kind == "iterate"]
+            iterations = [u for u in uses if u.iterates]
             self._evaluation_only[key] = bool(iterations) and all(
-                u.how != "elsewhere" and self._evaluation_pass(u) for u in iterations
+                u.how is not How.ELSEWHERE and self._evaluation_pass(u) for u in iterations
             )
         return self._evaluation_only[key]
 
