@@ -156,7 +156,7 @@ def _handed(facts: FileFacts, names: set[str], region: Region, scope: Scope, dep
     """Calls in ``region`` that take the batch (or an item, a field) as an argument: the copies
     the project's functions they reach make of it, and the [target, argument] of those in other
     modules (asked of the project when it is in view; recorded for a summary)."""
-    kind, onward = "", []
+    kind, onward = "", list[list[str]]()
     project = facts.project
     if depth >= MAX_DEPTH:
         return kind, onward

@@ -141,7 +141,7 @@ class DistributedFacts:
             return False
         if isinstance(current, ast.Assign) and len(current.targets) == 1 and isinstance(current.targets[0], ast.Name):
             loads = self._loads_of(current.targets[0].id, current)
-            return bool(loads) and all(self._guard_only(load, depth + 1) for load in loads)
+            return loads is not None and bool(loads) and all(self._guard_only(load, depth + 1) for load in loads)
         if isinstance(current, ast.Return):
             function = self.facts.scopes.enclosing_function(current)
             if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
