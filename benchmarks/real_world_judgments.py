@@ -1020,6 +1020,10 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("microsoft+DeepSpeedExamples", "training/gan/gan_deepspeed_train.py:82", "DL201", T, "", "same loader, epoch loop (:115-116)"),
     ("microsoft+DeepSpeedExamples", "training/gan/gan_deepspeed_train.py:82", "DL206", T, "",
      "data[0].to(device) (:122), device = torch.device('cuda', local_rank)"),
+    ("microsoft+DeepSpeedExamples", "training/offload_states/offload_states.py:42", "DL305", D, "",
+     "a ZeRO-3 offload benchmark: one unshuffled pass of backward/step over a TensorDataset of torch.randn built on "
+     "each rank's device (no seed); deepspeed.initialize without training_data (:47). The row's conditions hold "
+     "(every rank iterates the whole set), but the data is random per rank and the step count is the point"),
     ("microsoft+DeepSpeedExamples", "training/stable_diffusion/train_sd_distil_lora.py:1007", "DL102", T, "",
      "collate_fn=lambda with num_workers=args.dataloader_num_workers (may be > 0), as diffusers' scripts"),
     # --- haotian-liu/LLaVA (training goes through HF Trainer with command-line TrainingArguments: nothing to see)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from dllint.facts.argparse_defaults import ArgparseDefaults
 from dllint.facts.imports import build_import_table, dotted_name, qualified_name
-from dllint.facts.loaders import LOADER_QUALNAMES, LoaderCall, collect_loader_calls, collect_loader_settings
+from dllint.facts.loaders import LOADER_QUALNAMES, LoaderCall, collect_loader_calls, collect_loader_settings, mentions_pin_memory
 from dllint.facts.scopes import Scope, ScopeTable
 from dllint.facts.values import Value, resolve
 from dllint.facts.walk import walk_with_parents
@@ -48,6 +48,7 @@ DATASET_BASES = frozenset(
     }
 )
 ITERABLE_DATASET_BASES = frozenset({"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"})
+MAX_LOCAL_BASES = 8  # same-file base classes followed up to torch's DataLoader
 
 
 @dataclass
@@ -86,6 +87,7 @@ class FileFacts:
     main_guard: ast.If | None = field(init=False)
     # expressions read from config files, by id: (expression, its Value or None) (dllint.facts.values.config_value)
     config_values: dict[int, tuple[ast.expr, Any]] = field(init=False, default_factory=dict, repr=False)
+    _project_loaders: dict[str, bool] = field(init=False, default_factory=dict, repr=False)  # see _project_loader
 
     def __post_init__(self) -> None:
         if self.nodes is None or self.parent_index is None:
@@ -183,8 +185,10 @@ class FileFacts:
         torch's DataLoader."""
         cls = func.__class__
         last = func.attr if cls is ast.Attribute else func.id if cls is ast.Name else None  # type: ignore[attr-defined]
-        if last is None or last not in self._loader_callees:
+        if last is None:
             return None
+        if last not in self._loader_callees:
+            return True if self._project_loader(func, last) else None
         name = self.qualname(func)
         if name in LOADER_QUALNAMES:
             return False
@@ -200,7 +204,45 @@ class FileFacts:
         local = self.classes.get(dotted)
         if local is not None and local.is_loader:
             return True
-        return None
+        return True if local is None and self._project_loader(func, last) else None
+
+    def _project_loader(self, func: ast.expr, last: str) -> bool:
+        """A class imported from another project module that subclasses DataLoader there
+        (RULES.md: the project's subclasses are loader calls, keywords only). Asked only for
+        a capitalized name this file imports (or reaches through an imported module)."""
+        if self.project is None or not last[:1].isupper():
+            return False
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id not in self.imports:
+            return False
+        key = dotted_name(func) or last
+        known = self._project_loaders.get(key)
+        if known is None:
+            known = self._project_loaders[key] = self.project.loader_class(self, func, self.scopes.scope_of(func))
+        return known
+
+    def custom_loader_may_pin(self, func: ast.expr) -> bool:
+        """A custom loader class (keywords only) may pin by default, unless its code and its
+        bases' up to torch's DataLoader (this file's, the project's) never name ``pin_memory``:
+        then it keeps torch's default, ``False``. Classes of the settings are not read."""
+        dotted = dotted_name(func) or ""
+        local = self.classes.get(dotted)
+        if local is not None:
+            return self._local_may_pin(local, 0)
+        if self._project_loaders.get(dotted) and self.project is not None:
+            return self.project.loader_class_may_pin(self, func, self.scopes.scope_of(func))
+        return True
+
+    def _local_may_pin(self, info: ClassInfo, depth: int) -> bool:
+        if mentions_pin_memory(info.node) or depth > MAX_LOCAL_BASES:
+            return True
+        for base in info.base_names:
+            parent = self.classes.get(base)
+            if base not in LOADER_QUALNAMES and (parent is None or self._local_may_pin(parent, depth + 1)):
+                return True
+        return False
 
     def loader_settings_kind(self, func: ast.expr) -> FrameworkLoaderSettings | None:
         """The framework settings class a call builds (``TrainingArguments``), if any."""

@@ -10,7 +10,11 @@ parameter of the function that copies and every call of that function in the fil
 (``validate(model, loader, device)`` called with ``main``'s CUDA device, through as many
 functions as it is handed on; a parameter rebound to an expression of itself,
 ``device = torch.device(device)``, keeps what it was handed); ``"cuda:" + str(args.device)``
-is a CUDA device too.
+is a CUDA device too. A batch (or an item, a field) handed to a project function or method
+that copies what it receives (``x, y = model.parse_batch(batch)``, whose body sends each item
+through ``utils.to_gpu``) is copied there: same-file functions are read here, other modules'
+through their summaries (``FunctionSummary.copies``), ``obj.m(batch)`` on an object of unknown
+class through every project method ``m``. ``x.contiguous()`` is the batch's own memory.
 """
 
 from __future__ import annotations
@@ -39,6 +43,47 @@ class CudaCopy(NamedTuple):
     non_blocking: bool = False  # asks for an asynchronous copy (``non_blocking=True``, or not provably False)
 
 
+class Region(NamedTuple):
+    """A body the batch flows through, indexed once: the nodes that bind names (and every
+    value each name is bound to, with the binding's line), and the calls."""
+
+    binders: list[ast.AST]
+    assigned: dict[str, list[ast.AST]]
+    lines: dict[str, list[tuple[int, ast.expr]]]  # name -> (line, value) of its plain assignments
+    calls: list[ast.Call]
+
+
+def _region(facts: FileFacts, parts: list[ast.AST]) -> Region:
+    nodes = [n for part in parts for n in (part, *walk_body(part))]
+    binders: list[ast.AST] = []
+    assigned: dict[str, list[ast.AST]] = {}
+    lines: dict[str, list[tuple[int, ast.expr]]] = {}
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            binders.append(node)
+            for target in node.targets:
+                for name in _target_names(target):
+                    assigned.setdefault(name, []).append(node.value)
+                    lines.setdefault(name, []).append((node.lineno, node.value))
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+            assigned.setdefault(node.target.id, []).append(node.value if node.value is not None else node)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            binders.append(node)
+            for name in _target_names(node.target):
+                assigned.setdefault(name, []).append(node.iter)
+    return Region(binders, assigned, lines, [n for n in nodes if isinstance(n, ast.Call)])
+
+
+def _function_region(facts: FileFacts, function: ast.AST) -> Region:
+    """:func:`_region` of a function's body, built once per function (a summary asks it for
+    every parameter)."""
+    table = facts.__dict__.setdefault("_copy_regions", {})
+    found = table.get(id(function))
+    if found is None:
+        found = table[id(function)] = _region(facts, list(function.body))  # type: ignore[attr-defined]
+    return found
+
+
 def batch_cuda_copies(facts: FileFacts, use: Use) -> list[CudaCopy]:
     """Copies to CUDA of the batches one iteration of a loader yields, in the same function:
     of the batch itself (the loop target, its items and fields, views of them), not of
@@ -46,36 +91,137 @@ def batch_cuda_copies(facts: FileFacts, use: Use) -> list[CudaCopy]:
     seeded = _batch_region(facts, use)
     if seeded is None:
         return []
-    names, region = seeded
-    nodes = [n for part in region for n in (part, *walk_body(part))]
-    assigned: dict[str, list[ast.AST]] = {}  # every value each name is bound to in the region
-    for node in nodes:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                for name in _target_names(target):
-                    assigned.setdefault(name, []).append(node.value)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
-            assigned.setdefault(node.target.id, []).append(node.value if node.value is not None else node)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            for name in _target_names(node.target):
-                assigned.setdefault(name, []).append(node.iter)
     scope = facts.scopes.scope_of(use.node)
+    region = _region(facts, seeded[1])
+    return _copies_in(facts, _derived(facts, seeded[0], region, scope), region, scope)
 
+
+def handed_copies(facts: FileFacts, use: Use) -> str:
+    """The batch of one iteration handed whole (or an item, a field) to a project function or
+    method that copies it to CUDA (``x, y = model.parse_batch(batch)``): "cuda", "maybe", ""."""
+    seeded = _batch_region(facts, use)
+    if seeded is None:
+        return ""
+    scope = facts.scopes.scope_of(use.node)
+    region = _region(facts, seeded[1])
+    return _handed(facts, _derived(facts, seeded[0], region, scope), region, scope, 0)[0]
+
+
+def parameter_copies(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+                     depth: int = 0) -> tuple[str, list[list[str]]]:
+    """What ``function`` does with a batch handed in as ``name``: its copies to CUDA here or
+    in the same-file functions it goes to ("cuda", "maybe", ""), and [target, argument] of the
+    calls into other modules it goes on to (for the project's summaries)."""
+    scope = facts.scopes.scopes.get(function)
+    if scope is None:
+        return "", []
+    region = _function_region(facts, function)
+    names = _derived(facts, {name}, region, scope)
+    kind = _kind(_copies_in(facts, names, region, scope))
+    handed, onward = _handed(facts, names, region, scope, depth)
+    return join_copies(kind, handed), onward
+
+
+def join_copies(first: str, second: str) -> str:
+    return "cuda" if "cuda" in (first, second) else first or second
+
+
+def _kind(copies: list[CudaCopy]) -> str:
+    return "" if not copies else "cuda" if any(c.unconditional for c in copies) else "maybe"
+
+
+def _derived(facts: FileFacts, names: set[str], region: Region, scope: Scope) -> set[str]:
+    """The names of the batch in ``region`` (see :func:`_derive`)."""
+    names = set(names)
     moved = partial(_moved, facts, scope)
-
     for _ in range(MAX_PASSES):  # propagate through the body until no new derived names
         before = len(names)
-        for node in nodes:
-            _derive(node, names, assigned, moved)
+        for node in region.binders:
+            _derive(node, names, region.assigned, moved)
         if len(names) == before:
             break
+    return names
+
+
+def _copies_in(facts: FileFacts, names: set[str], region: Region, scope: Scope) -> list[CudaCopy]:
     copies = []
-    for node in nodes:
-        if isinstance(node, ast.Call):
-            copy = _cuda_copy(facts, node, names, scope)
-            if copy is not None:
-                copies.append(copy)
+    for node in region.calls:
+        copy = _cuda_copy(facts, node, names, scope)
+        if copy is not None:
+            copies.append(copy)
     return copies
+
+
+def _handed(facts: FileFacts, names: set[str], region: Region, scope: Scope, depth: int) -> tuple[str, list[list[str]]]:
+    """Calls in ``region`` that take the batch (or an item, a field) as an argument: the copies
+    the project's functions they reach make of it, and the [target, argument] of those in other
+    modules (asked of the project when it is in view; recorded for a summary)."""
+    kind, onward = "", list[list[str]]()
+    project = facts.project
+    if depth >= MAX_DEPTH:
+        return kind, onward
+    for node in region.calls:
+        arguments = [(str(i), a) for i, a in enumerate(node.args)] + [(k.arg, k.value) for k in node.keywords if k.arg]
+        for key, argument in arguments:
+            if isinstance(argument, ast.Starred) or not _holds_batch(argument, node, names, region):
+                continue
+            local = _same_file_function(facts, node.func, scope)
+            if local is not None:
+                param = _parameter_at(local, key)
+                if param is not None:
+                    inner, more = parameter_copies(facts, local, param, depth + 1)
+                    kind = join_copies(kind, inner)
+                    onward += [pair for pair in more if pair not in onward]
+                continue
+            target = project.target_of(facts, node.func, scope) if project is not None else None
+            if target is None and _method_of_object(facts, node.func, names, scope):
+                target = "." + node.func.attr  # type: ignore[attr-defined]  # obj.m(batch) on an object of unknown class
+            if target is None:
+                continue
+            if [target, key] not in onward:
+                onward.append([target, key])
+            if project is not None and not project.summarizing:
+                kind = join_copies(kind, project.parameter_copies(target, key))
+    return kind, onward
+
+
+def _holds_batch(argument: ast.expr, call: ast.Call, names: set[str], region: Region) -> bool:
+    """``argument`` is (part of) the batch where ``call`` reads it: one of ``names``, or a name
+    whose last binding before the call is (``text, lengths = batch`` then ``to_gpu(text)``,
+    though ``text = to_gpu(text).long()`` rebinds it after)."""
+    root = argument
+    while isinstance(root, (ast.Subscript, ast.Attribute)):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False
+    if root.id in names:
+        return _rooted_in(argument, names)
+    before = [(line, value) for line, value in region.lines.get(root.id, ()) if line < call.lineno]
+    return bool(before) and _rooted_in(max(before, key=lambda pair: pair[0])[1], names)
+
+
+def _method_of_object(facts: FileFacts, func: ast.expr, names: set[str], scope: Scope) -> bool:
+    """``obj.m(...)`` on a name that is no module and not the batch (``model.parse_batch``)."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)) or func.value.id in names:
+        return False
+    found = facts.scopes.lookup(func.value.id, scope)
+    return found is None or not any(b.kind == "import" for b in found[1])
+
+
+def _same_file_function(facts: FileFacts, func: ast.expr, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    if not isinstance(func, ast.Name):
+        return None
+    found = facts.scopes.single_value(func.id, scope)
+    node = found[1].node if found is not None else None
+    return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _parameter_at(function: ast.FunctionDef | ast.AsyncFunctionDef, key: str) -> str | None:
+    positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    if key.isdigit():
+        index = int(key)
+        return positional[index] if index < len(positional) else None
+    return key if key in positional or key in [a.arg for a in function.args.kwonlyargs] else None
 
 
 def _moved(facts: FileFacts, scope: Scope, value: ast.AST, candidates: set[str]) -> bool:
@@ -115,7 +261,7 @@ def _target_names(target: ast.AST) -> set[str]:
 
 # Methods that hand back the same memory (a view) or its parts: still the pinned batch.
 VIEW_METHODS = frozenset(
-    {"items", "values", "get", "view", "view_as", "permute", "transpose", "squeeze", "unsqueeze", "narrow",
+    {"items", "values", "get", "contiguous", "view", "view_as", "permute", "transpose", "squeeze", "unsqueeze", "narrow",
      "select", "unbind", "split", "chunk", "t", "expand", "detach", "as_strided", "unflatten"}
 )
 

@@ -78,6 +78,8 @@ LIGHTNING_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloa
 # Words in a dataset's construction that shard it by rank by hand (``Subset(ds, idx[rank::world])``,
 # ``ds.shard(num_shards=world_size, index=rank)``, ``split_dataset_by_node``).
 SHARDING_WORDS = ("rank", "world", "shard", "split_dataset_by_node", "num_replicas")
+# Words of the rank or world size a function computes with when it splits work by rank.
+SPLIT_WORDS = ("rank", "world_size", "num_replicas", "num_tasks")
 # Datasets that are iterable: DL302's ground, not DL305's.
 ITERABLE_WORDS = ("IterableDataset", "IterDataPipe", "WebDataset", "wds.", "streaming")
 MAX_DEPTH = 8
@@ -123,15 +125,44 @@ class DistributedFacts:
             found += [read for read in reads if not self._guard_only(read.node)]
         return sorted(found, key=lambda s: (s.node.lineno, s.node.col_offset))  # type: ignore[attr-defined]
 
-    def _guard_only(self, read: ast.AST) -> bool:
-        """A rank variable read right in an ``if`` test (``if int(os.getenv("RANK", "0")) == 0:
+    def _guard_only(self, read: ast.AST, depth: int = 0) -> bool:
+        """A rank variable read only to test it (``if int(os.getenv("RANK", "0")) == 0:
         write_config()``): code that only keeps a side effect to one process when launched by
-        ``torchrun`` sets nothing up."""
+        ``torchrun`` sets nothing up. The read may sit right in an ``if`` test, or reach tests
+        only through a name bound once (``rank = int(os.getenv("RANK", "0"))`` then ``if rank
+        == 0:``) or a same-file function's return value (``if is_main():``); used at least once."""
         parents = self.facts.scopes.parents
         child, current = read, parents.get(read)
         while current is not None and not isinstance(current, ast.stmt):
             child, current = current, parents.get(current)
-        return isinstance(current, (ast.If, ast.While, ast.Assert)) and current.test is child
+        if isinstance(current, (ast.If, ast.While, ast.Assert)):
+            return current.test is child
+        if depth >= MAX_DEPTH:
+            return False
+        if isinstance(current, ast.Assign) and len(current.targets) == 1 and isinstance(current.targets[0], ast.Name):
+            loads = self._loads_of(current.targets[0].id, current)
+            return loads is not None and bool(loads) and all(self._guard_only(load, depth + 1) for load in loads)
+        if isinstance(current, ast.Return):
+            function = self.facts.scopes.enclosing_function(current)
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                sites = self._call_sites(function)
+                return bool(sites) and all(self._guard_only(site, depth + 1) for site in sites)
+        return False
+
+    def _loads_of(self, name: str, assign: ast.Assign) -> list[ast.Name] | None:
+        """Every read of ``name`` that refers to ``assign``, its one binding; None where the
+        name is bound more than once."""
+        scopes = self.facts.scopes
+        single = scopes.single_value(name, scopes.scope_of(assign))
+        if single is None or single[1].node is not assign:
+            return None
+        loads = []
+        for node in self.facts.nodes:
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                found = scopes.lookup(name, scopes.scope_of(node))
+                if found is not None and found[1] == [single[1]]:
+                    loads.append(node)
+        return loads
 
     @property
     def setup(self) -> Setup | None:
@@ -226,6 +257,17 @@ class DistributedFacts:
         return all(
             self.one_rank_only(use.node) or any(self.one_rank_only(call) for call in use.via) for use in uses
         )
+
+    def splits_work_by_rank(self, function: ast.AST) -> bool:
+        """``function`` computes with the rank or world size (``start = rank * step``,
+        ``chunks[get_rank()]``), not only in a condition (``if local_rank == 0: print(...)``)."""
+        parents = self.facts.scopes.parents
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+                word = (node.id if isinstance(node, ast.Name) else node.attr).lower()
+                if any(w in word for w in SPLIT_WORDS) and not _in_condition(node, function, parents):
+                    return True
+        return False
 
     def _call_sites(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
         return [
@@ -388,6 +430,17 @@ def _multi_process_branch(test: ast.expr) -> str | None:
 
 def _names_a_rank(test: ast.expr) -> bool:
     return _mentions(test, RANK_CONDITION_WORDS)
+
+
+def _in_condition(node: ast.AST, top: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """``node`` lies in the test of an ``if``/``while``/``assert`` or conditional expression
+    below ``top``."""
+    child, current = node, parents.get(node)
+    while current is not None and child is not top:
+        if isinstance(current, (ast.If, ast.While, ast.Assert, ast.IfExp)) and current.test is child:
+            return True
+        child, current = current, parents.get(current)
+    return False
 
 
 def _guarded_before(block: ast.AST, child: ast.AST) -> bool:

@@ -123,6 +123,19 @@ class LoaderCall:
         return arg.value if arg else None
 
 
+def mentions_pin_memory(node: ast.AST) -> bool:
+    """A loader subclass's code names ``pin_memory`` (a parameter, a keyword it hands on, an
+    attribute it sets): it may pin by default. One that never does keeps torch's ``False``."""
+    for sub in ast.walk(node):
+        name = (
+            sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute)
+            else sub.arg if isinstance(sub, (ast.keyword, ast.arg)) else sub.value if isinstance(sub, ast.Constant) else None
+        )
+        if name == "pin_memory":
+            return True
+    return False
+
+
 def collect_loader_calls(facts: FileFacts, calls: list[ast.Call]) -> list[LoaderCall]:
     loaders = []
     for call in calls:

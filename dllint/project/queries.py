@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from dllint.facts.devices import join_copies
 from dllint.facts.flow.records import Effects, FunctionSummary
 from dllint.facts.flow.targets import Target
 from dllint.project import base as limits  # read at call time (tests lower them)
@@ -37,6 +38,29 @@ class QueryIndex(IndexBase):
         entries = function.entries.get(param) if param is not None else None
         effects = entry_effects(entries, entry) if entries else Effects(stores=True)
         return self.expand(path, effects, deps, depth, entry)
+
+    def parameter_copies(self, from_path: str, target: str, argument: str, deps: dict[str, str], depth: int = 0) -> str:
+        """What the project function ``target`` (``".m"``: every method ``m`` of a project class
+        of another file) copies to CUDA of the batch handed in as ``argument``, following it on
+        through other files: "cuda", "maybe", ""."""
+        if depth >= MAX_FOLLOW:
+            return ""
+        if target.startswith("."):
+            name = target[1:]
+            self.record_method_mentions(deps, from_path, name)
+            found = [(path, function, function.parameter(argument, True)) for path, _, function in self.methods_named(name, from_path) or ()]
+        else:
+            one = self._parameter(from_path, target, argument, deps)
+            found = [one] if one is not None else []
+        kind = ""
+        for path, function, param in found:
+            deps[path] = self.known_digest(path)
+            if param is None:
+                continue
+            kind = join_copies(kind, function.copies.get(param, ""))
+            for onward, key in function.copy_onward.get(param, ()):
+                kind = join_copies(kind, self.parameter_copies(path, onward, key, deps, depth + 1))
+        return kind
 
     def _parameter(self, from_path: str, target: str, argument: str, deps: dict[str, str]) -> tuple[str, FunctionSummary, str | None] | None:
         """(file, summary, parameter name) of the project function ``target`` receiving

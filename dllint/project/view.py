@@ -13,6 +13,7 @@ from dllint.facts.flow.queries import CallerEffects
 from dllint.facts.flow.queries import NullProject
 from dllint.facts.flow.records import ClassSummary, Effects, FunctionSummary, LoaderSummary, Returned
 from dllint.facts.flow.targets import Target, call_target, target_text
+from dllint.knowledge.loaders import library_loader
 from dllint.project.base import (
     LOADER_GATE,
     MAX_FOLLOW,
@@ -178,6 +179,28 @@ class ProjectView(NullProject):
         needle = name.encode()
         self.index.record_mentions(self.deps, self.path, needle)
         return any(other != self.path for other in self.index.mentions(needle))
+
+    def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+        """``func`` names a DataLoader subclass of another project module (through its chain
+        of project bases), none of whose classes replaces ``__iter__`` with one that never
+        reaches torch's iterator (a thread-pool loader starts no worker processes)."""
+        target = self.target_of(facts, func, scope)
+        if target is None or Target.parse(target).bound:
+            return False
+        chain = self.index.ancestors(self.path, target, self.deps)
+        return any(cls.loader for cls in chain) and not any(cls.own_iter for cls in chain)
+
+    def parameter_copies(self, target: str, argument: str) -> str:
+        return self.index.parameter_copies(self.path, target, argument, self.deps)
+
+    def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+        """The project loader class ``func`` names, or a project base of it, names
+        ``pin_memory``, or one of them subclasses a library's loader (its own default)."""
+        target = self.target_of(facts, func, scope)
+        chain = self.index.ancestors(self.path, target, self.deps) if target else []
+        return not chain or any(
+            cls.names_pin or any(library_loader(base) is not None for base in cls.bases) for cls in chain
+        )
 
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         """The project class the base expression ``base`` (of a class of this file) names, and

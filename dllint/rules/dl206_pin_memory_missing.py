@@ -4,7 +4,7 @@ import ast
 import os
 from typing import TYPE_CHECKING, Iterator
 
-from dllint.facts.devices import batch_cuda_copies, torch_alias
+from dllint.facts.devices import batch_cuda_copies, handed_copies, torch_alias
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
 from dllint.rules.fix_values import from_command_line
@@ -28,14 +28,17 @@ class PinMemoryMissing(Rule):
     ## What it does
     Checks for a loader without a truthy `pin_memory` whose batches are copied to CUDA in the
     loop that iterates it (in this file, through wrappers such as `tqdm` or a logger's
-    `log_every`, or in the project's function the loader is passed to or returned to):
+    `log_every`, or in the project's function the loader is passed to or returned to, or in the
+    project's function or method the batch is handed to, `model.parse_batch(batch)`):
     `.cuda()`, `.to(device, non_blocking=True)`, or `.to(device)` where `device` resolves to a
     CUDA device (`"cuda"`, `f"cuda:{rank}"`, `torch.device("cuda" if torch.cuda.is_available()
     else "cpu")`). It fires when a copy asks for `non_blocking=True`, or when the loader has
     workers. Silent for a loader without workers whose copies are all blocking (whether
     pinning pays then depends on the batch size: the probe measures it), and for batches that
     torch's `pin_memory` leaves as they are (DGL's graphs and blocks, per the table of library
-    loaders). Also checks Hugging Face `TrainingArguments(dataloader_pin_memory=False)` with
+    loaders), and for a project `DataLoader` subclass called without `pin_memory` whose code
+    (or a base's, up to torch's) names `pin_memory`: it may pin by default (one that never
+    names it keeps torch's `False`). Also checks Hugging Face `TrainingArguments(dataloader_pin_memory=False)` with
     workers, handed to a `Trainer` that trains. Reported at the loader call.
 
     ## Why is this bad?
@@ -105,13 +108,14 @@ class PinMemoryMissing(Rule):
         for loader in facts.loader_calls:
             if loader.value("pin_memory").truthy() is not False:
                 continue  # pinned, or unknown (a variable, a splat)
-            if loader.keywords_only and loader.argument("pin_memory") is None:
-                continue  # a DataLoader subclass may pin by default
+            if loader.keywords_only and loader.argument("pin_memory") is None and facts.custom_loader_may_pin(loader.node.func):
+                continue  # a DataLoader subclass may pin by default (its code names pin_memory)
             if not loader.pins_batches:
                 continue  # graphs torch's pin_memory leaves as they are: pinning changes nothing
             iterations = facts.loops.iterations(loader)
             copies = [c for use in iterations for c in batch_cuda_copies(facts, use)]
             elsewhere = [use.copies for use in iterations if use.copies]  # in another file of the project
+            elsewhere += [kind for use in iterations for kind in [handed_copies(facts, use)] if kind]  # model.parse_batch(batch)
             if not copies and not elsewhere:
                 continue
             message = self._message(loader, copies)

@@ -23,8 +23,9 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     Checks, in a script that sets up distributed data parallel training (it calls
     `init_process_group`, `DistributedDataParallel(...)` or DeepSpeed's `initialize` /
     `init_distributed`, or reads `LOCAL_RANK`, `RANK` or `WORLD_SIZE` from the environment, as
-    `torchrun` and `mp.spawn` workers do (not a read only in an `if` test that keeps a side
-    effect to one process), unless the file trains with JAX/Flax and never
+    `torchrun` and `mp.spawn` workers do (not a read only `if` tests use, directly, through a
+    name bound once or a same-file function's return value, to keep a side effect to one
+    process), unless the file trains with JAX/Flax and never
     imports `torch.distributed`), for a loader over a map-style dataset with no
     `sampler`/`batch_sampler`, or with a sampler that knows nothing of ranks (`RandomSampler`,
     `SequentialSampler`, `WeightedRandomSampler`). Silent for loaders built on one rank only
@@ -32,8 +33,9 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     the branch that sets DDP up), over data split by rank by hand (`files[rank::world_size]`,
     `idx.split(ceil(n / world_size))[rank]`, `shard(num_shards=world, index=rank)`, followed
     through the names the dataset is built from) or an `IterableDataset` (DL302's ground),
-    iterated only on one rank, or unshuffled and iterated once outside any epoch loop (a test
-    pass every rank may need in full), with a sampler it cannot see (a parameter, a
+    iterated only on one rank, or unshuffled and iterated once outside any epoch loop by a
+    function that then splits its work by rank (every rank embeds the whole set, then scores
+    its own share: `sims[rank * step:...]`), with a sampler it cannot see (a parameter, a
     conditional), handed to DeepSpeed's `initialize(training_data=...)`, and in files that
     hand their loaders to a framework that shards them itself (Lightning, accelerate, the
     Hugging Face `Trainer`). Reported at the loader call.
@@ -113,7 +115,7 @@ class DdpLoaderWithoutDistributedSampler(Rule):
                 continue
             if distributed.dataset_is_sharded_or_iterable(loader) or distributed.one_rank_only(loader.node):
                 continue
-            if distributed.iterated_on_one_rank_only(loader) or _one_evaluation_pass(facts, loader, kind):
+            if distributed.iterated_on_one_rank_only(loader) or _one_evaluation_pass(facts, loader, kind, distributed):
                 continue
             if distributed.handed_to_deepspeed(loader):
                 continue  # deepspeed.initialize(training_data=loader) builds a distributed loader of its own
@@ -176,14 +178,19 @@ class DdpLoaderWithoutDistributedSampler(Rule):
             ctx.insert_before(_statement_at(ctx, edit.set_epoch_before), [statement])
 
 
-def _one_evaluation_pass(facts, loader, kind: str) -> bool:
-    """An unshuffled loader the file iterates once, outside any epoch loop, and never hands on:
-    a test or inference pass, which every rank often runs over the whole set on purpose (each
-    needs all the embeddings or predictions, and splits the work after)."""
+def _one_evaluation_pass(facts, loader, kind: str, distributed: DistributedFacts) -> bool:
+    """An unshuffled loader the file iterates once, outside any epoch loop, never hands on, in a
+    function that then splits its work by rank (BLIP's retrieval test: every rank embeds the
+    whole set, then scores ``sims[rank * step:...]``). A one-pass test loop that only keeps its
+    printing to rank 0 still evaluates the whole set on every rank: N times the work, and
+    per-rank metrics over the same data, so it is reported."""
     if kind != "none" or loader.value("shuffle").truthy() is not False and not loader.value("shuffle").is_absent:
         return False
     uses = facts.usage.loader_uses(loader)
-    return bool(uses) and all(use.iterates for use in uses) and facts.loops.epoch_iteration(loader) is None
+    if not uses or not all(use.iterates for use in uses) or facts.loops.epoch_iteration(loader) is not None:
+        return False
+    functions = [facts.scopes.enclosing_function(use.node) for use in uses]
+    return all(function is not None and distributed.splits_work_by_rank(function) for function in functions)
 
 
 def _sampler_name(facts, loader) -> tuple[str | None, str, tuple[int, int]]:

@@ -77,6 +77,16 @@ class ProjectQueries(Protocol):
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         """The project class a base expression names, and its ancestors in every file."""
 
+    def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+        """The callee is a DataLoader subclass of another project module."""
+
+    def parameter_copies(self, target: str, argument: str) -> str:
+        """The project function ``target`` (``".m"``: a method ``m`` of some project class)
+        copies the batch handed in as ``argument`` to CUDA: "cuda", "maybe", ""."""
+
+    def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+        """That subclass (or a project base of it) may pin by default: its code names pin_memory."""
+
 
 class NullProject:
     """The questions the facts ask ``facts.project`` (:class:`ProjectQueries`), answered for
@@ -130,3 +140,12 @@ class NullProject:
 
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         return []
+
+    def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+        return False
+
+    def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+        return True
+
+    def parameter_copies(self, target: str, argument: str) -> str:
+        return ""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dllint.facts.flow.model import Constant
 
-FORMAT = 11
+FORMAT = 12
 
 
 @dataclass
@@ -71,6 +71,11 @@ class FunctionSummary:
     # to another file, a values() loop). A key read but a path under it not recorded, or
     # no "?" (the dict escapes where it cannot be followed): undecidable.
     entries: dict[str, dict[str, Effects]] = field(default_factory=dict)
+    # Parameters whose value (a batch handed in: itself, its items, fields, views) is copied to
+    # CUDA here or in a same-file function it goes to: "cuda" always, "maybe"; and the calls
+    # into other modules it goes on to, [target, argument] (".m" for obj.m() of unknown class).
+    copies: dict[str, str] = field(default_factory=dict)
+    copy_onward: dict[str, list[list[str]]] = field(default_factory=dict)
 
     def parameter(self, argument: str, bound: bool) -> str | None:
         """The parameter an argument lands in: ``"0"`` (position) or a keyword."""
@@ -103,6 +108,9 @@ class ClassSummary:
     bases: list[str]
     endless: bool = False  # __iter__ never ends (a sampler)
     keeps_iterator: bool = False  # a loader subclass that keeps one iterator
+    loader: bool = False  # a DataLoader subclass as its own file sees it (torch's, a library's, a local one's)
+    own_iter: bool = False  # defines __iter__ that never reaches torch's iterator (a thread-pool loader)
+    names_pin: bool = False  # its code names pin_memory (a loader subclass may then pin by default)
     generators: list[str] = field(default_factory=list)  # self.X random generators its methods draw from
     hooks: dict[str, list[str]] = field(default_factory=dict)  # framework hook it defines -> self.X it returns
     stores: dict[str, list[str]] = field(default_factory=dict)  # method m -> X of self.X = self.m(...) in its methods
@@ -153,6 +161,8 @@ class FileSummary:
                     bool(f.get("abstract", False)),
                     list(f.get("onward", [])),
                     {p: {k: Effects(**e) for k, e in paths.items()} for p, paths in f.get("entries", {}).items()},
+                    dict(f.get("copies", {})),
+                    {p: [list(pair) for pair in pairs] for p, pairs in f.get("copy_onward", {}).items()},
                 )
                 for name, f in data["functions"].items()
             },

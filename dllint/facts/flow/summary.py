@@ -10,7 +10,7 @@ Computed from the file's text alone (so it is cached by content digest):
 - ``classes``: module-level classes, their bases, the framework hooks they define (and the
   ``self.X`` each returns), the attributes their methods store ``self.m(...)`` results in, and worker-side facts (a sampler that
   never ends, a loader subclass that keeps one iterator, random generators it stores and
-  draws from);
+  draws from), and whether it is a DataLoader subclass whose ``__iter__`` is torch's;
 - ``loaders``: loaders whose dataset is a class of another module (DL304 across files);
 - ``imports``: the module's own import table (re-exports are followed through it);
 - ``set_epoch``: the file calls ``set_epoch`` somewhere (DL301 is then not sure).
@@ -21,8 +21,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any, Callable
 
+from dllint.facts.devices import parameter_copies
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
+from dllint.facts.loaders import mentions_pin_memory
 from dllint.facts.flow.model import AnyEntry, DictKey, How, Move, path_key
 from dllint.facts.flow.queries import NullProject
 from dllint.facts.flow.records import CallSummary, ClassSummary, Effects, FileSummary, FunctionSummary, LoaderSummary, Returned
@@ -37,6 +39,9 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
 
 MAX_ONWARD = 24  # calls a function summary names for the index to follow on
+# What a loader subclass's own ``__iter__`` calls when it still hands out torch's iterator
+# (``super().__iter__()``, ``self._get_iterator()``).
+TORCH_ITERATORS = ("__iter__", "_get_iterator")
 
 
 class SummaryContext(NullProject):
@@ -204,6 +209,12 @@ def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef
             entries = _entries(facts, loads, lambda index, rest: facts.usage.parameter_entry_uses(function, name, index, rest))
             if entries:
                 summary.entries[name] = entries
+    for name in (params[1:] if method else params) + kwonly:
+        copies, onward = parameter_copies(facts, function, name)
+        if copies:
+            summary.copies[name] = copies
+        if onward:
+            summary.copy_onward[name] = onward[:MAX_ONWARD]
     _worker_side(facts, function, method, summary)
     return summary
 
@@ -371,6 +382,12 @@ def _class(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
         bases.append(target or facts.qualname(base) or dotted_name(base) or "")
     iter_method = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__iter__"), None)
     summary = ClassSummary(bases, endless=iter_never_ends(iter_method), keeps_iterator=keeps_one_iterator(cls))
+    info = facts.classes.get(cls.name)
+    summary.loader = bool(info and info.node is cls and info.is_loader)
+    summary.names_pin = summary.loader and mentions_pin_memory(cls)
+    summary.own_iter = iter_method is not None and not any(
+        isinstance(node, ast.Attribute) and node.attr in TORCH_ITERATORS for node in ast.walk(iter_method)
+    )
     summary.hooks = class_hooks(facts, cls)
     summary.stores = class_stores(cls)
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
