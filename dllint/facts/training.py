@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from dllint.facts.flow.model import How, Move
 from dllint.facts.imports import dotted_name
 from dllint.facts.values import ABSENT, Value, follow
 from dllint.knowledge.frameworks import RANDOM_SAMPLERS
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.loaders import LoaderCall
     from dllint.facts.scopes import Scope
-    from dllint.facts.usage import Use
+    from dllint.facts.flow.model import Use
 
 TRAINING_FUNCTIONS = frozenset({"train_dataloader", "get_train_dataloader"})
 
@@ -70,9 +71,9 @@ class TrainingFacts:
         key = id(loader.node)
         if key not in self._evaluation_only:
             uses = self.facts.usage.loader_uses(loader)
-            iterations = [u for u in uses if u.kind == "iterate"]
+            iterations = [u for u in uses if u.kind is Move.ITERATE]
             self._evaluation_only[key] = bool(iterations) and all(
-                u.how != "elsewhere" and self._evaluation_pass(u) for u in iterations
+                u.how is not How.ELSEWHERE and self._evaluation_pass(u) for u in iterations
             )
         return self._evaluation_only[key]
 
@@ -101,7 +102,7 @@ class TrainingFacts:
     def _trains(self, node: ast.AST) -> bool:
         """The statement that iterates calls ``.backward()``, an optimizer's ``step()``, or a
         function whose name starts with ``train``."""
-        statement = node
+        statement: ast.AST | None = node
         parents = self.facts.scopes.parents
         while statement is not None and not isinstance(statement, ast.stmt):
             statement = parents.get(statement)
