@@ -9,7 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from typing import NamedTuple, NoReturn
+from typing import TYPE_CHECKING, NamedTuple, NoReturn
 
 import click
 
@@ -20,6 +20,9 @@ from dllint.output import FORMATS, RunSummary, render
 from dllint.output.text import shown_location
 from dllint.rules import all_rules, rule_by_code
 from dllint.selection import validate_code_prefix
+
+if TYPE_CHECKING:
+    from dllint.pipeline import Mode
 
 # Kept for code that imported them from here; the exit codes live in dllint.exit_codes.
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = exit_codes.CLEAN, exit_codes.FINDINGS, exit_codes.ERROR
@@ -202,7 +205,7 @@ def check(
     """
     from dllint.pipeline import RunOptions, conflict, run
 
-    mode = "diff" if diff else "fix-only" if fix_only else "fix" if fix else "check"
+    mode: Mode = "diff" if diff else "fix-only" if fix_only else "fix" if fix else "check"
     problem = conflict(mode, probe=probe_target is not None, fix_only_and_diff=diff and fix_only)
     if problem:
         raise click.UsageError(problem)
@@ -222,7 +225,7 @@ def check(
         max_workers=max_workers,
         max_file_size=max_file_size,
         exclude=_split_patterns(exclude),
-        extend_exclude=settings.extend_exclude + _split_patterns(extend_exclude) if extend_exclude else None,
+        extend_exclude=settings.extend_exclude + (_split_patterns(extend_exclude) or ()) if extend_exclude else None,
         respect_gitignore=respect_gitignore,
     )
     linter = Linter(settings)

@@ -164,7 +164,7 @@ class Fix(_Record):
     edit: Edit
 
     def to_json(self) -> list[Any]:
-        edit = {"kind": self.edit.kind}
+        edit: dict[str, Any] = {"kind": self.edit.kind}
         for f in fields(self.edit):
             value = getattr(self.edit, f.name)
             edit[f.name] = list(value) if isinstance(value, tuple) else value
@@ -176,10 +176,11 @@ class Fix(_Record):
         if not (isinstance(data, list) and len(data) == 3 and data[0] in ("safe", "unsafe") and isinstance(data[1], str)):
             raise ValueError("bad fix")
         edit = data[2]
-        kind = EDIT_KINDS.get(edit.get("kind")) if isinstance(edit, dict) else None
+        kind_name = edit.get("kind") if isinstance(edit, dict) else None
+        kind = EDIT_KINDS.get(kind_name) if isinstance(kind_name, str) else None
         if kind is None:
             raise ValueError("bad fix edit")
-        names = {f.name: f.type for f in fields(kind)}
+        names = {f.name: str(f.type) for f in fields(kind)}  # a string: annotations are postponed
         if set(edit) != {"kind", *names}:
             raise ValueError("bad fix edit fields")
         return cls(data[0], data[1], kind(**{name: _field_from_json(names[name], edit[name]) for name in names}))

@@ -14,7 +14,7 @@ import io
 import tokenize
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 import libcst as cst
 
@@ -25,7 +25,19 @@ from dllint.rules import has_fix
 from dllint.source import compile_error, parse_module, same_line_endings
 
 if TYPE_CHECKING:
-    from dllint.engine import Linter
+    from dllint.engine import FileResult
+    from dllint.rules import Rule
+
+
+class FixLinter(Protocol):
+    """What the fixer asks of a linter (:class:`dllint.engine.Linter`, or one that knows the input)."""
+
+    @property
+    def rules(self) -> Sequence[Rule]: ...
+
+    def lint_text(self, path: str, text: str) -> FileResult: ...
+
+    def filter_findings(self, path: str, text: str, findings: list[Finding]) -> list[Finding]: ...
 
 MAX_PASSES = 8
 
@@ -53,7 +65,7 @@ def is_selected(finding: Finding, unsafe: bool) -> bool:
 def fix_text(
     path: str,
     text: str,
-    linter: Linter,
+    linter: FixLinter,
     *,
     unsafe: bool = False,
     findings: list[Finding] | None = None,

@@ -109,7 +109,11 @@ def _read(path: str, directory: str) -> IgnoreFile | None:
         return None
     import pathspec  # only when a project has ignore files
 
-    patterns = [(p.regex, bool(p.include)) for p in pathspec.GitIgnoreSpec.from_lines(lines).patterns if p.include is not None]
+    patterns = [
+        (p.regex, bool(p.include))
+        for p in pathspec.GitIgnoreSpec.from_lines(lines).patterns
+        if p.include is not None and p.regex is not None  # (a pattern that includes or excludes has a regex)
+    ]
     if not patterns:
         return None
     prefix = directory if directory.endswith(os.sep) else directory + os.sep

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from re import IGNORECASE, MULTILINE
+from typing import Literal
 
 from dllint.patterns import LazyPattern
 
@@ -23,7 +24,7 @@ def _codes(text: str | None) -> frozenset[str] | None:
     return frozenset(c.upper() for c in SPLIT.split(text.strip()) if c)
 
 
-def file_suppression(source: str) -> frozenset[str] | None | bool:
+def file_suppression(source: str) -> frozenset[str] | None | Literal[False]:
     """False when the file has no file-level noqa; None for all codes; else the codes."""
     # Substrings any match contains (only ASCII letters match these, case aside), found at C
     # speed: the regex itself tries every line of the file.

@@ -145,12 +145,12 @@ def run(
     stdin_output = None
     if STDIN in paths:
         data = stdin if stdin is not None else b""
-        outcome = _stdin(linter, options.stdin_filename or STDIN, data, options)
-        files.append(outcome)
+        read = _stdin(linter, options.stdin_filename or STDIN, data, options)
+        files.append(read)
         if options.mode in ("fix", "fix-only"):
             # The source is the output (an editor or `dllint --fix - < f > f.new` replaces the file
             # with it): unchanged whenever it could not be fixed, never empty.
-            stdin_output = outcome.new_bytes if outcome.new_bytes is not None else data
+            stdin_output = read.new_bytes if read.new_bytes is not None else data
     found = discover([p for p in paths if p != STDIN], settings)
     warnings: list[str] = []
 

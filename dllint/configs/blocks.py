@@ -128,7 +128,7 @@ class ConfigBlock:
         if self.key is not None:
             return self.key.key_span if self.is_local(self.key) else None
         target = self.entry("_target_")
-        return target.key_span if self.is_local(target) else None
+        return target.key_span if target is not None and self.is_local(target) else None
 
 
 def find_blocks(document: ConfigDocument, settings: Settings) -> list[ConfigBlock]:

@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import replace
 from functools import lru_cache
-from typing import Callable
+from typing import Callable, TypeGuard
 
 from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, Unknown, clone, lookup, walk
 from dllint.files import Unreadable, default_limit, read_text
@@ -155,19 +155,20 @@ def open_all(node: Node) -> None:
 # -- mmengine -------------------------------------------------------------------------------
 def _merge_mmengine_bases(path: str, root: Mapping, depth: int) -> Mapping:
     written = root.get("_base_")
-    names = [written] if isinstance(written, Scalar) else written.items if isinstance(written, Sequence) else [written]
+    names: list[Node | None] = [written] if isinstance(written, Scalar) else list(written.items) if isinstance(written, Sequence) else [written]
     directory = os.path.dirname(os.path.abspath(path))
-    base: Mapping | None = Mapping(root.span, {}, path)
+    base = Mapping(root.span, {}, path)
+    complete = True
     for name in names:
         other = None
         if isinstance(name, Scalar) and isinstance(name.value, str) and "::" not in name.value and depth < MAX_DEPTH:
             other = read_config_file(os.path.normpath(os.path.join(directory, name.value)), depth + 1)
         if other is None or not isinstance(other.root, Mapping):
-            base = None
+            complete = False
             break
         base.entries.update(other.root.entries)  # mmengine forbids the same key in two bases
     own = Mapping(root.span, {k: e for k, e in root.entries.items() if k != "_base_"}, root.path, root.flow, root.open)
-    if base is None:
+    if not complete:
         open_all(own)
         return own
     merged = merge(base, own, delete_key=True)
@@ -222,7 +223,7 @@ def _merge_hydra_defaults(path: str, root: Mapping, depth: int) -> Mapping:
             continue  # `dataset: null` selects nothing; Hydra's own settings hold no loader
         found = _find_default(directory, group, str(option))
         other = read_config_file(found, depth + 1) if found is not None else None
-        if other is None or not isinstance(other.root, Mapping):
+        if found is None or other is None or not isinstance(other.root, Mapping):
             if found is None and optional:
                 continue
             merged = merge(result, own, delete_key=False)
@@ -271,7 +272,7 @@ def resolve_interpolations(root: Node) -> Node:
     return root
 
 
-def _interpolated(node: Node) -> bool:
+def _interpolated(node: Node) -> TypeGuard[Scalar]:
     return isinstance(node, Scalar) and isinstance(node.value, str) and "${" in node.value
 
 

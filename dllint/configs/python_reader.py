@@ -238,8 +238,8 @@ class _Reader:
         if not lazy and node.args:
             return Unknown(self.span(node), self.path, node)
         mapping = Mapping(self.span(node), {}, self.path, flow=True, node=node)
-        if lazy:
-            mapping.target = _dotted(node.func.args[0])  # type: ignore[union-attr]
+        if lazy and isinstance(node.func, ast.Call):  # (lazy: it is)
+            mapping.target = _dotted(node.func.args[0])
         for keyword in node.keywords:
             if keyword.arg is None:
                 self._splat(mapping, keyword.value)

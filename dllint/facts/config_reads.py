@@ -76,9 +76,9 @@ def config_read(expr: ast.expr, scope: Scope, facts: FileFacts) -> ConfigRead | 
             found = _name_source(expr.id, scope, facts)
             if found is None:
                 return None
-            what, value, value_scope = found
-            if what == "source":
-                return ConfigRead(value, tuple(reversed(keys))) if keys else None  # type: ignore[arg-type]
+            _, value, value_scope = found
+            if isinstance(value, ConfigSource):
+                return ConfigRead(value, tuple(reversed(keys))) if keys else None
             expr, scope = value, value_scope  # a name bound once to a part of a config
         elif isinstance(expr, ast.Call) and keys:  # yaml.safe_load(stream)["train"]
             source = _load_source(expr, scope, facts)
@@ -88,14 +88,14 @@ def config_read(expr: ast.expr, scope: Scope, facts: FileFacts) -> ConfigRead | 
     return None
 
 
-def _name_source(name: str, scope: Scope, facts: FileFacts):
+def _name_source(name: str, scope: Scope, facts: FileFacts) -> tuple[str, ConfigSource | ast.expr, Scope] | None:
     """("source", ConfigSource, scope) for a name bound to a config, ("part", expr, scope) for a
     name bound once to a part of one (``data_cfg = cfg.train_ds``), else None."""
     found = facts.scopes.lookup(name, scope)
     if found is None or len(found[1]) != 1:
         return None
     owner, (binding,) = found
-    result = None
+    result: tuple[str, ConfigSource | ast.expr, Scope] | None = None
     if binding.kind == "param":
         source = _hydra_source(owner.node, binding.node, facts)
         result = None if source is None else ("source", source, owner)
@@ -207,9 +207,9 @@ def _is_file_directory(expr: ast.expr, facts: FileFacts) -> bool:
             inner = inner.args[0]
         return isinstance(inner, ast.Name) and inner.id == "__file__"
     if isinstance(expr, ast.Attribute) and expr.attr == "parent" and isinstance(expr.value, ast.Call):
-        call = expr.value
-        if isinstance(call.func, ast.Attribute) and call.func.attr == "resolve" and not call.args:
-            call = call.func.value  # Path(__file__).resolve().parent
+        call: ast.expr = expr.value
+        if isinstance(expr.value.func, ast.Attribute) and expr.value.func.attr == "resolve" and not expr.value.args:
+            call = expr.value.func.value  # Path(__file__).resolve().parent
         return (
             isinstance(call, ast.Call)
             and facts.qualname(call.func) in ("pathlib.Path", "pathlib.PurePath")

@@ -311,7 +311,7 @@ def _cuda_copy(facts: FileFacts, call: ast.Call, names: set[str], scope: Scope) 
         return None
     if non_blocking and any(k.arg == "non_blocking" for k in call.keywords):
         return CudaCopy(call, False, True)  # .to(x, non_blocking=True): only a device copy asks for it
-    device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    device = next((k.value for k in call.keywords if k.arg == "device"), None) if not call.args else call.args[0]
     if device is None:
         return None
     kind = cuda_device_kind(facts, device, scope)
@@ -355,7 +355,7 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
         if name in CUDA_DEVICE_CALLS:
             return "cuda"
         if name == TORCH_DEVICE:
-            arg = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "type"), None)
+            arg = next((k.value for k in expr.keywords if k.arg == "type"), None) if not expr.args else expr.args[0]
             return cuda_device_kind(facts, arg, scope, depth + 1) if arg is not None else None
     if isinstance(expr, ast.Name):
         return _parameter_kind(facts, expr.id, scope, depth)
@@ -367,12 +367,14 @@ def _parameter_kind(facts: FileFacts, name: str, scope: Scope, depth: int) -> st
     ("maybe" when one of them passes a "cuda if available" device); None when a call passes
     anything else, or the function has no call here (its callers are elsewhere: unknown)."""
     found = facts.scopes.lookup(name, scope)
-    if found is None or not isinstance(found[0].node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if found is None:
         return None
     owner, bindings = found
+    function = owner.node
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
     if sum(b.kind == "param" for b in bindings) != 1 or not all(b.kind == "param" or _rebinds_itself(b, name) for b in bindings):
         return None  # a parameter rebound only to an expression of itself (torch.device(device)) keeps its kind
-    function = owner.node
     calls = calls_of(facts, function)
     if not calls:
         return None

@@ -310,7 +310,7 @@ class DistributedFacts:
         if "Distributed" in name.rsplit(".", 1)[-1]:
             return "distributed"
         if batched and name in BATCH_SAMPLERS:
-            inner = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "sampler"), None)
+            inner = next((k.value for k in expr.keywords if k.arg == "sampler"), None) if not expr.args else expr.args[0]
             return self._kind(inner, scope, False, depth + 1) if inner is not None else "unknown"
         if not batched and name in RANK_BLIND_SAMPLERS and not _mentions(expr, SHARDING_WORDS):
             return "rank-blind"

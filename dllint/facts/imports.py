@@ -19,17 +19,20 @@ def build_import_table(tree: ast.Module, nodes: list[ast.AST] | None = None) -> 
         cls = node.__class__  # exact classes: a parsed tree holds no subclasses
         if cls is not Import and cls is not ImportFrom:
             continue
+        # (the exact-class tests narrow node, which mypy cannot see through node.__class__)
         if cls is Import:
-            for alias in node.names:
+            for alias in node.names:  # type: ignore[attr-defined]
                 if alias.asname:
                     table[alias.asname] = alias.name
                 else:
                     root = alias.name.split(".")[0]
                     table[root] = root
-        elif node.module and node.level == 0:
-            for alias in node.names:
+            continue
+        module: str | None = node.module  # type: ignore[attr-defined]
+        if module and node.level == 0:  # type: ignore[attr-defined]
+            for alias in node.names:  # type: ignore[attr-defined]
                 if alias.name != "*":
-                    table[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                    table[alias.asname or alias.name] = f"{module}.{alias.name}"
     # A class or function defined at module level shadows an import of the same name.
     for stmt in tree.body:
         if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):

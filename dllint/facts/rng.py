@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import Iterator, Sequence
 
 GENERATORS = frozenset(
     {
@@ -49,7 +49,7 @@ def generator_factory_call(facts, value: ast.expr) -> ast.Call | None:
     return value if facts.qualname(value.func) in GENERATORS else None
 
 
-def uses_of(functions: list[ast.AST], attribute: str) -> Iterator[ast.Attribute]:
+def uses_of(functions: Sequence[ast.AST], attribute: str) -> Iterator[ast.Attribute]:
     """Loads of ``self.<attribute>`` in ``functions``."""
     for function in functions:
         for node in ast.walk(function):
@@ -66,12 +66,12 @@ def is_self_attribute(node: ast.AST, attribute: str) -> bool:
     )
 
 
-def draws(functions: list[ast.AST], attribute: str) -> bool:
+def draws(functions: Sequence[ast.AST], attribute: str) -> bool:
     """``self.rng.method(...)`` or ``generator=self.rng``: a draw from the stored generator."""
     return any(isinstance(use.ctx, ast.Load) for use in uses_of(functions, attribute))
 
 
-def reseeds(functions: list[ast.AST], attribute: str) -> bool:
+def reseeds(functions: Sequence[ast.AST], attribute: str) -> bool:
     """The worker code replaces or reseeds the generator itself (e.g. from get_worker_info())."""
     for function in functions:
         for node in ast.walk(function):

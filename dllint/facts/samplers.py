@@ -82,6 +82,7 @@ class SamplerAnalysis:
                 if (
                     not loader.keywords_only
                     and parent is call
+                    and isinstance(call, ast.Call)  # (it is: a loader was found for it)
                     and index < len(call.args)
                     and call.args[index] is node
                 ):

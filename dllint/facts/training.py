@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.loaders import LoaderCall
     from dllint.facts.scopes import Scope
-    from dllint.facts.usage import Use
+    from dllint.facts.flow.model import Use
 
 TRAINING_FUNCTIONS = frozenset({"train_dataloader", "get_train_dataloader"})
 
@@ -102,7 +102,7 @@ class TrainingFacts:
     def _trains(self, node: ast.AST) -> bool:
         """The statement that iterates calls ``.backward()``, an optimizer's ``step()``, or a
         function whose name starts with ``train``."""
-        statement = node
+        statement: ast.AST | None = node
         parents = self.facts.scopes.parents
         while statement is not None and not isinstance(statement, ast.stmt):
             statement = parents.get(statement)

@@ -16,7 +16,7 @@ what do its worker methods reach" (DL302, DL304).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Union
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Sequence, Union
 
 if TYPE_CHECKING:
     from dllint.facts import ClassInfo, FileFacts
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from dllint.facts.scopes import Scope
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
+FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 DATASET_ENTRY_METHODS = ("__getitem__", "__getitems__", "__iter__", "__len__")
 CALLABLE_ARGUMENTS = ("collate_fn", "worker_init_fn")
@@ -113,7 +114,7 @@ class WorkerCode:
 
     def __init__(self, facts: FileFacts) -> None:
         self.facts = facts
-        self.functions: dict[ast.AST, WorkerFunction] = {}
+        self.functions: dict[FunctionNode, WorkerFunction] = {}
         self._loaders_by_class: dict[ast.ClassDef, list[LoaderCall]] = {}
         for loader in facts.loader_calls:
             cls = self.dataset_class(loader)
@@ -152,7 +153,7 @@ class WorkerCode:
         parents = self.facts.scopes.parents
         current = parents.get(node)
         while current is not None and not isinstance(current, (ast.ClassDef, ast.Module)):
-            found = self.functions.get(current)
+            found = self.functions.get(current) if isinstance(current, FUNCTION_NODES) else None
             if found is not None:
                 return found
             current = parents.get(current)
@@ -174,7 +175,7 @@ class WorkerCode:
             stack[0:0] = [self.facts.classes[b] for b in current.base_names if b in self.facts.classes]
         return None
 
-    def reached_from(self, roots: list[FunctionNode], cls: ClassInfo | None) -> list[FunctionNode]:
+    def reached_from(self, roots: Sequence[FunctionNode], cls: ClassInfo | None) -> list[FunctionNode]:
         """``roots`` and every function they call, transitively: ``self.m()`` resolved on
         ``cls`` and plain calls of functions defined once in the same file."""
         reached: list[FunctionNode] = []
@@ -256,7 +257,7 @@ class WorkerCode:
 
     def _callees(self, function: FunctionNode, cls: ClassInfo | None) -> Iterator[FunctionNode]:
         scope = self.facts.scopes.scopes.get(function)
-        body = function.body if isinstance(function.body, list) else [function.body]
+        body: Sequence[ast.AST] = [function.body] if not isinstance(function.body, list) else function.body
         for node in (n for stmt in body for n in ast.walk(stmt)):
             if not isinstance(node, ast.Call):
                 continue

@@ -18,7 +18,7 @@ import keyword
 import re
 import symtable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, TypeVar, Union
+from typing import Callable, Iterable, Iterator, TypeVar, Union, overload
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -27,6 +27,7 @@ from dllint.findings import Finding, RemoveArguments, SetArgument
 from dllint.fixes.layout import StatementPositions, parts_holding
 
 E = TypeVar("E")
+N = TypeVar("N", bound=cst.CSTNode)
 Transform = Callable[[cst.CSTNode], Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]]
 Point = tuple[int, int]
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -165,6 +166,11 @@ class Edits:
         self.insert_points += other.insert_points
 
 
+def _constant(node: cst.CSTNode) -> Transform:
+    """The transform that replaces whatever it is given with ``node``."""
+    return lambda _updated: node
+
+
 class FixContext:
     """Given to ``Rule.apply_fix``: finds nodes by a finding's position and records edits."""
 
@@ -180,14 +186,18 @@ class FixContext:
         where = self.state.where[node]
         return (where.start.line, where.start.column), (where.end.line, where.end.column)
 
-    def nodes_at(self, finding: Finding, *types: type[cst.CSTNode]) -> list[cst.CSTNode]:
+    def nodes_at(self, finding: Finding, *types: type) -> list[cst.CSTNode]:
         """Nodes of ``types`` starting where the finding starts, exact end matches first."""
         start = (finding.line, finding.column - 1)
         end = (finding.end_line, finding.end_column - 1)
         found = [n for n in self.state.nodes_on_line(start[0]) if isinstance(n, types) and self.span(n)[0] == start]
         return sorted(found, key=lambda n: (self.span(n)[1] != end, _larger_first(self.span(n))))
 
-    def node_at(self, finding: Finding, *types: type[cst.CSTNode]) -> cst.CSTNode:
+    @overload
+    def node_at(self, finding: Finding, kind: type[N], /) -> N: ...
+    @overload
+    def node_at(self, finding: Finding, *types: type) -> cst.CSTNode: ...
+    def node_at(self, finding: Finding, *types: type) -> cst.CSTNode:
         found = self.nodes_at(finding, *types)
         if not found:
             raise FixUnavailable(f"no {'/'.join(t.__name__ for t in types)} at {finding.line}:{finding.column}")
@@ -243,7 +253,7 @@ class FixContext:
     def replace(self, node: cst.CSTNode, new: cst.CSTNode | Transform, claim: cst.CSTNode | None = None) -> None:
         """Replace ``node`` with ``new``, or with ``new(updated_node)`` when it is a function.
         ``claim`` is the part of the source the edit changes (default: the whole node)."""
-        func: Transform = new if callable(new) and not isinstance(new, cst.CSTNode) else (lambda _updated, n=new: n)
+        func: Transform = new if callable(new) and not isinstance(new, cst.CSTNode) else _constant(new)
         self.edits.transforms.setdefault(id(node), []).append(func)
         self.edits.claims.append(self.span(claim or node))
 
@@ -289,7 +299,7 @@ class _ApplyEdits(cst.CSTTransformer):
         super().__init__()
         self.edits = edits
 
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+    def on_leave(self, original_node, updated_node):
         result = updated_node
         for func in self.edits.transforms.get(id(original_node), ()):
             if isinstance(result, cst.CSTNode):

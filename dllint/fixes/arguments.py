@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, cast
 
 import libcst as cst
 
@@ -37,7 +37,8 @@ def enclosing_call(ctx: FixContext, finding: Finding) -> tuple[cst.Call, cst.Arg
 def remove_arguments(ctx: FixContext, call: cst.Call, arg: cst.Arg, names: Sequence[str]) -> None:
     """Record the removal of the arguments ``names`` from ``call`` (claiming only ``arg``'s span,
     so that several removals from one call compose in one pass)."""
-    ctx.replace(call, lambda updated: _without(updated, set(names)), claim=arg)
+    # (the transform is handed the call, updated)
+    ctx.replace(call, lambda updated: _without(cast(cst.Call, updated), set(names)), claim=arg)
 
 
 def _without(call: cst.Call, names: set[str]) -> cst.Call:
@@ -101,7 +102,8 @@ def _new_last(previous: cst.Arg, removed: cst.Arg) -> cst.Arg:
             return previous.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=closing.with_changes(first_line=own_line))
         # `a,  # note` / `b)`: keep the comma, so the note keeps its line break.
         line_break = cst.ParenthesizedWhitespace(first_line=own_line, indent=True, last_line=closing if isinstance(closing, cst.SimpleWhitespace) else cst.SimpleWhitespace(""))
-        return previous.with_changes(comma=previous.comma.with_changes(whitespace_after=line_break))
+        # (own_line is set only from previous's Comma)
+        return previous.with_changes(comma=previous.comma.with_changes(whitespace_after=line_break))  # type: ignore[union-attr]
     return previous.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=closing)
 
 

@@ -21,7 +21,7 @@ def place_before(ctx: FixContext, anchor: cst.BaseStatement, definition: cst.Bas
     """Insert a module-level definition before ``anchor`` with PEP 8's two blank lines around it.
     The anchor's own comments stay attached to it."""
     first = ctx.module.body and ctx.module.body[0] is anchor
-    comments = without_blank_prefix(definition.leading_lines)
+    comments = without_blank_prefix(definition.leading_lines)  # type: ignore[attr-defined]  # LibCST's statements all have them; BaseStatement does not say so
     definition = definition.with_changes(leading_lines=comments if first else blank_lines(2) + comments)
     ctx.insert_before(anchor, [definition])
     adjust_leading_lines(ctx, anchor, lambda lines: blank_lines(2) + without_blank_prefix(lines))
@@ -279,7 +279,7 @@ def _attributes_read(ctx: FixContext, owner: cst.FunctionDef, definition: cst.CS
     of it is such a read (``self.pad``, ``cfg.size``); None when it uses the object itself, assigns
     an attribute, or reads a method of the class around ``owner`` (a bound method pickles ``self``)."""
     try:
-        tree = ast.parse(ctx.code(definition.with_changes(leading_lines=[])).strip())  # type: ignore[attr-defined]
+        tree = ast.parse(ctx.code(definition.with_changes(leading_lines=[])).strip())
     except SyntaxError:
         return None
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}

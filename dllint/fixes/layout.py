@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import bisect
-from typing import Iterable, NamedTuple
+from typing import Iterable, NamedTuple, Sequence
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -78,9 +78,9 @@ class StatementPositions:
         return list(self.positions)
 
     def statement(self, path: Path) -> cst.BaseStatement:
-        node = self.module.body[path[0]]
+        node: cst.BaseStatement = self.module.body[path[0]]
         for index in path[1:]:
-            node = node.body.body[index]  # type: ignore[attr-defined]
+            node = node.body.body[index]  # type: ignore[attr-defined]  # a path goes through compound statements
         return node
 
     def code(self, nodes: list[cst.CSTNode], path: Path) -> str:
@@ -120,7 +120,8 @@ class StatementPositions:
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return None
             self._line_offsets = line_starts(self.text)
-            statements, firsts, indents = self.module.body, tree.body, ()
+            statements: Sequence[cst.BaseStatement] = self.module.body
+            firsts, indents = tree.body, ()
         else:
             outer = self._body(path[:-1])
             node, first = self.statement(path), outer.firsts[path[-1]]  # type: ignore[union-attr]
@@ -159,7 +160,7 @@ class StatementPositions:
             self._failed.add(path)
             return False
         nodes = list(provider._computed)
-        self.positions.update(provider._computed)
+        self.positions.update(provider._computed)  # type: ignore[arg-type]  # LibCST's private table: CodeRanges, computed
         for node in nodes:  # a statement below, positioned before, keeps its nodes
             if len(self.statement_of.get(id(node), ())) < len(path):
                 self.statement_of[id(node)] = path
@@ -203,13 +204,13 @@ class StatementPositions:
         else:
             state.pop_trailing_newline()
         state.after_codegen(module)
-        self.positions = dict(computed)
+        self.positions = dict(computed)  # type: ignore[arg-type]  # LibCST's private table: CodeRanges, computed
         if "".join(tokens) == self.text:
             self.spans.update(spans)
         self.complete = True
 
 
-def _match(statements: list[cst.BaseStatement], firsts: list[ast.stmt]) -> tuple[list[int], list[ast.stmt]] | None:
+def _match(statements: Sequence[cst.BaseStatement], firsts: list[ast.stmt]) -> tuple[list[int], list[ast.stmt]] | None:
     """LibCST's statements of one body against ``ast``'s (a line of ``a; b`` is one of LibCST's
     and two of ``ast``'s): the line each of LibCST's starts on, its leading lines included, and
     the ``ast`` statement it begins with; None when they do not line up."""
@@ -220,7 +221,7 @@ def _match(statements: list[cst.BaseStatement], firsts: list[ast.stmt]) -> tuple
         if position >= len(firsts):
             return None
         first = firsts[position]
-        line = _first_line(first) - len(stmt.leading_lines)
+        line = _first_line(first) - len(stmt.leading_lines)  # type: ignore[attr-defined]  # LibCST's statements all have them; BaseStatement does not say so
         decorators = getattr(stmt, "decorators", ())
         if decorators:
             line -= len(decorators[0].leading_lines)
@@ -261,7 +262,7 @@ def parts_holding(text: str, lines: Iterable[int]) -> list[Part]:
     def part(first: int, last: int, header: str = "") -> Part:
         return Part(offsets[first - 1], _line_end(text, offsets, last), first - bool(header), header)
 
-    parts = []
+    parts: list[Part] = []
     siblings: list[ast.stmt] | None = body
     while siblings:  # down the bodies, as long as one statement holds every line
         holder = next((s for s in siblings if _first_line(s) <= wanted[0] and wanted[-1] <= _last_line(s)), None)
@@ -310,7 +311,8 @@ def _alone(stmt: ast.stmt, siblings: list[ast.stmt], text: str, offsets: list[in
         return False
     line = text[offsets[first - 1] : _line_end(text, offsets, first)]
     code = line.lstrip(" \t\f")
-    column = stmt.decorator_list[0].col_offset - 1 if getattr(stmt, "decorator_list", None) else stmt.col_offset
+    decorators = getattr(stmt, "decorator_list", None)
+    column = decorators[0].col_offset - 1 if decorators else stmt.col_offset
     return len(line) - len(code) == column and not code.startswith("elif")
 
 
@@ -336,7 +338,7 @@ def wrap_to_fit(ctx, old: cst.Call, new: cst.Call) -> cst.Call:
     if "\n" in ctx.module.code_for_node(bare).rstrip("\n"):
         return new
     column = ctx.span(statement)[0][1]
-    line = column + len(ctx.module.code_for_node(bare.deep_replace(old, new)).rstrip("\n"))  # type: ignore[arg-type]
+    line = column + len(ctx.module.code_for_node(bare.deep_replace(old, new)).rstrip("\n"))
     if line <= ctx.line_length or not new.args:
         return new
     # Indentation written out from the file's column (the statement may have been parsed alone,

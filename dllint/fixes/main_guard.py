@@ -27,7 +27,7 @@ def guarded_module(module: cst.Module, reported: cst.BaseStatement | None) -> cs
     """``module`` with its executable statements moved under the main guard (an existing guard's
     body comes after them). FixUnavailable when ``reported`` (the statement that starts workers)
     has to stay at module level, or when nothing would move."""
-    body = list(module.body)
+    body: list[cst.BaseStatement] = list(module.body)
     trees = [_ast_of(module, stmt) for stmt in body]
     stays = statements_that_stay(trees)
     if reported is not None and reported in body and stays[body.index(reported)]:
@@ -110,8 +110,8 @@ def _guard_around(
     """The guard (the existing one, or a new one) with ``moved`` as its body, laid out as PEP 8
     would: one blank line inside between groups, two before it after a definition."""
     moved = [_for_block(stmt) for stmt in moved]
-    moved = [stmt.with_changes(leading_lines=_at_most_one_blank(stmt.leading_lines)) for stmt in moved]
-    page_break, first_lines = _split_page_break(moved[0].leading_lines)
+    moved = [stmt.with_changes(leading_lines=_at_most_one_blank(stmt.leading_lines)) for stmt in moved]  # type: ignore[attr-defined]  # LibCST's statements all have them; BaseStatement does not say so
+    page_break, first_lines = _split_page_break(moved[0].leading_lines)  # type: ignore[attr-defined]
     moved[0] = moved[0].with_changes(leading_lines=without_blank_prefix(first_lines))
     if guard is None:
         guard = cst.parse_statement('if __name__ == "__main__":\n    pass\n', config=module.config_for_parsing)

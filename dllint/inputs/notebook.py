@@ -29,13 +29,13 @@ import copy
 import json
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 from dllint.findings import Finding
 from dllint.inputs.base import Input, WriteBackError
 from dllint.source import same_line_endings, unreadable
 
-KIND = "python"
+KIND: Final = "python"
 NOTEBOOK_SUFFIX = ".ipynb"
 
 CELL_MARKER = "# dllint: cell {number}"
@@ -225,7 +225,7 @@ def _is_python_cell(metadata: Any) -> bool:
 def _syntax_errors(path: str, notebook: Notebook) -> list[Finding]:
     """One DL000 per cell that does not parse; such cells are then left out, as the kernel
     would still run the others."""
-    errors = []
+    errors: list[Finding] = []
     for _ in range(len(notebook.cells)):
         text, line_map = notebook.module()
         notebook.magic_lines.clear()

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import io
 import tokenize
+from typing import Final
 
 from dllint.findings import Finding
 from dllint.inputs.base import Input, WriteBackError
 from dllint.source import decode
 
-KIND = "python"
+KIND: Final = "python"
 
 
 def load(path: str, data: bytes, settings: object = None) -> Input | Finding:

@@ -7,11 +7,13 @@ The text is UTF-8 (a BOM is kept on write-back); fixes are text edits at the rep
 
 from __future__ import annotations
 
+from typing import Final
+
 from dllint.findings import Finding
 from dllint.inputs.base import Input, WriteBackError
 from dllint.source import unreadable
 
-KIND = "config"
+KIND: Final = "config"
 BOM = b"\xef\xbb\xbf"
 
 

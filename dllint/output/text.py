@@ -75,7 +75,7 @@ def _fix_hints(summary: RunSummary, unsafe: bool, fix_mode: bool) -> list[str]:
     from dllint.rules import has_fix
 
     fixable = [f for f in summary.findings if has_fix(f)]
-    now = sum(1 for f in fixable if f.fix.applicability == "safe" or unsafe)
+    now = sum(1 for f in fixable if f.fix is not None and (f.fix.applicability == "safe" or unsafe))
     hidden = len(fixable) - now
     hints = []
     if now and not fix_mode:

@@ -82,7 +82,8 @@ MOST_IMPORTED_MODULES = 30
 
 def imported_project_files(source: str, index) -> list[str]:
     """The project's own modules ``source`` imports, directly or through each other."""
-    seen, queue, found = {os.path.realpath(source)}, [source], []
+    seen, queue = {os.path.realpath(source)}, [source]
+    found: list[str] = []
     while queue and len(found) < MOST_IMPORTED_MODULES:
         path = queue.pop(0)
         try:
@@ -130,7 +131,7 @@ def judge_call_site_files(report, linted: set[str], linter: Linter) -> None:
     labels = {loader.id: f"loader {loader.id} at {loader.call_site}" for loader in report.loaders}
     _, used = attach_verdicts(new, results, "the probe measured nothing this finding is about (its file was "
                               "linted after the run)", spans, labels)
-    claimed = set()
+    claimed: set[tuple[str, str, int]] = set()  # (code, path, line)
     for result in results:
         if id(result) in used:
             result.shown = True

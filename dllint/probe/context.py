@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any, Protocol
 
 from dllint.probe.limits import Budget, MeasurementTimeout, time_limit
 from dllint.probe.measure import describe_error
@@ -44,13 +44,21 @@ class Settings:
         return settings
 
 
+class EventStream(Protocol):
+    """Where the events go: a file, or a rank's :class:`dllint.probe.ranks.RankEvents`."""
+
+    def write(self, text: str, /) -> object: ...
+
+    def flush(self) -> object: ...
+
+
 @dataclass
 class ProbeContext:
     budget: Budget
     settings: Settings
     mode: str  # "script" or "factory"
     findings: list[StaticFinding]
-    events: IO[str]
+    events: EventStream
     stderr_path: str | None = None
     sites: list[LoaderSite] = field(default_factory=list)
     main_globals: dict[str, Any] = field(default_factory=dict)

@@ -43,7 +43,7 @@ def _report(call_site: str | None) -> None:
 
 
 def _wrap(module: Any) -> None:
-    loader_class = getattr(module, "DataLoader", None)
+    loader_class: Any = getattr(module, "DataLoader", None)
     original = getattr(loader_class, "__init__", None)
     if original is None or getattr(original, "_dllint_watched", False):
         return

@@ -54,6 +54,7 @@ import socket
 import sys
 import traceback
 from collections.abc import Callable
+from types import FrameType
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs, quote, unquote
 
@@ -161,7 +162,7 @@ def _current_directory() -> str | None:
 def _called_by_probe() -> bool:
     """The code that asked for this file operation is the probe's own, not the script's: the first
     caller outside this module and the standard library (``os.makedirs``, ``shutil``) is in the probe."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None and _passes_through(frame.f_code.co_filename):
         frame = frame.f_back
     return frame is not None and frame.f_code.co_filename.startswith(_PROBE_DIR)
@@ -438,7 +439,7 @@ def install(scratch: str, report: Callable[[dict[str, Any]], None] | None = None
             _active.report = report
         return _active
     guard = FileGuard(scratch, report or _event_file_reporter())
-    builtins.open = io.open = guard.open  # type: ignore[assignment]
+    builtins.open = io.open = guard.open
     replace_os_function("open", guard.os_open)  # tempfile, shutil.rmtree's fd walk
     replace_os_function("mkdir", guard.mkdir)  # os.makedirs and pathlib call os.mkdir
     for name in ("mkfifo", "mknod"):
@@ -483,7 +484,7 @@ def _wrap_sqlite(module: Any, guard: FileGuard) -> None:
 
     connect._dllint_guarded = True  # type: ignore[attr-defined]
     module.connect = connect
-    dbapi = sys.modules.get("sqlite3.dbapi2")
+    dbapi: Any = sys.modules.get("sqlite3.dbapi2")  # (a module: its connect is replaced)
     if dbapi is not None:
         dbapi.connect = connect
 

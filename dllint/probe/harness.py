@@ -34,14 +34,14 @@ import sys
 import time
 import traceback
 import weakref
-from typing import IO, Any
+from typing import Any
 
 import dllint.probe.guard as guard
 import dllint.probe.notebook_target as notebook_target
 import dllint.probe.ranks as ranks
 from dllint.probe.callsite import find_call_site, is_library_file, library_builder, site_key
 from dllint.probe.checks import all_checks, check_for
-from dllint.probe.context import ProbeContext, Settings, StaticFinding
+from dllint.probe.context import EventStream, ProbeContext, Settings, StaticFinding
 from dllint.probe.internals import (
     bound_index_sampler,
     current_iterator,
@@ -189,7 +189,8 @@ class Harness:
             limit = None if harness.bypass() else harness.bounds.get(loader)
             return length if limit is None else min(length, limit)
 
-        DataLoader.__init__, DataLoader.__iter__, DataLoader.__len__ = __init__, __iter__, __len__
+        # monkeypatching torch's DataLoader: the wrappers take what the originals take
+        DataLoader.__init__, DataLoader.__iter__, DataLoader.__len__ = __init__, __iter__, __len__  # type: ignore[method-assign, assignment]
         index_sampler = bound_index_sampler(DataLoader, bounded_order)
         self.unbounded_length = lambda loader: _length(original_len, index_sampler, loader)
         for name in tune_worker_polling(dataloader_module):
@@ -519,7 +520,7 @@ def die_with_parent() -> None:
         pass
 
 
-def install_harness(config: dict[str, Any], events: IO[str]) -> Harness:
+def install_harness(config: dict[str, Any], events: EventStream) -> Harness:
     """Set the probe up in this process: file guard, DataLoader hooks, then the time budget.
 
     The budget starts once torch is imported (``ready``): importing torch is

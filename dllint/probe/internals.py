@@ -190,7 +190,7 @@ def redirect_torch_writers(redirect: Redirect, read_back: Callable[[Any], Any]) 
         load_script = torch.jit.load
         torch.jit.load = marked(lambda f, *args, **kwargs: load_script(read_back(f), *args, **kwargs))
     storage_from_file = torch.UntypedStorage.from_file
-    torch.UntypedStorage.from_file = classmethod(marked(  # type: ignore[method-assign]
+    torch.UntypedStorage.from_file = classmethod(marked(  # type: ignore[method-assign, assignment]  # monkeypatching
         lambda cls, filename, shared=False, *args, **kwargs: storage_from_file(
             _shared_map(redirect, "torch.UntypedStorage.from_file", filename, shared), shared, *args, **kwargs)))
     tensor_from_file = torch.from_file
@@ -221,7 +221,7 @@ def replace_process_targets(replace: Callable[[Any, tuple], tuple[Any, tuple] | 
             target, args = replaced
         original(process, group, target, name, args, kwargs or {}, daemon=daemon)
 
-    BaseProcess.__init__ = __init__
+    BaseProcess.__init__ = __init__  # type: ignore[method-assign, assignment]  # monkeypatching: the wrapper takes what it takes
 
 
 def worker_pids(iterator: Any) -> list[int]:

@@ -225,11 +225,11 @@ def install() -> None:
     try:
         import _posixsubprocess
     except ImportError:  # Windows: subprocess uses CreateProcess (not covered)
-        _posixsubprocess = None
+        _posixsubprocess = None  # type: ignore[assignment]
     if _posixsubprocess is not None and not getattr(_posixsubprocess.fork_exec, "_dllint_guarded", False):
         _posixsubprocess.fork_exec = _wrap_fork_exec(_posixsubprocess.fork_exec)
         if "subprocess" in sys.modules:
-            sys.modules["subprocess"]._fork_exec = _posixsubprocess.fork_exec  # bound at its import
+            sys.modules["subprocess"]._fork_exec = _posixsubprocess.fork_exec  # type: ignore[attr-defined]  # bound at its import
     for name, with_env in (("execv", False), ("execve", True), ("posix_spawn", True), ("posix_spawnp", True)):
         original = getattr(os, name, None)
         if original is not None and not getattr(original, "_dllint_guarded", False):

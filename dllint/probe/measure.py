@@ -175,7 +175,7 @@ def worker_stderr(stderr_path: str | None) -> Iterator[list[str]]:
     try:
         yield lines
     finally:
-        if start is not None:
+        if start is not None and stderr_path:  # (start is set only for a path)
             import sys
 
             sys.stderr.flush()

@@ -87,7 +87,7 @@ class NotebookPositions:
         moved = []
         for finding in findings:
             line = self.module_line(finding.cell, finding.line) if finding.cell and self._same(finding.path) else None
-            end = self.module_line(finding.cell, finding.end_line) if line else None
+            end = self.module_line(finding.cell, finding.end_line) if line and finding.cell else None
             moved.append(replace(finding, line=line, end_line=end or line, cell=None) if line else finding)
         return moved
 

@@ -51,6 +51,7 @@ def attach_verdicts(
     """
     checked_codes = codes_with_checks()
     used: set[int] = set()
+    errors = construction_errors or {}
     for finding in findings:
         candidates = results
         owners = [loader for loader, span in (loader_spans or {}).items()
@@ -64,13 +65,14 @@ def attach_verdicts(
             chosen = _strongest(paired)
             used.update(id(result) for result in paired)
             finding.probe = chosen.probe_dict()
-            if loader_labels and chosen.loader in loader_labels:  # which loader the evidence was measured on
-                finding.probe["measurements"] = {**finding.probe["measurements"], "loader": loader_labels[chosen.loader]}
+            label = loader_labels.get(chosen.loader) if loader_labels and chosen.loader is not None else None
+            if label is not None:  # which loader the evidence was measured on
+                finding.probe["measurements"] = {**finding.probe["measurements"], "loader": label}
             if chosen.verdict == CONFIRMED and finding.config_keys:
                 name_config_keys(finding)
         elif finding.code not in checked_codes:
             finding.probe = {"verdict": skipped(f"no runtime check for {finding.code}"), "evidence": "", "measurements": {}}
-        elif masking := [construction_errors[owner] for owner in owners if owner in (construction_errors or {})]:
+        elif masking := [errors[owner] for owner in owners if owner in errors]:
             finding.probe = {"verdict": NOT_REACHED, "measurements": {},
                              "evidence": f"masked: torch raised another error first on this call ({masking[0]}), "
                                          f"so it never checked what {finding.code} is about"}

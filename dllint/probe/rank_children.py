@@ -58,7 +58,7 @@ def hook_children(harness, config: dict[str, Any]) -> None:
         return None
 
     slots = [0]  # the next free slot, shared by spawn calls and processes
-    spawn_module.start_processes = start_processes
+    spawn_module.start_processes = start_processes  # type: ignore[attr-defined]  # monkeypatching torch's spawn
     _hook_processes(harness, spec, slots)
 
 
@@ -98,15 +98,16 @@ def run_as_rank(spec: dict[str, Any], index: int, slot: int, call) -> None:
         settings=Settings.from_dict(spec["settings"]),
         mode="script",
         findings=[StaticFinding(**finding) for finding in spec["findings"]],
-        events=events,  # type: ignore[arg-type]
+        events=events,
         stderr_path=spec.get("stderr"),
     )
     ctx.emit({"event": "start", "pid": os.getpid(), "pgid": os.getpgid(0)})
     harness = Harness(ctx)
     harness.install()
-    if guard.active() is not None:  # a spawned rank got the file guard from sitecustomize; torch.save too
-        guard.active().phase = harness.phase
-        guard.guard_torch_save(guard.active())
+    active = guard.active()
+    if active is not None:  # a spawned rank got the file guard from sitecustomize; torch.save too
+        active.phase = harness.phase
+        guard.guard_torch_save(active)
     raised: list[BaseException] = []
 
     def run() -> None:

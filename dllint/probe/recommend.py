@@ -104,7 +104,7 @@ def _num_workers(summary, results, settings, effects) -> int:
     requested = summary["num_workers"]
     sweep = _measurements(results, "DL202", "DL203", "DL207", key="sweep")
     best = sweep.get("recommended") if sweep else None
-    if best is None:
+    if sweep is None or best is None:
         settings["num_workers"] = requested
         effects["num_workers"] = "unchanged (no num_workers sweep ran on this loader)"
         return requested

@@ -27,7 +27,7 @@ from dllint.probe.endings import describe_outcome
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.callsite import site_key
 from dllint.probe.pairing import attach_verdicts, runtime_findings
-from dllint.probe.recommend import reconcile, recommend
+from dllint.probe.recommend import Recommendation, reconcile, recommend
 from dllint.probe.report import LoaderReport, ProbeReport
 from dllint.probe.results import CONFIRMED, Anchor, Result, Table
 
@@ -113,7 +113,7 @@ class EventLog:
             self.loader_labels[event["id"]] = f"loader {event['id']} at {event['call_site']}"
             self.display.show(f"probe: {self.loader_labels[event['id']]}: built")
         elif kind == "progress":
-            where = self.loader_labels.get(event.get("loader"), "script")
+            where = self.loader_labels.get(event["loader"], "script") if "loader" in event else "script"
             self.last_step = f"{where}: {event['step']}"
             self.display.show(f"probe: {self.last_step}...")
         elif kind == "write":
@@ -197,7 +197,7 @@ def prove_recommendations(report: ProbeReport, rerun, distributed: bool = False)
     applied at its call site; each loader's ``before`` is this run's real step,
     ``after`` the re-run's.
     """
-    changed: dict[str, LoaderReport] = {}
+    changed: dict[str, tuple[LoaderReport, Recommendation]] = {}  # by site: the loader and its recommendation
     for loader in report.loaders:
         recommendation = recommend(loader.summary, loader.results, loader.step)
         if recommendation is None:
@@ -212,21 +212,21 @@ def prove_recommendations(report: ProbeReport, rerun, distributed: bool = False)
             reconcile(verdict, result.code, recommendation)
             result.verdict, result.evidence = verdict["verdict"], verdict["evidence"]
         if recommendation.changed and "path" in loader.summary:
-            changed[site_key(loader.summary["path"], loader.summary["line"])] = loader
+            changed[site_key(loader.summary["path"], loader.summary["line"])] = (loader, recommendation)
     if not changed:
         return
     if distributed:
-        for loader in changed.values():
-            loader.recommendation = loader.recommendation.measured(
+        for loader, recommendation in changed.values():
+            loader.recommendation = recommendation.measured(
                 loader.step, {"not_run": "the probe does not re-run a distributed job; apply the settings and probe again"})
         return
-    second = rerun({"overrides": {key: loader.recommendation.settings for key, loader in changed.items()},
+    second = rerun({"overrides": {key: recommendation.settings for key, (_, recommendation) in changed.items()},
                     "measure_only": True})
     report.rerun = {"status": second.status, "script_outcome": second.script_outcome,
                     "duration_s": round(second.duration_s, 3), "startup_s": second.startup_s}
     measured = {site_key(loader.summary["path"], loader.summary["line"]): loader
                 for loader in second.loaders if "path" in loader.summary}
-    for key, loader in changed.items():
+    for key, (loader, recommendation) in changed.items():
         again = measured.get(key)
         if again is not None and again.step.get("steps"):
             after = again.step
@@ -234,7 +234,7 @@ def prove_recommendations(report: ProbeReport, rerun, distributed: bool = False)
             after = {"error": again.failures[0]["error"]}
         else:
             after = {"error": f"the re-run did not reach this loader's steps: {second.script_outcome}"}
-        loader.recommendation = loader.recommendation.measured(loader.step, after)
+        loader.recommendation = recommendation.measured(loader.step, after)
 
 
 def _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals: StopSignals,
@@ -336,11 +336,14 @@ def _failure(loader: LoaderReport, event: dict[str, Any]) -> None:
     loader.failures.append({key: event[key] for key in ("epoch", "batch", "error", "worker_died", "in_worker")})
 
 
+def _first_batch(loader: LoaderReport, event: dict[str, Any]) -> None:
+    loader.first_batch_s, loader.first_batch_error = event["seconds"], event["error"]
+
+
 # What each event about one loader sets on its report.
 LOADER_EVENTS: dict[str, Any] = {
     "loader_error": lambda loader, event: setattr(loader, "construction_error", event["error"]),
-    "first_batch": lambda loader, event: (setattr(loader, "first_batch_s", event["seconds"]),
-                                          setattr(loader, "first_batch_error", event["error"])),
+    "first_batch": _first_batch,
     "iterated_again": lambda loader, event: setattr(loader, "iterated_again", True),
     "step": lambda loader, event: setattr(loader, "step", {key: value for key, value in event.items()
                                                            if key not in ("event", "loader", "t")}),

@@ -121,7 +121,7 @@ class WorkerOptionWithoutWorkers(Rule):
     def apply_fix(self, ctx, finding: Finding) -> None:
         from dllint.fixes.arguments import remove_reported_argument, set_reported_argument
 
-        if isinstance(finding.fix.edit, SetArgument):
+        if finding.fix is not None and isinstance(finding.fix.edit, SetArgument):
             set_reported_argument(ctx, finding, at_argument=True)
         else:
             remove_reported_argument(ctx, finding)

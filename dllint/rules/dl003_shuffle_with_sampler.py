@@ -83,7 +83,7 @@ class ShuffleWithSampler(Rule):
     def apply_fix(self, ctx, finding: Finding) -> None:
         from dllint.fixes.arguments import remove_reported_argument, set_reported_argument
 
-        if isinstance(finding.fix.edit, SetArgument):  # a dict config's `shuffle=False`
+        if finding.fix is not None and isinstance(finding.fix.edit, SetArgument):  # a dict config's `shuffle=False`
             set_reported_argument(ctx, finding, at_argument=True)
         else:
             remove_reported_argument(ctx, finding)

@@ -57,7 +57,7 @@ class InvalidLoaderValue(Rule):
             for name in CHECKED:
                 arg = loader.argument(name)
                 message = invalid_value_message(name, loader.value(name)) if arg is not None else None
-                if message:
+                if message and arg is not None:
                     yield self.report(facts, arg.node, message)
 
     def check_config(self, block) -> Iterator[Finding]:

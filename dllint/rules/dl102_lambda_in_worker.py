@@ -102,7 +102,7 @@ class LambdaInWorker(Rule):
 
         lam = ctx.node_at(finding, cst.Lambda)
         callee = lam.body.func.value if isinstance(lam.body, cst.Call) and isinstance(lam.body.func, cst.Name) else None
-        if callee is not None and finding.fix.message == ETA_REDUCTION.format(callee):
+        if callee is not None and finding.fix is not None and finding.fix.message == ETA_REDUCTION.format(callee):
             ctx.replace(lam, cst.Name(callee))  # the check found it forwards to that module-level name
             return
         statement = ctx.statement_of(lam)

@@ -148,7 +148,7 @@ def _self_assignments(init: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tupl
         if isinstance(node, ast.stmt) and not isinstance(node, (ast.Assign, ast.AnnAssign, ast.Delete)):
             blocks = (ast.stmt, ast.excepthandler, ast.match_case)
             stack.extend(reversed([c for c in ast.iter_child_nodes(node) if isinstance(c, blocks)]))
-        elif isinstance(node, (ast.excepthandler, ast.match_case)):
+        elif isinstance(node, (ast.ExceptHandler, ast.match_case)):  # ExceptHandler: the one excepthandler
             stack.extend(reversed(node.body))
     return found
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from dllint.findings import Finding
 from dllint.rules import Rule
@@ -107,13 +107,15 @@ class CudaInWorker(Rule):
             return
         reported: set[int] = set()
         for function in worker_code.functions:
-            body = function.body if isinstance(function.body, list) else [function.body]
+            body: Sequence[ast.AST] = [function.body] if not isinstance(function.body, list) else function.body
             for node in (n for stmt in body for n in ast.walk(stmt)):
                 found = _cuda_use(facts, node)
                 if found is None or id(found[0]) in reported:
                     continue
                 where = worker_code.worker_function_of(found[0])
-                forking = [loader for loader in where.loaders if not _never_forks(facts, loader)] if where else []
+                if where is None:
+                    continue
+                forking = [loader for loader in where.loaders if not _never_forks(facts, loader)]
                 if not forking:
                     continue
                 reported.add(id(found[0]))
@@ -135,7 +137,7 @@ def _cuda_use(facts, node: ast.AST) -> tuple[ast.AST, str] | None:
         if isinstance(func, ast.Attribute) and func.attr == "cuda" and name != "torch.cuda":
             return node, "`.cuda()`"
         if isinstance(func, ast.Attribute) and func.attr == "to":
-            device = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
+            device = next((k.value for k in node.keywords if k.arg == "device"), None) if not node.args else node.args[0]
             if device is not None and _is_cuda_device(facts, device):
                 return node, "`.to(cuda)`"
         return None

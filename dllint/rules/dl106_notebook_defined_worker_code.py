@@ -117,7 +117,7 @@ class NotebookDefinedWorkerCode(Rule):
         """The notebook-level ``def``/``class`` that ``expr`` hands to workers: a name referring to
         one, or a call constructing a notebook class (calling a function ships its result)."""
         constructs = isinstance(expr, ast.Call)
-        found = named_definitions(facts, expr.func if constructs else expr, scope)
+        found = named_definitions(facts, expr.func if isinstance(expr, ast.Call) else expr, scope)
         # Functions defined inside functions are DL103's; a name also imported may be the import.
         if found is None or not found[0].is_module:
             return None

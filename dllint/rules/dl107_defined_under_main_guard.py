@@ -132,7 +132,9 @@ def _move_above_guard(ctx, finding: Finding) -> None:
     place_before(ctx, guard, matches[0])
 
 
-def _guard_definition(facts, expr: ast.expr, scope, guard: ast.If) -> ast.AST | None:
+def _guard_definition(
+    facts, expr: ast.expr, scope, guard: ast.If
+) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
     """The module-level ``def``/``class`` bound only inside the main guard that ``expr`` names."""
     target = expr.func if isinstance(expr, ast.Call) else expr
     if not isinstance(target, ast.Name):
@@ -141,9 +143,10 @@ def _guard_definition(facts, expr: ast.expr, scope, guard: ast.If) -> ast.AST | 
     if found is None or not found[0].is_module or len(found[1]) != 1:
         return None
     binding = found[1][0]
-    if binding.kind not in ("def", "class") or facts.module_statement_of(binding.node) is not guard:
-        return None
-    return binding.node
+    node = binding.node
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or facts.module_statement_of(node) is not guard:
+        return None  # bound otherwise than by a def or class (the bindings "def" and "class"), or not under the guard
+    return node
 
 
 def _fix(facts, definition: ast.AST, guard: ast.If) -> Fix | None:

@@ -192,5 +192,5 @@ def unpinned(loader) -> bool:
 
 def _device_from_command_line(facts, call: ast.Call) -> bool:
     """``batch.to(args.device)``, where ``args.device`` resolved to its argparse default ``"cuda"``."""
-    device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    device = next((k.value for k in call.keywords if k.arg == "device"), None) if not call.args else call.args[0]
     return device is not None and from_command_line(facts, device, facts.scopes.scope_of(call))

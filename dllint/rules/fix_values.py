@@ -140,7 +140,7 @@ def _module_level_names(statement: ast.stmt) -> set[str]:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             if node is not statement and not isinstance(node, ast.Lambda):
-                names.add(node.name)  # type: ignore[union-attr]
+                names.add(node.name)
             continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)

@@ -162,7 +162,7 @@ def hover_text(ls: DllintServer, uri: str, where: types.Position) -> str | None:
     owner = notebook.uri if notebook is not None else uri
     area = types.Range(start=where, end=where)
     lines = ls.text_of(uri).splitlines(keepends=True)
-    texts = []
+    texts: list[str] = []
     for finding in _in_range(ls, uri, ls.findings.get(owner, []), area):
         shown = convert.diagnostic(finding, lines, _encoding(ls)).range
         if (shown.start.line, shown.start.character) <= (where.line, where.character) <= (shown.end.line, shown.end.character):

@@ -58,7 +58,7 @@ class BufferIndex(ProjectIndex):
             self._offsets.clear()
 
     # -- the reads the index makes ------------------------------------------------------
-    def summary(self, path: str, data: bytes | None = None):  # type: ignore[override]
+    def summary(self, path: str, data: bytes | None = None):
         buffer = self._buffers.get(path)
         if buffer is not None and data is None:
             data = buffer
@@ -68,7 +68,7 @@ class BufferIndex(ProjectIndex):
         buffer = self._buffers.get(path)
         return buffer if buffer is not None else super()._read(path)
 
-    def _haystack(self):  # type: ignore[override]
+    def _haystack(self):
         if self._hay is None:
             files = self.project_files()
             hidden = [p for p in files if p in self._buffers]

@@ -35,7 +35,7 @@ _ours = sys.modules.pop("sitecustomize", None)
 try:
     importlib.import_module("sitecustomize")
 except ImportError:
-    sys.modules["sitecustomize"] = _ours
+    sys.modules["sitecustomize"] = _ours  # type: ignore[assignment]  # None too, as it was
 finally:
     sys.path[:] = _saved_path
 

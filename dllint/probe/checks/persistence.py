@@ -309,7 +309,7 @@ def _evidence(pending: dict) -> str:
             continue
         percent = f" ({(on[0] - off[0]) / off[0] * 100:+.0f}%)" if off[0] > 0 and not off[1] and not on[1] else ""
         saving = _saving(pending, method)
-        saves = f", {saving.describe()}" if saving is not None and saving.per_epoch_s > 0 else ""
+        saves = f", {saving.describe()}" if saving is not None and _per_epoch(saving) > 0 else ""
         parts.append(f"{method}: epoch start {_shown(off)} -> {_shown(on)}{percent}{saves}")
     return "; ".join(parts) + f" ({pending['workers']})"
 
@@ -328,14 +328,21 @@ def _measurements(site, pending: dict) -> dict[str, Any]:
         if saving is not None:
             measurements[f"{method}_saving_per_epoch_s"] = saving.per_epoch_s
     headline = _headline(pending)
-    if headline is not None:
-        measurements.update(_saving(pending, headline).measurements())
+    headline_saving = _saving(pending, headline) if headline is not None else None
+    if headline_saving is not None:  # (it is, for the headline's method)
+        measurements.update(headline_saving.measurements())
     comparison = by_method.get(pending.get("own"), {}).get("on", {}).get("comparison")
     if comparison is not None:
         measurements["comparison"] = comparison
     measurements["load_average"] = pending.get("load_average")
     measurements["memory"] = memory_of(site)
     return measurements
+
+
+def _per_epoch(saving: Saving) -> float:
+    """A restart's saving per epoch: always known (``_saving`` takes it from two epoch starts)."""
+    assert saving.per_epoch_s is not None
+    return saving.per_epoch_s
 
 
 def _headline(pending: dict) -> str | None:
@@ -354,15 +361,15 @@ def _verdict(site, ctx, code: str, pending: dict, seen: str) -> None:
     comparison = pending["by_method"].get(pending.get("own"), {}).get("on", {}).get("comparison")
     noisy = comparison is not None and not _decided(comparison)
     # with the restart a lower bound, the real saving is at least the one measured
-    confirmed = [method for method, saving in savings.items() if saving.per_epoch_s > 0 and saving.material
+    confirmed = [method for method, saving in savings.items() if _per_epoch(saving) > 0 and saving.material
                  and not (noisy and method == pending.get("own"))]
     if confirmed:
         verdict = CONFIRMED
     elif noisy:
         verdict = inconclusive(comparison["spread"], comparison["gain"])
     else:
-        best = max(savings.values(), key=lambda saving: saving.per_epoch_s)
-        verdict = not_confirmed(best.short()) if best.per_epoch_s > 0 else NOT_CONFIRMED
+        best = max(savings.values(), key=_per_epoch)
+        verdict = not_confirmed(best.short()) if _per_epoch(best) > 0 else NOT_CONFIRMED
     ctx.result(site, code, verdict, evidence, measurements)
 
 

@@ -6,6 +6,8 @@ script's worker_init_fn, which may reseed them); equal draws are the bug.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dllint.probe.context import out_of_time
 from dllint.probe.internals import generator_classes
 from dllint.probe.measure import close_iterator
@@ -35,7 +37,9 @@ def on_first_iteration(site, ctx) -> None:
         with ctx.measuring(site, "drawing from the dataset's generator in two workers"):
             from torch.utils.data import DataLoader
 
-            loader = DataLoader(WorkerView(site.dataset), batch_size=None, sampler=requests, num_workers=2,
+            # WorkerView is a map-style dataset by its methods: worker_side imports no torch
+
+            loader: DataLoader[Any] = DataLoader(WorkerView(site.dataset), batch_size=None, sampler=requests, num_workers=2,  # type: ignore[arg-type]
                                 collate_fn=keep_as_is, worker_init_fn=site.arguments.get("worker_init_fn"),
                                 multiprocessing_context=site.start_method())
             iterator = iter(loader)

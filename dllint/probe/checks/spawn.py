@@ -135,7 +135,7 @@ def attribute_lines(cls: type) -> dict[str, Anchor]:
 
     init = getattr(cls, "__init__", None)
     anchor = _source_anchor(init) if init is not None else None
-    if anchor is None:
+    if init is None or anchor is None:
         return {}
     try:
         lines, _ = inspect.getsourcelines(init)
@@ -144,12 +144,14 @@ def attribute_lines(cls: type) -> dict[str, Anchor]:
         return {}
     found: dict[str, Anchor] = {}
     for node in ast.walk(tree):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
                 line = anchor.first_line + node.lineno - 1
                 if target.attr not in found or line < found[target.attr].first_line:
-                    found[target.attr] = Anchor(anchor.path, line, anchor.first_line + node.end_lineno - 1)
+                    found[target.attr] = Anchor(anchor.path, line, anchor.first_line + (node.end_lineno or node.lineno) - 1)  # (parsed code has end lines)
     return found
 
 

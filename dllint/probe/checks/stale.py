@@ -9,6 +9,8 @@ changed in between are read back from that worker.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dllint.probe.internals import current_iterator
 from dllint.probe.measure import close_iterator, describe_error
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, skipped
@@ -41,7 +43,9 @@ def on_first_iteration(site, ctx) -> None:
         with ctx.measuring(site, "starting a persistent worker on the dataset"):
             from torch.utils.data import DataLoader
 
-            loader = DataLoader(WorkerView(site.dataset), batch_size=None, sampler=requests, num_workers=1,
+            # WorkerView is a map-style dataset by its methods: worker_side imports no torch
+
+            loader: DataLoader[Any] = DataLoader(WorkerView(site.dataset), batch_size=None, sampler=requests, num_workers=1,  # type: ignore[arg-type]
                                 persistent_workers=True, collate_fn=keep_as_is,
                                 multiprocessing_context=site.start_method())
             probe = {"loader": loader, "requests": requests, "main": attribute_view(site.dataset)}

@@ -111,7 +111,7 @@ def recommend(samples_per_s: dict[int, float], cores: int | None = None, spread:
     eligible = dict(samples_per_s)
     if cores is not None and any(count <= cores for count in samples_per_s):
         within = {count: rate for count, rate in samples_per_s.items() if count <= cores}
-        best_within = max(within, key=within.get)
+        best_within = max(within, key=within.__getitem__)
         noise = dict(spread or {})
         eligible = dict(within)
         for count, rate in samples_per_s.items():
@@ -278,7 +278,7 @@ def decide(rounds: dict[int, list[float]], cores: int, requested: int | None = N
     within = {count: rate for count, rate in rates.items() if count <= cores}
     if not within:
         return SweepDecision(rounds, cores, recommend(rates), None)
-    best_within = max(within, key=within.get)
+    best_within = max(within, key=within.__getitem__)
     eligible = dict(within)
     for count, rate in rates.items():
         comparison = compare(rounds[best_within], rounds[count])
@@ -286,7 +286,7 @@ def decide(rounds: dict[int, list[float]], cores: int, requested: int | None = N
             eligible[count] = rate
     start = min(requested if requested is not None else best_within, cores)
     start = start if start in eligible else best_within
-    best = max(eligible, key=eligible.get)
+    best = max(eligible, key=eligible.__getitem__)
     moved = compare(rounds[start], rounds[best])
     chosen = best if moved is not None and moved.beyond_noise else start
     for count in sorted(eligible):
@@ -313,7 +313,7 @@ def _deciding_pairs(decision: SweepDecision, codes: list[str], requested: int) -
     if recommended is None:
         return []
     pairs = []
-    best = max(decision.rates, key=decision.rates.get)
+    best = max(decision.rates, key=decision.rates.__getitem__)
     if "DL203" in codes:
         pairs.append(decision.comparison(0, recommended if recommended != 0 else best))
     if {"DL202", "DL207"} & set(codes) and recommended != requested:
@@ -389,12 +389,13 @@ def _verdict(site, ctx, code, decision: SweepDecision, requested, rows, run: Run
 def _judge_no_workers(site, decision: SweepDecision, requested, rows, run):
     """DL203: do workers beat loading in the main process, beyond the noise and the floor?"""
     rates, recommended = decision.rates, decision.recommended
+    assert recommended is not None  # _verdict judges only a sweep that recommends a count
     at_zero = rates.get(0)
     if at_zero is None:
         return NOT_CONFIRMED, "0 workers: not measured", None, None
     evidence = f"0 workers: {at_zero:.1f} samples/s; {recommended} workers: {rates[recommended]:.1f} samples/s"
     if recommended == 0:
-        best = max(rates, key=rates.get)
+        best = max(rates, key=rates.__getitem__)
         comparison = decision.comparison(0, best) if best != 0 else None
         if comparison is not None and not comparison.decided:
             return (inconclusive(comparison.spread, comparison.gain),
@@ -418,6 +419,7 @@ def _judge_no_workers(site, decision: SweepDecision, requested, rows, run):
 def _judge_too_many(site, decision: SweepDecision, requested, rows, run):
     """DL202, DL207: do fewer workers than requested do as well?"""
     rates, recommended, cores = decision.rates, decision.recommended, decision.cores
+    assert recommended is not None  # _verdict judges only a sweep that recommends a count
     at_requested = rates.get(requested)
     if at_requested is None:
         why = rows.get(requested, {}).get("error", "not measured")
@@ -444,7 +446,7 @@ def _judge_too_many(site, decision: SweepDecision, requested, rows, run):
     else:
         why = f"{recommended} workers reach {rates[recommended]:.1f} samples/s, within 5% of it"
     if saving is not None:
-        freed.append(saving.describe() if saving.per_epoch_s >= 0
+        freed.append(saving.describe() if saving.per_epoch_s is None or saving.per_epoch_s >= 0
                      else f"costs {seconds(-saving.per_epoch_s)} of data loading per epoch")
     extra = f" ({'; '.join(freed)})" if freed else ""
     return CONFIRMED, f"{head}; {why}: use {recommended}{extra}", comparison, saving
