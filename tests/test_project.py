@@ -337,8 +337,9 @@ def test_dependencies_are_typed_and_round_trip_through_the_cache_encoding():
 
 
 def test_a_factory_called_from_too_many_files_is_not_followed(tmp_path, monkeypatch):
-    """A name called in more files than MAX_CALLER_FILES is a common API, not a loader factory:
-    its callers are not read (each would be summarized), and what becomes of its result is unknown."""
+    """A name called in more files than MAX_CALLER_FILES is a common one: its callers are not read
+    (each would be summarized), as for a function no other file calls: its loader, not evidently a
+    training one, is not reported."""
     from dllint.project import base
 
     monkeypatch.setattr(base, "MAX_CALLER_FILES", 3)
@@ -351,4 +352,4 @@ def test_a_factory_called_from_too_many_files_is_not_followed(tmp_path, monkeypa
     assert "re-iterated by" in finding.message
     write(tmp_path, {"train3.py": TRAIN})
     index = ProjectIndex(tmp_path, SETTINGS)
-    assert [f for f in lint(index, tmp_path / "data.py").findings if f.code == "DL201"] == []  # four: unknown, silent
+    assert [f for f in lint(index, tmp_path / "data.py").findings if f.code == "DL201"] == []  # four: not read, silent

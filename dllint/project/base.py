@@ -26,8 +26,8 @@ MAX_REACH_DEPTH = 4  # calls followed from one worker-side function across files
 MAX_REACH_FUNCTIONS = 32  # functions of other files looked at for one question
 MAX_CANDIDATES = 8  # files defining a method named like obj.m(): more, and the name says nothing
 # Files naming a function's call ("build_loader(") whose calls are read to decide what becomes of
-# the value it returns. More, and the name is a common one (train(, run(, get(): a library's API,
-# not a project's loader factory; its callers are not read and the value is unknown (silent).
+# the value it returns. More, and the name is a common one (main(, train(, run(): its callers are
+# not read (each would be summarized), as for a function no other file calls.
 MAX_CALLER_FILES = 48
 LOADER_GATE = b"DataLoader"  # a file that builds loaders over a class names DataLoader
 

@@ -76,9 +76,12 @@ class ProjectView(NullProject):
         (a caller that discards the result, or never receives it, adds nothing)."""
         found_all: list[CallerEffects] = []
         naming = [other for other in self.index.mentions(callee_needle(name)) if other != path]
-        if len(naming) > limits.MAX_CALLER_FILES:  # too common a name to read every caller: unknown
+        if len(naming) > limits.MAX_CALLER_FILES:
+            # Too common a name (main(, train(, run() to read every file that calls one: its
+            # callers stay out of view, as for a function no other file calls (a loader it returns
+            # counts only when it is evidently a training loader), as flake8 sees it one file at a time.
             record_dep(self.deps, CallersDep(callee_needle(name)))
-            return [CallerEffects(f"{len(naming)} files that call {name.rsplit('.', 1)[-1]}()", Effects(unknown=True))]
+            return None
         self.index.record_mentions(self.deps, path, callee_needle(name))
         callers = self.index.callers_of(path, name)
         if not callers:
