@@ -112,6 +112,11 @@ def parameter_copies(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunc
     """What ``function`` does with a batch handed in as ``name``: its copies to CUDA here or
     in the same-file functions it goes to ("cuda", "maybe", ""), and [target, argument] of the
     calls into other modules it goes on to (for the project's summaries)."""
+    memo: dict[tuple[int, str], tuple[str, list[list[str]]]] = facts.__dict__.setdefault("_parameter_copies", {})
+    key = (id(function), name)
+    if key in memo:  # once per function and parameter (a call graph reached many ways, or a cycle)
+        return memo[key]
+    memo[key] = ("", [])
     scope = facts.scopes.scopes.get(function)
     if scope is None:
         return "", []
@@ -119,7 +124,8 @@ def parameter_copies(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunc
     names = _derived(facts, {name}, region, scope)
     kind = _kind(_copies_in(facts, names, region, scope))
     handed, onward = _handed(facts, names, region, scope, depth)
-    return join_copies(kind, handed), onward
+    memo[key] = (join_copies(kind, handed), onward)
+    return memo[key]
 
 
 def join_copies(first: str, second: str) -> str:
