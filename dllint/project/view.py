@@ -180,8 +180,13 @@ class ProjectView(NullProject):
         """Another project file names ``name`` (a byte scan: it may use this file's class); a
         file that starts naming it invalidates the findings (see :meth:`ProjectIndex.reconcile`)."""
         needle = name.encode()
-        self.index.record_mentions(self.deps, self.path, needle)
-        return any(other != self.path for other in self.index.mentions(needle))
+        record_dep(self.deps, CallersDep(needle))
+        others = [other for other in self.index.mentions(needle) if other != self.path]
+        if others:  # one naming file's summary is enough to be re-asked when it changes: no need to read them all
+            summary = self.index.summary(others[0])
+            if summary is not None:
+                self.deps[others[0]] = summary[1]
+        return bool(others)
 
     def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         """``func`` names a DataLoader subclass of another project module (through its chain
