@@ -18,13 +18,10 @@ import os
 import shlex
 import sys
 import time
-from typing import Any, NamedTuple
+from typing import Any
 
 from dllint.probe.errors import ProbeError
 from dllint.probe.ranks import HANG_GRACE_SECONDS, heartbeat_path, rank_outcomes
-
-KNOWN = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "accelerate", "deepspeed", "srun", "mpirun")
-
 
 def launcher_command(launcher: str | None, nproc_per_node: int | None) -> list[str] | None:
     """The launcher's argv (the script and its arguments go after it), or None to run it alone."""
@@ -104,11 +101,6 @@ class HangWatch:
         except OSError:
             pass
         return time.monotonic() - last > grace
-
-
-class JobEnd(NamedTuple):
-    how: str
-    detail: str
 
 
 def job_outcome(directory: str, returncode: int | None, hung: dict[int, str], launcher_words: list[str]) -> dict[str, Any]:

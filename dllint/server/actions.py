@@ -8,13 +8,11 @@ computed on the whole document), and its title says so when there are several.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from dllint.engine import Linter
 from dllint.findings import Finding
 from dllint.fixer import fix_text, is_selected
 from dllint.rules import has_fix, rule_by_code
@@ -88,11 +86,7 @@ def _quick_fixes(ls: DllintServer, uri: str, owner: str, finding: Finding, findi
 
 def _diagnostic(ls: DllintServer, uri: str, finding: Finding) -> types.Diagnostic:
     lines = ls.text_of(uri).splitlines(keepends=True)
-    return convert.diagnostic(finding, lines, _encoding(ls))
-
-
-def _encoding(ls: DllintServer) -> str:
-    return ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
+    return convert.diagnostic(finding, lines, ls.encoding)
 
 
 def _is_config(uri: str) -> bool:
@@ -101,7 +95,7 @@ def _is_config(uri: str) -> bool:
 
 def _noqa_edit(ls: DllintServer, uri: str, finding: Finding) -> types.TextEdit | None:
     lines = ls.text_of(uri).splitlines(keepends=True)
-    return convert.noqa_edit(lines, finding.line, finding.code, _encoding(ls))
+    return convert.noqa_edit(lines, finding.line, finding.code, ls.encoding)
 
 
 def _fix_all(ls: DllintServer, owner: str, findings: list[Finding]) -> types.CodeAction | None:
@@ -125,11 +119,10 @@ def _one_fix(ls: DllintServer, uri: str, finding: Finding, unsafe: bool) -> type
     path = to_fs_path(uri)
     if path is None:
         return None
-    project = ls.state.project_for(path)
-    linter = Linter(replace(project.settings, select=(finding.code,), extend_select=(), ignore=()))
+    linter = ls.state.rule_linter(path, finding.code)
     text = ls.text_of(uri)
     result = fix_text(path, text, linter, unsafe=unsafe, findings=[finding], max_passes=1)
-    edit = convert.replacement(text, result.text, _encoding(ls))
+    edit = convert.replacement(text, result.text, ls.encoding)
     return None if edit is None else types.WorkspaceEdit(changes={uri: [edit]})
 
 
@@ -143,14 +136,14 @@ def _document_edit(ls: DllintServer, owner: str, unsafe: bool, only: Finding | N
     if outcome.new_bytes is None:
         return None
     if notebook is None:
-        edit = convert.replacement(ls.text_of(owner), outcome.new_bytes.decode("utf-8"), _encoding(ls))
+        edit = convert.replacement(ls.text_of(owner), outcome.new_bytes.decode("utf-8"), ls.encoding)
         return None if edit is None else types.WorkspaceEdit(changes={owner: [edit]})
     sources = convert.notebook_sources(outcome.new_bytes)
     if sources is None or len(sources) != len(notebook.cells):
         return None  # a fix that adds or removes cells is not an edit of the open cells
     changes: dict[str, list[types.TextEdit]] = {}
     for cell, source in zip(notebook.cells, sources):
-        edit = convert.replacement(ls.text_of(cell.document), source, _encoding(ls))
+        edit = convert.replacement(ls.text_of(cell.document), source, ls.encoding)
         if edit is not None:
             changes[cell.document] = [edit]
     return types.WorkspaceEdit(changes=changes) if changes else None
@@ -164,7 +157,7 @@ def hover_text(ls: DllintServer, uri: str, where: types.Position) -> str | None:
     lines = ls.text_of(uri).splitlines(keepends=True)
     texts: list[str] = []
     for finding in _in_range(ls, uri, ls.findings.get(owner, []), area):
-        shown = convert.diagnostic(finding, lines, _encoding(ls)).range
+        shown = convert.diagnostic(finding, lines, ls.encoding).range
         if (shown.start.line, shown.start.character) <= (where.line, where.character) <= (shown.end.line, shown.end.character):
             rule = rule_by_code(finding.code)
             if rule is not None and finding.code not in "".join(texts):

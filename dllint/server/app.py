@@ -46,6 +46,11 @@ class DllintServer(LanguageServer):
         self.findings: dict[str, list[Finding]] = {}  # document or notebook uri -> its last findings
         self.deps: dict[str, dict[str, str]] = {}  # document or notebook uri -> what its last lint read elsewhere
 
+    @property
+    def encoding(self) -> str:
+        """The position encoding agreed with the client (UTF-16 unless it offered another)."""
+        return self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+
     # -- documents ---------------------------------------------------------------------
     def is_cell(self, uri: str) -> bool:
         return self.workspace.get_notebook_document(cell_uri=uri) is not None
@@ -67,8 +72,7 @@ class DllintServer(LanguageServer):
         self.report_errors(result.errors)
         self.findings[uri], self.deps[uri] = result.findings, result.deps
         lines = text.splitlines(keepends=True)
-        encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
-        diagnostics = [convert.diagnostic(f, lines, encoding) for f in result.findings]
+        diagnostics = [convert.diagnostic(f, lines, self.encoding) for f in result.findings]
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
 
     def notebook_data(self, notebook: types.NotebookDocument) -> bytes:
@@ -86,14 +90,13 @@ class DllintServer(LanguageServer):
         result = self.state.lint(path, self.notebook_data(notebook))
         self.report_errors(result.errors)
         self.findings[notebook_uri], self.deps[notebook_uri] = result.findings, result.deps
-        encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
         by_cell: dict[str, list[types.Diagnostic]] = {cell.document: [] for cell in notebook.cells}
         for finding in result.findings:
             index = (finding.cell or 1) - 1
             if 0 <= index < len(notebook.cells):
                 cell_uri = notebook.cells[index].document
                 lines = self.text_of(cell_uri).splitlines(keepends=True)
-                by_cell[cell_uri].append(convert.diagnostic(finding, lines, encoding))
+                by_cell[cell_uri].append(convert.diagnostic(finding, lines, self.encoding))
         for cell_uri, diagnostics in by_cell.items():
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=diagnostics))
 

@@ -36,17 +36,6 @@ def units(line: str, characters: int, encoding: str) -> int:
     return len(head.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def characters(line: str, code_units: int, encoding: str) -> int:
-    """The inverse of :func:`units`: characters of ``line`` within ``code_units``."""
-    if encoding == types.PositionEncodingKind.Utf32:
-        return code_units
-    count = 0
-    for index, char in enumerate(line):
-        count += len(char.encode("utf-8")) if encoding == types.PositionEncodingKind.Utf8 else (2 if ord(char) > 0xFFFF else 1)
-        if count > code_units:
-            return index
-    return len(line)
-
 
 def position(lines: Sequence[str], line: int, column: int, encoding: str) -> types.Position:
     """An LSP position for a 1-based line and 1-based character column of ``lines``."""

@@ -144,7 +144,9 @@ class Workspace:
     def fix(self, path: str, data: bytes, unsafe: bool, only: Finding | None = None) -> FileOutcome:
         """``data`` fixed; ``only``: just that finding's rule (its code selected alone)."""
         project = self.project_for(path)
-        linter = project.linter
-        if only is not None:
-            linter = Linter(replace(project.settings, select=(only.code,), extend_select=(), ignore=()))
+        linter = project.linter if only is None else self.rule_linter(path, only.code)
         return fix(linter, path, data, unsafe, project.index.view(path))
+
+    def rule_linter(self, path: str, code: str) -> Linter:
+        """A linter of ``path``'s project with rule ``code`` alone (a quick fix fixes that rule only)."""
+        return Linter(replace(self.project_for(path).settings, select=(code,), extend_select=(), ignore=()))
