@@ -22,6 +22,7 @@ class BufferIndex(ProjectIndex):
     def __init__(self, root: str, settings: Settings) -> None:
         super().__init__(root, settings, MemoryStore())  # summaries kept by content for the session
         self._buffers: dict[str, bytes] = {}
+        self._members: frozenset[str] = frozenset()
 
     def set_buffer(self, path: str, data: bytes | None) -> None:
         """``path``'s text is ``data`` until it is set to None (closed: the disk again)."""
@@ -78,6 +79,8 @@ class BufferIndex(ProjectIndex):
             finally:
                 self._files = files
             self._hay = (hay, starts, paths, rest + hidden)
+            self._members = frozenset(files)  # project files, for buffers opened after the join
         hay, starts, paths, rest = self._hay
-        opened = [p for p in self._buffers if p not in rest and p not in self._offsets and p in set(self.project_files())]
+        kept = set(rest)
+        opened = [p for p in self._buffers if p in self._members and p not in kept and p not in self._offsets]
         return hay, starts, paths, rest + opened
