@@ -398,22 +398,12 @@ def _rebinds_itself(binding, name: str) -> bool:
 
 
 def calls_of(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Call, Scope]]:
-    """The calls of a module- or function-level ``def`` by its plain name in this file, each with
-    the scope it is made in (a method called through ``self`` is not one: its callers vary)."""
-    table = facts.__dict__.get("_calls_by_name")
-    if table is None:
-        table = {}
-        for node in ast.walk(facts.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                table.setdefault(node.func.id, []).append(node)
-        facts.__dict__["_calls_by_name"] = table
-    calls = []
-    for call in table.get(function.name, []):
-        caller = facts.scopes.scope_of(call)
-        found = facts.scopes.single_value(function.name, caller)
-        if found is not None and found[1].node is function:
-            calls.append((call, caller))
-    return calls
+    """The same-file calls of a module- or function-level ``def`` (the flow engine's
+    :meth:`callers`), each with the scope it is made in; a method's are not read: called
+    through ``self`` or instances, its arguments do not line up with its parameters."""
+    if isinstance(facts.scopes.parents.get(function), ast.ClassDef):
+        return []
+    return [(call, facts.scopes.scope_of(call)) for call in facts.usage.callers(function)]
 
 
 def _argument_for(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
