@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from probe_helpers import fast_settings, finding, line_of, write_script
+from probe_helpers import fast_settings, finding, line_of, pooled_dataset, write_script
 
 from dllint.probe import run_probe
 
@@ -341,18 +341,7 @@ def test_a_long_verdict_moves_its_reason_into_the_wrapped_evidence():
 
 
 # -- real workers: one script, shared by the assertions below --------------------------------------
-CPU_BOUND = """
-class Pooled(Dataset):
-    # each sample costs about a millisecond of CPU, like decoding plus augmentation
-    def __len__(self):
-        return 4096
-
-    def __getitem__(self, index):
-        image = torch.rand(3, 32, 32)
-        for _ in range(3):
-            image = torch.nn.functional.avg_pool2d(image, 3, stride=1, padding=1)
-        return image
-
+CPU_BOUND = pooled_dataset() + """
 
 if __name__ == "__main__":
     torch.set_num_threads(1)

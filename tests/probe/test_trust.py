@@ -10,12 +10,13 @@ import pathlib
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 import uuid
 
 import psutil
 import pytest
-from probe_helpers import fast_settings, finding, line_of, write_script
+from probe_helpers import fast_settings, finding, line_of, pooled_dataset, write_script
 
 from dllint.probe import run_probe
 
@@ -368,22 +369,12 @@ def test_a_loader_built_in_an_unhooked_child_process_is_reported_as_such(tmp_pat
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity (Linux)")
 def test_the_sweep_on_two_cores_never_recommends_more_than_two_workers(tmp_path):
-    script = write_script(tmp_path, """
-        class Busy(Dataset):
-            def __len__(self):
-                return 10_000
-
-            def __getitem__(self, index):
-                image = torch.rand(3, 32, 32)
-                for _ in range(3):
-                    image = torch.nn.functional.avg_pool2d(image, 3, stride=1, padding=1)
-                return image
-
+    script = write_script(tmp_path, pooled_dataset("Busy", 10_000) + textwrap.dedent("""
         if __name__ == "__main__":
             torch.set_num_threads(1)
             for batch in DataLoader(Busy(), batch_size=8, num_workers=4):
                 pass
-    """)
+    """))
     dl202 = finding("DL202", script, line_of(script, "num_workers=4"))
     allowed = os.sched_getaffinity(0)
     os.sched_setaffinity(0, sorted(allowed)[:2])  # the harness and its workers inherit two cores
