@@ -4,7 +4,7 @@ Layout: ``<cache-dir>/<version>/<key>.json``, one file per run key (dllint's
 version, the effective settings, the enabled rules and the source of every
 rule module's code). It maps each absolute source path to its last ``stat``
 (mtime and ctime in ns, size, inode), the SHA-256 of its content, its findings
-and its ``deps``; and it holds the project summaries by content digest.
+and its ``deps``.
 
 A lookup first compares the ``stat`` (no read, no hash: the shortcut ruff
 takes, plus ctime and inode, which a ``cp -p``, ``touch -r`` or archive
@@ -18,17 +18,12 @@ per source file costs ~5,000 opens.
 The project index's API (dllint.project):
 
 - ``deps``: ``store_fingerprint(path, fingerprint, findings, deps)`` keeps, with
-  a file's findings, the project files whose summaries its lint read
-  (``{path: summary digest}``, ``FileResult.deps``).
+  a file's findings, the project files its lint read
+  (``{path: content digest}``, ``FileResult.deps``).
   ``lookup(path, deps_valid=check)`` then returns the findings only if
-  ``check(deps)`` is true, i.e. every dep's current summary digest is still the
+  ``check(deps)`` is true, i.e. every dep's current content digest is still the
   stored one; an entry with deps and no ``deps_valid`` is a miss (never trusted
   unchecked). ``lookup_entry(path, deps_valid)`` returns the findings and deps.
-- summaries: ``get_summary(digest) -> JSON value | None`` and
-  ``put_summary(digest, value)`` store one JSON value (a file's summary) by the
-  content digest of its file (:func:`content_hash`); they are saved with the
-  findings by :meth:`Cache.save`, in the same run key (a summary depends on
-  dllint's code and settings as findings do).
 - run-level facts: ``meta(key)``/``put_meta(key, value)`` (the project files'
   stat as the last run saw them), ``entries_deps()`` and ``drop(path)``, which
   ``ProjectIndex.reconcile`` uses to drop findings that asked "who calls X"
@@ -65,10 +60,10 @@ from dllint.files import Unreadable, read_bytes, read_with_stat
 from dllint.findings import ConfigKey, Finding, Fix
 
 DEFAULT_CACHE_DIR = ".dllint_cache"
-FORMAT = 2  # bump when the layout of an entry changes
+FORMAT = 3  # bump when the layout of an entry changes
 _SCALARS = (str, int, float, bool, type(None))
 # A cache file larger than this is dropped unread (a file planted to exhaust memory); a cache of
-# 100,000 files with their summaries stays well under it.
+# 100,000 files stays well under it.
 MAX_CACHE_SIZE = 1 << 30
 
 
@@ -177,7 +172,7 @@ class Entry:
     inode: int
     digest: str
     findings: list[Any]  # encoded rows; decoded only on a hit
-    deps: dict[str, str]  # project file -> the digest of its summary this file's lint read
+    deps: dict[str, str]  # project file -> the digest of its content this file's lint read
 
     def row(self) -> list[Any]:
         return [self.mtime_ns, self.size, self.ctime_ns, self.inode, self.digest, self.findings, self.deps]
@@ -224,8 +219,6 @@ class Cache:
         self.stats = CacheStats()
         self._entries: dict[str, Entry] = {}
         self._updated: dict[str, Entry] = {}
-        self._summaries: dict[str, Any] = {}
-        self._new_summaries: dict[str, Any] = {}
         self._meta: dict[str, Any] = {}  # run-level facts (the project's stat table), merged on save
         self._new_meta: dict[str, Any] = {}
         self._dropped: set[str] = set()
@@ -239,12 +232,12 @@ class Cache:
         loaded = self._read(self.path)
         if loaded is None:
             self.stats.discarded = self.path.exists()
-            loaded = {}, {}, {}
-        self._entries, self._summaries, self._meta = loaded
+            loaded = {}, {}
+        self._entries, self._meta = loaded
 
     @staticmethod
-    def _read(path: Path) -> tuple[dict[str, Entry], dict[str, Any], dict[str, Any]] | None:
-        """The entries, summaries and meta in ``path``; None when it is missing, unreadable or malformed in any way."""
+    def _read(path: Path) -> tuple[dict[str, Entry], dict[str, Any]] | None:
+        """The entries and meta in ``path``; None when it is missing, unreadable or malformed in any way."""
         try:
             data, _ = read_with_stat(path, MAX_CACHE_SIZE, follow_symlinks=False)  # a planted link or FIFO: no cache
             raw = json.loads(data)
@@ -252,9 +245,8 @@ class Cache:
             return None
         if not isinstance(raw, dict) or raw.get("format") != FORMAT or not isinstance(raw.get("files"), dict):
             return None
-        summaries = raw.get("summaries", {})
         meta = raw.get("meta", {})
-        if not isinstance(summaries, dict) or not isinstance(meta, dict):
+        if not isinstance(meta, dict):
             return None
         entries: dict[str, Entry] = {}
         for source, value in raw["files"].items():
@@ -262,11 +254,11 @@ class Cache:
             if entry is None:
                 return None
             entries[source] = entry
-        return entries, summaries, meta
+        return entries, meta
 
     def lookup(self, path: str, deps_valid: DepsCheck | None = None) -> list[Finding] | None:
         """The cached findings of ``path`` if it has not changed since they were stored (and,
-        if they depend on other files' summaries, ``deps_valid(deps)`` says those are unchanged); else None."""
+        if they depend on other files, ``deps_valid(deps)`` says those are unchanged); else None."""
         hit = self.lookup_entry(path, deps_valid)
         return hit.findings if hit is not None else None
 
@@ -309,19 +301,6 @@ class Cache:
             self._entries.pop(key, None)
             self._updated.pop(key, None)
             return None
-
-    # -- summaries ----------------------------------------------------------
-    def get_summary(self, digest: str) -> Any:
-        """The summary stored for a file whose content hashes to ``digest``; None if there is none."""
-        self._load()
-        if digest in self._new_summaries:
-            return self._new_summaries[digest]
-        return self._summaries.get(digest)
-
-    def put_summary(self, digest: str, value: Any) -> None:
-        """Store a JSON value (a file's summary) for the content ``digest``; saved by :meth:`save`."""
-        self._load()
-        self._new_summaries[digest] = value
 
     # -- run-level facts and invalidation -------------------------------------
     def meta(self, key: str) -> Any:
@@ -375,7 +354,7 @@ class Cache:
 
     def save(self) -> None:
         """Write the cache if this run changed it; merge what another run wrote meanwhile. Never raises."""
-        if not self._updated and not self._new_summaries and not self._new_meta and not self._dropped and not self.stats.discarded:
+        if not self._updated and not self._new_meta and not self._dropped and not self.stats.discarded:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -388,23 +367,19 @@ class Cache:
             pass  # a read-only tree or a full disk: the run's findings are still right, only uncached
         self._entries.update(self._updated)
         self._updated = {}
-        self._summaries.update(self._new_summaries)
-        self._new_summaries = {}
         self._meta.update(self._new_meta)
         self._new_meta = {}
         self._dropped = set()
 
     def _merge_and_replace(self) -> None:
         # What is on disk now is newer than what this run loaded; what this run linted is newest.
-        on_disk_entries, on_disk_summaries, on_disk_meta = self._read(self.path) or ({}, {}, {})
+        on_disk_entries, on_disk_meta = self._read(self.path) or ({}, {})
         merged = {**self._entries, **on_disk_entries, **self._updated}
         for key in self._dropped - self._updated.keys():
             merged.pop(key, None)
-        summaries = {**self._summaries, **on_disk_summaries, **self._new_summaries}
         payload = {
             "format": FORMAT,
             "files": {source: e.row() for source, e in sorted(merged.items())},
-            "summaries": dict(sorted(summaries.items())),
             "meta": {**self._meta, **on_disk_meta, **self._new_meta},
         }
         data = json.dumps(payload, separators=(",", ":")).encode()

@@ -84,14 +84,14 @@ def default_jobs() -> int:
     return usable_cores()
 
 
-def project_index(settings: Settings, root: str | None = None, store: Any = None) -> Any:
+def project_index(settings: Settings, root: str | None = None) -> Any:
     """The project index files are linted against (``facts.project``); built once per process.
-    None: each file alone (no project root). ``store``: where summaries are kept (the cache)."""
+    None: each file alone (no project root)."""
     if root is None:
         return None
     from dllint.project import ProjectIndex
 
-    return ProjectIndex(root, settings, store)
+    return ProjectIndex(root, settings)
 
 
 # -- one file ---------------------------------------------------------------------
@@ -122,9 +122,6 @@ def process(
 # -- worker processes ------------------------------------------------------------------
 _WORKER_LINTER: Linter | None = None
 _WORKER_INDEX: Any = None
-# The parent's cache, seen by forked workers: they read its stored summaries (what they
-# summarize themselves stays theirs; the parent stores summaries it computes).
-_PARENT_CACHE: Any = None
 
 
 def _init_worker(settings: Settings, root: str | None = None) -> None:
@@ -133,21 +130,7 @@ def _init_worker(settings: Settings, root: str | None = None) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the pool
     _WORKER_LINTER = Linter(settings)
-    _WORKER_INDEX = project_index(settings, root, _ReadOnly(_PARENT_CACHE) if _PARENT_CACHE is not None else None)
-
-
-class _ReadOnly:
-    """Summaries from the parent's cache; a worker's own stay in its memory."""
-
-    def __init__(self, cache: Any) -> None:
-        self.cache = cache
-        self.new: dict[str, Any] = {}
-
-    def get_summary(self, digest: str) -> Any:
-        return self.new.get(digest) or self.cache.get_summary(digest)
-
-    def put_summary(self, digest: str, value: Any) -> None:
-        self.new[digest] = value
+    _WORKER_INDEX = project_index(settings, root)
 
 
 def _run_chunk(
@@ -202,11 +185,11 @@ class _Pool:
     for copying the pages of the parent it touches)."""
 
     def __init__(
-        self, jobs: int, task: Task, want_fingerprint: bool, settings: Settings, project_root: str | None, parent_cache: Any
+        self, jobs: int, task: Task, want_fingerprint: bool, settings: Settings, project_root: str | None
     ) -> None:
         self.workers = jobs - 1
         self.task, self.want_fingerprint = task, want_fingerprint
-        self.settings, self.project_root, self.parent_cache = settings, project_root, parent_cache
+        self.settings, self.project_root = settings, project_root
         self.executor: Any = None
         self.queue: deque[list[Item]] = deque()
         self.queued_bytes = 0
@@ -225,8 +208,6 @@ class _Pool:
     def _start(self) -> None:
         from concurrent.futures import ProcessPoolExecutor
 
-        global _PARENT_CACHE
-        _PARENT_CACHE = self.parent_cache  # inherited by the forked workers
         self.executor = ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=_pool_context(),
@@ -282,7 +263,6 @@ class _Pool:
         self.submitted.clear()
 
     def close(self, abandon: bool = False) -> None:
-        global _PARENT_CACHE
         if self.executor is None:
             return
         if abandon:
@@ -294,7 +274,6 @@ class _Pool:
         else:
             self.executor.shutdown()
         self.executor = None
-        _PARENT_CACHE = None
 
 
 # -- the run --------------------------------------------------------------------------
@@ -312,14 +291,14 @@ def run_files(
 
     ``jobs``: processes that lint, this one included (None: :func:`default_jobs`; 1: this one alone).
     ``cache``: reuse findings of unchanged files and store the new ones (saved before returning);
-    a file whose findings read other files' summaries is reused only while those are unchanged.
+    a file whose findings read other files is reused only while those are unchanged.
     ``project_root``: lint each file knowing the rest of that project (:mod:`dllint.project`).
     A fixed file's new bytes are in its outcome; nothing is written here.
     """
     jobs = default_jobs() if jobs is None else max(1, jobs)
     results: list[FileOutcome | None] = [None] * len(paths)
     todo: list[Item] = []
-    project = project_index(settings, project_root, cache)
+    project = project_index(settings, project_root)
     deps_valid = project.deps_valid if project is not None else None
     if project is not None and cache is not None:
         project.reconcile(cache)  # findings that asked "who calls X" meet the files changed since
@@ -360,8 +339,7 @@ def run_files(
                 reported = count
 
     if jobs > 1 and len(todo) >= MIN_FILES_FOR_POOL:  # fewer: no pool can start, and screening would read them twice
-        _screen_and_share(todo, linter, task, want_fingerprint, jobs, project_root,
-                          cache if project is not None else None, collect, advance, lint_here)
+        _screen_and_share(todo, linter, task, want_fingerprint, jobs, project_root, collect, advance, lint_here)
     else:
         lint_here(todo)
 
@@ -381,13 +359,12 @@ def _screen_and_share(
     want_fingerprint: bool,
     jobs: int,
     project_root: str | None,
-    parent_cache: Any,
     collect: Done,
     advance: Callable[[int], None],
     lint_here: Callable[[list[Item]], None],
 ) -> None:
     """Screen ``todo`` here, and lint what passes with a pool if it is worth one, else here."""
-    pool = _Pool(jobs, task, want_fingerprint, linter.settings, project_root, parent_cache)
+    pool = _Pool(jobs, task, want_fingerprint, linter.settings, project_root)
     chunk: list[Item] = []
     chunk_bytes = 0
     try:

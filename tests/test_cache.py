@@ -192,7 +192,7 @@ def test_same_size_edit_with_the_mtime_restored_is_relinted(tree, lint_counter, 
     assert results[1] == []
 
 
-# -- the project index's API: deps and summaries -------------------------------------------------
+# -- the project index's API: deps -------------------------------------------------
 def test_findings_with_deps_are_valid_only_while_every_dep_is(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(BAD)
@@ -209,17 +209,6 @@ def test_findings_with_deps_are_valid_only_while_every_dep_is(tmp_path):
     assert cache.lookup(str(path), deps_valid=lambda deps: deps == {"data.py": "a" * 64}) == [finding]
     hit = cache.lookup_entry(str(path), deps_valid=lambda deps: True)
     assert hit is not None and hit.deps == {"data.py": "a" * 64}
-
-
-def test_summaries_by_content_digest_are_saved_with_the_cache(tmp_path):
-    cache = Cache(tmp_path / "c", SETTINGS, CODES)
-    assert cache.get_summary("f" * 64) is None
-    cache.put_summary("f" * 64, {"functions": {"build": ["iterate-once"]}})
-    assert cache.get_summary("f" * 64) == {"functions": {"build": ["iterate-once"]}}
-    cache.save()
-    again = Cache(tmp_path / "c", SETTINGS, CODES)
-    assert again.get_summary("f" * 64) == {"functions": {"build": ["iterate-once"]}}
-    assert Cache(tmp_path / "c", Settings(max_workers=3), CODES).get_summary("f" * 64) is None
 
 
 def test_runner_stores_and_returns_deps(tmp_path, monkeypatch):
@@ -244,7 +233,7 @@ def test_runner_stores_and_returns_deps(tmp_path, monkeypatch):
         def remember_files(self, cache, deps_stored):
             pass
 
-    monkeypatch.setattr(runner, "project_index", lambda settings, root=None, store=None: Index())
+    monkeypatch.setattr(runner, "project_index", lambda settings, root=None: Index())
     cache = Cache(tmp_path / "c", SETTINGS, CODES)
     [result] = run_lint([str(path)], SETTINGS, jobs=1, cache=cache)
     assert result.deps == View.deps
@@ -254,7 +243,7 @@ def test_runner_stores_and_returns_deps(tmp_path, monkeypatch):
 
 def test_a_dropped_entry_stays_dropped_when_merged_with_the_file_on_disk(tmp_path):
     """``drop`` (a dependency changed) must not be undone by the save's merge with what is on
-    disk, where the entry still is; meta is saved and merged like summaries."""
+    disk, where the entry still is; meta is saved and merged like entries."""
     path = tmp_path / "train.py"
     path.write_text(BAD)
     from dllint.per_file import fingerprint

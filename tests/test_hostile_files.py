@@ -24,6 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 import dllint.atomic as atomic
+from dllint.cache import FORMAT as CACHE_FORMAT
 from dllint.cli import main
 
 LOOP = "from torch.utils.data import DataLoader\n\nfor epoch in range(3):\n    for batch in DataLoader(ds, num_workers=4):\n        pass\n"
@@ -159,7 +160,7 @@ def test_a_planted_cache_symlink_is_replaced_never_written_through(tmp_path):
     assert second.returncode == 1 and "DL204" in second.stdout, second.stderr
     assert victim.read_text() == "precious\n"
     assert not (tmp_path / "created-outside").exists()
-    assert not entry.is_symlink() and json.loads(entry.read_text())["format"] == 2
+    assert not entry.is_symlink() and json.loads(entry.read_text())["format"] == CACHE_FORMAT
 
 
 def test_a_fifo_at_the_cache_path_never_hangs(tmp_path):
@@ -230,6 +231,7 @@ def test_a_failed_write_is_never_counted_as_fixed(tmp_path, monkeypatch):
 SIGNALLED_WRITE = """
 import os, signal, sys
 import dllint.atomic as atomic
+from dllint.cache import FORMAT as CACHE_FORMAT
 real_fsync = os.fsync
 def fsync_then_signal(fd):
     real_fsync(fd)

@@ -62,18 +62,15 @@ def test_an_outside_timm_is_not_followed(tmp_path):
     assert lint(tmp_path, factory) == []
 
 
-def test_summaries_are_stored_per_own_roots(tmp_path):
-    """A file's summary records calls into an own package only where it is the project's:
-    the same content summarized for a project without it must not reuse that summary."""
-    from dllint.project.index import MemoryStore
-
-    store = MemoryStore()
+def test_summaries_follow_own_roots(tmp_path):
+    """A file's summary records calls into an own package only where it is the project's: the
+    same content in a project without it records none."""
     with_timm = tmp_path / "a"
     make(with_timm, "timm")
     train = with_timm / "train.py"
-    summary = ProjectIndex(with_timm, SETTINGS, store).summary(str(train.resolve()))[0]
+    summary = ProjectIndex(with_timm, SETTINGS).summary(str(train.resolve()))[0]
     assert [c.target for c in summary.calls] == ["0:timm.data.create_loader"]
     without = tmp_path / "b"
     without.mkdir()
     (without / "train.py").write_text(train.read_text())
-    assert ProjectIndex(without, SETTINGS, store).summary(str((without / "train.py").resolve()))[0].calls == []
+    assert ProjectIndex(without, SETTINGS).summary(str((without / "train.py").resolve()))[0].calls == []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from project_helpers import lint_in_project, write_tree
 from dllint.config import Settings
-from dllint.project import FileSummary, ProjectIndex, find_project_root, summarize
+from dllint.project import ProjectIndex, find_project_root, summarize
 
 SETTINGS = Settings(select=("ALL",))
 
@@ -42,16 +42,34 @@ def codes(result) -> list[tuple[int, str]]:
     return [(f.line, f.code) for f in result.findings]
 
 
-def test_summary_round_trips_through_json(tmp_path):
+def test_summary_names_every_function_and_summarizes_those_asked_for(tmp_path, monkeypatch):
+    """A query names one function of a module: only it is summarized (a big module's others never are)."""
+    import dllint.facts.flow.summary as summary_module
+
     write(tmp_path, {"train.py": TRAIN, "data.py": DATA})
     summary = summarize(str(tmp_path / "train.py"), TRAIN, SETTINGS)
     assert [c.target for c in summary.calls] == ["0:data.build_loader"]
     assert summary.calls[0].effects.per_epoch
-    again = FileSummary.from_json(summary.to_json())
-    assert again == summary and again.digest() == summary.digest()
+    asked: list[str] = []
+    original = summary_module._function
+    monkeypatch.setattr(summary_module, "_function", lambda facts, node, method: asked.append(node.name) or original(facts, node, method))
+    data = summarize(str(tmp_path / "data.py"), DATA + "\ndef unrelated(x):\n    for _ in x:\n        pass\n", SETTINGS)
+    assert sorted(data.functions) == ["build_loader", "unrelated"] and "unrelated" in data.functions
+    assert asked == []
+    assert data.functions["build_loader"].returns[0].kind == "loader"
+    assert data.functions.get("build_loader") is data.functions["build_loader"]
+    assert asked == ["build_loader"]
+
+
+def test_a_function_that_cannot_be_summarized_is_one_nothing_is_known_of(tmp_path, monkeypatch):
+    import dllint.facts.flow.summary as summary_module
+
+    def broken(facts, node, method):
+        raise RecursionError("too deep")
+
+    monkeypatch.setattr(summary_module, "_function", broken)
     data = summarize(str(tmp_path / "data.py"), DATA, SETTINGS)
-    assert "build_loader" in data.functions
-    assert FileSummary.from_json(data.to_json()) == data
+    assert data.functions["build_loader"].effects == {} and data.functions["build_loader"].params == ["dataset"]
 
 
 def test_parameter_effects():
@@ -121,29 +139,20 @@ def test_one_file_run_summarizes_only_files_that_name_the_function(tmp_path):
     assert index.summarized == 0
 
 
-def test_findings_depend_on_summaries_not_bodies(tmp_path):
-    """A dependency's body change that keeps its summary keeps the findings valid; a change
-    of its summary invalidates them (what the cache checks before reusing findings)."""
-    write(tmp_path, {"train.py": TRAIN, "data.py": DATA})
+def test_findings_depend_on_the_files_they_read(tmp_path):
+    """Any change to a file a lint read invalidates its findings (what the cache checks before
+    reusing them); the files no lint read do not."""
+    write(tmp_path, {"train.py": TRAIN, "data.py": DATA, "other.py": "x = 1\n"})
     index = ProjectIndex(tmp_path, SETTINGS)
     deps = lint(index, tmp_path / "data.py").deps
+    assert ProjectIndex(tmp_path, SETTINGS).deps_valid(deps)
+    (tmp_path / "other.py").write_text("x = 2\n")
+    assert ProjectIndex(tmp_path, SETTINGS).deps_valid(deps)
     train = tmp_path / "train.py"
-    train.write_text(TRAIN.replace("model(batch)", "loss = model(batch)\n            print(loss)  # log"))
-    fresh = ProjectIndex(tmp_path, SETTINGS)
-    assert fresh.deps_valid(deps)
     train.write_text(TRAIN.replace("    for epoch in range(epochs):\n        for batch", "    if epochs:\n        for batch"))
     fresh = ProjectIndex(tmp_path, SETTINGS)
     assert not fresh.deps_valid(deps)
     assert codes(lint(fresh, tmp_path / "data.py")) == []
-
-
-def test_summaries_come_from_the_store_by_content(tmp_path):
-    write(tmp_path, {"train.py": TRAIN, "data.py": DATA})
-    first = ProjectIndex(tmp_path, SETTINGS)
-    lint(first, tmp_path / "data.py")
-    second = ProjectIndex(tmp_path, SETTINGS, store=first.store)
-    assert codes(lint(second, tmp_path / "data.py")) == [(5, "DL301"), (6, "DL201")]
-    assert second.summarized == 0
 
 
 def test_command_line_worker_count_named_in_crash_messages():
@@ -223,24 +232,29 @@ def check_project(root: Path, cache_dir: Path, monkeypatch=None, paths=None):
     return {Path(o.path).name: [(f.line, f.code) for f in o.findings] for o in outcome.files}
 
 
-def test_cached_findings_follow_the_summaries_they_read(tmp_path, relinted):
-    """A file's cached findings are invalidated when a summary they depend on changes, and
-    not when the dependency changes without changing its summary."""
+def test_cached_findings_follow_the_files_they_read(tmp_path, relinted):
+    """A file's cached findings are invalidated when a file they read changes, and not when a
+    file they never read does."""
     root = tmp_path / "project"
-    write(root, {"pyproject.toml": "", "train.py": TRAIN, "data.py": DATA})
+    write(root, {"pyproject.toml": "", "train.py": TRAIN, "data.py": DATA, "other.py": "x = 1\n"})
     cache = tmp_path / "cache"
     assert check_project(root, cache)["data.py"] == [(5, "DL301"), (6, "DL201")]
 
     linted = relinted
     linted.clear()
-    (root / "train.py").write_text(TRAIN.replace("model(batch)", "loss = model(batch)  # same summary"))
+    (root / "other.py").write_text("x = 2\n")
     assert check_project(root, cache)["data.py"] == [(5, "DL301"), (6, "DL201")]
-    assert linted == ["train.py"]  # data.py's findings still hold: train.py's summary is the same
+    assert linted == ["other.py"]  # data.py's findings still hold: it never read other.py
+
+    linted.clear()
+    (root / "train.py").write_text(TRAIN.replace("model(batch)", "loss = model(batch)  # a comment"))
+    assert check_project(root, cache)["data.py"] == [(5, "DL301"), (6, "DL201")]
+    assert sorted(linted) == ["data.py", "train.py"]  # any change to a file it read: re-linted
 
     linted.clear()
     (root / "train.py").write_text(TRAIN.replace("    for epoch in range(epochs):\n        for batch", "    if epochs:\n        for batch"))
     assert check_project(root, cache)["data.py"] == []
-    assert sorted(linted) == ["data.py", "train.py"]  # train.py's summary changed: data.py re-linted
+    assert sorted(linted) == ["data.py", "train.py"]
 
 
 FACTORY = """\

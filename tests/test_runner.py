@@ -231,7 +231,7 @@ def test_chunks_no_worker_started_are_taken_back_at_the_end():
         def cancel(self):
             return not self.started
 
-    pool = _Pool(2, CHECK, False, Settings(), None, None)
+    pool = _Pool(2, CHECK, False, Settings(), None)
     running, waiting = Future(True), Future(False)
     pool.submitted = {running: [(0, "a.py", None)], waiting: [(1, "b.py", None)]}
     pool.reclaim()

@@ -2,11 +2,10 @@
 
 - :func:`find_project_root`: ``--project-root``, else the nearest directory above the
   paths with ``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git``;
-- :class:`ProjectIndex`: lazy, byte-gated per-file :class:`FileSummary` objects (JSON,
-  stored by content digest) and the cross-file questions (``summary``, ``callers_of``,
-  ``parameter_effects``);
-- :class:`ProjectView`: ``facts.project`` for one file; records the summaries it reads in
-  ``deps`` (path -> summary digest);
+- :class:`ProjectIndex`: lazy, byte-gated per-file :class:`FileSummary` objects and the
+  cross-file questions (``summary``, ``callers_of``, ``parameter_effects``);
+- :class:`ProjectView`: ``facts.project`` for one file; records the files it reads in
+  ``deps`` (path -> content digest);
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from typing import Any
 _EXPORTS = {
     "Effects": "dllint.facts.flow.records", "FileSummary": "dllint.facts.flow.records",
     "NullProject": "dllint.facts.flow.queries", "summarize": "dllint.facts.flow.summary",
-    "MemoryStore": "dllint.project.index", "ProjectIndex": "dllint.project.index",
+    "ProjectIndex": "dllint.project.index",
     "ProjectView": "dllint.project.index", "find_project_root": "dllint.project.index",
 }
 __all__ = sorted(_EXPORTS)

@@ -1,5 +1,5 @@
 """The project index's shared ground: its state, limits and the records its parts pass
-(stores of summaries, callers found); the parts are ``store`` (summaries, stats,
+(files' entries, callers found); the parts are ``store`` (summaries, digests, stats,
 invalidation), ``search`` (who names X), ``resolve`` (module resolution) and ``queries``
 (cross-file questions), composed in :mod:`dllint.project.index`."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from dllint.facts.flow.records import Effects, FileSummary, FunctionSummary
 
@@ -21,7 +21,7 @@ SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build
 MAX_FOLLOW = 6  # project calls followed from one parameter, transitively
 MAX_ANCESTORS = 16  # project classes visited from one base class
 MAX_PROJECT_FILES = 50_000
-MAX_KEPT_BYTES = 64 * 1024 * 1024  # file contents kept for repeated "who calls X" scans
+MAX_KEPT_BYTES = 128 * 1024 * 1024  # file contents kept for repeated "who calls X" scans (beyond: re-read per scan)
 MAX_REACH_DEPTH = 4  # calls followed from one worker-side function across files, transitively
 MAX_REACH_FUNCTIONS = 32  # functions of other files looked at for one question
 MAX_CANDIDATES = 8  # files defining a method named like obj.m(): more, and the name says nothing
@@ -32,33 +32,11 @@ MAX_CALLER_FILES = 48
 LOADER_GATE = b"DataLoader"  # a file that builds loaders over a class names DataLoader
 
 
-class SummaryStore(Protocol):
-    """Where summaries are kept by the content digest of their file (the run's cache has
-    the same two methods)."""
-
-    def get_summary(self, digest: str) -> Any: ...
-
-    def put_summary(self, digest: str, value: Any) -> None: ...
-
-
-class MemoryStore:
-    """Summaries by content digest, for one process."""
-
-    def __init__(self) -> None:
-        self.entries: dict[str, Any] = {}
-
-    def get_summary(self, digest: str) -> Any:
-        return self.entries.get(digest)
-
-    def put_summary(self, digest: str, value: Any) -> None:
-        self.entries[digest] = value
-
-
 @dataclass
 class _Entry:
     stat: tuple[int, int]
-    summary: FileSummary
-    digest: str  # the summary's digest (what dependents record)
+    summary: FileSummary | None  # summarized when first asked for
+    digest: str  # the file's content digest (what dependents record)
 
 
 @dataclass
@@ -95,10 +73,9 @@ def entry_effects(entries: dict[str, Effects], path: str) -> Effects:
 class IndexBase:
     """State shared by the index's parts, and the entry points each part implements."""
 
-    def __init__(self, root: str | Path, settings: Settings, store: SummaryStore | None = None) -> None:
+    def __init__(self, root: str | Path, settings: Settings) -> None:
         self.root = Path(root).resolve()
         self.settings = settings
-        self.store = store if store is not None else MemoryStore()
         self._entries: dict[str, _Entry] = {}
         self._exists: dict[str, bool] = {}
         self._bases: dict[Path, list[Path]] = {}  # see _search_path
@@ -108,8 +85,9 @@ class IndexBase:
         self._callers: dict[tuple[str, str], list[tuple[str, CallRecord]]] = {}
         self._methods: dict[str, list[str] | None] = {}  # files defining a method name (None: too many)
         self._mentions: dict[tuple[bytes, bytes | None], list[str]] = {}
+        self._class_names: frozenset[bytes] | None = None  # see SearchIndex.class_names
         self._stat_table: dict[str, list[int]] | None = None
-        self.summarized = 0  # files summarized (not found in the store): for tests and benchmarks
+        self.summarized = 0  # files summarized: for tests and benchmarks
 
     # -- implemented by the parts -------------------------------------------------------
     @abstractmethod
@@ -130,6 +108,14 @@ class IndexBase:
 
     @abstractmethod
     def summary(self, path: str, data: bytes | None = None) -> tuple[FileSummary, str] | None:
+        ...
+
+    @abstractmethod
+    def class_names(self) -> frozenset[bytes]:
+        ...
+
+    @abstractmethod
+    def digest(self, path: str, data: bytes | None = None) -> str | None:
         ...
 
     @abstractmethod

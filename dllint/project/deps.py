@@ -2,7 +2,7 @@
 (path -> digest, so old entries still read); :func:`read` and :func:`record` are the only
 places that know that encoding.
 
-- :class:`SummaryDep`: another file's summary had this digest (its findings read it);
+- :class:`SummaryDep`: another file's content had this digest (its findings read its summary);
 - :class:`ConfigDep`: a config file's bytes had this digest (a key read from it);
 - :class:`CallersDep`: the lint asked which files name ``needle`` (and ``gate``): "the
   callers of f" is itself a dependency, so a new caller in a file the lint never read

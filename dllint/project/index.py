@@ -4,9 +4,10 @@ rules ask across files.
 Lazy and byte-gated, so a one-file run stays fast: a file is summarized only when a rule
 follows a call into it (:meth:`ProjectIndex.summary`), and "who calls ``build_loader``"
 summarizes only the files whose bytes contain ``build_loader``
-(:meth:`ProjectIndex.callers_of`). Summaries are kept by the content digest of their file
-in a store (:class:`MemoryStore` here; the run's cache when there is one), so a warm run
-re-summarizes only the files that changed. Its parts: :mod:`dllint.project.store`,
+(:meth:`ProjectIndex.callers_of`); inside a file, only the functions asked about
+(:class:`~dllint.facts.flow.summary.Deferred`). Summaries live as long as the index (a run, a
+process of it, an editor session); what a cached finding depends on is its files' content
+digests, so a warm run summarizes nothing until a file changed. Its parts: :mod:`dllint.project.store`,
 :mod:`~dllint.project.search`, :mod:`~dllint.project.resolve`, :mod:`~dllint.project.queries`;
 :mod:`dllint.project.view` is what one file sees.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dllint.discovery import ROOT_MARKERS, find_project_root  # noqa: F401 - found without the index (a one-file run)
-from dllint.project.base import CallRecord, MemoryStore, SummaryStore, entry_effects  # noqa: F401 - re-exported
+from dllint.project.base import CallRecord, entry_effects  # noqa: F401 - re-exported
 from dllint.project.queries import QueryIndex
 from dllint.project.resolve import ResolveIndex
 from dllint.project.search import SearchIndex, callee_needle, method_needle  # noqa: F401 - re-exported

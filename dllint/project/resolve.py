@@ -7,6 +7,8 @@ from pathlib import Path
 
 from dllint.facts.flow.records import ClassSummary, FileSummary, FunctionSummary
 from dllint.facts.flow.targets import Target
+from dllint.project.deps import CallersDep
+from dllint.project.deps import record as record_dep
 from dllint.project.base import (
     IndexBase,
     MAX_ANCESTORS,
@@ -118,7 +120,14 @@ class ResolveIndex(IndexBase):
     def ancestors(self, from_path: str, target: str, deps: dict[str, str]) -> list[ClassSummary]:
         """The project class ``target`` names and its ancestors, depth first and left to right,
         through every file their bases are in (each summary read is recorded in ``deps``);
-        bases outside the project end the walk (their names stay in ``bases``)."""
+        bases outside the project end the walk (their names stay in ``bases``). A name no project
+        file defines as a class (``class Name``: a byte search) has none, and nothing is resolved
+        (most names a file imports from the project are functions); a file that starts defining
+        one re-lints it (see :meth:`reconcile`)."""
+        name = Target.parse(target).dotted.rsplit(".", 1)[-1].encode()
+        if name not in self.class_names():
+            record_dep(deps, CallersDep(b"class " + name))
+            return []
         found: list[ClassSummary] = []
         seen: set[tuple[str, str]] = set()
 

@@ -3,6 +3,7 @@ function in other files, the files defining a method."""
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 
 from dllint.files import Unreadable, read_bytes
@@ -40,15 +41,32 @@ class SearchIndex(IndexBase):
             found = self._mentions[key] = sorted(hits)
         return found
 
+    def class_names(self) -> frozenset[bytes]:
+        """Every name that follows ``class `` in a project file (a class statement, or a string
+        or comment that looks like one): a name not among them is no project class. One scan of
+        the joined files (0.26 s for 79 MB), where a search per name asked costs 22 ms each."""
+        if self._class_names is None:
+            hay, _, _, rest = self._haystack()
+            found: set[bytes] = set()
+            for data in [hay, *(self._read(p) or b"" for p in rest)]:
+                at = data.find(b"class ")
+                while at != -1:
+                    word = _WORD.match(data, at + 6)
+                    if word is not None:
+                        found.add(word.group())
+                    at = data.find(b"class ", at + 6)
+            self._class_names = frozenset(found)
+        return self._class_names
+
     def record_mentions(self, deps: dict[str, str], path: str, needle: bytes, gate: bytes | None = None) -> None:
-        """Record in ``deps`` that ``path``'s lint asked who names ``needle``, with the summary
-        of every other file that does: a change to what one of them does with it invalidates
-        the findings, and :meth:`reconcile` a file that starts naming it."""
+        """Record in ``deps`` that ``path``'s lint asked who names ``needle``, with the content
+        digest of every other file that does: a change to one of them invalidates the findings,
+        and :meth:`reconcile` a file that starts naming it. Nothing is summarized."""
         record_dep(deps, CallersDep(needle, gate))
         for other in self.mentions(needle, gate):
-            summary = self.summary(other) if other != path else None  # its own edits re-lint it anyway
-            if summary is not None:
-                deps[other] = summary[1]
+            digest = self.digest(other) if other != path else None  # its own edits re-lint it anyway
+            if digest is not None:
+                deps[other] = digest
 
     def _haystack(self) -> tuple[bytes, list[int], list[str], list[str]]:
         """Every project file's bytes joined by NUL (an identifier never spans two files), with
@@ -121,8 +139,10 @@ class SearchIndex(IndexBase):
         found: list[tuple[str, str, FunctionSummary]] = []
         for path in paths:
             summary = self.summary(path) if path != exclude else None
-            for qualified, function in summary[0].functions.items() if summary is not None else ():
-                if function.method and qualified.endswith(f".{name}") and not function.abstract:
+            functions = summary[0].functions if summary is not None else {}
+            for qualified in [q for q in functions if q.endswith(f".{name}")]:  # only these are summarized
+                function = functions[qualified]
+                if function.method and not function.abstract:
                     found.append((path, qualified, function))
         return found
 
@@ -147,6 +167,9 @@ class SearchIndex(IndexBase):
                 if loader.dataset.endswith(name) and self.resolve(other, loader.dataset) == (path, name):
                     found.append((other, loader))
         return found
+
+
+_WORD = re.compile(rb"\w+")
 
 
 def method_needle(name: str) -> bytes:

@@ -7,7 +7,7 @@ import os
 from functools import cached_property
 from typing import Any, Iterable
 
-from dllint.facts.flow.records import FileSummary, digest_of
+from dllint.facts.flow.records import FileSummary
 from dllint.facts.flow.summary import summarize
 from dllint.project.base import (
     IndexBase,
@@ -22,7 +22,26 @@ from dllint.project.deps import read as read_deps
 class StoreIndex(IndexBase):
     # -- summaries -------------------------------------------------------------------
     def summary(self, path: str, data: bytes | None = None) -> tuple[FileSummary, str] | None:
-        """(summary, summary digest) of a project file; None when it cannot be read."""
+        """(summary, content digest) of a project file; None when it cannot be read."""
+        entry = self._entry(path, data)
+        if entry is None:
+            return None
+        if entry.summary is None:
+            text = (data if data is not None else self._read(path) or b"").decode("utf-8", "replace")
+            try:
+                entry.summary = summarize(path, text, self.settings, own=self.own_roots)
+            except Exception:  # noqa: BLE001 - a bug summarizing another file must not fail this one's lint
+                entry.summary = FileSummary()
+            self.summarized += 1
+        return entry.summary, entry.digest
+
+    def digest(self, path: str, data: bytes | None = None) -> str | None:
+        """The digest of a project file's content (what a dependent file's cache entry
+        records); None when it cannot be read. Nothing is summarized."""
+        entry = self._entry(path, data)
+        return None if entry is None else entry.digest
+
+    def _entry(self, path: str, data: bytes | None) -> _Entry | None:
         try:
             st = os.stat(path)
         except OSError:
@@ -30,34 +49,19 @@ class StoreIndex(IndexBase):
         stat = (st.st_mtime_ns, st.st_size)
         entry = self._entries.get(path)
         if entry is not None and entry.stat == stat and data is None:
-            return entry.summary, entry.digest
+            return entry
         if data is None:
             data = self._read(path)
             if data is None:
                 return None
-        import hashlib  # only once a summary is computed (see summary.digest_of)
+        import hashlib  # only once a digest is needed: a one-file run often needs none
 
-        content = hashlib.sha256(data).hexdigest()
-        if self.own_roots:  # the summary depends on them too (calls into them are recorded)
-            content += "+" + ",".join(sorted(self.own_roots))
-        text = self.store.get_summary(content)
-        summary = None
-        if isinstance(text, str):
-            try:
-                summary = FileSummary.from_json(text)
-            except (ValueError, KeyError, TypeError):
-                summary = None
-        if summary is None:
-            try:
-                summary = summarize(path, data.decode("utf-8", "replace"), self.settings, own=self.own_roots)
-            except Exception:  # noqa: BLE001 - a bug summarizing another file must not fail this one's lint
-                summary = FileSummary()
-            self.summarized += 1
-            text = summary.to_json()
-            self.store.put_summary(content, text)
-        entry = _Entry(stat, summary, digest_of(text))  # the stored text is to_json's: no re-encoding
-        self._entries[path] = entry
-        return entry.summary, entry.digest
+        content = hashlib.sha256(data).hexdigest()[:32]
+        if entry is not None and entry.digest == content:
+            entry.stat = stat
+            return entry
+        entry = self._entries[path] = _Entry(stat, None, content)
+        return entry
 
     @cached_property
     def own_roots(self) -> frozenset[str]:
@@ -82,14 +86,8 @@ class StoreIndex(IndexBase):
         """The digest of a summary this index has already read."""
         return self._entries[path].digest
 
-    def summary_digest(self, path: str) -> str | None:
-        """The current digest of a file's summary (for a cache checking its dependencies)."""
-        found = self.summary(path)
-        return None if found is None else found[1]
-
     def deps_valid(self, deps: dict[str, str]) -> bool:
-        """Every summary a file's findings were computed from is still the same (a changed
-        body that leaves the summary the same invalidates nothing)."""
+        """Every file a file's findings were computed from is still the same."""
         from dllint.project.config_values import config_digest
 
         for dependency in read_deps(deps):
@@ -98,7 +96,7 @@ class StoreIndex(IndexBase):
             if isinstance(dependency, ConfigDep):
                 if config_digest(dependency.path) != dependency.digest:
                     return False
-            elif self.summary_digest(dependency.path) != dependency.digest:
+            elif self.digest(dependency.path) != dependency.digest:
                 return False
         return True
 

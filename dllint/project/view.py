@@ -47,7 +47,7 @@ class ProjectView(NullProject):
         if table is None:
             from dllint.facts.flow.targets import project_imports
 
-            table = project_imports(facts.tree, self.index.own_roots)
+            table = project_imports(facts.tree, self.index.own_roots, facts.nodes)
             facts._project_imports = table  # type: ignore[attr-defined]
         return table
 
@@ -182,10 +182,10 @@ class ProjectView(NullProject):
         needle = name.encode()
         record_dep(self.deps, CallersDep(needle))
         others = [other for other in self.index.mentions(needle) if other != self.path]
-        if others:  # one naming file's summary is enough to be re-asked when it changes: no need to read them all
-            summary = self.index.summary(others[0])
-            if summary is not None:
-                self.deps[others[0]] = summary[1]
+        if others:  # one naming file is enough to be re-asked when it changes (reconcile sees new ones)
+            digest = self.index.digest(others[0])
+            if digest is not None:
+                self.deps[others[0]] = digest
         return bool(others)
 
     def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from dllint.config import Settings
-from dllint.project import MemoryStore, ProjectIndex
+from dllint.project import ProjectIndex
 from dllint.project.deps import asks_callers
 
 
@@ -20,7 +20,7 @@ class BufferIndex(ProjectIndex):
     """A :class:`ProjectIndex` whose files may be open editor buffers."""
 
     def __init__(self, root: str, settings: Settings) -> None:
-        super().__init__(root, settings, MemoryStore())  # summaries kept by content for the session
+        super().__init__(root, settings)  # summaries kept for the session, while a file's content stays
         self._buffers: dict[str, bytes] = {}
         self._members: frozenset[str] = frozenset()
 
@@ -53,6 +53,7 @@ class BufferIndex(ProjectIndex):
         self._callers.clear()
         self._methods.clear()
         self._mentions.clear()
+        self._class_names = None
         self._stat_table = None
         if rejoin:
             self._hay = None

@@ -1,15 +1,14 @@
-"""The records a file's summary is made of (JSON round-trip): the flow engine's result for a
-file, what the project index stores by content digest and answers from."""
+"""The records a file's summary is made of: the flow engine's result for a file, what the
+project index answers other files' questions from."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dllint.facts.flow.model import Constant
-
-FORMAT = 12
 
 
 @dataclass
@@ -126,65 +125,32 @@ class LoaderSummary:
     worker_init: bool  # worker_init_fn given (or maybe given through a splat)
 
 
-@dataclass
 class FileSummary:
-    functions: dict[str, FunctionSummary] = field(default_factory=dict)
-    calls: list[CallSummary] = field(default_factory=list)
-    classes: dict[str, ClassSummary] = field(default_factory=dict)
-    loaders: list[LoaderSummary] = field(default_factory=list)
-    imports: dict[str, str] = field(default_factory=dict)
-    set_epoch: bool = False
+    """The flow engine's result for one file, as other files' lints ask for it. Its parts are
+    computed when first asked for (see :func:`dllint.facts.flow.summary.summarize`): a query
+    names one function, or the calls into one module, not all of them."""
 
-    # -- JSON -------------------------------------------------------------------------
-    def to_json(self) -> str:
-        import json  # only a summary stored or hashed needs it: a one-file run often never does
+    def __init__(
+        self,
+        functions: Mapping[str, FunctionSummary] | None = None,
+        calls: Callable[[], list[CallSummary]] | None = None,
+        classes: dict[str, ClassSummary] | None = None,
+        loaders: list[LoaderSummary] | None = None,
+        imports: dict[str, str] | None = None,
+        set_epoch: bool = False,
+    ) -> None:
+        self.functions: Mapping[str, FunctionSummary] = functions if functions is not None else {}
+        self._calls = calls
+        self._calls_found: list[CallSummary] | None = None if calls is not None else []
+        self.classes = classes if classes is not None else {}
+        self.loaders = loaders if loaders is not None else []
+        self.imports = imports if imports is not None else {}
+        self.set_epoch = set_epoch
 
-        return json.dumps({"format": FORMAT, **asdict(self)}, sort_keys=True, separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> FileSummary:
-        import json
-
-        data = json.loads(text)
-        if data.get("format") != FORMAT:
-            raise ValueError("summary format changed")
-        return cls(
-            functions={
-                name: FunctionSummary(
-                    f["params"],
-                    f["kwonly"],
-                    f["method"],
-                    {p: Effects(**e) for p, e in f["effects"].items()},
-                    [Returned(**r) for r in f["returns"]],
-                    bool(f.get("worker_info", False)),
-                    bool(f.get("epoch_state", False)),
-                    bool(f.get("abstract", False)),
-                    list(f.get("onward", [])),
-                    {p: {k: Effects(**e) for k, e in paths.items()} for p, paths in f.get("entries", {}).items()},
-                    dict(f.get("copies", {})),
-                    {p: [list(pair) for pair in pairs] for p, pairs in f.get("copy_onward", {}).items()},
-                )
-                for name, f in data["functions"].items()
-            },
-            calls=[
-                CallSummary(
-                    c["target"], c["line"], Effects(**c["effects"]), {k: Effects(**e) for k, e in c["elements"].items()}, c["returned_by"],
-                    dict(c.get("args", {})),
-                )
-                for c in data["calls"]
-            ],
-            classes={name: ClassSummary(**c) for name, c in data["classes"].items()},
-            loaders=[LoaderSummary(**row) for row in data["loaders"]],
-            imports=dict(data["imports"]),
-            set_epoch=bool(data["set_epoch"]),
-        )
-
-    def digest(self) -> str:
-        return digest_of(self.to_json())
-
-
-def digest_of(text: str) -> str:
-    """The digest of a summary's JSON text (what a dependent file's cache entry records)."""
-    import hashlib  # loading OpenSSL costs 8 ms of a one-file run that may hash nothing
-
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    @property
+    def calls(self) -> list[CallSummary]:
+        """Calls into other modules whose result the file uses, and what it does with it."""
+        if self._calls_found is None:
+            assert self._calls is not None
+            self._calls_found = self._calls()
+        return self._calls_found

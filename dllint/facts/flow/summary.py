@@ -1,6 +1,7 @@
-"""A file's summary: what the rest of the project needs to know about it, in JSON.
+"""A file's summary: what the rest of the project needs to know about it.
 
-Computed from the file's text alone (so it is cached by content digest):
+Computed from the file's text alone; its functions and its calls into other modules are
+summarized when first asked for (most questions name one function of a big module):
 
 - ``functions``: per module-level function and method of a module-level class (``"f"``,
   ``"Cls.m"``), its parameters and what it does with each (:class:`Effects`), and the
@@ -19,6 +20,7 @@ Computed from the file's text alone (so it is cached by content digest):
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from dllint.facts.devices import parameter_copies
@@ -31,6 +33,7 @@ from dllint.facts.flow.records import CallSummary, ClassSummary, Effects, FileSu
 from dllint.facts.flow.syntax import constant_args
 from dllint.facts.flow.targets import Target, call_target, project_imports, target_text
 from dllint.facts.values import follow
+from dllint.facts.walk import walk_with_parents
 
 if TYPE_CHECKING:
     from dllint.config import Settings
@@ -50,8 +53,8 @@ class SummaryContext(NullProject):
 
     summarizing = True
 
-    def __init__(self, tree: ast.Module, own: frozenset[str] = frozenset()) -> None:
-        self.imports = project_imports(tree, own)
+    def __init__(self, tree: ast.Module, own: frozenset[str] = frozenset(), nodes: list[ast.AST] | None = None) -> None:
+        self.imports = project_imports(tree, own, nodes)
 
     def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
         return target_text(call_target(facts, self.imports, func, scope))
@@ -68,26 +71,64 @@ def summarize(
         tree = tree or ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return FileSummary()
-    context = SummaryContext(tree, own)
-    facts = FileFacts(path, text, tree, settings, project=context)
-    summary = FileSummary(imports=context.imports, set_epoch="set_epoch" in text)
+    nodes, parents = walk_with_parents(tree)  # the one walk the context and the facts share
+    context = SummaryContext(tree, own, nodes)
+    facts = FileFacts(path, text, tree, settings, project=context, nodes=nodes, parent_index=parents)
+    summary = FileSummary(imports=context.imports, set_epoch="set_epoch" in text,
+                          calls=lambda: _calls_or_nothing(facts, context, summary.set_epoch))
     _definitions(facts, tree, summary)
     _loaders_over_imports(facts, context, summary)
-    _calls_into_modules(facts, context, summary)
     return summary
 
 
 def _definitions(facts: FileFacts, tree: ast.Module, summary: FileSummary) -> None:
-    """The module's functions, classes and their methods."""
+    """The module's classes, and its functions and their methods (summarized when asked for)."""
+    functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]] = {}
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            summary.functions[stmt.name] = _function(facts, stmt, method=False)
+            functions[stmt.name] = (stmt, False)
         elif isinstance(stmt, ast.ClassDef):
             summary.classes[stmt.name] = _class(facts, stmt)
             for item in stmt.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     static = any(dotted_name(d) == "staticmethod" for d in item.decorator_list)
-                    summary.functions[f"{stmt.name}.{item.name}"] = _function(facts, item, method=not static)
+                    functions[f"{stmt.name}.{item.name}"] = (item, not static)
+    summary.functions = Deferred(functions, lambda found: _function_or_nothing(facts, *found))
+
+
+def _function_or_nothing(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> FunctionSummary:
+    """A bug summarizing another file's function must not fail the lint that asked: nothing known."""
+    try:
+        return _function(facts, function, method)
+    except Exception:  # noqa: BLE001 - see the docstring
+        args = function.args
+        return FunctionSummary([a.arg for a in [*args.posonlyargs, *args.args]], [a.arg for a in args.kwonlyargs], method, {})
+
+
+class Deferred(Mapping[str, FunctionSummary]):
+    """A file's function summaries by name, each computed the first time it is asked for: a
+    query names one function (``build_loader``), and summarizing every function of a big module
+    costs most of a cross-file lint (transformers' ``trainer.py`` has hundreds)."""
+
+    def __init__(self, nodes: dict[str, Any], summarize: Callable[[Any], FunctionSummary]) -> None:
+        self._nodes = nodes
+        self._summarize = summarize
+        self._done: dict[str, FunctionSummary] = {}
+
+    def __getitem__(self, name: str) -> FunctionSummary:
+        found = self._done.get(name)
+        if found is None:
+            found = self._done[name] = self._summarize(self._nodes[name])
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._nodes
 
 
 def _loaders_over_imports(facts: FileFacts, context: SummaryContext, summary: FileSummary) -> None:
@@ -102,10 +143,18 @@ def _loaders_over_imports(facts: FileFacts, context: SummaryContext, summary: Fi
                 summary.loaders.append(LoaderSummary(target, loader.node.lineno, loader.is_multi_worker, worker_init))
 
 
-def _calls_into_modules(facts: FileFacts, context: SummaryContext, summary: FileSummary) -> None:
+def _calls_or_nothing(facts: FileFacts, context: SummaryContext, set_epoch: bool) -> list[CallSummary]:
+    try:
+        return _calls_into_modules(facts, context, set_epoch)
+    except Exception:  # noqa: BLE001 - as _function_or_nothing
+        return []
+
+
+def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bool) -> list[CallSummary]:
     """Each call into another module whose result is used: what happens to the result (and
     to each element taken out of it), which function hands it back as it is, its constants."""
     usage = facts.usage
+    found_calls: list[CallSummary] = []
     for call in facts.calls:
         target = context.target_of(facts, call.func, facts.scopes.scope_of(call))
         if target is None or isinstance(facts.scopes.parents.get(call), ast.Expr):
@@ -115,10 +164,11 @@ def _calls_into_modules(facts: FileFacts, context: SummaryContext, summary: File
         effects = effects_of(usage.uses_of(call, scope), built, facts)
         elements = _element_effects(facts, call, scope, built)
         for found in [effects, *elements.values()]:
-            found.set_epoch |= summary.set_epoch and not found.empty
+            found.set_epoch |= set_epoch and not found.empty
         returned_by = _returned_by(facts, call)
         if not effects.empty or elements or returned_by:
-            summary.calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constant_args(call)))
+            found_calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constant_args(call)))
+    return found_calls
 
 
 def _returned_by(facts: FileFacts, call: ast.Call) -> str:

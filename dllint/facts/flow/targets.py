@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from typing import NamedTuple
 
 from dllint.facts.imports import dotted_name
+from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -32,12 +33,15 @@ EXTERNAL_ROOTS = frozenset(sys.stdlib_module_names) | frozenset(
 )
 
 
-def project_imports(tree: ast.Module, own: frozenset[str] = frozenset()) -> dict[str, str]:
+def project_imports(tree: ast.Module, own: frozenset[str] = frozenset(), nodes: list[ast.AST] | None = None) -> dict[str, str]:
     """Local name -> target for every import of the module body (relative ones included).
     ``own``: roots of EXTERNAL_ROOTS that are the project's own packages (linting timm's
-    repository, ``timm.data`` is the project's)."""
+    repository, ``timm.data`` is the project's); ``nodes``: the file's one shared walk, if at hand."""
     table: dict[str, str] = {}
-    for node in ast.walk(tree):
+    Import, ImportFrom = ast.Import, ast.ImportFrom
+    for node in walk(tree) if nodes is None else nodes:
+        if node.__class__ is not Import and node.__class__ is not ImportFrom:
+            continue  # exact classes: a parsed tree holds no subclasses
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
