@@ -116,9 +116,7 @@ class SearchIndex(IndexBase):
             summary = self.summary(other)
             if summary is None:
                 continue
-            for call in summary[0].calls:
-                if not Target.parse(call.target).dotted.endswith(name.rsplit(".", 1)[-1]):
-                    continue
+            for call in summary[0].calls_named(name.rsplit(".", 1)[-1]):
                 direct = self._resolve_once(other, call.target)
                 if direct == (path, name) or direct is not None and self.resolve(other, call.target) == (path, name):
                     found.append((other, CallRecord(call.line, call.effects, call.elements, call.returned_by, call.args)))

@@ -128,12 +128,12 @@ class LoaderSummary:
 class FileSummary:
     """The flow engine's result for one file, as other files' lints ask for it. Its parts are
     computed when first asked for (see :func:`dllint.facts.flow.summary.summarize`): a query
-    names one function, or the calls into one module, not all of them."""
+    names one function, or the calls of one name into other modules, not all of them."""
 
     def __init__(
         self,
         functions: Mapping[str, FunctionSummary] | None = None,
-        calls: Callable[[], list[CallSummary]] | None = None,
+        calls: Callable[[str | None], list[CallSummary]] | None = None,
         classes: dict[str, ClassSummary] | None = None,
         loaders: list[LoaderSummary] | None = None,
         imports: dict[str, str] | None = None,
@@ -141,7 +141,7 @@ class FileSummary:
     ) -> None:
         self.functions: Mapping[str, FunctionSummary] = functions if functions is not None else {}
         self._calls = calls
-        self._calls_found: list[CallSummary] | None = None if calls is not None else []
+        self._calls_by_name: dict[str | None, list[CallSummary]] = {} if calls is not None else {None: []}
         self.classes = classes if classes is not None else {}
         self.loaders = loaders if loaders is not None else []
         self.imports = imports if imports is not None else {}
@@ -150,7 +150,17 @@ class FileSummary:
     @property
     def calls(self) -> list[CallSummary]:
         """Calls into other modules whose result the file uses, and what it does with it."""
-        if self._calls_found is None:
-            assert self._calls is not None
-            self._calls_found = self._calls()
-        return self._calls_found
+        return self.calls_named(None)
+
+    def calls_named(self, last: str | None) -> list[CallSummary]:
+        """:attr:`calls` of targets whose dotted name ends with ``last`` (None: all)."""
+        found = self._calls_by_name.get(last)
+        if found is None:
+            every = self._calls_by_name.get(None)
+            if every is not None:
+                found = [call for call in every if call.target.rstrip("@").endswith(last or "")]
+            else:
+                assert self._calls is not None
+                found = self._calls(last)
+            self._calls_by_name[last] = found
+        return found

@@ -75,7 +75,7 @@ def summarize(
     context = SummaryContext(tree, own, nodes)
     facts = FileFacts(path, text, tree, settings, project=context, nodes=nodes, parent_index=parents)
     summary = FileSummary(imports=context.imports, set_epoch="set_epoch" in text,
-                          calls=lambda: _calls_or_nothing(facts, context, summary.set_epoch))
+                          calls=lambda last: _calls_or_nothing(facts, context, summary.set_epoch, last))
     _definitions(facts, tree, summary)
     _loaders_over_imports(facts, context, summary)
     return summary
@@ -143,21 +143,24 @@ def _loaders_over_imports(facts: FileFacts, context: SummaryContext, summary: Fi
                 summary.loaders.append(LoaderSummary(target, loader.node.lineno, loader.is_multi_worker, worker_init))
 
 
-def _calls_or_nothing(facts: FileFacts, context: SummaryContext, set_epoch: bool) -> list[CallSummary]:
+def _calls_or_nothing(facts: FileFacts, context: SummaryContext, set_epoch: bool, last: str | None) -> list[CallSummary]:
     try:
-        return _calls_into_modules(facts, context, set_epoch)
+        return _calls_into_modules(facts, context, set_epoch, last)
     except Exception:  # noqa: BLE001 - as _function_or_nothing
         return []
 
 
-def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bool) -> list[CallSummary]:
-    """Each call into another module whose result is used: what happens to the result (and
-    to each element taken out of it), which function hands it back as it is, its constants."""
+def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bool, last: str | None = None) -> list[CallSummary]:
+    """Each call into another module whose result is used (``last``: only those whose name ends
+    so): what happens to the result (and to each element taken out of it), which function hands
+    it back as it is, its constants."""
     usage = facts.usage
     found_calls: list[CallSummary] = []
     for call in facts.calls:
         target = context.target_of(facts, call.func, facts.scopes.scope_of(call))
         if target is None or isinstance(facts.scopes.parents.get(call), ast.Expr):
+            continue
+        if last is not None and not Target.parse(target).dotted.endswith(last):
             continue
         scope = facts.scopes.scope_of(call)
         built = set(map(id, usage.enclosing_loops(call, scope)))  # a fresh result each pass
