@@ -100,7 +100,7 @@ def test_yaml_messages_use_yaml_syntax_and_resolvers_stay_silent(tmp_path):
         "plain.yaml": "train_dataloader:\n  num_workers: 4\n  batch_size: 4\n",
     })
     output = run("--no-cache", ".", cwd=tmp_path).output
-    assert "gpu.yaml:6:3: DL206 [-] batches are copied to CUDA from pageable memory: set pin_memory: true so copies run asynchronously" in output
+    assert "gpu.yaml:6:3: DL206 [-] batches are copied to CUDA from pageable memory: set pin_memory: true so the loader page-locks them (faster copies, which overlap compute with non_blocking=True)" in output
     assert "plain.yaml:1:1: DL201 [*] workers restart every epoch: add persistent_workers: true" in output
     assert "env.yaml" not in output and "env_default.yaml" not in output
 
@@ -136,7 +136,7 @@ def test_dl206_sees_the_accelerator_of_another_default(tmp_path):
     output = run("--no-cache", "conf", cwd=tmp_path).output
     assert output.splitlines()[0] == (
         "conf/config.yaml:3:5: DL206 batches are copied to CUDA from pageable memory: set pin_memory: true"
-        " so copies run asynchronously (pin_memory: false in loader/default.yaml:4)"
+        " so the loader page-locks them (faster copies, which overlap compute with non_blocking=True) (pin_memory: false in loader/default.yaml:4)"
     )
     assert output.count("DL206") == 1  # the loader's own file does not know the trainer: silent
     (tmp_path / "conf/config.yaml").write_text("defaults:\n  - trainer: cpu\n  - loader: default\n")

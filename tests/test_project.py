@@ -367,3 +367,22 @@ def test_a_factory_called_from_too_many_files_is_not_followed(tmp_path, monkeypa
     write(tmp_path, {"train3.py": TRAIN})
     index = ProjectIndex(tmp_path, SETTINGS)
     assert [f for f in lint(index, tmp_path / "data.py").findings if f.code == "DL201"] == []  # four: not read, silent
+
+
+def test_a_non_blocking_copy_in_another_file_is_named_in_the_message(tmp_path):
+    """DL206 on a loader without workers: the copy that asks for non_blocking=True is in
+    another file; the message says what pinning does for it (its blocking twin is silent)."""
+    write(tmp_path, {
+        "utils.py": "def to_gpu(x):\n    return x.cuda(non_blocking=True)\n\n\ndef to_device(x):\n    return x.cuda()\n",
+        "train.py": (
+            "from torch.utils.data import DataLoader\nfrom utils import to_device, to_gpu\n\n\n"
+            "def main(ds):\n    fast = DataLoader(ds, batch_size=4)\n    slow = DataLoader(ds, batch_size=4)\n"
+            "    for epoch in range(3):\n        for x, y in fast:\n            to_gpu(x)\n"
+            "        for x, y in slow:\n            to_device(x)\n"
+        ),
+    })
+    result = lint(ProjectIndex(tmp_path, SETTINGS), tmp_path / "train.py")
+    [found] = [f for f in result.findings if f.code == "DL206"]
+    assert (found.line, found.column) == (6, 12)
+    assert "non_blocking=True from pageable memory, which makes those copies synchronous" in found.message
+    assert str((tmp_path / "utils.py").resolve()) in result.deps

@@ -23,6 +23,7 @@ import ast
 from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
+from dllint.facts.flow.records import Copies
 from dllint.facts.values import follow
 from dllint.facts.walk import walk_body
 
@@ -96,44 +97,43 @@ def batch_cuda_copies(facts: FileFacts, use: Use) -> list[CudaCopy]:
     return _copies_in(facts, _derived(facts, seeded[0], region, scope), region, scope)
 
 
-def handed_copies(facts: FileFacts, use: Use) -> str:
+def handed_copies(facts: FileFacts, use: Use) -> Copies:
     """The batch of one iteration handed whole (or an item, a field) to a project function or
-    method that copies it to CUDA (``x, y = model.parse_batch(batch)``): "cuda", "maybe", ""."""
+    method that copies it to CUDA (``x, y = model.parse_batch(batch)``)."""
     seeded = _batch_region(facts, use)
     if seeded is None:
-        return ""
+        return Copies()
     scope = facts.scopes.scope_of(use.node)
     region = _region(facts, seeded[1])
     return _handed(facts, _derived(facts, seeded[0], region, scope), region, scope, 0)[0]
 
 
 def parameter_copies(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
-                     depth: int = 0) -> tuple[str, list[list[str]]]:
+                     depth: int = 0) -> tuple[Copies, list[list[str]]]:
     """What ``function`` does with a batch handed in as ``name``: its copies to CUDA here or
-    in the same-file functions it goes to ("cuda", "maybe", ""), and [target, argument] of the
-    calls into other modules it goes on to (for the project's summaries)."""
-    memo: dict[tuple[int, str], tuple[str, list[list[str]]]] = facts.__dict__.setdefault("_parameter_copies", {})
+    in the same-file functions it goes to, and [target, argument] of the calls into other
+    modules it goes on to (for the project's summaries)."""
+    memo: dict[tuple[int, str], tuple[Copies, list[list[str]]]] = facts.__dict__.setdefault("_parameter_copies", {})
     key = (id(function), name)
     if key in memo:  # once per function and parameter (a call graph reached many ways, or a cycle)
         return memo[key]
-    memo[key] = ("", [])
+    memo[key] = (Copies(), [])
     scope = facts.scopes.scopes.get(function)
     if scope is None:
-        return "", []
+        return Copies(), []
     region = _function_region(facts, function)
     names = _derived(facts, {name}, region, scope)
-    kind = _kind(_copies_in(facts, names, region, scope))
+    kind = copies_of(_copies_in(facts, names, region, scope))
     handed, onward = _handed(facts, names, region, scope, depth)
-    memo[key] = (join_copies(kind, handed), onward)
+    memo[key] = (kind.join(handed), onward)
     return memo[key]
 
 
-def join_copies(first: str, second: str) -> str:
-    return "cuda" if "cuda" in (first, second) else first or second
-
-
-def _kind(copies: list[CudaCopy]) -> str:
-    return "" if not copies else "cuda" if any(c.unconditional for c in copies) else "maybe"
+def copies_of(copies: list[CudaCopy]) -> Copies:
+    """What these copies of a batch say, for another function or file."""
+    if not copies:
+        return Copies()
+    return Copies("cuda" if any(c.unconditional for c in copies) else "maybe", any(c.non_blocking for c in copies))
 
 
 def _derived(facts: FileFacts, names: set[str], region: Region, scope: Scope) -> set[str]:
@@ -158,11 +158,11 @@ def _copies_in(facts: FileFacts, names: set[str], region: Region, scope: Scope) 
     return copies
 
 
-def _handed(facts: FileFacts, names: set[str], region: Region, scope: Scope, depth: int) -> tuple[str, list[list[str]]]:
+def _handed(facts: FileFacts, names: set[str], region: Region, scope: Scope, depth: int) -> tuple[Copies, list[list[str]]]:
     """Calls in ``region`` that take the batch (or an item, a field) as an argument: the copies
     the project's functions they reach make of it, and the [target, argument] of those in other
     modules (asked of the project when it is in view; recorded for a summary)."""
-    kind, onward = "", list[list[str]]()
+    kind, onward = Copies(), list[list[str]]()
     project = facts.project
     if depth >= MAX_DEPTH:
         return kind, onward
@@ -176,7 +176,7 @@ def _handed(facts: FileFacts, names: set[str], region: Region, scope: Scope, dep
                 param = _parameter_at(local, key)
                 if param is not None:
                     inner, more = parameter_copies(facts, local, param, depth + 1)
-                    kind = join_copies(kind, inner)
+                    kind = kind.join(inner)
                     onward += [pair for pair in more if pair not in onward]
                 continue
             target = project.target_of(facts, node.func, scope) if project is not None else None
@@ -187,7 +187,7 @@ def _handed(facts: FileFacts, names: set[str], region: Region, scope: Scope, dep
             if [target, key] not in onward:
                 onward.append([target, key])
             if project is not None and not project.summarizing:
-                kind = join_copies(kind, project.parameter_copies(target, key))
+                kind = kind.join(project.parameter_copies(target, key))
     return kind, onward
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from dllint.facts.devices import join_copies
-from dllint.facts.flow.records import Effects, FunctionSummary
+from dllint.facts.flow.records import Copies, Effects, FunctionSummary
 from dllint.facts.flow.targets import Target
 from dllint.project import base as limits  # read at call time (tests lower them)
 from dllint.project.base import (
@@ -39,12 +38,12 @@ class QueryIndex(IndexBase):
         effects = entry_effects(entries, entry) if entries else Effects(stores=True)
         return self.expand(path, effects, deps, depth, entry)
 
-    def parameter_copies(self, from_path: str, target: str, argument: str, deps: dict[str, str], depth: int = 0) -> str:
+    def parameter_copies(self, from_path: str, target: str, argument: str, deps: dict[str, str], depth: int = 0) -> Copies:
         """What the project function ``target`` (``".m"``: every method ``m`` of a project class
         of another file) copies to CUDA of the batch handed in as ``argument``, following it on
-        through other files: "cuda", "maybe", ""."""
+        through other files."""
         if depth >= MAX_FOLLOW:
-            return ""
+            return Copies()
         if target.startswith("."):
             name = target[1:]
             self.record_method_mentions(deps, from_path, name)
@@ -52,14 +51,14 @@ class QueryIndex(IndexBase):
         else:
             one = self._parameter(from_path, target, argument, deps)
             found = [one] if one is not None else []
-        kind = ""
+        kind = Copies()
         for path, function, param in found:
             deps[path] = self.known_digest(path)
             if param is None:
                 continue
-            kind = join_copies(kind, function.copies.get(param, ""))
+            kind = kind.join(function.copies.get(param, Copies()))
             for onward, key in function.copy_onward.get(param, ()):
-                kind = join_copies(kind, self.parameter_copies(path, onward, key, deps, depth + 1))
+                kind = kind.join(self.parameter_copies(path, onward, key, deps, depth + 1))
         return kind
 
     def _parameter(self, from_path: str, target: str, argument: str, deps: dict[str, str]) -> tuple[str, FunctionSummary, str | None] | None:

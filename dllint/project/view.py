@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from dllint.facts.flow.model import admitted
 from dllint.facts.flow.queries import CallerEffects
 from dllint.facts.flow.queries import NullProject
-from dllint.facts.flow.records import ClassSummary, Effects, FunctionSummary, LoaderSummary, Returned
+from dllint.facts.flow.records import ClassSummary, Copies, Effects, FunctionSummary, LoaderSummary, Returned
 from dllint.facts.flow.targets import Target, call_target, target_text
 from dllint.knowledge.loaders import library_loader
 from dllint.project.base import (
@@ -198,7 +198,7 @@ class ProjectView(NullProject):
         chain = self.index.ancestors(self.path, target, self.deps)
         return any(cls.loader for cls in chain) and not any(cls.own_iter for cls in chain)
 
-    def parameter_copies(self, target: str, argument: str) -> str:
+    def parameter_copies(self, target: str, argument: str) -> Copies:
         return self.index.parameter_copies(self.path, target, argument, self.deps)
 
     def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:

@@ -118,19 +118,20 @@ class PinMemoryMissing(Rule):
             elsewhere += [kind for use in iterations for kind in [handed_copies(facts, use)] if kind]  # model.parse_batch(batch)
             if not copies and not elsewhere:
                 continue
-            message = self._message(loader, copies)
+            message = self._message(loader, any(c.non_blocking for c in [*copies, *elsewhere]))
             if message is not None:
                 yield self.report(facts, loader.node, message, fix=self._fix(facts, loader, copies))
         for settings in facts.loader_settings:
             yield from self._check_settings(facts, settings)
 
     @staticmethod
-    def _message(loader, copies) -> str | None:
-        """What pinning would change: ``non_blocking=True`` copies from pageable memory are
-        synchronous, so pinning lets them overlap compute; blocking copies stay blocking and
-        only get faster, which pays off without extra cost when workers feed a pin thread.
-        None for blocking copies without workers (the probe measures whether pinning pays)."""
-        if any(c.non_blocking for c in copies):
+    def _message(loader, non_blocking: bool) -> str | None:
+        """What pinning would change: ``non_blocking=True`` copies (here, or in a function of the
+        project the batch is handed to) from pageable memory are synchronous, so pinning lets
+        them overlap compute; blocking copies stay blocking and only get faster, which pays off
+        without extra cost when workers feed a pin thread. None for blocking copies without
+        workers (the probe measures whether pinning pays)."""
+        if non_blocking:
             return NON_BLOCKING_MESSAGE
         return BLOCKING_MESSAGE if loader.is_multi_worker else None
 
@@ -157,7 +158,7 @@ class PinMemoryMissing(Rule):
             return  # the framework's own default for it is not in the config
         span = block.report_span("pin_memory") or block.block_span
         if span is not None:
-            message = f"batches are copied to CUDA from pageable memory: {setting_message(block, 'pin_memory', True)} so copies run asynchronously"
+            message = f"batches are copied to CUDA from pageable memory: {setting_message(block, 'pin_memory', True)} so the loader page-locks them (faster copies, which overlap compute with non_blocking=True)"
             entry = block.entry("pin_memory")
             if entry is not None and not block.is_local(entry):  # from another file of the defaults list
                 where = os.path.relpath(entry.path, os.path.dirname(os.path.abspath(block.path)))

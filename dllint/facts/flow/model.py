@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from enum import Enum, IntEnum
 from typing import TYPE_CHECKING, Hashable, NamedTuple, Union
 
+from dllint.facts.flow.records import Copies
+
 if TYPE_CHECKING:
     from dllint.facts.flow.records import Effects
     from dllint.knowledge.frameworks import Hook
@@ -70,7 +72,7 @@ class Use(NamedTuple):
     # How.REMOTE: ("pkg.mod.func" target, "0" | "name" argument); a third item, a dict holding
     # the value is what is handed on ("*": the entry asked about; else the entry's path).
     remote: tuple[str, ...] | None = None
-    copies: str = ""  # How.ELSEWHERE: its batches are copied to CUDA there ("cuda" always, "maybe")
+    copies: Copies = Copies()  # How.ELSEWHERE: how its batches are copied to CUDA there
     # Returned to a call in another file: (the returning function, "file:line" of the call).
     # Two calls of the function that builds the value build two values (see iteration_count).
     caller: tuple[str, str] | None = None

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from dllint.facts.flow.records import Copies
+
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.config_reads import ConfigRead
@@ -80,9 +82,9 @@ class ProjectQueries(Protocol):
     def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         """The callee is a DataLoader subclass of another project module."""
 
-    def parameter_copies(self, target: str, argument: str) -> str:
-        """The project function ``target`` (``".m"``: a method ``m`` of some project class)
-        copies the batch handed in as ``argument`` to CUDA: "cuda", "maybe", ""."""
+    def parameter_copies(self, target: str, argument: str) -> Copies:
+        """How the project function ``target`` (``".m"``: a method ``m`` of some project class)
+        copies the batch handed in as ``argument`` to CUDA."""
 
     def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         """That subclass (or a project base of it) may pin by default: its code names pin_memory."""
@@ -147,5 +149,5 @@ class NullProject:
     def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         return True
 
-    def parameter_copies(self, target: str, argument: str) -> str:
-        return ""
+    def parameter_copies(self, target: str, argument: str) -> Copies:
+        return Copies()

@@ -5,10 +5,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from dllint.facts.flow.model import Constant
+
+
+class Copies(NamedTuple):
+    """How a value's batches are copied to CUDA somewhere (a function of another file, one a
+    batch is handed to): ``kind`` "cuda" always, "maybe" (CUDA if available), "" not at all;
+    ``non_blocking``: some copy asks to be asynchronous (pageable memory makes it synchronous)."""
+
+    kind: str = ""
+    non_blocking: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.kind)
+
+    def join(self, other: Copies) -> Copies:
+        """Both places' copies: "cuda" wins over "maybe"; asynchronous if either asks."""
+        kind = "cuda" if "cuda" in (self.kind, other.kind) else self.kind or other.kind
+        return Copies(kind, self.non_blocking or other.non_blocking)
 
 
 @dataclass
@@ -21,7 +38,7 @@ class Effects:
     returns: bool = False  # handed back to the caller (a parameter only)
     unknown: bool = False  # passed to code outside the project
     set_epoch: bool = False  # set_epoch may be called on it (or on its sampler)
-    cuda_copy: str = ""  # its batches are copied to CUDA: "cuda" always, "maybe" (cuda if available)
+    cuda_copy: Copies = Copies()  # how its batches are copied to CUDA
     # [target, argument, in_loop]: project calls it goes on to; a fourth item: a dict holding it
     # is what goes on, and the callee's entry at that path ("['val'].dataloader"; "*": the one
     # asked about) decides (see FunctionSummary.entries)
@@ -34,7 +51,7 @@ class Effects:
         self.stores |= other.stores
         self.unknown |= other.unknown
         self.set_epoch |= other.set_epoch
-        self.cuda_copy = "cuda" if "cuda" in (self.cuda_copy, other.cuda_copy) else self.cuda_copy or other.cuda_copy
+        self.cuda_copy = self.cuda_copy.join(other.cuda_copy)
 
     @property
     def empty(self) -> bool:
@@ -71,9 +88,9 @@ class FunctionSummary:
     # no "?" (the dict escapes where it cannot be followed): undecidable.
     entries: dict[str, dict[str, Effects]] = field(default_factory=dict)
     # Parameters whose value (a batch handed in: itself, its items, fields, views) is copied to
-    # CUDA here or in a same-file function it goes to: "cuda" always, "maybe"; and the calls
-    # into other modules it goes on to, [target, argument] (".m" for obj.m() of unknown class).
-    copies: dict[str, str] = field(default_factory=dict)
+    # CUDA here or in a same-file function it goes to; and the calls into other modules it goes
+    # on to, [target, argument] (".m" for obj.m() of unknown class).
+    copies: dict[str, Copies] = field(default_factory=dict)
     copy_onward: dict[str, list[list[str]]] = field(default_factory=dict)
 
     def parameter(self, argument: str, bound: bool) -> str | None:

@@ -464,7 +464,7 @@ def _set_epoch_on(facts: FileFacts, function: ast.AST, name: str) -> bool:
 
 def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None) -> Effects:
     """Fold a value's uses into :class:`Effects`; loops in ``built`` make a fresh value each pass."""
-    from dllint.facts.devices import batch_cuda_copies
+    from dllint.facts.devices import batch_cuda_copies, copies_of
     effects = Effects()
     seen: set[int] = set()
     for use in uses:
@@ -477,10 +477,9 @@ def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None)
             effects.per_epoch |= bool(loops)
             copies = batch_cuda_copies(facts, use) if facts is not None else []
             if copies:
-                always = any(c.unconditional for c in copies)
-                effects.cuda_copy = "cuda" if always or effects.cuda_copy == "cuda" else "maybe"
+                effects.cuda_copy = effects.cuda_copy.join(copies_of(copies))
             elif use.copies:
-                effects.cuda_copy = effects.cuda_copy if effects.cuda_copy == "cuda" else use.copies
+                effects.cuda_copy = effects.cuda_copy.join(use.copies)
         elif use.how is How.REMOTE and use.remote is not None:
             effects.follow.append([use.remote[0], use.remote[1], bool(loops), *use.remote[2:]])
         else:
