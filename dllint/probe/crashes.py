@@ -8,8 +8,11 @@ same messages the checks read: ``Cannot re-initialize CUDA in forked
 subprocess`` is DL105, ``daemonic processes are not allowed to have
 children`` DL108, pickle's errors DL102/DL103/DL104, ``Can't get attribute
 'X' on <module '__mp_main__'>`` DL107 (``'__main__'``, a notebook's, DL106).
-The result is confirmed at the loader's call: it confirms a static finding of
-that code about the loader, or becomes a runtime finding. Any other crash (a
+The result is confirmed at the loader's call and at the line of the worker's
+code that failed (the innermost frame of the user's code in the traceback
+torch formats in a worker): it confirms a static finding of that code about
+the loader or at that line (the ``.cuda()``, the ``Pool(...)``, also in
+another file), or becomes a runtime finding at the loader's call. Any other crash (a
 worker killed by a signal, the dataset's own exception) is no rule's: the
 run's ending names it, as before.
 
@@ -38,5 +41,15 @@ def crash_results(loader: int, failures: list[dict[str, Any]], anchor: Anchor | 
         error = said or failure["error"]
         evidence = f"epoch {failure['epoch']} failed at batch {failure['batch']}: {error}"
         measurements = {"error": error, "epoch": failure["epoch"], "batch": failure["batch"], "triggered_by": "script"}
-        results[code] = Result(code, CONFIRMED, evidence, measurements, [anchor] if anchor else [], loader)
+        results[code] = Result(code, CONFIRMED, evidence, measurements, _anchors(anchor, failure), loader)
     return list(results.values())
+
+
+def _anchors(loader: Anchor | None, failure: dict[str, Any]) -> list[Anchor]:
+    """The loader's call (where a runtime finding is reported), then the line in the worker's code
+    that failed: a static finding there (the ``.cuda()``, the ``Pool(...)``, in any file) is about it."""
+    anchors = [loader] if loader else []
+    if failure.get("worker_frame"):
+        path, line = failure["worker_frame"]
+        anchors.append(Anchor(path, line, line))
+    return anchors

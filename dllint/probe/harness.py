@@ -49,6 +49,7 @@ from dllint.probe.internals import (
     tune_worker_polling,
     worker_died,
     worker_error_summary,
+    worker_frames,
 )
 from dllint.probe.limits import Budget, MeasurementTimeout
 from dllint.probe.measure import close_iterator, describe_error, last_error_line, stderr_mark, stderr_since
@@ -93,6 +94,12 @@ def user_location(tb) -> str | None:
     if not frames:
         return None
     return f"{os.path.relpath(frames[-1].filename)}:{frames[-1].lineno}"
+
+
+def worker_user_frame(error: BaseException) -> tuple[str, int] | None:
+    """(path, line) of the innermost frame in the user's code of a worker's traceback: where it failed."""
+    frames = [(os.path.realpath(path), line) for path, line in worker_frames(error) if not is_library_file(path)]
+    return frames[-1] if frames else None
 
 
 def epoch_bound_in(error: BaseException) -> EpochBound | None:
@@ -332,6 +339,7 @@ class Harness:
         said = last_error_line(stderr_since(self.ctx.stderr_path, self.stderr_marks.get(site.id))) if died else None
         self.ctx.emit({"event": "epoch_failed", "loader": site.id, "epoch": record.number, "batch": len(record.waits) + 1,
                        "error": describe_failure(error), "worker_died": died, "worker_said": said,
+                       "worker_frame": worker_user_frame(error),
                        "in_worker": died or worker_error_summary(error) is not None})
         self.ctx.emit({"event": "step", "loader": site.id, **site.clock.summary(), **self.factory_mark()})
 

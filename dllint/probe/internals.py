@@ -54,6 +54,8 @@ CUDA_REINIT = "Cannot re-initialize CUDA in forked subprocess"
 DAEMONIC_CHILDREN = "daemonic processes are not allowed to have children"
 # torch wraps an error raised in a worker; the original follows this line.
 WORKER_TRACEBACK = "Original Traceback"
+# A frame of a traceback as Python formats it (torch formats a worker's so).
+TRACEBACK_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.MULTILINE)
 # torch's errors when a worker process died (a signal, os._exit, the OOM killer).
 WORKER_DIED = ("DataLoader worker (pid", "exited unexpectedly", "is killed by signal")
 
@@ -111,6 +113,15 @@ def worker_error_summary(error: BaseException) -> str | None:
         return None
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return f"{lines[0].strip()} {lines[-1].strip()}"
+
+
+def worker_frames(error: BaseException) -> list[tuple[str, int]]:
+    """The (path, line) frames of the traceback torch formatted in a worker, innermost last; none for
+    an error that was not raised in a worker."""
+    text = str(error)
+    if WORKER_TRACEBACK not in text:
+        return []
+    return [(path, int(line)) for path, line in TRACEBACK_FRAME.findall(text.split(WORKER_TRACEBACK, 1)[1])]
 
 
 # -- private attributes of torch's multiprocessing iterator ------------------------

@@ -335,7 +335,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
 
 def _failure(loader: LoaderReport, event: dict[str, Any]) -> None:
     loader.failures.append({key: event.get(key) for key in ("epoch", "batch", "error", "worker_died", "worker_said",
-                                                            "in_worker")})
+                                                            "worker_frame", "in_worker")})
 
 
 def _first_batch(loader: LoaderReport, event: dict[str, Any]) -> None:

@@ -130,6 +130,10 @@ def test_cuda_reinitialised_in_a_later_epoch_is_a_runtime_dl105_at_the_loader(sc
     assert dl105.message.startswith("DL105 seen at run time: epoch 2 failed at batch 1: ")
     (entry,) = [f for f in data["findings"] if f["code"] == "DL105"]  # the JSON report carries it
     assert (entry["source"], entry["line"], entry["probe"]["verdict"]) == ("runtime", dl105.line, "confirmed")
+    # Anchored at the loader's call, then at the worker's line that failed: a static finding there pairs.
+    (result,) = [result for result in report.loaders[0].results if result.code == "DL105"]
+    assert [anchor.first_line for anchor in result.anchors] == [dl105.line, line_of(script, "torch.cuda.init()")]
+    assert result.anchors[1].path == str(script.resolve())
     # The recommendation acts on it: spawn workers do not inherit the parent's CUDA.
     assert report.loaders[0].recommendation.settings["multiprocessing_context"] == "spawn"
 
@@ -226,3 +230,23 @@ def test_only_a_later_epoch_counts_and_a_dead_workers_last_words_are_read():
     assert (result.code, result.verdict, result.loader, result.anchors) == ("DL107", "confirmed", 4, [anchor])
     assert result.evidence == f"epoch 3 failed at batch 2: {died['worker_said']}"
     assert crash_results(4, [{**died, "worker_said": None}], anchor) == []
+
+
+def test_a_static_finding_in_the_datasets_own_file_is_the_one_a_crash_confirms(tmp_path):
+    """The dataset in data.py, the loader in train.py: the worker's failing line pairs them."""
+    from dllint.probe.pairing import attach_verdicts, runtime_findings
+    from probe_helpers import finding
+
+    data, train = str(tmp_path / "data.py"), str(tmp_path / "train.py")
+    failure = {"epoch": 2, "batch": 1, "error": f"Caught RuntimeError in DataLoader worker process 0. {CUDA_ERROR}",
+               "worker_frame": [data, 12]}
+    results = crash_results(1, [failure], Anchor(train, 30, 30))
+    static = finding("DL105", data, 12)
+    unclaimed, _ = attach_verdicts([static], results, "never", {1: Anchor(train, 30, 30)}, {1: "loader 1 at train.py:30"})
+    assert static.probe["verdict"] == "confirmed" and static.probe["measurements"]["loader"] == "loader 1 at train.py:30"
+    assert runtime_findings(unclaimed, {}) == []
+    elsewhere = finding("DL105", str(tmp_path / "other.py"), 12)  # a file the crash never went through
+    unclaimed, _ = attach_verdicts([elsewhere], crash_results(1, [failure], Anchor(train, 30, 30)), "never",
+                                   {1: Anchor(train, 30, 30)})
+    assert elsewhere.probe["verdict"] == "not reached"
+    assert [(f.code, f.line, f.source) for f in runtime_findings(unclaimed, {})] == [("DL105", 30, "runtime")]
