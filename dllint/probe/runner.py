@@ -395,8 +395,9 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
                      if failure["error"] not in story)
     spans = {loader.id: Anchor(loader.summary["path"], loader.summary["line"], loader.summary["end_line"])
              for loader in loaders.values() if "path" in loader.summary}
-    for loader in loaders.values():  # a later epoch's crash that is a rule's: that rule's evidence
-        results.extend(crash_results(loader.id, loader.failures, spans.get(loader.id)))
+    # A later epoch's crash that is a rule's: that rule's evidence.
+    results += [result for loader in loaders.values() for result in crash_results(loader.id, loader.failures,
+                                                                                    spans.get(loader.id))]
     labels = {loader.id: f"loader {loader.id} at {loader.call_site}" for loader in loaders.values()}
     reason = _not_reached_reason(status, loaders, log)
     if not loaders and any(event["event"] == "child_loader" for event in log.events):
