@@ -38,7 +38,7 @@ def crash_results(loader: int, failures: list[dict[str, Any]], anchor: Anchor | 
         code = crash_code(f"{failure['error']}\n{said}" if said else failure["error"])
         if code is None or code in results or failure["epoch"] < FIRST_LATER_EPOCH:
             continue
-        error = said or failure["error"]
+        error = f"a DataLoader worker died: {said}" if said else failure["error"]
         evidence = f"epoch {failure['epoch']} failed at batch {failure['batch']}: {error}"
         measurements = {"error": error, "epoch": failure["epoch"], "batch": failure["batch"], "triggered_by": "script"}
         results[code] = Result(code, CONFIRMED, evidence, measurements, _anchors(anchor, failure), loader)

@@ -75,7 +75,7 @@ SCRIPT = """
 
     if __name__ == "__main__":
         try:
-            two_epochs(DataLoader(OnGpu(), batch_size=2, num_workers=2), initialise_cuda)
+            two_epochs(DataLoader(OnGpu(), batch_size=2, num_workers=1), initialise_cuda)
         except RuntimeError as error:
             print("falling back to the CPU:", error)
         try:
@@ -196,6 +196,44 @@ def test_a_static_finding_of_the_crash_is_confirmed_not_doubled(script, with_sta
     assert [(f["code"], "source" in f) for f in data["findings"]] == [("DL105", False), ("DL108", False)]
 
 
+SPAWN_SCRIPT = """
+    class Scaled(Dataset):
+        transform = None
+
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, index):
+            x = torch.tensor([float(index)])
+            return self.transform(x) if self.transform else x
+
+
+    if __name__ == "__main__":
+        def double(x):
+            return 2 * x
+
+        loader = DataLoader(Scaled(), batch_size=2, num_workers=1, multiprocessing_context="spawn")
+        for epoch in range(2):
+            for batch in loader:
+                pass
+            loader.dataset.transform = double
+"""
+
+
+@pytest.mark.probe
+def test_a_spawn_worker_that_dies_unpickling_a_name_under_the_main_guard_is_dl107_from_its_last_words(tmp_path):
+    """Only the dying worker's stderr says why (torch says it exited unexpectedly): ~10 s, two spawn starts."""
+    script = write_script(tmp_path, SPAWN_SCRIPT)
+    report, _ = probe(script, [])
+    (dl107,) = report.findings
+    assert (dl107.code, dl107.source, dl107.line) == ("DL107", "runtime", line_of(script, "loader = DataLoader"))
+    assert dl107.probe["evidence"] == ("epoch 2 failed at batch 1: a DataLoader worker died: AttributeError: "
+                                       f"Can't get attribute 'double' on <module '__mp_main__' from '{script}'>")
+    (failure,) = report.loaders[0].failures
+    assert failure["worker_died"] and "exited unexpectedly" in failure["error"]
+    assert "exited unexpectedly" in report.script_outcome and "in loader 1's epoch 2 (batch 1)" in report.script_outcome
+
+
 # -- the classifier, on the messages the checks read -----------------------------------------------
 
 
@@ -228,7 +266,7 @@ def test_only_a_later_epoch_counts_and_a_dead_workers_last_words_are_read():
     first = {**died, "epoch": 1}
     (result,) = crash_results(4, [first, died, died], anchor)
     assert (result.code, result.verdict, result.loader, result.anchors) == ("DL107", "confirmed", 4, [anchor])
-    assert result.evidence == f"epoch 3 failed at batch 2: {died['worker_said']}"
+    assert result.evidence == f"epoch 3 failed at batch 2: a DataLoader worker died: {died['worker_said']}"
     assert crash_results(4, [{**died, "worker_said": None}], anchor) == []
 
 
