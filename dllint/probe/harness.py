@@ -335,7 +335,8 @@ class Harness:
         self.open_epochs.pop(site.id, None)
         self.active, self.last_epoch = None, (site, record)
         died = worker_died(error)
-        # A worker that died may have printed why (an unpickling error under spawn): the runner classifies it.
+        # A worker that died may have printed why (a spawn worker's unpickling error): the last error line
+        # written to stderr since the epoch began. The runner classifies it.
         said = last_error_line(stderr_since(self.ctx.stderr_path, self.stderr_marks.get(site.id))) if died else None
         self.ctx.emit({"event": "epoch_failed", "loader": site.id, "epoch": record.number, "batch": len(record.waits) + 1,
                        "error": describe_failure(error), "worker_died": died, "worker_said": said,
