@@ -49,9 +49,10 @@ from dllint.probe.internals import (
     tune_worker_polling,
     worker_died,
     worker_error_summary,
+    worker_frames,
 )
 from dllint.probe.limits import Budget, MeasurementTimeout
-from dllint.probe.measure import close_iterator, describe_error
+from dllint.probe.measure import close_iterator, describe_error, last_error_line, stderr_mark, stderr_since
 from dllint.probe.results import CONFIRMED, skipped
 from dllint.probe.site import WORKER_ONLY_OPTIONS, FirstBatch, LoaderSite
 from dllint.probe.steps import (
@@ -93,6 +94,12 @@ def user_location(tb) -> str | None:
     if not frames:
         return None
     return f"{os.path.relpath(frames[-1].filename)}:{frames[-1].lineno}"
+
+
+def worker_user_frame(error: BaseException) -> tuple[str, int] | None:
+    """(path, line) of the innermost frame in the user's code of a worker's traceback: where it failed."""
+    frames = [(os.path.realpath(path), line) for path, line in worker_frames(error) if not is_library_file(path)]
+    return frames[-1] if frames else None
 
 
 def epoch_bound_in(error: BaseException) -> EpochBound | None:
@@ -138,6 +145,7 @@ class Harness:
         self.measure_only = measure_only  # the recommendation's re-run: epochs timed, no checks
         self.active: tuple[LoaderSite, EpochRecord] | None = None  # the epoch running now
         self.open_epochs: dict[int, TimedEpoch] = {}  # per site: its last epoch, until it ends
+        self.stderr_marks: dict[int, int | None] = {}  # per site: where stderr ended when its last epoch began
         self.last_epoch: tuple[LoaderSite, EpochRecord] | None = None
         self.emptied: dict[str, int] | None = None  # the first epoch handed out empty past the cap
 
@@ -290,6 +298,7 @@ class Harness:
         if left is not None:  # the script left its last epoch early (a break, Lightning's count)
             left.abandon()
         record = site.clock.start()
+        self.stderr_marks[site.id] = stderr_mark(self.ctx.stderr_path)
         iterator = original_iter(loader)
         self.active = (site, record)
         epoch = TimedEpoch(iterator, record, site.clock, sync=cuda_synchronizer(), bound=bound,
@@ -326,8 +335,12 @@ class Harness:
         self.open_epochs.pop(site.id, None)
         self.active, self.last_epoch = None, (site, record)
         died = worker_died(error)
+        # A worker that died may have printed why (a spawn worker's unpickling error): the last error line
+        # written to stderr since the epoch began. The runner classifies it.
+        said = last_error_line(stderr_since(self.ctx.stderr_path, self.stderr_marks.get(site.id))) if died else None
         self.ctx.emit({"event": "epoch_failed", "loader": site.id, "epoch": record.number, "batch": len(record.waits) + 1,
-                       "error": describe_failure(error), "worker_died": died,
+                       "error": describe_failure(error), "worker_died": died, "worker_said": said,
+                       "worker_frame": worker_user_frame(error),
                        "in_worker": died or worker_error_summary(error) is not None})
         self.ctx.emit({"event": "step", "loader": site.id, **site.clock.summary(), **self.factory_mark()})
 

@@ -38,6 +38,8 @@ CONSTRUCTION_MESSAGES: tuple[tuple[str, str], ...] = (
 PICKLING_LAMBDA = "<lambda>"
 PICKLING_LOCAL = ("local object", "<locals>")
 PICKLING_UNPICKLABLE = "cannot pickle"
+# Any of pickle's errors for what cannot be sent to (or rebuilt in) a worker.
+PICKLING_FAILURE = re.compile(r"PicklingError|can't pickle|cannot pickle|can't get local object", re.IGNORECASE)
 
 # multiprocessing's error in a spawn child that re-ran a script without a main guard.
 SPAWN_BOOTSTRAP = "bootstrapping phase"
@@ -48,8 +50,12 @@ MISSING_IN_MP_MAIN = re.compile(r"Can't get attribute '([\w.]+)' on <module '__m
 MISSING_IN_MAIN = re.compile(r"Can't get attribute '([\w.]+)' on <module '__main__'")
 # torch's error in a forked worker that touches CUDA initialised in the parent.
 CUDA_REINIT = "Cannot re-initialize CUDA in forked subprocess"
+# multiprocessing's error when a daemonic process (every DataLoader worker is one) starts a process.
+DAEMONIC_CHILDREN = "daemonic processes are not allowed to have children"
 # torch wraps an error raised in a worker; the original follows this line.
 WORKER_TRACEBACK = "Original Traceback"
+# A frame of a traceback as Python formats it (torch formats a worker's so).
+TRACEBACK_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.MULTILINE)
 # torch's errors when a worker process died (a signal, os._exit, the OOM killer).
 WORKER_DIED = ("DataLoader worker (pid", "exited unexpectedly", "is killed by signal")
 
@@ -60,8 +66,8 @@ def construction_code(error: BaseException) -> str | None:
     return next((code for needle, code in CONSTRUCTION_MESSAGES if needle in text), None)
 
 
-def pickling_code(part: str, error: BaseException) -> str | None:
-    """Which rule a pickling error of one worker argument confirms, or None."""
+def pickling_code(part: str, error: BaseException | str) -> str | None:
+    """Which rule a pickling error (or its text) of one worker argument confirms, or None."""
     text = str(error)
     if PICKLING_LAMBDA in text:
         return "DL102"
@@ -69,6 +75,28 @@ def pickling_code(part: str, error: BaseException) -> str | None:
         return "DL103"
     if part == "dataset" and PICKLING_UNPICKLABLE in text:
         return "DL104"
+    return None
+
+
+def crash_code(text: str) -> str | None:
+    """The DL1xx rule whose crash an error's text shows, or None for any other error.
+
+    ``text`` is what torch raised in the main process (a worker's error it
+    re-raised, or its own while starting workers) and what a dying worker
+    printed. A pickling failure names the lambda (DL102), the local object
+    (DL103), or else something that cannot be pickled at all, a lock, an
+    open file, a generator (DL104).
+    """
+    if CUDA_REINIT in text:
+        return "DL105"
+    if DAEMONIC_CHILDREN in text:
+        return "DL108"
+    if MISSING_IN_MP_MAIN.search(text):
+        return "DL107"
+    if MISSING_IN_MAIN.search(text):
+        return "DL106"
+    if PICKLING_FAILURE.search(text):
+        return pickling_code("dataset", text)
     return None
 
 
@@ -85,6 +113,15 @@ def worker_error_summary(error: BaseException) -> str | None:
         return None
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return f"{lines[0].strip()} {lines[-1].strip()}"
+
+
+def worker_frames(error: BaseException) -> list[tuple[str, int]]:
+    """The (path, line) frames of the traceback torch formatted in a worker, innermost last; none for
+    an error that was not raised in a worker."""
+    text = str(error)
+    if WORKER_TRACEBACK not in text:
+        return []
+    return [(path, int(line)) for path, line in TRACEBACK_FRAME.findall(text.split(WORKER_TRACEBACK, 1)[1])]
 
 
 # -- private attributes of torch's multiprocessing iterator ------------------------

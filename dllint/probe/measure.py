@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import statistics
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -162,6 +163,21 @@ def steady_throughput(loader: Any, steady: Steady) -> dict[str, Any]:
     }
 
 
+def stderr_mark(stderr_path: str | None) -> int | None:
+    """Where the harness's stderr file ends now (None without one): :func:`stderr_since` reads on from here."""
+    return os.path.getsize(stderr_path) if stderr_path and os.path.exists(stderr_path) else None
+
+
+def stderr_since(stderr_path: str | None, mark: int | None) -> list[str]:
+    """The lines written to the harness's stderr file after ``mark`` (none without a file or mark)."""
+    if mark is None or not stderr_path:
+        return []
+    sys.stderr.flush()
+    with open(stderr_path, encoding="utf-8", errors="replace") as stream:
+        stream.seek(mark)
+        return stream.read().splitlines()
+
+
 @contextmanager
 def worker_stderr(stderr_path: str | None) -> Iterator[list[str]]:
     """Collect what workers print to stderr while the block runs.
@@ -171,18 +187,13 @@ def worker_stderr(stderr_path: str | None) -> Iterator[list[str]]:
     visible there. The list is filled when the block exits.
     """
     lines: list[str] = []
-    start = os.path.getsize(stderr_path) if stderr_path and os.path.exists(stderr_path) else None
+    start = stderr_mark(stderr_path)
     try:
         yield lines
     finally:
-        if start is not None and stderr_path:  # (start is set only for a path)
-            import sys
-
-            sys.stderr.flush()
+        if start is not None:
             time.sleep(0.05)  # let a dying worker's traceback reach the file
-            with open(stderr_path, encoding="utf-8", errors="replace") as stream:
-                stream.seek(start)
-                lines.extend(stream.read().splitlines())
+            lines.extend(stderr_since(stderr_path, start))
 
 
 @contextmanager

@@ -23,6 +23,7 @@ from dllint.probe.processes import ProcessTree, StopSignals, Watchdog, set_child
 import dllint.probe.ranks as ranks
 from dllint.probe.launched import LAUNCH_ENV
 from dllint.probe.context import Settings
+from dllint.probe.crashes import crash_results
 from dllint.probe.endings import describe_outcome
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.callsite import site_key
@@ -333,7 +334,8 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
 
 
 def _failure(loader: LoaderReport, event: dict[str, Any]) -> None:
-    loader.failures.append({key: event[key] for key in ("epoch", "batch", "error", "worker_died", "in_worker")})
+    loader.failures.append({key: event.get(key) for key in ("epoch", "batch", "error", "worker_died", "worker_said",
+                                                            "worker_frame", "in_worker")})
 
 
 def _first_batch(loader: LoaderReport, event: dict[str, Any]) -> None:
@@ -393,6 +395,9 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
                      if failure["error"] not in story)
     spans = {loader.id: Anchor(loader.summary["path"], loader.summary["line"], loader.summary["end_line"])
              for loader in loaders.values() if "path" in loader.summary}
+    # A later epoch's crash that is a rule's: that rule's evidence.
+    results += [result for loader in loaders.values() for result in crash_results(loader.id, loader.failures,
+                                                                                    spans.get(loader.id))]
     labels = {loader.id: f"loader {loader.id} at {loader.call_site}" for loader in loaders.values()}
     reason = _not_reached_reason(status, loaders, log)
     if not loaders and any(event["event"] == "child_loader" for event in log.events):

@@ -1,7 +1,8 @@
 """The probe's GPU checks on a real GPU (skipped without CUDA, see conftest.py).
 
 DL105: a forked worker that touches CUDA after the main process initialised it fails with the
-exact DL105 crash, and the probe confirms it whoever triggers it first (the verdict stays short).
+exact DL105 crash, and the probe confirms it whoever triggers it first (the verdict stays short),
+also in a later epoch whose re-forked workers fail, with no static finding (a runtime finding).
 DL206: pinning a 64x3x224x224 float batch saves milliseconds per copy (confirmed); a 32x16 batch
 saves microseconds (not confirmed). DL105 is not reported statically for a spawn loader.
 """
@@ -65,6 +66,42 @@ def test_dl105_fork_crash_is_confirmed_with_a_short_verdict(tmp_path):
     assert "Cannot re-initialize CUDA in forked subprocess" in findings[0].probe["evidence"]
     row = next(line for line in report.render_text().splitlines() if line.strip().startswith("DL105"))
     assert row.split()[1] == "confirmed"
+
+
+LATER_EPOCH = """
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class OnGpu(Dataset):
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, index):
+        return (torch.full((3,), float(index)).cuda() * 2).cpu()  # CUDA work in the worker, a CPU tensor back
+
+
+if __name__ == "__main__":
+    loader = DataLoader(OnGpu(), batch_size=4, num_workers=2)
+    for epoch in range(2):
+        for batch in loader:
+            pass
+        model = torch.nn.Linear(3, 1).cuda()  # the main process initialises CUDA after epoch 1
+"""
+
+
+def test_a_fork_crash_in_a_later_epoch_is_a_runtime_dl105_at_the_loader(tmp_path):
+    """Epoch 1's workers were forked before CUDA existed in the main process; epoch 2's re-forked
+    workers cannot re-initialise it. No static finding is passed: the crash alone is the evidence."""
+    script = write(tmp_path, LATER_EPOCH)
+    report = run_probe(str(script), [], [], timeout=120, progress=False, settings=fast_settings())
+    (dl105,) = [finding for finding in report.findings if finding.code == "DL105"]
+    loader_line = next(number for number, line in enumerate(script.read_text().splitlines(), 1)
+                       if "loader = DataLoader" in line)
+    assert (dl105.source, dl105.line, dl105.probe["verdict"]) == ("runtime", loader_line, "confirmed"), dl105
+    assert dl105.probe["evidence"].startswith("epoch 2 failed at batch 1: ")
+    assert "Cannot re-initialize CUDA in forked subprocess" in dl105.probe["evidence"]
+    assert report.loaders[0].recommendation.settings["multiprocessing_context"] == "spawn"
 
 
 def test_dl105_is_silent_statically_for_a_spawn_loader(tmp_path):

@@ -7,6 +7,7 @@ instead of a verdict quietly turning into "not confirmed".
 from __future__ import annotations
 
 import inspect
+import multiprocessing.process
 import multiprocessing.spawn
 import threading
 import types
@@ -60,6 +61,26 @@ def test_pickling_messages_name_the_culprit():
     assert internals.pickling_code("collate_fn", pickling_error(lambda batch: batch)) == "DL102"
     assert internals.pickling_code("collate_fn", pickling_error(local)) == "DL103"
     assert internals.pickling_code("dataset", pickling_error(Holder())) == "DL104"
+    # A later epoch's crash reads the same messages from the one line the report keeps.
+    from dllint.probe.measure import describe_error
+
+    shown = [describe_error(pickling_error(value)) for value in (lambda batch: batch, local, Holder())]
+    assert [internals.crash_code(text) for text in shown] == ["DL102", "DL103", "DL104"]
+
+
+class Failing(TensorDataset):
+    def __getitem__(self, index):
+        raise ValueError("corrupt")
+
+
+def test_a_workers_error_names_its_frames_and_a_daemonic_worker_cannot_start_a_pool():
+    with pytest.raises(ValueError) as raised:
+        next(iter(DataLoader(Failing(torch.arange(4.0)), num_workers=1)))
+    frames = internals.worker_frames(raised.value)
+    assert frames[-1] == (__file__, Failing.__getitem__.__code__.co_firstlineno + 1)
+    assert internals.crash_code(str(raised.value)) is None
+    assert internals.worker_frames(ValueError("raised in the main process")) == []
+    assert internals.DAEMONIC_CHILDREN in inspect.getsource(multiprocessing.process)
 
 
 def test_messages_read_from_torch_and_multiprocessing_are_still_there():

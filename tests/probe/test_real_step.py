@@ -261,6 +261,7 @@ def test_a_worker_that_dies_in_a_later_epoch_is_reported_as_such(tmp_path):
     (failure,) = report.loaders[0].failures
     assert failure["epoch"] == 2 and failure["worker_died"]
     assert "a worker died" in report.render_text()
+    assert report.findings == []  # killed by a signal: no rule's crash (tests/probe/test_later_epoch_crashes.py)
 
 
 def test_dl001_masked_by_dl002_on_the_same_call_says_so(tmp_path):
