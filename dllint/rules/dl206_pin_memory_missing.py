@@ -118,7 +118,7 @@ class PinMemoryMissing(Rule):
             elsewhere += [kind for use in iterations for kind in [handed_copies(facts, use)] if kind]  # model.parse_batch(batch)
             if not copies and not elsewhere:
                 continue
-            message = self._message(loader, any(c.non_blocking for c in [*copies, *elsewhere]))
+            message = self._message(loader, any(c.non_blocking for c in copies) or any(e.non_blocking for e in elsewhere))
             if message is not None:
                 yield self.report(facts, loader.node, message, fix=self._fix(facts, loader, copies))
         for settings in facts.loader_settings:
