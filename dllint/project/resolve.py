@@ -107,6 +107,9 @@ class ResolveIndex(IndexBase):
         if function is None and name in summary[0].classes:  # Cls(...): its __init__, bound
             name = f"{name}.__init__"
             function = summary[0].functions.get(name)
+        elif function is None and "." in name:  # get_backend().distribute: the method of what it returns
+            name = _method_of_returned(summary[0], name)
+            function = summary[0].functions.get(name)
         return None if function is None else (path, function, name)
 
     def class_summary(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, ClassSummary] | None:
@@ -162,3 +165,13 @@ class ResolveIndex(IndexBase):
 
         visit(from_path, target, 0)
         return found
+
+
+def _method_of_returned(summary: FileSummary, name: str) -> str:
+    """``"Cls.m"`` for ``"f.m"`` where the module's function ``f`` returns an instance of its
+    own class ``Cls`` that defines ``m`` (one such class); ``name`` otherwise."""
+    head, _, method = name.partition(".")
+    factory = summary.functions.get(head) if "." not in method else None
+    classes = {r.name for r in factory.returns if r.kind == "instance"} if factory is not None else set()
+    owners = [cls for cls in classes if f"{cls}.{method}" in summary.functions]
+    return f"{owners[0]}.{method}" if len(owners) == 1 else name

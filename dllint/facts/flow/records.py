@@ -62,7 +62,7 @@ class Effects:
 class Returned:
     """A loader, sampler or dataset a function returns, with what is known of its arguments."""
 
-    kind: str  # "loader", "sampler", "dataset"
+    kind: str  # "loader", "sampler", "dataset", "instance" (of a class of the same file)
     name: str  # the class as the file names it (qualified through its imports)
     args: dict[str, Any] = field(default_factory=dict)  # arguments that resolve to JSON constants
     random: bool = False  # a random or distributed sampler (a training loader's)

@@ -392,7 +392,8 @@ RETURNED_LOADER_ARGS = ("shuffle", "num_workers", "persistent_workers", "pin_mem
 
 
 def _returns(facts: FileFacts, function: ast.AST) -> list[Returned]:
-    """Loaders, samplers and datasets ``function`` returns (through names bound once)."""
+    """Loaders, samplers, datasets and instances of the file's classes ``function`` returns
+    (through names bound once)."""
     from dllint.facts.endless import endless_sampler_call
     from dllint.knowledge.frameworks import RANDOM_SAMPLERS
 
@@ -421,6 +422,8 @@ def _returns(facts: FileFacts, function: ast.AST) -> list[Returned]:
             found.append(Returned("sampler", name, random=last in RANDOM_SAMPLERS, endless=endless))
         elif local is not None and local.is_dataset:
             found.append(Returned("dataset", name))
+        elif local is not None:  # backend = get_backend(): backend.distribute(...) is Backend.distribute
+            found.append(Returned("instance", name))
     return found
 
 
