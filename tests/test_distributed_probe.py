@@ -286,6 +286,25 @@ def test_accelerate_launch_runs_the_ranks_and_confirms_dl305():
     assert_nothing_left(report)
 
 
+def test_deepspeed_launcher_runs_two_cpu_ranks_and_confirms_dl305(monkeypatch):
+    """DeepSpeed's own launcher (0.19.8), its CPU accelerator, 2 local ranks on gloo."""
+    import socket
+
+    pytest.importorskip("deepspeed", reason="deepspeed is not installed (pip install deepspeed==0.19.8)")
+    monkeypatch.setenv("DS_ACCELERATOR", "cpu")  # the same ranks on a machine with GPUs
+    with socket.socket() as free:  # not its default 29500, which another job may hold
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    report = probe("ddp_no_sampler.py", launcher=f"{sys.executable} -m deepspeed.launcher.runner --num_gpus 2 --master_port {port}")
+    [finding] = by_code(report, "DL305")
+    assert finding.probe["verdict"] == "confirmed"
+    assert finding.probe["measurements"]["samples_per_rank"] == [64, 64]
+    assert report.script_outcome.startswith("every rank (2):")
+    assert report.launcher == f"python -m deepspeed.launcher.runner --num_gpus 2 --master_port {port}"
+    assert [(r["rank"], r["local_rank"], r["node"]) for r in report.ranks] == [(0, 0, 0), (1, 1, 0)]
+    assert_nothing_left(report)
+
+
 def test_a_launcher_that_fails_to_start_says_so(tmp_path):
     report = probe("ddp_no_sampler.py", launcher=f"{sys.executable} -m torch.distributed.run --no-such-option")
     assert report.could_not_run and report.ranks == []
