@@ -213,6 +213,9 @@ def test_launcher_commands_and_rank_places():
         launch_spec({"mode": "factory"}, "torchrun", None)
     torchrun = {"RANK": "3", "LOCAL_RANK": "1", "GROUP_RANK": "1", "WORLD_SIZE": "4", "LOCAL_WORLD_SIZE": "2"}
     assert rank_place(torchrun) == (3, 1, 1, 4, 2)
+    deepspeed = {"RANK": "3", "LOCAL_RANK": "1", "CROSS_RANK": "1", "WORLD_SIZE": "4", "LOCAL_SIZE": "2", "CROSS_SIZE": "2"}
+    assert rank_place(deepspeed) == (3, 1, 1, 4, 2)  # deepspeed.launcher.launch on node 1 of 2
+    assert rank_place({**deepspeed, **torchrun, "GROUP_RANK": "0"}) == (3, 1, 0, 4, 2)  # torchrun's own names first
     slurm = {"SLURM_PROCID": "5", "SLURM_LOCALID": "1", "SLURM_NODEID": "2", "SLURM_NTASKS": "6", "SLURM_NTASKS_PER_NODE": "2(x3)"}
     assert rank_place(slurm) == (5, 1, 2, 6, 2)
     assert rank_place({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}) == (1, 1, 0, 2, 2)
