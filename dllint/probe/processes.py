@@ -140,11 +140,12 @@ class ProcessTree:
         """Right after the root process starts: where the platform has job objects, put it in one."""
         if not PLATFORM.job_object:
             return
-        from dllint.probe import internals, winjob
+        from dllint.probe.internals import windows_process_handle
+        from dllint.probe.winjob import JobObject, JobUnavailable
 
         try:
-            self.job = winjob.JobObject.containing(internals.windows_process_handle(process))
-        except winjob.JobUnavailable as error:
+            self.job = JobObject.containing(windows_process_handle(process))
+        except JobUnavailable as error:
             self.notes.append(f"no job object for the script's processes ({error}): they are found and killed "
                               "one by one at the end, and a killed dllint would leave them running")
 
