@@ -25,9 +25,12 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dllint.probe.errors import ProbeInterrupted
+
+if TYPE_CHECKING:
+    from dllint.probe.winjob import JobObject
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
@@ -133,7 +136,7 @@ class ProcessTree:
         self.me = psutil.Process()
         self.before = {child.pid for child in self.me.children(recursive=True)}
         self.seen: dict[int, Any] = {}
-        self.job: Any = None  # winjob.JobObject, on Windows
+        self.job: JobObject | None = None  # on Windows
         self.notes: list[str] = []  # what the cleanup had to do without, for the report
 
     def contain(self, process: subprocess.Popen) -> None:
