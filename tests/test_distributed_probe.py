@@ -213,6 +213,9 @@ def test_launcher_commands_and_rank_places():
         launch_spec({"mode": "factory"}, "torchrun", None)
     torchrun = {"RANK": "3", "LOCAL_RANK": "1", "GROUP_RANK": "1", "WORLD_SIZE": "4", "LOCAL_WORLD_SIZE": "2"}
     assert rank_place(torchrun) == (3, 1, 1, 4, 2)
+    deepspeed = {"RANK": "3", "LOCAL_RANK": "1", "CROSS_RANK": "1", "WORLD_SIZE": "4", "LOCAL_SIZE": "2", "CROSS_SIZE": "2"}
+    assert rank_place(deepspeed) == (3, 1, 1, 4, 2)  # deepspeed.launcher.launch on node 1 of 2
+    assert rank_place({**deepspeed, **torchrun, "GROUP_RANK": "0"}) == (3, 1, 0, 4, 2)  # torchrun's own names first
     slurm = {"SLURM_PROCID": "5", "SLURM_LOCALID": "1", "SLURM_NODEID": "2", "SLURM_NTASKS": "6", "SLURM_NTASKS_PER_NODE": "2(x3)"}
     assert rank_place(slurm) == (5, 1, 2, 6, 2)
     assert rank_place({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}) == (1, 1, 0, 2, 2)
@@ -283,6 +286,25 @@ def test_accelerate_launch_runs_the_ranks_and_confirms_dl305():
     assert finding.probe["verdict"] == "confirmed"
     assert report.launcher.startswith("python -m accelerate.commands.launch --multi_gpu")
     assert [r["rank"] for r in report.ranks] == [0, 1]
+    assert_nothing_left(report)
+
+
+def test_deepspeed_launcher_runs_two_cpu_ranks_and_confirms_dl305(monkeypatch):
+    """DeepSpeed's own launcher (0.19.8), its CPU accelerator, 2 local ranks on gloo."""
+    import socket
+
+    pytest.importorskip("deepspeed", reason="deepspeed is not installed (pip install deepspeed==0.19.8)")
+    monkeypatch.setenv("DS_ACCELERATOR", "cpu")  # the same ranks on a machine with GPUs
+    with socket.socket() as free:  # not its default 29500, which another job may hold
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    report = probe("ddp_no_sampler.py", launcher=f"{sys.executable} -m deepspeed.launcher.runner --num_gpus 2 --master_port {port}")
+    [finding] = by_code(report, "DL305")
+    assert finding.probe["verdict"] == "confirmed"
+    assert finding.probe["measurements"]["samples_per_rank"] == [64, 64]
+    assert report.script_outcome.startswith("every rank (2):")
+    assert report.launcher == f"python -m deepspeed.launcher.runner --num_gpus 2 --master_port {port}"
+    assert [(r["rank"], r["local_rank"], r["node"]) for r in report.ranks] == [(0, 0, 0), (1, 1, 0)]
     assert_nothing_left(report)
 
 

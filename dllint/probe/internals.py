@@ -265,3 +265,13 @@ def worker_pids(iterator: Any) -> list[int]:
     """The process ids of a multi-worker iterator's workers (torch's private ``_workers``); [] if none."""
     workers = getattr(iterator, "_workers", None) or []
     return [worker.pid for worker in workers if getattr(worker, "pid", None)]
+
+
+# -- subprocess.Popen's Windows handle, which the job object needs ------------------------------
+
+
+def windows_process_handle(process: Any) -> int | None:
+    """The Windows handle of the process ``subprocess.Popen`` created (its private ``_handle``);
+    None where it has none (every POSIX system)."""
+    handle = getattr(process, "_handle", None)
+    return None if handle is None else int(handle)

@@ -3,8 +3,9 @@
 dllint runs the launcher as the user would, with the script and its arguments appended, and the
 probe's boot ``sitecustomize`` on every Python process it starts. In each process that is a rank
 of the job running the target script (:func:`rank_place` finds its rank in the launcher's
-environment: torchrun, accelerate and the DeepSpeed launcher set ``RANK``; ``srun`` sets
-``SLURM_PROCID``; Open MPI ``OMPI_COMM_WORLD_RANK``), :func:`run_if_rank` runs the script under
+environment: torchrun, accelerate and the DeepSpeed launcher set ``RANK``, torchrun its node as
+``GROUP_RANK``, DeepSpeed as ``CROSS_RANK``; ``srun`` sets ``SLURM_PROCID``; Open MPI
+``OMPI_COMM_WORLD_RANK``), :func:`run_if_rank` runs the script under
 a harness of its own, as that rank, then ends the process with the script's exit status: the
 interpreter never runs the script a second time. The launcher's own processes (torchrun's agent)
 and any other program are left alone.
@@ -42,7 +43,8 @@ class RankPlace(NamedTuple):
 
 # (global rank, local rank, node, world size, ranks on this node), per launcher family.
 _ENVIRONMENTS = (
-    ("RANK", "LOCAL_RANK", "GROUP_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"),  # torchrun, accelerate, deepspeed
+    ("RANK", "LOCAL_RANK", "GROUP_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"),  # torchrun, accelerate
+    ("RANK", "LOCAL_RANK", "CROSS_RANK", "WORLD_SIZE", "LOCAL_SIZE"),  # deepspeed.launcher.launch
     ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE"),  # srun
     ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_NODE_RANK", "OMPI_COMM_WORLD_SIZE",
      "OMPI_COMM_WORLD_LOCAL_SIZE"),  # mpirun (Open MPI)
@@ -50,18 +52,22 @@ _ENVIRONMENTS = (
 
 
 def rank_place(environ: dict[str, str] | os._Environ[str]) -> RankPlace | None:
-    """This process's place in the job, or None when no launcher made it a rank."""
-    for names in _ENVIRONMENTS:
-        values = [_number(environ.get(name)) for name in names]
-        rank = values[0]
-        if rank is None:
-            continue
-        world = values[3] if values[3] is not None else rank + 1
-        local = values[1] if values[1] is not None else rank
-        local_world = values[4] if values[4] is not None else world
-        node = values[2] if values[2] is not None else (rank // local_world if local_world else 0)
-        return RankPlace(rank, local, node, world, local_world)
-    return None
+    """This process's place in the job, or None when no launcher made it a rank.
+
+    The first family that names both the rank and the node wins (torchrun and DeepSpeed both set
+    ``RANK``, each names the node its own way); else the first that names the rank.
+    """
+    found = [[_number(environ.get(name)) for name in names] for names in _ENVIRONMENTS]
+    with_rank = [values for values in found if values[0] is not None]
+    if not with_rank:
+        return None
+    rank, local, node, world, local_world = next((values for values in with_rank if values[2] is not None), with_rank[0])
+    assert rank is not None  # every candidate has one
+    world = world if world is not None else rank + 1
+    local = local if local is not None else rank
+    local_world = local_world if local_world is not None else world
+    node = node if node is not None else (rank // local_world if local_world else 0)
+    return RankPlace(rank, local, node, world, local_world)
 
 
 def _number(text: str | None) -> int | None:

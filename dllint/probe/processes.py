@@ -10,6 +10,9 @@
 - :data:`PLATFORM`: which of the Linux pieces this platform has, detected once. Without a child
   subreaper (macOS, Windows) orphans are found through the watch and the probe's environment
   marker instead of by adoption; without ``PR_SET_PDEATHSIG`` the watchdog kills the harness.
+  On Windows the script's process goes into a kill-on-close job object
+  (:mod:`dllint.probe.winjob`), which holds everything it starts and dies with dllint; where
+  the job cannot be made, cleanup goes on without it and the report says so in a note.
   Tests replace the record to run the degraded paths on Linux.
 """
 
@@ -22,9 +25,12 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dllint.probe.errors import ProbeInterrupted
+
+if TYPE_CHECKING:
+    from dllint.probe.winjob import JobObject
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
@@ -41,6 +47,7 @@ class Platform:
     proc_fs: bool  # /proc/self/fd: the path a descriptor names (dir_fd), and PSS
     fork: bool  # os.fork: the fork start method
     process_groups: bool  # POSIX sessions and os.killpg
+    job_object: bool = False  # Windows: a kill-on-close job object holds the script and all it starts
 
 
 def detect_platform() -> Platform:
@@ -51,6 +58,7 @@ def detect_platform() -> Platform:
         proc_fs=os.path.isdir("/proc/self/fd"),
         fork=hasattr(os, "fork"),
         process_groups=hasattr(os, "killpg"),
+        job_object=sys.platform == "win32",
     )
 
 
@@ -117,6 +125,8 @@ class ProcessTree:
     Descendants are collected while the run goes on (so one that leaves the
     process group is still known), and with this process as child subreaper
     any orphan among them becomes our child, where the sweep at the end finds it.
+    On Windows the root process is put in a job object (:meth:`contain`) that
+    kills the whole tree at the end, or when dllint dies.
     """
 
     def __init__(self, marker: tuple[str, str] | None = None) -> None:
@@ -126,6 +136,21 @@ class ProcessTree:
         self.me = psutil.Process()
         self.before = {child.pid for child in self.me.children(recursive=True)}
         self.seen: dict[int, Any] = {}
+        self.job: JobObject | None = None  # on Windows
+        self.notes: list[str] = []  # what the cleanup had to do without, for the report
+
+    def contain(self, process: subprocess.Popen) -> None:
+        """Right after the root process starts: where the platform has job objects, put it in one."""
+        if not PLATFORM.job_object:
+            return
+        from dllint.probe.internals import windows_process_handle
+        from dllint.probe.winjob import JobObject, JobUnavailable
+
+        try:
+            self.job = JobObject.containing(windows_process_handle(process))
+        except JobUnavailable as error:
+            self.notes.append(f"no job object for the script's processes ({error}): they are found and killed "
+                              "one by one at the end, and a killed dllint would leave them running")
 
     def watch(self, root_pid: int) -> None:
         import psutil
@@ -158,6 +183,8 @@ class ProcessTree:
         import psutil
 
         deadline = time.monotonic() + patience
+        if self.job is not None:
+            self.job.close()
         while True:
             self._adopt_orphans(by_marker=True)
             _kill_group(pgid)
@@ -174,6 +201,8 @@ class ProcessTree:
 
     def _reap(self) -> None:
         """Collect the exit status of adopted orphans, so that none stays a zombie."""
+        if not PLATFORM.process_groups:  # not POSIX: no zombies (and no os.WNOHANG)
+            return
         for pid in list(self.seen):
             try:
                 os.waitpid(pid, os.WNOHANG)

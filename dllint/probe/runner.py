@@ -282,6 +282,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
         )
         last_watch = 0.0
         try:
+            tree.contain(process)
             while process.poll() is None:
                 log.poll()
                 now = time.monotonic()
@@ -325,6 +326,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
     if report.signal is not None:
         report.script_outcome = f"interrupted by {signal.Signals(report.signal).name}; all its processes were killed"
     report.leftover_processes = [process.pid for process in tree.alive()]
+    report.notes += tree.notes
     report.loaders = ranks.merge_rank_loaders(report.loaders)
     if launcher:
         report.launcher = jobs.shown(launcher)
