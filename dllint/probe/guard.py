@@ -370,7 +370,7 @@ class FileGuard:
     def _audit_signal(self, event: str, target: int, signum: int) -> None:
         """No signal to dllint itself: a SIGSTOP would stop the clock that enforces --probe-timeout."""
         groups = set()
-        for pid in self.protected:
+        for pid in self.protected if hasattr(os, "getpgid") else ():  # no process groups on Windows
             try:
                 groups.add(os.getpgid(pid))
             except OSError:

@@ -547,7 +547,7 @@ def install_harness(config: dict[str, Any], events: EventStream) -> Harness:
         events=events,
         stderr_path=config.get("stderr"),
     )
-    ctx.emit({"event": "start", "pid": os.getpid(), "pgid": os.getpgid(0)})
+    ctx.emit({"event": "start", "pid": os.getpid()})
     harness = Harness(ctx, config.get("overrides"), bool(config.get("measure_only")))
     file_guard = guard.install(config["scratch"], ctx.emit)
     file_guard.phase = harness.phase

@@ -290,21 +290,28 @@ def watch(parent: int, workdir: str, marker: tuple[str, str], commands: Any) -> 
     """Until dllint (``parent``) says done or dies: record its descendants. If it died without
     saying done, kill every process it started and every process bearing the probe's marker,
     then remove ``workdir``. ``commands`` is the pipe's read end (EOF when dllint dies)."""
-    import selectors
     import shutil
+    import threading
 
     import psutil
 
+    said: list[bytes] = []
+    ended = threading.Event()
+
+    def listen() -> None:  # a blocking read in a thread: select() takes no pipe on Windows
+        said.append(commands.read(4))
+        ended.set()
+
+    threading.Thread(target=listen, daemon=True).start()
     seen: dict[int, Any] = {}
-    selector = selectors.DefaultSelector()
-    selector.register(commands, selectors.EVENT_READ)
-    while not selector.select(WATCH_SECONDS):
+    while not ended.wait(WATCH_SECONDS):
         try:
             for process in psutil.Process(parent).children(recursive=True):
                 seen.setdefault(process.pid, process)  # psutil.Process.kill checks the pid was not reused
         except psutil.Error:
             break
-    if commands.read(4) == b"done":
+    ended.wait(KILL_PATIENCE)  # dllint gone (psutil says so): its pipe's EOF follows
+    if said and said[0] == b"done":
         return
     deadline = time.monotonic() + KILL_PATIENCE
     while time.monotonic() < deadline:

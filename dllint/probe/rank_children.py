@@ -101,7 +101,7 @@ def run_as_rank(spec: dict[str, Any], index: int, slot: int, call) -> None:
         events=events,
         stderr_path=spec.get("stderr"),
     )
-    ctx.emit({"event": "start", "pid": os.getpid(), "pgid": os.getpgid(0)})
+    ctx.emit({"event": "start", "pid": os.getpid()})
     harness = Harness(ctx)
     harness.install()
     active = guard.active()
