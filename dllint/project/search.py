@@ -27,19 +27,28 @@ class SearchIndex(IndexBase):
         key = (needle, gate)
         found = self._mentions.get(key)
         if found is None:
-            hay, starts, paths, rest = self._haystack()
-            hits: list[str] = []
-            at = hay.find(needle)
-            while at != -1:  # one C-speed search per needle, not a Python loop over the files
-                i = bisect_right(starts, at) - 1
-                hits.append(paths[i])
-                at = hay.find(needle, starts[i + 1] if i + 1 < len(starts) else len(hay))
-            hits += [p for p in rest if (data := self._read(p)) is not None and needle in data]
-            if gate is not None:
-                among = set(self.mentions(gate))
-                hits = [p for p in hits if p in among]
-            found = self._mentions[key] = sorted(hits)
+            if gate is not None:  # the gate's files only: a search of each one's bytes, not of them all
+                found = [p for p in self.mentions(gate) if self._names(p, needle)]
+            else:
+                hay, starts, paths, rest = self._haystack()
+                hits: list[str] = []
+                at = hay.find(needle)
+                while at != -1:  # one C-speed search per needle, not a Python loop over the files
+                    i = bisect_right(starts, at) - 1
+                    hits.append(paths[i])
+                    at = hay.find(needle, starts[i + 1] if i + 1 < len(starts) else len(hay))
+                hits += [p for p in rest if (data := self._read(p)) is not None and needle in data]
+                found = sorted(hits)
+            self._mentions[key] = found
         return found
+
+    def _names(self, path: str, needle: bytes) -> bool:
+        """``path``'s bytes contain ``needle`` (searched where they lie in the joined text)."""
+        where = self._offsets.get(path)
+        if where is not None and self._hay is not None:
+            return self._hay[0].find(needle, where[0], where[1]) != -1
+        data = self._read(path)
+        return data is not None and needle in data
 
     def class_names(self) -> frozenset[bytes]:
         """Every name that follows ``class `` in a project file (a class statement, or a string
