@@ -386,3 +386,27 @@ def test_a_non_blocking_copy_in_another_file_is_named_in_the_message(tmp_path):
     assert (found.line, found.column) == (6, 12)
     assert "non_blocking=True from pageable memory, which makes those copies synchronous" in found.message
     assert str((tmp_path / "utils.py").resolve()) in result.deps
+
+
+def test_the_wrappers_loader_is_fixed_in_the_wrapper_and_the_fix_holds(tmp_path):
+    """DL201 on ``klass(ds, **kwargs)`` of the project's wrapper (its calls pass num_workers):
+    the fix adds persistent_workers=True there; the result parses, lints clean, and a second
+    fix changes nothing."""
+    from dllint.pipeline import RunOptions, run
+
+    source = (
+        "from torch.utils.data import DataLoader\n\n\n"
+        "def make(ds, klass=DataLoader, **kwargs):\n    return klass(ds, **kwargs)\n\n\n"
+        "def main(ds):\n    loader = make(ds, batch_size=4, num_workers=4)\n"
+        "    for epoch in range(3):\n        for batch in loader:\n            pass\n"
+    )
+    write(tmp_path, {"pyproject.toml": "", "train.py": source})
+    options = RunOptions(mode="fix", jobs=1, no_cache=True)
+    run([str(tmp_path / "train.py")], SETTINGS, options)
+    fixed = (tmp_path / "train.py").read_text()
+    assert fixed == source.replace("klass(ds, **kwargs)", "klass(ds, **kwargs, persistent_workers=True)")
+    compile(fixed, "train.py", "exec")
+    check = run([str(tmp_path / "train.py")], SETTINGS, RunOptions(jobs=1, no_cache=True))
+    assert [f.code for o in check.files for f in o.findings] == []
+    run([str(tmp_path / "train.py")], SETTINGS, options)
+    assert (tmp_path / "train.py").read_text() == fixed

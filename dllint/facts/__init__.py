@@ -17,7 +17,7 @@ from dllint.facts.argparse_defaults import ArgparseDefaults
 from dllint.facts.imports import build_import_table, dotted_name, qualified_name
 from dllint.facts.loaders import LOADER_QUALNAMES, LoaderCall, collect_loader_calls, collect_loader_settings, mentions_pin_memory
 from dllint.facts.scopes import Scope, ScopeTable
-from dllint.facts.values import Value, resolve
+from dllint.facts.values import Value, default_callee, resolve
 from dllint.facts.walk import walk_with_parents
 from dllint.knowledge.loaders import (
     LIBRARY_LOADER_NAMES,
@@ -190,7 +190,10 @@ class FileFacts:
         if last is None:
             return None
         if last not in self._loader_callees:
-            return True if self._project_loader(func, last) else None
+            if self._project_loader(func, last):
+                return True
+            default = default_callee(func, self) if cls is ast.Name and self.project is not None else None
+            return self.loader_kind(default) if default is not None else None  # klass(...), klass=DataLoader
         name = self.qualname(func)
         if name in LOADER_QUALNAMES:
             return False

@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from dllint.facts.values import ABSENT, Value, dynamic, option_of, resolve
+from dllint.facts.values import ABSENT, Value, callers_keywords, dynamic, option_of, resolve
 from dllint.knowledge.loaders import (
     TORCH_KEYWORD_ONLY,
     TORCH_POSITIONAL,
@@ -185,6 +185,8 @@ def _build(facts: FileFacts, call: ast.Call, kind: bool | LibraryLoader) -> Load
     for keyword in call.keywords:
         if keyword.arg is None:
             entries = _splat_entries(facts, keyword.value, scope, call)
+            if entries is None:  # the wrapper's own **kwargs: what its callers pass
+                entries = callers_keywords(keyword.value, scope, facts)
             if entries is None:
                 loader.unknown_splat = True
                 continue

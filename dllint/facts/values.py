@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -119,20 +119,15 @@ def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int =
     ``build(ds)`` everywhere. None when any call passes something else or cannot be read
     (a splat), when nothing calls it, or while a file is summarized (a summary depends on its
     own file only, and another file may call the function)."""
-    found = facts.scopes.lookup(name.id, scope)
-    project = facts.project
-    if found is None or len(found[1]) != 1 or found[1][0].kind != "param" or project is None or project.summarizing:
+    found = project_calls(name, scope, facts, lambda function: parameter_default(function, name.id) is not None)
+    if found is None:
         return None
-    function = found[0].node
-    default = _default_of(function, name.id)
-    if default is None or isinstance(facts.scopes.parents.get(function), ast.ClassDef):
-        return None  # methods: called through instances the analysis does not track
-    calls = facts.usage.callers(function)  # type: ignore[arg-type]
-    if not calls or project.named_elsewhere(function.name):  # type: ignore[attr-defined]
-        return None
+    function, calls = found
+    default = parameter_default(function, name.id)
+    assert default is not None
     value = resolve(default, facts.scopes.scope_of(default), facts, depth + 1)
     for call in calls:
-        passed = _argument_of(call, function, name.id)  # type: ignore[arg-type]
+        passed = argument_for(call, function, name.id)
         if passed is ABSENT:
             continue
         if not isinstance(passed, ast.expr):
@@ -143,7 +138,7 @@ def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int =
     return value if value.is_const else None
 
 
-def _default_of(function: ast.AST, param: str) -> ast.expr | None:
+def parameter_default(function: ast.AST, param: str) -> ast.expr | None:
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     args = function.args
@@ -153,7 +148,7 @@ def _default_of(function: ast.AST, param: str) -> ast.expr | None:
     return defaults.get(param)
 
 
-def _argument_of(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.expr | Value | None:
+def argument_for(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.expr | Value | None:
     """What ``call`` passes for ``param``: the expression, ABSENT, or None when unknown."""
     if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
         return None
@@ -164,6 +159,65 @@ def _argument_of(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDe
     if param in positional and positional.index(param) < len(call.args):
         return call.args[positional.index(param)]
     return ABSENT
+
+
+def project_calls(
+    name: ast.Name, scope: Scope, facts: FileFacts, wanted: Callable[[ast.FunctionDef | ast.AsyncFunctionDef], bool] = lambda f: True
+) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[ast.Call]] | None:
+    """(function, its calls) for a parameter ``name`` of a module-level function every call of
+    which is in this file (none in another project file): where those calls decide what the
+    parameter holds. None otherwise (or when the function is not ``wanted``: asked before
+    another file is searched for its name), or while a file is summarized."""
+    found = facts.scopes.lookup(name.id, scope)
+    project = facts.project
+    if found is None or len(found[1]) != 1 or found[1][0].kind != "param" or project is None or project.summarizing:
+        return None
+    function = found[0].node
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or isinstance(facts.scopes.parents.get(function), ast.ClassDef):
+        return None  # methods: called through instances the analysis does not track
+    if not wanted(function):
+        return None
+    calls = facts.usage.callers(function)
+    if not calls or project.named_elsewhere(function.name):
+        return None
+    return function, calls
+
+
+def default_callee(func: ast.expr, facts: FileFacts) -> ast.expr | None:
+    """``klass`` of ``def make(ds, klass=DataLoader, **kwargs): return klass(ds, **kwargs)``:
+    its default, where every call of ``make`` (all in this file) leaves it out."""
+    if not isinstance(func, ast.Name):
+        return None
+    found = project_calls(func, facts.scopes.scope_of(func), facts,
+                          lambda function: isinstance(parameter_default(function, func.id), (ast.Name, ast.Attribute)))
+    default = parameter_default(found[0], func.id) if found is not None else None
+    if found is None or not isinstance(default, (ast.Name, ast.Attribute)):
+        return None
+    return default if all(argument_for(call, found[0], func.id) is ABSENT for call in found[1]) else None
+
+
+def callers_keywords(expr: ast.expr, scope: Scope, facts: FileFacts) -> dict[str, tuple[ast.expr, Scope]] | None:
+    """The entries of a function's ``**kwargs`` parameter, where every call of the function (all
+    in this file) passes the same keywords beyond its named parameters, each the same expression:
+    ``make(ds, num_workers=4, shuffle=True)``. None when they differ or cannot be read (a splat)."""
+    if not isinstance(expr, ast.Name):
+        return None
+    name = expr.id
+    found = project_calls(expr, scope, facts, lambda function: function.args.kwarg is not None and function.args.kwarg.arg == name)
+    if found is None:
+        return None
+    function, calls = found
+    named = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+    entries: dict[str, tuple[ast.expr, Scope]] | None = None
+    for call in calls:
+        if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        passed = {k.arg: k.value for k in call.keywords if k.arg is not None and k.arg not in named}
+        if entries is None:
+            entries = {key: (value, facts.scopes.scope_of(call)) for key, value in passed.items()}
+        elif passed.keys() != entries.keys() or any(ast.dump(v) != ast.dump(entries[k][0]) for k, v in passed.items()):
+            return None
+    return entries
 
 
 def config_value(expr: ast.expr, scope: Scope, facts: FileFacts) -> Value | None:
