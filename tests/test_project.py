@@ -410,3 +410,17 @@ def test_the_wrappers_loader_is_fixed_in_the_wrapper_and_the_fix_holds(tmp_path)
     assert [f.code for o in check.files for f in o.findings] == []
     run([str(tmp_path / "train.py")], SETTINGS, options)
     assert (tmp_path / "train.py").read_text() == fixed
+
+
+def test_a_content_seen_before_is_not_summarized_again(tmp_path):
+    """An editor's buffer going back and forth (typing, undo): each content is summarized once."""
+    from dllint.server.index import BufferIndex
+
+    write(tmp_path, {"train.py": TRAIN, "data.py": DATA})
+    index = BufferIndex(str(tmp_path), SETTINGS)
+    train = str((tmp_path / "train.py").resolve())
+    edited = TRAIN.replace("model(batch)", "model(batch)  # 1").encode()
+    for data in (TRAIN.encode(), edited, TRAIN.encode(), edited):
+        index.set_buffer(train, data)
+        assert [c.target for c in index.summary(train)[0].calls] == ["0:data.build_loader"]
+    assert index.summarized == 2

@@ -6,6 +6,7 @@ invalidation), ``search`` (who names X), ``resolve`` (module resolution) and ``q
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +30,10 @@ MAX_CANDIDATES = 8  # files defining a method named like obj.m(): more, and the 
 # the value it returns. More, and the name is a common one (main(, train(, run(): its callers are
 # not read (each would be summarized), as for a function no other file calls.
 MAX_CALLER_FILES = 48
-LOADER_GATE = b"DataLoader"  # a file that builds loaders over a class names DataLoader
+LOADER_GATE = b"DataLoader"
+# Summaries kept by content digest beyond their file's current entry: a file an editor changes
+# back and forth (typing, undo) is not summarized again for each state.
+MAX_SUMMARIES_BY_CONTENT = 256  # a file that builds loaders over a class names DataLoader
 
 
 @dataclass
@@ -77,6 +81,7 @@ class IndexBase:
         self.root = Path(root).resolve()
         self.settings = settings
         self._entries: dict[str, _Entry] = {}
+        self._by_digest: OrderedDict[str, FileSummary] = OrderedDict()  # see MAX_SUMMARIES_BY_CONTENT
         self._exists: dict[str, bool] = {}
         self._bases: dict[Path, list[Path]] = {}  # see _search_path
         self._files: list[str] | None = None
@@ -86,6 +91,7 @@ class IndexBase:
         self._methods: dict[str, list[str] | None] = {}  # files defining a method name (None: too many)
         self._mentions: dict[tuple[bytes, bytes | None], list[str]] = {}
         self._class_names: frozenset[bytes] | None = None  # see SearchIndex.class_names
+        self._joined_class_names: tuple[bytes, set[bytes]] | None = None  # (the joined text, its class names)
         self._stat_table: dict[str, list[int]] | None = None
         self.summarized = 0  # files summarized: for tests and benchmarks
 

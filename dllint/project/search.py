@@ -56,14 +56,11 @@ class SearchIndex(IndexBase):
         the joined files (0.26 s for 79 MB), where a search per name asked costs 22 ms each."""
         if self._class_names is None:
             hay, _, _, rest = self._haystack()
-            found: set[bytes] = set()
-            for data in [hay, *(self._read(p) or b"" for p in rest)]:
-                at = data.find(b"class ")
-                while at != -1:
-                    word = _WORD.match(data, at + 6)
-                    if word is not None:
-                        found.add(word.group())
-                    at = data.find(b"class ", at + 6)
+            if self._joined_class_names is None or self._joined_class_names[0] is not hay:
+                self._joined_class_names = (hay, _class_names_in(hay))  # kept while the joined text is
+            found = set(self._joined_class_names[1])
+            for path in rest:  # files beyond the joined text, an editor's open buffers
+                found |= _class_names_in(self._read(path) or b"")
             self._class_names = frozenset(found)
         return self._class_names
 
@@ -177,6 +174,17 @@ class SearchIndex(IndexBase):
 
 
 _WORD = re.compile(rb"\w+")
+
+
+def _class_names_in(data: bytes) -> set[bytes]:
+    found: set[bytes] = set()
+    at = data.find(b"class ")
+    while at != -1:
+        word = _WORD.match(data, at + 6)
+        if word is not None:
+            found.add(word.group())
+        at = data.find(b"class ", at + 6)
+    return found
 
 
 def method_needle(name: str) -> bytes:

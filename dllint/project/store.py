@@ -10,6 +10,7 @@ from typing import Any, Iterable
 from dllint.facts.flow.records import FileSummary
 from dllint.facts.flow.summary import summarize
 from dllint.project.base import (
+    MAX_SUMMARIES_BY_CONTENT,
     IndexBase,
     MAX_PROJECT_FILES,
     SKIPPED_DIRS,
@@ -27,12 +28,17 @@ class StoreIndex(IndexBase):
         if entry is None:
             return None
         if entry.summary is None:
+            entry.summary = self._by_digest.pop(entry.digest, None)  # this content seen before (an undo in an editor)
+        if entry.summary is None:
             text = (data if data is not None else self._read(path) or b"").decode("utf-8", "replace")
             try:
                 entry.summary = summarize(path, text, self.settings, own=self.own_roots)
             except Exception:  # noqa: BLE001 - a bug summarizing another file must not fail this one's lint
                 entry.summary = FileSummary()
             self.summarized += 1
+        self._by_digest[entry.digest] = entry.summary
+        while len(self._by_digest) > MAX_SUMMARIES_BY_CONTENT:
+            self._by_digest.popitem(last=False)
         return entry.summary, entry.digest
 
     def digest(self, path: str, data: bytes | None = None) -> str | None:

@@ -20,8 +20,9 @@ summarized when first asked for (most questions name one function of a big modul
 from __future__ import annotations
 
 import ast
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from dllint.facts.devices import parameter_copies
 from dllint.facts.endless import iter_never_ends, keeps_one_iterator
@@ -65,44 +66,85 @@ def summarize(
 ) -> FileSummary:
     """The summary of one file (an empty one when it does not parse); ``own``: see
     :func:`~dllint.facts.flow.targets.project_imports`."""
-    from dllint.facts import FileFacts
-
     try:
         tree = tree or ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return FileSummary()
-    nodes, parents = walk_with_parents(tree)  # the one walk the context and the facts share
-    context = SummaryContext(tree, own, nodes)
-    facts = FileFacts(path, text, tree, settings, project=context, nodes=nodes, parent_index=parents)
-    summary = FileSummary(imports=context.imports, set_epoch="set_epoch" in text,
-                          calls=lambda last: _calls_or_nothing(facts, context, summary.set_epoch, last))
-    _definitions(facts, tree, summary)
-    _loaders_over_imports(facts, context, summary)
+    source = _Source(path, text, settings, own)
+    analysis = source.analysis(tree)
+    summary = FileSummary(imports=analysis.context.imports, set_epoch="set_epoch" in text,
+                          calls=lambda last: source.calls(last, summary.set_epoch))
+    summary.classes = {name: _class(analysis.facts, node) for name, node in analysis.classes.items()}
+    summary.functions = Deferred(dict.fromkeys(analysis.functions), source.function)
+    _loaders_over_imports(analysis.facts, analysis.context, summary)
     return summary
 
 
-def _definitions(facts: FileFacts, tree: ast.Module, summary: FileSummary) -> None:
-    """The module's classes, and its functions and their methods (summarized when asked for)."""
-    functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]] = {}
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions[stmt.name] = (stmt, False)
-        elif isinstance(stmt, ast.ClassDef):
-            summary.classes[stmt.name] = _class(facts, stmt)
-            for item in stmt.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    static = any(dotted_name(d) == "staticmethod" for d in item.decorator_list)
-                    functions[f"{stmt.name}.{item.name}"] = (item, not static)
-    summary.functions = Deferred(functions, lambda found: _function_or_nothing(facts, *found))
+class _Analysis(NamedTuple):
+    facts: FileFacts
+    context: SummaryContext
+    classes: dict[str, ast.ClassDef]  # module-level classes
+    functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]]  # "f", "Cls.m" -> (node, bound)
 
 
-def _function_or_nothing(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> FunctionSummary:
-    """A bug summarizing another file's function must not fail the lint that asked: nothing known."""
-    try:
-        return _function(facts, function, method)
-    except Exception:  # noqa: BLE001 - see the docstring
-        args = function.args
-        return FunctionSummary([a.arg for a in [*args.posonlyargs, *args.args]], [a.arg for a in args.kwonlyargs], method, {})
+class _Source:
+    """What a summary's deferred parts are computed from: the file's facts, rebuilt from its text
+    when they were let go. At most MAX_ANALYSES files' facts are kept (each holds its tree: an
+    index that lives long, an editor's, must not keep every file's, nor make the collector walk
+    them all)."""
+
+    def __init__(self, path: str, text: str, settings: Settings, own: frozenset[str]) -> None:
+        self.path, self.text, self.settings, self.own = path, text, settings, own
+
+    def analysis(self, tree: ast.Module | None = None) -> _Analysis:
+        found = _ANALYSES.pop(self, None)
+        if found is None:
+            found = self._analyse(tree or ast.parse(self.text, filename=self.path))
+        _ANALYSES[self] = found  # the most recently used last
+        while len(_ANALYSES) > MAX_ANALYSES:
+            _ANALYSES.popitem(last=False)
+        return found
+
+    def _analyse(self, tree: ast.Module) -> _Analysis:
+        from dllint.facts import FileFacts
+
+        nodes, parents = walk_with_parents(tree)  # the one walk the context and the facts share
+        context = SummaryContext(tree, self.own, nodes)
+        facts = FileFacts(self.path, self.text, tree, self.settings, project=context, nodes=nodes, parent_index=parents)
+        classes: dict[str, ast.ClassDef] = {}
+        functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]] = {}
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions[stmt.name] = (stmt, False)
+            elif isinstance(stmt, ast.ClassDef):
+                classes[stmt.name] = stmt
+                for item in stmt.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        static = any(dotted_name(d) == "staticmethod" for d in item.decorator_list)
+                        functions[f"{stmt.name}.{item.name}"] = (item, not static)
+        return _Analysis(facts, context, classes, functions)
+
+    def function(self, name: str) -> FunctionSummary:
+        """One function's summary; a bug summarizing it must not fail the lint that asked: then nothing is known."""
+        analysis = self.analysis()
+        node, method = analysis.functions[name]
+        try:
+            return _function(analysis.facts, node, method)
+        except Exception:  # noqa: BLE001 - see the docstring
+            args = node.args
+            return FunctionSummary([a.arg for a in [*args.posonlyargs, *args.args]], [a.arg for a in args.kwonlyargs], method, {})
+
+    def calls(self, last: str | None, set_epoch: bool) -> list[CallSummary]:
+        """The file's calls into other modules (named ``last``), as :func:`_calls_into_modules`."""
+        analysis = self.analysis()
+        try:
+            return _calls_into_modules(analysis.facts, analysis.context, set_epoch, last)
+        except Exception:  # noqa: BLE001 - as function()
+            return []
+
+
+MAX_ANALYSES = 16
+_ANALYSES: OrderedDict[_Source, _Analysis] = OrderedDict()
 
 
 class Deferred(Mapping[str, FunctionSummary]):
@@ -110,25 +152,27 @@ class Deferred(Mapping[str, FunctionSummary]):
     query names one function (``build_loader``), and summarizing every function of a big module
     costs most of a cross-file lint (transformers' ``trainer.py`` has hundreds)."""
 
-    def __init__(self, nodes: dict[str, Any], summarize: Callable[[Any], FunctionSummary]) -> None:
-        self._nodes = nodes
+    def __init__(self, names: dict[str, None], summarize: Callable[[str], FunctionSummary]) -> None:
+        self._names = names
         self._summarize = summarize
         self._done: dict[str, FunctionSummary] = {}
 
     def __getitem__(self, name: str) -> FunctionSummary:
         found = self._done.get(name)
         if found is None:
-            found = self._done[name] = self._summarize(self._nodes[name])
+            if name not in self._names:
+                raise KeyError(name)
+            found = self._done[name] = self._summarize(name)
         return found
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._nodes)
+        return iter(self._names)
 
     def __len__(self) -> int:
-        return len(self._nodes)
+        return len(self._names)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._nodes
+        return name in self._names
 
 
 def _loaders_over_imports(facts: FileFacts, context: SummaryContext, summary: FileSummary) -> None:
@@ -141,13 +185,6 @@ def _loaders_over_imports(facts: FileFacts, context: SummaryContext, summary: Fi
             if target is not None and not Target.parse(target).bound:
                 worker_init = loader.given("worker_init_fn") or loader.unknown_splat and loader.argument("worker_init_fn") is None
                 summary.loaders.append(LoaderSummary(target, loader.node.lineno, loader.is_multi_worker, worker_init))
-
-
-def _calls_or_nothing(facts: FileFacts, context: SummaryContext, set_epoch: bool, last: str | None) -> list[CallSummary]:
-    try:
-        return _calls_into_modules(facts, context, set_epoch, last)
-    except Exception:  # noqa: BLE001 - as _function_or_nothing
-        return []
 
 
 def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bool, last: str | None = None) -> list[CallSummary]:
