@@ -3,7 +3,7 @@ project index answers other files' questions from."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -164,3 +164,29 @@ class FileSummary:
                 found = self._calls(last)
             self._calls_by_name[last] = found
         return found
+
+
+class Deferred(Mapping[str, FunctionSummary]):
+    """A file's function summaries by name, each computed the first time it is asked for: a
+    query names one function (``build_loader``), and summarizing every function of a big module
+    costs most of a cross-file lint (transformers' ``trainer.py`` has hundreds)."""
+
+    def __init__(self, nodes: dict[str, Any], summarize: Callable[[Any], FunctionSummary]) -> None:
+        self._nodes = nodes
+        self._summarize = summarize
+        self._done: dict[str, FunctionSummary] = {}
+
+    def __getitem__(self, name: str) -> FunctionSummary:
+        found = self._done.get(name)
+        if found is None:
+            found = self._done[name] = self._summarize(self._nodes[name])
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._nodes
