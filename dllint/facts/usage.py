@@ -1,7 +1,7 @@
 """Where a loader's value flows: which loops iterate it, which calls carry it away. The
 engine is split by how values move (:mod:`dllint.facts.flow`: ``names``, ``calls``,
-``returns``, ``containers``, over the records of ``model``); this module composes it and
-answers what rules ask (how often a loader is iterated, its repeated uses).
+``returns``, ``stores``, ``containers``, ``dicts``, over the records of ``model``); this
+module composes it and answers what rules ask (how often a loader is iterated, its repeated uses).
 
 The analysis follows a loader from its construction through names (each binding on its
 own: a name bound twice to two loaders is two loaders), same-file function calls and
@@ -21,10 +21,11 @@ import ast
 from typing import TYPE_CHECKING
 
 from dllint.facts.flow.calls import CallFlow
-from dllint.facts.flow.containers import ContainerFlow
+from dllint.facts.flow.dicts import DictFlow
 from dllint.facts.flow.model import How, Move, Passes, Use, join, then
 from dllint.facts.flow.names import NameFlow
 from dllint.facts.flow.returns import ReturnFlow
+from dllint.facts.flow.stores import StoreFlow
 from dllint.facts.flow.syntax import position_of
 from dllint.facts.frameworks import callback_result
 from dllint.facts.scopes import Scope
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from dllint.facts.loaders import LoaderCall
 
 
-class UsageAnalysis(CallFlow, NameFlow, ContainerFlow, ReturnFlow):
+class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
     """Every iteration and escape of a file's loaders (samplers, datasets): the flow modules
     composed, and what rules ask of them."""
 

@@ -5,7 +5,7 @@ Lazy and byte-gated, so a one-file run stays fast: a file is summarized only whe
 follows a call into it (:meth:`ProjectIndex.summary`), and "who calls ``build_loader``"
 summarizes only the files whose bytes contain ``build_loader``
 (:meth:`ProjectIndex.callers_of`); inside a file, only the functions asked about
-(:class:`~dllint.facts.flow.summary.Deferred`). Summaries live as long as the index (a run, a
+(:class:`~dllint.facts.flow.records.Deferred`). Summaries live as long as the index (a run, a
 process of it, an editor session); what a cached finding depends on is its files' content
 digests, so a warm run summarizes nothing until a file changed. Its parts: :mod:`dllint.project.store`,
 :mod:`~dllint.project.search`, :mod:`~dllint.project.resolve`, :mod:`~dllint.project.queries`;

@@ -124,12 +124,7 @@ class StoreIndex(IndexBase):
             return
         changed = {p: self._read(p) for p, st in now.items() if before.get(p) != st}
         for path, deps in asked:
-            needles = [(d.needle, d.gate) for d in read_deps(deps) if isinstance(d, CallersDep)]
-            if any(
-                other != path and other not in deps and data is not None and needle in data and (gate is None or gate in data)
-                for needle, gate in needles
-                for other, data in changed.items()
-            ):
+            if _named_anew(path, deps, changed):
                 cache.drop(path)
 
     def remember_files(self, cache: Any, deps_stored: Iterable[dict[str, str]]) -> None:
@@ -166,6 +161,18 @@ class StoreIndex(IndexBase):
                     break
             self._files = sorted(files[:MAX_PROJECT_FILES])
         return self._files
+
+
+def _named_anew(path: str, deps: dict[str, str], changed: dict[str, bytes | None]) -> bool:
+    """A changed file that the lint of ``path`` did not read now holds what one of its "who
+    names X" questions searches for (its needle, and its gate when it has one): a new caller
+    its cached findings were decided without."""
+    needles = [(d.needle, d.gate) for d in read_deps(deps) if isinstance(d, CallersDep)]
+    return any(
+        other != path and other not in deps and data is not None and needle in data and (gate is None or gate in data)
+        for needle, gate in needles
+        for other, data in changed.items()
+    )
 
 
 def _holds_python(directory: str) -> bool:

@@ -1,12 +1,14 @@
-"""How a value moves inside containers: elements of tuples and lists, fields of records,
-entries of dicts under constant keys, each followed to where it is taken out."""
+"""How a value moves inside containers: elements of tuples and lists and fields of records,
+each followed to where it is taken out (unpacked, indexed, looped over, bound, returned,
+passed on). Entries of dicts under constant keys build on this in :mod:`.dicts`."""
 
 from __future__ import annotations
 
 import ast
+from abc import abstractmethod
 from typing import Callable
 
-from dllint.facts.flow.model import AnyEntry, DictKey, Element, How, Loops, Move, Path, Seen, Use, Via, hook_iterates, path_key, shown, uses_from, without_loops
+from dllint.facts.flow.model import AnyEntry, DictKey, Element, How, Loops, Move, Path, Seen, Use, Via, hook_iterates, without_loops
 from dllint.facts.frameworks import inherited_hooks
 from dllint.facts.scopes import Scope
 
@@ -24,6 +26,21 @@ UNHANDLED = Unhandled()
 
 
 class ContainerFlow(FlowBase):
+    """Elements of tuples and lists and fields of records; dict entries are
+    :class:`~dllint.facts.flow.dicts.DictFlow`'s, which builds on this."""
+
+    @abstractmethod
+    def _dict_entry_uses(
+        self, container: ast.AST, index: DictKey | AnyEntry, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
+    ) -> tuple[bool, list[Use] | None]:
+        ...
+
+    @abstractmethod
+    def _dict_passed_elsewhere(
+        self, call: ast.Call, keyword: str | None, position: int | None, index: DictKey | AnyEntry,
+        scope: Scope, loops: Loops, via: Via, rest: Path,
+    ) -> list[Use] | None:
+        ...
 
     def element_uses(self, container: ast.AST, index: Element, scope: Scope) -> list[Use] | None:
         """Uses of element ``index`` (``"*"``: any element) of the tuple or list that
@@ -54,11 +71,7 @@ class ContainerFlow(FlowBase):
                 return found
         looped = self.element_loop_target(container)
         if looped is not None:
-            loop, target = looped
-            if not isinstance(target, ast.Name):
-                return None
-            uses = self._extracted_name(target.id, scope, loops, via, seen, loop, rest)
-            return None if uses is None else without_loops(uses, {id(loop)})
+            return self._met_by_loop(*looped, scope, loops, via, seen, rest)
         parent = self.parents.get(container)
         for step in (self._element_read, self._element_bound, self._element_moved):
             result = step(parent, container, index, scope, loops, via, seen, rest)
@@ -144,90 +157,6 @@ class ContainerFlow(FlowBase):
             return self._uses_of_container_name(name, rest[0], scope, loops, via, seen, binding, rest[1:])
         return self._uses_of_name(name, scope, loops, via, seen, binding)
 
-    # -- dicts: loaders under constant string keys ------------------------------------
-    def _dict_entry_uses(
-        self, container: ast.AST, index: DictKey | AnyEntry, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
-    ) -> tuple[bool, list[Use] | None]:
-        """What a dict's own ways of being read do with entry ``index``: ``d["k"]``,
-        ``d.get("k")``, ``for k in d`` (keys only), ``d.values()``/``d.items()`` looped over
-        (each entry meets the loop once); (False, None) for what any container shares
-        (returned, bound to a name, passed on)."""
-        parent = self.parents.get(container)
-        if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is container:
-            return True, []  # iterating a dict gives its keys
-        if isinstance(parent, ast.Subscript) and parent.value is container:
-            position = parent.slice
-            if not (isinstance(position, ast.Constant) and isinstance(position.value, str)):
-                return True, None  # d[name]: any entry
-            if isinstance(index, AnyEntry):
-                index.met.add(position.value)
-                return True, []
-            if position.value != index.key:
-                return True, []
-            if isinstance(parent.ctx, ast.Load):
-                return True, self._extracted(parent, scope, loops, via, seen, rest)
-            return True, None  # stored again or deleted: which value a later read sees is not followed
-        if not isinstance(parent, ast.Attribute) or parent.value is not container:
-            return False, None
-        call = self.parents.get(parent)
-        if not (isinstance(call, ast.Call) and call.func is parent) or call.keywords:
-            return True, None  # an attribute of a dict: some other mapping (an attribute dict)
-        return True, self._dict_method_uses(call, parent.attr, index, scope, loops, via, seen, rest)
-
-    def _dict_method_uses(
-        self, call: ast.Call, method: str, index: DictKey | AnyEntry, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
-    ) -> list[Use] | None:
-        """``d.keys()``, ``d.get("k")``, ``d.values()``/``d.items()`` looped over (each entry
-        meets the loop once); other methods (``update``, ``pop``...) are not followed."""
-        if method == "keys" and not call.args:
-            return []
-        if method == "get" and call.args:
-            key = call.args[0]
-            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-                return None
-            if isinstance(index, AnyEntry):
-                index.met.add(key.value)
-                return []
-            return self._extracted(call, scope, loops, via, seen, rest) if key.value == index.key else []
-        if method not in ("values", "items") or call.args:
-            return None
-        looped = self.element_loop_target(call)
-        if looped is None:
-            return None  # list(d.values()), a view kept: not followed
-        loop, target = looped
-        if method == "items":  # for name, dl in d.items()
-            if not isinstance(target, ast.Tuple) or len(target.elts) != 2 or any(isinstance(e, ast.Starred) for e in target.elts):
-                return None
-            target = target.elts[1]
-        if not isinstance(target, ast.Name):
-            return None
-        uses = self._extracted_name(target.id, scope, loops, via, seen, loop, rest)
-        return None if uses is None else without_loops(uses, {id(loop)})
-
-    def _stored_in_dict(
-        self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: Path, scope: Scope, loops: Loops, via: Via, seen: Seen
-    ) -> list[Use] | None:
-        """``data["train"] = value`` into a dict this function made (``data = {}``, bound
-        once): the reads of ``data`` after the store decide (with ``path``: what is asked is
-        that part of the stored value). None for any other subscript store."""
-        if not (
-            isinstance(target, ast.Subscript)
-            and isinstance(target.value, ast.Name)
-            and isinstance(target.slice, ast.Constant)
-            and isinstance(target.slice.value, str)
-        ):
-            return None
-        name = target.value.id
-        bindings = scope.bindings.get(name, ())
-        found = self.facts.scopes.lookup(name, scope)
-        if len(bindings) != 1 or found is None or found[0] is not scope or not _makes_empty_or_literal_dict(bindings[0].node):
-            return None
-        # the store's own target aside, only reads the store reaches (not those before it) decide
-        return self._element_uses_of_loads(
-            name, scope, lambda load: load is not target.value and self._reaches_cached(statement, load, []),
-            DictKey(target.slice.value), loops, via, seen, path,
-        )
-
     def _stored_element(
         self, target: ast.Attribute, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
     ) -> list[Use] | None:
@@ -258,32 +187,46 @@ class ContainerFlow(FlowBase):
     def element_loop_target(self, node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
         """(the ``for``, the part of its target that takes each element) when ``node``'s
         elements are looped over, directly or through ``zip``/``enumerate``."""
-        path: list[int] = []
+        path: list[int] = []  # where the element sits in each wrapper's items, innermost first
         current = node
         while True:
             parent = self.parents.get(current)
             if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is current:
-                target: ast.AST = parent.target
-                for position in reversed(path):
-                    if not isinstance(target, (ast.Tuple, ast.List)) or position >= len(target.elts):
-                        return None
-                    if any(isinstance(e, ast.Starred) for e in target.elts):
-                        return None
-                    target = target.elts[position]
-                return parent, target
-            if not (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and current in parent.args):
+                target = _unpacked(parent.target, path)
+                return None if target is None else (parent, target)
+            if not isinstance(parent, ast.Call):
                 return None
-            if any(isinstance(a, ast.Starred) for a in parent.args):
+            position = self._position_in_wrapper(parent, current)
+            if position is None:
                 return None
-            if self.facts.scopes.lookup(parent.func.id, self.facts.scopes.scope_of(parent)) is not None:
-                return None  # a zip of the file's own
-            if parent.func.id == "zip":
-                path.append(parent.args.index(current))  # type: ignore[arg-type]  # in args: an expr
-            elif parent.func.id == "enumerate" and parent.args[0] is current:
-                path.append(1)
-            else:
-                return None
+            path.append(position)
             current = parent
+
+    def _position_in_wrapper(self, call: ast.Call, argument: ast.AST) -> int | None:
+        """Where the items of ``argument`` sit in the items of the builtin ``zip(...)`` (its
+        position) or ``enumerate(...)`` (1, after the count) it is handed to; None for any
+        other call, a ``*args`` among them, or a ``zip`` of the file's own."""
+        func = call.func
+        if not (isinstance(func, ast.Name) and argument in call.args):
+            return None
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        if self.facts.scopes.lookup(func.id, self.facts.scopes.scope_of(call)) is not None:
+            return None  # a zip of the file's own
+        if func.id == "zip":
+            return call.args.index(argument)  # type: ignore[arg-type]  # in args: an expr
+        if func.id == "enumerate" and call.args[0] is argument:
+            return 1
+        return None
+
+    def _met_by_loop(self, loop: ast.AST, target: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path) -> list[Use] | None:
+        """Each element in turn bound to the name ``target`` of ``loop``: that name's uses,
+        which the loop does not repeat (it meets each element once); None for a target that
+        is not a name."""
+        if not isinstance(target, ast.Name):
+            return None
+        uses = self._extracted_name(target.id, scope, loops, via, seen, loop, rest)
+        return None if uses is None else without_loops(uses, {id(loop)})
 
     def _uses_of_container_name(
         self, name: str, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen,
@@ -337,52 +280,15 @@ class ContainerFlow(FlowBase):
         callee = self.facts.scopes.scopes[target]
         return self._uses_of_container_name(param, index, callee, here, via + (call,), seen, None, rest)
 
-    def _dict_passed_elsewhere(
-        self, call: ast.Call, keyword: str | None, position: int | None, index: DictKey | AnyEntry,
-        scope: Scope, loops: Loops, via: Via, rest: Path,
-    ) -> list[Use] | None:
-        """A dict handed whole to a function of another project file: its summary says what
-        it does with each entry (``evaluate(model, data)`` reading ``data["val"]``)."""
-        project = self.facts.project
-        remote = project.target_of(self.facts, call.func, scope) if project is not None else None
-        if project is None or remote is None or position is not None and any(isinstance(a, ast.Starred) for a in call.args[:position]):
+
+def _unpacked(target: ast.AST, path: list[int]) -> ast.AST | None:
+    """The part of a ``for`` target that takes the element at ``path`` (positions in the
+    wrappers' items, innermost first): ``for i, (x, dl) in enumerate(zip(xs, loaders))``
+    gives ``dl`` for the loaders; None when the target does not unpack that far."""
+    for position in reversed(path):
+        if not isinstance(target, (ast.Tuple, ast.List)) or position >= len(target.elts):
             return None
-        argument = keyword if keyword is not None else str(position)
-        here = loops + self.enclosing_loops(call, scope)
-        if any(isinstance(part, AnyEntry) for part in rest) or isinstance(index, AnyEntry) and rest:
-            return None  # a dict of dicts handed on: not followed
-        if project.summarizing:  # "*": the entry asked about, whichever it is
-            entry = "*" if isinstance(index, AnyEntry) else path_key((index, *rest))
-            return [Use(Move.ESCAPE, call, here, via, How.REMOTE, (remote, argument, entry))]
-        if isinstance(index, AnyEntry):
+        if any(isinstance(e, ast.Starred) for e in target.elts):
             return None
-        effects = project.entry_effects(remote, argument, path_key((index, *rest)))
-        return None if effects is None else uses_from(effects, call, call, here, via, shown(remote))
-
-    def parameter_entry_uses(self, function: ast.AST, param: str, index: Element, rest: Path = ()) -> list[Use] | None:
-        """What ``function`` does with entry ``index`` (``rest``: that part of it) of the dict
-        its parameter ``param`` holds (for the project's summaries); None: undecidable."""
-        self._summarizing = function
-        self._steps = 0
-        try:
-            return self._uses_of_container_name(param, index, self.facts.scopes.scopes[function], (), (), frozenset(), None, rest)
-        finally:
-            self._summarizing = None
-
-    def result_entry_uses(self, call: ast.AST, index: Element, scope: Scope, rest: Path = ()) -> list[Use] | None:
-        """The same for the dict a call returns (``data = get_data(args)``)."""
-        self._steps = 0
-        return self._uses_of_element(call, index, scope, (), (), frozenset(), rest)
-
-
-def _makes_empty_or_literal_dict(statement: ast.AST) -> bool:
-    """``data = {}``, ``data = {"a": x}`` or ``data = dict()``: a dict this code owns."""
-    if isinstance(statement, ast.AnnAssign):
-        value = statement.value
-    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-        value = statement.value
-    else:
-        return False
-    if isinstance(value, ast.Dict):
-        return True
-    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not value.args and not value.keywords
+        target = target.elts[position]
+    return target

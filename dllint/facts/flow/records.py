@@ -3,7 +3,7 @@ project index answers other files' questions from."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -181,3 +181,31 @@ class FileSummary:
                 found = self._calls(last)
             self._calls_by_name[last] = found
         return found
+
+
+class Deferred(Mapping[str, FunctionSummary]):
+    """A file's function summaries by name, each computed the first time it is asked for: a
+    query names one function (``build_loader``), and summarizing every function of a big module
+    costs most of a cross-file lint (transformers' ``trainer.py`` has hundreds)."""
+
+    def __init__(self, names: dict[str, None], summarize: Callable[[str], FunctionSummary]) -> None:
+        self._names = names
+        self._summarize = summarize
+        self._done: dict[str, FunctionSummary] = {}
+
+    def __getitem__(self, name: str) -> FunctionSummary:
+        found = self._done.get(name)
+        if found is None:
+            if name not in self._names:
+                raise KeyError(name)
+            found = self._done[name] = self._summarize(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names

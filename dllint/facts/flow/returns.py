@@ -1,6 +1,6 @@
 """How a value moves out of a function: returned to its callers (in this file, in other
-files through their summaries, or to a framework hook), stored on ``self`` for the class's
-methods (and the loops their calls run in), or handed on as a callback."""
+files through their summaries, or to a framework hook), or handed on as a callback. Stored
+on ``self`` for the class's methods is :mod:`.stores`."""
 
 from __future__ import annotations
 
@@ -22,13 +22,13 @@ from dllint.facts.flow.model import (
     hook_iterates,
     path_key,
 )
-from dllint.facts.frameworks import assigned_hook, callback_result, hook_of, hooks_of_stored_result, inherited_hooks
+from dllint.facts.frameworks import assigned_hook, callback_result, hook_of, hooks_of_stored_result
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.knowledge.frameworks import Result
 
 
-from dllint.facts.flow.base import FlowBase, LOOPS
+from dllint.facts.flow.base import FlowBase
 from dllint.facts.flow.syntax import constant_args
 
 
@@ -236,109 +236,6 @@ class ReturnFlow(FlowBase):
             project = self.facts.project
             return [Use(Move.ESCAPE, container, here, via, How.UNCLAIMED)] if project is not None and not project.summarizing else None
         return self._callers_elsewhere(func, container, here, via, path_key((index, *rest)) if rest else index, guards)
-
-    def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: Loops, via: Via, seen: Seen) -> list[Use]:
-        """``self.X = loader``: the reads of ``self.X`` in the class decide; how often their
-        methods run is the callers' business, so the stored value is also unclaimed, unless
-        every read hands it to the framework from one of its hooks."""
-        cls = self._enclosing_class(scope)
-        uses = [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
-        key = ("store", cls, target.attr)
-        if cls is None or key in seen:
-            return uses
-        loads = [node for node in self._attributes_of_self(cls).get(target.attr, ()) if isinstance(node.ctx, ast.Load)]
-
-        inherited = inherited_hooks(self.facts, cls, target.attr)  # a base's hook returns self.X
-        if (loads or inherited) and all(self._returned_by_once_hook(node) for node in loads) and not any(h.per_epoch for h in inherited):
-            uses = []  # only test/predict hooks hand it out: the framework iterates it once
-            # (train/val hooks keep the escape: Lightning calls set_epoch on their samplers, DL301)
-        for hook in inherited:
-            uses.append(hook_iterates(hook, expr, here, via))
-        built = via[-1] if via and self._same_file_init(via[-1].func, self.facts.scopes.scope_of(via[-1])) is not None else None
-        for node in loads:
-            load_scope = self.facts.scopes.scope_of(node)
-            # the method runs in a loop of its class, or is called in a loop on this instance
-            repeat = self._method_loops(load_scope.node, 0) or self._instance_loops(load_scope.node, built)
-            found = self._uses_of_expr(node, load_scope, (), via, seen | {key})
-            uses += [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
-        return uses
-
-    def _returned_by_once_hook(self, load: ast.AST) -> bool:
-        """``return self.X`` in a framework hook that iterates its loader once
-        (``def test_dataloader(self): return self._test_dl``), or a read of it in a condition
-        there (``if self._test_dl is not None:``)."""
-
-        function = self.facts.scopes.enclosing_function(load)
-        hook = hook_of(self.facts, function) if function is not None else None
-        if hook is None or hook.per_epoch:
-            return False
-        parent = self.parents.get(load)
-        if isinstance(parent, ast.Return):
-            return True
-        if isinstance(parent, ast.Compare) and all(isinstance(c, ast.Constant) and c.value is None for c in parent.comparators):
-            return True  # ``self._test_dl is not None``
-        return False
-
-    def _method_loops(self, function: ast.AST, depth: int) -> tuple[ast.AST, ...]:
-        """Loops around the calls of a method by ``self.name()`` in its class (through the
-        methods that call it, a few levels up): the epoch loop of ``fit`` calling
-        ``self.validate()``. Remembered per method: big classes call their methods from many
-        places, and each place would otherwise be searched again from every caller."""
-        if depth > 3 or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return ()
-        if not isinstance(self.parents.get(function), ast.ClassDef):
-            return ()
-        known = self._method_loops_of.get(function)
-        if known is not None:
-            return known
-        self._method_loops_of[function] = ()  # a method reached again through its own callers adds nothing
-        found: tuple[ast.AST, ...] = ()
-        for call in self._callers(function):
-            scope = self.facts.scopes.scope_of(call)
-            loops = tuple(loop for loop in self.enclosing_loops(call, scope) if isinstance(loop, LOOPS))
-            if loops:
-                found = loops
-                break
-            outer = self._method_loops(scope.node, depth + 1)
-            if outer:
-                found = outer
-                break
-        if depth == 0 or found:
-            self._method_loops_of[function] = found
-        else:
-            del self._method_loops_of[function]  # cut short by depth: a shallower ask may find more
-        return found
-
-    def _instance_loops(self, method: ast.AST, built: ast.Call | None, depth: int = 0) -> tuple[ast.AST, ...]:
-        """Loops around the calls of ``method`` on the one instance ``built`` made, when ``built``
-        is bound once to a name (``evaluator = Evaluator(val_loader)``, then
-        ``evaluator.evaluate(model)`` every epoch; ``prefetcher.reset()`` re-opening the loader
-        it holds), directly or through the class's own methods that call it."""
-        instance = self._bound_once(built) if built is not None and depth <= 3 else None
-        if instance is None or not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return ()
-        name, scope = instance
-        for obj, obj_scope in self._loads_resolving_to(name, scope):
-            attribute = self.parents.get(obj)
-            call = self.parents.get(attribute) if attribute is not None else None
-            if isinstance(attribute, ast.Attribute) and attribute.attr == method.name and isinstance(call, ast.Call) and call.func is attribute:
-                around = tuple(loop for loop in self.enclosing_loops(call, obj_scope) if isinstance(loop, LOOPS))
-                if around:
-                    return around
-        for call in self._callers(method):  # self.evaluate() inside another method: its calls decide
-            loops = self._instance_loops(self.facts.scopes.scope_of(call).node, built, depth + 1)
-            if loops:
-                return loops
-        return ()
-
-    def _bound_once(self, built: ast.Call) -> tuple[str, Scope] | None:
-        """(name, scope) when ``built``'s value is bound to a name bound nowhere else there
-        (rebound: which instance a call reaches is not followed)."""
-        binding = self.parents.get(built)
-        if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)):
-            return None
-        name, scope = binding.targets[0].id, self.facts.scopes.scope_of(built)
-        return (name, scope) if len(scope.bindings.get(name, ())) == 1 else None
 
 
 def _compared_parameter(test: ast.expr) -> tuple[str, Constant, bool] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from typing import NamedTuple
@@ -42,23 +43,27 @@ def project_imports(tree: ast.Module, own: frozenset[str] = frozenset(), nodes: 
     for node in walk(tree) if nodes is None else nodes:
         if node.__class__ is not Import and node.__class__ is not ImportFrom:
             continue  # exact classes: a parsed tree holds no subclasses
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    table[alias.asname] = f"0:{alias.name}"
-                else:
-                    root = alias.name.split(".")[0]
-                    table[root] = f"0:{root}"
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            for alias in node.names:
-                if alias.name != "*":
-                    dotted = f"{base}.{alias.name}" if base else alias.name
-                    table[alias.asname or alias.name] = f"{node.level}:{dotted}"
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            table.update(_imported_names(node))
     for stmt in tree.body:
         if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             table.pop(stmt.name, None)
     return {name: target for name, target in table.items() if not _external(target, own)}
+
+
+def _imported_names(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str]]:
+    """(local name, target) for each name one import statement binds, in its order (a later
+    binding of the same name wins): ``import a.b`` binds ``a``; ``from m import *`` none."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            root = alias.name.split(".")[0]
+            yield (alias.asname, f"0:{alias.name}") if alias.asname else (root, f"0:{root}")
+        return
+    base = node.module or ""
+    for alias in node.names:
+        if alias.name != "*":
+            dotted = f"{base}.{alias.name}" if base else alias.name
+            yield alias.asname or alias.name, f"{node.level}:{dotted}"
 
 
 class Target(NamedTuple):

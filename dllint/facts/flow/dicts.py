@@ -1,0 +1,176 @@
+"""How a value moves through dicts under constant string keys: an entry read (``d["k"]``,
+``d.get("k")``), each entry looped over (``d.values()``, ``d.items()``), stored into a dict
+this code made (``data["train"] = loader``), or the dict handed whole to a function of another
+project file whose summary says what it does with each entry. What any container shares
+(unpacked, bound, returned, passed in this file) is :class:`ContainerFlow`'s."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from dllint.facts.flow.containers import ContainerFlow
+from dllint.facts.flow.model import AnyEntry, DictKey, How, Loops, Move, Path, Seen, Use, Via, path_key, shown, uses_from
+from dllint.facts.scopes import Scope
+
+if TYPE_CHECKING:
+    from dllint.facts.flow.model import Element
+    from dllint.facts.flow.queries import ProjectQueries
+
+
+class DictFlow(ContainerFlow):
+
+    def _dict_entry_uses(
+        self, container: ast.AST, index: DictKey | AnyEntry, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
+    ) -> tuple[bool, list[Use] | None]:
+        """What a dict's own ways of being read do with entry ``index``: ``d["k"]``,
+        ``d.get("k")``, ``for k in d`` (keys only), ``d.values()``/``d.items()`` looped over
+        (each entry meets the loop once); (False, None) for what any container shares
+        (returned, bound to a name, passed on)."""
+        parent = self.parents.get(container)
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is container:
+            return True, []  # iterating a dict gives its keys
+        if isinstance(parent, ast.Subscript) and parent.value is container:
+            position = parent.slice
+            if not (isinstance(position, ast.Constant) and isinstance(position.value, str)):
+                return True, None  # d[name]: any entry
+            if isinstance(index, AnyEntry):
+                index.met.add(position.value)
+                return True, []
+            if position.value != index.key:
+                return True, []
+            if isinstance(parent.ctx, ast.Load):
+                return True, self._extracted(parent, scope, loops, via, seen, rest)
+            return True, None  # stored again or deleted: which value a later read sees is not followed
+        if not isinstance(parent, ast.Attribute) or parent.value is not container:
+            return False, None
+        call = self.parents.get(parent)
+        if not (isinstance(call, ast.Call) and call.func is parent) or call.keywords:
+            return True, None  # an attribute of a dict: some other mapping (an attribute dict)
+        return True, self._dict_method_uses(call, parent.attr, index, scope, loops, via, seen, rest)
+
+    def _dict_method_uses(
+        self, call: ast.Call, method: str, index: DictKey | AnyEntry, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
+    ) -> list[Use] | None:
+        """``d.keys()``, ``d.get("k")``, ``d.values()``/``d.items()`` looped over (each entry
+        meets the loop once); other methods (``update``, ``pop``...) are not followed."""
+        if method == "keys" and not call.args:
+            return []
+        if method == "get" and call.args:
+            return self._entry_got(call, index, scope, loops, via, seen, rest)
+        if method not in ("values", "items") or call.args:
+            return None
+        return self._entries_looped(call, method == "items", scope, loops, via, seen, rest)
+
+    def _entry_got(
+        self, call: ast.Call, index: DictKey | AnyEntry, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
+    ) -> list[Use] | None:
+        """``d.get("k")``: the entry asked for (its uses), another one ([]), or undecidable (a
+        key that is not a constant string). Asked for any entry, it notes the key it met."""
+        key = call.args[0]
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        if isinstance(index, AnyEntry):
+            index.met.add(key.value)
+            return []
+        return self._extracted(call, scope, loops, via, seen, rest) if key.value == index.key else []
+
+    def _entries_looped(
+        self, call: ast.Call, items: bool, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
+    ) -> list[Use] | None:
+        """``for dl in d.values()`` or (``items``) ``for name, dl in d.items()``: every entry,
+        whichever is asked for, meets the loop once; a view kept or consumed otherwise
+        (``list(d.values())``) is not followed."""
+        looped = self.element_loop_target(call)
+        if looped is None:
+            return None
+        loop, target = looped
+        if items:
+            if not isinstance(target, ast.Tuple) or len(target.elts) != 2 or any(isinstance(e, ast.Starred) for e in target.elts):
+                return None
+            target = target.elts[1]
+        return self._met_by_loop(loop, target, scope, loops, via, seen, rest)
+
+    def _stored_in_dict(
+        self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: Path, scope: Scope, loops: Loops, via: Via, seen: Seen
+    ) -> list[Use] | None:
+        """``data["train"] = value`` into a dict this function made (``data = {}``, bound
+        once): the reads of ``data`` after the store decide (with ``path``: what is asked is
+        that part of the stored value). None for any other subscript store."""
+        if not (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
+            and isinstance(target.slice, ast.Constant)
+            and isinstance(target.slice.value, str)
+        ):
+            return None
+        name = target.value.id
+        bindings = scope.bindings.get(name, ())
+        found = self.facts.scopes.lookup(name, scope)
+        if len(bindings) != 1 or found is None or found[0] is not scope or not _makes_empty_or_literal_dict(bindings[0].node):
+            return None
+        # the store's own target aside, only reads the store reaches (not those before it) decide
+        return self._element_uses_of_loads(
+            name, scope, lambda load: load is not target.value and self._reaches_cached(statement, load, []),
+            DictKey(target.slice.value), loops, via, seen, path,
+        )
+
+    def _dict_passed_elsewhere(
+        self, call: ast.Call, keyword: str | None, position: int | None, index: DictKey | AnyEntry,
+        scope: Scope, loops: Loops, via: Via, rest: Path,
+    ) -> list[Use] | None:
+        """A dict handed whole to a function of another project file: its summary says what
+        it does with each entry (``evaluate(model, data)`` reading ``data["val"]``)."""
+        passed = self._passed_to_other_file(call, keyword, position, scope)
+        if passed is None:
+            return None
+        project, remote, argument = passed
+        here = loops + self.enclosing_loops(call, scope)
+        if any(isinstance(part, AnyEntry) for part in rest) or isinstance(index, AnyEntry) and rest:
+            return None  # a dict of dicts handed on: not followed
+        if project.summarizing:  # "*": the entry asked about, whichever it is
+            entry = "*" if isinstance(index, AnyEntry) else path_key((index, *rest))
+            return [Use(Move.ESCAPE, call, here, via, How.REMOTE, (remote, argument, entry))]
+        if isinstance(index, AnyEntry):
+            return None
+        effects = project.entry_effects(remote, argument, path_key((index, *rest)))
+        return None if effects is None else uses_from(effects, call, call, here, via, shown(remote))
+
+    def _passed_to_other_file(
+        self, call: ast.Call, keyword: str | None, position: int | None, scope: Scope
+    ) -> tuple[ProjectQueries, str, str] | None:
+        """(the project, the call's target in another project file, the argument the value
+        goes in as: its keyword, or its position when no ``*args`` comes before it)."""
+        project = self.facts.project
+        remote = project.target_of(self.facts, call.func, scope) if project is not None else None
+        if project is None or remote is None or position is not None and any(isinstance(a, ast.Starred) for a in call.args[:position]):
+            return None
+        return project, remote, keyword if keyword is not None else str(position)
+
+    def parameter_entry_uses(self, function: ast.AST, param: str, index: Element, rest: Path = ()) -> list[Use] | None:
+        """What ``function`` does with entry ``index`` (``rest``: that part of it) of the dict
+        its parameter ``param`` holds (for the project's summaries); None: undecidable."""
+        self._summarizing = function
+        self._steps = 0
+        try:
+            return self._uses_of_container_name(param, index, self.facts.scopes.scopes[function], (), (), frozenset(), None, rest)
+        finally:
+            self._summarizing = None
+
+    def result_entry_uses(self, call: ast.AST, index: Element, scope: Scope, rest: Path = ()) -> list[Use] | None:
+        """The same for the dict a call returns (``data = get_data(args)``)."""
+        self._steps = 0
+        return self._uses_of_element(call, index, scope, (), (), frozenset(), rest)
+
+
+def _makes_empty_or_literal_dict(statement: ast.AST) -> bool:
+    """``data = {}``, ``data = {"a": x}`` or ``data = dict()``: a dict this code owns."""
+    if isinstance(statement, ast.AnnAssign):
+        value = statement.value
+    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        value = statement.value
+    else:
+        return False
+    if isinstance(value, ast.Dict):
+        return True
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not value.args and not value.keywords

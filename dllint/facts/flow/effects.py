@@ -1,0 +1,177 @@
+"""A value's uses folded into :class:`Effects`, what a file's summary records for other
+files: the value itself (:func:`effects_of`), and its parts: each element a call's result is
+unpacked into or looped over, the fields read off it, the entries of a dict read under
+constant keys. The inverse, another file's ``Effects`` as uses, is
+:func:`dllint.facts.flow.model.uses_from`."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from dllint.facts.flow.model import AnyEntry, DictKey, How, Move, path_key
+from dllint.facts.flow.records import Effects
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+    from dllint.facts.flow.model import Element, Path, Use
+    from dllint.facts.scopes import Scope
+
+MAX_FIELDS = 8  # fields, keys or positions of one value a summary records
+
+
+def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None) -> Effects:
+    """Fold a value's uses into :class:`Effects`; loops in ``built`` make a fresh value each pass."""
+    effects = Effects()
+    seen: set[int] = set()
+    for use in uses:
+        loops = [loop for loop in use.loops if id(loop) not in built]
+        if use.kind is Move.ITERATE:
+            if use.how is How.ON_STOP or id(use.node) in seen:
+                continue
+            seen.add(id(use.node))
+            _iterated(effects, use, bool(loops), facts)
+        elif use.how is How.REMOTE and use.remote is not None:
+            effects.follow.append([use.remote[0], use.remote[1], bool(loops), *use.remote[2:]])
+        else:
+            _escaped(effects, use.how)
+    return effects
+
+
+def _iterated(effects: Effects, use: Use, repeated: bool, facts: FileFacts | None) -> None:
+    """One more pass over the value (two stand for more), per epoch when a loop that does not
+    build it repeats the pass, and the CUDA copies of its batches there ("cuda" once one copy
+    is unconditional: a later maybe-copy does not weaken it)."""
+    from dllint.facts.devices import batch_cuda_copies, copies_of
+
+    effects.iterations = min(2, effects.iterations + 1)
+    effects.per_epoch |= repeated
+    copies = batch_cuda_copies(facts, use) if facts is not None else []
+    if copies:
+        effects.cuda_copy = effects.cuda_copy.join(copies_of(copies))
+    elif use.copies:
+        effects.cuda_copy = effects.cuda_copy.join(use.copies)
+
+
+def _escaped(effects: Effects, how: How) -> None:
+    """What an escape of the value says about it."""
+    if how is How.RETURN:
+        effects.returns = True
+    elif how is How.UNCLAIMED:
+        effects.stores = True
+    elif how is How.SET_EPOCH:
+        effects.set_epoch = True
+    else:
+        effects.unknown = True
+
+
+def element_effects(facts: FileFacts, call: ast.Call, scope: Scope, built: set[int]) -> dict[str, Effects]:
+    """What the file does with each element of a call's result that it unpacks
+    (``a, b = f()``: by position) or loops over (``for x in f()``: ``"*"``); only decidable
+    ones are kept."""
+    parent = facts.scopes.parents.get(call)
+    if isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1:
+        target = parent.targets[0]
+        if isinstance(target, (ast.Tuple, ast.List)):
+            indices: list[int | str | DictKey] = list(range(len(target.elts)))
+        elif isinstance(target, ast.Name) and used_as_dict(facts, loads := facts.usage.loads_in(target.id, scope)):
+            # data = get_data(...): a dict read under constant keys, maybe handed on whole
+            return dict_entry_effects(facts, loads, lambda index, rest: facts.usage.result_entry_uses(call, index, scope, rest), built)
+        else:  # info = build(...): the fields read as info.X (a record the callee returns)
+            indices = [*sorted(_fields_read(facts, target.id, scope), key=str)[:MAX_FIELDS]] if isinstance(target, ast.Name) else []
+    elif isinstance(parent, (ast.For, ast.AsyncFor, ast.Call)):
+        indices = ["*"] if facts.usage.element_loop_target(call) is not None else []
+    else:
+        indices = []
+    elements: dict[str, Effects] = {}
+    for index in indices:
+        uses = facts.usage.element_uses(call, index, scope)
+        found = effects_of(uses, built, facts) if uses is not None else None
+        if found is not None and (isinstance(index, int) or not found.empty):  # a field nothing uses: not worth keeping
+            elements[str(index)] = found
+    return elements
+
+
+def _fields_read(facts: FileFacts, name: str, scope: Scope) -> set[int | str | DictKey]:
+    """Attributes read off loads of ``name`` in ``scope`` (``info.dataloader``), and
+    constant keys or positions it is subscripted with (``loaders["train"]``,
+    ``loaders.get("train")``, ``loaders[1]`` of a returned list)."""
+    parents = facts.scopes.parents
+    found: set[int | str | DictKey] = set()
+    for load in facts.usage.loads_in(name, scope):
+        found.update(_part_read(parents, parents.get(load)))
+    return found
+
+
+def _part_read(parents: Mapping[ast.AST, ast.AST], parent: ast.AST | None) -> list[int | str | DictKey]:
+    """What one read (``parent`` of a load) takes out of the value: the constant key or
+    non-negative position it is subscripted with, or the attribute (and the key of
+    ``.get("k")``); nothing for any other read."""
+    if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Load) and isinstance(parent.slice, ast.Constant):
+        key = parent.slice.value
+        if isinstance(key, str):
+            return [DictKey(key)]
+        return [key] if type(key) is int and key >= 0 else []
+    if isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Load):
+        return [*_key_got(parents, parent), parent.attr]
+    return []
+
+
+def _key_got(parents: Mapping[ast.AST, ast.AST], attribute: ast.Attribute) -> list[DictKey]:
+    """The constant key of ``value.get("k")`` when ``attribute`` is that ``.get``."""
+    call = parents.get(attribute)
+    if attribute.attr == "get" and isinstance(call, ast.Call) and call.func is attribute and call.args:
+        key = call.args[0]
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return [DictKey(key.value)]
+    return []
+
+
+def used_as_dict(facts: FileFacts, loads: list[ast.Name]) -> bool:
+    """Some load is subscripted with a constant string: the value is used as a dict."""
+    parents = facts.scopes.parents
+    return any(
+        isinstance(parent := parents.get(load), ast.Subscript)
+        and isinstance(parent.slice, ast.Constant)
+        and isinstance(parent.slice.value, str)
+        for load in loads
+    )
+
+
+def dict_entry_effects(
+    facts: FileFacts, loads: list[ast.Name], uses_of: Callable[[Element, Path], list[Use] | None], built: set[int] | None = None
+) -> dict[str, Effects]:
+    """What happens to a dict's entries (see FunctionSummary.entries); {} when undecidable."""
+    any_entry = AnyEntry()
+    generic = uses_of(any_entry, ())
+    if generic is None:
+        return {}
+    built = built or set()
+    found = {"?": effects_of(generic, built, facts)}
+    for key in sorted(any_entry.met)[:MAX_FIELDS]:
+        entry = DictKey(key)
+        paths: list[Path] = [(entry,)]
+        paths += [(entry, field) for field in sorted(_fields_under(facts, loads, key))[:MAX_FIELDS]]
+        for path in paths:
+            uses = uses_of(path[0], path[1:])
+            found[path_key(path)] = effects_of(uses, built, facts) if uses is not None else Effects(stores=True)
+    if len(any_entry.met) > MAX_FIELDS:
+        return {}  # keys left out would read as untouched
+    return found
+
+
+def _fields_under(facts: FileFacts, loads: list[ast.Name], key: str) -> set[str]:
+    """``name["key"].field`` read directly off these loads."""
+    parents = facts.scopes.parents
+    fields = set()
+    for load in loads:
+        subscript = parents.get(load)
+        if not (isinstance(subscript, ast.Subscript) and isinstance(subscript.slice, ast.Constant) and subscript.slice.value == key):
+            continue
+        attribute = parents.get(subscript)
+        if isinstance(attribute, ast.Attribute) and isinstance(attribute.ctx, ast.Load):
+            call = parents.get(attribute)
+            if not (isinstance(call, ast.Call) and call.func is attribute):
+                fields.add(attribute.attr)
+    return fields

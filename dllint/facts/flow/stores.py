@@ -1,0 +1,146 @@
+"""How a value moves through an attribute of ``self``: ``self.X = loader`` is read back by
+the class's methods, which run as often as their callers run them (a loop of the class
+calling ``self.validate()``, or a loop calling ``evaluator.evaluate()`` on the one instance
+that holds the value), or handed to a framework from one of its hooks."""
+
+from __future__ import annotations
+
+import ast
+
+from dllint.facts.flow.base import FlowBase, LOOPS
+from dllint.facts.flow.model import How, Loops, Move, Seen, Use, Via, hook_iterates
+from dllint.facts.frameworks import hook_of, inherited_hooks
+from dllint.facts.scopes import Scope
+from dllint.knowledge.frameworks import Hook
+
+
+class StoreFlow(FlowBase):
+
+    def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: Loops, via: Via, seen: Seen) -> list[Use]:
+        """``self.X = loader``: the reads of ``self.X`` in the class decide; how often their
+        methods run is the callers' business, so the stored value is also unclaimed, unless
+        every read hands it to the framework from one of its hooks."""
+        cls = self._enclosing_class(scope)
+        uses = [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
+        key = ("store", cls, target.attr)
+        if cls is None or key in seen:
+            return uses
+        loads = [node for node in self._attributes_of_self(cls).get(target.attr, ()) if isinstance(node.ctx, ast.Load)]
+
+        inherited = inherited_hooks(self.facts, cls, target.attr)  # a base's hook returns self.X
+        if self._handed_out_once(loads, inherited):
+            uses = []  # only test/predict hooks hand it out: the framework iterates it once
+            # (train/val hooks keep the escape: Lightning calls set_epoch on their samplers, DL301)
+        for hook in inherited:
+            uses.append(hook_iterates(hook, expr, here, via))
+        built = self._constructed_by(via)
+        for node in loads:
+            uses += self._read_back(node, built, via, seen | {key})
+        return uses
+
+    def _handed_out_once(self, loads: list[ast.Attribute], inherited: list[Hook]) -> bool:
+        """Every read of the stored value (there is one, or a base's hook) hands it to a
+        framework hook that iterates it once, and no inherited hook iterates it per epoch."""
+        return bool(
+            (loads or inherited) and all(self._returned_by_once_hook(node) for node in loads) and not any(h.per_epoch for h in inherited)
+        )
+
+    def _constructed_by(self, via: Via) -> ast.Call | None:
+        """The same-file constructor call the value came in through (``Evaluator(val_loader)``):
+        calls of a method on that one instance repeat the method's reads."""
+        if via and self._same_file_init(via[-1].func, self.facts.scopes.scope_of(via[-1])) is not None:
+            return via[-1]
+        return None
+
+    def _read_back(self, node: ast.Attribute, built: ast.Call | None, via: Via, seen: Seen) -> list[Use]:
+        """The uses of one read of ``self.X``, under the loops that run its method: a loop of
+        its class, or (``built``) a loop calling it on the instance that holds the value."""
+        load_scope = self.facts.scopes.scope_of(node)
+        repeat = self._method_loops(load_scope.node, 0) or self._instance_loops(load_scope.node, built)
+        found = self._uses_of_expr(node, load_scope, (), via, seen)
+        return [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
+
+    def _returned_by_once_hook(self, load: ast.AST) -> bool:
+        """``return self.X`` in a framework hook that iterates its loader once
+        (``def test_dataloader(self): return self._test_dl``), or a read of it in a condition
+        there (``if self._test_dl is not None:``)."""
+
+        function = self.facts.scopes.enclosing_function(load)
+        hook = hook_of(self.facts, function) if function is not None else None
+        if hook is None or hook.per_epoch:
+            return False
+        parent = self.parents.get(load)
+        if isinstance(parent, ast.Return):
+            return True
+        if isinstance(parent, ast.Compare) and all(isinstance(c, ast.Constant) and c.value is None for c in parent.comparators):
+            return True  # ``self._test_dl is not None``
+        return False
+
+    def _method_loops(self, function: ast.AST, depth: int) -> tuple[ast.AST, ...]:
+        """Loops around the calls of a method by ``self.name()`` in its class (through the
+        methods that call it, a few levels up): the epoch loop of ``fit`` calling
+        ``self.validate()``. Remembered per method: big classes call their methods from many
+        places, and each place would otherwise be searched again from every caller."""
+        if depth > 3 or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return ()
+        if not isinstance(self.parents.get(function), ast.ClassDef):
+            return ()
+        known = self._method_loops_of.get(function)
+        if known is not None:
+            return known
+        self._method_loops_of[function] = ()  # a method reached again through its own callers adds nothing
+        found: tuple[ast.AST, ...] = ()
+        for call in self._callers(function):
+            scope = self.facts.scopes.scope_of(call)
+            loops = tuple(loop for loop in self.enclosing_loops(call, scope) if isinstance(loop, LOOPS))
+            if loops:
+                found = loops
+                break
+            outer = self._method_loops(scope.node, depth + 1)
+            if outer:
+                found = outer
+                break
+        if depth == 0 or found:
+            self._method_loops_of[function] = found
+        else:
+            del self._method_loops_of[function]  # cut short by depth: a shallower ask may find more
+        return found
+
+    def _instance_loops(self, method: ast.AST, built: ast.Call | None, depth: int = 0) -> tuple[ast.AST, ...]:
+        """Loops around the calls of ``method`` on the one instance ``built`` made, when ``built``
+        is bound once to a name (``evaluator = Evaluator(val_loader)``, then
+        ``evaluator.evaluate(model)`` every epoch; ``prefetcher.reset()`` re-opening the loader
+        it holds), directly or through the class's own methods that call it."""
+        instance = self._bound_once(built) if built is not None and depth <= 3 else None
+        if instance is None or not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return ()
+        around = self._loops_around_calls_on(instance, method.name)
+        if around:
+            return around
+        for call in self._callers(method):  # self.evaluate() inside another method: its calls decide
+            loops = self._instance_loops(self.facts.scopes.scope_of(call).node, built, depth + 1)
+            if loops:
+                return loops
+        return ()
+
+    def _loops_around_calls_on(self, instance: tuple[str, Scope], method: str) -> tuple[ast.AST, ...]:
+        """The loops around the first call ``obj.method(...)`` on the instance bound to ``obj``
+        (in ``instance``'s scope) that a loop repeats; () when no loop repeats one."""
+        name, scope = instance
+        for obj, obj_scope in self._loads_resolving_to(name, scope):
+            attribute = self.parents.get(obj)
+            call = self.parents.get(attribute) if attribute is not None else None
+            if isinstance(attribute, ast.Attribute) and attribute.attr == method and isinstance(call, ast.Call) and call.func is attribute:
+                around = tuple(loop for loop in self.enclosing_loops(call, obj_scope) if isinstance(loop, LOOPS))
+                if around:
+                    return around
+        return ()
+
+    def _bound_once(self, built: ast.Call) -> tuple[str, Scope] | None:
+        """(name, scope) when ``built``'s value is bound to a name bound nowhere else there
+        (rebound: which instance a call reaches is not followed)."""
+        binding = self.parents.get(built)
+        if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)):
+            return None
+        name, scope = binding.targets[0].id, self.facts.scopes.scope_of(built)
+        return (name, scope) if len(scope.bindings.get(name, ())) == 1 else None
