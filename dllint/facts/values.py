@@ -208,16 +208,21 @@ def callers_keywords(expr: ast.expr, scope: Scope, facts: FileFacts) -> dict[str
         return None
     function, calls = found
     named = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
-    entries: dict[str, tuple[ast.expr, Scope]] | None = None
-    for call in calls:
-        if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
-            return None
-        passed = {k.arg: k.value for k in call.keywords if k.arg is not None and k.arg not in named}
-        if entries is None:
-            entries = {key: (value, facts.scopes.scope_of(call)) for key, value in passed.items()}
-        elif passed.keys() != entries.keys() or any(ast.dump(v) != ast.dump(entries[k][0]) for k, v in passed.items()):
-            return None
-    return entries
+    first = _extra_keywords(calls[0], named)
+    if first is None or any(_extra_keywords(call, named, first) is None for call in calls[1:]):
+        return None
+    return {key: (value, facts.scopes.scope_of(calls[0])) for key, value in first.items()}
+
+
+def _extra_keywords(call: ast.Call, named: set[str], same_as: dict[str, ast.expr] | None = None) -> dict[str, ast.expr] | None:
+    """The keywords ``call`` passes beyond the ``named`` parameters (None: a splat hides them,
+    or they are not the keys and expressions of ``same_as``)."""
+    if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    passed = {k.arg: k.value for k in call.keywords if k.arg is not None and k.arg not in named}
+    if same_as is not None and (passed.keys() != same_as.keys() or any(ast.dump(v) != ast.dump(same_as[k]) for k, v in passed.items())):
+        return None
+    return passed
 
 
 def config_value(expr: ast.expr, scope: Scope, facts: FileFacts) -> Value | None:
