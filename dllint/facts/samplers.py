@@ -4,7 +4,9 @@ whether anything in the file may call its ``set_epoch`` (DL301).
 The sampler's value is followed with the same flow as loaders
 (:meth:`UsageAnalysis.uses_of`): names, same-file calls, closures. Where it lands in a
 loader's ``sampler=`` (or in a ``BatchSampler`` given as ``batch_sampler=``) it feeds that
-loader; anywhere else outside the file's view it may get ``set_epoch`` called on it.
+loader; anywhere else outside the file's view it may get ``set_epoch`` called on it. Returned
+to the project's other files, it goes where their loaders take it (their summaries say how
+often, and whether that file may call ``set_epoch``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from dllint.facts.flow.model import How, RemoteLoop
 from dllint.facts.imports import dotted_name
 from dllint.facts.values import ABSENT, Value
 
@@ -38,6 +41,9 @@ class SamplerCall:
     shuffle: Value
     feeds: list[tuple[LoaderCall, str]] = field(default_factory=list)  # (loader, "sampler"|"batch_sampler")
     escapes: bool = False  # reaches code outside the file, which may call set_epoch
+    # Passes over it every epoch in other files of the project (a factory returns it; its callers'
+    # loaders take it), where none calls set_epoch: what they are, for the message.
+    epochs_elsewhere: list[str] = field(default_factory=list)
 
 
 class SamplerAnalysis:
@@ -70,6 +76,9 @@ class SamplerAnalysis:
         parents = self.facts.scopes.parents
         for use in self.facts.usage.uses_of(expr, scope):
             if use.iterates:
+                remote = [loop.where for loop in use.loops if isinstance(loop, RemoteLoop) and not loop.framework]
+                if use.how is How.ELSEWHERE and remote:  # returned to callers that pass over it every epoch
+                    sampler.epochs_elsewhere += remote
                 continue  # iterating a sampler by hand does not take it out of the file
             node = use.node
             parent = parents.get(node)

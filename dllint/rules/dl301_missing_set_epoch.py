@@ -21,7 +21,9 @@ class MissingSetEpoch(Rule):
     in an epoch loop, directly, through the project's functions, or by the callers of the
     factory that returns it (`data_utils.build_loader` returning the loader, `train.py`
     iterating it every epoch), while nothing calls `set_epoch` on the sampler or on
-    `<loader>.sampler`: not in this file, and not in the files its loader reaches. A sampler
+    `<loader>.sampler`: not in this file, and not in the files its loader reaches. A sampler a
+    factory returns goes where its callers' loaders take it (a caller passing it to a loader it
+    loops over every epoch, in its file or through the project's functions). A sampler
     or loader handed to code outside the project (a trainer) may get `set_epoch` called
     there, and is left alone; so is one whose epochs are run by a framework that calls
     `set_epoch` itself (Lightning's `train_dataloader`/`val_dataloader` hooks and
@@ -97,7 +99,11 @@ class MissingSetEpoch(Rule):
         for sampler in analysis.distributed:
             if sampler.shuffle.truthy() is not True and not sampler.shuffle.is_absent:
                 continue  # shuffle=False, or unknown
-            if sampler.escapes or not sampler.feeds:
+            if sampler.escapes:
+                continue
+            if not sampler.feeds:
+                if sampler.epochs_elsewhere and not analysis.set_epoch_may_be_called(sampler):
+                    yield self.report(facts, sampler.node)  # the epoch loop is in another file: no fix here
                 continue
             if any(facts.loops.escapes(loader) for loader, _ in sampler.feeds):
                 continue  # a trainer elsewhere may call loader.sampler.set_epoch

@@ -10,15 +10,17 @@ import ast
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.model import AnyEntry, DictKey, How, Move, path_key
+from dllint.facts.flow.model import AnyEntry, DictKey, How, Move, RemoteLoop, path_key
 from dllint.facts.flow.records import Effects
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.flow.model import Element, Path, Use
+    from dllint.facts.loaders import LoaderCall
     from dllint.facts.scopes import Scope
 
 MAX_FIELDS = 8  # fields, keys or positions of one value a summary records
+SAMPLER_SLOTS = ("sampler", "batch_sampler")
 
 
 def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None) -> Effects:
@@ -34,9 +36,35 @@ def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None)
             _iterated(effects, use, bool(loops), facts)
         elif use.how is How.REMOTE and use.remote is not None:
             effects.follow.append([use.remote[0], use.remote[1], bool(loops), *use.remote[2:]])
+        elif use.how is How.UNKNOWN and facts is not None and (loader := _fed_loader(facts, use.node)) is not None:
+            passes = _sampler_passes(facts, loader, built)
+            effects.merge(passes)
+            effects.follow += passes.follow  # the loader handed on to another file: its passes there
         else:
             _escaped(effects, use.how)
     return effects
+
+
+def _fed_loader(facts: FileFacts, node: ast.AST) -> LoaderCall | None:
+    """The loader whose ``sampler`` (or ``batch_sampler``) ``node`` is."""
+    parent = facts.scopes.parents.get(node)
+    call = facts.scopes.parents.get(parent) if isinstance(parent, ast.keyword) else parent
+    for loader in facts.loader_calls if isinstance(call, ast.Call) else ():
+        if loader.node is call:
+            return loader if any(arg is not None and arg.value is node for arg in map(loader.argument, SAMPLER_SLOTS)) else None
+    return None
+
+
+def _sampler_passes(facts: FileFacts, loader: LoaderCall, built: set[int]) -> Effects:
+    """A sampler goes where its loader goes: one pass over it per pass over the loader, except
+    where the loader only feeds an evaluation (the order of its samples does not matter: DL301)."""
+    if facts.training.evaluation_only(loader):
+        return Effects()
+    uses = facts.usage.loader_uses(loader)
+    passes = effects_of(uses, built, facts)
+    # A framework's fit loop (Lightning's, Hugging Face's Trainer) calls set_epoch on it itself.
+    passes.set_epoch |= any(isinstance(loop, RemoteLoop) and loop.framework for use in uses for loop in use.loops)
+    return passes
 
 
 def _iterated(effects: Effects, use: Use, repeated: bool, facts: FileFacts | None) -> None:
