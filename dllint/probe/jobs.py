@@ -15,6 +15,7 @@ in a collective after the others ended; :class:`HangWatch` does, and the job is 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 import time
@@ -22,6 +23,13 @@ from typing import Any
 
 from dllint.probe.errors import ProbeError
 from dllint.probe.ranks import HANG_GRACE_SECONDS, heartbeat_path, rank_outcomes
+
+# Launchers that start a program on every rank, not a Python script (torchrun, accelerate and
+# deepspeed run the script with their own interpreter): the interpreter that runs dllint goes
+# before the script, unless the command already names one (``srun -n 2 python``).
+_PROGRAM_LAUNCHERS = frozenset({"srun", "mpirun", "mpiexec"})
+_PYTHON = re.compile(r"python[0-9.]*(\.exe)?", re.IGNORECASE)
+
 
 def launcher_command(launcher: str | None, nproc_per_node: int | None) -> list[str] | None:
     """The launcher's argv (the script and its arguments go after it), or None to run it alone."""
@@ -39,6 +47,8 @@ def launcher_command(launcher: str | None, nproc_per_node: int | None) -> list[s
         raise ProbeError(f"--launcher {launcher!r}: {error}") from None
     if not argv:
         raise ProbeError("--launcher needs a command, e.g. --launcher \"torchrun --standalone --nproc-per-node 2\"")
+    if os.path.basename(argv[0]) in _PROGRAM_LAUNCHERS and not any(_PYTHON.fullmatch(os.path.basename(word)) for word in argv[1:]):
+        argv.append(sys.executable)  # srun execs what it is given: a script alone is "Permission denied"
     return argv
 
 
@@ -53,11 +63,8 @@ def launch_spec(spec: dict[str, Any], launcher: str | None, nproc_per_node: int 
 
 
 def shown(command: list[str]) -> str:
-    """The launcher as the report names it."""
-    words = list(command)
-    if words[:1] == [sys.executable]:
-        words[0] = "python"
-    return shlex.join(words)
+    """The launcher as the report names it (this interpreter as ``python``)."""
+    return shlex.join("python" if word == sys.executable else word for word in command)
 
 
 class HangWatch:
