@@ -379,3 +379,24 @@ def test_srun_launcher_runs_two_ranks_and_confirms_dl305(monkeypatch, name, line
         assert shards and all(r.verdict == "not confirmed" and r.measurements["shared"] == 0 for r in shards)
     assert_nothing_left(report)
     assert _ranks_left(str(SCRIPTS / name)) == []
+
+
+def test_a_hanging_srun_task_is_killed_and_its_job_ends():
+    """The tasks are slurmd's children, not dllint's: srun is asked to end its step (SIGTERM) before
+    the rest is killed, so no task and no job is left holding the node."""
+    import subprocess
+
+    reason = _slurm_answers()
+    if reason:
+        pytest.skip(reason)
+    def jobs() -> set[str]:
+        return set(subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, timeout=10).stdout.split())
+
+    before = jobs()
+    report = probe("srun_rank_hangs.py", launcher="srun -n 2")
+    assert "rank 1: still running" in report.script_outcome and "killed" in report.script_outcome
+    assert "rank 0: the script ran to its end" in report.script_outcome
+    assert report.duration_s < TIMEOUT / 2
+    assert_nothing_left(report)
+    assert _ranks_left(str(SCRIPTS / "srun_rank_hangs.py")) == []
+    assert jobs() - before == set()  # the job srun made has ended: the node is free for the next

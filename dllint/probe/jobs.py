@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import subprocess
 import sys
 import time
 from typing import Any
@@ -50,6 +51,20 @@ def launcher_command(launcher: str | None, nproc_per_node: int | None) -> list[s
     if os.path.basename(argv[0]) in _PROGRAM_LAUNCHERS and not any(_PYTHON.fullmatch(os.path.basename(word)) for word in argv[1:]):
         argv.append(sys.executable)  # srun execs what it is given: a script alone is "Permission denied"
     return argv
+
+
+def stop_launcher(command: list[str], process: subprocess.Popen, patience: float = 3.0) -> None:
+    """Before the job is killed (a hung rank, a timeout, Ctrl-C): let srun end its job step itself.
+    Its tasks are slurmd's children, not its own: a srun killed outright leaves them running, and
+    the job it made holding the node; on SIGTERM it cancels the step and exits (0.2 s on a local
+    SLURM). Other launchers are killed with their process group as they are."""
+    if os.path.basename(command[0]) != "srun" or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(patience)
+    except subprocess.TimeoutExpired:
+        pass  # killed with the rest
 
 
 def launch_spec(spec: dict[str, Any], launcher: str | None, nproc_per_node: int | None) -> dict[str, Any]:
