@@ -2,14 +2,15 @@
 
 ``--launcher "torchrun --standalone --nproc-per-node 4"`` (or ``accelerate launch``, ``deepspeed``,
 ``srun``, ``python -m torch.distributed.run``) is run with the script and its arguments
-appended; every Python process it starts gets the probe's boot ``sitecustomize`` and the probe's
+appended (after this interpreter for ``srun`` and ``mpirun``, which exec a program); every Python process it starts gets the probe's boot ``sitecustomize`` and the probe's
 config (:data:`~dllint.probe.launched.LAUNCH_ENV`), and the ranks among them run the script
 probed (:mod:`dllint.probe.launched`). ``--nproc-per-node N`` is ``--launcher "python -m
 torch.distributed.run --standalone --nproc-per-node N"`` with this interpreter.
 
 Failures are the launcher's: a rank that dies ends the job as the launcher ends it, and its exit
 status and last words are in the report. One thing a launcher does not do is notice a rank hung
-in a collective after the others ended; :class:`HangWatch` does, and the job is killed then.
+in a collective after the others ended; :class:`HangWatch` does, and the job is killed then
+(srun is first asked to end its step: :func:`stop_launcher`).
 """
 
 from __future__ import annotations
