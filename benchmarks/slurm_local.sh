@@ -20,8 +20,9 @@ stop() {
     for daemon in slurmd slurmctld munged; do
         pidfile="$RUN/$daemon.pid"
         [ "$daemon" = munged ] && pidfile=/run/munge/munged.pid
-        if [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
-            kill "$(cat "$pidfile")" && echo "stopped $daemon ($(cat "$pidfile"))"
+        pid=$(cat "$pidfile" 2>/dev/null || true)
+        if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+            kill "$pid" && echo "stopped $daemon ($pid)"
         fi
     done
 }

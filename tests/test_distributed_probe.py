@@ -5,6 +5,7 @@ Deselect with ``-m 'not distributed'`` (each run starts torchrun and two interpr
 
 from __future__ import annotations
 
+import functools
 import os
 import pathlib
 import sys
@@ -327,6 +328,7 @@ def test_a_launcher_that_fails_to_start_says_so(tmp_path):
     assert_nothing_left(report)
 
 
+@functools.lru_cache(maxsize=1)  # asked once: a controller that is down costs the 5 s once
 def _slurm_answers() -> str | None:
     """Why SLURM cannot run a job here (no srun, no controller, no idle node), or None when it can."""
     import shutil
@@ -336,8 +338,10 @@ def _slurm_answers() -> str | None:
         return "no SLURM here: srun is not on PATH (benchmarks/slurm_local.sh sets up a single-node one)"
     try:
         states = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True, timeout=5).stdout.split()
-    except (subprocess.TimeoutExpired, OSError) as error:
-        return f"sinfo did not answer: {error}"
+    except subprocess.TimeoutExpired:
+        return "sinfo did not answer within 5 s (no SLURM controller running?)"
+    except OSError as error:
+        return f"sinfo could not run: {error}"
     return None if "idle" in states or "mix" in states else f"no idle SLURM node (sinfo says {states or 'nothing'})"
 
 
