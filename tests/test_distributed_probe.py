@@ -5,6 +5,7 @@ Deselect with ``-m 'not distributed'`` (each run starts torchrun and two interpr
 
 from __future__ import annotations
 
+import functools
 import os
 import pathlib
 import sys
@@ -204,6 +205,11 @@ def test_launcher_commands_and_rank_places():
     assert launcher_command(None, 2) == [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2"]
     assert launcher_command("accelerate launch --num_processes 2", None) == ["accelerate", "launch", "--num_processes", "2"]
     assert launcher_command(None, None) is None
+    # srun execs a program: this interpreter goes before the script, unless the command names one
+    assert launcher_command("srun -n 2", None) == ["srun", "-n", "2", sys.executable]
+    assert launcher_command("/usr/bin/srun -n 2 --mpi=none", None)[-1] == sys.executable
+    assert launcher_command("srun -n 2 python3.11 -u", None) == ["srun", "-n", "2", "python3.11", "-u"]
+    assert launcher_command("srun -n 2 /opt/venv/bin/python", None) == ["srun", "-n", "2", "/opt/venv/bin/python"]
     from dllint.probe.errors import ProbeError
 
     for bad in (("torchrun", 2), ("", None), ("torchrun 'unclosed", None)):
@@ -216,8 +222,14 @@ def test_launcher_commands_and_rank_places():
     deepspeed = {"RANK": "3", "LOCAL_RANK": "1", "CROSS_RANK": "1", "WORLD_SIZE": "4", "LOCAL_SIZE": "2", "CROSS_SIZE": "2"}
     assert rank_place(deepspeed) == (3, 1, 1, 4, 2)  # deepspeed.launcher.launch on node 1 of 2
     assert rank_place({**deepspeed, **torchrun, "GROUP_RANK": "0"}) == (3, 1, 0, 4, 2)  # torchrun's own names first
-    slurm = {"SLURM_PROCID": "5", "SLURM_LOCALID": "1", "SLURM_NODEID": "2", "SLURM_NTASKS": "6", "SLURM_NTASKS_PER_NODE": "2(x3)"}
+    slurm = {"SLURM_PROCID": "5", "SLURM_LOCALID": "1", "SLURM_NODEID": "2", "SLURM_NTASKS": "6", "SLURM_STEP_TASKS_PER_NODE": "2(x3)"}
     assert rank_place(slurm) == (5, 1, 2, 6, 2)
+    uneven = {**slurm, "SLURM_PROCID": "6", "SLURM_LOCALID": "0", "SLURM_NODEID": "3", "SLURM_NTASKS": "7",
+              "SLURM_STEP_TASKS_PER_NODE": "2(x3),1"}  # srun -n 7 over 4 nodes
+    assert rank_place(uneven) == (6, 0, 3, 7, 1)
+    assert rank_place({**uneven, "SLURM_NODEID": "1"}) == (6, 0, 1, 7, 2)
+    assert rank_place({**uneven, "SLURM_STEP_TASKS_PER_NODE": "2(x"}) == (6, 0, 3, 7, 7)  # unreadable: the world
+    assert rank_place({"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "SLURM_STEP_TASKS_PER_NODE": "2"}) == (1, 1, 0, 2, 2)
     assert rank_place({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}) == (1, 1, 0, 2, 2)
     assert rank_place({"PATH": "/bin"}) is None
 
@@ -314,3 +326,81 @@ def test_a_launcher_that_fails_to_start_says_so(tmp_path):
     assert report.script_outcome.startswith("the launcher exited with status 2 before any rank ran the script")
     assert report.hint.startswith("the launcher ended before any rank ran the script")
     assert_nothing_left(report)
+
+
+@functools.lru_cache(maxsize=1)  # asked once: a controller that is down costs the 5 s once
+def _slurm_answers() -> str | None:
+    """Why SLURM cannot run a job here (no srun, no controller, no idle node), or None when it can."""
+    import shutil
+    import subprocess
+
+    if shutil.which("srun") is None or shutil.which("sinfo") is None:
+        return "no SLURM here: srun is not on PATH (benchmarks/slurm_local.sh sets up a single-node one)"
+    try:
+        states = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True, timeout=5).stdout.split()
+    except subprocess.TimeoutExpired:
+        return "sinfo did not answer within 5 s (no SLURM controller running?)"
+    except OSError as error:
+        return f"sinfo could not run: {error}"
+    return None if "idle" in states or "mix" in states else f"no idle SLURM node (sinfo says {states or 'nothing'})"
+
+
+def _ranks_left(script: str) -> list[int]:
+    """The ranks slurmd started (not dllint's children) that still run the script."""
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        if script in (process.info["cmdline"] or []) and process.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(process.pid)
+    return found
+
+
+@pytest.mark.parametrize(("name", "line"), [("srun_no_sampler.py", 17), ("srun_fixed.py", 13)])
+def test_srun_launcher_runs_two_ranks_and_confirms_dl305(monkeypatch, name, line):
+    """SLURM's srun (2 tasks of the local allocation, gloo on loopback): the script joins its group
+    from SLURM_PROCID / SLURM_NTASKS; DL305 confirmed without a DistributedSampler, not with one."""
+    import socket
+
+    reason = _slurm_answers()
+    if reason:
+        pytest.skip(reason)
+    with socket.socket() as free:  # srun passes the environment on to its tasks
+        free.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("MASTER_PORT", str(free.getsockname()[1]))
+    report = probe(name, launcher="srun -n 2")
+    assert report.script_outcome.startswith("every rank (2): the script ran to its end"), report.script_outcome
+    assert report.launcher == "srun -n 2 python"  # this interpreter, put before the script
+    assert [(r["rank"], r["local_rank"], r["node"], r["world"]) for r in report.ranks] == [(0, 0, 0, 2), (1, 1, 0, 2)]
+    [loader] = report.loaders
+    assert loader.call_site.endswith(f"{name}:{line} [ranks 0, 1]")
+    shards = [r for r in loader.results if r.code == "DL305"]
+    if name == "srun_no_sampler.py":
+        [finding] = by_code(report, "DL305")
+        assert finding.source == "static" and finding.line == line and finding.probe["verdict"] == "confirmed"
+        assert finding.probe["measurements"]["samples_per_rank"] == [64, 64]
+        assert finding.probe["measurements"]["shared"] == 64
+    else:
+        assert by_code(report, "DL305") == [] and by_code(report, "DL301") == []
+        assert shards and all(r.verdict == "not confirmed" and r.measurements["shared"] == 0 for r in shards)
+    assert_nothing_left(report)
+    assert _ranks_left(str(SCRIPTS / name)) == []
+
+
+def test_a_hanging_srun_task_is_killed_and_its_job_ends():
+    """The tasks are slurmd's children, not dllint's: srun is asked to end its step (SIGTERM) before
+    the rest is killed, so no task and no job is left holding the node."""
+    import subprocess
+
+    reason = _slurm_answers()
+    if reason:
+        pytest.skip(reason)
+    def jobs() -> set[str]:
+        return set(subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, timeout=10).stdout.split())
+
+    before = jobs()
+    report = probe("srun_rank_hangs.py", launcher="srun -n 2")
+    assert "rank 1: still running" in report.script_outcome and "killed" in report.script_outcome
+    assert "rank 0: the script ran to its end" in report.script_outcome
+    assert report.duration_s < TIMEOUT / 2
+    assert_nothing_left(report)
+    assert _ranks_left(str(SCRIPTS / "srun_rank_hangs.py")) == []
+    assert jobs() - before == set()  # the job srun made has ended: the node is free for the next

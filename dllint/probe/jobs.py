@@ -2,26 +2,36 @@
 
 ``--launcher "torchrun --standalone --nproc-per-node 4"`` (or ``accelerate launch``, ``deepspeed``,
 ``srun``, ``python -m torch.distributed.run``) is run with the script and its arguments
-appended; every Python process it starts gets the probe's boot ``sitecustomize`` and the probe's
+appended (after this interpreter for ``srun`` and ``mpirun``, which exec a program); every Python process it starts gets the probe's boot ``sitecustomize`` and the probe's
 config (:data:`~dllint.probe.launched.LAUNCH_ENV`), and the ranks among them run the script
 probed (:mod:`dllint.probe.launched`). ``--nproc-per-node N`` is ``--launcher "python -m
 torch.distributed.run --standalone --nproc-per-node N"`` with this interpreter.
 
 Failures are the launcher's: a rank that dies ends the job as the launcher ends it, and its exit
 status and last words are in the report. One thing a launcher does not do is notice a rank hung
-in a collective after the others ended; :class:`HangWatch` does, and the job is killed then.
+in a collective after the others ended; :class:`HangWatch` does, and the job is killed then
+(srun is first asked to end its step: :func:`stop_launcher`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import subprocess
 import sys
 import time
 from typing import Any
 
 from dllint.probe.errors import ProbeError
 from dllint.probe.ranks import HANG_GRACE_SECONDS, heartbeat_path, rank_outcomes
+
+# Launchers that start a program on every rank, not a Python script (torchrun, accelerate and
+# deepspeed run the script with their own interpreter): the interpreter that runs dllint goes
+# before the script, unless the command already names one (``srun -n 2 python``).
+_PROGRAM_LAUNCHERS = frozenset({"srun", "mpirun", "mpiexec"})
+_PYTHON = re.compile(r"python[0-9.]*(\.exe)?", re.IGNORECASE)
+
 
 def launcher_command(launcher: str | None, nproc_per_node: int | None) -> list[str] | None:
     """The launcher's argv (the script and its arguments go after it), or None to run it alone."""
@@ -39,7 +49,23 @@ def launcher_command(launcher: str | None, nproc_per_node: int | None) -> list[s
         raise ProbeError(f"--launcher {launcher!r}: {error}") from None
     if not argv:
         raise ProbeError("--launcher needs a command, e.g. --launcher \"torchrun --standalone --nproc-per-node 2\"")
+    if os.path.basename(argv[0]) in _PROGRAM_LAUNCHERS and not any(_PYTHON.fullmatch(os.path.basename(word)) for word in argv[1:]):
+        argv.append(sys.executable)  # srun execs what it is given: a script alone is "Permission denied"
     return argv
+
+
+def stop_launcher(command: list[str], process: subprocess.Popen, patience: float = 3.0) -> None:
+    """Before the job is killed (a hung rank, a timeout, Ctrl-C): let srun end its job step itself.
+    Its tasks are slurmd's children, not its own: a srun killed outright leaves them running, and
+    the job it made holding the node; on SIGTERM it cancels the step and exits (0.2 s on a local
+    SLURM). Other launchers are killed with their process group as they are."""
+    if os.path.basename(command[0]) != "srun" or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(patience)
+    except subprocess.TimeoutExpired:
+        pass  # killed with the rest
 
 
 def launch_spec(spec: dict[str, Any], launcher: str | None, nproc_per_node: int | None) -> dict[str, Any]:
@@ -53,11 +79,8 @@ def launch_spec(spec: dict[str, Any], launcher: str | None, nproc_per_node: int 
 
 
 def shown(command: list[str]) -> str:
-    """The launcher as the report names it."""
-    words = list(command)
-    if words[:1] == [sys.executable]:
-        words[0] = "python"
-    return shlex.join(words)
+    """The launcher as the report names it (this interpreter as ``python``)."""
+    return shlex.join("python" if word == sys.executable else word for word in command)
 
 
 class HangWatch:

@@ -45,10 +45,11 @@ class RankPlace(NamedTuple):
 _ENVIRONMENTS = (
     ("RANK", "LOCAL_RANK", "GROUP_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"),  # torchrun, accelerate
     ("RANK", "LOCAL_RANK", "CROSS_RANK", "WORLD_SIZE", "LOCAL_SIZE"),  # deepspeed.launcher.launch
-    ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE"),  # srun
+    ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NTASKS", "SLURM_STEP_TASKS_PER_NODE"),  # srun
     ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_NODE_RANK", "OMPI_COMM_WORLD_SIZE",
      "OMPI_COMM_WORLD_LOCAL_SIZE"),  # mpirun (Open MPI)
 )
+_SRUN = 2
 
 
 def rank_place(environ: dict[str, str] | os._Environ[str]) -> RankPlace | None:
@@ -58,6 +59,8 @@ def rank_place(environ: dict[str, str] | os._Environ[str]) -> RankPlace | None:
     ``RANK``, each names the node its own way); else the first that names the rank.
     """
     found = [[_number(environ.get(name)) for name in names] for names in _ENVIRONMENTS]
+    srun = found[_SRUN]
+    srun[4] = _tasks_on_node(environ.get(_ENVIRONMENTS[_SRUN][4]), srun[2] or 0)  # a list, not a number
     with_rank = [values for values in found if values[0] is not None]
     if not with_rank:
         return None
@@ -73,8 +76,22 @@ def rank_place(environ: dict[str, str] | os._Environ[str]) -> RankPlace | None:
 def _number(text: str | None) -> int | None:
     if text is None:
         return None
-    head = text.split("(", 1)[0].split(",", 1)[0].strip()  # SLURM_NTASKS_PER_NODE may read "2(x3)"
-    return int(head) if head.isdigit() else None
+    text = text.strip()
+    return int(text) if text.isdigit() else None
+
+
+def _tasks_on_node(text: str | None, node: int) -> int | None:
+    """The tasks srun starts on ``node``, from its per-node list: ``"2(x3),1"`` is 2, 2, 2, 1
+    (``SLURM_NTASKS_PER_NODE`` is set only by ``--ntasks-per-node``; this one always is)."""
+    for item in (text or "").split(","):
+        count, _, times = item.strip().rstrip(")").partition("(x")
+        times = times or "1"
+        if not count.isdigit() or not times.isdigit():
+            return None
+        if node < int(times):
+            return int(count)
+        node -= int(times)
+    return None
 
 
 def is_target(config: dict[str, Any], argv: list[str]) -> bool:

@@ -305,6 +305,8 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
         finally:
             signals.disarm()
             tree.watch(process.pid)
+            if launcher:
+                jobs.stop_launcher(launcher, process)
             tree.kill_all(process.pid)
             if was_subreaper is False:
                 set_child_subreaper(False)
