@@ -207,7 +207,8 @@ def _stop(stream: Stream) -> None:
 
 
 def measure_interleaved(site, ctx, counts: list[int], settled) -> dict[int, Stream]:
-    """Start every count, then time one window of each in turn, round after round, until ``settled``."""
+    """Start every count, then time one window of each in turn, round after round, until
+    ``settled``; the order rotates from round to round."""
     streams = {count: _start(site, ctx, count) for count in counts}
     started = time.perf_counter()
     try:
@@ -215,6 +216,8 @@ def measure_interleaved(site, ctx, counts: list[int], settled) -> dict[int, Stre
             live = [stream for stream in streams.values() if stream.iterator is not None]
             if not live:
                 break
+            turn = round_number % len(live)  # each count goes first in turn: none always follows the largest's teardown
+            live = live[turn:] + live[:turn]
             with ctx.measuring(site, f"sweep: round {round_number}, num_workers "
                                f"{', '.join(str(stream.count) for stream in live)}"):
                 for stream in live:
