@@ -181,6 +181,18 @@ def test_a_rank_that_died_without_reporting_is_an_error(tmp_path):
         "the launcher exited with status 2 before any rank ran the script; it said: usage: torchrun")
 
 
+def test_a_rank_stopped_before_it_wrote_its_ending_is_still_told(tmp_path):
+    """Rank 1 failed; the launcher stopped rank 0 (in a barrier) before it could report: rank 0
+    started (its heartbeat), so the ending names it."""
+    (tmp_path / "rank1.end.json").write_text(
+        '{"rank": 1, "how": "error", "detail": "RuntimeError: rank 1 lost its data", "done": true}')
+    (tmp_path / "rank0.alive").write_text("rank_info")
+    (tmp_path / "rank1.alive").write_text("script_end")
+    outcome = job_outcome(str(tmp_path), 1, {}, [])
+    assert outcome["detail"] == "rank 0: died without reporting; rank 1: RuntimeError: rank 1 lost its data; the launcher exited with status 1"
+    assert outcome["ranks"] == 2
+
+
 def test_a_rank_is_hung_only_when_silent_past_the_grace(tmp_path):
     import time
 

@@ -424,3 +424,18 @@ def test_a_content_seen_before_is_not_summarized_again(tmp_path):
         index.set_buffer(train, data)
         assert [c.target for c in index.summary(train)[0].calls] == ["0:data.build_loader"]
     assert index.summarized == 2
+
+
+def test_a_longer_name_in_another_file_does_not_name_the_function(tmp_path):
+    """``make_shared(...)`` in another file does not call ``make``: the wrapper's calls are
+    still all in its own file (and a file that does say ``make`` keeps them out of view)."""
+    wrapper = (
+        "from torch.utils.data import DataLoader\n\n\n"
+        "def make(ds, klass=DataLoader, **kwargs):\n    return klass(ds, **kwargs)\n\n\n"
+        "def main(ds):\n    loader = make(ds, batch_size=4, num_workers=4)\n"
+        "    for epoch in range(3):\n        for batch in loader:\n            pass\n"
+    )
+    write(tmp_path, {"train.py": wrapper, "other.py": "def make_shared(x):\n    return x\n\n\nmake_shared(1)\n"})
+    assert codes(lint(ProjectIndex(tmp_path, SETTINGS), tmp_path / "train.py")) == [(5, "DL201")]
+    write(tmp_path, {"other.py": "from train import make\n\nmake([], num_workers=0)\n"})
+    assert codes(lint(ProjectIndex(tmp_path, SETTINGS), tmp_path / "train.py")) == []

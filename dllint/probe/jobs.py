@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from dllint.probe.errors import ProbeError
-from dllint.probe.ranks import HANG_GRACE_SECONDS, heartbeat_path, rank_outcomes
+from dllint.probe.ranks import HANG_GRACE_SECONDS, heartbeat_path, rank_outcomes, started_ranks
 
 # Launchers that start a program on every rank, not a Python script (torchrun, accelerate and
 # deepspeed run the script with their own interpreter): the interpreter that runs dllint goes
@@ -131,7 +131,9 @@ def job_outcome(directory: str, returncode: int | None, hung: dict[int, str], la
     launcher's own exit and last words when it failed."""
     outcomes = rank_outcomes(directory)
     lines: list[tuple[int, str, str]] = []  # (order, how, text)
-    for rank in sorted(set(outcomes) | set(hung)):
+    # A rank the launcher stopped before it could write its ending (another rank failed) still
+    # started: it is told as one that died without reporting, not left out.
+    for rank in sorted(set(outcomes) | set(hung) | started_ranks(directory)):
         outcome = outcomes.get(rank)
         if rank in hung:
             lines.append((1, "killed", f"rank {rank}: {hung[rank]}"))

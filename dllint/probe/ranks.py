@@ -243,6 +243,16 @@ def _overlap(records, ranks: str, confirmed: str, not_confirmed: str):
     return verdict, evidence, {"ranks": world, "samples_per_rank": sizes, "distinct": distinct, "shared": shared}
 
 
+def started_ranks(directory: str) -> set[int]:
+    """The ranks that emitted an event on this node (each has a heartbeat file), ended or not."""
+    found = set()
+    for path in glob.glob(os.path.join(directory, "rank*.alive")):
+        number = os.path.basename(path)[len("rank"):-len(".alive")]
+        if number.isdigit():
+            found.add(int(number))
+    return found
+
+
 def rank_outcomes(directory: str) -> dict[int, dict[str, Any]]:
     outcomes = {}
     for path in glob.glob(os.path.join(directory, "rank*.end.json")):

@@ -42,6 +42,15 @@ class SearchIndex(IndexBase):
             self._mentions[key] = found
         return found
 
+    def names_word(self, path: str, needle: bytes) -> bool:
+        """``path``'s bytes hold ``needle`` as a whole identifier, not inside a longer one."""
+        word = re.compile(rb"(?<!\w)" + re.escape(needle) + rb"(?!\w)")
+        where = self._offsets.get(path)
+        if where is not None and self._hay is not None:
+            return word.search(self._hay[0], where[0], where[1]) is not None
+        data = self._read(path)
+        return data is not None and word.search(data) is not None
+
     def _names(self, path: str, needle: bytes) -> bool:
         """``path``'s bytes contain ``needle`` (searched where they lie in the joined text)."""
         where = self._offsets.get(path)

@@ -177,11 +177,12 @@ class ProjectView(NullProject):
         return found[1]
 
     def named_elsewhere(self, name: str) -> bool:
-        """Another project file names ``name`` (a byte scan: it may use this file's class); a
-        file that starts naming it invalidates the findings (see :meth:`ProjectIndex.reconcile`)."""
+        """Another project file names ``name`` as a whole word (a byte scan: it may use this
+        file's class or function; ``make_shared`` does not name ``make``); a file that starts
+        naming it invalidates the findings (see :meth:`ProjectIndex.reconcile`)."""
         needle = name.encode()
         record_dep(self.deps, CallersDep(needle))
-        others = [other for other in self.index.mentions(needle) if other != self.path]
+        others = [other for other in self.index.mentions(needle) if other != self.path and self.index.names_word(other, needle)]
         if others:  # one naming file is enough to be re-asked when it changes (reconcile sees new ones)
             digest = self.index.digest(others[0])
             if digest is not None:
