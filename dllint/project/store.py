@@ -1,5 +1,6 @@
-"""Summaries by content digest, the project's files and their stat table, and what keeps a
-cached result true (``deps_valid``, ``reconcile``: a new caller in a file never read)."""
+"""The project's files: their summaries (computed when first asked for, kept by path and by
+content digest), their content digests (what a cached result depends on), their stat table, and
+what keeps a cached result true (``deps_valid``, ``reconcile``: a new caller in a file never read)."""
 
 from __future__ import annotations
 
