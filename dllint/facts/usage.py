@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from dllint.facts.flow.calls import CallFlow
 from dllint.facts.flow.dicts import DictFlow
-from dllint.facts.flow.model import How, Move, Passes, Use, join, then
+from dllint.facts.flow.model import FlowState, How, Move, Passes, Use, join, then
 from dllint.facts.flow.names import NameFlow
 from dllint.facts.flow.returns import ReturnFlow
 from dllint.facts.flow.stores import StoreFlow
@@ -43,25 +43,18 @@ class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
         """Every iteration and escape of the loader built by ``loader``."""
         uses = self._loader_uses.get(loader.node)
         if uses is None:
-            self._steps = 0
-            uses = self._uses_of_expr(loader.node, loader.scope, (), (), frozenset())
+            uses = self._uses_of_expr(loader.node, FlowState.start(loader.scope))
             self._loader_uses[loader.node] = uses
         return uses
 
     def uses_of(self, expr: ast.AST, scope: Scope) -> list[Use]:
         """Iterations and escapes of any value built by ``expr`` (a sampler, a dataset)."""
-        self._steps = 0
-        return self._uses_of_expr(expr, scope, (), (), frozenset())
+        return self._uses_of_expr(expr, FlowState.start(scope))
 
     def parameter_uses(self, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[Use]:
         """What ``function`` does with its parameter ``param`` (for the project's summaries): a
         ``return`` of it is reported as such instead of being followed to callers."""
-        self._summarizing = function
-        self._steps = 0
-        try:
-            return self._uses_of_name(param, self.facts.scopes.scopes[function], (), (), frozenset())
-        finally:
-            self._summarizing = None
+        return self._uses_of_name(param, FlowState.start(self.facts.scopes.scopes[function], summarizing=function))
 
     def construction_loops(self, node: ast.AST) -> tuple[ast.AST, ...]:
         return self.enclosing_loops(node, self.facts.scopes.scope_of(node))

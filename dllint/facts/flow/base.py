@@ -8,7 +8,7 @@ import ast
 from abc import abstractmethod
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.model import Element, Guard, Loops, Path, Seen, Use, Via, uses_from, without_loops
+from dllint.facts.flow.model import Element, FlowState, Guard, Loops, Path, Use, Via, uses_from, without_loops
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.facts.walk import walk
 
@@ -55,8 +55,6 @@ class FlowBase:
         self.parents = facts.scopes.parents
         self._loader_uses: dict[ast.Call, list[Use]] = {}
         self._entry_loops: dict[tuple[ast.Call, Via], Loops] = {}  # (call, via before it) -> loops around the call's caller
-        self._summarizing: ast.AST | None = None  # the function whose parameters a summary describes
-        self._steps = 0  # flow steps of the current question (bounded: MAX_STEPS)
         self._reach: dict[tuple[ast.AST, ast.Name], bool] = {}
         self._resolving: dict[tuple[str, ast.AST], list[tuple[ast.Name, Scope]]] = {}
         self._loads_by_name: dict[str, list[tuple[ast.Name, Scope]]] = {}
@@ -300,39 +298,32 @@ class FlowBase:
     # -- the recursion's entry points, implemented by the flow modules --------------
 
     @abstractmethod
-    def _uses_of_expr(
-        self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen
-    ) -> list[Use]:
+    def _uses_of_expr(self, expr: ast.AST, state: FlowState) -> list[Use]:
         ...
 
     @abstractmethod
-    def _uses_of_name(
-        self, name: str, scope: Scope, loops: Loops, via: Via, seen: Seen, binding: ast.AST | None = None
-    ) -> list[Use]:
+    def _uses_of_name(self, name: str, state: FlowState, binding: ast.AST | None = None) -> list[Use]:
         ...
 
     @abstractmethod
-    def _uses_of_element(
-        self, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen,
-        rest: Path = (),
-    ) -> list[Use] | None:
+    def _uses_of_element(self, container: ast.AST, index: Element, state: FlowState, rest: Path = ()) -> list[Use] | None:
         ...
 
     @abstractmethod
-    def _handed_on(self, func: ast.AST, expr: ast.AST, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+    def _handed_on(self, func: ast.AST, expr: ast.AST, state: FlowState) -> list[Use] | None:
         ...
 
     @abstractmethod
-    def _returned(self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
+    def _returned(self, expr: ast.AST, state: FlowState) -> list[Use]:
         ...
 
     @abstractmethod
-    def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: Loops, via: Via, seen: Seen) -> list[Use]:
+    def _stored(self, target: ast.Attribute, expr: ast.AST, state: FlowState) -> list[Use]:
         ...
 
     @abstractmethod
     def _stored_in_dict(
-        self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: Path, scope: Scope, loops: Loops, via: Via, seen: Seen
+        self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: Path, state: FlowState
     ) -> list[Use] | None:
         ...
 
@@ -345,8 +336,5 @@ class FlowBase:
         ...
 
     @abstractmethod
-    def _returned_element(
-        self, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen,
-        rest: Path = (),
-    ) -> list[Use] | None:
+    def _returned_element(self, container: ast.AST, index: Element, state: FlowState, rest: Path = ()) -> list[Use] | None:
         ...

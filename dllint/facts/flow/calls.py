@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from dllint.facts.flow.model import How, Loops, Move, RemoteLoop, Seen, Use, Via, shown, uses_from
+from dllint.facts.flow.model import FlowState, How, Loops, Move, RemoteLoop, Use, shown, uses_from
 from dllint.facts.frameworks import framework_call
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
@@ -20,63 +20,58 @@ from dllint.facts.flow.syntax import dict_key, element_index
 class CallFlow(FlowBase):
 
     # -- the flow --------------------------------------------------------------------
-    def continue_from(self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
-        """Go on following a value at ``expr`` (a project function handed it back)."""
-        return self._uses_of_expr(expr, scope, loops, via, seen)
-
-    def _uses_of_expr(
-        self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen
-    ) -> list[Use]:
+    def _uses_of_expr(self, expr: ast.AST, state: FlowState) -> list[Use]:
         """What happens to the value ``expr`` evaluates to, decided by the node around it."""
-        self._steps += 1
-        if self._steps > MAX_STEPS:  # a value fanning out through many calls: give up on it
-            return [Use(Move.ESCAPE, expr, loops, via, How.UNKNOWN)]
+        question = state.question
+        question.steps += 1
+        if question.steps > MAX_STEPS:  # a value fanning out through many calls: give up on it
+            return [Use(Move.ESCAPE, expr, state.loops, state.via, How.UNKNOWN)]
         parent = self.parents.get(expr)
-        here = loops + self.enclosing_loops(expr, scope)
+        here = state.loops + self.enclosing_loops(expr, state.scope)
         for step in (self._iterated_at, self._passed_at, self._bound_at, self._contained_at):
-            found = step(parent, expr, scope, loops, here, via, seen)
+            found = step(parent, expr, state, here)
             if found is not None:
                 return found
         if isinstance(parent, (ast.IfExp, ast.BoolOp)) and expr is not getattr(parent, "test", None):
-            return self._uses_of_expr(parent, scope, loops, via, seen)  # a or b, a if c else b: the same value
+            return self._uses_of_expr(parent, state)  # a or b, a if c else b: the same value
         if isinstance(parent, (ast.Compare, ast.Expr, ast.If, ast.While, ast.Assert, ast.UnaryOp)):
             return []  # looked at, not kept
         if isinstance(parent, ast.Return) and parent.value is expr:
-            return self._returned(expr, scope, loops, via, seen)
-        return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]  # yielded, put in a container, ...
+            return self._returned(expr, state)
+        return [Use(Move.ESCAPE, expr, here, state.via, How.UNCLAIMED)]  # yielded, put in a container, ...
 
-    def _iterated_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+    def _iterated_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
         """A pass starts here: ``for x in expr``, ``yield from expr`` (a pass per round of a
         loop around it), a comprehension over it, ``expr.__iter__``; other attribute reads
-        (``loader.dataset``) look at it only."""
+        (``loader.dataset``) look at it only. ``here``: the loops around ``expr``."""
         if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is expr or isinstance(parent, ast.YieldFrom):
-            return [Use(Move.ITERATE, parent, here, via)]
+            return [Use(Move.ITERATE, parent, here, state.via)]
         if isinstance(parent, ast.comprehension) and parent.iter is expr:
             comp = self.parents.get(parent) or parent
-            return [Use(Move.ITERATE, comp, loops + self.enclosing_loops(comp, scope), via)]
+            return [Use(Move.ITERATE, comp, state.loops + self.enclosing_loops(comp, state.scope), state.via)]
         if isinstance(parent, ast.Attribute):
-            return [Use(Move.ITERATE, parent, here, via)] if parent.attr == "__iter__" else []
+            return [Use(Move.ITERATE, parent, here, state.via)] if parent.attr == "__iter__" else []
         return None
 
-    def _passed_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+    def _passed_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
         """An argument of a call: by keyword or position (after a ``*`` it lands nowhere known)."""
         if isinstance(parent, ast.keyword):
             call = self.parents.get(parent)
             if isinstance(call, ast.Call):
-                return self._passed_to_call(call, parent.arg, None, expr, scope, loops, via, seen)
-            return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
+                return self._passed_to_call(call, parent.arg, None, expr, state)
+            return [Use(Move.ESCAPE, expr, here, state.via, How.UNCLAIMED)]
         if isinstance(parent, ast.Call) and expr is not parent.func:
             if expr in parent.args:
-                return self._passed_to_call(parent, None, parent.args.index(expr), expr, scope, loops, via, seen)  # type: ignore[arg-type]  # in args: an expr
-            return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]
+                return self._passed_to_call(parent, None, parent.args.index(expr), expr, state)  # type: ignore[arg-type]  # in args: an expr
+            return [Use(Move.ESCAPE, expr, here, state.via, How.UNKNOWN)]
         return None
 
-    def _bound_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+    def _bound_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
         """Bound: to a name (its loads decide), to ``self.X`` (the class's reads decide), into
         a dict this code made, or by ``with expr as name``."""
         if isinstance(parent, ast.withitem) and parent.context_expr is expr:
             if isinstance(parent.optional_vars, ast.Name):  # the binding stops ``with f(x) as x`` going round
-                return self._uses_of_name(parent.optional_vars.id, scope, loops, via, seen, parent)
+                return self._uses_of_name(parent.optional_vars.id, state, parent)
             return []
         if not (isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is expr):
             return None
@@ -84,114 +79,104 @@ class CallFlow(FlowBase):
         uses: list[Use] = []
         for target in targets:
             if isinstance(target, ast.Name):
-                uses += self._uses_of_name(target.id, scope, loops, via, seen, parent)
+                uses += self._uses_of_name(target.id, state, parent)
             elif isinstance(target, ast.Attribute) and self._is_self_attribute(target):
-                uses += self._stored(target, expr, scope, here, via, seen)
+                uses += self._stored(target, expr, state.inside(here))
             else:
-                found = self._stored_in_dict(parent, target, (), scope, loops, via, seen) if len(targets) == 1 else None
-                uses += found if found is not None else [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]  # loaders[k] = ...
+                found = self._stored_in_dict(parent, target, (), state) if len(targets) == 1 else None
+                uses += found if found is not None else [Use(Move.ESCAPE, expr, here, state.via, How.UNCLAIMED)]  # loaders[k] = ...
         return uses
 
-    def _contained_at(self, parent: ast.AST | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+    def _contained_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
         """An element of a tuple, list or dict display (where it is taken out decides), or the
         body of a lambda handed on (``lambda ds: DataLoader(ds, ...)``)."""
         if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):
             index = element_index(parent, expr)
-            return self._uses_of_element(parent, index, scope, loops, via, seen) if index is not None else None
+            return self._uses_of_element(parent, index, state) if index is not None else None
         if isinstance(parent, ast.Lambda) and parent.body is expr:
-            return self._handed_on(parent, expr, here, via, seen)
+            return self._handed_on(parent, expr, state.inside(here))
         if isinstance(parent, ast.Dict):
             key = dict_key(parent, expr)
-            return self._uses_of_element(parent, key, scope, loops, via, seen) if key is not None else None
+            return self._uses_of_element(parent, key, state) if key is not None else None
         return None
 
-    def _passed_to_call(
-        self,
-        call: ast.Call,
-        keyword: str | None,
-        index: int | None,
-        expr: ast.AST,
-        scope: Scope,
-        loops: Loops,
-        via: Via,
-        seen: Seen,
-    ) -> list[Use]:
+    def _passed_to_call(self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, state: FlowState) -> list[Use]:
         """The value is an argument of ``call``: builtins, wrappers, this file's functions and
         classes, framework calls, then the project's other files, decide in that order."""
-        here = loops + self.enclosing_loops(call, scope)
-        found = self._passed_to_builtin(call, scope, loops, here, via, seen)
+        here = state.loops + self.enclosing_loops(call, state.scope)
+        found = self._passed_to_builtin(call, state, here)
         if found is None:
-            found = self._passed_in_file(call, keyword, index, expr, scope, loops, here, via, seen)
+            found = self._passed_in_file(call, keyword, index, expr, state, here)
         if found is None:
-            found = self._passed_to_framework(call, index, scope, loops, here, via, seen, keyword)
+            found = self._passed_to_framework(call, index, state, here, keyword)
         if found is not None:
             return found
-        return self._passed_elsewhere(call, keyword, index, expr, scope, loops, here, via, seen)
+        return self._passed_elsewhere(call, keyword, index, expr, state, here)
 
-    def _passed_to_builtin(self, call: ast.Call, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+    def _passed_to_builtin(self, call: ast.Call, state: FlowState, here: Loops) -> list[Use] | None:
         """``iter``/``list``... iterate it (``iter`` in ``except StopIteration:``: the same
         endless pass goes on); ``enumerate``/``tqdm``... wrap it; ``len``/``print``... look."""
         func = call.func
-        if isinstance(func, ast.Name) and self.facts.scopes.lookup(func.id, scope) is None:
+        if isinstance(func, ast.Name) and self.facts.scopes.lookup(func.id, state.scope) is None:
             name = func.id  # a builtin
             if name == "iter" and self._restarted_on_stop(call):
-                return [Use(Move.ITERATE, call, here, via, How.ON_STOP)]
+                return [Use(Move.ITERATE, call, here, state.via, How.ON_STOP)]
             if name in ITERATING_BUILTINS:
-                return [Use(Move.ITERATE, call, here, via)]
+                return [Use(Move.ITERATE, call, here, state.via)]
             if name in WRAPPING_BUILTINS:
-                return self._uses_of_expr(call, scope, loops, via, seen)
+                return self._uses_of_expr(call, state)
             if name in NEUTRAL_BUILTINS:
                 return []
         if self.facts.qualname(func) in WRAPPING_QUALNAMES:
-            return self._uses_of_expr(call, scope, loops, via, seen)
+            return self._uses_of_expr(call, state)
         return None
 
     def _passed_in_file(
-        self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen
+        self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, state: FlowState, here: Loops
     ) -> list[Use] | None:
         """A function or class of this file takes it: what its parameter meets decides (a
         record's field: its reads); a loader takes it as its dataset or sampler."""
-        func = call.func
+        func, scope = call.func, state.scope
         target = self.same_file_function(func, scope)
         if target is not None:
-            found = self._into_parameter(call, target, self._parameter(target, keyword, index, isinstance(func, ast.Attribute)), loops, here, via, seen)
+            found = self._into_parameter(call, target, self._parameter(target, keyword, index, isinstance(func, ast.Attribute)), state, here)
             if found is not None:
                 return found
         if self.facts.is_loader_class_name(func)[0]:
-            return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]  # the dataset/sampler a loader takes
+            return [Use(Move.ESCAPE, expr, here, state.via, How.UNKNOWN)]  # the dataset/sampler a loader takes
         field = self._record_field(func, keyword, index, scope)
         if field is not None:  # DataInfo(dataloader=loader): reads of info.dataloader decide
-            found = self._uses_of_element(call, field, scope, loops, via, seen)
+            found = self._uses_of_element(call, field, state)
             if found is not None:
                 return found
         init = self._same_file_init(func, scope)
         if init is not None:  # Trainer(model, loader): what __init__ does with it
-            return self._into_parameter(call, init, self._parameter(init, keyword, index, True), loops, here, via, seen)
+            return self._into_parameter(call, init, self._parameter(init, keyword, index, True), state, here)
         return None
 
-    def _into_parameter(self, call: ast.Call, function: ast.AST, param: str | None, loops: Loops, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+    def _into_parameter(self, call: ast.Call, function: ast.AST, param: str | None, state: FlowState, here: Loops) -> list[Use] | None:
         key = (function, param)
-        if param is None or key in seen or len(via) >= MAX_CALL_DEPTH:
+        if param is None or key in state.seen or len(state.via) >= MAX_CALL_DEPTH:
             return None
-        self._entry_loops[(call, via)] = loops
-        return self._uses_of_name(param, self.facts.scopes.scopes[function], here, via + (call,), seen | {key})
+        self._entry_loops[(call, state.via)] = state.loops
+        return self._uses_of_name(param, state.through(call, self.facts.scopes.scopes[function], here, key))
 
     def _passed_to_framework(
-        self, call: ast.Call, index: int | None, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen, keyword: str | None
+        self, call: ast.Call, index: int | None, state: FlowState, here: Loops, keyword: str | None
     ) -> list[Use] | None:
         """A framework call (:mod:`dllint.knowledge.frameworks`): iterates it (every epoch or
         once) or hands the same loader back."""
-        framework = framework_call(self.facts, call, keyword, index, scope)
+        framework = framework_call(self.facts, call, keyword, index, state.scope)
         if framework is Passing.SAME:  # accelerator.prepare(loader): the same loader comes back
-            return self._same_value_returned(call, index, scope, loops, via, seen)
+            return self._same_value_returned(call, index, state)
         if framework is None:
             return None
         shown = self.facts.qualname(call.func) or ast.unparse(call.func)
         marker = (RemoteLoop(f"{shown}()", framework=True),) if framework is Passing.PER_EPOCH else ()
-        return [Use(Move.ITERATE, call, here + marker, via, How.ELSEWHERE)]
+        return [Use(Move.ITERATE, call, here + marker, state.via, How.ELSEWHERE)]
 
     def _passed_elsewhere(
-        self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, scope: Scope, loops: Loops, here: Loops, via: Via, seen: Seen
+        self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, state: FlowState, here: Loops
     ) -> list[Use]:
         """Iterating the result of any call that takes the loader is one pass over it, and its
         items are the loader's batches (``logger.log_every(loader, 10)``): callee unknown, or
@@ -199,10 +184,11 @@ class CallFlow(FlowBase):
         project file is read instead: its summary says how often it iterates the loader
         (``iter(ForeverLoader(loader))`` re-iterating it forever), unless that is the one
         pass iterated here (whose batches are seen here)."""
-        result = self._uses_of_expr(call, scope, loops, via, seen)
+        via = state.via
+        result = self._uses_of_expr(call, state)
         wrapped = bool(result) and all(u.kind is Move.ITERATE for u in result)
         project = self.facts.project
-        remote = project.target_of(self.facts, call.func, scope) if project is not None else None
+        remote = project.target_of(self.facts, call.func, state.scope) if project is not None else None
         if project is not None and remote is not None and not (wrapped and project.summarizing):
             argument = keyword if keyword is not None else str(index)
             if project.summarizing:
@@ -211,14 +197,14 @@ class CallFlow(FlowBase):
             if effects is not None:
                 resolved = uses_from(effects, call, expr, here, via, shown(remote))
                 if effects.returns:  # handed back: the caller goes on with the call's result
-                    resolved += self._uses_of_expr(call, scope, loops, via, seen)
+                    resolved += self._uses_of_expr(call, state)
                 if not (wrapped and not _repeats_elsewhere(resolved)):
                     return resolved
         if wrapped:
             return result
         return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]
 
-    def _same_value_returned(self, call: ast.Call, index: int | None, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
+    def _same_value_returned(self, call: ast.Call, index: int | None, state: FlowState) -> list[Use]:
         """``x = f(loader)`` or ``a, x = f(model, loader)`` where ``f`` hands its arguments back."""
         parent = self.parents.get(call)
         if (
@@ -230,9 +216,9 @@ class CallFlow(FlowBase):
         ):
             target = parent.targets[0].elts[index]
             if isinstance(target, ast.Name):
-                return self._uses_of_name(target.id, scope, loops, via, seen, parent)
-            return [Use(Move.ESCAPE, call, loops + self.enclosing_loops(call, scope), via, How.UNCLAIMED)]
-        return self._uses_of_expr(call, scope, loops, via, seen)
+                return self._uses_of_name(target.id, state, parent)
+            return [Use(Move.ESCAPE, call, state.loops + self.enclosing_loops(call, state.scope), state.via, How.UNCLAIMED)]
+        return self._uses_of_expr(call, state)
 
     def _restarted_on_stop(self, call: ast.Call) -> bool:
         """``iter(loader)`` inside ``except StopIteration:``: the exhausted iterator is replaced

@@ -8,7 +8,7 @@ import ast
 from abc import abstractmethod
 from typing import Callable
 
-from dllint.facts.flow.model import AnyEntry, DictKey, Element, How, Loops, Move, Path, Seen, Use, Via, hook_iterates, without_loops
+from dllint.facts.flow.model import AnyEntry, DictKey, Element, FlowState, How, Move, Path, Use, hook_iterates, without_loops
 from dllint.facts.frameworks import inherited_hooks
 from dllint.facts.scopes import Scope
 
@@ -31,27 +31,22 @@ class ContainerFlow(FlowBase):
 
     @abstractmethod
     def _dict_entry_uses(
-        self, container: ast.AST, index: DictKey | AnyEntry, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
+        self, container: ast.AST, index: DictKey | AnyEntry, state: FlowState, rest: Path
     ) -> tuple[bool, list[Use] | None]:
         ...
 
     @abstractmethod
     def _dict_passed_elsewhere(
-        self, call: ast.Call, keyword: str | None, position: int | None, index: DictKey | AnyEntry,
-        scope: Scope, loops: Loops, via: Via, rest: Path,
+        self, call: ast.Call, keyword: str | None, position: int | None, index: DictKey | AnyEntry, state: FlowState, rest: Path
     ) -> list[Use] | None:
         ...
 
     def element_uses(self, container: ast.AST, index: Element, scope: Scope) -> list[Use] | None:
         """Uses of element ``index`` (``"*"``: any element) of the tuple or list that
         ``container`` evaluates to (for the project's summaries); None: undecidable."""
-        self._steps = 0
-        return self._uses_of_element(container, index, scope, (), (), frozenset())
+        return self._uses_of_element(container, index, FlowState.start(scope))
 
-    def _uses_of_element(
-        self, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen,
-        rest: Path = (),
-    ) -> list[Use] | None:
+    def _uses_of_element(self, container: ast.AST, index: Element, state: FlowState, rest: Path = ()) -> list[Use] | None:
         """What happens to element ``index`` of the tuple, list, record or dict ``container``
         evaluates to: unpacked (``a, b = pair``), indexed by a constant (``pair[0]``,
         ``loaders["train"]``), looped over (``for dl in loaders``, ``zip(names, loaders)``,
@@ -60,44 +55,45 @@ class ContainerFlow(FlowBase):
         container and what is asked is its part ``rest`` (``data["val"].dataloader``). None
         when its fate cannot be told (the caller treats the container as before: kept,
         nobody claims it)."""
-        self._steps += 1
+        question = state.question
+        question.steps += 1
         key = ("element", container, index, rest)
-        if self._steps > MAX_STEPS or key in seen:
+        if question.steps > MAX_STEPS or key in state.seen:
             return None
-        seen = seen | {key}
+        state = state.marked(key)
         if isinstance(index, (DictKey, AnyEntry)):
-            handled, found = self._dict_entry_uses(container, index, scope, loops, via, seen, rest)
+            handled, found = self._dict_entry_uses(container, index, state, rest)
             if handled:
                 return found
         looped = self.element_loop_target(container)
         if looped is not None:
-            return self._met_by_loop(*looped, scope, loops, via, seen, rest)
+            return self._met_by_loop(*looped, state, rest)
         parent = self.parents.get(container)
         for step in (self._element_read, self._element_bound, self._element_moved):
-            result = step(parent, container, index, scope, loops, via, seen, rest)
+            result = step(parent, container, index, state, rest)
             if not isinstance(result, Unhandled):
                 return result
         return None
 
     def _element_read(
-        self, parent: ast.AST | None, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
+        self, parent: ast.AST | None, container: ast.AST, index: Element, state: FlowState, rest: Path
     ) -> list[Use] | None | Unhandled:
         """``info.dataloader`` (a record's field), ``pair[0]`` (a constant position), or the
         container looked at only (``"train" in loaders``, ``if loaders:``)."""
         if isinstance(parent, ast.Attribute) and isinstance(index, str) and index != "*":
             if parent.attr == index:
-                return self._extracted(parent, scope, loops, via, seen, rest)
+                return self._extracted(parent, state, rest)
             call = self.parents.get(parent)
             if isinstance(call, ast.Call) and call.func is parent:
                 return None  # info.set_epoch(e): a method may use the field
             return []  # another field
         if isinstance(parent, ast.Subscript) and parent.value is container and isinstance(parent.ctx, ast.Load):
-            return self._element_at(parent, index, scope, loops, via, seen, rest)
+            return self._element_at(parent, index, state, rest)
         if isinstance(parent, (ast.Compare, ast.Expr)) or isinstance(parent, (ast.If, ast.While)) and parent.test is container:
             return []
         return UNHANDLED
 
-    def _element_at(self, read: ast.Subscript, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path) -> list[Use] | None:
+    def _element_at(self, read: ast.Subscript, index: Element, state: FlowState, rest: Path) -> list[Use] | None:
         """``pair[0]``: the element asked for (its uses), another one ([]), or undecidable."""
         position = read.slice
         if not (isinstance(position, ast.Constant) and type(position.value) is int and position.value >= 0):
@@ -105,11 +101,11 @@ class ContainerFlow(FlowBase):
         if isinstance(index, str) and index != "*":
             return None  # a NamedTuple field read by position: which one is not known here
         if index == "*" or position.value == index:
-            return self._extracted(read, scope, loops, via, seen, rest)
+            return self._extracted(read, state, rest)
         return []  # another element
 
     def _element_bound(
-        self, parent: ast.AST | None, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
+        self, parent: ast.AST | None, container: ast.AST, index: Element, state: FlowState, rest: Path
     ) -> list[Use] | None | Unhandled:
         """The container bound: to a name (its loads decide), unpacked (``a, b = pair``), to
         ``self.X``, or into a dict this code made."""
@@ -117,59 +113,59 @@ class ContainerFlow(FlowBase):
             return UNHANDLED
         target = parent.targets[0]
         if isinstance(target, ast.Name):
-            return self._uses_of_container_name(target.id, index, scope, loops, via, seen, parent, rest)
+            return self._uses_of_container_name(target.id, index, state, parent, rest)
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(index, int):
             if any(isinstance(e, ast.Starred) for e in target.elts) or index >= len(target.elts):
                 return None
             element = target.elts[index]
-            return self._extracted_name(element.id, scope, loops, via, seen, parent, rest) if isinstance(element, ast.Name) else None
+            return self._extracted_name(element.id, state, parent, rest) if isinstance(element, ast.Name) else None
         if isinstance(target, ast.Attribute) and self._is_self_attribute(target):
-            return self._stored_element(target, container, index, scope, loops, via, seen, rest)
-        return self._stored_in_dict(parent, target, (index, *rest), scope, loops, via, seen)
+            return self._stored_element(target, container, index, state, rest)
+        return self._stored_in_dict(parent, target, (index, *rest), state)
 
     def _element_moved(
-        self, parent: ast.AST | None, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
+        self, parent: ast.AST | None, container: ast.AST, index: Element, state: FlowState, rest: Path
     ) -> list[Use] | None | Unhandled:
         """The container goes on whole: an entry of a dict in turn, returned, or passed."""
         if isinstance(parent, ast.Dict):  # {"train": (loader, sampler)}: an entry of a dict in turn
             outer = dict_key(parent, container)
-            return self._uses_of_element(parent, outer, scope, loops, via, seen, (index, *rest)) if outer is not None else None
+            return self._uses_of_element(parent, outer, state, (index, *rest)) if outer is not None else None
         if isinstance(parent, ast.Return) and parent.value is container:
-            return self._returned_element(container, index, scope, loops, via, seen, rest)
+            return self._returned_element(container, index, state, rest)
         if isinstance(parent, ast.keyword):
             call = self.parents.get(parent)
             if isinstance(call, ast.Call):
-                return self._element_passed(call, parent.arg, None, index, scope, loops, via, seen, rest)
+                return self._element_passed(call, parent.arg, None, index, state, rest)
         if isinstance(parent, ast.Call) and container in parent.args:
-            return self._element_passed(parent, None, parent.args.index(container), index, scope, loops, via, seen, rest)  # type: ignore[arg-type]  # in args: an expr
+            return self._element_passed(parent, None, parent.args.index(container), index, state, rest)  # type: ignore[arg-type]  # in args: an expr
         return UNHANDLED
 
-    def _extracted(self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path) -> list[Use] | None:
+    def _extracted(self, expr: ast.AST, state: FlowState, rest: Path) -> list[Use] | None:
         """The element asked for is ``expr``'s value (or, with ``rest``, holds it)."""
         if rest:
-            return self._uses_of_element(expr, rest[0], scope, loops, via, seen, rest[1:])
-        return self._uses_of_expr(expr, scope, loops, via, seen)
+            return self._uses_of_element(expr, rest[0], state, rest[1:])
+        return self._uses_of_expr(expr, state)
 
-    def _extracted_name(
-        self, name: str, scope: Scope, loops: Loops, via: Via, seen: Seen, binding: ast.AST, rest: Path
-    ) -> list[Use] | None:
+    def _extracted_name(self, name: str, state: FlowState, binding: ast.AST, rest: Path) -> list[Use] | None:
         if rest:
-            return self._uses_of_container_name(name, rest[0], scope, loops, via, seen, binding, rest[1:])
-        return self._uses_of_name(name, scope, loops, via, seen, binding)
+            return self._uses_of_container_name(name, rest[0], state, binding, rest[1:])
+        return self._uses_of_name(name, state, binding)
 
     def _stored_element(
-        self, target: ast.Attribute, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
+        self, target: ast.Attribute, container: ast.AST, index: Element, state: FlowState, rest: Path
     ) -> list[Use] | None:
         """``self.X = {"sv": sv_loader, ...}``: kept (nobody claims it), and each entry is
         iterated by the framework when a hook it inherits hands ``self.X`` out (Lightning
         iterates every loader of a dict or list a hook returns); reads of ``self.X`` in the
         class that can be told add their uses."""
-        cls = self._enclosing_class(scope)
-        here = loops + self.enclosing_loops(container, scope)
+        via = state.via
+        cls = self._enclosing_class(state.scope)
+        here = state.loops + self.enclosing_loops(container, state.scope)
         uses = [Use(Move.ESCAPE, container, here, via, How.UNCLAIMED)]
         key = ("store-element", cls, target.attr, index, rest)
-        if cls is None or key in seen or rest:
+        if cls is None or key in state.seen or rest:
             return uses
+        state = state.marked(key)
 
         for hook in inherited_hooks(self.facts, cls, target.attr):
             uses.append(hook_iterates(hook, container, here, via))
@@ -177,7 +173,7 @@ class ContainerFlow(FlowBase):
             if not isinstance(node.ctx, ast.Load):
                 continue
             load_scope = self.facts.scopes.scope_of(node)
-            found = self._uses_of_element(node, index, load_scope, (), via, seen | {key})
+            found = self._uses_of_element(node, index, state.at(load_scope))
             if found is None:
                 continue  # kept: the unclaimed escape above stands for it
             repeat = self._method_loops(load_scope.node, 0)
@@ -219,66 +215,63 @@ class ContainerFlow(FlowBase):
             return 1
         return None
 
-    def _met_by_loop(self, loop: ast.AST, target: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path) -> list[Use] | None:
+    def _met_by_loop(self, loop: ast.AST, target: ast.AST, state: FlowState, rest: Path) -> list[Use] | None:
         """Each element in turn bound to the name ``target`` of ``loop``: that name's uses,
         which the loop does not repeat (it meets each element once); None for a target that
         is not a name."""
         if not isinstance(target, ast.Name):
             return None
-        uses = self._extracted_name(target.id, scope, loops, via, seen, loop, rest)
+        uses = self._extracted_name(target.id, state, loop, rest)
         return None if uses is None else without_loops(uses, {id(loop)})
 
     def _uses_of_container_name(
-        self, name: str, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen,
-        binding: ast.AST | None, rest: Path = (),
+        self, name: str, index: Element, state: FlowState, binding: ast.AST | None, rest: Path = ()
     ) -> list[Use] | None:
         """Element ``index`` of the container bound to ``name``, through every load of it
         that the binding reaches; None if any of them is undecidable (or in a closure)."""
+        scope = state.scope
         rebound = binding if binding is not None and len(scope.bindings.get(name, ())) > 1 else None
         return self._element_uses_of_loads(
-            name, scope, lambda load: rebound is None or self._reaches_cached(rebound, load, scope.bindings[name]),
-            index, loops, via, seen, rest,
+            name, lambda load: rebound is None or self._reaches_cached(rebound, load, scope.bindings[name]), index, state, rest
         )
 
     def _element_uses_of_loads(
-        self, name: str, scope: Scope, reached: Callable[[ast.Name], bool], index: Element,
-        loops: Loops, via: Via, seen: Seen, rest: Path,
+        self, name: str, reached: Callable[[ast.Name], bool], index: Element, state: FlowState, rest: Path
     ) -> list[Use] | None:
-        """Element ``index`` through every load of ``name`` in ``scope`` that ``reached`` lets
-        through; None if any of them is undecidable, or if ``name`` is read in a closure."""
+        """Element ``index`` through every load of ``name`` in ``state.scope`` that ``reached``
+        lets through; None if any of them is undecidable, or if ``name`` is read in a closure."""
         uses: list[Use] = []
-        for load, load_scope in self._loads_resolving_to(name, scope):
-            if load_scope is not scope:
+        for load, load_scope in self._loads_resolving_to(name, state.scope):
+            if load_scope is not state.scope:
                 return None  # read in a closure: not followed
             if not reached(load):
                 continue
-            found = self._uses_of_element(load, index, scope, loops, via, seen, rest)
+            found = self._uses_of_element(load, index, state, rest)
             if found is None:
                 return None
             uses += found
         return uses
 
     def _element_passed(
-        self, call: ast.Call, keyword: str | None, position: int | None, index: Element,
-        scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path = (),
+        self, call: ast.Call, keyword: str | None, position: int | None, index: Element, state: FlowState, rest: Path = ()
     ) -> list[Use] | None:
         """A container handed to a call: ``len(loaders)`` looks at it; a same-file function
         decides through its parameter; anything else is undecidable."""
-        func = call.func
+        func, scope = call.func, state.scope
         if isinstance(func, ast.Name) and func.id in NEUTRAL_BUILTINS and self.facts.scopes.lookup(func.id, scope) is None:
             return []
         target = self.same_file_function(func, scope)
         if target is None and isinstance(index, (DictKey, AnyEntry)):
-            return self._dict_passed_elsewhere(call, keyword, position, index, scope, loops, via, rest)
-        if target is None or len(via) >= MAX_CALL_DEPTH:
+            return self._dict_passed_elsewhere(call, keyword, position, index, state, rest)
+        if target is None or len(state.via) >= MAX_CALL_DEPTH:
             return None
         param = self._parameter(target, keyword, position, isinstance(func, ast.Attribute))
         if param is None:
             return None
-        here = loops + self.enclosing_loops(call, scope)
-        self._entry_loops[(call, via)] = loops
+        here = state.loops + self.enclosing_loops(call, scope)
+        self._entry_loops[(call, state.via)] = state.loops
         callee = self.facts.scopes.scopes[target]
-        return self._uses_of_container_name(param, index, callee, here, via + (call,), seen, None, rest)
+        return self._uses_of_container_name(param, index, state.through(call, callee, here), None, rest)
 
 
 def _unpacked(target: ast.AST, path: list[int]) -> ast.AST | None:

@@ -10,7 +10,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from dllint.facts.flow.containers import ContainerFlow
-from dllint.facts.flow.model import AnyEntry, DictKey, How, Loops, Move, Path, Seen, Use, Via, path_key, shown, uses_from
+from dllint.facts.flow.model import AnyEntry, DictKey, FlowState, How, Move, Path, Use, path_key, shown, uses_from
 from dllint.facts.scopes import Scope
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 class DictFlow(ContainerFlow):
 
     def _dict_entry_uses(
-        self, container: ast.AST, index: DictKey | AnyEntry, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
+        self, container: ast.AST, index: DictKey | AnyEntry, state: FlowState, rest: Path
     ) -> tuple[bool, list[Use] | None]:
         """What a dict's own ways of being read do with entry ``index``: ``d["k"]``,
         ``d.get("k")``, ``for k in d`` (keys only), ``d.values()``/``d.items()`` looped over
@@ -40,31 +40,29 @@ class DictFlow(ContainerFlow):
             if position.value != index.key:
                 return True, []
             if isinstance(parent.ctx, ast.Load):
-                return True, self._extracted(parent, scope, loops, via, seen, rest)
+                return True, self._extracted(parent, state, rest)
             return True, None  # stored again or deleted: which value a later read sees is not followed
         if not isinstance(parent, ast.Attribute) or parent.value is not container:
             return False, None
         call = self.parents.get(parent)
         if not (isinstance(call, ast.Call) and call.func is parent) or call.keywords:
             return True, None  # an attribute of a dict: some other mapping (an attribute dict)
-        return True, self._dict_method_uses(call, parent.attr, index, scope, loops, via, seen, rest)
+        return True, self._dict_method_uses(call, parent.attr, index, state, rest)
 
     def _dict_method_uses(
-        self, call: ast.Call, method: str, index: DictKey | AnyEntry, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
+        self, call: ast.Call, method: str, index: DictKey | AnyEntry, state: FlowState, rest: Path
     ) -> list[Use] | None:
         """``d.keys()``, ``d.get("k")``, ``d.values()``/``d.items()`` looped over (each entry
         meets the loop once); other methods (``update``, ``pop``...) are not followed."""
         if method == "keys" and not call.args:
             return []
         if method == "get" and call.args:
-            return self._entry_got(call, index, scope, loops, via, seen, rest)
+            return self._entry_got(call, index, state, rest)
         if method not in ("values", "items") or call.args:
             return None
-        return self._entries_looped(call, method == "items", scope, loops, via, seen, rest)
+        return self._entries_looped(call, method == "items", state, rest)
 
-    def _entry_got(
-        self, call: ast.Call, index: DictKey | AnyEntry, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
-    ) -> list[Use] | None:
+    def _entry_got(self, call: ast.Call, index: DictKey | AnyEntry, state: FlowState, rest: Path) -> list[Use] | None:
         """``d.get("k")``: the entry asked for (its uses), another one ([]), or undecidable (a
         key that is not a constant string). Asked for any entry, it notes the key it met."""
         key = call.args[0]
@@ -73,11 +71,9 @@ class DictFlow(ContainerFlow):
         if isinstance(index, AnyEntry):
             index.met.add(key.value)
             return []
-        return self._extracted(call, scope, loops, via, seen, rest) if key.value == index.key else []
+        return self._extracted(call, state, rest) if key.value == index.key else []
 
-    def _entries_looped(
-        self, call: ast.Call, items: bool, scope: Scope, loops: Loops, via: Via, seen: Seen, rest: Path
-    ) -> list[Use] | None:
+    def _entries_looped(self, call: ast.Call, items: bool, state: FlowState, rest: Path) -> list[Use] | None:
         """``for dl in d.values()`` or (``items``) ``for name, dl in d.items()``: every entry,
         whichever is asked for, meets the loop once; a view kept or consumed otherwise
         (``list(d.values())``) is not followed."""
@@ -89,10 +85,10 @@ class DictFlow(ContainerFlow):
             if not isinstance(target, ast.Tuple) or len(target.elts) != 2 or any(isinstance(e, ast.Starred) for e in target.elts):
                 return None
             target = target.elts[1]
-        return self._met_by_loop(loop, target, scope, loops, via, seen, rest)
+        return self._met_by_loop(loop, target, state, rest)
 
     def _stored_in_dict(
-        self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: Path, scope: Scope, loops: Loops, via: Via, seen: Seen
+        self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: Path, state: FlowState
     ) -> list[Use] | None:
         """``data["train"] = value`` into a dict this function made (``data = {}``, bound
         once): the reads of ``data`` after the store decide (with ``path``: what is asked is
@@ -104,28 +100,27 @@ class DictFlow(ContainerFlow):
             and isinstance(target.slice.value, str)
         ):
             return None
-        name = target.value.id
+        name, scope = target.value.id, state.scope
         bindings = scope.bindings.get(name, ())
         found = self.facts.scopes.lookup(name, scope)
         if len(bindings) != 1 or found is None or found[0] is not scope or not _makes_empty_or_literal_dict(bindings[0].node):
             return None
         # the store's own target aside, only reads the store reaches (not those before it) decide
         return self._element_uses_of_loads(
-            name, scope, lambda load: load is not target.value and self._reaches_cached(statement, load, []),
-            DictKey(target.slice.value), loops, via, seen, path,
+            name, lambda load: load is not target.value and self._reaches_cached(statement, load, []), DictKey(target.slice.value), state, path
         )
 
     def _dict_passed_elsewhere(
-        self, call: ast.Call, keyword: str | None, position: int | None, index: DictKey | AnyEntry,
-        scope: Scope, loops: Loops, via: Via, rest: Path,
+        self, call: ast.Call, keyword: str | None, position: int | None, index: DictKey | AnyEntry, state: FlowState, rest: Path
     ) -> list[Use] | None:
         """A dict handed whole to a function of another project file: its summary says what
         it does with each entry (``evaluate(model, data)`` reading ``data["val"]``)."""
-        passed = self._passed_to_other_file(call, keyword, position, scope)
+        passed = self._passed_to_other_file(call, keyword, position, state.scope)
         if passed is None:
             return None
         project, remote, argument = passed
-        here = loops + self.enclosing_loops(call, scope)
+        via = state.via
+        here = state.loops + self.enclosing_loops(call, state.scope)
         if any(isinstance(part, AnyEntry) for part in rest) or isinstance(index, AnyEntry) and rest:
             return None  # a dict of dicts handed on: not followed
         if project.summarizing:  # "*": the entry asked about, whichever it is
@@ -150,17 +145,12 @@ class DictFlow(ContainerFlow):
     def parameter_entry_uses(self, function: ast.AST, param: str, index: Element, rest: Path = ()) -> list[Use] | None:
         """What ``function`` does with entry ``index`` (``rest``: that part of it) of the dict
         its parameter ``param`` holds (for the project's summaries); None: undecidable."""
-        self._summarizing = function
-        self._steps = 0
-        try:
-            return self._uses_of_container_name(param, index, self.facts.scopes.scopes[function], (), (), frozenset(), None, rest)
-        finally:
-            self._summarizing = None
+        state = FlowState.start(self.facts.scopes.scopes[function], summarizing=function)
+        return self._uses_of_container_name(param, index, state, None, rest)
 
     def result_entry_uses(self, call: ast.AST, index: Element, scope: Scope, rest: Path = ()) -> list[Use] | None:
         """The same for the dict a call returns (``data = get_data(args)``)."""
-        self._steps = 0
-        return self._uses_of_element(call, index, scope, (), (), frozenset(), rest)
+        return self._uses_of_element(call, index, FlowState.start(scope), rest)
 
 
 def _makes_empty_or_literal_dict(statement: ast.AST) -> bool:

@@ -6,8 +6,8 @@ iterated there (:attr:`Move.ITERATE`) or escapes where this file cannot follow i
 ``Use.loops`` are the loops that repeat the use, across call frames: syntax loops of this
 file, or a :class:`RemoteLoop` standing for an epoch loop in another file or a framework.
 How often a value is iterated per construction is a :class:`Passes`, whose :func:`join`
-(two paths of which one runs) and :func:`then` (one after the other) are explicit. See
-docs/design/flow.md.
+(two paths of which one runs) and :func:`then` (one after the other) are explicit. One
+question threads one immutable :class:`FlowState` through its steps. See docs/design/flow.md.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dllint.facts.flow.records import Copies
 
 if TYPE_CHECKING:
     from dllint.facts.flow.records import Effects
+    from dllint.facts.scopes import Scope
     from dllint.knowledge.frameworks import Hook
 
 
@@ -133,10 +134,63 @@ class AnyEntry:
 Element = Union[int, str, DictKey, AnyEntry]  # a part of a container: position, field, "*" (any), entry
 Path = tuple[Element, ...]  # a part of a part: ``data["val"].dataloader``
 
-# The state one flow question threads through its steps.
 Loops = tuple[Loop, ...]  # loops that repeat the value's uses so far, outermost first, across call frames
 Via = tuple[ast.Call, ...]  # same-file calls the value went through, outermost first
 Seen = frozenset[Hashable]  # the steps already taken on this path (a recursion guard)
+
+
+class Question:
+    """What one flow question (one ``loader_uses``, ``parameter_uses``... call) shares across
+    all its paths: the steps taken so far (bounded by ``MAX_STEPS``: a value fanning out through
+    many calls is given up on) and, for a summary, the function whose parameter it describes
+    (a ``return`` of the value there is reported, not followed to callers)."""
+
+    __slots__ = ("steps", "summarizing")
+
+    def __init__(self, summarizing: ast.AST | None = None) -> None:
+        self.steps = 0
+        self.summarizing = summarizing
+
+
+class FlowState(NamedTuple):
+    """Where one path of a flow question stands: the scope it reads names in, the loops
+    around it so far, the same-file calls the value came through, the steps this path has
+    taken (a recursion guard) and the question it belongs to. Immutable: a step that moves
+    on builds the next state with the helpers below (a NamedTuple: cheap to build, and this
+    recursion runs ~100k times on big files)."""
+
+    scope: Scope
+    loops: Loops
+    via: Via
+    seen: Seen
+    question: Question
+
+    @classmethod
+    def start(cls, scope: Scope, summarizing: ast.AST | None = None) -> FlowState:
+        """A new question, asked in ``scope``."""
+        return cls(scope, (), (), frozenset(), Question(summarizing))
+
+    def marked(self, key: Hashable) -> FlowState:
+        """This path has now taken step ``key``."""
+        return FlowState(self.scope, self.loops, self.via, self.seen | {key}, self.question)
+
+    def inside(self, loops: Loops) -> FlowState:
+        """The same place under the loops ``loops`` (those around the node, say)."""
+        return FlowState(self.scope, loops, self.via, self.seen, self.question)
+
+    def at(self, scope: Scope, loops: Loops = ()) -> FlowState:
+        """The same value read in another frame of this call path (``self.X`` in a method)."""
+        return FlowState(scope, loops, self.via, self.seen, self.question)
+
+    def through(self, call: ast.Call, scope: Scope, loops: Loops = (), key: Hashable | None = None) -> FlowState:
+        """Past the same-file ``call`` (into the function it calls, or out to it from there),
+        in ``scope`` under ``loops``; ``key``: the step taken by going through."""
+        seen = self.seen if key is None else self.seen | {key}
+        return FlowState(scope, loops, self.via + (call,), seen, self.question)
+
+    def leaving(self, scope: Scope, loops: Loops) -> FlowState:
+        """Back out of the last call of ``via`` (the function hands the value back to it)."""
+        return FlowState(scope, loops, self.via[:-1], self.seen, self.question)
 
 
 def path_key(parts: tuple[Element, ...]) -> str:

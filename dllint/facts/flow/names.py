@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.model import Loops, Seen, Use, Via, without_loops
+from dllint.facts.flow.model import FlowState, Loops, Use, without_loops
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 
 
@@ -19,41 +19,41 @@ if TYPE_CHECKING:
 
 class NameFlow(FlowBase):
 
-    def _uses_of_name(
-        self, name: str, scope: Scope, loops: Loops, via: Via, seen: Seen, binding: ast.AST | None = None
-    ) -> list[Use]:
-        """Uses of every load of ``name`` bound in ``scope``, including loads in closures.
+    def _uses_of_name(self, name: str, state: FlowState, binding: ast.AST | None = None) -> list[Use]:
+        """Uses of every load of ``name`` bound in ``state.scope``, including loads in closures.
         ``binding``: the statement that bound it; loads that a later binding of the name
         always replaces first are another value's (a name bound twice to two loaders)."""
         uses: list[Use] = []
         if binding is not None:
             key = ("bound", binding, name)
-            if key in seen:
+            if key in state.seen:
                 return uses  # x = f(x) in a loop: this binding's flow is already being followed
-            seen = seen | {key}
+            state = state.marked(key)
+        scope = state.scope
         rebound = binding if binding is not None and len(scope.bindings.get(name, ())) > 1 else None
         for load, load_scope in self._loads_resolving_to(name, scope):
             if load_scope is scope:
                 if rebound is not None and not self._reaches_cached(rebound, load, scope.bindings[name]):
                     continue
-                found = self._uses_of_expr(load, scope, loops, via, seen)
+                found = self._uses_of_expr(load, state)
                 if rebound is not None:
                     found = self._first_pass_only(found, rebound, load, scope.bindings[name], scope)
                 uses += found
                 continue
-            uses += self._closure_uses(name, load, load_scope, scope, loops, via, seen)
+            uses += self._closure_uses(name, load, load_scope, state)
         return uses
 
-    def _closure_uses(self, name: str, load: ast.Name, load_scope: Scope, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
+    def _closure_uses(self, name: str, load: ast.Name, load_scope: Scope, state: FlowState) -> list[Use]:
         """A load inside a nested function: repeated as often as that function is called (at
-        each of its call sites in ``scope``; every time it may be called, when it is used any
-        other way)."""
+        each of its call sites in ``state.scope``; every time it may be called, when it is used
+        any other way)."""
+        scope, loops, via = state.scope, state.loops, state.via
         func = self._outermost_function_below(load_scope, scope)
         closure = (func, name)
-        if closure in seen:
+        if closure in state.seen:
             return []
         calls = self._call_sites(func, scope) if func is not None else None
-        inner = self._uses_of_expr(load, load_scope, (), (), seen | {closure})
+        inner = self._uses_of_expr(load, state._replace(scope=load_scope, loops=(), via=(), seen=state.seen | {closure}))
         if not calls:
             marker: Loops = (func,) if func is not None else ()
             return [Use(u.kind, u.node, loops + marker + u.loops, via + u.via, u.how, u.remote) for u in inner]

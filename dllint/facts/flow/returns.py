@@ -10,12 +10,12 @@ from dllint.facts.flow.model import (
     Constant,
     DictKey,
     Element,
+    FlowState,
     Guard,
     How,
     Loops,
     Move,
     Path,
-    Seen,
     Use,
     Via,
     admitted,
@@ -34,22 +34,23 @@ from dllint.facts.flow.syntax import constant_args
 
 class ReturnFlow(FlowBase):
 
-    def _returned(self, expr: ast.AST, scope: Scope, loops: Loops, via: Via, seen: Seen) -> list[Use]:
+    def _returned(self, expr: ast.AST, state: FlowState) -> list[Use]:
         """A value returned by its function: its callers decide what happens to it (the call
         site that passed it in, when it came in as an argument)."""
-        here = loops + self.enclosing_loops(expr, scope)
-        func = scope.node
+        via = state.via
+        here = state.loops + self.enclosing_loops(expr, state.scope)
+        func = state.scope.node
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
-        if func is self._summarizing:
+        if func is state.question.summarizing:
             return [Use(Move.ESCAPE, expr, here, via, How.RETURN)]
         back = self._handed_back(func, via)
         if back is not None:  # handed back to the call that passed it in
-            return self._uses_of_expr(back, self.facts.scopes.scope_of(back), self._entry_loops.get((back, via[:-1]), ()), via[:-1], seen)
+            return self._uses_of_expr(back, state.leaving(self.facts.scopes.scope_of(back), self._entry_loops.get((back, via[:-1]), ())))
         key = ("return", func)
-        if key in seen:
+        if key in state.seen:
             return []
-        seen = seen | {key}
+        state = state.marked(key)
 
         hook = hook_of(self.facts, func)
         if hook is not None:
@@ -62,8 +63,8 @@ class ReturnFlow(FlowBase):
             if not admitted(guards, constant_args(call)):
                 continue  # get_loader("finetune") never receives the "pretrain" loader
             call_scope = self.facts.scopes.scope_of(call)
-            uses += self._fresh_at(call, call_scope, here, self._uses_of_expr(call, call_scope, (), via + (call,), seen))
-        handed = self._handed_on(func, expr, here, via, seen)
+            uses += self._fresh_at(call, call_scope, here, self._uses_of_expr(call, state.through(call, call_scope)))
+        handed = self._handed_on(func, expr, state.inside(here))
         uses += handed or ()
         remote = self._callers_elsewhere(func, expr, here, via, None, guards)
         if remote:
@@ -92,12 +93,14 @@ class ReturnFlow(FlowBase):
         how = How.UNKNOWN if _on_request(func, self.parents.get(func)) else How.UNCLAIMED
         return Use(Move.ESCAPE, node, here, via, how)
 
-    def _handed_on(self, func: ast.AST, expr: ast.AST, here: Loops, via: Via, seen: Seen) -> list[Use] | None:
+    def _handed_on(self, func: ast.AST, expr: ast.AST, state: FlowState) -> list[Use] | None:
         """What becomes of the value ``func`` returns where ``func`` itself is handed on rather
         than called here: assigned as a framework hook onto an instance
         (``dm.train_dataloader = func``), or passed to a known higher-order utility whose result
         holds what it returns (``apply_to_collection(ds, Dataset, func)``, ``map(func, dss)``),
-        from which the value is followed. None when ``func`` is handed on nowhere."""
+        from which the value is followed. None when ``func`` is handed on nowhere.
+        ``state.loops``: the loops around ``expr``."""
+        here, via = state.loops, state.via
 
         references: list[tuple[ast.expr, Scope]]
         if isinstance(func, ast.Lambda):
@@ -123,25 +126,26 @@ class ReturnFlow(FlowBase):
             found = True
             call, result = handed
             if result is Result.ELEMENTS:
-                inner = self._callback_elements(call, scope, via + (call,), seen)
+                inner = self._callback_elements(call, state.through(call, scope))
             else:
-                inner = self._uses_of_expr(call, scope, (), via + (call,), seen)
+                inner = self._uses_of_expr(call, state.through(call, scope))
             uses += self._fresh_at(call, scope, here, inner)
         return uses if found else None
 
-    def _callback_elements(self, call: ast.Call, scope: Scope, via: Via, seen: Seen) -> list[Use]:
+    def _callback_elements(self, call: ast.Call, state: FlowState) -> list[Use]:
         """Uses of each value in the iterator ``call`` (``map(make_loader, datasets)``) hands
         back, also through ``list(...)``/``tuple(...)`` of it; kept (unclaimed) when undecidable."""
         container: ast.AST = call
+        scope = state.scope
         parent = self.parents.get(call)
         while (
             isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in ("list", "tuple")
             and parent.args == [container] and not parent.keywords and self.facts.scopes.lookup(parent.func.id, scope) is None
         ):
             container, parent = parent, self.parents.get(parent)
-        found = self._uses_of_element(container, "*", scope, (), via, seen)
+        found = self._uses_of_element(container, "*", state)
         if found is None:
-            return [Use(Move.ESCAPE, container, self.enclosing_loops(container, scope), via, How.UNCLAIMED)]
+            return [Use(Move.ESCAPE, container, self.enclosing_loops(container, scope), state.via, How.UNCLAIMED)]
         return found
 
     def return_guards(self, node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Guard, ...]:
@@ -185,20 +189,18 @@ class ReturnFlow(FlowBase):
             child, current = current, self.parents.get(current)
         return tests
 
-    def _returned_element(
-        self, container: ast.AST, index: Element, scope: Scope, loops: Loops, via: Via, seen: Seen,
-        rest: Path = (),
-    ) -> list[Use] | None:
+    def _returned_element(self, container: ast.AST, index: Element, state: FlowState, rest: Path = ()) -> list[Use] | None:
         """``return train_loader, val_loader``: each caller decides what happens to the
         element (``train, val = get_loaders()``), in this file or, through the project's
         summaries, in others; a caller that does something else with the container keeps it
         unclaimed. A framework hook's container of loaders (``return {"a": dl_a, "b":
         dl_b}`` from ``train_dataloader``): the framework iterates each of them."""
-        func = scope.node
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func is self._summarizing:
+        func = state.scope.node
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func is state.question.summarizing:
             return None
 
-        here = loops + self.enclosing_loops(container, scope)
+        via = state.via
+        here = state.loops + self.enclosing_loops(container, state.scope)
         hook = hook_of(self.facts, func)
         if hook is not None:
             if rest:
@@ -207,7 +209,7 @@ class ReturnFlow(FlowBase):
         back = self._handed_back(func, via)
         if back is not None:  # handed back to the call that passed the loader in
             outer = self._entry_loops.get((back, via[:-1]), ())
-            return self._uses_of_element(back, index, self.facts.scopes.scope_of(back), outer, via[:-1], seen, rest)
+            return self._uses_of_element(back, index, state.leaving(self.facts.scopes.scope_of(back), outer), rest)
         uses = [] if rest else self._stored_for_hooks(func, container, here, via)
         stored = bool(uses)
         guards = self.return_guards(container, func)
@@ -216,7 +218,7 @@ class ReturnFlow(FlowBase):
             if not admitted(guards, constant_args(call)):
                 continue
             call_scope = self.facts.scopes.scope_of(call)
-            found = self._uses_of_element(call, index, call_scope, (), via + (call,), seen, rest)
+            found = self._uses_of_element(call, index, state.through(call, call_scope), rest)
             if found is None:
                 found = [Use(Move.ESCAPE, call, (), via + (call,), How.UNCLAIMED)]
             uses += self._fresh_at(call, call_scope, here, found)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from dllint.facts.flow.base import FlowBase, LOOPS
-from dllint.facts.flow.model import How, Loops, Move, Seen, Use, Via, hook_iterates
+from dllint.facts.flow.model import FlowState, How, Move, Use, Via, hook_iterates
 from dllint.facts.frameworks import hook_of, inherited_hooks
 from dllint.facts.scopes import Scope
 from dllint.knowledge.frameworks import Hook
@@ -16,14 +16,16 @@ from dllint.knowledge.frameworks import Hook
 
 class StoreFlow(FlowBase):
 
-    def _stored(self, target: ast.Attribute, expr: ast.AST, scope: Scope, here: Loops, via: Via, seen: Seen) -> list[Use]:
+    def _stored(self, target: ast.Attribute, expr: ast.AST, state: FlowState) -> list[Use]:
         """``self.X = loader``: the reads of ``self.X`` in the class decide; how often their
         methods run is the callers' business, so the stored value is also unclaimed, unless
-        every read hands it to the framework from one of its hooks."""
-        cls = self._enclosing_class(scope)
+        every read hands it to the framework from one of its hooks. ``state.loops``: the loops
+        around the store."""
+        here, via = state.loops, state.via
+        cls = self._enclosing_class(state.scope)
         uses = [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
         key = ("store", cls, target.attr)
-        if cls is None or key in seen:
+        if cls is None or key in state.seen:
             return uses
         loads = [node for node in self._attributes_of_self(cls).get(target.attr, ()) if isinstance(node.ctx, ast.Load)]
 
@@ -35,7 +37,7 @@ class StoreFlow(FlowBase):
             uses.append(hook_iterates(hook, expr, here, via))
         built = self._constructed_by(via)
         for node in loads:
-            uses += self._read_back(node, built, via, seen | {key})
+            uses += self._read_back(node, built, state.marked(key))
         return uses
 
     def _handed_out_once(self, loads: list[ast.Attribute], inherited: list[Hook]) -> bool:
@@ -52,12 +54,12 @@ class StoreFlow(FlowBase):
             return via[-1]
         return None
 
-    def _read_back(self, node: ast.Attribute, built: ast.Call | None, via: Via, seen: Seen) -> list[Use]:
+    def _read_back(self, node: ast.Attribute, built: ast.Call | None, state: FlowState) -> list[Use]:
         """The uses of one read of ``self.X``, under the loops that run its method: a loop of
         its class, or (``built``) a loop calling it on the instance that holds the value."""
         load_scope = self.facts.scopes.scope_of(node)
         repeat = self._method_loops(load_scope.node, 0) or self._instance_loops(load_scope.node, built)
-        found = self._uses_of_expr(node, load_scope, (), via, seen)
+        found = self._uses_of_expr(node, state.at(load_scope))
         return [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
 
     def _returned_by_once_hook(self, load: ast.AST) -> bool:
