@@ -45,19 +45,22 @@ class SearchIndex(IndexBase):
     def names_word(self, path: str, needle: bytes) -> bool:
         """``path``'s bytes hold ``needle`` as a whole identifier, not inside a longer one."""
         word = re.compile(rb"(?<!\w)" + re.escape(needle) + rb"(?!\w)")
-        where = self._offsets.get(path)
-        if where is not None and self._hay is not None:
-            return word.search(self._hay[0], where[0], where[1]) is not None
-        data = self._read(path)
-        return data is not None and word.search(data) is not None
+        span = self._span(path)
+        return span is not None and word.search(*span) is not None
 
     def _names(self, path: str, needle: bytes) -> bool:
-        """``path``'s bytes contain ``needle`` (searched where they lie in the joined text)."""
+        """``path``'s bytes contain ``needle``."""
+        span = self._span(path)
+        return span is not None and span[0].find(needle, span[1], span[2]) != -1
+
+    def _span(self, path: str) -> tuple[bytes, int, int] | None:
+        """(bytes, start, end) where ``path``'s bytes lie: in the joined text without a copy, else
+        the file's own bytes; None when it cannot be read."""
         where = self._offsets.get(path)
         if where is not None and self._hay is not None:
-            return self._hay[0].find(needle, where[0], where[1]) != -1
-        data = self._read(path)
-        return data is not None and needle in data
+            return self._hay[0], where[0], where[1]
+        data = self._read(path)  # (an editor's buffer, in the server's index)
+        return None if data is None else (data, 0, len(data))
 
     def class_names(self) -> frozenset[bytes]:
         """Every name that follows ``class `` in a project file (a class statement, or a string

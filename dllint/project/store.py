@@ -25,13 +25,16 @@ class StoreIndex(IndexBase):
     # -- summaries -------------------------------------------------------------------
     def summary(self, path: str, data: bytes | None = None) -> tuple[FileSummary, str] | None:
         """(summary, content digest) of a project file; None when it cannot be read."""
-        entry = self._entry(path, data)
-        if entry is None:
+        found = self._entry(path, data)
+        if found is None:
             return None
+        entry, data = found
         if entry.summary is None:
             entry.summary = self._by_digest.pop(entry.digest, None)  # this content seen before (an undo in an editor)
         if entry.summary is None:
-            text = (data if data is not None else self._read(path) or b"").decode("utf-8", "replace")
+            if data is None:  # the entry was known by its stat: its bytes were not read this time
+                data = self._read(path) or b""
+            text = data.decode("utf-8", "replace")
             try:
                 entry.summary = summarize(path, text, self.settings, own=self.own_roots)
             except Exception:  # noqa: BLE001 - a bug summarizing another file must not fail this one's lint
@@ -45,10 +48,11 @@ class StoreIndex(IndexBase):
     def digest(self, path: str, data: bytes | None = None) -> str | None:
         """The digest of a project file's content (what a dependent file's cache entry
         records); None when it cannot be read. Nothing is summarized."""
-        entry = self._entry(path, data)
-        return None if entry is None else entry.digest
+        found = self._entry(path, data)
+        return None if found is None else found[0].digest
 
-    def _entry(self, path: str, data: bytes | None) -> _Entry | None:
+    def _entry(self, path: str, data: bytes | None) -> tuple[_Entry, bytes | None] | None:
+        """The file's entry, and its bytes where they had to be read to hash them."""
         try:
             st = os.stat(path)
         except OSError:
@@ -56,7 +60,7 @@ class StoreIndex(IndexBase):
         stat = (st.st_mtime_ns, st.st_size)
         entry = self._entries.get(path)
         if entry is not None and entry.stat == stat and data is None:
-            return entry
+            return entry, None
         if data is None:
             data = self._read(path)
             if data is None:
@@ -66,9 +70,9 @@ class StoreIndex(IndexBase):
         content = hashlib.sha256(data).hexdigest()[:32]
         if entry is not None and entry.digest == content:
             entry.stat = stat
-            return entry
+            return entry, data
         entry = self._entries[path] = _Entry(stat, None, content)
-        return entry
+        return entry, data
 
     @cached_property
     def own_roots(self) -> frozenset[str]:
