@@ -129,6 +129,20 @@ class FileFacts:
         return found
 
     @cached_property
+    def _callable_parameters(self) -> frozenset[str]:
+        """Parameters whose default is a name (``klass=DataLoader``): the only calls of a
+        parameter :func:`~dllint.facts.values.default_callee` may take for a loader call."""
+        found: set[str] = set()
+        for node in self.nodes:
+            if node.__class__ is ast.FunctionDef or node.__class__ is ast.AsyncFunctionDef:
+                args = node.args  # type: ignore[attr-defined]
+                positional = [*args.posonlyargs, *args.args]
+                pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
+                         *zip(args.kwonlyargs, args.kw_defaults)]
+                found.update(arg.arg for arg, default in pairs if isinstance(default, (ast.Name, ast.Attribute)))
+        return frozenset(found)
+
+    @cached_property
     def scopes(self) -> ScopeTable:
         """Built on first use: a file whose rules stop at "no loader call, no dataset class" never
         needs it (most files that pass the prefilter, on a corpus of training code)."""
@@ -192,7 +206,8 @@ class FileFacts:
         if last not in self._loader_callees:
             if self._project_loader(func, last):
                 return True
-            default = default_callee(func, self) if cls is ast.Name and self.project is not None else None
+            wrapped = cls is ast.Name and self.project is not None and last in self._callable_parameters
+            default = default_callee(func, self) if wrapped else None
             return self.loader_kind(default) if default is not None else None  # klass(...), klass=DataLoader
         name = self.qualname(func)
         if name in LOADER_QUALNAMES:

@@ -188,12 +188,16 @@ def default_callee(func: ast.expr, facts: FileFacts) -> ast.expr | None:
     its default, where every call of ``make`` (all in this file) leaves it out."""
     if not isinstance(func, ast.Name):
         return None
-    found = project_calls(func, facts.scopes.scope_of(func), facts,
-                          lambda function: isinstance(parameter_default(function, func.id), (ast.Name, ast.Attribute)))
-    default = parameter_default(found[0], func.id) if found is not None else None
-    if found is None or not isinstance(default, (ast.Name, ast.Attribute)):
+    defaults: dict[ast.AST, ast.expr | None] = {}
+
+    def named_default(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        defaults[function] = parameter_default(function, func.id)
+        return isinstance(defaults[function], (ast.Name, ast.Attribute))
+
+    found = project_calls(func, facts.scopes.scope_of(func), facts, named_default)
+    if found is None or not all(argument_for(call, found[0], func.id) is ABSENT for call in found[1]):
         return None
-    return default if all(argument_for(call, found[0], func.id) is ABSENT for call in found[1]) else None
+    return defaults[found[0]]
 
 
 def callers_keywords(expr: ast.expr, scope: Scope, facts: FileFacts) -> dict[str, tuple[ast.expr, Scope]] | None:
