@@ -80,7 +80,7 @@ class OversizedNumWorkers(Rule):
             # argument itself when it is written in the call.
             origin = arg.node if value.origin is None or value.origin is arg.value else value.origin
             if value.is_int() and value.value > limit:
-                message = f"num_workers={shown_number(value.value)} exceeds max-workers={limit}: each worker is a process with its own memory; use fewer (dllint --probe measures the best count)"
+                message = oversized_message(value.value, limit)
             elif value.is_cpu_count and not facts.is_distributed:  # asked only here: DDP setup is a whole-file search
                 message = "num_workers set to the whole CPU count: ignores container quotas and leaves no core for the main process; cap it (e.g. min(8, cpus - 1))"
             else:
@@ -97,13 +97,18 @@ class OversizedNumWorkers(Rule):
         value = block.value("num_workers")
         span = block.report_span("num_workers") if oversized(value, limit) else None
         if span is not None:
-            message = f"num_workers={shown_number(value.value)} exceeds max-workers={limit}: each worker is a process with its own memory; use fewer (dllint --probe measures the best count)"
+            message = oversized_message(value.value, limit)
             yield config_finding(self, block, span, message)
 
 
 def oversized(value, limit: int) -> bool:
     """A known worker count above the ``max-workers`` setting (code and configs alike)."""
     return value.is_int() and value.value > limit
+
+
+def oversized_message(number: int, limit: int) -> str:
+    return (f"num_workers={shown_number(number)} exceeds max-workers={limit}: each worker is a process with its own "
+            "memory; use fewer (dllint --probe measures the best count)")
 
 
 def shown_number(value: int) -> str:

@@ -163,12 +163,12 @@ def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bo
     usage = facts.usage
     found_calls: list[CallSummary] = []
     for call in facts.calls:
-        target = context.target_of(facts, call.func, facts.scopes.scope_of(call))
+        scope = facts.scopes.scope_of(call)
+        target = context.target_of(facts, call.func, scope)
         if target is None or isinstance(facts.scopes.parents.get(call), ast.Expr):
             continue
         if last is not None and not Target.parse(target).dotted.endswith(last):
             continue
-        scope = facts.scopes.scope_of(call)
         built = set(map(id, usage.enclosing_loops(call, scope)))  # a fresh result each pass
         effects = effects_of(usage.uses_of(call, scope), built, facts)
         elements = element_effects(facts, call, scope, built)
