@@ -190,10 +190,10 @@ class FileFacts:
         names.update(name for name, info in self.classes.items() if info.is_loader)
         return frozenset(names)
 
-    def is_loader_class_name(self, func: ast.expr) -> tuple[bool, bool]:
-        """(is a loader, keywords only) for the callee of a call."""
-        kind = self.loader_kind(func)
-        return kind is not None, kind is True
+    @cached_property
+    def loader_at(self) -> dict[ast.Call, LoaderCall]:
+        """The file's loader calls by their node."""
+        return {loader.node: loader for loader in self.loader_calls}
 
     def loader_kind(self, func: ast.expr) -> bool | LibraryLoader | None:
         """What the callee of a call is: None, no loader; a library's loader class (its entry in

@@ -49,7 +49,7 @@ class SamplerCall:
 class SamplerAnalysis:
     def __init__(self, facts: FileFacts) -> None:
         self.facts = facts
-        self._loaders = {loader.node: loader for loader in facts.loader_calls}
+        self._loaders = facts.loader_at
         self.distributed: list[SamplerCall] = [
             self._build(call) for call in facts.calls if facts.qualname(call.func) in DISTRIBUTED_SAMPLERS
         ]

@@ -75,7 +75,7 @@ class ProcessesInsideWorker(Rule):
         worker_code = facts.worker_code
         if not worker_code.functions:
             return
-        inner_loaders = {loader.node: loader for loader in facts.loader_calls}
+        inner_loaders = facts.loader_at
         starts = {start.call: start.description for start in facts.process_starts}
         for call in facts.calls:
             what = fix = None

@@ -142,7 +142,7 @@ class CallFlow(FlowBase):
             found = self._into_parameter(call, target, self._parameter(target, keyword, index, isinstance(func, ast.Attribute)), state, here)
             if found is not None:
                 return found
-        if self.facts.is_loader_class_name(func)[0]:
+        if call in self.facts.loader_at:
             return [Use(Move.ESCAPE, expr, here, state.via, How.UNKNOWN)]  # the dataset/sampler a loader takes
         field = self._record_field(func, keyword, index, scope)
         if field is not None:  # DataInfo(dataloader=loader): reads of info.dataloader decide

@@ -49,10 +49,10 @@ def _fed_loader(facts: FileFacts, node: ast.AST) -> LoaderCall | None:
     """The loader whose ``sampler`` (or ``batch_sampler``) ``node`` is."""
     parent = facts.scopes.parents.get(node)
     call = facts.scopes.parents.get(parent) if isinstance(parent, ast.keyword) else parent
-    for loader in facts.loader_calls if isinstance(call, ast.Call) else ():
-        if loader.node is call:
-            return loader if any(arg is not None and arg.value is node for arg in map(loader.argument, SAMPLER_SLOTS)) else None
-    return None
+    loader = facts.loader_at.get(call) if isinstance(call, ast.Call) else None
+    if loader is None or not any(arg is not None and arg.value is node for arg in map(loader.argument, SAMPLER_SLOTS)):
+        return None
+    return loader
 
 
 def _sampler_passes(facts: FileFacts, loader: LoaderCall, built: set[int]) -> Effects:

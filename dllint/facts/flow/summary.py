@@ -230,7 +230,7 @@ RETURNED_LOADER_ARGS = ("shuffle", "num_workers", "persistent_workers", "pin_mem
 def _returns(facts: FileFacts, function: ast.AST) -> list[Returned]:
     """Loaders, samplers, datasets and instances of the file's classes ``function`` returns
     (through names bound once)."""
-    loaders = {loader.node: loader for loader in facts.loader_calls}
+    loaders = facts.loader_at
     found: list[Returned] = []
     for node in ast.walk(function):
         if not isinstance(node, ast.Return) or node.value is None or facts.scopes.enclosing_function(node) is not function:
