@@ -84,7 +84,7 @@ class LambdaInWorker(Rule):
     def _fix(facts, shipped) -> Fix | None:
         if uses_enclosing_locals(facts, shipped.expr):
             return None
-        statement = _module_statement(facts, shipped.expr)
+        statement = facts.module_statement_of(shipped.expr)
         forwarded = forwarded_function(facts.tree, shipped.expr, statement) if statement is not None else None
         if forwarded is not None:
             # `lambda b: collate(b)` is `collate`: no new def needed.
@@ -126,11 +126,6 @@ class LambdaInWorker(Rule):
 
 
 ETA_REDUCTION = "Replace the lambda with `{}`"
-
-
-def _module_statement(facts, node: ast.expr) -> ast.stmt | None:
-    """The module-level statement that holds ``node`` (by position)."""
-    return next((top for top in facts.tree.body if top.lineno <= node.lineno <= (top.end_lineno or top.lineno)), None)
 
 
 def uses_enclosing_locals(facts, lam: ast.Lambda) -> bool:
