@@ -15,7 +15,7 @@ import ast
 import re
 from typing import TYPE_CHECKING, Iterable
 
-from dllint.findings import Finding, Fix, RemoveArguments, SetArgument
+from dllint.findings import Finding, Fix, SetArgument
 from dllint.patterns import LazyPattern
 
 if TYPE_CHECKING:

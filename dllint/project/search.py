@@ -8,7 +8,6 @@ from bisect import bisect_right
 
 from dllint.files import Unreadable, read_bytes
 from dllint.facts.flow.records import FunctionSummary, LoaderSummary
-from dllint.facts.flow.targets import Target
 from dllint.project import base as limits  # read at call time (tests lower them)
 from dllint.project.deps import CallersDep
 from dllint.project.deps import record as record_dep
