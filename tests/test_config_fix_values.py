@@ -9,9 +9,6 @@ import time
 
 import pytest
 
-from dllint.config import Settings
-from dllint.configs.run import fix_config_text
-from dllint.engine import Linter
 from tests.project_helpers import write_tree
 from tests.test_cli import run
 

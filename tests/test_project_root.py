@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from dllint.discovery import find_project_root
 from tests.project_helpers import write_tree
