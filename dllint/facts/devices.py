@@ -89,23 +89,20 @@ def batch_cuda_copies(facts: FileFacts, use: Use) -> list[CudaCopy]:
     """Copies to CUDA of the batches one iteration of a loader yields, in the same function:
     of the batch itself (the loop target, its items and fields, views of them), not of
     tensors computed from it, which pinning would not affect."""
-    seeded = _batch_region(facts, use)
-    if seeded is None:
-        return []
-    scope = facts.scopes.scope_of(use.node)
-    region = _region(facts, seeded[1])
-    return _copies_in(facts, _derived(facts, seeded[0], region, scope), region, scope)
+    return batch_copies(facts, use, handed=False)[0]
 
 
-def handed_copies(facts: FileFacts, use: Use) -> Copies:
-    """The batch of one iteration handed whole (or an item, a field) to a project function or
-    method that copies it to CUDA (``x, y = model.parse_batch(batch)``)."""
+def batch_copies(facts: FileFacts, use: Use, handed: bool = True) -> tuple[list[CudaCopy], Copies]:
+    """:func:`batch_cuda_copies`, and (``handed``) how the project function or method the batch
+    of one iteration is handed to whole (or an item, a field) copies it to CUDA
+    (``x, y = model.parse_batch(batch)``): the batch's region is read once for both."""
     seeded = _batch_region(facts, use)
     if seeded is None:
-        return Copies()
+        return [], Copies()
     scope = facts.scopes.scope_of(use.node)
     region = _region(facts, seeded[1])
-    return _handed(facts, _derived(facts, seeded[0], region, scope), region, scope, 0)[0]
+    names = _derived(facts, seeded[0], region, scope)
+    return _copies_in(facts, names, region, scope), _handed(facts, names, region, scope, 0)[0] if handed else Copies()
 
 
 def parameter_copies(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,

@@ -4,7 +4,7 @@ import ast
 import os
 from typing import TYPE_CHECKING, Iterator
 
-from dllint.facts.devices import batch_cuda_copies, handed_copies, torch_alias
+from dllint.facts.devices import batch_copies, torch_alias
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
 from dllint.rules.fix_values import from_command_line
@@ -113,9 +113,10 @@ class PinMemoryMissing(Rule):
             if not loader.pins_batches:
                 continue  # graphs torch's pin_memory leaves as they are: pinning changes nothing
             iterations = facts.loops.iterations(loader)
-            copies = [c for use in iterations for c in batch_cuda_copies(facts, use)]
+            found = [batch_copies(facts, use) for use in iterations]
+            copies = [c for here, _ in found for c in here]
             elsewhere = [use.copies for use in iterations if use.copies]  # in another file of the project
-            elsewhere += [kind for use in iterations for kind in [handed_copies(facts, use)] if kind]  # model.parse_batch(batch)
+            elsewhere += [handed for _, handed in found if handed]  # model.parse_batch(batch)
             if not copies and not elsewhere:
                 continue
             message = self._message(loader, any(c.non_blocking for c in copies) or any(e.non_blocking for e in elsewhere))
