@@ -156,13 +156,7 @@ class DistributedFacts:
         single = scopes.single_value(name, scopes.scope_of(assign))
         if single is None or single[1].node is not assign:
             return None
-        loads = []
-        for node in self.facts.nodes:
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-                found = scopes.lookup(name, scopes.scope_of(node))
-                if found is not None and found[1] == [single[1]]:
-                    loads.append(node)
-        return loads
+        return [load for load, _ in self.facts.usage.loads_resolving_to(name, single[0])]
 
     @property
     def setup(self) -> Setup | None:
