@@ -405,6 +405,13 @@ class FileFacts:
             current = parents.get(current)
         return False
 
+    def statement_of(self, node: ast.AST | None) -> ast.stmt | None:
+        """The innermost statement that contains ``node`` (itself, if it is one)."""
+        parents = self.scopes.parents
+        while node is not None and not isinstance(node, ast.stmt):
+            node = parents.get(node)
+        return node
+
     def module_statement_of(self, node: ast.AST) -> ast.stmt | None:
         """The module-level statement that contains ``node``."""
         parents = self.scopes.parents

@@ -266,8 +266,8 @@ def _dict_edits(
     binding and ``call``: statements of the binding's own block. Any other use of the dict (an
     edit in a branch, a computed key, the dict handed to a function) may change it: None."""
     parents = facts.scopes.parents
-    bound_at = _statement(facts, binding)
-    used_at = _statement(facts, call) if call is not None else None
+    bound_at = facts.statement_of(binding)
+    used_at = facts.statement_of(call) if call is not None else None
     edits: list[tuple[int, str, ast.expr]] = []
     for scope in facts.scopes.scopes.values():
         for load in scope.loads:
@@ -280,7 +280,7 @@ def _dict_edits(
             if isinstance(parent, ast.keyword) and parent.arg is None:
                 continue  # the splat itself
             edit = _constant_key_edit(facts, load)
-            statement = _statement(facts, load)
+            statement = facts.statement_of(load)
             if edit is None or statement is None or bound_at is None or not _same_block(facts, bound_at, statement):
                 return None
             if used_at is not None and _same_block(facts, bound_at, used_at) and statement.lineno > used_at.lineno:
@@ -312,13 +312,6 @@ def _constant_key_edit(facts: FileFacts, load: ast.Name) -> list[tuple[str, ast.
             return None
         return found + [(k.arg, k.value) for k in above.keywords if k.arg is not None]
     return None
-
-
-def _statement(facts: FileFacts, node: ast.AST | None) -> ast.stmt | None:
-    parents = facts.scopes.parents
-    while node is not None and not isinstance(node, ast.stmt):
-        node = parents.get(node)
-    return node
 
 
 def _same_block(facts: FileFacts, first: ast.stmt, second: ast.stmt) -> bool:

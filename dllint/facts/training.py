@@ -102,10 +102,7 @@ class TrainingFacts:
     def _trains(self, node: ast.AST) -> bool:
         """The statement that iterates calls ``.backward()``, an optimizer's ``step()``, or a
         function whose name starts with ``train``."""
-        statement: ast.AST | None = node
-        parents = self.facts.scopes.parents
-        while statement is not None and not isinstance(statement, ast.stmt):
-            statement = parents.get(statement)
+        statement = self.facts.statement_of(node)
         if statement is None:
             return False
         for inner in ast.walk(statement):
