@@ -24,6 +24,7 @@ from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.flow.records import Copies
+from dllint.facts.flow.syntax import parameter_for
 from dllint.facts.values import follow
 from dllint.facts.walk import walk_body
 
@@ -170,7 +171,7 @@ def _handed(facts: FileFacts, names: set[str], region: Region, scope: Scope, dep
                 continue
             local = _same_file_function(facts, node.func, scope)
             if local is not None:
-                param = _parameter_at(local, key)
+                param = parameter_for(local, None if key.isdigit() else key, int(key) if key.isdigit() else None, False)
                 if param is not None:
                     inner, more = parameter_copies(facts, local, param, depth + 1)
                     kind = kind.join(inner)
@@ -217,14 +218,6 @@ def _same_file_function(facts: FileFacts, func: ast.expr, scope: Scope) -> ast.F
     found = facts.scopes.single_value(func.id, scope)
     node = found[1].node if found is not None else None
     return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-
-
-def _parameter_at(function: ast.FunctionDef | ast.AsyncFunctionDef, key: str) -> str | None:
-    positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-    if key.isdigit():
-        index = int(key)
-        return positional[index] if index < len(positional) else None
-    return key if key in positional or key in [a.arg for a in function.args.kwonlyargs] else None
 
 
 def _moved(facts: FileFacts, scope: Scope, value: ast.AST, candidates: set[str]) -> bool:

@@ -215,22 +215,6 @@ class FlowBase:
             current = current.parent
         return None
 
-    @staticmethod
-    def _parameter(func: ast.AST, keyword: str | None, index: int | None, bound_method: bool) -> str | None:
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return None
-        args = func.args
-        positional = [a.arg for a in [*args.posonlyargs, *args.args]]
-        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
-        if bound_method and positional and not static:
-            positional = positional[1:]  # self (a staticmethod called on self or a class takes no self)
-        if keyword is not None:
-            names = positional + [a.arg for a in args.kwonlyargs]
-            return keyword if keyword in names else None
-        if index is not None and index < len(positional):
-            return positional[index]
-        return None
-
     def _attributes_of_self(self, cls: ast.ClassDef) -> dict[str, list[ast.Attribute]]:
         """Every ``self.X`` in the class, by ``X``: one walk per class, however many methods
         and stored attributes are asked about (a 5,000-line ``Trainer`` has hundreds)."""

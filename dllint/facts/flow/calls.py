@@ -14,7 +14,7 @@ from dllint.knowledge.frameworks import Passing
 
 
 from dllint.facts.flow.base import FlowBase, ITERATING_BUILTINS, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS, WRAPPING_BUILTINS, WRAPPING_QUALNAMES
-from dllint.facts.flow.syntax import dict_key, element_index
+from dllint.facts.flow.syntax import dict_key, element_index, parameter_for
 
 
 class CallFlow(FlowBase):
@@ -139,7 +139,7 @@ class CallFlow(FlowBase):
         func, scope = call.func, state.scope
         target = self.same_file_function(func, scope)
         if target is not None:
-            found = self._into_parameter(call, target, self._parameter(target, keyword, index, isinstance(func, ast.Attribute)), state, here)
+            found = self._into_parameter(call, target, parameter_for(target, keyword, index, isinstance(func, ast.Attribute)), state, here)
             if found is not None:
                 return found
         if call in self.facts.loader_at:
@@ -151,7 +151,7 @@ class CallFlow(FlowBase):
                 return found
         init = self._same_file_init(func, scope)
         if init is not None:  # Trainer(model, loader): what __init__ does with it
-            return self._into_parameter(call, init, self._parameter(init, keyword, index, True), state, here)
+            return self._into_parameter(call, init, parameter_for(init, keyword, index, True), state, here)
         return None
 
     def _into_parameter(self, call: ast.Call, function: ast.AST, param: str | None, state: FlowState, here: Loops) -> list[Use] | None:

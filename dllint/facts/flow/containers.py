@@ -14,7 +14,7 @@ from dllint.facts.scopes import Scope
 
 
 from dllint.facts.flow.base import FlowBase, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS
-from dllint.facts.flow.syntax import dict_key
+from dllint.facts.flow.syntax import dict_key, parameter_for
 
 
 class Unhandled:
@@ -265,7 +265,7 @@ class ContainerFlow(FlowBase):
             return self._dict_passed_elsewhere(call, keyword, position, index, state, rest)
         if target is None or len(state.via) >= MAX_CALL_DEPTH:
             return None
-        param = self._parameter(target, keyword, position, isinstance(func, ast.Attribute))
+        param = parameter_for(target, keyword, position, isinstance(func, ast.Attribute))
         if param is None:
             return None
         here = state.loops + self.enclosing_loops(call, scope)

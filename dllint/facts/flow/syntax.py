@@ -57,3 +57,21 @@ def constant_args(call: ast.Call) -> dict[str, Constant]:
             if isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, (str, int, float, bool, type(None))):
                 args[keyword.arg] = keyword.value.value  # type: ignore[index]
     return args
+
+
+def parameter_for(func: ast.AST, keyword: str | None, index: int | None, bound_method: bool) -> str | None:
+    """The parameter of ``func`` that an argument lands in: passed by ``keyword``, or at
+    position ``index`` (``bound_method``: after ``self``, unless a staticmethod)."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    args = func.args
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
+    if bound_method and positional and not static:
+        positional = positional[1:]  # self (a staticmethod called on self or a class takes no self)
+    if keyword is not None:
+        names = positional + [a.arg for a in args.kwonlyargs]
+        return keyword if keyword in names else None
+    if index is not None and index < len(positional):
+        return positional[index]
+    return None
