@@ -139,7 +139,6 @@ class Harness:
         self.pid = os.getpid()
         self.sites: dict[tuple[str, int, int], LoaderSite] = {}
         self.site_of_loader: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self.bounds: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # loader -> batches per epoch
         self.idle_iterations = 0
         self.overrides = overrides or {}  # site_key -> settings applied when the loader is built there
         self.measure_only = measure_only  # the recommendation's re-run: epochs timed, no checks
@@ -153,6 +152,12 @@ class Harness:
     def bypass(self) -> bool:
         # Workers forked from here inherit the hooks; loaders the checks build must not be probed.
         return self.ctx.inside_probe or os.getpid() != self.pid
+
+    def limit(self, loader: Any) -> int | None:
+        """Batches per epoch a probed loader is bounded to (None where it is not bounded)."""
+        if self.bypass() or loader not in self.site_of_loader:
+            return None
+        return self.ctx.settings.epoch_batches
 
     def install(self) -> None:
         from torch.utils.data import DataLoader
@@ -188,13 +193,13 @@ class Harness:
             return harness.on_iteration(site, loader, original_iter)
 
         def bounded_order(loader, order):
-            limit = None if harness.bypass() else harness.bounds.get(loader)
+            limit = harness.limit(loader)
             return order if limit is None else BoundedOrder(order, limit)
 
         @functools.wraps(original_len)
         def __len__(loader):
             length = original_len(loader)  # map-style: already bounded through _index_sampler
-            limit = None if harness.bypass() else harness.bounds.get(loader)
+            limit = harness.limit(loader)
             return length if limit is None else min(length, limit)
 
         # monkeypatching torch's DataLoader: the wrappers take what the originals take
@@ -235,7 +240,6 @@ class Harness:
             pass
         site.loader, site.loader_class = loader, type(loader)
         self.site_of_loader[loader] = site
-        self.bounds[loader] = self.ctx.settings.epoch_batches
         package = builder.split(os.sep + "site-packages" + os.sep)[-1]
         self.ctx.emit({"event": "note", "loader": site.id, "text": f"rebuilt by {package}; the rebuilt loader is the one probed"})
         return True
@@ -249,7 +253,6 @@ class Harness:
             site.constructions += 1
             if error is None:
                 self.site_of_loader[loader] = site
-                self.bounds[loader] = self.ctx.settings.epoch_batches
             return
         try:
             site = LoaderSite.from_call(len(self.sites) + 1, call_site, init, loader, args, kwargs)
@@ -262,7 +265,6 @@ class Harness:
         self.ctx.emit({"event": "loader", "id": site.id, **site.summary(), **({"overridden": overridden} if overridden else {})})
         if error is None:
             self.site_of_loader[loader] = site
-            self.bounds[loader] = self.ctx.settings.epoch_batches
             return
         site.loader, site.construction_error = None, error
         self.ctx.emit({"event": "loader_error", "loader": site.id, "error": describe_error(error)})

@@ -2,15 +2,18 @@
 
 The probe reads torch's error messages, tunes two private settings of its
 multiprocessing iterator and bounds the order a loader's private
-``_index_sampler`` hands out. None of it is public API, so each piece is named
+``_index_sampler`` hands out; it also sends torch's writers through the file
+guard (for guard.py) and wraps ``multiprocessing``'s ``BaseProcess.__init__``
+(for rank_children.py). None of it is public API, so each piece is named
 here, used only through these functions, guarded (a torch without the
 attribute leaves the probe slower, never broken) and tested against the pinned
 torch (tests/probe/test_internals.py). When torch changes a message, that test
 fails here rather than a verdict silently turning into "not confirmed".
 
-Not everything is here yet: the file guard wraps ``torch.serialization.save``
-(guard.py), rank_children.py reads ``BaseProcess.__init__``'s signature and
-checks/sharding.py shuts iterators down itself.
+Not everything is here yet: checks/sharding.py calls an iterator's private
+``_shutdown_workers`` itself (not through :func:`shutdown_iterator`), and
+interpreters.py wraps CPython's private ``_posixsubprocess.fork_exec`` (and
+``subprocess._fork_exec``).
 """
 
 from __future__ import annotations

@@ -26,12 +26,13 @@ import re
 import sys
 from typing import Any, NamedTuple
 
+from dllint.probe.descendants import ROLE_ENV
 from dllint.probe.guard import EVENTS_ENV, PROTECTED_ENV, SCRATCH_ENV, TRACKER_ENVIRONMENT, replace_os_function
 
 BOOT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot")
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The probe's variables a child must have (the runner sets them; see runner._child_environment).
-PROBE_VARIABLES = (SCRATCH_ENV, EVENTS_ENV, PROTECTED_ENV, "DLLINT_PROBE_ROLE", "TMPDIR", *TRACKER_ENVIRONMENT)
+PROBE_VARIABLES = (SCRATCH_ENV, EVENTS_ENV, PROTECTED_ENV, ROLE_ENV, "TMPDIR", *TRACKER_ENVIRONMENT)
 BOOTSTRAP = (f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "
              "from dllint.probe.interpreters import bootstrap; bootstrap()")
 _PYTHON_NAME = re.compile(r"python(\d+(\.\d+)?)?[dmu]?(\.exe)?")

@@ -102,15 +102,11 @@ class HangWatch:
             return False
         if self.first_end is None:
             self.first_end = (min(ended), time.monotonic())
-        for rank in self._started():
+        for rank in sorted(started_ranks(self.directory)):
             if rank not in ended and self._silent(rank):
                 self.hung[rank] = (f"still running and silent {HANG_GRACE_SECONDS:g} s after rank {self.first_end[0]} "
                                    "ended (hung, e.g. in a collective waiting for it); killed")
         return bool(self.hung)
-
-    def _started(self) -> list[int]:
-        names = os.listdir(self.directory) if os.path.isdir(self.directory) else []
-        return sorted(int(name[4:-6]) for name in names if name.startswith("rank") and name.endswith(".alive") and name[4:-6].isdigit())
 
     def _silent(self, rank: int) -> bool:
         assert self.first_end is not None

@@ -37,10 +37,11 @@ def count_samples(batch: Any) -> int:
     return 1
 
 
-def epoch_start_seconds(loader: Any, epoch_batches: int) -> float:
-    """Time from ``iter(loader)`` to its first batch; then the epoch runs to its end (at most ``epoch_batches``).
+def epoch_timing(loader: Any, epoch_batches: int) -> tuple[float, float | None]:
+    """Time from ``iter(loader)`` to its first batch, and the time per batch of the rest of the
+    epoch (at most ``epoch_batches`` more; None where there were none).
 
-    Ending the epoch matters for persistent workers: the next epoch's start
+    The epoch runs to its end: for persistent workers the next epoch's start
     must not include draining batches the previous, abandoned epoch had in
     flight. Non-persistent workers are stopped after.
     """
@@ -48,11 +49,18 @@ def epoch_start_seconds(loader: Any, epoch_batches: int) -> float:
     iterator = iter(loader)
     next(iterator)
     latency = time.perf_counter() - started
+    rest_started, rest = time.perf_counter(), 0
     for _ in zip(range(epoch_batches), iterator):
-        pass
+        rest += 1
+    per_batch = (time.perf_counter() - rest_started) / rest if rest else None
     if not getattr(loader, "persistent_workers", False):
         close_iterator(iterator)
-    return latency
+    return latency, per_batch
+
+
+def epoch_start_seconds(loader: Any, epoch_batches: int) -> float:
+    """Time from ``iter(loader)`` to its first batch; then the epoch runs to its end (:func:`epoch_timing`)."""
+    return epoch_timing(loader, epoch_batches)[0]
 
 
 def epoch_start_latencies(loader: Any, epochs: int, epoch_batches: int) -> list[float]:

@@ -179,7 +179,7 @@ class ProcessTree:
     def alive(self) -> list[Any]:
         return [process for process in self.seen.values() if _running(process)]
 
-    def kill_all(self, pgid: int, patience: float = 5.0) -> None:
+    def kill_all(self, pgid: int, patience: float = KILL_PATIENCE) -> None:
         import psutil
 
         deadline = time.monotonic() + patience

@@ -24,6 +24,8 @@ import json
 import os
 from typing import Any
 
+from dllint.probe.callsite import site_key as call_site_key
+
 # A rank's loader n is (slot + 1) * ID_STRIDE + n in the report. The slot is the rank under the
 # launcher; children the script starts get slots in the order they start (two spawn calls give
 # two rank 0s, which must not share ids).
@@ -148,7 +150,7 @@ def _write_json(path: str, data: dict[str, Any]) -> None:
 
 # -- what the ranks drew (in each rank) -------------------------------------------------------
 def site_key(site) -> str:
-    return f"{os.path.realpath(site.call_site.path)}:{site.call_site.line}"
+    return call_site_key(site.call_site.path, site.call_site.line)
 
 
 def record_draws(site, directory: str, rank: int, record: dict[str, Any]) -> None:

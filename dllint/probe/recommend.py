@@ -23,12 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dllint.probe.checks.sweep import DEFAULT_PREFETCH
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Result
 from dllint.probe.steps import waits_on_data
 
 # An epoch-start saving below this is not worth persistent workers' memory.
 MIN_PERSISTENCE_SAVING_S = 0.02
-DEFAULT_PREFETCH = 2  # torch's default prefetch_factor
 WORKER_ONLY = ("persistent_workers", "prefetch_factor", "multiprocessing_context")
 # What before/after show, in this order.
 COMPARED = ("data_wait_fraction", "data_wait_s", "step_s", "epoch_s", "peak_pss_mb", "steps")

@@ -24,6 +24,7 @@ import dllint.probe.ranks as ranks
 from dllint.probe.launched import LAUNCH_ENV
 from dllint.probe.context import Settings
 from dllint.probe.crashes import crash_results
+from dllint.probe.interpreters import BOOT_DIR, PACKAGE_ROOT
 from dllint.probe.endings import describe_outcome
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.callsite import site_key
@@ -33,8 +34,6 @@ from dllint.probe.report import LoaderReport, ProbeReport
 from dllint.probe.results import CONFIRMED, Anchor, Result, Table
 
 _FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BOOT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot")
 STDERR_TAIL_LINES = 12
 # Seconds allowed for starting the harness (importing torch) before the probe's own timeout starts.
 STARTUP_SECONDS = 60
@@ -125,7 +124,7 @@ def _child_environment(scratch: str, events: str) -> dict[str, str]:
     environment = dict(os.environ)
     environment["PYTHONDONTWRITEBYTECODE"] = "1"  # never leave __pycache__ in the user's tree
     # boot/ first: its sitecustomize installs the file guard in every Python process started under the probe.
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [BOOT_DIR, _PACKAGE_ROOT, environment.get("PYTHONPATH")]))
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [BOOT_DIR, PACKAGE_ROOT, environment.get("PYTHONPATH")]))
     environment["PYTHONUNBUFFERED"] = "1"
     environment[guard.SCRATCH_ENV] = scratch
     environment[guard.EVENTS_ENV] = events

@@ -102,7 +102,6 @@ class StepClock:
 
     epochs: list[EpochRecord] = field(default_factory=list)
     peak_bytes: int = 0
-    memory_kind: str = ""  # "pss" or "uss" (the first available)
 
     def start(self) -> EpochRecord:
         record = EpochRecord(len(self.epochs) + 1, time.perf_counter())

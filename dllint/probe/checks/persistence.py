@@ -50,7 +50,7 @@ from dllint.probe.checks.memory import memory_of
 from dllint.probe.checks.gains import Comparison, Saving, compare, load_average, run_length
 from dllint.probe.internals import current_iterator
 from dllint.probe.limits import MeasurementTimeout
-from dllint.probe.measure import close_iterator, default_start_method, describe_error
+from dllint.probe.measure import close_iterator, default_start_method, describe_error, epoch_timing
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, NOT_REACHED, Table, inconclusive, not_confirmed, skipped
 
 CODES = ("DL201", "DL204", "DL205")
@@ -146,31 +146,12 @@ def measured_workers(site, ctx) -> int:
     return max(1, min(site.num_workers, ctx.settings.cores or usable_cores()))
 
 
-def _epoch(loader: Any, epoch_batches: int) -> tuple[float, float | None]:
-    """First-batch latency of one epoch, and the time per batch of the rest of it.
-
-    The epoch runs to its end: the next epoch's start must not include draining
-    batches an abandoned epoch had in flight. Non-persistent workers are stopped after.
-    """
-    started = time.perf_counter()
-    iterator = iter(loader)
-    next(iterator)
-    latency = time.perf_counter() - started
-    rest_started, rest = time.perf_counter(), 0
-    for _ in zip(range(epoch_batches), iterator):
-        rest += 1
-    per_batch = (time.perf_counter() - rest_started) / rest if rest else None
-    if not getattr(loader, "persistent_workers", False):
-        close_iterator(iterator)
-    return latency, per_batch
-
-
 def _timed_epoch(site, ctx, loader, run: dict[str, Any], step: str, epoch_batches: int) -> bool:
     """One epoch into ``run``; False when it ran out of time (a lower bound is kept) or failed."""
     started = time.perf_counter()
     try:
         with ctx.measuring(site, step, at_most=run.setdefault("limit", ctx.settings.measurement_seconds)):
-            latency, per_batch = _epoch(loader, epoch_batches)
+            latency, per_batch = epoch_timing(loader, epoch_batches)
     except MeasurementTimeout:
         waited = time.perf_counter() - started
         if waited >= SHORTEST_BOUND_SECONDS:
