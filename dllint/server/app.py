@@ -115,6 +115,11 @@ class DllintServer(LanguageServer):
         deps = self.deps.get(uri)
         return path is None or deps is None or (bool(deps) and self.state.stale(path, deps))
 
+    def forget(self, uri: str) -> None:
+        """Drop a closed document's or notebook's last findings and what they read."""
+        self.findings.pop(uri, None)
+        self.deps.pop(uri, None)
+
     def wanted(self, uri: str) -> bool:
         document = self.workspace.get_text_document(uri)
         path = to_fs_path(uri) or ""
@@ -192,8 +197,7 @@ def did_close(ls: DllintServer, params: types.DidCloseTextDocumentParams) -> Non
     if ls.is_cell(uri):
         return
     ls.buffer_changed(uri, None)
-    ls.findings.pop(uri, None)
-    ls.deps.pop(uri, None)
+    ls.forget(uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
     ls.lint_open()
 
@@ -215,7 +219,7 @@ def notebook_did_save(ls: DllintServer, params: types.DidSaveNotebookDocumentPar
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
 def notebook_did_close(ls: DllintServer, params: types.DidCloseNotebookDocumentParams) -> None:
-    ls.findings.pop(params.notebook_document.uri, None)
+    ls.forget(params.notebook_document.uri)
     for cell in params.cell_text_documents:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
