@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from dllint.configs.lint import YAML_SUFFIXES
 from dllint.findings import Finding
 from dllint.fixer import fix_text, is_selected
 from dllint.rules import has_fix, rule_by_code
@@ -90,7 +91,7 @@ def _diagnostic(ls: DllintServer, uri: str, finding: Finding) -> types.Diagnosti
 
 
 def _is_config(uri: str) -> bool:
-    return uri.endswith((".yaml", ".yml"))
+    return uri.endswith(YAML_SUFFIXES)
 
 
 def _noqa_edit(ls: DllintServer, uri: str, finding: Finding) -> types.TextEdit | None:

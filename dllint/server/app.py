@@ -19,6 +19,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from dllint import __version__
+from dllint.configs.lint import YAML_SUFFIXES
 from dllint.findings import Finding
 from dllint.server import convert
 from dllint.server.actions import FIX_ALL, code_actions, hover_text
@@ -123,7 +124,7 @@ class DllintServer(LanguageServer):
     def wanted(self, uri: str) -> bool:
         document = self.workspace.get_text_document(uri)
         path = to_fs_path(uri) or ""
-        return document.language_id in LANGUAGES or path.endswith((".py", ".yaml", ".yml"))
+        return document.language_id in LANGUAGES or path.endswith((".py", *YAML_SUFFIXES))
 
     def buffer_changed(self, uri: str, text: bytes | None) -> None:
         """Tell the project index what the editor holds for ``uri`` (None: closed)."""
