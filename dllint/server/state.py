@@ -90,7 +90,8 @@ class Workspace:
 
     # -- projects ------------------------------------------------------------------------
     def project_for(self, path: str) -> Project:
-        root = find_project_root([path]) or os.path.dirname(os.path.realpath(path))
+        root = find_project_root([path])
+        assert root is not None  # None only for no path: else the path's directory at least
         project = self.projects.get(root)
         if project is None:
             project = self.projects[root] = self._load(root)
