@@ -15,6 +15,7 @@ from pygls.uris import to_fs_path
 
 from dllint.configs.lint import YAML_SUFFIXES
 from dllint.findings import Finding
+from dllint.inputs.notebook import cell_sources
 from dllint.fixer import fix_text, is_selected
 from dllint.rules import has_fix, rule_by_code
 from dllint.server import convert
@@ -139,7 +140,7 @@ def _document_edit(ls: DllintServer, owner: str, unsafe: bool, only: Finding | N
     if notebook is None:
         edit = convert.replacement(ls.text_of(owner), outcome.new_bytes.decode("utf-8"), ls.encoding)
         return None if edit is None else types.WorkspaceEdit(changes={owner: [edit]})
-    sources = convert.notebook_sources(outcome.new_bytes)
+    sources = cell_sources(outcome.new_bytes)
     if sources is None or len(sources) != len(notebook.cells):
         return None  # a fix that adds or removes cells is not an edit of the open cells
     changes: dict[str, list[types.TextEdit]] = {}
