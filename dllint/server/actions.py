@@ -34,8 +34,9 @@ def code_actions(ls: DllintServer, params: types.CodeActionParams) -> list[types
     only = params.context.only
     actions: list[types.CodeAction] = []
     if only is None or any(k.startswith(types.CodeActionKind.QuickFix) for k in only):
+        lines = ls.text_of(uri).splitlines(keepends=True)  # split once for every finding in range
         for finding in _in_range(ls, uri, findings, params.range):
-            actions += _quick_fixes(ls, uri, owner, finding, findings)
+            actions += _quick_fixes(ls, uri, owner, finding, findings, lines)
     if only is None or any(FIX_ALL.startswith(k) or k.startswith(FIX_ALL) for k in only):
         fix_all = _fix_all(ls, owner, findings)
         if fix_all is not None:
@@ -52,8 +53,12 @@ def _in_range(ls: DllintServer, uri: str, findings: list[Finding], area: types.R
     return [f for f in findings if f.cell == cell and f.line <= last and max(f.end_line, f.line) >= first]
 
 
-def _quick_fixes(ls: DllintServer, uri: str, owner: str, finding: Finding, findings: list[Finding]) -> list[types.CodeAction]:
+def _quick_fixes(
+    ls: DllintServer, uri: str, owner: str, finding: Finding, findings: list[Finding], lines: list[str]
+) -> list[types.CodeAction]:
+    """The finding's fix and its ``# noqa``; ``lines``: ``uri``'s text, split keeping line ends."""
     actions = []
+    diagnostic = convert.diagnostic(finding, lines, ls.encoding)
     allowed = finding.fix is not None and (finding.fix.applicability == "safe" or ls.state.editor.unsafe_fixes)
     if allowed and has_fix(finding):
         edit = _fix_edit(ls, owner, finding)
@@ -68,36 +73,26 @@ def _quick_fixes(ls: DllintServer, uri: str, owner: str, finding: Finding, findi
                 types.CodeAction(
                     title=title,
                     kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[_diagnostic(ls, uri, finding)],
+                    diagnostics=[diagnostic],
                     edit=edit,
                     is_preferred=finding.fix.applicability == "safe",  # type: ignore[union-attr]
                 )
             )
-    noqa = _noqa_edit(ls, uri, finding)
+    noqa = convert.noqa_edit(lines, finding.line, finding.code, ls.encoding)
     if noqa is not None:
         actions.append(
             types.CodeAction(
                 title=f"Disable {finding.code} for this line",
                 kind=types.CodeActionKind.QuickFix,
-                diagnostics=[_diagnostic(ls, uri, finding)],
+                diagnostics=[diagnostic],
                 edit=types.WorkspaceEdit(changes={uri: [noqa]}),
             )
         )
     return actions
 
 
-def _diagnostic(ls: DllintServer, uri: str, finding: Finding) -> types.Diagnostic:
-    lines = ls.text_of(uri).splitlines(keepends=True)
-    return convert.diagnostic(finding, lines, ls.encoding)
-
-
 def _is_config(uri: str) -> bool:
     return uri.endswith(YAML_SUFFIXES)
-
-
-def _noqa_edit(ls: DllintServer, uri: str, finding: Finding) -> types.TextEdit | None:
-    lines = ls.text_of(uri).splitlines(keepends=True)
-    return convert.noqa_edit(lines, finding.line, finding.code, ls.encoding)
 
 
 def _fix_all(ls: DllintServer, owner: str, findings: list[Finding]) -> types.CodeAction | None:
