@@ -15,6 +15,7 @@ import os
 import re
 from typing import NamedTuple
 
+from dllint.files import Unreadable, read_bytes
 from dllint.paths import ancestors
 from dllint.patterns import LazyPattern
 
@@ -100,10 +101,8 @@ def above(top: str) -> tuple[Ignores, bool]:
 def _read(path: str, directory: str) -> IgnoreFile | None:
     """The ignore file at ``path`` whose patterns are relative to ``directory``; None when it
     cannot be read or holds no pattern (``info/exclude`` as ``git init`` writes it)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
+    lines = _lines(path)
+    if lines is None:
         return None
     if not any(line.strip() and not line.startswith("#") for line in lines):
         return None
@@ -122,6 +121,15 @@ def _read(path: str, directory: str) -> IgnoreFile | None:
         alternation = "|".join(f"(?:{_NAMED_GROUP.sub('(?:', regex.pattern)})" for regex, _ in patterns)
         return IgnoreFile(prefix, re.compile(alternation), ())
     return IgnoreFile(prefix, None, tuple(reversed(patterns)))
+
+
+def _lines(path: str) -> list[str] | None:
+    """A regular file's lines (undecodable bytes replaced); None when it cannot be read (a
+    FIFO, which would block, or a file over the size limit: dllint.files)."""
+    try:
+        return read_bytes(path).decode("utf-8", "replace").splitlines()
+    except Unreadable:
+        return None
 
 
 def _info_exclude(root: str) -> str | None:
@@ -155,10 +163,8 @@ def _global_excludes_file() -> str | None:
 def _core_excludes_file(config: str) -> str | None:
     """``excludesFile`` of the ``[core]`` section of a git config file (git's own syntax, read
     simply: a key per line; the last one wins, as in git)."""
-    try:
-        with open(config, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
+    lines = _lines(config)
+    if lines is None:
         return None
     section, value = "", None
     for line in lines:

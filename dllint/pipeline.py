@@ -163,7 +163,7 @@ def run(
     outcome = RunOutcome(files, missing, warnings, options, stdin_output)
     if not found.files:
         return outcome
-    root = options.project_root or _project_root([p for p in paths if p != STDIN])
+    root = options.project_root or find_project_root([p for p in paths if p != STDIN])  # None: stdin only
     cache = cache_for(settings, linter, options, root)
     task = Task(fix=options.fixing, unsafe=options.unsafe_fixes)
     outside = _links_out_of_roots(found.files, paths) if options.fixing else set()
@@ -180,13 +180,6 @@ def run(
     if options.mode in ("fix", "fix-only"):
         outcome.write_errors = _write(results, linter)
     return outcome
-
-
-def _project_root(paths: Sequence[str]) -> str | None:
-    """The project the paths belong to (dllint.project): whole-project analysis needs one; with no
-    marker file above them, the directory of the paths given."""
-    root = find_project_root(paths)
-    return str(root) if root is not None else None
 
 
 def _stdin(linter: Linter, path: str, data: bytes, options: RunOptions) -> FileOutcome:

@@ -116,6 +116,16 @@ def test_gitignore_outside_a_git_repository_is_not_read(tmp_path):
     assert files(tmp_path / "plain") == ["a.py"]
 
 
+def test_an_ignore_file_that_is_a_fifo_is_not_read(repo):
+    """A FIFO named .gitignore (or a git config) would block a plain open(): it is unreadable, so
+    it ignores nothing."""
+    (repo / "sub").mkdir()
+    os.mkfifo(repo / "sub/.gitignore")
+    (repo / "sub/x.py").write_text(SCRIPT)
+    os.mkfifo(Path(os.environ["HOME"]) / ".gitconfig")
+    assert "sub/x.py" in files(repo)
+
+
 def test_everything_ignored_says_why(repo):
     # a directory named below an ignored one (wandb/): named on purpose, so it is checked
     result = run("--no-cache", "wandb/run-20240501_120000-abc/files", cwd=repo)

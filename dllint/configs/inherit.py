@@ -26,11 +26,11 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Callable, TypeGuard
 
+from dllint.configs.document import MAX_DEPTH as MAX_NESTING  # how deep merge goes into mappings
 from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, Unknown, clone, lookup, walk
 from dllint.files import Unreadable, default_limit, read_text
 
 MAX_DEPTH = 16
-MAX_NESTING = 200  # how deep merge goes into mappings (document.MAX_DEPTH)
 INTERPOLATION = re.compile(r"^\$\{(?P<path>\.*[A-Za-z_][\w.\-]*|\.+)\}$")
 PACKAGE_HEADER = re.compile(r"^#\s*@package\s+(?P<package>\S+)\s*$", re.M)
 

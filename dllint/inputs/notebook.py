@@ -341,6 +341,16 @@ def write_back(input: Input, new_text: str) -> bytes:
     return dump_like(document, origin.original).encode("utf-8-sig" if origin.bom else "utf-8")
 
 
+def cell_sources(document: str | bytes) -> list[str] | None:
+    """Every cell's source (markdown cells too, numbered as the notebook shows them) of a
+    notebook's JSON text or bytes; None when it is not one, or a cell has no source."""
+    try:
+        cells = json.loads(document.lstrip("\ufeff") if isinstance(document, str) else document)["cells"]
+        return ["".join(c["source"]) if isinstance(c["source"], list) else str(c["source"]) for c in cells]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 def notebook_from_percent(source: str) -> bytes:
     """A notebook whose code cells are the ``# %%``-separated parts of ``source`` (the percent
     format of Jupytext and VS Code): how rule examples that only fire in notebooks are written."""

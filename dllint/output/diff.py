@@ -4,8 +4,9 @@ source (as ruff shows it), not of its JSON."""
 from __future__ import annotations
 
 import difflib
-import json
 from typing import Iterator
+
+from dllint.inputs.notebook import cell_sources
 
 
 def file_diff(path: str, before: str, after: str) -> Iterator[str]:
@@ -32,7 +33,7 @@ def _diff(before: str, after: str, path: str, suffix: str) -> Iterator[str]:
 def _notebook_diff(path: str, before: str, after: str) -> list[str] | None:
     """Per cell, numbered as the notebook shows them (markdown cells counted); None when the two
     texts are not notebooks with the same cells (then the JSON is diffed)."""
-    old, new = _cell_sources(before), _cell_sources(after)
+    old, new = cell_sources(before), cell_sources(after)
     if old is None or new is None or len(old) != len(new):
         return None
     lines: list[str] = []
@@ -40,11 +41,3 @@ def _notebook_diff(path: str, before: str, after: str) -> list[str] | None:
         if was != now:
             lines += _diff(was if was.endswith("\n") else was + "\n", now if now.endswith("\n") else now + "\n", path, f":cell {number}")
     return lines
-
-
-def _cell_sources(text: str) -> list[str] | None:
-    try:
-        cells = json.loads(text.lstrip("\ufeff"))["cells"]
-        return ["".join(c["source"]) if isinstance(c["source"], list) else str(c["source"]) for c in cells]
-    except (ValueError, KeyError, TypeError):
-        return None

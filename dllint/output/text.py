@@ -97,7 +97,8 @@ class _Sources:
     """Source lines for the ``full`` format, each file read once (a notebook's cells from its JSON)."""
 
     def __init__(self) -> None:
-        self.files: dict[tuple[str, int | None], list[str] | None] = {}
+        self.files: dict[str, list[str] | None] = {}  # path -> its lines
+        self.cells: dict[str, list[list[str]] | None] = {}  # notebook path -> each cell's lines
 
     def snippet(self, finding: Finding) -> list[str]:
         lines = self._lines(finding.path, finding.cell)
@@ -118,25 +119,25 @@ class _Sources:
         ]
 
     def _lines(self, path: str, cell: int | None) -> list[str] | None:
-        key = (path, cell)
-        if key not in self.files:
-            self.files[key] = _read_lines(path, cell)
-        return self.files[key]
+        if cell is None:
+            if path not in self.files:
+                text = _read_text(path)
+                self.files[path] = None if text is None else text.splitlines()
+            return self.files[path]
+        if path not in self.cells:
+            from dllint.inputs.notebook import cell_sources
+
+            text = _read_text(path)
+            sources = None if text is None else cell_sources(text)
+            self.cells[path] = None if sources is None else [source.splitlines() for source in sources]
+        cells = self.cells[path]
+        return cells[cell - 1] if cells is not None and 1 <= cell <= len(cells) else None
 
 
-def _read_lines(path: str, cell: int | None) -> list[str] | None:
+def _read_text(path: str) -> str | None:
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return None
-    text = data.decode("utf-8-sig", errors="replace")
-    if cell is None:
-        return text.splitlines()
-    import json
-
-    try:
-        source = json.loads(text)["cells"][cell - 1]["source"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        return None
-    return ("".join(source) if isinstance(source, list) else str(source)).splitlines()
+    return data.decode("utf-8-sig", errors="replace")

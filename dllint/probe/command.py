@@ -58,7 +58,8 @@ def static_source(target: str) -> str | None:
 def _project_index(source: str, linter: Linter):
     from dllint.project import ProjectIndex, find_project_root
 
-    root = find_project_root([source]) or Path(source).resolve().parent
+    root = find_project_root([source])
+    assert root is not None  # None only for no path: else the path's directory at least
     return ProjectIndex(root, linter.settings)
 
 

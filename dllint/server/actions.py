@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from dllint.configs.lint import YAML_SUFFIXES
 from dllint.findings import Finding
+from dllint.inputs.notebook import cell_sources
 from dllint.fixer import fix_text, is_selected
 from dllint.rules import has_fix, rule_by_code
 from dllint.server import convert
@@ -32,8 +34,9 @@ def code_actions(ls: DllintServer, params: types.CodeActionParams) -> list[types
     only = params.context.only
     actions: list[types.CodeAction] = []
     if only is None or any(k.startswith(types.CodeActionKind.QuickFix) for k in only):
+        lines = ls.text_of(uri).splitlines(keepends=True)  # split once for every finding in range
         for finding in _in_range(ls, uri, findings, params.range):
-            actions += _quick_fixes(ls, uri, owner, finding, findings)
+            actions += _quick_fixes(ls, uri, owner, finding, findings, lines)
     if only is None or any(FIX_ALL.startswith(k) or k.startswith(FIX_ALL) for k in only):
         fix_all = _fix_all(ls, owner, findings)
         if fix_all is not None:
@@ -50,8 +53,12 @@ def _in_range(ls: DllintServer, uri: str, findings: list[Finding], area: types.R
     return [f for f in findings if f.cell == cell and f.line <= last and max(f.end_line, f.line) >= first]
 
 
-def _quick_fixes(ls: DllintServer, uri: str, owner: str, finding: Finding, findings: list[Finding]) -> list[types.CodeAction]:
+def _quick_fixes(
+    ls: DllintServer, uri: str, owner: str, finding: Finding, findings: list[Finding], lines: list[str]
+) -> list[types.CodeAction]:
+    """The finding's fix and its ``# noqa``; ``lines``: ``uri``'s text, split keeping line ends."""
     actions = []
+    diagnostic = convert.diagnostic(finding, lines, ls.encoding)
     allowed = finding.fix is not None and (finding.fix.applicability == "safe" or ls.state.editor.unsafe_fixes)
     if allowed and has_fix(finding):
         edit = _fix_edit(ls, owner, finding)
@@ -66,36 +73,26 @@ def _quick_fixes(ls: DllintServer, uri: str, owner: str, finding: Finding, findi
                 types.CodeAction(
                     title=title,
                     kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[_diagnostic(ls, uri, finding)],
+                    diagnostics=[diagnostic],
                     edit=edit,
                     is_preferred=finding.fix.applicability == "safe",  # type: ignore[union-attr]
                 )
             )
-    noqa = _noqa_edit(ls, uri, finding)
+    noqa = convert.noqa_edit(lines, finding.line, finding.code, ls.encoding)
     if noqa is not None:
         actions.append(
             types.CodeAction(
                 title=f"Disable {finding.code} for this line",
                 kind=types.CodeActionKind.QuickFix,
-                diagnostics=[_diagnostic(ls, uri, finding)],
+                diagnostics=[diagnostic],
                 edit=types.WorkspaceEdit(changes={uri: [noqa]}),
             )
         )
     return actions
 
 
-def _diagnostic(ls: DllintServer, uri: str, finding: Finding) -> types.Diagnostic:
-    lines = ls.text_of(uri).splitlines(keepends=True)
-    return convert.diagnostic(finding, lines, ls.encoding)
-
-
 def _is_config(uri: str) -> bool:
-    return uri.endswith((".yaml", ".yml"))
-
-
-def _noqa_edit(ls: DllintServer, uri: str, finding: Finding) -> types.TextEdit | None:
-    lines = ls.text_of(uri).splitlines(keepends=True)
-    return convert.noqa_edit(lines, finding.line, finding.code, ls.encoding)
+    return uri.endswith(YAML_SUFFIXES)
 
 
 def _fix_all(ls: DllintServer, owner: str, findings: list[Finding]) -> types.CodeAction | None:
@@ -138,7 +135,7 @@ def _document_edit(ls: DllintServer, owner: str, unsafe: bool, only: Finding | N
     if notebook is None:
         edit = convert.replacement(ls.text_of(owner), outcome.new_bytes.decode("utf-8"), ls.encoding)
         return None if edit is None else types.WorkspaceEdit(changes={owner: [edit]})
-    sources = convert.notebook_sources(outcome.new_bytes)
+    sources = cell_sources(outcome.new_bytes)
     if sources is None or len(sources) != len(notebook.cells):
         return None  # a fix that adds or removes cells is not an edit of the open cells
     changes: dict[str, list[types.TextEdit]] = {}

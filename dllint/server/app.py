@@ -19,6 +19,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from dllint import __version__
+from dllint.configs.lint import YAML_SUFFIXES
 from dllint.findings import Finding
 from dllint.server import convert
 from dllint.server.actions import FIX_ALL, code_actions, hover_text
@@ -115,10 +116,15 @@ class DllintServer(LanguageServer):
         deps = self.deps.get(uri)
         return path is None or deps is None or (bool(deps) and self.state.stale(path, deps))
 
+    def forget(self, uri: str) -> None:
+        """Drop a closed document's or notebook's last findings and what they read."""
+        self.findings.pop(uri, None)
+        self.deps.pop(uri, None)
+
     def wanted(self, uri: str) -> bool:
         document = self.workspace.get_text_document(uri)
         path = to_fs_path(uri) or ""
-        return document.language_id in LANGUAGES or path.endswith((".py", ".yaml", ".yml"))
+        return document.language_id in LANGUAGES or path.endswith((".py", *YAML_SUFFIXES))
 
     def buffer_changed(self, uri: str, text: bytes | None) -> None:
         """Tell the project index what the editor holds for ``uri`` (None: closed)."""
@@ -192,8 +198,7 @@ def did_close(ls: DllintServer, params: types.DidCloseTextDocumentParams) -> Non
     if ls.is_cell(uri):
         return
     ls.buffer_changed(uri, None)
-    ls.findings.pop(uri, None)
-    ls.deps.pop(uri, None)
+    ls.forget(uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
     ls.lint_open()
 
@@ -215,7 +220,7 @@ def notebook_did_save(ls: DllintServer, params: types.DidSaveNotebookDocumentPar
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
 def notebook_did_close(ls: DllintServer, params: types.DidCloseNotebookDocumentParams) -> None:
-    ls.findings.pop(params.notebook_document.uri, None)
+    ls.forget(params.notebook_document.uri)
     for cell in params.cell_text_documents:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 

@@ -112,12 +112,3 @@ def notebook_bytes(cells: Sequence[tuple[str, str]], metadata: dict[str, Any] | 
         "nbformat_minor": 5,
     }
     return json.dumps(document).encode("utf-8")
-
-
-def notebook_sources(data: bytes) -> list[str] | None:
-    """The cell sources of a notebook document's bytes (None when it is not one)."""
-    try:
-        cells = json.loads(data)["cells"]
-        return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells]
-    except (ValueError, KeyError, TypeError):
-        return None

@@ -60,12 +60,8 @@ class BufferIndex(ProjectIndex):
             self._offsets.clear()
 
     # -- the reads the index makes ------------------------------------------------------
-    def summary(self, path: str, data: bytes | None = None):
-        buffer = self._buffers.get(path)
-        if buffer is not None and data is None:
-            data = buffer
-        return super().summary(path, data)
-
+    # A buffer's summary needs no override: _read gives the buffer, and set_buffer drops the
+    # entry, so the entry kept by the disk's stat is the buffer's until it is set again.
     def _read(self, path: str) -> bytes | None:
         buffer = self._buffers.get(path)
         return buffer if buffer is not None else super()._read(path)

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dllint.config import CONFIG_FILES as SETTINGS_FILES
 from dllint.config import ConfigError, Settings, load_settings
 from dllint.discovery import find_project_root
 from dllint.engine import FileResult, Linter
@@ -21,7 +22,7 @@ from dllint.per_file import FileOutcome, fix, lint_bytes
 from dllint.selection import validate_code_prefix
 from dllint.server.index import BufferIndex
 
-CONFIG_FILES = ("pyproject.toml", "dllint.toml", ".dllint.toml")
+CONFIG_FILES = ("pyproject.toml", *SETTINGS_FILES)  # every file settings are read from
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,8 @@ class Workspace:
 
     # -- projects ------------------------------------------------------------------------
     def project_for(self, path: str) -> Project:
-        root = find_project_root([path]) or os.path.dirname(os.path.realpath(path))
+        root = find_project_root([path])
+        assert root is not None  # None only for no path: else the path's directory at least
         project = self.projects.get(root)
         if project is None:
             project = self.projects[root] = self._load(root)
