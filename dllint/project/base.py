@@ -15,6 +15,7 @@ from dllint.facts.flow.records import Effects, FileSummary, FunctionSummary
 
 if TYPE_CHECKING:
     from dllint.config import Settings
+    from dllint.project.class_text import ClassText
     from dllint.facts.flow.model import Constant, Element
 
 
@@ -90,8 +91,10 @@ class IndexBase:
         self._callers: dict[tuple[str, str], list[tuple[str, CallRecord]]] = {}
         self._methods: dict[str, list[str] | None] = {}  # files defining a method name (None: too many)
         self._mentions: dict[tuple[bytes, bytes | None], list[str]] = {}
+        self._classes: ClassText | None = None  # see SearchIndex._class_text
         self._class_names: frozenset[bytes] | None = None  # see SearchIndex.class_names
-        self._joined_class_names: tuple[bytes, set[bytes]] | None = None  # (the joined text, its class names)
+        self._joined_classes: tuple[bytes, ClassText] | None = None  # (the joined text, its classes)
+        self._loader_classes: tuple[frozenset[bytes], str] | None = None  # see SearchIndex.loader_class_names
         self._stat_table: dict[str, list[int]] | None = None
         self.summarized = 0  # files summarized: for tests and benchmarks
 
@@ -118,6 +121,10 @@ class IndexBase:
 
     @abstractmethod
     def class_names(self) -> frozenset[bytes]:
+        ...
+
+    @abstractmethod
+    def loader_class_names(self) -> tuple[frozenset[bytes], str]:
         ...
 
     @abstractmethod

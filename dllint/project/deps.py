@@ -6,7 +6,10 @@ places that know that encoding.
 - :class:`ConfigDep`: a config file's bytes had this digest (a key read from it);
 - :class:`CallersDep`: the lint asked which files name ``needle`` (and ``gate``): "the
   callers of f" is itself a dependency, so a new caller in a file the lint never read
-  invalidates what was decided without it (:meth:`ProjectIndex.reconcile`).
+  invalidates what was decided without it (:meth:`ProjectIndex.reconcile`);
+- :class:`LoaderClassesDep`: the lint was told that a name is no project DataLoader subclass
+  by the names that may be one (:meth:`SearchIndex.loader_class_names`), which had this digest:
+  any file may change them, so :meth:`ProjectIndex.reconcile` keeps it true as for a CallersDep.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import NamedTuple, Union
 
 MENTIONS = "\0mentions:"  # the key prefix of a CallersDep (a NUL never starts a path)
 CONFIG_DIGEST = "config:"  # the digest prefix of a ConfigDep
+LOADER_CLASSES = "\0loader-classes"  # the key of a LoaderClassesDep
 
 
 class SummaryDep(NamedTuple):
@@ -32,14 +36,20 @@ class CallersDep(NamedTuple):
     gate: bytes | None = None
 
 
-Dependency = Union[SummaryDep, ConfigDep, CallersDep]
+class LoaderClassesDep(NamedTuple):
+    digest: str
+
+
+Dependency = Union[SummaryDep, ConfigDep, CallersDep, LoaderClassesDep]
 
 
 def read(deps: dict[str, str]) -> list[Dependency]:
     """The typed dependencies of a stored ``deps`` mapping."""
     found: list[Dependency] = []
     for key, digest in deps.items():
-        if key.startswith(MENTIONS):
+        if key == LOADER_CLASSES:
+            found.append(LoaderClassesDep(digest))
+        elif key.startswith(MENTIONS):
             needle, _, gate = key[len(MENTIONS):].partition("\0")
             found.append(CallersDep(needle.encode("utf-8", "surrogateescape"), gate.encode() or None))
         elif digest.startswith(CONFIG_DIGEST):
@@ -54,10 +64,13 @@ def record(deps: dict[str, str], dependency: Dependency) -> None:
     if isinstance(dependency, CallersDep):
         gate = dependency.gate
         deps[MENTIONS + dependency.needle.decode("utf-8", "surrogateescape") + ("\0" + gate.decode() if gate else "")] = ""
+    elif isinstance(dependency, LoaderClassesDep):
+        deps[LOADER_CLASSES] = dependency.digest
     else:
         deps[dependency.path] = dependency.digest
 
 
 def asks_callers(deps: dict[str, str]) -> bool:
-    """Whether a lint asked who names something (its findings need :meth:`reconcile`)."""
-    return any(key.startswith(MENTIONS) for key in deps)
+    """Whether a lint asked a question of every project file (who names something, which names
+    may be loader classes): its findings need :meth:`reconcile`."""
+    return any(key.startswith(MENTIONS) or key == LOADER_CLASSES for key in deps)

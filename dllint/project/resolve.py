@@ -124,12 +124,13 @@ class ResolveIndex(IndexBase):
         """The project class ``target`` names and its ancestors, depth first and left to right,
         through every file their bases are in (each summary read is recorded in ``deps``);
         bases outside the project end the walk (their names stay in ``bases``). A name no project
-        file defines as a class (``class Name``: a byte search) has none, and nothing is resolved
-        (most names a file imports from the project are functions); a file that starts defining
-        one re-lints it (see :meth:`reconcile`)."""
+        file defines as a class or imports a class as (``class Name``, ``as Name``: one byte scan)
+        has none, and nothing is resolved (most names a file imports from the project are
+        functions); a file that starts defining one re-lints it (see :meth:`reconcile`)."""
         name = Target.parse(target).dotted.rsplit(".", 1)[-1].encode()
         if name not in self.class_names():
             record_dep(deps, CallersDep(b"class " + name))
+            record_dep(deps, CallersDep(b" as " + name))
             return []
         found: list[ClassSummary] = []
         seen: set[tuple[str, str]] = set()

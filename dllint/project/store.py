@@ -17,7 +17,7 @@ from dllint.project.base import (
     SKIPPED_DIRS,
     _Entry,
 )
-from dllint.project.deps import CallersDep, ConfigDep, asks_callers
+from dllint.project.deps import CallersDep, ConfigDep, LoaderClassesDep, asks_callers
 from dllint.project.deps import read as read_deps
 
 
@@ -102,7 +102,7 @@ class StoreIndex(IndexBase):
         from dllint.project.config_values import config_digest
 
         for dependency in read_deps(deps):
-            if isinstance(dependency, CallersDep):
+            if isinstance(dependency, (CallersDep, LoaderClassesDep)):
                 continue  # kept true by reconcile(), before any lookup
             if isinstance(dependency, ConfigDep):
                 if config_digest(dependency.path) != dependency.digest:
@@ -114,8 +114,9 @@ class StoreIndex(IndexBase):
     def reconcile(self, cache: Any) -> None:
         """Before a run's lookups: drop the cached findings of every file whose lint asked "who
         names X" when a file changed since the last run names X now and was not among the
-        files that lint read (a new caller of a factory). A file that stops naming X changes
-        its summary, which ``deps`` already holds."""
+        files that lint read (a new caller of a factory), and of every file told "no loader
+        class" by names that may be loader classes that are others now. A file that stops
+        naming X changes its summary, which ``deps`` already holds."""
         asked = [(path, deps) for path, deps in cache.entries_deps() if asks_callers(deps)]
         if not asked:
             return  # nothing to keep true; the files' stat is taken when such findings are stored
@@ -129,8 +130,12 @@ class StoreIndex(IndexBase):
             return
         changed = {p: self._read(p) for p, st in now.items() if before.get(p) != st}
         for path, deps in asked:
-            if _named_anew(path, deps, changed):
+            if _named_anew(path, deps, changed) or self._loader_classes_changed(deps):
                 cache.drop(path)
+
+    def _loader_classes_changed(self, deps: dict[str, str]) -> bool:
+        """The names that may be loader classes are not those the lint was answered by."""
+        return any(isinstance(d, LoaderClassesDep) and d.digest != self.loader_class_names()[1] for d in read_deps(deps))
 
     def remember_files(self, cache: Any, deps_stored: Iterable[dict[str, str]]) -> None:
         """After a run: the project's files as this run saw them, once findings that asked

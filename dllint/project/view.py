@@ -19,7 +19,7 @@ from dllint.project.base import (
     MAX_FOLLOW,
 )
 from dllint.project import base as limits  # read at call time (tests lower them)
-from dllint.project.deps import CallersDep
+from dllint.project.deps import CallersDep, LoaderClassesDep
 from dllint.project.deps import record as record_dep
 from dllint.project.search import callee_needle
 
@@ -195,6 +195,10 @@ class ProjectView(NullProject):
         reaches torch's iterator (a thread-pool loader starts no worker processes)."""
         target = self.target_of(facts, func, scope)
         if target is None or Target.parse(target).bound:
+            return False
+        names, digest = self.index.loader_class_names()
+        if Target.parse(target).dotted.rsplit(".", 1)[-1].encode() not in names:
+            record_dep(self.deps, LoaderClassesDep(digest))  # no chain of headers reaches a loader: nothing parsed
             return False
         chain = self.index.ancestors(self.path, target, self.deps)
         return any(cls.loader for cls in chain) and not any(cls.own_iter for cls in chain)

@@ -53,7 +53,9 @@ class BufferIndex(ProjectIndex):
         self._callers.clear()
         self._methods.clear()
         self._mentions.clear()
+        self._classes = None
         self._class_names = None
+        self._loader_classes = None
         self._stat_table = None
         if rejoin:
             self._hay = None
