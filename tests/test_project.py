@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from project_helpers import lint_in_project, write_tree
 from dllint.config import Settings
 from dllint.project import ProjectIndex, find_project_root, summarize
@@ -388,28 +390,39 @@ def test_a_non_blocking_copy_in_another_file_is_named_in_the_message(tmp_path):
     assert str((tmp_path / "utils.py").resolve()) in result.deps
 
 
-def test_the_wrappers_loader_is_fixed_in_the_wrapper_and_the_fix_holds(tmp_path):
-    """DL201 on ``klass(ds, **kwargs)`` of the project's wrapper (its calls pass num_workers):
-    the fix adds persistent_workers=True there; the result parses, lints clean, and a second
-    fix changes nothing."""
+WRAPPER = "from torch.utils.data import DataLoader\n\n\ndef make(ds, klass=DataLoader, **kwargs):\n    return klass(ds, **kwargs)\n"
+WRAPPER_CALLER = (
+    "def main(ds):\n    loader = make(ds, batch_size=4, num_workers=4)\n"
+    "    for epoch in range(3):\n        for batch in loader:\n            pass\n"
+)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"train.py": WRAPPER + "\n\n" + WRAPPER_CALLER},
+        {"data.py": WRAPPER, "train.py": "from data import make\n\n\n" + WRAPPER_CALLER},
+    ],
+    ids=["same-file", "called-from-another-file"],
+)
+def test_the_wrappers_loader_is_fixed_in_the_wrapper_and_the_fix_holds(tmp_path, files):
+    """DL201 on ``klass(ds, **kwargs)`` of the project's wrapper (its calls, in its own file or
+    another, pass num_workers): the fix adds persistent_workers=True there; the result parses,
+    lints clean, and a second fix changes nothing."""
     from dllint.pipeline import RunOptions, run
 
-    source = (
-        "from torch.utils.data import DataLoader\n\n\n"
-        "def make(ds, klass=DataLoader, **kwargs):\n    return klass(ds, **kwargs)\n\n\n"
-        "def main(ds):\n    loader = make(ds, batch_size=4, num_workers=4)\n"
-        "    for epoch in range(3):\n        for batch in loader:\n            pass\n"
-    )
-    write(tmp_path, {"pyproject.toml": "", "train.py": source})
+    write(tmp_path, {"pyproject.toml": "", **files})
+    wrapper = tmp_path / next(iter(files))
+    paths = [str(tmp_path / name) for name in files]
     options = RunOptions(mode="fix", jobs=1, no_cache=True)
-    run([str(tmp_path / "train.py")], SETTINGS, options)
-    fixed = (tmp_path / "train.py").read_text()
-    assert fixed == source.replace("klass(ds, **kwargs)", "klass(ds, **kwargs, persistent_workers=True)")
-    compile(fixed, "train.py", "exec")
-    check = run([str(tmp_path / "train.py")], SETTINGS, RunOptions(jobs=1, no_cache=True))
+    run(paths, SETTINGS, options)
+    fixed = wrapper.read_text()
+    assert fixed == files[wrapper.name].replace("klass(ds, **kwargs)", "klass(ds, **kwargs, persistent_workers=True)")
+    compile(fixed, wrapper.name, "exec")
+    check = run(paths, SETTINGS, RunOptions(jobs=1, no_cache=True))
     assert [f.code for o in check.files for f in o.findings] == []
-    run([str(tmp_path / "train.py")], SETTINGS, options)
-    assert (tmp_path / "train.py").read_text() == fixed
+    run(paths, SETTINGS, options)
+    assert wrapper.read_text() == fixed
 
 
 def test_a_content_seen_before_is_not_summarized_again(tmp_path):

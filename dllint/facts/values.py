@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
+    from dllint.facts.flow.queries import PassedArguments
     from dllint.facts.scopes import Scope
     from dllint.findings import ConfigKey
 
@@ -114,18 +115,20 @@ def resolve(expr: ast.expr, scope: Scope, facts: FileFacts, depth: int = 0) -> V
 
 def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int = 0) -> Value | None:
     """A parameter of a function with a default, where every call of it in the project (this
-    file's; no other project file names the function) leaves it at the default or passes a
-    value that resolves to the same constant: ``def build(ds, persistent=False)`` called as
+    file's and other files', :func:`project_calls`) leaves it at the default or passes a value
+    that resolves to the same constant: ``def build(ds, persistent=False)`` called as
     ``build(ds)`` everywhere. None when any call passes something else or cannot be read
     (a splat), when nothing calls it, or while a file is summarized (a summary depends on its
-    own file only, and another file may call the function)."""
+    own file only)."""
     found = project_calls(name, scope, facts, lambda function: parameter_default(function, name.id) is not None)
     if found is None:
         return None
-    function, calls = found
+    function, calls, elsewhere = found
     default = parameter_default(function, name.id)
     assert default is not None
     value = resolve(default, facts.scopes.scope_of(default), facts, depth + 1)
+    if not value.is_const:
+        return None
     for call in calls:
         passed = argument_for(call, function, name.id)
         if passed is ABSENT:
@@ -133,9 +136,36 @@ def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int =
         if not isinstance(passed, ast.expr):
             return None
         other = resolve(passed, facts.scopes.scope_of(call), facts, depth + 1)
-        if not (other.is_const and value.is_const and other.value == value.value and type(other.value) is type(value.value)):
+        if not (other.is_const and _same(other.value, value.value)):
             return None
-    return value if value.is_const else None
+    position = _position(function, name.id)
+    for arguments in elsewhere:
+        passes = arguments.shape.passes(position, name.id)
+        if passes is None or passes and not _same(_constant(arguments, position, name.id), value.value):
+            return None
+    return value
+
+
+_MISSING = object()  # an argument passed as no JSON constant
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is not _MISSING and a == b and type(a) is type(b)
+
+
+def _constant_of(node: ast.expr) -> Any:
+    return node.value if isinstance(node, ast.Constant) else _MISSING
+
+
+def _position(function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> int | None:
+    positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+    return positional.index(param) if param in positional else None
+
+
+def _constant(arguments: PassedArguments, position: int | None, keyword: str) -> Any:
+    """The JSON constant another file's call passes for a parameter it passes (else _MISSING)."""
+    key = keyword if keyword in arguments.shape.keywords else str(position)
+    return arguments.constants.get(key, _MISSING)
 
 
 def parameter_default(function: ast.AST, param: str) -> ast.expr | None:
@@ -161,13 +191,23 @@ def argument_for(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDe
     return ABSENT
 
 
+class ProjectCalls(NamedTuple):
+    """Every call in the project of a module-level function: this file's, and what each call in
+    another file passes (:meth:`~dllint.facts.flow.queries.ProjectQueries.calls_elsewhere`)."""
+
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    here: list[ast.Call]
+    elsewhere: list[PassedArguments]
+
+
 def project_calls(
     name: ast.Name, scope: Scope, facts: FileFacts, wanted: Callable[[ast.FunctionDef | ast.AsyncFunctionDef], bool] = lambda f: True
-) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[ast.Call]] | None:
-    """(function, its calls) for a parameter ``name`` of a module-level function every call of
-    which is in this file (none in another project file): where those calls decide what the
-    parameter holds. None otherwise (or when the function is not ``wanted``: asked before
-    another file is searched for its name), or while a file is summarized."""
+) -> ProjectCalls | None:
+    """The calls of the module-level function whose parameter ``name`` is, where those calls
+    decide what the parameter holds: this file's, and other project files' when each file that
+    names the function calls it in a way a summary reads. None otherwise (or when the function
+    is not ``wanted``: asked before another file is searched for its name), when nothing in the
+    project calls it, or while a file is summarized."""
     found = facts.scopes.lookup(name.id, scope)
     project = facts.project
     if found is None or len(found[1]) != 1 or found[1][0].kind != "param" or project is None or project.summarizing:
@@ -178,14 +218,18 @@ def project_calls(
     if not wanted(function):
         return None
     calls = facts.usage.callers(function)
-    if not calls or project.named_elsewhere(function.name):
+    elsewhere: list[PassedArguments] | None = []
+    if project.named_elsewhere(function.name):  # (a nested function's namesake: not its caller)
+        module_level = isinstance(facts.scopes.parents.get(function), ast.Module)
+        elsewhere = project.calls_elsewhere(function.name) if module_level else None
+    if elsewhere is None or not calls and not elsewhere:
         return None
-    return function, calls
+    return ProjectCalls(function, calls, elsewhere)
 
 
 def default_callee(func: ast.expr, facts: FileFacts) -> ast.expr | None:
     """``klass`` of ``def make(ds, klass=DataLoader, **kwargs): return klass(ds, **kwargs)``:
-    its default, where every call of ``make`` (all in this file) leaves it out."""
+    its default, where every call of ``make`` in the project leaves it out."""
     if not isinstance(func, ast.Name):
         return None
     defaults: dict[ast.AST, ast.expr | None] = {}
@@ -195,27 +239,52 @@ def default_callee(func: ast.expr, facts: FileFacts) -> ast.expr | None:
         return isinstance(defaults[function], (ast.Name, ast.Attribute))
 
     found = project_calls(func, facts.scopes.scope_of(func), facts, named_default)
-    if found is None or not all(argument_for(call, found[0], func.id) is ABSENT for call in found[1]):
+    if found is None or not all(argument_for(call, found.function, func.id) is ABSENT for call in found.here):
         return None
-    return defaults[found[0]]
+    position = _position(found.function, func.id)
+    if any(arguments.shape.passes(position, func.id) is not False for arguments in found.elsewhere):
+        return None
+    return defaults[found.function]
 
 
 def callers_keywords(expr: ast.expr, scope: Scope, facts: FileFacts) -> dict[str, tuple[ast.expr, Scope]] | None:
-    """The entries of a function's ``**kwargs`` parameter, where every call of the function (all
-    in this file) passes the same keywords beyond its named parameters, each the same expression:
-    ``make(ds, num_workers=4, shuffle=True)``. None when they differ or cannot be read (a splat)."""
+    """The entries of a function's ``**kwargs`` parameter, where every call of the function in
+    the project passes the same keywords beyond its named parameters, each the same expression
+    (in another file: the same JSON constant): ``make(ds, num_workers=4, shuffle=True)``. None
+    when they differ or cannot be read (a splat, a value of another file that is no constant)."""
     if not isinstance(expr, ast.Name):
         return None
     name = expr.id
     found = project_calls(expr, scope, facts, lambda function: function.args.kwarg is not None and function.args.kwarg.arg == name)
     if found is None:
         return None
-    function, calls = found
+    function, calls, elsewhere = found
     named = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
-    first = _extra_keywords(calls[0], named)
+    first = _extra_keywords(calls[0], named) if calls else _keywords_elsewhere(elsewhere[0], named, expr)
     if first is None or any(_extra_keywords(call, named, first) is None for call in calls[1:]):
         return None
-    return {key: (value, facts.scopes.scope_of(calls[0])) for key, value in first.items()}
+    for arguments in elsewhere:
+        passed = _keywords_elsewhere(arguments, named, expr)
+        if passed is None or passed.keys() != first.keys():
+            return None
+        if any(not _same(_constant_of(v), _constant_of(first[k])) for k, v in passed.items()):
+            return None
+    where = facts.scopes.scope_of(calls[0]) if calls else scope
+    return {key: (value, where) for key, value in first.items()}
+
+
+def _keywords_elsewhere(arguments: PassedArguments, named: set[str], at: ast.expr) -> dict[str, ast.expr] | None:
+    """The keywords another file's call passes beyond the ``named`` parameters, each as a
+    constant placed at ``at`` (the ``**kwargs`` it reaches); None when one is no JSON constant."""
+    if arguments.shape.hidden:
+        return None
+    passed: dict[str, ast.expr] = {}
+    for key in arguments.shape.keywords:
+        if key not in named:
+            if key not in arguments.constants:
+                return None
+            passed[key] = ast.copy_location(ast.Constant(arguments.constants[key]), at)
+    return passed
 
 
 def _extra_keywords(call: ast.Call, named: set[str], same_as: dict[str, ast.expr] | None = None) -> dict[str, ast.expr] | None:

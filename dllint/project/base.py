@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.records import Effects, FileSummary, FunctionSummary
+from dllint.facts.flow.records import CallShape, Effects, FileSummary, FunctionSummary
 
 if TYPE_CHECKING:
     from dllint.config import Settings
@@ -51,6 +51,7 @@ class CallRecord:
     elements: dict[str, Effects] = field(default_factory=dict)  # see CallSummary.elements
     returned_by: str = ""  # see CallSummary.returned_by
     args: dict[str, Constant] = field(default_factory=dict)  # see CallSummary.args
+    shape: CallShape = CallShape()  # see CallSummary.shape
 
     def element(self, index: Element) -> Effects:
         """What the caller does with one element of the returned container: kept where it

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from dllint.facts.flow.model import admitted
-from dllint.facts.flow.queries import CallerEffects
+from dllint.facts.flow.queries import CallerEffects, PassedArguments
 from dllint.facts.flow.queries import NullProject
 from dllint.facts.flow.records import ClassSummary, Copies, Effects, FunctionSummary, LoaderSummary, Returned
 from dllint.facts.flow.targets import Target, call_target, target_text
@@ -188,6 +188,21 @@ class ProjectView(NullProject):
             if digest is not None:
                 self.deps[others[0]] = digest
         return bool(others)
+
+    def calls_elsewhere(self, function: str) -> list[PassedArguments] | None:
+        """What the calls of ``function`` (module-level, this file's) in other files pass. Every
+        file naming it whole must hold a call read to it: another use (a callback, a result
+        discarded) passes what no summary records."""
+        needle = callee_needle(function)
+        naming = [other for other in self.index.mentions(needle) if other != self.path and self.index.names_word(other, needle)]
+        if len(naming) > limits.MAX_CALLER_FILES:
+            record_dep(self.deps, CallersDep(needle))
+            return None
+        self.index.record_mentions(self.deps, self.path, needle)
+        calls = self.index.callers_of(self.path, function)
+        if {caller for caller, _ in calls} != set(naming):
+            return None
+        return [PassedArguments(found.shape, found.args) for _, found in calls]
 
     def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         """``func`` names a DataLoader subclass of another project module (through its chain

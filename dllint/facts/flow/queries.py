@@ -8,12 +8,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from dllint.facts.flow.records import Copies
+from dllint.facts.flow.records import CallShape, Copies
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.config_reads import ConfigRead
-    from dllint.facts.flow.model import Element, Guard
+    from dllint.facts.flow.model import Constant, Element, Guard
     from dllint.facts.flow.records import ClassSummary, Effects, FunctionSummary, LoaderSummary, Returned
     from dllint.facts.scopes import Scope
     from dllint.findings import ConfigKey
@@ -24,6 +24,14 @@ class CallerEffects(NamedTuple):
 
     where: str
     effects: Effects
+
+
+class PassedArguments(NamedTuple):
+    """What one call in another file passes to a function of this file: which arguments
+    (``shape``), and those written as JSON constants (by position "0" and keyword)."""
+
+    shape: CallShape
+    constants: dict[str, Constant]
 
 
 class ProjectQueries(Protocol):
@@ -75,6 +83,11 @@ class ProjectQueries(Protocol):
 
     def named_elsewhere(self, name: str) -> bool:
         """Another project file names ``name`` (a byte scan)."""
+
+    def calls_elsewhere(self, function: str) -> list[PassedArguments] | None:
+        """What each call of this file's module-level ``function`` in another project file
+        passes; None when a file that names it makes no call the analysis reads (it may pass
+        the function on, or discard what it returns), or too many files name it."""
 
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         """The project class a base expression names, and its ancestors in every file."""
@@ -139,6 +152,9 @@ class NullProject:
 
     def named_elsewhere(self, name: str) -> bool:
         return False
+
+    def calls_elsewhere(self, function: str) -> list[PassedArguments] | None:
+        return []
 
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         return []

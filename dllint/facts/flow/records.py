@@ -102,6 +102,22 @@ class FunctionSummary:
         return argument if argument in self.params or argument in self.kwonly else None
 
 
+class CallShape(NamedTuple):
+    """What a call passes, whatever the values: how many positional arguments, which keywords,
+    and whether a ``*starred`` or ``**splat`` hides more (then the rest is unknown)."""
+
+    positional: int = 0
+    keywords: tuple[str, ...] = ()
+    hidden: bool = True
+
+    def passes(self, position: int | None, keyword: str) -> bool | None:
+        """Whether the call passes the parameter at ``position`` (None: keyword-only) named
+        ``keyword``; None when a splat hides it."""
+        if keyword in self.keywords or position is not None and position < self.positional:
+            return True
+        return None if self.hidden else False
+
+
 @dataclass
 class CallSummary:
     target: str
@@ -117,6 +133,7 @@ class CallSummary:
     # The JSON constants the call passes, by position ("0") and keyword: a factory returning
     # under ``if task == "pretrain":`` reaches this caller only if its constants admit it.
     args: dict[str, Constant] = field(default_factory=dict)
+    shape: CallShape = CallShape()
 
 
 @dataclass

@@ -32,7 +32,7 @@ from dllint.facts.imports import dotted_name
 from dllint.facts.flow.effects import dict_entry_effects, effects_of, element_effects, used_as_dict
 from dllint.facts.flow.queries import NullProject
 from dllint.facts.flow.records import CallSummary, Deferred, Effects, FileSummary, FunctionSummary, LoaderSummary, Returned
-from dllint.facts.flow.syntax import constant_args
+from dllint.facts.flow.syntax import call_shape, constant_args
 from dllint.facts.flow.targets import Target, call_target, project_imports, target_text
 from dllint.facts.flow.worker_side import MAX_ONWARD, class_summary, worker_side
 from dllint.facts.values import follow
@@ -176,7 +176,7 @@ def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bo
             found.set_epoch |= set_epoch and not found.empty
         returned_by = _returned_by(facts, call)
         if not effects.empty or elements or returned_by:
-            found_calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constant_args(call)))
+            found_calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constant_args(call), call_shape(call)))
     return found_calls
 
 

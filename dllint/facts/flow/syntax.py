@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from dllint.facts.flow.model import Constant, DictKey
+from dllint.facts.flow.records import CallShape
 
 
 def position_of(node: ast.AST) -> tuple[int, int]:
@@ -57,6 +58,14 @@ def constant_args(call: ast.Call) -> dict[str, Constant]:
             if isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, (str, int, float, bool, type(None))):
                 args[keyword.arg] = keyword.value.value  # type: ignore[index]
     return args
+
+
+def call_shape(call: ast.Call) -> CallShape:
+    """How many positional arguments and which keywords ``call`` passes (see CallShape)."""
+    starred = next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), None)
+    keywords = tuple(k.arg for k in call.keywords if k.arg is not None)
+    hidden = starred is not None or any(k.arg is None for k in call.keywords)
+    return CallShape(len(call.args) if starred is None else starred, keywords, hidden)
 
 
 def parameter_for(func: ast.AST, keyword: str | None, index: int | None, bound_method: bool) -> str | None:
