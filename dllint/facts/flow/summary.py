@@ -99,7 +99,10 @@ class _Source:
             found = self._analyse(tree or ast.parse(self.text, filename=self.path))
         _ANALYSES[self] = found  # the most recently used last
         while len(_ANALYSES) > MAX_ANALYSES:
-            _ANALYSES.popitem(last=False)
+            # Its facts' analyses point back at them (cycles): emptied, as a lint's are, they are
+            # freed now, not traversed by the collector. No analysis is in use while another is
+            # built: a summary's questions stay in its own file.
+            _ANALYSES.popitem(last=False)[1].facts.__dict__.clear()
         return found
 
     def _analyse(self, tree: ast.Module) -> _Analysis:
