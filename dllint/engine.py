@@ -134,8 +134,9 @@ _SHORTEST_KEY = 6
 
 
 def _shared_keys(strings: Iterable[bytes]) -> dict[bytes, bytes]:
-    """Each string that shares a substring of ``_SHORTEST_KEY`` bytes or more with another -> that
-    substring (its key): where the key is absent, so is every string holding it (the library
+    """Each string that shares an ASCII substring of ``_SHORTEST_KEY`` bytes or more with another
+    -> that substring (its key; ASCII: never part of a character, searched for in text too):
+    where the key is absent, so is every string holding it (the library
     loaders named ``...Loader``, ``...Sampler``). Chosen greedily: the key held by most strings
     first, the longer of two held by as many. A string that is itself a key maps to nothing."""
     left = set(strings)
@@ -147,7 +148,9 @@ def _shared_keys(strings: Iterable[bytes]) -> dict[bytes, bytes]:
         holders: dict[bytes, set[bytes]] = {}
         for s in left:
             for start in range(len(s) - _SHORTEST_KEY + 1):
-                holders.setdefault(s[start : start + _SHORTEST_KEY], set()).add(s)
+                piece = s[start : start + _SHORTEST_KEY]
+                if piece.isascii():
+                    holders.setdefault(piece, set()).add(s)
         most = max(map(len, holders.values()), default=0)
         if most < 2:
             return keys
@@ -160,11 +163,11 @@ def _shared_keys(strings: Iterable[bytes]) -> dict[bytes, bytes]:
 
 
 def _longest_common(strings: frozenset[bytes]) -> bytes:
-    """The longest substring of all ``strings`` (the greatest of as long ones)."""
+    """The longest ASCII substring of all ``strings`` (the greatest of as long ones)."""
     shortest = min(strings, key=lambda s: (len(s), s))
     for length in range(len(shortest), 0, -1):
         common = [shortest[i : i + length] for i in range(len(shortest) - length + 1)]
-        common = [sub for sub in common if all(sub in s for s in strings)]
+        common = [sub for sub in common if sub.isascii() and all(sub in s for s in strings)]
         if common:
             return max(common)
     return b""

@@ -46,9 +46,12 @@ def _reference_prefilter(linter: Linter, data: bytes, path: str = "") -> tuple |
 
 
 _CUSTOM = Settings(extend_loader_classes=frozenset({"pkg.FastLoader", "pkg.StreamSampler", "pkg.Shards"}))
+# Names whose longest shared substring starts inside a character (é and ĩ end in the same byte).
+_NON_ASCII = Settings(extend_loader_classes=frozenset({"pkg.éShards", "pkg.ĩShards", "pkg.ĩShardsB"}))
 LINTERS = {
     "default": Linter(Settings()),
     "custom loaders": Linter(_CUSTOM),
+    "non-ASCII loaders": Linter(_NON_ASCII),
     **{code: Linter(Settings(select=(code,))) for code in sorted(rule.code for rule in all_rules())},
 }
 
@@ -95,13 +98,13 @@ def test_the_inputs_open_gates_and_fall_through_to_the_config_check():
     assert opened == set(linter._gates)
 
 
-_FRAGMENTS = sorted({*_strings(LINTERS["default"]), *_strings(LINTERS["custom loaders"])}) + [
+_FRAGMENTS = sorted({s for linter in ("default", "custom loaders", "non-ASCII loaders") for s in _strings(LINTERS[linter])}) + [
     *(b"\n", b" ", b"class D(", b"):", b" as ", b"def ", b"\ndef f():\n", b"Data", b"Load", b"er", b"Sam", b"pler"),
     *(b"process", b"\nif x:\n", b"num_workers = 2\n", b"# ", b'"""', b"\xff\xfe", "é".encode()),
 ]
 
 
-@pytest.mark.parametrize("name", ["default", "custom loaders", "DL305", "DL101", "DL104"])
+@pytest.mark.parametrize("name", ["default", "custom loaders", "non-ASCII loaders", "DL305", "DL101", "DL104"])
 def test_the_prefilter_answers_as_the_gates_do_on_any_mix(name):
     """Strings, their pieces and code around them, mixed at random (seeded: the same mixes each run)."""
     linter = LINTERS[name]
@@ -144,5 +147,9 @@ def test_shared_keys_take_the_key_most_strings_hold():
     assert _shared_keys([b"xDataLoaderA", b"yDataLoaderB"]) == {b"xDataLoaderA": b"DataLoader", b"yDataLoaderB": b"DataLoader"}
     # shorter than six bytes: no key (`Pool` and `spawn` are searched for as they are)
     assert _shared_keys([b"aPool", b"bPool", b"spawn"]) == {}
+    # ASCII only: a key is never part of a character (it is searched for in text too)
+    names = ["éShards".encode(), "ĩShards".encode()]
+    assert _shared_keys(names) == dict.fromkeys(names, b"Shards")
+    assert dict(LINTERS["non-ASCII loaders"]._first_searches)[b"Shards"] == tuple(sorted(names))
     keys = _shared_keys([b"ASampler", b"BSampler", b"CSampler", b"XLoader", b"YLoader"])
     assert set(keys.values()) == {b"Sampler", b"Loader"}
