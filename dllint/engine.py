@@ -128,6 +128,102 @@ def _minimal(triggers: Iterable[bytes]) -> tuple[bytes, ...]:
     return tuple(sorted(t for t in found if not any(o != t and o in t for o in found)))
 
 
+# The shortest substring that stands in for the triggers holding it (`Loader`): a shorter one is
+# found in too many files that hold none of them.
+_SHORTEST_KEY = 6
+
+
+def _shared_keys(strings: Iterable[bytes]) -> dict[bytes, bytes]:
+    """Each string that shares an ASCII substring of ``_SHORTEST_KEY`` bytes or more with another
+    -> that substring (its key; ASCII: never part of a character, searched for in text too):
+    where the key is absent, so is every string holding it (the library
+    loaders named ``...Loader``, ``...Sampler``). Chosen greedily: the key held by most strings
+    first, the longer of two held by as many. A string that is itself a key maps to nothing."""
+    left = set(strings)
+    keys: dict[bytes, bytes] = {}
+    while True:
+        # A longer key is held by no more strings than each of its pieces of `_SHORTEST_KEY` bytes:
+        # the sets of holders of those pieces are all the candidates, each keyed by the longest
+        # substring its holders share.
+        holders: dict[bytes, set[bytes]] = {}
+        for s in left:
+            for start in range(len(s) - _SHORTEST_KEY + 1):
+                piece = s[start : start + _SHORTEST_KEY]
+                if piece.isascii():
+                    holders.setdefault(piece, set()).add(s)
+        most = max(map(len, holders.values()), default=0)
+        if most < 2:
+            return keys
+        held, key = max(
+            ((held, _longest_common(held)) for held in {frozenset(held) for held in holders.values() if len(held) == most}),
+            key=lambda pair: (len(pair[1]), pair[1]),
+        )
+        keys.update((s, key) for s in held if s != key)
+        left -= held
+
+
+def _longest_common(strings: frozenset[bytes]) -> bytes:
+    """The longest ASCII substring of all ``strings`` (the greatest of as long ones)."""
+    shortest = min(strings, key=lambda s: (len(s), s))
+    for length in range(len(shortest), 0, -1):
+        common = [shortest[i : i + length] for i in range(len(shortest) - length + 1)]
+        common = [sub for sub in common if sub.isascii() and all(sub in s for s in strings)]
+        if common:
+            return max(common)
+    return b""
+
+
+def _grouped_scan(strings: tuple[bytes, ...], keys: dict[bytes, bytes]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
+    """``strings`` (none holding another) as searches (key, members): a file holds one of
+    ``strings`` exactly when it holds a key and, where the key has members, one of those. Strings
+    sharing a key (``keys``: see :func:`_shared_keys`) are searched for only in the files that
+    hold the key, each of the others on its own."""
+    members: dict[bytes, list[bytes]] = {}
+    for s in strings:
+        members.setdefault(keys.get(s, s), []).append(s)
+    return tuple((key, tuple(held)) if len(held) > 1 else (held[0], ()) for key, held in sorted(members.items()))
+
+
+def _first_scan(gates: Sequence[_Gate]) -> tuple[bytes, ...]:
+    """The strings of which a file must hold one (or a string holding one) for a gate to open. A
+    gate with needs opens only on one of its triggers and one of its needs: either list will do,
+    the one that adds fewer strings to those already taken. The gates without needs come first,
+    their triggers taken anyway: a loader's name, so DL305's triggers (``RANK``...), which need
+    one, are never searched for."""
+    taken: set[bytes] = set()
+
+    def missing(strings: tuple[bytes, ...]) -> set[bytes]:
+        return {s for s in strings if s not in taken and not any(t in s for t in taken)}
+
+    for gate in sorted(gates, key=lambda gate: bool(gate.needs)):
+        choices = [missing(gate.triggers)] + ([missing(gate.needs)] if gate.needs else [])
+        taken |= min(choices, key=lambda strings: (len(strings), sorted(strings)))
+    return _minimal(taken)
+
+
+class _Search:
+    """The strings found in one haystack (bytes, or the decoded text): each searched for once,
+    and only where its key is (see :func:`_shared_keys`). A class, not a closure: a function
+    that calls itself would be a cycle for the collector, one per file."""
+
+    __slots__ = ("haystack", "keys", "as_text", "found")
+
+    def __init__(self, haystack: bytes | str, keys: dict[bytes, bytes], as_text: dict[bytes, str]) -> None:
+        self.haystack = haystack
+        self.keys = keys
+        self.as_text = as_text if isinstance(haystack, str) else None
+        self.found: dict[bytes, bool] = {}
+
+    def holds(self, string: bytes) -> bool:
+        hit = self.found.get(string)
+        if hit is None:
+            key = self.keys.get(string)
+            # (a string decoded exactly when the haystack is text: mypy cannot pair the two)
+            needle = string if self.as_text is None else self.as_text[string]
+            hit = self.found[string] = (key is None or self.holds(key)) and needle in self.haystack  # type: ignore[operator]
+        return hit
+
+
 @lru_cache(maxsize=None)
 def _class_base(trigger: bytes, text: bool) -> re.Pattern:
     """A class header naming ``trigger`` among its bases (type parameters allowed; spanning lines:
@@ -251,11 +347,16 @@ class Linter:
             for (triggers, needs, class_base), (literal, codes) in sorted(by_need.items())
         )
         # The first scan of every file: a gate needs one of its triggers and one of its needs, so one
-        # of the shorter list is enough to look for (DL305's four triggers: `DataLoader`). A string
-        # containing another is implied by it (`IterableDataset` by `Dataset`): one scan fewer.
-        self._first_scan = _minimal(
-            {t for gate in self._gates for t in (gate.needs if gate.needs and len(gate.needs) < len(gate.triggers) else gate.triggers)}
-        )
+        # of the two lists is enough to look for, and none already looked for (DL305 needs a loader's
+        # name, which opens DL001's gate). A string containing another is implied by it
+        # (`IterableDataset` by `Dataset`), and strings sharing a key (`Loader`) are looked for only
+        # where it is: 6 searches of a file, not 24 (0.55 s -> 0.2 s on the benchmark corpus).
+        # `_live_gates` looks for each string at most once per file, and only where its key is.
+        searched = {t for gate in self._gates for t in (*gate.triggers, *gate.needs)}
+        self._key_of = _shared_keys(searched)
+        self._as_text = {t: t.decode() for t in (*searched, *self._key_of.values())}
+        self._first_scan = _first_scan(self._gates)
+        self._first_searches = _grouped_scan(self._first_scan, self._key_of)
         self._all_gates = _GateSet(self._gates)
         self._live_cache: dict[tuple[_Gate, ...], _GateSet] = {}
 
@@ -273,29 +374,31 @@ class Linter:
         A YAML file (by ``path``) has its own: a loader key, ``DataLoader``, a base or defaults list."""
         if path.endswith(YAML_SUFFIXES):
             return () if self.config_rules and could_be_config(data) else None
-        if any(trigger in data for trigger in self._first_scan):
-            live = self._live_gates(data)
-            if live:
-                return live
+        for key, members in self._first_searches:
+            if key in data and (not members or any(member in data for member in members)):
+                live = self._live_gates(data)
+                if live:
+                    return live
+                break  # a string found, no gate open: a dict config, perhaps
         # A dict config binds values only: where a module-level `def` comes first (most files), no
-        # key is searched for. A `def` or `class` line found by a substring search settles it
-        # sooner than the regex (which also finds `if`, and a first line's `def`).
-        if not self.config_rules or b"\ndef " in data or b"\nclass " in data or _DICT_CONFIG_BYTES.search(data):
+        # key is searched for. A `class` or `def` line found by a substring search settles it
+        # sooner than the regex (which also finds `if`, and a first line's `def`); `class` first:
+        # classes come before functions in most modules (0.04 s -> 0.02 s on the benchmark corpus).
+        if not self.config_rules or b"\nclass " in data or b"\ndef " in data or _DICT_CONFIG_BYTES.search(data):
             return None
         return () if any(t in data for t in CONFIG_TRIGGERS) else None
 
     def _live_gates(self, haystack: bytes | str) -> tuple[_Gate, ...]:
         """The gates of rules that could fire on ``haystack`` (bytes, or the decoded text)."""
         text = isinstance(haystack, str)
+        holds = _Search(haystack, self._key_of, self._as_text).holds
         live = []
         for gate in self._gates:
-            # (each trigger decoded exactly when the haystack is text: mypy cannot pair the two)
-            hits = [t for t in gate.triggers if (t.decode() if text else t) in haystack]  # type: ignore[operator]
-            if not hits:
+            if not any(map(holds, gate.triggers)):
                 continue
-            if gate.needs and not any((t.decode() if text else t) in haystack for t in gate.needs):  # type: ignore[operator]
+            if gate.needs and not any(map(holds, gate.needs)):
                 continue
-            if gate.class_base and not any(_class_base(t, text).search(haystack) for t in hits):
+            if gate.class_base and not any(_class_base(t, text).search(haystack) for t in gate.triggers if holds(t)):
                 continue
             live.append(gate)
         return tuple(live)
