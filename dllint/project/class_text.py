@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 _WORD = re.compile(rb"\w+")
-_WORD_BEFORE = re.compile(rb"(\w+)[ \t]*\Z")
+_LAST_WORD = re.compile(rb"\w+\Z")
+_CLASS = re.compile(rb"class[ \t]+(\w+)")
+_HEADER = re.compile(rb"class[ \t]+(\w+)[ \t]*\(")
+_ALIAS = re.compile(rb" as[ \t]+(\w+)")
 _PAREN = re.compile(rb"[()]")
-_SPACES = re.compile(rb"[ \t]*")
 MAX_HEADER = 4096  # bytes of one class header's bases read before it counts as unreadable
 
 
@@ -51,32 +53,24 @@ class ClassText:
 
 
 def scan(data: bytes) -> ClassText:
-    """The class names, class headers and ``as`` aliases of ``data`` (a file, or files joined)."""
-    found = ClassText()
-    at = data.find(b"class ")
-    while at != -1:
-        word = _WORD.match(data, at + 6)
+    """The class names, class headers and ``as`` aliases of ``data`` (a file, or files joined).
+    Regular expressions with a literal start, so that the C search skips to each candidate."""
+    found = ClassText(names=set(_CLASS.findall(data)))
+    for header in _HEADER.finditer(data):
+        _header(data, header.end() - 1, header.group(1), found)
+    for alias in _ALIAS.finditer(data):
+        name = alias.group(1)
+        found.aliases.add(name)
+        before = data[max(0, alias.start() - 128) : alias.start() + 1].split()  # (the space before "as")
+        word = _LAST_WORD.search(before[-1]) if before else None
         if word is not None:
-            found.names.add(word.group())
-            _header(data, word.end(), word.group(), found)
-        at = data.find(b"class ", at + 6)
-    at = data.find(b" as ")
-    while at != -1:
-        before = _WORD_BEFORE.search(data, max(0, at - 128), at)
-        after = _WORD.match(data, _SPACES.match(data, at + 4).end())  # type: ignore[union-attr]
-        if after is not None:
-            found.aliases.add(after.group())
-        if before is not None and after is not None:
-            found.leads_to.setdefault(before.group(1), set()).add(after.group())
-        at = data.find(b" as ", at + 4)
+            found.leads_to.setdefault(word.group(), set()).add(name)
     return found
 
 
-def _header(data: bytes, end: int, name: bytes, found: ClassText) -> None:
-    """The identifiers between the parentheses after ``class name`` (nested ones included)."""
-    opening = _SPACES.match(data, end).end()  # type: ignore[union-attr]
-    if data[opening : opening + 1] != b"(":
-        return  # no bases (or not a class statement)
+def _header(data: bytes, opening: int, name: bytes, found: ClassText) -> None:
+    """The identifiers between the parenthesis at ``opening`` and its closing one (nested ones
+    included) lead to ``name``; a header not closed within MAX_HEADER bytes is unread."""
     depth, at, limit = 0, opening, opening + MAX_HEADER
     while True:
         paren = _PAREN.search(data, at, limit)
