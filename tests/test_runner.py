@@ -236,3 +236,44 @@ def test_chunks_no_worker_started_are_taken_back_at_the_end():
     pool.submitted = {running: [(0, "a.py", None)], waiting: [(1, "b.py", None)]}
     pool.reclaim()
     assert list(pool.queue) == [[(1, "b.py", None)]] and list(pool.submitted) == [running]
+
+
+def test_the_collector_is_off_during_a_run_and_as_it_was_after(tmp_path, monkeypatch):
+    """A run lints with the cyclic collector off (what survives a lint is not traversed after
+    every file), collects once garbage piles up past COLLECT_AFTER, and leaves it as found."""
+    import gc
+
+    from dllint import gc_pause
+
+    states: list[bool] = []
+    original = runner.process
+
+    def spy(*args, **kwargs):
+        states.append(gc.isenabled())
+        cycle: list[object] = []
+        cycle.append(cycle)  # garbage only the collector frees
+        return original(*args, **kwargs)
+
+    collections: list[int] = []
+    monkeypatch.setattr(runner, "process", spy)
+    monkeypatch.setattr(gc_pause, "COLLECT_AFTER", 0)  # every file's garbage is enough
+
+    def watch(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text("from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n")
+    gc.callbacks.append(watch)  # (the gc module reads its own list: it cannot be monkeypatched)
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            states.clear()
+            collections.clear()
+            run_lint([str(tmp_path / n) for n in ("a.py", "b.py", "c.py")], Settings(), jobs=1)
+            assert states == [False, False, False]
+            assert gc.isenabled() is enabled
+            assert collections.count(2) == 3  # a full collection after each file
+    finally:
+        gc.enable()
+        gc.callbacks.remove(watch)

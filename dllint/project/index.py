@@ -28,5 +28,11 @@ from dllint.project.view import ProjectView
 class ProjectIndex(StoreIndex, SearchIndex, ResolveIndex, QueryIndex):
     """The whole project as the lint of its files sees it (one per run and process)."""
 
+    def prepare(self) -> None:
+        """Build what the first cross-file question of any file builds: the joined text and the
+        names that may be classes and loader classes (before forking workers that share them)."""
+        self.loader_class_names()
+        self.class_names()
+
     def view(self, path: str) -> ProjectView:
         return ProjectView(self, str(Path(path).resolve()))
