@@ -3,7 +3,6 @@ function in other files, the files defining a method."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 from bisect import bisect_right
 
@@ -81,6 +80,8 @@ class SearchIndex(IndexBase):
         :mod:`~dllint.project.class_text`), and their digest (what a lint that was answered
         "no" by them records: :class:`~dllint.project.deps.LoaderClassesDep`)."""
         if self._loader_classes is None:
+            import hashlib  # (only a project that asks: a one-file run of most files never does)
+
             seeds = {name.rsplit(".", 1)[-1].encode() for name in (*LOADER_QUALNAMES, *self.settings.extend_loader_classes)}
             names = self._class_text().reached_from(seeds | {name.encode() for name in LIBRARY_LOADER_NAMES})
             digest = hashlib.blake2b(b"\0".join(sorted(names)), digest_size=12).hexdigest()
