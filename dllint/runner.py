@@ -129,18 +129,18 @@ _WORKER_LINTER: Linter | None = None
 _WORKER_INDEX: Any = None
 
 
-_FORKED_INDEX: Any = None  # the parent's project index, as a forked worker inherits it
 _WORKER_BATCH = Batch()
 
 
-def _init_worker(settings: Settings, root: str | None = None) -> None:
+def _init_worker(settings: Settings, root: str | None = None, inherited: Any = None) -> None:
+    """``inherited``: the parent's project index, handed to a forked worker (never pickled)."""
     global _WORKER_LINTER, _WORKER_INDEX
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the pool
     gc.disable()  # for the worker's life: see dllint.gc_pause (_WORKER_BATCH collects)
     _WORKER_LINTER = Linter(settings)
-    _WORKER_INDEX = _FORKED_INDEX if _FORKED_INDEX is not None else project_index(settings, root)
+    _WORKER_INDEX = inherited if inherited is not None else project_index(settings, root)
 
 
 def _run_chunk(
@@ -218,20 +218,21 @@ class _Pool:
         self.feed()
 
     def _start(self) -> None:
-        global _FORKED_INDEX
         from concurrent.futures import ProcessPoolExecutor
 
         context = _pool_context()
+        inherited = None
         if self.project is not None and context.get_start_method() == "fork":
             # What every process's first cross-file question builds (the joined text, its class
-            # names: 0.5 s on 79 MB), built once here and inherited rather than once per process.
+            # names: 0.5 s on 79 MB), built once here; a forked worker's initargs are its copy of
+            # this process's objects, not pickled ones.
             self.project.prepare()
-            _FORKED_INDEX = self.project
+            inherited = self.project
         self.executor = ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=context,
             initializer=_init_worker,
-            initargs=(self.settings, self.project_root),
+            initargs=(self.settings, self.project_root, inherited),
         )
 
     def feed(self) -> None:

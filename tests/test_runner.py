@@ -277,3 +277,18 @@ def test_the_collector_is_off_during_a_run_and_as_it_was_after(tmp_path, monkeyp
     finally:
         gc.enable()
         gc.callbacks.remove(watch)
+
+
+def test_a_run_without_a_project_never_lints_with_an_earlier_runs_index(tmp_path, pool_always):
+    """Forked workers get this run's project index (built once, before the fork), never one an
+    earlier run of the same process left behind: without a project, no file reads another."""
+    factory = "from torch.utils.data import DataLoader\n\n\ndef build_loader(ds):\n    return DataLoader(ds, num_workers=4)\n"
+    caller = "from data import build_loader\n\n\ndef main(ds):\n    for epoch in range(3):\n        for b in build_loader(ds):\n            pass\n"
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "data.py").write_text(factory)
+    (tmp_path / "train.py").write_text(caller)
+    paths = [str(tmp_path / "data.py"), str(tmp_path / "train.py")]
+    with_project = runner.run_files(paths, SETTINGS, jobs=2, project_root=str(tmp_path))
+    assert any(outcome.deps for outcome in with_project)
+    alone = runner.run_files(paths, SETTINGS, jobs=2)
+    assert [outcome.deps for outcome in alone] == [{}, {}]

@@ -263,14 +263,17 @@ def callers_keywords(expr: ast.expr, scope: Scope, facts: FileFacts) -> dict[str
     first = _extra_keywords(calls[0], named) if calls else _keywords_elsewhere(elsewhere[0], named, expr)
     if first is None or any(_extra_keywords(call, named, first) is None for call in calls[1:]):
         return None
-    for arguments in elsewhere:
-        passed = _keywords_elsewhere(arguments, named, expr)
-        if passed is None or passed.keys() != first.keys():
-            return None
-        if any(not _same(_constant_of(v), _constant_of(first[k])) for k, v in passed.items()):
-            return None
+    if not all(_agrees(_keywords_elsewhere(arguments, named, expr), first) for arguments in elsewhere):
+        return None
     where = facts.scopes.scope_of(calls[0]) if calls else scope
     return {key: (value, where) for key, value in first.items()}
+
+
+def _agrees(passed: dict[str, ast.expr] | None, first: dict[str, ast.expr]) -> bool:
+    """Another file's call passes the keywords of ``first``, each the same JSON constant."""
+    return passed is not None and passed.keys() == first.keys() and all(
+        _same(_constant_of(value), _constant_of(first[key])) for key, value in passed.items()
+    )
 
 
 def _keywords_elsewhere(arguments: PassedArguments, named: set[str], at: ast.expr) -> dict[str, ast.expr] | None:
