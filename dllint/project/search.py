@@ -114,32 +114,33 @@ class SearchIndex(IndexBase):
 
     def _haystack(self) -> tuple[bytes, list[int], list[str], list[str]]:
         """Every project file's bytes joined by NUL (an identifier never spans two files), with
-        where each starts, read once; files beyond MAX_KEPT_BYTES are listed apart, read per scan."""
+        where each starts, read once; files beyond MAX_KEPT_BYTES are listed apart, read per scan.
+        Each file is appended as it is read (a ``bytearray``), not joined at the end: the files
+        and their join were both alive then, twice the project's size at the peak."""
         if self._hay is None:
-            parts: list[bytes] = []
+            joined = bytearray()
             starts: list[int] = []
             paths: list[str] = []
             rest: list[str] = []
-            size = 0
             for path in self.project_files():
                 data = self._read(path)
                 if data is None:
                     continue
-                if size + len(data) > MAX_KEPT_BYTES:
+                if len(joined) + len(data) > MAX_KEPT_BYTES:
                     rest.append(path)
                     continue
-                self._offsets[path] = (size, size + len(data))
-                starts.append(size)
+                self._offsets[path] = (len(joined), len(joined) + len(data))
+                starts.append(len(joined))
                 paths.append(path)
-                parts.append(data)
-                size += len(data) + 1
-            self._hay = (b"\0".join(parts), starts, paths, rest)
+                joined += data
+                joined += b"\0"
+            self._hay = (joined, starts, paths, rest)  # (bytes and bytearray search alike)
         return self._hay
 
     def _read(self, path: str) -> bytes | None:
         where = self._offsets.get(path)
         if where is not None and self._hay is not None:
-            return self._hay[0][where[0] : where[1]]
+            return bytes(memoryview(self._hay[0])[where[0] : where[1]])
         try:
             return read_bytes(path)  # a regular file, within max-file-size (dllint.files)
         except Unreadable:
