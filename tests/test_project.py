@@ -141,6 +141,17 @@ def test_one_file_run_summarizes_only_files_that_name_the_function(tmp_path):
     assert index.summarized == 0
 
 
+def test_only_files_that_call_the_function_or_rename_it_are_summarized(tmp_path):
+    """A file that names ``build_loader`` without calling it (a comment, a docstring) is not
+    summarized; one that imports it under another name and calls that is."""
+    renamed = TRAIN.replace("from data import build_loader", "from data import build_loader as make_loader")
+    write(tmp_path, {"data.py": DATA, "train.py": renamed.replace("build_loader(dataset)", "make_loader(dataset)"),
+                     "notes.py": '"""See data.build_loader for the loaders."""\n'})
+    index = ProjectIndex(tmp_path, SETTINGS)
+    assert codes(lint(index, tmp_path / "data.py")) == [(5, "DL301"), (6, "DL201")]
+    assert index.summarized == 1  # train.py
+
+
 def test_findings_depend_on_the_files_they_read(tmp_path):
     """Any change to a file a lint read invalidates its findings (what the cache checks before
     reusing them); the files no lint read do not."""
