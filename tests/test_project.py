@@ -152,6 +152,17 @@ def test_only_files_that_call_the_function_or_rename_it_are_summarized(tmp_path)
     assert index.summarized == 1  # train.py
 
 
+def test_only_files_that_build_the_dataset_are_summarized_for_its_loaders(tmp_path):
+    """DL304 across files reads the loaders built over a dataset class in other files: a file
+    that names the class and DataLoader without calling the class is not summarized."""
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "project" / "held_rng"
+    write(tmp_path, {name: (root / name).read_text() for name in ("speech.py", "train.py")})
+    write(tmp_path, {"docs.py": '"""SpeechDataset feeds a DataLoader in train.py."""\n'})
+    index = ProjectIndex(tmp_path, SETTINGS)
+    assert [code for _, code in codes(lint(index, tmp_path / "speech.py"))] == ["DL304"]
+    assert index.summarized == 2  # train.py, and speech.py to resolve the class train.py builds
+
+
 def test_findings_depend_on_the_files_they_read(tmp_path):
     """Any change to a file a lint read invalidates its findings (what the cache checks before
     reusing them); the files no lint read do not."""

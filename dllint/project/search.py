@@ -204,10 +204,13 @@ class SearchIndex(IndexBase):
             self.record_mentions(deps, path, needle)
 
     def loaders_of_class(self, path: str, name: str) -> list[tuple[str, LoaderSummary]]:
-        """Loaders in other project files whose dataset is ``name`` (a class of ``path``)."""
+        """Loaders in other project files whose dataset is ``name`` (a class of ``path``); only
+        files that name DataLoader and call ``name`` (or import it under another) are summarized."""
         found: list[tuple[str, LoaderSummary]] = []
+        called = _call_of(name.encode())  # the dataset is built by a call in that file
         for other in self.mentions(name.encode(), LOADER_GATE):
-            if other == path:
+            span = self._span(other) if other != path else None
+            if span is None or called.search(*span) is None:
                 continue
             summary = self.summary(other)
             for loader in summary[0].loaders if summary is not None else ():
