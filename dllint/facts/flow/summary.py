@@ -37,6 +37,7 @@ from dllint.facts.flow.targets import Target, call_target, project_imports, targ
 from dllint.facts.flow.worker_side import MAX_ONWARD, class_summary, worker_side
 from dllint.facts.values import follow
 from dllint.facts.walk import walk_with_parents
+from dllint.source import parse_module
 
 if TYPE_CHECKING:
     from dllint.config import Settings
@@ -64,7 +65,7 @@ def summarize(
     """The summary of one file (an empty one when it does not parse); ``own``: see
     :func:`~dllint.facts.flow.targets.project_imports`."""
     try:
-        tree = tree or ast.parse(text, filename=path)
+        tree = tree or parse_module(text, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return FileSummary()
     source = _Source(path, text, settings, own)
@@ -96,7 +97,7 @@ class _Source:
     def analysis(self, tree: ast.Module | None = None) -> _Analysis:
         found = _ANALYSES.pop(self, None)
         if found is None:
-            found = self._analyse(tree or ast.parse(self.text, filename=self.path))
+            found = self._analyse(tree or parse_module(self.text, self.path))
         _ANALYSES[self] = found  # the most recently used last
         while len(_ANALYSES) > MAX_ANALYSES:
             # Its facts' analyses point back at them (cycles): emptied, as a lint's are, they are
