@@ -163,6 +163,19 @@ def test_only_files_that_build_the_dataset_are_summarized_for_its_loaders(tmp_pa
     assert index.summarized == 2  # train.py, and speech.py to resolve the class train.py builds
 
 
+def test_another_files_code_that_python_warns_about_is_summarized_silently(tmp_path, capfd):
+    """A caller with an invalid escape sequence (a warning when Python compiles it; an error
+    under ``-W error``) is summarized as the lint parses: no warning, and its calls are read."""
+    import warnings
+
+    write(tmp_path, {"data.py": DATA, "train.py": TRAIN + 'PATTERN = "\\d+"\n'})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = codes(lint(ProjectIndex(tmp_path, SETTINGS), tmp_path / "data.py"))
+    assert found == [(5, "DL301"), (6, "DL201")]
+    assert "escape" not in capfd.readouterr().err
+
+
 def test_findings_depend_on_the_files_they_read(tmp_path):
     """Any change to a file a lint read invalidates its findings (what the cache checks before
     reusing them); the files no lint read do not."""
