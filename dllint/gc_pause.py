@@ -46,12 +46,10 @@ def collector_paused(function: Callable[..., T]) -> Callable[..., T]:
 COLLECT_AFTER = 1_000_000
 
 
-class Batch:
-    """The files of a run, as far as the collector goes: :meth:`done` after each one."""
-
-    def done(self) -> None:
-        if not gc.isenabled() and gc.get_count()[0] > COLLECT_AFTER:
-            gc.collect()
+def file_done() -> None:
+    """After each file of a batch: a full collection once COLLECT_AFTER objects piled up."""
+    if not gc.isenabled() and gc.get_count()[0] > COLLECT_AFTER:
+        gc.collect()
 
 
 @contextlib.contextmanager

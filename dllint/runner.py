@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 from dllint.config import Settings
 from dllint.engine import FileResult, Linter
 from dllint.findings import Finding
-from dllint.gc_pause import Batch, files_in_batch
+from dllint.gc_pause import file_done, files_in_batch
 from dllint.per_file import FileOutcome, Fingerprint, check, fingerprint, fix, read_file, wants_fix
 from dllint.source import unreadable
 
@@ -129,16 +129,13 @@ _WORKER_LINTER: Linter | None = None
 _WORKER_INDEX: Any = None
 
 
-_WORKER_BATCH = Batch()
-
-
 def _init_worker(settings: Settings, root: str | None = None, inherited: Any = None) -> None:
     """``inherited``: the parent's project index, handed to a forked worker (never pickled)."""
     global _WORKER_LINTER, _WORKER_INDEX
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the pool
-    gc.disable()  # for the worker's life: see dllint.gc_pause (_WORKER_BATCH collects)
+    gc.disable()  # for the worker's life: see dllint.gc_pause (file_done collects)
     _WORKER_LINTER = Linter(settings)
     _WORKER_INDEX = inherited if inherited is not None else project_index(settings, root)
 
@@ -150,7 +147,7 @@ def _run_chunk(
     out = []
     for index, path, cached in chunk:
         outcome, stamp = process(path, _WORKER_LINTER, task, want_fingerprint, _WORKER_INDEX, cached)
-        _WORKER_BATCH.done()
+        file_done()
         out.append((index, outcome, stamp))
     return out
 
@@ -349,13 +346,12 @@ def run_files(
             progress(done, len(paths))
 
     linter = linter or Linter(settings)
-    batch = Batch()
 
     def lint_here(items: list[Item]) -> None:
         reported = 0
         for count, (index, path, cached) in enumerate(items, start=1):
             collect(index, *process(path, linter, task, want_fingerprint, project, cached))
-            batch.done()
+            file_done()
             if count % 16 == 0 or count == len(items):
                 advance(count - reported)
                 reported = count

@@ -185,10 +185,8 @@ def argument_for(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDe
     for keyword in call.keywords:
         if keyword.arg == param:
             return keyword.value
-    positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
-    if param in positional and positional.index(param) < len(call.args):
-        return call.args[positional.index(param)]
-    return ABSENT
+    position = _position(function, param)
+    return call.args[position] if position is not None and position < len(call.args) else ABSENT
 
 
 class ProjectCalls(NamedTuple):

@@ -19,8 +19,7 @@ from typing import Iterable
 
 _WORD = re.compile(rb"\w+")
 _LAST_WORD = re.compile(rb"\w+\Z")
-_CLASS = re.compile(rb"class[ \t]+(\w+)")
-_HEADER = re.compile(rb"class[ \t]+(\w+)[ \t]*\(")
+_CLASS = re.compile(rb"class[ \t]+(\w+)([ \t]*\()?")  # (the parenthesis: a header with bases)
 _ALIAS = re.compile(rb" as[ \t]+(\w+)")
 _PAREN = re.compile(rb"[()]")
 MAX_HEADER = 4096  # bytes of one class header's bases read before it counts as unreadable
@@ -55,9 +54,11 @@ class ClassText:
 def scan(data: bytes) -> ClassText:
     """The class names, class headers and ``as`` aliases of ``data`` (a file, or files joined).
     Regular expressions with a literal start, so that the C search skips to each candidate."""
-    found = ClassText(names=set(_CLASS.findall(data)))
-    for header in _HEADER.finditer(data):
-        _header(data, header.end() - 1, header.group(1), found)
+    found = ClassText()
+    for header in _CLASS.finditer(data):
+        found.names.add(header.group(1))
+        if header.group(2):
+            _header(data, header.end() - 1, header.group(1), found)
     for alias in _ALIAS.finditer(data):
         name = alias.group(1)
         found.aliases.add(name)

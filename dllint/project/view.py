@@ -16,6 +16,7 @@ from dllint.facts.flow.targets import Target, call_target, target_text
 from dllint.knowledge.loaders import library_loader
 from dllint.project.base import (
     LOADER_GATE,
+    CallRecord,
     MAX_FOLLOW,
 )
 from dllint.project import base as limits  # read at call time (tests lower them)
@@ -75,15 +76,7 @@ class ProjectView(NullProject):
         """What the callers of ``name`` in other files do with its result; None when it has none
         (a caller that discards the result, or never receives it, adds nothing)."""
         found_all: list[CallerEffects] = []
-        naming = [other for other in self.index.mentions(callee_needle(name)) if other != path]
-        if len(naming) > limits.MAX_CALLER_FILES:
-            # Too common a name (main(, train(, run() to read every file that calls one: its
-            # callers stay out of view, as for a function no other file calls (a loader it returns
-            # counts only when it is evidently a training loader), as flake8 sees it one file at a time.
-            record_dep(self.deps, CallersDep(callee_needle(name)))
-            return None
-        self.index.record_mentions(self.deps, path, callee_needle(name))
-        callers = self.index.callers_of(path, name)
+        callers = self._callers_in_reach(path, name)
         if not callers:
             return None
         for caller, found in callers:
@@ -101,6 +94,23 @@ class ProjectView(NullProject):
             effects = self.index.expand(caller, effects, self.deps, 0, entry)
             found_all.append(CallerEffects(f"{os.path.relpath(caller, self.index.root)}:{found.line}", effects))
         return found_all
+
+    def _callers_in_reach(self, path: str, name: str) -> list[tuple[str, CallRecord]] | None:
+        """The calls of ``name`` (of file ``path``) in other files, the question recorded in
+        ``deps``; None when more than MAX_CALLER_FILES files name it."""
+        needle = callee_needle(name)
+        if len([other for other in self.index.mentions(needle) if other != path]) > limits.MAX_CALLER_FILES:
+            # Too common a name (main(, train(, run() to read every file that calls one: its
+            # callers stay out of view, as for a function no other file calls (a loader it returns
+            # counts only when it is evidently a training loader), as flake8 sees it one file at a time.
+            record_dep(self.deps, CallersDep(needle))
+            return None
+        self.index.record_mentions(self.deps, path, needle)
+        return self.index.callers_of(path, name)
+
+    def _files_naming(self, needle: bytes) -> list[str]:
+        """The other project files that hold ``needle`` as a whole word."""
+        return [other for other in self.index.mentions(needle) if other != self.path and self.index.names_word(other, needle)]
 
     def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
         """Loaders in other project files built over instances of this file's class ``cls``."""
@@ -182,7 +192,7 @@ class ProjectView(NullProject):
         naming it invalidates the findings (see :meth:`ProjectIndex.reconcile`)."""
         needle = name.encode()
         record_dep(self.deps, CallersDep(needle))
-        others = [other for other in self.index.mentions(needle) if other != self.path and self.index.names_word(other, needle)]
+        others = self._files_naming(needle)
         if others:  # one naming file is enough to be re-asked when it changes (reconcile sees new ones)
             digest = self.index.digest(others[0])
             if digest is not None:
@@ -193,14 +203,8 @@ class ProjectView(NullProject):
         """What the calls of ``function`` (module-level, this file's) in other files pass. Every
         file naming it whole must hold a call read to it: another use (a callback, a result
         discarded) passes what no summary records."""
-        needle = callee_needle(function)
-        naming = [other for other in self.index.mentions(needle) if other != self.path and self.index.names_word(other, needle)]
-        if len(naming) > limits.MAX_CALLER_FILES:
-            record_dep(self.deps, CallersDep(needle))
-            return None
-        self.index.record_mentions(self.deps, self.path, needle)
-        calls = self.index.callers_of(self.path, function)
-        if {caller for caller, _ in calls} != set(naming):
+        calls = self._callers_in_reach(self.path, function)
+        if calls is None or {caller for caller, _ in calls} != set(self._files_naming(callee_needle(function))):
             return None
         return [PassedArguments(found.shape, found.args) for _, found in calls]
 
