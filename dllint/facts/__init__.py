@@ -17,7 +17,7 @@ from dllint.facts.argparse_defaults import ArgparseDefaults
 from dllint.facts.imports import build_import_table, dotted_name, qualified_name
 from dllint.facts.loaders import LOADER_QUALNAMES, LoaderCall, collect_loader_calls, collect_loader_settings, mentions_pin_memory
 from dllint.facts.scopes import Scope, ScopeTable
-from dllint.facts.values import Value, default_callee, resolve
+from dllint.facts.values import Value, default_callee, defaults_of, resolve
 from dllint.facts.walk import walk_with_parents
 from dllint.knowledge.loaders import (
     LIBRARY_LOADER_NAMES,
@@ -135,11 +135,8 @@ class FileFacts:
         found: set[str] = set()
         for node in self.nodes:
             if node.__class__ is ast.FunctionDef or node.__class__ is ast.AsyncFunctionDef:
-                args = node.args  # type: ignore[attr-defined]
-                positional = [*args.posonlyargs, *args.args]
-                pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
-                         *zip(args.kwonlyargs, args.kw_defaults)]
-                found.update(arg.arg for arg, default in pairs if isinstance(default, (ast.Name, ast.Attribute)))
+                defaults = defaults_of(node)  # type: ignore[arg-type]
+                found.update(name for name, default in defaults.items() if isinstance(default, (ast.Name, ast.Attribute)))
         return frozenset(found)
 
     @cached_property

@@ -171,11 +171,16 @@ def _constant(arguments: PassedArguments, position: int | None, keyword: str) ->
 def parameter_default(function: ast.AST, param: str) -> ast.expr | None:
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
+    return defaults_of(function).get(param)
+
+
+def defaults_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """Each parameter with a default -> its default."""
     args = function.args
     positional = [*args.posonlyargs, *args.args]
     defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
     defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-    return defaults.get(param)
+    return defaults
 
 
 def argument_for(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.expr | Value | None:

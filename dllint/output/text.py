@@ -135,9 +135,10 @@ class _Sources:
 
 
 def _read_text(path: str) -> str | None:
+    from dllint.files import Unreadable, read_bytes
+
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
+        data = read_bytes(path)  # a regular file, within max-file-size: never a FIFO that blocks
+    except Unreadable:
         return None
     return data.decode("utf-8-sig", errors="replace")

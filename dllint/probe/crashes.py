@@ -34,9 +34,11 @@ def crash_results(loader: int, failures: list[dict[str, Any]], anchor: Anchor | 
     """One confirmed result per rule whose crash a later epoch of ``loader`` shows (its first such epoch)."""
     results: dict[str, Result] = {}
     for failure in failures:
+        if failure["epoch"] < FIRST_LATER_EPOCH:
+            continue
         said = failure.get("worker_said")
         code = crash_code(f"{failure['error']}\n{said}" if said else failure["error"])
-        if code is None or code in results or failure["epoch"] < FIRST_LATER_EPOCH:
+        if code is None or code in results:
             continue
         error = f"a DataLoader worker died: {said}" if said else failure["error"]
         evidence = f"epoch {failure['epoch']} failed at batch {failure['batch']}: {error}"

@@ -31,10 +31,10 @@ MAX_CANDIDATES = 8  # files defining a method named like obj.m(): more, and the 
 # the value it returns. More, and the name is a common one (main(, train(, run(): its callers are
 # not read (each would be summarized), as for a function no other file calls.
 MAX_CALLER_FILES = 48
-LOADER_GATE = b"DataLoader"
+LOADER_GATE = b"DataLoader"  # a file that builds loaders over a class names DataLoader
 # Summaries kept by content digest beyond their file's current entry: a file an editor changes
 # back and forth (typing, undo) is not summarized again for each state.
-MAX_SUMMARIES_BY_CONTENT = 256  # a file that builds loaders over a class names DataLoader
+MAX_SUMMARIES_BY_CONTENT = 256
 
 
 @dataclass
@@ -117,7 +117,7 @@ class IndexBase:
         ...
 
     @abstractmethod
-    def summary(self, path: str, data: bytes | None = None) -> tuple[FileSummary, str] | None:
+    def summary(self, path: str) -> tuple[FileSummary, str] | None:
         ...
 
     @abstractmethod
@@ -129,7 +129,7 @@ class IndexBase:
         ...
 
     @abstractmethod
-    def digest(self, path: str, data: bytes | None = None) -> str | None:
+    def digest(self, path: str) -> str | None:
         ...
 
     @abstractmethod

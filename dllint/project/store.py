@@ -23,9 +23,9 @@ from dllint.project.deps import read as read_deps
 
 class StoreIndex(IndexBase):
     # -- summaries -------------------------------------------------------------------
-    def summary(self, path: str, data: bytes | None = None) -> tuple[FileSummary, str] | None:
+    def summary(self, path: str) -> tuple[FileSummary, str] | None:
         """(summary, content digest) of a project file; None when it cannot be read."""
-        found = self._entry(path, data)
+        found = self._entry(path)
         if found is None:
             return None
         entry, data = found
@@ -45,13 +45,13 @@ class StoreIndex(IndexBase):
             self._by_digest.popitem(last=False)
         return entry.summary, entry.digest
 
-    def digest(self, path: str, data: bytes | None = None) -> str | None:
+    def digest(self, path: str) -> str | None:
         """The digest of a project file's content (what a dependent file's cache entry
         records); None when it cannot be read. Nothing is summarized."""
-        found = self._entry(path, data)
+        found = self._entry(path)
         return None if found is None else found[0].digest
 
-    def _entry(self, path: str, data: bytes | None) -> tuple[_Entry, bytes | None] | None:
+    def _entry(self, path: str) -> tuple[_Entry, bytes | None] | None:
         """The file's entry, and its bytes where they had to be read to hash them."""
         try:
             st = os.stat(path)
@@ -59,12 +59,11 @@ class StoreIndex(IndexBase):
             return None
         stat = (st.st_mtime_ns, st.st_size)
         entry = self._entries.get(path)
-        if entry is not None and entry.stat == stat and data is None:
+        if entry is not None and entry.stat == stat:
             return entry, None
+        data = self._read(path)
         if data is None:
-            data = self._read(path)
-            if data is None:
-                return None
+            return None
         import hashlib  # only once a digest is needed: a one-file run often needs none
 
         content = hashlib.sha256(data).hexdigest()[:32]

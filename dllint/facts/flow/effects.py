@@ -175,6 +175,8 @@ def dict_entry_effects(
     generic = uses_of(any_entry, ())
     if generic is None:
         return {}
+    if len(any_entry.met) > MAX_FIELDS:
+        return {}  # keys left out would read as untouched
     built = built or set()
     found = {"?": effects_of(generic, built, facts)}
     for key in sorted(any_entry.met)[:MAX_FIELDS]:
@@ -184,8 +186,6 @@ def dict_entry_effects(
         for path in paths:
             uses = uses_of(path[0], path[1:])
             found[path_key(path)] = effects_of(uses, built, facts) if uses is not None else Effects(stores=True)
-    if len(any_entry.met) > MAX_FIELDS:
-        return {}  # keys left out would read as untouched
     return found
 
 
