@@ -487,3 +487,34 @@ def test_a_longer_name_in_another_file_does_not_name_the_function(tmp_path):
     assert codes(lint(ProjectIndex(tmp_path, SETTINGS), tmp_path / "train.py")) == [(5, "DL201")]
     write(tmp_path, {"other.py": "from train import make\n\nmake([], num_workers=0)\n"})
     assert codes(lint(ProjectIndex(tmp_path, SETTINGS), tmp_path / "train.py")) == []
+
+
+def test_a_namesake_in_a_file_that_does_not_import_it_is_not_a_caller(tmp_path):
+    """Issue 32's reproduction: ``unrelated.py`` defines its own ``make``; the only call of
+    ``infunc.make`` passes ``num_workers=0``, so no multi-worker loader exists: no DL201."""
+    from dllint.project import ProjectIndex
+
+    write_tree(tmp_path, {
+        "infunc.py": """\
+            from torch.utils.data import Dataset, DataLoader
+            class DS(Dataset):
+                def __len__(self): return 10
+                def __getitem__(self, i): return i
+            def make(batch_size=4, num_workers=0):
+                return DataLoader(DS(), batch_size=batch_size, num_workers=num_workers)
+            def main():
+                loader = make(batch_size=2, num_workers=0)
+                for epoch in range(3):
+                    for b in loader:
+                        pass
+            """,
+        "unrelated.py": "def make():\n    pass\n",
+        "caller.py": "from other import make\nmake(num_workers=4)\n",
+        "other.py": "def make(num_workers=0):\n    pass\n",
+    })
+    settings = Settings(select=("ALL",))
+    index = ProjectIndex(tmp_path, settings)
+    result = lint_in_project(index, tmp_path / "infunc.py", settings)
+    assert [f.code for f in result.findings] == ["DL203"]  # (opt-in) a loader without workers, iterated per epoch
+    assert index.imports.importers(str(tmp_path / "other.py"), "make") == [(str(tmp_path / "caller.py"), "make")]
+    assert index.imports.importers(str(tmp_path / "infunc.py"), "make") == []

@@ -10,6 +10,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+from collections.abc import Iterator
 
 from dllint.facts.flow.records import CallShape, Effects, FileSummary, FunctionSummary
 
@@ -98,6 +99,9 @@ class IndexBase:
         self._loader_classes: tuple[frozenset[bytes], str] | None = None  # see SearchIndex.loader_class_names
         self._stat_table: dict[str, list[int]] | None = None
         self.summarized = 0  # files summarized: for tests and benchmarks
+        from dllint.project.imports import ImportGraph
+
+        self.imports = ImportGraph(self._file_spans, self._span, self._resolve_once, self.resolve_module)
 
     # -- implemented by the parts -------------------------------------------------------
     @abstractmethod
@@ -110,6 +114,18 @@ class IndexBase:
 
     @abstractmethod
     def project_files(self) -> list[str]:
+        ...
+
+    @abstractmethod
+    def _file_spans(self) -> Iterator[tuple[str, bytes, int, int]]:
+        ...
+
+    @abstractmethod
+    def _span(self, path: str) -> tuple[bytes, int, int] | None:
+        ...
+
+    @abstractmethod
+    def resolve_module(self, from_path: str, target: str) -> str | None:
         ...
 
     @abstractmethod

@@ -30,9 +30,10 @@ class ProjectIndex(StoreIndex, SearchIndex, ResolveIndex, QueryIndex):
 
     def prepare(self) -> None:
         """Build what the first cross-file question of any file builds: the joined text and the
-        names that may be classes and loader classes (before forking workers that share them)."""
+        names that may be classes and loader classes, the import table (before forking workers that share them)."""
         self.loader_class_names()
         self.class_names()
+        self.imports.prepare()
 
     def view(self, path: str) -> ProjectView:
         return ProjectView(self, str(Path(path).resolve()))

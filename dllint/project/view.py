@@ -96,27 +96,37 @@ class ProjectView(NullProject):
         return found_all
 
     def _callers_in_reach(self, path: str, name: str) -> list[tuple[str, CallRecord]] | None:
-        """The calls of ``name`` (of file ``path``) in other files, the question recorded in
-        ``deps``; None when more than MAX_CALLER_FILES files name it."""
-        needle = callee_needle(name)
-        if len([other for other in self.index.mentions(needle) if other != path]) > limits.MAX_CALLER_FILES:
-            # Too common a name (main(, train(, run() to read every file that calls one: its
-            # callers stay out of view, as for a function no other file calls (a loader it returns
-            # counts only when it is evidently a training loader), as flake8 sees it one file at a time.
-            record_dep(self.deps, CallersDep(needle))
+        """The calls of ``name`` (of file ``path``) in the files that import it, the question
+        recorded in ``deps``; None when more than MAX_CALLER_FILES files import it."""
+        importers = self._importers(path, name)
+        if len(importers) > limits.MAX_CALLER_FILES:
+            # Too many importers to read each (a helper every script calls): its callers stay out
+            # of view, as for a function no other file calls (a loader it returns counts only
+            # when it is evidently a training loader), as flake8 sees it one file at a time.
             return None
-        self.index.record_mentions(self.deps, path, needle)
         return self.index.callers_of(path, name)
 
-    def _files_naming(self, needle: bytes) -> list[str]:
-        """The other project files that hold ``needle`` as a whole word."""
-        return [other for other in self.index.mentions(needle) if other != self.path and self.index.names_word(other, needle)]
+    def _importers(self, path: str, name: str) -> list[str]:
+        """The other files whose imports bind ``name`` of ``path``, recorded in ``deps``: each
+        one's digest, and the question itself (a file that starts importing it names it, which
+        :meth:`ProjectIndex.reconcile` sees)."""
+        record_dep(self.deps, CallersDep(callee_needle(name)))
+        files = sorted({importer.file for importer in self.index.imports.importers(path, name)} - {self.path})
+        for other in files[: limits.MAX_CALLER_FILES + 1]:
+            digest = self.index.digest(other)
+            if digest is not None:
+                self.deps[other] = digest
+        return files
 
     def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
         """Loaders in other project files built over instances of this file's class ``cls``."""
         if not isinstance(facts.scopes.parents.get(cls), ast.Module):
             return []
-        self.index.record_mentions(self.deps, self.path, cls.name.encode(), LOADER_GATE)
+        record_dep(self.deps, CallersDep(cls.name.encode(), LOADER_GATE))
+        for other in self.index.class_importers(self.path, cls.name):
+            digest = self.index.digest(other)
+            if digest is not None:
+                self.deps[other] = digest
         found = self.index.loaders_of_class(self.path, cls.name)
         for other, _ in found:
             self.deps[other] = self.index.known_digest(other)
@@ -187,24 +197,22 @@ class ProjectView(NullProject):
         return found[1]
 
     def named_elsewhere(self, name: str) -> bool:
-        """Another project file names ``name`` as a whole word (a byte scan: it may use this
-        file's class or function; ``make_shared`` does not name ``make``); a file that starts
-        naming it invalidates the findings (see :meth:`ProjectIndex.reconcile`)."""
-        needle = name.encode()
-        record_dep(self.deps, CallersDep(needle))
-        others = self._files_naming(needle)
-        if others:  # one naming file is enough to be re-asked when it changes (reconcile sees new ones)
-            digest = self.index.digest(others[0])
-            if digest is not None:
-                self.deps[others[0]] = digest
-        return bool(others)
+        """Another project file imports this file's ``name`` (a module-level function or class):
+        it may use it. Same-named definitions in files that do not import this one are others';
+        a file that starts importing it invalidates the findings (see :meth:`ProjectIndex.reconcile`)."""
+        return bool(self._importers(self.path, name))
 
     def calls_elsewhere(self, function: str) -> list[PassedArguments] | None:
         """What the calls of ``function`` (module-level, this file's) in other files pass. Every
-        file naming it whole must hold a call read to it: another use (a callback, a result
-        discarded) passes what no summary records."""
+        file importing it must hold a call read to it (a package's ``__init__.py`` that only
+        re-exports it excepted): another use (a callback, a result discarded) passes what no
+        summary records."""
         calls = self._callers_in_reach(self.path, function)
-        if calls is None or {caller for caller, _ in calls} != set(self._files_naming(callee_needle(function))):
+        if calls is None:
+            return None
+        callers = {caller for caller, _ in calls}
+        importers = set(self._importers(self.path, function))
+        if any(other not in callers and not other.endswith("__init__.py") for other in importers):
             return None
         return [PassedArguments(found.shape, found.args) for _, found in calls]
 

@@ -57,6 +57,7 @@ class BufferIndex(ProjectIndex):
         self._class_names = None
         self._loader_classes = None
         self._stat_table = None
+        self.imports.forget(path)
         if rejoin:
             self._hay = None
             self._offsets.clear()

@@ -1,0 +1,262 @@
+"""The project's import graph: which files bind a name to which definition, as Python does.
+
+"The callers of ``make``" are the files whose import bindings resolve to *that* ``make``
+(``from .helpers import make``, ``import pkg.helpers as h`` then ``h.make``, ``from
+pkg.helpers import *``), never the files whose text names it: a course repository that copies
+``make`` into every chapter has one ``make`` per chapter, each with its own callers.
+
+Built once per index from every project file's import statements (one byte search for
+``import`` over the files, each statement read by a small anchored pattern: no file is
+parsed), and resolved lazily, one imported name at a time, each binding once: a question is
+a dictionary look-up, so a project of N files with N helpers costs O(N), not O(N²).
+
+The scan reads import statements wherever they stand (functions, ``try:`` blocks), and also
+in strings that look like them: a binding too many makes a file an importer that calls
+nothing, which keeps the answers that need every caller unknown (silent), never wrong.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, NamedTuple
+
+from dllint.facts.flow.targets import Target
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+# One import statement from the start of its line: ``from .m import a, b as c`` (parenthesised
+# over several lines, or continued by backslashes) or ``import a.b as c, d``.
+_STATEMENT = re.compile(
+    rb"[ \t]*(?:from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n#;\\]|\\\r?\n)*)"
+    rb"|import[ \t]+((?:[^\n#;\\]|\\\r?\n)*))"
+)
+_ALIAS = re.compile(r"^([\w.]+|\*)(?:\s+as\s+(\w+))?$")
+MAX_REEXPORTS = 4  # re-exports followed from one binding (``from .data import *`` in __init__ ...)
+
+
+class ImportBinding(NamedTuple):
+    """One name an import statement binds in ``file``: ``local`` (``"*"`` for a star import)
+    to ``target`` (:class:`~dllint.facts.flow.targets.Target` text, ``"1:data.make"``)."""
+
+    file: str
+    local: str
+    target: str
+
+    @property
+    def key(self) -> str:
+        """The last part of what it imports: the name a question about a definition asks by."""
+        return Target.parse(self.target).dotted.rsplit(".", 1)[-1]
+
+
+def scan(path: str, data: bytes, start: int = 0, end: int | None = None) -> list[ImportBinding]:
+    """The import bindings in ``data[start:end]`` (one file's bytes), in their order."""
+    end = len(data) if end is None else end
+    found: list[ImportBinding] = []
+    consumed = start
+    at = data.find(b"import", start, end)
+    while at != -1:
+        if at >= consumed:
+            line = data.rfind(b"\n", start, at) + 1 or start
+            match = _STATEMENT.match(data, max(line, start), end)
+            if match is not None and match.end() > at:
+                found += _bindings(path, match)
+                consumed = match.end()
+        at = data.find(b"import", at + 6, end)
+    return found
+
+
+def _bindings(path: str, match: re.Match[bytes]) -> list[ImportBinding]:
+    level, module, names, plain = (g.decode("utf-8", "replace") if g is not None else None for g in match.groups())
+    found: list[ImportBinding] = []
+    if plain is not None:  # import a.b.c as d, e
+        for alias in _aliases(plain):
+            dotted, asname = alias
+            if dotted != "*":
+                found.append(ImportBinding(path, asname or dotted.split(".")[0], f"0:{dotted}"))
+        return found
+    depth = len(level or "")
+    for dotted, asname in _aliases((names or "").strip("()")):
+        full = f"{module}.{dotted}" if module and dotted != "*" else (module if dotted == "*" else dotted)
+        found.append(ImportBinding(path, "*" if dotted == "*" else asname or dotted, f"{depth}:{full}"))
+    return found
+
+
+def _aliases(text: str) -> list[tuple[str, str | None]]:
+    found: list[tuple[str, str | None]] = []
+    for part in text.replace("\\\n", " ").replace("\\\r\n", " ").split(","):
+        match = _ALIAS.match(" ".join(part.split("#", 1)[0].split()))
+        if match is not None:
+            found.append((match.group(1), match.group(2)))
+    return found
+
+
+class Importer(NamedTuple):
+    """A file that binds a definition: ``local`` names it there (``"*"``: through a star
+    import, or an attribute of the module it binds: the file names the definition itself)."""
+
+    file: str
+    local: str
+
+
+class ImportGraph:
+    """Who imports what, for one project: an owned part of the index, with its own caches and
+    :meth:`forget`. It asks the index only for the project's files, their bytes and where a
+    module target lies (the index's resolution, in Python's order)."""
+
+    def __init__(
+        self,
+        files: Callable[[], Iterable[tuple[str, bytes, int, int]]],
+        span: Callable[[str], tuple[bytes, int, int] | None],
+        locate: Callable[[str, str], tuple[str, str] | None],
+        module_file: Callable[[str, str], str | None],
+    ) -> None:
+        self._files = files  # (path, bytes, start, end) of every project file
+        self._span = span  # (bytes, start, end) where a file's bytes lie, None: unreadable
+        self._locate = locate  # (file, target) -> (file, name inside it): no re-export followed
+        self._module_file = module_file  # (file, target) -> the module file a whole target names
+        self._by_file: dict[str, list[ImportBinding]] | None = None
+        self._by_key: dict[str, list[ImportBinding]] = {}
+        self._stale: set[str] = set()
+        self._names: dict[str, dict[tuple[str, str], list[Importer]]] = {}  # key -> definition -> importers
+        self._modules: dict[str, dict[str, list[ImportBinding]]] = {}  # key -> module file -> bindings
+        self._defines: dict[tuple[str, str], bool] = {}
+
+    # -- questions -------------------------------------------------------------------------
+    def importers(self, path: str, name: str) -> list[Importer]:
+        """The other files whose bindings resolve to ``name`` (a module-level function or class
+        of ``path``; ``Cls.method``: its class), directly or through the module that holds it."""
+        first = name.split(".", 1)[0]
+        found = [i for i in self._named(first).get((path, first), ()) if i.file != path]
+        for binding in self._by_module(module_key(path)).get(path, ()):
+            if binding.file != path and self._names_word(binding.file, first):
+                found.append(Importer(binding.file, "*" if binding.local == "*" else f"{binding.local}.{first}"))
+        return sorted(set(found))
+
+    def bindings(self, path: str) -> list[ImportBinding]:
+        """``path``'s own import bindings."""
+        return self._table().get(path, [])
+
+    def prepare(self) -> None:
+        """Read every file's imports now (before forking workers that then share the table)."""
+        self._table()
+
+    # -- upkeep ----------------------------------------------------------------------------
+    def forget(self, path: str) -> None:
+        """``path``'s text changed (or it appeared or went away): its bindings are read again
+        and every resolution is made anew (a module may now exist or define another name)."""
+        self._stale.add(path)
+        self._names.clear()
+        self._modules.clear()
+        self._defines.clear()
+
+    # -- the table -------------------------------------------------------------------------
+    def _table(self) -> dict[str, list[ImportBinding]]:
+        if self._by_file is None:
+            self._by_file = {}
+            for path, data, start, end in self._files():
+                self._by_file[path] = scan(path, data, start, end)
+            self._by_key = _keyed(self._by_file.values())
+            self._stale.clear()
+        elif self._stale:
+            for path in self._stale:
+                span = self._span(path)
+                self._by_file.pop(path, None)
+                if span is not None:
+                    self._by_file[path] = scan(path, *span)
+            self._by_key = _keyed(self._by_file.values())
+            self._stale.clear()
+        return self._by_file
+
+    def _keyed_bindings(self, key: str) -> list[ImportBinding]:
+        self._table()
+        return self._by_key.get(key, [])
+
+    def _named(self, key: str) -> dict[tuple[str, str], list[Importer]]:
+        """Every binding that imports a name ``key``, grouped by the definition it resolves to."""
+        found = self._names.get(key)
+        if found is None:
+            grouped: dict[tuple[str, str], list[Importer]] = defaultdict(list)
+            for binding in self._keyed_bindings(key):
+                if binding.local == "*":
+                    continue
+                where = self._definition(binding.file, binding.target)
+                if where is not None:
+                    grouped[where].append(Importer(binding.file, binding.local))
+            found = self._names[key] = dict(grouped)
+        return found
+
+    def _by_module(self, key: str) -> dict[str, list[ImportBinding]]:
+        """Every binding whose whole target is a module named ``key``, grouped by its file."""
+        found = self._modules.get(key)
+        if found is None:
+            grouped: dict[str, list[ImportBinding]] = defaultdict(list)
+            for binding in self._keyed_bindings(key):
+                module = self._module_file(binding.file, binding.target)
+                if module is not None:
+                    grouped[module].append(binding)
+            found = self._modules[key] = dict(grouped)
+        return found
+
+    def _definition(self, file: str, target: str, depth: int = 0) -> tuple[str, str] | None:
+        """(file, name) where the name ``target`` imports in ``file`` is defined: re-exports
+        followed (``from .data import make`` or ``from .data import *`` in ``__init__.py``)."""
+        found = self._locate(file, target)
+        if found is None or depth >= MAX_REEXPORTS:
+            return found
+        where, name = found
+        first = name.split(".", 1)[0]
+        if not first or self._defined(where, first):
+            return where, first
+        bindings = self.bindings(where)
+        for binding in reversed(bindings):  # the last binding of a name wins
+            if binding.local == first:
+                return self._definition(where, binding.target, depth + 1)
+        for binding in bindings:
+            if binding.local == "*":
+                module = self._module_file(where, binding.target)
+                if module is not None and self._defined(module, first):
+                    return module, first
+        return where, first
+
+    def _defined(self, path: str, name: str) -> bool:
+        """``path`` defines ``name`` at module level (``def``, ``class`` or an assignment)."""
+        key = (path, name)
+        known = self._defines.get(key)
+        if known is None:
+            span = self._span(path)
+            known = self._defines[key] = span is not None and _definition_of(name).search(*span) is not None
+        return known
+
+    def _names_word(self, path: str, name: str) -> bool:
+        span = self._span(path)
+        return span is not None and _word(name).search(*span) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _definition_of(name: str) -> re.Pattern[bytes]:
+    """A module-level ``def``, ``class`` or assignment of ``name``."""
+    word = re.escape(name.encode())
+    return re.compile(rb"(?m)^(?:(?:async[ \t]+)?def|class)[ \t]+" + word + rb"\b|^" + word + rb"[ \t]*(?::[^=\n]*)?=(?!=)")
+
+
+@functools.lru_cache(maxsize=1024)
+def _word(name: str) -> re.Pattern[bytes]:
+    return re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
+
+
+def _keyed(tables: Iterable[list[ImportBinding]]) -> dict[str, list[ImportBinding]]:
+    found: dict[str, list[ImportBinding]] = defaultdict(list)
+    for bindings in tables:
+        for binding in bindings:
+            found[binding.key].append(binding)
+    return dict(found)
+
+
+def module_key(path: str) -> str:
+    """The name a module file is imported by: its stem, or its package's for ``__init__.py``."""
+    found = Path(path)
+    return found.parent.name if found.name == "__init__.py" else found.stem
