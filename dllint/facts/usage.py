@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     from dllint.facts.loaders import LoaderCall
 
 
+# The syntax of a pass whose body runs between two batches (another pass can start inside it).
+_PASS_NODES = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
 class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
     """Every iteration and escape of a file's loaders (samplers, datasets): the flow modules
     composed, and what rules ask of them."""
@@ -88,6 +92,23 @@ class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
             passes = join(passes, Passes.ONCE) if alone else then(passes, Passes.ONCE)
             counted.append(use)
         return passes
+
+    def reentries(self, loader: LoaderCall) -> list[tuple[Use, Use]]:
+        """(inner, outer): iterations of the loader that start while one of its own passes is
+        live: ``inner`` runs inside the ``for`` (or comprehension) of ``outer`` over the same
+        loader, here or through the project's functions (an evaluation helper that draws from
+        the training loader inside the training loop). Two loaders built by two calls of one
+        factory are two loaders."""
+        uses = [use for use in self.loader_uses(loader) if use.iterates and use.how is not How.ON_STOP]
+        passes = {id(use.node): use for use in uses if isinstance(use.node, _PASS_NODES)}
+        found: list[tuple[Use, Use]] = []
+        for inner in uses:
+            for loop in inner.loops:
+                outer = passes.get(id(loop))
+                if outer is not None and outer is not inner and not self._other_construction(loader, inner, outer):
+                    found.append((inner, outer))
+                    break
+        return found
 
     def _claimed_for_training(self, loader: LoaderCall, use: Use, training: bool | None) -> bool:
         """An unclaimed loader that is evidently a training loader (or returned by a function

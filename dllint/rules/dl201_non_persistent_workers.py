@@ -11,6 +11,7 @@ from dllint.facts.worker_code import DATASET_ENTRY_METHODS, EPOCH_STATE
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule, quote
 from dllint.rules.fix_values import workers_from_splat, workers_test
+from dllint.rules.reentry import reentry_message
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -72,7 +73,10 @@ class NonPersistentWorkers(Rule):
     else `persistent_workers=<num_workers> > 0`, so that `--workers 0` on the command line
     keeps working. Unsafe where the call says `persistent_workers=False` explicitly (or a
     config file `persistent_workers: false`): that may be deliberate. No fix is offered where the loop changes the dataset (DL303): persistent
-    workers would keep a stale copy.
+    workers would keep a stale copy; nor where the loader is iterated again inside one of its
+    own passes (an evaluation helper drawing from the training loader inside the training
+    loop): persistent workers share one iterator, which the inner pass resets, so the outer
+    epoch would never end (DL306). The message says so.
 
     ## References
     - [torch.utils.data.DataLoader](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader)
@@ -119,6 +123,12 @@ class NonPersistentWorkers(Rule):
                 continue  # iterated once; or one endless pass, whose workers never restart
             if _workers_read_changed_state(facts, loader) or _workers_read_framework_state(facts, loader):
                 continue  # restarting workers is how they see the new state (DL303's situation)
+            reentered = usage.reentries(loader)
+            if reentered:  # persistent workers would make the inner pass reset the outer one (DL306)
+                inner, outer = reentered[0]
+                message = "workers restart every epoch; no fix: " + reentry_message(facts, inner, outer, "would reset the outer pass at line")
+                yield self.report(facts, loader.node, message)
+                continue
             yield self.report(facts, loader.node, self._message(usage, loader), fix=self._fix(facts, loader))
         for settings in facts.loader_settings:  # TrainingArguments: the Trainer's loader
             if restarts_workers(settings) and not _negative(settings.num_workers) and framework_passes(facts, settings) > 1:
