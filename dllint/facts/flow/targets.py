@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.scopes import Scope
 
+STAR = "*"  # the import table's key for ``from m import *``: its value is the module's target
+
 # Modules that are never the project's own: calls into them are not followed.
 EXTERNAL_ROOTS = frozenset(sys.stdlib_module_names) | frozenset(
     {
@@ -48,12 +50,13 @@ def project_imports(tree: ast.Module, own: frozenset[str] = frozenset(), nodes: 
     for stmt in tree.body:
         if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             table.pop(stmt.name, None)
-    return {name: target for name, target in table.items() if not _external(target, own)}
+    return {name: target for name, target in table.items() if not _external(target + ".x" if name == STAR else target, own)}
 
 
 def _imported_names(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str]]:
     """(local name, target) for each name one import statement binds, in its order (a later
-    binding of the same name wins): ``import a.b`` binds ``a``; ``from m import *`` none."""
+    binding of the same name wins): ``import a.b`` binds ``a``; ``from m import *`` the
+    module under :data:`STAR`."""
     if isinstance(node, ast.Import):
         for alias in node.names:
             root = alias.name.split(".")[0]
@@ -64,6 +67,8 @@ def _imported_names(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, st
         if alias.name != "*":
             dotted = f"{base}.{alias.name}" if base else alias.name
             yield alias.asname or alias.name, f"{node.level}:{dotted}"
+        else:  # the module a name bound nowhere in the file may come from (the last one wins)
+            yield STAR, f"{node.level}:{base}"
 
 
 class Target(NamedTuple):
@@ -100,6 +105,24 @@ def _external(target: str, own: frozenset[str]) -> bool:
     return parsed.level == 0 and root in EXTERNAL_ROOTS and root not in own
 
 
+def _inherited_constructor(facts: FileFacts, table: dict[str, str], cls: ast.AST, scope: Scope) -> tuple[str, bool] | None:
+    """``Trainer(loader)`` of a class of this file that defines no ``__init__`` of its own:
+    the constructor it inherits from its first base imported from another project module
+    (Python's MRO, as far as the bases written here tell), e.g. ``"0:base.BaseTrainer"``."""
+    if not isinstance(cls, ast.ClassDef) or any(
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in ("__init__", "__new__", "__post_init__")
+        for stmt in cls.body
+    ) or cls.decorator_list:
+        return None
+    for base in cls.bases:
+        found = call_target(facts, table, base, scope)
+        if found is not None:
+            return found
+        if dotted_name(base) not in (None, "object", "Generic") and not isinstance(base, ast.Subscript):
+            return None  # a base of this file or outside the project comes first: its constructor runs
+    return None
+
+
 def target_text(found: tuple[str, bool] | None) -> str | None:
     """The text of :func:`call_target`'s (target, bound)."""
     return None if found is None else str(Target.parse(found[0])._replace(bound=found[1]))
@@ -117,6 +140,11 @@ def call_target(facts: FileFacts, table: dict[str, str], func: ast.expr, scope: 
     if root in table and (found is None or all(b.kind == "import" for b in found[1])):
         target = table[root]
         return (f"{target}.{rest}" if rest else target), False
+    if found is None and STAR in table:  # bound by ``from m import *`` (or a builtin: m decides)
+        module = table[STAR]
+        return f"{module}.{dotted}" if not module.endswith(":") else f"{module}{dotted}", False
+    if not rest and found is not None and len(found[1]) == 1 and found[1][0].kind == "class":
+        return _inherited_constructor(facts, table, found[1][0].node, found[0])
     if rest and "." not in rest and found is not None and len(found[1]) == 1:
         value = found[1][0].value
         if isinstance(value, ast.Call):
