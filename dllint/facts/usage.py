@@ -72,14 +72,13 @@ class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
         """How often one loader built here is iterated. A returned or stored loader that no
         caller in the project claims counts as re-iterated only when it is evidently a training
         loader (``training``; None: decide from the call); code outside the project adds no
-        pass (unknown); iterations that go on the same pass (``How.ON_STOP``) add none. Uses
+        pass (unknown); an ``iter()`` renewed on ``StopIteration`` (``How.ON_STOP``) is a new
+        pass each time it runs, as any other (torch starts the workers again). Uses
         of which at most one runs (:meth:`_exclusive`) join; others follow one another."""
         built_in = set(map(id, self.construction_loops(loader.node)))
         passes = Passes.NONE
         counted: list[Use] = []
         for use in self.loader_uses(loader):
-            if use.how is How.ON_STOP:
-                continue
             if use.kind is Move.ESCAPE:
                 if use.how is How.UNCLAIMED and self._claimed_for_training(loader, use, training):
                     return Passes.PER_EPOCH

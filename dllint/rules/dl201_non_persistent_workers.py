@@ -35,8 +35,8 @@ class NonPersistentWorkers(Rule):
     state the framework advances between epochs (`current_epoch`, `global_step`, `.trainer`),
     also in the project's other files (`self.task.samples()` defined by a mixin elsewhere,
     seeding by `model.current_epoch` in a third module; followed to a bounded depth).
-    Endless iteration (a sampler that never ends, `iter()`
-    renewed only on `StopIteration`, a loader subclass that keeps one iterator) is one pass.
+    Endless iteration (a sampler that never ends, a loader subclass that keeps one iterator)
+    is one pass; an `iter()` renewed on `StopIteration` is a new pass each time.
     Loaders in tuples, lists, dataclass fields and dicts under constant keys are followed one
     by one (`train, val = build_loaders()`, `for name, dl in zip(names, [dev_dl, test_dl])`
     gives each one pass, `data["train"]` read in another file's epoch loop); a dict read by a

@@ -114,8 +114,9 @@ class CallFlow(FlowBase):
         return self._passed_elsewhere(call, keyword, index, expr, state, here)
 
     def _passed_to_builtin(self, call: ast.Call, state: FlowState, here: Loops) -> list[Use] | None:
-        """``iter``/``list``... iterate it (``iter`` in ``except StopIteration:``: the same
-        endless pass goes on); ``enumerate``/``tqdm``... wrap it; ``len``/``print``... look."""
+        """``iter``/``list``... iterate it (``iter`` in ``except StopIteration:`` too: a new pass
+        each time the last one ends, marked ``How.ON_STOP``); ``enumerate``/``tqdm``... wrap it;
+        ``len``/``print``... look."""
         func = call.func
         if isinstance(func, ast.Name) and self.facts.scopes.lookup(func.id, state.scope) is None:
             name = func.id  # a builtin
@@ -222,7 +223,7 @@ class CallFlow(FlowBase):
 
     def _restarted_on_stop(self, call: ast.Call) -> bool:
         """``iter(loader)`` inside ``except StopIteration:``: the exhausted iterator is replaced
-        and the same endless pass goes on (the rule catalog's "Endless iteration")."""
+        by a new pass (the rule catalog's "Endless iteration": torch starts the workers again)."""
         current = self.parents.get(call)
         while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
             if isinstance(current, ast.ExceptHandler):

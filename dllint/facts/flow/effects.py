@@ -30,7 +30,7 @@ def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None)
     for use in uses:
         loops = [loop for loop in use.loops if id(loop) not in built]
         if use.kind is Move.ITERATE:
-            if use.how is How.ON_STOP or id(use.node) in seen:
+            if id(use.node) in seen:
                 continue
             seen.add(id(use.node))
             _iterated(effects, use, bool(loops), facts)

@@ -37,7 +37,7 @@ class How(Enum):
     may still decide what becomes of it."""
 
     HERE = "here"  # iterated by this file's code
-    ON_STOP = "on-stop"  # re-``iter``ed only on StopIteration: the same endless pass goes on
+    ON_STOP = "on-stop"  # re-``iter``ed on StopIteration: a new pass once the last one ended
     ELSEWHERE = "elsewhere"  # iterated by another project module or a framework
     UNCLAIMED = "unclaimed"  # returned or stored with no caller in view that decides
     UNKNOWN = "unknown"  # handed to code outside the project
