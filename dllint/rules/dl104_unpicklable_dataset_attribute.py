@@ -35,7 +35,10 @@ class UnpicklableDatasetAttribute(Rule):
     Checks for a `Dataset`/`IterableDataset` subclass whose `__init__` stores a lock
     (`threading.Lock`, `RLock`, `Condition`, `Semaphore`, `Event`), an open file or
     connection (`open`, `gzip.open`, `h5py.File`, `lmdb.open`, `sqlite3.connect`,
-    `socket.socket`, `zipfile.ZipFile`, `tarfile.open`) or a generator on `self`.
+    `socket.socket`, `zipfile.ZipFile`, `tarfile.open`) or a generator on `self`, where a
+    multi-worker loader of the project may use it: silent when every loader over the class
+    (in this file or another) has `num_workers=0`; with no loader in view it fires, as for a
+    class written to be loaded.
 
     ## Why is this bad?
     Under the `spawn` and `forkserver` start methods (Windows, macOS, and Linux from Python
@@ -109,6 +112,8 @@ class UnpicklableDatasetAttribute(Rule):
             init = cls.method("__init__")
             if init is None or any(cls.method(hook) for hook in PICKLE_HOOKS):
                 continue
+            if _only_loaded_without_workers(facts, cls):
+                continue
             assignments = _self_assignments(init)
             for index, (attribute, value, node) in enumerate(assignments):
                 kind = _unpicklable_kind(facts, value, facts.scopes.scope_of(value))
@@ -122,6 +127,17 @@ class UnpicklableDatasetAttribute(Rule):
                     f"{verb} it lazily in __getitem__ or in a worker_init_fn"
                 )
                 yield self.report(facts, node, message)
+
+
+def _only_loaded_without_workers(facts, cls) -> bool:
+    """Every loader in view over the class (this file's, and other project files') has
+    ``num_workers`` 0: no worker ever unpickles it. With none in view the class is written to
+    be loaded, by workers for all we know."""
+    here = facts.worker_code.loaders_using(cls)
+    elsewhere = facts.project.loaders_elsewhere(facts, cls.node) if facts.project is not None and not facts.project.summarizing else []
+    if not here and not elsewhere:
+        return False
+    return not any(loader.is_multi_worker for loader in here) and not any(use.multi_worker for _, use in elsewhere)
 
 
 def _self_assignments(init: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, ast.expr, ast.stmt]]:
