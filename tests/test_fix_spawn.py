@@ -44,3 +44,13 @@ def test_seed_script_fails_under_spawn_then_finishes_once_fixed(tmp_path: Path) 
     fixed = _run_under_spawn(script)
     assert fixed.returncode == 0, fixed.stderr[-2000:]
     assert "seen 16" in fixed.stdout
+
+
+def test_a_returned_local_dataset_class_that_dl103_reports_fails_under_spawn(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    shutil.copy(SEED.parent.parent.parent / "DL103" / "returned_local_class.py", script)
+    result = CliRunner().invoke(main, ["--no-cache", "--select", "DL103", str(script)])
+    assert "train.py:23:25: DL103 'Ds' is the local class 'Numbers' a function returns, and its instance is sent to workers (via dataset)" in result.output
+    broken = _run_under_spawn(script)
+    assert broken.returncode != 0
+    assert "Can't pickle local object 'get_dataset.<locals>.Numbers'" in broken.stderr, broken.stderr[-2000:]

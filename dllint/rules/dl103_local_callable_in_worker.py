@@ -18,7 +18,9 @@ class LocalCallableInWorker(Rule):
     Checks for a function or class defined inside another function (a closure, a nested
     `Dataset` class) that a multi-worker loader sends to its workers: as `collate_fn`,
     `worker_init_fn`, `sampler`, `batch_sampler`, the dataset itself, or inside the arguments
-    that build the dataset. Reported where it is handed over (`collate_fn=collate`, `Local()`).
+    that build the dataset; also one a same-file function returns (`collate_fn=make_collate(pad)`,
+    `Ds = get_dataset(); DataLoader(Ds(), ...)`). Reported where it is handed over
+    (`collate_fn=collate`, `Local()`).
 
     ## Why is this bad?
     Pickle stores functions and classes by their importable name; a local one has none.
@@ -81,6 +83,16 @@ class LocalCallableInWorker(Rule):
                 target = shipped.expr.func if isinstance(shipped.expr, ast.Call) else shipped.expr
                 definition = local_definition(facts, target, shipped.scope)
                 if definition is None and isinstance(shipped.expr, ast.Call) and id(shipped.expr) not in reported:
+                    local_class = _class_made_by(facts, target, shipped.scope)
+                    if local_class is not None:
+                        reported.add(id(shipped.expr))
+                        message = (
+                            f"'{ast.unparse(target)}' is the local class '{local_class.name}' a function returns, and its "
+                            f"instance is sent to workers (via {shipped.sink}): it cannot be pickled under spawn; "
+                            "define the class at module level"
+                        ) + loader.when_workers()
+                        yield self.report(facts, shipped.expr, message)
+                        continue
                     made = _closure_made_by(facts, shipped.expr, shipped.scope)
                     if made is not None:
                         reported.add(id(shipped.expr))
@@ -109,8 +121,28 @@ class LocalCallableInWorker(Rule):
         hoist_local_definition(ctx, ctx.node_at(finding, cst.BaseExpression), edit_of(finding, HoistLocalDefinition).name)
 
 
+def _class_made_by(facts, func: ast.expr, scope) -> ast.ClassDef | None:
+    """The local class a same-file function returns, constructed by ``func``:
+    ``get_dataset()(...)``, or ``Ds(...)`` where ``Ds = get_dataset()``."""
+    if isinstance(func, ast.Name):
+        found = facts.scopes.single_value(func.id, scope)
+        if found is None or found[1].kind != "assign" or not isinstance(found[1].value, ast.Call):
+            return None
+        func, scope = found[1].value, found[0]
+    if not isinstance(func, ast.Call):
+        return None
+    made = _made_by(facts, func, scope)
+    return made if isinstance(made, ast.ClassDef) else None
+
+
 def _closure_made_by(facts, call: ast.Call, scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The nested ``def`` a same-file factory returns (``collate_fn=make_collate(pad)``)."""
+    made = _made_by(facts, call, scope)
+    return made if isinstance(made, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _made_by(facts, call: ast.Call, scope) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
+    """The nested ``def`` or ``class`` a same-file factory that ``call`` calls returns."""
     factory = facts.usage.same_file_function(call.func, scope)
     if not isinstance(factory, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
@@ -120,7 +152,7 @@ def _closure_made_by(facts, call: ast.Call, scope) -> ast.FunctionDef | ast.Asyn
         if facts.scopes.scope_of(value) is not factory_scope:
             continue  # a return inside a nested function
         definition = local_definition(facts, value, factory_scope)
-        if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return definition
     return None
 
