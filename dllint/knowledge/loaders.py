@@ -212,6 +212,14 @@ LIBRARY_LOADERS: tuple[LibraryLoader, ...] = (
 )
 
 
+# Library calls whose result torch's ``pin_memory`` leaves as it is (an object with no
+# ``pin_memory()`` method, not a tensor or a container of tensors), as a plain DataLoader's
+# ``collate_fn`` or what a project collate function returns (alone or in a tuple): pinning such
+# batches changes nothing. DGL: ``dgl.batch`` builds a DGLGraph (it has ``pin_memory_()``, not
+# ``pin_memory()``), https://www.dgl.ai/dgl_docs/generated/dgl.batch.html.
+UNPINNED_BATCH_BUILDERS = frozenset({"dgl.batch", "dgl.batch_hetero", "dgl.graph", "dgl.heterograph"})
+
+
 class FrameworkLoaderSettings(NamedTuple):
     """A framework's settings object whose arguments configure the loader the framework builds
     (Hugging Face ``TrainingArguments``: ``dataloader_num_workers`` is the ``num_workers`` of the

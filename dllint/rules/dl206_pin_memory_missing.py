@@ -36,7 +36,8 @@ class PinMemoryMissing(Rule):
     workers. Silent for a loader without workers whose copies are all blocking (whether
     pinning pays then depends on the batch size: the probe measures it), and for batches that
     torch's `pin_memory` leaves as they are (DGL's graphs and blocks, per the table of library
-    loaders), and for a project `DataLoader` subclass called without `pin_memory` whose code
+    loaders; also a plain `DataLoader` whose `collate_fn` is `dgl.batch` or a function of this
+    file returning `dgl.batch(...)`), and for a project `DataLoader` subclass called without `pin_memory` whose code
     (or a base's, up to torch's) names `pin_memory`: it may pin by default (one that never
     names it keeps torch's `False`). Also checks Hugging Face `TrainingArguments(dataloader_pin_memory=False)` with
     workers, handed to a `Trainer` that trains. Reported at the loader call.
@@ -110,7 +111,7 @@ class PinMemoryMissing(Rule):
                 continue  # pinned, or unknown (a variable, a splat)
             if loader.keywords_only and loader.argument("pin_memory") is None and facts.custom_loader_may_pin(loader.node.func):
                 continue  # a DataLoader subclass may pin by default (its code names pin_memory)
-            if not loader.pins_batches:
+            if not loader.pins_batches or _collates_unpinned_batches(facts, loader):
                 continue  # graphs torch's pin_memory leaves as they are: pinning changes nothing
             iterations = facts.loops.iterations(loader)
             found = [batch_copies(facts, use) for use in iterations]
@@ -196,3 +197,26 @@ def _device_from_command_line(facts, call: ast.Call) -> bool:
     """``batch.to(args.device)``, where ``args.device`` resolved to its argparse default ``"cuda"``."""
     device = next((k.value for k in call.keywords if k.arg == "device"), None) if not call.args else call.args[0]
     return device is not None and from_command_line(facts, device, facts.scopes.scope_of(call))
+
+
+def _collates_unpinned_batches(facts, loader) -> bool:
+    """The loader's ``collate_fn`` makes batches torch's ``pin_memory`` leaves as they are: a
+    library function (``collate_fn=dgl.batch``), or a function of this file that returns a
+    library graph (``return dgl.batch(graphs), labels``), per the library knowledge table."""
+    from dllint.knowledge.loaders import UNPINNED_BATCH_BUILDERS
+
+    argument = loader.argument("collate_fn")
+    if argument is None:
+        return False
+    value = argument.value
+    if facts.qualname(value) in UNPINNED_BATCH_BUILDERS:
+        return True
+    function = facts.usage.same_file_function(value, argument.scope)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            parts = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) else [node.value]
+            if any(isinstance(part, ast.Call) and facts.qualname(part.func) in UNPINNED_BATCH_BUILDERS for part in parts):
+                return True
+    return False
