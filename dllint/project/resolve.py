@@ -119,12 +119,38 @@ class ResolveIndex(IndexBase):
             return None
         function = summary[0].functions.get(name)
         if function is None and name in summary[0].classes:  # Cls(...): its __init__, bound
+            inherited = self._inherited_init(path, summary[0], name, deps)
+            if inherited is not None:
+                return inherited
             name = f"{name}.__init__"
             function = summary[0].functions.get(name)
         elif function is None and "." in name:  # get_backend().distribute: the method of what it returns
             name = _method_of_returned(summary[0], name)
             function = summary[0].functions.get(name)
         return None if function is None else (path, function, name)
+
+    def _inherited_init(
+        self, path: str, summary: FileSummary, name: str, deps: dict[str, str] | None, depth: int = 0
+    ) -> tuple[str, FunctionSummary, str] | None:
+        """The ``__init__`` class ``name`` of ``path`` runs when it defines none: its first base's
+        that has one (Python's MRO, as far as single bases tell), through this file and others.
+        None when it defines its own, or no project base has one."""
+        cls = summary.classes.get(name)
+        if cls is None or f"{name}.__init__" in summary.functions or depth >= MAX_ANCESTORS:
+            return None
+        for base in cls.bases:
+            if ":" in base:  # a class imported from another project module
+                found = self.function(path, base, deps)
+                if found is not None:
+                    return found
+            elif base in summary.classes:
+                own = summary.functions.get(f"{base}.__init__")
+                if own is not None:
+                    return path, own, f"{base}.__init__"
+                found = self._inherited_init(path, summary, base, deps, depth + 1)
+                if found is not None:
+                    return found
+        return None
 
     def class_summary(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, ClassSummary] | None:
         found = self.resolve(from_path, target, deps)

@@ -5,16 +5,47 @@ files through ``facts.project``, framework calls, wrappers), or kept."""
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from dllint.facts.flow.model import FlowState, How, Loops, Move, RemoteLoop, Use, shown, uses_from
 from dllint.facts.frameworks import framework_call
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
 from dllint.knowledge.frameworks import Passing
 
 
 from dllint.facts.flow.base import FlowBase, ITERATING_BUILTINS, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS, WRAPPING_BUILTINS, WRAPPING_QUALNAMES
 from dllint.facts.flow.syntax import dict_key, element_index, parameter_for
+
+
+MAX_CHOICES = 16  # classes in one literal dict or list a call picks from
+
+
+def picked_from(facts: FileFacts, func: ast.expr, scope: Scope) -> list[ast.expr] | None:
+    """The classes of a literal dict or list (bound once) that ``func`` picks one of:
+    ``TRAINERS[key]``, ``TRAINERS.get(key)``, or a name bound once to such a pick."""
+    if isinstance(func, ast.Name):
+        found = facts.scopes.single_value(func.id, scope)
+        if found is None or found[1].kind != "assign" or found[1].value is None:
+            return None
+        func, scope = found[1].value, found[0]
+    if isinstance(func, ast.Subscript):
+        holder = func.value
+    elif isinstance(func, ast.Call) and isinstance(func.func, ast.Attribute) and func.func.attr == "get" and func.args:
+        holder = func.func.value
+    else:
+        return None
+    if not isinstance(holder, ast.Name):
+        return None
+    bound = facts.scopes.single_value(holder.id, scope)
+    literal = bound[1].value if bound is not None and bound[1].kind == "assign" else None
+    values = literal.values if isinstance(literal, ast.Dict) else literal.elts if isinstance(literal, (ast.List, ast.Tuple)) else None
+    if not values or len(values) > MAX_CHOICES or not all(isinstance(v, (ast.Name, ast.Attribute)) for v in values):
+        return None
+    return list(values)
 
 
 class CallFlow(FlowBase):
@@ -109,9 +140,35 @@ class CallFlow(FlowBase):
             found = self._passed_in_file(call, keyword, index, expr, state, here)
         if found is None:
             found = self._passed_to_framework(call, index, state, here, keyword)
+        if found is None:
+            found = self._passed_to_one_of(call, keyword, index, expr, state, here)
         if found is not None:
             return found
         return self._passed_elsewhere(call, keyword, index, expr, state, here)
+
+    def _passed_to_one_of(
+        self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, state: FlowState, here: Loops
+    ) -> list[Use] | None:
+        """``TRAINERS[args.trainer](model, loader)``: a class picked from a literal dict or list
+        of classes is any of them; what each one's constructor does, together. None when it is
+        no such pick, or one of them is neither this file's class nor the project's."""
+        choices = picked_from(self.facts, call.func, state.scope)
+        project = self.facts.project
+        if choices is None or project is None or project.summarizing:
+            return None
+        found: list[Use] = []
+        for choice in choices:
+            init = self._same_file_init(choice, state.scope)
+            if init is not None:
+                uses = self._into_parameter(call, init, parameter_for(init, keyword, index, True), state, here)
+            else:
+                remote = project.target_of(self.facts, choice, state.scope)
+                effects = project.parameter_effects(remote, keyword if keyword is not None else str(index)) if remote else None
+                uses = uses_from(effects, call, expr, here, state.via, shown(remote)) if effects is not None and remote else None
+            if uses is None:
+                return None
+            found += uses
+        return found
 
     def _passed_to_builtin(self, call: ast.Call, state: FlowState, here: Loops) -> list[Use] | None:
         """``iter``/``list``... iterate it (``iter`` in ``except StopIteration:`` too: a new pass
