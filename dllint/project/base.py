@@ -125,7 +125,7 @@ class IndexBase:
         ...
 
     @abstractmethod
-    def resolve_module(self, from_path: str, target: str) -> str | None:
+    def resolve_module(self, from_path: str, target: str, added: bool = True) -> str | None:
         ...
 
     @abstractmethod

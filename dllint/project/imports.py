@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from dllint.facts.flow.targets import Target
+from dllint.project.syspath import path_additions
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -112,18 +113,20 @@ class ImportGraph:
         files: Callable[[], Iterable[tuple[str, bytes, int, int]]],
         span: Callable[[str], tuple[bytes, int, int] | None],
         locate: Callable[[str, str], tuple[str, str] | None],
-        module_file: Callable[[str, str], str | None],
+        module_file: Callable[[str, str, bool], str | None],
     ) -> None:
         self._files = files  # (path, bytes, start, end) of every project file
         self._span = span  # (bytes, start, end) where a file's bytes lie, None: unreadable
         self._locate = locate  # (file, target) -> (file, name inside it): no re-export followed
-        self._module_file = module_file  # (file, target) -> the module file a whole target names
+        self._module_file = module_file  # (file, target, with sys.path additions) -> the module file a whole target names
         self._by_file: dict[str, list[ImportBinding]] | None = None
         self._by_key: dict[str, list[ImportBinding]] = {}
         self._stale: set[str] = set()
         self._names: dict[str, dict[tuple[str, str], list[Importer]]] = {}  # key -> definition -> importers
         self._modules: dict[str, dict[str, list[ImportBinding]]] = {}  # key -> module file -> bindings
         self._defines: dict[tuple[str, str], bool] = {}
+        self._adders: dict[str, list[str]] | None = None  # module key -> files that add to sys.path
+        self._added: dict[str, list[str]] = {}  # file -> folders it (or a module it imports) adds
 
     # -- questions -------------------------------------------------------------------------
     def importers(self, path: str, name: str) -> list[Importer]:
@@ -135,6 +138,36 @@ class ImportGraph:
             if binding.file != path and self._names_word(binding.file, first):
                 found.append(Importer(binding.file, "*" if binding.local == "*" else f"{binding.local}.{first}"))
         return sorted(set(found))
+
+    def added_folders(self, path: str) -> list[str]:
+        """The folders ``path`` adds to ``sys.path`` before its imports run: its own
+        ``sys.path.insert``/``append`` calls, and those of the project modules it imports (the
+        ``import _init_paths`` idiom), see :mod:`dllint.project.syspath`."""
+        found = self._added.get(path)
+        if found is None:
+            adders = self._path_adders()
+            files = [path] if path in adders.get(module_key(path), ()) else []
+            for binding in self.bindings(path):
+                if adders.get(binding.key):
+                    module = self._module_file(binding.file, binding.target, False)
+                    if module is not None and module in adders[binding.key] and module not in files:
+                        files.append(module)
+            found = self._added[path] = list(dict.fromkeys(f for file in files for f in self._folders_of(file)))
+        return found
+
+    def _path_adders(self) -> dict[str, list[str]]:
+        if self._adders is None:
+            self._table()
+            adders: dict[str, list[str]] = defaultdict(list)
+            for path, data, start, end in self._files():
+                if data.find(b"sys.path", start, end) != -1 or data.find(b"addsitedir", start, end) != -1:
+                    adders[module_key(path)].append(path)
+            self._adders = dict(adders)
+        return self._adders
+
+    def _folders_of(self, path: str) -> list[str]:
+        span = self._span(path)
+        return path_additions(path, span[0][span[1]:span[2]]) if span is not None else []
 
     def bindings(self, path: str) -> list[ImportBinding]:
         """``path``'s own import bindings."""
@@ -152,6 +185,8 @@ class ImportGraph:
         self._names.clear()
         self._modules.clear()
         self._defines.clear()
+        self._added.clear()
+        self._adders = None
 
     # -- the table -------------------------------------------------------------------------
     def _table(self) -> dict[str, list[ImportBinding]]:
@@ -195,7 +230,7 @@ class ImportGraph:
         if found is None:
             grouped: dict[str, list[ImportBinding]] = defaultdict(list)
             for binding in self._keyed_bindings(key):
-                module = self._module_file(binding.file, binding.target)
+                module = self._module_file(binding.file, binding.target, True)
                 if module is not None:
                     grouped[module].append(binding)
             found = self._modules[key] = dict(grouped)
@@ -217,7 +252,7 @@ class ImportGraph:
                 return self._definition(where, binding.target, depth + 1)
         for binding in bindings:
             if binding.local == "*":
-                module = self._module_file(where, binding.target)
+                module = self._module_file(where, binding.target, True)
                 if module is not None and self._defined(module, first):
                     return module, first
         return where, first

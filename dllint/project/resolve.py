@@ -43,7 +43,7 @@ class ResolveIndex(IndexBase):
         parsed = Target.parse(target)
         level = parsed.level
         parts = parsed.dotted.split(".") if parsed.dotted else []
-        bases = self._import_bases(Path(from_path).parent, level)
+        bases = self._import_bases(from_path, level)
         for cut in range(len(parts) - 1, 0, -1):
             module = parts[:cut]
             for base in bases:
@@ -57,23 +57,29 @@ class ResolveIndex(IndexBase):
                     return str(candidate), ".".join(parts)
         return None
 
-    def resolve_module(self, from_path: str, target: str) -> str | None:
+    def resolve_module(self, from_path: str, target: str, added: bool = True) -> str | None:
         """The project module file a whole target names (``"0:pkg.data"``, ``"1:"`` for
-        ``from . import *``), seen from ``from_path``; None when it is no project module."""
+        ``from . import *``), seen from ``from_path``; None when it is no project module.
+        ``added``: also in the folders ``from_path`` adds to ``sys.path``."""
         parsed = Target.parse(target)
         parts = parsed.dotted.split(".") if parsed.dotted else []
-        for base in self._import_bases(Path(from_path).parent, parsed.level):
+        for base in self._import_bases(from_path, parsed.level, added):
             candidates = [base.joinpath(*parts).with_suffix(".py")] if parts else []
             for candidate in [*candidates, base.joinpath(*parts, "__init__.py")]:
                 if self._is_file(candidate) and self._inside(candidate):
                     return str(candidate)
         return None
 
-    def _import_bases(self, here: Path, level: int) -> list[Path]:
-        """Where a target of relative ``level`` (0: absolute) is looked for from directory ``here``."""
+    def _import_bases(self, from_path: str, level: int, added: bool = True) -> list[Path]:
+        """Where a target of relative ``level`` (0: absolute) is looked for from file
+        ``from_path``: Python's search path, then the folders the file (or a module it imports)
+        adds to ``sys.path`` (``added``)."""
+        here = Path(from_path).parent
         if level:
             return [here.parents[level - 2] if level > 1 else here] if level - 2 < len(here.parents) else []
-        return self._search_path(here)
+        bases = self._search_path(here)
+        extra = [Path(f) for f in self.imports.added_folders(from_path)] if added else []
+        return bases + [f for f in extra if f not in bases and self._inside(f)] if extra else bases
 
     def _search_path(self, here: Path) -> list[Path]:
         """Where an absolute import made in directory ``here`` is looked for, in Python's
