@@ -21,7 +21,9 @@ class SharedRngInDataset(Rule):
     (`np.random.default_rng(...)`, `np.random.RandomState(...)`, `random.Random(...)`,
     `torch.Generator()`) that `__getitem__`/`__iter__` (or the methods they call) draws
     from, when a multi-worker loader of the same file uses the dataset without a
-    `worker_init_fn`. Reported at the assignment in `__init__`.
+    `worker_init_fn`. Reported at the assignment in `__init__`; where the dataset inherits
+    its `__init__` from a base class or mixin of another module that stores the generator,
+    at that base in the class's header.
 
     ## Why is this bad?
     Each worker gets a copy of the dataset, generator state included. torch reseeds the
@@ -109,6 +111,7 @@ class SharedRngInDataset(Rule):
                 continue
             init = worker_code.find_method(cls, "__init__")
             if init is None:
+                yield from self._inherited(facts, cls, loaders[0])
                 continue
             generators = stored_generators(facts, init)
             held = held_generators(facts, init)
@@ -136,6 +139,30 @@ class SharedRngInDataset(Rule):
                     f"has no worker_init_fn): all workers draw the same numbers; reseed it, e.g. `{example}`"
                 )
                 yield self.report(facts, statement, message)
+
+
+    def _inherited(self, facts: FileFacts, cls, loader: str) -> Iterator[Finding]:
+        """A dataset class with no ``__init__`` of its own that draws from a generator its base
+        class in another module stores (a mixin's ``self.rng``): reported at that base in the
+        class's header, where this file meets it."""
+        if facts.project is None or facts.project.summarizing:
+            return
+        worker_code = facts.worker_code
+        roots = [m for m in (worker_code.find_method(cls, name) for name in ENTRY_METHODS) if m is not None]
+        reached = worker_code.reached_from(roots, cls)
+        for base in cls.node.bases:
+            ancestors = facts.project.class_ancestors(facts, base)
+            stored = next((a.stored_generators for a in ancestors if a.stored_generators), [])
+            for attribute in stored:
+                if draws(reached, attribute) and not reseeds(reached, attribute):
+                    message = (
+                        f"self.{attribute}, a random generator the __init__ of base class {quote(facts, base)} stores, is "
+                        f"copied into every worker unseeded (loader {loader} has no worker_init_fn): all workers draw "
+                        f"the same numbers; reseed it in a worker_init_fn from torch.utils.data.get_worker_info().seed"
+                    )
+                    yield self.report(facts, base, message)
+            if ancestors:
+                return  # the first project base's __init__ runs (Python's MRO for these bases)
 
 
 def _reseed_statement(facts, call: ast.Call, attribute: str, shown: str) -> str:

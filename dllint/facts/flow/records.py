@@ -145,6 +145,7 @@ class ClassSummary:
     own_iter: bool = False  # defines __iter__ that never reaches torch's iterator (a thread-pool loader)
     names_pin: bool = False  # its code names pin_memory (a loader subclass may then pin by default)
     generators: list[str] = field(default_factory=list)  # self.X random generators its methods draw from
+    stored_generators: list[str] = field(default_factory=list)  # self.X random generators its __init__ stores
     hooks: dict[str, list[str]] = field(default_factory=dict)  # framework hook it defines -> self.X it returns
     stores: dict[str, list[str]] = field(default_factory=dict)  # method m -> X of self.X = self.m(...) in its methods
 

@@ -38,6 +38,11 @@ def class_summary(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
     summary.hooks = class_hooks(facts, cls)
     summary.stores = class_stores(cls)
     summary.generators = _drawn_generators(facts, cls)
+    init = _method_named(cls, "__init__")
+    if init is not None:
+        from dllint.facts.rng import stored_generators
+
+        summary.stored_generators = sorted(stored_generators(facts, init))
     return summary
 
 
