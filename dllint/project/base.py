@@ -101,7 +101,7 @@ class IndexBase:
         self.summarized = 0  # files summarized: for tests and benchmarks
         from dllint.project.imports import ImportGraph
 
-        self.imports = ImportGraph(self._file_spans, self._span, self._resolve_once, self.resolve_module)
+        self.imports = ImportGraph(self._file_spans, self._span, self._resolve_once, self.resolve_module, self.mentions)
 
     # -- implemented by the parts -------------------------------------------------------
     @abstractmethod
@@ -118,6 +118,10 @@ class IndexBase:
 
     @abstractmethod
     def _file_spans(self) -> Iterator[tuple[str, bytes, int, int]]:
+        ...
+
+    @abstractmethod
+    def mentions(self, needle: bytes, gate: bytes | None = None) -> list[str]:
         ...
 
     @abstractmethod

@@ -5,10 +5,12 @@
 pkg.helpers import *``), never the files whose text names it: a course repository that copies
 ``make`` into every chapter has one ``make`` per chapter, each with its own callers.
 
-Built once per index from every project file's import statements (one byte search for
-``import`` over the files, each statement read by a small anchored pattern: no file is
-parsed), and resolved lazily, one imported name at a time, each binding once: a question is
-a dictionary look-up, so a project of N files with N helpers costs O(N), not O(N²).
+Read from each project file's import statements (a byte search for ``import``, each statement
+read by a small anchored pattern: no file is parsed). The first questions read only the files
+whose bytes hold the name asked (every importer names it), so a one-file run reads few; past a
+budget, every file's imports are read once and resolved lazily, one imported name at a time,
+each binding once: a question is then a dictionary look-up, so a project of N files with N
+helpers costs O(N), not O(N²).
 
 The scan reads import statements wherever they stand (functions, ``try:`` blocks), and also
 in strings that look like them: a binding too many makes a file an importer that calls
@@ -37,6 +39,9 @@ _STATEMENT = re.compile(
 )
 _ALIAS = re.compile(r"^([\w.]+|\*)(?:\s+as\s+(\w+))?$")
 MAX_REEXPORTS = 4  # re-exports followed from one binding (``from .data import *`` in __init__ ...)
+# Files read to answer questions one by one (those whose bytes hold the name asked) before every
+# file's imports are read once: a one-file run asks a few names, a project run thousands.
+LAZY_FILES = 2000
 
 
 class ImportBinding(NamedTuple):
@@ -114,13 +119,17 @@ class ImportGraph:
         span: Callable[[str], tuple[bytes, int, int] | None],
         locate: Callable[[str, str], tuple[str, str] | None],
         module_file: Callable[[str, str, bool], str | None],
+        mentions: Callable[[bytes], list[str]],
     ) -> None:
         self._files = files  # (path, bytes, start, end) of every project file
         self._span = span  # (bytes, start, end) where a file's bytes lie, None: unreadable
         self._locate = locate  # (file, target) -> (file, name inside it): no re-export followed
         self._module_file = module_file  # (file, target, with sys.path additions) -> the module file a whole target names
-        self._by_file: dict[str, list[ImportBinding]] | None = None
-        self._by_key: dict[str, list[ImportBinding]] = {}
+        self._mentions = mentions  # the project files whose bytes hold a needle
+        self._scanned: dict[str, list[ImportBinding]] = {}  # file -> its bindings
+        self._by_key: dict[str, list[ImportBinding]] | None = None  # every file's, by key (once built)
+        self._importers: dict[tuple[str, str], list[Importer]] = {}  # (file, name) -> its importers
+        self._lazy_files = 0  # files read for questions answered before the whole table was
         self._stale: set[str] = set()
         self._names: dict[str, dict[tuple[str, str], list[Importer]]] = {}  # key -> definition -> importers
         self._modules: dict[str, dict[str, list[ImportBinding]]] = {}  # key -> module file -> bindings
@@ -131,12 +140,38 @@ class ImportGraph:
     # -- questions -------------------------------------------------------------------------
     def importers(self, path: str, name: str) -> list[Importer]:
         """The other files whose bindings resolve to ``name`` (a module-level function or class
-        of ``path``; ``Cls.method``: its class), directly or through the module that holds it."""
+        of ``path``; ``Cls.method``: its class), directly or through the module that holds it.
+        Every such file names it: until the whole table is read (:meth:`_table`), only the files
+        whose bytes hold the name are read, within a budget of LAZY_FILES."""
         first = name.split(".", 1)[0]
-        found = [i for i in self._named(first).get((path, first), ()) if i.file != path]
+        key = (path, first)
+        found = self._importers.get(key)
+        if found is None:
+            if self._by_key is None and self._lazy_files < LAZY_FILES:
+                candidates = [f for f in self._mentions(first.encode()) if f != path]
+                self._lazy_files += len(candidates)
+                found = self._importers_among(candidates, path, first)
+            else:
+                found = self._importers_from_table(path, first)
+            self._importers[key] = found
+        return found
+
+    def _importers_among(self, files: list[str], path: str, name: str) -> list[Importer]:
+        found: list[Importer] = []
+        stem = module_key(path)
+        for file in files:
+            for binding in self.bindings(file):
+                if binding.key == name and binding.local != "*" and self._definition(file, binding.target) == (path, name):
+                    found.append(Importer(file, binding.local))
+                elif binding.key == stem and self._module_file(file, binding.target, True) == path and self._names_word(file, name):
+                    found.append(Importer(file, "*" if binding.local == "*" else f"{binding.local}.{name}"))
+        return sorted(set(found))
+
+    def _importers_from_table(self, path: str, name: str) -> list[Importer]:
+        found = [i for i in self._named(name).get((path, name), ()) if i.file != path]
         for binding in self._by_module(module_key(path)).get(path, ()):
-            if binding.file != path and self._names_word(binding.file, first):
-                found.append(Importer(binding.file, "*" if binding.local == "*" else f"{binding.local}.{first}"))
+            if binding.file != path and self._names_word(binding.file, name):
+                found.append(Importer(binding.file, "*" if binding.local == "*" else f"{binding.local}.{name}"))
         return sorted(set(found))
 
     def added_folders(self, path: str) -> list[str]:
@@ -157,11 +192,9 @@ class ImportGraph:
 
     def _path_adders(self) -> dict[str, list[str]]:
         if self._adders is None:
-            self._table()
             adders: dict[str, list[str]] = defaultdict(list)
-            for path, data, start, end in self._files():
-                if data.find(b"sys.path", start, end) != -1 or data.find(b"addsitedir", start, end) != -1:
-                    adders[module_key(path)].append(path)
+            for path in sorted(set(self._mentions(b"sys.path")) | set(self._mentions(b"addsitedir"))):
+                adders[module_key(path)].append(path)
             self._adders = dict(adders)
         return self._adders
 
@@ -171,7 +204,11 @@ class ImportGraph:
 
     def bindings(self, path: str) -> list[ImportBinding]:
         """``path``'s own import bindings."""
-        return self._table().get(path, [])
+        found = self._scanned.get(path)
+        if found is None:
+            span = self._span(path)
+            found = self._scanned[path] = scan(path, *span) if span is not None else []
+        return found
 
     def prepare(self) -> None:
         """Read every file's imports now (before forking workers that then share the table)."""
@@ -181,7 +218,10 @@ class ImportGraph:
     def forget(self, path: str) -> None:
         """``path``'s text changed (or it appeared or went away): its bindings are read again
         and every resolution is made anew (a module may now exist or define another name)."""
-        self._stale.add(path)
+        self._scanned.pop(path, None)
+        self._importers.clear()
+        if self._by_key is not None:
+            self._stale.add(path)
         self._names.clear()
         self._modules.clear()
         self._defines.clear()
@@ -190,25 +230,22 @@ class ImportGraph:
 
     # -- the table -------------------------------------------------------------------------
     def _table(self) -> dict[str, list[ImportBinding]]:
-        if self._by_file is None:
-            self._by_file = {}
+        """Every file's bindings by key, read once (then kept up to date file by file)."""
+        if self._by_key is None:
             for path, data, start, end in self._files():
-                self._by_file[path] = scan(path, data, start, end)
-            self._by_key = _keyed(self._by_file.values())
+                if path not in self._scanned:
+                    self._scanned[path] = scan(path, data, start, end)
+            self._by_key = _keyed(self._scanned.values())
             self._stale.clear()
         elif self._stale:
             for path in self._stale:
-                span = self._span(path)
-                self._by_file.pop(path, None)
-                if span is not None:
-                    self._by_file[path] = scan(path, *span)
-            self._by_key = _keyed(self._by_file.values())
+                self.bindings(path)
+            self._by_key = _keyed(self._scanned.values())
             self._stale.clear()
-        return self._by_file
+        return self._by_key
 
     def _keyed_bindings(self, key: str) -> list[ImportBinding]:
-        self._table()
-        return self._by_key.get(key, [])
+        return self._table().get(key, [])
 
     def _named(self, key: str) -> dict[tuple[str, str], list[Importer]]:
         """Every binding that imports a name ``key``, grouped by the definition it resolves to."""
