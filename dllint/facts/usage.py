@@ -92,6 +92,11 @@ class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
             counted.append(use)
         return passes
 
+    def unknowns(self, loader: LoaderCall) -> list[tuple[ast.AST, str]]:
+        """Where the loader's flow was left unknown, and why (``"handed to fit() outside the
+        project"``): the places a rule that needs to know stays silent on."""
+        return [(use.node, use.why) for use in self.loader_uses(loader) if use.how is How.UNKNOWN]
+
     def reentries(self, loader: LoaderCall) -> list[tuple[Use, Use]]:
         """(inner, outer): iterations of the loader that start while one of its own passes is
         live: ``inner`` runs inside the ``for`` (or comprehension) of ``outer`` over the same

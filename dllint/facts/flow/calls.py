@@ -56,7 +56,7 @@ class CallFlow(FlowBase):
         question = state.question
         question.steps += 1
         if question.steps > MAX_STEPS:  # a value fanning out through many calls: give up on it
-            return [Use(Move.ESCAPE, expr, state.loops, state.via, How.UNKNOWN)]
+            return [Use(Move.ESCAPE, expr, state.loops, state.via, How.UNKNOWN, why=f"followed through more than {MAX_STEPS} steps")]
         parent = self.parents.get(expr)
         here = state.loops + self.enclosing_loops(expr, state.scope)
         for step in (self._iterated_at, self._passed_at, self._bound_at, self._contained_at):
@@ -201,7 +201,7 @@ class CallFlow(FlowBase):
             if found is not None:
                 return found
         if call in self.facts.loader_at:
-            return [Use(Move.ESCAPE, expr, here, state.via, How.UNKNOWN)]  # the dataset/sampler a loader takes
+            return [Use(Move.ESCAPE, expr, here, state.via, How.UNKNOWN, why="given to a loader as its dataset or sampler")]
         field = self._record_field(func, keyword, index, scope)
         if field is not None:  # DataInfo(dataloader=loader): reads of info.dataloader decide
             found = self._uses_of_element(call, field, state)
@@ -260,7 +260,8 @@ class CallFlow(FlowBase):
                     return resolved
         if wrapped:
             return result
-        return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN)]
+        callee = dotted_name(call.func) or "a call"
+        return [Use(Move.ESCAPE, expr, here, via, How.UNKNOWN, why=f"handed to {callee}() outside the project")]
 
     def _same_value_returned(self, call: ast.Call, index: int | None, state: FlowState) -> list[Use]:
         """``x = f(loader)`` or ``a, x = f(model, loader)`` where ``f`` hands its arguments back."""

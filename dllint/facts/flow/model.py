@@ -77,6 +77,9 @@ class Use(NamedTuple):
     # Returned to a call in another file: (the returning function, "file:line" of the call).
     # Two calls of the function that builds the value build two values (see iteration_count).
     caller: tuple[str, str] | None = None
+    # How.UNKNOWN: why this place was left unknown (rules stay silent on it), in words a
+    # message or a test can show: "handed to external.fit() outside the project".
+    why: str = ""
 
     @property
     def is_iter_call(self) -> bool:
@@ -260,7 +263,7 @@ def uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: Loops, via: 
     if effects.stores:
         uses.append(Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED))
     if effects.unknown:
-        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNKNOWN))
+        uses.append(Use(Move.ESCAPE, expr, here, via, How.UNKNOWN, why=f"handed on by {where} to code outside the project"))
     if effects.set_epoch:
         uses.append(Use(Move.ESCAPE, expr, here, via, How.SET_EPOCH))
     return uses

@@ -90,8 +90,9 @@ class ReturnFlow(FlowBase):
         """Returned with no caller in the project. ``get_data_loader()`` (a method): a trainer
         outside asks for a fresh loader when it needs one (coqui's calls it every epoch),
         which no ``persistent_workers`` helps: how often it is iterated is unknown."""
-        how = How.UNKNOWN if _on_request(func, self.parents.get(func)) else How.UNCLAIMED
-        return Use(Move.ESCAPE, node, here, via, how)
+        if _on_request(func, self.parents.get(func)):
+            return Use(Move.ESCAPE, node, here, via, How.UNKNOWN, why=f"returned by {func.name}(), which a trainer outside the project calls when it needs a loader")
+        return Use(Move.ESCAPE, node, here, via, How.UNCLAIMED)
 
     def _handed_on(self, func: ast.AST, expr: ast.AST, state: FlowState) -> list[Use] | None:
         """What becomes of the value ``func`` returns where ``func`` itself is handed on rather
