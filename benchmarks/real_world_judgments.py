@@ -912,6 +912,8 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("snap-stanford+ogb", "examples/lsc/mag240m/sign.py:165", "DL206", F, "A1",
      "test loader without workers; its only copies are blocking x.to(device) (:185): RULES.md says silent"),
     # --- Project-MONAI/research-contributions
+    ("Project-MONAI+research-contributions", "auto3dseg/algorithm_templates/dints/scripts/search.py:218", "DL201", T, "",
+     "train_loader_a (ThreadDataLoader, workers from the config, as its twin at :224) drawn with next() in the epoch loop and renewed with iter() on StopIteration (:368-372): a new pass each time (issue 32's 'Endless iteration'); judged by the regression check of this stop"),
     ("Project-MONAI+research-contributions", "DAE/Pretrain_full_contrast/data/data_finetune.py:23", "DL201", D, "",
      "dead in this tree: build_loader is only called with is_pretrain=True and calls build_loader_finetune "
      "with the wrong arity; a DistributedSampler train loader, re-iterated per epoch if it were used"),
@@ -1477,6 +1479,8 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "get_dataloaders_cifar10(num_workers=2) from the folder's notebooks; train_model iterates train/valid loaders every epoch (helper_train.py:18, :43)"),
     ('rasbt+stat453-deep-learning-ss21', 'L13/code/helper_dataset.py:134', 'DL201', T, '',
      "get_dataloaders_cifar10(num_workers=2) from the folder's notebooks; train_model iterates train/valid loaders every epoch (helper_train.py:18, :43)"),
+    ('rasbt+stat453-deep-learning-ss21', 'L13/code/helper_dataset.py:140', 'DL201', T, '',
+     "test_loader (num_workers=2 from 2-alexnet-cifar10.ipynb) iterated three times: train_model's final compute_accuracy, show_examples and compute_confusion_matrix in the notebook; judged after issue 32 made notebooks callers"),
     ('rasbt+stat453-deep-learning-ss21', 'L13/code/helper_dataset.py:61', 'DL201', F, 'V2',
      "get_dataloaders_mnist: the folder's callers (1-lenet5-mnist, save-and-load) pass no num_workers (default 0); copies elsewhere pass 2"),
     ('rasbt+stat453-deep-learning-ss21', 'L13/code/helper_dataset.py:66', 'DL201', F, 'V2',
@@ -1505,6 +1509,10 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "get_dataloaders_mnist(num_workers=2) from the folder's notebook; train_autoencoder_v1/train_vae_v1 iterate train_loader every epoch"),
     ('rasbt+stat453-deep-learning-ss21', 'L16/helper_data.py:150', 'DL201', T, '',
      "get_dataloaders_mnist(num_workers=2) from the folder's notebook; train_autoencoder_v1/train_vae_v1 iterate train_loader every epoch"),
+    ('rasbt+stat453-deep-learning-ss21', 'L14/helper_dataset.py:140', 'DL201', T, '',
+     "test_loader (num_workers=2 from 1.1-vgg16.ipynb) iterated by train_model's final evaluation, show_examples and compute_confusion_matrix in the notebook; judged after issue 32 made notebooks callers"),
+    ('rasbt+stat453-deep-learning-ss21', 'L17/helper_data.py:233', 'DL206', T, '',
+     "get_dataloaders_celeba(num_workers=2) from 2_VAE_celeba-sigmoid_mse.ipynb; train_vae_v1 copies each batch with features.to(device), DEVICE cuda: a multi-worker loader without pin_memory; judged after issue 32"),
     ('rasbt+stat453-deep-learning-ss21', 'L16/helper_data.py:233', 'DL201', D, 'V5',
      'get_dataloaders_celeba: nothing in L16 calls it (num_workers defaults to 0)'),
     ('rasbt+stat453-deep-learning-ss21', 'L16/helper_data.py:92', 'DL201', D, 'V5',

@@ -122,7 +122,7 @@ def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int =
     own file only)."""
     found = project_calls(name, scope, facts, lambda function: parameter_default(function, name.id) is not None)
     if found is None:
-        return None
+        return _default_out_of_view(name, scope, facts, depth)
     function, calls, elsewhere = found
     default = parameter_default(function, name.id)
     assert default is not None
@@ -144,6 +144,33 @@ def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int =
         if passes is None or passes and not _same(_constant(arguments, position, name.id), value.value):
             return None
     return value
+
+
+def _default_out_of_view(name: ast.Name, scope: Scope, facts: FileFacts, depth: int) -> Value | None:
+    """The default of a parameter whose function no call in view reaches (no caller in this
+    file, no file that imports it; a method, called through instances): its only evidence (the
+    rule catalog: unknown is silent, a documented default is evidence). ``make(ds,
+    num_workers=0)`` that nothing here calls builds a loader without workers; with
+    ``num_workers=4`` one with four."""
+    found = facts.scopes.lookup(name.id, scope)
+    if found is None or len(found[1]) != 1 or found[1][0].kind != "param":
+        return None
+    function = found[0].node
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or any(
+        not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")) for d in function.decorator_list
+    ):
+        return None  # decorated (a registry, a CLI command, a hook): its callers are elsewhere by design
+    default = parameter_default(function, name.id)
+    project = facts.project
+    if default is None or project is not None and project.summarizing or facts.usage.callers(function):
+        return None
+    owner = facts.scopes.parents.get(function)
+    if isinstance(owner, ast.Module) and project is not None and project.named_elsewhere(function.name):
+        return None  # another file imports it: its calls there decide (or leave it unknown)
+    if not isinstance(owner, (ast.Module, ast.ClassDef)):
+        return None  # a nested function: its enclosing function calls it
+    value = resolve(default, facts.scopes.scope_of(default), facts, depth + 1)
+    return value if value.is_const else None
 
 
 _MISSING = object()  # an argument passed as no JSON constant

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from dllint.facts.flow.targets import Target
+from dllint.project.sources import python_text
 from dllint.project.syspath import path_additions
 
 if TYPE_CHECKING:
@@ -207,7 +208,7 @@ class ImportGraph:
         found = self._scanned.get(path)
         if found is None:
             span = self._span(path)
-            found = self._scanned[path] = scan(path, *span) if span is not None else []
+            found = self._scanned[path] = _scan_file(path, *span) if span is not None else []
         return found
 
     def prepare(self) -> None:
@@ -234,7 +235,7 @@ class ImportGraph:
         if self._by_key is None:
             for path, data, start, end in self._files():
                 if path not in self._scanned:
-                    self._scanned[path] = scan(path, data, start, end)
+                    self._scanned[path] = _scan_file(path, data, start, end)
             self._by_key = _keyed(self._scanned.values())
             self._stale.clear()
         elif self._stale:
@@ -306,6 +307,15 @@ class ImportGraph:
     def _names_word(self, path: str, name: str) -> bool:
         span = self._span(path)
         return span is not None and _word(name).search(*span) is not None
+
+
+def _scan_file(path: str, data: bytes, start: int, end: int) -> list[ImportBinding]:
+    """A project file's bindings; a notebook's from its code cells (its JSON text holds them in
+    strings, where no statement starts a line)."""
+    if path.endswith(".ipynb"):
+        text = python_text(path, data[start:end]).encode()
+        return scan(path, text)
+    return scan(path, data, start, end)
 
 
 @functools.lru_cache(maxsize=1024)

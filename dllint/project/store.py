@@ -9,6 +9,7 @@ from functools import cached_property
 from typing import Any, Iterable
 
 from dllint.facts.flow.records import FileSummary
+from dllint.project.sources import PROJECT_SUFFIXES, python_text
 from dllint.facts.flow.summary import summarize
 from dllint.project.base import (
     MAX_SUMMARIES_BY_CONTENT,
@@ -34,7 +35,7 @@ class StoreIndex(IndexBase):
         if entry.summary is None:
             if data is None:  # the entry was known by its stat: its bytes were not read this time
                 data = self._read(path) or b""
-            text = data.decode("utf-8", "replace")
+            text = python_text(path, data)
             try:
                 entry.summary = summarize(path, text, self.settings, own=self.own_roots)
             except Exception:  # noqa: BLE001 - a bug summarizing another file must not fail this one's lint
@@ -159,13 +160,13 @@ class StoreIndex(IndexBase):
         return self._stat_table
 
     def project_files(self) -> list[str]:
-        """The project's ``.py`` files (hidden, virtual-environment and build folders skipped;
+        """The project's ``.py`` files and notebooks (hidden, virtual-environment and build folders skipped;
         at most MAX_PROJECT_FILES: a root that is a home directory must not stall a run)."""
         if self._files is None:
             files: list[str] = []
             for directory, dirs, names in os.walk(self.root):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-                files += [os.path.join(directory, n) for n in names if n.endswith(".py")]
+                files += [os.path.join(directory, n) for n in names if n.endswith(PROJECT_SUFFIXES)]
                 if len(files) >= MAX_PROJECT_FILES:
                     break
             self._files = sorted(files[:MAX_PROJECT_FILES])
