@@ -9,7 +9,7 @@ Five sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 - ``fourth``: nineteen GitHub code bases (issue 25), unpacked with their YAML configs, whose
   entry points were also read for misses (``MISSES`` in real_world_judgments.py: ``--judge``
   then gives recall per rule as well as precision).
-- ``fifth``: fifteen GitHub code bases (issue 32), course and tutorial repositories whose chapters
+- ``fifth``: nineteen GitHub code bases (issue 32), course and tutorial repositories whose chapters
   copy loader helpers among them, judged and read for misses the same way.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
@@ -179,7 +179,7 @@ FOURTH = (
     ),
 )
 
-# The fifth set (issue 32's fresh audit): fifteen code bases no earlier audit read, six of them
+# The fifth set (issue 32's fresh audit): nineteen code bases no earlier audit read, ten of them
 # course, tutorial or recipe repositories whose chapters copy the same loader helpers, linted from
 # their root with their YAML configs; entry points read for misses (MISSES, --judge gives recall).
 FIFTH = (
