@@ -1,6 +1,6 @@
 """Run dllint over the training code of real PyTorch projects and count findings per rule.
 
-Four sets of sources, all pinned (see REAL_WORLD.md for the judgments):
+Five sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 
 - ``first``: four PyPI packages (the first audit): sdists/wheels from ``pip download --no-deps``.
 - ``second``: public training code bases: GitHub repositories at a pinned commit and PyPI
@@ -9,6 +9,8 @@ Four sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 - ``fourth``: nineteen GitHub code bases (issue 25), unpacked with their YAML configs, whose
   entry points were also read for misses (``MISSES`` in real_world_judgments.py: ``--judge``
   then gives recall per rule as well as precision).
+- ``fifth``: nineteen GitHub code bases (issue 32), course and tutorial repositories whose chapters
+  copy loader helpers among them, judged and read for misses the same way.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -24,6 +26,7 @@ counts per rule and per source are printed, and ``--json FILE`` keeps every find
     python benchmarks/real_world.py                          # both sets, temp dir removed after
     python benchmarks/real_world.py --set second --judge     # precision from real_world_judgments.py
     python benchmarks/real_world.py --set fourth --mirror-root /work/.mirror --judge   # precision and recall
+    python benchmarks/real_world.py --set fifth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
         --dir /tmp/rw --json /tmp/rw/findings.json
 """
@@ -176,7 +179,7 @@ FOURTH = (
     ),
 )
 
-# The fifth set (issue 32's fresh audit): fifteen code bases no earlier audit read, six of them
+# The fifth set (issue 32's fresh audit): nineteen code bases no earlier audit read, ten of them
 # course, tutorial or recipe repositories whose chapters copy the same loader helpers, linted from
 # their root with their YAML configs; entry points read for misses (MISSES, --judge gives recall).
 FIFTH = (
@@ -192,6 +195,14 @@ FIFTH = (
          "course: lesson notebooks with copied helper.py", configs=True),
     Repo("chenyuntc/pytorch-book", "688951721d11cd3f92440801e1b68b65ae2e439f",
          "course: book chapters, notebooks and chapter projects", configs=True),
+    Repo("ShusenTang/Dive-into-DL-PyTorch", "09c8bacc08599eb86236551454ba43b82cb91498",
+         "course: book chapters (notebooks) over a shared d2lzh_pytorch/utils.py", configs=True),
+    Repo("Atcold/NYU-DLSP20", "3049c83260ba05700e2ab9b7ed13cdbe5ddba0fd",
+         "course: lecture notebooks with res/ helpers", configs=True),
+    Repo("rasbt/machine-learning-book", "35ab3774e8e249c43a98209d8efd94c060102003",
+         "course: book chapters ch12-ch19, scripts and notebooks", configs=True),
+    Repo("bentrevett/pytorch-sentiment-analysis", "329f654b2cfaed22fee432569ebd7a2674584f79",
+         "tutorial: sentiment-analysis notebooks", configs=True),
     Repo("clovaai/deep-text-recognition-benchmark", "e2117f2fb882b3c6085030500a260c113be27a63",
          "OCR, balanced batches from iterators renewed on StopIteration", configs=True),
     Repo("milesial/Pytorch-UNet", "21d7850f2af30a9695bbeea75f3136aa538cfc4a", "segmentation, single train.py", configs=True),
@@ -367,6 +378,9 @@ def report(findings: list[dict]) -> None:
 def judge(findings: list[dict], linted: set[str]) -> None:
     """Precision (and, where misses were read, recall) per rule of the on-by-default findings.
 
+    A notebook finding is looked up as ``path:cell N:line`` first (where two cells share a line
+    number and need two verdicts), then as ``path:line``.
+
     Also lists findings no row judges (new since the judgments: read and judge them), judged
     rows that no longer fire (a true positive among them is a lost true positive), and misses
     still silent. A finding at a recorded miss counts as a true positive ("miss now reported").
@@ -383,6 +397,9 @@ def judge(findings: list[dict], linted: set[str]) -> None:
         if not finding["default"] or finding["source"] not in judged_sources:
             continue
         key = (finding["source"], f"{finding['path']}:{finding['line']}", finding["code"])
+        if finding.get("cell") is not None:  # two cells of a notebook may share a line number
+            in_cell = (finding["source"], f"{finding['path']}:cell {finding['cell']}:{finding['line']}", finding["code"])
+            key = in_cell if in_cell in table or in_cell in misses else key
         seen.add(key)
         if key in table:
             counts[finding["code"]][table[key][0]] += 1

@@ -7,7 +7,8 @@ the false-positive shape of FALSE_POSITIVE_SHAPES.md (S1-S6: issue 10's shapes; 
 threshold, issue 10 item 4; N1...: new ones), empty for true positives.
 
 real_world.py --judge matches findings against these rows (the sources are pinned, so lines
-do not move) and reports precision per rule, plus any finding no row judges.
+do not move; a notebook row may name its cell, "path:cell N:line", where two cells share a line)
+and reports precision per rule, plus any finding no row judges.
 """
 
 from __future__ import annotations
@@ -1240,8 +1241,8 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ('mrdbourke+pytorch-deep-learning', 'video_notebooks/pytorch_2_intro_video.ipynb:6', 'DL201', T, '',
      'num_workers NUM_WORKERS/os.cpu_count()/1; engine.train()/train() runs train_step and test_step every epoch'),
     # --- phlippe/uvadlc_notebooks
-    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/deep_probabilistic_models_II/tutorial_2a.ipynb:2', 'DL201', T, '',
-     'multi-worker loader re-iterated every epoch (Lightning fit / epoch loop / repeated evaluation calls)'),
+    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/deep_probabilistic_models_II/tutorial_2a.ipynb:2', 'DL201', D, '',
+     'two one-batch peeks (`for x, y in train_loader: ... break` in two cells), no epoch loop: two restarts of 2 workers'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/deep_probabilistic_models_II/tutorial_2a.ipynb:23', 'DL201', T, '',
      'multi-worker loader re-iterated every epoch (Lightning fit / epoch loop / repeated evaluation calls)'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/deep_probabilistic_models_II/tutorial_2a.ipynb:24', 'DL201', T, '',
@@ -1250,8 +1251,8 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      'multi-worker loader re-iterated every epoch (Lightning fit / epoch loop / repeated evaluation calls)'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/deep_probabilistic_models_II/tutorial_2a.ipynb:49', 'DL201', T, '',
      'multi-worker loader re-iterated every epoch (Lightning fit / epoch loop / repeated evaluation calls)'),
-    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/deep_probabilistic_models_II/tutorial_2b.ipynb:2', 'DL201', T, '',
-     'multi-worker loader re-iterated every epoch (Lightning fit / epoch loop / repeated evaluation calls)'),
+    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/deep_probabilistic_models_II/tutorial_2b.ipynb:2', 'DL201', D, '',
+     'two one-batch peeks (`for x, y in train_loader: ... break` in two cells), no epoch loop: two restarts of 2 workers'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/deep_probabilistic_models_II/tutorial_2b.ipynb:48', 'DL201', T, '',
      'multi-worker loader re-iterated every epoch (Lightning fit / epoch loop / repeated evaluation calls)'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/deep_probabilistic_models_II/tutorial_2b.ipynb:49', 'DL201', T, '',
@@ -1352,8 +1353,8 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      'multi-worker loader re-iterated every epoch (Lightning fit / epoch loop / repeated evaluation calls)'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial16/Meta_Learning.ipynb:10', 'DL201', T, '',
      'multi-worker loader re-iterated every epoch (Lightning fit / epoch loop / repeated evaluation calls)'),
-    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial16/Meta_Learning.ipynb:10', 'DL206', T, '',
-     'multi-worker loader, batches moved with .to(device) in the loop (device cuda if available), no pin_memory'),
+    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial16/Meta_Learning.ipynb:10', 'DL206', D, '',
+     "no copy of its batches in view (the one peek, cell 28, is never moved); Lightning's fit on the GPU does copy every validation batch from pageable memory, so the advice helps, but not for the reason the rule names"),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial16/Meta_Learning.ipynb:11', 'DL106', F, 'V9',
      'a batch sampler (FewShotBatchSampler/TaskBatchSampler) defined in the notebook: samplers run in the main process, workers get indices only'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial16/Meta_Learning.ipynb:11', 'DL201', T, '',
@@ -1386,8 +1387,8 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      'multi-worker loader, batches moved with .to(device) in the loop (device cuda if available), no pin_memory'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial17/SimCLR.ipynb:12', 'DL201', T, '',
      'multi-worker loader re-iterated every epoch (Lightning fit / epoch loop / repeated evaluation calls)'),
-    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial17/SimCLR.ipynb:14', 'DL201', D, '',
-     'test loader: one pass per trainer.test/evaluation call; several models are trained and tested in the notebook, so a few restarts, not one per epoch'),
+    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial17/SimCLR.ipynb:14', 'DL201', T, '',
+     'the test loader is the validation loader of trainer.fit: re-iterated every epoch'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial17/SimCLR.ipynb:16', 'DL201', T, '',
      'multi-worker loader re-iterated every epoch (Lightning fit / epoch loop / repeated evaluation calls)'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial17/SimCLR.ipynb:18', 'DL201', T, '',
@@ -1406,8 +1407,8 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      'test loader: one pass per trainer.test/evaluation call; several models are trained and tested in the notebook, so a few restarts, not one per epoch'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial6/Transformers_and_MHAttention.ipynb:10', 'DL201', D, '',
      'test loader: one pass per trainer.test/evaluation call; several models are trained and tested in the notebook, so a few restarts, not one per epoch'),
-    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial6/Transformers_and_MHAttention.ipynb:10', 'DL206', T, '',
-     'multi-worker loader, batches moved with .to(device) in the loop (device cuda if available), no pin_memory'),
+    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial6/Transformers_and_MHAttention.ipynb:10', 'DL206', D, '',
+     'one peeked batch moved with inp_data.to(device) (cell 83); otherwise only trainer.test: pinning saves one small copy'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial6/Transformers_and_MHAttention.ipynb:4', 'DL106', T, '',
      "defined in the notebook and pickled into the multi-worker loader's workers (dataset class, collate_fn or the dataset's transform)"),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial6/Transformers_and_MHAttention.ipynb:4', 'DL206', T, '',
@@ -1422,8 +1423,8 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      'multi-worker loader re-iterated every epoch (Lightning fit / epoch loop / repeated evaluation calls)'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial8/Deep_Energy_Models.ipynb:15', 'DL201', T, '',
      'multi-worker loader re-iterated every epoch (Lightning fit / epoch loop / repeated evaluation calls)'),
-    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial8/Deep_Energy_Models.ipynb:16', 'DL201', D, '',
-     'test loader: one pass per trainer.test/evaluation call; several models are trained and tested in the notebook, so a few restarts, not one per epoch'),
+    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial8/Deep_Energy_Models.ipynb:16', 'DL201', T, '',
+     'the test loader is the validation loader of trainer.fit: re-iterated every epoch'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial9/AE_CIFAR10.ipynb:14', 'DL201', T, '',
      'multi-worker loader re-iterated every epoch (Lightning fit / epoch loop / repeated evaluation calls)'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/tutorial9/AE_CIFAR10.ipynb:15', 'DL201', T, '',
@@ -1592,6 +1593,52 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      'exercise cell left blank for the student (`x =`, a def/for whose body is only comments): not Python'),
     ('udacity+deep-learning-v2-pytorch', 'sentiment-rnn/Sentiment_RNN_Exercise.ipynb:5', 'DL000', T, '',
      'exercise cell left blank for the student (`x =`, a def/for whose body is only comments): not Python'),
+    # --- ShusenTang/Dive-into-DL-PyTorch (notebooks import the shared package with sys.path.append(".."))
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter03_DL-basics/3.3_linear-regression-pytorch.ipynb:9", "DL201", T, "",
+     "num_workers=2, iterated by the epoch loop of a later cell"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/d2lzh_pytorch/utils.py:268", "DL201", T, "",
+     "load_data_fashion_mnist's train loader (4 workers off Windows); the chapters' notebooks pass it to "
+     "train_ch3/train_ch5, which iterate it every epoch"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/d2lzh_pytorch/utils.py:1075", "DL201", D, "",
+     "load_data_pikachu's shuffled train loader (4 workers): nothing in the project calls it (9.6 uses its own "
+     "copy); the catalog's 'evidently training' clause"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter09_computer-vision/9.6_object-detection-dataset.ipynb:42", "DL106", T, "",
+     "PikachuDetDataset defined in the notebook, loaders with num_workers=4"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter09_computer-vision/9.6_object-detection-dataset.ipynb:43", "DL106", T, "",
+     "same, validation set"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter09_computer-vision/9.9_semantic-segmentation-and-dataset.ipynb:3", "DL106", T, "",
+     "VOCSegDataset defined in the notebook, loaders with num_workers 4 off Windows (cell 17)"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter09_computer-vision/9.9_semantic-segmentation-and-dataset.ipynb:4", "DL106", T, "",
+     "same, test set"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter10_natural-language-processing/10.3_word2vec-pytorch.ipynb:21", "DL106", T, "",
+     "collate_fn=batchify defined in the notebook, num_workers 4 off Windows"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter09_computer-vision/9.1_image-augmentation.ipynb:21", "DL000", F, "V1",
+     "cell 23: `print('...'` then a line starting with `% (epoch + 1, ...))` inside the brackets, taken for a magic"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter10_natural-language-processing/10.3_word2vec-pytorch.ipynb:21", "DL000", F, "V1",
+     "cell 37: same `print(... \\n % (...))` shape"),
+    # --- Atcold/NYU-DLSP20
+    ("Atcold+NYU-DLSP20", "11-VAE.ipynb:6", "DL201", T, "",
+     "kwargs = {'num_workers': 1, 'pin_memory': True} splatted; the train loader runs every epoch (cell 10)"),
+    ("Atcold+NYU-DLSP20", "11-VAE.ipynb:10", "DL201", T, "", "the test loader is evaluated every epoch (cell 10)"),
+    # --- rasbt/machine-learning-book
+    ("rasbt+machine-learning-book", "ch13/ch13_part3_lightning.py:184", "DL201", T, "",
+     "train_dataloader hook, num_workers=4: Lightning re-iterates it every epoch"),
+    ("rasbt+machine-learning-book", "ch13/ch13_part3_lightning.py:187", "DL201", T, "", "val_dataloader hook, every epoch"),
+    ("rasbt+machine-learning-book", "ch13/ch13_part3_lightning.ipynb:32", "DL201", T, "", "the notebook copy: train_dataloader hook"),
+    ("rasbt+machine-learning-book", "ch13/ch13_part3_lightning.ipynb:35", "DL201", T, "", "the notebook copy: val_dataloader hook"),
+    ("rasbt+machine-learning-book", "ch16/bonus-distilbert-lightning-trainer/distilbert_finetuning-full.ipynb:cell 36:1", "DL106", F,
+     "V10", "tokenize_text is handed to HF datasets' imdb_dataset.map(..., batched=True), which runs it eagerly in the "
+     "main process; the mapped dataset holds data, not the function"),
+    ("rasbt+machine-learning-book", "ch16/bonus-distilbert-lightning-trainer/distilbert_finetuning-full.ipynb:cell 42:1", "DL106", T,
+     "", "IMDBDataset defined in the notebook, loaders with num_workers=4 (train set)"),
+    ("rasbt+machine-learning-book", "ch16/bonus-distilbert-lightning-trainer/distilbert_finetuning-full.ipynb:2", "DL106", T, "",
+     "IMDBDataset defined in the notebook, loaders with num_workers=4"),
+    ("rasbt+machine-learning-book", "ch16/bonus-distilbert-lightning-trainer/distilbert_finetuning-full.ipynb:3", "DL106", T, "",
+     "same, test set"),
+    ("rasbt+machine-learning-book", "ch16/bonus-distilbert-lightning-trainer/distilbert_finetuning-full.ipynb:5", "DL201", T, "",
+     "4 workers, trainer.fit: every epoch"),
+    ("rasbt+machine-learning-book", "ch16/bonus-distilbert-lightning-trainer/distilbert_finetuning-full.ipynb:12", "DL201", T, "",
+     "validation loader of trainer.fit: every epoch"),
 )
 
 # The fifth set's sources (real_world.py's FIFTH, by key).
@@ -1600,7 +1647,8 @@ FIFTH_SOURCES = (
     "phlippe+uvadlc_notebooks", "udacity+deep-learning-v2-pytorch", "chenyuntc+pytorch-book",
     "clovaai+deep-text-recognition-benchmark", "milesial+Pytorch-UNet", "eriklindernoren+PyTorch-YOLOv3",
     "ming024+FastSpeech2", "kenshohara+3D-ResNets-PyTorch", "ermongroup+ddim", "guoyang9+NCF", "jzhang38+TinyLlama",
-    "graphdeeplearning+benchmarking-gnns",
+    "graphdeeplearning+benchmarking-gnns", "ShusenTang+Dive-into-DL-PyTorch", "Atcold+NYU-DLSP20",
+    "rasbt+machine-learning-book", "bentrevett+pytorch-sentiment-analysis",
 )
 
 # Sources whose entry points were read for misses (the fourth set, all of it: a source with no finding
@@ -1773,6 +1821,33 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
     ("ermongroup+ddim", "datasets/lsun.py:19", "DL104", "W4",
      "self.env = lmdb.open(...) in LSUNClass.__init__ (a Dataset through the project's VisionDataset), `import lmdb` "
      "local to __init__; LSUN holds these and is loaded with config.data.num_workers (4/32)"),
+    ("phlippe+uvadlc_notebooks", "docs/tutorial_notebooks/DL2/sampling/subsets.ipynb:40", "DL106", "W5",
+     "ClassicDataset defined in the notebook (cell 24), stored as self.train_dataset by DataSplit.__init__ and "
+     "loaded by get_train_loader's DataLoader(self.train_dataset, num_workers=4, **kwargs), called twice in cell 29"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter05_CNN/5.6_alexnet.ipynb:13", "DL201", "W6",
+     "train_iter (4 workers) passed to d2l.train_ch5 (d2lzh_pytorch, imported after sys.path.append('..')), which "
+     "iterates it every epoch"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter05_CNN/5.6_alexnet.ipynb:14", "DL201", "W6",
+     "test_iter, evaluated every epoch by d2l.evaluate_accuracy inside train_ch5"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter05_CNN/5.6_alexnet.ipynb:13", "DL206", "W6",
+     "train_ch5 copies X.to(device), device = torch.device('cuda' if available) passed by the notebook; 4 workers"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter05_CNN/5.6_alexnet.ipynb:14", "DL206", "W6",
+     "evaluate_accuracy copies X.to(device) of the test batches"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/d2lzh_pytorch/utils.py:269", "DL201", "W6",
+     "load_data_fashion_mnist's test loader (4 workers off Windows): the notebooks hand it to train_ch3/train_ch5, "
+     "which evaluate it every epoch (the train loader at :268 is reported)"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/d2lzh_pytorch/utils.py:268", "DL206", "W6",
+     "train_ch5 (5.5-5.12) copies X.to(device) with the notebooks' cuda-if-available device"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/d2lzh_pytorch/utils.py:269", "DL206", "W6",
+     "evaluate_accuracy in train_ch5 copies the test batches likewise"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter09_computer-vision/9.1_image-augmentation.ipynb:4", "DL201", "W2",
+     "load_cifar10's loader (4 workers off Windows), train()/evaluate every epoch in cell 23, lost to DL000 V1"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter09_computer-vision/9.1_image-augmentation.ipynb:4", "DL206", "W2",
+     "cell 23's train() copies X.to(device), device cuda if available; lost to V1"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter10_natural-language-processing/10.3_word2vec-pytorch.ipynb:20", "DL201", "W2",
+     "data_iter (4 workers off Windows) iterated every epoch by train() in cell 37, lost to DL000 V1"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter10_natural-language-processing/10.3_word2vec-pytorch.ipynb:20", "DL206", "W2",
+     "cell 37 copies `d.to(device) for d in batch`, device cuda if available; lost to V1"),
 )
 
 
