@@ -219,3 +219,21 @@ def test_indented_cell_runs_dedented_and_a_fix_keeps_its_indentation(tmp_path):
     after = json.loads(path.read_text(encoding="utf-8"))["cells"]
     assert after[1]["source"] == cells[1]
     assert after[2]["source"] == "  loader = DataLoader(ds, sampler=s)\n  for batch in loader:\n      pass\n"
+
+
+@pytest.mark.parametrize(
+    "continuation",
+    [
+        "    print('Epoch: %03d | Cost: %.4f'\n          %(epoch + 1, cost))\n",  # inside print(
+        "    print('Epoch: %03d' \\\n%(epoch + 1))\n",  # after a backslash
+    ],
+)
+def test_a_continuation_line_starting_with_percent_is_python_not_a_magic(continuation):
+    """The fifth audit's V1: the cell parses (no DL000), and its epoch loop is seen (DL201)."""
+    source = (
+        "from torch.utils.data import DataLoader\n# %%\n%matplotlib inline\n"
+        "loader = DataLoader(ds, num_workers=2)\ncost = 0\n"
+        "for epoch in range(3):\n    for batch in loader:\n        pass\n" + continuation
+    )
+    findings = lint_bytes(Linter(ALL), "nb.ipynb", notebook_from_percent(source)).findings
+    assert [(f.code, f.cell, f.line) for f in findings if f.code in ("DL000", "DL201")] == [("DL201", 2, 2)]

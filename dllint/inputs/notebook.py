@@ -119,15 +119,17 @@ class Notebook:
                 return [self._placeholder(line, statement=False) for line in lines]
         masked = []
         continued = False  # the previous magic line ended with a backslash
+        python = _Continuation()  # a line inside brackets or a string, or after a backslash, is Python
         for line in lines:
             if continued:
                 masked.append(self._placeholder(line, statement=False))
                 continued = line.endswith("\\")
-            elif LINE_MAGIC.match(line) or HELP.match(line):
+            elif not python.open and (LINE_MAGIC.match(line) or HELP.match(line)):
                 masked.append(self._placeholder(line, statement=True))
                 continued = line.endswith("\\")
             else:
                 masked.append(line)
+                python.read(line)
         return masked
 
     def restore(self, module: str) -> dict[int, str] | None:
@@ -156,6 +158,58 @@ class Notebook:
             if cell.indent and cell.number in sources:
                 sources[cell.number] = _reindent(sources[cell.number], cell)
         return {number: "\n".join(lines) for number, lines in sources.items()}
+
+
+class _Continuation:
+    """Whether the next line of a cell continues a Python statement: inside an open bracket or
+    a triple-quoted string, or after a backslash. Such a line is never a magic, even when it
+    starts with ``%`` (``print('%d'`` then ``% (epoch + 1))`` on the next line)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.quote: str | None = None  # the triple quote a string spanning lines is open with
+        self.backslash = False
+
+    @property
+    def open(self) -> bool:
+        return self.depth > 0 or self.quote is not None or self.backslash
+
+    def read(self, line: str) -> None:
+        i, n = 0, len(line)
+        while i < n:
+            if self.quote is not None:
+                end = line.find(self.quote, i)
+                if end == -1:
+                    return
+                i, self.quote = end + 3, None
+                continue
+            char = line[i]
+            if char == "#":
+                break
+            if char in "\"'":
+                if line.startswith(char * 3, i):
+                    self.quote, i = char * 3, i + 3
+                    continue
+                i = _string_end(line, i + 1, char)
+                continue
+            if char in "([{":
+                self.depth += 1
+            elif char in ")]}":
+                self.depth = max(0, self.depth - 1)
+            i += 1
+        self.backslash = self.quote is None and line.rstrip().endswith("\\") and "#" not in line[i:]
+
+
+def _string_end(line: str, i: int, quote: str) -> int:
+    """The index after the string that opened before ``i`` with ``quote`` (its line's end if unclosed)."""
+    while i < len(line):
+        if line[i] == "\\":
+            i += 2
+            continue
+        if line[i] == quote:
+            return i + 1
+        i += 1
+    return i
 
 
 def _reindent(lines: list[str], cell: CodeCell) -> list[str]:
