@@ -49,10 +49,10 @@ def _constructor(yaml: Any) -> Any:
     taken as the smallest number of its length (what a limit is compared with, and what a
     message shows: ``<a 4301-digit number>``) rather than lost."""
 
-    class Constructor(yaml.constructor.SafeConstructor):  # type: ignore[misc, name-defined]
+    class Constructor(yaml.constructor.SafeConstructor):
         def construct_yaml_int(self, node: Any) -> int:
             try:
-                return super().construct_yaml_int(node)  # type: ignore[no-any-return]
+                return super().construct_yaml_int(node)
             except ValueError:
                 digits = str(node.value).replace("_", "").lstrip("+-").lstrip("0")
                 if not digits.isdigit():
