@@ -36,7 +36,6 @@ DEFAULT_EXCLUDE = (
 
 DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes; larger files get one DL000 instead of a lint
 MAX_SIZE = 1 << 40  # the largest max-file-size: 1 TB (past it, "<400 nines>MB" is infinity, not a size)
-MAX_WORKERS = 1 << 16  # the largest max-workers that means anything (no machine has more cores)
 MAX_CONFIG_SIZE = 16 * 1024 * 1024  # a config file is read only up to this (never a 3 GB sparse file)
 _SIZE_UNITS = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 _SIZE = LazyPattern(r"^\s*(\d+(?:\.\d+)?)\s*([kmgKMG]?)(?:i?[bB])?\s*$")
@@ -121,8 +120,8 @@ def _boolean(key: str, value: Any, source: str) -> bool:
 
 
 def _max_workers(key: str, value: Any, source: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_WORKERS:
-        raise ConfigError(f"{source}: {_shown(key)} must be a positive integer up to {MAX_WORKERS}, got {_shown(value)}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{source}: {_shown(key)} must be a positive integer, got {_shown(value)}")
     return value
 
 

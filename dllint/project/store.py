@@ -141,7 +141,7 @@ class StoreIndex(IndexBase):
         "who names X" are stored (what the next run's :meth:`reconcile` compares with). The
         table is the one taken before the project's files were read (``_haystack``, or
         :meth:`reconcile`): a file saved during the run then differs from it next run."""
-        if self._stat_table is None and any(asks_callers(deps) for deps in deps_stored):
+        if any(asks_callers(deps) for deps in deps_stored) and cache.meta(self._meta_key()) != self.stat_table():
             cache.put_meta(self._meta_key(), self.stat_table())
 
     def _meta_key(self) -> str:
