@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from dllint.files import DEFAULT_MAX_FILE_SIZE, Unreadable, read_bytes
 from dllint.paths import ancestors
 from dllint.patterns import LazyPattern
 
@@ -34,7 +35,6 @@ DEFAULT_EXCLUDE = (
 )
 
 
-DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes; larger files get one DL000 instead of a lint
 MAX_SIZE = 1 << 40  # the largest max-file-size: 1 TB (past it, "<400 nines>MB" is infinity, not a size)
 MAX_CONFIG_SIZE = 16 * 1024 * 1024  # a config file is read only up to this (never a 3 GB sparse file)
 _SIZE_UNITS = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
@@ -206,8 +206,6 @@ def _load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
-    from dllint.files import Unreadable, read_bytes  # (dllint.files imports this module)
-
     try:
         return tomllib.loads(read_bytes(path, MAX_CONFIG_SIZE).decode("utf-8"))
     except Unreadable as exc:  # too large, a FIFO, a device: never read without a limit

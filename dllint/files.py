@@ -18,9 +18,8 @@ import os
 import stat
 from typing import BinaryIO, Callable
 
-from dllint.config import DEFAULT_MAX_FILE_SIZE
-
 _FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes; larger sources get one DL000 instead of a lint (the setting's default)
 _default_limit = DEFAULT_MAX_FILE_SIZE
 
 
