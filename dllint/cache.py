@@ -36,10 +36,19 @@ same directory and are moved into place with ``os.replace``, so concurrent
 runs see either the old cache or a new one, never a torn file; before
 writing, entries another run stored meanwhile are merged back in.
 
-A repository may ship a hostile ``.dllint_cache``: the cache is read only when it is a regular
-file (no symlink followed, no FIFO, at most ``MAX_CACHE_SIZE``), and nothing is written through a
-symlink (the cache file, its lock, the version directory, ``.gitignore``): a planted link is
-replaced or the cache is not saved, never is its target written.
+The cache keeps findings, never code: a finding's fix is stored as its applicability and its
+one-line message (what the report shows), not its edit (``NotKept``), so ``--fix`` lints a file
+again and fixes from the text it writes: nothing read from the cache ever reaches a source file.
+
+The cache is used only when it is the user's own. A repository may ship a hostile
+``.dllint_cache`` (a symlink to a directory another user controls, a planted entry): the cache
+directory and its version directory are opened one step at a time without following a symlink
+(``O_NOFOLLOW``, then every access relative to the open directory), and each of them and the
+cache file must be owned by this process's user and not writable by group or others. Otherwise
+the cache is neither read nor written and the run says so in one line (``Cache.untrusted``).
+Within a trusted directory a regular file only is read (no FIFO, at most ``MAX_CACHE_SIZE``), and
+nothing is written through a symlink (the cache file, its lock, ``.gitignore``): a planted link
+is replaced, never is its target written.
 """
 
 from __future__ import annotations
@@ -57,10 +66,10 @@ from dllint import __version__
 from dllint.atomic import write_atomic
 from dllint.config import Settings
 from dllint.files import Unreadable, read_bytes, read_with_stat
-from dllint.findings import ConfigKey, Finding, Fix
+from dllint.findings import ConfigKey, Finding, Fix, NotKept
 
 DEFAULT_CACHE_DIR = ".dllint_cache"
-FORMAT = 3  # bump when the layout of an entry changes
+FORMAT = 4  # bump when the layout of an entry changes
 _SCALARS = (str, int, float, bool, type(None))
 # A cache file larger than this is dropped unread (a file planted to exhaust memory); a cache of
 # 100,000 files stays well under it.
@@ -127,7 +136,7 @@ def _decode_value(value: Any) -> Any:
 def encode_finding(finding: Finding) -> list[Any]:
     if finding.probe is not None or finding.source != "static":
         raise Uncacheable("runtime finding")
-    fix = None if finding.fix is None else finding.fix.to_json()
+    fix = None if finding.fix is None else [finding.fix.applicability, finding.fix.message]  # never the edit
     row = [
         finding.line,
         finding.column,
@@ -158,10 +167,58 @@ def decode_finding(path: str, row: Any) -> Finding:
         raise ValueError("bad text")
     if cell is not None and type(cell) is not int:
         raise ValueError("bad cell")
-    decoded_fix = None if fix is None else Fix.from_json(fix)
+    decoded_fix = None if fix is None else _decode_fix(fix)
     finding = Finding(path, line, column, end_line, end_column, code, name, message, decoded_fix, cell)
     finding.config_keys = tuple(ConfigKey.from_json(key) for key in keys)
     return finding
+
+
+def _decode_fix(row: Any) -> Fix:
+    if not (isinstance(row, list) and len(row) == 2 and row[0] in ("safe", "unsafe") and isinstance(row[1], str)):
+        raise ValueError("bad fix")
+    return Fix(row[0], row[1], NotKept())
+
+
+class Untrusted(Exception):
+    """The cache directory is not this user's own (the message says which part and why)."""
+
+
+_DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _not_own(st: os.stat_result) -> str | None:
+    """Why a file or directory with this stat is not this user's own; None when it is."""
+    if not hasattr(os, "geteuid"):  # pragma: no cover - Windows: no owners to compare
+        return None
+    if st.st_uid != os.geteuid():
+        return f"owned by user {st.st_uid}, not by this user ({os.geteuid()})"
+    if st.st_mode & 0o022:
+        return f"writable by others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def _open_own_directory(name: str, dir_fd: int | None, shown: Path, create: bool) -> int:
+    """A descriptor on directory ``name`` (relative to ``dir_fd``), opened without following a
+    symlink and checked to be this user's own; created (0o755) first with ``create``.
+    :class:`Untrusted` when it is not; ``FileNotFoundError`` when it is missing."""
+    if create:
+        try:
+            os.mkdir(name, 0o755, dir_fd=dir_fd)
+        except FileExistsError:
+            pass
+    try:
+        fd = os.open(name, _DIRECTORY_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if os.path.islink(shown):
+            raise Untrusted(f"{shown}: a symbolic link") from None
+        raise Untrusted(f"{shown}: {exc.strerror or exc}") from None
+    problem = _not_own(os.fstat(fd))
+    if problem is not None:
+        os.close(fd)
+        raise Untrusted(f"{shown}: {problem}")
+    return fd
 
 
 @dataclass
@@ -223,23 +280,52 @@ class Cache:
         self._new_meta: dict[str, Any] = {}
         self._dropped: set[str] = set()
         self._loaded = False
+        self.untrusted: str | None = None  # why the cache is not used at all (said once, in one line)
 
     # -- reading ------------------------------------------------------------
     def _load(self) -> None:
         if self._loaded:
             return
         self._loaded = True
-        loaded = self._read(self.path)
-        if loaded is None:
-            self.stats.discarded = self.path.exists()
-            loaded = {}, {}
-        self._entries, self._meta = loaded
-
-    @staticmethod
-    def _read(path: Path) -> tuple[dict[str, Entry], dict[str, Any]] | None:
-        """The entries and meta in ``path``; None when it is missing, unreadable or malformed in any way."""
         try:
-            data, _ = read_with_stat(path, MAX_CACHE_SIZE, follow_symlinks=False)  # a planted link or FIFO: no cache
+            with self._version_directory(create=False) as (_, directory):
+                loaded = self._read(directory)
+                if loaded is None:
+                    self.stats.discarded = os.path.lexists(self.path)
+        except FileNotFoundError:  # no cache yet
+            loaded = None
+        except Untrusted as exc:
+            self.untrusted = f"{exc}: the cache is not used (remove it, or give --cache-dir)"
+            loaded = None
+        self._entries, self._meta = loaded or ({}, {})
+
+    @contextmanager
+    def _version_directory(self, create: bool) -> Iterator[tuple[int, int]]:
+        """Descriptors on ``<directory>`` and ``<directory>/<version>``, each this user's own
+        (:func:`_open_own_directory`)."""
+        if create:
+            self.directory.parent.mkdir(parents=True, exist_ok=True)  # where the user put it: links allowed
+        parent = os.open(self.directory.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        try:
+            top = _open_own_directory(self.directory.name, parent, self.directory, create)
+        finally:
+            os.close(parent)
+        try:
+            version = _open_own_directory(self.path.parent.name, top, self.path.parent, create)
+            try:
+                yield top, version
+            finally:
+                os.close(version)
+        finally:
+            os.close(top)
+
+    def _read(self, directory: int) -> tuple[dict[str, Entry], dict[str, Any]] | None:
+        """The entries and meta of the cache file in ``directory``; None when it is missing,
+        unreadable, not this user's own or malformed in any way."""
+        try:
+            data, st = read_with_stat(self.path.name, MAX_CACHE_SIZE, follow_symlinks=False, dir_fd=directory)
+            if _not_own(st) is not None:
+                return None
             raw = json.loads(data)
         except (Unreadable, ValueError, RecursionError):
             return None
@@ -354,15 +440,17 @@ class Cache:
 
     def save(self) -> None:
         """Write the cache if this run changed it; merge what another run wrote meanwhile. Never raises."""
+        if self.untrusted is not None:
+            return
         if not self._updated and not self._new_meta and not self._dropped and not self.stats.discarded:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self.path.parent.is_symlink():  # shipped by a repository: dllint writes only in its own directory
-                raise OSError(f"{self.path.parent} is a symbolic link")
-            _ensure_gitignore(self.directory)
-            with _write_lock(self.path.with_suffix(".lock")):
-                self._merge_and_replace()
+            with self._version_directory(create=True) as (top, directory):
+                _ensure_gitignore(top)
+                with _write_lock(self.path.with_suffix(".lock").name, directory):
+                    self._merge_and_replace(directory)
+        except Untrusted as exc:  # made not this user's own since it was read: not written
+            self.untrusted = f"{exc}: the cache is not used (remove it, or give --cache-dir)"
         except OSError:
             pass  # a read-only tree or a full disk: the run's findings are still right, only uncached
         self._entries.update(self._updated)
@@ -371,9 +459,9 @@ class Cache:
         self._new_meta = {}
         self._dropped = set()
 
-    def _merge_and_replace(self) -> None:
+    def _merge_and_replace(self, directory: int) -> None:
         # What is on disk now is newer than what this run loaded; what this run linted is newest.
-        on_disk_entries, on_disk_meta = self._read(self.path) or ({}, {})
+        on_disk_entries, on_disk_meta = self._read(directory) or ({}, {})
         merged = {**self._entries, **on_disk_entries, **self._updated}
         for key in self._dropped - self._updated.keys():
             merged.pop(key, None)
@@ -385,11 +473,11 @@ class Cache:
         data = json.dumps(payload, separators=(",", ":")).encode()
         # A symlink planted at the cache's path is replaced, never written through: a cache file
         # never lands outside the cache directory. A cache: lost is only slower (not durable).
-        write_atomic(self.path, data, durable=False, follow_symlinks=False)
+        write_atomic(self.path.name, data, durable=False, follow_symlinks=False, dir_fd=directory)
 
 
 @contextmanager
-def _write_lock(path: Path) -> Iterator[None]:
+def _write_lock(name: str, directory: int) -> Iterator[None]:
     """Serialise read-merge-write between concurrent runs (POSIX); readers never wait: os.replace is atomic.
 
     Without the lock (Windows, or a file system without ``flock``) concurrent writers can only lose each
@@ -401,10 +489,10 @@ def _write_lock(path: Path) -> Iterator[None]:
         return
     # Not through a symlink, and never blocking on a FIFO planted under the lock's name.
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    fd = os.open(path, flags, 0o644)
+    fd = os.open(name, flags, 0o644, dir_fd=directory)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
+            raise OSError(f"{name} is not a regular file")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
         except OSError:
@@ -414,12 +502,12 @@ def _write_lock(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _ensure_gitignore(directory: Path) -> None:
+def _ensure_gitignore(directory: int) -> None:
     """Create the cache's ``.gitignore`` unless something (even a dangling symlink) is there:
     ``O_EXCL`` never follows a link, so dllint never creates a file outside its directory."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(directory / ".gitignore", flags, 0o644)
+        fd = os.open(".gitignore", flags, 0o644, dir_fd=directory)
     except OSError:
         return
     try:

@@ -35,7 +35,10 @@ class DefaultCommandGroup(click.Group):
         if not args or args[0] not in self.commands:
             if not any(a in ("--help", "-h", "--version") for a in args[:1]):
                 args = ["check", *args]
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except OSError as exc:  # --help or --version written to a full device
+            _environment_error(exc)
 
     def invoke(self, ctx: click.Context):
         try:
@@ -118,9 +121,10 @@ def _split_patterns(values: tuple[str, ...]) -> tuple[str, ...] | None:
 def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
     if value is None:
         return None
-    size = parse_size(int(value) if value.strip().isdigit() else value)
+    size = parse_size(value)  # a string of digits too: never int() of 5,000 digits
     if size is None:
-        raise click.BadParameter(f"'{value}' is not a size (bytes, or like 8MB)")
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        raise click.BadParameter(f"'{shown}' is not a size (bytes, or like 8MB, up to 1TB)")
     return size
 
 
@@ -277,6 +281,8 @@ class Reporting(NamedTuple):
         if self.silent:
             return
         if self.output_file is None or err:
+            if not err and sys.stdout is None:  # started with stdout closed: the report would be lost
+                _fail("cannot write the report: standard output is closed")
             if text:  # -q with nothing found prints nothing, not an empty line
                 click.echo(text, err=err)
             return

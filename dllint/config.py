@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from dllint.files import DEFAULT_MAX_FILE_SIZE, Unreadable, read_bytes
 from dllint.paths import ancestors
 from dllint.patterns import LazyPattern
 
@@ -34,7 +35,8 @@ DEFAULT_EXCLUDE = (
 )
 
 
-DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes; larger files get one DL000 instead of a lint
+MAX_SIZE = 1 << 40  # the largest max-file-size: 1 TB (past it, "<400 nines>MB" is infinity, not a size)
+MAX_CONFIG_SIZE = 16 * 1024 * 1024  # a config file is read only up to this (never a 3 GB sparse file)
 _SIZE_UNITS = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 _SIZE = LazyPattern(r"^\s*(\d+(?:\.\d+)?)\s*([kmgKMG]?)(?:i?[bB])?\s*$")
 
@@ -124,20 +126,21 @@ def _max_workers(key: str, value: Any, source: str) -> int:
 
 
 def parse_size(value: Any) -> int | None:
-    """Bytes from ``4194304``, ``"4MB"``, ``"512 KB"``, ``"1GiB"`` (powers of 1024); None if not a size."""
+    """Bytes from ``4194304``, ``"4MB"``, ``"512 KB"``, ``"1GiB"`` (powers of 1024); None if not a
+    size, or not one from 1 byte to ``MAX_SIZE``."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return value if value > 0 else None
+        return value if 0 < value <= MAX_SIZE else None
     match = _SIZE.match(value) if isinstance(value, str) else None
     if match is None:
         return None
-    size = int(float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()])
-    return size if size > 0 else None
+    size = float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()]  # float: 400 nines are inf, not an error
+    return int(size) if 1 <= size <= MAX_SIZE else None
 
 
 def _max_file_size(key: str, value: Any, source: str) -> int:
     size = parse_size(value)
     if size is None:
-        raise ConfigError(f"{source}: {_shown(key)} must be a size in bytes or like \"8MB\", got {_shown(value)}")
+        raise ConfigError(f"{source}: {_shown(key)} must be a size in bytes or like \"8MB\", up to 1TB, got {_shown(value)}")
     return size
 
 
@@ -204,8 +207,9 @@ def _load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
+        return tomllib.loads(read_bytes(path, MAX_CONFIG_SIZE).decode("utf-8"))
+    except Unreadable as exc:  # too large, a FIFO, a device: never read without a limit
+        raise ConfigError(f"{path}: cannot read: {exc.reason}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
@@ -214,6 +218,8 @@ def _load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte {byte:#04x} at line {line})") from None
     except RecursionError:
         raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+    except ValueError as exc:  # an integer over Python's 4,300-digit conversion limit
+        raise ConfigError(f"{path}: invalid TOML: {_shown(str(exc))}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 

@@ -24,9 +24,13 @@ class Discovery:
     missing: list[str] = field(default_factory=list)  # paths that do not exist
     empty_dirs: list[str] = field(default_factory=list)  # directories with no source file
     excluded: dict[str, Excluded] = field(default_factory=dict)  # directory given -> what was excluded in it
+    warnings: list[str] = field(default_factory=list)  # directories not listed, ignore patterns left out
 
     def report(self, warn: Callable[[str], None]) -> list[Finding]:
-        """Warn about empty directories; a DL000 finding for each path that does not exist."""
+        """Warn about what the walk passed over and empty directories; a DL000 finding for each
+        path that does not exist."""
+        for message in self.warnings:
+            warn(message)
         for directory in self.empty_dirs:
             excluded = self.excluded.get(directory, Excluded())
             why = []
@@ -75,6 +79,7 @@ class _Walk(NamedTuple):
     user_patterns: tuple[str, ...]
     respect_ignore_files: bool
     add: Callable[[str], None]
+    warn: Callable[[str], None]  # a directory not listed, an ignore pattern left out
 
 
 def discover(paths: list[str], settings: Settings) -> Discovery:
@@ -88,7 +93,7 @@ def discover(paths: list[str], settings: Settings) -> Discovery:
             seen.add(path)
             result.files.append(path)
 
-    walk = _Walk(DEFAULT_EXCLUDE + user_patterns, user_patterns, settings.respect_gitignore, add)
+    walk = _Walk(DEFAULT_EXCLUDE + user_patterns, user_patterns, settings.respect_gitignore, add, result.warnings.append)
     for raw in paths:
         if not os.path.lexists(raw or "."):  # "" names the current directory, as it does to pathlib
             result.missing.append(raw)
@@ -125,25 +130,26 @@ def _walk(top: str, rel_top: str, resolve_each: str | None, resolved_top: str, w
     relative to the project root (as given when outside it); ``resolve_each``: the resolved root
     when it is below ``top``, each directory's relative path then resolved on its own. A
     symlinked directory is listed, never entered; a hidden directory (``.hydra``) is skipped
-    unless it is ``top``; a directory that cannot be listed is passed over, as with ``os.walk``.
+    unless it is ``top``; a directory that cannot be listed is passed over with a warning.
 
     Measured on the benchmark corpus (808 directories): ``os.walk`` with a ``relpath`` and a
     ``Path`` per directory cost 60-100 ms of a warm run's 250; one ``scandir`` per directory, the
     relative paths built as it goes down, 22-40 ms."""
     by_patterns = by_ignore_files = 0
-    ignores, in_git = _ignores_above(resolved_top) if walk.respect_ignore_files else ((), False)
+    ignores, in_git = _ignores_above(resolved_top, walk.warn) if walk.respect_ignore_files else ((), False)
     stack = [(top, rel_top, resolved_top, ignores, in_git)]
     while stack:
         dirpath, rel_dir, real_dir, ignores, in_git = stack.pop()
         try:
             with os.scandir(dirpath) as entries:
                 listed = [(entry.name, *_kind(entry)) for entry in entries]
-        except OSError:
+        except OSError as exc:  # its files are not checked: said, never silently
+            walk.warn(f"dllint: warning: cannot list {without_dot(dirpath)}: {exc.strerror or exc}: its files are not checked")
             continue
         if walk.respect_ignore_files:
             names = {name for name, _, _ in listed}
             in_git = in_git or ".git" in names
-            ignores = ignores + in_directory(real_dir, names, in_git)
+            ignores = ignores + in_directory(real_dir, names, in_git, walk.warn)
         dirs = sorted(name for name, is_dir, _ in listed if is_dir)
         links = {name for name, is_dir, is_link in listed if is_dir and is_link}
         kept = []
@@ -183,11 +189,11 @@ def _prefix(directory: str) -> str:
     return directory if directory.endswith(os.sep) else directory + os.sep
 
 
-def _ignores_above(resolved_top: str) -> tuple[Ignores, bool]:
+def _ignores_above(resolved_top: str, warn: Callable[[str], None]) -> tuple[Ignores, bool]:
     """The ignore files above a directory given on the command line, and whether it is in a git
     working tree. A directory they ignore (``dllint outputs/``) was named on purpose: it is
     walked with the ignore files inside it only, as a file named on the command line is checked."""
-    chain, in_git = above(resolved_top)
+    chain, in_git = above(resolved_top, warn)
     if chain and ignored(chain, resolved_top, True):
         return (), in_git
     return chain, in_git

@@ -18,9 +18,8 @@ import os
 import stat
 from typing import BinaryIO, Callable
 
-from dllint.config import DEFAULT_MAX_FILE_SIZE
-
 _FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes; larger sources get one DL000 instead of a lint (the setting's default)
 _default_limit = DEFAULT_MAX_FILE_SIZE
 
 
@@ -63,11 +62,14 @@ def _kind(mode: int) -> str:
     return "of another kind"
 
 
-def open_regular(path: str | os.PathLike[str], *, follow_symlinks: bool = True) -> tuple[int, os.stat_result]:
-    """A descriptor open for reading on a regular file, and its stat; :class:`Unreadable` otherwise."""
+def open_regular(
+    path: str | os.PathLike[str], *, follow_symlinks: bool = True, dir_fd: int | None = None
+) -> tuple[int, os.stat_result]:
+    """A descriptor open for reading on a regular file (``path`` relative to ``dir_fd`` when
+    given), and its stat; :class:`Unreadable` otherwise."""
     flags = _FLAGS if follow_symlinks else _FLAGS | getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, flags, dir_fd=dir_fd)
     except OSError as exc:
         raise Unreadable(reason_of(exc)) from None
     except ValueError:  # a path with a NUL byte, written in a config
@@ -109,11 +111,13 @@ def _read_bounded(read: Callable[[int], bytes], first: int, limit: int) -> bytes
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def read_with_stat(path: str | os.PathLike[str], limit: int | None = None, *, follow_symlinks: bool = True) -> tuple[bytes, os.stat_result]:
+def read_with_stat(
+    path: str | os.PathLike[str], limit: int | None = None, *, follow_symlinks: bool = True, dir_fd: int | None = None
+) -> tuple[bytes, os.stat_result]:
     """A regular file's bytes and its stat from before the read; :class:`Unreadable` (or
     :class:`TooLarge`, decided on the stat before any byte is read) when it cannot be read."""
     limit = _default_limit if limit is None else limit
-    fd, st = open_regular(path, follow_symlinks=follow_symlinks)
+    fd, st = open_regular(path, follow_symlinks=follow_symlinks, dir_fd=dir_fd)
     try:
         if st.st_size > limit:
             raise TooLarge("file too large", st.st_size)

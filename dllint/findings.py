@@ -130,9 +130,17 @@ class ReplaceText(_Record):
     text: str
 
 
+@_edit
+class NotKept(_Record):
+    """The edit of a finding read back from the cache, which keeps findings, never code: no rule
+    applies it (``--fix`` lints the file again and fixes from the text it writes)."""
+
+    kind: ClassVar[str] = "not-kept"
+
+
 Edit = Union[
     SetArgument, RemoveArguments, HoistLambda, HoistLocalDefinition, MoveAboveGuard, InsertStatement,
-    AddDistributedSampler, WrapInMainGuard, ReplaceText,
+    AddDistributedSampler, WrapInMainGuard, ReplaceText, NotKept,
 ]
 EDIT_KINDS: dict[str, type] = {
     cls.kind: cls

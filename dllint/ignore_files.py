@@ -7,13 +7,17 @@ Patterns are git's (``pathspec``'s ``GitIgnoreSpec``: negation, ``dir/``, anchor
 shallower one, ``.ignore`` over ``.gitignore`` in the same directory, and within one file the
 last matching pattern wins. A directory that is ignored is not entered, so (as in git) nothing
 below it can be re-included.
+
+A pattern with more than ``MAX_STARS`` ``*`` wildcards (``**`` not counted) is left out, with a
+warning: its regex backtracks for each ``*`` (``*a*a*a...*c``, 20 stars, against a long name
+runs for hours; git's own wildmatch hangs on it too), and no real ignore file needs so many.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from dllint.files import Unreadable, read_bytes
 from dllint.paths import ancestors
@@ -39,6 +43,13 @@ class IgnoreFile(NamedTuple):
 
 
 Ignores = tuple[IgnoreFile, ...]  # lowest precedence first
+MAX_GITDIR_FILE = 64 * 1024  # a `.git` file holds one line, "gitdir: PATH"
+MAX_STARS = 6  # the matching time of a pattern grows as (name length) ** (its stars)
+Warn = Callable[[str], None]
+
+
+def _quiet(message: str) -> None:
+    pass
 _NAMED_GROUP = LazyPattern(r"\(\?P<\w+>")
 
 
@@ -60,12 +71,12 @@ def ignored(ignores: Ignores, path: str, is_dir: bool) -> bool:
     return False
 
 
-def in_directory(directory: str, names: set[str] | frozenset[str], in_git: bool) -> Ignores:
+def in_directory(directory: str, names: set[str] | frozenset[str], in_git: bool, warn: Warn = _quiet) -> Ignores:
     """The ignore files of one directory (resolved), given the names it holds."""
     found = []
     for name in (".gitignore", ".ignore") if in_git else (".ignore",):
         if name in names:
-            ignore = _read(os.path.join(directory, name), directory)
+            ignore = _read(os.path.join(directory, name), directory, warn)
             if ignore is not None:
                 found.append(ignore)
     return tuple(found)
@@ -79,7 +90,7 @@ def git_root(directory: str) -> str | None:
     return None
 
 
-def above(top: str) -> tuple[Ignores, bool]:
+def above(top: str, warn: Warn = _quiet) -> tuple[Ignores, bool]:
     """(the ignore files that apply to resolved directory ``top`` from above it, whether ``top``
     is in a git working tree): global excludes, ``info/exclude``, then each directory's files
     from the working tree's root (or the filesystem's, for ``.ignore``) down to ``top``'s parent."""
@@ -87,23 +98,27 @@ def above(top: str) -> tuple[Ignores, bool]:
     chain: list[IgnoreFile] = []
     if root is not None:
         for path in (_global_excludes_file(), _info_exclude(root)):
-            ignore = _read(path, root) if path else None
+            ignore = _read(path, root, warn) if path else None
             if ignore is not None:
                 chain.append(ignore)
     parents = list(ancestors(top))[1:]
     for directory in reversed(parents):
         in_git = root is not None and (directory == root or directory.startswith(root + os.sep))
         names = {n for n in (".gitignore", ".ignore") if os.path.isfile(os.path.join(directory, n))}
-        chain.extend(in_directory(directory, names, in_git))
+        chain.extend(in_directory(directory, names, in_git, warn))
     return tuple(chain), root is not None
 
 
-def _read(path: str, directory: str) -> IgnoreFile | None:
+def _read(path: str, directory: str, warn: Warn = _quiet) -> IgnoreFile | None:
     """The ignore file at ``path`` whose patterns are relative to ``directory``; None when it
     cannot be read or holds no pattern (``info/exclude`` as ``git init`` writes it)."""
     lines = _lines(path)
     if lines is None:
         return None
+    for number, line in enumerate(lines, start=1):
+        if line.replace("**", "").count("*") > MAX_STARS:
+            warn(f"dllint: warning: {path}:{number}: pattern left out: more than {MAX_STARS} `*` wildcards")
+            lines[number - 1] = ""
     if not any(line.strip() and not line.startswith("#") for line in lines):
         return None
     import pathspec  # only when a project has ignore files
@@ -138,10 +153,9 @@ def _info_exclude(root: str) -> str | None:
     dot_git = os.path.join(root, ".git")
     if os.path.isdir(dot_git):
         return os.path.join(dot_git, "info", "exclude")
-    try:
-        with open(dot_git, encoding="utf-8") as handle:
-            first = handle.readline().strip()
-    except OSError:
+    try:  # bounded, regular files only: a `.git` that is a FIFO or a link to /dev/zero is no git directory
+        first = read_bytes(dot_git, MAX_GITDIR_FILE).decode("utf-8", "replace").partition("\n")[0].strip()
+    except Unreadable:
         return None
     if not first.startswith("gitdir:"):
         return None

@@ -40,6 +40,7 @@ class FileOutcome(FileResult):
     before: str | None = None  # the text --diff compares (when changed)
     after: str | None = None
     notes: list[str] = field(default_factory=list)  # said on stderr: why a file was left as it was
+    read_digest: str | None = None  # SHA-256 of the bytes the fixes were computed from (when changed)
 
     @property
     def changed(self) -> bool:

@@ -176,6 +176,8 @@ def run(
         results = [by_path[p] for p in found.files]
     else:
         results = run_files(found.files, settings, task, options.jobs, cache, progress, linter, root)
+    if cache is not None and cache.untrusted is not None:
+        say(cache.untrusted)
     files.extend(results)
     if options.mode in ("fix", "fix-only"):
         outcome.write_errors = _write(results, linter)
@@ -218,14 +220,15 @@ def _links_out_of_roots(files: list[str], paths: Sequence[str]) -> set[str]:
 def _write(results: list[FileOutcome], linter: Linter) -> list[str]:
     """Write each fixed file in one step; the errors, one line each. A file that could not be
     written is left as it was, and its fixes are counted as failed, never as fixed."""
-    from dllint.atomic import write_atomic  # only a run that writes pays for it
+    from dllint.atomic import write_fixed  # only a run that writes pays for it
 
     errors = []
     for outcome in results:
         if outcome.new_bytes is None:
             continue
-        try:
-            write_atomic(outcome.path, outcome.new_bytes)
+        assert outcome.read_digest is not None  # the runner sets it with new_bytes
+        try:  # only if it still holds what the fixes were computed from (an edit saved meanwhile is kept)
+            write_fixed(outcome.path, outcome.new_bytes, outcome.read_digest, linter.settings.max_file_size)
         except OSError as exc:
             reason = f"cannot write the fixed file: {exc.strerror or exc}"
             errors.append(f"{outcome.path}: {reason}")

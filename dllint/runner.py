@@ -24,8 +24,12 @@ this module, measured on 4,856 files (1.86 M lines) of PyTorch packages on
 A file handed on is read again by whoever lints it (from the page cache); the
 bytes linted are the bytes hashed for the cache, through :mod:`dllint.per_file`,
 the same functions in a worker as in this process, in every mode: ``--fix``
-runs here too, with the same pool and cache, and a file whose cached findings
-hold no fix to apply is neither read nor parsed.
+runs here too, with the same pool and cache. A file whose cached findings hold
+no fix to apply is neither read nor parsed; one that does is linted again, and
+its fixes computed from the bytes read now (the cache keeps findings, never an
+edit: nothing read from it reaches a source file). A fixed file's outcome
+carries the digest of the bytes its fixes were computed from, which the write
+compares with the file just before replacing it (:func:`dllint.atomic.write_fixed`).
 
 ``multiprocessing`` and ``concurrent.futures`` are imported only when a pool is
 started: a run over a few files (pre-commit's) never pays for them.
@@ -106,7 +110,6 @@ def process(
     task: Task,
     want_fingerprint: bool,
     index: Any = None,
-    cached: list[Finding] | None = None,
 ) -> tuple[FileOutcome, Fingerprint | None]:
     """Read, lint (or fix) one file; with ``want_fingerprint`` also its :class:`Fingerprint`."""
     data, st = read_file(path, linter.settings.max_file_size, want_fingerprint)
@@ -116,7 +119,11 @@ def process(
     project = index.view(path) if index is not None else None
     try:
         if task.fix:
-            outcome = fix(linter, path, data, task.unsafe, project, cached)
+            outcome = fix(linter, path, data, task.unsafe, project)
+            if outcome.changed:
+                from dllint.cache import content_hash
+
+                outcome.read_digest = content_hash(data)  # what the write checks the file still holds
         else:
             outcome = check(linter, path, data, project)
     except Exception as exc:  # noqa: BLE001 - one file's crash must not stop the run (errors are values)
@@ -140,19 +147,17 @@ def _init_worker(settings: Settings, root: str | None = None, inherited: Any = N
     _WORKER_INDEX = inherited if inherited is not None else project_index(settings, root)
 
 
-def _run_chunk(
-    chunk: list[tuple[int, str, list[Finding] | None]], task: Task, want_fingerprint: bool
-) -> list[tuple[int, FileOutcome, Fingerprint | None]]:
+def _run_chunk(chunk: list[tuple[int, str]], task: Task, want_fingerprint: bool) -> list[tuple[int, FileOutcome, Fingerprint | None]]:
     assert _WORKER_LINTER is not None
     out = []
-    for index, path, cached in chunk:
-        outcome, stamp = process(path, _WORKER_LINTER, task, want_fingerprint, _WORKER_INDEX, cached)
+    for index, path in chunk:
+        outcome, stamp = process(path, _WORKER_LINTER, task, want_fingerprint, _WORKER_INDEX)
         file_done()
         out.append((index, outcome, stamp))
     return out
 
 
-Item = tuple[int, str, "list[Finding] | None"]  # (position in paths, path, cached findings)
+Item = tuple[int, str]  # (position in paths, path)
 Done = Callable[[int, FileOutcome, "Fingerprint | None"], None]
 
 
@@ -165,13 +170,6 @@ def screen(path: str, linter: Linter, want_fingerprint: bool) -> tuple[FileOutco
     if linter.could_have_findings(data, path):
         return len(data)
     return FileOutcome(path, skipped=True), (fingerprint(st, data) if st is not None else None)
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -321,10 +319,8 @@ def run_files(
         project.reconcile(cache)  # findings that asked "who calls X" meet the files changed since
     for index, path in enumerate(paths):
         hit = cache.lookup_entry(path, deps_valid) if cache is not None else None
-        if hit is None:
-            todo.append((index, path, None))
-        elif task.fix and any(wants_fix(f, task.unsafe) for f in hit.findings):
-            todo.append((index, path, hit.findings))  # a fix to make: the file is read, the lint skipped
+        if hit is None or (task.fix and any(wants_fix(f, task.unsafe) for f in hit.findings)):
+            todo.append((index, path))  # a fix to make: linted again, its fixes computed from the text read
         else:
             results[index] = FileOutcome(path, hit.findings, deps=dict(hit.deps))
     done = len(paths) - len(todo)
@@ -349,8 +345,8 @@ def run_files(
 
     def lint_here(items: list[Item]) -> None:
         reported = 0
-        for count, (index, path, cached) in enumerate(items, start=1):
-            collect(index, *process(path, linter, task, want_fingerprint, project, cached))
+        for count, (index, path) in enumerate(items, start=1):
+            collect(index, *process(path, linter, task, want_fingerprint, project))
             file_done()
             if count % 16 == 0 or count == len(items):
                 advance(count - reported)
@@ -389,16 +385,13 @@ def _screen_and_share(
     chunk_bytes = 0
     try:
         for item in todo:
-            index, path, cached = item
-            if cached is None:
-                screened = screen(path, linter, want_fingerprint)
-                if not isinstance(screened, int):
-                    collect(index, *screened)
-                    advance(1)
-                    continue
-                size = screened
-            else:
-                size = _size(path)  # cached findings to fix: known to pass the prefilter
+            index, path = item
+            screened = screen(path, linter, want_fingerprint)
+            if not isinstance(screened, int):
+                collect(index, *screened)
+                advance(1)
+                continue
+            size = screened
             chunk.append(item)
             chunk_bytes += size
             if chunk_bytes >= CHUNK_BYTES or len(chunk) >= MAX_CHUNK_FILES:

@@ -79,7 +79,7 @@ def shared_chunks(monkeypatch) -> list[list[str]]:
     real = runner._Pool.add
 
     def add(self, chunk, *args):
-        handed.append([path for _, path, _ in chunk])
+        handed.append([path for _, path in chunk])
         return real(self, chunk, *args)
 
     monkeypatch.setattr(runner._Pool, "add", add)

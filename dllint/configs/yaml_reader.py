@@ -39,8 +39,28 @@ def parse_yaml(path: str, text: str) -> list[Node] | YamlError:
         return YamlError(f"cannot parse YAML: {problem} at line {line} column {column}", line, column)
     except (RecursionError, MemoryError, ValueError) as exc:
         return YamlError(f"cannot parse YAML: {exc}", 1, 1)
-    converter = _Converter(path, yaml.constructor.SafeConstructor())
+    converter = _Converter(path, _constructor(yaml))
     return [converter.convert(node, 0) for node in nodes if node is not None]
+
+
+def _constructor(yaml: Any) -> Any:
+    """PyYAML's safe constructor, but for a decimal integer over Python's 4,300-digit conversion
+    limit (``int()`` raises ValueError): such a value is still known to be that long, and is
+    taken as the smallest number of its length (what a limit is compared with, and what a
+    message shows: ``<a 4301-digit number>``) rather than lost."""
+
+    class Constructor(yaml.constructor.SafeConstructor):
+        def construct_yaml_int(self, node: Any) -> int:
+            try:
+                return super().construct_yaml_int(node)
+            except ValueError:
+                digits = str(node.value).replace("_", "").lstrip("+-").lstrip("0")
+                if not digits.isdigit():
+                    raise
+                return (-1 if str(node.value).startswith("-") else 1) * 10 ** (len(digits) - 1)
+
+    Constructor.add_constructor("tag:yaml.org,2002:int", Constructor.construct_yaml_int)
+    return Constructor()
 
 
 def read_yaml(path: str, text: str) -> ConfigDocument | YamlError:

@@ -109,6 +109,10 @@ class IndexBase:
         ...
 
     @abstractmethod
+    def stat_table(self) -> dict[str, list[int]]:
+        ...
+
+    @abstractmethod
     def _resolve_once(self, from_path: str, target: str) -> tuple[str, str] | None:
         ...
 

@@ -119,6 +119,7 @@ class SearchIndex(IndexBase):
         Each file is appended as it is read (a ``bytearray``), not joined at the end: the files
         and their join were both alive then, twice the project's size at the peak."""
         if self._hay is None:
+            self.stat_table()  # before the reads: a file saved after its read differs from the table next run
             joined = bytearray()
             starts: list[int] = []
             paths: list[str] = []

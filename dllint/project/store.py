@@ -139,15 +139,18 @@ class StoreIndex(IndexBase):
 
     def remember_files(self, cache: Any, deps_stored: Iterable[dict[str, str]]) -> None:
         """After a run: the project's files as this run saw them, once findings that asked
-        "who names X" are stored (what the next run's :meth:`reconcile` compares with)."""
-        if self._stat_table is None and any(asks_callers(deps) for deps in deps_stored):
+        "who names X" are stored (what the next run's :meth:`reconcile` compares with). The
+        table is the one taken before the project's files were read (``_haystack``, or
+        :meth:`reconcile`): a file saved during the run then differs from it next run."""
+        if any(asks_callers(deps) for deps in deps_stored) and cache.meta(self._meta_key()) != self.stat_table():
             cache.put_meta(self._meta_key(), self.stat_table())
 
     def _meta_key(self) -> str:
         return f"project-files:{self.root}"
 
     def stat_table(self) -> dict[str, list[int]]:
-        """Each project ``.py`` file's stat (mtime, size, inode), taken once per run."""
+        """Each project ``.py`` file's stat (mtime, size, inode), taken once per run, before
+        the files are read to answer "who names X" (never after: see :meth:`remember_files`)."""
         if self._stat_table is None:
             table: dict[str, list[int]] = {}
             for path in self.project_files():

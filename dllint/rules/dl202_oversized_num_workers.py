@@ -116,4 +116,5 @@ def shown_number(value: int) -> str:
     ValueError) or for a line, by its number of digits."""
     if value.bit_length() <= 1000:  # up to ~301 digits
         return str(value)
-    return f"<a {int(value.bit_length() * 0.30103) + 1}-digit number>"
+    digits = int((abs(value).bit_length() - 1) * 0.30102999566398120) + 1  # the fewest it can have ...
+    return f"<a {digits + (abs(value) >= 10 ** digits)}-digit number>"  # ... or one more (10 ** n needs no str)
