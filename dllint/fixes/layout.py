@@ -25,6 +25,9 @@ from libcst.metadata.position_provider import PositionProvidingCodegenState
 from dllint.facts import line_starts
 
 Path = tuple[int, ...]  # a statement: its index in the module's body, then in each body below
+# Characters of one line that LibCST is given to fix. It builds an object per token: a 2 MB line
+# of generated data took 15 s and 1.3 GB to parse, and minutes to position and render.
+MAX_FIXED_LINE = 20_000
 
 
 class _Body(NamedTuple):
@@ -231,6 +234,16 @@ def _match(statements: Sequence[cst.BaseStatement], firsts: list[ast.stmt]) -> t
     if position != len(firsts) or not starts or starts[0] < 1 or any(a >= b for a, b in zip(starts, starts[1:])):
         return None
     return starts, begins
+
+
+def overlong_line(text: str) -> str | None:
+    """Why ``text`` is not handed to LibCST (a line over :data:`MAX_FIXED_LINE`); None when it may be."""
+    if len(text) <= MAX_FIXED_LINE:
+        return None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if len(line) > MAX_FIXED_LINE:
+            return f"line {number} has {len(line):,} characters (over {MAX_FIXED_LINE:,}): generated code is not fixed"
+    return None
 
 
 class Part(NamedTuple):
