@@ -514,3 +514,59 @@ def test_a_two_megabyte_line_answers_code_actions_and_hover_in_bounded_time(proj
         assert loop.time() - began < 10
 
     session(project, scenario)
+
+
+# -- staleness (issue 34): a keystroke re-lints only what it may change ------------------------
+FACTORY = "from torch.utils.data import DataLoader\n\n\ndef build_loader(dataset):\n    return DataLoader(dataset, batch_size=8, num_workers=4)\n"
+CALLER = (
+    "from data import build_loader\n\n\ndef main(dataset):\n    loader = build_loader(dataset)\n"
+    "    for epoch in range(10):\n        for batch in loader:\n            pass\n"
+)
+
+
+class Published(dict):
+    """The client's diagnostics by document, noting each document published (pytest-lsp's client
+    stores every publishDiagnostics with ``diagnostics[uri] = ...``)."""
+
+    def __init__(self, found: dict, uris: list[str]) -> None:
+        super().__init__(found)
+        self.uris = uris
+
+    def __setitem__(self, key: str, value) -> None:
+        self.uris.append(key)
+        super().__setitem__(key, value)
+
+
+def test_typing_in_an_unrelated_file_republishes_nothing_else(project: Path) -> None:
+    """The factory's finding asked "who calls build_loader": 5 keystrokes in a file that names
+    nothing involved re-publish nothing of it (they re-published it 5 times); a keystroke that
+    adds a caller, or one in the caller, re-checks it."""
+    (project / "data.py").write_text(FACTORY)
+    (project / "train.py").write_text(CALLER)
+    (project / "notes.py").write_text("x = 1\n")
+    published: list[str] = []
+
+    async def scenario(editor: Editor) -> None:
+        data = editor.open(project / "data.py")
+        [found] = await editor.diagnostics(data, lambda d: len(d) > 0)
+        assert found.code == "DL201" and found.range.start.line == 4
+        notes = editor.open(project / "notes.py")
+        await editor.diagnostics(notes)
+        await hover_at(editor, notes, 0, 0)  # every notification before it handled
+        editor.client.diagnostics = Published(editor.client.diagnostics, published)
+        text = "x = 1\n"
+        for key in "y = 2":
+            text += key
+            editor.change(notes, text)
+            await hover_at(editor, notes, 0, 0)
+        assert published.count(notes) == 5 and published.count(data) == 0
+        editor.change(notes, text + "\nfrom data import build_loader\nloader = build_loader([])\n")  # a new caller
+        await hover_at(editor, notes, 0, 0)
+        assert published.count(data) == 1
+        train = editor.open(project / "train.py")
+        await editor.diagnostics(train)
+        editor.change(train, CALLER.replace("    for epoch in range(10):\n        for batch in loader:\n            pass\n", "    for batch in loader:\n        pass\n"))
+        await hover_at(editor, train, 0, 0)
+        assert published.count(data) == 2
+
+    session(project, scenario)

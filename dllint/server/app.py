@@ -26,6 +26,7 @@ from dllint.configs.lint import YAML_SUFFIXES
 from dllint.findings import Finding
 from dllint.server import convert
 from dllint.server.actions import FIX_ALL, code_actions, hover_text
+from dllint.server.index import Changed
 from dllint.server.state import EditorSettings, Workspace
 from dllint.server.stdio import REFUSED, FrameReader, watch_parent
 
@@ -106,20 +107,20 @@ class DllintServer(LanguageServer):
         for cell_uri, diagnostics in by_cell.items():
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=diagnostics))
 
-    def lint_open(self, except_uri: str | None = None, all_of_them: bool = False) -> None:
+    def lint_open(self, except_uri: str | None = None, all_of_them: bool = False, changed: Changed | None = None) -> None:
         """Re-check the open documents whose findings rest on what changed elsewhere (all of them
-        when settings changed)."""
+        when settings changed); ``changed``: the files changed and their texts, when known."""
         for uri in list(self.workspace.text_documents):
-            if uri != except_uri and not self.is_cell(uri) and self.wanted(uri) and (all_of_them or self.stale(uri)):
+            if uri != except_uri and not self.is_cell(uri) and self.wanted(uri) and (all_of_them or self.stale(uri, changed)):
                 self.lint_document(uri)
         for uri in list(self.workspace.notebook_documents):
-            if uri != except_uri and (all_of_them or self.stale(uri)):
+            if uri != except_uri and (all_of_them or self.stale(uri, changed)):
                 self.lint_notebook(uri)
 
-    def stale(self, uri: str) -> bool:
+    def stale(self, uri: str, changed: Changed | None = None) -> bool:
         path = convert.path_of(uri)
         deps = self.deps.get(uri)
-        return path is None or deps is None or (bool(deps) and self.state.stale(path, deps))
+        return path is None or deps is None or (bool(deps) and self.state.stale(path, deps, changed))
 
     def forget(self, uri: str) -> None:
         """Drop a closed document's or notebook's last findings and what they read."""
@@ -131,15 +132,16 @@ class DllintServer(LanguageServer):
         path = convert.path_of(uri) or ""
         return document.language_id in LANGUAGES or path.endswith((".py", *YAML_SUFFIXES))
 
-    def buffer_changed(self, uri: str, text: bytes | None) -> None:
-        """Tell the project index what the editor holds for ``uri`` (None: closed)."""
+    def buffer_changed(self, uri: str, text: bytes | None) -> Changed | None:
+        """Tell the project index what the editor holds for ``uri`` (None: closed); what changed,
+        when it is known."""
         path = convert.path_of(uri)
         if path is None:
-            return
+            return {}
         if text is None:
             self.state.close(path)
-        else:
-            self.state.open(path, text)
+            return None
+        return self.state.open(path, text)
 
     def report_errors(self, errors: list[str]) -> None:
         for error in errors:
@@ -184,9 +186,9 @@ def did_change(ls: DllintServer, params: types.DidChangeTextDocumentParams) -> N
     uri = params.text_document.uri
     if ls.is_cell(uri) or not ls.wanted(uri):
         return
-    ls.buffer_changed(uri, ls.text_of(uri).encode("utf-8"))
+    changed = ls.buffer_changed(uri, ls.text_of(uri).encode("utf-8"))
     ls.lint_document(uri)
-    ls.lint_open(except_uri=uri)
+    ls.lint_open(except_uri=uri, changed=changed)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)

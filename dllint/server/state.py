@@ -20,7 +20,7 @@ from dllint.engine import FileResult, Linter
 from dllint.findings import Finding
 from dllint.per_file import FileOutcome, fix, lint_bytes, too_large
 from dllint.selection import validate_code_prefix
-from dllint.server.index import BufferIndex
+from dllint.server.index import BufferIndex, Changed
 
 CONFIG_FILES = ("pyproject.toml", *SETTINGS_FILES)  # every file settings are read from
 
@@ -135,15 +135,17 @@ class Workspace:
         return os.path.basename(path) in CONFIG_FILES
 
     # -- buffers -----------------------------------------------------------------------
-    def open(self, path: str, data: bytes) -> None:
+    def open(self, path: str, data: bytes) -> Changed:
         """``path``'s text is ``data`` (a buffer over ``max-file-size`` is not: the index reads
-        the file on disk, with its own limit)."""
+        the file on disk, with its own limit). What changed: ``path``, its texts before and after."""
+        before = self.buffers.get(path)
         if self.project_for(path).too_large(path, data) is not None:
             self.close(path)
-            return
+            return {os.path.realpath(path): (before, None)}
         self.buffers[path] = data
         for index in self._indexes():
             index.set_buffer(path, data)
+        return {os.path.realpath(path): (before, data)}
 
     def close(self, path: str) -> None:
         self.buffers.pop(path, None)
@@ -169,10 +171,11 @@ class Workspace:
         except Exception as exc:  # noqa: BLE001 - a bug in one lint must not end the editor's session
             return FileResult(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
 
-    def stale(self, path: str, deps: dict[str, str]) -> bool:
-        """Whether ``path``'s findings, computed with ``deps``, need a new lint after a change elsewhere."""
+    def stale(self, path: str, deps: dict[str, str], changed: Changed | None = None) -> bool:
+        """Whether ``path``'s findings, computed with ``deps``, need a new lint after a change
+        elsewhere (``changed``: the files changed and their texts, when known)."""
         index = self.project_for(path).index
-        return index is not None and index.stale(deps)
+        return index is not None and index.stale(deps, changed)
 
     def fix(self, path: str, data: bytes, unsafe: bool, only: Finding | None = None, findings: list[Finding] | None = None) -> FileOutcome:
         """``data`` fixed; ``only``: just that finding's rule (its code selected alone); ``findings``:
