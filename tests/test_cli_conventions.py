@@ -40,7 +40,7 @@ def test_exclude_and_extend_exclude_on_the_command_line(tree):
 
 def test_quiet_silent_and_output_file(tree):
     quiet = run("--no-cache", "-q", "src", cwd=tree)
-    assert quiet.exit_code == 1 and quiet.output == "src/bad.py:3:52: DL001 [*] persistent_workers=True needs num_workers > 0 (torch raises ValueError): remove it\n"
+    assert quiet.exit_code == 1 and quiet.output == "src/bad.py:3:52: DL001 [*] persistent_workers=True needs num_workers > 0 (torch raises ValueError): set it to `num_workers > 0`, or remove it\n"
     assert run("--no-cache", "--quiet", "vendor", "--exclude", "bad.py", cwd=tree).output == ""  # no warning, no summary
     silent = run("--no-cache", "-s", "src", cwd=tree)
     assert silent.exit_code == 1 and silent.output == ""
@@ -54,7 +54,7 @@ def test_quiet_silent_and_output_file(tree):
 def test_full_format_shows_the_line_and_a_caret(tree):
     result = run("--no-cache", "--output-format", "full", "src", cwd=tree)
     assert result.output.splitlines()[:5] == [
-        "src/bad.py:3:52: DL001 [*] persistent_workers=True needs num_workers > 0 (torch raises ValueError): remove it",
+        "src/bad.py:3:52: DL001 [*] persistent_workers=True needs num_workers > 0 (torch raises ValueError): set it to `num_workers > 0`, or remove it",
         "  |",
         "3 | loader = DataLoader(list(range(8)), num_workers=0, persistent_workers=True)",
         "  |                                                    ^^^^^^^^^^^^^^^^^^^^^^^ DL001",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dllint.config import project_line_length
 from tests.project_helpers import write_tree
 from tests.test_cli import run
@@ -48,3 +50,71 @@ def test_fix_wraps_the_way_the_call_is_laid_out(tmp_path):
         assert all(len(line) <= max(line_length, 88) for line in fixed.splitlines())
         again = run("--fix", "--no-cache", "train.py", cwd=project)
         assert "All checks passed!" in again.output and (project / "train.py").read_text() == fixed
+
+
+# -- calls already on several lines (issue 35): their layout kept, their lines within the length ----
+HEAD = "from torch.utils.data import DataLoader\n\n\ndef train(dataset, model, args):\n"
+LOOP = "    for epoch in range(args.epochs):\n        for batch in loader:\n            model(batch)\n"
+SPLIT_PER_LINE_COMMA = (
+    "    loader = DataLoader(\n        dataset,\n        batch_size=64,\n        num_workers=4,\n    )\n",
+    "    loader = DataLoader(\n        dataset,\n        batch_size=64,\n        num_workers=4,\n"
+    "        persistent_workers=True,\n    )\n",
+)
+SPLIT_PER_LINE = (
+    "    loader = DataLoader(\n        dataset,\n        batch_size=64,\n        num_workers=4\n    )\n",
+    "    loader = DataLoader(\n        dataset,\n        batch_size=64,\n        num_workers=4,\n"
+    "        persistent_workers=True\n    )\n",
+)
+SPLIT_ALIGNED = (
+    "    loader = DataLoader(dataset,\n                        batch_size=64,\n                        num_workers=4)\n",
+    "    loader = DataLoader(dataset,\n                        batch_size=64,\n                        num_workers=4,\n"
+    "                        persistent_workers=True)\n",
+)
+# black's layout: the arguments on one line below `(`, 72 characters; the fix made it 96.
+SPLIT_HUGGED = (
+    "    loader = DataLoader(\n        dataset, batch_size=64, shuffle=True, num_workers=4, drop_last=True\n    )\n",
+    "    loader = DataLoader(\n        dataset,\n        batch_size=64,\n        shuffle=True,\n        num_workers=4,\n"
+    "        drop_last=True,\n        persistent_workers=True,\n    )\n",
+)
+# Two arguments to a line, aligned with the parenthesis: the new one on a line of its own.
+SPLIT_PAIRS = (
+    "    loader = DataLoader(dataset, batch_size=64,\n                        shuffle=True, num_workers=4, drop_last=True)\n",
+    "    loader = DataLoader(dataset, batch_size=64,\n                        shuffle=True, num_workers=4, drop_last=True,\n"
+    "                        persistent_workers=True)\n",
+)
+
+
+def _formatted_by_ruff(path) -> bool:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "ruff", "format", "--check", "--quiet", str(path)], capture_output=True, timeout=60)
+    return done.returncode == 0
+
+
+def _flake8_long_lines(path, line_length: int) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select=E501,E1,W291", f"--max-line-length={line_length}", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.stdout
+
+
+@pytest.mark.parametrize("case", [SPLIT_PER_LINE_COMMA, SPLIT_PER_LINE, SPLIT_ALIGNED, SPLIT_HUGGED, SPLIT_PAIRS], ids=["per-line-comma", "per-line", "aligned", "hugged", "pairs"])
+def test_a_split_call_keeps_its_layout_and_the_line_length(tmp_path, case):
+    before, after = case
+    write_tree(tmp_path, {"train.py": HEAD + before + LOOP, "pyproject.toml": "[tool.ruff]\nline-length = 79\n"})
+    path = tmp_path / "train.py"
+    formatted = _formatted_by_ruff(path)
+    assert _flake8_long_lines(path, 79) == ""
+    run("--fix", "--no-cache", "train.py", cwd=tmp_path)
+    assert path.read_text() == HEAD + after + LOOP
+    assert _flake8_long_lines(path, 79) == ""
+    assert _formatted_by_ruff(path) == formatted  # ruff format's layout kept where the input had it
+    again = run("--fix", "--no-cache", "train.py", cwd=tmp_path)
+    assert "All checks passed!" in again.output and path.read_text() == HEAD + after + LOOP

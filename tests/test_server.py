@@ -7,6 +7,7 @@ and checks what an editor would show: diagnostics, quick fixes applied to the bu
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -20,6 +21,7 @@ psutil = pytest.importorskip("psutil")
 from lsprotocol import types  # noqa: E402
 
 from dllint.server.convert import replacement  # noqa: E402
+from dllint.server.state import index_root  # noqa: E402
 
 TIMEOUT = 15
 
@@ -80,10 +82,11 @@ class Editor:
                 raise AssertionError(f"no diagnostics as expected for {uri}: {found}")
             await asyncio.sleep(0.02)
 
-    def open(self, path: Path, language: str = "python") -> str:
-        document = uri(path)
+    def open(self, path: Path, language: str = "python", text: str | None = None, document: str | None = None) -> str:
+        """Open ``path`` (its text on disk, or ``text``; at its URI, or ``document``)."""
+        document = document or uri(path)
         self.versions[document] = 1
-        self.texts[document] = path.read_text()
+        self.texts[document] = path.read_text() if text is None else text
         self.client.diagnostics.pop(document, None)
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
@@ -115,13 +118,13 @@ class Editor:
         return [a for a in result or [] if isinstance(a, types.CodeAction)]
 
 
-def session(root: Path, scenario, options: dict | None = None) -> None:
+def session(root: Path, scenario, options: dict | None = None, env: dict[str, str] | None = None) -> None:
     """Start `dllint server`, initialize (VS Code's capabilities, notebooks included), run the
     scenario, shut down, and check the server exited and left no process behind."""
 
     async def run() -> None:
         client = pytest_lsp.make_test_lsp_client()
-        await client.start_io(sys.executable, "-m", "dllint", "server", cwd=str(root))
+        await client.start_io(sys.executable, "-m", "dllint", "server", cwd=str(root), env=env)
         process = client._server
         children: list = []
         try:
@@ -366,3 +369,204 @@ def test_the_server_never_imports_torch(project: Path) -> None:
     )
     done = __import__("subprocess").run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "[]"
+
+
+# -- limits (issue 36): one bad document, frame or parent never ends the session -------------
+def hover_at(editor: Editor, document: str, line: int, character: int):
+    return editor.client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=document), position=types.Position(line=line, character=character))
+    )
+
+
+def test_a_buffer_over_max_file_size_is_refused_at_once(project: Path) -> None:
+    """A 60 MB buffer is one DL000, as the command line skips such a file: not linted (it took
+    194 s and 4.4 GB), and the server answers the other documents meanwhile."""
+    huge = TRAIN + "data = [" + "1, " * (20 * 1024 * 1024) + "]\n"  # 60 MB
+
+    async def scenario(editor: Editor) -> None:
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        big = editor.open(project / "big.py", text=huge)
+        [found] = await editor.diagnostics(big, lambda d: len(d) > 0)
+        assert found.code == "DL000" and "file too large (60.0 MB, over max-file-size 4.0 MB)" in found.message
+        train = editor.open(project / "train.py")
+        [found] = await editor.diagnostics(train, lambda d: len(d) > 0)
+        assert found.code == "DL201"
+        assert await hover_at(editor, train, 6, 20) is not None
+        assert [a.title for a in await editor.actions(big, 6)] == []  # no fix of what is not linted
+        assert loop.time() - began < 10
+        assert psutil.Process(editor.client._server.pid).memory_info().rss < 1024**3
+
+    session(project, scenario)
+
+
+def test_a_uri_with_a_nul_byte_breaks_nothing_else(project: Path) -> None:
+    async def scenario(editor: Editor) -> None:
+        bad = editor.open(project / "train.py", document=uri(project) + "/bad%00name.py")
+        train = editor.open(project / "train.py")
+        [found] = await editor.diagnostics(train, lambda d: len(d) > 0)
+        assert found.code == "DL201"
+        assert bad not in editor.client.diagnostics  # no file: nothing to say about it
+        editor.change(train, editor.texts[train].replace("num_workers=4", "num_workers=4, persistent_workers=True"))
+        assert await editor.diagnostics(train) == []
+
+    session(project, scenario)
+
+
+def test_a_frame_announcing_100_gb_is_refused_and_the_session_goes_on(project: Path) -> None:
+    async def scenario(editor: Editor) -> None:
+        train = editor.open(project / "train.py")
+        await editor.diagnostics(train, lambda d: len(d) > 0)
+        editor.client._server.stdin.write(b'Content-Length: 99999999999\r\n\r\n{"jsonrpc": "2.0", "method": "x"}')
+        hover = await hover_at(editor, train, 6, 20)
+        assert hover is not None and "non-persistent-workers" in hover.contents.value
+        [refused] = [m.message for m in editor.client.log_messages if "refused" in m.message]
+        assert refused == "dllint: a message of 99999999999 bytes was refused (the limit is 67108864); skipped to the next one"
+
+    session(project, scenario)
+
+
+def test_a_lone_surrogate_still_gives_diagnostics(project: Path) -> None:
+    async def scenario(editor: Editor) -> None:
+        text = TRAIN.replace("def main():", "def main():  # caf\ud800")
+        train = editor.open(project / "train.py", text=text)
+        [found] = await editor.diagnostics(train, lambda d: len(d) > 0)
+        assert found.code == "DL201" and found.range.start == types.Position(line=6, character=13)
+        [fix, *_] = await editor.actions(train, 6)
+        assert "persistent_workers=True" in apply(text, fix.edit.changes[train])
+
+    session(project, scenario)
+
+
+def test_the_server_exits_when_the_editor_dies(project: Path) -> None:
+    """``initialize.processId`` is watched: the editor killed with the pipes still open, the
+    server ends within its poll (1 s) rather than running on."""
+    editor_process = __import__("subprocess").Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+    async def run() -> None:
+        client = pytest_lsp.make_test_lsp_client()
+        await client.start_io(sys.executable, "-m", "dllint", "server", cwd=str(project))
+        server = client._server
+        try:
+            await client.initialize_session(
+                types.InitializeParams(capabilities=types.ClientCapabilities(), process_id=editor_process.pid, root_uri=uri(project))
+            )
+            editor_process.kill()
+            editor_process.wait()
+            await asyncio.wait_for(server.wait(), 5)
+            assert server.returncode == 1
+        finally:
+            if server.returncode is None:
+                server.kill()
+            await client.stop()
+
+    asyncio.run(run())
+
+
+def test_a_loose_file_in_the_home_directory_is_linted_alone(tmp_path: Path) -> None:
+    """No project marker above it, or one in the home directory itself (a dotfiles ``.git``):
+    the home directory is never the project, so its tree is never indexed; the file is still
+    linted. Here the epochs are in another file of the home directory, so no DL201."""
+    home = tmp_path / "home"
+    (home / ".git").mkdir(parents=True)
+    (home / "engine.py").write_text("def run(loader):\n    for epoch in range(10):\n        for batch in loader:\n            pass\n")
+    (home / "train.py").write_text(
+        "from torch.utils.data import DataLoader\nfrom engine import run\n\n"
+        "def main(dataset):\n    loader = DataLoader(dataset, num_workers=4, collate_fn=lambda b: b)\n    run(loader)\n"
+    )
+    (home / "deep").mkdir()
+    (home / "deep" / "unreadable.py").write_text("x = 1\n")
+    (home / "deep" / "unreadable.py").chmod(0)
+
+    async def scenario(editor: Editor) -> None:
+        train = editor.open(home / "train.py")
+        found = await editor.diagnostics(train, lambda d: len(d) > 0)
+        assert [d.code for d in found] == ["DL102"]
+
+    session(home, scenario, env={**os.environ, "HOME": str(home)})
+
+
+def test_no_filesystem_root_nor_home_directory_is_indexed(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert not index_root("/")
+    assert not index_root(str(tmp_path / "home"))
+    assert not index_root(str(tmp_path))  # above the home directory
+    assert index_root(str(tmp_path / "home" / "project"))
+    assert index_root(str(tmp_path / "elsewhere"))
+
+
+def test_a_two_megabyte_line_answers_code_actions_and_hover_in_bounded_time(project: Path) -> None:
+    """A line of generated data is linted, never handed to LibCST (15 s and 1.3 GB to parse, and
+    the fix minutes more): its fix is not offered, the rest answers."""
+    data = ", ".join(str(i) for i in range(300_000))
+    text = TRAIN.replace("    loader = DataLoader(", f"    data = [{data}]; loader = DataLoader(")
+
+    async def scenario(editor: Editor) -> None:
+        loop = asyncio.get_running_loop()
+        train = editor.open(project / "train.py", text=text)
+        [found] = await editor.diagnostics(train, lambda d: len(d) > 0)
+        assert found.code == "DL201"
+        began = loop.time()
+        titles = [a.title for a in await editor.actions(train, 6)]
+        assert titles == ["Disable DL201 for this line"]
+        hover = await hover_at(editor, train, 6, found.range.start.character + 1)
+        assert hover is not None and "non-persistent-workers" in hover.contents.value
+        assert loop.time() - began < 10
+
+    session(project, scenario)
+
+
+# -- staleness (issue 34): a keystroke re-lints only what it may change ------------------------
+FACTORY = "from torch.utils.data import DataLoader\n\n\ndef build_loader(dataset):\n    return DataLoader(dataset, batch_size=8, num_workers=4)\n"
+CALLER = (
+    "from data import build_loader\n\n\ndef main(dataset):\n    loader = build_loader(dataset)\n"
+    "    for epoch in range(10):\n        for batch in loader:\n            pass\n"
+)
+
+
+class Published(dict):
+    """The client's diagnostics by document, noting each document published (pytest-lsp's client
+    stores every publishDiagnostics with ``diagnostics[uri] = ...``)."""
+
+    def __init__(self, found: dict, uris: list[str]) -> None:
+        super().__init__(found)
+        self.uris = uris
+
+    def __setitem__(self, key: str, value) -> None:
+        self.uris.append(key)
+        super().__setitem__(key, value)
+
+
+def test_typing_in_an_unrelated_file_republishes_nothing_else(project: Path) -> None:
+    """The factory's finding asked "who calls build_loader": 5 keystrokes in a file that names
+    nothing involved re-publish nothing of it (they re-published it 5 times); a keystroke that
+    adds a caller, or one in the caller, re-checks it."""
+    (project / "data.py").write_text(FACTORY)
+    (project / "train.py").write_text(CALLER)
+    (project / "notes.py").write_text("x = 1\n")
+    published: list[str] = []
+
+    async def scenario(editor: Editor) -> None:
+        data = editor.open(project / "data.py")
+        [found] = await editor.diagnostics(data, lambda d: len(d) > 0)
+        assert found.code == "DL201" and found.range.start.line == 4
+        notes = editor.open(project / "notes.py")
+        await editor.diagnostics(notes)
+        await hover_at(editor, notes, 0, 0)  # every notification before it handled
+        editor.client.diagnostics = Published(editor.client.diagnostics, published)
+        text = "x = 1\n"
+        for key in "y = 2":
+            text += key
+            editor.change(notes, text)
+            await hover_at(editor, notes, 0, 0)
+        assert published.count(notes) == 5 and published.count(data) == 0
+        editor.change(notes, text + "\nfrom data import build_loader\nloader = build_loader([])\n")  # a new caller
+        await hover_at(editor, notes, 0, 0)
+        assert published.count(data) == 1
+        train = editor.open(project / "train.py")
+        await editor.diagnostics(train)
+        editor.change(train, CALLER.replace("    for epoch in range(10):\n        for batch in loader:\n            pass\n", "    for batch in loader:\n        pass\n"))
+        await hover_at(editor, train, 0, 0)
+        assert published.count(data) == 2
+
+    session(project, scenario)

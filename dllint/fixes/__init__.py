@@ -24,7 +24,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from dllint.findings import Finding, RemoveArguments, SetArgument
-from dllint.fixes.layout import StatementPositions, parts_holding
+from dllint.fixes.layout import StatementPositions, overlong_line, parts_holding
 
 E = TypeVar("E")
 N = TypeVar("N", bound=cst.CSTNode)
@@ -78,11 +78,16 @@ class FileState:
         """``local_to``: the lines of the findings to fix, when their edits are all local."""
         for start, end, first_line, header in parts_holding(text, local_to) if local_to else ():
             part = header + text[start:end]
+            if overlong_line(part) is not None:
+                break  # refused below
             try:
                 module = cst.parse_module(part)
             except Exception:  # noqa: BLE001 - whatever LibCST rejects in a part, a larger part (or the file) decides
                 continue
             return cls(part, module, StatementPositions(module, part, first_line), text[:start], text[end:], header)
+        too_long = overlong_line(text)
+        if too_long is not None:
+            raise FixUnavailable(too_long)
         module = cst.parse_module(text)
         return cls(text, module, StatementPositions(module, text))
 

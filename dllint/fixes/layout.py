@@ -25,6 +25,9 @@ from libcst.metadata.position_provider import PositionProvidingCodegenState
 from dllint.facts import line_starts
 
 Path = tuple[int, ...]  # a statement: its index in the module's body, then in each body below
+# Characters of one line that LibCST is given to fix. It builds an object per token: a 2 MB line
+# of generated data took 15 s and 1.3 GB to parse, and minutes to position and render.
+MAX_FIXED_LINE = 20_000
 
 
 class _Body(NamedTuple):
@@ -233,6 +236,16 @@ def _match(statements: Sequence[cst.BaseStatement], firsts: list[ast.stmt]) -> t
     return starts, begins
 
 
+def overlong_line(text: str) -> str | None:
+    """Why ``text`` is not handed to LibCST (a line over :data:`MAX_FIXED_LINE`); None when it may be."""
+    if len(text) <= MAX_FIXED_LINE:
+        return None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if len(line) > MAX_FIXED_LINE:
+            return f"line {number} has {len(line):,} characters (over {MAX_FIXED_LINE:,}): generated code is not fixed"
+    return None
+
+
 class Part(NamedTuple):
     """A part of a file that LibCST can parse on its own: ``text[start:end]``, after ``header`` (an
     ``if 1:`` that gives an indented statement its body), whose first line is the file's
@@ -323,33 +336,86 @@ def _newline(text: str, offsets: list[int], line: int) -> str:
 
 # -- wrapping a call that a fix made too long ------------------------------------------------
 def wrap_to_fit(ctx, old: cst.Call, new: cst.Call) -> cst.Call:
-    """``new`` (``old`` with an argument set) laid out to keep its line within the project's
-    line length (``ctx.line_length``), the way the call is already laid out: a call already on
-    several lines keeps its own layout (``set_argument`` followed it); a call on one line that
-    would now be too long breaks after ``(`` with its arguments on one line (black's first
-    choice), or one per line with a trailing comma when that line is too long too. Only a call
-    in a one-line simple statement is wrapped; the line is measured with its comment."""
-    if "\n" in ctx.code(old):
-        return new
+    """``new`` (``old`` with an argument set) laid out to keep its lines within the project's
+    line length (``ctx.line_length``), the way the call is already laid out. A call on one line
+    that would now be too long breaks after ``(`` with its arguments on one line (black's first
+    choice), or one per line with a trailing comma when that line is too long too. A call already
+    on several lines keeps its layout (``set_argument`` followed it: one argument per line stays
+    so) unless a line is now too long: its arguments on one line below ``(`` (black's) become one
+    per line; otherwise the new argument goes on a line of its own, where the last one starts.
+    Only a call in a simple statement is wrapped; lines are measured with their comments."""
     statement = next((a for a in ctx.ancestors(old) if isinstance(a, cst.SimpleStatementLine)), None)
-    if statement is None:
+    if statement is None or not new.args:
         return new
+    indent = _indentation(ctx, statement)
+    if indent.strip():
+        return new  # after a header on its line (`if x: y = f(...)`): no indentation to follow
+    if "\n" in ctx.code(old):
+        return _fit_split_call(ctx, statement, indent, old, new)
     bare = statement.with_changes(leading_lines=())  # its own line(s), without blank or comment lines above
     if "\n" in ctx.module.code_for_node(bare).rstrip("\n"):
         return new
-    column = ctx.span(statement)[0][1]
-    line = column + len(ctx.module.code_for_node(bare.deep_replace(old, new)).rstrip("\n"))
-    if line <= ctx.line_length or not new.args:
+    if _fits(ctx, statement, indent, old, new):
         return new
-    # Indentation written out from the file's column (the statement may have been parsed alone,
-    # under a header of another depth): the statement's, and one unit more for the arguments.
-    # One unit is 4 spaces (black's, ruff's), or a tab in a file indented with tabs; not the
-    # module's default_indent, which for a part parsed under `if 1:` is the whole depth.
+    # One unit of indentation more for the arguments: 4 spaces (black's, ruff's), or a tab in a
+    # file indented with tabs; not the module's default_indent, which for a part parsed under
+    # `if 1:` is the whole depth.
     unit = "\t" if ctx.module.default_indent.startswith("\t") else "    "
-    outer = unit[:1] * column
-    hugged = _break_after_parenthesis(new, outer, outer + unit)
-    arguments = len(outer + unit) + sum(len(ctx.code(arg)) for arg in hugged.args)
-    return hugged if arguments <= ctx.line_length else _one_per_line(new, outer, outer + unit)
+    hugged = _break_after_parenthesis(new, indent, indent + unit)
+    arguments = len(indent + unit) + sum(len(ctx.code(arg)) for arg in hugged.args)
+    return hugged if arguments <= ctx.line_length else _one_per_line(new, indent, indent + unit)
+
+
+def _fit_split_call(ctx, statement: cst.SimpleStatementLine, indent: str, old: cst.Call, new: cst.Call) -> cst.Call:
+    """``new`` within the line length, ``old`` being on several lines already."""
+    if len(new.args) < 2 or len(new.args) == len(old.args) or _fits(ctx, statement, indent, old, new):
+        return new  # one argument, or a value replaced: nothing to break before
+    inner = _argument_indentation(ctx, old)
+    if _hugged(old):  # `f(` / `a, b, c` / `)`: black's layout, whose next one is one argument per line
+        return _one_per_line(new, indent, inner)
+    before = new.args[-2]
+    comma = before.comma if isinstance(before.comma, cst.Comma) else cst.Comma()
+    before = before.with_changes(comma=comma.with_changes(whitespace_after=_line_break(inner)))
+    return new.with_changes(args=[*new.args[:-2], before, new.args[-1]])
+
+
+def _fits(ctx, statement: cst.SimpleStatementLine, indent: str, old: cst.Call, new: cst.Call) -> bool:
+    """Every line of ``statement`` with ``new`` for ``old`` keeps to the line length."""
+    bare = statement.with_changes(leading_lines=()).deep_replace(old, new)
+    state = CodegenState(default_indent=ctx.module.default_indent, default_newline="\n")
+    state.indent_tokens.append(indent)  # the statement's own indentation, as the file has it
+    bare._codegen(state)
+    return all(len(line) <= ctx.line_length for line in "".join(state.tokens).splitlines())
+
+
+def _file_line(ctx, line: int) -> str:
+    """The file's line ``line`` (positions are the file's; ``ctx.text`` may be a part of it)."""
+    lines = ctx.text.splitlines()
+    index = line - ctx.state.where.first_line
+    return lines[index] if 0 <= index < len(lines) else ""
+
+
+def _indentation(ctx, statement: cst.CSTNode) -> str:
+    (line, column), _ = ctx.span(statement)
+    return _file_line(ctx, line)[:column]
+
+
+def _argument_indentation(ctx, call: cst.Call) -> str:
+    """Where the call's last argument's line puts its arguments: that line's indentation when
+    they start it, else (``f(a,`` / ``  b)``: aligned with the parenthesis) the first one's column."""
+    line = ctx.span(call.args[-1])[0][0]
+    first = next(arg for arg in call.args if ctx.span(arg)[0][0] == line)
+    column = ctx.span(first)[0][1]
+    head = _file_line(ctx, line)[:column]
+    return head if not head.strip() else " " * column
+
+
+def _hugged(call: cst.Call) -> bool:
+    """``f(`` / every argument on one line / ``)``."""
+    if not isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        return False
+    inside = [a.comma.whitespace_after for a in call.args[:-1] if isinstance(a.comma, cst.Comma)]
+    return not any(isinstance(w, cst.ParenthesizedWhitespace) for w in inside)
 
 
 def _line_break(indentation: str) -> cst.ParenthesizedWhitespace:

@@ -46,7 +46,7 @@ class PersistentWorkersWithoutWorkers(Rule):
 
     code = "DL001"
     name = "persistent-workers-without-workers"
-    summary = "persistent_workers=True needs num_workers > 0 (torch raises ValueError): remove it"
+    summary = "persistent_workers=True needs num_workers > 0 (torch raises ValueError): set it to `num_workers > 0`, or remove it"
     fix_safety = "safe"
     value_arguments = ("persistent_workers", "num_workers")
     valid = (

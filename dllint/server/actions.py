@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
 
 from dllint.configs.lint import YAML_SUFFIXES
 from dllint.findings import Finding
 from dllint.inputs.notebook import cell_sources
 from dllint.fixer import fix_text, is_selected
+from dllint.fixes.layout import MAX_FIXED_LINE, overlong_line
 from dllint.rules import has_fix, rule_by_code
 from dllint.server import convert
 
@@ -60,6 +60,7 @@ def _quick_fixes(
     actions = []
     diagnostic = convert.diagnostic(finding, lines, ls.encoding)
     allowed = finding.fix is not None and (finding.fix.applicability == "safe" or ls.state.editor.unsafe_fixes)
+    allowed = allowed and not any(len(line) > MAX_FIXED_LINE for line in lines[finding.line - 1 : max(finding.end_line, finding.line)])
     if allowed and has_fix(finding):
         edit = _fix_edit(ls, owner, finding)
         if edit is not None:
@@ -98,7 +99,10 @@ def _is_config(uri: str) -> bool:
 def _fix_all(ls: DllintServer, owner: str, findings: list[Finding]) -> types.CodeAction | None:
     if not any(is_selected(f, ls.state.editor.unsafe_fixes) for f in findings):
         return None
-    edit = _document_edit(ls, owner, ls.state.editor.unsafe_fixes, None)
+    python = ls.workspace.get_notebook_document(notebook_uri=owner) is None and not _is_config(owner)
+    if python and overlong_line(ls.text_of(owner)) is not None:
+        return None  # a line of generated code: LibCST would take minutes (the command line refuses it too)
+    edit = _document_edit(ls, owner, ls.state.editor.unsafe_fixes, None, findings)
     if edit is None:
         return None
     return types.CodeAction(title="dllint: fix all safe problems" if not ls.state.editor.unsafe_fixes else "dllint: fix all problems", kind=FIX_ALL, edit=edit)
@@ -113,7 +117,7 @@ def _fix_edit(ls: DllintServer, owner: str, finding: Finding) -> types.Workspace
 
 def _one_fix(ls: DllintServer, uri: str, finding: Finding, unsafe: bool) -> types.WorkspaceEdit | None:
     """That one finding's fix, on the buffer's text (one pass: the finding's rule alone)."""
-    path = to_fs_path(uri)
+    path = convert.path_of(uri)
     if path is None:
         return None
     linter = ls.state.rule_linter(path, finding.code)
@@ -123,13 +127,16 @@ def _one_fix(ls: DllintServer, uri: str, finding: Finding, unsafe: bool) -> type
     return None if edit is None else types.WorkspaceEdit(changes={uri: [edit]})
 
 
-def _document_edit(ls: DllintServer, owner: str, unsafe: bool, only: Finding | None) -> types.WorkspaceEdit | None:
-    path = to_fs_path(owner)
+def _document_edit(
+    ls: DllintServer, owner: str, unsafe: bool, only: Finding | None, findings: list[Finding] | None = None
+) -> types.WorkspaceEdit | None:
+    """The edit of the whole document; ``findings``: its current ones (published with the text it holds)."""
+    path = convert.path_of(owner)
     if path is None:
         return None
     notebook = ls.workspace.get_notebook_document(notebook_uri=owner)
     data = ls.notebook_data(notebook) if notebook is not None else ls.text_of(owner).encode("utf-8")
-    outcome = ls.state.fix(path, data, unsafe, only)
+    outcome = ls.state.fix(path, data, unsafe, only, findings)
     if outcome.new_bytes is None:
         return None
     if notebook is None:

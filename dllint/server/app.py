@@ -11,19 +11,24 @@ an edit the editor applies.
 
 from __future__ import annotations
 
+import asyncio
 import os
-from typing import Any
+import sys
+import threading
+from typing import Any, Awaitable, Callable
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
 
 from dllint import __version__
 from dllint.configs.lint import YAML_SUFFIXES
 from dllint.findings import Finding
 from dllint.server import convert
 from dllint.server.actions import FIX_ALL, code_actions, hover_text
+from dllint.server.index import Changed
 from dllint.server.state import EditorSettings, Workspace
+from dllint.server.stdio import REFUSED, FrameReader, watch_parent
 
 LANGUAGES = ("python", "yaml")
 
@@ -57,7 +62,8 @@ class DllintServer(LanguageServer):
         return self.workspace.get_notebook_document(cell_uri=uri) is not None
 
     def text_of(self, uri: str) -> str:
-        return self.workspace.get_text_document(uri).source
+        """The text the editor holds (lone surrogates replaced: see :func:`convert.valid_text`)."""
+        return convert.valid_text(self.workspace.get_text_document(uri).source)
 
     def lint_document(self, uri: str) -> None:
         if self.is_cell(uri):
@@ -65,7 +71,7 @@ class DllintServer(LanguageServer):
             if notebook is not None:
                 self.lint_notebook(notebook.uri)
             return
-        path = to_fs_path(uri)
+        path = convert.path_of(uri)
         if path is None:
             return
         text = self.text_of(uri)
@@ -85,7 +91,7 @@ class DllintServer(LanguageServer):
 
     def lint_notebook(self, notebook_uri: str) -> None:
         notebook = self.workspace.get_notebook_document(notebook_uri=notebook_uri)
-        path = to_fs_path(notebook_uri)
+        path = convert.path_of(notebook_uri)
         if notebook is None or path is None:
             return
         result = self.state.lint(path, self.notebook_data(notebook))
@@ -101,20 +107,20 @@ class DllintServer(LanguageServer):
         for cell_uri, diagnostics in by_cell.items():
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=diagnostics))
 
-    def lint_open(self, except_uri: str | None = None, all_of_them: bool = False) -> None:
+    def lint_open(self, except_uri: str | None = None, all_of_them: bool = False, changed: Changed | None = None) -> None:
         """Re-check the open documents whose findings rest on what changed elsewhere (all of them
-        when settings changed)."""
+        when settings changed); ``changed``: the files changed and their texts, when known."""
         for uri in list(self.workspace.text_documents):
-            if uri != except_uri and not self.is_cell(uri) and self.wanted(uri) and (all_of_them or self.stale(uri)):
+            if uri != except_uri and not self.is_cell(uri) and self.wanted(uri) and (all_of_them or self.stale(uri, changed)):
                 self.lint_document(uri)
         for uri in list(self.workspace.notebook_documents):
-            if uri != except_uri and (all_of_them or self.stale(uri)):
+            if uri != except_uri and (all_of_them or self.stale(uri, changed)):
                 self.lint_notebook(uri)
 
-    def stale(self, uri: str) -> bool:
-        path = to_fs_path(uri)
+    def stale(self, uri: str, changed: Changed | None = None) -> bool:
+        path = convert.path_of(uri)
         deps = self.deps.get(uri)
-        return path is None or deps is None or (bool(deps) and self.state.stale(path, deps))
+        return path is None or deps is None or (bool(deps) and self.state.stale(path, deps, changed))
 
     def forget(self, uri: str) -> None:
         """Drop a closed document's or notebook's last findings and what they read."""
@@ -123,18 +129,19 @@ class DllintServer(LanguageServer):
 
     def wanted(self, uri: str) -> bool:
         document = self.workspace.get_text_document(uri)
-        path = to_fs_path(uri) or ""
+        path = convert.path_of(uri) or ""
         return document.language_id in LANGUAGES or path.endswith((".py", *YAML_SUFFIXES))
 
-    def buffer_changed(self, uri: str, text: bytes | None) -> None:
-        """Tell the project index what the editor holds for ``uri`` (None: closed)."""
-        path = to_fs_path(uri)
+    def buffer_changed(self, uri: str, text: bytes | None) -> Changed | None:
+        """Tell the project index what the editor holds for ``uri`` (None: closed); what changed,
+        when it is known."""
+        path = convert.path_of(uri)
         if path is None:
-            return
+            return {}
         if text is None:
             self.state.close(path)
-        else:
-            self.state.open(path, text)
+            return None
+        return self.state.open(path, text)
 
     def report_errors(self, errors: list[str]) -> None:
         for error in errors:
@@ -155,6 +162,8 @@ def _settings(server: DllintServer, data: Any) -> None:
 @server.feature(types.INITIALIZE)
 def initialize(ls: DllintServer, params: types.InitializeParams) -> None:
     _settings(ls, params.initialization_options)
+    if isinstance(params.process_id, int) and 0 < params.process_id < 2**31:
+        watch_parent(params.process_id)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -168,7 +177,7 @@ def did_open(ls: DllintServer, params: types.DidOpenTextDocumentParams) -> None:
     uri = params.text_document.uri
     if ls.is_cell(uri) or not ls.wanted(uri):
         return
-    ls.buffer_changed(uri, params.text_document.text.encode("utf-8"))
+    ls.buffer_changed(uri, ls.text_of(uri).encode("utf-8"))
     ls.lint_document(uri)
 
 
@@ -177,14 +186,14 @@ def did_change(ls: DllintServer, params: types.DidChangeTextDocumentParams) -> N
     uri = params.text_document.uri
     if ls.is_cell(uri) or not ls.wanted(uri):
         return
-    ls.buffer_changed(uri, ls.text_of(uri).encode("utf-8"))
+    changed = ls.buffer_changed(uri, ls.text_of(uri).encode("utf-8"))
     ls.lint_document(uri)
-    ls.lint_open(except_uri=uri)
+    ls.lint_open(except_uri=uri, changed=changed)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: DllintServer, params: types.DidSaveTextDocumentParams) -> None:
-    path = to_fs_path(params.text_document.uri) or ""
+    path = convert.path_of(params.text_document.uri) or ""
     if ls.state.is_config_file(path):
         ls.state.reload()
         ls.lint_open(all_of_them=True)
@@ -229,7 +238,7 @@ def notebook_did_close(ls: DllintServer, params: types.DidCloseNotebookDocumentP
 def did_change_watched_files(ls: DllintServer, params: types.DidChangeWatchedFilesParams) -> None:
     reload = False
     for change in params.changes:
-        path = to_fs_path(change.uri)
+        path = convert.path_of(change.uri)
         if path is None:
             continue
         if ls.state.is_config_file(path):
@@ -259,6 +268,29 @@ def hover(ls: DllintServer, params: types.HoverParams) -> types.Hover | None:
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
 
+@server.feature(REFUSED)
+def refused_frame(ls: DllintServer, params: Any) -> None:
+    ls.window_log_message(
+        types.LogMessageParams(
+            type=types.MessageType.Error,
+            message=f"dllint: a message of {params.length} bytes was refused (the limit is {params.limit}); skipped to the next one",
+        )
+    )
+
+
 def main() -> None:
+    """pygls's ``start_io``, reading through the bounded :class:`FrameReader`."""
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    server.start_io()
+    server._stop_event = threading.Event()
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+
+    def off_loop(read: Callable[[], bytes]) -> Awaitable[bytes]:
+        return asyncio.get_running_loop().run_in_executor(server.thread_pool, read)
+
+    reader = FrameReader(sys.stdin.buffer, off_loop)
+    try:
+        asyncio.run(run_async(server._stop_event, reader, server.protocol, error_handler=server.report_server_error))
+    except (BrokenPipeError, KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()

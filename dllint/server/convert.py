@@ -7,15 +7,35 @@ columns in UTF-16 code units unless the client agreed on another encoding.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Sequence
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
 from dllint.findings import Finding
 from dllint.noqa import INLINE
 
 DOCS_URL = "https://github.com/dllint/dllint/blob/main/docs/rules.md#{anchor}"
 SOURCE = "dllint"
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def path_of(uri: str) -> str | None:
+    """The file a document's URI names; None for one that names no file this machine can have
+    (not ``file:``, or a NUL byte from ``%00``, which every path call would reject)."""
+    path = to_fs_path(uri)
+    return None if path is None or "\0" in path else path
+
+
+def valid_text(text: str) -> str:
+    """``text`` with each lone surrogate (JSON's ``"\\ud800"`` alone, which no encoding can write)
+    replaced by U+FFFD: one character for one, so that columns stay where the editor has them."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def severity(code: str) -> types.DiagnosticSeverity:

@@ -13,7 +13,10 @@ import os
 
 from dllint.config import Settings
 from dllint.project import ProjectIndex
-from dllint.project.deps import asks_callers
+from dllint.project.deps import CallersDep, LoaderClassesDep, asks_callers
+from dllint.project.deps import read as read_deps
+
+Changed = dict[str, tuple[bytes | None, ...]]  # a changed file -> its texts (before, after; None: none)
 
 
 class BufferIndex(ProjectIndex):
@@ -41,10 +44,26 @@ class BufferIndex(ProjectIndex):
             self._files = None  # a new file is a new member of the project
             self._forget(path, rejoin=True)
 
-    def stale(self, deps: dict[str, str]) -> bool:
+    def stale(self, deps: dict[str, str], changed: Changed | None = None) -> bool:
         """Whether findings computed with ``deps`` may have changed since: a summary they read
-        changed, or they asked which files name something (any change may add a caller)."""
-        return asks_callers(deps) or not self.deps_valid(deps)
+        changed, or a question they asked of every file may be answered otherwise now.
+
+        ``changed``: the files that changed, each with its texts before and after (None: not
+        known, and any question asked of every file counts as stale). A "who names X" question
+        is answered otherwise only when a changed file it did not read names X before or after
+        (a caller added or removed: what the command line's ``reconcile`` asks); one it read is
+        a summary, whose digest ``deps_valid`` checks. Typing in a file that names nothing
+        involved re-lints nothing else."""
+        if not self.deps_valid(deps):
+            return True
+        if changed is None:
+            return asks_callers(deps)
+        for dependency in read_deps(deps):
+            if isinstance(dependency, CallersDep) and _names(dependency, deps, changed):
+                return True
+            if isinstance(dependency, LoaderClassesDep) and dependency.digest != self.loader_class_names()[1]:
+                return True
+        return False
 
     def _forget(self, path: str, rejoin: bool) -> None:
         """Drop what was learnt from ``path``'s old text: its summary and every cross-file answer."""
@@ -84,3 +103,13 @@ class BufferIndex(ProjectIndex):
         kept = set(rest)
         opened = [p for p in self._buffers if p in self._members and p not in kept and p not in self._offsets]
         return hay, starts, paths, rest + opened
+
+
+def _names(question: CallersDep, deps: dict[str, str], changed: Changed) -> bool:
+    """A changed file the lint did not read names the question's needle (and gate), before or after."""
+    return any(
+        text is not None and question.needle in text and (question.gate is None or question.gate in text)
+        for path, texts in changed.items()
+        if path not in deps
+        for text in texts
+    )

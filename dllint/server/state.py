@@ -18,9 +18,9 @@ from dllint.config import ConfigError, Settings, load_settings
 from dllint.discovery import find_project_root
 from dllint.engine import FileResult, Linter
 from dllint.findings import Finding
-from dllint.per_file import FileOutcome, fix, lint_bytes
+from dllint.per_file import FileOutcome, fix, lint_bytes, too_large
 from dllint.selection import validate_code_prefix
-from dllint.server.index import BufferIndex
+from dllint.server.index import BufferIndex, Changed
 
 CONFIG_FILES = ("pyproject.toml", *SETTINGS_FILES)  # every file settings are read from
 
@@ -78,8 +78,25 @@ class Project:
     root: str
     settings: Settings
     linter: Linter
-    index: BufferIndex
+    index: BufferIndex | None  # None: files there are linted alone (see :func:`index_root`)
     error: str | None = None  # why the project's own settings could not be read (defaults used)
+
+    def too_large(self, path: str, data: bytes) -> Finding | None:
+        """The DL000 of a buffer over ``max-file-size`` (as the command line skips such a file)."""
+        limit = self.settings.max_file_size
+        return None if len(data) <= limit else too_large(path, len(data), limit)
+
+    def indexes(self) -> list[BufferIndex]:
+        return [] if self.index is None else [self.index]
+
+
+def index_root(root: str) -> bool:
+    """Whether the files of project ``root`` are indexed together. Not a filesystem root, nor
+    the home directory or a directory above it: a loose script there (no marker above it, or a
+    dotfiles ``.git`` in the home directory) must not make the server read the whole disk."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    root = os.path.realpath(root)
+    return os.path.dirname(root) != root and os.path.commonpath([home, root]) != root
 
 
 @dataclass
@@ -96,7 +113,8 @@ class Workspace:
         if project is None:
             project = self.projects[root] = self._load(root)
             for open_path, data in self.buffers.items():
-                project.index.set_buffer(open_path, data)
+                for index in project.indexes():
+                    index.set_buffer(open_path, data)
         return project
 
     def _load(self, root: str) -> Project:
@@ -106,7 +124,8 @@ class Workspace:
         except ConfigError as exc:
             settings, error = Settings(project_root=root), str(exc)
         settings = self.editor.apply(settings)
-        return Project(root, settings, Linter(settings), BufferIndex(root, settings), error)
+        index = BufferIndex(root, settings) if index_root(root) else None
+        return Project(root, settings, Linter(settings), index, error)
 
     def reload(self) -> None:
         """Settings changed (a project's config file, or the editor's): rebuild every project."""
@@ -116,38 +135,60 @@ class Workspace:
         return os.path.basename(path) in CONFIG_FILES
 
     # -- buffers -----------------------------------------------------------------------
-    def open(self, path: str, data: bytes) -> None:
+    def open(self, path: str, data: bytes) -> Changed:
+        """``path``'s text is ``data`` (a buffer over ``max-file-size`` is not: the index reads
+        the file on disk, with its own limit). What changed: ``path``, its texts before and after."""
+        before = self.buffers.get(path)
+        if self.project_for(path).too_large(path, data) is not None:
+            self.close(path)
+            return {os.path.realpath(path): (before, None)}
         self.buffers[path] = data
-        for project in self.projects.values():
-            project.index.set_buffer(path, data)
+        for index in self._indexes():
+            index.set_buffer(path, data)
+        return {os.path.realpath(path): (before, data)}
 
     def close(self, path: str) -> None:
         self.buffers.pop(path, None)
-        for project in self.projects.values():
-            project.index.set_buffer(path, None)
+        for index in self._indexes():
+            index.set_buffer(path, None)
 
     def disk_changed(self, path: str) -> None:
-        for project in self.projects.values():
-            project.index.file_changed(path)
+        for index in self._indexes():
+            index.file_changed(path)
+
+    def _indexes(self) -> list[BufferIndex]:
+        return [index for project in self.projects.values() for index in project.indexes()]
 
     # -- linting -----------------------------------------------------------------------
     def lint(self, path: str, data: bytes) -> FileResult:
         """The findings of ``data`` as ``path``'s text, knowing the rest of its project."""
         project = self.project_for(path)
+        refused = project.too_large(path, data)
+        if refused is not None:
+            return FileResult(path, project.linter.filter_findings(path, "", [refused]))
         try:
-            return lint_bytes(project.linter, path, data, project.index.view(path))
+            return lint_bytes(project.linter, path, data, self._view(project, path))
         except Exception as exc:  # noqa: BLE001 - a bug in one lint must not end the editor's session
             return FileResult(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
 
-    def stale(self, path: str, deps: dict[str, str]) -> bool:
-        """Whether ``path``'s findings, computed with ``deps``, need a new lint after a change elsewhere."""
-        return self.project_for(path).index.stale(deps)
+    def stale(self, path: str, deps: dict[str, str], changed: Changed | None = None) -> bool:
+        """Whether ``path``'s findings, computed with ``deps``, need a new lint after a change
+        elsewhere (``changed``: the files changed and their texts, when known)."""
+        index = self.project_for(path).index
+        return index is not None and index.stale(deps, changed)
 
-    def fix(self, path: str, data: bytes, unsafe: bool, only: Finding | None = None) -> FileOutcome:
-        """``data`` fixed; ``only``: just that finding's rule (its code selected alone)."""
+    def fix(self, path: str, data: bytes, unsafe: bool, only: Finding | None = None, findings: list[Finding] | None = None) -> FileOutcome:
+        """``data`` fixed; ``only``: just that finding's rule (its code selected alone); ``findings``:
+        ``data``'s current findings when known (a lint saved: seconds for a large file)."""
         project = self.project_for(path)
+        if project.too_large(path, data) is not None:
+            return FileOutcome(path, skipped=True)
         linter = project.linter if only is None else self.rule_linter(path, only.code)
-        return fix(linter, path, data, unsafe, project.index.view(path))
+        return fix(linter, path, data, unsafe, self._view(project, path), findings if only is None else None)
+
+    @staticmethod
+    def _view(project: Project, path: str) -> Any:
+        return None if project.index is None else project.index.view(path)
 
     def rule_linter(self, path: str, code: str) -> Linter:
         """A linter of ``path``'s project with rule ``code`` alone (a quick fix fixes that rule only)."""
