@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dllint.facts.flow.records import ClassSummary, FileSummary, FunctionSummary
-from dllint.facts.flow.targets import Target
+from dllint.facts.flow.targets import STAR, Target
 from dllint.project.deps import CallersDep
 from dllint.project.deps import record as record_dep
 from dllint.project.base import (
@@ -19,7 +19,8 @@ class ResolveIndex(IndexBase):
     # -- modules -----------------------------------------------------------------------
     def resolve(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, str] | None:
         """(file, name inside it) that a target names, seen from ``from_path``; follows
-        re-exports (``from .data import build_loader`` in a package's ``__init__``), recording
+        re-exports (``from .data import build_loader`` in a package's ``__init__``, or its
+        ``from .data import *``), recording
         the summaries it reads in ``deps``."""
         for _ in range(4):
             found = self._resolve_once(from_path, target)
@@ -33,9 +34,12 @@ class ResolveIndex(IndexBase):
             if summary is None or not name or first in summary[0].functions or first in summary[0].classes:
                 return found
             reexport = summary[0].imports.get(first)
+            rest = name[len(first):]
+            if reexport is None and STAR in summary[0].imports:  # ``from .utils import *`` in __init__.py
+                star = summary[0].imports[STAR]
+                reexport = f"{star}{first}" if star.endswith(":") else f"{star}.{first}"
             if reexport is None:
                 return found
-            rest = name[len(first):]
             from_path, target = path, reexport + rest
         return None
 
