@@ -13,13 +13,19 @@ if TYPE_CHECKING:
 FORK_ONLY = frozenset({"fork"})
 
 
+# Samplers run in the main process: torch sends workers the dataset, collate_fn and
+# worker_init_fn, never the sampler or batch sampler (the fifth audit's V9).
+MAIN_PROCESS_SINKS = frozenset({"sampler", "batch_sampler"})
+
+
 class NotebookDefinedWorkerCode(Rule):
     """
     ## What it does
     Checks, in Jupyter notebooks only, for a multi-worker loader whose workers need a class or
     function defined in the notebook itself: the dataset class, `collate_fn`, `worker_init_fn`,
-    a sampler class, or a transform passed to the dataset. Reported where it is handed over
-    (`Ds(...)`, `collate_fn=collate`).
+    or a transform passed to the dataset. A sampler or batch sampler runs in the main process
+    (torch never sends it to workers): a notebook's own is fine. Reported where it is handed
+    over (`Ds(...)`, `collate_fn=collate`).
 
     ## Why is this bad?
     Everything defined in a notebook lives in the kernel's `__main__`. Pickle stores classes
@@ -75,6 +81,9 @@ class NotebookDefinedWorkerCode(Rule):
         "class Ds(Dataset):\n    pass\n"
         "# %%\nDataLoader(Ds(), num_workers=0)\n"
         "DataLoader(Ds(), num_workers=2, multiprocessing_context='fork')\n",
+        "# %%\nfrom torch.utils.data import DataLoader, Sampler\nfrom squares import Squares\n"
+        "class FewShotBatchSampler(Sampler):\n    def __iter__(self):\n        yield [0, 1]\n"
+        "# %%\nDataLoader(Squares(), batch_sampler=FewShotBatchSampler(None), num_workers=2)\n",
     )
     invalid = (
         "# %%\nfrom torch.utils.data import DataLoader, Dataset\n"
@@ -93,7 +102,7 @@ class NotebookDefinedWorkerCode(Rule):
             if not loader.may_start_workers or self._fork_only(facts, loader):
                 continue
             for shipped in shipped_expressions(facts, loader):
-                if id(shipped.expr) in reported:
+                if id(shipped.expr) in reported or shipped.sink in MAIN_PROCESS_SINKS:
                     continue
                 definition = self._notebook_definition(facts, shipped.expr, shipped.scope)
                 if definition is None:
