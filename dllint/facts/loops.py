@@ -14,6 +14,7 @@ import ast
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
+from dllint.facts.imports import dotted_name
 from dllint.facts.walk import NESTED_SCOPES, walk_body
 from dllint.facts.flow.model import EPOCH_LOOPS, Loop, Move, RemoteLoop, Use
 from dllint.facts.flow.base import WRAPPING_BUILTINS, WRAPPING_QUALNAMES
@@ -75,7 +76,7 @@ class LoopAnalysis:
     def __init__(self, facts: FileFacts) -> None:
         self.facts = facts
         self.usage = facts.usage
-        self._mutations: dict[ast.Call, list[ast.AST]] = {}
+        self._mutations: dict[tuple[ast.Call, bool], list[ast.AST]] = {}
 
     # -- epoch loops -------------------------------------------------------------
     def iterations(self, loader: LoaderCall) -> list[Use]:
@@ -179,11 +180,13 @@ class LoopAnalysis:
         return False
 
     # -- dataset mutations --------------------------------------------------------
-    def dataset_mutations(self, loader: LoaderCall) -> list[ast.AST]:
+    def dataset_mutations(self, loader: LoaderCall, unknown: bool = False) -> list[ast.AST]:
         """Statements/calls inside the loops that re-iterate ``loader`` which change its dataset
         in the main process: ``loader.dataset.x = ...``, ``ds.x = ...``, ``ds.method(...)`` for a
-        same-file method that assigns ``self.*``, ``setattr(ds, ...)``."""
-        cached = self._mutations.get(loader.node)
+        same-file method that assigns ``self.*`` or changes one in place, ``setattr(ds, ...)``;
+        with ``unknown``, also a method call on a dataset whose class this file cannot read (a
+        rule that is silent on a change counts it; one that fires on a change does not)."""
+        cached = self._mutations.get((loader.node, unknown))
         if cached is not None:
             return cached
         found: list[ast.AST] = []
@@ -201,10 +204,10 @@ class LoopAnalysis:
                 loaders = self.loader_names(loader, use, scope)
                 datasets = self._dataset_bindings(dataset_arg, scope)
                 for node in loop_body_nodes(loop):
-                    if self._mutates(node, loaders, datasets, scope, dataset_class) and node not in found:
+                    if self._mutates(node, loaders, datasets, dataset_class, unknown) and node not in found:
                         found.append(node)
         found.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
-        self._mutations[loader.node] = found
+        self._mutations[(loader.node, unknown)] = found
         return found
 
     def _dataset_bindings(self, dataset_arg, scope: Scope) -> set[str]:
@@ -236,7 +239,7 @@ class LoopAnalysis:
             target = target.value
         return False
 
-    def _mutates(self, node, loaders, datasets, scope, dataset_class: ClassInfo | None) -> bool:
+    def _mutates(self, node, loaders, datasets, dataset_class: ClassInfo | None, unknown: bool) -> bool:
         if not loaders and not datasets:
             return False
         if isinstance(node, ast.Assign):
@@ -248,12 +251,15 @@ class LoopAnalysis:
             if isinstance(func, ast.Name) and func.id == "setattr" and node.args:
                 return self._is_dataset(node.args[0], loaders, datasets)
             if isinstance(func, ast.Attribute) and self._is_dataset(func.value, loaders, datasets):
-                return dataset_class is not None and self.method_assigns_self(dataset_class, func.attr)
+                if dataset_class is None:
+                    return unknown  # a class this file cannot read: its method may change it
+                return self.method_assigns_self(dataset_class, func.attr)
         return False
 
     def method_assigns_self(self, cls: ClassInfo, method: str, depth: int = 0) -> bool:
-        """A method of a same-file class (or its same-file bases) that assigns ``self.*``,
-        directly or through other ``self.method()`` calls."""
+        """A method of a same-file class (or its same-file bases) that assigns ``self.*`` or
+        changes one in place (``random.shuffle(self.items)``), directly or through other
+        ``self.method()`` calls."""
         if depth > MAX_METHOD_DEPTH:
             return False
         func = self._find_method(cls, method)
@@ -267,6 +273,8 @@ class LoopAnalysis:
                 targets = [node.target]
             elif isinstance(node, ast.Call):
                 callee = node.func
+                if mutated_self_attribute(node) is not None:
+                    return True  # random.shuffle(self.items), self.items.sort()
                 if isinstance(callee, ast.Name) and callee.id == "setattr" and node.args:
                     if isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
                         return True
@@ -297,3 +305,29 @@ class LoopAnalysis:
                 if found is not None:
                     return found
         return None
+
+
+# Calls that change their first argument in place, and methods that change their object.
+IN_PLACE_FUNCTIONS = frozenset({"random.shuffle", "numpy.random.shuffle", "np.random.shuffle"})
+IN_PLACE_METHODS = frozenset({
+    "shuffle", "sort", "reverse", "append", "extend", "insert", "clear", "update", "pop", "popitem",
+    "remove", "discard", "add", "setdefault", "fill_", "zero_", "copy_", "random_", "uniform_", "normal_",
+})
+
+
+def mutated_self_attribute(call: ast.Call) -> str | None:
+    """``X`` of ``self.X`` that ``call`` changes in place: ``random.shuffle(self.X)``,
+    ``self.X.sort()``, ``self.X[i].append(...)``; None otherwise."""
+    func = call.func
+    target: ast.expr | None = None
+    if call.args and dotted_name(func) in IN_PLACE_FUNCTIONS:
+        target = call.args[0]
+    elif isinstance(func, ast.Attribute) and func.attr in IN_PLACE_METHODS:
+        target = func.value
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    while isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute):
+        target = target.value
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return target.attr
+    return None

@@ -4,6 +4,7 @@ import ast
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.endless import endless_reason
+from dllint.facts.loops import mutated_self_attribute
 from dllint.facts.training import framework_passes
 from dllint.facts.flow.model import Move, Passes, RemoteLoop
 from dllint.facts.values import Value
@@ -34,7 +35,10 @@ class NonPersistentWorkers(Rule):
     hook that returns `self.X` (one pass). Silent where the dataset's worker-side code reads
     state the framework advances between epochs (`current_epoch`, `global_step`, `.trainer`),
     also in the project's other files (`self.task.samples()` defined by a mixin elsewhere,
-    seeding by `model.current_epoch` in a third module; followed to a bounded depth).
+    seeding by `model.current_epoch` in a third module; followed to a bounded depth), and
+    where the loop changes the dataset between passes in a way its workers read (assigned,
+    or changed in place: `random.shuffle(self.items)`; a method of a class this file cannot
+    read counts as such a change).
     Endless iteration (a sampler that never ends, a loader subclass that keeps one iterator)
     is one pass; an `iter()` renewed on `StopIteration` is a new pass each time.
     Loaders in tuples, lists, dataclass fields and dicts under constant keys are followed one
@@ -221,7 +225,7 @@ def _workers_read_changed_state(facts, loader) -> bool:
     """Between passes the file changes dataset state that the dataset's worker-side code
     reads (``loader.dataset.epoch = e``, ``ds.set_level(e)``, ``loader.dataset.sampler.set_epoch(e)``).
     Unknown worker code (a class of another module) counts as reading it."""
-    mutations = facts.loops.dataset_mutations(loader)
+    mutations = facts.loops.dataset_mutations(loader, unknown=True)
     if not mutations:
         return False
     worker_code = facts.worker_code
@@ -311,6 +315,9 @@ def _assigned_by(method, cls, worker_code, depth: int) -> set[str] | None:
                 assigned.add(chain.attr)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
             return None
+        changed = mutated_self_attribute(node) if isinstance(node, ast.Call) else None
+        if changed is not None:
+            assigned.add(changed)  # random.shuffle(self.items): changed in place
         if (
             isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
             and node.func.value.id == "self" and depth < 4
