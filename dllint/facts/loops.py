@@ -206,9 +206,38 @@ class LoopAnalysis:
                 for node in loop_body_nodes(loop):
                     if self._mutates(node, loaders, datasets, dataset_class, unknown) and node not in found:
                         found.append(node)
+            if use.via:  # iterated in a function the loop calls: that function's body runs each pass too
+                function = self.facts.scopes.enclosing_function(use.node)
+                if function is not None and id(function) not in seen:
+                    seen.add(id(function))
+                    scope = self.facts.scopes.scopes[function]
+                    loaders = self.loader_names(loader, use, scope) | self._received_as(loader, use, function, unknown)
+                    for node in walk_body(function):
+                        if self._mutates(node, loaders, set(), dataset_class, unknown) and node not in found:
+                            found.append(node)
         found.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
         self._mutations[(loader.node, unknown)] = found
         return found
+
+    def _received_as(self, loader: LoaderCall, use: Use, function: ast.AST, unknown: bool) -> set[str]:
+        """The parameters of ``function`` that the last call on ``use``'s way hands the loader
+        to (``self.train_epoch(epoch, train_dl)``: ``train_dl``). Where the name passed cannot
+        be told to hold it (``train_dl = self.init_train_dl()``), with ``unknown`` every name
+        passed may (an over-approximation: a rule silent on a change stays silent)."""
+        from dllint.facts.flow.syntax import parameter_for
+
+        call = use.via[-1]
+        where = self.facts.scopes.scope_of(call)
+        if self.facts.usage.same_file_function(call.func, where) is not function:
+            return set()
+        held = self.loader_names(loader, use, where)
+        passed = [(None, i, a) for i, a in enumerate(call.args)] + [(k.arg, None, k.value) for k in call.keywords if k.arg]
+        found = {
+            parameter_for(function, keyword, index, isinstance(call.func, ast.Attribute))
+            for keyword, index, argument in passed
+            if isinstance(argument, ast.Name) and (argument.id in held or unknown and not held)
+        }
+        return {name for name in found if name is not None}
 
     def _dataset_bindings(self, dataset_arg, scope: Scope) -> set[str]:
         """Names in ``scope`` bound to the same object as the loader's ``dataset`` argument."""
