@@ -31,13 +31,15 @@ def render_text(summary: RunSummary, source_lines: bool = False) -> str:
     a caret under the range (ruff's ``full``). ``--statistics`` prints its table alone, and
     ``extra["quiet"]`` (``-q``) the findings alone, as in ruff."""
     unsafe = bool(summary.extra.get("unsafe_fixes"))
+    paint = _paint if summary.extra.get("color") else _plain
     if summary.statistics:
         return _statistics(summary.findings)
     lines = []
     sources = _Sources() if source_lines else None
     for f in summary.findings:
         runtime = "(runtime) " if f.source == "runtime" else ""
-        lines.append(f"{shown_location(f)}: {f.code} {runtime}{_fix_marker(f, unsafe)}{f.message}")
+        where, code = paint(shown_location(f), bold=True), paint(f.code, fg="red", bold=True)
+        lines.append(f"{where}: {code} {runtime}{_fix_marker(f, unsafe)}{f.message}")
         if f.probe:
             evidence = f": {f.probe['evidence']}" if f.probe.get("evidence") else ""
             lines.append(f"    probe: {f.probe['verdict']}{evidence}")
@@ -60,6 +62,17 @@ def render_text(summary: RunSummary, source_lines: bool = False) -> str:
     else:
         lines.append(f"All checks passed! ({summary.files_checked} file{'s' if summary.files_checked != 1 else ''} checked)")
     return "\n".join(lines)
+
+
+def _paint(text: str, **style: object) -> str:
+    """``--color``: ruff's colours (bold locations, bold red codes)."""
+    import click
+
+    return click.style(text, **style)  # type: ignore[arg-type]
+
+
+def _plain(text: str, **style: object) -> str:
+    return text
 
 
 def _fix_marker(finding, unsafe: bool) -> str:
