@@ -45,6 +45,8 @@ class DefaultCommandGroup(click.Group):
             # click would print "Aborted!" and exit 1, which reads as "findings": 130 is what shells use.
             click.echo("\ndllint: interrupted", err=True)
             ctx.exit(exit_codes.INTERRUPTED)
+        except BrokenPipeError:  # `dllint explain DL201 | head -1`: the reader had enough
+            _quiet_exit()
         except OSError as exc:  # the environment, not a file: stdout on a full device, a deleted cwd
             _environment_error(exc)
 
@@ -70,14 +72,25 @@ def _positive_seconds(ctx: click.Context, value: float) -> float:
     return value
 
 
-def _environment_error(exc: OSError) -> NoReturn:
-    """One error line and exit 2 where a traceback would be; stdout is dropped first, as it may be
-    what failed (a full device), so that the interpreter's last flush cannot fail again."""
+def _quiet_exit() -> NoReturn:
+    """Exit 0 without a word, as ruff and ``cat`` do when the reader closed the pipe; stdout is
+    dropped first so that the interpreter's last flush does not raise again."""
+    _drop_stdout()
+    sys.exit(exit_codes.CLEAN)
+
+
+def _drop_stdout() -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, AttributeError, ValueError):
         pass
+
+
+def _environment_error(exc: OSError) -> NoReturn:
+    """One error line and exit 2 where a traceback would be; stdout is dropped first, as it may be
+    what failed (a full device), so that the interpreter's last flush cannot fail again."""
+    _drop_stdout()
     if isinstance(exc, FileNotFoundError) and exc.filename is None:
         message = "the current directory no longer exists" if not _cwd_exists() else str(exc)
     elif exc.errno == errno.ENOSPC:

@@ -374,7 +374,7 @@ def test_every_format_points_at_the_yaml_key(tmp_path, fmt):
         assert location["artifactLocation"]["uri"].endswith("conf/train.yaml")
         assert (location["region"]["startLine"], location["region"]["startColumn"]) == (4, 3)
     else:
-        assert result.output.startswith(f"::warning file={path},line=4,col=3,")
+        assert result.output.startswith(f"::error file={path},line=4,col=3,")
 
 
 def test_cli_fix_and_diff_on_yaml(tmp_path):
