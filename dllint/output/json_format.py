@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any
 
 from dllint.output.summary import RunSummary, statistics
@@ -12,7 +13,7 @@ from dllint.severity import severity
 
 def render_json(summary: RunSummary) -> str:
     if summary.statistics:
-        return json.dumps([row._asdict() for row in statistics(summary)], indent=2)
+        return json.dumps([asdict(row) for row in statistics(summary)], indent=2)
     from dllint.docs import help_uri
     from dllint.output.fix_edits import fix_edits
     from dllint.rules import rule_by_code

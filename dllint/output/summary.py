@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from dllint.findings import Finding
 
@@ -24,7 +23,8 @@ def location(finding: Finding) -> str:
     return f"{finding.path}:{cell}{finding.line}:{finding.column}"
 
 
-class RuleCount(NamedTuple):
+@dataclass(frozen=True)
+class RuleCount:
     """A ``--statistics`` row, with ruff's JSON keys."""
 
     code: str
