@@ -31,8 +31,8 @@ SNIPPET = re.compile(r"\*\*pre-commit\.\*\* In `\.pre-commit-config\.yaml`:\n\n`
 
 
 def readme_snippet(head: str) -> str:
-    """The README's .pre-commit-config.yaml, with only its URL and ``rev:`` replaced."""
-    snippet = SNIPPET.search((ROOT / "README.md").read_text(encoding="utf-8")).group("yaml")
+    """The .pre-commit-config.yaml of docs/integrations.md (moved from the README), with only its URL and ``rev:`` replaced."""
+    snippet = SNIPPET.search((ROOT / "docs/integrations.md").read_text(encoding="utf-8")).group("yaml")
     replaced = snippet.replace("https://github.com/dllint/dllint", str(ROOT), 1)
     replaced = re.sub(r"^(\s*rev: )\S+", lambda m: m.group(1) + head, replaced, count=1, flags=re.M)
     assert replaced.count("\n") == snippet.count("\n") and replaced != snippet
