@@ -21,10 +21,7 @@ def render_github(summary: RunSummary) -> str:
     lines = []
     notebooks = NotebookLines()
     for f in summary.findings:
-        start, end = (f.line, f.column), (f.end_line, f.end_column)
-        if f.cell is not None:
-            start = notebooks.position(f.path, f.cell, f.line, f.column) or start
-            end = notebooks.position(f.path, f.cell, f.end_line, f.end_column) or start
+        start, end = notebooks.span(f)
         place = f"file={_escape_property(f.path)},line={start[0]},col={start[1]},endLine={end[0]},endColumn={end[1]}"
         message = f"{f.code} {f.message}" if f.cell is None else f"cell {f.cell}, line {f.line}: {f.code} {f.message}"
         lines.append(f"::{severity(f.code)} {place},title={_escape_property(f.code)}::{_escape_data(message)}")

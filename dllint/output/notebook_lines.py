@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from dllint.findings import Finding
+
 _DECODER = json.JSONDecoder()
 _SPACE = " \t\r\n"
 
@@ -18,6 +20,15 @@ class NotebookLines:
 
     def __init__(self) -> None:
         self._files: dict[str, tuple[str, list[list[int]]] | None] = {}
+
+    def span(self, finding: Finding) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The finding's (start, end) as (line, column) pairs in its file's text: a notebook
+        finding's in the JSON text, any other's as reported."""
+        start, end = (finding.line, finding.column), (finding.end_line, finding.end_column)
+        if finding.cell is not None:
+            start = self.position(finding.path, finding.cell, finding.line, finding.column) or start
+            end = self.position(finding.path, finding.cell, finding.end_line, finding.end_column) or start
+        return start, end
 
     def position(self, path: str, cell: int, line: int, column: int) -> tuple[int, int] | None:
         """(line, column) in the file's text, 1-based, of ``column`` of the cell's ``line``;

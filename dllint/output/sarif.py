@@ -44,10 +44,7 @@ def _uri(path: str) -> str:
 def _region(f: Finding, notebooks: NotebookLines) -> dict[str, int]:
     """The finding's region in the file; a notebook finding's in the ``.ipynb`` text (the cell's
     own line and column are in the result's properties)."""
-    start, end = (f.line, f.column), (f.end_line, f.end_column)
-    if f.cell is not None:
-        start = notebooks.position(f.path, f.cell, f.line, f.column) or start
-        end = notebooks.position(f.path, f.cell, f.end_line, f.end_column) or start
+    start, end = notebooks.span(f)
     return {"startLine": start[0], "startColumn": start[1], "endLine": end[0], "endColumn": end[1]}
 
 
