@@ -4,8 +4,9 @@
 A rule's fix is an intent (``SetArgument``, a hoist), rendered by LibCST over the whole
 file; its edits are found by fixing the file with that one fix and comparing the texts, so
 they are exactly what ``--fix`` would write for it alone. A notebook finding's edits are in
-its cell's source (its positions are the cell's, as ``cell`` says), and a fix that needs
-other cells (a hoist) has none listed.
+its cell's source (its positions are the cell's, as ``cell`` says), and a fix that cannot
+be made on the cell alone (a hoist that needs other cells, a cell with IPython syntax) lists
+none. Computed only for ``--format json``: about 6 ms a fixable finding.
 """
 
 from __future__ import annotations
