@@ -260,7 +260,10 @@ def load_settings(
     for fragment in overrides:
         values.update(_values(parse_override(fragment), f"--config {fragment!r}"))
     _fold_extensions(values)
-    root = (os.path.dirname(path) or ".") if path is not None else (start or ".")
+    if path is not None:
+        root = os.path.dirname(path) or "."
+    else:  # no config file: the directory of the first path (a file's own directory, not the file)
+        root = start if os.path.isdir(start or ".") else os.path.dirname(start) or "."
     return Settings(project_root=os.path.realpath(root), config_path=path, **values)
 
 

@@ -120,11 +120,19 @@ def test_show_settings_prints_the_resolved_settings(tmp_path):
     assert lines[0] == f'Resolved settings for: "{tmp_path / "a.py"}"'
     assert lines[1] == f'Settings path: "{tmp_path / "pyproject.toml"}"'
     assert "max-workers = 8" in lines and "line-length = 100" in lines and "ignore = ['DL206', 'DL207']" in lines
+    assert f"project-root = '{tmp_path}'" in lines
     enabled = next(line for line in lines if line.startswith("rules.enabled = "))
     assert "DL201" in enabled and "DL206" not in enabled and "DL207" not in enabled
 
 
 # -- per-file-ignores, extend-ignore ------------------------------------------------------
+def test_without_a_config_the_project_root_is_the_file_s_directory(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/bad.py").write_text(BAD)
+    shown = dllint("--show-settings", "tests/bad.py", cwd=tmp_path).stdout
+    assert f"project-root = '{tmp_path / 'tests'}'" in shown.splitlines()
+
+
 @needs_ruff
 def test_per_file_ignores_on_the_command_line_as_ruff_reads_it(tmp_path):
     (tmp_path / "tests").mkdir()
