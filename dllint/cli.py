@@ -9,20 +9,21 @@ from __future__ import annotations
 import errno
 import os
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, NoReturn
 
 import click
 
 from dllint import __version__, exit_codes
-from dllint.config import ConfigError, load_settings, parse_size
+from dllint.config import ConfigError, Settings, load_settings, parse_size
 from dllint.engine import Linter
 from dllint.output import FORMATS, RunSummary, render
-from dllint.output.text import shown_location
+from dllint.output.text import shown_location, shown_path
 from dllint.rules import all_rules, rule_by_code
 from dllint.selection import validate_code_prefix
 
 if TYPE_CHECKING:
-    from dllint.pipeline import Mode
+    from dllint.pipeline import Mode, RunOptions
 
 # Kept for code that imported them from here; the exit codes live in dllint.exit_codes.
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = exit_codes.CLEAN, exit_codes.FINDINGS, exit_codes.ERROR
@@ -47,6 +48,8 @@ class DefaultCommandGroup(click.Group):
             # click would print "Aborted!" and exit 1, which reads as "findings": 130 is what shells use.
             click.echo("\ndllint: interrupted", err=True)
             ctx.exit(exit_codes.INTERRUPTED)
+        except BrokenPipeError:  # `dllint explain DL201 | head -1`: the reader had enough
+            _quiet_exit()
         except OSError as exc:  # the environment, not a file: stdout on a full device, a deleted cwd
             _environment_error(exc)
 
@@ -72,14 +75,25 @@ def _positive_seconds(ctx: click.Context, value: float) -> float:
     return value
 
 
-def _environment_error(exc: OSError) -> NoReturn:
-    """One error line and exit 2 where a traceback would be; stdout is dropped first, as it may be
-    what failed (a full device), so that the interpreter's last flush cannot fail again."""
+def _quiet_exit() -> NoReturn:
+    """Exit 0 without a word, as ruff and ``cat`` do when the reader closed the pipe; stdout is
+    dropped first so that the interpreter's last flush does not raise again."""
+    _drop_stdout()
+    sys.exit(exit_codes.CLEAN)
+
+
+def _drop_stdout() -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, AttributeError, ValueError):
         pass
+
+
+def _environment_error(exc: OSError) -> NoReturn:
+    """One error line and exit 2 where a traceback would be; stdout is dropped first, as it may be
+    what failed (a full device), so that the interpreter's last flush cannot fail again."""
+    _drop_stdout()
     if isinstance(exc, FileNotFoundError) and exc.filename is None:
         message = "the current directory no longer exists" if not _cwd_exists() else str(exc)
     elif exc.errno == errno.ENOSPC:
@@ -149,14 +163,25 @@ def main() -> None:
 @click.option("--format", "--output-format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--max-workers", type=click.IntRange(min=1), help="DL202 threshold for num_workers (default 16).")
 @click.option("--max-file-size", callback=_size, metavar="SIZE", help="Skip larger files with one DL000 (default 4MB).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Use this pyproject.toml/dllint.toml (default: the nearest .dllint.toml, dllint.toml or pyproject.toml with [tool.dllint]).")
-@click.option("--statistics", is_flag=True, help="Print only a count of findings per rule.")
+@click.option("--extend-ignore", multiple=True, help="Codes to disable on top of `ignore`.")
+@click.option("--per-file-ignores", multiple=True, metavar="GLOB:CODES", help="Codes to disable in matching files (e.g. 'tests/*:DL2'); replaces `per-file-ignores` of the config.")
+@click.option("--extend-per-file-ignores", multiple=True, metavar="GLOB:CODES", help="Like --per-file-ignores, on top of the config's.")
+@click.option("--line-length", type=click.IntRange(1, 320), help="The line length fixed lines keep to (default: line-length of the project's ruff or black config, else 88).")
+@click.option("--config", "config_options", multiple=True, metavar="PATH|KEY=VALUE", help="A pyproject.toml/dllint.toml to use (default: the nearest .dllint.toml, dllint.toml or pyproject.toml with [tool.dllint]), or a TOML `KEY = VALUE` setting that wins over it (e.g. --config 'max-workers = 4').")
+@click.option("--statistics", is_flag=True, help="Print only a count of findings per rule (text or json).")
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to the line of each finding (merged into an existing noqa comment).")
+@click.option("--show-settings", is_flag=True, help="Print the settings the first file is linted with, and exit.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be linted, and exit.")
+@click.option("--watch", "-w", is_flag=True, help="Lint again whenever a file or the config changes (Ctrl-C stops).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the text report (auto: on a terminal, unless NO_COLOR is set).")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False), help="Write the report to this file instead of standard output.")
 @click.option("--quiet", "-q", is_flag=True, help="Print the findings and nothing else (no summary, hints or warnings).")
 @click.option("--silent", "-s", is_flag=True, help="Print nothing; the exit code says what was found.")
 @click.option("--stdin-filename", help="The path to report for source read from '-'.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
+@click.option("--show-fixes", is_flag=True, help="With --fix: list the fixes applied, per file and rule.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="With --fix: exit 1 when a file was fixed, even if nothing remains.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (or, without --fix, offer) fixes that may change behaviour.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (exit 1 if there is a diff).")
 @click.option("--fix-only", is_flag=True, help="Apply fixes without reporting what remains; exit 0 unless a fix failed.")
@@ -181,14 +206,25 @@ def check(
     fmt: str,
     max_workers: int | None,
     max_file_size: int | None,
-    config_path: str | None,
+    extend_ignore: tuple[str, ...],
+    per_file_ignores: tuple[str, ...],
+    extend_per_file_ignores: tuple[str, ...],
+    line_length: int | None,
+    config_options: tuple[str, ...],
     statistics: bool,
+    add_noqa: bool,
+    show_settings: bool,
+    show_files: bool,
+    watch: bool,
+    color: str,
     output_file: str | None,
     quiet: bool,
     silent: bool,
     stdin_filename: str | None,
     exit_zero: bool,
     fix: bool,
+    show_fixes: bool,
+    exit_non_zero_on_fix: bool,
     unsafe_fixes: bool,
     diff: bool,
     fix_only: bool,
@@ -207,31 +243,50 @@ def check(
 
     With --probe, PATHS are the probed script's own arguments (put them after --).
     """
-    from dllint.pipeline import RunOptions, conflict, run
+    from dllint.pipeline import RunOptions, conflict
 
     mode: Mode = "diff" if diff else "fix-only" if fix_only else "fix" if fix else "check"
-    problem = conflict(mode, probe=probe_target is not None, fix_only_and_diff=diff and fix_only)
+    problem = conflict(mode, probe=probe_target is not None, fix_only_and_diff=diff and fix_only) or _conflict(
+        mode, fmt, statistics=statistics, add_noqa=add_noqa, watch=watch, probe=probe_target is not None
+    )
     if problem:
         raise click.UsageError(problem)
     script_args = list(paths)
     paths = paths if probe_target is None else (probe_target,)
     paths = paths or (".",)
+    if watch and "-" in paths:
+        raise click.UsageError("--watch cannot read standard input ('-')")
+    config_path, overrides = _config_options(config_options)
     try:
         start = stdin_filename or paths[0]
-        settings = load_settings(config_path, start if os.path.exists(start or ".") else os.getcwd())
+        settings = load_settings(config_path, start if os.path.exists(start or ".") else os.getcwd(), overrides)
     except ConfigError as exc:
         click.echo(f"dllint: error: {exc}", err=True)
         sys.exit(exit_codes.ERROR)
+    ignored = _split_codes(ignore, "--ignore")
+    if extend_ignore:
+        ignored = (settings.ignore if ignored is None else ignored) + (_split_codes(extend_ignore, "--extend-ignore") or ())
+    file_ignores = _per_file_codes(per_file_ignores, "--per-file-ignores")
+    if extend_per_file_ignores:
+        extra_ignores = _per_file_codes(extend_per_file_ignores, "--extend-per-file-ignores") or ()
+        file_ignores = (settings.per_file_ignores if file_ignores is None else file_ignores) + extra_ignores
     settings = settings.with_overrides(
         select=_split_codes(select, "--select"),
-        ignore=_split_codes(ignore, "--ignore"),
+        ignore=ignored,
         extend_select=_split_codes(extend_select, "--extend-select"),
+        per_file_ignores=file_ignores,
         max_workers=max_workers,
         max_file_size=max_file_size,
+        line_length=line_length,
         exclude=_split_patterns(exclude),
         extend_exclude=settings.extend_exclude + (_split_patterns(extend_exclude) or ()) if extend_exclude else None,
         respect_gitignore=respect_gitignore,
     )
+    if show_settings or show_files:
+        from dllint.show import show_files as list_files, show_settings as describe
+
+        click.echo(describe(paths, settings) if show_settings else list_files(paths, settings))
+        sys.exit(exit_codes.CLEAN)
     linter = Linter(settings)
     if probe_target is None and (launcher is not None or nproc_per_node is not None):
         raise click.UsageError("--launcher and --nproc-per-node go with --probe")
@@ -255,27 +310,117 @@ def check(
         project_root=project_root,
     )
     stdin = _read_stdin(settings.max_file_size) if "-" in paths else None
-    progress = None
-    if any(p != "-" for p in paths) and not (quiet or silent):
-        from dllint.progress import ProgressLine
+    reporting = Reporting(output_file, quiet, silent, show_fixes, _wants_color(color, output_file))
+    once = _Run(paths, settings, options, stdin, linter, fmt, statistics, reporting, add_noqa, exit_non_zero_on_fix)
+    if watch:
+        from dllint.watch import watch as watch_paths
 
-        progress = ProgressLine.for_run(fmt)
-    try:
-        warn = (lambda m: None) if quiet or silent else (lambda m: click.echo(m, err=True))
-        outcome = run(paths, settings, options, stdin, linter=linter, progress=progress, warn=warn)
-    finally:
-        if progress is not None:
-            progress.finish()
-    _report(outcome, fmt, statistics, Reporting(output_file, quiet, silent))
-    sys.exit(outcome.exit_code)
+        watch_paths(paths, settings, once)
+    sys.exit(once())
+
+
+def _conflict(mode: Mode, fmt: str, *, statistics: bool, add_noqa: bool, watch: bool, probe: bool) -> str | None:
+    """Why this CLI's own options cannot go together (as ruff refuses them), or None."""
+    if statistics and fmt in ("sarif", "github"):
+        return f"--statistics is printed as text or json, not {fmt} (ruff refuses it too)"
+    if add_noqa and (mode != "check" or probe):
+        return "--add-noqa cannot be combined with --fix, --fix-only, --diff or --probe"
+    if watch and (mode == "diff" or probe):
+        return "--watch cannot be combined with --diff or --probe"
+    return None
+
+
+def _config_options(values: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
+    """``--config``'s file (at most one) and its ``KEY = VALUE`` settings, told apart as ruff
+    does: an existing file, or text with ``=`` in it, is a setting; anything else is a path."""
+    paths = [v for v in values if os.path.isfile(v) or "=" not in v]
+    if len(paths) > 1:
+        raise click.UsageError(f"--config names {len(paths)} files ({', '.join(paths)}); give one")
+    return (paths[0] if paths else None), tuple(v for v in values if v not in paths)
+
+
+def _per_file_codes(values: tuple[str, ...], option: str) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
+    """``--per-file-ignores 'tests/*:DL2,DL101'`` (ruff's form) as per-file-ignores entries."""
+    if not values:
+        return None
+    entries = []
+    for value in values:
+        pattern, colon, codes = value.rpartition(":")
+        if not colon or not pattern.strip() or not codes.strip():
+            raise click.BadParameter(f"'{value}' is not GLOB:CODES (e.g. 'tests/*:DL2')", param_hint=option)
+        entries.append((pattern.strip(), _split_codes((codes,), option) or ()))
+    return tuple(entries)
+
+
+def _wants_color(color: str, output_file: str | None) -> bool:
+    if color != "auto":
+        return color == "always"
+    if output_file is not None or os.environ.get("NO_COLOR"):
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One run of ``dllint PATHS`` with its options, reported; called again by ``--watch``."""
+
+    paths: tuple[str, ...]
+    settings: Settings
+    options: RunOptions
+    stdin: bytes | None
+    linter: Linter
+    fmt: str
+    statistics: bool
+    reporting: Reporting
+    add_noqa: bool
+    exit_non_zero_on_fix: bool
+
+    def __call__(self) -> int:
+        from dllint.pipeline import run
+
+        progress = None
+        quiet = self.reporting.quiet or self.reporting.silent
+        if any(p != "-" for p in self.paths) and not quiet:
+            from dllint.progress import ProgressLine
+
+            progress = ProgressLine.for_run(self.fmt)
+        try:
+            warn = (lambda m: None) if quiet else (lambda m: click.echo(m, err=True))
+            outcome = run(self.paths, self.settings, self.options, self.stdin, linter=self.linter, progress=progress, warn=warn)
+        finally:
+            if progress is not None:
+                progress.finish()
+        if self.add_noqa:
+            return _add_noqa(outcome, self.reporting)
+        _report(outcome, self.fmt, self.statistics, self.reporting)
+        code = outcome.exit_code
+        if self.exit_non_zero_on_fix and code == exit_codes.CLEAN and outcome.fixed and self.options.mode != "diff":
+            return exit_codes.FINDINGS
+        return code
+
+
+def _add_noqa(outcome, reporting: Reporting) -> int:
+    """``--add-noqa``: comment every finding's line; exit 0 as ruff does, 2 when a file could not be written."""
+    from dllint.add_noqa import add_noqa
+
+    errors = list(outcome.errors)
+    added = add_noqa(outcome.findings, errors)
+    for error in errors:
+        click.echo(f"dllint: {error}", err=True)
+    if not reporting.quiet:
+        reporting.echo(f"Added {added.total} noqa directive{'s' if added.total != 1 else ''}.", err=True)
+    return exit_codes.ERROR if errors else exit_codes.CLEAN
 
 
 class Reporting(NamedTuple):
-    """Where and how much of the report goes: ruff's ``--output-file``, ``-q`` and ``-s``."""
+    """Where and how much of the report goes: ruff's ``--output-file``, ``-q``, ``-s``,
+    ``--show-fixes`` and ``--color``."""
 
     output_file: str | None = None
     quiet: bool = False  # the findings alone
     silent: bool = False  # nothing
+    show_fixes: bool = False  # with --fix: which fixes were applied, per file and rule
+    color: bool = False  # the text report is styled (and kept styled when not on a terminal)
 
     def echo(self, text: str, err: bool = False) -> None:
         if self.silent:
@@ -284,7 +429,7 @@ class Reporting(NamedTuple):
             if not err and sys.stdout is None:  # started with stdout closed: the report would be lost
                 _fail("cannot write the report: standard output is closed")
             if text:  # -q with nothing found prints nothing, not an empty line
-                click.echo(text, err=err)
+                click.echo(text, err=err, color=True if self.color and not err else None)
             return
         try:
             with open(self.output_file, "w", encoding="utf-8") as handle:
@@ -332,7 +477,7 @@ def _report(outcome, fmt: str, statistics: bool, reporting: Reporting = Reportin
     for error in outcome.errors:
         click.echo(f"dllint: {error}", err=True)
     files_checked = len(outcome.files)
-    extra = {"unsafe_fixes": options.unsafe_fixes, "quiet": reporting.quiet}
+    extra = {"unsafe_fixes": options.unsafe_fixes, "quiet": reporting.quiet, "color": reporting.color}
     if options.mode == "check":
         summary = RunSummary(outcome.findings, files_checked=files_checked, statistics=statistics, extra=extra)
         reporting.echo(render(fmt, summary))
@@ -341,6 +486,8 @@ def _report(outcome, fmt: str, statistics: bool, reporting: Reporting = Reportin
         if not reporting.quiet:
             reporting.echo(f"Would fix {fixed} problem{'s' if fixed != 1 else ''}." if fixed else "No fixes to apply.", err=True)
     elif options.mode == "fix":
+        if reporting.show_fixes and fmt in ("text", "full", "concise") and not reporting.quiet:
+            reporting.echo(_fixes_applied(outcome.files), err=report_to_stderr)
         summary = RunSummary(
             outcome.findings,
             files_checked=files_checked,
@@ -355,6 +502,21 @@ def _report(outcome, fmt: str, statistics: bool, reporting: Reporting = Reportin
         reporting.echo(f"Fixed {fixed} problem{'s' if fixed != 1 else ''}.", err=report_to_stderr)
         if failed:
             reporting.echo(f"{failed} fix{'es' if failed != 1 else ''} could not be applied.", err=report_to_stderr)
+
+
+def _fixes_applied(files) -> str:
+    """``--show-fixes``: ruff's enumeration, ``Fixed 2 problems:`` then per file ``N × CODE (name)``."""
+    from collections import Counter
+
+    fixed = [(file.path, Counter((f.code, f.name) for f in file.fixed)) for file in files if file.fixed]
+    total = sum(sum(counts.values()) for _, counts in fixed)
+    if not total:
+        return "No fixes applied."
+    lines = [f"Fixed {total} problem{'s' if total != 1 else ''}:"]
+    for path, counts in fixed:
+        lines.append(f"- {shown_path(path)}:")
+        lines += [f"    {count} × {code} ({name})" for (code, name), count in sorted(counts.items())]
+    return "\n".join(lines) + "\n"
 
 
 def _echo_diff(file) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Sequence
 
 from dllint.files import DEFAULT_MAX_FILE_SIZE, Unreadable, read_bytes
 from dllint.paths import ancestors
@@ -56,6 +56,7 @@ class Settings:
     respect_gitignore: bool = True  # skip what .gitignore/.ignore/info/exclude/global excludes ignore
     max_workers: int = 16
     max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes
+    line_length: int | None = None  # what fixed lines keep to; None: the project's ruff/black setting
     extend_loader_classes: frozenset[str] = field(default_factory=frozenset)
     project_root: str = "."  # where per-file-ignores and exclude patterns are anchored
     config_path: str | None = None
@@ -144,6 +145,12 @@ def _max_file_size(key: str, value: Any, source: str) -> int:
     return size
 
 
+def _line_length(key: str, value: Any, source: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 320:
+        raise ConfigError(f"{source}: {_shown(key)} must be an integer from 1 to 320, got {_shown(value)}")
+    return value
+
+
 def _per_file_ignores(key: str, value: Any, source: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
         raise ConfigError(f"{source}: {_shown(key)} must be a table of glob = [codes], got {_shown(value)}")
@@ -157,12 +164,15 @@ KEYS = {
     "select": ("select", _codes),
     "ignore": ("ignore", _codes),
     "extend-select": ("extend_select", _codes),
+    "extend-ignore": ("extend_ignore", _codes),
     "per-file-ignores": ("per_file_ignores", _per_file_ignores),
+    "extend-per-file-ignores": ("extend_per_file_ignores", _per_file_ignores),
     "exclude": ("exclude", _strings),
     "extend-exclude": ("extend_exclude", _strings),
     "respect-gitignore": ("respect_gitignore", _boolean),
     "max-workers": ("max_workers", _max_workers),
     "max-file-size": ("max_file_size", _max_file_size),
+    "line-length": ("line_length", _line_length),
     "extend-loader-classes": ("extend_loader_classes", _class_names),
 }
 
@@ -201,11 +211,17 @@ def _dllint_table(data: dict[str, Any], path: object) -> dict[str, Any] | None:
     return table
 
 
-def _load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):  # imported here: a run without a config file never needs it
+def _tomllib() -> Any:
+    """The TOML reader, imported when used: a run without a config file never needs it."""
+    if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
+    return tomllib
+
+
+def _load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    tomllib = _tomllib()
     try:
         return tomllib.loads(read_bytes(path, MAX_CONFIG_SIZE).decode("utf-8"))
     except Unreadable as exc:  # too large, a FIFO, a device: never read without a limit
@@ -224,44 +240,82 @@ def _load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 
 
-def load_settings(config: str | None = None, start: str | os.PathLike[str] | None = None) -> Settings:
+def load_settings(
+    config: str | None = None, start: str | os.PathLike[str] | None = None, overrides: Sequence[str] = ()
+) -> Settings:
     """Settings from ``config`` (a pyproject.toml or dllint.toml path), else the nearest config
-    file (:func:`find_config`)."""
+    file (:func:`find_config`); then ``overrides``, each a TOML ``KEY = VALUE`` fragment (ruff's
+    ``--config "line-length = 100"``), which win over every file."""
     start = os.fspath(start) if start is not None else os.getcwd()
     if config is not None:
         from pathlib import Path  # as given, normalized: how messages name the file
 
-        path = str(Path(config))
-        if not os.path.isfile(path):
+        path: str | None = str(Path(config))
+        if not os.path.isfile(path):  # type: ignore[arg-type]
             raise ConfigError(f"{config}: config file not found")
     else:
-        found = find_config(start)
-        if found is None:
-            return Settings(project_root=os.path.realpath(start or "."))
-        path = found
-    data = _load_toml(path)
-    table = _dllint_table(data, path)
-    if table is None:
-        # a dllint.toml holds the settings at its top level; a pyproject.toml without the table: defaults
-        table = data if os.path.basename(path) != "pyproject.toml" else {}
+        path = find_config(start)
+    values: dict[str, Any] = {}
+    if path is not None:
+        data = _load_toml(path)
+        table = _dllint_table(data, path)
+        if table is None:
+            # a dllint.toml holds the settings at its top level; a pyproject.toml without the table: defaults
+            table = data if os.path.basename(path) != "pyproject.toml" else {}
+        values = _values(table, str(path))
+    for fragment in overrides:
+        values.update(_values(parse_override(fragment), f"--config {fragment!r}"))
+    _fold_extensions(values)
+    if path is not None:
+        root = os.path.dirname(path) or "."
+    else:  # no config file: the directory of the first path (a file's own directory, not the file)
+        root = start if os.path.isdir(start or ".") else os.path.dirname(start) or "."
+    return Settings(project_root=os.path.realpath(root), config_path=path, **values)
+
+
+def _values(table: dict[str, Any], source: str) -> dict[str, Any]:
+    """Settings fields from a ``[tool.dllint]`` table (or a ``--config`` fragment)."""
     values: dict[str, Any] = {}
     for key, value in table.items():
         if key not in KEYS:
             known = ", ".join(sorted(KEYS))
-            raise ConfigError(f"{path}: unknown key {_shown(key)} in [tool.dllint] (known keys: {known})")
+            raise ConfigError(f"{source}: unknown key {_shown(key)} in [tool.dllint] (known keys: {known})")
         attr, parse = KEYS[key]
-        values[attr] = parse(key, value, str(path))
-    return Settings(project_root=os.path.realpath(os.path.dirname(path) or "."), config_path=path, **values)
+        values[attr] = parse(key, value, source)
+    return values
+
+
+def _fold_extensions(values: dict[str, Any]) -> None:
+    """``extend-ignore`` and ``extend-per-file-ignores`` add to ``ignore``/``per-file-ignores``."""
+    if "extend_ignore" in values:
+        values["ignore"] = values.get("ignore", ()) + values.pop("extend_ignore")
+    if "extend_per_file_ignores" in values:
+        values["per_file_ignores"] = values.get("per_file_ignores", ()) + values.pop("extend_per_file_ignores")
+
+
+def parse_override(fragment: str) -> dict[str, Any]:
+    """One ``--config KEY = VALUE`` fragment as a table; ConfigError when it is no TOML pair."""
+    tomllib = _tomllib()
+    try:
+        table = tomllib.loads(fragment)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"--config {fragment!r}: neither a config file nor a TOML `KEY = VALUE` pair ({exc})"
+        ) from None
+    return table
 
 
 DEFAULT_LINE_LENGTH = 88  # black's and ruff's
 
 
-def project_line_length(path: str) -> int:
-    """The line length a fixed line should keep to: ``line-length`` of the nearest
+def project_line_length(path: str, settings: Settings | None = None) -> int:
+    """The line length a fixed line should keep to: ``settings.line_length`` when set
+    (``--line-length``, ``line-length`` in ``[tool.dllint]``), else ``line-length`` of the nearest
     ``.ruff.toml``/``ruff.toml``, else ``[tool.ruff]`` then ``[tool.black]`` of the nearest
     pyproject.toml that sets one, at or above ``path``; else 88. Read for each file fixed, not
     cached: a long-lived process (the language server) sees the project's edits."""
+    if settings is not None and settings.line_length is not None:
+        return settings.line_length
     return _line_length_in(os.path.dirname(os.path.realpath(path or ".")) if not os.path.isdir(path or ".") else os.path.realpath(path))
 
 

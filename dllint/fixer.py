@@ -78,7 +78,7 @@ def fix_text(
     """
     result = FixResult(path, text, text)
     rules = {rule.code: rule for rule in linter.rules}
-    line_length = project_line_length(path)
+    line_length = project_line_length(path, getattr(linter, "settings", None))  # --line-length wins
     given_up: set[tuple] = set()
     current = text
     original: list[Finding] | None = findings

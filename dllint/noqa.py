@@ -55,3 +55,16 @@ class LineSuppressions:
             comments = tuple(_codes(m.group("codes")) for m in INLINE.finditer(text)) if "#" in text else ()
             self._by_line[line] = comments
         return any(codes is None or code in codes for codes in comments)
+
+
+def with_noqa(line: str, codes: set[str]) -> str:
+    """``line`` with ``# noqa: CODES`` at its end, the codes merged into a ``# noqa: ...`` it
+    already has (``# noqa: E501`` becomes ``# noqa: DL201, E501``), as ``ruff --add-noqa`` writes it."""
+    body = line.rstrip("\r\n")
+    ending = line[len(body) :]
+    match = next((m for m in INLINE.finditer(body) if m.group("codes")), None)
+    if match is not None:
+        merged = sorted(set(SPLIT.split(match.group("codes").strip())) | codes)
+        return f"{body[: match.start()]}# noqa: {', '.join(merged)}{body[match.end() :]}{ending}"
+    separator = "  " if body.strip() else ""
+    return f"{body.rstrip()}{separator}# noqa: {', '.join(sorted(codes))}{ending}"

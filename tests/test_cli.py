@@ -62,7 +62,9 @@ def test_json_has_exactly_the_documented_keys(project):
     data = json.loads(result.output)
     assert result.exit_code == 1
     assert len(data) == 1
-    assert set(data[0]) == {"path", "line", "column", "end_line", "end_column", "code", "name", "message", "fix"}
+    assert set(data[0]) == {
+        "path", "line", "column", "end_line", "end_column", "code", "name", "message", "fix", "url", "severity"
+    }
     assert (data[0]["line"], data[0]["column"], data[0]["code"]) == (3, 52, "DL001")
     assert data[0]["name"] == "persistent-workers-without-workers"
     assert data[0]["fix"]["applicability"] == "safe"
@@ -86,7 +88,7 @@ def test_sarif_validates_against_the_schema(project):
 def test_github_annotations(project):
     result = run(str(project / "bad.py"), "--format", "github", cwd=project)
     line = result.output.strip()
-    assert line.startswith(f"::warning file={project / 'bad.py'},line=3,col=52,")
+    assert line.startswith(f"::error file={project / 'bad.py'},line=3,col=52,")  # DL0xx: an error
     assert "title=DL001::DL001 persistent_workers=True needs num_workers > 0" in line
 
 
@@ -116,7 +118,7 @@ def test_off_by_default_rules_need_their_code():
 
 def test_statistics(project):
     result = run(str(project), "--statistics", cwd=project)
-    assert "    1  DL001  persistent-workers-without-workers" in result.output
+    assert "    1  DL001  [*] persistent-workers-without-workers\nFound 1 problem.\n" in result.output
 
 
 def test_stdin_with_filename(project):

@@ -65,9 +65,11 @@ def test_full_format_shows_the_line_and_a_caret(tree):
     assert concise.output == run("--no-cache", "src", cwd=tree).output
 
 
-def test_statistics_prints_only_its_table(tree):
+def test_statistics_prints_its_table_and_the_total(tree):
     result = run("--no-cache", "--statistics", ".", cwd=tree)
-    assert result.output == "    4  DL001  persistent-workers-without-workers\n"
+    assert result.output == (
+        "    4  DL001  [*] persistent-workers-without-workers\nFound 4 problems.\n[*] 4 fixable with `--fix`.\n"
+    )
     assert result.exit_code == 1
 
 

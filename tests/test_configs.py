@@ -377,7 +377,7 @@ def test_every_format_points_at_the_yaml_key(tmp_path, fmt):
         assert location["artifactLocation"]["uri"].endswith("conf/train.yaml")
         assert (location["region"]["startLine"], location["region"]["startColumn"]) == (4, 3)
     else:
-        assert result.output.startswith(f"::warning file={path},line=4,col=3,")
+        assert result.output.startswith(f"::error file={path},line=4,col=3,")
 
 
 def test_cli_fix_and_diff_on_yaml(tmp_path):
@@ -461,3 +461,27 @@ def test_mmengine_new_style_read_base_imports(tmp_path):
 def test_every_yaml_document_of_a_file_is_read():
     text = "name: a\n---\nloader:\n  num_workers: 0\n  persistent_workers: true\n"
     assert lint_yaml(text) == [(5, 3, "DL001")]
+
+
+def test_mmengine_child_finding_names_the_base_file_that_sets_the_key(tmp_path):
+    """Issue 35: the child's finding says which `_base_` file writes the inherited key, and the
+    line, as `_base_` names the file; the fix still edits the child's own dict."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from dllint.cli import main
+
+    from tests.conftest import ROOT
+
+    shutil.copytree(ROOT / "fixtures/configs/mmengine/_base_", tmp_path / "_base_")
+    (tmp_path / "det").mkdir()
+    child = tmp_path / "det/child.py"
+    child.write_text("_base_ = ['../_base_/datasets/coco_detection.py']\n\ntrain_dataloader = dict(\n    batch_size=1,\n    num_workers=0)\n")
+    base_lines = (tmp_path / "_base_/datasets/coco_detection.py").read_text().splitlines()
+    line = next(n for n, text in enumerate(base_lines, 1) if "persistent_workers=True" in text)
+    output = CliRunner().invoke(main, [str(child), "--no-cache"]).output
+    assert f"{child}:5:5: DL001 " in output  # the inheriting dict's num_workers=0, in the child
+    assert f"(persistent_workers is set in ../_base_/datasets/coco_detection.py:{line})" in output
+    CliRunner().invoke(main, [str(child), "--no-cache", "--fix"])
+    assert child.read_text().endswith("    num_workers=0,\n    persistent_workers=False)\n")

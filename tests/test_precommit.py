@@ -31,8 +31,8 @@ SNIPPET = re.compile(r"\*\*pre-commit\.\*\* In `\.pre-commit-config\.yaml`:\n\n`
 
 
 def readme_snippet(head: str) -> str:
-    """The README's .pre-commit-config.yaml, with only its URL and ``rev:`` replaced."""
-    snippet = SNIPPET.search((ROOT / "README.md").read_text(encoding="utf-8")).group("yaml")
+    """The .pre-commit-config.yaml of docs/integrations.md (moved from the README), with only its URL and ``rev:`` replaced."""
+    snippet = SNIPPET.search((ROOT / "docs/integrations.md").read_text(encoding="utf-8")).group("yaml")
     replaced = snippet.replace("https://github.com/dllint/dllint", str(ROOT), 1)
     replaced = re.sub(r"^(\s*rev: )\S+", lambda m: m.group(1) + head, replaced, count=1, flags=re.M)
     assert replaced.count("\n") == snippet.count("\n") and replaced != snippet
@@ -84,9 +84,9 @@ def pre_commit(repo, env, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(run, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
 
 
-def test_readme_rev_is_not_a_branch():
+def test_documented_rev_is_not_a_branch():
     """pre-commit's own test for a mutable reference (clientlib): a dot (a tag) or hex digits (a SHA)."""
-    rev = re.search(r"^\s*rev: (\S+)", SNIPPET.search((ROOT / "README.md").read_text(encoding="utf-8")).group("yaml"), re.M).group(1)
+    rev = re.search(r"^\s*rev: (\S+)", SNIPPET.search((ROOT / "docs/integrations.md").read_text(encoding="utf-8")).group("yaml"), re.M).group(1)
     assert "." in rev or re.fullmatch(r"[a-fA-F0-9]+", rev), rev
 
 

@@ -12,6 +12,7 @@ the engine and fixing it is :mod:`dllint.configs.run`.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from typing import TYPE_CHECKING, Iterable
 
@@ -109,6 +110,14 @@ def check_blocks(rules: Iterable[Rule], blocks: list[ConfigBlock], errors: list[
 
 # -- reporting ------------------------------------------------------------------------------
 def config_finding(rule: Rule, block: ConfigBlock, span: Span, message: str | None = None, fix: Fix | None = None) -> Finding:
+    """A finding about ``block`` at ``span`` (a key the child writes: the fix edits that call);
+    when a key its message names is inherited from a base file (mmengine's ``_base_``, a Hydra
+    default), the message says which file sets it, and on which line, as ``_base_`` names it."""
+    message = message or rule.summary
+    inherited = _inherited_named(block, message)
+    where = None if inherited is None else f"{_relative(inherited.path, block.path)}:{inherited.key_span.line}"
+    if inherited is not None and os.path.basename(inherited.path) + ":" not in message:  # not said already
+        message += f" ({inherited.key} is set in {where})"
     return Finding(
         path=block.path,
         line=span.line,
@@ -117,9 +126,26 @@ def config_finding(rule: Rule, block: ConfigBlock, span: Span, message: str | No
         end_column=span.end_column,
         code=rule.code,
         name=rule.name,
-        message=message or rule.summary,
+        message=message,
         fix=fix,
     )
+
+
+def _inherited_named(block: ConfigBlock, message: str) -> Entry | None:
+    """The first key the message writes (``persistent_workers=True``, ``pin_memory: false``)
+    that the block inherits from another file."""
+    for name, entry in block.mapping.entries.items():
+        if entry.path and not block.is_local(entry) and (f"{name}=" in message or f"{name}: " in message):
+            return entry
+    return None
+
+
+def _relative(path: str, start: str) -> str:
+    """``path`` as seen from the directory of ``start`` (how ``_base_`` names it)."""
+    try:
+        return os.path.relpath(path, os.path.dirname(start) or ".")
+    except ValueError:  # another drive
+        return path
 
 
 def setting_fix(block: ConfigBlock, name: str, value: bool, *, after: str = "num_workers") -> Fix | None:

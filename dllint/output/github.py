@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dllint.output.notebook_lines import NotebookLines
 from dllint.output.summary import RunSummary
+from dllint.severity import severity
 
 
 def _escape_data(text: str) -> str:
@@ -14,9 +16,13 @@ def _escape_property(text: str) -> str:
 
 
 def render_github(summary: RunSummary) -> str:
+    """One ``::error`` or ``::warning`` (:mod:`dllint.severity`) per finding; a notebook's at the
+    line of the ``.ipynb`` text that holds the cell's line, where GitHub shows it."""
     lines = []
+    notebooks = NotebookLines()
     for f in summary.findings:
-        props = f"file={_escape_property(f.path)},line={f.line},col={f.column},endLine={f.end_line},endColumn={f.end_column},title={_escape_property(f.code)}"
-        message = f"{f.code} {f.message}" if f.cell is None else f"cell {f.cell}: {f.code} {f.message}"
-        lines.append(f"::warning {props}::{_escape_data(message)}")
+        start, end = notebooks.span(f)
+        place = f"file={_escape_property(f.path)},line={start[0]},col={start[1]},endLine={end[0]},endColumn={end[1]}"
+        message = f"{f.code} {f.message}" if f.cell is None else f"cell {f.cell}, line {f.line}: {f.code} {f.message}"
+        lines.append(f"::{severity(f.code)} {place},title={_escape_property(f.code)}::{_escape_data(message)}")
     return "\n".join(lines)

@@ -7,7 +7,10 @@ from pathlib import Path
 
 from dllint import __version__
 from dllint.docs import HOME, help_uri
+from dllint.findings import Finding
+from dllint.output.notebook_lines import NotebookLines
 from dllint.output.summary import RunSummary
+from dllint.severity import severity
 from dllint.rules import all_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -23,7 +26,7 @@ def _rule_descriptor(rule) -> dict:
         "fullDescription": {"text": sections.get("What it does", rule.summary)},
         "help": {"text": help_text, "markdown": help_text},
         "helpUri": help_uri(rule),
-        "defaultConfiguration": {"level": "warning" if rule.default_enabled else "note"},
+        "defaultConfiguration": {"level": severity(rule.code) if rule.default_enabled else "note"},
         "properties": {"tags": ["pytorch", "dataloader"], "fix_safety": rule.fix_safety},
     }
 
@@ -38,21 +41,29 @@ def _uri(path: str) -> str:
     return candidate.as_posix()
 
 
+def _region(f: Finding, notebooks: NotebookLines) -> dict[str, int]:
+    """The finding's region in the file; a notebook finding's in the ``.ipynb`` text (the cell's
+    own line and column are in the result's properties)."""
+    start, end = notebooks.span(f)
+    return {"startLine": start[0], "startColumn": start[1], "endLine": end[0], "endColumn": end[1]}
+
+
 def render_sarif(summary: RunSummary) -> str:
     rules = list(all_rules())
     index = {rule.code: i for i, rule in enumerate(rules)}
     results = []
+    notebooks = NotebookLines()
     for f in summary.findings:
-        region = {"startLine": f.line, "startColumn": f.column, "endLine": f.end_line, "endColumn": f.end_column}
+        region = _region(f, notebooks)
         result = {
             "ruleId": f.code,
             "ruleIndex": index[f.code],
-            "level": "error" if f.code == "DL000" else "warning",
+            "level": severity(f.code),
             "message": {"text": f.message},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(f.path)}, "region": region}}],
         }
         if f.cell is not None:
-            result["properties"] = {"cell": f.cell}
+            result["properties"] = {"cell": f.cell, "cellLine": f.line, "cellColumn": f.column}
         results.append(result)
     document = {
         "$schema": SCHEMA,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections import Counter
 
 from dllint.findings import Finding
-from dllint.output.summary import RunSummary, location
+from dllint.output.summary import RunSummary, fixable_now, location, statistics
 from dllint.patterns import LazyPattern
 
 _CONTROL = LazyPattern(r"[\x00-\x1f\x7f]")
@@ -31,13 +30,15 @@ def render_text(summary: RunSummary, source_lines: bool = False) -> str:
     a caret under the range (ruff's ``full``). ``--statistics`` prints its table alone, and
     ``extra["quiet"]`` (``-q``) the findings alone, as in ruff."""
     unsafe = bool(summary.extra.get("unsafe_fixes"))
+    paint = _paint if summary.extra.get("color") else _plain
     if summary.statistics:
-        return _statistics(summary.findings)
+        return _statistics(summary, unsafe)
     lines = []
     sources = _Sources() if source_lines else None
     for f in summary.findings:
         runtime = "(runtime) " if f.source == "runtime" else ""
-        lines.append(f"{shown_location(f)}: {f.code} {runtime}{_fix_marker(f, unsafe)}{f.message}")
+        where, code = paint(shown_location(f), bold=True), paint(f.code, fg="red", bold=True)
+        lines.append(f"{where}: {code} {runtime}{_fix_marker(f, unsafe)}{f.message}")
         if f.probe:
             evidence = f": {f.probe['evidence']}" if f.probe.get("evidence") else ""
             lines.append(f"    probe: {f.probe['verdict']}{evidence}")
@@ -62,6 +63,17 @@ def render_text(summary: RunSummary, source_lines: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _paint(text: str, **style: object) -> str:
+    """``--color``: ruff's colours (bold locations, bold red codes)."""
+    import click
+
+    return click.style(text, **style)  # type: ignore[arg-type]
+
+
+def _plain(text: str, **style: object) -> str:
+    return text
+
+
 def _fix_marker(finding, unsafe: bool) -> str:
     """``[*]``: ``--fix`` fixes it; ``[-]``: only ``--fix --unsafe-fixes`` does."""
     from dllint.rules import has_fix
@@ -72,25 +84,33 @@ def _fix_marker(finding, unsafe: bool) -> str:
 
 
 def _fix_hints(summary: RunSummary, unsafe: bool, fix_mode: bool) -> list[str]:
+    """What ``--fix`` would fix, with the command that does it: with ``--unsafe-fixes`` given,
+    the unsafe fixes count too, and the command names both options."""
     from dllint.rules import has_fix
 
     fixable = [f for f in summary.findings if has_fix(f)]
-    now = sum(1 for f in fixable if f.fix is not None and (f.fix.applicability == "safe" or unsafe))
+    now = sum(1 for f in fixable if fixable_now(f, unsafe))
     hidden = len(fixable) - now
     hints = []
     if now and not fix_mode:
-        hints.append(f"[*] {now} fixable with `--fix`.")
+        command = "--fix --unsafe-fixes" if unsafe and any(f.fix.applicability == "unsafe" for f in fixable if f.fix) else "--fix"
+        hints.append(f"[*] {now} fixable with `{command}`.")
     if hidden:
         # `--unsafe-fixes` alone fixes nothing (it only offers): both modes name the pair.
         hints.append(f"[-] {hidden} more fixable with `--fix --unsafe-fixes` (unsafe: check the result).")
     return hints
 
 
-def _statistics(findings: list[Finding]) -> str:
-    """``--statistics``: findings counted per rule, the table alone."""
-    names = {f.code: f.name for f in findings}
-    counts = sorted(Counter(f.code for f in findings).items())
-    return "\n".join(f"{count:>5}  {code}  {names[code]}" for code, count in counts)
+def _statistics(summary: RunSummary, unsafe: bool) -> str:
+    """``--statistics``: findings counted per rule, ``[*]`` where ``--fix`` fixes some (ruff's
+    table), then the total and the fix hints (none with ``-q``)."""
+    rows = statistics(summary)
+    lines = [f"{row.count:>5}  {row.code}  {'[*]' if row.fixable else '   '} {row.name}" for row in rows]
+    if summary.extra.get("quiet") or not rows:
+        return "\n".join(lines)
+    total = len(summary.findings)
+    lines.append(f"Found {total} problem{'s' if total != 1 else ''}.")
+    return "\n".join(lines + _fix_hints(summary, unsafe, fix_mode=bool(summary.extra.get("fix_mode"))))
 
 
 class _Sources:

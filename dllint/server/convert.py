@@ -15,6 +15,7 @@ from pygls.uris import to_fs_path
 
 from dllint.findings import Finding
 from dllint.noqa import INLINE
+from dllint.severity import severity as family_severity
 
 DOCS_URL = "https://github.com/dllint/dllint/blob/main/docs/rules.md#{anchor}"
 SOURCE = "dllint"
@@ -39,9 +40,8 @@ def valid_text(text: str) -> str:
 
 
 def severity(code: str) -> types.DiagnosticSeverity:
-    """Errors for what raises or crashes (DL0xx: torch rejects the settings; DL1xx: workers
-    crash under spawn); warnings for slow (DL2xx) or silently wrong (DL3xx) loading."""
-    if code[:3] in ("DL0", "DL1"):
+    """The family's severity (:mod:`dllint.severity`, shared with every output) as LSP's."""
+    if family_severity(code) == "error":
         return types.DiagnosticSeverity.Error
     return types.DiagnosticSeverity.Warning
 

@@ -177,7 +177,7 @@ def test_the_text_report_marks_them_runtime_with_a_short_verdict_column(runtime_
     assert "    probe: confirmed: epoch 2 failed at batch 1: Caught RuntimeError" in shown
     sarif = json.loads(render("sarif", RunSummary(report.findings)))
     assert [result["ruleId"] for result in sarif["runs"][0]["results"]] == ["DL105", "DL108"]
-    assert render("github", RunSummary(report.findings)).count("::warning ") == 2
+    assert render("github", RunSummary(report.findings)).count("::error ") == 2  # DL1xx: errors (dllint.severity)
 
 
 @pytest.mark.probe
