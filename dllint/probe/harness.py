@@ -303,7 +303,8 @@ class Harness:
         self.stderr_marks[site.id] = stderr_mark(self.ctx.stderr_path)
         iterator = original_iter(loader)
         self.active = (site, record)
-        epoch = TimedEpoch(iterator, record, site.clock, sync=cuda_synchronizer(), bound=bound,
+        last = limit if full is None else min(limit, full)
+        epoch = TimedEpoch(iterator, record, site.clock, sync=cuda_synchronizer(), bound=bound, last=last,
                            on_end=functools.partial(self.epoch_ended, site),
                            on_error=functools.partial(self.epoch_failed, site))
         self.open_epochs[site.id] = epoch
@@ -481,7 +482,7 @@ class Harness:
 
     def cut_loaders(self) -> dict[int, list[int | None]]:
         """Loaders whose epochs the bound cut short: id -> [bound, full length]."""
-        return {site.id: [self.ctx.settings.epoch_batches, self.unbounded_length(site.loader) if site.loader else None]
+        return {site.id: [self.ctx.settings.epoch_batches, self.unbounded_length(site.loader) if site.loader is not None else None]
                 for site in self.ctx.sites if any(epoch.cut for epoch in site.clock.epochs)}
 
     def ending(self, error: BaseException | None) -> dict[str, Any]:

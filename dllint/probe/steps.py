@@ -33,10 +33,11 @@ MATERIAL_WAIT_S = 0.001
 # Fewest steps (first batches of epochs excluded) a data wait needs to count as evidence.
 FEWEST_STEPS = 3
 
-# Memory is sampled once an epoch, at this batch (or the last, in a shorter epoch): a sample reads every
-# process's smaps, tens of milliseconds per process on a loaded machine, so it is taken between two
-# batches and kept out of the step clock and the epoch time.
-MEMORY_AT_BATCH = 4
+# Memory is sampled once an epoch, after its last batch arrived: a sample reads every process's smaps, tens
+# of milliseconds per process on a loaded machine, while the workers go on filling their queue. Taken
+# earlier, it would shorten the waits that follow; after the last batch no wait follows (the next
+# ``next()`` only ends the epoch), and the workers are still alive. Its time is kept out of the loop
+# body and the epoch time. An epoch of unknown length is sampled when it ends.
 
 
 class EpochBound(StopIteration):
@@ -145,13 +146,14 @@ class TimedEpoch:
     """
 
     def __init__(self, iterator: Any, record: EpochRecord, clock: StepClock, *,
-                 sync: Callable[[], None] | None, bound: EpochBound | None,
+                 sync: Callable[[], None] | None, bound: EpochBound | None, last: int | None,
                  on_end: Callable[[EpochRecord], None], on_error: Callable[[EpochRecord, BaseException], None]) -> None:
         self._iterator = iterator
         self._record = record
         self._clock = clock
         self._sync = sync
         self._bound = bound  # raised at the end when the loader had more batches than the bound
+        self._last = last  # how many batches this epoch will give (None: unknown), where memory is sampled
         self._on_end = on_end
         self._on_error = on_error
         self._got: float | None = None
@@ -186,7 +188,7 @@ class TimedEpoch:
             raise
         got = time.perf_counter()
         record.waits.append(got - requested)
-        if len(record.waits) == MEMORY_AT_BATCH:
+        if len(record.waits) == self._last:
             self._clock.sample_memory()
         self._got = time.perf_counter()
         record.sampling += self._got - got
@@ -194,10 +196,9 @@ class TimedEpoch:
 
     def _end(self, when: float) -> None:
         self._ended = True
-        if len(self._record.waits) < MEMORY_AT_BATCH and self._record.waits:
-            before = time.perf_counter()
-            self._clock.sample_memory()  # a short epoch: sampled at its end (non-persistent workers are gone by then)
-            self._record.sampling += time.perf_counter() - before
+        if len(self._record.waits) != self._last and self._record.waits:
+            # A length not known ahead: sampled at its end (non-persistent workers are gone), after ``when``.
+            self._clock.sample_memory()
         self._record.seconds = when - self._record.started - self._record.sampling
         self._record.cut = self._bound is not None and len(self._record.waits) >= self._bound.bound
         self._on_end(self._record)
