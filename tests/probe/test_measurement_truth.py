@@ -1,0 +1,145 @@
+"""The probe's numbers are the script's, not the probe's (issue 33): real torch workers, small runs.
+
+A stream without ``__len__`` is bounded and reported (and a crashed probe never exits 0); the
+probe's variants never touch the script's dataset object; the sweep's noise is relative.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from probe_helpers import fast_settings, finding, line_of, write_script
+
+from dllint.probe import run_probe
+
+pytestmark = pytest.mark.probe
+
+
+def probe(path, findings=(), **overrides):
+    settings = fast_settings(epoch_batches=overrides.pop("epoch_batches", 8), **overrides)
+    return run_probe(str(path), [], list(findings), timeout=90, progress=False, settings=settings)
+
+
+# -- a long stream without __len__ ------------------------------------------------------------------
+
+STREAM = """
+    from torch.utils.data import IterableDataset, get_worker_info
+
+    class LogStream(IterableDataset):
+        \"\"\"A log read line by line: no __len__; 64 batches of 4, 2 ms a line, each worker its share.\"\"\"
+
+        def __iter__(self):
+            info = get_worker_info()
+            first, step = (info.id, info.num_workers) if info else (0, 1)
+            for index in range(first, 256, step):
+                time.sleep(0.002)
+                yield torch.full((4,), float(index))
+
+    if __name__ == "__main__":
+        loader = DataLoader(LogStream(), batch_size=4, num_workers=2)
+        model = torch.nn.Linear(4, 1)
+        for epoch in range(2):
+            for batch in loader:
+                model(batch).sum().backward()
+"""
+
+
+def test_a_stream_without_len_is_bounded_measured_and_gets_its_verdicts_and_block(tmp_path):
+    script = write_script(tmp_path, STREAM)
+    at = line_of(script, "loader = DataLoader")
+    dl201, dl202 = finding("DL201", script, at), finding("DL202", script, at)
+    report = probe(script, [dl201, dl202], epoch_batches=32, sweep_limit=2)
+    assert report.status == "completed" and report.script_outcome == "the script ran to its end", report.script_outcome
+    (loader,) = report.loaders
+    assert loader.step["batches"] == [32, 32] and loader.step["cut"]  # 64 batches a pass: bounded at 32
+    assert dl201.probe["verdict"] in ("confirmed", "not confirmed", "inconclusive"), dl201.probe
+    assert "epoch start" in dl201.probe["evidence"]
+    assert dl202.probe["verdict"] != "skipped", dl202.probe
+    sweep = next(table for table in loader.tables if table.title.startswith("num_workers sweep"))
+    assert all(row[1] != "failed" for row in sweep.rows), sweep.rows  # the sweep draws from the stream again
+    assert loader.recommendation is not None and "num_workers" in loader.recommendation.settings
+
+
+def test_a_probe_that_dies_never_exits_0(tmp_path):
+    """A harness that dies (here: SIGKILL to itself after the first batch) is a crash, exit 2."""
+    script = write_script(tmp_path, """
+        import signal
+        if __name__ == "__main__":
+            loader = DataLoader(TensorDataset(torch.arange(32.0)), batch_size=4)
+            for batch in loader:
+                os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-m", "dllint", "--probe", str(script), "--probe-timeout", "60"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert "died before reporting" in proc.stdout, proc.stdout
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+
+
+# -- a dataset that opens its file lazily (dllint's own DL104 fix) -------------------------------------
+
+LAZY = """
+    import struct
+
+    RECORD = struct.Struct("17f")  # 68 bytes a record
+
+    class Records(Dataset):
+        def __init__(self, path):
+            self.path, self.handle = path, None  # opened in each worker, on first use
+
+        def __len__(self):
+            return 256
+
+        def __getitem__(self, index):
+            if self.handle is None:
+                self.handle = open(self.path, "rb")
+            self.handle.seek(index * RECORD.size)
+            return torch.tensor(RECORD.unpack(self.handle.read(RECORD.size)))
+
+    if __name__ == "__main__":
+        path = os.path.join(os.environ.get("TMPDIR", "."), "records.bin")
+        with open(path, "wb") as out:
+            for index in range(256):
+                out.write(RECORD.pack(*([float(index)] * 17)))
+        loader = DataLoader(Records(path), batch_size=8, num_workers=2, persistent_workers=True)
+        for epoch in range(2):
+            for batch in loader:
+                batch.sum()
+"""
+
+
+def test_a_lazily_opened_handle_stays_out_of_the_scripts_dataset(tmp_path):
+    """The sweep's 0-worker variant runs __getitem__ in the main process: on the script's own
+    dataset it left a handle there, and DL303 was confirmed on the probe's doing."""
+    script = write_script(tmp_path, LAZY)
+    at = line_of(script, "loader = DataLoader")
+    dl303, dl202 = finding("DL303", script, at), finding("DL202", script, at)
+    report = probe(script, [dl303, dl202], sweep_limit=2)
+    assert dl303.probe["verdict"] == "not confirmed", dl303.probe
+    assert "changed no dataset attribute" in dl303.probe["evidence"]
+    sweep = next(table for table in report.loaders[0].tables if table.title.startswith("num_workers sweep"))
+    assert [row[0] for row in sweep.rows] == [0, 1, 2] and all(row[1] != "failed" for row in sweep.rows), sweep.rows
+
+
+class LazyWithLambda:
+    def __init__(self):
+        self.data, self.handle, self.transform = [1.0, 2.0], None, lambda x: x  # a lambda: no pickle
+
+
+class Plain:
+    def __init__(self, data):
+        self.data, self.handle = data, None
+
+
+def test_own_copy_shares_tensors_and_isolates_attributes():
+    import torch
+
+    from dllint.probe.measure import own_copy
+
+    for dataset in (LazyWithLambda(), Plain(torch.zeros(4))):
+        copy = own_copy(dataset)
+        copy.handle = "opened"
+        assert dataset.handle is None and copy is not dataset
+    plain = Plain(torch.zeros(4))
+    assert own_copy(plain).data is plain.data  # the data is shared, not doubled
