@@ -143,3 +143,52 @@ def test_own_copy_shares_tensors_and_isolates_attributes():
         assert dataset.handle is None and copy is not dataset
     plain = Plain(torch.zeros(4))
     assert own_copy(plain).data is plain.data  # the data is shared, not doubled
+
+
+# -- the sweep's noise, its counts and its words ----------------------------------------------------
+
+
+def test_the_spread_is_relative_so_a_sixfold_gap_is_beyond_its_noise():
+    from dllint.probe.checks.gains import compare
+    from dllint.probe.checks.sweep import decide
+
+    two, zero = [62964.0, 63000.0, 70000.0], [736678.0, 384300.0, 343000.0]  # per round: 11.7x, 6.1x, 4.9x
+    comparison = compare(two, zero)
+    assert comparison.spread == pytest.approx((11.7 - 4.9) / 6.1, rel=0.02)  # 111%, not 680%
+    assert comparison.decided and comparison.beyond_noise
+    assert decide({0: zero, 1: [200000.0] * 3, 2: two}, cores=2, requested=2).recommended == 0
+    small = compare([100.0, 100.0, 100.0], [135.0, 100.0, 111.0])  # ratios near 1: as before
+    assert small.spread == pytest.approx(0.35 / 1.11, rel=0.01) and not small.decided
+
+
+def test_a_loader_waiting_on_io_is_swept_beyond_the_cores():
+    from dllint.probe.checks.sweep import worker_counts
+
+    assert worker_counts(requested=2, cores=2) == [0, 1, 2]
+    assert worker_counts(requested=2, cores=2, io_bound=True) == [0, 1, 2, 4, 8]
+    assert worker_counts(requested=2, cores=2, limit=4, io_bound=True) == [0, 1, 2, 4]
+
+
+def sweep_verdict(rates: dict[int, list[float]], requested: int, batch_size: int = 16):
+    import types
+
+    from dllint.probe.checks.gains import RunLength
+    from dllint.probe.checks.sweep import _judge_too_many, decide
+
+    site = types.SimpleNamespace(arguments={"batch_size": batch_size})
+    rows = {count: {"peak_mb": 100.0} for count in rates}
+    return _judge_too_many(site, decide(rates, cores=2, requested=requested), requested, rows, RunLength(None, None))
+
+
+def test_the_best_measured_is_said_only_of_the_best_and_the_floor_applies_to_dl202():
+    verdict, evidence, *_ = sweep_verdict({0: [100.0] * 3, 1: [190.0, 200.0, 210.0], 2: [180.0, 260.0, 230.0]}, 1)
+    assert verdict == "not confirmed" and "the best measured" not in evidence and "not beaten beyond the noise" in evidence
+    verdict, evidence, *_ = sweep_verdict({0: [100.0] * 3, 1: [200.0] * 3, 2: [150.0] * 3}, 1)
+    assert "the best measured" in evidence
+    verdict, evidence, *_ = sweep_verdict({0: [100.0] * 3, 1: [200.0] * 3, 2: [400.0] * 3}, 1)
+    assert verdict == "not confirmed" and "more workers do better: 2" in evidence
+    # 4 workers at 600,000 samples/s of batch 16: 27 µs a batch, nothing a worker count can save
+    verdict, evidence, *_ = sweep_verdict({0: [700000.0] * 3, 2: [650000.0] * 3, 4: [600000.0] * 3}, 4)
+    assert verdict == "not confirmed (a batch loads in 27 µs)", evidence
+    verdict, *_ = sweep_verdict({0: [7000.0] * 3, 2: [6500.0] * 3, 4: [600.0] * 3}, 4)
+    assert verdict == "confirmed"
