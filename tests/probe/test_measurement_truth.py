@@ -192,3 +192,55 @@ def test_the_best_measured_is_said_only_of_the_best_and_the_floor_applies_to_dl2
     assert verdict == "not confirmed (a batch loads in 27 µs)", evidence
     verdict, *_ = sweep_verdict({0: [7000.0] * 3, 2: [6500.0] * 3, 4: [600.0] * 3}, 4)
     assert verdict == "confirmed"
+
+
+SLEEPS = """
+    class Remote(Dataset):
+        \"\"\"Each sample a 4 ms wait on storage: workers overlap their waits, beyond the cores.\"\"\"
+
+        def __len__(self):
+            return 4096
+
+        def __getitem__(self, index):
+            time.sleep(0.004)
+            return torch.tensor([float(index)])
+
+    if __name__ == "__main__":
+        loader = DataLoader(Remote(), batch_size=4, num_workers=2)
+        for epoch in range(2):
+            for batch in loader:
+                batch.sum()
+"""
+
+
+def test_a_sleep_bound_loader_is_recommended_more_workers_than_cores(tmp_path):
+    script = write_script(tmp_path, SLEEPS)
+    dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
+    report = probe(script, [dl202], cores=2, sweep_limit=8, epoch_batches=4, epochs=1)
+    measurements = dl202.probe["measurements"]
+    assert measurements["io_bound"] and sorted(map(int, measurements["sweep"])) == [0, 1, 2, 4, 8], measurements
+    rates = {int(count): row["samples_per_s"] for count, row in measurements["sweep"].items()}
+    assert rates[8] > 1.5 * rates[2], rates  # 8 sleeping workers on 2 cores: about 4x
+    assert measurements["recommended"] > 2, measurements
+    assert dl202.probe["verdict"].startswith("not confirmed") and "more workers do better" in dl202.probe["evidence"]
+    assert report.loaders[0].recommendation.settings["num_workers"] == measurements["recommended"]
+
+
+IN_MEMORY = """
+    if __name__ == "__main__":
+        data = TensorDataset(torch.randn(4096, 8))
+        loader = DataLoader(data, batch_size=64, num_workers=2)
+        for epoch in range(2):
+            for (batch,) in loader:
+                batch.sum()
+"""
+
+
+def test_the_gap_of_in_memory_tensors_over_workers_is_confirmed(tmp_path):
+    script = write_script(tmp_path, IN_MEMORY)
+    dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
+    probe(script, [dl202], cores=2, sweep_limit=2, epochs=1)
+    measurements = dl202.probe["measurements"]
+    rates = {int(count): row["samples_per_s"] for count, row in measurements["sweep"].items()}
+    assert rates[0] > 3 * rates[2], rates  # loading in the main process: no queue, no pickling
+    assert measurements["recommended"] == 0 and dl202.probe["verdict"] == "confirmed", dl202.probe
