@@ -89,6 +89,35 @@ def count_samples(batch: Any) -> int:
     return 1
 
 
+def batch_bytes(batch: Any) -> int:
+    """Bytes of the tensors and arrays in a batch (nested lists, tuples and dicts)."""
+    if isinstance(batch, dict):
+        return sum(batch_bytes(value) for value in batch.values())
+    if isinstance(batch, (list, tuple)):
+        return sum(batch_bytes(value) for value in batch)
+    nbytes = getattr(batch, "nbytes", None)
+    return nbytes if isinstance(nbytes, int) else 0
+
+
+def loader_alone_seconds(loader: Any, batches: int | None, epochs: int) -> float:
+    """Mean seconds of ``epochs`` epochs, drawn and dropped (worker start included): each to its
+    end, or at most ``batches`` batches of a stream."""
+    times = []
+    for _ in range(epochs):
+        started = time.perf_counter()
+        iterator = iter(loader)
+        try:
+            for _ in iterator if batches is None else zip(range(batches), iterator):
+                pass
+        finally:
+            if not getattr(loader, "persistent_workers", False):
+                close_iterator(iterator)
+        times.append(time.perf_counter() - started)
+    if getattr(loader, "persistent_workers", False):
+        close_iterator(current_iterator(loader))
+    return statistics.fmean(times)
+
+
 def epoch_timing(loader: Any, epoch_batches: int) -> tuple[float, float | None]:
     """Time from ``iter(loader)`` to its first batch, and the time per batch of the rest of the
     epoch (at most ``epoch_batches`` more; None where there were none).

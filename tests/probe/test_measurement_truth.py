@@ -244,3 +244,54 @@ def test_the_gap_of_in_memory_tensors_over_workers_is_confirmed(tmp_path):
     rates = {int(count): row["samples_per_s"] for count, row in measurements["sweep"].items()}
     assert rates[0] > 3 * rates[2], rates  # loading in the main process: no queue, no pickling
     assert measurements["recommended"] == 0 and dl202.probe["verdict"] == "confirmed", dl202.probe
+
+
+# -- three measurements, one question ----------------------------------------------------------------
+
+CONTENDED = """
+    class Augment(Dataset):
+        \"\"\"About 0.7 ms of CPU a sample (decoding, augmentation).\"\"\"
+
+        def __len__(self):
+            return 4096
+
+        def __getitem__(self, index):
+            return torch.full((64,), float(sum(i * i for i in range(20000)) % 7))
+
+    if __name__ == "__main__":
+        torch.set_num_threads(1)
+        loader = DataLoader(Augment(), batch_size=64, num_workers=8, persistent_workers=True, prefetch_factor=4)
+        model = torch.nn.Linear(64, 2)
+        for epoch in range(3):
+            for batch in loader:
+                model(batch).sum().backward()
+                sum(i * i for i in range(75000))  # the rest of the step: about 2.5 ms of CPU
+"""
+
+
+def test_eight_cpu_bound_workers_on_two_cores_are_input_bound_and_the_contention_is_named(tmp_path):
+    """The wait between batches said 7% here: the step, starved of CPU by eight workers, looked slow."""
+    script = write_script(tmp_path, CONTENDED)
+    report = probe(script, epoch_batches=16)
+    step = report.loaders[0].step
+    assert step["batches"] == [16, 16] and step["replayed_batches"] == 16, step  # epoch 2: the replay
+    assert step["epoch_s"] > 0 and 0 < step["step_alone_s"] < step["epoch_s"] / 4, step
+    assert step["loader_alone_s"] > 0.5 * step["epoch_s"], step  # the epoch is the workers' time
+    assert step["input_bound_fraction"] > 0.8, step
+    assert step["bound"] == "contention", step
+    text = report.render_text()
+    assert "input-bound share" in text and "contention: the workers take the step's CPU" in text
+
+
+def test_a_step_bound_loop_is_named_so():
+    from dllint.probe.steps import EpochRecord, StepClock
+
+    clock = StepClock()
+    for number in (1, 3):
+        record = clock.start(number)
+        record.waits, record.bodies, record.seconds = [0.001] * 4, [0.010] * 4, 0.044
+    clock.replay = EpochRecord(2, 0.0, [0.0] * 4, [0.010] * 4, seconds=0.040)
+    clock.loader_alone_s = 0.004
+    step = clock.summary()
+    assert step["input_bound_fraction"] == pytest.approx(1 - 0.040 / 0.044) and step["bound"] == "step"
+    assert step["step_alone_s"] == 0.040 and step["loader_alone_s"] == 0.004
