@@ -78,9 +78,6 @@ from dllint.probe.steps import (
 RESERVE_SECONDS = 1.5
 
 
-# The script's epoch of each loader that replays epoch 1's batches from memory (the step alone).
-REPLAY_EPOCH = 2
-
 # A factory target's loader is iterated as this many epochs.
 FACTORY_EPOCHS = 2
 
@@ -301,7 +298,7 @@ class Harness:
         site.epochs += 1
         if site.epochs > self.ctx.settings.max_epochs:
             return self.empty_epoch(site)
-        if site.epochs == REPLAY_EPOCH and site.clock.kept and self.measures_step():
+        if site.epochs == self.ctx.settings.max_epochs > 1 and site.clock.kept and self.measures_step():
             return self.replay_epoch(site, loader)
         return self.real_epoch(site, loader, original_iter)
 
@@ -311,7 +308,9 @@ class Harness:
 
     def replay_epoch(self, site: LoaderSite, loader) -> TimedEpoch:
         """The step alone: the script's own epoch over epoch 1's batches again, from memory, the loader
-        untouched (its workers idle or not started): the step's cost without the workers beside it."""
+        untouched (its workers idle or not started): the step's cost without the workers beside it. The last
+        epoch the probe runs (``max_epochs``): epoch 2 still runs the loader (a worker that dies there is
+        the script's finding)."""
         clock, first = site.clock, site.clock.epochs[0]
         count = len(first.waits)
         batches = itertools.islice(itertools.cycle(clock.kept), count)

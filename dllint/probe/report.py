@@ -189,8 +189,8 @@ def _render_step(loader: LoaderReport) -> list[str]:
             extra.append(f"peak memory {step['peak_pss_mb']:.0f} MB")
         lines.append(f"  {data_wait_text(step)} ({'; '.join(part for part in extra if part)})")
         three = three_measurements_text(step)
-        lines.append(f"  {three}" if three else "  step alone: not measured (the script iterated this loader once: "
-                     "no epoch to replay its batches in)")
+        lines.append(f"  {three}" if three else f"  step alone: not measured (the script ran {step['epochs']} epoch(s) "
+                     "of this loader: the probe replays epoch 1's batches in its last, epoch 3)")
     elif step.get("epochs"):
         lines.append(f"  data wait: not measured ({step['epochs']} epochs, too few batches)")
     for failure in loader.failures:
