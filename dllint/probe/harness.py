@@ -311,12 +311,13 @@ class Harness:
         untouched (its workers idle or not started): the step's cost without the workers beside it. The last
         epoch the probe runs (``max_epochs``): epoch 2 still runs the loader (a worker that dies there is
         the script's finding)."""
-        clock, first = site.clock, site.clock.epochs[0]
-        count = len(first.waits)
-        batches = itertools.islice(itertools.cycle(clock.kept), count)
+        clock = site.clock
         full = self.unbounded_length(loader)
         limit = self.ctx.settings.epoch_batches
         bound = EpochBound(site.id, limit, full) if full is None or full > limit else None
+        # as many batches as this epoch has (len() says so: Lightning validates at the last), epoch 1's cycled
+        count = len(clock.epochs[0].waits) if full is None else min(limit, full)
+        batches = itertools.islice(itertools.cycle(clock.kept), count)
         left = self.open_epochs.pop(site.id, None)
         if left is not None:
             left.abandon()
