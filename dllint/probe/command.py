@@ -145,7 +145,8 @@ def judge_call_site_files(report, linted: set[str], linter: Linter) -> None:
 def exit_code(report, findings: list[Finding]) -> int:
     if report.signal is not None:
         return EXIT_SIGNAL_BASE + report.signal
-    if report.could_not_run:
+    # A probe that crashed or ran out of time measured less than it says: never a clean exit.
+    if report.could_not_run or report.status in ("crashed", "timeout"):
         return EXIT_CANNOT_RUN
     return 1 if findings else 0
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import itertools
 import os
 import runpy
 import sys
@@ -52,13 +53,21 @@ from dllint.probe.internals import (
     worker_frames,
 )
 from dllint.probe.limits import Budget, MeasurementTimeout
-from dllint.probe.measure import close_iterator, describe_error, last_error_line, stderr_mark, stderr_since
+from dllint.probe.measure import (
+    close_iterator,
+    describe_error,
+    last_error_line,
+    loader_alone_seconds,
+    stderr_mark,
+    stderr_since,
+)
 from dllint.probe.results import CONFIRMED, skipped
 from dllint.probe.site import WORKER_ONLY_OPTIONS, FirstBatch, LoaderSite
 from dllint.probe.steps import (
     BoundedOrder,
     EpochBound,
     EpochRecord,
+    StepClock,
     TimedEpoch,
     cuda_synchronizer,
     data_wait_text,
@@ -289,7 +298,46 @@ class Harness:
         site.epochs += 1
         if site.epochs > self.ctx.settings.max_epochs:
             return self.empty_epoch(site)
+        if site.epochs == self.ctx.settings.max_epochs > 1 and site.clock.kept and self.measures_step():
+            return self.replay_epoch(site, loader)
         return self.real_epoch(site, loader, original_iter)
+
+    def measures_step(self) -> bool:
+        """The first run of a script (not the re-run with the block, not a factory) measures the step alone."""
+        return not self.measure_only and self.ctx.mode != "factory"
+
+    def replay_epoch(self, site: LoaderSite, loader) -> TimedEpoch:
+        """The step alone: the script's own epoch over epoch 1's batches again, from memory, the loader
+        untouched (its workers idle or not started): the step's cost without the workers beside it. The last
+        epoch the probe runs (``max_epochs``): epoch 2 still runs the loader (a worker that dies there is
+        the script's finding)."""
+        clock = site.clock
+        full = self.unbounded_length(loader)
+        limit = self.ctx.settings.epoch_batches
+        bound = EpochBound(site.id, limit, full) if full is None or full > limit else None
+        # as many batches as this epoch has (len() says so: Lightning validates at the last), epoch 1's cycled
+        count = len(clock.epochs[0].waits) if full is None else min(limit, full)
+        batches = itertools.islice(itertools.cycle(clock.kept), count)
+        left = self.open_epochs.pop(site.id, None)
+        if left is not None:
+            left.abandon()
+        record = clock.start_replay(site.epochs)
+        self.active = (site, record)
+        epoch = TimedEpoch(batches, record, StepClock(), sync=cuda_synchronizer(), bound=bound, last=None,
+                           on_end=functools.partial(self.replay_ended, site),
+                           on_error=functools.partial(self.epoch_failed, site))
+        self.open_epochs[site.id] = epoch
+        self.ctx.emit({"event": "note", "loader": site.id, "text": f"epoch {site.epochs} replayed epoch 1's {count} "
+                       "batches from memory, the loader idle: the step alone"})
+        return epoch
+
+    def replay_ended(self, site: LoaderSite, record: EpochRecord) -> None:
+        site.clock.kept.clear()  # the replay is done: its batches go
+        self.open_epochs.pop(site.id, None)
+        if self.active is not None and self.active[1] is record:
+            self.active = None
+        self.last_epoch = (site, record)
+        self.ctx.emit({"event": "step", "loader": site.id, **site.clock.summary(), **self.factory_mark()})
 
     def real_epoch(self, site: LoaderSite, loader, original_iter) -> TimedEpoch:
         """The script's own epoch on real batches, at most ``epoch_batches`` of them, timed."""
@@ -299,13 +347,15 @@ class Harness:
         left = self.open_epochs.pop(site.id, None)
         if left is not None:  # the script left its last epoch early (a break, Lightning's count)
             left.abandon()
-        record = site.clock.start()
+        record = site.clock.start(site.epochs)
         self.stderr_marks[site.id] = stderr_mark(self.ctx.stderr_path)
         iterator = original_iter(loader)
         self.active = (site, record)
-        epoch = TimedEpoch(iterator, record, site.clock, sync=cuda_synchronizer(), bound=bound,
+        last = limit if full is None else min(limit, full)
+        epoch = TimedEpoch(iterator, record, site.clock, sync=cuda_synchronizer(), bound=bound, last=last,
                            on_end=functools.partial(self.epoch_ended, site),
-                           on_error=functools.partial(self.epoch_failed, site))
+                           on_error=functools.partial(self.epoch_failed, site),
+                           keep=site.epochs == 1 and self.measures_step())
         self.open_epochs[site.id] = epoch
         return epoch
 
@@ -376,6 +426,24 @@ class Harness:
             if check is check_for("DL202") and self.ctx.requested(site, check.CODES):
                 site.swept = True
             self.run_check(check, "on_first_iteration", site)
+        if not site.first_batch.error and self.measures_step():
+            self.measure_loader_alone(site)
+
+    def measure_loader_alone(self, site: LoaderSite) -> None:
+        """The loader alone: a copy of it with the script's settings, its epochs drawn and dropped."""
+        batches = self.ctx.settings.epoch_batches
+        try:
+            with self.ctx.measuring(site, "the loader alone (batches drawn and dropped)"):
+                if site.is_iterable_dataset:
+                    loader, bounded = site.variant(), batches
+                else:
+                    loader, bounded = site.short_epoch_variant(batches), None
+                site.clock.loader_alone_s = loader_alone_seconds(loader, bounded, 2 if site.persistent else 1)
+        except (ProbeFinished, KeyboardInterrupt):
+            raise
+        except Exception as error:  # the real epochs still run; the report says what was not measured
+            self.ctx.emit({"event": "note", "loader": site.id,
+                           "text": f"the loader alone could not be measured: {describe_error(error)}"})
 
     def skip_check(self, check, site: LoaderSite, verdict: str, evidence: str = "") -> None:
         for code in check.CODES:
@@ -481,7 +549,7 @@ class Harness:
 
     def cut_loaders(self) -> dict[int, list[int | None]]:
         """Loaders whose epochs the bound cut short: id -> [bound, full length]."""
-        return {site.id: [self.ctx.settings.epoch_batches, self.unbounded_length(site.loader) if site.loader else None]
+        return {site.id: [self.ctx.settings.epoch_batches, self.unbounded_length(site.loader) if site.loader is not None else None]
                 for site in self.ctx.sites if any(epoch.cut for epoch in site.clock.epochs)}
 
     def ending(self, error: BaseException | None) -> dict[str, Any]:

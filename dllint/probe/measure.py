@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import io
 import os
+import pickle
 import re
 import statistics
 import sys
@@ -24,6 +27,55 @@ def describe_error(error: BaseException) -> str:
 close_iterator = shutdown_iterator
 
 
+class _SharingPickler(pickle.Pickler):
+    """Pickles a dataset with its arrays and tensors left out: they are shared, not copied."""
+
+    def __init__(self, file: io.BytesIO, shared: list[Any]) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.shared = shared
+
+    def persistent_id(self, obj: Any) -> int | None:
+        if type(obj).__module__.split(".", 1)[0] in ("torch", "numpy") and hasattr(obj, "shape"):
+            self.shared.append(obj)
+            return len(self.shared) - 1
+        return None
+
+
+class _SharingUnpickler(pickle.Unpickler):
+    def __init__(self, file: io.BytesIO, shared: list[Any]) -> None:
+        super().__init__(file)
+        self.shared = shared
+
+    def persistent_load(self, pid: Any) -> Any:
+        return self.shared[pid]
+
+
+def own_copy(dataset: Any) -> Any:
+    """A copy of the script's dataset for a variant the probe builds, so that nothing a variant
+    does (a handle opened lazily in the main process by a 0-worker variant, a file offset moved)
+    shows up in the script's own dataset.
+
+    A deep copy whose arrays and tensors are shared (their data is read, not changed, and a big
+    in-memory dataset must not be doubled); where the dataset cannot be pickled (a lambda, an open
+    handle), ``copy.deepcopy``, then a shallow copy (its attributes set anew stay the copy's); the
+    dataset itself only where none of these works.
+    """
+    shared: list[Any] = []
+    buffer = io.BytesIO()
+    try:
+        _SharingPickler(buffer, shared).dump(dataset)
+        buffer.seek(0)
+        return _SharingUnpickler(buffer, shared).load()
+    except Exception:  # anything pickling raises: try the next way
+        pass
+    for way in (copy.deepcopy, copy.copy):
+        try:
+            return way(dataset)
+        except Exception:  # an object that refuses to be copied: try the next way
+            continue
+    return dataset
+
+
 def count_samples(batch: Any) -> int:
     """Samples in one batch: the leading dimension of its first tensor-like leaf."""
     leaf = batch
@@ -35,6 +87,35 @@ def count_samples(batch: Any) -> int:
     if isinstance(batch, (list, tuple)):
         return len(batch)
     return 1
+
+
+def batch_bytes(batch: Any) -> int:
+    """Bytes of the tensors and arrays in a batch (nested lists, tuples and dicts)."""
+    if isinstance(batch, dict):
+        return sum(batch_bytes(value) for value in batch.values())
+    if isinstance(batch, (list, tuple)):
+        return sum(batch_bytes(value) for value in batch)
+    nbytes = getattr(batch, "nbytes", None)
+    return nbytes if isinstance(nbytes, int) else 0
+
+
+def loader_alone_seconds(loader: Any, batches: int | None, epochs: int) -> float:
+    """Mean seconds of ``epochs`` epochs, drawn and dropped (worker start included): each to its
+    end, or at most ``batches`` batches of a stream."""
+    times = []
+    for _ in range(epochs):
+        started = time.perf_counter()
+        iterator = iter(loader)
+        try:
+            for _ in iterator if batches is None else zip(range(batches), iterator):
+                pass
+        finally:
+            if not getattr(loader, "persistent_workers", False):
+                close_iterator(iterator)
+        times.append(time.perf_counter() - started)
+    if getattr(loader, "persistent_workers", False):
+        close_iterator(current_iterator(loader))
+    return statistics.fmean(times)
 
 
 def epoch_timing(loader: Any, epoch_batches: int) -> tuple[float, float | None]:

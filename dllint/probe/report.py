@@ -10,7 +10,7 @@ from typing import Any
 from dllint.findings import Finding
 from dllint.probe.recommend import Recommendation, render_recommendation
 from dllint.probe.results import Result, Table
-from dllint.probe.steps import data_wait_text
+from dllint.probe.steps import data_wait_text, three_measurements_text
 
 
 @dataclass
@@ -188,6 +188,9 @@ def _render_step(loader: LoaderReport) -> list[str]:
         if "peak_pss_mb" in step:
             extra.append(f"peak memory {step['peak_pss_mb']:.0f} MB")
         lines.append(f"  {data_wait_text(step)} ({'; '.join(part for part in extra if part)})")
+        three = three_measurements_text(step)
+        lines.append(f"  {three}" if three else f"  step alone: not measured (the script ran {step['epochs']} epoch(s) "
+                     "of this loader: the probe replays epoch 1's batches in its last, epoch 3)")
     elif step.get("epochs"):
         lines.append(f"  data wait: not measured ({step['epochs']} epochs, too few batches)")
     for failure in loader.failures:

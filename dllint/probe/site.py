@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dllint.probe.callsite import CallSite
+from dllint.probe.measure import own_copy
 from dllint.probe.results import Anchor
 from dllint.probe.steps import StepClock
 
@@ -123,6 +124,8 @@ class LoaderSite:
             for name, value in self.arguments.items()
             if name in inspect.signature(DataLoader.__init__).parameters
         }
+        if "dataset" not in overrides:  # each variant its own copy: nothing it does shows up as the script's doing
+            arguments["dataset"] = own_copy(arguments.get("dataset"))
         arguments.update(overrides)
         if not arguments.get("num_workers"):
             for option in WORKER_ONLY_OPTIONS:
@@ -157,9 +160,11 @@ class LoaderSite:
         return self.variant(sampler=indices, shuffle=False, **overrides)
 
     def endless_variant(self, **overrides: Any) -> Any:
-        """A variant that never runs out of batches: the script's order, repeated (map-style datasets)."""
+        """A variant that never runs out of batches: the script's order (or stream), repeated."""
         if self.is_iterable_dataset:
-            return self.variant(**overrides)
+            from dllint.probe.streams import EndlessStream
+
+            return self.variant(dataset=EndlessStream(own_copy(self.dataset)), **overrides)
         batch_sampler = self.arguments.get("batch_sampler")
         if batch_sampler is not None:
             return self.variant(batch_sampler=Endless(batch_sampler), **overrides)

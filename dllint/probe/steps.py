@@ -30,13 +30,19 @@ INPUT_BOUND = 0.5
 # ...when each wait is long enough for workers to help (below this it is DataLoader's own per-batch
 # overhead), and the loop body is a step at all (a loop that only draws batches waits all the time).
 MATERIAL_WAIT_S = 0.001
+# A step this many times slower in the real epoch than alone is starved of CPU by the workers.
+CONTENDED = 1.5
 # Fewest steps (first batches of epochs excluded) a data wait needs to count as evidence.
 FEWEST_STEPS = 3
 
-# Memory is sampled once an epoch, at this batch (or the last, in a shorter epoch): a sample reads every
-# process's smaps, tens of milliseconds per process on a loaded machine, so it is taken between two
-# batches and kept out of the step clock and the epoch time.
-MEMORY_AT_BATCH = 4
+# The replay of epoch 1's batches (the step alone) keeps at most this many bytes of them.
+KEPT_BYTES = 256 * 2**20
+
+# Memory is sampled once an epoch, after its last batch arrived: a sample reads every process's smaps, tens
+# of milliseconds per process on a loaded machine, while the workers go on filling their queue. Taken
+# earlier, it would shorten the waits that follow; after the last batch no wait follows (the next
+# ``next()`` only ends the epoch), and the workers are still alive. Its time is kept out of the loop
+# body and the epoch time. An epoch of unknown length is sampled when it ends.
 
 
 class EpochBound(StopIteration):
@@ -98,15 +104,38 @@ def cuda_synchronizer(torch: Any = None) -> Callable[[], None] | None:
 
 @dataclass
 class StepClock:
-    """Every epoch the script ran over one loader (its call site), with memory samples."""
+    """Every epoch the script ran over one loader (its call site), with memory samples.
+
+    Besides the real epochs: the step alone (an epoch whose batches are epoch 1's, replayed from
+    memory: the workers idle, so the step's own cost without contention) and the loader alone (an
+    epoch of a copy of the loader, batches drawn and dropped, measured by the harness).
+    """
 
     epochs: list[EpochRecord] = field(default_factory=list)
     peak_bytes: int = 0
+    kept: list[Any] = field(default_factory=list)  # epoch 1's batches, for the replay
+    kept_bytes: int = 0
+    replay: EpochRecord | None = None
+    loader_alone_s: float | None = None
 
-    def start(self) -> EpochRecord:
-        record = EpochRecord(len(self.epochs) + 1, time.perf_counter())
+    def start(self, number: int | None = None) -> EpochRecord:
+        record = EpochRecord(number or len(self.epochs) + 1, time.perf_counter())
         self.epochs.append(record)
         return record
+
+    def start_replay(self, number: int) -> EpochRecord:
+        self.replay = EpochRecord(number, time.perf_counter())
+        return self.replay
+
+    def keep(self, batch: Any) -> None:
+        """Keep one of epoch 1's batches for the replay, within :data:`KEPT_BYTES` (past it the
+        replay cycles over the batches kept)."""
+        from dllint.probe.measure import batch_bytes
+
+        size = batch_bytes(batch)
+        if self.kept_bytes + size <= KEPT_BYTES or not self.kept:
+            self.kept.append(batch)
+            self.kept_bytes += size
 
     def sample_memory(self) -> None:
         from dllint.probe.measure import process_tree_memory
@@ -134,7 +163,34 @@ class StepClock:
             summary["epoch_s"] = statistics.fmean(complete)
         if self.peak_bytes:
             summary["peak_pss_mb"] = round(self.peak_bytes / 2**20, 1)
+        summary.update(self.three_measurements(summary))
         return summary
+
+    def three_measurements(self, steady: dict[str, Any]) -> dict[str, Any]:
+        """The real epoch, the step alone, the loader alone: how much faster would this be if the data were free?
+
+        ``input_bound_fraction`` is ``1 - step_alone / epoch`` per batch, whole epochs (first batches
+        included). ``bound``: ``step`` below :data:`INPUT_BOUND`; else ``contention`` where the loop
+        body between batches (``steady``: per-step means) took :data:`CONTENDED` times the step alone
+        (the workers took the step's CPU, and the wait between batches understates the input-bound
+        time), else ``input``.
+        """
+        real = [epoch for epoch in self.epochs if epoch.seconds and epoch.waits and not epoch.failed]
+        found: dict[str, Any] = {}
+        if self.loader_alone_s is not None:
+            found["loader_alone_s"] = self.loader_alone_s
+        replay = self.replay
+        if not real or replay is None or not replay.seconds or not replay.waits:
+            return found
+        per_batch = statistics.fmean(epoch.seconds / len(epoch.waits) for epoch in real if epoch.seconds)
+        alone = replay.seconds / len(replay.waits)
+        fraction = max(0.0, 1 - alone / per_batch) if per_batch > 0 else 0.0
+        body = steady.get("step_s", 0.0) - steady.get("data_wait_s", 0.0)
+        contended = body > CONTENDED * alone
+        bound = "step" if fraction <= INPUT_BOUND else ("contention" if contended else "input")
+        found.update(step_alone_s=replay.seconds, replayed_batches=len(replay.waits),
+                     input_bound_fraction=fraction, bound=bound)
+        return found
 
 
 class TimedEpoch:
@@ -145,15 +201,18 @@ class TimedEpoch:
     """
 
     def __init__(self, iterator: Any, record: EpochRecord, clock: StepClock, *,
-                 sync: Callable[[], None] | None, bound: EpochBound | None,
-                 on_end: Callable[[EpochRecord], None], on_error: Callable[[EpochRecord, BaseException], None]) -> None:
+                 sync: Callable[[], None] | None, bound: EpochBound | None, last: int | None,
+                 on_end: Callable[[EpochRecord], None], on_error: Callable[[EpochRecord, BaseException], None],
+                 keep: bool = False) -> None:
         self._iterator = iterator
         self._record = record
         self._clock = clock
         self._sync = sync
         self._bound = bound  # raised at the end when the loader had more batches than the bound
+        self._last = last  # how many batches this epoch will give (None: unknown), where memory is sampled
         self._on_end = on_end
         self._on_error = on_error
+        self._keep = keep  # epoch 1: its batches are kept for the replay
         self._got: float | None = None
         self._ended = False
 
@@ -186,18 +245,19 @@ class TimedEpoch:
             raise
         got = time.perf_counter()
         record.waits.append(got - requested)
-        if len(record.waits) == MEMORY_AT_BATCH:
+        if len(record.waits) == self._last:
             self._clock.sample_memory()
+        if self._keep:
+            self._clock.keep(batch)
         self._got = time.perf_counter()
         record.sampling += self._got - got
         return batch
 
     def _end(self, when: float) -> None:
         self._ended = True
-        if len(self._record.waits) < MEMORY_AT_BATCH and self._record.waits:
-            before = time.perf_counter()
-            self._clock.sample_memory()  # a short epoch: sampled at its end (non-persistent workers are gone by then)
-            self._record.sampling += time.perf_counter() - before
+        if len(self._record.waits) != self._last and self._record.waits:
+            # A length not known ahead: sampled at its end (non-persistent workers are gone), after ``when``.
+            self._clock.sample_memory()
         self._record.seconds = when - self._record.started - self._record.sampling
         self._record.cut = self._bound is not None and len(self._record.waits) >= self._bound.bound
         self._on_end(self._record)
@@ -216,6 +276,24 @@ class TimedEpoch:
             self._on_end(self._record)
             return
         self._end(self._got + (statistics.fmean(bodies) if bodies else 0.0))
+
+
+BOUND_WORDS = {"input": "input-bound: the step waits on its data",
+               "step": "step-bound: the step itself takes the time",
+               "contention": "contention: the workers take the step's CPU (the step runs {slower:.1f}x slower "
+                             "beside them), so the wait between batches understates the input-bound time"}
+
+
+def three_measurements_text(step: dict[str, Any]) -> str | None:
+    """``epoch 0.74 s; step alone 0.02 s (...); loader alone 0.70 s: input-bound share 97% (contention: ...)``."""
+    if "bound" not in step:
+        return None
+    alone = f"; loader alone {step['loader_alone_s']:.2f} s" if step.get("loader_alone_s") is not None else ""
+    slower = (step["step_s"] - step["data_wait_s"]) / (step["step_alone_s"] / step["replayed_batches"]) \
+        if step.get("step_s") and step["step_alone_s"] else 0.0
+    return (f"epoch {step['epoch_s']:.2f} s; step alone {step['step_alone_s']:.2f} s (the same "
+            f"{step['replayed_batches']} batches replayed from memory){alone}: input-bound share "
+            f"{step['input_bound_fraction'] * 100:.0f}% ({BOUND_WORDS[step['bound']].format(slower=slower)})")
 
 
 def data_wait_text(step: dict[str, Any]) -> str:

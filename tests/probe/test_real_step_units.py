@@ -39,7 +39,7 @@ def test_a_timed_epoch_splits_each_step_into_wait_and_body_and_synchronizes_cuda
     step_clock = steps.StepClock()
     record = step_clock.start()
     ended = []
-    epoch = steps.TimedEpoch(batches(), record, step_clock, sync=sync, bound=None,
+    epoch = steps.TimedEpoch(batches(), record, step_clock, sync=sync, bound=None, last=3,
                              on_end=ended.append, on_error=lambda *_: None)
     for _ in epoch:
         clock.now += 0.005  # the loop body on the CPU
@@ -51,6 +51,36 @@ def test_a_timed_epoch_splits_each_step_into_wait_and_body_and_synchronizes_cuda
     assert summary["data_wait_s"] == pytest.approx(0.03) and summary["step_s"] == pytest.approx(0.045)
     assert summary["data_wait_fraction"] == pytest.approx(2 / 3)
     assert ended == [record] and not record.cut
+
+
+def test_memory_is_sampled_after_the_last_batch_so_no_wait_is_shortened_and_no_time_is_lost(monkeypatch):
+    """While a sample reads smaps, workers refill their queue: taken mid-epoch it made the waits after it
+    short. After the last batch no wait follows; its time is out of the body and the epoch time."""
+    clock = FakeClock()
+    monkeypatch.setattr(steps.time, "perf_counter", clock)
+    sampled_after = []
+
+    def sample(self):
+        sampled_after.append(len(record.waits))
+        clock.now += 0.050
+
+    monkeypatch.setattr(steps.StepClock, "sample_memory", sample)
+
+    def batches(count):
+        for _ in range(count):
+            clock.now += 0.010
+            yield "batch"
+
+    step_clock = steps.StepClock()
+    for last, count in ((6, 6), (None, 5)):  # a known length; a stream whose length is not known ahead
+        record = step_clock.start()
+        epoch = steps.TimedEpoch(batches(count), record, step_clock, sync=None, bound=None, last=last,
+                                 on_end=lambda _: None, on_error=lambda *_: None)
+        for _ in epoch:
+            clock.now += 0.002
+        assert record.bodies == pytest.approx([0.002] * count) and record.waits == pytest.approx([0.01] * count)
+        assert record.seconds == pytest.approx(count * 0.012)
+    assert sampled_after == [6, 5]
 
 
 def test_the_cuda_synchronizer_is_used_only_once_the_script_initialised_cuda():
@@ -68,7 +98,7 @@ def test_the_cuda_synchronizer_is_used_only_once_the_script_initialised_cuda():
 def test_a_cut_epoch_ends_with_the_probes_bound_and_a_bounded_order_keeps_its_sampler():
     record = steps.StepClock().start()
     bound = steps.EpochBound(1, 2, 10)
-    epoch = steps.TimedEpoch(iter([1, 2]), record, steps.StepClock(), sync=None, bound=bound,
+    epoch = steps.TimedEpoch(iter([1, 2]), record, steps.StepClock(), sync=None, bound=bound, last=2,
                              on_end=lambda _: None, on_error=lambda *_: None)
     assert list(epoch) == [1, 2] and record.cut
     with pytest.raises(steps.EpochBound):

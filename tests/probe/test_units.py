@@ -168,6 +168,8 @@ def test_exit_codes_say_what_happened():
     report = ProbeReport("train.py", "completed", "", [], [], 1.0)
     assert exit_code(report, []) == 0
     assert exit_code(report, [finding("DL201", "train.py", 1)]) == 1
+    for status in ("timeout", "crashed"):  # measured less than it says: never a clean exit
+        assert exit_code(ProbeReport("train.py", status, "", [], [], 1.0), []) == 2
     report.could_not_run = True
     assert exit_code(report, [finding("DL201", "train.py", 1)]) == 2
     report.signal = 15

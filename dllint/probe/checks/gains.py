@@ -15,7 +15,8 @@ fast 5 ms training step (with no epoch length known, that alone decides). Below 
 **Noise.** Variants are measured interleaved (A B A B ..., so that a machine's load changing
 over the run hits both alike) and compared round by round: the gain is the ratio of the
 medians (as the report shows them), the spread the range of the paired round-by-round ratios
-(the highest and lowest left out from 5 rounds on). A comparison is decided when the spread
+relative to their median where that is above 1 (the highest and lowest left out from 5 rounds on),
+so that it does not grow with the gain. A comparison is decided when the spread
 is within :data:`NOISE_FLOOR` (5%) or smaller than the gain; otherwise the verdict is
 ``inconclusive (spread 35% > gain 11%)``.
 """
@@ -173,7 +174,11 @@ def compare(first: list[float], second: list[float]) -> Comparison | None:
     # that changed between rounds weighs on both sides alike
     gain = statistics.median(second[: len(ratios)]) / statistics.median(first[: len(ratios)]) - 1
     kept = sorted(ratios)[1:-1] if len(ratios) >= TRIM_FROM_ROUNDS else ratios
-    return Comparison(gain, max(kept) - min(kept), len(ratios))
+    # Relative to the typical ratio where it is above 1: rounds at 11.7x, 6.1x and 4.9x are a spread of
+    # 111%, not of 680% (in absolute units the spread grew with the gain, and a sixfold gap read as
+    # noise). Ratios below 1 (a time that shrinks) stay in absolute units: bounded by 0, they cannot
+    # grow with the gain, and relative to a ratio near 0 any noise would look huge.
+    return Comparison(gain, (max(kept) - min(kept)) / max(1.0, statistics.median(kept)), len(ratios))
 
 
 def load_average() -> list[float] | None:

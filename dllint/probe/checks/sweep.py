@@ -1,7 +1,9 @@
 """DL202, DL203, DL207: how many workers this loader really needs here.
 
 Sweeps ``num_workers`` over 0, 1, 2, 4, ... up to the larger of the requested
-count and the usable cores. Every count's loader is started once and kept
+count and the usable cores; a loader that waits on I/O rather than the CPU (its batches
+drawn in the main process use under half a core: :func:`waits_on_io`) also up to
+:data:`IO_CORES_FACTOR` times the cores, where sleeping workers still overlap. Every count's loader is started once and kept
 running; then the counts take turns (interleaved rounds: each count times one
 window of at least ``--probe-batches`` batches and 0.25 s, past the batches its
 workers prefetched while it waited, then leaves its workers time to finish the
@@ -9,8 +11,8 @@ batches they were asked to prefetch), so that a machine whose load changes over
 the run weighs on every count alike. Rounds are repeated (3 at least, at most
 :data:`MOST_ROUNDS`, within :data:`SWEEP_SECONDS`) until the comparisons the
 verdicts rest on are clear of the noise: each is the ratio of two counts' medians,
-its spread the range of their round-by-round ratios (:mod:`dllint.probe.checks.gains`). Memory is the
-peak PSS of main plus that count's workers (copy-on-write pages shared by forked
+its spread the range of their round-by-round ratios relative to their median
+(:mod:`dllint.probe.checks.gains`). Memory is the peak PSS of main plus that count's workers (copy-on-write pages shared by forked
 workers counted once; USS where the system has no PSS).
 
 The recommendation starts from the script's own count, capped at the usable
@@ -47,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dllint.probe.checks.gains import (
+    MIN_BATCH_SAVING_S,
     NOISE_FLOOR,
     Comparison,
     RunLength,
@@ -72,6 +75,8 @@ WINDOWS = 3  # rounds at least
 MOST_ROUNDS = 8
 SWEEP_SECONDS = 20.0  # no new round starts after this, once WINDOWS rounds are in
 WINDOW_SECONDS = 0.25
+IO_BOUND_CPU_SHARE = 0.5  # a loader using less of a core than this waits on I/O...
+IO_CORES_FACTOR = 4  # ...and is swept up to this many workers per core
 MOST_SETTLE_SECONDS = 1.0  # after a window, for the workers' prefetched batches to finish
 DEFAULT_PREFETCH = 2  # torch's prefetch_factor default
 
@@ -83,21 +88,45 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def worker_counts(requested: int, cores: int, limit: int | None = None) -> list[int]:
+def worker_counts(requested: int, cores: int, limit: int | None = None, io_bound: bool = False) -> list[int]:
     """0, powers of two up to the cores, the cores, twice the cores, and the requested count.
 
     Past twice the cores only the requested count is worth its start-up time:
-    it is the one the finding is about.
+    it is the one the finding is about. A loader waiting on I/O: powers of two up to
+    ``IO_CORES_FACTOR`` times the cores as well.
     """
-    top = max(requested, cores)
+    reach = IO_CORES_FACTOR * cores if io_bound else 2 * cores
+    top = max(requested, reach if io_bound else cores)
     if limit is not None:
         top = min(top, limit)
     counts, count = {0}, 1
-    while count <= min(top, 2 * cores):
+    while count <= min(top, reach):
         counts.add(count)
         count *= 2
     counts.update(extra for extra in (requested, cores, 2 * cores) if extra <= top)
     return sorted(counts)
+
+
+def waits_on_io(site, ctx) -> bool:
+    """Whether drawing batches in the main process leaves the CPU mostly idle (sleeps, reads, network):
+    then more workers than cores still overlap their waits. Measured on a 0-worker copy, a few batches."""
+    try:
+        with ctx.measuring(site, "sweep: CPU share of loading (I/O or CPU bound)"):
+            iterator = iter(site.endless_variant(num_workers=0))
+            try:
+                next(iterator)
+                wall, cpu, batches = time.perf_counter(), time.process_time(), 0
+                while batches < ctx.settings.batches or time.perf_counter() - wall < WINDOW_SECONDS / 2:
+                    next(iterator)
+                    batches += 1
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            finally:
+                close_iterator(iterator)
+    except MeasurementTimeout:
+        raise
+    except Exception:  # the sweep itself reports a loader that cannot run
+        return False
+    return wall > 0 and cpu / wall < IO_BOUND_CPU_SHARE
 
 
 def recommend(samples_per_s: dict[int, float], cores: int | None = None, spread: dict[int, float] | None = None) -> int | None:
@@ -330,7 +359,8 @@ def on_first_iteration(site, ctx) -> None:
         return
     requested, cores = site.num_workers, ctx.settings.cores or usable_cores()
     load = [load_average()]
-    streams = measure_interleaved(site, ctx, worker_counts(requested, cores, ctx.settings.sweep_limit),
+    io_bound = waits_on_io(site, ctx)
+    streams = measure_interleaved(site, ctx, worker_counts(requested, cores, ctx.settings.sweep_limit, io_bound),
                                   _settled(codes, requested, cores))
     load.append(load_average())
     rows = {count: stream.row() for count, stream in streams.items()}
@@ -345,7 +375,7 @@ def on_first_iteration(site, ctx) -> None:
          if "samples_per_s" in row else [count, "failed", "", row["error"], "", ""] for count, row in sorted(rows.items())],
         chart=render_chart(rows, decision.recommended),
     ))
-    measurements = {"usable_cores": cores, "requested": requested, "recommended": decision.recommended,
+    measurements = {"usable_cores": cores, "requested": requested, "recommended": decision.recommended, "io_bound": io_bound,
                     "sweep": {str(count): row for count, row in rows.items()}, "rounds": rounds,
                     "load_average": load, "memory": memory_of(site)}
     run = run_length(site, ctx)
@@ -430,13 +460,25 @@ def _judge_too_many(site, decision: SweepDecision, requested, rows, run):
                 f"{requested} workers: {why}; {recommended} workers reach {rates[recommended]:.1f} samples/s: "
                 f"use {recommended}", None, None)
     head = f"{requested} workers: {at_requested:.1f} samples/s"
-    if recommended >= requested:
-        return NOT_CONFIRMED, f"{head}, the best measured ({_others(decision, requested)})", None, None
+    if recommended > requested:
+        return NOT_CONFIRMED, (f"{head}; more workers do better: {recommended} reach {rates[recommended]:.1f} "
+                               f"({_others(decision, requested)})"), None, None
+    if recommended == requested:
+        best = max(rates, key=rates.__getitem__)
+        standing = "the best measured" if best == requested else (
+            f"not beaten beyond the noise ({best} workers: {rates[best]:.1f})")
+        return NOT_CONFIRMED, f"{head}, {standing} ({_others(decision, requested)})", None, None
     comparison = decision.comparison(recommended, requested)  # what the extra workers gain
     saving = data_saving(site, run, at_requested, rates[recommended])
     gain = comparison.gain if comparison else at_requested / rates[recommended] - 1
     spread = comparison.spread if comparison else 0.0
     freed = _freed(rows, requested, recommended)
+    batch = site.arguments.get("batch_size", 1) or 1
+    if batch / at_requested < MIN_BATCH_SAVING_S:  # the floors apply here too: no count can save a material time
+        return (not_confirmed(f"a batch loads in {seconds(batch / at_requested)}"),
+                f"{head}: a batch loads in {seconds(batch / at_requested)} with {requested} workers, below the "
+                f"{seconds(MIN_BATCH_SAVING_S)} floor; {recommended} workers: {rates[recommended]:.1f}",
+                comparison, saving)
     if gain > 1 - WITHIN_BEST and requested > cores:
         why = (f"{gain * 100:+.0f}% over {recommended} workers' {rates[recommended]:.1f}, within the noise "
                f"(spread {spread * 100:.0f}%), and more workers than the {cores} usable cores pay only beyond it")

@@ -1,0 +1,302 @@
+"""The probe's numbers are the script's, not the probe's (issue 33): real torch workers, small runs.
+
+A stream without ``__len__`` is bounded and reported (and a crashed probe never exits 0); the
+probe's variants never touch the script's dataset object; the sweep's noise is relative.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from probe_helpers import fast_settings, finding, line_of, write_script
+
+from dllint.probe import run_probe
+
+pytestmark = pytest.mark.probe
+
+
+def probe(path, findings=(), **overrides):
+    settings = fast_settings(epoch_batches=overrides.pop("epoch_batches", 8), **overrides)
+    return run_probe(str(path), [], list(findings), timeout=90, progress=False, settings=settings)
+
+
+# -- a long stream without __len__ ------------------------------------------------------------------
+
+STREAM = """
+    from torch.utils.data import IterableDataset, get_worker_info
+
+    class LogStream(IterableDataset):
+        \"\"\"A log read line by line: no __len__; 64 batches of 4, 2 ms a line, each worker its share.\"\"\"
+
+        def __iter__(self):
+            info = get_worker_info()
+            first, step = (info.id, info.num_workers) if info else (0, 1)
+            for index in range(first, 256, step):
+                time.sleep(0.002)
+                yield torch.full((4,), float(index))
+
+    if __name__ == "__main__":
+        loader = DataLoader(LogStream(), batch_size=4, num_workers=2)
+        model = torch.nn.Linear(4, 1)
+        for epoch in range(2):
+            for batch in loader:
+                model(batch).sum().backward()
+"""
+
+
+def test_a_stream_without_len_is_bounded_measured_and_gets_its_verdicts_and_block(tmp_path):
+    script = write_script(tmp_path, STREAM)
+    at = line_of(script, "loader = DataLoader")
+    dl201, dl202 = finding("DL201", script, at), finding("DL202", script, at)
+    report = probe(script, [dl201, dl202], epoch_batches=32, sweep_limit=2)
+    assert report.status == "completed" and report.script_outcome == "the script ran to its end", report.script_outcome
+    (loader,) = report.loaders
+    assert loader.step["batches"] == [32, 32] and loader.step["cut"]  # 64 batches a pass: bounded at 32
+    assert dl201.probe["verdict"] in ("confirmed", "not confirmed", "inconclusive"), dl201.probe
+    assert "epoch start" in dl201.probe["evidence"]
+    assert dl202.probe["verdict"] != "skipped", dl202.probe
+    sweep = next(table for table in loader.tables if table.title.startswith("num_workers sweep"))
+    assert all(row[1] != "failed" for row in sweep.rows), sweep.rows  # the sweep draws from the stream again
+    assert loader.recommendation is not None and "num_workers" in loader.recommendation.settings
+
+
+def test_a_probe_that_dies_never_exits_0(tmp_path):
+    """A harness that dies (here: SIGKILL to itself after the first batch) is a crash, exit 2."""
+    script = write_script(tmp_path, """
+        import signal
+        if __name__ == "__main__":
+            loader = DataLoader(TensorDataset(torch.arange(32.0)), batch_size=4)
+            for batch in loader:
+                os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-m", "dllint", "--probe", str(script), "--probe-timeout", "60"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert "died before reporting" in proc.stdout, proc.stdout
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+
+
+# -- a dataset that opens its file lazily (dllint's own DL104 fix) -------------------------------------
+
+LAZY = """
+    import struct
+
+    RECORD = struct.Struct("17f")  # 68 bytes a record
+
+    class Records(Dataset):
+        def __init__(self, path):
+            self.path, self.handle = path, None  # opened in each worker, on first use
+
+        def __len__(self):
+            return 256
+
+        def __getitem__(self, index):
+            if self.handle is None:
+                self.handle = open(self.path, "rb")
+            self.handle.seek(index * RECORD.size)
+            return torch.tensor(RECORD.unpack(self.handle.read(RECORD.size)))
+
+    if __name__ == "__main__":
+        path = os.path.join(os.environ.get("TMPDIR", "."), "records.bin")
+        with open(path, "wb") as out:
+            for index in range(256):
+                out.write(RECORD.pack(*([float(index)] * 17)))
+        loader = DataLoader(Records(path), batch_size=8, num_workers=2, persistent_workers=True)
+        for epoch in range(2):
+            for batch in loader:
+                batch.sum()
+"""
+
+
+def test_a_lazily_opened_handle_stays_out_of_the_scripts_dataset(tmp_path):
+    """The sweep's 0-worker variant runs __getitem__ in the main process: on the script's own
+    dataset it left a handle there, and DL303 was confirmed on the probe's doing."""
+    script = write_script(tmp_path, LAZY)
+    at = line_of(script, "loader = DataLoader")
+    dl303, dl202 = finding("DL303", script, at), finding("DL202", script, at)
+    report = probe(script, [dl303, dl202], sweep_limit=2)
+    assert dl303.probe["verdict"] == "not confirmed", dl303.probe
+    assert "changed no dataset attribute" in dl303.probe["evidence"]
+    sweep = next(table for table in report.loaders[0].tables if table.title.startswith("num_workers sweep"))
+    assert [row[0] for row in sweep.rows] == [0, 1, 2] and all(row[1] != "failed" for row in sweep.rows), sweep.rows
+
+
+class LazyWithLambda:
+    def __init__(self):
+        self.data, self.handle, self.transform = [1.0, 2.0], None, lambda x: x  # a lambda: no pickle
+
+
+class Plain:
+    def __init__(self, data):
+        self.data, self.handle = data, None
+
+
+def test_own_copy_shares_tensors_and_isolates_attributes():
+    import torch
+
+    from dllint.probe.measure import own_copy
+
+    for dataset in (LazyWithLambda(), Plain(torch.zeros(4))):
+        copy = own_copy(dataset)
+        copy.handle = "opened"
+        assert dataset.handle is None and copy is not dataset
+    plain = Plain(torch.zeros(4))
+    assert own_copy(plain).data is plain.data  # the data is shared, not doubled
+
+
+# -- the sweep's noise, its counts and its words ----------------------------------------------------
+
+
+def test_the_spread_is_relative_so_a_sixfold_gap_is_beyond_its_noise():
+    from dllint.probe.checks.gains import compare
+    from dllint.probe.checks.sweep import decide
+
+    two, zero = [62964.0, 63000.0, 70000.0], [736678.0, 384300.0, 343000.0]  # per round: 11.7x, 6.1x, 4.9x
+    comparison = compare(two, zero)
+    assert comparison.spread == pytest.approx((11.7 - 4.9) / 6.1, rel=0.02)  # 111%, not 680%
+    assert comparison.decided and comparison.beyond_noise
+    assert decide({0: zero, 1: [200000.0] * 3, 2: two}, cores=2, requested=2).recommended == 0
+    small = compare([100.0, 100.0, 100.0], [135.0, 100.0, 111.0])  # ratios near 1: as before
+    assert small.spread == pytest.approx(0.35 / 1.11, rel=0.01) and not small.decided
+
+
+def test_a_loader_waiting_on_io_is_swept_beyond_the_cores():
+    from dllint.probe.checks.sweep import worker_counts
+
+    assert worker_counts(requested=2, cores=2) == [0, 1, 2]
+    assert worker_counts(requested=2, cores=2, io_bound=True) == [0, 1, 2, 4, 8]
+    assert worker_counts(requested=2, cores=2, limit=4, io_bound=True) == [0, 1, 2, 4]
+
+
+def sweep_verdict(rates: dict[int, list[float]], requested: int, batch_size: int = 16):
+    import types
+
+    from dllint.probe.checks.gains import RunLength
+    from dllint.probe.checks.sweep import _judge_too_many, decide
+
+    site = types.SimpleNamespace(arguments={"batch_size": batch_size})
+    rows = {count: {"peak_mb": 100.0} for count in rates}
+    return _judge_too_many(site, decide(rates, cores=2, requested=requested), requested, rows, RunLength(None, None))
+
+
+def test_the_best_measured_is_said_only_of_the_best_and_the_floor_applies_to_dl202():
+    verdict, evidence, *_ = sweep_verdict({0: [100.0] * 3, 1: [190.0, 200.0, 210.0], 2: [180.0, 260.0, 230.0]}, 1)
+    assert verdict == "not confirmed" and "the best measured" not in evidence and "not beaten beyond the noise" in evidence
+    verdict, evidence, *_ = sweep_verdict({0: [100.0] * 3, 1: [200.0] * 3, 2: [150.0] * 3}, 1)
+    assert "the best measured" in evidence
+    verdict, evidence, *_ = sweep_verdict({0: [100.0] * 3, 1: [200.0] * 3, 2: [400.0] * 3}, 1)
+    assert verdict == "not confirmed" and "more workers do better: 2" in evidence
+    # 4 workers at 600,000 samples/s of batch 16: 27 µs a batch, nothing a worker count can save
+    verdict, evidence, *_ = sweep_verdict({0: [700000.0] * 3, 2: [650000.0] * 3, 4: [600000.0] * 3}, 4)
+    assert verdict == "not confirmed (a batch loads in 27 µs)", evidence
+    verdict, *_ = sweep_verdict({0: [7000.0] * 3, 2: [6500.0] * 3, 4: [600.0] * 3}, 4)
+    assert verdict == "confirmed"
+
+
+SLEEPS = """
+    class Remote(Dataset):
+        \"\"\"Each sample a 4 ms wait on storage: workers overlap their waits, beyond the cores.\"\"\"
+
+        def __len__(self):
+            return 4096
+
+        def __getitem__(self, index):
+            time.sleep(0.004)
+            return torch.tensor([float(index)])
+
+    if __name__ == "__main__":
+        loader = DataLoader(Remote(), batch_size=4, num_workers=2)
+        for epoch in range(2):
+            for batch in loader:
+                batch.sum()
+"""
+
+
+def test_a_sleep_bound_loader_is_recommended_more_workers_than_cores(tmp_path):
+    script = write_script(tmp_path, SLEEPS)
+    dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
+    report = probe(script, [dl202], cores=2, sweep_limit=8, epoch_batches=4, epochs=1)
+    measurements = dl202.probe["measurements"]
+    assert measurements["io_bound"] and sorted(map(int, measurements["sweep"])) == [0, 1, 2, 4, 8], measurements
+    rates = {int(count): row["samples_per_s"] for count, row in measurements["sweep"].items()}
+    assert rates[8] > 1.5 * rates[2], rates  # 8 sleeping workers on 2 cores: about 4x
+    assert measurements["recommended"] > 2, measurements
+    assert dl202.probe["verdict"].startswith("not confirmed") and "more workers do better" in dl202.probe["evidence"]
+    assert report.loaders[0].recommendation.settings["num_workers"] == measurements["recommended"]
+
+
+IN_MEMORY = """
+    if __name__ == "__main__":
+        data = TensorDataset(torch.randn(4096, 8))
+        loader = DataLoader(data, batch_size=64, num_workers=2)
+        for epoch in range(2):
+            for (batch,) in loader:
+                batch.sum()
+"""
+
+
+def test_the_gap_of_in_memory_tensors_over_workers_is_confirmed(tmp_path):
+    script = write_script(tmp_path, IN_MEMORY)
+    dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
+    probe(script, [dl202], cores=2, sweep_limit=2, epochs=1)
+    measurements = dl202.probe["measurements"]
+    rates = {int(count): row["samples_per_s"] for count, row in measurements["sweep"].items()}
+    assert rates[0] > 1.3 * rates[2], rates  # loading in the main process: no queue, no pickling
+    assert measurements["recommended"] == 0 and dl202.probe["verdict"] == "confirmed", dl202.probe
+
+
+# -- three measurements, one question ----------------------------------------------------------------
+
+CONTENDED = """
+    class Augment(Dataset):
+        \"\"\"About 0.7 ms of CPU a sample (decoding, augmentation).\"\"\"
+
+        def __len__(self):
+            return 4096
+
+        def __getitem__(self, index):
+            return torch.full((64,), float(sum(i * i for i in range(20000)) % 7))
+
+    if __name__ == "__main__":
+        torch.set_num_threads(1)
+        loader = DataLoader(Augment(), batch_size=64, num_workers=8, persistent_workers=True, prefetch_factor=4)
+        model = torch.nn.Linear(64, 2)
+        for epoch in range(3):
+            for batch in loader:
+                model(batch).sum().backward()
+                sum(i * i for i in range(75000))  # the rest of the step: about 2.5 ms of CPU
+"""
+
+
+def test_eight_cpu_bound_workers_on_two_cores_are_input_bound_and_the_contention_is_named(tmp_path):
+    """The wait between batches said 7% here: the step, starved of CPU by eight workers, looked slow."""
+    script = write_script(tmp_path, CONTENDED)
+    report = probe(script, epoch_batches=16)
+    step = report.loaders[0].step
+    assert step["batches"] == [16, 16] and step["replayed_batches"] == 16, step  # epoch 3: the replay
+    assert step["epoch_s"] > 0 and 0 < step["step_alone_s"] < step["epoch_s"] / 4, step
+    assert step["loader_alone_s"] > 0.5 * step["epoch_s"], step  # the epoch is the workers' time
+    assert step["input_bound_fraction"] > 0.8, step
+    assert step["data_wait_fraction"] < step["input_bound_fraction"], step  # the wait between batches understates it
+    # The contention is named where the step ran 1.5x slower beside the workers than alone (on a quiet
+    # machine); where other work loads the machine the step alone is as slow, and the time is the
+    # workers' at each epoch's start (input).
+    assert step["bound"] in ("contention", "input"), step
+    text = report.render_text()
+    named = "contention: the workers take the step's CPU" if step["bound"] == "contention" else "input-bound: the step waits"
+    assert f"input-bound share {step['input_bound_fraction'] * 100:.0f}% ({named}" in text
+
+
+def test_a_step_bound_loop_is_named_so():
+    from dllint.probe.steps import EpochRecord, StepClock
+
+    clock = StepClock()
+    for number in (1, 3):
+        record = clock.start(number)
+        record.waits, record.bodies, record.seconds = [0.001] * 4, [0.010] * 4, 0.044
+    clock.replay = EpochRecord(2, 0.0, [0.0] * 4, [0.010] * 4, seconds=0.040)
+    clock.loader_alone_s = 0.004
+    step = clock.summary()
+    assert step["input_bound_fraction"] == pytest.approx(1 - 0.040 / 0.044) and step["bound"] == "step"
+    assert step["step_alone_s"] == 0.040 and step["loader_alone_s"] == 0.004
