@@ -1,8 +1,10 @@
 """``dllint --probe TARGET [-- ARGS]``: lint the target, run it under the probe, print verdicts.
 
 Exit status: 0 no finding, 1 findings, 2 the probe could not run the script
-(bad target, or the script ended before building any DataLoader), 128 + N when
-dllint was stopped by signal N (130 for Ctrl-C, 143 for SIGTERM).
+(bad target, or the script ended before building any DataLoader) or did not
+finish (it timed out, or its own process died): then no "All checks passed!",
+whatever it found; 128 + N when dllint was stopped by signal N (130 for Ctrl-C,
+143 for SIGTERM).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dllint.probe.notebook_target import NotebookPositions, is_notebook
 
 EXIT_CANNOT_RUN = 2
 EXIT_SIGNAL_BASE = 128
+UNFINISHED = ("timeout", "crashed")  # probe statuses whose run-time checks are incomplete
 
 
 @dataclass
@@ -145,7 +148,7 @@ def judge_call_site_files(report, linted: set[str], linter: Linter) -> None:
 def exit_code(report, findings: list[Finding]) -> int:
     if report.signal is not None:
         return EXIT_SIGNAL_BASE + report.signal
-    if report.could_not_run:
+    if report.could_not_run or report.status in UNFINISHED:
         return EXIT_CANNOT_RUN
     return 1 if findings else 0
 
@@ -184,7 +187,12 @@ def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: 
         click.echo(report.render_text())
         click.echo("")
     code = exit_code(report, findings)
-    if code == EXIT_CANNOT_RUN and not findings and fmt == "text":
+    if code == EXIT_CANNOT_RUN and report.status in UNFINISHED and fmt == "text":
+        if findings:
+            click.echo(render(fmt, summary))
+        click.echo(f"dllint: the probe did not finish ({report.script_outcome}); its run-time checks are incomplete",
+                   err=True)
+    elif code == EXIT_CANNOT_RUN and not findings and fmt == "text":
         click.echo("dllint: the probe could not run the script (see above); nothing was checked at run time", err=True)
     else:
         click.echo(render(fmt, summary))

@@ -138,6 +138,9 @@ def job_outcome(directory: str, returncode: int | None, hung: dict[int, str], la
         else:
             where = f" at {outcome['location']}" if outcome.get("location") else ""
             lines.append((0 if outcome["how"] == "error" else 2, outcome["how"], f"rank {rank}: {outcome['detail']}{where}"))
+    if not lines and returncode is None:
+        return {"how": "launcher", "detail": "the launcher was still running, with no rank started, when the probe "
+                "killed it", "location": None, "ranks": 0}
     if not lines:
         said = f"; it said: {launcher_words[-1]}" if launcher_words else ""
         return {"how": "launcher", "detail": f"the launcher exited with status {returncode} before any rank ran the script{said}",

@@ -26,6 +26,7 @@ from dllint.probe.context import Settings
 from dllint.probe.crashes import crash_results
 from dllint.probe.interpreters import BOOT_DIR, PACKAGE_ROOT
 from dllint.probe.endings import describe_outcome
+from dllint.probe.events import parse_event, printable
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.callsite import site_key
 from dllint.probe.pairing import attach_verdicts, runtime_findings
@@ -97,12 +98,10 @@ class EventLog:
         complete = chunk[: chunk.rfind("\n") + 1]  # a line still being written waits for the next poll
         self.offset += len(complete.encode("utf-8"))
         for line in complete.splitlines():
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            self.events.append(event)
-            self._display(event)
+            event = parse_event(line)
+            if event is not None:
+                self.events.append(event)
+                self._display(event)
 
     def _display(self, event: dict[str, Any]) -> None:
         kind = event["event"]
@@ -173,10 +172,11 @@ def run_probe(
     watchdog = Watchdog(workdir, (guard.SCRATCH_ENV, os.path.join(workdir, guard.SCRATCH_NAME)))
     try:
         with StopSignals() as signals:
-            report = _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals)
+            report = _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals,
+                          watchdog=watchdog)
             if report.status == "completed":
                 rerun = functools.partial(_run, target, spec, script_args, [], timeout, settings,
-                                          os.path.join(workdir, "rerun"), progress, signals)
+                                          os.path.join(workdir, "rerun"), progress, signals, watchdog=watchdog)
                 prove_recommendations(report, rerun, distributed=bool(spec.get("launcher")))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -238,7 +238,7 @@ def prove_recommendations(report: ProbeReport, rerun, distributed: bool = False)
 
 
 def _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals: StopSignals,
-         extra: dict[str, Any] | None = None) -> ProbeReport:
+         extra: dict[str, Any] | None = None, *, watchdog: Watchdog | None = None) -> ProbeReport:
     spec = {**spec, **(extra or {})}
     # The script writes in scratch/ only (temporary files, redirected writes); workdir's own files are the probe's.
     scratch = os.path.join(workdir, guard.SCRATCH_NAME)
@@ -279,7 +279,11 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
             command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=environment,
             start_new_session=True,  # its own process group, killed as one
         )
+        if watchdog is not None:  # its process group dies with a SIGKILLed dllint, members started a moment ago too
+            watchdog.group(process.pid)
         last_watch = 0.0
+        never_ready = False
+        returncode: int | None = None  # the root process's own exit, before the probe killed anything
         try:
             tree.contain(process)
             while process.poll() is None:
@@ -291,7 +295,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
                     if hangs is not None and hangs.check():
                         break
                 if log.ready_at is None and now - started > timeout + STARTUP_SECONDS:
-                    status = "timeout"
+                    status, never_ready = "timeout", True
                     log.last_step = log.last_step or "importing torch"
                     break
                 if log.ready_at is not None and now - log.ready_at > timeout:
@@ -303,6 +307,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
             signals.received = getattr(stop, "signum", signal.SIGINT)
         finally:
             signals.disarm()
+            returncode = process.poll()
             tree.watch(process.pid)
             if launcher:
                 jobs.stop_launcher(launcher, process)
@@ -314,12 +319,14 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
     log.events.extend(ranks.cross_rank_events(config["rank_dir"]))
     with open(paths["stderr"], encoding="utf-8", errors="replace") as stream:
         stderr_lines = stream.read().splitlines()
-    stderr_tail = stderr_lines[-STDERR_TAIL_LINES:]
+    stderr_tail = printable(stderr_lines[-STDERR_TAIL_LINES:])
     if launcher:
         said = jobs.launcher_words(stderr_lines[-200:])
-        ending = jobs.job_outcome(config["rank_dir"], process.poll(), hangs.hung if hangs else {}, said)
+        ending = jobs.job_outcome(config["rank_dir"], returncode, hangs.hung if hangs else {}, said)
         log.events += [{"event": "script_end", **ending}, {"event": "done"}]
     report = build_report(target, log, findings, status, time.monotonic() - started, timeout, stderr_tail)
+    if never_ready:
+        report.script_outcome = _never_ready(bool(launcher), timeout)
     report.process_group = process.pid
     report.startup_s = (log.ready_at - started) if log.ready_at is not None else None
     report.timeline = _timeline(log.events)
@@ -391,6 +398,8 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
             finished = True
     if status == "completed" and not finished:
         status = "crashed"
+    if status == "completed" and outcome is not None and outcome.get("how") == "timeout":
+        status = "timeout"  # the harness's own budget ran out: the run did not finish either
     story = _script_outcome(status, outcome, timeout, log, stderr_tail, bool(loaders))
     story += "".join(f"; loader {loader.id}'s epoch {failure['epoch']} failed: "
                      + ("a DataLoader worker died" if failure["worker_died"] else failure["error"])
@@ -417,7 +426,7 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
                          log.last_step, stderr_tail=stderr_tail, writes=writes, notes=notes)
     report.could_not_run = not loaders
     if report.could_not_run and outcome is not None and outcome.get("ranks") == 0:
-        report.hint = "the launcher ended before any rank ran the script: check the --launcher command (its stderr is above)"
+        report.hint = "no rank ran the script: check the --launcher command (its stderr is above)"
     elif report.could_not_run and outcome is not None and outcome.get("how") in ("exit", "error"):
         report.hint = f"if the script needs arguments, pass the script's arguments after --: dllint --probe {target} -- ARGS"
     return report
@@ -430,6 +439,14 @@ def _timeline(events: list[dict[str, Any]]) -> list[tuple[float, str]]:
         return []
     return [(round(event["t"] - ready, 2), event["step"]) for event in events
             if event["event"] == "progress" and "t" in event]
+
+
+def _never_ready(launcher: bool, timeout: float) -> str:
+    """The story of a run whose harness never had torch imported, so the probe's timeout never started."""
+    limit = f"{timeout + STARTUP_SECONDS:g} s (--probe-timeout {timeout:g} s + {STARTUP_SECONDS} s to start)"
+    if launcher:
+        return f"the launcher started no probed rank within {limit}; it was killed with all its processes"
+    return f"the probe's Python process did not finish starting (importing torch) within {limit}; all its processes were killed"
 
 
 def _not_reached_reason(status: str, loaders: dict[int, LoaderReport], log: EventLog) -> str:
