@@ -481,7 +481,7 @@ class Harness:
 
     def cut_loaders(self) -> dict[int, list[int | None]]:
         """Loaders whose epochs the bound cut short: id -> [bound, full length]."""
-        return {site.id: [self.ctx.settings.epoch_batches, self.unbounded_length(site.loader) if site.loader else None]
+        return {site.id: [self.ctx.settings.epoch_batches, self.unbounded_length(site.loader) if site.loader is not None else None]
                 for site in self.ctx.sites if any(epoch.cut for epoch in site.clock.epochs)}
 
     def ending(self, error: BaseException | None) -> dict[str, Any]:

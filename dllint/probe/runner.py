@@ -426,7 +426,8 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
                          log.last_step, stderr_tail=stderr_tail, writes=writes, notes=notes)
     report.could_not_run = not loaders
     if report.could_not_run and outcome is not None and outcome.get("ranks") == 0:
-        report.hint = "no rank ran the script: check the --launcher command (its stderr is above)"
+        ended = "started no rank in time" if status == "timeout" else "ended before any rank ran the script"
+        report.hint = f"the launcher {ended}: check the --launcher command (its stderr is above)"
     elif report.could_not_run and outcome is not None and outcome.get("how") in ("exit", "error"):
         report.hint = f"if the script needs arguments, pass the script's arguments after --: dllint --probe {target} -- ARGS"
     return report
