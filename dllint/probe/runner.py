@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict
+from collections.abc import Callable
 from typing import Any
 
 from dllint.findings import Finding
@@ -26,6 +27,7 @@ from dllint.probe.context import Settings
 from dllint.probe.crashes import crash_results
 from dllint.probe.interpreters import BOOT_DIR, PACKAGE_ROOT
 from dllint.probe.endings import describe_outcome
+import dllint.probe.events as events
 from dllint.probe.events import parse_event, printable
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.callsite import site_key
@@ -343,60 +345,102 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
     return report
 
 
-def _failure(loader: LoaderReport, event: dict[str, Any]) -> None:
-    loader.failures.append({key: event.get(key) for key in ("epoch", "batch", "error", "worker_died", "worker_said",
-                                                            "worker_frame", "in_worker")})
+class ReportBuilder:
+    """Folds the run's events into loaders, results, writes and notes: one handler per kind of event."""
 
+    def __init__(self) -> None:
+        self.loaders: dict[int, LoaderReport] = {}
+        self.results: list[Result] = []
+        self.outcome: dict[str, Any] | None = None
+        self.writes: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+        self.finished = False
+        self.child_loaders = False
+        self.handlers: dict[type[events.Event], Callable[[Any, dict[str, Any]], None]] = {
+            events.Loader: self.loader, events.LoaderError: self.loader_error, events.FirstBatch: self.first_batch,
+            events.IteratedAgain: self.iterated_again, events.Step: self.step, events.EpochFailed: self.epoch_failed,
+            events.TableEvent: self.table, events.Progress: self.progress, events.ResultEvent: self.result,
+            events.Note: self.note, events.ChildLoader: self.child_loader, events.Write: self.write,
+            events.ScriptEnd: self.script_end, events.Done: self.done,
+        }
 
-def _first_batch(loader: LoaderReport, event: dict[str, Any]) -> None:
-    loader.first_batch_s, loader.first_batch_error = event["seconds"], event["error"]
+    def add(self, data: dict[str, Any]) -> None:
+        try:
+            event = events.decode(data)
+        except events.EventError:  # read already, so only an event made up in this process
+            return
+        handler = self.handlers.get(type(event)) if event is not None else None
+        if handler is not None:
+            handler(event, data)
 
+    def _of(self, loader: int | None) -> LoaderReport | None:
+        return self.loaders.get(loader) if loader is not None else None
 
-# What each event about one loader sets on its report.
-LOADER_EVENTS: dict[str, Any] = {
-    "loader_error": lambda loader, event: setattr(loader, "construction_error", event["error"]),
-    "first_batch": _first_batch,
-    "iterated_again": lambda loader, event: setattr(loader, "iterated_again", True),
-    "step": lambda loader, event: setattr(loader, "step", {key: value for key, value in event.items()
-                                                           if key not in ("event", "loader", "t")}),
-    "epoch_failed": _failure,
-    "table": lambda loader, event: loader.tables.append(Table(event["title"], event["columns"], event["rows"],
-                                                              event.get("chart", []))),
-    "progress": lambda loader, event: setattr(loader, "last_step", event["step"]),
-}
+    def loader(self, event: events.Loader, _data: dict[str, Any]) -> None:
+        self.loaders[event.id] = LoaderReport(event.id, event.call_site, event.summary())
+
+    def loader_error(self, event: events.LoaderError, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.construction_error = event.error
+
+    def first_batch(self, event: events.FirstBatch, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.first_batch_s, loader.first_batch_error = event.seconds, event.error
+
+    def iterated_again(self, event: events.IteratedAgain, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.iterated_again = True
+
+    def step(self, event: events.Step, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.step = dict(event.extra)
+
+    def epoch_failed(self, event: events.EpochFailed, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.failures.append(event.failure())
+
+    def table(self, event: events.TableEvent, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.tables.append(Table(event.title, event.columns, event.rows, event.chart))
+
+    def progress(self, event: events.Progress, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.last_step = event.step
+
+    def result(self, _event: events.ResultEvent, data: dict[str, Any]) -> None:
+        try:
+            self.results.append(Result.from_dict(data))
+        except (TypeError, ValueError):  # anchors that are not anchors
+            pass
+
+    def note(self, event: events.Note, _data: dict[str, Any]) -> None:
+        loader = self._of(event.loader)
+        (loader.notes if loader is not None else self.notes).append(event.text)
+
+    def child_loader(self, event: events.ChildLoader, _data: dict[str, Any]) -> None:
+        self.child_loaders = True
+        where = f" at {event.call_site}" if event.call_site else ""
+        note = (f"a DataLoader was built{where} in a child process (pid {event.pid}) the probe does not hook; "
+                "it was not measured")
+        if note not in self.notes:
+            self.notes.append(note)
+
+    def write(self, _event: events.Write, data: dict[str, Any]) -> None:
+        self.writes.append(data)
+
+    def script_end(self, _event: events.ScriptEnd, data: dict[str, Any]) -> None:
+        self.outcome = data
+
+    def done(self, _event: events.Done, _data: dict[str, Any]) -> None:
+        self.finished = True
 
 
 def build_report(target, log: EventLog, findings, status, duration, timeout, stderr_tail) -> ProbeReport:
-    loaders: dict[int, LoaderReport] = {}
-    results: list[Result] = []
-    outcome: dict[str, Any] | None = None
-    writes: list[dict[str, Any]] = []
-    notes: list[str] = []
-    finished = False
+    built = ReportBuilder()
     for event in log.events:
-        kind, loader_id = event["event"], event.get("loader")
-        if kind == "loader":
-            summary = {key: value for key, value in event.items() if key not in ("event", "id")}
-            loaders[event["id"]] = LoaderReport(event["id"], event["call_site"], summary)
-        elif loader_id in loaders and kind in LOADER_EVENTS:
-            LOADER_EVENTS[kind](loaders[loader_id], event)
-        elif kind == "result":
-            results.append(Result.from_dict(event))
-        elif kind == "note":
-            (loaders[loader_id].notes if loader_id in loaders else notes).append(event["text"])
-        elif kind == "child_loader":
-            where = f" at {event['call_site']}" if event.get("call_site") else ""
-            note = (f"a DataLoader was built{where} in a child process (pid {event['pid']}) the probe does not hook; "
-                    "it was not measured")
-            if note not in notes:
-                notes.append(note)
-        elif kind == "write":
-            writes.append(event)
-        elif kind == "script_end":
-            outcome = event
-        elif kind == "done":
-            finished = True
-    if status == "completed" and not finished:
+        built.add(event)
+    loaders, results, outcome = built.loaders, built.results, built.outcome
+    if status == "completed" and not built.finished:
         status = "crashed"
     if status == "completed" and outcome is not None and outcome.get("how") == "timeout":
         status = "timeout"  # the harness's own budget ran out: the run did not finish either
@@ -412,7 +456,7 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
                                                                                     spans.get(loader.id))]
     labels = {loader.id: f"loader {loader.id} at {loader.call_site}" for loader in loaders.values()}
     reason = _not_reached_reason(status, loaders, log)
-    if not loaders and any(event["event"] == "child_loader" for event in log.events):
+    if not loaders and built.child_loaders:
         reason = "the script built its loaders in a child process, which the probe does not measure"
     masked = {loader.id: loader.construction_error for loader in loaders.values() if loader.construction_error}
     unclaimed, used = attach_verdicts(findings, results, reason, spans, labels, masked)
@@ -423,7 +467,7 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
             loaders[result.loader].results.append(result)
     all_findings = list(findings) + runtime_findings(unclaimed)
     report = ProbeReport(target, status, story, all_findings, list(loaders.values()), duration,
-                         log.last_step, stderr_tail=stderr_tail, writes=writes, notes=notes)
+                         log.last_step, stderr_tail=stderr_tail, writes=built.writes, notes=built.notes)
     report.could_not_run = not loaders
     if report.could_not_run and outcome is not None and outcome.get("ranks") == 0:
         ended = "started no rank in time" if status == "timeout" else "ended before any rank ran the script"
