@@ -295,11 +295,13 @@ class FileGuard:
         if not self.busy and flags & _WRITE_FLAGS:
             if not self.allowed(path, dir_fd, follow=not flags & getattr(os, "O_NOFOLLOW", 0)):
                 self.stop("os.open", _shown(path))
-        return self.passing(lambda: self.original_os_open(path, flags, mode, dir_fd=dir_fd))
+        fd: int = self.passing(lambda: self.original_os_open(path, flags, mode, dir_fd=dir_fd))
+        return fd
 
     def mkdir(self, path: Any, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
         if self.busy or self.allowed(path, dir_fd, follow=False):
-            return self.passing(lambda: self.original_mkdir(path, mode, dir_fd=dir_fd))
+            self.passing(lambda: self.original_mkdir(path, mode, dir_fd=dir_fd))
+            return None
         if dir_fd not in _AT_FDCWD:
             self.stop("os.mkdir", _shown(path))  # relative to a directory of the user's: nowhere to redirect
         if os.path.exists(path):

@@ -54,7 +54,7 @@ def launcher_command(launcher: str | None, nproc_per_node: int | None) -> list[s
     return argv
 
 
-def stop_launcher(command: list[str], process: subprocess.Popen, patience: float = 3.0) -> None:
+def stop_launcher(command: list[str], process: subprocess.Popen[bytes], patience: float = 3.0) -> None:
     """Before the job is killed (a hung rank, a timeout, Ctrl-C): let srun end its job step itself.
     Its tasks are slurmd's children, not its own: a srun killed outright leaves them running, and
     the job it made holding the node; on SIGTERM it cancels the step and exits (0.2 s on a local

@@ -139,7 +139,7 @@ class ProcessTree:
         self.job: JobObject | None = None  # on Windows
         self.notes: list[str] = []  # what the cleanup had to do without, for the report
 
-    def contain(self, process: subprocess.Popen) -> None:
+    def contain(self, process: subprocess.Popen[bytes]) -> None:
         """Right after the root process starts: where the platform has job objects, put it in one."""
         if not PLATFORM.job_object:
             return
@@ -227,7 +227,7 @@ def _running(process: Any) -> bool:
     import psutil
 
     try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+        return bool(process.is_running() and process.status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
 

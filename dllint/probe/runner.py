@@ -192,7 +192,8 @@ def run_probe(
     return report
 
 
-def prove_recommendations(report: ProbeReport, rerun, distributed: bool = False) -> None:
+def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]], ProbeReport],
+                          distributed: bool = False) -> None:
     """One settings block per loader that earns one; then the script again with the blocks applied.
 
     ``rerun(overrides)`` runs the script in measure-only mode with each block
@@ -239,7 +240,8 @@ def prove_recommendations(report: ProbeReport, rerun, distributed: bool = False)
         loader.recommendation = recommendation.measured(loader.step, after)
 
 
-def _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals: StopSignals,
+def _run(target: str, spec: dict[str, Any], script_args: list[str], findings: list[Finding], timeout: float,
+         settings: Settings, workdir: str, progress: bool, signals: StopSignals,
          extra: dict[str, Any] | None = None, *, watchdog: Watchdog | None = None) -> ProbeReport:
     spec = {**spec, **(extra or {})}
     # The script writes in scratch/ only (temporary files, redirected writes); workdir's own files are the probe's.
@@ -435,7 +437,8 @@ class ReportBuilder:
         self.finished = True
 
 
-def build_report(target, log: EventLog, findings, status, duration, timeout, stderr_tail) -> ProbeReport:
+def build_report(target: str, log: EventLog, findings: list[Finding], status: str, duration: float, timeout: float,
+                 stderr_tail: list[str]) -> ProbeReport:
     built = ReportBuilder()
     for event in log.events:
         built.add(event)
@@ -504,7 +507,8 @@ def _not_reached_reason(status: str, loaders: dict[int, LoaderReport], log: Even
     return "the script never built or iterated the loader this finding is about"
 
 
-def _script_outcome(status, outcome, timeout, log: EventLog, stderr_tail, built_loader: bool) -> str:
+def _script_outcome(status: str, outcome: dict[str, Any] | None, timeout: float, log: EventLog, stderr_tail: list[str],
+                    built_loader: bool) -> str:
     if status == "timeout":
         where = f" while running {log.last_step}" if log.last_step else ""
         return f"timed out after {timeout:g} s{where}; all its processes were killed"
