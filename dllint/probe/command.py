@@ -13,6 +13,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,6 +22,10 @@ from dllint.findings import Finding
 from dllint.output import RunSummary, render
 from dllint.probe.errors import ProbeError, ProbeInterrupted
 from dllint.probe.notebook_target import NotebookPositions, is_notebook
+
+if TYPE_CHECKING:
+    from dllint.project import ProjectIndex
+    from dllint.probe.report import ProbeReport
 
 EXIT_CANNOT_RUN = 2
 EXIT_SIGNAL_BASE = 128
@@ -58,7 +63,7 @@ def static_source(target: str) -> str | None:
     return target if Path(target).is_file() else None
 
 
-def _project_index(source: str, linter: Linter):
+def _project_index(source: str, linter: Linter) -> ProjectIndex:
     from dllint.project import ProjectIndex, find_project_root
 
     root = find_project_root([source])
@@ -66,7 +71,7 @@ def _project_index(source: str, linter: Linter):
     return ProjectIndex(root, linter.settings)
 
 
-def static_findings(source: str, linter: Linter, index=None) -> list[Finding]:
+def static_findings(source: str, linter: Linter, index: ProjectIndex | None = None) -> list[Finding]:
     """The target's findings, linted knowing its project (the project's root, else the
     script's folder): values read from its config files resolve, and the probe can name
     the config key to change."""
@@ -84,7 +89,7 @@ def static_findings(source: str, linter: Linter, index=None) -> list[Finding]:
 MOST_IMPORTED_MODULES = 30
 
 
-def imported_project_files(source: str, index) -> list[str]:
+def imported_project_files(source: str, index: ProjectIndex) -> list[str]:
     """The project's own modules ``source`` imports, directly or through each other."""
     seen, queue = {os.path.realpath(source)}, [source]
     found: list[str] = []
@@ -116,7 +121,7 @@ def target_findings(source: str, linter: Linter) -> tuple[list[Finding], set[str
     return findings, linted
 
 
-def judge_call_site_files(report, linted: set[str], linter: Linter) -> None:
+def judge_call_site_files(report: ProbeReport, linted: set[str], linter: Linter) -> None:
     """Lint the files where the probed loaders were built that were not linted before the run (a
     module imported dynamically), and give their findings the verdicts measured there."""
     from dllint.probe.pairing import attach_verdicts
@@ -145,7 +150,7 @@ def judge_call_site_files(report, linted: set[str], linter: Linter) -> None:
     report.findings = kept + new
 
 
-def exit_code(report, findings: list[Finding]) -> int:
+def exit_code(report: ProbeReport, findings: list[Finding]) -> int:
     if report.signal is not None:
         return EXIT_SIGNAL_BASE + report.signal
     if report.could_not_run or report.status in UNFINISHED:
