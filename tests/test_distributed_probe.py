@@ -286,6 +286,7 @@ def test_two_children_of_the_same_rank_keep_their_loaders_apart(tmp_path):
     from dllint.probe.report import LoaderReport
 
     events = tmp_path / "events.jsonl"
+    events.touch()  # the runner makes it; ranks only append
     for slot in (0, 2):  # rank 0 of a first and of a second spawn call
         stream = RankEvents(str(events), str(tmp_path), 0, slot)
         stream.write(json.dumps({"event": "loader", "id": 1, "call_site": "train.py:5"}) + "\n")

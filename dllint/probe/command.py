@@ -1,8 +1,10 @@
 """``dllint --probe TARGET [-- ARGS]``: lint the target, run it under the probe, print verdicts.
 
 Exit status: 0 no finding, 1 findings, 2 the probe could not run the script
-(bad target, or the script ended before building any DataLoader), 128 + N when
-dllint was stopped by signal N (130 for Ctrl-C, 143 for SIGTERM).
+(bad target, or the script ended before building any DataLoader) or did not
+finish (it timed out, or its own process died): then no "All checks passed!",
+whatever it found; 128 + N when dllint was stopped by signal N (130 for Ctrl-C,
+143 for SIGTERM).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,8 +23,13 @@ from dllint.output import RunSummary, render
 from dllint.probe.errors import ProbeError, ProbeInterrupted
 from dllint.probe.notebook_target import NotebookPositions, is_notebook
 
+if TYPE_CHECKING:
+    from dllint.project import ProjectIndex
+    from dllint.probe.report import ProbeReport
+
 EXIT_CANNOT_RUN = 2
 EXIT_SIGNAL_BASE = 128
+UNFINISHED = ("timeout", "crashed")  # probe statuses whose run-time checks are incomplete
 
 
 @dataclass
@@ -55,7 +63,7 @@ def static_source(target: str) -> str | None:
     return target if Path(target).is_file() else None
 
 
-def _project_index(source: str, linter: Linter):
+def _project_index(source: str, linter: Linter) -> ProjectIndex:
     from dllint.project import ProjectIndex, find_project_root
 
     root = find_project_root([source])
@@ -63,7 +71,7 @@ def _project_index(source: str, linter: Linter):
     return ProjectIndex(root, linter.settings)
 
 
-def static_findings(source: str, linter: Linter, index=None) -> list[Finding]:
+def static_findings(source: str, linter: Linter, index: ProjectIndex | None = None) -> list[Finding]:
     """The target's findings, linted knowing its project (the project's root, else the
     script's folder): values read from its config files resolve, and the probe can name
     the config key to change."""
@@ -81,7 +89,7 @@ def static_findings(source: str, linter: Linter, index=None) -> list[Finding]:
 MOST_IMPORTED_MODULES = 30
 
 
-def imported_project_files(source: str, index) -> list[str]:
+def imported_project_files(source: str, index: ProjectIndex) -> list[str]:
     """The project's own modules ``source`` imports, directly or through each other."""
     seen, queue = {os.path.realpath(source)}, [source]
     found: list[str] = []
@@ -113,7 +121,7 @@ def target_findings(source: str, linter: Linter) -> tuple[list[Finding], set[str
     return findings, linted
 
 
-def judge_call_site_files(report, linted: set[str], linter: Linter) -> None:
+def judge_call_site_files(report: ProbeReport, linted: set[str], linter: Linter) -> None:
     """Lint the files where the probed loaders were built that were not linted before the run (a
     module imported dynamically), and give their findings the verdicts measured there."""
     from dllint.probe.pairing import attach_verdicts
@@ -142,11 +150,11 @@ def judge_call_site_files(report, linted: set[str], linter: Linter) -> None:
     report.findings = kept + new
 
 
-def exit_code(report, findings: list[Finding]) -> int:
+def exit_code(report: ProbeReport, findings: list[Finding]) -> int:
     if report.signal is not None:
         return EXIT_SIGNAL_BASE + report.signal
     # A probe that crashed or ran out of time measured less than it says: never a clean exit.
-    if report.could_not_run or report.status in ("crashed", "timeout"):
+    if report.could_not_run or report.status in UNFINISHED:
         return EXIT_CANNOT_RUN
     return 1 if findings else 0
 
@@ -185,7 +193,12 @@ def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: 
         click.echo(report.render_text())
         click.echo("")
     code = exit_code(report, findings)
-    if code == EXIT_CANNOT_RUN and not findings and fmt == "text":
+    if code == EXIT_CANNOT_RUN and report.status in UNFINISHED and fmt == "text":
+        if findings:
+            click.echo(render(fmt, summary))
+        click.echo(f"dllint: the probe did not finish ({report.script_outcome}); its run-time checks are incomplete",
+                   err=True)
+    elif code == EXIT_CANNOT_RUN and not findings and fmt == "text":
         click.echo("dllint: the probe could not run the script (see above); nothing was checked at run time", err=True)
     else:
         click.echo(render(fmt, summary))

@@ -49,13 +49,13 @@ def _wrap(module: Any) -> None:
         return
 
     @functools.wraps(original)
-    def __init__(loader, *args, **kwargs):
+    def __init__(loader: Any, *args: Any, **kwargs: Any) -> None:
         if not _bootstrapping() and module.get_worker_info() is None and not _probed_as_rank():
             from dllint.probe.callsite import find_call_site
 
             site = find_call_site(loader)
             _report(site.label() if site else None)
-        return original(loader, *args, **kwargs)
+        original(loader, *args, **kwargs)
 
     __init__._dllint_watched = True  # type: ignore[attr-defined]
     loader_class.__init__ = __init__

@@ -63,7 +63,7 @@ def describe_error(outcome: dict[str, Any], built_loader: bool) -> str:
 
 def describe_outcome(outcome: dict[str, Any], built_loader: bool) -> str:
     """The line for a run whose harness reported how the script ended."""
-    how, detail = outcome["how"], outcome["detail"]
+    how, detail = str(outcome["how"]), str(outcome["detail"])
     if how == "launcher":  # a launcher (main's --launcher) that failed before any rank ran: its own words
         return detail
     if how == "error":

@@ -28,16 +28,21 @@ removed. Outside it:
 
 **The probe's own files** (its configuration and events, next to the scratch
 directory) can be written only by the probe's own code: the script cannot
-remove, replace or redirect them. Other processes append events through a
-descriptor opened with ``O_NOFOLLOW`` and never create the file.
+remove, replace or redirect them. Every process appends events through a
+descriptor opened for each line (``O_NOFOLLOW``, never creating the file) and
+closed again (:class:`EventFile`): none stays open for the script to forge lines
+through. The variables that name these files and dllint's pid are taken when the
+guard is installed (:func:`trusted_values`) and given to every program the
+script starts as they were, whatever the script set since.
 
 This is a guard against the accidents of ordinary training scripts, not a
 sandbox against hostile code. Not covered: writes made by native code that
 CPython never sees (an HDF5 or LMDB library writing through its own C calls,
 ``mmap`` of a file opened earlier), programs other than Python the script
-starts, and code that kept a reference to an ``os`` function from before the
-guard (a relative ``os.open(..., dir_fd=)`` there is judged against the current
-directory). Every attempt is recorded as a ``write`` event for the report.
+starts (and the environment they give a Python they start), and code that kept a
+reference to an ``os`` function from before the guard (a relative
+``os.open(..., dir_fd=)`` there is judged against the current directory; ``posix.open``
+is wrapped with ``os.open``). Every attempt is recorded as a ``write`` event for the report.
 """
 
 from __future__ import annotations
@@ -62,6 +67,8 @@ SCRATCH_ENV = "DLLINT_PROBE_SCRATCH"
 EVENTS_ENV = "DLLINT_PROBE_EVENTS"
 PROTECTED_ENV = "DLLINT_PROBE_PROTECTED"  # dllint's pid: the script may not signal it (SIGSTOP would stop its clock)
 SCRATCH_NAME = "scratch"  # the script's directory, inside the probe's own
+# The variables that say where the probe's files are and whom not to signal: every child gets them as the probe set them.
+OWN_VARIABLES = (SCRATCH_ENV, EVENTS_ENV, PROTECTED_ENV)
 
 # Experiment trackers switched off through their documented environment variables.
 TRACKER_ENVIRONMENT = {
@@ -288,11 +295,13 @@ class FileGuard:
         if not self.busy and flags & _WRITE_FLAGS:
             if not self.allowed(path, dir_fd, follow=not flags & getattr(os, "O_NOFOLLOW", 0)):
                 self.stop("os.open", _shown(path))
-        return self.passing(lambda: self.original_os_open(path, flags, mode, dir_fd=dir_fd))
+        fd: int = self.passing(lambda: self.original_os_open(path, flags, mode, dir_fd=dir_fd))
+        return fd
 
     def mkdir(self, path: Any, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
         if self.busy or self.allowed(path, dir_fd, follow=False):
-            return self.passing(lambda: self.original_mkdir(path, mode, dir_fd=dir_fd))
+            self.passing(lambda: self.original_mkdir(path, mode, dir_fd=dir_fd))
+            return None
         if dir_fd not in _AT_FDCWD:
             self.stop("os.mkdir", _shown(path))  # relative to a directory of the user's: nowhere to redirect
         if os.path.exists(path):
@@ -425,6 +434,8 @@ def _user_location() -> str | None:
 
 
 _active: FileGuard | None = None
+_trusted: dict[str, str] = {}
+_OS_OPEN = os.open  # taken before the guard wraps it: the probe's own appends are not the script's
 
 
 def active() -> FileGuard | None:
@@ -438,6 +449,8 @@ def install(scratch: str, report: Callable[[dict[str, Any]], None] | None = None
         if report is not None:
             _active.report = report
         return _active
+    _trusted.update({name: os.environ[name] for name in OWN_VARIABLES if name in os.environ})
+    _trusted[SCRATCH_ENV] = scratch
     guard = FileGuard(scratch, report or _event_file_reporter())
     builtins.open = io.open = guard.open
     replace_os_function("open", guard.os_open)  # tempfile, shutil.rmtree's fd walk
@@ -459,6 +472,10 @@ def replace_os_function(name: str, wrapper: Callable[..., Any]) -> None:
         if original in supports:
             supports.add(wrapper)
     setattr(os, name, wrapper)
+    # posix.open is os.open under another name, and its audit event carries no dir_fd: wrapped there too.
+    native = sys.modules.get(os.name)
+    if native is not None and getattr(native, name, None) is original:
+        setattr(native, name, wrapper)
 
 
 def guard_torch_save(guard: FileGuard) -> None:
@@ -526,33 +543,59 @@ def after_import(name: str, callback: Callable[[Any], None]) -> None:
         sys.meta_path.insert(0, _AfterImport(name, callback))
 
 
-def _event_file_reporter() -> Callable[[dict[str, Any]], None]:
-    """A reporter for processes other than the harness: append to the events file.
+class EventFile:
+    """The events file, opened for each write and closed again.
 
-    The file is opened without following a symlink and never created: it is the
-    probe's, made by the harness before the script ran.
+    No descriptor of it stays open while the script runs: the script cannot write
+    forged lines through one, nor close it under the probe (a script that closes
+    every descriptor). Opened without following a symlink and never created: the
+    file is the probe's, made by the runner before the script ran.
     """
-    path = os.environ.get(EVENTS_ENV)
 
-    def report(event: dict[str, Any]) -> None:
-        if not path:
-            return
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def write(self, text: str, /) -> int:
+        data = text.encode("utf-8")
         guard = _active
-        flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        line = (json.dumps(event, default=repr) + "\n").encode("utf-8")
         try:
-            opener = guard.original_os_open if guard is not None else os.open
-            fd = guard.passing(lambda: opener(path, flags)) if guard is not None else opener(path, flags)
-        except OSError:
-            return
-        try:
-            os.write(fd, line)
-        except OSError:
+            guard.passing(lambda: self._append(data)) if guard is not None else self._append(data)
+        except OSError:  # the file is gone (the run is over): nothing to tell
             pass
+        return len(text)
+
+    def _append(self, data: bytes) -> None:
+        flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        fd = _OS_OPEN(self.path, flags)
+        try:
+            os.write(fd, data)
         finally:
             os.close(fd)
 
+    def flush(self) -> None:
+        """Every write is complete when it returns."""
+
+    def close(self) -> None:
+        """Nothing stays open."""
+
+
+def _event_file_reporter() -> Callable[[dict[str, Any]], None]:
+    """A reporter for processes other than the harness: append to the events file the
+    probe named when this process started (:func:`trusted_values`), not one the script named since."""
+    path = trusted_values().get(EVENTS_ENV) or os.environ.get(EVENTS_ENV)
+
+    def report(event: dict[str, Any]) -> None:
+        if path:
+            EventFile(path).write(json.dumps(event, default=repr) + "\n")
+
     return report
+
+
+def trusted_values() -> dict[str, str]:
+    """The probe's own variables (scratch, events, dllint's pid) as they were when the guard was
+    installed, before the script's first line: children get these, whatever the script did to
+    ``os.environ`` or to the environment it passes (:func:`dllint.probe.interpreters.probe_environment`)."""
+    return dict(_trusted)
 
 
 def install_from_environment() -> FileGuard | None:

@@ -41,7 +41,7 @@ import dllint.probe.guard as guard
 import dllint.probe.notebook_target as notebook_target
 import dllint.probe.ranks as ranks
 from dllint.probe.callsite import find_call_site, is_library_file, library_builder, site_key
-from dllint.probe.checks import all_checks, check_for
+from dllint.probe.checks import all_checks
 from dllint.probe.context import EventStream, ProbeContext, Settings, StaticFinding
 from dllint.probe.internals import (
     bound_index_sampler,
@@ -404,7 +404,7 @@ class Harness:
         """A loader the real step waits on, that no finding had swept: sweep it, so that its recommended
         num_workers is measured. Its results inform the recommendation only (advisory): the runtime DL203
         finding is the data wait's (:meth:`judge_data_wait`)."""
-        sweep = check_for("DL203")
+        sweep = sweeping_check()
         if sweep is None or site.swept or not waits_on_data(summary):
             return
         self.ctx.forced.setdefault(site.id, set()).add("DL203" if site.num_workers == 0 else "DL202")
@@ -423,7 +423,7 @@ class Harness:
                 # Costly measurements would only repeat the same failure, many times.
                 self.skip_check(check, site, skipped(f"the first batch failed: {site.first_batch.error}"))
                 continue
-            if check is check_for("DL202") and self.ctx.requested(site, check.CODES):
+            if getattr(check, "SWEEPS_WORKERS", False) and self.ctx.requested(site, check.CODES):
                 site.swept = True
             self.run_check(check, "on_first_iteration", site)
         if not site.first_batch.error and self.measures_step():
@@ -577,6 +577,12 @@ class Harness:
             return {"how": "error", "detail": describe_failure(error), "location": user_location(error.__traceback__),
                     "type": type(error).__name__, **self.ending(error)}
         return {"how": "finished", "detail": "the script ran to its end", **self.ending(None)}
+
+
+def sweeping_check() -> Any:
+    """The check that declares the capability ``SWEEPS_WORKERS`` (the num_workers sweep), if any:
+    the harness asks for a capability, never for a rule code."""
+    return next((check for check in all_checks() if getattr(check, "SWEEPS_WORKERS", False)), None)
 
 
 def _length(original_len, index_sampler, loader) -> int | None:

@@ -15,6 +15,7 @@ import sys
 
 import dllint.probe.descendants as descendants
 import dllint.probe.rank_children as rank_children
+from dllint.probe.guard import EventFile
 from dllint.probe.harness import die_with_parent, install_harness
 from dllint.probe.measure import describe_error
 
@@ -24,7 +25,7 @@ def main(config_path: str) -> None:
     os.environ[descendants.ROLE_ENV] = "descendant"  # processes started from here report the loaders they build
     with open(config_path, encoding="utf-8") as stream:
         config = json.load(stream)
-    events = open(config["events"], "a", encoding="utf-8")  # noqa: SIM115 - closed by os._exit's flush below
+    events = EventFile(config["events"])  # no descriptor the script could write through or close
     harness = install_harness(config, events)
     ctx = harness.ctx
     rank_children.hook_children(harness, config)
@@ -40,7 +41,6 @@ def main(config_path: str) -> None:
     ctx.emit({"event": "done"})
     sys.stdout.flush()
     sys.stderr.flush()
-    events.close()
     # Skip interpreter shutdown: the user's threads or atexit handlers must not keep us alive.
     os._exit(0)
 

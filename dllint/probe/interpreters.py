@@ -27,7 +27,14 @@ import sys
 from typing import Any, NamedTuple
 
 from dllint.probe.descendants import ROLE_ENV
-from dllint.probe.guard import EVENTS_ENV, PROTECTED_ENV, SCRATCH_ENV, TRACKER_ENVIRONMENT, replace_os_function
+from dllint.probe.guard import (
+    EVENTS_ENV,
+    PROTECTED_ENV,
+    SCRATCH_ENV,
+    TRACKER_ENVIRONMENT,
+    replace_os_function,
+    trusted_values,
+)
 
 BOOT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot")
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -110,20 +117,22 @@ def _guarded_by_environment(environment: dict[str, str]) -> bool:
 
 
 def probe_environment(environment: dict[str, str]) -> dict[str, str]:
-    """``environment`` with the probe's variables put back where it lost them."""
-    if environment.get(SCRATCH_ENV) == os.environ.get(SCRATCH_ENV):
-        return environment
+    """``environment`` with the probe's variables put back where it lost them, and the probe's
+    own (scratch, events, dllint's pid) always as the probe set them (:func:`guard.trusted_values`):
+    a script that changes them in ``os.environ`` or in a child's environment cannot point the
+    child's guard at a file or directory of its own."""
+    trusted = trusted_values()
     restored = dict(environment)
-    for name in PROBE_VARIABLES:
-        if name in os.environ:
-            restored[name] = os.environ[name]
-    return restored
+    if environment.get(SCRATCH_ENV) != trusted.get(SCRATCH_ENV, os.environ.get(SCRATCH_ENV)):
+        restored.update({name: os.environ[name] for name in PROBE_VARIABLES if name in os.environ})
+    restored.update(trusted)
+    return environment if restored == environment else restored
 
 
 def guarded_command(argv: list[Any], environment: dict[str, str]) -> tuple[list[Any], dict[str, str]] | None:
     """The command line and environment that start this Python child with the guard, or None when
     the environment guards it already (or the command line is not one to touch)."""
-    if os.environ.get(SCRATCH_ENV) is None or not argv:
+    if not (trusted_values() or os.environ.get(SCRATCH_ENV)) or not argv:
         return None
     restored = probe_environment(environment)
     words = [os.fsdecode(word) for word in argv]
@@ -183,9 +192,12 @@ def _environment_dict(env: Any) -> dict[str, str]:
 
 
 def _rewrite(executables: list[Any], argv: Any, env: Any) -> tuple[Any, Any]:
-    if not any(is_python(executable) for executable in executables):
-        return argv, env
-    changed = guarded_command(list(argv), _environment_dict(env))
+    current = _environment_dict(env)
+    if any(is_python(executable) for executable in executables):
+        changed = guarded_command(list(argv), current)
+    else:  # any other program: the probe's own variables as the probe set them, for the Python it may start
+        restored = probe_environment(current) if trusted_values() else current
+        changed = None if restored is current else (list(argv), restored)
     if changed is None:
         return argv, env
     new_argv, environment = changed

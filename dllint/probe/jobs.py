@@ -54,7 +54,7 @@ def launcher_command(launcher: str | None, nproc_per_node: int | None) -> list[s
     return argv
 
 
-def stop_launcher(command: list[str], process: subprocess.Popen, patience: float = 3.0) -> None:
+def stop_launcher(command: list[str], process: subprocess.Popen[bytes], patience: float = 3.0) -> None:
     """Before the job is killed (a hung rank, a timeout, Ctrl-C): let srun end its job step itself.
     Its tasks are slurmd's children, not its own: a srun killed outright leaves them running, and
     the job it made holding the node; on SIGTERM it cancels the step and exits (0.2 s on a local
@@ -138,6 +138,9 @@ def job_outcome(directory: str, returncode: int | None, hung: dict[int, str], la
         else:
             where = f" at {outcome['location']}" if outcome.get("location") else ""
             lines.append((0 if outcome["how"] == "error" else 2, outcome["how"], f"rank {rank}: {outcome['detail']}{where}"))
+    if not lines and returncode is None:
+        return {"how": "launcher", "detail": "the launcher was still running, with no rank started, when the probe "
+                "killed it", "location": None, "ranks": 0}
     if not lines:
         said = f"; it said: {launcher_words[-1]}" if launcher_words else ""
         return {"how": "launcher", "detail": f"the launcher exited with status {returncode} before any rank ran the script{said}",

@@ -167,7 +167,7 @@ def _host() -> str:
 
 
 # -- the job's store: the ranks of other nodes hand their records to global rank 0 ----------------
-def job_store(timeout: float = 10.0):
+def job_store(timeout: float = 10.0) -> Any:
     """A client of the launcher's store, or None (no agent store: the single-node files suffice)."""
     if os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() != "true":
         return None
@@ -182,7 +182,7 @@ def job_store(timeout: float = 10.0):
         return None
 
 
-def share_across_nodes(place: RankPlace, directory: str, events, config: dict[str, Any]) -> None:
+def share_across_nodes(place: RankPlace, directory: str, events: Any, config: dict[str, Any]) -> None:
     """A rank on another node than rank 0 hands in its records; rank 0 takes them in (only when
     the job spans nodes: on one node the scratch directory already holds every rank's)."""
     if place.world <= place.local_world:
@@ -210,7 +210,7 @@ def share_across_nodes(place: RankPlace, directory: str, events, config: dict[st
         events.append_lines(store.get(f"{key}events/{rank}").decode("utf-8").splitlines())
 
 
-def _wait_for(store, key: str, deadline: float) -> bool:
+def _wait_for(store: Any, key: str, deadline: float) -> bool:
     while time.monotonic() < deadline:
         if store.check([key]):
             return True

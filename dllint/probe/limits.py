@@ -11,6 +11,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from typing import Any
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -46,7 +47,7 @@ def time_limit(seconds: float, what: str) -> Iterator[None]:
         yield
         return
 
-    def on_alarm(signum, frame):  # noqa: ARG001 - signal handler signature
+    def on_alarm(signum: int, frame: Any) -> None:  # noqa: ARG001 - signal handler signature
         raise MeasurementTimeout(f"{what} took longer than {seconds:.1f} s")
 
     previous = signal.signal(signal.SIGALRM, on_alarm)

@@ -139,7 +139,7 @@ class ProcessTree:
         self.job: JobObject | None = None  # on Windows
         self.notes: list[str] = []  # what the cleanup had to do without, for the report
 
-    def contain(self, process: subprocess.Popen) -> None:
+    def contain(self, process: subprocess.Popen[bytes]) -> None:
         """Right after the root process starts: where the platform has job objects, put it in one."""
         if not PLATFORM.job_object:
             return
@@ -227,7 +227,7 @@ def _running(process: Any) -> bool:
     import psutil
 
     try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+        return bool(process.is_running() and process.status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
 
@@ -241,6 +241,31 @@ def _kill_group(pgid: int) -> None:
 
 
 # -- the watchdog: cleanup that survives a SIGKILLed dllint ----------------------------------------
+
+
+def _group_members(groups: set[int]) -> list[Any]:
+    import psutil
+
+    members = []
+    for pid in (pid for pgid in (groups if PLATFORM.process_groups else ()) for pid in _live_group_members(pgid)):
+        try:
+            members.append(psutil.Process(pid))
+        except psutil.Error:  # gone while we looked
+            continue
+    return members
+
+
+def _with_descendants(processes: list[Any]) -> list[Any]:
+    """``processes`` and every descendant of theirs still attached (one that left its group, say)."""
+    import psutil
+
+    found = {process.pid: process for process in processes}
+    for process in processes:
+        try:
+            found.update((child.pid, child) for child in process.children(recursive=True))
+        except psutil.Error:
+            continue
+    return list(found.values())
 
 
 def marked_processes(marker: tuple[str, str]) -> list[Any]:
@@ -272,10 +297,18 @@ class Watchdog:
         )
         os.close(read)
 
+    def group(self, pgid: int) -> None:
+        """A process group the probe started (the harness's, the launcher's): if dllint dies, the
+        watchdog kills all of it, members started after its last look included."""
+        try:
+            os.write(self.pipe, b"group %d\n" % pgid)
+        except OSError:
+            pass
+
     def release(self) -> None:
         """dllint cleaned up itself: the watchdog leaves without doing anything."""
         try:
-            os.write(self.pipe, b"done")
+            os.write(self.pipe, b"done\n")
             os.close(self.pipe)
         except OSError:
             pass
@@ -288,18 +321,30 @@ class Watchdog:
 
 def watch(parent: int, workdir: str, marker: tuple[str, str], commands: Any) -> None:
     """Until dllint (``parent``) says done or dies: record its descendants. If it died without
-    saying done, kill every process it started and every process bearing the probe's marker,
-    then remove ``workdir``. ``commands`` is the pipe's read end (EOF when dllint dies)."""
+    saying done, kill the process groups it named, every process it started and every process
+    bearing the probe's marker, with their descendants, then remove ``workdir``. ``commands`` is
+    the pipe's read end: lines ``group PGID`` and ``done`` (EOF when dllint dies).
+
+    The groups are what a poll cannot miss: a process the script started a moment before dllint
+    died (after the last look at its descendants), with an emptied environment, is still in the
+    harness's process group, unless it left it in that moment."""
     import shutil
     import threading
 
     import psutil
 
     said: list[bytes] = []
+    groups: set[int] = set()
     ended = threading.Event()
 
     def listen() -> None:  # a blocking read in a thread: select() takes no pipe on Windows
-        said.append(commands.read(4))
+        for line in commands:
+            word, _, value = line.strip().partition(b" ")
+            if word == b"group" and value.isdigit():
+                groups.add(int(value))
+            elif word == b"done":
+                said.append(word)
+                break
         ended.set()
 
     threading.Thread(target=listen, daemon=True).start()
@@ -315,8 +360,10 @@ def watch(parent: int, workdir: str, marker: tuple[str, str], commands: Any) -> 
         return
     deadline = time.monotonic() + KILL_PATIENCE
     while time.monotonic() < deadline:
-        living = [process for process in [*seen.values(), *marked_processes(marker)]
-                  if process.pid != os.getpid() and _running(process)]
+        for pgid in groups:
+            _kill_group(pgid)
+        known = [*seen.values(), *marked_processes(marker), *_group_members(groups)]
+        living = [process for process in _with_descendants(known) if process.pid != os.getpid() and _running(process)]
         if not living:
             break
         for process in living:

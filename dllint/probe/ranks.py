@@ -25,6 +25,7 @@ import os
 from typing import Any
 
 from dllint.probe.callsite import site_key as call_site_key
+from dllint.probe.guard import EventFile
 
 # A rank's loader n is (slot + 1) * ID_STRIDE + n in the report. The slot is the rank under the
 # launcher; children the script starts get slots in the order they start (two spawn calls give
@@ -78,7 +79,7 @@ class RankEvents:
     parent) tells how every rank ended."""
 
     def __init__(self, events_path: str, directory: str, rank: int, slot: int, keep: bool = False) -> None:
-        self.stream = open(events_path, "a", encoding="utf-8")  # noqa: SIM115 - closed with the rank
+        self.stream = EventFile(events_path)  # no descriptor left open for the script to write through
         self.directory = directory
         self.rank = rank
         self.slot = slot

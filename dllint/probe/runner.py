@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict
+from collections.abc import Callable
 from typing import Any
 
 from dllint.findings import Finding
@@ -26,6 +27,8 @@ from dllint.probe.context import Settings
 from dllint.probe.crashes import crash_results
 from dllint.probe.interpreters import BOOT_DIR, PACKAGE_ROOT
 from dllint.probe.endings import describe_outcome
+import dllint.probe.events as events
+from dllint.probe.events import parse_event, printable
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.callsite import site_key
 from dllint.probe.pairing import attach_verdicts, runtime_findings
@@ -97,12 +100,10 @@ class EventLog:
         complete = chunk[: chunk.rfind("\n") + 1]  # a line still being written waits for the next poll
         self.offset += len(complete.encode("utf-8"))
         for line in complete.splitlines():
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            self.events.append(event)
-            self._display(event)
+            event = parse_event(line)
+            if event is not None:
+                self.events.append(event)
+                self._display(event)
 
     def _display(self, event: dict[str, Any]) -> None:
         kind = event["event"]
@@ -173,10 +174,11 @@ def run_probe(
     watchdog = Watchdog(workdir, (guard.SCRATCH_ENV, os.path.join(workdir, guard.SCRATCH_NAME)))
     try:
         with StopSignals() as signals:
-            report = _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals)
+            report = _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals,
+                          watchdog=watchdog)
             if report.status == "completed":
                 rerun = functools.partial(_run, target, spec, script_args, [], timeout, settings,
-                                          os.path.join(workdir, "rerun"), progress, signals)
+                                          os.path.join(workdir, "rerun"), progress, signals, watchdog=watchdog)
                 prove_recommendations(report, rerun, distributed=bool(spec.get("launcher")))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -190,7 +192,8 @@ def run_probe(
     return report
 
 
-def prove_recommendations(report: ProbeReport, rerun, distributed: bool = False) -> None:
+def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]], ProbeReport],
+                          distributed: bool = False) -> None:
     """One settings block per loader that earns one; then the script again with the blocks applied.
 
     ``rerun(overrides)`` runs the script in measure-only mode with each block
@@ -237,8 +240,9 @@ def prove_recommendations(report: ProbeReport, rerun, distributed: bool = False)
         loader.recommendation = recommendation.measured(loader.step, after)
 
 
-def _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals: StopSignals,
-         extra: dict[str, Any] | None = None) -> ProbeReport:
+def _run(target: str, spec: dict[str, Any], script_args: list[str], findings: list[Finding], timeout: float,
+         settings: Settings, workdir: str, progress: bool, signals: StopSignals,
+         extra: dict[str, Any] | None = None, *, watchdog: Watchdog | None = None) -> ProbeReport:
     spec = {**spec, **(extra or {})}
     # The script writes in scratch/ only (temporary files, redirected writes); workdir's own files are the probe's.
     scratch = os.path.join(workdir, guard.SCRATCH_NAME)
@@ -279,7 +283,11 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
             command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=environment,
             start_new_session=True,  # its own process group, killed as one
         )
+        if watchdog is not None:  # its process group dies with a SIGKILLed dllint, members started a moment ago too
+            watchdog.group(process.pid)
         last_watch = 0.0
+        never_ready = False
+        returncode: int | None = None  # the root process's own exit, before the probe killed anything
         try:
             tree.contain(process)
             while process.poll() is None:
@@ -291,7 +299,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
                     if hangs is not None and hangs.check():
                         break
                 if log.ready_at is None and now - started > timeout + STARTUP_SECONDS:
-                    status = "timeout"
+                    status, never_ready = "timeout", True
                     log.last_step = log.last_step or "importing torch"
                     break
                 if log.ready_at is not None and now - log.ready_at > timeout:
@@ -303,6 +311,7 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
             signals.received = getattr(stop, "signum", signal.SIGINT)
         finally:
             signals.disarm()
+            returncode = process.poll()
             tree.watch(process.pid)
             if launcher:
                 jobs.stop_launcher(launcher, process)
@@ -314,12 +323,14 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
     log.events.extend(ranks.cross_rank_events(config["rank_dir"]))
     with open(paths["stderr"], encoding="utf-8", errors="replace") as stream:
         stderr_lines = stream.read().splitlines()
-    stderr_tail = stderr_lines[-STDERR_TAIL_LINES:]
+    stderr_tail = printable(stderr_lines[-STDERR_TAIL_LINES:])
     if launcher:
         said = jobs.launcher_words(stderr_lines[-200:])
-        ending = jobs.job_outcome(config["rank_dir"], process.poll(), hangs.hung if hangs else {}, said)
+        ending = jobs.job_outcome(config["rank_dir"], returncode, hangs.hung if hangs else {}, said)
         log.events += [{"event": "script_end", **ending}, {"event": "done"}]
     report = build_report(target, log, findings, status, time.monotonic() - started, timeout, stderr_tail)
+    if never_ready:
+        report.script_outcome = _never_ready(bool(launcher), timeout)
     report.process_group = process.pid
     report.startup_s = (log.ready_at - started) if log.ready_at is not None else None
     report.timeline = _timeline(log.events)
@@ -336,61 +347,106 @@ def _run(target, spec, script_args, findings, timeout, settings, workdir, progre
     return report
 
 
-def _failure(loader: LoaderReport, event: dict[str, Any]) -> None:
-    loader.failures.append({key: event.get(key) for key in ("epoch", "batch", "error", "worker_died", "worker_said",
-                                                            "worker_frame", "in_worker")})
+class ReportBuilder:
+    """Folds the run's events into loaders, results, writes and notes: one handler per kind of event."""
+
+    def __init__(self) -> None:
+        self.loaders: dict[int, LoaderReport] = {}
+        self.results: list[Result] = []
+        self.outcome: dict[str, Any] | None = None
+        self.writes: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+        self.finished = False
+        self.child_loaders = False
+        self.handlers: dict[type[events.Event], Callable[[Any, dict[str, Any]], None]] = {
+            events.Loader: self.loader, events.LoaderError: self.loader_error, events.FirstBatch: self.first_batch,
+            events.IteratedAgain: self.iterated_again, events.Step: self.step, events.EpochFailed: self.epoch_failed,
+            events.TableEvent: self.table, events.Progress: self.progress, events.ResultEvent: self.result,
+            events.Note: self.note, events.ChildLoader: self.child_loader, events.Write: self.write,
+            events.ScriptEnd: self.script_end, events.Done: self.done,
+        }
+
+    def add(self, data: dict[str, Any]) -> None:
+        try:
+            event = events.decode(data)
+        except events.EventError:  # read already, so only an event made up in this process
+            return
+        handler = self.handlers.get(type(event)) if event is not None else None
+        if handler is not None:
+            handler(event, data)
+
+    def _of(self, loader: int | None) -> LoaderReport | None:
+        return self.loaders.get(loader) if loader is not None else None
+
+    def loader(self, event: events.Loader, _data: dict[str, Any]) -> None:
+        self.loaders[event.id] = LoaderReport(event.id, event.call_site, event.summary())
+
+    def loader_error(self, event: events.LoaderError, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.construction_error = event.error
+
+    def first_batch(self, event: events.FirstBatch, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.first_batch_s, loader.first_batch_error = event.seconds, event.error
+
+    def iterated_again(self, event: events.IteratedAgain, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.iterated_again = True
+
+    def step(self, event: events.Step, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.step = dict(event.extra)
+
+    def epoch_failed(self, event: events.EpochFailed, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.failures.append(event.failure())
+
+    def table(self, event: events.TableEvent, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.tables.append(Table(event.title, event.columns, event.rows, event.chart))
+
+    def progress(self, event: events.Progress, _data: dict[str, Any]) -> None:
+        if (loader := self._of(event.loader)) is not None:
+            loader.last_step = event.step
+
+    def result(self, _event: events.ResultEvent, data: dict[str, Any]) -> None:
+        try:
+            self.results.append(Result.from_dict(data))
+        except (TypeError, ValueError):  # anchors that are not anchors
+            pass
+
+    def note(self, event: events.Note, _data: dict[str, Any]) -> None:
+        loader = self._of(event.loader)
+        (loader.notes if loader is not None else self.notes).append(event.text)
+
+    def child_loader(self, event: events.ChildLoader, _data: dict[str, Any]) -> None:
+        self.child_loaders = True
+        where = f" at {event.call_site}" if event.call_site else ""
+        note = (f"a DataLoader was built{where} in a child process (pid {event.pid}) the probe does not hook; "
+                "it was not measured")
+        if note not in self.notes:
+            self.notes.append(note)
+
+    def write(self, _event: events.Write, data: dict[str, Any]) -> None:
+        self.writes.append(data)
+
+    def script_end(self, _event: events.ScriptEnd, data: dict[str, Any]) -> None:
+        self.outcome = data
+
+    def done(self, _event: events.Done, _data: dict[str, Any]) -> None:
+        self.finished = True
 
 
-def _first_batch(loader: LoaderReport, event: dict[str, Any]) -> None:
-    loader.first_batch_s, loader.first_batch_error = event["seconds"], event["error"]
-
-
-# What each event about one loader sets on its report.
-LOADER_EVENTS: dict[str, Any] = {
-    "loader_error": lambda loader, event: setattr(loader, "construction_error", event["error"]),
-    "first_batch": _first_batch,
-    "iterated_again": lambda loader, event: setattr(loader, "iterated_again", True),
-    "step": lambda loader, event: setattr(loader, "step", {key: value for key, value in event.items()
-                                                           if key not in ("event", "loader", "t")}),
-    "epoch_failed": _failure,
-    "table": lambda loader, event: loader.tables.append(Table(event["title"], event["columns"], event["rows"],
-                                                              event.get("chart", []))),
-    "progress": lambda loader, event: setattr(loader, "last_step", event["step"]),
-}
-
-
-def build_report(target, log: EventLog, findings, status, duration, timeout, stderr_tail) -> ProbeReport:
-    loaders: dict[int, LoaderReport] = {}
-    results: list[Result] = []
-    outcome: dict[str, Any] | None = None
-    writes: list[dict[str, Any]] = []
-    notes: list[str] = []
-    finished = False
+def build_report(target: str, log: EventLog, findings: list[Finding], status: str, duration: float, timeout: float,
+                 stderr_tail: list[str]) -> ProbeReport:
+    built = ReportBuilder()
     for event in log.events:
-        kind, loader_id = event["event"], event.get("loader")
-        if kind == "loader":
-            summary = {key: value for key, value in event.items() if key not in ("event", "id")}
-            loaders[event["id"]] = LoaderReport(event["id"], event["call_site"], summary)
-        elif loader_id in loaders and kind in LOADER_EVENTS:
-            LOADER_EVENTS[kind](loaders[loader_id], event)
-        elif kind == "result":
-            results.append(Result.from_dict(event))
-        elif kind == "note":
-            (loaders[loader_id].notes if loader_id in loaders else notes).append(event["text"])
-        elif kind == "child_loader":
-            where = f" at {event['call_site']}" if event.get("call_site") else ""
-            note = (f"a DataLoader was built{where} in a child process (pid {event['pid']}) the probe does not hook; "
-                    "it was not measured")
-            if note not in notes:
-                notes.append(note)
-        elif kind == "write":
-            writes.append(event)
-        elif kind == "script_end":
-            outcome = event
-        elif kind == "done":
-            finished = True
-    if status == "completed" and not finished:
+        built.add(event)
+    loaders, results, outcome = built.loaders, built.results, built.outcome
+    if status == "completed" and not built.finished:
         status = "crashed"
+    if status == "completed" and outcome is not None and outcome.get("how") == "timeout":
+        status = "timeout"  # the harness's own budget ran out: the run did not finish either
     story = _script_outcome(status, outcome, timeout, log, stderr_tail, bool(loaders))
     story += "".join(f"; loader {loader.id}'s epoch {failure['epoch']} failed: "
                      + ("a DataLoader worker died" if failure["worker_died"] else failure["error"])
@@ -403,7 +459,7 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
                                                                                     spans.get(loader.id))]
     labels = {loader.id: f"loader {loader.id} at {loader.call_site}" for loader in loaders.values()}
     reason = _not_reached_reason(status, loaders, log)
-    if not loaders and any(event["event"] == "child_loader" for event in log.events):
+    if not loaders and built.child_loaders:
         reason = "the script built its loaders in a child process, which the probe does not measure"
     masked = {loader.id: loader.construction_error for loader in loaders.values() if loader.construction_error}
     unclaimed, used = attach_verdicts(findings, results, reason, spans, labels, masked)
@@ -414,10 +470,11 @@ def build_report(target, log: EventLog, findings, status, duration, timeout, std
             loaders[result.loader].results.append(result)
     all_findings = list(findings) + runtime_findings(unclaimed)
     report = ProbeReport(target, status, story, all_findings, list(loaders.values()), duration,
-                         log.last_step, stderr_tail=stderr_tail, writes=writes, notes=notes)
+                         log.last_step, stderr_tail=stderr_tail, writes=built.writes, notes=built.notes)
     report.could_not_run = not loaders
     if report.could_not_run and outcome is not None and outcome.get("ranks") == 0:
-        report.hint = "the launcher ended before any rank ran the script: check the --launcher command (its stderr is above)"
+        ended = "started no rank in time" if status == "timeout" else "ended before any rank ran the script"
+        report.hint = f"the launcher {ended}: check the --launcher command (its stderr is above)"
     elif report.could_not_run and outcome is not None and outcome.get("how") in ("exit", "error"):
         report.hint = f"if the script needs arguments, pass the script's arguments after --: dllint --probe {target} -- ARGS"
     return report
@@ -432,6 +489,14 @@ def _timeline(events: list[dict[str, Any]]) -> list[tuple[float, str]]:
             if event["event"] == "progress" and "t" in event]
 
 
+def _never_ready(launcher: bool, timeout: float) -> str:
+    """The story of a run whose harness never had torch imported, so the probe's timeout never started."""
+    limit = f"{timeout + STARTUP_SECONDS:g} s (--probe-timeout {timeout:g} s + {STARTUP_SECONDS} s to start)"
+    if launcher:
+        return f"the launcher started no probed rank within {limit}; it was killed with all its processes"
+    return f"the probe's Python process did not finish starting (importing torch) within {limit}; all its processes were killed"
+
+
 def _not_reached_reason(status: str, loaders: dict[int, LoaderReport], log: EventLog) -> str:
     if status == "timeout" and log.last_step:
         return f"the probe timed out while running {log.last_step}"
@@ -442,7 +507,8 @@ def _not_reached_reason(status: str, loaders: dict[int, LoaderReport], log: Even
     return "the script never built or iterated the loader this finding is about"
 
 
-def _script_outcome(status, outcome, timeout, log: EventLog, stderr_tail, built_loader: bool) -> str:
+def _script_outcome(status: str, outcome: dict[str, Any] | None, timeout: float, log: EventLog, stderr_tail: list[str],
+                    built_loader: bool) -> str:
     if status == "timeout":
         where = f" while running {log.last_step}" if log.last_step else ""
         return f"timed out after {timeout:g} s{where}; all its processes were killed"

@@ -8,6 +8,7 @@ loop) are only counted.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ class Endless:
     def __init__(self, order: Any) -> None:
         self.order = order
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         while True:
             produced = False
             for item in self.order:
@@ -60,7 +61,8 @@ class LoaderSite:
     state: dict[str, Any] = field(default_factory=dict)  # per check module, by module name
 
     @classmethod
-    def from_call(cls, site_id: int, call_site: CallSite, init, loader, args, kwargs) -> LoaderSite:
+    def from_call(cls, site_id: int, call_site: CallSite, init: Callable[..., Any], loader: Any,
+                  args: tuple[Any, ...], kwargs: dict[str, Any]) -> LoaderSite:
         bound = inspect.signature(init).bind(loader, *args, **kwargs)
         arguments = dict(bound.arguments)
         arguments.pop(next(iter(arguments)))  # self
@@ -108,7 +110,7 @@ class LoaderSite:
         if isinstance(context, str):
             return context
         if context is not None and hasattr(context, "get_start_method"):
-            return context.get_start_method()
+            return str(context.get_start_method())
         return multiprocessing.get_start_method()
 
     def variant(self, **overrides: Any) -> Any:
@@ -201,7 +203,7 @@ def _context_name(context: Any) -> str | None:
     return _safe(context.get_start_method) if hasattr(context, "get_start_method") else None
 
 
-def _safe(function) -> Any:
+def _safe(function: Callable[[], Any]) -> Any:
     try:
         return function()
     except Exception:  # a broken context object is the config check's business

@@ -10,9 +10,11 @@ A check module declares:
 - ``on_first_iteration(site, ctx)``: measure, when the script first iterates
   the loader; report with ``ctx.result(...)``.
 
-and optionally ``on_construction_error(site, ctx, error)`` (torch rejected the
-arguments), ``on_later_iteration(site, ctx)`` (the script iterated the same
-loader again: a new epoch) and ``on_script_end(site, ctx)``.
+and optionally ``SWEEPS_WORKERS = True`` (a capability: the num_workers sweep, which the harness
+runs once per loader, and on a loader the real step waits on though no finding asked),
+``on_construction_error(site, ctx, error)`` (torch rejected the arguments),
+``on_later_iteration(site, ctx)`` (the script iterated the same loader again: a new epoch) and
+``on_script_end(site, ctx)``.
 
 Check modules import torch inside their functions only: the runner imports
 them in the parent to learn which codes have a check.

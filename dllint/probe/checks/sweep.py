@@ -68,6 +68,7 @@ from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Table, inconclusive, 
 
 CODES = ("DL202", "DL203", "DL207")
 ALWAYS = False
+SWEEPS_WORKERS = True  # capability: the harness runs it once per loader, also on one the real step waits on
 
 WITHIN_BEST = 0.95
 CHART_WIDTH = 30
