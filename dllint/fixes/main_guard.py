@@ -38,6 +38,11 @@ def guarded_module(module: cst.Module, reported: cst.BaseStatement | None) -> cs
         if i == guard_index:
             moved.extend(stmt.body.body)  # type: ignore[attr-defined]
         elif not stays[i]:
+            if moved and stays[i - 1] and all(is_blank(line) for line in stmt.leading_lines):  # type: ignore[attr-defined]
+                # It followed a definition that stays outside: the blank lines that only set it
+                # off from that definition would stand alone inside the guard (issue 35); a
+                # comment above it keeps its blank line, as a group of its own.
+                stmt = stmt.with_changes(leading_lines=[])
             moved.append(stmt)
     if not moved:
         raise FixUnavailable("no module-level statements to move")
