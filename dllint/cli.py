@@ -357,7 +357,7 @@ def _wants_color(color: str, output_file: str | None) -> bool:
         return color == "always"
     if output_file is not None or os.environ.get("NO_COLOR"):
         return False
-    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
+    return bool(os.environ.get("FORCE_COLOR")) or (sys.stdout is not None and sys.stdout.isatty())
 
 
 @dataclass(frozen=True)

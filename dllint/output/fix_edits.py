@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from dllint.findings import Finding, ReplaceText
+from dllint.findings import Finding, NotKept, ReplaceText
 from dllint.rules import has_fix
 
 
@@ -53,6 +53,10 @@ def _fixed(finding: Finding, text: str) -> str | None:
     from dllint.fixer import fix_text
 
     linter = Linter(Settings(select=(finding.code,)))
+    if isinstance(finding.fix.edit if finding.fix is not None else None, NotKept):
+        # From the cache, which keeps no edit (never code): the fix is computed from the text anew.
+        anew = linter.lint_text(finding.path, text).findings
+        finding = next((f for f in anew if (f.code, f.line, f.column) == (finding.code, finding.line, finding.column)), finding)
     result = fix_text(finding.path, text, linter, unsafe=True, findings=[finding], max_passes=1)
     return result.text if result.fixed else None
 
