@@ -17,7 +17,7 @@ from dllint.config import Settings
 from dllint.engine import Linter
 from dllint.progress import ProgressLine
 from dllint.rules import all_rules
-from dllint.runner import run_lint
+from lint_helpers import lint_python_bytes, run_lint
 from tests.conftest import FIXTURES
 
 SETTINGS = Settings(select=("ALL",))
@@ -79,7 +79,7 @@ def shared_chunks(monkeypatch) -> list[list[str]]:
     real = runner._Pool.add
 
     def add(self, chunk, *args):
-        handed.append([path for _, path, _ in chunk])
+        handed.append([path for _, path, _, _ in chunk])
         return real(self, chunk, *args)
 
     monkeypatch.setattr(runner._Pool, "add", add)
@@ -156,8 +156,8 @@ def test_triggers_never_hide_an_invalid_example(rule):
     """Through the byte prefilter (lint_bytes), each INVALID example of a rule still fires it."""
     linter = Linter(Settings(select=(rule.code,)), rules=[rule])
     for example in rule.invalid:
-        assert linter.could_have_findings(example.encode()), f"{rule.code}: triggers {rule.triggers} miss {example!r}"
-        result = linter.lint_bytes("example.py", example.encode())
+        assert linter.prefilter.screen(example.encode()) is not None, f"{rule.code}: triggers {rule.triggers} miss {example!r}"
+        result = lint_python_bytes(linter, "example.py", example.encode())
         assert not result.skipped
 
 

@@ -18,7 +18,7 @@ from dllint.config import ConfigError, Settings, load_settings
 from dllint.discovery import find_project_root
 from dllint.engine import FileResult, Linter
 from dllint.findings import Finding
-from dllint.per_file import FileOutcome, fix, lint_bytes
+from dllint.per_file import FileOutcome, fix, lint
 from dllint.selection import validate_code_prefix
 from dllint.server.index import BufferIndex
 
@@ -135,7 +135,7 @@ class Workspace:
         """The findings of ``data`` as ``path``'s text, knowing the rest of its project."""
         project = self.project_for(path)
         try:
-            return lint_bytes(project.linter, path, data, project.index.view(path))
+            return lint(project.linter, path, data, project.index.view(path))
         except Exception as exc:  # noqa: BLE001 - a bug in one lint must not end the editor's session
             return FileResult(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
 
