@@ -34,7 +34,6 @@ from dllint.runner import CHECK, Progress, Task, run_files
 
 Mode = Literal["check", "fix", "diff", "fix-only"]
 __all__ = ["FileOutcome", "RunOptions", "RunOutcome", "conflict", "run"]
-MODES: tuple[Mode, ...] = ("check", "fix", "diff", "fix-only")
 STDIN = "-"
 
 

@@ -161,6 +161,26 @@ def test_triggers_never_hide_an_invalid_example(rule):
         assert not result.skipped
 
 
+def test_a_screened_file_is_not_screened_again_while_its_bytes_are_the_same(tmp_path, monkeypatch):
+    """The parent screens a file once; whoever lints it takes the open gates along, and screens
+    again only bytes that changed in between (their CRC-32 differs)."""
+    from dllint.prefilter import Prefilter
+
+    script = tmp_path / "train.py"
+    script.write_text("from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0, persistent_workers=True)\n")
+    linter = Linter(SETTINGS)
+    screened = runner.screen(str(script), linter, want_fingerprint=False)
+    assert isinstance(screened, runner.Screened) and screened.gates
+    screens: list[bytes] = []
+    real = Prefilter.screen
+    monkeypatch.setattr(Prefilter, "screen", lambda self, data, path="": (screens.append(data), real(self, data, path))[1])
+    outcome, _ = runner.process(str(script), linter, runner.CHECK, False, screened=screened)
+    assert [f.code for f in outcome.findings] == ["DL001"] and screens == []
+    script.write_text(script.read_text() + "DataLoader(ds, num_workers=0, persistent_workers=True)\n")  # edited since
+    outcome, _ = runner.process(str(script), linter, runner.CHECK, False, screened=screened)
+    assert len(screens) == 1 and [(f.line, f.code) for f in outcome.findings] == [(2, "DL001"), (3, "DL001")]
+
+
 class FakeTerminal(io.StringIO):
     def __init__(self, tty: bool) -> None:
         super().__init__()
