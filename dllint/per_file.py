@@ -1,8 +1,9 @@
 """One file through the pipeline: read (size limit) -> input adapter -> lint -> (fix).
 
 What the runner does for each file, in-process or in a worker, in every mode: the
-check and the fix of a file are one function each, so ``--fix`` gets the runner's
-pool and cache as checking does. Writing files is not done here: the fixed bytes
+check (:func:`lint`) and the fix (:func:`fix`) of a file are one function each, so
+``--fix`` gets the runner's pool and cache as checking does. :func:`lint` is also the
+one call for a file's bytes outside a run (the probe's static lint, the language server). Writing files is not done here: the fixed bytes
 go back to the caller (:mod:`dllint.pipeline`), which decides what may be written.
 """
 
