@@ -21,7 +21,7 @@ from dllint.probe.crashes import crash_results
 from dllint.probe.internals import crash_code
 from dllint.probe.results import Anchor
 
-engine = pytest.importorskip("dllint.engine")
+from lint_helpers import lint_source
 
 SCRIPT = """
     import multiprocessing
@@ -107,7 +107,7 @@ def runtime_only(script):
 
 @pytest.fixture(scope="module")
 def with_static(script):
-    findings = [f for f in engine.lint_source(script.read_text(), path=str(script)) if f.code in ("DL105", "DL108")]
+    findings = [f for f in lint_source(script.read_text(), path=str(script)) if f.code in ("DL105", "DL108")]
     return findings, *probe(script, findings)
 
 
