@@ -661,3 +661,16 @@ def test_a_lazy_pattern_compiles_on_first_use_and_then_answers_directly():
     assert "search" not in vars(pattern)
     assert pattern.search("x NOQA").group(1) == "QA"
     assert "search" in vars(pattern) and pattern.sub("-", "noqa") == "-"
+
+
+def test_no_module_level_import_runs_up_the_layers():
+    """The orchestrators sit above what they call (benchmarks/layers.py: DESIGN.md's layers, the
+    drivers in calling order); a lazy import inside a function is counted there, not held here."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "layers.py"
+    spec = importlib.util.spec_from_file_location("layers", path)
+    assert spec is not None and spec.loader is not None
+    layers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(layers)
+    assert [(name, target) for name, target, top in layers.up_imports() if top] == []
