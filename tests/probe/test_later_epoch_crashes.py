@@ -149,6 +149,7 @@ def test_a_pool_started_in_a_later_epochs_worker_is_a_runtime_dl108(script, runt
 
 
 @pytest.mark.probe
+@pytest.mark.serial  # its sweep must not confirm DL202: another test's processes on the same cores can make it
 def test_the_datasets_own_error_in_a_later_epoch_is_no_finding_and_the_ending_names_it(script, runtime_only):
     report, _ = runtime_only
     assert sorted(finding.code for finding in report.findings) == ["DL105", "DL108"]
