@@ -71,7 +71,7 @@ def main() -> int:
     args = parser.parse_args()
     from dllint.config import Settings
     from dllint.engine import Linter
-    from dllint.per_file import lint_bytes
+    from dllint.per_file import lint
 
     linter = Linter(Settings(select=("ALL",), max_workers=args.max_workers))
     with tempfile.TemporaryDirectory() as temporary:
@@ -84,7 +84,7 @@ def main() -> int:
             parsed = 0
             started = time.perf_counter()
             for path in files:
-                result = lint_bytes(linter, str(path), path.read_bytes())  # through the input adapters
+                result = lint(linter, str(path), path.read_bytes())  # through the input adapters
                 parsed += not result.skipped
                 for error in result.errors:
                     print(f"INTERNAL ERROR {error}")

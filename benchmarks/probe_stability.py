@@ -19,7 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from dllint.engine import lint_source
+from dllint.config import Settings as LintSettings
+from dllint.engine import Linter
+from dllint.inputs import Input
 from dllint.probe import run_probe
 from dllint.probe.checks.sweep import usable_cores
 from dllint.probe.context import Settings
@@ -59,7 +61,7 @@ if __name__ == "__main__":
 
 
 def one_run(script: Path, number: int) -> tuple:
-    findings = [f for f in lint_source(script.read_text(), path=str(script)) if f.code in ("DL201", "DL202")]
+    findings = [f for f in Linter(LintSettings()).lint(Input(str(script), "python", script.read_text())).findings if f.code in ("DL201", "DL202")]
     started = time.monotonic()
     run_probe(str(script), [], findings, timeout=300, progress=False, settings=Settings(start_methods=("script",)))
     seconds = time.monotonic() - started

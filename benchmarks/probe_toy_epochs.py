@@ -20,7 +20,9 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from dllint.engine import lint_source
+from dllint.config import Settings
+from dllint.engine import Linter
+from dllint.inputs import Input
 from dllint.probe import run_probe
 from dllint.probe.checks.sweep import usable_cores
 
@@ -66,7 +68,7 @@ def main() -> None:
         script.write_text(TOY)
         probe_seconds, startup_seconds, rerun_seconds = [], [], []
         for run in range(options.runs):
-            findings = lint_source(TOY, path=str(script))
+            findings = Linter(Settings()).lint(Input(str(script), "python", TOY)).findings
             load = os.getloadavg()[0]
             report = run_probe(str(script), [], findings, timeout=120, progress=False)
             verdicts = ", ".join(f"{finding.code} {finding.probe['verdict']}" for finding in report.findings)

@@ -308,6 +308,7 @@ def check(
         stdin_filename=stdin_filename,
         exit_zero=exit_zero,
         project_root=project_root,
+        fix_edits=fmt == "json" and not statistics,
     )
     stdin = _read_stdin(settings.max_file_size) if "-" in paths else None
     reporting = Reporting(output_file, quiet, silent, show_fixes, _wants_color(color, output_file))

@@ -1,8 +1,11 @@
-"""The engine: an input's text -> parse (once) -> facts -> rules -> suppression.
+"""The engine: an input -> gate -> parse (once) -> facts -> rules -> filter.
 
 It knows one kind of thing, an :class:`~dllint.inputs.Input` (Python text, or a parsed
-config document); reading files and turning their formats into inputs (notebooks) is the
-adapters' job (:mod:`dllint.inputs`), running many files the runner's.
+config document), and has one entry, :meth:`Linter.lint`; reading files and turning their
+formats into inputs (notebooks) is the adapters' job (:mod:`dllint.inputs`, one file's bytes
+:func:`dllint.per_file.lint`), running many files the runner's, a whole run the pipeline's
+(:func:`dllint.pipeline.run`). Which rules could fire on a text, before it is parsed, is the
+prefilter's to say (:mod:`dllint.prefilter`).
 
 Analysis uses Python's ``ast``: measured on 62,752 lines of the standard
 library, ``ast.parse`` took 1.5 s where ``libcst.parse_module`` took 4.9 s,
@@ -14,73 +17,29 @@ file's formatting.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from dllint.config import Settings
 from dllint.configs.lint import (
-    CONFIG_TRIGGERS,
-    YAML_SUFFIXES,
     check_blocks,
     config_deps,
     config_rules,
-    could_be_config,
-    could_be_dict_config,
     python_config_blocks,
 )
 from dllint.facts import FileFacts, split_lines
 from dllint.facts.walk import walk_with_parents
+from dllint.files import set_default_limit
 from dllint.findings import Finding
 from dllint.gc_pause import collector_paused
-from dllint.knowledge.loaders import LIBRARY_LOADER_NAMES, LOADER_SETTINGS_NAMES
 from dllint.noqa import LineSuppressions, file_suppression
-from dllint.patterns import LazyPattern
+from dllint.prefilter import Prefilter, _Gate
 from dllint.rules import Rule, all_rules
 from dllint.selection import code_matches, enabled_rules, ignored_for_path
-from dllint.files import set_default_limit
-from dllint.source import decode, parse_module, read_source, syntax_error, unreadable
+from dllint.source import parse_module, syntax_error, unreadable
 
 if TYPE_CHECKING:
     from dllint.inputs import Input
-
-
-# Comments and string literals (escapes and escaped newlines included), for the scan before
-# parsing: what is left is code. Every alternative of the scan starts with one fixed character,
-# so that the regex engine skips at C speed to the next `#`, quote or first letter of a trigger;
-# a string's prefix is read back from its opening quote (`_is_fstring`): the replacement fields
-# of f-strings (and t-strings) are code. The loops are unrolled (a run of plain characters at a
-# time, not one alternation per character). Both halved the scan's time on the corpus.
-_QUOTED = (
-    r'''(?:"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""'''
-    r"""|'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"""
-    r'''|"[^"\\\r\n]*(?:\\[\s\S][^"\\\r\n]*)*"'''
-    r"""|'[^'\\\r\n]*(?:\\[\s\S][^'\\\r\n]*)*')"""
-)
-_STRINGS_AND_COMMENTS = r"#[^\r\n]*|(?P<string>" + _QUOTED + ")"
-
-
-def _is_fstring(text: str, quote: int) -> bool:
-    """Whether the string literal opening at ``quote`` has an f (or t) prefix: ``f``, ``rf``,
-    ``fr`` in any case, the letters just before the quote."""
-    before = text[quote - 1] if quote else ""
-    if before in ("f", "F", "t", "T"):
-        return True
-    return before in ("r", "R") and quote >= 2 and text[quote - 2] in "fFtT"
-
-# The field of each node class that holds an identifier (alias: also ``asname``).
-_IDENTIFIER_FIELDS: dict[type, str] = {
-    ast.Name: "id",
-    ast.Attribute: "attr",
-    ast.alias: "name",
-    ast.ImportFrom: "module",
-    ast.keyword: "arg",
-    ast.arg: "arg",
-    ast.ClassDef: "name",
-    ast.FunctionDef: "name",
-    ast.AsyncFunctionDef: "name",
-}
 
 
 @dataclass
@@ -94,224 +53,6 @@ class FileResult:
     deps: dict[str, str] = field(default_factory=dict)
 
 
-class _Gate(NamedTuple):
-    """What a file must contain for some rules to fire (see ``Rule.needs_one_of``,
-    ``Rule.needs_class_base``): one of ``triggers``; one of ``needs`` too, if any; a class
-    header (or an ``as`` import) naming the trigger found, with ``class_base``."""
-
-    triggers: tuple[bytes, ...]
-    needs: tuple[bytes, ...]
-    class_base: bool
-    literal: tuple[bytes, ...]
-    codes: tuple[str, ...]  # the rules behind the gate
-
-
-class _GateSet:
-    """The live gates of a file, and what the scans look for in its code: their triggers (one
-    containing another is implied by it) and their literal triggers (``os.environ["RANK"]``);
-    ``codes``: the rules that could fire on it, the only ones run."""
-
-    def __init__(self, gates: Sequence[_Gate]) -> None:
-        self.gates = tuple(gates)
-        self.codes = frozenset(code for gate in gates for code in gate.codes)
-        self.names = tuple(t.decode("utf-8", "replace") for t in _minimal({t for gate in gates for t in gate.triggers}))
-        literal = sorted({t.decode("utf-8", "replace") for gate in gates for t in gate.literal})
-        # A literal trigger counts as a string of its own: os.environ["RANK"], getenv('LOCAL_RANK').
-        self.literal_scan = (
-            re.compile(r"""(["'])\w*(?:""" + "|".join(map(re.escape, literal)) + r")\w*\1") if literal else None
-        )
-
-
-def _minimal(triggers: Iterable[bytes]) -> tuple[bytes, ...]:
-    """The triggers not implied by another (``IterableDataset`` is found wherever ``Dataset`` is)."""
-    found = set(triggers)
-    return tuple(sorted(t for t in found if not any(o != t and o in t for o in found)))
-
-
-# The shortest substring that stands in for the triggers holding it (`Loader`): a shorter one is
-# found in too many files that hold none of them.
-_SHORTEST_KEY = 6
-
-
-def _shared_keys(strings: Iterable[bytes]) -> dict[bytes, bytes]:
-    """Each string that shares an ASCII substring of ``_SHORTEST_KEY`` bytes or more with another
-    -> that substring (its key; ASCII: never part of a character, searched for in text too):
-    where the key is absent, so is every string holding it (the library
-    loaders named ``...Loader``, ``...Sampler``). Chosen greedily: the key held by most strings
-    first, the longer of two held by as many. A string that is itself a key maps to nothing."""
-    left = set(strings)
-    keys: dict[bytes, bytes] = {}
-    while True:
-        # A longer key is held by no more strings than each of its pieces of `_SHORTEST_KEY` bytes:
-        # the sets of holders of those pieces are all the candidates, each keyed by the longest
-        # substring its holders share.
-        holders: dict[bytes, set[bytes]] = {}
-        for s in left:
-            for start in range(len(s) - _SHORTEST_KEY + 1):
-                piece = s[start : start + _SHORTEST_KEY]
-                if piece.isascii():
-                    holders.setdefault(piece, set()).add(s)
-        most = max(map(len, holders.values()), default=0)
-        if most < 2:
-            return keys
-        held, key = max(
-            ((held, _longest_common(held)) for held in {frozenset(held) for held in holders.values() if len(held) == most}),
-            key=lambda pair: (len(pair[1]), pair[1]),
-        )
-        keys.update((s, key) for s in held if s != key)
-        left -= held
-
-
-def _longest_common(strings: frozenset[bytes]) -> bytes:
-    """The longest ASCII substring of all ``strings`` (the greatest of as long ones)."""
-    shortest = min(strings, key=lambda s: (len(s), s))
-    for length in range(len(shortest), 0, -1):
-        common = [shortest[i : i + length] for i in range(len(shortest) - length + 1)]
-        common = [sub for sub in common if sub.isascii() and all(sub in s for s in strings)]
-        if common:
-            return max(common)
-    return b""
-
-
-def _grouped_scan(strings: tuple[bytes, ...], keys: dict[bytes, bytes]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
-    """``strings`` (none holding another) as searches (key, members): a file holds one of
-    ``strings`` exactly when it holds a key and, where the key has members, one of those. Strings
-    sharing a key (``keys``: see :func:`_shared_keys`) are searched for only in the files that
-    hold the key, each of the others on its own."""
-    members: dict[bytes, list[bytes]] = {}
-    for s in strings:
-        members.setdefault(keys.get(s, s), []).append(s)
-    return tuple((key, tuple(held)) if len(held) > 1 else (held[0], ()) for key, held in sorted(members.items()))
-
-
-def _first_scan(gates: Sequence[_Gate]) -> tuple[bytes, ...]:
-    """The strings of which a file must hold one (or a string holding one) for a gate to open. A
-    gate with needs opens only on one of its triggers and one of its needs: either list will do,
-    the one that adds fewer strings to those already taken. The gates without needs come first,
-    their triggers taken anyway: a loader's name, so DL305's triggers (``RANK``...), which need
-    one, are never searched for."""
-    taken: set[bytes] = set()
-
-    def missing(strings: tuple[bytes, ...]) -> set[bytes]:
-        return {s for s in strings if s not in taken and not any(t in s for t in taken)}
-
-    for gate in sorted(gates, key=lambda gate: bool(gate.needs)):
-        choices = [missing(gate.triggers)] + ([missing(gate.needs)] if gate.needs else [])
-        taken |= min(choices, key=lambda strings: (len(strings), sorted(strings)))
-    return _minimal(taken)
-
-
-class _Search:
-    """The strings found in one haystack (bytes, or the decoded text): each searched for once,
-    and only where its key is (see :func:`_shared_keys`). A class, not a closure: a function
-    that calls itself would be a cycle for the collector, one per file."""
-
-    __slots__ = ("haystack", "keys", "as_text", "found")
-
-    def __init__(self, haystack: bytes | str, keys: dict[bytes, bytes], as_text: dict[bytes, str]) -> None:
-        self.haystack = haystack
-        self.keys = keys
-        self.as_text = as_text if isinstance(haystack, str) else None
-        self.found: dict[bytes, bool] = {}
-
-    def holds(self, string: bytes) -> bool:
-        hit = self.found.get(string)
-        if hit is None:
-            key = self.keys.get(string)
-            # (a string decoded exactly when the haystack is text: mypy cannot pair the two)
-            needle = string if self.as_text is None else self.as_text[string]
-            hit = self.found[string] = (key is None or self.holds(key)) and needle in self.haystack  # type: ignore[operator]
-        return hit
-
-
-@lru_cache(maxsize=None)
-def _class_base(trigger: bytes, text: bool) -> re.Pattern:
-    """A class header naming ``trigger`` among its bases (type parameters allowed; spanning lines:
-    no colon comes before the trigger), or ``trigger...`` imported under another name (``as``).
-    Strings and comments count too (more files parsed, never fewer); a colon inside an earlier
-    base (a lambda, a slice: ``class D(f(lambda: 0), Dataset)``) hides the header."""
-    name = re.escape(trigger.decode("latin-1"))
-    pattern = r"class\s+[^\s(:\[]+\s*(?:\[[\s\S]*?\]\s*)?\([^:]*?" + name + r"|" + name + r"\S*\s+as\s"
-    return re.compile(pattern if text else pattern.encode("latin-1"))
-
-
-# A module-level definition, as `could_be_dict_config` asks, on bytes (an identifier may go on in
-# non-ASCII letters: `classé = 1` is a binding, not a class).
-_DICT_CONFIG_BYTES = LazyPattern(rb"^(?:def|async def|class|if)(?![0-9A-Za-z_\x80-\xff])", re.M)
-_CONFIG_TRIGGER_NAMES = tuple(t.decode() for t in CONFIG_TRIGGERS)
-
-
-_IMPORT_PREFIXES = ("from ", "from\t", "import ", "import\t")
-
-
-@lru_cache(maxsize=None)
-def _code_scan(names: tuple[str, ...]) -> re.Pattern[str]:
-    """Compiled on first use (4 ms): a run whose files all fail the byte prefilter never needs it."""
-    return re.compile(_STRINGS_AND_COMMENTS + "|(?P<trigger>" + "|".join(map(re.escape, names)) + ")")
-
-
-def _on_an_import_line(text: str, names: tuple[str, ...]) -> bool:
-    """Whether one of ``names`` occurs on a line that starts (after blanks) with ``from`` or
-    ``import``: each occurrence's line is looked at, never every line of the file."""
-    for name in names:
-        at = text.find(name)
-        while at >= 0:
-            line = text[text.rfind("\n", 0, at) + 1 : at].lstrip(" \t")
-            if line.startswith(_IMPORT_PREFIXES):
-                return True
-            at = text.find(name, at + len(name))
-    return False
-
-
-def _code_names_a_trigger(text: str, names: tuple[str, ...]) -> bool:
-    """The identifier gate before parsing: is a trigger (one of ``names``) in the code, outside
-    strings and comments? The byte prefilter also passes files that mention ``DataLoader`` only in
-    docstrings and comments (127 of the 452 it passed on the benchmark corpus); no rule can fire on
-    those, and scanning them costs a tenth of parsing them. The scan stops at the first trigger in
-    code (imports, near the top); a trigger anywhere in an f-string counts as code. Where the scan
-    misreads a string it sees more code than there is, never less: such files are parsed and meet
-    :func:`_names_a_trigger`, the exact gate on the tree."""
-    if not names:
-        return False
-    # Most files that name a trigger import it: an import line naming one settles it without the
-    # scan (or compiling it: 4 ms, a one-file run's). A docstring's example import misleads this
-    # into a parse, never into a skip: the tree gate then decides.
-    if _on_an_import_line(text, names):
-        return True
-    for match in _code_scan(names).finditer(text):
-        if match.group("trigger") is not None:
-            return True
-        string = match.group("string")
-        if string is not None and _is_fstring(text, match.start()) and any(name in string for name in names):
-            return True
-    return False
-
-
-def _names_a_trigger(nodes: list[ast.AST], names: tuple[str, ...]) -> bool:
-    """The identifier gate after parsing: does an identifier (a name, attribute, import, keyword,
-    parameter or definition) contain a trigger? If not, facts and rules are skipped. Imports
-    come early in ``walk``'s breadth-first order: most files answer in the first slice."""
-    found: list[str] = []
-    fields = _IDENTIFIER_FIELDS
-    start = 0
-    for end in (256, 4096, len(nodes)):
-        for node in nodes[start:end]:
-            field_name = fields.get(node.__class__)
-            if field_name is not None:
-                value = getattr(node, field_name)
-                if value:
-                    found.append(value)
-                if node.__class__ is ast.alias and node.asname:  # type: ignore[attr-defined]  # an alias, by its exact class
-                    found.append(node.asname)  # type: ignore[attr-defined]
-        joined = "\n".join(found)
-        if any(trigger in joined for trigger in names):
-            return True
-        start = end
-        if start >= len(nodes):
-            break
-    return False
-
-
 class Linter:
     """Lints sources with one fixed set of settings (and so one set of rules)."""
 
@@ -322,113 +63,24 @@ class Linter:
         self.rules = [rule() for rule in chosen if rule.code != "DL000"]
         self.report_unreadable = any(rule.code == "DL000" for rule in chosen)
         self.config_rules = config_rules(self.rules)  # rules that also check config files' loader blocks
-        # `DataLoader` stands for every loader class: custom ones named in the settings, the
-        # library loaders and framework loader settings of the table of library knowledge.
-        loader_names = {
-            b"DataLoader",
-            *(name.rsplit(".", 1)[-1].encode() for name in settings.extend_loader_classes),
-            *(name.encode() for name in (*LIBRARY_LOADER_NAMES, *LOADER_SETTINGS_NAMES)),
-        }
-        # One gate per distinct (triggers, needs) among the rules: what a file must contain for one
-        # of them to fire. A custom loader class named in the settings counts as `DataLoader`.
-        by_need: dict[tuple[tuple[bytes, ...], tuple[bytes, ...], bool], tuple[set[bytes], list[str]]] = {}
-        for rule in self.rules:
-            triggers, needs = set(rule.triggers), set(rule.needs_one_of)
-            if b"DataLoader" in triggers:
-                triggers |= loader_names
-            if b"DataLoader" in needs:
-                needs |= loader_names
-            key = (tuple(sorted(triggers)), tuple(sorted(needs)), rule.needs_class_base)
-            literal, codes = by_need.setdefault(key, (set(), []))
-            literal.update(rule.literal_triggers)
-            codes.append(rule.code)
-        self._gates = tuple(
-            _Gate(triggers, needs, class_base, tuple(sorted(literal)), tuple(codes))
-            for (triggers, needs, class_base), (literal, codes) in sorted(by_need.items())
-        )
-        # The first scan of every file: a gate needs one of its triggers and one of its needs, so one
-        # of the two lists is enough to look for, and none already looked for (DL305 needs a loader's
-        # name, which opens DL001's gate). A string containing another is implied by it
-        # (`IterableDataset` by `Dataset`), and strings sharing a key (`Loader`) are looked for only
-        # where it is: 6 searches of a file, not 24 (0.55 s -> 0.2 s on the benchmark corpus).
-        # `_live_gates` looks for each string at most once per file, and only where its key is.
-        searched = {t for gate in self._gates for t in (*gate.triggers, *gate.needs)}
-        self._key_of = _shared_keys(searched)
-        self._as_text = {t: t.decode() for t in (*searched, *self._key_of.values())}
-        self._first_scan = _first_scan(self._gates)
-        self._first_searches = _grouped_scan(self._first_scan, self._key_of)
-        self._all_gates = _GateSet(self._gates)
-        self._live_cache: dict[tuple[_Gate, ...], _GateSet] = {}
+        self.prefilter = Prefilter(settings, self.rules, self.config_rules)
 
-    def could_have_findings(self, data: bytes, path: str = "") -> bool:
-        """The byte-level prefilter: no rule that could fire on these bytes, no parse needed."""
-        return self.prefilter(data, path) is not None
-
-    def prefilter(self, data: bytes, path: str = "") -> tuple[_Gate, ...] | None:
-        """The byte-level prefilter: None when no rule could fire on these bytes (no parse
-        needed), else the gates of the rules that could (empty for a config), which
-        :meth:`lint_input` takes so as not to search the text for them again.
-        A rule could fire when one of its triggers is in the file and what else it needs (a loader
-        class name, a class whose bases name the trigger) is there too; a dict config, when it
-        binds values only (no module-level ``def``, ``class``, ``if``) and names a loader key.
-        A YAML file (by ``path``) has its own: a loader key, ``DataLoader``, a base or defaults list."""
-        if path.endswith(YAML_SUFFIXES):
-            return () if self.config_rules and could_be_config(data) else None
-        for key, members in self._first_searches:
-            if key in data and (not members or any(member in data for member in members)):
-                live = self._live_gates(data)
-                if live:
-                    return live
-                break  # a string found, no gate open: a dict config, perhaps
-        # A dict config binds values only: where a module-level `def` comes first (most files), no
-        # key is searched for. A `class` or `def` line found by a substring search settles it
-        # sooner than the regex (which also finds `if`, and a first line's `def`); `class` first:
-        # classes come before functions in most modules (0.04 s -> 0.02 s on the benchmark corpus).
-        if not self.config_rules or b"\nclass " in data or b"\ndef " in data or _DICT_CONFIG_BYTES.search(data):
-            return None
-        return () if any(t in data for t in CONFIG_TRIGGERS) else None
-
-    def _live_gates(self, haystack: bytes | str) -> tuple[_Gate, ...]:
-        """The gates of rules that could fire on ``haystack`` (bytes, or the decoded text)."""
-        text = isinstance(haystack, str)
-        holds = _Search(haystack, self._key_of, self._as_text).holds
-        live = []
-        for gate in self._gates:
-            if not any(map(holds, gate.triggers)):
-                continue
-            if gate.needs and not any(map(holds, gate.needs)):
-                continue
-            if gate.class_base and not any(_class_base(t, text).search(haystack) for t in gate.triggers if holds(t)):
-                continue
-            live.append(gate)
-        return tuple(live)
-
-    def lint_bytes(self, path: str, data: bytes) -> FileResult:
-        """Lint Python source bytes (other formats go through :func:`dllint.per_file.lint_bytes`)."""
-        result = FileResult(path)
-        live = self.prefilter(data)
-        if live is None:
-            result.skipped = True
-            return result
-        decoded = decode(path, data)
-        if decoded.error is not None:
-            result.findings = self._filter(path, "", [decoded.error])
-            return result
-        return self.lint_text(path, decoded.text or "", live=live)
-
-    def lint_input(self, input: Input, project: Any = None, live: tuple[_Gate, ...] | None = None) -> FileResult:
+    def lint(
+        self, input: Input, project: Any = None, *, live: tuple[_Gate, ...] | None = None, tree: ast.Module | None = None
+    ) -> FileResult:
         """Lint an adapter's :class:`~dllint.inputs.Input`; findings come back at the file's positions.
 
         ``project``: what the file's facts see of the rest of the project (``facts.project``);
         the summaries it reports reading (its ``deps``) become ``FileResult.deps``.
-        ``live``: what :meth:`prefilter` said of the file's bytes, if it was asked.
+        ``live``: what the byte prefilter (:meth:`Prefilter.screen`) found open in the file's bytes,
+        if it was asked; ``tree``: the text already parsed by the caller (flake8 hands plugins its tree).
         """
         if input.kind == "config":
             result = FileResult(input.path)
             result.findings = self._filter(input.path, input.text, self.check_config(input, result.errors))
             result.deps = config_deps(input.document)
         else:
-            result = self.lint_text(input.path, input.text, notebook=input.notebook, project=project, live=live)
+            result = self._lint_python(input.path, input.text, input.notebook, project, live, tree)
         if input.positions is not None or input.errors:
             findings = [input.positions.to_file(f) for f in result.findings] if input.positions else result.findings
             result.findings = self._filter(input.path, "", input.errors) + findings
@@ -450,37 +102,25 @@ class Linter:
         return [f for f in findings if f.code not in suppressed] if suppressed else findings
 
     @collector_paused
-    def lint_text(
+    def _lint_python(
         self,
         path: str,
         text: str,
-        *,
-        notebook: bool = False,
-        tree: ast.Module | None = None,
-        project: Any = None,
-        live: tuple[_Gate, ...] | None = None,
+        notebook: bool,
+        project: Any,
+        live: tuple[_Gate, ...] | None,
+        tree: ast.Module | None,
     ) -> FileResult:
-        """Lint ``text``; ``notebook``: it is a notebook's code cells joined (``facts.is_notebook``);
-        ``tree``: ``text`` already parsed by the caller (flake8 hands plugins its tree);
-        ``project``: see :meth:`lint_input`; ``live``: the gates :meth:`prefilter` found open in
-        the bytes ``text`` was decoded from (the triggers are ASCII: the same in the text)."""
+        """Gate, parse, facts, rules, filter; ``notebook``: ``text`` is a notebook's code cells
+        joined (``facts.is_notebook``)."""
         result = FileResult(path)
         suppressed = file_suppression(text)
         if suppressed is None:
             return result
-        if notebook:
-            gates = self._all_gates  # cells joined: the bytes the prefilter saw were the notebook's JSON
-        else:
-            if live is None:
-                live = self._live_gates(text)
-            gates = self._live_cache.get(live) or self._live_cache.setdefault(live, _GateSet(live))
-        code_rules_apply = notebook or bool(gates.gates)
-        config = bool(self.config_rules) and not notebook and could_be_dict_config(text)
-        if not code_rules_apply and not config:
-            return result  # no rule could fire, and this is no dict config (`build_ext(num_workers=)`)
-        names = gates.names + (_CONFIG_TRIGGER_NAMES if config else ())
-        gated = gates.literal_scan is None or not gates.literal_scan.search(text)
-        if gated and not _code_names_a_trigger(text, names):
+        screen = self.prefilter.screen_text(text, notebook, live)
+        if screen is None:
+            return result  # no rule could fire, and this is no dict config
+        if not screen.in_code(text):
             result.skipped = True  # the trigger text is only in strings and comments: no parse
             return result
         try:
@@ -492,28 +132,17 @@ class Linter:
             result.findings = self._filter(path, text, [unreadable(path, f"cannot parse file: {exc}")])
             return result
         nodes, parent_index = walk_with_parents(tree)
-        if gated and not _names_a_trigger(nodes, names):
+        if not screen.in_tree(nodes):
             result.skipped = True  # the trigger text is only in strings and comments
             return result
         findings: list[Finding] = []
         loader_calls = False
-        if code_rules_apply:
+        if screen.code_rules:
             facts = FileFacts(
                 path, text, tree, self.settings, is_notebook=notebook, project=project, nodes=nodes, parent_index=parent_index
             )
             loader_calls = bool(facts.loader_calls)
-            for rule in self.rules:
-                if rule.code not in gates.codes:
-                    continue  # none of its triggers in the file: it cannot fire (the prefilter's contract)
-                try:
-                    findings.extend(rule.check(facts))
-                except Exception:  # noqa: BLE001 - a rule bug must not stop the run
-                    result.errors.append(
-                        f"{path}: internal error in {rule.code}: {_traceback_text()}"
-                    )
-            # The facts' analyses point back at them (reference cycles): emptied here, the tree and
-            # all built on it are freed now, not by a pass of the cyclic collector over all of it.
-            facts.__dict__.clear()
+            findings += self._run_rules(facts, screen.gates.codes, result.errors)
         if self.config_rules and not notebook and not loader_calls:
             # A dict config (mmengine, detectron2 LazyConfig) binds values; a script's loaders are its calls.
             blocks = python_config_blocks(path, text, tree, self.settings)
@@ -527,6 +156,22 @@ class Linter:
         if deps:
             result.deps.update(deps)
         return result
+
+    def _run_rules(self, facts: FileFacts, codes: frozenset[str], errors: list[str]) -> list[Finding]:
+        """The findings of the rules behind the open gates (``codes``): the others cannot fire
+        (none of their triggers in the file: the prefilter's contract)."""
+        findings: list[Finding] = []
+        for rule in self.rules:
+            if rule.code not in codes:
+                continue
+            try:
+                findings.extend(rule.check(facts))
+            except Exception:  # noqa: BLE001 - a rule bug must not stop the run
+                errors.append(f"{facts.path}: internal error in {rule.code}: {_traceback_text()}")
+        # The facts' analyses point back at them (reference cycles): emptied here, the tree and
+        # all built on it are freed now, not by a pass of the cyclic collector over all of it.
+        facts.__dict__.clear()
+        return findings
 
     def filter_findings(self, path: str, text: str, findings: Iterable[Finding]) -> list[Finding]:
         """What the run reports of ``findings``: DL000 if enabled, ``per-file-ignores``,
@@ -554,20 +199,6 @@ class Linter:
                 kept.append(finding)
         kept.sort(key=lambda f: f.sort_key)
         return kept
-
-
-def lint_file(path: str, linter: Linter) -> FileResult:
-    """Lint one Python file (any format: :func:`dllint.per_file.lint_path`)."""
-    data = read_source(path)
-    if isinstance(data, Finding):
-        return FileResult(path, [data])
-    return linter.lint_bytes(path, data)
-
-
-def lint_source(source: str, settings: Settings | None = None, path: str = "<string>", **kwargs) -> list[Finding]:
-    """Lint a string; the convenience entry point for tests and tools."""
-    linter = Linter(settings or Settings(), **kwargs)
-    return linter.lint_text(path, source).findings
 
 
 def _traceback_text() -> str:

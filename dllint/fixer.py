@@ -1,11 +1,14 @@
 """Applying fixes: lint -> fix -> re-lint, until nothing fixable is left (at most MAX_PASSES).
 
-Each pass parses the text once with LibCST and asks each fixable finding's rule for its
-edits (``Rule.apply_fix(ctx, finding)``, found on the rule class: no list to keep). Edits
-that overlap an edit already accepted in the pass wait for the next pass, where the
-re-lint reports them at their new positions; that is how a main guard (DL101) and a
-hoisted lambda (DL102) in one script compose. A pass's result must parse (``ast.parse``);
-a fix that breaks it is dropped and reported, never written.
+One loop for every input (:func:`fix_text`); how a pass edits is the input's
+:class:`EditApplier`. Python text (:class:`CSTEdits`): each pass parses the text once with
+LibCST and asks each fixable finding's rule for its edits (``Rule.apply_fix(ctx, finding)``,
+found on the rule class: no list to keep). Config files (:class:`TextEdits`): each fix's
+text edit is spliced in at its span. Edits that overlap an edit already accepted in the
+pass wait for the next pass, where the re-lint reports them at their new positions; that
+is how a main guard (DL101) and a hoisted lambda (DL102) in one script compose. A pass's
+result must parse (``ast.parse``, or the config reader); a fix that breaks it is dropped
+and reported, never written. Either way the loop computes what the fixes introduced.
 """
 
 from __future__ import annotations
@@ -13,14 +16,17 @@ from __future__ import annotations
 import io
 import tokenize
 import traceback
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 import libcst as cst
 
 from dllint.config import project_line_length
-from dllint.findings import Finding
+from dllint.configs.edits import add_if_free, apply_text_edits
+from dllint.configs.lint import read_config
+from dllint.findings import Finding, ReplaceText
 from dllint.fixes import LOCAL_EDITS, Edits, FileState, FixContext, FixUnavailable
+from dllint.inputs.base import Input
 from dllint.rules import has_fix
 from dllint.source import compile_error, parse_module, same_line_endings
 
@@ -30,14 +36,15 @@ if TYPE_CHECKING:
 
 
 class FixLinter(Protocol):
-    """What the fixer asks of a linter (:class:`dllint.engine.Linter`, or one that knows the input)."""
+    """What the fixer asks of a linter (:class:`dllint.engine.Linter`)."""
 
     @property
     def rules(self) -> Sequence[Rule]: ...
 
-    def lint_text(self, path: str, text: str) -> FileResult: ...
+    def lint(self, input: Input, project: Any = None) -> FileResult: ...
 
     def filter_findings(self, path: str, text: str, findings: list[Finding]) -> list[Finding]: ...
+
 
 MAX_PASSES = 8
 
@@ -70,38 +77,39 @@ def fix_text(
     unsafe: bool = False,
     findings: list[Finding] | None = None,
     max_passes: int = MAX_PASSES,
+    input: Input | None = None,
+    project: Any = None,
 ) -> FixResult:
-    """Fix one source text (a file, or a notebook cell's source) with ``linter``'s rules.
+    """Fix one source text (a file, or a notebook's code cells joined) with ``linter``'s rules.
 
     ``findings`` are the text's findings when the caller already has them (saves a lint).
+    ``input``: what the text is (a notebook's cells: :class:`~dllint.inputs.Input`; None: a
+    Python file), each re-lint of the fixed text linted as such, knowing ``project``.
     The text is returned unchanged when it does not parse.
     """
+    as_input = input or Input(path, "python", text)
+    edits: EditApplier = TextEdits(linter, as_input) if as_input.kind == "config" else CSTEdits(linter, as_input, project)
     result = FixResult(path, text, text)
-    rules = {rule.code: rule for rule in linter.rules}
-    line_length = project_line_length(path, getattr(linter, "settings", None))  # --line-length wins
     given_up: set[tuple] = set()
     current = text
     original: list[Finding] | None = findings
-    for _ in range(max_passes):
+    for _ in range(min(max_passes, edits.max_passes)):
         if findings is None:
-            linted = linter.lint_text(path, current)
+            linted = edits.lint(current)
             findings, result.errors = linted.findings, result.errors + linted.errors
         if original is None:
             original = findings
         if any(f.code == "DL000" for f in findings):
             break  # unparsable: never touched
-        candidates = [
-            f for f in findings if is_selected(f, unsafe) and f.code in rules and _key(current, f) not in given_up
-        ]
+        candidates = [f for f in findings if edits.selects(f, unsafe) and _key(current, f) not in given_up]
         if not candidates:
             break
         if current is text:
-            refused = compile_error(path, text)
+            refused = edits.refuses(text)
             if refused is not None:  # Python would not run it: one DL000, nothing changed
                 findings = linter.filter_findings(path, text, [refused])
                 break
-        new_text, applied, failed = _apply_pass(current, candidates, rules, line_length)
-        new_text = same_line_endings(current, new_text)
+        new_text, applied, failed = edits.apply(current, candidates)
         for finding, reason in failed:
             given_up.add(_key(current, finding))
             result.failed.append((finding, reason))
@@ -115,14 +123,94 @@ def fix_text(
     else:
         findings = None
     if findings is None:
-        linted = linter.lint_text(path, current)
+        linted = edits.lint(current)
         findings, result.errors = linted.findings, result.errors + linted.errors
-    # No final ``ast.parse`` of ``current``: every text a pass hands back was parsed by ``_render``.
+    # No final parse of ``current``: every text a pass hands back was parsed (``_render``, ``TextEdits``).
     result.text = current
     result.remaining = findings
     if current != text:
         result.introduced = introduced_by_fixes(text, original or [], current, findings, result.fixed)
     return result
+
+
+class EditApplier(Protocol):
+    """How one kind of input is fixed, for :func:`fix_text`'s loop: which findings' fixes it
+    applies, whether it refuses the text, one pass of edits, and a re-lint of the new text."""
+
+    max_passes: int
+
+    def selects(self, finding: Finding, unsafe: bool) -> bool: ...
+
+    def refuses(self, text: str) -> Finding | None: ...
+
+    def apply(self, text: str, candidates: list[Finding]) -> tuple[str, list[Finding], list[tuple[Finding, str]]]: ...
+
+    def lint(self, text: str) -> FileResult: ...
+
+
+class CSTEdits:
+    """Python text (a file, a notebook's cells joined): each rule's ``apply_fix`` edits a LibCST
+    tree of the text; a pass's result must parse."""
+
+    max_passes = MAX_PASSES
+
+    def __init__(self, linter: FixLinter, input: Input, project: Any) -> None:
+        self.linter, self.input, self.project = linter, input, project
+        self.rules = {rule.code: rule for rule in linter.rules}
+        self.line_length = project_line_length(input.path, getattr(linter, "settings", None))  # --line-length wins
+
+    def selects(self, finding: Finding, unsafe: bool) -> bool:
+        return is_selected(finding, unsafe) and finding.code in self.rules
+
+    def refuses(self, text: str) -> Finding | None:
+        return compile_error(self.input.path, text)
+
+    def apply(self, text: str, candidates: list[Finding]) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
+        new_text, applied, failed = _apply_pass(text, candidates, self.rules, self.line_length)
+        return same_line_endings(text, new_text), applied, failed
+
+    def lint(self, text: str) -> FileResult:
+        return self.linter.lint(replace(self.input, text=text, positions=None, errors=[]), self.project)
+
+
+class TextEdits:
+    """The fixer's edits for a config file (:class:`~dllint.fixer.EditApplier`): each fix's
+    :class:`~dllint.findings.ReplaceText` spliced into the text, those that overlap an edit already
+    taken left for the next pass; a pass whose result is no longer a config the reader accepts
+    is dropped. Re-linted as the input adapter reads a config (:func:`read_config`)."""
+
+    max_passes = 4
+
+    def __init__(self, linter: FixLinter, input: Input) -> None:
+        self.linter, self.path = linter, input.path
+
+    def selects(self, finding: Finding, unsafe: bool) -> bool:
+        return _text_edit(finding) is not None and (unsafe or finding.fix.applicability == "safe")  # type: ignore[union-attr]
+
+    def refuses(self, text: str) -> Finding | None:
+        return None  # the reader already said what it cannot read (a DL000 the loop stops at)
+
+    def apply(self, text: str, candidates: list[Finding]) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
+        chosen: list[ReplaceText] = []
+        applied = [f for f in candidates if add_if_free(chosen, _text_edit(f))]  # type: ignore[arg-type]
+        new_text = apply_text_edits(text, chosen)
+        if isinstance(read_config(self.path, new_text), Finding):
+            return text, [], [(f, "the edit would make the YAML unparsable; dropped") for f in applied]
+        return new_text, applied, []
+
+    def lint(self, text: str) -> FileResult:
+        """``text`` linted as the config file ``path`` (through the engine's config path: noqa,
+        per-file ignores and the selection as for Python)."""
+        from dllint.engine import FileResult
+
+        document = read_config(self.path, text)
+        if isinstance(document, Finding):
+            return FileResult(self.path, self.linter.filter_findings(self.path, text, [document]))
+        return self.linter.lint(Input(self.path, "config", text, document=document, adapter="dllint.inputs.yaml"))
+
+
+def _text_edit(finding: Finding) -> ReplaceText | None:
+    return finding.fix.edit if finding.fix is not None and isinstance(finding.fix.edit, ReplaceText) else None
 
 
 def introduced_by_fixes(before_text: str, before: list[Finding], after_text: str, after: list[Finding], fixed: list[Finding]) -> list[Finding]:

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Iterator
 from dllint import __version__
 from dllint.config import Settings
 from dllint.engine import Linter
+from dllint.inputs import Input
 from dllint.rules import all_rules
 
 
@@ -85,11 +86,11 @@ class Plugin:
         linter = self.linter or Linter(Settings(), rules_for_options(None))
         text = "".join(self.lines)
         # The byte prefilter before any parse: most files never mention a loader.
-        live = linter.prefilter(text.encode("utf-8", "surrogateescape"))
+        live = linter.prefilter.screen(text.encode("utf-8", "surrogateescape"))
         if live is None:
             return
         tree = self.tree if isinstance(self.tree, ast.Module) else None
-        result = linter.lint_text(self.filename, text, tree=tree, live=live)
+        result = linter.lint(Input(self.filename, "python", text), live=live, tree=tree)
         if result.errors:
             # A bug in dllint must fail the run: flake8 exits 0 on a plugin's stderr, and the
             # file's other findings would be lost without a word. flake8 reports a plugin that

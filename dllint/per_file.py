@@ -1,8 +1,9 @@
 """One file through the pipeline: read (size limit) -> input adapter -> lint -> (fix).
 
 What the runner does for each file, in-process or in a worker, in every mode: the
-check and the fix of a file are one function each, so ``--fix`` gets the runner's
-pool and cache as checking does. Writing files is not done here: the fixed bytes
+check (:func:`lint`) and the fix (:func:`fix`) of a file are one function each, so
+``--fix`` gets the runner's pool and cache as checking does. :func:`lint` is also the
+one call for a file's bytes outside a run (the probe's static lint, the language server). Writing files is not done here: the fixed bytes
 go back to the caller (:mod:`dllint.pipeline`), which decides what may be written.
 """
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from dllint.engine import FileResult, Linter
+from dllint.prefilter import _Gate
 from dllint.files import TooLarge, Unreadable, read_with_stat
 from dllint.findings import Finding
 from dllint.inputs import WriteBackError, load, write_back
@@ -85,27 +87,20 @@ def fingerprint(st: os.stat_result, data: bytes) -> Fingerprint:
 
 
 # -- checking --------------------------------------------------------------------------
-def lint_bytes(linter: Linter, path: str, data: bytes, project: Any = None) -> FileResult:
-    """Lint a file's bytes in any format the adapters know (a notebook, Python source)."""
-    live = linter.prefilter(data, path)
+def lint(linter: Linter, path: str, data: bytes, project: Any = None, live: tuple[_Gate, ...] | None = None) -> FileOutcome:
+    """Lint a file's bytes in any format the adapters know (a notebook, Python source, a config).
+
+    ``live``: the byte prefilter's answer when the caller asked it already (the runner screens a
+    file before handing it to a worker): a file is screened once.
+    """
     if live is None:
-        return FileResult(path, skipped=True)
+        live = linter.prefilter.screen(data, path)
+        if live is None:
+            return FileOutcome(path, skipped=True)
     loaded = load(path, data, linter.settings)
     if isinstance(loaded, Finding):
-        return FileResult(path, linter.filter_findings(path, "", [loaded]))
-    return linter.lint_input(loaded, project, live)
-
-
-def lint_path(linter: Linter, path: str) -> FileResult:
-    """Read and lint one file (size limit included)."""
-    data, _ = read_file(path, linter.settings.max_file_size, False)
-    if isinstance(data, Finding):
-        return FileResult(path, linter.filter_findings(path, "", [data]))
-    return lint_bytes(linter, path, data)
-
-
-def check(linter: Linter, path: str, data: bytes, project: Any = None) -> FileOutcome:
-    result = lint_bytes(linter, path, data, project)
+        return FileOutcome(path, linter.filter_findings(path, "", [loaded]))
+    result = linter.lint(loaded, project, live=live)
     return FileOutcome(result.path, result.findings, result.errors, result.skipped, result.deps)
 
 
@@ -117,23 +112,6 @@ def wants_fix(finding: Finding, unsafe: bool) -> bool:
     from dllint.rules import has_fix
 
     return has_fix(finding)
-
-
-class _InputLinter:
-    """The linter as the fixer sees it: every re-lint of the text knows what the input is."""
-
-    def __init__(self, linter: Linter, notebook: bool, project: Any) -> None:
-        self._linter = linter
-        self._notebook = notebook
-        self._project = project
-        self.rules = linter.rules
-        self.settings = linter.settings
-
-    def lint_text(self, path: str, text: str) -> FileResult:
-        return self._linter.lint_text(path, text, notebook=self._notebook, project=self._project)
-
-    def filter_findings(self, path: str, text: str, findings: list[Finding]) -> list[Finding]:
-        return self._linter.filter_findings(path, text, findings)
 
 
 def fix(
@@ -148,7 +126,7 @@ def fix(
 
     ``findings``: the file's current findings when the caller has them (its cache), saving a lint.
     """
-    if not linter.could_have_findings(data, path):
+    if linter.prefilter.screen(data, path) is None:
         return FileOutcome(path, skipped=True)
     loaded = load(path, data, linter.settings)
     if isinstance(loaded, Finding):
@@ -156,18 +134,9 @@ def fix(
     from dllint.fixer import fix_text
 
     plain = loaded.positions is None and not loaded.errors
-    if loaded.kind == "config":
-        from dllint.configs.run import fix_config_text
-
-        result = fix_config_text(path, loaded.text, linter, unsafe=unsafe)
-    else:
-        result = fix_text(
-            path,
-            loaded.text,
-            _InputLinter(linter, loaded.notebook, project),
-            unsafe=unsafe,
-            findings=findings if plain else None,
-        )
+    result = fix_text(
+        path, loaded.text, linter, unsafe=unsafe, findings=findings if plain else None, input=loaded, project=project
+    )
     to_file = loaded.positions.to_file if loaded.positions is not None else (lambda f: f)
     outcome = FileOutcome(path, errors=list(result.errors))
     outcome.failed = [(to_file(f), reason) for f, reason in result.failed]
@@ -178,7 +147,7 @@ def fix(
         new_bytes = write_back(loaded, result.text)
     except WriteBackError as exc:
         outcome.failed += [(to_file(f), str(exc)) for f in result.fixed]
-        outcome.findings = lint_bytes(linter, path, data, project).findings
+        outcome.findings = lint(linter, path, data, project).findings
         return outcome
     outcome.fixed = [to_file(f) for f in result.fixed]
     outcome.introduced = [to_file(f) for f in result.introduced]
@@ -189,7 +158,7 @@ def fix(
     else:  # the file's own text, and its findings at the file's new positions
         outcome.before = _text_of(data)
         outcome.after = _text_of(new_bytes)
-        outcome.findings = lint_bytes(linter, path, new_bytes, project).findings
+        outcome.findings = lint(linter, path, new_bytes, project).findings
     return outcome
 
 

@@ -2,10 +2,11 @@
 
     paths -> discover -> read (size limit) -> input adapter -> lint -> (fix) -> write -> outcome
 
-Checking, ``--fix``, ``--diff``, ``--fix-only``, standard input and the probe's
-static lint all take this path; the CLI parses options, calls :func:`run` and
-renders the :class:`RunOutcome`. Files are checked or fixed by the runner
-(:mod:`dllint.runner`: cache, process pool), one file by :mod:`dllint.per_file`;
+Checking, ``--fix``, ``--diff``, ``--fix-only`` and standard input all take this
+path; the CLI parses options, calls :func:`run` and renders the :class:`RunOutcome`.
+Files are checked or fixed by the runner (:mod:`dllint.runner`: cache, process pool),
+one file by :mod:`dllint.per_file` (:func:`~dllint.per_file.lint`, which is also what
+the probe's static lint and the language server call, with their project index);
 what may be written is decided here, and the exit code too
 (:mod:`dllint.exit_codes`).
 
@@ -25,15 +26,14 @@ from typing import Callable, Literal, NamedTuple, Sequence
 from dllint import exit_codes
 from dllint.config import Settings
 from dllint.discovery import discover, find_project_root
-from dllint.engine import FileResult, Linter
+from dllint.engine import Linter
 from dllint.findings import Finding
 from dllint.paths import without_dot
-from dllint.per_file import FileOutcome, check, fix, lint_bytes, lint_path, too_large
+from dllint.per_file import FileOutcome, fix, lint, read_file, too_large
 from dllint.runner import CHECK, Progress, Task, run_files
 
 Mode = Literal["check", "fix", "diff", "fix-only"]
-__all__ = ["FileOutcome", "RunOptions", "RunOutcome", "conflict", "lint_bytes", "lint_path", "lint_paths", "run"]
-MODES: tuple[Mode, ...] = ("check", "fix", "diff", "fix-only")
+__all__ = ["FileOutcome", "RunOptions", "RunOutcome", "conflict", "run"]
 STDIN = "-"
 
 
@@ -46,6 +46,7 @@ class RunOptions(NamedTuple):
     stdin_filename: str | None = None  # the path reported for '-'
     exit_zero: bool = False
     project_root: str | None = None  # None: the nearest directory above the paths with a project marker, else theirs
+    fix_edits: bool = False  # the report shows each fix's edits (JSON): findings with a fix are linted anew, not served from the cache
 
     @property
     def fixing(self) -> bool:
@@ -165,7 +166,7 @@ def run(
         return outcome
     root = options.project_root or find_project_root([p for p in paths if p != STDIN])  # None: stdin only
     cache = cache_for(settings, linter, options, root)
-    task = Task(fix=options.fixing, unsafe=options.unsafe_fixes)
+    task = Task(fix=options.fixing, unsafe=options.unsafe_fixes, edits=options.fix_edits)
     outside = _links_out_of_roots(found.files, paths) if options.fixing else set()
     if outside:
         inside = [p for p in found.files if p not in outside]
@@ -193,7 +194,7 @@ def _stdin(linter: Linter, path: str, data: bytes, options: RunOptions) -> FileO
         if options.fixing:
             outcome = fix(linter, path, data, options.unsafe_fixes)
         else:
-            outcome = check(linter, path, data)
+            outcome = lint(linter, path, data)
     except Exception as exc:  # noqa: BLE001 - reported as an internal error, never a traceback
         outcome = FileOutcome(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
     if options.fixing and not outcome.changed:
@@ -232,27 +233,13 @@ def _write(results: list[FileOutcome], linter: Linter) -> list[str]:
         except OSError as exc:
             reason = f"cannot write the fixed file: {exc.strerror or exc}"
             errors.append(f"{outcome.path}: {reason}")
-            outcome.unwrite(reason, lint_path(linter, outcome.path).findings)
+            outcome.unwrite(reason, _relint(linter, outcome.path))
     return errors
 
 
-def lint_paths(
-    paths: Sequence[str],
-    settings: Settings | None = None,
-    *,
-    linter: Linter | None = None,
-    jobs: int | None = 1,
-    no_cache: bool = True,
-) -> list[FileResult]:
-    """Check files (no discovery of directories, no writing): one result per path, in order.
-
-    Without a project index, each file alone. (The probe does not call this: its static lint,
-    :func:`dllint.probe.command.static_findings`, lints the target with ``per_file.lint_bytes``
-    and a ``ProjectIndex`` of the target's project, so values from its config files resolve.)
-    """
-    if linter is None:
-        linter = Linter(settings or Settings())
-    settings = linter.settings
-    options = RunOptions(jobs=jobs, no_cache=no_cache)
-    cache = cache_for(settings, linter, options)
-    return list(run_files(list(paths), settings, CHECK, jobs, cache, None, linter))
+def _relint(linter: Linter, path: str) -> list[Finding]:
+    """The findings of the file as it is on disk (its fixed version could not be written)."""
+    data, _ = read_file(path, linter.settings.max_file_size, False)
+    if isinstance(data, Finding):
+        return linter.filter_findings(path, "", [data])
+    return lint(linter, path, data).findings

@@ -21,8 +21,9 @@ this module, measured on 4,856 files (1.86 M lines) of PyTorch packages on
 - Results come back in the order of ``paths``, whatever the order the chunks
   finish in, so output never depends on ``--jobs``.
 
-A file handed on is read again by whoever lints it (from the page cache); the
-bytes linted are the bytes hashed for the cache, through :mod:`dllint.per_file`,
+A file handed on is read again by whoever lints it (from the page cache), and not
+screened again: the prefilter's open gates go with it, trusted only while the bytes read
+have the CRC-32 of those screened. The bytes linted are the bytes hashed for the cache, through :mod:`dllint.per_file`,
 the same functions in a worker as in this process, in every mode: ``--fix``
 runs here too, with the same pool and cache. A file whose cached findings hold
 no fix to apply is neither read nor parsed; one that does is linted again, and
@@ -40,14 +41,16 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import zlib
 from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 from dllint.config import Settings
-from dllint.engine import FileResult, Linter
+from dllint.engine import Linter
 from dllint.findings import Finding
 from dllint.gc_pause import file_done, files_in_batch
-from dllint.per_file import FileOutcome, Fingerprint, check, fingerprint, fix, read_file, wants_fix
+from dllint.per_file import FileOutcome, Fingerprint, fingerprint, fix, lint, read_file, wants_fix
+from dllint.prefilter import _Gate
 from dllint.source import unreadable
 
 if TYPE_CHECKING:
@@ -70,10 +73,13 @@ Progress = Callable[[int, int], None]  # (files done, files total)
 
 
 class Task(NamedTuple):
-    """What to do with each file: check it, or fix it (``fix``), allowing unsafe fixes (``unsafe``)."""
+    """What to do with each file: check it, or fix it (``fix``), allowing unsafe fixes (``unsafe``);
+    ``edits``: the report shows each fix's edits, which the cache never keeps, so a file whose
+    cached findings hold a fix is linted again."""
 
     fix: bool = False
     unsafe: bool = False
+    edits: bool = False
 
 
 CHECK = Task()
@@ -110,13 +116,16 @@ def process(
     task: Task,
     want_fingerprint: bool,
     index: Any = None,
+    screened: Screened | None = None,
 ) -> tuple[FileOutcome, Fingerprint | None]:
-    """Read, lint (or fix) one file; with ``want_fingerprint`` also its :class:`Fingerprint`."""
+    """Read, lint (or fix) one file; with ``want_fingerprint`` also its :class:`Fingerprint`.
+    ``screened``: what :func:`screen` found in the file's bytes, trusted while they read the same."""
     data, st = read_file(path, linter.settings.max_file_size, want_fingerprint)
     if isinstance(data, Finding):
         return FileOutcome(path, linter.filter_findings(path, "", [data])), None
     stamp = fingerprint(st, data) if st is not None else None
     project = index.view(path) if index is not None else None
+    live = screened.gates if screened is not None and screened.checksum == zlib.crc32(data) else None
     try:
         if task.fix:
             outcome = fix(linter, path, data, task.unsafe, project)
@@ -125,7 +134,7 @@ def process(
 
                 outcome.read_digest = content_hash(data)  # what the write checks the file still holds
         else:
-            outcome = check(linter, path, data, project)
+            outcome = lint(linter, path, data, project, live)
     except Exception as exc:  # noqa: BLE001 - one file's crash must not stop the run (errors are values)
         outcome = FileOutcome(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
     return outcome, stamp
@@ -147,28 +156,43 @@ def _init_worker(settings: Settings, root: str | None = None, inherited: Any = N
     _WORKER_INDEX = inherited if inherited is not None else project_index(settings, root)
 
 
-def _run_chunk(chunk: list[tuple[int, str]], task: Task, want_fingerprint: bool) -> list[tuple[int, FileOutcome, Fingerprint | None]]:
+def _run_chunk(
+    chunk: list[Item], task: Task, want_fingerprint: bool
+) -> list[tuple[int, FileOutcome, Fingerprint | None]]:
     assert _WORKER_LINTER is not None
     out = []
-    for index, path in chunk:
-        outcome, stamp = process(path, _WORKER_LINTER, task, want_fingerprint, _WORKER_INDEX)
+    for index, path, screened in chunk:
+        outcome, stamp = process(path, _WORKER_LINTER, task, want_fingerprint, _WORKER_INDEX, screened)
         file_done()
         out.append((index, outcome, stamp))
     return out
 
 
-Item = tuple[int, str]  # (position in paths, path)
+class Screened(NamedTuple):
+    """A file the byte prefilter let through: the gates open in it (a worker does not search its
+    bytes again), the CRC-32 of those bytes (read again, they are trusted only if unchanged)
+    and their size (the work it hands on)."""
+
+    gates: tuple[_Gate, ...]
+    checksum: int
+    size: int
+
+
+# (position in paths, path, what the screen found: None when not screened)
+Item = tuple[int, str, "Screened | None"]
 Done = Callable[[int, FileOutcome, "Fingerprint | None"], None]
 
 
-def screen(path: str, linter: Linter, want_fingerprint: bool) -> tuple[FileOutcome, Fingerprint | None] | int:
+def screen(path: str, linter: Linter, want_fingerprint: bool) -> tuple[FileOutcome, Fingerprint | None] | Screened:
     """A file settled without parsing (the byte prefilter rules it out, or it cannot be read),
-    or else its size: the work it hands on to be linted (and read again, from the page cache)."""
+    or else what the prefilter found: the file is linted (and read again, from the page cache)
+    without being screened again."""
     data, st = read_file(path, linter.settings.max_file_size, want_fingerprint)
     if isinstance(data, Finding):
         return FileOutcome(path, linter.filter_findings(path, "", [data])), None
-    if linter.could_have_findings(data, path):
-        return len(data)
+    live = linter.prefilter.screen(data, path)
+    if live is not None:
+        return Screened(live, zlib.crc32(data), len(data))
     return FileOutcome(path, skipped=True), (fingerprint(st, data) if st is not None else None)
 
 
@@ -319,8 +343,10 @@ def run_files(
         project.reconcile(cache)  # findings that asked "who calls X" meet the files changed since
     for index, path in enumerate(paths):
         hit = cache.lookup_entry(path, deps_valid) if cache is not None else None
-        if hit is None or (task.fix and any(wants_fix(f, task.unsafe) for f in hit.findings)):
-            todo.append((index, path))  # a fix to make: linted again, its fixes computed from the text read
+        if hit is None or (task.fix and any(wants_fix(f, task.unsafe) for f in hit.findings)) or (
+            task.edits and any(f.fix is not None for f in hit.findings)
+        ):
+            todo.append((index, path, None))  # a fix to make: linted again, its fixes computed from the text read
         else:
             results[index] = FileOutcome(path, hit.findings, deps=dict(hit.deps))
     done = len(paths) - len(todo)
@@ -345,8 +371,8 @@ def run_files(
 
     def lint_here(items: list[Item]) -> None:
         reported = 0
-        for count, (index, path) in enumerate(items, start=1):
-            collect(index, *process(path, linter, task, want_fingerprint, project))
+        for count, (index, path, screened) in enumerate(items, start=1):
+            collect(index, *process(path, linter, task, want_fingerprint, project, screened))
             file_done()
             if count % 16 == 0 or count == len(items):
                 advance(count - reported)
@@ -385,13 +411,14 @@ def _screen_and_share(
     chunk_bytes = 0
     try:
         for item in todo:
-            index, path = item
+            index, path, _ = item
             screened = screen(path, linter, want_fingerprint)
-            if not isinstance(screened, int):
+            if not isinstance(screened, Screened):
                 collect(index, *screened)
                 advance(1)
                 continue
-            size = screened
+            size = screened.size
+            item = (index, path, screened)
             chunk.append(item)
             chunk_bytes += size
             if chunk_bytes >= CHUNK_BYTES or len(chunk) >= MAX_CHUNK_FILES:
@@ -415,15 +442,3 @@ def _screen_and_share(
         pool.close(abandon=True)
         raise
     pool.close()
-
-
-def run_lint(
-    paths: Sequence[str],
-    settings: Settings,
-    jobs: int | None = None,
-    cache: Cache | None = None,
-    progress: Progress | None = None,
-    linter: Linter | None = None,
-) -> list[FileResult]:
-    """Check ``paths``: one :class:`~dllint.engine.FileResult` per path, in the order of ``paths``."""
-    return list(run_files(paths, settings, CHECK, jobs=jobs, cache=cache, progress=progress, linter=linter))

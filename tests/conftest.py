@@ -42,14 +42,15 @@ def checkout_stays_clean():
 def relinted(monkeypatch) -> list[str]:
     """The names of the files each later run lints afresh (not served from the cache); clear it
     between runs."""
-    from dllint import per_file
+    from dllint import per_file, runner
 
     linted: list[str] = []
-    original = per_file.lint_bytes
+    original = per_file.lint
 
-    def spy(linter, path, data, project=None):
+    def spy(linter, path, data, project=None, live=None):
         linted.append(Path(path).name)
-        return original(linter, path, data, project)
+        return original(linter, path, data, project, live)
 
-    monkeypatch.setattr(per_file, "lint_bytes", spy)
+    monkeypatch.setattr(per_file, "lint", spy)  # a fix's re-lint
+    monkeypatch.setattr(runner, "lint", spy)  # a check
     return linted

@@ -19,6 +19,6 @@ def write_tree(root: Path, files: dict[str, str]) -> None:
 
 def lint_in_project(index, path: Path, settings: Settings):
     """Lint one file of the project ``index`` describes (``FileResult``, with its ``deps``)."""
-    from dllint.per_file import lint_bytes
+    from dllint.per_file import lint as lint_bytes
 
     return lint_bytes(Linter(settings), str(path), path.read_bytes(), index.view(str(path)))

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from dllint.config import Settings
-from dllint.engine import lint_source
+from lint_helpers import lint_source
 from dllint.rules import all_rules
 
 IMPORT = re.compile(r"^from torch\.utils\.data import (?P<names>[^\n]*)$", re.M)

@@ -13,7 +13,7 @@ from dllint import runner
 from dllint.cache import Cache, decode_finding, encode_finding
 from dllint.config import Settings
 from dllint.findings import Finding, Fix, NotKept, SetArgument
-from dllint.runner import run_lint
+from lint_helpers import run_lint
 
 SETTINGS = Settings()
 CODES = ("DL101", "DL201")
@@ -43,13 +43,13 @@ def tree(tmp_path):
 def lint_counter(monkeypatch):
     """Counts the files actually linted (in-process: jobs=1)."""
     linted: list[str] = []
-    real = runner.check
+    real = runner.lint
 
-    def counting(linter, path, data, project=None):
+    def counting(linter, path, data, project=None, live=None):
         linted.append(path)
-        return real(linter, path, data, project)
+        return real(linter, path, data, project, live)
 
-    monkeypatch.setattr(runner, "check", counting)
+    monkeypatch.setattr(runner, "lint", counting)
     return linted
 
 

@@ -57,7 +57,7 @@ def test_hydra_config_names_the_file_and_key(tmp_path):
 
 
 def test_without_a_project_the_value_stays_unknown(tmp_path):
-    from dllint.engine import lint_source
+    from lint_helpers import lint_source
 
     write(tmp_path, {"conf/train.yaml": TRAIN_YAML})
     assert [f.code for f in lint_source(HYDRA_APP, SETTINGS, path=str(tmp_path / "train.py")) if f.code == "DL001"] == []

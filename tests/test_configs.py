@@ -13,7 +13,7 @@ from dllint.configs.blocks import find_blocks
 from dllint.configs.document import Unknown, lookup
 from dllint.configs.inherit import resolve_document
 from dllint.configs.lint import read_config
-from dllint.configs.run import fix_config_text, lint_config_text
+from lint_helpers import fix_config_text, lint_config_text, lint_text
 from dllint.configs.python_reader import read_python_config
 from dllint.configs.yaml_reader import YamlError, read_yaml
 from dllint.engine import Linter
@@ -233,7 +233,7 @@ def test_selection_applies_to_configs():
 
 
 def test_yaml_prefilter_skips_files_without_loader_keys():
-    from dllint.per_file import lint_bytes
+    from dllint.per_file import lint as lint_bytes
 
     linter = Linter(Settings())
     assert lint_bytes(linter, "c.yaml", b"name: x\nlr: 0.1\n").skipped
@@ -241,7 +241,7 @@ def test_yaml_prefilter_skips_files_without_loader_keys():
 
 
 def test_non_utf8_yaml_is_dl000():
-    from dllint.per_file import lint_bytes
+    from dllint.per_file import lint as lint_bytes
 
     result = lint_bytes(Linter(Settings()), "c.yaml", b"loader:\n  num_workers: \xff\n")
     assert [f.code for f in result.findings] == ["DL000"]
@@ -400,8 +400,8 @@ def test_engine_config_seam_runs_the_rules_check_config():
     linter = Linter(Settings())
     loaded = load("c.yaml", b"loader:\n  num_workers: 0\n  persistent_workers: true\n")
     assert isinstance(loaded, Input) and loaded.kind == "config"
-    assert [(f.line, f.column, f.code) for f in linter.lint_input(loaded).findings] == [(3, 3, "DL001")]
-    assert linter.lint_input(Input("c.yaml", "config", "x: 1\n", document=object())).findings == []
+    assert [(f.line, f.column, f.code) for f in linter.lint(loaded).findings] == [(3, 3, "DL001")]
+    assert linter.lint(Input("c.yaml", "config", "x: 1\n", document=object())).findings == []
 
 
 def test_a_config_that_inherits_is_linted_again_when_its_base_changes(tmp_path):
@@ -438,7 +438,7 @@ def test_directories_include_yaml_configs(tmp_path):
 
 
 def test_a_flat_script_with_loader_calls_is_not_a_dict_config():
-    from dllint.engine import lint_source
+    from lint_helpers import lint_source
 
     source = "from torch.utils.data import DataLoader\nopts = dict(num_workers=0, persistent_workers=True)\nloader = DataLoader(ds, num_workers=opts['num_workers'])\n"
     assert lint_source(source, Settings(select=("ALL",))) == []
@@ -455,7 +455,7 @@ def test_mmengine_new_style_read_base_imports(tmp_path):
         "train_dataloader.update(num_workers=0)\n",
     )
     linter = Linter(Settings(select=("ALL",)))
-    assert [(f.line, f.code) for f in linter.lint_text(str(child), child.read_text()).findings] == [(6, "DL001")]
+    assert [(f.line, f.code) for f in lint_text(linter, str(child), child.read_text()).findings] == [(6, "DL001")]
 
 
 def test_every_yaml_document_of_a_file_is_read():

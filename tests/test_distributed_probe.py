@@ -14,7 +14,8 @@ import psutil
 import pytest
 
 from dllint.config import Settings as LintSettings
-from dllint.engine import Linter, lint_file
+from dllint.engine import Linter
+from lint_helpers import lint_file
 from dllint.probe.context import Settings
 from dllint.probe.jobs import HangWatch, job_outcome, launch_spec, launcher_command
 from dllint.probe.launched import rank_place

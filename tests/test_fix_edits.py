@@ -91,7 +91,7 @@ def test_from_json_rejects_what_to_json_never_writes(row):
 
 def _offered_fixes():
     from dllint.config import Settings
-    from dllint.engine import lint_source
+    from lint_helpers import lint_source
     from dllint.rules import all_rules
 
     for rule in all_rules():

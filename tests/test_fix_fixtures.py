@@ -14,7 +14,7 @@ import pytest
 from dllint.config import Settings
 from dllint.engine import Linter
 from dllint.fixer import fix_text
-from dllint.fixes.command import fix_bytes
+from lint_helpers import fix_bytes, lint_python_bytes
 from dllint.rules import rule_by_code
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "fix"
@@ -30,7 +30,7 @@ def test_fix_fixture(case: Path) -> None:
     code = case.parent.name
     linter = _linter(code)
     before = (case / "before.py").read_bytes()
-    assert any(f.code == code for f in linter.lint_bytes(str(case), before).findings), "before.py must fire"
+    assert any(f.code == code for f in lint_python_bytes(linter, str(case), before).findings), "before.py must fire"
     result, encoding = fix_bytes(str(case / "before.py"), before, linter, unsafe=True)
     fixed = result.text.encode(encoding)
     after_path = case / "after.py"

@@ -6,9 +6,11 @@ import pytest
 
 import dllint.fixer as fixer
 from dllint.config import Settings
-from dllint.engine import Linter, lint_source
+from dllint.engine import Linter
+from lint_helpers import lint_source, lint_text
 from dllint.findings import Finding, SetArgument
 from dllint.fixer import fix_text
+from dllint.inputs import Input
 from dllint.output import RunSummary
 from dllint.output.text import render_text
 from dllint.rules import rule_by_code
@@ -135,7 +137,7 @@ LAMBDA = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_w
 @pytest.mark.parametrize(("notebook", "applicability"), [(False, "safe"), (True, "unsafe")])
 def test_dl102_hoisting_is_not_safe_in_a_notebook(notebook, applicability):
     # a notebook-level def is what DL106 reports: spawn workers cannot import it either
-    (finding,) = [f for f in linter("DL102").lint_text("nb.ipynb", LAMBDA, notebook=notebook).findings if f.code == "DL102"]
+    (finding,) = [f for f in lint_text(linter("DL102"), "nb.ipynb", LAMBDA, notebook=notebook).findings if f.code == "DL102"]
     assert finding.fix.applicability == applicability
 
 
@@ -198,19 +200,9 @@ def test_the_summary_counts_new_problems_apart():
     assert text.endswith("Found 4 problems (2 fixed, 2 remaining).")
 
 
-class NotebookLinter:
-    """The linter as the fixer sees a notebook's joined cells."""
-
-    def __init__(self) -> None:
-        self.linter = Linter(Settings())
-        self.rules = self.linter.rules
-
-    def lint_text(self, path, text):
-        return self.linter.lint_text(path, text, notebook=True)
-
-
 def test_hoisting_a_lambda_in_a_notebook_counts_its_dl106_as_new():
     text = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2, collate_fn=lambda b: b)\nfor b in loader:\n    pass\n"
-    result = fix_text("nb.ipynb", text, NotebookLinter(), unsafe=True)
+    cells = Input("nb.ipynb", "python", text, notebook=True)  # a notebook's code cells joined
+    result = fix_text("nb.ipynb", text, Linter(Settings()), unsafe=True, input=cells)
     assert [f.code for f in result.fixed] == ["DL102"]
     assert [f.code for f in result.introduced] == ["DL106"] and result.introduced[0] in result.remaining

@@ -15,7 +15,8 @@ import pytest
 
 from dllint.config import Settings
 from dllint.engine import Linter
-from dllint.per_file import lint_bytes
+from dllint.per_file import lint as lint_bytes
+from lint_helpers import lint_python_bytes
 from tests.conftest import FIXTURES, expected_findings
 
 CASES = sorted(p for p in FIXTURES.glob("DL[0-9][0-9][0-9]/*.py"))
@@ -30,7 +31,7 @@ def test_fixture(path):
     text = data.decode("utf-8", "replace")
     expected = expected_findings(text)
     codes = {path.parent.name} | {code for _, _, code in expected}
-    result = Linter(Settings(select=("ALL",))).lint_bytes(str(path), data)
+    result = lint_python_bytes(Linter(Settings(select=("ALL",))), str(path), data)
     assert not result.errors
     actual = {(f.line, f.column, f.code) for f in result.findings if f.code in codes}
     assert actual == expected
@@ -57,7 +58,7 @@ PROJECTS = sorted(p for p in (FIXTURES / "project").iterdir() if p.is_dir()) if 
 
 def lint_project(root):
     """Lint every .py file of ``root`` as one project: {path: FileResult}."""
-    from dllint.per_file import lint_bytes
+    from dllint.per_file import lint as lint_bytes
     from dllint.project import ProjectIndex
 
     settings = Settings(select=("ALL",))

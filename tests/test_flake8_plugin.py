@@ -131,5 +131,5 @@ def test_file_without_loader_text_is_never_parsed(monkeypatch):
 
     Plugin.linter = None
     plugin = Plugin(None, ["import os\n", "print(os.getcwd())\n"], "plain.py")
-    monkeypatch.setattr("dllint.engine.Linter.lint_text", fail)
+    monkeypatch.setattr("dllint.engine.Linter.lint", fail)
     assert list(plugin.run()) == []

@@ -16,6 +16,7 @@ from dllint.facts import FileFacts
 from dllint.project import ProjectIndex
 from dllint.facts.frameworks import assigned_hook, callback_result
 from dllint.knowledge.frameworks import Result
+from lint_helpers import lint_python_bytes
 from tests.project_helpers import lint_in_project, write_tree
 
 SETTINGS = Settings(select=("ALL",))
@@ -27,7 +28,7 @@ def facts_of(text: str) -> FileFacts:
 
 
 def lint(text: str) -> list[tuple[int, str]]:
-    result = Linter(Settings(select=("DL201",))).lint_bytes("t.py", textwrap.dedent(text).encode())
+    result = lint_python_bytes(Linter(Settings(select=("DL201",))), "t.py", textwrap.dedent(text).encode())
     assert not result.errors
     return [(f.line, f.code) for f in result.findings]
 

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from dllint.config import Settings
-from dllint.engine import Linter, lint_source
-from dllint.per_file import lint_bytes
+from dllint.engine import Linter
+from lint_helpers import lint_source
+from dllint.per_file import lint as lint_bytes
 
 OVERSIZED = "exceeds max-workers=16: each worker is a process with its own memory; use fewer (dllint --probe measures the best count)"
 

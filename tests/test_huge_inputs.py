@@ -15,6 +15,7 @@ from dllint.config import Settings
 from dllint.engine import Linter
 from dllint.facts import ColumnMap
 from dllint.gc_pause import collector_paused
+from lint_helpers import lint_text
 
 HEADER = "from torch.utils.data import DataLoader\n"
 
@@ -22,7 +23,7 @@ HEADER = "from torch.utils.data import DataLoader\n"
 def lint(source: str):
     linter = Linter(Settings())
     start = time.process_time()
-    result = linter.lint_text("huge.py", source)
+    result = lint_text(linter, "huge.py", source)
     return result, time.process_time() - start
 
 
@@ -73,7 +74,7 @@ def test_columns_on_non_ascii_lines_match_characters(monkeypatch, block):
 
 def test_columns_match_what_findings_report_on_a_non_ascii_line():
     source = HEADER + "données = [1]; loader = DataLoader(données, num_workers=0, persistent_workers=True)\n"
-    (finding,) = Linter(Settings()).lint_text("x.py", source).findings
+    (finding,) = lint_text(Linter(Settings()), "x.py", source).findings
     line = source.splitlines()[1]
     assert finding.column == line.index("persistent_workers") + 1
     assert finding.end_column == line.index("persistent_workers") + len("persistent_workers=True") + 1
@@ -125,5 +126,5 @@ def test_lines_are_counted_where_ast_counts_them():
         "é = 1; loader = DataLoader([1], num_workers=0, persistent_workers=True)  # noqa: DL001\n"
         "é = 1; loader = DataLoader([1], num_workers=0, persistent_workers=True)\n"
     )
-    (finding,) = Linter(Settings()).lint_text("x.py", source).findings
+    (finding,) = lint_text(Linter(Settings()), "x.py", source).findings
     assert (finding.line, finding.column) == (4, source.split("\n")[3].index("persistent") + 1)

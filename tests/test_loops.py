@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from dllint.config import Settings
-from dllint.engine import lint_source
+from lint_helpers import lint_source
 from dllint.facts import FileFacts
 from dllint.facts.devices import cuda_device_kind
 from dllint.facts.loops import names_bound_in_loop

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from dllint.config import Settings
-from dllint.engine import lint_source
+from lint_helpers import lint_source
 from dllint.facts import FileFacts
 from dllint.rules import quote
 

@@ -11,7 +11,8 @@ import pytest
 from dllint.config import Settings
 from dllint.engine import Linter
 from dllint.inputs.notebook import notebook_from_percent, prepare
-from dllint.pipeline import lint_bytes, lint_path
+from dllint.per_file import lint as lint_bytes
+from lint_helpers import lint_path, lint_text
 from dllint.rules import rule_by_code
 from tests.conftest import EXPECT, FIXTURES
 
@@ -116,13 +117,13 @@ def test_dl101_is_silent_in_notebooks():
     # The kernel's __main__ is not re-imported by spawn workers: no bootstrapping error there.
     source = "from torch.utils.data import DataLoader\nloader = DataLoader(range(4), num_workers=2, persistent_workers=True)\n# %%\nfor b in loader:\n    pass\n"
     assert "DL101" not in {f.code for f in lint_bytes(Linter(ALL), "nb.ipynb", notebook_from_percent(source)).findings}
-    assert "DL101" in {f.code for f in Linter(ALL).lint_text("script.py", source).findings}
+    assert "DL101" in {f.code for f in lint_text(Linter(ALL), "script.py", source).findings}
 
 
 @pytest.mark.parametrize("example", rule_by_code("DL106").invalid)
 def test_dl106_invalid_examples_fire_in_a_notebook_only(example):
     assert "DL106" in {f.code for f in lint_bytes(Linter(ALL), "example.ipynb", notebook_from_percent(example)).findings}
-    assert "DL106" not in {f.code for f in Linter(ALL).lint_text("example.py", example).findings}
+    assert "DL106" not in {f.code for f in lint_text(Linter(ALL), "example.py", example).findings}
 
 
 @pytest.mark.parametrize("example", rule_by_code("DL106").valid)

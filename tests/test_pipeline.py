@@ -14,7 +14,8 @@ from dllint.cli import main
 from dllint.config import Settings
 from dllint.engine import Linter
 from dllint.inputs import ADAPTERS, Input, load
-from dllint.pipeline import RunOptions, lint_paths, run
+from dllint.pipeline import RunOptions, run
+from lint_helpers import lint_paths, lint_python_bytes, lint_text
 
 SAFE = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, num_workers=0, persistent_workers=True)\n"
 SAFE_FIXED = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, num_workers=0)\n"
@@ -160,9 +161,9 @@ def test_engine_lints_inputs_and_has_a_config_seam():
     linter = Linter(Settings())
     python = load("t.py", SAFE.encode())
     assert isinstance(python, Input) and python.kind == "python"
-    assert [f.code for f in linter.lint_input(python).findings] == ["DL001"]
+    assert [f.code for f in linter.lint(python).findings] == ["DL001"]
     config = Input("c.yaml", "config", "num_workers: 0\n", document=object())
-    assert linter.lint_input(config).findings == []
+    assert linter.lint(config).findings == []
 
 
 def test_the_engine_knows_nothing_of_notebooks():
@@ -196,7 +197,7 @@ def test_project_reaches_the_facts_and_its_deps_the_result():
             return []
 
     linter = Linter(Settings(), rules=[Spy])
-    result = linter.lint_input(load("t.py", SAFE.encode()), project=View())
+    result = linter.lint(load("t.py", SAFE.encode()), project=View())
     assert isinstance(seen[0], View)
     assert result.deps == {"pkg/data.py": "d" * 64}
 
@@ -347,7 +348,7 @@ def test_files_that_name_a_trigger_only_in_strings_are_not_parsed(monkeypatch, s
     parsed = []
     real = engine.ast.parse
     monkeypatch.setattr(engine.ast, "parse", lambda *a, **k: (parsed.append(1), real(*a, **k))[1])
-    result = Linter(Settings()).lint_text("t.py", source)
+    result = lint_text(Linter(Settings()), "t.py", source)
     monkeypatch.undo()
     assert not parsed and result.skipped
     real(source)  # the examples are valid Python
@@ -363,7 +364,7 @@ def test_files_that_name_a_trigger_in_code_get_facts(monkeypatch, source):
     made = []
     real = engine.FileFacts
     monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: (made.append(a[0]), real(*a, **k))[1])
-    result = Linter(Settings()).lint_text("t.py", source)
+    result = lint_text(Linter(Settings()), "t.py", source)
     assert made and not result.skipped
 
 
@@ -373,7 +374,7 @@ def test_the_tree_gate_catches_what_the_scan_lets_through(monkeypatch):
 
     made = []
     monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: made.append(1))
-    result = Linter(Settings()).lint_text("t.py", 'x = f"DataLoader {y}"\n')
+    result = lint_text(Linter(Settings()), "t.py", 'x = f"DataLoader {y}"\n')
     assert result.skipped and not made
 
 
@@ -394,8 +395,8 @@ def test_a_literal_trigger_in_a_string_still_gets_the_file_parsed(monkeypatch):
     real = engine.FileFacts
     monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: (made.append(1), real(*a, **k))[1])
     source = 'import os\nsize = int(os.environ["WORLD_SIZE"])\n'
-    assert not Linter(Settings(), rules=[]).lint_text("t.py", source).findings
-    Linter(Settings(), rules=[ReadsEnvironment]).lint_text("t.py", source)
+    assert not lint_text(Linter(Settings(), rules=[]), "t.py", source).findings
+    lint_text(Linter(Settings(), rules=[ReadsEnvironment]), "t.py", source)
     assert made
 
 
@@ -453,7 +454,7 @@ def _parses(monkeypatch, source: str, settings: Settings | None = None) -> bool:
     real = engine.ast.parse
     monkeypatch.setattr(engine.ast, "parse", lambda *a, **k: (parsed.append(1), real(*a, **k))[1])
     linter = Linter(settings or Settings(select=("ALL",), extend_loader_classes=("mylib.FastLoader",)))
-    linter.lint_bytes("t.py", source.encode())
+    lint_python_bytes(linter, "t.py", source.encode())
     monkeypatch.undo()
     return bool(parsed)
 
@@ -461,7 +462,7 @@ def _parses(monkeypatch, source: str, settings: Settings | None = None) -> bool:
 @pytest.mark.parametrize("source", list(RULE_GATED.values()), ids=list(RULE_GATED))
 def test_a_trigger_no_rule_could_fire_on_is_not_parsed(monkeypatch, source):
     assert not _parses(monkeypatch, source)
-    assert Linter(Settings()).could_have_findings(source.encode()) is False
+    assert Linter(Settings()).prefilter.screen(source.encode()) is None
 
 
 @pytest.mark.parametrize("source", list(RULE_LIVE.values()), ids=list(RULE_LIVE))
@@ -489,10 +490,10 @@ def test_only_the_rules_whose_triggers_are_in_the_file_run(monkeypatch):
         real = rule.check
         monkeypatch.setattr(rule, "check", lambda self, facts, real=real, code=code: (ran.append(code), real(self, facts))[1])
     source = "from torch.utils.data import DataLoader\nfor epoch in range(3):\n    for batch in DataLoader(ds, num_workers=2):\n        pass\n"
-    findings = Linter(Settings(select=("ALL",))).lint_bytes("t.py", source.encode()).findings
+    findings = lint_python_bytes(Linter(Settings(select=("ALL",))), "t.py", source.encode()).findings
     assert ran == ["DL201"] and "DL204" in {f.code for f in findings}
     ran.clear()
-    Linter(Settings(select=("ALL",))).lint_bytes("t.py", ("import os\nos.environ['RANK']\n" + source).encode())
+    lint_python_bytes(Linter(Settings(select=("ALL",))), "t.py", ("import os\nos.environ['RANK']\n" + source).encode())
     assert ran == ["DL201", "DL305"]
 
 
@@ -501,14 +502,14 @@ def test_a_dataset_class_through_an_alias_still_fires():
         "from torch.utils.data import Dataset as Base\n\n\nclass Ds(Base):\n"
         "    def __init__(self, path):\n        self.f = open(path)\n"
     )
-    assert [f.code for f in Linter(Settings(select=("DL104",))).lint_bytes("t.py", source.encode()).findings] == ["DL104"]
+    assert [f.code for f in lint_python_bytes(Linter(Settings(select=("DL104",))), "t.py", source.encode()).findings] == ["DL104"]
 
 
 def test_a_gated_file_is_still_a_caller_the_project_index_finds(tmp_path, monkeypatch):
     """The gate skips linting a file, never the index's view of it: train.py names DL305's
     `RANK` and a `Dataset` hint but constructs no loader (not linted), and data.py's finding
     rests on train.py iterating build_loader's loader every epoch."""
-    from dllint.per_file import lint_bytes
+    from dllint.per_file import lint as lint_bytes
     from dllint.project import ProjectIndex
 
     train = (
@@ -561,9 +562,9 @@ def test_a_linted_file_leaves_no_cycles_for_the_collector():
         "    for epoch in range(3):\n        for batch in loader:\n            print(batch)\n\n\nmain(Ds('x'))\n"
     )
     linter = Linter(Settings(select=("ALL",)))
-    assert linter.lint_text("t.py", source).findings  # the analyses ran
+    assert lint_text(linter, "t.py", source).findings  # the analyses ran
     gc.collect()
-    linter.lint_text("t.py", source)
+    lint_text(linter, "t.py", source)
     assert gc.collect() == 0
 
 
@@ -589,16 +590,17 @@ def test_only_calls_that_could_construct_a_loader_are_resolved(monkeypatch):
 
 def test_an_import_of_a_trigger_needs_no_scan_and_a_docstring_import_is_still_skipped(monkeypatch):
     import dllint.engine as engine
+    import dllint.prefilter as prefilter
 
     made = []
     real = engine.FileFacts
     monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: (made.append(1), real(*a, **k))[1])
-    monkeypatch.setattr(engine, "_code_scan", lambda names: pytest.fail("scanned"))
-    assert not Linter(Settings()).lint_text("t.py", "from torch.utils.data import DataLoader\n").skipped
+    monkeypatch.setattr(prefilter, "_code_scan", lambda names: pytest.fail("scanned"))
+    assert not lint_text(Linter(Settings()), "t.py", "from torch.utils.data import DataLoader\n").skipped
     assert made
     made.clear()
     example = '"""Usage:\n\nfrom torch.utils.data import DataLoader\n"""\n\nx = 1\n'
-    assert Linter(Settings()).lint_text("t.py", example).skipped and not made  # parsed; the tree gate skips it
+    assert lint_text(Linter(Settings()), "t.py", example).skipped and not made  # parsed; the tree gate skips it
 
 
 def test_the_gates_the_prefilter_found_are_not_searched_for_again(monkeypatch):
@@ -606,10 +608,12 @@ def test_the_gates_the_prefilter_found_are_not_searched_for_again(monkeypatch):
     hold, the text holds): the text is not searched for them a second time."""
     linter = Linter(Settings())
     searched = []
-    real = Linter._live_gates
-    monkeypatch.setattr(Linter, "_live_gates", lambda self, haystack: (searched.append(type(haystack)), real(self, haystack))[1])
+    from dllint.prefilter import Prefilter
+
+    real = Prefilter.live_gates
+    monkeypatch.setattr(Prefilter, "live_gates", lambda self, haystack: (searched.append(type(haystack)), real(self, haystack))[1])
     source = "from torch.utils.data import DataLoader\nDataLoader(ds, persistent_workers=True)\n"
-    assert [f.code for f in linter.lint_bytes("t.py", source.encode()).findings] == ["DL001"]
+    assert [f.code for f in lint_python_bytes(linter, "t.py", source.encode()).findings] == ["DL001"]
     assert searched == [bytes]
 
 
@@ -625,7 +629,7 @@ def test_the_gates_the_prefilter_found_are_not_searched_for_again(monkeypatch):
     ],
 )
 def test_the_prefilter_lets_a_dict_config_through_and_a_script_not(source, config):
-    prefilter = Linter(Settings()).prefilter(source.encode(), "conf.py")
+    prefilter = Linter(Settings()).prefilter.screen(source.encode(), "conf.py")
     assert (prefilter == ()) if config else (prefilter is None)
 
 
@@ -657,3 +661,16 @@ def test_a_lazy_pattern_compiles_on_first_use_and_then_answers_directly():
     assert "search" not in vars(pattern)
     assert pattern.search("x NOQA").group(1) == "QA"
     assert "search" in vars(pattern) and pattern.sub("-", "noqa") == "-"
+
+
+def test_no_module_level_import_runs_up_the_layers():
+    """The orchestrators sit above what they call (benchmarks/layers.py: DESIGN.md's layers, the
+    drivers in calling order); a lazy import inside a function is counted there, not held here."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "layers.py"
+    spec = importlib.util.spec_from_file_location("layers", path)
+    assert spec is not None and spec.loader is not None
+    layers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(layers)
+    assert [(name, target) for name, target, top in layers.up_imports() if top] == []

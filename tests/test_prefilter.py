@@ -14,7 +14,8 @@ import pytest
 
 from dllint.config import Settings
 from dllint.configs.lint import CONFIG_TRIGGERS, YAML_SUFFIXES, could_be_config
-from dllint.engine import _DICT_CONFIG_BYTES, Linter, _class_base, _shared_keys
+from dllint.engine import Linter
+from dllint.prefilter import _DICT_CONFIG_BYTES, _class_base, _shared_keys
 from dllint.rules import all_rules
 
 
@@ -22,7 +23,7 @@ def _reference_gates(linter: Linter, haystack: bytes | str) -> tuple:
     """Each gate searched for on its own, every trigger and need of it, no scan shared."""
     text = isinstance(haystack, str)
     live = []
-    for gate in linter._gates:
+    for gate in linter.prefilter.gates:
         hits = [t for t in gate.triggers if (t.decode() if text else t) in haystack]
         if not hits:
             continue
@@ -58,8 +59,8 @@ LINTERS = {
 
 def _strings(linter: Linter) -> list[bytes]:
     """Every string the gates look for, and every key standing in for some."""
-    found = {t for gate in linter._gates for t in (*gate.triggers, *gate.needs, *gate.literal)}
-    return sorted(found | set(linter._key_of.values()) | {key for key, _ in linter._first_searches})
+    found = {t for gate in linter.prefilter.gates for t in (*gate.triggers, *gate.needs, *gate.literal)}
+    return sorted(found | set(linter.prefilter._key_of.values()) | {key for key, _ in linter.prefilter.first_searches})
 
 
 def _inputs(linter: Linter) -> list[bytes]:
@@ -82,20 +83,20 @@ def _inputs(linter: Linter) -> list[bytes]:
 def test_the_prefilter_answers_as_the_gates_do_one_by_one(name):
     linter = LINTERS[name]
     for data in _inputs(linter):
-        assert linter.prefilter(data, "m.py") == _reference_prefilter(linter, data, "m.py"), data
+        assert linter.prefilter.screen(data, "m.py") == _reference_prefilter(linter, data, "m.py"), data
         text = data.decode("utf-8", "replace")
-        assert linter._live_gates(text) == _reference_gates(linter, text), data
+        assert linter.prefilter.live_gates(text) == _reference_gates(linter, text), data
         for path in ("conf.yaml", "conf.yml"):
-            assert linter.prefilter(data, path) == _reference_prefilter(linter, data, path), (path, data)
+            assert linter.prefilter.screen(data, path) == _reference_prefilter(linter, data, path), (path, data)
 
 
 def test_the_inputs_open_gates_and_fall_through_to_the_config_check():
     """The equivalence above is tested on inputs that reach every answer."""
     linter = LINTERS["default"]
-    answers = [linter.prefilter(data, "m.py") for data in _inputs(linter)]
+    answers = [linter.prefilter.screen(data, "m.py") for data in _inputs(linter)]
     assert None in answers and () in answers
     opened = {gate for answer in answers if answer for gate in answer}
-    assert opened == set(linter._gates)
+    assert opened == set(linter.prefilter.gates)
 
 
 _FRAGMENTS = sorted({s for linter in ("default", "custom loaders", "non-ASCII loaders") for s in _strings(LINTERS[linter])}) + [
@@ -111,9 +112,9 @@ def test_the_prefilter_answers_as_the_gates_do_on_any_mix(name):
     rng = random.Random(25)
     for _ in range(300):
         data = b"".join(rng.choices(_FRAGMENTS, k=rng.randrange(12)))
-        assert linter.prefilter(data, "m.py") == _reference_prefilter(linter, data, "m.py"), data
+        assert linter.prefilter.screen(data, "m.py") == _reference_prefilter(linter, data, "m.py"), data
         text = data.decode("utf-8", "replace")
-        assert linter._live_gates(text) == _reference_gates(linter, text), data
+        assert linter.prefilter.live_gates(text) == _reference_gates(linter, text), data
 
 
 @pytest.mark.parametrize("name", sorted(LINTERS))
@@ -121,9 +122,9 @@ def test_the_first_scan_covers_one_side_of_every_gate(name):
     """A gate opens only on one of its triggers and, with needs, one of those too: each gate has
     a side every string of which holds a string the first scan looks for."""
     linter = LINTERS[name]
-    searched = {s for key, members in linter._first_searches for s in (members or (key,))}
-    assert searched == set(linter._first_scan)
-    for gate in linter._gates:
+    searched = {s for key, members in linter.prefilter.first_searches for s in (members or (key,))}
+    assert searched == set(linter.prefilter.first_scan)
+    for gate in linter.prefilter.gates:
         sides = [gate.triggers] + ([gate.needs] if gate.needs else [])
         assert any(all(any(s in t for s in searched) for t in side) for side in sides), gate.codes
 
@@ -132,10 +133,10 @@ def test_the_first_scan_of_the_default_rules():
     """Loader names share `Loader` and `Sampler` (found by the scan, not listed): one search
     each; DL305's triggers need a loader's name, so they are never searched for."""
     linter = LINTERS["default"]
-    keys = [key for key, _ in linter._first_searches]
+    keys = [key for key, _ in linter.prefilter.first_searches]
     assert keys == [b"Dataset", b"Loader", b"Sampler", b"TrainingArguments", b"get_context", b"multiprocessing"]
-    assert b"RANK" not in linter._first_scan and b"deepspeed" not in linter._first_scan
-    custom = dict(LINTERS["custom loaders"]._first_searches)
+    assert b"RANK" not in linter.prefilter.first_scan and b"deepspeed" not in linter.prefilter.first_scan
+    custom = dict(LINTERS["custom loaders"].prefilter.first_searches)
     assert b"FastLoader" in custom[b"Loader"] and b"StreamSampler" in custom[b"Sampler"]
     assert custom[b"Shards"] == ()  # a name sharing nothing is searched for on its own
 
@@ -150,6 +151,6 @@ def test_shared_keys_take_the_key_most_strings_hold():
     # ASCII only: a key is never part of a character (it is searched for in text too)
     names = ["éShards".encode(), "ĩShards".encode()]
     assert _shared_keys(names) == dict.fromkeys(names, b"Shards")
-    assert dict(LINTERS["non-ASCII loaders"]._first_searches)[b"Shards"] == tuple(sorted(names))
+    assert dict(LINTERS["non-ASCII loaders"].prefilter.first_searches)[b"Shards"] == tuple(sorted(names))
     keys = _shared_keys([b"ASampler", b"BSampler", b"CSampler", b"XLoader", b"YLoader"])
     assert set(keys.values()) == {b"Sampler", b"Loader"}

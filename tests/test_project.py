@@ -193,7 +193,7 @@ def test_findings_depend_on_the_files_they_read(tmp_path):
 
 
 def test_command_line_worker_count_named_in_crash_messages():
-    from dllint.engine import lint_source
+    from lint_helpers import lint_source
 
     source = textwrap.dedent(
         """

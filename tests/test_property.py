@@ -32,6 +32,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from dllint.config import Settings
 from dllint.engine import Linter
 from dllint.fixer import fix_text
+from lint_helpers import lint_text
 from tests.conftest import FIXTURES
 
 # Hypothesis caches what it learns under ./.hypothesis even with no example database, from the
@@ -144,13 +145,13 @@ EXAMPLES = settings(
 def test_the_generator_reaches_the_rules():
     """The mutated programs must still be programs the rules fire on, or the properties test nothing."""
     assert len(SOURCES) > 50
-    assert sum(bool(LINTER.lint_text("f.py", s).findings) for s in SOURCES) > len(SOURCES) // 2
+    assert sum(bool(lint_text(LINTER, "f.py", s).findings) for s in SOURCES) > len(SOURCES) // 2
 
 
 @settings(EXAMPLES, max_examples=300)
 @given(programs())
 def test_lint_never_raises(source):
-    result = LINTER.lint_text("generated.py", source)
+    result = lint_text(LINTER, "generated.py", source)
     assert result.errors == []
     assert all(f.line >= 1 and f.column >= 1 for f in result.findings)
 
@@ -210,7 +211,7 @@ def yaml_documents(draw) -> str:
 @given(yaml_documents())
 def test_yaml_lint_and_fix_never_raise_and_stay_fast(document):
     from dllint.per_file import fix as fix_file
-    from dllint.per_file import lint_bytes
+    from dllint.per_file import lint as lint_bytes
 
     start = time.process_time()
     result = lint_bytes(LINTER, "generated.yaml", document.encode())

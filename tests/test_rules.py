@@ -8,7 +8,7 @@ import re
 import pytest
 
 from dllint.config import Settings
-from dllint.engine import lint_source
+from lint_helpers import lint_source
 from dllint.rules import DOC_SECTIONS, all_rules
 
 RULES = all_rules()
@@ -19,7 +19,7 @@ def codes(source: str) -> list[str]:
     if source.startswith("# %%\n"):  # a notebook in the percent format (DL106's examples)
         from dllint.engine import Linter
         from dllint.inputs.notebook import notebook_from_percent
-        from dllint.pipeline import lint_bytes
+        from dllint.per_file import lint as lint_bytes
 
         return [f.code for f in lint_bytes(Linter(ALL), "example.ipynb", notebook_from_percent(source)).findings]
     return [f.code for f in lint_source(source, ALL)]

@@ -17,7 +17,7 @@ from dllint.config import Settings
 from dllint.engine import Linter
 from dllint.progress import ProgressLine
 from dllint.rules import all_rules
-from dllint.runner import run_lint
+from lint_helpers import lint_python_bytes, run_lint
 from tests.conftest import FIXTURES
 
 SETTINGS = Settings(select=("ALL",))
@@ -79,7 +79,7 @@ def shared_chunks(monkeypatch) -> list[list[str]]:
     real = runner._Pool.add
 
     def add(self, chunk, *args):
-        handed.append([path for _, path in chunk])
+        handed.append([path for _, path, _ in chunk])
         return real(self, chunk, *args)
 
     monkeypatch.setattr(runner._Pool, "add", add)
@@ -156,9 +156,29 @@ def test_triggers_never_hide_an_invalid_example(rule):
     """Through the byte prefilter (lint_bytes), each INVALID example of a rule still fires it."""
     linter = Linter(Settings(select=(rule.code,)), rules=[rule])
     for example in rule.invalid:
-        assert linter.could_have_findings(example.encode()), f"{rule.code}: triggers {rule.triggers} miss {example!r}"
-        result = linter.lint_bytes("example.py", example.encode())
+        assert linter.prefilter.screen(example.encode()) is not None, f"{rule.code}: triggers {rule.triggers} miss {example!r}"
+        result = lint_python_bytes(linter, "example.py", example.encode())
         assert not result.skipped
+
+
+def test_a_screened_file_is_not_screened_again_while_its_bytes_are_the_same(tmp_path, monkeypatch):
+    """The parent screens a file once; whoever lints it takes the open gates along, and screens
+    again only bytes that changed in between (their CRC-32 differs)."""
+    from dllint.prefilter import Prefilter
+
+    script = tmp_path / "train.py"
+    script.write_text("from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0, persistent_workers=True)\n")
+    linter = Linter(SETTINGS)
+    screened = runner.screen(str(script), linter, want_fingerprint=False)
+    assert isinstance(screened, runner.Screened) and screened.gates
+    screens: list[bytes] = []
+    real = Prefilter.screen
+    monkeypatch.setattr(Prefilter, "screen", lambda self, data, path="": (screens.append(data), real(self, data, path))[1])
+    outcome, _ = runner.process(str(script), linter, runner.CHECK, False, screened=screened)
+    assert [f.code for f in outcome.findings] == ["DL001"] and screens == []
+    script.write_text(script.read_text() + "DataLoader(ds, num_workers=0, persistent_workers=True)\n")  # edited since
+    outcome, _ = runner.process(str(script), linter, runner.CHECK, False, screened=screened)
+    assert len(screens) == 1 and [(f.line, f.code) for f in outcome.findings] == [(2, "DL001"), (3, "DL001")]
 
 
 class FakeTerminal(io.StringIO):

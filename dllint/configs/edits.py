@@ -96,3 +96,4 @@ def apply_text_edits(text: str, edits: list[ReplaceText]) -> str:
     for edit in sorted(edits, key=lambda e: e.start, reverse=True):
         text = text[: offset(edit.start)] + edit.text + text[offset(edit.end) :]
     return text
+

@@ -5,8 +5,9 @@ one predicate behind both. This module reads YAML (``read_config``) and Python d
 configs (``python_config_blocks``), asks the rules (``check_blocks``) and gives them
 their findings and fixes (``config_finding``, ``value_fix``, ``setting_fix``: a fix sets a
 key's value and never deletes the key, which the user's code may read). It sits
-below the engine (which calls it) and never imports it: running a config file through
-the engine and fixing it is :mod:`dllint.configs.run`.
+below the engine (which calls it) and never imports it: a config file goes through the
+engine as an input (:meth:`dllint.engine.Linter.lint`), its fixes through the fixer's one
+loop (:class:`dllint.fixer.TextEdits`).
 """
 
 from __future__ import annotations

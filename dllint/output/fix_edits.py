@@ -20,7 +20,7 @@ from dllint.rules import has_fix
 
 def fix_edits(finding: Finding, sources: dict[tuple[str, int | None], str | None]) -> list[dict[str, Any]]:
     """The edits of ``finding``'s fix; ``sources`` caches each file's (or cell's) text."""
-    if not has_fix(finding) or finding.fix is None:
+    if not has_fix(finding) or finding.fix is None or isinstance(finding.fix.edit, NotKept):
         return []
     edit = finding.fix.edit
     if isinstance(edit, ReplaceText):
@@ -53,10 +53,6 @@ def _fixed(finding: Finding, text: str) -> str | None:
     from dllint.fixer import fix_text
 
     linter = Linter(Settings(select=(finding.code,)))
-    if isinstance(finding.fix.edit if finding.fix is not None else None, NotKept):
-        # From the cache, which keeps no edit (never code): the fix is computed from the text anew.
-        anew = linter.lint_text(finding.path, text).findings
-        finding = next((f for f in anew if (f.code, f.line, f.column) == (finding.code, finding.line, finding.column)), finding)
     result = fix_text(finding.path, text, linter, unsafe=True, findings=[finding], max_passes=1)
     return result.text if result.fixed else None
 

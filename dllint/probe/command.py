@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from dllint.engine import Linter, lint_file
+from dllint.engine import Linter
 from dllint.findings import Finding
 from dllint.output import RunSummary, render
 from dllint.probe.errors import ProbeError, ProbeInterrupted
@@ -75,13 +75,13 @@ def static_findings(source: str, linter: Linter, index: ProjectIndex | None = No
     """The target's findings, linted knowing its project (the project's root, else the
     script's folder): values read from its config files resolve, and the probe can name
     the config key to change."""
-    from dllint.per_file import lint_bytes, read_file
+    from dllint.per_file import lint, read_file
 
     data, _ = read_file(source, linter.settings.max_file_size, False)
     if isinstance(data, Finding):
-        return lint_file(source, linter).findings
+        return [data]
     index = index or _project_index(source, linter)
-    return lint_bytes(linter, source, data, index.view(source)).findings
+    return lint(linter, source, data, index.view(source)).findings
 
 
 # Project modules the target imports that are linted with it (breadth first): where its loaders

@@ -18,7 +18,7 @@ from dllint.config import ConfigError, Settings, load_settings
 from dllint.discovery import find_project_root
 from dllint.engine import FileResult, Linter
 from dllint.findings import Finding
-from dllint.per_file import FileOutcome, fix, lint_bytes, too_large
+from dllint.per_file import FileOutcome, fix, lint, too_large
 from dllint.selection import validate_code_prefix
 from dllint.server.index import BufferIndex, Changed
 
@@ -167,7 +167,7 @@ class Workspace:
         if refused is not None:
             return FileResult(path, project.linter.filter_findings(path, "", [refused]))
         try:
-            return lint_bytes(project.linter, path, data, self._view(project, path))
+            return lint(project.linter, path, data, self._view(project, path))
         except Exception as exc:  # noqa: BLE001 - a bug in one lint must not end the editor's session
             return FileResult(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
 

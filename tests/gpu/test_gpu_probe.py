@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from dllint.engine import Linter, lint_file
+from dllint.engine import Linter
+
+from lint_helpers import lint_file
 from dllint.config import Settings
 from dllint.findings import Finding
 from dllint.probe import run_probe

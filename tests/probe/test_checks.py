@@ -28,6 +28,7 @@ def test_shuffle_with_sampler_is_confirmed_by_torchs_error(tmp_path, assert_no_l
     assert_no_leftovers(report)
 
 
+@pytest.mark.serial  # a sweep measures throughput: another test's processes on the same cores skew it
 def test_worker_sweep_recommends_a_count_and_draws_a_chart(tmp_path):
     script = write_script(tmp_path, """
         data = TensorDataset(torch.arange(256.0))

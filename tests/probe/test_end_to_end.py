@@ -7,13 +7,13 @@ from probe_helpers import FIXTURES, fast_settings
 
 from dllint.probe import run_probe
 
-engine = pytest.importorskip("dllint.engine")
+from lint_helpers import lint_source
 pytestmark = pytest.mark.probe
 
 
 def test_engine_findings_on_the_spotgeo_script_are_confirmed(assert_no_leftovers):
     script = FIXTURES / "spotgeo_style.py"
-    findings = engine.lint_source(script.read_text(), path=str(script))
+    findings = lint_source(script.read_text(), path=str(script))
     assert {f.code for f in findings} >= {"DL201", "DL101"}
     report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
     verdicts = {f.code: f.probe["verdict"] for f in report.findings}

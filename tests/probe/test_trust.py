@@ -367,6 +367,7 @@ def test_a_loader_built_in_an_unhooked_child_process_is_reported_as_such(tmp_pat
 # -- 5. numbers you can act on ----------------------------------------------------------------------
 
 
+@pytest.mark.serial  # a sweep measures throughput: another test's processes on the same cores skew it
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity (Linux)")
 def test_the_sweep_on_two_cores_never_recommends_more_than_two_workers(tmp_path):
     script = write_script(tmp_path, pooled_dataset("Busy", 10_000) + textwrap.dedent("""
