@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cache",),
     ("per_file",),
     ("runner",),
-    ("pipeline", "fixing"),
+    ("pipeline", "fixing", "add_noqa", "show", "watch"),  # what a run does with the files
     ("output",),
     ("probe",),
     ("cli", "flake8_plugin", "server", "__main__"),

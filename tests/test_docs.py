@@ -77,7 +77,7 @@ def test_readme_is_short_and_its_first_screen_has_the_set_up_next_steps_and_outp
     screen = first_screen()
     assert [m.group("command") for m in SHELL.finditer(screen)] == [
         "pip install . && dllint fixtures/",
-        'pip install torch==2.13.0 && pip install -e ".[test,probe]" && python -m pytest',
+        'pip install torch==2.13.0 && pip install -e ".[test,probe]" && python -m pytest -n auto --dist loadscope -m "not serial" && python -m pytest -m serial',
     ]
     steps = re.findall(r"^\d\. \*\*", screen[screen.index("## Next steps") :], re.MULTILINE)
     assert len(steps) == 3

@@ -31,7 +31,7 @@ import pytest
 
 from dllint.config import Settings
 from dllint.engine import Linter
-from dllint.per_file import lint_bytes
+from dllint.per_file import lint as lint_file
 from dllint.project import ProjectIndex
 from tests.conftest import FIXTURES, expected_findings
 
@@ -50,7 +50,7 @@ def lint_tree(root: Path, only: Path | None = None) -> Found:
     linter = Linter(SETTINGS)
     found: Found = set()
     for path in sorted((only or root).rglob("*.py")):
-        result = lint_bytes(linter, str(path), path.read_bytes(), index.view(str(path)))
+        result = lint_file(linter, str(path), path.read_bytes(), index.view(str(path)))
         assert not result.errors, result.errors
         found |= {(path.relative_to(only or root).as_posix(), f.line, f.column, f.code) for f in result.findings}
     return found

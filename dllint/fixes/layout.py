@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from typing import Iterable, NamedTuple, Sequence
 
 import libcst as cst
@@ -389,8 +390,10 @@ def _fits(ctx, statement: cst.SimpleStatementLine, indent: str, old: cst.Call, n
 
 
 def _file_line(ctx, line: int) -> str:
-    """The file's line ``line`` (positions are the file's; ``ctx.text`` may be a part of it)."""
-    lines = ctx.text.splitlines()
+    """The file's line ``line`` (positions are the file's; ``ctx.text`` may be a part of it).
+    Split where Python ends lines (``\n``, ``\r\n``, ``\r``), not where ``str.splitlines`` does:
+    a form feed (a page break) or a vertical tab ends no line."""
+    lines = re.split(r"\r\n|\r|\n", ctx.text)
     index = line - ctx.state.where.first_line
     return lines[index] if 0 <= index < len(lines) else ""
 
