@@ -83,25 +83,10 @@ class LocalCallableInWorker(Rule):
                 target = shipped.expr.func if isinstance(shipped.expr, ast.Call) else shipped.expr
                 definition = local_definition(facts, target, shipped.scope)
                 if definition is None and isinstance(shipped.expr, ast.Call) and id(shipped.expr) not in reported:
-                    local_class = _class_made_by(facts, target, shipped.scope)
-                    if local_class is not None:
+                    message = _made_by_a_factory(facts, shipped, target)
+                    if message is not None:
                         reported.add(id(shipped.expr))
-                        message = (
-                            f"'{ast.unparse(target)}' is the local class '{local_class.name}' a function returns, and its "
-                            f"instance is sent to workers (via {shipped.sink}): it cannot be pickled under spawn; "
-                            "define the class at module level"
-                        ) + loader.when_workers()
-                        yield self.report(facts, shipped.expr, message)
-                        continue
-                    made = _closure_made_by(facts, shipped.expr, shipped.scope)
-                    if made is not None:
-                        reported.add(id(shipped.expr))
-                        message = (
-                            f"'{target.id if isinstance(target, ast.Name) else 'the call'}()' returns the local function "
-                            f"'{made.name}', sent to workers (via {shipped.sink}): it cannot be pickled under spawn; "
-                            "define it at module level and bind its settings with functools.partial"
-                        ) + loader.when_workers()
-                        yield self.report(facts, shipped.expr, message)
+                        yield self.report(facts, shipped.expr, message + loader.when_workers())
                     continue
                 if definition is None or id(shipped.expr) in reported:
                     continue
@@ -119,6 +104,22 @@ class LocalCallableInWorker(Rule):
         from dllint.fixes.hoist import hoist_local_definition
 
         hoist_local_definition(ctx, ctx.node_at(finding, cst.BaseExpression), edit_of(finding, HoistLocalDefinition).name)
+
+
+def _made_by_a_factory(facts, shipped, target: ast.expr) -> str | None:
+    """The message for a call whose value a same-file function made from a local definition:
+    an instance of the local class it returns (``Ds = get_dataset(); Ds()``), or the local
+    function it returns (``collate_fn=make_collate(pad)``); None otherwise."""
+    local_class = _class_made_by(facts, target, shipped.scope)
+    if local_class is not None:
+        return (f"'{ast.unparse(target)}' is the local class '{local_class.name}' a function returns, and its instance "
+                f"is sent to workers (via {shipped.sink}): it cannot be pickled under spawn; define the class at module level")
+    made = _closure_made_by(facts, shipped.expr, shipped.scope)
+    if made is None:
+        return None
+    called = target.id if isinstance(target, ast.Name) else "the call"
+    return (f"'{called}()' returns the local function '{made.name}', sent to workers (via {shipped.sink}): it cannot be "
+            "pickled under spawn; define it at module level and bind its settings with functools.partial")
 
 
 def _class_made_by(facts, func: ast.expr, scope) -> ast.ClassDef | None:
