@@ -281,7 +281,10 @@ class LoopAnalysis:
                 return self._is_dataset(node.args[0], loaders, datasets)
             if isinstance(func, ast.Attribute) and self._is_dataset(func.value, loaders, datasets):
                 if dataset_class is None:
-                    return unknown  # a class this file cannot read: its method may change it
+                    # A class this file cannot read: a method called for its effect (its result
+                    # unused, `ds.reshuffle()`) may change it; one whose value is used
+                    # (`ds.decode_target(t)`) is taken for a query.
+                    return unknown and isinstance(self.facts.scopes.parents.get(node), ast.Expr)
                 return self.method_assigns_self(dataset_class, func.attr)
         return False
 
