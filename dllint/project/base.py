@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-from collections.abc import Iterator
 
 from dllint.facts.flow.records import CallShape, Effects, FileSummary, FunctionSummary
 

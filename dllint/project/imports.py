@@ -157,6 +157,10 @@ class ImportGraph:
             self._importers[key] = found
         return found
 
+    def importer_files(self, path: str, name: str) -> list[str]:
+        """The files of :meth:`importers`, each once, in path order."""
+        return sorted({importer.file for importer in self.importers(path, name)})
+
     def _importers_among(self, files: list[str], path: str, name: str) -> list[Importer]:
         found: list[Importer] = []
         stem = module_key(path)

@@ -46,12 +46,6 @@ class SearchIndex(IndexBase):
             self._mentions[key] = found
         return found
 
-    def names_word(self, path: str, needle: bytes) -> bool:
-        """``path``'s bytes hold ``needle`` as a whole identifier, not inside a longer one."""
-        word = re.compile(rb"(?<!\w)" + re.escape(needle) + rb"(?!\w)")
-        span = self._span(path)
-        return span is not None and word.search(*span) is not None
-
     def _names(self, path: str, needle: bytes) -> bool:
         """``path``'s bytes contain ``needle``."""
         span = self._span(path)
@@ -168,7 +162,7 @@ class SearchIndex(IndexBase):
         if cached is not None:
             return cached
         found: list[tuple[str, CallRecord]] = []
-        for other in sorted({importer.file for importer in self.imports.importers(path, name)}):
+        for other in self.imports.importer_files(path, name):
             summary = self.summary(other)
             if summary is None:
                 continue
@@ -223,8 +217,7 @@ class SearchIndex(IndexBase):
 
     def class_importers(self, path: str, name: str) -> list[str]:
         """The other files that import the class ``name`` of ``path`` and name DataLoader."""
-        files = sorted({importer.file for importer in self.imports.importers(path, name)})
-        return [other for other in files if self._names(other, LOADER_GATE)]
+        return [other for other in self.imports.importer_files(path, name) if self._names(other, LOADER_GATE)]
 
 
 def method_needle(name: str) -> bytes:

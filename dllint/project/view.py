@@ -111,22 +111,23 @@ class ProjectView(NullProject):
         one's digest, and the question itself (a file that starts importing it names it, which
         :meth:`ProjectIndex.reconcile` sees)."""
         record_dep(self.deps, CallersDep(callee_needle(name)))
-        files = sorted({importer.file for importer in self.index.imports.importers(path, name)} - {self.path})
-        for other in files[: limits.MAX_CALLER_FILES + 1]:
+        files = [other for other in self.index.imports.importer_files(path, name) if other != self.path]
+        self._record_digests(files[: limits.MAX_CALLER_FILES + 1])
+        return files
+
+    def _record_digests(self, files: list[str]) -> None:
+        """Each file's content digest in ``deps``: a change to one re-lints this file."""
+        for other in files:
             digest = self.index.digest(other)
             if digest is not None:
                 self.deps[other] = digest
-        return files
 
     def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
         """Loaders in other project files built over instances of this file's class ``cls``."""
         if not isinstance(facts.scopes.parents.get(cls), ast.Module):
             return []
         record_dep(self.deps, CallersDep(cls.name.encode(), LOADER_GATE))
-        for other in self.index.class_importers(self.path, cls.name):
-            digest = self.index.digest(other)
-            if digest is not None:
-                self.deps[other] = digest
+        self._record_digests(self.index.class_importers(self.path, cls.name))
         found = self.index.loaders_of_class(self.path, cls.name)
         for other, _ in found:
             self.deps[other] = self.index.known_digest(other)
