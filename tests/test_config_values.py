@@ -201,7 +201,7 @@ def test_crash_rules_name_the_config_key(tmp_path):
 
 
 def test_crash_rules_count_a_config_key_set_to_zero_as_may_start_workers(tmp_path):
-    """Like a command-line option whose default is 0 (RULES.md "Worker counts from the command line")."""
+    """Like a command-line option whose default is 0 (the rule catalog's "Worker counts from the command line", shared with the developers)."""
     files = {
         "conf/train.yaml": "train_ds:\n  num_workers: 0\n",
         "train.py": HYDRA_APP.replace(", persistent_workers=cfg.train_ds.persistent_workers", ", collate_fn=lambda b: b"),

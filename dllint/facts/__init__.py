@@ -225,7 +225,7 @@ class FileFacts:
 
     def _project_loader(self, func: ast.expr, last: str) -> bool:
         """A class imported from another project module that subclasses DataLoader there
-        (RULES.md: the project's subclasses are loader calls, keywords only). Asked only for
+        (docs/internals.md, "Loader subclasses in other files": keywords only). Asked only for
         a capitalized name this file imports (or reaches through an imported module)."""
         if self.project is None or not last[:1].isupper():
             return False
