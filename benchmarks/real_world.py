@@ -249,7 +249,7 @@ SIXTH = (
     Repo("facebookresearch/simsiam", "a7bc1772896d0dad0806c51f0bb6f3b16d290468",
          "self-supervised, DDP (pre-train and linear eval)", configs=True),
     Repo("HobbitLong/SupContrast", "66a8fe53880d6a1084b2e4e0db0a019024d6d41a",
-         "contrastive learning, copied set_loader in three scripts", configs=True),
+         "contrastive learning, set_loader copied in two scripts, imported by a third", configs=True),
     Repo("openai/guided-diffusion", "22e0df8183507e13a7813f8d38d51b072ca1e67c",
          "diffusion, endless generator over a loader", configs=True),
     Repo("yunjey/stargan", "94dd002e93a2863d9b987a937b85925b80f7a19f", "GAN, solver class with data_iter renewal",
@@ -512,10 +512,10 @@ def main() -> int:
     skip = set(args.skip.split(",")) if args.skip else set()
 
     if args.load:  # several per-source runs, judged together
-        findings = [f for path in args.load for f in json.loads(path.read_text())]
-        report(findings)
+        loaded = [f for path in args.load for f in json.loads(path.read_text())]
+        report(loaded)
         if args.judge:  # a file named after a source (--only KEY --json KEY.json) says it was linted
-            judge(findings, {path.stem for path in args.load})
+            judge(loaded, {path.stem for path in args.load})
         return 0
 
     root = args.dir or Path(tempfile.mkdtemp(prefix="dllint-real-world-"))
