@@ -1,6 +1,6 @@
 """Run dllint over the training code of real PyTorch projects and count findings per rule.
 
-Five sets of sources, all pinned (see REAL_WORLD.md for the judgments):
+Six sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 
 - ``first``: four PyPI packages (the first audit): sdists/wheels from ``pip download --no-deps``.
 - ``second``: public training code bases: GitHub repositories at a pinned commit and PyPI
@@ -11,6 +11,8 @@ Five sets of sources, all pinned (see REAL_WORLD.md for the judgments):
   then gives recall per rule as well as precision).
 - ``fifth``: nineteen GitHub code bases (issue 32), course and tutorial repositories whose chapters
   copy loader helpers among them, judged and read for misses the same way.
+- ``sixth``: fourteen more GitHub code bases (issue 32's second fresh audit), ten of them course,
+  tutorial or recipe repositories, judged and read for misses the same way.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -27,6 +29,7 @@ counts per rule and per source are printed, and ``--json FILE`` keeps every find
     python benchmarks/real_world.py --set second --judge     # precision from real_world_judgments.py
     python benchmarks/real_world.py --set fourth --mirror-root /work/.mirror --judge   # precision and recall
     python benchmarks/real_world.py --set fifth --mirror-root /work/.mirror --once --judge
+    python benchmarks/real_world.py --set sixth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
         --dir /tmp/rw --json /tmp/rw/findings.json
 """
@@ -217,6 +220,40 @@ FIFTH = (
          configs=True),
     Repo("graphdeeplearning/benchmarking-gnns", "b6c407712fa576e9699555e1e035d1e327ccae6c",
          "graph learning (DGL), per-dataset pipelines copied", configs=True),
+)
+
+# The sixth set (issue 32's second fresh audit, main at c90b460): fourteen code bases no earlier audit read,
+# ten of them course, tutorial or recipe repositories whose folders copy loader helpers, linted from their
+# root with their YAML configs; entry points read for misses (MISSES, --judge gives recall).
+SIXTH = (
+    Repo("hunkim/PyTorchZeroToAll", "e5a260fac0b4ff1e2ec434fc6f0d962ac97fc289",
+         "course: numbered lesson scripts, each with its own Dataset/DataLoader", configs=True),
+    Repo("sgrvinod/a-PyTorch-Tutorial-to-Image-Captioning", "cc9c7e2f4017938d414178d3781fed8dbe442852",
+         "tutorial: captioning, train.py/eval.py over datasets.py", configs=True),
+    Repo("sgrvinod/a-PyTorch-Tutorial-to-Object-Detection", "5d5b75968c3cf1ffd2718bf828a7560b7ee8e8b5",
+         "tutorial: SSD detection, train.py/eval.py over datasets.py", configs=True),
+    Repo("sgrvinod/a-PyTorch-Tutorial-to-Super-Resolution", "c30556bc79a9d43539f2d658722bcb7ff5011ddb",
+         "tutorial: super-resolution, two train scripts over datasets.py", configs=True),
+    Repo("jeffheaton/app_deep_learning", "c8d1e529bda98281b5889524d759ac80a0310665",
+         "course: class notebooks", configs=True),
+    Repo("dsgiitr/d2l-pytorch", "e84da49a9ea4ba448f4aaf2d18ecd9edafaa2419",
+         "course: book chapter notebooks over a shared d2l package", configs=True),
+    Repo("Lightning-AI/tutorials", "15817658a2d63afa338b9e1cd8454fb98d746fac",
+         "course: Lightning tutorial scripts (notebooks as .py)", configs=True),
+    Repo("bentrevett/pytorch-seq2seq", "b3cd54c72cd6e4e63f672d334c795b4fe744ef92",
+         "tutorial: seq2seq notebooks copying the same loader code", configs=True),
+    Repo("d2l-ai/d2l-en", "23d7a5aecceee57d1292c56e90cce307f183bb0a",
+         "course: the book's d2l library (chapters are Markdown)", configs=True),
+    Repo("eriklindernoren/PyTorch-GAN", "36d3c77e5ff20ebe0aeefd322326a134a279b93e",
+         "recipes: one folder per GAN, datasets.py copied between them", configs=True),
+    Repo("facebookresearch/simsiam", "a7bc1772896d0dad0806c51f0bb6f3b16d290468",
+         "self-supervised, DDP (pre-train and linear eval)", configs=True),
+    Repo("HobbitLong/SupContrast", "66a8fe53880d6a1084b2e4e0db0a019024d6d41a",
+         "contrastive learning, set_loader copied in two scripts, imported by a third", configs=True),
+    Repo("openai/guided-diffusion", "22e0df8183507e13a7813f8d38d51b072ca1e67c",
+         "diffusion, endless generator over a loader", configs=True),
+    Repo("yunjey/stargan", "94dd002e93a2863d9b987a937b85925b80f7a19f", "GAN, solver class with data_iter renewal",
+         configs=True),
 )
 
 WANTED = (".py", ".ipynb")
@@ -458,7 +495,7 @@ def print_table(counts: dict[str, collections.Counter], recall_known: bool) -> N
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("first", "second", "third", "fourth", "fifth", "both", "all"), default="both", help="which sources (both: first and second)"
+        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "both", "all"), default="both", help="which sources (both: first and second)"
     )
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
@@ -475,10 +512,10 @@ def main() -> int:
     skip = set(args.skip.split(",")) if args.skip else set()
 
     if args.load:  # several per-source runs, judged together
-        findings = [f for path in args.load for f in json.loads(path.read_text())]
-        report(findings)
+        loaded = [f for path in args.load for f in json.loads(path.read_text())]
+        report(loaded)
         if args.judge:  # a file named after a source (--only KEY --json KEY.json) says it was linted
-            judge(findings, {path.stem for path in args.load})
+            judge(loaded, {path.stem for path in args.load})
         return 0
 
     root = args.dir or Path(tempfile.mkdtemp(prefix="dllint-real-world-"))
@@ -500,8 +537,9 @@ def main() -> int:
             "third": THIRD,
             "fourth": FOURTH,
             "fifth": FIFTH,
+            "sixth": SIXTH,
             "both": SECOND,
-            "all": SECOND + THIRD + FOURTH + FIFTH,
+            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH,
         }
         if args.set in sets:
             for source in sets[args.set]:
