@@ -88,11 +88,13 @@ class LoaderCall:
     @property
     def is_multi_worker(self) -> bool:
         """``num_workers`` not provably 0, and the workers are processes (not threads: MONAI's
-        ``ThreadDataLoader(use_thread_workers=True)``)."""
+        ``ThreadDataLoader(use_thread_workers=True)``). Not a count the calls in view leave
+        unknown (:attr:`Value.unknown`): no evidence that any worker starts."""
         threads = self.library.thread_workers if self.library else ""
         if threads and self.value(threads).truthy() is not False:
             return False
-        return not self.num_workers.is_zero_or_absent()
+        workers = self.num_workers
+        return not (workers.is_zero_or_absent() or workers.unknown)
 
     @property
     def workers_option(self) -> str | None:

@@ -28,10 +28,12 @@ class CallerEffects(NamedTuple):
 
 class PassedArguments(NamedTuple):
     """What one call in another file passes to a function of this file: which arguments
-    (``shape``), and those written as JSON constants (by position "0" and keyword)."""
+    (``shape``), those that resolve to JSON constants in its file (by position "0" and
+    keyword), and those that are the machine's CPU count."""
 
     shape: CallShape
     constants: dict[str, Constant]
+    cpu_counts: tuple[str, ...] = ()
 
 
 class ProjectQueries(Protocol):

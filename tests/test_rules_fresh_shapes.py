@@ -1,0 +1,42 @@
+"""Shapes found on code no one tuned dllint to (issue 32's fifth and sixth audits), each as a
+minimal project fixture: the whole finding (position and message) where it fires, and the
+undecidable twins that must stay silent (the fixtures' markers say where nothing else fires)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import FIXTURES
+from tests.test_fixtures import lint_project
+
+CPU_COUNT = (
+    "num_workers set to the whole CPU count: ignores container quotas and leaves no core for the main process; "
+    "cap it (e.g. min(8, cpus - 1))"
+)
+RESTART = "workers restart every epoch (re-iterated by train.py:{}): add persistent_workers=True"
+
+EXPECTED = {
+    # V3 (values another module holds, or a file read at run time, are unknown: silent) and
+    # W3 (a CPU-count default no caller overrides)
+    "caller_values": {
+        ("helper.py", 8, 15, "DL202", CPU_COUNT),
+        ("helper.py", 25, 12, "DL201", RESTART.format(30)),
+        ("helper.py", 30, 12, "DL201", RESTART.format(31)),
+        ("helper.py", 45, 12, "DL201", RESTART.format(34)),
+        ("helper.py", 50, 12, "DL201", RESTART.format(35)),
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_whole_findings(name):
+    root = FIXTURES / "project" / name
+    expected = EXPECTED[name]
+    codes = {code for _, _, _, code, _ in expected}
+    found = {
+        (str(path.relative_to(root)), f.line, f.column, f.code, f.message)
+        for path, result in lint_project(root).items()
+        for f in result.findings
+        if f.code in codes
+    }
+    assert found == expected
