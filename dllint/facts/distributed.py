@@ -46,7 +46,6 @@ RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "WORLD_SIZE"})
 # ``torch.distributed`` only carries the rank variables along (Hugging Face's argparse
 # boilerplate copies ``LOCAL_RANK`` into ``args.local_rank``): reading them is no DDP marker there.
 OTHER_RUNTIMES = ("jax", "flax")
-SPAWN_CALLS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.spawn.spawn"})
 # Frameworks that give each rank its own shard (they replace the sampler of the loaders they get):
 # a file importing one hands its loaders to it. Module prefixes, and names imported from them.
 # (DeepSpeed is not one: it shards only the ``training_data`` handed to ``initialize``.)

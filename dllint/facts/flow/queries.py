@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.config_reads import ConfigRead
     from dllint.facts.flow.model import Constant, Element, Guard
-    from dllint.facts.flow.records import ClassSummary, Effects, FunctionSummary, LoaderSummary, Returned
+    from dllint.facts.flow.records import ClassSummary, Effects, LoaderSummary, Returned
     from dllint.facts.scopes import Scope
     from dllint.findings import ConfigKey
 
@@ -61,9 +61,6 @@ class ProjectQueries(Protocol):
 
     def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list[Returned]:
         """What the project function a call goes to returns."""
-
-    def function_summary(self, facts: FileFacts, func: ast.expr, scope: Scope) -> FunctionSummary | None:
-        """The summary of the project function a call goes to."""
 
     def reaches(self, facts: FileFacts, func: ast.expr, scope: Scope, flag: str) -> bool:
         """The project function a call goes to, or what it calls, has a summary flag."""
@@ -130,9 +127,6 @@ class NullProject:
 
     def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list[Returned]:
         return []
-
-    def function_summary(self, facts: FileFacts, func: ast.expr, scope: Scope) -> FunctionSummary | None:
-        return None
 
     def reaches(self, facts: FileFacts, func: ast.expr, scope: Scope, flag: str) -> bool:
         return False
