@@ -192,11 +192,6 @@ class NonPersistentWorkers(Rule):
             return Fix("unsafe", f"Set `persistent_workers={value}`", SetArgument("persistent_workers", value))
         return Fix("safe", f"Add `persistent_workers={value}`", SetArgument("persistent_workers", value))
 
-    def apply_fix(self, ctx, finding: Finding) -> None:
-        from dllint.fixes.arguments import set_reported_argument
-
-        set_reported_argument(ctx, finding)
-
 
 def settings_message(settings) -> str:
     return (f"{settings.settings.framework} re-iterates its train loader every epoch and these settings restart its "
