@@ -38,6 +38,10 @@ EXPECTED = {
         ("pkg/data/loaders.py", 8, 13, "DL201", RESTART.replace("train.py:{}", "run.py:5")),
         ("pkg/data/loaders.py", 9, 12, "DL201", RESTART.replace("train.py:{}", "run.py:5")),
     },
+    # Sixth audit X1: ``torch`` bound only by ``from helpers import *``
+    "star_bound_modules": {
+        ("train.py", 9, 14, "DL201", "workers restart every epoch: add persistent_workers=True"),
+    },
 }
 
 
