@@ -135,9 +135,16 @@ def copies_of(copies: list[CudaCopy]) -> Copies:
 
 
 def _derived(facts: FileFacts, names: set[str], region: Region, scope: Scope) -> set[str]:
-    """The names of the batch in ``region`` (see :func:`_derive`)."""
+    """The names of the batch in ``region`` (see :func:`_derive`); a batch name the body binds
+    to a tensor computed from it (``data = data.long().t().contiguous()``) is no longer the
+    batch (what pinning would speed up)."""
     names = set(names)
     moved = partial(_moved, facts, scope)
+    for node in region.binders:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in names and _computed_from(node.value, name) and not _rooted_in(node.value, names) and not moved(node.value, names):
+                names.discard(name)
     for _ in range(MAX_PASSES):  # propagate through the body until no new derived names
         before = len(names)
         for node in region.binders:
@@ -281,8 +288,24 @@ def _drawn_from_generator(facts: FileFacts, node: ast.YieldFrom) -> tuple[set[st
 
 def _draws(value: ast.expr, generator: str) -> bool:
     """``next(generator)``."""
-    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "next"
-            and len(value.args) >= 1 and isinstance(value.args[0], ast.Name) and value.args[0].id == generator)
+    return _is_next_call(value) and isinstance(value.args[0], ast.Name) and value.args[0].id == generator  # type: ignore[attr-defined]
+
+
+def _computed_from(value: ast.expr, name: str) -> bool:
+    """``name.long().t()``: a chain of methods and indexing on ``name`` itself."""
+    for _ in range(MAX_DEPTH):
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            value = value.func.value
+        elif isinstance(value, (ast.Subscript, ast.Attribute)):
+            value = value.value
+        else:
+            return isinstance(value, ast.Name) and value.id == name
+    return False
+
+
+def _is_next_call(value: ast.AST) -> bool:
+    """``next(...)`` (with an argument)."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "next" and len(value.args) >= 1
 
 
 def _target_names(target: ast.AST) -> set[str]:
