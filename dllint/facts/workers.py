@@ -6,6 +6,8 @@ import ast
 import builtins
 from typing import TYPE_CHECKING, Iterator, NamedTuple
 
+from dllint.knowledge.loaders import EAGER_DATASET_METHODS, EAGER_DATASET_SOURCES
+
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.loaders import LoaderCall
@@ -48,6 +50,8 @@ def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[i
         # Builtins such as sorted(key=lambda ...) or map() consume their arguments on the spot.
         if isinstance(expr.func, ast.Name) and expr.func.id in BUILTIN_NAMES and facts.scopes.lookup(expr.func.id, scope) is None:
             return
+        if _eager_dataset(facts, expr, scope, 0):  # hf.map(tokenize): the table it made, not the function
+            return
         for arg in [*expr.args, *(k.value for k in expr.keywords)]:
             inner = arg.value if isinstance(arg, ast.Starred) else arg
             yield from _walk(facts, inner, scope, sink, seen, depth + 1)
@@ -57,6 +61,27 @@ def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[i
     elif isinstance(expr, ast.Dict):
         for value in expr.values:
             yield from _walk(facts, value, scope, sink, seen, depth + 1)
+
+
+def _eager_dataset(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int) -> bool:
+    """``expr`` makes a Hugging Face dataset whose ``map``/``filter`` functions ran when called
+    (knowledge.loaders.EAGER_DATASET_SOURCES): ``load_dataset(...).map(fn)``, also through
+    names bound once and indexing (``data["train"]``)."""
+    for _ in range(MAX_DEPTH):
+        if isinstance(expr, ast.Name):
+            found = facts.scopes.lookup(expr.id, scope)
+            # bound once (a ``del`` after it binds nothing: ``del raw`` once the mapped copy is made)
+            bound = [b for b in found[1] if not isinstance(b.node, ast.Delete)] if found is not None else []
+            if found is None or len(bound) != 1 or bound[0].kind != "assign" or bound[0].value is None:
+                return False
+            expr, scope = bound[0].value, found[0]
+        elif isinstance(expr, ast.Subscript):
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in EAGER_DATASET_METHODS:
+            expr = expr.func.value
+        else:
+            return isinstance(expr, ast.Call) and facts.qualname(expr.func) in EAGER_DATASET_SOURCES
+    return False
 
 
 def named_definitions(facts: FileFacts, expr: ast.expr, scope: Scope) -> tuple[Scope, list[Binding]] | None:
