@@ -53,8 +53,8 @@ class LoaderCall:
         absent argument whose class documents a default of its own has that value."""
         arg = self.arguments.get(name)
         if arg is None:
-            if self.unknown_splat:
-                return dynamic()
+            if self.unknown_splat:  # it may be in the splat: unknown (the rule catalog: unknown is silent)
+                return Value("dynamic", unknown=True)
             defaults = self.settings.defaults if self.settings else self.library.defaults if self.library else {}
             return Value("const", defaults[name]) if name in defaults else ABSENT
         return resolve(arg.value, arg.scope, self.facts)

@@ -46,6 +46,10 @@ def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[i
         found = facts.scopes.single_value(expr.id, scope)
         if found is not None and found[1].kind == "assign" and found[1].value is not None:
             yield from _walk(facts, found[1].value, found[0], sink, seen, depth + 1)
+    elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        stored = _stored_on_self(facts, expr, scope)
+        if stored is not None:
+            yield from _walk(facts, stored[0], stored[1], sink, seen, depth + 1)
     elif isinstance(expr, ast.Call):
         # Builtins such as sorted(key=lambda ...) or map() consume their arguments on the spot.
         if isinstance(expr.func, ast.Name) and expr.func.id in BUILTIN_NAMES and facts.scopes.lookup(expr.func.id, scope) is None:
@@ -61,6 +65,24 @@ def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[i
     elif isinstance(expr, ast.Dict):
         for value in expr.values:
             yield from _walk(facts, value, scope, sink, seen, depth + 1)
+
+
+def _stored_on_self(facts: FileFacts, read: ast.Attribute, scope: Scope) -> tuple[ast.expr, Scope] | None:
+    """``self.train_dataset`` read in a method: the value its class assigns it, where the
+    class assigns it once (``self.train_dataset = ClassicDataset(...)`` in ``__init__``)."""
+    method = facts.scopes.enclosing_function(read)
+    cls = facts.scopes.parents.get(method) if method is not None else None
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    stores = [
+        node for node in ast.walk(cls)
+        if isinstance(node, ast.Attribute) and node.attr == read.attr and isinstance(node.value, ast.Name)
+        and node.value.id == "self" and not isinstance(node.ctx, ast.Load)
+    ]
+    assign = facts.scopes.parents.get(stores[0]) if len(stores) == 1 else None
+    if not (isinstance(assign, ast.Assign) and assign.targets == [stores[0]]):
+        return None
+    return assign.value, facts.scopes.scope_of(assign.value)
 
 
 def _eager_dataset(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int) -> bool:
