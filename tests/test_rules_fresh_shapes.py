@@ -57,3 +57,40 @@ def test_whole_findings(name):
         if f.code in codes
     }
     assert found == expected
+
+
+RESTART_HERE = "workers restart every epoch: add persistent_workers=True"
+PAGEABLE = ("batches are copied to CUDA from pageable memory: add pin_memory=True so the loader's pin thread page-locks "
+            "them while workers load, and each copy is faster (it stays blocking without non_blocking=True)")
+NOTEBOOK_CLASS = "{} '{}' is defined in the notebook, so spawn workers cannot unpickle it (via dataset): move it to a .py module and import it"
+
+# Single-file fixtures of the same shapes: (cell, line, column, code, message) of the codes named.
+SINGLE = {
+    "DL201/dict_entries.py": {  # V3: a dict literal's entry is its value
+        (None, 17, 8, "DL201", RESTART_HERE), (None, 19, 11, "DL201", RESTART_HERE), (None, 21, 9, "DL201", RESTART_HERE),
+    },
+    "DL201/appended_loaders.py": {(None, 11, 22, "DL201", RESTART_HERE)},  # W1
+    "DL206/generator_batches.py": {(None, 8, 14, "DL206", PAGEABLE)},  # X3
+    "DL206/batch_name_rebound.py": {(None, 9, 10, "DL206", PAGEABLE), (None, 10, 9, "DL206", PAGEABLE)},  # V8
+    "DL305/spawned_and_called.py": {  # X4
+        (None, 18, 18, "DL305", "loader with no sampler in a DDP script (it uses init_process_group): every rank iterates "
+         "the whole dataset; pass sampler=DistributedSampler(dataset)"),
+    },
+    "DL106/eager_dataset_map.ipynb": {  # V10
+        (7, 2, 21, "DL106", NOTEBOOK_CLASS.format("class", "IMDBDataset")),
+        (8, 4, 43, "DL106", NOTEBOOK_CLASS.format("function", "tokenize_text")),
+    },
+    "DL106/stored_on_self.ipynb": {(4, 3, 30, "DL106", NOTEBOOK_CLASS.format("class", "ClassicDataset"))},  # W5
+}
+
+
+@pytest.mark.parametrize("name", sorted(SINGLE))
+def test_whole_findings_of_single_files(name):
+    from dllint.config import Settings
+    from dllint.engine import Linter
+    from lint_helpers import lint_path
+
+    expected = SINGLE[name]
+    codes = {code for *_, code, _ in expected}
+    result = lint_path(Linter(Settings(select=("ALL",))), str(FIXTURES / name))
+    assert {(f.cell, f.line, f.column, f.code, f.message) for f in result.findings if f.code in codes} == expected
