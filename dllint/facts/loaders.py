@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from dllint.facts.values import ABSENT, Value, callers_keywords, dynamic, option_of, resolve
+from dllint.facts.values import ABSENT, Value, callers_keywords, option_of, resolve
 from dllint.knowledge.loaders import (
     TORCH_KEYWORD_ONLY,
     TORCH_POSITIONAL,
