@@ -2,8 +2,9 @@
 
 One loop for every input (:func:`fix_text`); how a pass edits is the input's
 :class:`EditApplier`. Python text (:class:`CSTEdits`): each pass parses the text once with
-LibCST and asks each fixable finding's rule for its edits (``Rule.apply_fix(ctx, finding)``,
-found on the rule class: no list to keep). Config files (:class:`TextEdits`): each fix's
+LibCST and records each fixable finding's edits: argument edits by their type
+(:func:`apply_edit`), others by the rule's ``apply_fix(ctx, finding)`` (found on the rule
+class: no list to keep). Config files (:class:`TextEdits`): each fix's
 text edit is spliced in at its span. Edits that overlap an edit already accepted in the
 pass wait for the next pass, where the re-lint reports them at their new positions; that
 is how a main guard (DL101) and a hoisted lambda (DL102) in one script compose. A pass's
@@ -24,8 +25,9 @@ import libcst as cst
 from dllint.config import project_line_length
 from dllint.configs.edits import add_if_free, apply_text_edits
 from dllint.configs.lint import read_config
-from dllint.findings import Finding, ReplaceText
+from dllint.findings import Finding, RemoveArguments, ReplaceText, SetArgument
 from dllint.fixes import LOCAL_EDITS, Edits, FileState, FixContext, FixUnavailable
+from dllint.fixes.arguments import remove_reported_argument, set_reported_argument
 from dllint.inputs.base import Input
 from dllint.rules import has_fix
 from dllint.source import compile_error, parse_module, same_line_endings
@@ -232,6 +234,18 @@ def introduced_by_fixes(before_text: str, before: list[Finding], after_text: str
     return sorted(introduced, key=lambda f: f.sort_key)
 
 
+def apply_edit(rule: Rule, ctx: FixContext, finding: Finding) -> None:
+    """Record the finding's edits in ``ctx``: by the edit's type for the argument edits any rule
+    may offer (:data:`dllint.rules.FIXER_EDITS`), else by the rule's own ``apply_fix``."""
+    edit = finding.fix.edit if finding.fix is not None else None
+    if isinstance(edit, SetArgument):
+        set_reported_argument(ctx, finding, at_argument=rule.fix_at_argument)
+    elif isinstance(edit, RemoveArguments):
+        remove_reported_argument(ctx, finding)
+    else:
+        rule.apply_fix(ctx, finding)  # type: ignore[attr-defined]  # has_fix: it has one
+
+
 def _key(text: str, finding: Finding) -> tuple:
     """Identifies a finding across passes, where its position may have moved."""
     lines = text.splitlines()
@@ -252,7 +266,7 @@ def _apply_pass(text: str, candidates: list[Finding], rules: dict, line_length: 
     for finding in sorted(candidates, key=lambda f: f.sort_key):
         ctx = FixContext(state, line_length)
         try:
-            rules[finding.code].apply_fix(ctx, finding)
+            apply_edit(rules[finding.code], ctx, finding)
         except FixUnavailable as exc:
             failed.append((finding, str(exc)))
             continue

@@ -309,9 +309,35 @@ class FileFacts:
                     changed = True
         return classes
 
-    @property
+    @cached_property
     def dataset_classes(self) -> list[ClassInfo]:
-        return [c for c in self.classes.values() if c.is_dataset]
+        """The file's Dataset subclasses: through its own classes, and through project bases of
+        other modules (``class LSUNClass(VisionDataset)`` with ``from .vision import
+        VisionDataset``, a ``Dataset`` subclass there: the rule catalog's classes as Python
+        sees them). A base from outside the project is unknown: not a dataset."""
+        found = {name for name, info in self.classes.items() if info.is_dataset or self._dataset_elsewhere(info)}
+        changed = True
+        while changed:  # local subclasses of those
+            changed = False
+            for name, info in self.classes.items():
+                if name not in found and any(base in found for base in info.base_names):
+                    found.add(name)
+                    changed = True
+        return [info for name, info in self.classes.items() if name in found]
+
+    def _dataset_elsewhere(self, info: ClassInfo) -> bool:
+        """A base of the class is a project class of another module whose ancestors include
+        torch's Dataset."""
+        project = self.project
+        if project is None or project.summarizing:
+            return False
+        return any(
+            base_name in DATASET_BASES
+            for base in info.node.bases
+            if not (isinstance(base, ast.Name) and base.id in self.classes)
+            for summary in project.class_ancestors(self, base)
+            for base_name in summary.bases
+        )
 
     def class_of_instance(self, expr: ast.expr, scope: Scope) -> ClassInfo | None:
         """The same-file class that ``expr`` constructs (``Ds(...)`` or a name bound once to it)."""

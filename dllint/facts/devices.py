@@ -100,7 +100,7 @@ def batch_copies(facts: FileFacts, use: Use, handed: bool = True) -> tuple[list[
     seeded = _batch_region(facts, use)
     if seeded is None:
         return [], Copies()
-    scope = facts.scopes.scope_of(use.node)
+    scope = seeded[2]
     region = _region(facts, seeded[1])
     names = _derived(facts, seeded[0], region, scope)
     return _copies_in(facts, names, region, scope), _handed(facts, names, region, scope, 0)[0] if handed else Copies()
@@ -135,9 +135,16 @@ def copies_of(copies: list[CudaCopy]) -> Copies:
 
 
 def _derived(facts: FileFacts, names: set[str], region: Region, scope: Scope) -> set[str]:
-    """The names of the batch in ``region`` (see :func:`_derive`)."""
+    """The names of the batch in ``region`` (see :func:`_derive`); a batch name the body binds
+    to a tensor computed from it (``data = data.long().t().contiguous()``) is no longer the
+    batch (what pinning would speed up)."""
     names = set(names)
     moved = partial(_moved, facts, scope)
+    for node in region.binders:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in names and _computed_from(node.value, name) and not _rooted_in(node.value, names) and not moved(node.value, names):
+                names.discard(name)
     for _ in range(MAX_PASSES):  # propagate through the body until no new derived names
         before = len(names)
         for node in region.binders:
@@ -233,22 +240,72 @@ def _moved(facts: FileFacts, scope: Scope, value: ast.AST, candidates: set[str])
     return False
 
 
-def _batch_region(facts: FileFacts, use: Use) -> tuple[set[str], list[ast.AST]] | None:
+def _batch_region(facts: FileFacts, use: Use) -> tuple[set[str], list[ast.AST], Scope] | None:
+    """The names one iteration's batch is bound to, the body it flows through, and its scope."""
     node = use.node
     if isinstance(node, (ast.For, ast.AsyncFor)):
-        return _target_names(node.target), list(node.body)
+        return _target_names(node.target), list(node.body), facts.scopes.scope_of(node)
     if isinstance(node, ast.Call):  # iter(loader): ``batch = next(iter(loader))``
         parents = facts.scopes.parents
         outer = parents.get(node)
         if isinstance(outer, ast.Call) and isinstance(outer.func, ast.Name) and outer.func.id == "next":
             assign = parents.get(outer)
             if isinstance(assign, ast.Assign) and assign.value is outer:
-                function = facts.scopes.scope_of(node).node
-                body = getattr(function, "body", None)
+                scope = facts.scopes.scope_of(node)
+                body = getattr(scope.node, "body", None)
                 if isinstance(body, list):
                     names = set().union(*(_target_names(t) for t in assign.targets))
-                    return names, list(body)
+                    return names, list(body), scope
+    if isinstance(node, ast.YieldFrom):  # ``while True: yield from loader`` in a generator of this file
+        return _drawn_from_generator(facts, node)
     return None
+
+
+def _drawn_from_generator(facts: FileFacts, node: ast.YieldFrom) -> tuple[set[str], list[ast.AST], Scope] | None:
+    """The batches a generator function yields from a loader, where a same-file call of it is
+    bound to a name (``data = load_data()``) that is drawn from in the same body
+    (``batch, cond = next(data)``, ``for batch in data``)."""
+    function = facts.scopes.enclosing_function(node)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    parents = facts.scopes.parents
+    for call, scope in calls_of(facts, function):
+        bound = parents.get(call)
+        body = getattr(scope.node, "body", None)
+        if not (isinstance(bound, ast.Assign) and len(bound.targets) == 1 and isinstance(bound.targets[0], ast.Name) and isinstance(body, list)):
+            continue
+        generator = bound.targets[0].id
+        names: set[str] = set()
+        for sub in walk_body(scope.node):
+            if isinstance(sub, ast.Assign) and _draws(sub.value, generator):
+                names |= set().union(*(_target_names(t) for t in sub.targets))
+            elif isinstance(sub, (ast.For, ast.AsyncFor)) and isinstance(sub.iter, ast.Name) and sub.iter.id == generator:
+                names |= _target_names(sub.target)
+        if names:
+            return names, list(body), scope
+    return None
+
+
+def _draws(value: ast.expr, generator: str) -> bool:
+    """``next(generator)``."""
+    return _is_next_call(value) and isinstance(value.args[0], ast.Name) and value.args[0].id == generator  # type: ignore[attr-defined]
+
+
+def _computed_from(value: ast.expr, name: str) -> bool:
+    """``name.long().t()``: a chain of methods and indexing on ``name`` itself."""
+    for _ in range(MAX_DEPTH):
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            value = value.func.value
+        elif isinstance(value, (ast.Subscript, ast.Attribute)):
+            value = value.value
+        else:
+            return isinstance(value, ast.Name) and value.id == name
+    return False
+
+
+def _is_next_call(value: ast.AST) -> bool:
+    """``next(...)`` (with an argument)."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "next" and len(value.args) >= 1
 
 
 def _target_names(target: ast.AST) -> set[str]:

@@ -46,7 +46,8 @@ RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "WORLD_SIZE"})
 # ``torch.distributed`` only carries the rank variables along (Hugging Face's argparse
 # boilerplate copies ``LOCAL_RANK`` into ``args.local_rank``): reading them is no DDP marker there.
 OTHER_RUNTIMES = ("jax", "flax")
-SPAWN_CALLS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.spawn.spawn"})
+# Calls that run a function once per rank, each in a process of its own.
+RANK_SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.spawn.spawn", "torch.multiprocessing.start_processes"})
 # Frameworks that give each rank its own shard (they replace the sampler of the loaders they get):
 # a file importing one hands its loaders to it. Module prefixes, and names imported from them.
 # (DeepSpeed is not one: it shards only the ``training_data`` handed to ``initialize``.)
@@ -206,6 +207,8 @@ class DistributedFacts:
             if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if depth >= MAX_DEPTH:
                     return False
+                if current.name in self._spawned:
+                    return False  # each spawned process runs it: every rank (the direct call beside is the single-process path)
                 sites = self._call_sites(current)
                 return bool(sites) and all(self._one_rank_only(site, depth + 1) for site in sites)
             if isinstance(current, (ast.Lambda, ast.ClassDef)):
@@ -262,6 +265,16 @@ class DistributedFacts:
                 if any(w in word for w in SPLIT_WORDS) and not _in_condition(node, function, parents):
                     return True
         return False
+
+    @cached_property
+    def _spawned(self) -> frozenset[str]:
+        """Names of the functions the file starts one process per rank with:
+        ``mp.spawn(main_worker, ...)``, ``start_processes(fn, ...)``."""
+        names = set()
+        for call in self.facts.calls:
+            if call.args and isinstance(call.args[0], ast.Name) and self.facts.qualname(call.func) in RANK_SPAWNS:
+                names.add(call.args[0].id)
+        return frozenset(names)
 
     def _call_sites(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
         return [

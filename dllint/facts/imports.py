@@ -11,11 +11,19 @@ import ast
 from dllint.facts.walk import walk
 
 
+# Module names a star import binds when its module imports them (``from utils import *`` with
+# ``import torch`` in utils.py, and no ``__all__``): a file that uses one it never binds itself
+# can only have it from a star import, and the module a project binds under that name is it.
+STAR_BOUND_MODULES = ("torch",)
+
+
 def build_import_table(tree: ast.Module, nodes: list[ast.AST] | None = None) -> dict[str, str]:
     """Map each imported local name to the dotted path it stands for (``nodes``: ``walk(tree)`` if at hand)."""
     table: dict[str, str] = {}
     Import, ImportFrom = ast.Import, ast.ImportFrom
-    for node in walk(tree) if nodes is None else nodes:
+    nodes = walk(tree) if nodes is None else nodes
+    star = False
+    for node in nodes:
         cls = node.__class__  # exact classes: a parsed tree holds no subclasses
         if cls is not Import and cls is not ImportFrom:
             continue
@@ -29,15 +37,33 @@ def build_import_table(tree: ast.Module, nodes: list[ast.AST] | None = None) -> 
                     table[root] = root
             continue
         module: str | None = node.module  # type: ignore[attr-defined]
+        star = star or any(alias.name == "*" for alias in node.names)  # type: ignore[attr-defined]
         if module and node.level == 0:  # type: ignore[attr-defined]
             for alias in node.names:  # type: ignore[attr-defined]
                 if alias.name != "*":
                     table[alias.asname or alias.name] = f"{module}.{alias.name}"
+    if star:
+        table.update({name: name for name in _bound_by_stars(nodes, table)})
     # A class or function defined at module level shadows an import of the same name.
     for stmt in tree.body:
         if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             table.pop(stmt.name, None)
     return table
+
+
+def _bound_by_stars(nodes: list[ast.AST], table: dict[str, str]) -> set[str]:
+    """The :data:`STAR_BOUND_MODULES` the file reads but binds nowhere (no import, assignment,
+    parameter, loop or ``with`` target, ``def``/``class``)."""
+    wanted = {name for name in STAR_BOUND_MODULES if name not in table}
+    read: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Name) and node.id in wanted:
+            if not isinstance(node.ctx, ast.Load):
+                wanted.discard(node.id)
+            read.add(node.id)
+        elif isinstance(node, ast.arg) and node.arg in wanted or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in wanted:
+            wanted.discard(node.arg if isinstance(node, ast.arg) else node.name)
+    return wanted & read
 
 
 def dotted_name(node: ast.AST) -> str | None:

@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from dllint.facts.values import ABSENT, Value, callers_keywords, dynamic, option_of, resolve
+from dllint.facts.values import ABSENT, Value, callers_keywords, option_of, resolve
 from dllint.knowledge.loaders import (
     TORCH_KEYWORD_ONLY,
     TORCH_POSITIONAL,
@@ -53,8 +53,8 @@ class LoaderCall:
         absent argument whose class documents a default of its own has that value."""
         arg = self.arguments.get(name)
         if arg is None:
-            if self.unknown_splat:
-                return dynamic()
+            if self.unknown_splat:  # it may be in the splat: unknown (the rule catalog: unknown is silent)
+                return Value("dynamic", unknown=True)
             defaults = self.settings.defaults if self.settings else self.library.defaults if self.library else {}
             return Value("const", defaults[name]) if name in defaults else ABSENT
         return resolve(arg.value, arg.scope, self.facts)
@@ -88,11 +88,13 @@ class LoaderCall:
     @property
     def is_multi_worker(self) -> bool:
         """``num_workers`` not provably 0, and the workers are processes (not threads: MONAI's
-        ``ThreadDataLoader(use_thread_workers=True)``)."""
+        ``ThreadDataLoader(use_thread_workers=True)``). Not a count the calls in view leave
+        unknown (:attr:`Value.unknown`): no evidence that any worker starts."""
         threads = self.library.thread_workers if self.library else ""
         if threads and self.value(threads).truthy() is not False:
             return False
-        return not self.num_workers.is_zero_or_absent()
+        workers = self.num_workers
+        return not (workers.is_zero_or_absent() or workers.unknown)
 
     @property
     def workers_option(self) -> str | None:

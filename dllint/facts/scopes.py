@@ -20,7 +20,6 @@ from typing import NamedTuple
 from dllint.facts.walk import walk_with_parents
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-SCOPE_NODES = (ast.Module, ast.ClassDef, *FUNCTION_NODES)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # The node classes ``ScopeTable._record`` looks at (parsed trees hold exact classes, never subclasses).
 _RECORDED = frozenset(

@@ -63,11 +63,6 @@ class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
     def construction_loops(self, node: ast.AST) -> tuple[ast.AST, ...]:
         return self.enclosing_loops(node, self.facts.scopes.scope_of(node))
 
-    def repeated_uses(self, loader: LoaderCall) -> list[Use]:
-        """Uses that happen more than once per construction of the loader."""
-        built_in = set(map(id, self.construction_loops(loader.node)))
-        return [u for u in self.loader_uses(loader) if any(id(loop) not in built_in for loop in u.loops)]
-
     def iteration_count(self, loader: LoaderCall, training: bool | None = None) -> Passes:
         """How often one loader built here is iterated. A returned or stored loader that no
         caller in the project claims counts as re-iterated only when it is evidently a training

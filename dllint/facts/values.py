@@ -37,6 +37,10 @@ class Value(NamedTuple):
     value: Any = None
     origin: ast.AST | None = None
     config: ConfigKey | None = None  # the config file's key the value is read from (cfg.train_ds.num_workers)
+    # "dynamic" only: the value is decided by the calls in view, which pass what the engine cannot
+    # read (a value another module holds, a file read at run time) and nothing known to be truthy:
+    # no evidence either way, so a rule that needs it stays silent (the rule catalog: unknown is silent)
+    unknown: bool = False
 
     @property
     def is_const(self) -> bool:
@@ -104,6 +108,10 @@ def resolve(expr: ast.expr, scope: Scope, facts: FileFacts, depth: int = 0) -> V
         passed = parameter_value(expr, scope, facts, depth)
         if passed is not None:
             return passed
+    if isinstance(expr, ast.Subscript):
+        entry = dict_entry(expr, scope, facts)
+        if entry is not None:
+            return resolve(entry, scope, facts, depth + 1)
     if isinstance(expr, (ast.Attribute, ast.Subscript)):
         return config_value(expr, scope, facts) or dynamic(expr)
     if isinstance(expr, ast.Call):
@@ -114,12 +122,13 @@ def resolve(expr: ast.expr, scope: Scope, facts: FileFacts, depth: int = 0) -> V
 
 
 def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int = 0) -> Value | None:
-    """A parameter of a function with a default, where every call of it in the project (this
-    file's and other files', :func:`project_calls`) leaves it at the default or passes a value
-    that resolves to the same constant: ``def build(ds, persistent=False)`` called as
-    ``build(ds)`` everywhere. None when any call passes something else or cannot be read
-    (a splat), when nothing calls it, or while a file is summarized (a summary depends on its
-    own file only)."""
+    """A parameter of a function, from every call of it in the project (this file's and other
+    files', :func:`project_calls`), each leaving it at its default or passing a value: the
+    constant (or CPU count) they all agree on (``def build(ds, persistent=False)`` called as
+    ``build(ds)`` everywhere); an unknown value when the calls pass what cannot be read and
+    nothing known to be truthy (``num_workers=SETTINGS['num workers']`` with ``SETTINGS``
+    another module's, :attr:`Value.unknown`). None (dynamic) when they differ, when nothing
+    calls it, or while a file is summarized (a summary depends on its own file only)."""
     found = project_calls(name, scope, facts, lambda function: parameter_default(function, name.id) is not None)
     if found is None:
         return _default_out_of_view(name, scope, facts, depth)
@@ -127,23 +136,41 @@ def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int =
     default = parameter_default(function, name.id)
     assert default is not None
     value = resolve(default, facts.scopes.scope_of(default), facts, depth + 1)
-    if not value.is_const:
-        return None
+    passed: list[Value] = []
     for call in calls:
-        passed = argument_for(call, function, name.id)
-        if passed is ABSENT:
-            continue
-        if not isinstance(passed, ast.expr):
-            return None
-        other = resolve(passed, facts.scopes.scope_of(call), facts, depth + 1)
-        if not (other.is_const and _same(other.value, value.value)):
-            return None
+        argument = argument_for(call, function, name.id)
+        if argument is ABSENT:
+            passed.append(value)
+        else:
+            passed.append(resolve(argument, facts.scopes.scope_of(call), facts, depth + 1) if isinstance(argument, ast.expr) else dynamic(call))
     position = _position(function, name.id)
     for arguments in elsewhere:
         passes = arguments.shape.passes(position, name.id)
-        if passes is None or passes and not _same(_constant(arguments, position, name.id), value.value):
-            return None
-    return value
+        passed.append(value if passes is False else _passed_elsewhere(arguments, position, name.id))
+    return _agreed(value, passed)
+
+
+def _passed_elsewhere(arguments: PassedArguments, position: int | None, keyword: str) -> Value:
+    """What another file's call passes for a parameter (as its own file resolves it)."""
+    key = keyword if keyword in arguments.shape.keywords else str(position)
+    if key in arguments.constants:
+        return Value("const", arguments.constants[key])
+    return Value("cpu_count") if key in arguments.cpu_counts else dynamic()
+
+
+def _agreed(default: Value, passed: list[Value]) -> Value | None:
+    """The value every call's ``passed`` agrees on: the default's record where it is that
+    constant (or the CPU count), else the first call's; unknown where the calls pass unreadable values besides falsy
+    ones; None (dynamic) where they differ or one passes something truthy besides."""
+    if all(v.is_const and default.is_const and _same(v.value, default.value) for v in passed):
+        return default
+    if passed and all(v.is_const and _same(v.value, passed[0].value) for v in passed):
+        return passed[0]  # every call passes the same constant (another file's: no origin here)
+    if all(v.is_cpu_count for v in passed) and default.is_cpu_count:
+        return default
+    if any(v.truthy() is not False and not v.is_dynamic for v in passed) or not any(v.is_dynamic for v in passed):
+        return None  # a path passes something known and truthy (a worker count): evidence
+    return Value("dynamic", origin=default.origin, unknown=True)
 
 
 def _default_out_of_view(name: ast.Name, scope: Scope, facts: FileFacts, depth: int) -> Value | None:
@@ -187,12 +214,6 @@ def _constant_of(node: ast.expr) -> Any:
 def _position(function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> int | None:
     positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
     return positional.index(param) if param in positional else None
-
-
-def _constant(arguments: PassedArguments, position: int | None, keyword: str) -> Any:
-    """The JSON constant another file's call passes for a parameter it passes (else _MISSING)."""
-    key = keyword if keyword in arguments.shape.keywords else str(position)
-    return arguments.constants.get(key, _MISSING)
 
 
 def parameter_default(function: ast.AST, param: str) -> ast.expr | None:
@@ -348,6 +369,36 @@ def config_value(expr: ast.expr, scope: Scope, facts: FileFacts) -> Value | None
     value = None if found is None else Value("const", found[0], expr, found[1])
     cache[id(expr)] = (expr, value)
     return value
+
+
+def dict_entry(expr: ast.Subscript, scope: Scope, facts: FileFacts) -> ast.expr | None:
+    """``SETTINGS['num workers']`` where ``SETTINGS`` is bound once to a dict literal whose keys
+    are all written out (no ``**`` entry), read under a constant key: the entry's expression.
+    A dict changed after it is built (item assignment, ``.update()``) is bound more than once
+    or escapes the scope's single binding, and stays unread."""
+    if not isinstance(expr.slice, ast.Constant):
+        return None
+    target, _ = follow(expr.value, scope, facts)
+    if not isinstance(target, ast.Dict) or any(key is None for key in target.keys) or not isinstance(expr.value, ast.Name):
+        return None
+    if _changed_in_place(expr.value.id, scope, facts):
+        return None
+    found = [v for k, v in zip(target.keys, target.values) if isinstance(k, ast.Constant) and k.value == expr.slice.value]
+    return found[-1] if found else None
+
+
+def _changed_in_place(name: str, scope: Scope, facts: FileFacts) -> bool:
+    """The dict ``name`` is changed after it is built: an item assigned or deleted, or a
+    method called on it that changes it."""
+    for node in facts.nodes:
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            if any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name for t in targets):
+                return True
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+            if node.func.value.id == name and node.func.attr in ("update", "setdefault", "pop", "popitem", "clear"):
+                return True
+    return False
 
 
 def follow(expr: ast.expr, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Scope]:

@@ -38,29 +38,11 @@ def _node_fields(cls: type) -> tuple[str, ...]:
     return fields
 
 
-def iter_children(node: AST) -> list[AST]:
-    """The direct child nodes of ``node``, in ``ast.iter_child_nodes`` order."""
-    cls = node.__class__
-    fields = _NODE_FIELDS.get(cls)
-    if fields is None:
-        fields = _node_fields(cls)
-    out: list[AST] = []
-    for name in fields:
-        value = getattr(node, name, None)
-        if value.__class__ is list:
-            for item in value:  # type: ignore[union-attr]  # a list: __class__ checked (faster than isinstance)
-                if isinstance(item, AST):
-                    out.append(item)
-        elif isinstance(value, AST):
-            out.append(value)
-    return out
-
-
 def walk(node: AST) -> list[AST]:
     """Every node under ``node`` (itself first), in ``ast.walk`` order.
 
-    The loop body is ``iter_children`` inlined: this runs once per node of every parsed
-    file; measured on 80 stdlib modules, 0.155 s inlined vs 0.195 s calling iter_children."""
+    Each node's children are listed inline, not by a helper call: this runs once per node of
+    every parsed file; measured on 80 stdlib modules, 0.155 s inlined vs 0.195 s calling one."""
     nodes = [node]
     index = 0
     get = _NODE_FIELDS.get

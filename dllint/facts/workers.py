@@ -6,6 +6,8 @@ import ast
 import builtins
 from typing import TYPE_CHECKING, Iterator, NamedTuple
 
+from dllint.knowledge.loaders import EAGER_DATASET_METHODS, EAGER_DATASET_SOURCES
+
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.loaders import LoaderCall
@@ -44,9 +46,15 @@ def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[i
         found = facts.scopes.single_value(expr.id, scope)
         if found is not None and found[1].kind == "assign" and found[1].value is not None:
             yield from _walk(facts, found[1].value, found[0], sink, seen, depth + 1)
+    elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        stored = _stored_on_self(facts, expr, scope)
+        if stored is not None:
+            yield from _walk(facts, stored[0], stored[1], sink, seen, depth + 1)
     elif isinstance(expr, ast.Call):
         # Builtins such as sorted(key=lambda ...) or map() consume their arguments on the spot.
         if isinstance(expr.func, ast.Name) and expr.func.id in BUILTIN_NAMES and facts.scopes.lookup(expr.func.id, scope) is None:
+            return
+        if _eager_dataset(facts, expr, scope, 0):  # hf.map(tokenize): the table it made, not the function
             return
         for arg in [*expr.args, *(k.value for k in expr.keywords)]:
             inner = arg.value if isinstance(arg, ast.Starred) else arg
@@ -57,6 +65,45 @@ def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[i
     elif isinstance(expr, ast.Dict):
         for value in expr.values:
             yield from _walk(facts, value, scope, sink, seen, depth + 1)
+
+
+def _stored_on_self(facts: FileFacts, read: ast.Attribute, scope: Scope) -> tuple[ast.expr, Scope] | None:
+    """``self.train_dataset`` read in a method: the value its class assigns it, where the
+    class assigns it once (``self.train_dataset = ClassicDataset(...)`` in ``__init__``)."""
+    method = facts.scopes.enclosing_function(read)
+    cls = facts.scopes.parents.get(method) if method is not None else None
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    stores = [
+        node for node in ast.walk(cls)
+        if isinstance(node, ast.Attribute) and node.attr == read.attr and isinstance(node.value, ast.Name)
+        and node.value.id == "self" and not isinstance(node.ctx, ast.Load)
+    ]
+    assign = facts.scopes.parents.get(stores[0]) if len(stores) == 1 else None
+    if not (isinstance(assign, ast.Assign) and assign.targets == [stores[0]]):
+        return None
+    return assign.value, facts.scopes.scope_of(assign.value)
+
+
+def _eager_dataset(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int) -> bool:
+    """``expr`` makes a Hugging Face dataset whose ``map``/``filter`` functions ran when called
+    (knowledge.loaders.EAGER_DATASET_SOURCES): ``load_dataset(...).map(fn)``, also through
+    names bound once and indexing (``data["train"]``)."""
+    for _ in range(MAX_DEPTH):
+        if isinstance(expr, ast.Name):
+            found = facts.scopes.lookup(expr.id, scope)
+            # bound once (a ``del`` after it binds nothing: ``del raw`` once the mapped copy is made)
+            bound = [b for b in found[1] if not isinstance(b.node, ast.Delete)] if found is not None else []
+            if found is None or len(bound) != 1 or bound[0].kind != "assign" or bound[0].value is None:
+                return False
+            expr, scope = bound[0].value, found[0]
+        elif isinstance(expr, ast.Subscript):
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in EAGER_DATASET_METHODS:
+            expr = expr.func.value
+        else:
+            return isinstance(expr, ast.Call) and facts.qualname(expr.func) in EAGER_DATASET_SOURCES
+    return False
 
 
 def named_definitions(facts: FileFacts, expr: ast.expr, scope: Scope) -> tuple[Scope, list[Binding]] | None:

@@ -38,7 +38,6 @@ HOOKS = {
         Hook("get_test_dataloader", False, HF_TRAINER_BASES),
     )
 }
-FRAMEWORK_ROOTS = ("lightning", "pytorch_lightning", "transformers", "accelerate")
 
 
 class Passing(Enum):

@@ -219,6 +219,16 @@ LIBRARY_LOADERS: tuple[LibraryLoader, ...] = (
 # ``pin_memory()``), https://www.dgl.ai/dgl_docs/generated/dgl.batch.html.
 UNPINNED_BATCH_BUILDERS = frozenset({"dgl.batch", "dgl.batch_hetero", "dgl.graph", "dgl.heterograph"})
 
+# Hugging Face ``datasets``: ``Dataset.map(fn)``/``filter(fn)`` run ``fn`` over the table when
+# called and keep the result (Arrow, cached), not the function
+# (https://huggingface.co/docs/datasets/process#map): what a loader over the result pickles for
+# its workers holds no ``fn``. The calls that make such datasets (``DatasetDict`` too):
+EAGER_DATASET_SOURCES = frozenset(
+    {"datasets.load_dataset", "datasets.load_from_disk", "datasets.Dataset.from_dict", "datasets.Dataset.from_pandas",
+     "datasets.Dataset.from_list", "datasets.Dataset.from_csv", "datasets.Dataset.from_json"}
+)
+EAGER_DATASET_METHODS = frozenset({"map", "filter"})  # and what they return is such a dataset again
+
 
 class FrameworkLoaderSettings(NamedTuple):
     """A framework's settings object whose arguments configure the loader the framework builds

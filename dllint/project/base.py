@@ -53,6 +53,7 @@ class CallRecord:
     returned_by: str = ""  # see CallSummary.returned_by
     args: dict[str, Constant] = field(default_factory=dict)  # see CallSummary.args
     shape: CallShape = CallShape()  # see CallSummary.shape
+    cpu_counts: tuple[str, ...] = ()  # see CallSummary.cpu_counts
 
     def element(self, index: Element) -> Effects:
         """What the caller does with one element of the returned container: kept where it

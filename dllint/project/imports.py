@@ -149,13 +149,27 @@ class ImportGraph:
         found = self._importers.get(key)
         if found is None:
             if self._by_key is None and self._lazy_files < LAZY_FILES:
-                candidates = [f for f in self._mentions(first.encode()) if f != path]
+                mentions = set(self._mentions(first.encode()))
+                if path.endswith("__init__.py"):  # a package's importers name the package (its names may come by stars)
+                    mentions.update(self._mentions(module_key(path).encode()))
+                candidates = sorted(f for f in mentions if f != path)
                 self._lazy_files += len(candidates)
                 found = self._importers_among(candidates, path, first)
             else:
                 found = self._importers_from_table(path, first)
-            self._importers[key] = found
+            self._importers[key] = found  # (before the packages' own: a cycle of star imports ends here)
+            found.extend(self._through_packages(path, first, found))
         return found
+
+    def _through_packages(self, path: str, name: str, found: list[Importer]) -> list[Importer]:
+        """A package's ``__init__.py`` that star-imports the module re-exports ``name``: the
+        files importing the package bind it too (``import pkg; pkg.load(...)`` with
+        ``from .data import *`` there and ``from .loaders import *`` in ``data/__init__.py``)."""
+        more: list[Importer] = []
+        for importer in found:
+            if importer.local == "*" and importer.file.endswith("__init__.py"):
+                more.extend(i for i in self.importers(importer.file, name) if i.file != path and i not in found and i not in more)
+        return more
 
     def importer_files(self, path: str, name: str) -> list[str]:
         """The files of :meth:`importers`, each once, in path order."""
@@ -168,14 +182,14 @@ class ImportGraph:
             for binding in self.bindings(file):
                 if binding.key == name and binding.local != "*" and self._definition(file, binding.target) == (path, name):
                     found.append(Importer(file, binding.local))
-                elif binding.key == stem and self._module_file(file, binding.target, True) == path and self._names_word(file, name):
+                elif binding.key == stem and self._module_file(file, binding.target, True) == path and self._names_module(file, name, binding):
                     found.append(Importer(file, "*" if binding.local == "*" else f"{binding.local}.{name}"))
         return sorted(set(found))
 
     def _importers_from_table(self, path: str, name: str) -> list[Importer]:
         found = [i for i in self._named(name).get((path, name), ()) if i.file != path]
         for binding in self._by_module(module_key(path)).get(path, ()):
-            if binding.file != path and self._names_word(binding.file, name):
+            if binding.file != path and self._names_module(binding.file, name, binding):
                 found.append(Importer(binding.file, "*" if binding.local == "*" else f"{binding.local}.{name}"))
         return sorted(set(found))
 
@@ -307,6 +321,11 @@ class ImportGraph:
             span = self._span(path)
             known = self._defines[key] = span is not None and _definition_of(name).search(*span) is not None
         return known
+
+    def _names_module(self, path: str, name: str, binding: ImportBinding) -> bool:
+        """A file binding a module may use its ``name``: it names it, or it is a package's
+        ``__init__.py`` re-exporting the module's names by a star import."""
+        return binding.local == "*" and path.endswith("__init__.py") or self._names_word(path, name)
 
     def _names_word(self, path: str, name: str) -> bool:
         span = self._span(path)

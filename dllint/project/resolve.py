@@ -17,12 +17,12 @@ from dllint.project.base import (
 
 class ResolveIndex(IndexBase):
     # -- modules -----------------------------------------------------------------------
-    def resolve(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, str] | None:
+    def resolve(self, from_path: str, target: str, deps: dict[str, str] | None = None, depth: int = 0) -> tuple[str, str] | None:
         """(file, name inside it) that a target names, seen from ``from_path``; follows
-        re-exports (``from .data import build_loader`` in a package's ``__init__``, or its
-        ``from .data import *``), recording
+        re-exports (``from .data import build_loader`` in a package's ``__init__``, or each of
+        its ``from .data import *``, nested ones too), recording
         the summaries it reads in ``deps``."""
-        for _ in range(4):
+        for _ in range(4 - depth):
             found = self._resolve_once(from_path, target)
             if found is None:
                 return None
@@ -36,11 +36,23 @@ class ResolveIndex(IndexBase):
             reexport = summary[0].imports.get(first)
             rest = name[len(first):]
             if reexport is None and STAR in summary[0].imports:  # ``from .utils import *`` in __init__.py
-                star = summary[0].imports[STAR]
-                reexport = f"{star}{first}" if star.endswith(":") else f"{star}.{first}"
+                return self._through_stars(path, first, rest, deps, depth) or found
             if reexport is None:
                 return found
             from_path, target = path, reexport + rest
+        return None
+
+    def _through_stars(self, path: str, first: str, rest: str, deps: dict[str, str] | None, depth: int) -> tuple[str, str] | None:
+        """Where ``first`` (then ``rest``) is defined behind the star imports of ``path``: the
+        last star import whose module defines it, or binds it through its own stars
+        (``from .data import *`` then ``from .loaders import *``), wins, as Python binds it."""
+        stars = [b.target for b in self.imports.bindings(path) if b.local == "*"]
+        for star in reversed(stars):
+            target = (f"{star}{first}" if star.endswith(":") else f"{star}.{first}") + rest
+            found = self.resolve(path, target, deps, depth + 1)
+            summary = self.summary(found[0]) if found is not None else None
+            if found is not None and summary is not None and found[1].split(".")[0] in (*summary[0].functions, *summary[0].classes):
+                return found
         return None
 
     def _resolve_once(self, from_path: str, target: str) -> tuple[str, str] | None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from dllint.facts.flow.model import admitted
 from dllint.facts.flow.queries import CallerEffects, PassedArguments
 from dllint.facts.flow.queries import NullProject
-from dllint.facts.flow.records import ClassSummary, Copies, Effects, FunctionSummary, LoaderSummary, Returned
+from dllint.facts.flow.records import ClassSummary, Copies, Effects, LoaderSummary, Returned
 from dllint.facts.flow.targets import Target, call_target, target_text
 from dllint.knowledge.loaders import library_loader
 from dllint.project.base import (
@@ -141,17 +141,6 @@ class ProjectView(NullProject):
         found = self.index.function(self.path, target, self.deps)
         return found[1].returns if found is not None else []
 
-    def function_summary(self, facts: FileFacts, func: ast.expr, scope: Scope) -> FunctionSummary | None:
-        """The summary of the project function ``func`` calls (None: not the project's)."""
-        target = self.target_of(facts, func, scope)
-        if target is None:
-            return None
-        found = self.index.function(self.path, Target.parse(target).unbound, self.deps)
-        if found is None:
-            return None
-        self.deps[found[0]] = self.index.known_digest(found[0])
-        return found[1]
-
     def reaches(self, facts: FileFacts, func: ast.expr, scope: Scope, flag: str) -> bool:
         """The project function ``func`` calls (in another module), or what it calls on, has
         the summary flag ``flag`` (``worker_info``, ``epoch_state``)."""
@@ -215,7 +204,7 @@ class ProjectView(NullProject):
         importers = set(self._importers(self.path, function))
         if any(other not in callers and not other.endswith("__init__.py") for other in importers):
             return None
-        return [PassedArguments(found.shape, found.args) for _, found in calls]
+        return [PassedArguments(found.shape, found.args, found.cpu_counts) for _, found in calls]
 
     def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         """``func`` names a DataLoader subclass of another project module (through its chain

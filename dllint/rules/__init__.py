@@ -20,7 +20,7 @@ import os
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
-from dllint.findings import ConfigKey, Finding, Fix
+from dllint.findings import ConfigKey, Finding, Fix, NotKept, RemoveArguments, ReplaceText, SetArgument
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -33,6 +33,11 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]  # the default message, one line: what, why, what to do
     fix_safety: ClassVar[str] = "none"  # "safe", "unsafe", "sometimes" (see the docs), or "none"
+    # Fixes whose edit is one of FIXER_EDITS are applied by the fixer, by the edit's type; a
+    # rule with another edit defines ``apply_fix(ctx, finding)``. ``fix_at_argument``: the
+    # finding points at an argument (DL001-DL003), so a SetArgument edits the call around it,
+    # not a call at the finding.
+    fix_at_argument: ClassVar[bool] = False
     default_enabled: ClassVar[bool] = True
     # Byte strings of which a file must contain at least one for this rule to fire (the prefilter).
     triggers: ClassVar[tuple[bytes, ...]] = (b"DataLoader",)
@@ -191,12 +196,20 @@ def rule_by_code(code: str) -> type[Rule] | None:
     return next((rule for rule in all_rules() if rule.code == code), None)
 
 
+# Edits the fixer applies to any rule's finding, by their type (dllint.fixer): setting or removing
+# loader arguments, what most fixes are, and a config file's text edits.
+FIXER_EDITS = (SetArgument, RemoveArguments, ReplaceText)
+
+
 def has_fix(finding: Finding) -> bool:
-    """Whether ``--fix`` can act on the finding (its rule implements the fix it offers)."""
+    """Whether ``--fix`` can act on the finding: its edit is one the fixer applies by type, or
+    its rule implements the fix it offers (a finding read from the cache, whose edit is not
+    kept, is linted again and fixed from what that finds)."""
     if finding.fix is None:
         return False
     rule = rule_by_code(finding.code)
-    return rule is not None and callable(getattr(rule, "apply_fix", None))
+    by_type = isinstance(finding.fix.edit, (*FIXER_EDITS, NotKept))
+    return rule is not None and (by_type or callable(getattr(rule, "apply_fix", None)))
 
 
 def quote(facts: FileFacts, node: ast.AST, limit: int = 60) -> str:

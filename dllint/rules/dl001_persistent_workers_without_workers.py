@@ -45,6 +45,7 @@ class PersistentWorkersWithoutWorkers(Rule):
     """
 
     code = "DL001"
+    fix_at_argument = True  # a SetArgument fix edits the call whose argument is reported
     name = "persistent-workers-without-workers"
     summary = "persistent_workers=True needs num_workers > 0 (torch raises ValueError): set it to `num_workers > 0`, or remove it"
     fix_safety = "safe"
@@ -89,14 +90,6 @@ class PersistentWorkersWithoutWorkers(Rule):
             written, wanted = key_value(block, "persistent_workers", "true", "True"), key_value(block, "persistent_workers", "false", "False")
             message = f"{written} needs num_workers > 0 (torch raises ValueError): set {wanted}"
             yield config_finding(self, block, span, message, value_fix(block, "persistent_workers", "false", "False"))
-
-    def apply_fix(self, ctx, finding: Finding) -> None:
-        from dllint.fixes.arguments import remove_reported_argument, set_reported_argument
-
-        if finding.fix is not None and isinstance(finding.fix.edit, SetArgument):
-            set_reported_argument(ctx, finding, at_argument=True)
-        else:
-            remove_reported_argument(ctx, finding)
 
 
 def _is_true(expr: ast.expr) -> bool:

@@ -53,6 +53,7 @@ class WorkerOptionWithoutWorkers(Rule):
     """
 
     code = "DL002"
+    fix_at_argument = True  # a SetArgument fix edits the call whose argument is reported
     name = "worker-option-without-workers"
     summary = "worker-only option without workers"
     fix_safety = "safe"
@@ -117,14 +118,6 @@ class WorkerOptionWithoutWorkers(Rule):
         if workers_from_splat(loader):
             return Fix("unsafe", f"Remove `{option}` (right only while the `**` dict's num_workers is 0)", RemoveArguments((option,)))
         return Fix("safe", f"Remove `{option}`", RemoveArguments((option,)))
-
-    def apply_fix(self, ctx, finding: Finding) -> None:
-        from dllint.fixes.arguments import remove_reported_argument, set_reported_argument
-
-        if finding.fix is not None and isinstance(finding.fix.edit, SetArgument):
-            set_reported_argument(ctx, finding, at_argument=True)
-        else:
-            remove_reported_argument(ctx, finding)
 
 
 def offending_value(option: str, value) -> bool:

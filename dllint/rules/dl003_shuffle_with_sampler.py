@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.values import maybe_none
-from dllint.findings import Finding, Fix, RemoveArguments, SetArgument
+from dllint.findings import Finding, Fix, RemoveArguments
 from dllint.rules import Rule
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ class ShuffleWithSampler(Rule):
     """
 
     code = "DL003"
+    fix_at_argument = True  # a SetArgument fix edits the call whose argument is reported
     name = "shuffle-with-sampler"
     summary = "shuffle=True with a sampler: torch raises ValueError (mutually exclusive); let the sampler shuffle"
     fix_safety = "safe"
@@ -79,14 +80,6 @@ class ShuffleWithSampler(Rule):
             written = key_value(block, "shuffle", "true", "True")
             message = f"{written} with a sampler: torch raises ValueError (mutually exclusive); set {key_value(block, 'shuffle', 'false', 'False')}"
             yield config_finding(self, block, span, message, value_fix(block, "shuffle", "false", "False", after="sampler"))
-
-    def apply_fix(self, ctx, finding: Finding) -> None:
-        from dllint.fixes.arguments import remove_reported_argument, set_reported_argument
-
-        if finding.fix is not None and isinstance(finding.fix.edit, SetArgument):  # a dict config's `shuffle=False`
-            set_reported_argument(ctx, finding, at_argument=True)
-        else:
-            remove_reported_argument(ctx, finding)
 
 
 def shuffles(loader) -> bool:

@@ -79,8 +79,3 @@ class BatchSamplerConflict(Rule):
         message = message or f"{arg.name} conflicts with batch_sampler (torch raises ValueError): remove it"
         fix = None if arg.from_splat else Fix("safe", f"Remove `{arg.name}`", RemoveArguments((arg.name,)))
         return self.report(facts, arg.node, message, fix)
-
-    def apply_fix(self, ctx, finding: Finding) -> None:
-        from dllint.fixes.arguments import remove_reported_argument
-
-        remove_reported_argument(ctx, finding)

@@ -86,8 +86,3 @@ class IterableDatasetWithSampler(Rule):
                     f"{name} with IterableDataset '{cls.name}': torch raises ValueError; order the stream inside the dataset",
                     fix,
                 )
-
-    def apply_fix(self, ctx, finding: Finding) -> None:
-        from dllint.fixes.arguments import remove_reported_argument
-
-        remove_reported_argument(ctx, finding)

@@ -82,7 +82,28 @@ class DefinedUnderMainGuard(Rule):
     )
 
     def apply_fix(self, ctx, finding: Finding) -> None:
-        _move_above_guard(ctx, finding)
+        """Move the definition out of the guard's body to just above the guard."""
+        import libcst as cst
+
+        from dllint.fixes import FixUnavailable, edit_of, without_blank_prefix
+        from dllint.fixes.hoist import adjust_leading_lines, place_before
+        from dllint.fixes.main_guard import main_guard_of
+
+        name = edit_of(finding, MoveAboveGuard).name
+        guard = main_guard_of(ctx.module)
+        if guard is None or not isinstance(guard.body, cst.IndentedBlock):
+            raise FixUnavailable("no main guard block")
+        matches = [s for s in guard.body.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
+        if len(matches) != 1:
+            raise FixUnavailable(f"'{name}' is not defined once directly in the guard")
+        if len(guard.body.body) == 1:
+            raise FixUnavailable("the guard would be left empty")
+        body = list(guard.body.body)
+        index = body.index(matches[0])
+        ctx.remove(matches[0])
+        if index == 0:  # the next statement now opens the block: no blank line before it
+            adjust_leading_lines(ctx, body[1], without_blank_prefix)
+        place_before(ctx, guard, matches[0])
 
     def check(self, facts: FileFacts) -> Iterator[Finding]:
         guard = facts.main_guard
@@ -105,31 +126,6 @@ class DefinedUnderMainGuard(Rule):
                     f"(via {shipped.sink}): spawn workers cannot find it; define it above the guard"
                 ) + loader.when_workers()
                 yield self.report(facts, definition, message, _fix(facts, definition, guard))
-
-
-def _move_above_guard(ctx, finding: Finding) -> None:
-    """Move the definition out of the guard's body to just above the guard."""
-    import libcst as cst
-
-    from dllint.fixes import FixUnavailable, edit_of, without_blank_prefix
-    from dllint.fixes.hoist import adjust_leading_lines, place_before
-    from dllint.fixes.main_guard import main_guard_of
-
-    name = edit_of(finding, MoveAboveGuard).name
-    guard = main_guard_of(ctx.module)
-    if guard is None or not isinstance(guard.body, cst.IndentedBlock):
-        raise FixUnavailable("no main guard block")
-    matches = [s for s in guard.body.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
-    if len(matches) != 1:
-        raise FixUnavailable(f"'{name}' is not defined once directly in the guard")
-    if len(guard.body.body) == 1:
-        raise FixUnavailable("the guard would be left empty")
-    body = list(guard.body.body)
-    index = body.index(matches[0])
-    ctx.remove(matches[0])
-    if index == 0:  # the next statement now opens the block: no blank line before it
-        adjust_leading_lines(ctx, body[1], without_blank_prefix)
-    place_before(ctx, guard, matches[0])
 
 
 def _guard_definition(

@@ -99,11 +99,6 @@ class ProcessesInsideWorker(Rule):
             ) + where.loaders[0].when_workers()
             yield self.report(facts, call, message, fix)
 
-    def apply_fix(self, ctx, finding: Finding) -> None:
-        from dllint.fixes.arguments import set_reported_argument
-
-        set_reported_argument(ctx, finding)
-
 
 def _loader_fix(loader) -> Fix | None:
     arg = loader.argument("num_workers")

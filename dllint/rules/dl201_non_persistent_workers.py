@@ -4,7 +4,7 @@ import ast
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts.endless import endless_reason
-from dllint.facts.loops import mutated_self_attribute
+from dllint.facts.loops import STATEMENT_LOOPS, loaded_names, mutated_self_attribute, names_bound_in_loop
 from dllint.facts.training import framework_passes
 from dllint.facts.flow.model import Move, Passes, RemoteLoop
 from dllint.facts.values import Value
@@ -122,7 +122,8 @@ class NonPersistentWorkers(Rule):
             usage = usage or facts.usage
             built_in = usage.construction_loops(loader.node)
             if built_in and any(u.kind is Move.ITERATE and any(loop in u.loops for loop in built_in) for u in usage.loader_uses(loader)):
-                continue  # DL204 (loader built and iterated inside a loop) reports this one
+                if not _one_per_pass(loader, built_in[-1]):
+                    continue  # DL204 (loader built and iterated inside a loop) reports this one
             if usage.iteration_count(loader) < Passes.PER_EPOCH or endless_reason(facts, loader):
                 continue  # iterated once; or one endless pass, whose workers never restart
             if _workers_read_changed_state(facts, loader) or _workers_read_framework_state(facts, loader):
@@ -192,10 +193,12 @@ class NonPersistentWorkers(Rule):
             return Fix("unsafe", f"Set `persistent_workers={value}`", SetArgument("persistent_workers", value))
         return Fix("safe", f"Add `persistent_workers={value}`", SetArgument("persistent_workers", value))
 
-    def apply_fix(self, ctx, finding: Finding) -> None:
-        from dllint.fixes.arguments import set_reported_argument
 
-        set_reported_argument(ctx, finding)
+def _one_per_pass(loader, loop) -> bool:
+    """The loader is built from what each pass of the loop around it binds (``for ds in
+    datasets: DataLoader(ds, ...)``): one loader per element, not one rebuilt per epoch (DL204
+    is silent there); its own passes decide."""
+    return isinstance(loop, STATEMENT_LOOPS) and bool(loaded_names(loader.node) & names_bound_in_loop(loop))
 
 
 def settings_message(settings) -> str:

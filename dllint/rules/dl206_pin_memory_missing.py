@@ -182,11 +182,6 @@ class PinMemoryMissing(Rule):
             return None
         return Fix("safe", f"Add `pin_memory={value}`", SetArgument("pin_memory", value))
 
-    def apply_fix(self, ctx, finding: Finding) -> None:
-        from dllint.fixes.arguments import set_reported_argument
-
-        set_reported_argument(ctx, finding)
-
 
 def unpinned(loader) -> bool:
     """``pin_memory`` known to be falsy (absent counts): a loader call or a config block."""

@@ -59,7 +59,7 @@ class CallFlow(FlowBase):
             return [Use(Move.ESCAPE, expr, state.loops, state.via, How.UNKNOWN, why=f"followed through more than {MAX_STEPS} steps")]
         parent = self.parents.get(expr)
         here = state.loops + self.enclosing_loops(expr, state.scope)
-        for step in (self._iterated_at, self._passed_at, self._bound_at, self._contained_at):
+        for step in (self._iterated_at, self._appended_at, self._passed_at, self._bound_at, self._contained_at):
             found = step(parent, expr, state, here)
             if found is not None:
                 return found
@@ -83,6 +83,32 @@ class CallFlow(FlowBase):
         if isinstance(parent, ast.Attribute):
             return [Use(Move.ITERATE, parent, here, state.via)] if parent.attr == "__iter__" else []
         return None
+
+    def _appended_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
+        """``loaders.append(loader)`` on a list display bound once (a local name, or ``self.X``
+        in the class): the value is an element of it, and where its elements are read decides
+        (``iter(self.loaders[i])``, ``for dl in loaders``). None when the list is no such
+        display, or its elements' fate cannot be told (then it is passed on, as any call)."""
+        if not (isinstance(parent, ast.Call) and parent.args == [expr] and not parent.keywords):
+            return None
+        func = parent.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "append"):
+            return None
+        container = self._list_display(func.value, state.scope)
+        return self._uses_of_element(container, "*", state) if container is not None else None
+
+    def _list_display(self, holder: ast.expr, scope: Scope) -> ast.List | None:
+        """The list display ``holder`` is bound to once: ``loaders = []`` in scope, or
+        ``self.loaders = []`` in its class."""
+        values: list[ast.AST | None] = []
+        if isinstance(holder, ast.Name):
+            found = self.facts.scopes.single_value(holder.id, scope)
+            values = [found[1].value] if found is not None and found[1].kind == "assign" else []
+        elif self._is_self_attribute(holder):
+            cls = self._enclosing_class(scope)
+            stores = [] if cls is None else [n for n in self._attributes_of_self(cls).get(holder.attr, ()) if not isinstance(n.ctx, ast.Load)]  # type: ignore[attr-defined]
+            values = [getattr(self.parents.get(n), "value", None) for n in stores]
+        return values[0] if len(values) == 1 and isinstance(values[0], ast.List) else None
 
     def _passed_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
         """An argument of a call: by keyword or position (after a ``*`` it lands nowhere known)."""

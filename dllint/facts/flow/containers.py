@@ -17,6 +17,9 @@ from dllint.facts.flow.base import FlowBase, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_
 from dllint.facts.flow.syntax import dict_key, parameter_for
 
 
+# A list's methods that put elements in and hand none out.
+ADDING_METHODS = frozenset({"append", "extend", "insert"})
+
 class Unhandled:
     """A step of :meth:`ContainerFlow._uses_of_element` that does not apply (None already
     means "undecidable")."""
@@ -80,6 +83,8 @@ class ContainerFlow(FlowBase):
     ) -> list[Use] | None | Unhandled:
         """``info.dataloader`` (a record's field), ``pair[0]`` (a constant position), or the
         container looked at only (``"train" in loaders``, ``if loaders:``)."""
+        if isinstance(parent, ast.Attribute) and parent.attr in ADDING_METHODS and isinstance(self.parents.get(parent), ast.Call):
+            return []  # loaders.append(other): adds an element, takes none out
         if isinstance(parent, ast.Attribute) and isinstance(index, str) and index != "*":
             if parent.attr == index:
                 return self._extracted(parent, state, rest)
@@ -96,6 +101,10 @@ class ContainerFlow(FlowBase):
     def _element_at(self, read: ast.Subscript, index: Element, state: FlowState, rest: Path) -> list[Use] | None:
         """``pair[0]``: the element asked for (its uses), another one ([]), or undecidable."""
         position = read.slice
+        if index == "*" and not isinstance(position, ast.Slice):  # any element: whichever position is read
+            uses = self._extracted(read, state, rest)
+            picking = self._picking_loops(read, position, state.scope)
+            return without_loops(uses, picking) if uses is not None and picking else uses
         if not (isinstance(position, ast.Constant) and type(position.value) is int and position.value >= 0):
             return None
         if isinstance(index, str) and index != "*":
@@ -103,6 +112,18 @@ class ContainerFlow(FlowBase):
         if index == "*" or position.value == index:
             return self._extracted(read, state, rest)
         return []  # another element
+
+    def _picking_loops(self, read: ast.Subscript, position: ast.expr, scope: Scope) -> set[int]:
+        """The loops around ``read`` that bind the names its position is computed from
+        (``for i in range(n): iter(loaders[i])``): each round reads another element, so they
+        do not repeat one element's use."""
+        names = {n.id for n in ast.walk(position) if isinstance(n, ast.Name)}
+        picking: set[int] = set()
+        for loop in self.enclosing_loops(read, scope):
+            targets = [loop.target] if isinstance(loop, (ast.For, ast.AsyncFor)) else [g.target for g in getattr(loop, "generators", ())]
+            if any(isinstance(n, ast.Name) and n.id in names for t in targets for n in ast.walk(t)):
+                picking.add(id(loop))
+        return picking
 
     def _element_bound(
         self, parent: ast.AST | None, container: ast.AST, index: Element, state: FlowState, rest: Path

@@ -82,10 +82,6 @@ class Use(NamedTuple):
     why: str = ""
 
     @property
-    def is_iter_call(self) -> bool:
-        return isinstance(self.node, ast.Call)
-
-    @property
     def iterates(self) -> bool:
         return self.kind is Move.ITERATE
 

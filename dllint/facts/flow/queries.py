@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.config_reads import ConfigRead
     from dllint.facts.flow.model import Constant, Element, Guard
-    from dllint.facts.flow.records import ClassSummary, Effects, FunctionSummary, LoaderSummary, Returned
+    from dllint.facts.flow.records import ClassSummary, Effects, LoaderSummary, Returned
     from dllint.facts.scopes import Scope
     from dllint.findings import ConfigKey
 
@@ -28,10 +28,12 @@ class CallerEffects(NamedTuple):
 
 class PassedArguments(NamedTuple):
     """What one call in another file passes to a function of this file: which arguments
-    (``shape``), and those written as JSON constants (by position "0" and keyword)."""
+    (``shape``), those that resolve to JSON constants in its file (by position "0" and
+    keyword), and those that are the machine's CPU count."""
 
     shape: CallShape
     constants: dict[str, Constant]
+    cpu_counts: tuple[str, ...] = ()
 
 
 class ProjectQueries(Protocol):
@@ -59,9 +61,6 @@ class ProjectQueries(Protocol):
 
     def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list[Returned]:
         """What the project function a call goes to returns."""
-
-    def function_summary(self, facts: FileFacts, func: ast.expr, scope: Scope) -> FunctionSummary | None:
-        """The summary of the project function a call goes to."""
 
     def reaches(self, facts: FileFacts, func: ast.expr, scope: Scope, flag: str) -> bool:
         """The project function a call goes to, or what it calls, has a summary flag."""
@@ -128,9 +127,6 @@ class NullProject:
 
     def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list[Returned]:
         return []
-
-    def function_summary(self, facts: FileFacts, func: ast.expr, scope: Scope) -> FunctionSummary | None:
-        return None
 
     def reaches(self, facts: FileFacts, func: ast.expr, scope: Scope, flag: str) -> bool:
         return False

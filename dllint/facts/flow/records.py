@@ -130,10 +130,12 @@ class CallSummary:
     # ``return other.build_loader(cfg)`` in a function of this file ("f", "Cls.m"): what
     # happens to the result is for that function's callers to say.
     returned_by: str = ""
-    # The JSON constants the call passes, by position ("0") and keyword: a factory returning
+    # The JSON constants the call passes (as its file resolves them: literals, names bound
+    # once, argparse defaults, dict literals' entries), by position ("0") and keyword: a factory returning
     # under ``if task == "pretrain":`` reaches this caller only if its constants admit it.
     args: dict[str, Constant] = field(default_factory=dict)
     shape: CallShape = CallShape()
+    cpu_counts: tuple[str, ...] = ()  # arguments (position "0", keyword) that are the CPU count
 
 
 @dataclass

@@ -24,6 +24,7 @@ worker side of functions are :mod:`~dllint.facts.flow.worker_side`'s; functions 
 from __future__ import annotations
 
 import ast
+import itertools
 from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -35,13 +36,14 @@ from dllint.facts.flow.records import CallSummary, Deferred, Effects, FileSummar
 from dllint.facts.flow.syntax import call_shape, constant_args
 from dllint.facts.flow.targets import Target, call_target, project_imports, target_text
 from dllint.facts.flow.worker_side import MAX_ONWARD, class_summary, worker_side
-from dllint.facts.values import follow
+from dllint.facts.values import follow, resolve
 from dllint.facts.walk import walk_with_parents
 from dllint.source import parse_module
 
 if TYPE_CHECKING:
     from dllint.config import Settings
     from dllint.facts import FileFacts
+    from dllint.facts.flow.model import Constant
     from dllint.facts.loaders import LoaderCall
     from dllint.facts.scopes import Scope
 
@@ -180,8 +182,28 @@ def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bo
             found.set_epoch |= set_epoch and not found.empty
         returned_by = _returned_by(facts, call)
         if not effects.empty or elements or returned_by:
-            found_calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constant_args(call), call_shape(call)))
+            constants, cpu_counts = _passed_values(facts, call, scope)
+            found_calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constants, call_shape(call), cpu_counts))
     return found_calls
+
+
+def _passed_values(facts: FileFacts, call: ast.Call, scope: Scope) -> tuple[dict[str, Constant], tuple[str, ...]]:
+    """What the call passes as its file resolves it (the file alone: literals, names bound
+    once, argparse defaults, dict literals' entries): JSON constants, and the arguments that
+    are the machine's CPU count (by position "0" and keyword)."""
+    constants = constant_args(call)
+    cpu_counts: list[str] = []
+    keywords = [] if any(k.arg is None for k in call.keywords) else [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+    positional = [(str(i), a) for i, a in enumerate(itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args))]
+    for key, expr in [*positional, *keywords]:
+        if key in constants or isinstance(expr, ast.Constant):
+            continue
+        value = resolve(expr, scope, facts)
+        if value.is_const and isinstance(value.value, (str, int, float, bool, type(None))):
+            constants[key] = value.value
+        elif value.is_cpu_count:
+            cpu_counts.append(key)
+    return constants, tuple(cpu_counts)
 
 
 def _returned_by(facts: FileFacts, call: ast.Call) -> str:
