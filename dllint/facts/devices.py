@@ -6,8 +6,9 @@ A batch is the target of ``for batch in loader`` (through ``enumerate``/``tqdm``
 to CUDA is ``.cuda()``, ``.to(..., non_blocking=True)``, or ``.to(d)`` where ``d``
 resolves to a CUDA device (``"cuda"``, ``f"cuda:{rank}"``, ``torch.device("cuda", ...)``,
 ``torch.device("cuda" if torch.cuda.is_available() else "cpu")``), also when ``d`` is a
-parameter of the function that copies and every call of that function in the file passes one
-(``validate(model, loader, device)`` called with ``main``'s CUDA device, through as many
+parameter of the function that copies and every call of that function passes one, in the file
+or in the project's other files as each resolves it (``validate(model, loader, device)`` called
+with ``main``'s CUDA device, ``fit(torch.device("cuda"))`` from a script, through as many
 functions as it is handed on; a parameter rebound to an expression of itself,
 ``device = torch.device(device)``, keeps what it was handed); ``"cuda:" + str(args.device)``
 is a CUDA device too. A batch (or an item, a field) handed to a project function or method
@@ -20,12 +21,13 @@ class through every project method ``m``. ``x.contiguous()`` is the batch's own 
 from __future__ import annotations
 
 import ast
+import itertools
 from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.flow.records import Copies
 from dllint.facts.flow.syntax import parameter_for
-from dllint.facts.values import follow
+from dllint.facts.values import follow, parameter_default, parameter_position
 from dllint.facts.walk import walk_body
 
 if TYPE_CHECKING:
@@ -411,14 +413,30 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
             arg = next((k.value for k in expr.keywords if k.arg == "type"), None) if not expr.args else expr.args[0]
             return cuda_device_kind(facts, arg, scope, depth + 1) if arg is not None else None
     if isinstance(expr, ast.Name):
-        return _parameter_kind(facts, expr.id, scope, depth)
+        return _parameter_kind(facts, expr, scope, depth)
     return None
 
 
-def _parameter_kind(facts: FileFacts, name: str, scope: Scope, depth: int) -> str | None:
-    """A device handed in as a parameter: what every call of its function in this file passes
-    ("maybe" when one of them passes a "cuda if available" device); None when a call passes
-    anything else, or the function has no call here (its callers are elsewhere: unknown)."""
+def passed_devices(facts: FileFacts, call: ast.Call, scope: Scope) -> dict[str, str]:
+    """The arguments of ``call`` that are CUDA devices as this file resolves them, by position
+    ("0") and keyword: "cuda" or "maybe" (what another file's callee copies to, its summary's
+    :attr:`CallSummary.cuda_devices`)."""
+    found: dict[str, str] = {}
+    positional = itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args)
+    for key, expr in [*((str(i), a) for i, a in enumerate(positional)), *((k.arg, k.value) for k in call.keywords if k.arg)]:
+        if isinstance(expr, (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.JoinedStr, ast.IfExp, ast.BinOp)):
+            kind = cuda_device_kind(facts, expr, scope)
+            if kind is not None:
+                found[key] = kind
+    return found
+
+
+def _parameter_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) -> str | None:
+    """A device handed in as a parameter: what every call of its function passes, in this file
+    and in the project's other files (as each resolves it: :func:`passed_devices`), "maybe"
+    when one of them passes a "cuda if available" device; None when a call passes anything
+    else, or when the calls cannot all be read (unknown)."""
+    name = expr.id
     found = facts.scopes.lookup(name, scope)
     if found is None:
         return None
@@ -429,13 +447,37 @@ def _parameter_kind(facts: FileFacts, name: str, scope: Scope, depth: int) -> st
     if sum(b.kind == "param" for b in bindings) != 1 or not all(b.kind == "param" or _rebinds_itself(b, name) for b in bindings):
         return None  # a parameter rebound only to an expression of itself (torch.device(device)) keeps its kind
     calls = calls_of(facts, function)
-    if not calls:
-        return None
     kinds = {cuda_device_kind(facts, argument, caller, depth + 1) if argument is not None else None
              for argument, caller in (_argument_for(call, function, name, facts, caller) for call, caller in calls)}
-    if None in kinds:
+    kinds |= _kinds_elsewhere(facts, expr, function, depth)
+    if not kinds or None in kinds:
         return None
     return "cuda" if kinds == {"cuda"} else "maybe"
+
+
+def _kinds_elsewhere(facts: FileFacts, expr: ast.Name, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int) -> set[str | None]:
+    """What the calls of ``function`` in other project files pass for the parameter ``expr``
+    names (None for a call whose value is not a CUDA device, or that leaves it at its default);
+    {None} when those calls cannot all be read; empty when no other file calls it."""
+    project = facts.project
+    if project is None or project.summarizing or not project.named_elsewhere(function.name):
+        return set()
+    if not isinstance(facts.scopes.parents.get(function), ast.Module):
+        return set()  # a nested function's namesake elsewhere is not its caller
+    elsewhere = project.calls_elsewhere(function.name)
+    if elsewhere is None:
+        return {None}
+    position = parameter_position(function, expr.id)
+    default = parameter_default(function, expr.id)
+    kinds: set[str | None] = set()
+    for arguments in elsewhere:
+        passes = arguments.shape.passes(position, expr.id)
+        if passes is False:  # left at its default
+            kinds.add(cuda_device_kind(facts, default, facts.scopes.scope_of(default), depth + 1) if default is not None else None)
+            continue
+        key = expr.id if expr.id in arguments.shape.keywords else str(position)
+        kinds.add(arguments.cuda_devices.get(key) if passes else None)
+    return kinds
 
 
 def _rebinds_itself(binding, name: str) -> bool:

@@ -143,7 +143,7 @@ def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int =
             passed.append(value)
         else:
             passed.append(resolve(argument, facts.scopes.scope_of(call), facts, depth + 1) if isinstance(argument, ast.expr) else dynamic(call))
-    position = _position(function, name.id)
+    position = parameter_position(function, name.id)
     for arguments in elsewhere:
         passes = arguments.shape.passes(position, name.id)
         passed.append(value if passes is False else _passed_elsewhere(arguments, position, name.id))
@@ -211,7 +211,8 @@ def _constant_of(node: ast.expr) -> Any:
     return node.value if isinstance(node, ast.Constant) else _MISSING
 
 
-def _position(function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> int | None:
+def parameter_position(function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> int | None:
+    """The position a call may pass ``param`` at; None for a keyword-only parameter."""
     positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
     return positional.index(param) if param in positional else None
 
@@ -238,7 +239,7 @@ def argument_for(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDe
     for keyword in call.keywords:
         if keyword.arg == param:
             return keyword.value
-    position = _position(function, param)
+    position = parameter_position(function, param)
     return call.args[position] if position is not None and position < len(call.args) else ABSENT
 
 
@@ -292,7 +293,7 @@ def default_callee(func: ast.expr, facts: FileFacts) -> ast.expr | None:
     found = project_calls(func, facts.scopes.scope_of(func), facts, named_default)
     if found is None or not all(argument_for(call, found.function, func.id) is ABSENT for call in found.here):
         return None
-    position = _position(found.function, func.id)
+    position = parameter_position(found.function, func.id)
     if any(arguments.shape.passes(position, func.id) is not False for arguments in found.elsewhere):
         return None
     return defaults[found.function]

@@ -54,6 +54,7 @@ class CallRecord:
     args: dict[str, Constant] = field(default_factory=dict)  # see CallSummary.args
     shape: CallShape = CallShape()  # see CallSummary.shape
     cpu_counts: tuple[str, ...] = ()  # see CallSummary.cpu_counts
+    cuda_devices: dict[str, str] = field(default_factory=dict)  # see CallSummary.cuda_devices
 
     def element(self, index: Element) -> Effects:
         """What the caller does with one element of the returned container: kept where it

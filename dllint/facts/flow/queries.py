@@ -6,7 +6,8 @@ sees, nor calls back into, the asking file's analysis."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Protocol
 
 from dllint.facts.flow.records import CallShape, Copies
 
@@ -29,11 +30,13 @@ class CallerEffects(NamedTuple):
 class PassedArguments(NamedTuple):
     """What one call in another file passes to a function of this file: which arguments
     (``shape``), those that resolve to JSON constants in its file (by position "0" and
-    keyword), and those that are the machine's CPU count."""
+    keyword), those that are the machine's CPU count, and those that are CUDA devices
+    ("cuda", or "maybe": cuda if available)."""
 
     shape: CallShape
     constants: dict[str, Constant]
     cpu_counts: tuple[str, ...] = ()
+    cuda_devices: Mapping[str, str] = MappingProxyType({})
 
 
 class ProjectQueries(Protocol):

@@ -136,6 +136,8 @@ class CallSummary:
     args: dict[str, Constant] = field(default_factory=dict)
     shape: CallShape = CallShape()
     cpu_counts: tuple[str, ...] = ()  # arguments (position "0", keyword) that are the CPU count
+    # arguments that are CUDA devices: "cuda" (always) or "maybe" (cuda if available), by key
+    cuda_devices: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

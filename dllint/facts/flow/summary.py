@@ -28,7 +28,7 @@ import itertools
 from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple
 
-from dllint.facts.devices import parameter_copies
+from dllint.facts.devices import parameter_copies, passed_devices
 from dllint.facts.imports import dotted_name
 from dllint.facts.flow.effects import dict_entry_effects, effects_of, element_effects, used_as_dict
 from dllint.facts.flow.queries import NullProject
@@ -171,9 +171,15 @@ def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bo
     for call in facts.calls:
         scope = facts.scopes.scope_of(call)
         target = context.target_of(facts, call.func, scope)
-        if target is None or isinstance(facts.scopes.parents.get(call), ast.Expr):
+        if target is None or last is not None and not Target.parse(target).dotted.endswith(last):
             continue
-        if last is not None and not Target.parse(target).dotted.endswith(last):
+        if isinstance(facts.scopes.parents.get(call), ast.Expr):
+            # a result discarded: what it passes still matters where it hands on a CUDA device
+            # (``train(net, loader, device)``: the callee copies its batches there)
+            cuda_devices = passed_devices(facts, call, scope)
+            if cuda_devices:
+                constants, cpu_counts = _passed_values(facts, call, scope)
+                found_calls.append(CallSummary(target, call.lineno, Effects(), {}, "", constants, call_shape(call), cpu_counts, cuda_devices))
             continue
         built = set(map(id, usage.enclosing_loops(call, scope)))  # a fresh result each pass
         effects = effects_of(usage.uses_of(call, scope), built, facts)
@@ -183,7 +189,8 @@ def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bo
         returned_by = _returned_by(facts, call)
         if not effects.empty or elements or returned_by:
             constants, cpu_counts = _passed_values(facts, call, scope)
-            found_calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constants, call_shape(call), cpu_counts))
+            found_calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constants, call_shape(call),
+                                           cpu_counts, passed_devices(facts, call, scope)))
     return found_calls
 
 
