@@ -32,6 +32,7 @@ from dllint.probe.events import parse_event, printable
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.callsite import site_key
 from dllint.probe.pairing import attach_verdicts, runtime_findings
+from dllint.probe.blocks import in_loop_saving, name_place, place_settings, rank_recommendations
 from dllint.probe.recommend import Recommendation, reconcile, recommend
 from dllint.probe.report import LoaderReport, ProbeReport
 from dllint.probe.results import CONFIRMED, Anchor, Result, Table
@@ -206,10 +207,13 @@ def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]],
         if recommendation is None:
             continue
         loader.recommendation = recommendation
+        loader.terms = place_settings(loader.summary, recommendation.settings, report.target, in_loop_saving(loader.results))
+        loader.rank_recommendations = rank_recommendations(loader.summary, loader.results, loader.rank_steps)
         label = f"loader {loader.id} at {loader.call_site}"
         for finding in report.findings:
             if finding.probe and finding.probe.get("measurements", {}).get("loader") == label:
                 reconcile(finding.probe, finding.code, recommendation)
+                name_place(finding.probe, finding.code, loader.terms)
         for result in loader.results:  # the loader's table says the same
             verdict = {"verdict": result.verdict, "evidence": result.evidence}
             reconcile(verdict, result.code, recommendation)
