@@ -32,7 +32,7 @@ from dllint.probe.events import parse_event, printable
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.callsite import site_key
 from dllint.probe.pairing import attach_verdicts, runtime_findings
-from dllint.probe.blocks import in_loop_saving, name_place, place_settings, rank_recommendations
+from dllint.probe.blocks import for_a_rebuilt_loader, in_loop_saving, name_place, place_settings, rank_recommendations
 from dllint.probe.recommend import Recommendation, reconcile, recommend
 from dllint.probe.report import LoaderReport, ProbeReport
 from dllint.probe.results import CONFIRMED, Anchor, Result, Table
@@ -206,8 +206,10 @@ def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]],
         recommendation = recommend(loader.summary, loader.results, loader.step)
         if recommendation is None:
             continue
-        loader.recommendation = recommendation
         loader.terms = place_settings(loader.summary, recommendation.settings, report.target, in_loop_saving(loader.results))
+        if loader.terms.build_once is not None:  # DL204: the move, not persistent workers on the rebuilt loader
+            recommendation = for_a_rebuilt_loader(recommendation, loader.summary)
+        loader.recommendation = recommendation
         loader.rank_recommendations = rank_recommendations(loader.summary, loader.results, loader.rank_steps)
         label = f"loader {loader.id} at {loader.call_site}"
         for finding in report.findings:
