@@ -443,3 +443,15 @@ def for_a_rebuilt_loader(recommendation: Recommendation, summary: dict[str, Any]
     current = {**summary, "prefetch_factor": summary.get("prefetch_factor") or DEFAULT_PREFETCH}
     changed = bool(recommendation.dropped) or any(current.get(name) != value for name, value in settings.items())
     return replace(recommendation, settings=settings, changed=changed)
+
+
+# What a loader iterated without a training step (a factory target) has no value for.
+NO_STEP_KEYS = ("data_wait_fraction", "data_wait_s", "step_s")
+
+
+def comparable(step: dict[str, Any]) -> dict[str, Any]:
+    """A real step as a block's before/after compares it: a factory target's loader is drawn with no
+    step ("no data wait to measure"), so its time between batches is no data wait, and no step time."""
+    if not step.get("no_step"):
+        return step
+    return {key: value for key, value in step.items() if key not in NO_STEP_KEYS}

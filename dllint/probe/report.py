@@ -186,16 +186,8 @@ def _render_block(loader: LoaderReport, recommendation: Recommendation) -> list[
     """The settings in the user's terms (blocks), then the before/after of the re-run (recommend)."""
     settings = render_settings(recommendation.settings, recommendation.effects, recommendation.dropped,
                                loader.terms, loader.call_site)
-    before, after = recommendation.before, recommendation.after
-    if loader.step.get("no_step"):  # a factory target: no step, so no data wait to compare
-        before, after = ({key: value for key, value in side.items() if key not in NO_STEP_KEYS} for side in (before, after))
-    outcome = render_recommendation(replace(recommendation, settings={}, dropped=(), before=before, after=after),
-                                    loader.call_site)
+    outcome = render_recommendation(replace(recommendation, settings={}, dropped=()), loader.call_site)
     return settings + outcome[1:]  # its first line is the header, said above in the user's terms
-
-
-# What a loader iterated without a training step (a factory target) has no value for.
-NO_STEP_KEYS = ("data_wait_fraction", "data_wait_s", "step_s")
 
 
 def _render_ranks(loader: LoaderReport) -> list[str]:

@@ -32,7 +32,7 @@ from dllint.probe.events import parse_event, printable
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.callsite import site_key
 from dllint.probe.pairing import attach_verdicts, runtime_findings
-from dllint.probe.blocks import for_a_rebuilt_loader, in_loop_saving, name_place, place_settings, rank_recommendations
+from dllint.probe.blocks import comparable, for_a_rebuilt_loader, in_loop_saving, name_place, place_settings, rank_recommendations
 from dllint.probe.recommend import Recommendation, reconcile, recommend
 from dllint.probe.report import LoaderReport, ProbeReport
 from dllint.probe.results import CONFIRMED, Anchor, Result, Table
@@ -227,7 +227,7 @@ def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]],
     if distributed:
         for loader, recommendation in changed.values():
             loader.recommendation = recommendation.measured(
-                loader.step, {"not_run": "the probe does not re-run a distributed job; apply the settings and probe again"})
+                comparable(loader.step), {"not_run": "the probe does not re-run a distributed job; apply the settings and probe again"})
         return
     second = rerun({"overrides": {key: recommendation.settings for key, (_, recommendation) in changed.items()},
                     "measure_only": True})
@@ -243,7 +243,7 @@ def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]],
             after = {"error": again.failures[0]["error"]}
         else:
             after = {"error": f"the re-run did not reach this loader's steps: {second.script_outcome}"}
-        loader.recommendation = recommendation.measured(loader.step, after)
+        loader.recommendation = recommendation.measured(comparable(loader.step), comparable(after))
 
 
 def _run(target: str, spec: dict[str, Any], script_args: list[str], findings: list[Finding], timeout: float,
