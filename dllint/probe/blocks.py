@@ -25,7 +25,7 @@ import ast
 import functools
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Callable
 
 from dllint.configs.document import Mapping, Node, Scalar, walk
 from dllint.configs.inherit import read_config_file
@@ -63,6 +63,15 @@ class Terms:
     build_once: str | None = None  # DL204: the loader is built inside a loop; the measured saving
     unplaced: dict[str, str] = field(default_factory=dict)  # settings the user's terms have no name for: why
 
+    def moved(self, label: Callable[[str, int], str | None]) -> Terms:
+        """The places re-addressed (a notebook's joined-module line as its cell): ``label(path, line)``, None to keep."""
+        places = {}
+        for name, place in self.places.items():
+            path, _, line = place.where.rpartition(":")
+            shown = label(path, int(line)) if line.isdigit() else None
+            places[name] = replace(place, where=shown) if shown else place
+        return replace(self, places=places)
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"places": {name: place.to_dict() for name, place in self.places.items()}}
         if self.build_once is not None:
@@ -79,7 +88,12 @@ def _shown(path: str, line: int) -> str:
 
 @functools.lru_cache(maxsize=32)
 def _tree(path: str) -> ast.Module | None:
+    """The file's module; a notebook's joined code cells (its call sites are lines of those)."""
+    from dllint.probe.notebook_target import is_notebook, joined_module
+
     try:
+        if is_notebook(path):
+            return ast.parse(joined_module(path)[0])
         with open(path, encoding="utf-8") as stream:
             return ast.parse(stream.read())
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):

@@ -466,3 +466,44 @@ def test_a_factory_targets_block_has_no_data_wait(tmp_path, monkeypatch):
     assert not {"data_wait_fraction", "data_wait_s", "step_s"} & {*loader.recommendation.before, *loader.recommendation.after}
     after_the_step = text.split("no data wait to measure", 1)[1]
     assert "before -> after" in after_the_step and "data wait" not in after_the_step, text
+
+
+def test_a_notebooks_block_is_placed_in_its_cells(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from dllint.probe.notebook_target import NotebookPositions
+
+    monkeypatch.chdir(tmp_path)
+    cells = [["from torch.utils.data import DataLoader\n"],
+             ["%matplotlib inline\n", "for epoch in range(3):\n", "    loader = DataLoader(list(range(64)), num_workers=2)\n"]]
+    notebook = tmp_path / "nb.ipynb"
+    notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "source": source, "metadata": {}, "outputs": [],
+                                               "execution_count": None} for source in cells],
+                                    "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    positions = NotebookPositions.of(str(notebook))
+    line = positions.module_line(2, 3)
+    terms = place_settings({"path": str(notebook), "line": line}, BLOCK, str(notebook), None)
+    assert terms.build_once == "" and terms.places["num_workers"].where == f"nb.ipynb:{line}"  # the joined cells' line
+    loader = SimpleNamespace(summary={"path": str(notebook), "line": line}, call_site=f"nb.ipynb:{line}", terms=terms)
+    positions.restore(SimpleNamespace(findings=[], loaders=[loader]), [], [])
+    assert loader.call_site == "nb.ipynb:cell 2:3"
+    assert {place.where for place in loader.terms.places.values()} == {"nb.ipynb:cell 2:3"}
+
+
+def test_saved_hyperparameters_are_the_init_arguments_of_the_same_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    script = write(tmp_path / "train.py", """\
+        import pytorch_lightning as pl
+        from torch.utils.data import DataLoader
+
+        class Data(pl.LightningDataModule):
+            def __init__(self, num_workers=4):
+                super().__init__()
+                self.save_hyperparameters()
+
+            def train_dataloader(self):
+                return DataLoader(list(range(64)), num_workers=self.hparams.num_workers)
+        """)
+    terms = place_settings(summary(script, "return DataLoader"), {"num_workers": 2}, str(script), None)
+    # never constructed in this file: the __init__ that takes it
+    assert terms.places["num_workers"] == Place(DATAMODULE, "num_workers", "train.py:5", "Data.__init__")
