@@ -15,8 +15,9 @@ source of the loader's call site (and the probed script) statically and places e
   The key is the one whose value is the loader's value at run time (a factory's ``cfg.num_workers``
   is the config's only ``*.num_workers`` of that value, or the caller passes ``cfg.data``).
 
-A loader built inside a loop (DL204) gets "build it once, before the loop" first: settings on
-a loader rebuilt every time round (persistent workers above all) cannot help.
+A loader built inside a loop (DL204 confirmed: the script built it again and again) gets "build it
+once, before the loop" first, with DL204's measured saving: settings on a loader rebuilt every time
+round (persistent workers above all) cannot help.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ TRAINING_ARGUMENTS = {
     "prefetch_factor": "dataloader_prefetch_factor",
 }
 CALL, TRAINING_ARGS, DATAMODULE, CONFIG = "call", "training_args", "datamodule", "config"
+Scripts = list[tuple[ast.Module, str]]  # (module, its path): the call's own file first, then the probed script
 
 
 @dataclass(frozen=True)
@@ -133,29 +135,17 @@ def place_settings(summary: dict[str, Any], settings: dict[str, Any], script: st
     call = _loader_call(tree, line)
     if call is None:
         return _training_args(tree, path, settings, in_loop_saving)
-    scripts = [(tree, path)]  # the call's own file first, then the probed script
+    scripts: Scripts = [(tree, path)]
     other = _tree(script) if script and os.path.realpath(script) != os.path.realpath(path) else None
     if other is not None and script:
         scripts.append((other, script))
     places: dict[str, Place] = {}
     for name in settings:
         value = next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
-        places[name] = (_from_attribute(tree, call, value, name, path, scripts)
+        places[name] = (_from_attribute(tree, call, value, path, scripts)
                         or _from_config(tree, call, value, summary.get(name), scripts)
                         or Place(CALL, name, _shown(path, call.lineno)))
-    built_in_loop = in_loop_saving if in_loop_saving is not None else _in_loop(tree, call)
-    return Terms(places, built_in_loop)
-
-
-def _in_loop(tree: ast.Module, call: ast.Call) -> str | None:
-    """"" when the call sits in a loop's body within its function (DL204 without a measurement), else None."""
-    parents = _parents(tree)
-    node: ast.AST | None = parents.get(id(call))
-    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
-            return ""
-        node = parents.get(id(node))
-    return None
+    return Terms(places, in_loop_saving)
 
 
 # -- HF Trainer ----------------------------------------------------------------------------
@@ -172,7 +162,7 @@ def _training_args(tree: ast.Module, path: str, settings: dict[str, Any], in_loo
 
 
 # -- a DataModule's attribute ----------------------------------------------------------------
-def _from_attribute(tree, call, value, name, path, scripts) -> Place | None:
+def _from_attribute(tree: ast.Module, call: ast.Call, value: ast.expr | None, path: str, scripts: Scripts) -> Place | None:
     """``num_workers=self.workers`` (or ``self.hparams.workers``): the ``__init__`` argument behind it."""
     attribute = _self_attribute(value)
     if attribute is None:
@@ -252,7 +242,7 @@ def _chain(value: ast.expr | None) -> tuple[str, list[str]] | None:
     return node.id, keys[::-1]
 
 
-def _from_config(tree, call, value, runtime, scripts) -> Place | None:
+def _from_config(tree: ast.Module, call: ast.Call, value: ast.expr | None, runtime: Any, scripts: Scripts) -> Place | None:
     chain = _chain(value)
     if chain is None:
         return None
@@ -289,7 +279,7 @@ def _scalars(root: Node) -> list[tuple[tuple[str, ...], Scalar]]:
     return [(key, node) for key, node, _ in walk(root) if isinstance(node, Scalar)]
 
 
-def _prefixes(tree: ast.Module, call: ast.Call, root: str, scripts: list[tuple[ast.Module, str]]) -> list[tuple[str, ...]]:
+def _prefixes(tree: ast.Module, call: ast.Call, root: str, scripts: Scripts) -> list[tuple[str, ...]]:
     """Where ``root`` sits in the whole config: () when it is the config itself (the ``@hydra.main``
     function's parameter, a loaded config), ``("data",)`` when a factory's parameter receives ``cfg.data``."""
     function = _enclosing_function(tree, call)
@@ -351,9 +341,11 @@ def _argument(call: ast.Call, name: str, position: int) -> str | None:
 
 # -- one loader's terms, and the text ----------------------------------------------------------
 def in_loop_saving(results: list[Any]) -> str | None:
-    """DL204's measured saving on this loader (its verdict and evidence), or None without a DL204 result."""
+    """DL204's measured saving on this loader (its verdict and evidence) where DL204 is confirmed: the
+    script built the loader again and again. Not a loop read statically: a loader built per fold of a
+    cross-validation is rebuilt on purpose, and DL204's own rule knows those cases."""
     for result in results:
-        if result.code == "DL204":
+        if result.code == "DL204" and result.verdict == "confirmed":
             return f"{result.verdict}: {result.evidence}" if result.evidence else result.verdict
     return None
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from types import SimpleNamespace
 
 import pytest
 from probe_helpers import fast_settings, finding, line_of, write_script
 
-from dllint.probe.blocks import (CALL, CONFIG, DATAMODULE, TRAINING_ARGS, Place, for_a_rebuilt_loader, place_settings,
-                                 render_settings)
+from dllint.probe.blocks import (CALL, CONFIG, DATAMODULE, TRAINING_ARGS, Place, for_a_rebuilt_loader, in_loop_saving,
+                                 place_settings, render_settings)
 from dllint.probe.recommend import Recommendation
 
 BLOCK = {"num_workers": 2, "persistent_workers": True, "prefetch_factor": 2, "pin_memory": False}
@@ -168,7 +169,7 @@ def test_a_loader_built_in_the_loop_is_told_to_move_out(tmp_path, monkeypatch):
                 pass
         """)
     terms = place_settings(summary(script, "DataLoader(list"), BLOCK, str(script), None)
-    assert terms.build_once == ""  # in a loop, nothing measured
+    assert terms.build_once is None  # only DL204's confirmed result says so (a loader per fold is rebuilt on purpose)
     measured = place_settings(summary(script, "DataLoader(list"), BLOCK, str(script), "confirmed: saves 0.3 s per epoch")
     recommendation = for_a_rebuilt_loader(Recommendation(BLOCK, {"persistent_workers": "epoch start 0.3 s -> 0.0 s"}),
                                           {"num_workers": 2, "persistent_workers": False, "pin_memory": False})
@@ -184,8 +185,9 @@ def test_a_loader_built_in_the_loop_is_told_to_move_out(tmp_path, monkeypatch):
         "      # persistent_workers: left as it is on a loader built again each time round (epoch start 0.3 s -> 0.0 s); "
         "once it is built before the loop, it keeps its workers across epochs",
     ]
-    outside = write(tmp_path / "once.py", "from torch.utils.data import DataLoader\nloader = DataLoader([1], num_workers=2)\n")
-    assert place_settings(summary(outside, "DataLoader(["), BLOCK, str(outside), None).build_once is None
+    confirmed = SimpleNamespace(code="DL204", verdict="confirmed", evidence="the script built this loader 3 times")
+    assert in_loop_saving([confirmed]) == "confirmed: the script built this loader 3 times"
+    assert in_loop_saving([SimpleNamespace(code="DL204", verdict="not reached", evidence="the loader was built once")]) is None
 
 
 # -- real runs -----------------------------------------------------------------------------------
@@ -469,8 +471,6 @@ def test_a_factory_targets_block_has_no_data_wait(tmp_path, monkeypatch):
 
 
 def test_a_notebooks_block_is_placed_in_its_cells(tmp_path, monkeypatch):
-    from types import SimpleNamespace
-
     from dllint.probe.notebook_target import NotebookPositions
 
     monkeypatch.chdir(tmp_path)
@@ -483,7 +483,7 @@ def test_a_notebooks_block_is_placed_in_its_cells(tmp_path, monkeypatch):
     positions = NotebookPositions.of(str(notebook))
     line = positions.module_line(2, 3)
     terms = place_settings({"path": str(notebook), "line": line}, BLOCK, str(notebook), None)
-    assert terms.build_once == "" and terms.places["num_workers"].where == f"nb.ipynb:{line}"  # the joined cells' line
+    assert terms.places["num_workers"].where == f"nb.ipynb:{line}"  # the joined cells' line
     loader = SimpleNamespace(summary={"path": str(notebook), "line": line}, call_site=f"nb.ipynb:{line}", terms=terms)
     positions.restore(SimpleNamespace(findings=[], loaders=[loader]), [], [])
     assert loader.call_site == "nb.ipynb:cell 2:3"
