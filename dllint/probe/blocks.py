@@ -374,6 +374,9 @@ def render_settings(settings: dict[str, Any], effects: dict[str, str], dropped: 
     if all(place.kind == CALL for place in places.values()) and not (terms and terms.unplaced):
         lines.append(f"  recommended settings for the DataLoader at {call_site} (paste into the call):")
         lines.extend(f"      {name}={value!r},  # {effects.get(name, '')}" for name, value in settings.items())
+    elif any(place.kind == TRAINING_ARGS for place in places.values()):  # HF's Trainer builds it at the user's line
+        lines.append(f"  recommended settings for the DataLoader the Trainer builds at {call_site}, in TrainingArguments' names:")
+        lines.extend(_grouped(settings, effects, terms))
     else:
         lines.append(f"  recommended settings for the DataLoader at {call_site}, each where its value is written:")
         lines.extend(_grouped(settings, effects, terms))
