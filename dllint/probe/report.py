@@ -219,6 +219,9 @@ def _render_step(loader: LoaderReport) -> list[str]:
             extra.append(f"epoch {step['epoch_s']:.2f} s")
         if "peak_pss_mb" in step:
             extra.append(f"peak memory {step['peak_pss_mb']:.0f} MB")
+        waits_most = [rank for rank, own in loader.rank_steps.items() if own is step]
+        if len(loader.rank_steps) > 1 and waits_most:
+            extra.append(f"rank {waits_most[0]}, the rank that waits most")
         lines.append(f"  {data_wait_text(step)} ({'; '.join(part for part in extra if part)})")
         three = three_measurements_text(step)
         lines.append(f"  {three}" if three else f"  step alone: not measured (the script ran {step['epochs']} epoch(s) "

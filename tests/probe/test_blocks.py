@@ -445,6 +445,8 @@ def test_torchrun_gives_each_ranks_data_wait_and_block(tmp_path, monkeypatch):
     assert loader.recommendation.after == {"not_run": "the probe does not re-run a distributed job; apply the settings and probe again"}
     text = report.render_text()
     assert "  rank 0: data wait: " in text and "  rank 1: data wait: " in text
+    waits_most = max(loader.rank_steps, key=lambda rank: loader.rank_steps[rank]["data_wait_fraction"])
+    assert f"rank {waits_most}, the rank that waits most)" in text
     assert "recommended settings for the DataLoader at train.py:" in text
     saved = json.loads(report.to_json())["loaders"][0]
     assert saved["step"] and saved["recommendation"] is not None and set(saved["ranks"]) == {"0", "1"}
