@@ -83,14 +83,28 @@ class Terms:
         return data
 
 
-def _shown(path: str, line: int) -> str:
+def _relative(path: str) -> str:
+    """Relative to the current directory where below it, as the report's call sites are."""
     relative = os.path.relpath(path)
-    return f"{path if relative.startswith('..') else relative}:{line}"
+    return path if relative.startswith("..") else relative
+
+
+def _shown(path: str, line: int) -> str:
+    return f"{_relative(path)}:{line}"
+
+
+def _tree(path: str) -> ast.Module | None:
+    """The file's module; a notebook's joined code cells (its call sites are lines of those)."""
+    try:
+        stat = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return _parsed(path, stat.st_mtime_ns, stat.st_size)
 
 
 @functools.lru_cache(maxsize=32)
-def _tree(path: str) -> ast.Module | None:
-    """The file's module; a notebook's joined code cells (its call sites are lines of those)."""
+def _parsed(path: str, mtime_ns: int, size: int) -> ast.Module | None:
+    """Read once per version of the file (a loader's block reads it for every setting)."""
     from dllint.probe.notebook_target import is_notebook, joined_module
 
     try:
@@ -142,7 +156,7 @@ def place_settings(summary: dict[str, Any], settings: dict[str, Any], script: st
     places: dict[str, Place] = {}
     for name in settings:
         value = next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
-        places[name] = (_from_attribute(tree, call, value, path, scripts)
+        places[name] = (_from_attribute(tree, call, value, summary.get(name), path, scripts)
                         or _from_config(tree, call, value, summary.get(name), scripts)
                         or Place(CALL, name, _shown(path, call.lineno)))
     return Terms(places, in_loop_saving)
@@ -162,8 +176,10 @@ def _training_args(tree: ast.Module, path: str, settings: dict[str, Any], in_loo
 
 
 # -- a DataModule's attribute ----------------------------------------------------------------
-def _from_attribute(tree: ast.Module, call: ast.Call, value: ast.expr | None, path: str, scripts: Scripts) -> Place | None:
-    """``num_workers=self.workers`` (or ``self.hparams.workers``): the ``__init__`` argument behind it."""
+def _from_attribute(tree: ast.Module, call: ast.Call, value: ast.expr | None, runtime: Any, path: str,
+                    scripts: Scripts) -> Place | None:
+    """``num_workers=self.workers`` (or ``self.hparams.workers``): the ``__init__`` argument behind it,
+    or the config key it is set from (``self.workers = cfg.num_workers``), or the assignment itself."""
     attribute = _self_attribute(value)
     if attribute is None:
         return None
@@ -172,7 +188,10 @@ def _from_attribute(tree: ast.Module, call: ast.Call, value: ast.expr | None, pa
         return None
     parameter = _init_parameter(owner, attribute)
     if parameter is None:
-        return Place(DATAMODULE, f"self.{attribute}", _shown(path, _assigned_at(owner, attribute) or call.lineno), owner.name)
+        assigned = _assignment(owner, attribute)
+        from_config = _from_config(tree, assigned, assigned.value, runtime, scripts) if assigned else None
+        return from_config or Place(DATAMODULE, f"self.{attribute}", _shown(path, assigned.lineno if assigned else call.lineno),
+                                    owner.name)
     for script_tree, file in scripts:
         constructions = _calls_named(script_tree, owner.name)
         if constructions:
@@ -216,10 +235,10 @@ def _init_parameter(owner: ast.ClassDef, attribute: str) -> str | None:
     return attribute if saves and attribute in parameters else None
 
 
-def _assigned_at(owner: ast.ClassDef, attribute: str) -> int | None:
+def _assignment(owner: ast.ClassDef, attribute: str) -> ast.Assign | None:
     for node in ast.walk(owner):
         if isinstance(node, ast.Assign) and any(_self_attribute(target) == attribute for target in node.targets):
-            return node.lineno
+            return node
     return None
 
 
@@ -242,7 +261,8 @@ def _chain(value: ast.expr | None) -> tuple[str, list[str]] | None:
     return node.id, keys[::-1]
 
 
-def _from_config(tree: ast.Module, call: ast.Call, value: ast.expr | None, runtime: Any, scripts: Scripts) -> Place | None:
+def _from_config(tree: ast.Module, at: ast.AST, value: ast.expr | None, runtime: Any, scripts: Scripts) -> Place | None:
+    """The config key ``value`` (an attribute chain, at node ``at``) reads, with the file and line it is written at."""
     chain = _chain(value)
     if chain is None:
         return None
@@ -252,12 +272,14 @@ def _from_config(tree: ast.Module, call: ast.Call, value: ast.expr | None, runti
         document = read_config_file(file, 0)
         if document is None:
             continue
-        for prefix in _prefixes(tree, call, root, scripts):
+        for prefix in _prefixes(tree, at, root, scripts):
             key = (*prefix, *keys)
             found = _scalar_at(document.root, key)
             if found is not None:
                 return _config_place(key, found, file)
-        matches = [(key, node) for key, node in _scalars(document.root) if key[-len(keys):] == tuple(keys)
+        # `self.cfg.num_workers`: the config is held in an attribute; its keys follow it
+        tails = [tuple(keys)] + ([tuple(keys[1:])] if root == "self" and len(keys) > 1 else [])
+        matches = [(key, node) for key, node in _scalars(document.root) if any(key[-len(tail):] == tail for tail in tails)
                    and (runtime is None or node.value == runtime)]
         if len(matches) == 1:
             return _config_place(*matches[0], file)
@@ -265,7 +287,7 @@ def _from_config(tree: ast.Module, call: ast.Call, value: ast.expr | None, runti
 
 
 def _config_place(key: tuple[str, ...], node: Scalar, file: str) -> Place:
-    return Place(CONFIG, ".".join(key), _shown(node.path or file, node.span.line), _shown(file, 1).rsplit(":", 1)[0])
+    return Place(CONFIG, ".".join(key), _shown(node.path or file, node.span.line), _relative(file))
 
 
 def _scalar_at(root: Node, key: tuple[str, ...]) -> Scalar | None:
@@ -279,16 +301,21 @@ def _scalars(root: Node) -> list[tuple[tuple[str, ...], Scalar]]:
     return [(key, node) for key, node, _ in walk(root) if isinstance(node, Scalar)]
 
 
-def _prefixes(tree: ast.Module, call: ast.Call, root: str, scripts: Scripts) -> list[tuple[str, ...]]:
+def _prefixes(tree: ast.Module, at: ast.AST, root: str, scripts: Scripts) -> list[tuple[str, ...]]:
     """Where ``root`` sits in the whole config: () when it is the config itself (the ``@hydra.main``
     function's parameter, a loaded config), ``("data",)`` when a factory's parameter receives ``cfg.data``."""
-    function = _enclosing_function(tree, call)
+    function = _enclosing_function(tree, at)
     if function is None or root not in [arg.arg for arg in function.args.args + function.args.kwonlyargs]:
         return [()]
-    position = [arg.arg for arg in function.args.args].index(root) if root in [a.arg for a in function.args.args] else None
+    positional = [arg.arg for arg in function.args.args]
+    position = positional.index(root) if root in positional else None
+    called = function.name
+    owner = _enclosing_class(tree, function) if called == "__init__" else None
+    if owner is not None:  # an __init__ is called as its class, without self
+        called, position = owner.name, position - 1 if position else None
     prefixes: list[tuple[str, ...]] = []
     for script_tree, _ in scripts:
-        for caller in _calls_named(script_tree, function.name):
+        for caller in _calls_named(script_tree, called):
             given: ast.expr | None = caller.args[position] if position is not None and position < len(caller.args) else None
             given = given or next((keyword.value for keyword in caller.keywords if keyword.arg == root), None)
             chain = _chain(given)

@@ -158,6 +158,38 @@ def test_a_datamodule_attribute_is_placed_at_the_argument_that_sets_it(tmp_path,
     assert "      self.keep = True  # " in text
 
 
+def test_a_datamodule_holding_the_config_is_placed_at_the_yaml_key(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "conf" / "config.yaml", HYDRA_CONFIG)
+    script = write(tmp_path / "train.py", """\
+        import hydra
+        import pytorch_lightning as pl
+        from torch.utils.data import DataLoader
+
+        class Data(pl.LightningDataModule):
+            def __init__(self, cfg):
+                super().__init__()
+                self.cfg = cfg
+                self.keep = cfg.persistent_workers
+
+            def train_dataloader(self):
+                return DataLoader(list(range(64)), num_workers=self.cfg.num_workers, persistent_workers=self.keep)
+
+        @hydra.main(config_path="conf", config_name="config", version_base=None)
+        def main(cfg):
+            data = Data(cfg.data)
+        """)
+    terms = place_settings(summary(script, "return DataLoader", num_workers=4, persistent_workers=False),
+                           BLOCK, str(script), None)
+    # self.keep is set from cfg.persistent_workers, and Data(cfg.data) says which part of the config cfg is
+    assert terms.places["persistent_workers"] == Place(CONFIG, "data.persistent_workers", "conf/config.yaml:4", "conf/config.yaml")
+    # self.cfg.num_workers: data.num_workers and val.num_workers are both 4 -> no guess
+    assert terms.places["num_workers"].kind == CALL
+    write(tmp_path / "conf" / "config.yaml", HYDRA_CONFIG.replace("num_workers: 4\n    \n", "").replace("val:\n      num_workers: 4\n", ""))
+    terms = place_settings(summary(script, "return DataLoader", num_workers=4), BLOCK, str(script), None)
+    assert terms.places["num_workers"] == Place(CONFIG, "data.num_workers", "conf/config.yaml:3", "conf/config.yaml")
+
+
 def test_a_loader_built_in_the_loop_is_told_to_move_out(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     script = write(tmp_path / "train.py", """\
