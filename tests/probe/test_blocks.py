@@ -541,3 +541,21 @@ def test_saved_hyperparameters_are_the_init_arguments_of_the_same_name(tmp_path,
     terms = place_settings(summary(script, "return DataLoader"), {"num_workers": 2}, str(script), None)
     # never constructed in this file: the __init__ that takes it
     assert terms.places["num_workers"] == Place(DATAMODULE, "num_workers", "train.py:5", "Data.__init__")
+
+
+def test_a_confirmed_finding_says_where_its_setting_is_written():
+    from dllint.probe.blocks import Terms, name_place
+
+    terms = Terms({"num_workers": Place(CONFIG, "data.num_workers", "conf/config.yaml:3", "conf/config.yaml"),
+                   "pin_memory": Place(CALL, "pin_memory", "pkg/data.py:4")})
+    dl202 = {"verdict": "confirmed", "evidence": "2 workers: 100 samples/s; 0 workers reach 400"}
+    name_place(dl202, "DL202", terms)
+    assert dl202["evidence"] == "2 workers: 100 samples/s; 0 workers reach 400; change data.num_workers in conf/config.yaml:3"
+    assert dl202["change"] == ["data.num_workers in conf/config.yaml:3"]
+    unchanged = [({"verdict": "not confirmed", "evidence": "e"}, "DL202"),  # nothing to change
+                 ({"verdict": "confirmed", "evidence": "e"}, "DL206"),  # written in the call: the finding is there
+                 ({"verdict": "confirmed", "evidence": "e", "change": ["x in y:1"]}, "DL202")]  # static config keys said it
+    for probe, code in unchanged:
+        before = dict(probe)
+        name_place(probe, code, terms)
+        assert probe == before
