@@ -105,6 +105,8 @@ class NotebookPositions:
                 site = loader.call_site.split(" [rank", 1)
                 labels[f"at {site[0]}"] = f"at {self.label(loader.summary['line'])}"
                 loader.call_site = self.label(loader.summary["line"]) + (f" [rank{site[1]}" if len(site) > 1 else "")
+            if loader.terms is not None:  # the block's places in the notebook, as cells too
+                loader.terms = loader.terms.moved(lambda path, line: self.label(line) if self._same(path) else None)
         for finding in report.findings:
             measured_on = (finding.probe or {}).get("measurements", {}).get("loader")
             if isinstance(measured_on, str):

@@ -304,6 +304,10 @@ def merge_rank_loaders(loaders: list) -> list:
                 for table in loader.tables
             )
             entry.notes.extend(loader.notes)
+            entry.failures.extend({**failure, "rank": rank_of[id(loader)]} for failure in loader.failures)
+            entry.rank_steps[int(rank_of[id(loader)])] = loader.step
+        # The report's data wait is the rank that waits most (each rank's is shown beside it).
+        entry.step = max(entry.rank_steps.values(), key=lambda step: step.get("data_wait_fraction", -1.0))
         entry.results.sort(key=lambda result: (result.code, result.measurements.get("rank", -1)))
         merged.append(entry)
     return merged

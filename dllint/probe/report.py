@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dllint.findings import Finding
+from dllint.probe.blocks import Terms, render_settings
 from dllint.probe.recommend import Recommendation, render_recommendation
 from dllint.probe.results import Result, Table
 from dllint.probe.steps import data_wait_text, three_measurements_text
@@ -31,6 +32,9 @@ class LoaderReport:
     step: dict[str, Any] = field(default_factory=dict)  # the data wait of the script's real step (steps.StepClock.summary)
     failures: list[dict[str, Any]] = field(default_factory=list)  # epochs that raised (a worker died, the dataset raised)
     recommendation: Recommendation | None = None
+    terms: Terms | None = None  # where each recommended setting is written (blocks.place_settings)
+    rank_steps: dict[int, dict[str, Any]] = field(default_factory=dict)  # under a launcher: each rank's real step
+    rank_recommendations: dict[int, Recommendation] = field(default_factory=dict)  # each rank's own block
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +52,10 @@ class LoaderReport:
             "step": self.step,
             "failures": self.failures,
             "recommendation": self.recommendation.to_dict() if self.recommendation else None,
+            "block": self.terms.to_dict() if self.terms else None,
+            **({"ranks": {str(rank): {"step": step, "recommendation": self.rank_recommendations[rank].to_dict()
+                                      if rank in self.rank_recommendations else None}
+                          for rank, step in self.rank_steps.items()}} if self.rank_steps else {}),
         }
 
 
@@ -168,8 +176,32 @@ def _render_loader(loader: LoaderReport) -> list[str]:
         lines.extend(_render_table(table.columns, table.rows))
         lines.extend(f"  {chart_line}" for chart_line in table.chart)
     lines.extend(f"  note: {note}" for note in loader.notes)
+    lines.extend(_render_ranks(loader))
     if loader.recommendation is not None:
-        lines.extend(render_recommendation(loader.recommendation, loader.call_site))
+        lines.extend(_render_block(loader, loader.recommendation))
+    return lines
+
+
+def _render_block(loader: LoaderReport, recommendation: Recommendation) -> list[str]:
+    """The settings in the user's terms (blocks), then the before/after of the re-run (recommend)."""
+    settings = render_settings(recommendation.settings, recommendation.effects, recommendation.dropped,
+                               loader.terms, loader.call_site)
+    outcome = render_recommendation(replace(recommendation, settings={}, dropped=()), loader.call_site)
+    return settings + outcome[1:]  # its first line is the header, said above in the user's terms
+
+
+def _render_ranks(loader: LoaderReport) -> list[str]:
+    """Under a launcher: each rank's data wait, and each rank's block where the ranks' differ."""
+    lines = []
+    for rank, step in sorted(loader.rank_steps.items()):
+        lines.append(f"  rank {rank}: {data_wait_text(step)}" if step.get("steps") else
+                     f"  rank {rank}: data wait not measured ({step.get('epochs', 0)} epochs of this loader)")
+    blocks = {rank: recommendation.settings for rank, recommendation in sorted(loader.rank_recommendations.items())}
+    if len({repr(settings) for settings in blocks.values()}) > 1:
+        lines.extend(f"  rank {rank}'s own measurements give: {', '.join(f'{name}={value!r}' for name, value in settings.items())}"
+                     for rank, settings in blocks.items())
+    elif len(blocks) > 1:
+        lines.append(f"  each rank's own measurements give the block below (ranks {', '.join(map(str, blocks))})")
     return lines
 
 
@@ -187,6 +219,9 @@ def _render_step(loader: LoaderReport) -> list[str]:
             extra.append(f"epoch {step['epoch_s']:.2f} s")
         if "peak_pss_mb" in step:
             extra.append(f"peak memory {step['peak_pss_mb']:.0f} MB")
+        waits_most = [rank for rank, own in loader.rank_steps.items() if own is step]
+        if len(loader.rank_steps) > 1 and waits_most:
+            extra.append(f"rank {waits_most[0]}, the rank that waits most")
         lines.append(f"  {data_wait_text(step)} ({'; '.join(part for part in extra if part)})")
         three = three_measurements_text(step)
         lines.append(f"  {three}" if three else f"  step alone: not measured (the script ran {step['epochs']} epoch(s) "

@@ -32,6 +32,7 @@ from dllint.probe.events import parse_event, printable
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.callsite import site_key
 from dllint.probe.pairing import attach_verdicts, runtime_findings
+from dllint.probe.blocks import comparable, for_a_rebuilt_loader, in_loop_saving, name_place, place_settings, rank_recommendations
 from dllint.probe.recommend import Recommendation, reconcile, recommend
 from dllint.probe.report import LoaderReport, ProbeReport
 from dllint.probe.results import CONFIRMED, Anchor, Result, Table
@@ -205,11 +206,16 @@ def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]],
         recommendation = recommend(loader.summary, loader.results, loader.step)
         if recommendation is None:
             continue
+        loader.terms = place_settings(loader.summary, recommendation.settings, report.target, in_loop_saving(loader.results))
+        if loader.terms.build_once is not None:  # DL204: the move, not persistent workers on the rebuilt loader
+            recommendation = for_a_rebuilt_loader(recommendation, loader.summary)
         loader.recommendation = recommendation
+        loader.rank_recommendations = rank_recommendations(loader.summary, loader.results, loader.rank_steps)
         label = f"loader {loader.id} at {loader.call_site}"
         for finding in report.findings:
             if finding.probe and finding.probe.get("measurements", {}).get("loader") == label:
                 reconcile(finding.probe, finding.code, recommendation)
+                name_place(finding.probe, finding.code, loader.terms)
         for result in loader.results:  # the loader's table says the same
             verdict = {"verdict": result.verdict, "evidence": result.evidence}
             reconcile(verdict, result.code, recommendation)
@@ -221,7 +227,7 @@ def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]],
     if distributed:
         for loader, recommendation in changed.values():
             loader.recommendation = recommendation.measured(
-                loader.step, {"not_run": "the probe does not re-run a distributed job; apply the settings and probe again"})
+                comparable(loader.step), {"not_run": "the probe does not re-run a distributed job; apply the settings and probe again"})
         return
     second = rerun({"overrides": {key: recommendation.settings for key, (_, recommendation) in changed.items()},
                     "measure_only": True})
@@ -237,7 +243,7 @@ def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]],
             after = {"error": again.failures[0]["error"]}
         else:
             after = {"error": f"the re-run did not reach this loader's steps: {second.script_outcome}"}
-        loader.recommendation = recommendation.measured(loader.step, after)
+        loader.recommendation = recommendation.measured(comparable(loader.step), comparable(after))
 
 
 def _run(target: str, spec: dict[str, Any], script_args: list[str], findings: list[Finding], timeout: float,
