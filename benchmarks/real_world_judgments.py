@@ -2477,7 +2477,7 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
      "mp.spawn'ed with --multiprocessing-distributed, but also called directly in main()'s else: branch; every rank "
      "validates the whole val set every epoch (as dino's eval_linear.py:72, judged true in the second audit)"),
     # === seventh set (issue 32's third fresh audit, untuned, main at fe44bc3): misses Y1... (REAL_WORLD.md, "Seventh audit");
-    # X1, X3, X4 are the sixth audit's shapes met again
+    # X1 and X4 are the sixth audit's shapes met again
     ('L1aoXingyu+code-of-learn-deep-learning-with-pytorch', 'chapter9_Computer-Vision/kaggle_dog_vs_cat/model/fix_train.py:46', 'DL206', 'Y1',
      '4 workers; `img, label = data` in the loop body, `if use_gpu: img = img.cuda()`, then `img = Variable(img)`'),
     ('L1aoXingyu+code-of-learn-deep-learning-with-pytorch', 'chapter10_Natural-Language-Process/char_rnn/char_rnn.ipynb:cell 28:4', 'DL206', 'Y1',
