@@ -1,6 +1,6 @@
 """Run dllint over the training code of real PyTorch projects and count findings per rule.
 
-Six sets of sources, all pinned (see REAL_WORLD.md for the judgments):
+Seven sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 
 - ``first``: four PyPI packages (the first audit): sdists/wheels from ``pip download --no-deps``.
 - ``second``: public training code bases: GitHub repositories at a pinned commit and PyPI
@@ -13,6 +13,8 @@ Six sets of sources, all pinned (see REAL_WORLD.md for the judgments):
   copy loader helpers among them, judged and read for misses the same way.
 - ``sixth``: fourteen more GitHub code bases (issue 32's second fresh audit), ten of them course,
   tutorial or recipe repositories, judged and read for misses the same way.
+- ``seventh``: twelve more (issue 32's untuned check), seven of them course or tutorial
+  repositories, judged and read for misses the same way before any engine change they could drive.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -30,6 +32,7 @@ counts per rule and per source are printed, and ``--json FILE`` keeps every find
     python benchmarks/real_world.py --set fourth --mirror-root /work/.mirror --judge   # precision and recall
     python benchmarks/real_world.py --set fifth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set sixth --mirror-root /work/.mirror --once --judge
+    python benchmarks/real_world.py --set seventh --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
         --dir /tmp/rw --json /tmp/rw/findings.json
 """
@@ -254,6 +257,37 @@ SIXTH = (
          "diffusion, endless generator over a loader", configs=True),
     Repo("yunjey/stargan", "94dd002e93a2863d9b987a937b85925b80f7a19f", "GAN, solver class with data_iter renewal",
          configs=True),
+)
+
+# The seventh set (issue 32's third fresh audit, the untuned check: main at fe44bc3, judged before the engine
+# changes that the fifth and sixth sets drive, and kept from whoever makes them): twelve code bases no earlier
+# audit read, seven of them course or tutorial repositories whose chapters copy loader helpers, linted from
+# their root with their YAML configs; entry points read for misses (MISSES, --judge gives recall).
+SEVENTH = (
+    Repo("MorvanZhou/PyTorch-Tutorial", "dbe154a9e56635e51c6b0c2ccea8ae36cfb585a7",
+         "tutorial: numbered lesson scripts and notebooks, each with its own loader", configs=True),
+    Repo("L1aoXingyu/code-of-learn-deep-learning-with-pytorch", "ea24810dc26265e85e3eec34e1d091d21202d800",
+         "course: book chapter notebooks and scripts with a copied utils.train", configs=True),
+    Repo("zergtant/pytorch-handbook", "e9a149200971933395c54e516e0e0fbeb62d384a",
+         "course: handbook chapter notebooks", configs=True),
+    Repo("dataflowr/notebooks", "043dff0f792a5ae67005ba147f7b9dd5fc66e2a1",
+         "course: module notebooks (and solutions) copying the same loaders", configs=True),
+    Repo("fastai/course22p2", "df9323235bc395b5c2f58a3d08b83761947b9b93",
+         "course: lesson notebooks exported to the miniai package", configs=True),
+    Repo("ethen8181/machine-learning", "1dcc9799c79a974cebd47b32dd06e7a4711a6793",
+         "course: topic notebooks and scripts", configs=True),
+    Repo("udlbook/udlbook", "a8fe82b5e155cb4f42415d2461ffa23224b1173b",
+         "course: the book's chapter notebooks", configs=True),
+    Repo("rosinality/stylegan2-pytorch", "bef283a1c24087da704d16c30abc8e36e63efa0e",
+         "GAN, DDP, endless sample_data generator", configs=True),
+    Repo("NVlabs/edm", "008a4e5316c8e3bfe61a62f874bddba254295afb",
+         "diffusion, infinite sampler and a training loop object", configs=True),
+    Repo("facebookresearch/moco-v3", "c349e6e24f40d3fedb22d973f92defa4cedf37a7",
+         "self-supervised, DDP (pre-train and linear eval)", configs=True),
+    Repo("facebookresearch/DiT", "ed81ce2229091fd4ecc9a223645f95cf379d582b",
+         "diffusion transformer, DDP with a DistributedSampler", configs=True),
+    Repo("lucidrains/stylegan2-pytorch", "ce7f830bc10d037cddc75d6166904baf07945cf6",
+         "GAN, trainer class with a cycled loader", configs=True),
 )
 
 WANTED = (".py", ".ipynb")
@@ -495,7 +529,7 @@ def print_table(counts: dict[str, collections.Counter], recall_known: bool) -> N
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "both", "all"), default="both", help="which sources (both: first and second)"
+        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "both", "all"), default="both", help="which sources (both: first and second)"
     )
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
@@ -538,8 +572,9 @@ def main() -> int:
             "fourth": FOURTH,
             "fifth": FIFTH,
             "sixth": SIXTH,
+            "seventh": SEVENTH,
             "both": SECOND,
-            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH,
+            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH,
         }
         if args.set in sets:
             for source in sets[args.set]:
