@@ -71,7 +71,10 @@ SINGLE = {
     },
     "DL201/appended_loaders.py": {(None, 11, 22, "DL201", RESTART_HERE)},  # W1
     "DL206/generator_batches.py": {(None, 8, 14, "DL206", PAGEABLE)},  # X3
-    "DL206/batch_name_rebound.py": {(None, 9, 10, "DL206", PAGEABLE), (None, 10, 9, "DL206", PAGEABLE)},  # V8
+    "DL206/batch_name_rebound.py": {  # V8, and a rebinding under a branch (seventh audit, edm fid.py)
+        (None, 9, 10, "DL206", PAGEABLE), (None, 10, 9, "DL206", PAGEABLE), (None, 12, 12, "DL206", PAGEABLE),
+    },
+    "DL201/splat_rebound.py": {(None, 11, 10, "DL201", RESTART_HERE)},  # a notebook's kwargs rebound (seventh audit)
     "DL305/spawned_and_called.py": {  # X4
         (None, 18, 18, "DL305", "loader with no sampler in a DDP script (it uses init_process_group): every rank iterates "
          "the whole dataset; pass sampler=DistributedSampler(dataset)"),

@@ -55,6 +55,7 @@ class Region(NamedTuple):
     assigned: dict[str, list[ast.AST]]
     lines: dict[str, list[tuple[int, ast.expr]]]  # name -> (line, value) of its plain assignments
     calls: list[ast.Call]
+    statements: frozenset[int] = frozenset()  # ids of the body's own statements (run on every pass)
 
 
 def _region(facts: FileFacts, parts: list[ast.AST]) -> Region:
@@ -75,7 +76,7 @@ def _region(facts: FileFacts, parts: list[ast.AST]) -> Region:
             binders.append(node)
             for name in _target_names(node.target):
                 assigned.setdefault(name, []).append(node.iter)
-    return Region(binders, assigned, lines, [n for n in nodes if isinstance(n, ast.Call)])
+    return Region(binders, assigned, lines, [n for n in nodes if isinstance(n, ast.Call)], frozenset(map(id, parts)))
 
 
 def _function_region(facts: FileFacts, function: ast.AST) -> Region:
@@ -137,13 +138,14 @@ def copies_of(copies: list[CudaCopy]) -> Copies:
 
 
 def _derived(facts: FileFacts, names: set[str], region: Region, scope: Scope) -> set[str]:
-    """The names of the batch in ``region`` (see :func:`_derive`); a batch name the body binds
-    to a tensor computed from it (``data = data.long().t().contiguous()``) is no longer the
-    batch (what pinning would speed up)."""
+    """The names of the batch in ``region`` (see :func:`_derive`); a batch name the body binds,
+    on every pass (a statement of its own, not under a branch), to a tensor computed from it
+    (``data = data.long().t().contiguous()``) is no longer the batch (what pinning would speed
+    up); ``if gray: images = images.repeat(...)`` leaves the batch on the other path."""
     names = set(names)
     moved = partial(_moved, facts, scope)
     for node in region.binders:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if isinstance(node, ast.Assign) and id(node) in region.statements and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             if name in names and _computed_from(node.value, name) and not _rooted_in(node.value, names) and not moved(node.value, names):
                 names.discard(name)
