@@ -86,6 +86,31 @@ def test_json_output_has_cell_and_cell_relative_line():
     assert findings[0]["message"].startswith("syntax error in cell 2:")
 
 
+def test_a_cell_left_open_is_blamed_not_the_valid_cells_after_it(tmp_path):
+    """A ``def`` with only comments (an exercise left blank) fails at the next token, the next
+    cell's first line; the kernel compiles each cell alone, so that cell is the one at fault and
+    the valid cells after it keep their findings (seventh audit, Z1)."""
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+        "# %%\ndef f(x):\n    # your code here\n    #\n"
+        "# %%\nloader = DataLoader(TensorDataset(torch.zeros(8)), num_workers=2)\n"
+        "# %%\ny = 2\n"
+        "# %%\nfor epoch in range(3):\n    for b in loader:\n        pass\n"
+    )
+    (tmp_path / "nb.ipynb").write_bytes(notebook_from_percent(source))
+    findings = lint_path(Linter(ALL), str(tmp_path / "nb.ipynb")).findings
+    assert [(f.code, f.cell, f.line) for f in findings if f.code in ("DL000", "DL201")] == [("DL000", 2, 3), ("DL201", 3, 1)]
+    assert findings[0].message.startswith("syntax error in cell 2: expected an indented block after function definition on line 1")
+
+
+def test_a_cell_that_does_not_parse_alone_is_blamed_itself(tmp_path):
+    """Twin: the error at a cell's first line is that cell's own (it does not parse alone)."""
+    source = "from torch.utils.data import DataLoader\n# %%\ny = = 2\n# %%\nz = 3\n"
+    (tmp_path / "nb.ipynb").write_bytes(notebook_from_percent(source))
+    findings = lint_path(Linter(ALL), str(tmp_path / "nb.ipynb")).findings
+    assert [(f.code, f.cell, f.line) for f in findings] == [("DL000", 2, 1)]
+
+
 def test_directory_discovery_includes_notebooks(tmp_path):
     (tmp_path / "nb.ipynb").write_bytes(notebook_from_percent("from torch.utils.data import DataLoader\n# %%\nDataLoader(ds, shuffle=True, sampler=s)\n"))
     (tmp_path / "script.py").write_text("from torch.utils.data import DataLoader\nDataLoader(ds, shuffle=True, sampler=s)\n")

@@ -293,7 +293,12 @@ def _syntax_errors(path: str, notebook: Notebook) -> list[Finding]:
                 position = (cell.number, max(1, len(cell.source.splitlines()))) if cell else (1, 1)
             number, line = position
             column = max(exc.offset or 1, 1) + notebook.shifts.get(exc.lineno or 0, 0)
-            message = f"syntax error in cell {number}: {exc.msg} at line {line} column {column}"
+            text_of_error = _cell_lines(exc.msg, line_map)
+            culprit = _left_open(notebook, number)
+            if culprit is not None:  # this cell parses alone: an earlier one ran into it
+                number, line, column, exc = culprit
+                text_of_error = exc.msg
+            message = f"syntax error in cell {number}: {text_of_error} at line {line} column {column}"
             errors.append(replace(unreadable(path, message, line, column), cell=number))
             for cell in notebook.cells:
                 if cell.number == number:
@@ -303,6 +308,45 @@ def _syntax_errors(path: str, notebook: Notebook) -> list[Finding]:
             notebook.cells.clear()
             return errors
     return errors
+
+
+def _cell_lines(text: str, line_map: list[tuple[int, int] | None]) -> str:
+    """Python's ``... on line 185`` (a line of the joined module) as the cell's own line."""
+    def cell_line(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        position = line_map[number - 1] if 0 < number <= len(line_map) else None
+        return f"on line {position[1]}" if position else match.group(0)
+    return re.sub(r"on line (\d+)", cell_line, text)
+
+
+def _left_open(notebook: Notebook, number: int) -> tuple[int, int, int, SyntaxError] | None:
+    """Where the joined module's error shows at cell ``number`` but that cell parses on its own
+    (the kernel compiles each cell alone): the nearest earlier cell that does not, with its own
+    error (``def f(x):`` and only a comment, an exercise left blank, fails at the next cell)."""
+    cells = [c for c in notebook.cells if not c.broken]
+    at = next((i for i, c in enumerate(cells) if c.number == number), None)
+    if at is None or _own_error(notebook, cells[at]) is not None:
+        return None
+    for cell in reversed(cells[:at]):
+        error = _own_error(notebook, cell)
+        if error is not None:
+            lines = max(1, len(cell.source.splitlines()))
+            return cell.number, min(max(error.lineno or 1, 1), lines), max(error.offset or 1, 1), error
+    return None
+
+
+def _own_error(notebook: Notebook, cell: CodeCell) -> SyntaxError | None:
+    """The syntax error of ``cell`` compiled on its own (magics masked), None if it parses."""
+    saved = list(notebook.magic_lines)
+    try:
+        ast.parse("\n".join(notebook._mask(cell.lines()[0])) + "\n")
+        return None
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    finally:
+        notebook.magic_lines[:] = saved
 
 
 def to_cell_positions(finding: Finding, line_map: list[tuple[int, int] | None], shifts: dict[int, int] | None = None) -> Finding:
