@@ -385,7 +385,7 @@ class Harness:
                        "seconds": record.seconds, "cut": record.cut})
         summary = site.clock.summary()
         self.ctx.emit({"event": "step", "loader": site.id, **summary, **self.factory_mark()})
-        if record.number == 1 and not self.measure_only and self.ctx.mode != "factory":
+        if record.number == 1 and not self.measure_only:
             self.sweep_if_waiting(site, summary)
 
     def epoch_failed(self, site: LoaderSite, record: EpochRecord, error: BaseException) -> None:
@@ -406,18 +406,21 @@ class Harness:
         return {"no_step": True} if self.ctx.mode == "factory" else {}
 
     def sweep_if_waiting(self, site: LoaderSite, summary: dict[str, Any]) -> None:
-        """A loader the real step waits on, that no finding had swept: sweep it, so that its recommended
-        num_workers is measured. Its results inform the recommendation only (advisory): the runtime DL203
-        finding is the data wait's (:meth:`judge_data_wait`)."""
+        """A loader that earns a settings block (:func:`dllint.probe.recommend.qualifies`: its workers
+        compete with the step for the cores, or the step waits on it) and that no finding had swept:
+        sweep it, so that the block's num_workers is measured. Its results inform the block only
+        (advisory): the runtime DL203 finding is the data wait's (:meth:`judge_data_wait`)."""
         sweep = sweeping_check()
-        if sweep is None or site.swept or not waits_on_data(summary):
+        workers = site.num_workers
+        if sweep is None or site.swept or not (workers > 0 or waits_on_data(summary)):
             return
-        self.ctx.forced.setdefault(site.id, set()).add("DL203" if site.num_workers == 0 else "DL202")
+        self.ctx.forced.setdefault(site.id, set()).add("DL203" if workers == 0 else "DL202")
         site.swept, self.ctx.advisory = True, True
         try:
             self.run_check(sweep, "on_first_iteration", site)
         finally:
             self.ctx.advisory = False
+            gc.collect()  # as after the first checks: epoch 2's workers start on a collected heap
 
     def probe(self, site: LoaderSite, original_iter) -> None:
         main = sys.modules.get("__main__")

@@ -142,6 +142,32 @@ def become_rank(rank: int, slot: int, directory: str, node: int = 0) -> None:
     _rank, _slot, _rank_directory, _node = rank, slot, directory, node
 
 
+def ranks_on_node() -> int:
+    """How many ranks share this node's cores: 1 outside a distributed probe; else what the launcher's
+    environment says, else the process group's size (ranks a script starts itself run on one node)."""
+    if _rank is None:
+        return 1
+    from dllint.probe.launched import rank_place
+
+    place = rank_place(os.environ)
+    if place is not None and place.local_world:
+        return place.local_world
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            return int(dist.get_world_size())
+    except Exception:  # no process group: the rank's own share cannot be known
+        pass
+    return 1
+
+
+def cores_per_rank(cores: int) -> int:
+    """This rank's share of the node's usable cores (all of them outside a distributed probe): the
+    workers of every rank on the node share them (DL207)."""
+    return max(1, cores // ranks_on_node())
+
+
 def _write_json(path: str, data: dict[str, Any]) -> None:
     temporary = f"{path}.{os.getpid()}.tmp"
     with open(temporary, "w", encoding="utf-8") as stream:
@@ -305,8 +331,29 @@ def merge_rank_loaders(loaders: list) -> list:
             )
             entry.notes.extend(loader.notes)
         entry.results.sort(key=lambda result: (result.code, result.measurements.get("rank", -1)))
+        agree_on_workers(entry)
         merged.append(entry)
     return merged
+
+
+def agree_on_workers(entry) -> None:
+    """The ranks' sweeps of one loader site give one num_workers: the fewest any rank recommended that
+    every rank measured (each rank swept within its share of the node's cores, so every rank's workers
+    together stay within them). Every sweep result then says it, with what each rank measured."""
+    sweeps = [result for result in entry.results if isinstance(result.measurements.get("sweep"), dict)]
+    chosen = {result.measurements.get("rank", 0): result.measurements.get("recommended") for result in sweeps}
+    counts = [count for count in chosen.values() if isinstance(count, int)
+              and all(str(count) in result.measurements["sweep"] for result in sweeps)]
+    if len(set(chosen)) < 2 or not counts:
+        return
+    agreed = min(counts)
+    for result in sweeps:
+        result.measurements["rank_recommended"] = {str(rank): count for rank, count in sorted(chosen.items())}
+        result.measurements["recommended"] = agreed
+    if len(set(chosen.values())) > 1:
+        each = ", ".join(f"rank {rank}: {count}" for rank, count in sorted(chosen.items()))
+        entry.notes.append(f"the ranks' sweeps recommended num_workers {each}: the block uses {agreed}, the "
+                           "fewest, as every rank's workers share the node's cores")
 
 
 def _rank_in_label(call_site: str) -> str:

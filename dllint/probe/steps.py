@@ -33,6 +33,8 @@ MATERIAL_WAIT_S = 0.001
 # A step this many times slower in the real epoch than alone (medians of the loop bodies) is starved of CPU
 # by the workers...
 CONTENDED = 1.5
+# (where that costs at least this share of each batch's time)...
+MATERIAL_SLOWDOWN = 0.1
 # ...as it is where the workers kept at least this share of the usable cores busy through the real epochs.
 BUSY_CORES = 0.5
 # From epoch 2 on, this share of each epoch's batches (at least one) is epoch 1's again, replayed from memory.
@@ -230,8 +232,8 @@ class StepClock:
         included; an epoch whose tail was replayed at its full length). ``bound``: ``step`` up to
         :data:`INPUT_BOUND`; else ``contention`` where the workers take the step's CPU: the loop body
         between batches took :data:`CONTENDED` times the step alone (medians: one preemption moves
-        neither), or the workers kept :data:`BUSY_CORES` of the usable cores busy through the real
-        epochs; else ``input``.
+        neither) and the difference is :data:`MATERIAL_SLOWDOWN` of each batch's time, or the
+        workers kept :data:`BUSY_CORES` of the usable cores busy through the real epochs; else ``input``.
         """
         found: dict[str, Any] = {}
         if self.loader_alone_s is not None:
@@ -247,10 +249,13 @@ class StepClock:
         fraction = max(0.0, 1 - alone / per_batch) if per_batch > 0 else 0.0
         bodies = [body for epoch in real for body in epoch.bodies[1:]]
         alone_bodies = [body for replay in replays for body in replay.bodies]
-        slower = statistics.median(bodies) / statistics.median(alone_bodies) \
-            if bodies and alone_bodies and statistics.median(alone_bodies) > 0 else 1.0
+        body, body_alone = (statistics.median(bodies), statistics.median(alone_bodies)) \
+            if bodies and alone_bodies else (0.0, 0.0)
+        slower = body / body_alone if body_alone > 0 else 1.0
+        # a slower step is the workers' doing where it costs a material share of each batch's time
+        costly = slower >= CONTENDED and body - body_alone >= MATERIAL_SLOWDOWN * per_batch
         busy = self._busy_cores(real)
-        contended = slower >= CONTENDED or (busy is not None and busy >= BUSY_CORES * self.cores)
+        contended = costly or (busy is not None and busy >= BUSY_CORES * self.cores)
         bound = "step" if fraction <= INPUT_BOUND else ("contention" if contended else "input")
         found.update(step_alone_s=alone * statistics.fmean(lengths), replayed_batches=replayed,
                      input_bound_fraction=fraction, bound=bound, step_slowdown=slower, usable_cores=self.cores)

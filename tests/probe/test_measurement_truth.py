@@ -320,9 +320,13 @@ def test_contention_is_named_from_busy_cores_or_a_slower_step_and_one_preemption
     idle.epochs = [epoch(1, [0.02] * 4, [0.001] * 4, worker_cpu=0.01)]
     idle.replays = [epoch(2, [0.0] * 2, [0.001, 0.001])]
     assert idle.summary()["bound"] == "input"
-    slowed = StepClock(cores=2)  # the step twice as slow beside the workers
-    slowed.epochs = [epoch(1, [0.02] * 4, [0.002] * 4, worker_cpu=0.01)]
-    slowed.replays = [epoch(2, [0.0] * 2, [0.001, 0.001])]
+    slowed = StepClock(cores=2)  # the step 2.5 times as slow beside the workers: 30% of each batch's time
+    slowed.epochs = [epoch(1, [0.01] * 4, [0.010] * 4, worker_cpu=0.01)]
+    slowed.replays = [epoch(2, [0.0] * 2, [0.004, 0.004])]
     assert slowed.summary()["bound"] == "contention"
+    tiny = StepClock(cores=2)  # a 1 ms step twice as slow: 5% of a batch's time, not what bounds the run
+    tiny.epochs = [epoch(1, [0.02] * 4, [0.002] * 4, worker_cpu=0.01)]
+    tiny.replays = [epoch(2, [0.0] * 2, [0.001, 0.001])]
+    assert tiny.summary()["bound"] == "input"
     text = __import__("dllint.probe.steps", fromlist=["x"]).three_measurements_text(step)
     assert "they keep 1.8 of the 2 usable cores busy" in text
