@@ -345,7 +345,8 @@ class Harness:
         if left is not None:  # the script left its last epoch early (a break, Lightning's count)
             left.abandon()
         record = site.clock.start(site.epochs)
-        site.clock.cores = self.ctx.settings.cores or usable_cores()
+        site.clock.cores = ranks.cores_per_rank(self.ctx.settings.cores or usable_cores())
+        site.clock.workers = site.num_workers
         self.stderr_marks[site.id] = stderr_mark(self.ctx.stderr_path)
         length = limit if full is None else min(limit, full)
         if site.epochs > 1 and site.clock.kept and self.measures_step():

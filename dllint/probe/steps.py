@@ -37,6 +37,9 @@ CONTENDED = 1.5
 MATERIAL_SLOWDOWN = 0.1
 # ...as it is where the workers kept at least this share of the usable cores busy through the real epochs.
 BUSY_CORES = 0.5
+# Loading that keeps at least this share of a core busy (drawn in the main process) is CPU-bound: as
+# many such workers as cores fill them, however loaded the machine (its load lowers what they get).
+CPU_BOUND_LOADING = 0.25
 # From epoch 2 on, this share of each epoch's batches (at least one) is epoch 1's again, replayed from memory.
 REPLAYED_SHARE = 0.25
 # Fewest steps (first batches of epochs excluded) a data wait needs to count as evidence.
@@ -154,6 +157,8 @@ class StepClock:
     replays: list[EpochRecord] = field(default_factory=list)
     loader_alone_s: float | None = None
     cores: int = 1  # usable cores: what the workers' CPU time is measured against
+    workers: int = 0  # the loader's num_workers
+    loading_cpu_share: float | None = None  # of a core, loading in the main process (the sweep measures it)
     worker_cpu: dict[int, float] = field(default_factory=dict)  # per worker pid: CPU seconds read last
 
     def start(self, number: int | None = None) -> EpochRecord:
@@ -232,8 +237,9 @@ class StepClock:
         included; an epoch whose tail was replayed at its full length). ``bound``: ``step`` up to
         :data:`INPUT_BOUND`; else ``contention`` where the workers take the step's CPU: the loop body
         between batches took :data:`CONTENDED` times the step alone (medians: one preemption moves
-        neither) and the difference is :data:`MATERIAL_SLOWDOWN` of each batch's time, or the
-        workers kept :data:`BUSY_CORES` of the usable cores busy through the real epochs; else ``input``.
+        neither) and the difference is :data:`MATERIAL_SLOWDOWN` of each batch's time; or the
+        workers kept :data:`BUSY_CORES` of the usable cores busy through the real epochs; or there are
+        as many as the cores and their loading is CPU-bound (:data:`CPU_BOUND_LOADING`); else ``input``.
         """
         found: dict[str, Any] = {}
         if self.loader_alone_s is not None:
@@ -255,10 +261,12 @@ class StepClock:
         # a slower step is the workers' doing where it costs a material share of each batch's time
         costly = slower >= CONTENDED and body - body_alone >= MATERIAL_SLOWDOWN * per_batch
         busy = self._busy_cores(real)
-        contended = costly or (busy is not None and busy >= BUSY_CORES * self.cores)
+        filled = self.workers >= self.cores and (self.loading_cpu_share or 0.0) >= CPU_BOUND_LOADING
+        contended = costly or filled or (busy is not None and busy >= BUSY_CORES * self.cores)
         bound = "step" if fraction <= INPUT_BOUND else ("contention" if contended else "input")
         found.update(step_alone_s=alone * statistics.fmean(lengths), replayed_batches=replayed,
-                     input_bound_fraction=fraction, bound=bound, step_slowdown=slower, usable_cores=self.cores)
+                     input_bound_fraction=fraction, bound=bound, step_slowdown=slower, usable_cores=self.cores,
+                     num_workers=self.workers, cpu_bound_workers=filled)
         if busy is not None:
             found["workers_busy_cores"] = busy
         return found
@@ -402,6 +410,8 @@ def three_measurements_text(step: dict[str, Any]) -> str | None:
 
 def _contention_why(step: dict[str, Any]) -> str:
     said = []
+    if step.get("cpu_bound_workers"):
+        said.append(f"{step['num_workers']} CPU-bound workers for {step.get('usable_cores', '?')} usable cores")
     if step.get("workers_busy_cores") is not None:
         said.append(f"they keep {step['workers_busy_cores']:.1f} of the {step.get('usable_cores', '?')} "
                     "usable cores busy")

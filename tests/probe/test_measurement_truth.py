@@ -247,6 +247,49 @@ def test_the_gap_of_in_memory_tensors_over_workers_is_confirmed(tmp_path):
     assert measurements["recommended"] == 0 and dl202.probe["verdict"] == "confirmed", dl202.probe
 
 
+STORED = """
+    if __name__ == "__main__":
+        data = TensorDataset(torch.randn(4096, 8))
+        loader = DataLoader(data, batch_size=64, num_workers=4, persistent_workers=True, pin_memory=True)
+        model = torch.nn.Linear(8, 1)
+        for epoch in range(2):
+            for (batch,) in loader:
+                model(batch).sum().backward()
+"""
+
+
+def test_an_in_memory_loader_gets_a_measured_zero_workers_block_in_3_of_3_runs(tmp_path):
+    """No finding asks for it: the loader's workers earn it a sweep, so the block's num_workers is
+    measured, not the script's; pinning goes on a machine without an accelerator."""
+    script = write_script(tmp_path, STORED)
+    blocks = []
+    for _ in range(3):
+        report = probe(script, cores=2, sweep_limit=4, epoch_batches=16)
+        (loader,) = report.loaders
+        recommendation = loader.recommendation
+        assert recommendation is not None and recommendation.effects["num_workers"].startswith("sweep: "), recommendation
+        blocks.append((recommendation.settings, recommendation.dropped))
+    settings, dropped = blocks[0]
+    assert settings["num_workers"] == 0 and "persistent_workers" not in settings and "persistent_workers" in dropped
+    assert settings["pin_memory"] is False  # this machine has no accelerator
+    assert blocks == [blocks[0]] * 3, blocks
+    text = report.render_text()
+    assert "num_workers=0,  # sweep: 0 workers: " in text and "pin_memory=False,  # no accelerator" in text
+    assert " 0 workers | " in text and "100% of the best" in text  # a bar per sweep point
+
+
+def test_each_sweep_point_is_one_bar_with_its_rate_and_share_of_the_best():
+    from dllint.probe.checks.sweep import render_chart
+
+    rows = {0: {"samples_per_s": 400.0, "spread": 0.02, "peak_mb": 80.0},
+            2: {"samples_per_s": 100.0, "spread": 0.0, "peak_mb": 120.0}, 4: {"error": "RuntimeError: boom"}}
+    zero, two, four = render_chart(rows, recommended=0)
+    assert zero.startswith("  0 workers | " + "#" * 30) and "400.0 samples/s" in zero and "100% of the best" in zero
+    assert zero.endswith("<- recommended")
+    assert two.startswith("  2 workers | " + "#" * 8 + " ") and "100.0 samples/s" in two and " 25% of the best" in two
+    assert four == "  4 workers | failed: RuntimeError: boom"
+
+
 # -- three measurements, one question ----------------------------------------------------------------
 
 CONTENDED = """
@@ -281,7 +324,7 @@ def test_eight_cpu_bound_workers_on_two_cores_are_input_bound_and_the_contention
     assert step["epoch_s"] > 0 and 0 < step["step_alone_s"] < step["epoch_s"] / 4, step
     assert step["input_bound_fraction"] > 0.8, step
     # Eight CPU-bound workers keep the two cores busy: the contention is named, however loaded the machine.
-    assert step["bound"] == "contention", step
+    assert step["bound"] == "contention", str(step)
     text = report.render_text()
     assert f"input-bound share {step['input_bound_fraction'] * 100:.0f}% (contention: the workers take the step's CPU" in text
 

@@ -2,7 +2,7 @@
 
 Sweeps ``num_workers`` over 0, 1, 2, 4, ... up to the larger of the requested
 count and the usable cores; a loader that waits on I/O rather than the CPU (its batches
-drawn in the main process use under half a core: :func:`waits_on_io`) also up to
+drawn in the main process use under half a core: :func:`loading_cpu_share`) also up to
 :data:`IO_CORES_FACTOR` times the cores, where sleeping workers still overlap. Every count's loader is started once and kept
 running; then the counts take turns (interleaved rounds: each count times one
 window of at least ``--probe-batches`` batches and 0.25 s, past the batches its
@@ -109,9 +109,10 @@ def worker_counts(requested: int, cores: int, limit: int | None = None, io_bound
     return sorted(counts)
 
 
-def waits_on_io(site, ctx) -> bool:
-    """Whether drawing batches in the main process leaves the CPU mostly idle (sleeps, reads, network):
-    then more workers than cores still overlap their waits. Measured on a 0-worker copy, a few batches."""
+def loading_cpu_share(site, ctx) -> float | None:
+    """The share of a core that drawing batches in the main process keeps busy (None where it could not
+    be measured): under :data:`IO_BOUND_CPU_SHARE` the loader waits on I/O (sleeps, reads, network), and
+    more workers than cores still overlap their waits. Measured on a 0-worker copy, a few batches."""
     try:
         with ctx.measuring(site, "sweep: CPU share of loading (I/O or CPU bound)"):
             iterator = iter(site.endless_variant(num_workers=0))
@@ -127,8 +128,8 @@ def waits_on_io(site, ctx) -> bool:
     except MeasurementTimeout:
         raise
     except Exception:  # the sweep itself reports a loader that cannot run
-        return False
-    return wall > 0 and cpu / wall < IO_BOUND_CPU_SHARE
+        return None
+    return cpu / wall if wall > 0 else None
 
 
 def recommend(samples_per_s: dict[int, float], cores: int | None = None, spread: dict[int, float] | None = None) -> int | None:
@@ -368,7 +369,9 @@ def on_first_iteration(site, ctx) -> None:
     # A rank sweeps within its share of the node's cores: every rank's workers run there (DL207).
     requested, cores, ranks_here = site.num_workers, cores_per_rank(node_cores), ranks_on_node()
     load = [load_average()]
-    io_bound = waits_on_io(site, ctx)
+    cpu_share = loading_cpu_share(site, ctx)
+    io_bound = cpu_share is not None and cpu_share < IO_BOUND_CPU_SHARE
+    site.clock.loading_cpu_share = cpu_share  # the real epochs' bound: do the workers fill the cores?
     beyond_cores = io_bound or ranks_here == 1
     streams = measure_interleaved(site, ctx, worker_counts(requested, cores, ctx.settings.sweep_limit, io_bound),
                                   _settled(codes, requested, cores, beyond_cores))
@@ -387,7 +390,7 @@ def on_first_iteration(site, ctx) -> None:
         chart=render_chart(rows, decision.recommended),
     ))
     measurements = {"usable_cores": cores, "requested": requested, "recommended": decision.recommended, "io_bound": io_bound,
-                    "sweep": {str(count): row for count, row in rows.items()}, "rounds": rounds,
+                    "loading_cpu_share": cpu_share, "sweep": {str(count): row for count, row in rows.items()}, "rounds": rounds,
                     "load_average": load, "memory": memory_of(site), "accelerator": accelerator_present()}
     if ranks_here > 1:
         measurements.update(node_cores=node_cores, ranks_on_node=ranks_here)
