@@ -118,18 +118,30 @@ def loading_cpu_share(site, ctx) -> float | None:
             iterator = iter(site.endless_variant(num_workers=0))
             try:
                 next(iterator)
-                wall, cpu, batches = time.perf_counter(), time.process_time(), 0
+                wall, cpu, queued, batches = time.perf_counter(), time.process_time(), _queued_seconds(), 0
                 while batches < ctx.settings.batches or time.perf_counter() - wall < WINDOW_SECONDS / 2:
                     next(iterator)
                     batches += 1
-                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                wall, cpu, queued = time.perf_counter() - wall, time.process_time() - cpu, _queued_seconds() - queued
             finally:
                 close_iterator(iterator)
     except MeasurementTimeout:
         raise
     except Exception:  # the sweep itself reports a loader that cannot run
         return None
-    return cpu / wall if wall > 0 else None
+    # Time spent ready to run while other processes had the cores is neither loading nor waiting on I/O:
+    # on a loaded machine it would read a CPU-bound loader as one that waits.
+    awake = wall - max(0.0, queued)
+    return min(1.0, cpu / awake) if awake > 0 else None
+
+
+def _queued_seconds() -> float:
+    """Seconds this thread has waited on a run queue (ready, not running): Linux's schedstat; 0 elsewhere."""
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as stream:
+            return int(stream.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def recommend(samples_per_s: dict[int, float], cores: int | None = None, spread: dict[int, float] | None = None) -> int | None:
