@@ -411,10 +411,12 @@ def three_measurements_text(step: dict[str, Any]) -> str | None:
 def _contention_why(step: dict[str, Any]) -> str:
     said = []
     if step.get("cpu_bound_workers"):
-        said.append(f"{step['num_workers']} CPU-bound workers for {step.get('usable_cores', '?')} usable cores")
+        cores = step.get("usable_cores", 0)
+        said.append(f"{step['num_workers']} CPU-bound workers for {cores} usable core{'s' if cores != 1 else ''}")
     if step.get("workers_busy_cores") is not None:
         said.append(f"they keep {step['workers_busy_cores']:.1f} of the {step.get('usable_cores', '?')} "
-                    "usable cores busy")
+                    "usable cores busy" if step.get("usable_cores", 0) != 1 else
+                    f"they keep {step['workers_busy_cores']:.1f} of the usable core busy")
     if step.get("step_slowdown", 1.0) >= CONTENDED:
         said.append(f"the step runs {step['step_slowdown']:.1f}x slower beside them")
     return "; ".join(said) or "measured"
