@@ -37,19 +37,9 @@ def accepts(settings: dict) -> None:
 
 # -- a script that logs the last loss after each epoch -------------------------------------------------
 
-# Each sample also waits 4 ms on storage: workers pay off, so the sweep every multi-worker loader gets
-# keeps workers in the block (on in-memory samples it rightly says num_workers=0, which moots DL201).
-LOADING = """
-    class Loading(Opens):
-        def __getitem__(self, index):
-            time.sleep(0.004)
-            return super().__getitem__(index)
-
-"""
-
-LOSS_SCRIPT = LOADING + """
+LOSS_SCRIPT = """
     def main():
-        loader = DataLoader(Loading(), batch_size=1, num_workers=2)
+        loader = DataLoader(Opens(), batch_size=1, num_workers=2)
         model = torch.nn.Linear(1, 1)
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
         for epoch in range(3):
@@ -291,15 +281,15 @@ def test_dl001_masked_by_dl002_on_the_same_call_says_so(tmp_path):
 
 # -- frameworks ------------------------------------------------------------------------------------------
 
-LIGHTNING = LOADING + """
+LIGHTNING = """
     import pytorch_lightning as pl
 
     class Data(pl.LightningDataModule):
         def train_dataloader(self):
-            return DataLoader(Loading(), batch_size=1, num_workers=2)  # 16 batches: the probe runs 8
+            return DataLoader(Opens(), batch_size=1, num_workers=2)  # 16 batches: the probe runs 8
 
         def val_dataloader(self):
-            return DataLoader(Loading(), batch_size=4, num_workers=2)
+            return DataLoader(Opens(), batch_size=4, num_workers=2)
 
     class Model(pl.LightningModule):
         def __init__(self):
@@ -331,7 +321,7 @@ def test_a_lightning_datamodules_train_and_val_loaders_are_both_confirmed(tmp_pa
     script = write_script(tmp_path, LIGHTNING, opens=True)
     monkeypatch.chdir(tmp_path)
     train = finding("DL201", script, line_of(script, "batch_size=1"))
-    val_line = line_of(script, "return DataLoader(Loading(), batch_size=4")
+    val_line = line_of(script, "return DataLoader(Opens(), batch_size=4")
     val = finding("DL201", script, val_line)
     report = run_probe(str(script), [], [train, val], timeout=90, progress=False, settings=settings(stop_after_idle_iterations=2))
     assert train.probe["verdict"] == "confirmed", (train.probe, report.render_text())
