@@ -330,6 +330,8 @@ class Harness:
                     functools.partial(self.replay_ended, site))
 
     def replay_ended(self, site: LoaderSite, record: EpochRecord) -> None:
+        if record.number >= self.ctx.settings.max_epochs:
+            site.clock.kept.clear()  # the last replay is done: its batches go
         self.open_epochs.pop(site.id, None)
         if self.active is not None and self.active[1] is record:
             self.active = None
@@ -357,8 +359,8 @@ class Harness:
         finally:
             self.drawn = None
         self.active = (site, record)
-        epoch = TimedEpoch(iterator, record, site.clock, sync=cuda_synchronizer(), bound=bound, last=length - record.replayed,
-                           on_end=functools.partial(self.epoch_ended, site),
+        epoch = TimedEpoch(iterator, record, site.clock, sync=cuda_synchronizer(), bound=bound,
+                           last=length - record.replayed, on_end=functools.partial(self.epoch_ended, site),
                            on_error=functools.partial(self.epoch_failed, site),
                            keep=site.epochs == 1 and self.measures_step(), tail=self.replay_tail(site, record))
         self.open_epochs[site.id] = epoch
