@@ -183,7 +183,11 @@ def sweep_verdict(rates: dict[int, list[float]], requested: int, batch_size: int
 
 def test_the_best_measured_is_said_only_of_the_best_and_the_floor_applies_to_dl202():
     verdict, evidence, *_ = sweep_verdict({0: [100.0] * 3, 1: [190.0, 200.0, 210.0], 2: [180.0, 260.0, 230.0]}, 1)
-    assert verdict == "not confirmed" and "the best measured" not in evidence and "not beaten beyond the noise" in evidence
+    # the rounds could not tell 2 from 1: inconclusive, never "the best measured"
+    assert verdict == "inconclusive (spread 32% > gain 15%)", verdict
+    assert "the best measured" not in evidence and "not beaten beyond the noise" in evidence
+    verdict, evidence, *_ = sweep_verdict({0: [100.0] * 3, 1: [200.0, 200.0, 200.0], 2: [205.0, 200.0, 206.0]}, 1)
+    assert verdict == "not confirmed" and "not beaten beyond the noise" in evidence  # within 5%: decided
     verdict, evidence, *_ = sweep_verdict({0: [100.0] * 3, 1: [200.0] * 3, 2: [150.0] * 3}, 1)
     assert "the best measured" in evidence
     verdict, evidence, *_ = sweep_verdict({0: [100.0] * 3, 1: [200.0] * 3, 2: [400.0] * 3}, 1)

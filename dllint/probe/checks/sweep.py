@@ -370,6 +370,8 @@ def _deciding_pairs(decision: SweepDecision, codes: list[str], requested: int) -
         pairs.append(decision.comparison(0, recommended if recommended != 0 else best))
     if {"DL202", "DL207"} & set(codes) and recommended != requested:
         pairs.append(decision.comparison(recommended, requested))
+    if best != recommended:  # the best measured stays a candidate until the rounds decide it
+        pairs.append(decision.comparison(recommended, best))
     return pairs
 
 
@@ -506,7 +508,12 @@ def _judge_too_many(site, decision: SweepDecision, requested, rows, run):
         best = max(rates, key=rates.__getitem__)
         standing = "the best measured" if best == requested else (
             f"not beaten beyond the noise ({best} workers: {rates[best]:.1f})")
-        return NOT_CONFIRMED, f"{head}, {standing} ({_others(decision, requested)})", None, None
+        against = decision.comparison(requested, best) if best != requested else None
+        if against is not None and not against.decided:  # the rounds ran out before they could tell
+            return (inconclusive(against.spread, against.gain),
+                    f"{head}, {standing}, spread {against.spread * 100:.0f}% ({_others(decision, requested)})",
+                    against, None)
+        return NOT_CONFIRMED, f"{head}, {standing} ({_others(decision, requested)})", against, None
     comparison = decision.comparison(recommended, requested)  # what the extra workers gain
     saving = data_saving(site, run, at_requested, rates[recommended])
     gain = comparison.gain if comparison else at_requested / rates[recommended] - 1
