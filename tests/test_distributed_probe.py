@@ -122,6 +122,72 @@ def test_a_hanging_rank_is_killed_after_the_others_end():
     assert_nothing_left(report)
 
 
+PER_RANK_WORKERS = """
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, Dataset
+from torch.utils.data.distributed import DistributedSampler
+
+
+class Pooled(Dataset):
+    \"\"\"About a millisecond of CPU a sample: the ranks' workers compete for the node's cores.\"\"\"
+
+    def __len__(self):
+        return 512
+
+    def __getitem__(self, index):
+        image = torch.rand(3, 32, 32)
+        for _ in range(3):
+            image = torch.nn.functional.avg_pool2d(image, 3, stride=1, padding=1)
+        return image
+
+
+def main():
+    dist.init_process_group("gloo")
+    torch.set_num_threads(1)
+    dataset = Pooled()
+    loader = DataLoader(dataset, batch_size=8, sampler=DistributedSampler(dataset), num_workers=2)
+    model = torch.nn.Conv2d(3, 1, 3)
+    for epoch in range(2):
+        loader.sampler.set_epoch(epoch)
+        for batch in loader:
+            model(batch).sum().backward()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_each_rank_sweeps_within_its_share_of_the_cores_and_the_ranks_agree_on_one_block(tmp_path):
+    """Two ranks of two CPU-bound workers each on the node: every rank sweeps num_workers within its
+    share of the node's cores (DL207: workers per rank times ranks within the cores), and the ranks'
+    blocks are one, with a measured num_workers."""
+    from dllint.probe import run_probe
+
+    path = tmp_path / "ddp_workers.py"
+    path.write_text(PER_RANK_WORKERS)
+    settings = Settings(batches=2, epochs=2, start_methods=("script",), measurement_seconds=20, epoch_batches=8)
+    report = run_probe(str(path), [], [], timeout=TIMEOUT, progress=False, settings=settings, nproc_per_node=2)
+    node_cores = len(os.sched_getaffinity(0))
+    [loader] = report.loaders
+    assert loader.call_site.endswith("[ranks 0, 1]"), loader.call_site
+    sweeps = [result for result in loader.results if "sweep" in result.measurements]
+    assert {result.measurements["rank"] for result in sweeps} == {0, 1}, report.render_text()
+    share = max(1, node_cores // 2)
+    for result in sweeps:
+        measured = result.measurements
+        assert measured["usable_cores"] == share and measured["node_cores"] == node_cores, measured
+        assert measured["ranks_on_node"] == 2 and measured["recommended"] <= share, measured
+    assert len({result.measurements["recommended"] for result in sweeps}) == 1  # the ranks agree
+    recommendation = loader.recommendation
+    assert recommendation is not None and recommendation.effects["num_workers"].startswith("sweep: ")
+    assert recommendation.settings["num_workers"] * 2 <= node_cores  # within the node's cores, all ranks together
+    assert recommendation.settings["pin_memory"] is False  # no accelerator here
+    assert_nothing_left(report)
+
+
 # -- the comparison and the ending, without processes ---------------------------------------------
 def _draws(tmp_path, rank, **record):
     import json

@@ -26,6 +26,7 @@ loaders for the probe (a distributed rank) can install it the same way.
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 import inspect
 import itertools
@@ -42,6 +43,7 @@ import dllint.probe.notebook_target as notebook_target
 import dllint.probe.ranks as ranks
 from dllint.probe.callsite import find_call_site, is_library_file, library_builder, site_key
 from dllint.probe.checks import all_checks
+from dllint.probe.checks.sweep import usable_cores
 from dllint.probe.context import EventStream, ProbeContext, Settings, StaticFinding
 from dllint.probe.internals import (
     bound_index_sampler,
@@ -67,10 +69,11 @@ from dllint.probe.steps import (
     BoundedOrder,
     EpochBound,
     EpochRecord,
-    StepClock,
+    Tail,
     TimedEpoch,
     cuda_synchronizer,
     data_wait_text,
+    replayed_count,
     waits_on_data,
 )
 
@@ -156,6 +159,7 @@ class Harness:
         self.stderr_marks: dict[int, int | None] = {}  # per site: where stderr ended when its last epoch began
         self.last_epoch: tuple[LoaderSite, EpochRecord] | None = None
         self.emptied: dict[str, int] | None = None  # the first epoch handed out empty past the cap
+        self.drawn: int | None = None  # batches the epoch starting now draws from its loader (its tail is replayed)
 
     # -- hooks ---------------------------------------------------------------
     def bypass(self) -> bool:
@@ -203,7 +207,7 @@ class Harness:
 
         def bounded_order(loader, order):
             limit = harness.limit(loader)
-            return order if limit is None else BoundedOrder(order, limit)
+            return order if limit is None else BoundedOrder(order, limit, lambda: harness.drawn)
 
         @functools.wraps(original_len)
         def __len__(loader):
@@ -298,41 +302,36 @@ class Harness:
         site.epochs += 1
         if site.epochs > self.ctx.settings.max_epochs:
             return self.empty_epoch(site)
-        if site.epochs == self.ctx.settings.max_epochs > 1 and site.clock.kept and self.measures_step():
-            return self.replay_epoch(site, loader)
         return self.real_epoch(site, loader, original_iter)
 
     def measures_step(self) -> bool:
         """The first run of a script (not the re-run with the block, not a factory) measures the step alone."""
         return not self.measure_only and self.ctx.mode != "factory"
 
-    def replay_epoch(self, site: LoaderSite, loader) -> TimedEpoch:
-        """The step alone: the script's own epoch over epoch 1's batches again, from memory, the loader
-        untouched (its workers idle or not started): the step's cost without the workers beside it. The last
-        epoch the probe runs (``max_epochs``): epoch 2 still runs the loader (a worker that dies there is
-        the script's finding)."""
-        clock = site.clock
-        full = self.unbounded_length(loader)
-        limit = self.ctx.settings.epoch_batches
-        bound = EpochBound(site.id, limit, full) if full is None or full > limit else None
-        # as many batches as this epoch has (len() says so: Lightning validates at the last), epoch 1's cycled
-        count = len(clock.epochs[0].waits) if full is None else min(limit, full)
-        batches = itertools.islice(itertools.cycle(clock.kept), count)
-        left = self.open_epochs.pop(site.id, None)
-        if left is not None:
-            left.abandon()
-        record = clock.start_replay(site.epochs)
-        self.active = (site, record)
-        epoch = TimedEpoch(batches, record, StepClock(), sync=cuda_synchronizer(), bound=bound, last=None,
-                           on_end=functools.partial(self.replay_ended, site),
-                           on_error=functools.partial(self.epoch_failed, site))
-        self.open_epochs[site.id] = epoch
-        self.ctx.emit({"event": "note", "loader": site.id, "text": f"epoch {site.epochs} replayed epoch 1's {count} "
-                       "batches from memory, the loader idle: the step alone"})
-        return epoch
+    def replay_tail(self, site: LoaderSite, record: EpochRecord) -> Tail | None:
+        """From epoch 2 on, the step alone: the last of the epoch's batches are epoch 1's again, replayed
+        from memory once the loader's part ended (its workers idle or gone), timed in a record of their
+        own. Interleaved with the real epochs, a two-epoch script gets it too, and a load that changes
+        over the run weighs on both alike."""
+        if not record.replayed:
+            return None
+        kept = site.clock.kept
+
+        def start() -> EpochRecord:
+            replay = site.clock.start_replay(record.number)
+            self.active = (site, replay)
+            if len(site.clock.replays) == 1:
+                self.ctx.emit({"event": "note", "loader": site.id, "text": (
+                    f"from epoch 2 on, the last {record.replayed} batches of each epoch are epoch 1's, replayed "
+                    "from memory once the loader's part ended: the step alone")})
+            return replay
+
+        return Tail(itertools.islice(itertools.cycle(kept), record.replayed), start,
+                    functools.partial(self.replay_ended, site))
 
     def replay_ended(self, site: LoaderSite, record: EpochRecord) -> None:
-        site.clock.kept.clear()  # the replay is done: its batches go
+        if record.number >= self.ctx.settings.max_epochs:
+            site.clock.kept.clear()  # the last replay is done: its batches go
         self.open_epochs.pop(site.id, None)
         if self.active is not None and self.active[1] is record:
             self.active = None
@@ -348,14 +347,22 @@ class Harness:
         if left is not None:  # the script left its last epoch early (a break, Lightning's count)
             left.abandon()
         record = site.clock.start(site.epochs)
+        site.clock.cores = ranks.cores_per_rank(self.ctx.settings.cores or usable_cores())
+        site.clock.workers = site.num_workers
         self.stderr_marks[site.id] = stderr_mark(self.ctx.stderr_path)
-        iterator = original_iter(loader)
+        length = limit if full is None else min(limit, full)
+        if site.epochs > 1 and site.clock.kept and self.measures_step():
+            record.replayed = replayed_count(length)
+        self.drawn = length - record.replayed
+        try:
+            iterator = original_iter(loader)
+        finally:
+            self.drawn = None
         self.active = (site, record)
-        last = limit if full is None else min(limit, full)
-        epoch = TimedEpoch(iterator, record, site.clock, sync=cuda_synchronizer(), bound=bound, last=last,
-                           on_end=functools.partial(self.epoch_ended, site),
+        epoch = TimedEpoch(iterator, record, site.clock, sync=cuda_synchronizer(), bound=bound,
+                           last=length - record.replayed, on_end=functools.partial(self.epoch_ended, site),
                            on_error=functools.partial(self.epoch_failed, site),
-                           keep=site.epochs == 1 and self.measures_step())
+                           keep=site.epochs == 1 and self.measures_step(), tail=self.replay_tail(site, record))
         self.open_epochs[site.id] = epoch
         return epoch
 
@@ -372,7 +379,8 @@ class Harness:
         return iter(())
 
     def epoch_ended(self, site: LoaderSite, record: EpochRecord) -> None:
-        self.open_epochs.pop(site.id, None)
+        if not record.replayed:  # else the epoch goes on from memory (:meth:`replay_tail`)
+            self.open_epochs.pop(site.id, None)
         if self.active is not None and self.active[1] is record:
             self.active = None
         self.last_epoch = (site, record)
@@ -380,7 +388,7 @@ class Harness:
                        "seconds": record.seconds, "cut": record.cut})
         summary = site.clock.summary()
         self.ctx.emit({"event": "step", "loader": site.id, **summary, **self.factory_mark()})
-        if record.number == 1 and not self.measure_only and self.ctx.mode != "factory":
+        if record.number == 1 and not self.measure_only:
             self.sweep_if_waiting(site, summary)
 
     def epoch_failed(self, site: LoaderSite, record: EpochRecord, error: BaseException) -> None:
@@ -401,18 +409,21 @@ class Harness:
         return {"no_step": True} if self.ctx.mode == "factory" else {}
 
     def sweep_if_waiting(self, site: LoaderSite, summary: dict[str, Any]) -> None:
-        """A loader the real step waits on, that no finding had swept: sweep it, so that its recommended
-        num_workers is measured. Its results inform the recommendation only (advisory): the runtime DL203
-        finding is the data wait's (:meth:`judge_data_wait`)."""
+        """A loader that earns a settings block (:func:`dllint.probe.recommend.qualifies`: its workers
+        compete with the step for the cores, or the step waits on it) and that no finding had swept:
+        sweep it, so that the block's num_workers is measured. Its results inform the block only
+        (advisory): the runtime DL203 finding is the data wait's (:meth:`judge_data_wait`)."""
         sweep = sweeping_check()
-        if sweep is None or site.swept or not waits_on_data(summary):
+        workers = site.num_workers
+        if sweep is None or site.swept or not (workers > 0 or waits_on_data(summary)):
             return
-        self.ctx.forced.setdefault(site.id, set()).add("DL203" if site.num_workers == 0 else "DL202")
+        self.ctx.forced.setdefault(site.id, set()).add("DL203" if workers == 0 else "DL202")
         site.swept, self.ctx.advisory = True, True
         try:
             self.run_check(sweep, "on_first_iteration", site)
         finally:
             self.ctx.advisory = False
+            gc.collect()  # as after the first checks: epoch 2's workers start on a collected heap
 
     def probe(self, site: LoaderSite, original_iter) -> None:
         main = sys.modules.get("__main__")
@@ -428,6 +439,9 @@ class Harness:
             self.run_check(check, "on_first_iteration", site)
         if not site.first_batch.error and self.measures_step():
             self.measure_loader_alone(site)
+        # The checks leave garbage behind: collected now, so that a collection in a worker forked for the
+        # script's epoch 1 (which touches, and so copies, every page it traverses) does not slow its start.
+        gc.collect()
 
     def measure_loader_alone(self, site: LoaderSite) -> None:
         """The loader alone: a copy of it with the script's settings, its epochs drawn and dropped."""

@@ -142,6 +142,32 @@ def become_rank(rank: int, slot: int, directory: str, node: int = 0) -> None:
     _rank, _slot, _rank_directory, _node = rank, slot, directory, node
 
 
+def ranks_on_node() -> int:
+    """How many ranks share this node's cores: 1 outside a distributed probe; else what the launcher's
+    environment says, else the process group's size (ranks a script starts itself run on one node)."""
+    if _rank is None:
+        return 1
+    from dllint.probe.launched import rank_place
+
+    place = rank_place(os.environ)
+    if place is not None and place.local_world:
+        return place.local_world
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            return int(dist.get_world_size())
+    except Exception:  # no process group: the rank's own share cannot be known
+        pass
+    return 1
+
+
+def cores_per_rank(cores: int) -> int:
+    """This rank's share of the node's usable cores (all of them outside a distributed probe): the
+    workers of every rank on the node share them (DL207)."""
+    return max(1, cores // ranks_on_node())
+
+
 def _write_json(path: str, data: dict[str, Any]) -> None:
     temporary = f"{path}.{os.getpid()}.tmp"
     with open(temporary, "w", encoding="utf-8") as stream:
@@ -297,6 +323,9 @@ def merge_rank_loaders(loaders: list) -> list:
         entry.first_batch_error = _first_with_rank(group, rank_of, "first_batch_error")
         entry.construction_error = _first_with_rank(group, rank_of, "construction_error")
         entry.last_step = next((loader.last_step for loader in group if loader.last_step), None)
+        entry.step = _slowest_step(group, rank_of)
+        entry.failures = [failure for loader in group for failure in loader.failures]
+        entry.iterated_again = any(loader.iterated_again for loader in group)
         for loader in group:
             entry.results.extend(loader.results)
             entry.tables.extend(
@@ -309,8 +338,42 @@ def merge_rank_loaders(loaders: list) -> list:
         # The report's data wait is the rank that waits most (each rank's is shown beside it).
         entry.step = max(entry.rank_steps.values(), key=lambda step: step.get("data_wait_fraction", -1.0))
         entry.results.sort(key=lambda result: (result.code, result.measurements.get("rank", -1)))
+        agree_on_workers(entry)
         merged.append(entry)
     return merged
+
+
+def _slowest_step(group: list, rank_of: dict) -> dict[str, Any]:
+    """The real step of the rank whose epochs took longest (the job goes at its pace), with each rank's
+    data wait and input-bound share beside it (``ranks``)."""
+    measured = [loader for loader in group if loader.step.get("epochs")]
+    if not measured:
+        return {}
+    slowest = max(measured, key=lambda loader: loader.step.get("epoch_s", 0.0))
+    each = {rank_of[id(loader)]: {key: loader.step[key] for key in ("data_wait_fraction", "input_bound_fraction",
+                                                                   "epoch_s", "bound") if key in loader.step}
+            for loader in measured}
+    return {**slowest.step, "rank": rank_of[id(slowest)], "ranks": each}
+
+
+def agree_on_workers(entry) -> None:
+    """The ranks' sweeps of one loader site give one num_workers: the fewest any rank recommended that
+    every rank measured (each rank swept within its share of the node's cores, so every rank's workers
+    together stay within them). Every sweep result then says it, with what each rank measured."""
+    sweeps = [result for result in entry.results if isinstance(result.measurements.get("sweep"), dict)]
+    chosen = {result.measurements.get("rank", 0): result.measurements.get("recommended") for result in sweeps}
+    counts = [count for count in chosen.values() if isinstance(count, int)
+              and all(str(count) in result.measurements["sweep"] for result in sweeps)]
+    if len(set(chosen)) < 2 or not counts:
+        return
+    agreed = min(counts)
+    for result in sweeps:
+        result.measurements["rank_recommended"] = {str(rank): count for rank, count in sorted(chosen.items())}
+        result.measurements["recommended"] = agreed
+    if len(set(chosen.values())) > 1:
+        each = ", ".join(f"rank {rank}: {count}" for rank, count in sorted(chosen.items()))
+        entry.notes.append(f"the ranks' sweeps recommended num_workers {each}: the block uses {agreed}, the "
+                           "fewest, as every rank's workers share the node's cores")
 
 
 def _rank_in_label(call_site: str) -> str:

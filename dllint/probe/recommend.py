@@ -9,7 +9,8 @@ block torch accepts from the checks' measurements:
   False when a persistent worker was seen keeping a stale dataset (DL303), and
   absent with 0 workers (torch rejects it there);
 - ``prefetch_factor`` kept (torch's default 2) with workers, absent without;
-- ``pin_memory`` from the pinned vs pageable copy (needs CUDA);
+- ``pin_memory`` from the pinned vs pageable copy (needs CUDA); False where the sweep found no
+  accelerator on the machine;
 - ``multiprocessing_context="spawn"`` where a forked worker failed on CUDA (DL105).
 
 Each setting carries its measured effect, or why it is unchanged. The runner
@@ -140,6 +141,12 @@ def _persistence(summary, results, settings, effects) -> None:
 def _pinning(summary, results, settings, effects) -> None:
     copy = _measurements(results, "DL206", key="pinned_s")
     current = bool(summary.get("pin_memory"))
+    sweep = _measurements(results, "DL202", "DL203", "DL207", key="accelerator")
+    if copy is None and sweep is not None and sweep["accelerator"] is False:
+        settings["pin_memory"] = False
+        effects["pin_memory"] = "no accelerator on this machine: pinned pages only cost" + (
+            "" if not current else " (yours: True)")
+        return
     if copy is None:
         settings["pin_memory"] = current
         effects["pin_memory"] = "unchanged (no host-to-device copy measured)"

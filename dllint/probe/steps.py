@@ -30,8 +30,18 @@ INPUT_BOUND = 0.5
 # ...when each wait is long enough for workers to help (below this it is DataLoader's own per-batch
 # overhead), and the loop body is a step at all (a loop that only draws batches waits all the time).
 MATERIAL_WAIT_S = 0.001
-# A step this many times slower in the real epoch than alone is starved of CPU by the workers.
+# A step this many times slower in the real epoch than alone (medians of the loop bodies) is starved of CPU
+# by the workers...
 CONTENDED = 1.5
+# (where that costs at least this share of each batch's time)...
+MATERIAL_SLOWDOWN = 0.1
+# ...as it is where the workers kept at least this share of the usable cores busy through the real epochs.
+BUSY_CORES = 0.5
+# Loading that keeps at least this share of a core busy (drawn in the main process) is CPU-bound: as
+# many such workers as cores fill them, however loaded the machine (its load lowers what they get).
+CPU_BOUND_LOADING = 0.25
+# From epoch 2 on, this share of each epoch's batches (at least one) is epoch 1's again, replayed from memory.
+REPLAYED_SHARE = 0.25
 # Fewest steps (first batches of epochs excluded) a data wait needs to count as evidence.
 FEWEST_STEPS = 3
 
@@ -59,14 +69,21 @@ class EpochBound(StopIteration):
 
 
 class BoundedOrder:
-    """The first ``limit`` items of an index sampler's order, each epoch (its ``set_epoch`` still applies)."""
+    """The first ``limit`` items of an index sampler's order, each epoch (its ``set_epoch`` still applies).
 
-    def __init__(self, order: Any, limit: int) -> None:
+    ``drawn``, where given, says how many of them an epoch starting now draws from the loader: an epoch
+    whose tail is replayed from memory draws fewer than ``len()`` says. It is asked when each epoch's
+    order starts (a persistent loader's iterator keeps one order for all its epochs).
+    """
+
+    def __init__(self, order: Any, limit: int, drawn: Callable[[], int | None] | None = None) -> None:
         self.order = order
         self.limit = limit
+        self.drawn = drawn
 
     def __iter__(self) -> Iterator[Any]:
-        return itertools.islice(iter(self.order), self.limit)
+        fewer = self.drawn() if self.drawn is not None else None
+        return itertools.islice(iter(self.order), self.limit if fewer is None else min(fewer, self.limit))
 
     def __len__(self) -> int:
         return min(self.limit, len(self.order))
@@ -77,7 +94,7 @@ class BoundedOrder:
 
 @dataclass
 class EpochRecord:
-    """One epoch of the script's loop over one loader."""
+    """One epoch of the script's loop over one loader (or the part of it replayed from memory)."""
 
     number: int
     started: float  # perf_counter at iter(loader): the epoch time includes starting workers
@@ -87,6 +104,27 @@ class EpochRecord:
     sampling: float = 0.0  # seconds spent sampling memory inside the epoch
     cut: bool = False  # ended by the probe's bound, not by the loader running out
     failed: bool = False  # next() raised: the epoch ended there
+    replayed: int = 0  # batches of this epoch replayed from memory after the loader's
+    worker_cpu_s: float | None = None  # CPU seconds the loader's workers used in this epoch
+
+    def full_seconds(self) -> float | None:
+        """The epoch's time at its full length: where its tail was replayed from memory, the loader's
+        batches after the first (its wait includes worker start) at their mean pace, for the batches
+        it did not draw."""
+        if self.seconds is None or not self.waits:
+            return None
+        drawn = len(self.waits)
+        if not self.replayed:
+            return self.seconds
+        first = self.waits[0] + (self.bodies[0] if self.bodies else 0.0)
+        pace = (self.seconds - first) / (drawn - 1) if drawn > 1 else first
+        return self.seconds + pace * self.replayed
+
+
+def replayed_count(batches: int) -> int:
+    """How many of an epoch's ``batches`` are replayed from memory (from epoch 2 on): :data:`REPLAYED_SHARE`,
+    at least one, never all."""
+    return 0 if batches < 2 else max(1, int(batches * REPLAYED_SHARE))
 
 
 def cuda_synchronizer(torch: Any = None) -> Callable[[], None] | None:
@@ -106,17 +144,22 @@ def cuda_synchronizer(torch: Any = None) -> Callable[[], None] | None:
 class StepClock:
     """Every epoch the script ran over one loader (its call site), with memory samples.
 
-    Besides the real epochs: the step alone (an epoch whose batches are epoch 1's, replayed from
-    memory: the workers idle, so the step's own cost without contention) and the loader alone (an
-    epoch of a copy of the loader, batches drawn and dropped, measured by the harness).
+    Besides the real epochs: the step alone (from epoch 2 on, each epoch's last batches are epoch 1's,
+    replayed from memory after the loader's: its workers idle or gone, so the step's own cost without
+    contention, interleaved with the real epochs) and the loader alone (an epoch of a copy of the
+    loader, batches drawn and dropped, measured by the harness).
     """
 
     epochs: list[EpochRecord] = field(default_factory=list)
     peak_bytes: int = 0
     kept: list[Any] = field(default_factory=list)  # epoch 1's batches, for the replay
     kept_bytes: int = 0
-    replay: EpochRecord | None = None
+    replays: list[EpochRecord] = field(default_factory=list)
     loader_alone_s: float | None = None
+    cores: int = 1  # usable cores: what the workers' CPU time is measured against
+    workers: int = 0  # the loader's num_workers
+    loading_cpu_share: float | None = None  # of a core, loading in the main process (the sweep measures it)
+    worker_cpu: dict[int, float] = field(default_factory=dict)  # per worker pid: CPU seconds read last
 
     def start(self, number: int | None = None) -> EpochRecord:
         record = EpochRecord(number or len(self.epochs) + 1, time.perf_counter())
@@ -124,8 +167,9 @@ class StepClock:
         return record
 
     def start_replay(self, number: int) -> EpochRecord:
-        self.replay = EpochRecord(number, time.perf_counter())
-        return self.replay
+        record = EpochRecord(number, time.perf_counter())
+        self.replays.append(record)
+        return record
 
     def keep(self, batch: Any) -> None:
         """Keep one of epoch 1's batches for the replay, within :data:`KEPT_BYTES` (past it the
@@ -145,13 +189,31 @@ class StepClock:
         except Exception:  # a process gone mid-read: the next sample counts
             pass
 
+    def sample_workers(self, iterator: Any, record: EpochRecord) -> None:
+        """The CPU seconds the loader's workers used since they were last read (persistent workers)
+        or started (the others): read at the epoch's last batch, while they are alive."""
+        import psutil
+
+        from dllint.probe.internals import worker_pids
+
+        used = 0.0
+        for pid in worker_pids(iterator):
+            try:
+                times = psutil.Process(pid).cpu_times()
+            except psutil.Error:  # a worker gone: its share is not known
+                continue
+            total = times.user + times.system
+            used += total - self.worker_cpu.get(pid, 0.0)
+            self.worker_cpu[pid] = total
+        record.worker_cpu_s = used
+
     def summary(self) -> dict[str, Any]:
-        """Per-step means over every batch but each epoch's first (worker start-up, reported apart)."""
+        """Per-step means over every batch the loader gave but each epoch's first (worker start-up,
+        reported apart)."""
         pairs = [(wait, body) for epoch in self.epochs for wait, body in zip(epoch.waits[1:], epoch.bodies[1:])]
         firsts = [epoch.waits[0] for epoch in self.epochs if epoch.waits]
-        complete = [epoch.seconds for epoch in self.epochs if epoch.seconds is not None]
         summary: dict[str, Any] = {"steps": len(pairs), "epochs": len(self.epochs),
-                                   "batches": [len(epoch.waits) for epoch in self.epochs],
+                                   "batches": [len(epoch.waits) + epoch.replayed for epoch in self.epochs],
                                    "cut": any(epoch.cut for epoch in self.epochs)}
         if pairs:
             wait = statistics.fmean(pair[0] for pair in pairs)
@@ -159,51 +221,85 @@ class StepClock:
             summary.update(data_wait_s=wait, step_s=step, data_wait_fraction=wait / step if step > 0 else 0.0)
         if firsts:
             summary["first_wait_s"] = statistics.fmean(firsts)
+        complete = [seconds for epoch in self.epochs if (seconds := epoch.full_seconds()) is not None]
         if complete:
             summary["epoch_s"] = statistics.fmean(complete)
+            summary["epochs_s"] = [round(seconds, 4) for seconds in complete]
         if self.peak_bytes:
             summary["peak_pss_mb"] = round(self.peak_bytes / 2**20, 1)
-        summary.update(self.three_measurements(summary))
+        summary.update(self.three_measurements())
         return summary
 
-    def three_measurements(self, steady: dict[str, Any]) -> dict[str, Any]:
+    def three_measurements(self) -> dict[str, Any]:
         """The real epoch, the step alone, the loader alone: how much faster would this be if the data were free?
 
         ``input_bound_fraction`` is ``1 - step_alone / epoch`` per batch, whole epochs (first batches
-        included). ``bound``: ``step`` below :data:`INPUT_BOUND`; else ``contention`` where the loop
-        body between batches (``steady``: per-step means) took :data:`CONTENDED` times the step alone
-        (the workers took the step's CPU, and the wait between batches understates the input-bound
-        time), else ``input``.
+        included; an epoch whose tail was replayed at its full length). ``bound``: ``step`` up to
+        :data:`INPUT_BOUND`; else ``contention`` where the workers take the step's CPU: the loop body
+        between batches took :data:`CONTENDED` times the step alone (medians: one preemption moves
+        neither) and the difference is :data:`MATERIAL_SLOWDOWN` of each batch's time; or the
+        workers kept :data:`BUSY_CORES` of the usable cores busy through the real epochs; or there are
+        as many as the cores and their loading is CPU-bound (:data:`CPU_BOUND_LOADING`); else ``input``.
         """
-        real = [epoch for epoch in self.epochs if epoch.seconds and epoch.waits and not epoch.failed]
         found: dict[str, Any] = {}
         if self.loader_alone_s is not None:
             found["loader_alone_s"] = self.loader_alone_s
-        replay = self.replay
-        if not real or replay is None or not replay.seconds or not replay.waits:
+        real = [epoch for epoch in self.epochs if epoch.full_seconds() and not epoch.failed]
+        replays = [replay for replay in self.replays if replay.seconds is not None and replay.waits]
+        if not real or not replays:
             return found
-        per_batch = statistics.fmean(epoch.seconds / len(epoch.waits) for epoch in real if epoch.seconds)
-        alone = replay.seconds / len(replay.waits)
+        lengths = [len(epoch.waits) + epoch.replayed for epoch in real]
+        per_batch = statistics.fmean((epoch.full_seconds() or 0.0) / length for epoch, length in zip(real, lengths))
+        replayed = sum(len(replay.waits) for replay in replays)
+        alone = sum(replay.seconds or 0.0 for replay in replays) / replayed
         fraction = max(0.0, 1 - alone / per_batch) if per_batch > 0 else 0.0
-        body = steady.get("step_s", 0.0) - steady.get("data_wait_s", 0.0)
-        contended = body > CONTENDED * alone
+        bodies = [body for epoch in real for body in epoch.bodies[1:]]
+        alone_bodies = [body for replay in replays for body in replay.bodies]
+        body, body_alone = (statistics.median(bodies), statistics.median(alone_bodies)) \
+            if bodies and alone_bodies else (0.0, 0.0)
+        slower = body / body_alone if body_alone > 0 else 1.0
+        # a slower step is the workers' doing where it costs a material share of each batch's time
+        costly = slower >= CONTENDED and body - body_alone >= MATERIAL_SLOWDOWN * per_batch
+        busy = self._busy_cores(real)
+        filled = self.workers >= self.cores and (self.loading_cpu_share or 0.0) >= CPU_BOUND_LOADING
+        contended = costly or filled or (busy is not None and busy >= BUSY_CORES * self.cores)
         bound = "step" if fraction <= INPUT_BOUND else ("contention" if contended else "input")
-        found.update(step_alone_s=replay.seconds, replayed_batches=len(replay.waits),
-                     input_bound_fraction=fraction, bound=bound)
+        found.update(step_alone_s=alone * statistics.fmean(lengths), replayed_batches=replayed,
+                     input_bound_fraction=fraction, bound=bound, step_slowdown=slower, usable_cores=self.cores,
+                     num_workers=self.workers, cpu_bound_workers=filled)
+        if busy is not None:
+            found["workers_busy_cores"] = busy
         return found
+
+    def _busy_cores(self, real: list[EpochRecord]) -> float | None:
+        """How many cores the workers kept busy through the real epochs (None without workers read)."""
+        measured = [epoch for epoch in real if epoch.worker_cpu_s is not None and epoch.seconds]
+        wall = sum(epoch.seconds or 0.0 for epoch in measured)
+        return sum(epoch.worker_cpu_s or 0.0 for epoch in measured) / wall if measured and wall > 0 else None
+
+
+@dataclass
+class Tail:
+    """The end of an epoch replayed from memory once the loader's batches are drawn: epoch 1's batches,
+    cycled, timed into their own record."""
+
+    batches: Iterator[Any]
+    record: Callable[[], EpochRecord]  # starts the replay's record, when the loader's part ends
+    on_end: Callable[[EpochRecord], None]
 
 
 class TimedEpoch:
     """The script's iterator for one bounded epoch, timing each ``next()``.
 
     Attributes it does not have are the wrapped iterator's (code that reads
-    ``_num_yielded`` or calls ``_shutdown_workers`` keeps working).
+    ``_num_yielded`` or calls ``_shutdown_workers`` keeps working). With a
+    :class:`Tail`, the loader's batches are followed by replayed ones.
     """
 
     def __init__(self, iterator: Any, record: EpochRecord, clock: StepClock, *,
                  sync: Callable[[], None] | None, bound: EpochBound | None, last: int | None,
                  on_end: Callable[[EpochRecord], None], on_error: Callable[[EpochRecord, BaseException], None],
-                 keep: bool = False) -> None:
+                 keep: bool = False, tail: Tail | None = None) -> None:
         self._iterator = iterator
         self._record = record
         self._clock = clock
@@ -213,14 +309,17 @@ class TimedEpoch:
         self._on_end = on_end
         self._on_error = on_error
         self._keep = keep  # epoch 1: its batches are kept for the replay
+        self._tail = tail
         self._got: float | None = None
         self._ended = False
+        self._replaying = False  # the epoch's tail, from memory
+        self._length = None if tail is None or last is None else last + record.replayed
 
     def __iter__(self) -> TimedEpoch:
         return self
 
     def __len__(self) -> int:
-        return len(self._iterator)
+        return self._length if self._length is not None else len(self._iterator)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._iterator, name)
@@ -237,6 +336,10 @@ class TimedEpoch:
         try:
             batch = next(self._iterator)
         except StopIteration:
+            if self._tail is not None and record.waits and (self._last is None or len(record.waits) >= self._last):
+                self._replay_tail(requested)
+                return next(self)
+            record.replayed = 0  # the loader ran out before its part ended: nothing is replayed
             self._end(requested)
             raise self._bound if self._bound is not None else StopIteration from None
         except Exception as error:
@@ -247,19 +350,29 @@ class TimedEpoch:
         record.waits.append(got - requested)
         if len(record.waits) == self._last:
             self._clock.sample_memory()
+            self._clock.sample_workers(self._iterator, record)
         if self._keep:
             self._clock.keep(batch)
         self._got = time.perf_counter()
         record.sampling += self._got - got
         return batch
 
+    def _replay_tail(self, when: float) -> None:
+        """The loader's part of the epoch ended at ``when``: the rest comes from memory, in its own record."""
+        tail, record = self._tail, self._record
+        assert tail is not None
+        record.seconds = when - record.started - record.sampling
+        self._on_end(record)
+        self._tail, self._keep, self._last, self._got, self._replaying = None, False, None, None, True
+        self._iterator, self._record, self._on_end = tail.batches, tail.record(), tail.on_end
+
     def _end(self, when: float) -> None:
         self._ended = True
-        if len(self._record.waits) != self._last and self._record.waits:
+        if len(self._record.waits) != self._last and self._record.waits and not self._replaying:
             # A length not known ahead: sampled at its end (non-persistent workers are gone), after ``when``.
             self._clock.sample_memory()
         self._record.seconds = when - self._record.started - self._record.sampling
-        self._record.cut = self._bound is not None and len(self._record.waits) >= self._bound.bound
+        self._record.cut = self._bound is not None and len(self._record.waits) + self._record.replayed >= self._bound.bound
         self._on_end(self._record)
 
     def abandon(self) -> None:
@@ -280,8 +393,8 @@ class TimedEpoch:
 
 BOUND_WORDS = {"input": "input-bound: the step waits on its data",
                "step": "step-bound: the step itself takes the time",
-               "contention": "contention: the workers take the step's CPU (the step runs {slower:.1f}x slower "
-                             "beside them), so the wait between batches understates the input-bound time"}
+               "contention": "contention: the workers take the step's CPU ({why}), so the wait between "
+                             "batches understates the input-bound time"}
 
 
 def three_measurements_text(step: dict[str, Any]) -> str | None:
@@ -289,11 +402,24 @@ def three_measurements_text(step: dict[str, Any]) -> str | None:
     if "bound" not in step:
         return None
     alone = f"; loader alone {step['loader_alone_s']:.2f} s" if step.get("loader_alone_s") is not None else ""
-    slower = (step["step_s"] - step["data_wait_s"]) / (step["step_alone_s"] / step["replayed_batches"]) \
-        if step.get("step_s") and step["step_alone_s"] else 0.0
-    return (f"epoch {step['epoch_s']:.2f} s; step alone {step['step_alone_s']:.2f} s (the same "
-            f"{step['replayed_batches']} batches replayed from memory){alone}: input-bound share "
-            f"{step['input_bound_fraction'] * 100:.0f}% ({BOUND_WORDS[step['bound']].format(slower=slower)})")
+    return (f"epoch {step['epoch_s']:.2f} s; step alone {step['step_alone_s']:.2f} s (the step on "
+            f"{step['replayed_batches']} of epoch 1's batches replayed from memory, the loader idle){alone}: "
+            f"input-bound share {step['input_bound_fraction'] * 100:.0f}% "
+            f"({BOUND_WORDS[step['bound']].format(why=_contention_why(step))})")
+
+
+def _contention_why(step: dict[str, Any]) -> str:
+    said = []
+    if step.get("cpu_bound_workers"):
+        cores = step.get("usable_cores", 0)
+        said.append(f"{step['num_workers']} CPU-bound workers for {cores} usable core{'s' if cores != 1 else ''}")
+    if step.get("workers_busy_cores") is not None:
+        said.append(f"they keep {step['workers_busy_cores']:.1f} of the {step.get('usable_cores', '?')} "
+                    "usable cores busy" if step.get("usable_cores", 0) != 1 else
+                    f"they keep {step['workers_busy_cores']:.1f} of the usable core busy")
+    if step.get("step_slowdown", 1.0) >= CONTENDED:
+        said.append(f"the step runs {step['step_slowdown']:.1f}x slower beside them")
+    return "; ".join(said) or "measured"
 
 
 def data_wait_text(step: dict[str, Any]) -> str:

@@ -29,7 +29,8 @@ from torch.utils.data.distributed import DistributedSampler
 
 # A dataset each of whose workers pays 0.1 s to open its data, once, as real datasets do: workers
 # restarted every epoch cost that much again, well clear of a loaded machine's noise (a bare fork
-# of two workers can cost under the probe's 20 ms floor).
+# of two workers can cost under the probe's 20 ms floor). Each sample then waits 3 ms on storage:
+# workers pay off, so the sweep every multi-worker loader gets keeps them in its block.
 OPENS = """
 class Opens(Dataset):
     def __init__(self):
@@ -42,6 +43,7 @@ class Opens(Dataset):
         if not self.opened:
             time.sleep(0.1)
             self.opened = True
+        time.sleep(0.003)
         return torch.tensor([float(index)])
 
 """

@@ -2,7 +2,7 @@
 
 Sweeps ``num_workers`` over 0, 1, 2, 4, ... up to the larger of the requested
 count and the usable cores; a loader that waits on I/O rather than the CPU (its batches
-drawn in the main process use under half a core: :func:`waits_on_io`) also up to
+drawn in the main process use under half a core: :func:`loading_cpu_share`) also up to
 :data:`IO_CORES_FACTOR` times the cores, where sleeping workers still overlap. Every count's loader is started once and kept
 running; then the counts take turns (interleaved rounds: each count times one
 window of at least ``--probe-batches`` batches and 0.25 s, past the batches its
@@ -64,6 +64,7 @@ from dllint.probe.context import out_of_time
 from dllint.probe.internals import worker_pids
 from dllint.probe.limits import MeasurementTimeout
 from dllint.probe.measure import close_iterator, count_samples, describe_error
+from dllint.probe.ranks import cores_per_rank, ranks_on_node
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Table, inconclusive, not_confirmed
 
 CODES = ("DL202", "DL203", "DL207")
@@ -108,26 +109,39 @@ def worker_counts(requested: int, cores: int, limit: int | None = None, io_bound
     return sorted(counts)
 
 
-def waits_on_io(site, ctx) -> bool:
-    """Whether drawing batches in the main process leaves the CPU mostly idle (sleeps, reads, network):
-    then more workers than cores still overlap their waits. Measured on a 0-worker copy, a few batches."""
+def loading_cpu_share(site, ctx) -> float | None:
+    """The share of a core that drawing batches in the main process keeps busy (None where it could not
+    be measured): under :data:`IO_BOUND_CPU_SHARE` the loader waits on I/O (sleeps, reads, network), and
+    more workers than cores still overlap their waits. Measured on a 0-worker copy, a few batches."""
     try:
         with ctx.measuring(site, "sweep: CPU share of loading (I/O or CPU bound)"):
             iterator = iter(site.endless_variant(num_workers=0))
             try:
                 next(iterator)
-                wall, cpu, batches = time.perf_counter(), time.process_time(), 0
+                wall, cpu, queued, batches = time.perf_counter(), time.process_time(), _queued_seconds(), 0
                 while batches < ctx.settings.batches or time.perf_counter() - wall < WINDOW_SECONDS / 2:
                     next(iterator)
                     batches += 1
-                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                wall, cpu, queued = time.perf_counter() - wall, time.process_time() - cpu, _queued_seconds() - queued
             finally:
                 close_iterator(iterator)
     except MeasurementTimeout:
         raise
     except Exception:  # the sweep itself reports a loader that cannot run
-        return False
-    return wall > 0 and cpu / wall < IO_BOUND_CPU_SHARE
+        return None
+    # Time spent ready to run while other processes had the cores is neither loading nor waiting on I/O:
+    # on a loaded machine it would read a CPU-bound loader as one that waits.
+    awake = wall - max(0.0, queued)
+    return min(1.0, cpu / awake) if awake > 0 else None
+
+
+def _queued_seconds() -> float:
+    """Seconds this thread has waited on a run queue (ready, not running): Linux's schedstat; 0 elsewhere."""
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as stream:
+            return int(stream.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def recommend(samples_per_s: dict[int, float], cores: int | None = None, spread: dict[int, float] | None = None) -> int | None:
@@ -163,7 +177,9 @@ def render_chart(rows: dict[int, dict], recommended: int | None) -> list[str]:
         bar = "#" * (round(CHART_WIDTH * rate / best) if best else 0)
         mark = "  <- recommended" if count == recommended else ""
         noise = f" ±{row['spread'] * 50:.0f}%" if row.get("spread") else ""
-        lines.append(f"{count:>3} workers | {bar:<{CHART_WIDTH}} {rate:>9.1f} samples/s{noise:<5} {row['peak_mb']:>7.0f} MB{mark}")
+        relative = f"{rate / best * 100:>4.0f}% of the best" if best else ""
+        lines.append(f"{count:>3} workers | {bar:<{CHART_WIDTH}} {rate:>9.1f} samples/s{noise:<5} {relative} "
+                     f"{row['peak_mb']:>7.0f} MB{mark}")
     return lines
 
 
@@ -295,14 +311,17 @@ class SweepDecision:
         return compare(self.rounds[first], self.rounds[second])
 
 
-def decide(rounds: dict[int, list[float]], cores: int, requested: int | None = None) -> SweepDecision:
+def decide(rounds: dict[int, list[float]], cores: int, requested: int | None = None,
+           beyond_cores: bool = True) -> SweepDecision:
     """The recommendation from interleaved rounds.
 
     The starting point is the script's own count, capped at the usable cores; another count
     replaces it only when it beats it beyond the noise of their comparison (a count above the
     cores also only when it beats the best count within them so). A smaller count then takes
     over when it is within 5% of it, measured that precisely (spread within 5%). On a noisy
-    machine the answer thus stays where the evidence cannot move it, run after run.
+    machine the answer thus stays where the evidence cannot move it, run after run. Without
+    ``beyond_cores`` (a rank, whose CPU-bound workers share the node's cores with the other ranks')
+    no count above ``cores`` is eligible.
     """
     rounds = {count: rates for count, rates in rounds.items() if rates}
     if not rounds:
@@ -315,7 +334,7 @@ def decide(rounds: dict[int, list[float]], cores: int, requested: int | None = N
     eligible = dict(within)
     for count, rate in rates.items():
         comparison = compare(rounds[best_within], rounds[count])
-        if count > cores and comparison is not None and comparison.beyond_noise:
+        if beyond_cores and count > cores and comparison is not None and comparison.beyond_noise:
             eligible[count] = rate
     start = min(requested if requested is not None else best_within, cores)
     start = start if start in eligible else best_within
@@ -331,9 +350,9 @@ def decide(rounds: dict[int, list[float]], cores: int, requested: int | None = N
     return SweepDecision(rounds, cores, chosen, best_within)
 
 
-def _settled(codes: list[str], requested: int, cores: int):
+def _settled(codes: list[str], requested: int, cores: int, beyond_cores: bool):
     def settled(streams: dict[int, Stream]) -> bool:
-        decision = decide({count: stream.rates for count, stream in streams.items()}, cores, requested)
+        decision = decide({count: stream.rates for count, stream in streams.items()}, cores, requested, beyond_cores)
         pairs = _deciding_pairs(decision, codes, requested)
         return all(comparison is None or comparison.decided for comparison in pairs)
 
@@ -351,6 +370,8 @@ def _deciding_pairs(decision: SweepDecision, codes: list[str], requested: int) -
         pairs.append(decision.comparison(0, recommended if recommended != 0 else best))
     if {"DL202", "DL207"} & set(codes) and recommended != requested:
         pairs.append(decision.comparison(recommended, requested))
+    if best != recommended:  # the best measured stays a candidate until the rounds decide it
+        pairs.append(decision.comparison(recommended, best))
     return pairs
 
 
@@ -358,17 +379,23 @@ def on_first_iteration(site, ctx) -> None:
     codes = [code for code in CODES if ctx.requested(site, (code,))]
     if not codes:
         return
-    requested, cores = site.num_workers, ctx.settings.cores or usable_cores()
+    node_cores = ctx.settings.cores or usable_cores()
+    # A rank sweeps within its share of the node's cores: every rank's workers run there (DL207).
+    requested, cores, ranks_here = site.num_workers, cores_per_rank(node_cores), ranks_on_node()
     load = [load_average()]
-    io_bound = waits_on_io(site, ctx)
+    cpu_share = loading_cpu_share(site, ctx)
+    io_bound = cpu_share is not None and cpu_share < IO_BOUND_CPU_SHARE
+    site.clock.loading_cpu_share = cpu_share  # the real epochs' bound: do the workers fill the cores?
+    beyond_cores = io_bound or ranks_here == 1
     streams = measure_interleaved(site, ctx, worker_counts(requested, cores, ctx.settings.sweep_limit, io_bound),
-                                  _settled(codes, requested, cores))
+                                  _settled(codes, requested, cores, beyond_cores))
     load.append(load_average())
     rows = {count: stream.row() for count, stream in streams.items()}
-    decision = decide({count: stream.rates for count, stream in streams.items()}, cores, requested)
+    decision = decide({count: stream.rates for count, stream in streams.items()}, cores, requested, beyond_cores)
     rounds = max((len(stream.rates) for stream in streams.values()), default=0)
+    share = f"{cores} usable cores" if ranks_here == 1 else f"{cores} of the node's {node_cores} usable cores, {ranks_here} ranks"
     ctx.table(site, Table(
-        f"num_workers sweep (steady state, {rounds} interleaved rounds; {cores} usable cores; "
+        f"num_workers sweep (steady state, {rounds} interleaved rounds; {share}; "
         f"load average {_load_text(load)})",
         ["num_workers", "samples/s", "spread", "startup s", "peak PSS MB", "per worker MB"],
         [[count, f"{row['samples_per_s']:.1f}", f"{row['spread'] * 100:.0f}%", f"{row['startup_s']:.3f}",
@@ -377,11 +404,24 @@ def on_first_iteration(site, ctx) -> None:
         chart=render_chart(rows, decision.recommended),
     ))
     measurements = {"usable_cores": cores, "requested": requested, "recommended": decision.recommended, "io_bound": io_bound,
-                    "sweep": {str(count): row for count, row in rows.items()}, "rounds": rounds,
-                    "load_average": load, "memory": memory_of(site)}
+                    "loading_cpu_share": cpu_share, "sweep": {str(count): row for count, row in rows.items()}, "rounds": rounds,
+                    "load_average": load, "memory": memory_of(site), "accelerator": accelerator_present()}
+    if ranks_here > 1:
+        measurements.update(node_cores=node_cores, ranks_on_node=ranks_here)
     run = run_length(site, ctx)
     for code in codes:
         _verdict(site, ctx, code, decision, requested, rows, run, dict(measurements))
+
+
+def accelerator_present() -> bool:
+    """Whether this machine has a device a pinned host-to-device copy could speed up (CUDA, ROCm, MPS)."""
+    try:
+        import torch
+
+        mps = getattr(getattr(torch, "backends", None), "mps", None)
+        return bool(torch.cuda.is_available() or (mps is not None and mps.is_available()))
+    except Exception:  # a broken install: no device to copy to
+        return False
 
 
 def _load_text(load: list[list[float] | None]) -> str:
@@ -468,7 +508,12 @@ def _judge_too_many(site, decision: SweepDecision, requested, rows, run):
         best = max(rates, key=rates.__getitem__)
         standing = "the best measured" if best == requested else (
             f"not beaten beyond the noise ({best} workers: {rates[best]:.1f})")
-        return NOT_CONFIRMED, f"{head}, {standing} ({_others(decision, requested)})", None, None
+        against = decision.comparison(requested, best) if best != requested else None
+        if against is not None and not against.decided:  # the rounds ran out before they could tell
+            return (inconclusive(against.spread, against.gain),
+                    f"{head}, {standing}, spread {against.spread * 100:.0f}% ({_others(decision, requested)})",
+                    against, None)
+        return NOT_CONFIRMED, f"{head}, {standing} ({_others(decision, requested)})", against, None
     comparison = decision.comparison(recommended, requested)  # what the extra workers gain
     saving = data_saving(site, run, at_requested, rates[recommended])
     gain = comparison.gain if comparison else at_requested / rates[recommended] - 1
