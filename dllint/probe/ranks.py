@@ -323,8 +323,6 @@ def merge_rank_loaders(loaders: list) -> list:
         entry.first_batch_error = _first_with_rank(group, rank_of, "first_batch_error")
         entry.construction_error = _first_with_rank(group, rank_of, "construction_error")
         entry.last_step = next((loader.last_step for loader in group if loader.last_step), None)
-        entry.step = _slowest_step(group, rank_of)
-        entry.failures = [failure for loader in group for failure in loader.failures]
         entry.iterated_again = any(loader.iterated_again for loader in group)
         for loader in group:
             entry.results.extend(loader.results)
@@ -341,19 +339,6 @@ def merge_rank_loaders(loaders: list) -> list:
         agree_on_workers(entry)
         merged.append(entry)
     return merged
-
-
-def _slowest_step(group: list, rank_of: dict) -> dict[str, Any]:
-    """The real step of the rank whose epochs took longest (the job goes at its pace), with each rank's
-    data wait and input-bound share beside it (``ranks``)."""
-    measured = [loader for loader in group if loader.step.get("epochs")]
-    if not measured:
-        return {}
-    slowest = max(measured, key=lambda loader: loader.step.get("epoch_s", 0.0))
-    each = {rank_of[id(loader)]: {key: loader.step[key] for key in ("data_wait_fraction", "input_bound_fraction",
-                                                                   "epoch_s", "bound") if key in loader.step}
-            for loader in measured}
-    return {**slowest.step, "rank": rank_of[id(slowest)], "ranks": each}
 
 
 def agree_on_workers(entry) -> None:
