@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from dllint.probe.limits import Budget, MeasurementTimeout, time_limit
 from dllint.probe.measure import describe_error
@@ -65,6 +65,8 @@ class ProbeContext:
     inside_probe: bool = False  # loaders built and iterated by checks bypass the harness hooks
     forced: dict[int, set[str]] = field(default_factory=dict)  # codes measured on a loader though no finding asked
     advisory: bool = False  # results reported now inform the recommendation only: never a runtime finding
+    # how many ranks share this node's cores (1 outside a distributed probe; the harness sets ranks.ranks_on_node)
+    ranks_on_node: Callable[[], int] = field(default=lambda: 1)
 
     # -- events -------------------------------------------------------------
     def emit(self, event: dict[str, Any]) -> None:

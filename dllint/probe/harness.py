@@ -148,6 +148,7 @@ class Harness:
     def __init__(self, ctx: ProbeContext, overrides: dict[str, dict[str, Any]] | None = None,
                  measure_only: bool = False) -> None:
         self.ctx = ctx
+        ctx.ranks_on_node = ranks.ranks_on_node  # asked when a sweep starts (the process group exists by then)
         self.pid = os.getpid()
         self.sites: dict[tuple[str, int, int], LoaderSite] = {}
         self.site_of_loader: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

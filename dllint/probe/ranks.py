@@ -26,6 +26,7 @@ from typing import Any
 
 from dllint.probe.callsite import site_key as call_site_key
 from dllint.probe.guard import EventFile
+from dllint.probe.rank_env import rank_place
 
 # A rank's loader n is (slot + 1) * ID_STRIDE + n in the report. The slot is the rank under the
 # launcher; children the script starts get slots in the order they start (two spawn calls give
@@ -147,8 +148,6 @@ def ranks_on_node() -> int:
     environment says, else the process group's size (ranks a script starts itself run on one node)."""
     if _rank is None:
         return 1
-    from dllint.probe.launched import rank_place
-
     place = rank_place(os.environ)
     if place is not None and place.local_world:
         return place.local_world

@@ -64,7 +64,6 @@ from dllint.probe.context import out_of_time
 from dllint.probe.internals import worker_pids
 from dllint.probe.limits import MeasurementTimeout
 from dllint.probe.measure import close_iterator, count_samples, describe_error
-from dllint.probe.ranks import cores_per_rank, ranks_on_node
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Table, inconclusive, not_confirmed
 
 CODES = ("DL202", "DL203", "DL207")
@@ -381,7 +380,8 @@ def on_first_iteration(site, ctx) -> None:
         return
     node_cores = ctx.settings.cores or usable_cores()
     # A rank sweeps within its share of the node's cores: every rank's workers run there (DL207).
-    requested, cores, ranks_here = site.num_workers, cores_per_rank(node_cores), ranks_on_node()
+    ranks_here = ctx.ranks_on_node()
+    requested, cores = site.num_workers, max(1, node_cores // ranks_here)
     load = [load_average()]
     cpu_share = loading_cpu_share(site, ctx)
     io_bound = cpu_share is not None and cpu_share < IO_BOUND_CPU_SHARE
