@@ -14,7 +14,7 @@ from dllint.knowledge.loaders import LIBRARY_LOADER_NAMES
 from dllint.project.class_text import ClassText
 from dllint.project.class_text import scan as scan_classes
 from dllint.project import base as limits  # read at call time (tests lower them)
-from dllint.project.deps import CallersDep
+from dllint.project.deps import CallersDep, SummaryDep
 from dllint.project.deps import record as record_dep
 from dllint.project.base import (
     CallRecord,
@@ -105,7 +105,7 @@ class SearchIndex(IndexBase):
         for other in self.mentions(needle, gate):
             digest = self.digest(other) if other != path else None  # its own edits re-lint it anyway
             if digest is not None:
-                deps[other] = digest
+                record_dep(deps, SummaryDep(other, digest))
 
     def _haystack(self) -> tuple[bytes, list[int], list[str], list[str]]:
         """Every project file's bytes joined by NUL (an identifier never spans two files), with
