@@ -341,6 +341,7 @@ def run_files(
     project = project_index(settings, project_root)
     deps_valid = project.deps_valid if project is not None else None
     if project is not None and cache is not None:
+        project.use_records(cache)  # what the cache kept of each project file, by its stat
         project.reconcile(cache)  # findings that asked "who calls X" meet the files changed since
     for index, path in enumerate(paths):
         hit = cache.lookup_entry(path, deps_valid) if cache is not None else None

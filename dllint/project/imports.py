@@ -25,7 +25,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
-from dllint.facts.flow.targets import Target
 from dllint.project.sources import python_text
 from dllint.project.syspath import path_additions
 
@@ -58,7 +57,7 @@ class ImportBinding(NamedTuple):
     @property
     def key(self) -> str:
         """The last part of what it imports: the name a question about a definition asks by."""
-        return Target.parse(self.target).dotted.rsplit(".", 1)[-1]
+        return self.target.rstrip("@").partition(":")[2].rsplit(".", 1)[-1]  # (Target.parse's dotted, without a Target)
 
 
 def scan(path: str, data: bytes, start: int = 0, end: int | None = None) -> list[ImportBinding]:
@@ -118,17 +117,22 @@ class ImportGraph:
 
     def __init__(
         self,
-        files: Callable[[], Iterable[tuple[str, bytes, int, int]]],
+        files: Callable[[], Iterable[str]],
         span: Callable[[str], tuple[bytes, int, int] | None],
+        recorded: Callable[[str], list[ImportBinding] | None],
         locate: Callable[[str, str], tuple[str, str] | None],
         module_file: Callable[[str, str, bool], str | None],
         mentions: Callable[[bytes], list[str]],
+        path_adding: Callable[[], list[str]],
     ) -> None:
-        self._files = files  # (path, bytes, start, end) of every project file
+        self._files = files  # every project file
         self._span = span  # (bytes, start, end) where a file's bytes lie, None: unreadable
+        self._recorded = recorded  # a file's bindings as an earlier run read them (None: not kept)
         self._locate = locate  # (file, target) -> (file, name inside it): no re-export followed
         self._module_file = module_file  # (file, target, with sys.path additions) -> the module file a whole target names
         self._mentions = mentions  # the project files whose bytes hold a needle
+        self._path_adding = path_adding  # the project files that name sys.path or addsitedir
+        self.lazy_searches = LAZY_SEARCHES  # 0 where the table is read from records (ProjectIndex.use_records)
         self._scanned: dict[str, list[ImportBinding]] = {}  # file -> its bindings
         self._by_key: dict[str, list[ImportBinding]] | None = None  # every file's, by key (once built)
         self._importers: dict[tuple[str, str], list[Importer]] = {}  # (file, name) -> its importers
@@ -150,7 +154,7 @@ class ImportGraph:
         key = (path, first)
         found = self._importers.get(key)
         if found is None:
-            if self._by_key is None and self._lazy_searches < LAZY_SEARCHES:
+            if self._by_key is None and self._lazy_searches < self.lazy_searches:
                 self._lazy_searches += 1
                 candidates = [f for f in self._mentions(first.encode()) if f != path]
                 found = self._importers_among(candidates, path, first)
@@ -200,7 +204,7 @@ class ImportGraph:
     def _path_adders(self) -> dict[str, list[str]]:
         if self._adders is None:
             adders: dict[str, list[str]] = defaultdict(list)
-            for path in sorted(set(self._mentions(b"sys.path")) | set(self._mentions(b"addsitedir"))):
+            for path in self._path_adding():
                 adders[module_key(path)].append(path)
             self._adders = dict(adders)
         return self._adders
@@ -213,8 +217,11 @@ class ImportGraph:
         """``path``'s own import bindings."""
         found = self._scanned.get(path)
         if found is None:
+            found = self._recorded(path)
+        if found is None:
             span = self._span(path)
-            found = self._scanned[path] = _scan_file(path, *span) if span is not None else []
+            found = scan_file(path, *span) if span is not None else []
+        self._scanned[path] = found
         return found
 
     def prepare(self) -> None:
@@ -239,9 +246,8 @@ class ImportGraph:
     def _table(self) -> dict[str, list[ImportBinding]]:
         """Every file's bindings by key, read once (then kept up to date file by file)."""
         if self._by_key is None:
-            for path, data, start, end in self._files():
-                if path not in self._scanned:
-                    self._scanned[path] = _scan_file(path, data, start, end)
+            for path in self._files():
+                self.bindings(path)
             self._by_key = _keyed(self._scanned.values())
             self._stale.clear()
         elif self._stale:
@@ -315,7 +321,7 @@ class ImportGraph:
         return span is not None and _word(name).search(*span) is not None
 
 
-def _scan_file(path: str, data: bytes, start: int, end: int) -> list[ImportBinding]:
+def scan_file(path: str, data: bytes, start: int, end: int) -> list[ImportBinding]:
     """A project file's bindings; a notebook's from its code cells (its JSON text holds them in
     strings, where no statement starts a line)."""
     if path.endswith(".ipynb"):

@@ -77,6 +77,8 @@ class BufferIndex(ProjectIndex):
         self._loader_classes = None
         self._stat_table = None
         self.imports.forget(path)
+        if self.records is not None:
+            self.records.forget(path)
         if rejoin:
             self._hay = None
             self._offsets.clear()
