@@ -119,3 +119,18 @@ def test_malformed_rows_are_read_again_from_the_file(tmp_path):
         row[5] = "no tab here"
     side.write_text(json.dumps(value))
     assert _answers(_index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",))), root) == _answers(_index(root), root)
+
+
+def test_a_side_file_is_neither_read_nor_written_through_a_planted_symlink(tmp_path):
+    cache = Cache(tmp_path / "c", SETTINGS, ("DL201",))
+    cache.put_side("project-x.json", {"a": 1})
+    assert Cache(tmp_path / "c", SETTINGS, ("DL201",)).side("project-x.json") == {"a": 1}
+    [side] = list((tmp_path / "c").rglob("project-x.json"))
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"planted": true}')
+    side.unlink()
+    side.symlink_to(outside)
+    assert Cache(tmp_path / "c", SETTINGS, ("DL201",)).side("project-x.json") is None
+    Cache(tmp_path / "c", SETTINGS, ("DL201",)).put_side("project-x.json", {"b": 2})
+    assert outside.read_text() == '{"planted": true}'
+    assert not side.is_symlink() and Cache(tmp_path / "c", SETTINGS, ("DL201",)).side("project-x.json") == {"b": 2}
