@@ -232,10 +232,12 @@ class ImportGraph:
     def forget(self, path: str) -> None:
         """``path``'s text changed (or it appeared or went away): its bindings are read again
         and every resolution is made anew (a module may now exist or define another name)."""
-        self._scanned.pop(path, None)
+        old = self._scanned.pop(path, None)
         self._importers.clear()
-        if self._by_key is not None:
+        if self._by_key is not None and path not in self._stale:
             self._stale.add(path)
+            for binding in old or ():  # its bindings leave the table now; read again at the next question
+                self._by_key[binding.key].remove(binding)
         self._names.clear()
         self._modules.clear()
         self._defines.clear()
@@ -252,8 +254,8 @@ class ImportGraph:
             self._stale.clear()
         elif self._stale:
             for path in self._stale:
-                self.bindings(path)
-            self._by_key = _keyed(self._scanned.values())
+                for binding in self.bindings(path):
+                    self._by_key.setdefault(binding.key, []).append(binding)
             self._stale.clear()
         return self._by_key
 
