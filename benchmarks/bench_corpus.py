@@ -3,6 +3,7 @@
     python benchmarks/bench_corpus.py                 # download, install tools, run, print the table
     python benchmarks/bench_corpus.py --workdir /tmp/dlbench --keep   # reuse downloads next time
     python benchmarks/bench_corpus.py --readme        # also write the table into benchmarks/README.md
+    python benchmarks/bench_corpus.py --workdir /tmp/dlbench --keep --project --baseline HEAD~1   # issue 32's targets
 
 The corpus is 11 PyPI packages at pinned versions (the ``.py`` files of their
 wheels, sdists where no wheel fits), downloaded with ``pip download --no-deps``
@@ -160,7 +161,18 @@ def tools_env(workdir: Path) -> Path:
     return bindir
 
 
-def install_dllint(workdir: Path) -> Path:
+def export_revision(revision: str, workdir: Path) -> Path:
+    """A git revision of this checkout, unpacked under ``workdir`` (the baseline's source)."""
+    root = Path(__file__).resolve().parent.parent
+    target = workdir / "baseline-checkout"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(root), "archive", revision], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
+
+
+def install_dllint(workdir: Path, root: Path | None = None, name: str = "dllint") -> Path:
     """This checkout's dllint installed as a user gets it: ``pip install`` (byte-compiled) into a
     venv of its own, with the libcst, click and PyYAML versions of this interpreter; its bin directory.
 
@@ -172,14 +184,14 @@ def install_dllint(workdir: Path) -> Path:
     """
     from importlib.metadata import version
 
-    root = Path(__file__).resolve().parent.parent
-    source = workdir / "dllint-source"
+    root = root or Path(__file__).resolve().parent.parent
+    source = workdir / f"{name}-source"
     shutil.rmtree(source, ignore_errors=True)
     source.mkdir(parents=True)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(root / name, source / name)
+    for file in ("pyproject.toml", "README.md"):
+        shutil.copy2(root / file, source / file)
     shutil.copytree(root / "dllint", source / "dllint", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    env = workdir / "dllint-venv"
+    env = workdir / f"{name}-venv"
     bindir = env / ("Scripts" if os.name == "nt" else "bin")
     if not (bindir / "python").exists():
         venv.create(env, with_pip=True)
@@ -305,6 +317,69 @@ def fix_rows(corpus: Path, workdir: Path, dllint: list[str], python: Path, repea
     return rows
 
 
+def _touch(path: Path) -> list[str]:
+    """A setup command that appends a comment to ``path`` (its content hash moves)."""
+    return [sys.executable, "-c", f"open({str(path)!r}, 'ab').write(b'# touched\\n')"]
+
+
+def project_rows(corpus: Path, workdir: Path, builds: dict[str, Path], ruff_default: list[str], repeat: int) -> list[Measurement]:
+    """Issue 32's targets, each build beside ruff's default rules in the same rounds: the corpus
+    cold; warm; warm after one file changed; one file alone; one file checked inside the corpus
+    project (``--project-root``, the cache primed by a whole run, the file changed before each run:
+    the pre-commit case). ``builds``: label -> the bin directory of an installed dllint."""
+    one_file, victim = corpus / ONE_FILE, python_files(corpus / "yolov5")[0]
+    originals = {one_file: one_file.read_bytes(), victim: victim.read_bytes()}
+    commands = {label: [str(bindir / "dllint"), "check", "--exit-zero"] for label, bindir in builds.items()}
+    caches = {label: workdir / f"cache-{label.replace(' ', '-')}" for label in builds}
+    try:
+        rows = measure_rounds(
+            [("ruff check (default rules) --no-cache", corpus, ruff_default, None)]
+            + [(f"{label} cold", corpus, [*cmd, "--no-cache", str(corpus)], None) for label, cmd in commands.items()],
+            repeat,
+            workdir,
+        )
+        for label, cmd in commands.items():
+            shutil.rmtree(caches[label], ignore_errors=True)
+            subprocess.run([*cmd, "--cache-dir", str(caches[label]), str(corpus)], cwd=workdir, stdout=subprocess.DEVNULL)
+        warm = {label: [*cmd, "--cache-dir", str(caches[label]), str(corpus)] for label, cmd in commands.items()}
+        rows += measure_rounds([(f"{label} warm", corpus, warm[label], None) for label in commands], repeat, workdir)
+        rows += measure_rounds(
+            [(f"{label} warm, 1 file changed", corpus, warm[label], _touch(victim)) for label in commands], repeat, workdir
+        )
+        victim.write_bytes(originals[victim])
+        single = [(f"{label}, one file", corpus, [*cmd, "--no-cache", str(one_file)], None) for label, cmd in commands.items()]
+        inside = [
+            (f"{label}, one file in the project", corpus,
+             [*cmd, "--cache-dir", str(caches[label]), "--project-root", str(corpus), str(one_file)], _touch(one_file))
+            for label, cmd in commands.items()
+        ]
+        found = measure_rounds(single + inside, max(repeat, SHORT_REPEAT), workdir)
+        for row in found:
+            row.files, row.lines = 1, originals[one_file].count(b"\n")
+        return rows + found
+    finally:
+        for path, data in originals.items():
+            path.write_bytes(data)
+
+
+def project_goals(rows: list[Measurement]) -> list[str]:
+    """Issue 32's speed targets, per build."""
+    by_name = {m.tool: m for m in rows}
+    ruff = by_name["ruff check (default rules) --no-cache"]
+    out = []
+    for label in sorted({m.tool.split(" cold")[0] for m in rows if m.tool.endswith(" cold")}):
+        cold = by_name[f"{label} cold"]
+        ratio = cold.cpu / ruff.cpu
+        out.append(f"{label}: cold CPU {cold.cpu:.2f} s / ruff {ruff.cpu:.2f} s = {ratio:.2f}x (goal <= 1.0x): {'met' if ratio <= 1 else 'MISSED'}")
+        for row, goal in (("warm", 0.25), ("warm, 1 file changed", 0.3), (", one file", 0.12), (", one file in the project", 0.12)):
+            m = by_name[f"{label} {row}".replace(" ,", ",")]
+            out.append(
+                f"{label}: {row.lstrip(', ')}: wall {m.wall:.3f} s, CPU {m.cpu:.3f} s (least {m.cpu_min:.3f} s) "
+                f"(goal <= {goal} s): {'met' if min(m.wall, m.cpu) <= goal else 'MISSED'}"
+            )
+    return out
+
+
 def render(rows: list[Measurement], reference: dict[str, float]) -> str:
     header = "| tool | files | lines | wall s | CPU s | peak RSS MB | wall vs dllint |\n|---|---:|---:|---:|---:|---:|---:|\n"
     body = ""
@@ -364,6 +439,8 @@ def main() -> None:
     parser.add_argument("--skip-slow", action="store_true", help="skip TorchFix and flake8 (minutes each)")
     parser.add_argument("--jobs", type=int, help="dllint --jobs (default: its own default, the usable cores)")
     parser.add_argument("--readme", action="store_true", help="write the table into benchmarks/README.md")
+    parser.add_argument("--project", action="store_true", help="only issue 32's project targets (cold, warm, one file)")
+    parser.add_argument("--baseline", metavar="REV", help="with --project: also measure this git revision, interleaved")
     args = parser.parse_args()
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="dllint-bench-"))
@@ -373,6 +450,14 @@ def main() -> None:
         sample = build_sample(corpus, workdir)
         bindir = tools_env(workdir)
         dllint_bin = install_dllint(workdir)
+        if args.project:
+            builds = {"dllint": dllint_bin}
+            if args.baseline:
+                builds[f"dllint {args.baseline}"] = install_dllint(workdir, export_revision(args.baseline, workdir), "baseline")
+            ruff_default = [str(bindir / "ruff"), "check", "--isolated", "--no-cache", "--exit-zero", "-q", str(corpus)]
+            found = project_rows(corpus, workdir, builds, ruff_default, args.repeat)
+            print(render(found, {}) + "\n" + "\n".join(f"- {line}" for line in project_goals(found)))
+            return
         dllint = [str(dllint_bin / "dllint"), "check", "--exit-zero"] + (["--jobs", str(args.jobs)] if args.jobs else [])
         cache_dir = workdir / "dllint-cache"
         rows: list[Measurement] = []

@@ -438,6 +438,32 @@ class Cache:
         mtime_ns, size, ctime_ns, inode, digest = fingerprint
         self.store(path, mtime_ns, size, digest, findings, ctime_ns=ctime_ns, inode=inode, deps=deps)
 
+    # -- side files: what the project index keeps between runs -------------------------------
+    def side(self, name: str) -> Any:
+        """The JSON value of the side file ``name`` beside the cache file (the project index's
+        records of its files); None when it is missing, unreadable, not this user's own or not JSON.
+        The caller checks the value's shape (a side file is trusted no more than the cache)."""
+        if self.untrusted is not None:
+            return None
+        try:
+            with self._version_directory(create=False) as (_, directory):
+                data, st = read_with_stat(name, MAX_CACHE_SIZE, follow_symlinks=False, dir_fd=directory)
+                return json.loads(data) if _not_own(st) is None else None
+        except (OSError, Untrusted, Unreadable, ValueError, RecursionError):
+            return None
+
+    def put_side(self, name: str, value: Any) -> None:
+        """Write the side file ``name`` (atomically, never through a symlink). Never raises."""
+        if self.untrusted is not None:
+            return
+        try:
+            with self._version_directory(create=True) as (top, directory):
+                _ensure_gitignore(top)
+                data = json.dumps(value, separators=(",", ":")).encode()
+                write_atomic(name, data, durable=False, follow_symlinks=False, dir_fd=directory)
+        except (OSError, Untrusted):
+            pass  # only slower next time
+
     def save(self) -> None:
         """Write the cache if this run changed it; merge what another run wrote meanwhile. Never raises."""
         if self.untrusted is not None:

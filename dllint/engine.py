@@ -39,6 +39,7 @@ from dllint.selection import code_matches, enabled_rules, ignored_for_path
 from dllint.source import parse_module, syntax_error, unreadable
 
 if TYPE_CHECKING:
+    from dllint.facts.flow.queries import ProjectQueries
     from dllint.inputs import Input
 
 
@@ -66,7 +67,7 @@ class Linter:
         self.prefilter = Prefilter(settings, self.rules, self.config_rules)
 
     def lint(
-        self, input: Input, project: Any = None, *, live: tuple[_Gate, ...] | None = None, tree: ast.Module | None = None
+        self, input: Input, project: ProjectQueries | None = None, *, live: tuple[_Gate, ...] | None = None, tree: ast.Module | None = None
     ) -> FileResult:
         """Lint an adapter's :class:`~dllint.inputs.Input`; findings come back at the file's positions.
 
@@ -107,7 +108,7 @@ class Linter:
         path: str,
         text: str,
         notebook: bool,
-        project: Any,
+        project: ProjectQueries | None,
         live: tuple[_Gate, ...] | None,
         tree: ast.Module | None,
     ) -> FileResult:
@@ -152,9 +153,8 @@ class Linter:
         if suppressed:
             findings = [f for f in findings if f.code not in suppressed]
         result.findings = self._filter(path, text, findings)
-        deps = getattr(project, "deps", None)
-        if deps:
-            result.deps.update(deps)
+        if project is not None and project.deps:
+            result.deps.update(project.deps)
         return result
 
     def _run_rules(self, facts: FileFacts, codes: frozenset[str], errors: list[str]) -> list[Finding]:

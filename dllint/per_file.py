@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.engine import FileResult, Linter
 from dllint.prefilter import _Gate
@@ -19,6 +19,9 @@ from dllint.files import TooLarge, Unreadable, read_with_stat
 from dllint.findings import Finding
 from dllint.inputs import WriteBackError, load, write_back
 from dllint.source import unreadable
+
+if TYPE_CHECKING:
+    from dllint.facts.flow.queries import ProjectQueries
 
 
 class Fingerprint(NamedTuple):
@@ -87,7 +90,7 @@ def fingerprint(st: os.stat_result, data: bytes) -> Fingerprint:
 
 
 # -- checking --------------------------------------------------------------------------
-def lint(linter: Linter, path: str, data: bytes, project: Any = None, live: tuple[_Gate, ...] | None = None) -> FileOutcome:
+def lint(linter: Linter, path: str, data: bytes, project: ProjectQueries | None = None, live: tuple[_Gate, ...] | None = None) -> FileOutcome:
     """Lint a file's bytes in any format the adapters know (a notebook, Python source, a config).
 
     ``live``: the byte prefilter's answer when the caller asked it already (the runner screens a
@@ -119,7 +122,7 @@ def fix(
     path: str,
     data: bytes,
     unsafe: bool,
-    project: Any = None,
+    project: ProjectQueries | None = None,
     findings: list[Finding] | None = None,
 ) -> FileOutcome:
     """Fix one file's bytes; ``new_bytes`` is the fixed file when a fix changed it.

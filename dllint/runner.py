@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     import multiprocessing.context
 
     from dllint.cache import Cache
+    from dllint.project.index import ProjectIndex
 
 # A pool starts once the work past the prefilter passes MIN_BYTES_FOR_POOL. Measured on the
 # benchmark corpus's packages on 2 cores (linting costs ~0.3 s per MB past the prefilter): with
@@ -99,7 +100,7 @@ def default_jobs() -> int:
     return usable_cores()
 
 
-def project_index(settings: Settings, root: str | None = None) -> Any:
+def project_index(settings: Settings, root: str | None = None) -> ProjectIndex | None:
     """The project index files are linted against (``facts.project``); built once per process.
     None: each file alone (no project root)."""
     if root is None:
@@ -115,7 +116,7 @@ def process(
     linter: Linter,
     task: Task,
     want_fingerprint: bool,
-    index: Any = None,
+    index: ProjectIndex | None = None,
     screened: Screened | None = None,
 ) -> tuple[FileOutcome, Fingerprint | None]:
     """Read, lint (or fix) one file; with ``want_fingerprint`` also its :class:`Fingerprint`.
@@ -142,10 +143,10 @@ def process(
 
 # -- worker processes ------------------------------------------------------------------
 _WORKER_LINTER: Linter | None = None
-_WORKER_INDEX: Any = None
+_WORKER_INDEX: ProjectIndex | None = None
 
 
-def _init_worker(settings: Settings, root: str | None = None, inherited: Any = None) -> None:
+def _init_worker(settings: Settings, root: str | None = None, inherited: ProjectIndex | None = None) -> None:
     """``inherited``: the parent's project index, handed to a forked worker (never pickled)."""
     global _WORKER_LINTER, _WORKER_INDEX
     import signal
@@ -215,7 +216,7 @@ class _Pool:
     for copying the pages of the parent it touches)."""
 
     def __init__(
-        self, jobs: int, task: Task, want_fingerprint: bool, settings: Settings, project_root: str | None, project: Any = None
+        self, jobs: int, task: Task, want_fingerprint: bool, settings: Settings, project_root: str | None, project: ProjectIndex | None = None
     ) -> None:
         self.workers = jobs - 1
         self.project = project
@@ -340,6 +341,7 @@ def run_files(
     project = project_index(settings, project_root)
     deps_valid = project.deps_valid if project is not None else None
     if project is not None and cache is not None:
+        project.use_records(cache)  # what the cache kept of each project file, by its stat
         project.reconcile(cache)  # findings that asked "who calls X" meet the files changed since
     for index, path in enumerate(paths):
         hit = cache.lookup_entry(path, deps_valid) if cache is not None else None
@@ -400,7 +402,7 @@ def _screen_and_share(
     want_fingerprint: bool,
     jobs: int,
     project_root: str | None,
-    project: Any,
+    project: ProjectIndex | None,
     collect: Done,
     advance: Callable[[int], None],
     lint_here: Callable[[list[Item]], None],

@@ -231,6 +231,9 @@ def test_runner_stores_and_returns_deps(tmp_path, monkeypatch):
         def deps_valid(self, deps):
             return deps == View.deps
 
+        def use_records(self, cache):
+            pass
+
         def reconcile(self, cache):
             pass
 

@@ -184,16 +184,19 @@ def test_a_caller_saved_during_a_run_is_seen_by_the_next(tmp_path, monkeypatch):
     from dllint.project.search import SearchIndex
 
     root = project(tmp_path, {"data.py": FACTORY, "train.py": "x = 1\n"})
-    haystack = SearchIndex._haystack
+    span = SearchIndex._span
+    saved: list[str] = []
 
-    def read_then_save(self):
-        found = haystack(self)
-        (root / "train.py").write_text(TRAIN)  # read as "x = 1": not among the files data.py's lint read
+    def read_then_save(self, path):
+        found = span(self, path)  # (the joined text, or the file alone where records are kept)
+        if path.endswith("train.py") and not saved:
+            saved.append(path)
+            (root / "train.py").write_text(TRAIN)  # read as "x = 1": not among the files data.py's lint read
         return found
 
-    monkeypatch.setattr(SearchIndex, "_haystack", read_then_save)
+    monkeypatch.setattr(SearchIndex, "_span", read_then_save)
     first = CliRunner().invoke(main, ["--jobs", "1", str(root)])
-    assert "data.py:5" not in first.output  # the caller came after the read
+    assert saved and "data.py:5" not in first.output  # the caller came after the read
     monkeypatch.undo()
     for _ in range(2):  # cached runs
         again = CliRunner().invoke(main, ["--jobs", "1", str(root)])

@@ -570,3 +570,30 @@ def test_typing_in_an_unrelated_file_republishes_nothing_else(project: Path) -> 
         assert published.count(data) == 2
 
     session(project, scenario)
+
+
+def test_a_keystroke_in_a_buffer_keeps_the_projects_answers_true_without_searching_the_joined_text(tmp_path, monkeypatch):
+    """Typing in an open buffer moves only that buffer's membership of each "which files name X"
+    answer, and only its bindings in the import table; the answers equal a fresh index's."""
+    from dllint.config import Settings
+    from dllint.project import imports
+    from dllint.server.index import BufferIndex
+
+    monkeypatch.setattr(imports, "LAZY_SEARCHES", 0)  # the import table from the first question on
+    (tmp_path / "helpers.py").write_text("def make():\n    return 1\n")
+    (tmp_path / "a.py").write_text("from helpers import make\nmake()\n")
+    typed = tmp_path / "b.py"
+    typed.write_text("x = 1\n")
+    index = BufferIndex(str(tmp_path), Settings())
+    index.set_buffer(str(typed), b"x = 1\n")  # opened: out of the joined text from now on
+    helpers = str(tmp_path / "helpers.py")
+    assert [i.file for i in index.imports.importers(helpers, "make")] == [str(tmp_path / "a.py")]
+    assert index.mentions(b"make") == sorted([helpers, str(tmp_path / "a.py")])
+    joined = index._hay
+    for text in (b"from helpers import make\nmake()\n", b"from helpers import mak\n", b"import helpers\nhelpers.make()\n"):
+        index.set_buffer(str(typed), text)
+        fresh = BufferIndex(str(tmp_path), Settings())
+        fresh.set_buffer(str(typed), text)
+        assert index._mentions[(b"make", None)] == fresh.mentions(b"make")  # kept, the buffer's place moved
+        assert index.imports.importers(helpers, "make") == fresh.imports.importers(helpers, "make")
+        assert index._hay is joined  # the joined text was not read again

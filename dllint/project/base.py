@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +16,8 @@ from dllint.facts.flow.records import CallShape, Effects, FileSummary, FunctionS
 if TYPE_CHECKING:
     from dllint.config import Settings
     from dllint.project.class_text import ClassText
+    from dllint.project.imports import ImportBinding
+    from dllint.project.records import FileRecords
     from dllint.facts.flow.model import Constant, Element
 
 
@@ -100,10 +101,19 @@ class IndexBase:
         self._joined_classes: tuple[bytes, ClassText] | None = None  # (the joined text, its classes)
         self._loader_classes: tuple[frozenset[bytes], str] | None = None  # see SearchIndex.loader_class_names
         self._stat_table: dict[str, list[int]] | None = None
+        self.records: FileRecords | None = None  # kept between runs by a cache (see use_records)
         self.summarized = 0  # files summarized: for tests and benchmarks
         from dllint.project.imports import ImportGraph
 
-        self.imports = ImportGraph(self._file_spans, self._span, self._resolve_once, self.resolve_module, self.mentions)
+        self.imports = ImportGraph(
+            self._import_files,
+            self._span,
+            self._recorded_bindings,
+            self._resolve_once,
+            self.resolve_module,
+            self.mentions,
+            self._path_adding_files,
+        )
 
     # -- implemented by the parts -------------------------------------------------------
     @abstractmethod
@@ -123,7 +133,15 @@ class IndexBase:
         ...
 
     @abstractmethod
-    def _file_spans(self) -> Iterator[tuple[str, bytes, int, int]]:
+    def _import_files(self) -> list[str]:
+        ...
+
+    @abstractmethod
+    def _path_adding_files(self) -> list[str]:
+        ...
+
+    @abstractmethod
+    def _recorded_bindings(self, path: str) -> list[ImportBinding] | None:
         ...
 
     @abstractmethod

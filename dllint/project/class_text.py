@@ -39,6 +39,25 @@ class ClassText:
         for word, names in other.leads_to.items():
             self.leads_to.setdefault(word, set()).update(names)
 
+    def to_text(self) -> str:
+        """The record as one line of text, quick to read back (:meth:`from_text`): its names are
+        identifiers (no space, ``|`` or ``;``), latin-1 keeps every byte."""
+        leads = ";".join(b" ".join([word, *sorted(names)]).decode("latin-1") for word, names in sorted(self.leads_to.items()))
+        parts = (b" ".join(sorted(part)).decode("latin-1") for part in (self.names, self.aliases, self.unread))
+        return "|".join([*parts, leads])
+
+    @classmethod
+    def from_text(cls, text: object) -> ClassText | None:
+        """A record written by :meth:`to_text`; None when ``text`` is not one."""
+        if not isinstance(text, str) or text.count("|") != 3:
+            return None
+        names, aliases, unread, leads = (part.encode("latin-1", "replace") for part in text.split("|"))
+        found = cls(set(names.split()), {}, set(unread.split()), set(aliases.split()))
+        for lead in leads.split(b";") if leads else ():
+            word, *to = lead.split(b" ")
+            found.leads_to[word] = set(to)
+        return found
+
     def reached_from(self, seeds: Iterable[bytes]) -> frozenset[bytes]:
         """The seeds and every name built on one of them, transitively, and the unread classes."""
         found = set(seeds) | self.unread
@@ -51,28 +70,29 @@ class ClassText:
         return frozenset(found)
 
 
-def scan(data: bytes) -> ClassText:
-    """The class names, class headers and ``as`` aliases of ``data`` (a file, or files joined).
-    Regular expressions with a literal start, so that the C search skips to each candidate."""
+def scan(data: bytes, start: int = 0, end: int | None = None) -> ClassText:
+    """The class names, class headers and ``as`` aliases of ``data[start:end]`` (a file, or files
+    joined). Regular expressions with a literal start, so that the C search skips to each candidate."""
+    end = len(data) if end is None else end
     found = ClassText()
-    for header in _CLASS.finditer(data):
+    for header in _CLASS.finditer(data, start, end):
         found.names.add(header.group(1))
         if header.group(2):
-            _header(data, header.end() - 1, header.group(1), found)
-    for alias in _ALIAS.finditer(data):
+            _header(data, header.end() - 1, header.group(1), found, end)
+    for alias in _ALIAS.finditer(data, start, end):
         name = alias.group(1)
         found.aliases.add(name)
-        before = data[max(0, alias.start() - 128) : alias.start() + 1].split()  # (the space before "as")
+        before = data[max(start, alias.start() - 128) : alias.start() + 1].split()  # (the space before "as")
         word = _LAST_WORD.search(before[-1]) if before else None
         if word is not None:
             found.leads_to.setdefault(word.group(), set()).add(name)
     return found
 
 
-def _header(data: bytes, opening: int, name: bytes, found: ClassText) -> None:
+def _header(data: bytes, opening: int, name: bytes, found: ClassText, end: int) -> None:
     """The identifiers between the parenthesis at ``opening`` and its closing one (nested ones
     included) lead to ``name``; a header not closed within MAX_HEADER bytes is unread."""
-    depth, at, limit = 0, opening, opening + MAX_HEADER
+    depth, at, limit = 0, opening, min(opening + MAX_HEADER, end)
     while True:
         paren = _PAREN.search(data, at, limit)
         if paren is None:
@@ -84,3 +104,4 @@ def _header(data: bytes, opening: int, name: bytes, found: ClassText) -> None:
             break
     for word in _WORD.findall(data, opening + 1, at - 1):
         found.leads_to.setdefault(word, set()).add(name)
+

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from dllint.configs.document import ConfigDocument, Mapping, Scalar, lookup, other_sources
 from dllint.files import Unreadable, read_bytes, read_text
 from dllint.findings import ConfigKey
-from dllint.project.deps import CONFIG_DIGEST
+from dllint.project.deps import CONFIG_DIGEST, ConfigDep
+from dllint.project.deps import record as record_dep
 
 if TYPE_CHECKING:
     from dllint.facts.config_reads import ConfigRead
@@ -48,7 +49,7 @@ def candidates(read: ConfigRead, path: str, root: str, deps: dict[str, str]) -> 
     for pattern in read.source.patterns:
         for base in bases:
             full = os.path.normpath(os.path.join(base, pattern))
-            deps[full] = config_digest(full)
+            record_dep(deps, ConfigDep(full, config_digest(full)))
             if "*" in full:
                 found += sorted(glob.glob(full))
             elif os.path.isfile(full):
@@ -95,7 +96,7 @@ def config_value(read: ConfigRead, path: str, root: str, deps: dict[str, str]) -
         if document is None:
             return None
         for source in other_sources(document):
-            deps[source] = config_digest(source)
+            record_dep(deps, ConfigDep(source, config_digest(source)))
         node = lookup(document.root, list(read.keys))
         if not isinstance(node, Scalar) or not _known_parents(document, read.keys):
             return None

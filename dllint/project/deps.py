@@ -1,6 +1,9 @@
 """What a file's findings depend on, typed. The cache stores them as a ``dict[str, str]``
 (path -> digest, so old entries still read); :func:`read` and :func:`record` are the only
-places that know that encoding.
+places in the project layer that know that encoding (every part records through
+:func:`record`). Outside it, ``dllint.configs.lint.config_deps`` still writes its own value
+(``"config-file"``: a config read whole, which reads back as a summary whose digest never
+matches, so the file is linted again).
 
 - :class:`SummaryDep`: another file's content had this digest (its findings read its summary);
 - :class:`ConfigDep`: a config file's bytes had this digest (a key read from it);

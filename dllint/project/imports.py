@@ -7,10 +7,10 @@ pkg.helpers import *``), never the files whose text names it: a course repositor
 
 Read from each project file's import statements (a byte search for ``import``, each statement
 read by a small anchored pattern: no file is parsed). The first questions read only the files
-whose bytes hold the name asked (every importer names it), so a one-file run reads few; past a
-budget, every file's imports are read once and resolved lazily, one imported name at a time,
-each binding once: a question is then a dictionary look-up, so a project of N files with N
-helpers costs O(N), not O(N²).
+whose bytes hold the name asked (every importer names it: one search of the project's bytes per
+name), so a one-file run reads few; past LAZY_SEARCHES names, every file's imports are read once
+and resolved lazily, one imported name at a time, each binding once: a question is then a
+dictionary look-up, so a project of N files with N helpers costs O(N), not O(N²).
 
 The scan reads import statements wherever they stand (functions, ``try:`` blocks), and also
 in strings that look like them: a binding too many makes a file an importer that calls
@@ -25,7 +25,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
-from dllint.facts.flow.targets import Target
 from dllint.project.sources import python_text
 from dllint.project.syspath import path_additions
 
@@ -40,9 +39,11 @@ _STATEMENT = re.compile(
 )
 _ALIAS = re.compile(r"^([\w.]+|\*)(?:\s+as\s+(\w+))?$")
 MAX_REEXPORTS = 4  # re-exports followed from one binding (``from .data import *`` in __init__ ...)
-# Files read to answer questions one by one (those whose bytes hold the name asked) before every
-# file's imports are read once: a one-file run asks a few names, a project run thousands.
-LAZY_FILES = 2000
+# Names answered one by one (a search of the project's bytes for each, then the imports of the
+# files that hold it) before every file's imports are read once: a one-file run asks a few names,
+# a project run hundreds. Reading every file's imports costs about 14 such searches (the corpus:
+# 0.30 s against 22 ms per search), so the table is built once about half of that is spent.
+LAZY_SEARCHES = 8
 
 
 class ImportBinding(NamedTuple):
@@ -56,7 +57,7 @@ class ImportBinding(NamedTuple):
     @property
     def key(self) -> str:
         """The last part of what it imports: the name a question about a definition asks by."""
-        return Target.parse(self.target).dotted.rsplit(".", 1)[-1]
+        return self.target.rstrip("@").partition(":")[2].rsplit(".", 1)[-1]  # (Target.parse's dotted, without a Target)
 
 
 def scan(path: str, data: bytes, start: int = 0, end: int | None = None) -> list[ImportBinding]:
@@ -116,21 +117,26 @@ class ImportGraph:
 
     def __init__(
         self,
-        files: Callable[[], Iterable[tuple[str, bytes, int, int]]],
+        files: Callable[[], Iterable[str]],
         span: Callable[[str], tuple[bytes, int, int] | None],
+        recorded: Callable[[str], list[ImportBinding] | None],
         locate: Callable[[str, str], tuple[str, str] | None],
         module_file: Callable[[str, str, bool], str | None],
         mentions: Callable[[bytes], list[str]],
+        path_adding: Callable[[], list[str]],
     ) -> None:
-        self._files = files  # (path, bytes, start, end) of every project file
+        self._files = files  # every project file
         self._span = span  # (bytes, start, end) where a file's bytes lie, None: unreadable
+        self._recorded = recorded  # a file's bindings as an earlier run read them (None: not kept)
         self._locate = locate  # (file, target) -> (file, name inside it): no re-export followed
         self._module_file = module_file  # (file, target, with sys.path additions) -> the module file a whole target names
         self._mentions = mentions  # the project files whose bytes hold a needle
+        self._path_adding = path_adding  # the project files that name sys.path or addsitedir
+        self.lazy_searches = LAZY_SEARCHES  # 0 where the table is read from records (ProjectIndex.use_records)
         self._scanned: dict[str, list[ImportBinding]] = {}  # file -> its bindings
         self._by_key: dict[str, list[ImportBinding]] | None = None  # every file's, by key (once built)
         self._importers: dict[tuple[str, str], list[Importer]] = {}  # (file, name) -> its importers
-        self._lazy_files = 0  # files read for questions answered before the whole table was
+        self._lazy_searches = 0  # names searched for before the whole table was read
         self._stale: set[str] = set()
         self._names: dict[str, dict[tuple[str, str], list[Importer]]] = {}  # key -> definition -> importers
         self._modules: dict[str, dict[str, list[ImportBinding]]] = {}  # key -> module file -> bindings
@@ -143,17 +149,17 @@ class ImportGraph:
         """The other files whose bindings resolve to ``name`` (a module-level function or class
         of ``path``; ``Cls.method``: its class), directly or through the module that holds it.
         Every such file names it: until the whole table is read (:meth:`_table`), only the files
-        whose bytes hold the name are read, within a budget of LAZY_FILES."""
+        whose bytes hold the name are read, for at most LAZY_SEARCHES names."""
         first = name.split(".", 1)[0]
         key = (path, first)
         found = self._importers.get(key)
         if found is None:
-            if self._by_key is None and self._lazy_files < LAZY_FILES:
+            if self._by_key is None and self._lazy_searches < self.lazy_searches:
+                self._lazy_searches += 1
                 mentions = set(self._mentions(first.encode()))
                 if path.endswith("__init__.py"):  # a package's importers name the package (its names may come by stars)
                     mentions.update(self._mentions(module_key(path).encode()))
                 candidates = sorted(f for f in mentions if f != path)
-                self._lazy_files += len(candidates)
                 found = self._importers_among(candidates, path, first)
             else:
                 found = self._importers_from_table(path, first)
@@ -212,7 +218,7 @@ class ImportGraph:
     def _path_adders(self) -> dict[str, list[str]]:
         if self._adders is None:
             adders: dict[str, list[str]] = defaultdict(list)
-            for path in sorted(set(self._mentions(b"sys.path")) | set(self._mentions(b"addsitedir"))):
+            for path in self._path_adding():
                 adders[module_key(path)].append(path)
             self._adders = dict(adders)
         return self._adders
@@ -225,8 +231,11 @@ class ImportGraph:
         """``path``'s own import bindings."""
         found = self._scanned.get(path)
         if found is None:
+            found = self._recorded(path)
+        if found is None:
             span = self._span(path)
-            found = self._scanned[path] = _scan_file(path, *span) if span is not None else []
+            found = scan_file(path, *span) if span is not None else []
+        self._scanned[path] = found
         return found
 
     def prepare(self) -> None:
@@ -237,10 +246,12 @@ class ImportGraph:
     def forget(self, path: str) -> None:
         """``path``'s text changed (or it appeared or went away): its bindings are read again
         and every resolution is made anew (a module may now exist or define another name)."""
-        self._scanned.pop(path, None)
+        old = self._scanned.pop(path, None)
         self._importers.clear()
-        if self._by_key is not None:
+        if self._by_key is not None and path not in self._stale:
             self._stale.add(path)
+            for binding in old or ():  # its bindings leave the table now; read again at the next question
+                self._by_key[binding.key].remove(binding)
         self._names.clear()
         self._modules.clear()
         self._defines.clear()
@@ -251,15 +262,14 @@ class ImportGraph:
     def _table(self) -> dict[str, list[ImportBinding]]:
         """Every file's bindings by key, read once (then kept up to date file by file)."""
         if self._by_key is None:
-            for path, data, start, end in self._files():
-                if path not in self._scanned:
-                    self._scanned[path] = _scan_file(path, data, start, end)
+            for path in self._files():
+                self.bindings(path)
             self._by_key = _keyed(self._scanned.values())
             self._stale.clear()
         elif self._stale:
             for path in self._stale:
-                self.bindings(path)
-            self._by_key = _keyed(self._scanned.values())
+                for binding in self.bindings(path):
+                    self._by_key.setdefault(binding.key, []).append(binding)
             self._stale.clear()
         return self._by_key
 
@@ -332,7 +342,7 @@ class ImportGraph:
         return span is not None and _word(name).search(*span) is not None
 
 
-def _scan_file(path: str, data: bytes, start: int, end: int) -> list[ImportBinding]:
+def scan_file(path: str, data: bytes, start: int, end: int) -> list[ImportBinding]:
     """A project file's bindings; a notebook's from its code cells (its JSON text holds them in
     strings, where no statement starts a line)."""
     if path.endswith(".ipynb"):

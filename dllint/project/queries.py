@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 
 from dllint.facts.flow.records import Copies, Effects, FunctionSummary
 from dllint.facts.flow.targets import Target
+from dllint.project.deps import SummaryDep
+from dllint.project.deps import record as record_dep
 from dllint.project import base as limits  # read at call time (tests lower them)
 from dllint.project.base import (
     IndexBase,
@@ -53,7 +55,7 @@ class QueryIndex(IndexBase):
             found = [one] if one is not None else []
         kind = Copies()
         for path, function, param in found:
-            deps[path] = self.known_digest(path)
+            record_dep(deps, SummaryDep(path, self.known_digest(path)))
             if param is None:
                 continue
             kind = kind.join(function.copies.get(param, Copies()))
@@ -68,7 +70,7 @@ class QueryIndex(IndexBase):
         if found is None:
             return None
         path, function, name = found
-        deps[path] = self.known_digest(path)
+        record_dep(deps, SummaryDep(path, self.known_digest(path)))
         return path, function, function.parameter(argument, Target.parse(target).bound or name.endswith(".__init__"))
 
     def expand(self, path: str, effects: Effects, deps: dict[str, str], depth: int = 0, entry: str = "") -> Effects:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dllint.facts.flow.records import ClassSummary, FileSummary, FunctionSummary
 from dllint.facts.flow.targets import STAR, Target
-from dllint.project.deps import CallersDep
+from dllint.project.deps import CallersDep, SummaryDep
 from dllint.project.deps import record as record_dep
 from dllint.project.base import (
     IndexBase,
@@ -29,7 +29,7 @@ class ResolveIndex(IndexBase):
             path, name = found
             summary = self.summary(path)
             if summary is not None and deps is not None:
-                deps[path] = summary[1]
+                record_dep(deps, SummaryDep(path, summary[1]))
             first = name.split(".")[0]
             if summary is None or not name or first in summary[0].functions or first in summary[0].classes:
                 return found

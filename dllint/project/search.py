@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
 
 from dllint.files import Unreadable, read_bytes
 from dllint.facts.flow.records import FunctionSummary, LoaderSummary
@@ -13,8 +12,11 @@ from dllint.facts.loaders import LOADER_QUALNAMES
 from dllint.knowledge.loaders import LIBRARY_LOADER_NAMES
 from dllint.project.class_text import ClassText
 from dllint.project.class_text import scan as scan_classes
+from dllint.project.imports import ImportBinding
+from dllint.project.imports import scan_file as scan_imports
+from dllint.project.records import FileRecord, content_digest
 from dllint.project import base as limits  # read at call time (tests lower them)
-from dllint.project.deps import CallersDep
+from dllint.project.deps import CallersDep, SummaryDep
 from dllint.project.deps import record as record_dep
 from dllint.project.base import (
     CallRecord,
@@ -86,6 +88,8 @@ class SearchIndex(IndexBase):
     def _class_text(self) -> ClassText:
         """The project's class headers and aliases: the joined text's scanned once while it is
         kept, the files beyond it (an editor's open buffers) at each new question."""
+        if self._classes is None and self.records is not None:
+            self._classes = self._recorded_classes()
         if self._classes is None:
             hay, _, _, rest = self._haystack()
             if self._joined_classes is None or self._joined_classes[0] is not hay:
@@ -97,6 +101,36 @@ class SearchIndex(IndexBase):
             self._classes = found
         return self._classes
 
+    def _recorded_classes(self) -> ClassText:
+        """The class text of every project file from its record, each file whose stat moved since
+        its record was made scanned anew (:mod:`dllint.project.records`)."""
+        found = ClassText()
+        for path in self.stat_table():
+            record = self._record(path)
+            if record is not None:
+                found.update(record.classes)
+        return found
+
+    def _record(self, path: str) -> FileRecord | None:
+        """``path``'s record, made now when its stat moved since the last (None: no records kept,
+        or the file cannot be read)."""
+        stat = self.stat_table().get(path) if self.records is not None else None
+        if self.records is None or stat is None:
+            return None
+        key = (stat[0], stat[1], stat[2])
+        record = self.records.get(path, key)
+        if record is None:
+            span = self._span(path)
+            if span is None:
+                return None
+            data, start, end = span
+            digest = content_digest(memoryview(data)[start:end])
+            bindings = scan_imports(path, data, start, end)
+            adds = data.find(b"sys.path", start, end) != -1 or data.find(b"addsitedir", start, end) != -1
+            record = FileRecord(key, digest, scan_classes(data, start, end), bindings, adds)
+            self.records.put(path, record)
+        return record
+
     def record_mentions(self, deps: dict[str, str], path: str, needle: bytes, gate: bytes | None = None) -> None:
         """Record in ``deps`` that ``path``'s lint asked who names ``needle``, with the content
         digest of every other file that does: a change to one of them invalidates the findings,
@@ -105,7 +139,7 @@ class SearchIndex(IndexBase):
         for other in self.mentions(needle, gate):
             digest = self.digest(other) if other != path else None  # its own edits re-lint it anyway
             if digest is not None:
-                deps[other] = digest
+                record_dep(deps, SummaryDep(other, digest))
 
     def _haystack(self) -> tuple[bytes, list[int], list[str], list[str]]:
         """Every project file's bytes joined by NUL (an identifier never spans two files), with
@@ -133,16 +167,23 @@ class SearchIndex(IndexBase):
             self._hay = (joined, starts, paths, rest)  # (bytes and bytearray search alike)
         return self._hay
 
-    def _file_spans(self) -> Iterator[tuple[str, bytes, int, int]]:
-        """(path, bytes, start, end) of every project file: in the joined text, then the rest."""
-        hay, _, paths, rest = self._haystack()
-        for path in paths:
-            start, end = self._offsets[path]
-            yield path, hay, start, end
-        for path in rest:
-            data = self._read(path)
-            if data is not None:
-                yield path, data, 0, len(data)
+    def _import_files(self) -> list[str]:
+        """Every project file whose imports the import table reads: with records, the stat table's
+        (a file's imports read again only when its stat moved); else the joined text's, then the rest."""
+        if self.records is not None:
+            return list(self.stat_table())
+        _, _, paths, rest = self._haystack()
+        return paths + rest
+
+    def _path_adding_files(self) -> list[str]:
+        """The project files that name ``sys.path`` or ``addsitedir`` (in path order)."""
+        if self.records is not None:
+            return [path for path in self.stat_table() if (record := self._record(path)) is not None and record.adds_path]
+        return sorted(set(self.mentions(b"sys.path")) | set(self.mentions(b"addsitedir")))
+
+    def _recorded_bindings(self, path: str) -> list[ImportBinding] | None:
+        record = self._record(path)
+        return None if record is None else record.bindings
 
     def _read(self, path: str) -> bytes | None:
         where = self._offsets.get(path)

@@ -20,6 +20,7 @@ from dllint.project.base import (
 )
 from dllint.project.deps import CallersDep, ConfigDep, LoaderClassesDep, asks_callers
 from dllint.project.deps import read as read_deps
+from dllint.project.records import content_digest
 
 
 class StoreIndex(IndexBase):
@@ -62,12 +63,18 @@ class StoreIndex(IndexBase):
         entry = self._entries.get(path)
         if entry is not None and entry.stat == stat:
             return entry, None
+        # Read by an earlier run at this stat: no read, no hash. Only once the records are read
+        # for a question of every file: a warm run reads the few files its hits depend on instead.
+        record = self.records.get(path, (*stat, st.st_ino), load=False) if self.records is not None else None
+        if record is not None:
+            if entry is None or entry.digest != record.digest:
+                entry = self._entries[path] = _Entry(stat, None, record.digest)
+            entry.stat = stat
+            return entry, None
         data = self._read(path)
         if data is None:
             return None
-        import hashlib  # only once a digest is needed: a one-file run often needs none
-
-        content = hashlib.sha256(data).hexdigest()[:32]
+        content = content_digest(data)
         if entry is not None and entry.digest == content:
             entry.stat = stat
             return entry, data
@@ -96,6 +103,14 @@ class StoreIndex(IndexBase):
     def known_digest(self, path: str) -> str:
         """The digest of a summary this index has already read."""
         return self._entries[path].digest
+
+    def use_records(self, cache: Any) -> None:
+        """Answer the questions asked of every file from what ``cache`` kept of each file
+        (:mod:`dllint.project.records`), reading only the files changed since."""
+        from dllint.project.records import FileRecords
+
+        self.records = FileRecords(str(self.root), cache)
+        self.imports.lazy_searches = 0  # every file's imports are in the records: no search of the bytes
 
     def deps_valid(self, deps: dict[str, str]) -> bool:
         """Every file a file's findings were computed from is still the same."""
@@ -144,6 +159,8 @@ class StoreIndex(IndexBase):
         :meth:`reconcile`): a file saved during the run then differs from it next run."""
         if any(asks_callers(deps) for deps in deps_stored) and cache.meta(self._meta_key()) != self.stat_table():
             cache.put_meta(self._meta_key(), self.stat_table())
+        if self.records is not None:
+            self.records.save(cache, self.project_files())
 
     def _meta_key(self) -> str:
         return f"project-files:{self.root}"

@@ -20,7 +20,7 @@ from dllint.project.base import (
     MAX_FOLLOW,
 )
 from dllint.project import base as limits  # read at call time (tests lower them)
-from dllint.project.deps import CallersDep, LoaderClassesDep
+from dllint.project.deps import CallersDep, LoaderClassesDep, SummaryDep
 from dllint.project.deps import record as record_dep
 from dllint.project.search import callee_needle
 
@@ -82,7 +82,7 @@ class ProjectView(NullProject):
         for caller, found in callers:
             if not admitted(guards, found.args):
                 continue  # get_loader("finetune") never receives the "pretrain" loader
-            self.deps[caller] = self.index.known_digest(caller)
+            record_dep(self.deps, SummaryDep(caller, self.index.known_digest(caller)))
             effects = found.effects if element is None else found.element(element)
             if found.returned_by and depth < MAX_FOLLOW:
                 # ``def build_loader(cfg): return _build_loader(cfg)``: its callers decide
@@ -120,7 +120,7 @@ class ProjectView(NullProject):
         for other in files:
             digest = self.index.digest(other)
             if digest is not None:
-                self.deps[other] = digest
+                record_dep(self.deps, SummaryDep(other, digest))
 
     def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
         """Loaders in other project files built over instances of this file's class ``cls``."""
@@ -130,7 +130,7 @@ class ProjectView(NullProject):
         self._record_digests(self.index.class_importers(self.path, cls.name))
         found = self.index.loaders_of_class(self.path, cls.name)
         for other, _ in found:
-            self.deps[other] = self.index.known_digest(other)
+            record_dep(self.deps, SummaryDep(other, self.index.known_digest(other)))
         return [(f"{os.path.relpath(other, self.index.root)}:{loader.line}", loader) for other, loader in found]
 
     def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list[Returned]:
@@ -183,7 +183,7 @@ class ProjectView(NullProject):
         found = self.index.class_summary(self.path, target, self.deps)
         if found is None:
             return None
-        self.deps[found[0]] = self.index.known_digest(found[0])
+        record_dep(self.deps, SummaryDep(found[0], self.index.known_digest(found[0])))
         return found[1]
 
     def named_elsewhere(self, name: str) -> bool:

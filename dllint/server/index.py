@@ -71,15 +71,31 @@ class BufferIndex(ProjectIndex):
         self._exists.clear()  # a module found or not found may be another now
         self._callers.clear()
         self._methods.clear()
-        self._mentions.clear()
+        if rejoin:
+            self._mentions.clear()
+        else:  # a buffer: kept out of the joined text, so only its own membership of each answer moves
+            self._mentions_anew(path)
         self._classes = None
         self._class_names = None
         self._loader_classes = None
         self._stat_table = None
         self.imports.forget(path)
+        if self.records is not None:
+            self.records.forget(path)
         if rejoin:
             self._hay = None
             self._offsets.clear()
+
+    def _mentions_anew(self, path: str) -> None:
+        """Each "which files name X" answer kept, with ``path`` (a buffer, searched on its own)
+        in or out by its text now: a keystroke costs a search of one file per needle asked, not
+        a search of the project's joined text."""
+        data = self._read(path)
+        for key, files in self._mentions.items():
+            needle, gate = key
+            named = data is not None and needle in data and (gate is None or gate in data)
+            if named != (path in files):
+                self._mentions[key] = sorted({*files, path} if named else set(files) - {path})
 
     # -- the reads the index makes ------------------------------------------------------
     # A buffer's summary needs no override: _read gives the buffer, and set_buffer drops the

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dllint.config import CONFIG_FILES as SETTINGS_FILES
 from dllint.config import ConfigError, Settings, load_settings
@@ -21,6 +21,9 @@ from dllint.findings import Finding
 from dllint.per_file import FileOutcome, fix, lint, too_large
 from dllint.selection import validate_code_prefix
 from dllint.server.index import BufferIndex, Changed
+
+if TYPE_CHECKING:
+    from dllint.project.view import ProjectView
 
 CONFIG_FILES = ("pyproject.toml", *SETTINGS_FILES)  # every file settings are read from
 
@@ -187,7 +190,7 @@ class Workspace:
         return fix(linter, path, data, unsafe, self._view(project, path), findings if only is None else None)
 
     @staticmethod
-    def _view(project: Project, path: str) -> Any:
+    def _view(project: Project, path: str) -> ProjectView | None:
         return None if project.index is None else project.index.view(path)
 
     def rule_linter(self, path: str, code: str) -> Linter:

@@ -1,0 +1,136 @@
+"""The project index's records (dllint/project/records.py): what a run with a cache read from
+every project file, kept for the next run, which reads again only the files whose stat moved,
+and answers as an index that read every file."""
+
+from __future__ import annotations
+
+import os
+
+from dllint.cache import Cache
+from dllint.config import Settings
+from dllint.project import search
+from dllint.project.index import ProjectIndex
+
+SETTINGS = Settings()
+FILES = {
+    "loaders.py": "from torch.utils.data import DataLoader\nclass FastLoader(DataLoader):\n    pass\n",
+    "data.py": "from torch.utils.data import Dataset\nclass DS(Dataset):\n    def __len__(self): return 1\n",
+    "train.py": "import sys\nsys.path.insert(0, 'lib')\nfrom data import DS\nfrom loaders import FastLoader as FL\nloader = FL(DS(), num_workers=2)\n",
+    "other.py": "import os\nclass Plain:\n    pass\n",
+}
+
+
+def _project(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    for name, text in FILES.items():
+        (root / name).write_text(text)
+    return root
+
+
+def _index(root, cache=None):
+    index = ProjectIndex(root, SETTINGS)
+    if cache is not None:
+        index.use_records(cache)
+    return index
+
+
+def _answers(index, root):
+    data = str(root / "data.py")
+    return (
+        index.loader_class_names(),
+        index.class_names(),
+        index.imports.importers(data, "DS"),
+        index.imports.added_folders(str(root / "train.py")),
+        [index.digest(str(root / name)) for name in sorted(FILES)],
+    )
+
+
+def _scans(monkeypatch):
+    scanned: list[int] = []
+    real = search.scan_classes
+
+    def counting(data, start=0, end=None):
+        scanned.append(1)
+        return real(data, start, end)
+
+    monkeypatch.setattr(search, "scan_classes", counting)
+    return scanned
+
+
+def _save(index, cache):
+    index.remember_files(cache, [])
+
+
+def test_a_second_run_reads_only_the_file_that_changed_and_answers_as_a_fresh_index(tmp_path, monkeypatch):
+    root = _project(tmp_path)
+    first = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    assert _answers(first, root) == _answers(_index(root), root)
+    _save(first, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    changed = root / "other.py"
+    changed.write_text("from loaders import FastLoader\nclass Faster(FastLoader):\n    pass\n")
+    os.utime(changed, ns=(1, 1))  # (a stat that moved, whatever the clock's resolution)
+    scanned = _scans(monkeypatch)
+    second = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    found = _answers(second, root)
+    assert len(scanned) == 1  # other.py alone
+    monkeypatch.undo()
+    assert found == _answers(_index(root), root)
+    assert b"Faster" in found[0][0]  # a new loader subclass in the changed file is one
+
+
+def test_once_the_records_are_read_an_unchanged_files_digest_needs_no_read(tmp_path, monkeypatch):
+    root = _project(tmp_path)
+    first = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    expected = _answers(first, root)[4]
+    _save(first, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    second = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    second.loader_class_names()  # a question of every file reads the records (a warm run asks none)
+    read: list[str] = []
+    monkeypatch.setattr(second, "_read", lambda path: read.append(path))
+    assert [second.digest(str(root / name)) for name in sorted(FILES)] == expected
+    assert read == []
+
+
+def test_a_side_file_that_is_not_one_is_read_as_none(tmp_path):
+    root = _project(tmp_path)
+    cache = Cache(tmp_path / "c", SETTINGS, ("DL201",))
+    first = _index(root, cache)
+    _answers(first, root)
+    _save(first, cache)
+    [side] = [p for p in (tmp_path / "c").rglob("project-*.json")]
+    for garbage in ("not json", '{"format": 3, "files": {"x": [1, 2, 3, "d", "bad", "\\n", true]}}', "[]"):
+        side.write_text(garbage)
+        assert _answers(_index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",))), root) == _answers(_index(root), root)
+
+
+def test_malformed_rows_are_read_again_from_the_file(tmp_path):
+    root = _project(tmp_path)
+    cache = Cache(tmp_path / "c", SETTINGS, ("DL201",))
+    first = _index(root, cache)
+    _answers(first, root)
+    _save(first, cache)
+    [side] = [p for p in (tmp_path / "c").rglob("project-*.json")]
+    import json
+
+    value = json.loads(side.read_text())
+    for row in value["files"].values():
+        row[4] = "not a class text"
+        row[5] = "no tab here"
+    side.write_text(json.dumps(value))
+    assert _answers(_index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",))), root) == _answers(_index(root), root)
+
+
+def test_a_side_file_is_neither_read_nor_written_through_a_planted_symlink(tmp_path):
+    cache = Cache(tmp_path / "c", SETTINGS, ("DL201",))
+    cache.put_side("project-x.json", {"a": 1})
+    assert Cache(tmp_path / "c", SETTINGS, ("DL201",)).side("project-x.json") == {"a": 1}
+    [side] = list((tmp_path / "c").rglob("project-x.json"))
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"planted": true}')
+    side.unlink()
+    side.symlink_to(outside)
+    assert Cache(tmp_path / "c", SETTINGS, ("DL201",)).side("project-x.json") is None
+    Cache(tmp_path / "c", SETTINGS, ("DL201",)).put_side("project-x.json", {"b": 2})
+    assert outside.read_text() == '{"planted": true}'
+    assert not side.is_symlink() and Cache(tmp_path / "c", SETTINGS, ("DL201",)).side("project-x.json") == {"b": 2}
