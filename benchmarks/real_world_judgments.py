@@ -1610,6 +1610,9 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "VOCSegDataset defined in the notebook, loaders with num_workers 4 off Windows (cell 17)"),
     ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter09_computer-vision/9.9_semantic-segmentation-and-dataset.ipynb:4", "DL106", T, "",
      "same, test set"),
+    ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter10_natural-language-processing/10.3_word2vec-pytorch.ipynb:17", "DL106", T, "",
+     "found after this stop (the binding of `dataset` that reaches the loader, rebound in other cells): MyDataset "
+     "defined in the notebook, num_workers 4 off Windows"),
     ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter10_natural-language-processing/10.3_word2vec-pytorch.ipynb:21", "DL106", T, "",
      "collate_fn=batchify defined in the notebook, num_workers 4 off Windows"),
     ("ShusenTang+Dive-into-DL-PyTorch", "code/chapter09_computer-vision/9.1_image-augmentation.ipynb:21", "DL000", F, "V1",
@@ -2191,6 +2194,10 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ('dataflowr+notebooks', 'llm/Lora_empty.ipynb:cell 4:41', 'DL000', T, '',
      'the cell itself does not parse (an exercise left blank: `x = # your code here` or a def with a comment-only body)'),
     # --- fastai/course22p2
+    ('fastai+course22p2', 'nbs/24_imgnet_tiny.ipynb:cell 11:1', 'DL106', T, '',
+     'found after the merge (tfm_tds rebound in cell 64; the binding reaching cell 27 is cell 23): TinyDS (through tds) defined in the notebook, shipped to DataLoader(tfm_tds, num_workers=8)'),
+    ('fastai+course22p2', 'nbs/24_imgnet_tiny.ipynb:cell 23:1', 'DL106', T, '',
+     'found after the merge (tfm_tds rebound in cell 64; the binding reaching cell 27 is cell 23): TfmDS, tfmx and tfmy (three findings at this key) defined in the notebook, shipped to DataLoader(tfm_tds, num_workers=8)'),
     ('fastai+course22p2', 'nbs/17_DDPM_v2.ipynb:cell 40:2', 'DL106', T, '',
      'collate_ddpm is defined in the notebook and is the collate_fn of a 4/8-worker loader'),
     ('fastai+course22p2', 'nbs/18_fid.ipynb:cell 17:11', 'DL106', T, '',

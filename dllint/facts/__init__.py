@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from dllint.facts.argparse_defaults import ArgparseDefaults
 from dllint.facts.imports import build_import_table, dotted_name, qualified_name
 from dllint.facts.loaders import LOADER_QUALNAMES, LoaderCall, collect_loader_calls, collect_loader_settings, mentions_pin_memory
-from dllint.facts.scopes import Scope, ScopeTable
+from dllint.facts.scopes import Binding, Scope, ScopeTable
 from dllint.facts.values import Value, default_callee, defaults_of, resolve
 from dllint.facts.walk import walk_with_parents
 from dllint.knowledge.loaders import (
@@ -434,6 +434,30 @@ class FileFacts:
         while node is not None and not isinstance(node, ast.stmt):
             node = parents.get(node)
         return node
+
+    def reaching_value(self, name: str, scope: Scope, at: ast.AST | None) -> tuple[Scope, Binding] | None:
+        """The binding of ``name`` read at ``at``: its one binding; or, for a module-level name
+        bound several times, the assignment that reaches ``at`` where ``at`` and every binding
+        before it are statements of the module body (no branch, loop or function between: a
+        notebook's cells rebinding ``kwargs``): the last one before it, as Python runs them."""
+        found = self.scopes.lookup(name, scope)
+        if found is None:
+            return None
+        owner, bindings = found
+        if len(bindings) == 1:
+            return owner, bindings[0]
+        used_at = self.statement_of(at) if at is not None else None
+        if used_at is None or not owner.is_module or used_at not in self.tree.body:
+            return None
+        before: list[tuple[int, Binding]] = []
+        for binding in bindings:
+            top = self.module_statement_of(binding.node)
+            if top is None or top.lineno >= used_at.lineno:
+                continue  # runs after the read
+            if binding.kind != "assign" or self.statement_of(binding.node) is not top:
+                return None  # bound in a branch, a loop or a function before the read: either may reach it
+            before.append((top.lineno, binding))
+        return (owner, max(before, key=lambda pair: pair[0])[1]) if before else None
 
     def module_statement_of(self, node: ast.AST) -> ast.stmt | None:
         """The module-level statement that contains ``node``."""

@@ -16,7 +16,7 @@ from dllint.knowledge.loaders import (
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
-    from dllint.facts.scopes import Binding, Scope
+    from dllint.facts.scopes import Scope
 
 LOADER_QUALNAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
@@ -230,7 +230,7 @@ def _splat_entries(
     when it cannot be resolved."""
     edits: list[tuple[str, ast.expr]] = []
     if isinstance(expr, ast.Name):
-        found = facts.scopes.single_value(expr.id, scope) or _reaching_module_binding(facts, expr.id, scope, call)
+        found = facts.reaching_value(expr.id, scope, call)
         if found is None or found[1].value is None:
             return None
         found_edits = _dict_edits(facts, expr.id, found[0], found[1].node, call)
@@ -244,30 +244,6 @@ def _splat_entries(
     for key, value in edits:
         entries[key] = (value, scope)
     return entries
-
-
-def _reaching_module_binding(facts: FileFacts, name: str, scope: Scope, call: ast.Call | None) -> tuple[Scope, Binding] | None:
-    """The assignment of a module-level ``name`` bound several times that reaches ``call``, where
-    the call and every binding before it are statements of the module body (no branch, loop or
-    function between): the last one before it, as Python runs them (later ones run after it)."""
-    found = facts.scopes.lookup(name, scope)
-    used_at = facts.statement_of(call) if call is not None else None
-    if found is None or used_at is None or not found[0].is_module:
-        return None
-    owner, bindings = found
-    body = facts.tree.body
-    if used_at not in body:
-        return None
-    before: list[tuple[int, Binding]] = []
-    for binding in bindings:
-        top = facts.module_statement_of(binding.node)
-        if top is None or top.lineno >= used_at.lineno:
-            continue
-        statement = facts.statement_of(binding.node)
-        if binding.kind != "assign" or statement is not top:
-            return None  # bound in a branch, a loop or a function before the call: either may reach it
-        before.append((top.lineno, binding))
-    return (owner, max(before, key=lambda pair: pair[0])[1]) if before else None
 
 
 def _literal_entries(expr: ast.expr, scope: Scope) -> dict[str, tuple[ast.expr, Scope]] | None:

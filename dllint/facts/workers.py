@@ -43,7 +43,7 @@ def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[i
     seen.add(id(expr))
     yield Shipped(expr, scope, sink)
     if isinstance(expr, ast.Name):
-        found = facts.scopes.single_value(expr.id, scope)
+        found = facts.reaching_value(expr.id, scope, expr)
         if found is not None and found[1].kind == "assign" and found[1].value is not None:
             yield from _walk(facts, found[1].value, found[0], sink, seen, depth + 1)
     elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
