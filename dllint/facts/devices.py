@@ -325,7 +325,8 @@ VIEW_METHODS = frozenset(
 
 def _rooted_in(expr: ast.AST, names: set[str]) -> bool:
     """``expr`` is (part of) one of ``names``: ``batch``, ``batch[0]``, ``batch["x"].view(...)``,
-    ``batch.items()``; not a tensor computed from it (``f(batch)``, ``batch["x"].float()``)."""
+    ``batch.items()``, ``Variable(batch)``; not a tensor computed from it (``f(batch)``,
+    ``batch["x"].float()``)."""
     for _ in range(MAX_DEPTH):
         if isinstance(expr, ast.Name):
             return expr.id in names
@@ -333,9 +334,18 @@ def _rooted_in(expr: ast.AST, names: set[str]) -> bool:
             expr = expr.value
         elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in VIEW_METHODS:
             expr = expr.func.value
+        elif isinstance(expr, ast.Call) and _is_variable(expr):
+            expr = expr.args[0]
         else:
             return False
     return False
+
+
+def _is_variable(call: ast.Call) -> bool:
+    """``Variable(t)`` (``torch.autograd.Variable``): since torch 0.4 it returns ``t`` itself."""
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    return name == "Variable" and len(call.args) >= 1 and not isinstance(call.args[0], ast.Starred)
 
 
 def _derive(node: ast.AST, names: set[str], assigned: dict[str, list[ast.AST]], moved) -> None:
