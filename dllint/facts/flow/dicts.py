@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from dllint.facts.flow.containers import ContainerFlow
 from dllint.facts.flow.model import AnyEntry, DictKey, FlowState, How, Move, Path, Use, path_key, shown, uses_from
 from dllint.facts.scopes import Scope
+from dllint.facts.values import resolve
 
 if TYPE_CHECKING:
     from dllint.facts.flow.model import Element
@@ -31,13 +32,13 @@ class DictFlow(ContainerFlow):
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is container:
             return True, []  # iterating a dict gives its keys
         if isinstance(parent, ast.Subscript) and parent.value is container:
-            position = parent.slice
-            if not (isinstance(position, ast.Constant) and isinstance(position.value, str)):
+            key = self._key_of(parent.slice)
+            if key is None:
                 return True, None  # d[name]: any entry
             if isinstance(index, AnyEntry):
-                index.met.add(position.value)
+                index.met.add(key)
                 return True, []
-            if position.value != index.key:
+            if key != index.key:
                 return True, []
             if isinstance(parent.ctx, ast.Load):
                 return True, self._extracted(parent, state, rest)
@@ -48,6 +49,16 @@ class DictFlow(ContainerFlow):
         if not (isinstance(call, ast.Call) and call.func is parent) or call.keywords:
             return True, None  # an attribute of a dict: some other mapping (an attribute dict)
         return True, self._dict_method_uses(call, parent.attr, index, state, rest)
+
+    def _key_of(self, position: ast.expr) -> str | None:
+        """A subscript's key as a string: a literal, or a name the file resolves to one (a
+        parameter every caller passes ``"train"``, a name bound once); None otherwise."""
+        if isinstance(position, ast.Constant):
+            return position.value if isinstance(position.value, str) else None
+        if not isinstance(position, ast.Name):
+            return None
+        value = resolve(position, self.facts.scopes.scope_of(position), self.facts)
+        return value.value if value.is_const and isinstance(value.value, str) else None
 
     def _dict_method_uses(
         self, call: ast.Call, method: str, index: DictKey | AnyEntry, state: FlowState, rest: Path
