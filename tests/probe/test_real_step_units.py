@@ -8,7 +8,17 @@ import pytest
 
 from dllint.probe import steps
 from dllint.probe.endings import describe_outcome
-from dllint.probe.recommend import Recommendation, accepted_by_torch, reconcile, recommend, render_recommendation
+from dllint.probe.recommend import (
+    Recommendation,
+    accepted_by_torch,
+    agree,
+    decide,
+    failed,
+    reconcile,
+    recommend,
+    render_recommendation,
+    settled,
+)
 from dllint.probe.results import Result
 
 
@@ -164,20 +174,60 @@ def test_zero_workers_recommended_means_no_worker_options_and_dl201_moot():
     assert probe["evidence"].startswith("moot: the recommended settings use num_workers=0")
     before = {"step_s": 0.01, "data_wait_s": 0.006, "data_wait_fraction": 0.6}
     after = {"step_s": 0.005, "data_wait_s": 0.001, "data_wait_fraction": 0.2}
-    text = "\n".join(render_recommendation(recommendation.measured(before, after), "train.py:9"))
+    decision = decide([0.40, 0.42], [0.20, 0.21], batches=16)
+    text = "\n".join(render_recommendation(recommendation.measured(before, after, decision), "train.py:9"))
     assert "num_workers=0,  # sweep: 0 workers: 900.0 samples/s; 2 workers: 600.0 samples/s" in text
     assert "persistent_workers" not in text.split("# remove")[0]
-    assert "step         10.0 ms -> 5.0 ms" in text
-    assert text.endswith("each step is 50% faster with these settings; the data wait went from 60% to 20% of the step")
+    assert "step         10.0 ms -> 5.0 ms" in text and "2 run(s) each, interleaved; medians" in text
+    assert text.endswith("better: each epoch 410 ms -> 205 ms (saves 13 ms per batch; spread 0%, 2 interleaved pairs of runs)")
 
 
-def test_before_and_after_say_when_the_step_itself_changed():
-    from dllint.probe.recommend import _verdict
+# -- one decision per loader, from whole epochs -------------------------------------------------
 
-    before = {"step_s": 0.1, "data_wait_s": 0.01, "data_wait_fraction": 0.1}
-    assert _verdict(before, {"step_s": 0.103, "data_wait_s": 0.0, "data_wait_fraction": 0.0}).startswith("step time within 10% (+3%)")
-    assert "loop body ran 60.0 ms slower" in _verdict(before, {"step_s": 0.15, "data_wait_s": 0.0, "data_wait_fraction": 0.0})
-    assert _verdict(before, {"step_s": 0.15, "data_wait_s": 0.05, "data_wait_fraction": 0.3}).endswith("keep yours")
+
+def test_whole_epochs_decide_better_keep_yours_or_inconclusive():
+    better = decide([1.0, 1.1, 1.0], [0.5, 0.52, 0.5], batches=16)
+    assert better.verdict == "better" and better.rounds == 3
+    assert better.saving_per_epoch_s == pytest.approx(0.5) and better.saving_per_batch_s == pytest.approx(0.5 / 16)
+    slower = decide([1.0, 1.0], [1.3, 1.32], batches=16)
+    assert slower.verdict == "keep yours" and "31% slower with these settings" in slower.reason
+    same = decide([1.0, 1.01], [0.99, 1.0], batches=16)
+    assert same.verdict == "keep yours" and "within 5%" in same.reason
+    noisy = decide([1.0, 2.0], [0.8, 2.4], batches=16)  # pairs at 1.25x and 0.83x: the spread hides it
+    assert noisy.verdict == "inconclusive" and "spread" in noisy.reason
+    # beyond the noise, but under the floor of 50 µs per batch: nothing to act on
+    tiny = decide([0.001, 0.001], [0.0008, 0.0008], batches=16)
+    assert tiny.verdict == "keep yours" and "too little to act on" in tiny.reason
+    assert decide([], [], batches=16).verdict == "inconclusive"
+    assert not settled(better.__class__("better", "", (1.0,), (0.5,), 1.0, 0.0)) and settled(better)
+    assert not settled(noisy) and settled(failed("boom")) and failed("boom").verdict == "keep yours"
+
+
+def test_a_block_that_is_not_better_takes_back_every_confirmed_saving_on_its_loader():
+    keep = decide([1.0, 1.0], [1.3, 1.32], batches=16)
+    probe = {"verdict": "confirmed", "evidence": "epoch start 0.20 s -> 0.01 s, saves 190 ms per epoch"}
+    assert agree(probe, "DL201", keep)
+    assert probe["verdict"] == "not confirmed (the recommended settings are not better: keep yours)"
+    assert probe["evidence"].startswith("the recommended settings, whole epochs: each epoch 1.0 s -> 1.3 s")
+    assert probe["measurements"]["decision"]["verdict"] == "keep yours"
+    noisy = decide([1.0, 2.0], [0.8, 2.4], batches=16)
+    probe = {"verdict": "confirmed", "evidence": "sweep"}
+    assert agree(probe, "DL202", noisy) and probe["verdict"].startswith("inconclusive (spread ")
+    untouched = {"verdict": "confirmed", "evidence": "a lambda"}
+    assert not agree(untouched, "DL102", keep) and untouched["verdict"] == "confirmed"  # no saving claimed
+    better = decide([1.0, 1.1], [0.5, 0.52], batches=16)
+    probe = {"verdict": "confirmed", "evidence": "saves 0.5 s per epoch"}
+    assert not agree(probe, "DL201", better) and probe["verdict"] == "confirmed"
+    assert "; the recommended settings, whole epochs: each epoch" in probe["evidence"]
+
+
+def test_the_json_says_the_blocks_verdict_with_its_saving_and_spread():
+    recommendation = Recommendation({"persistent_workers": True}, {}, ())
+    decided = recommendation.measured({"epoch_s": 1.0}, {"epoch_s": 0.5}, decide([1.0, 1.0], [0.5, 0.5], batches=8))
+    data = decided.to_dict()
+    assert data["verdict"] == "better"
+    assert data["decision"]["saving_per_epoch_s"] == pytest.approx(0.5) and data["decision"]["spread"] == 0.0
+    assert data["decision"]["before_epoch_s"] == [1.0, 1.0] and data["decision"]["rounds"] == 2
 
 
 def test_workers_kept_get_persistence_only_for_a_measured_saving():
@@ -235,7 +285,8 @@ def test_a_recommendation_round_trips_to_json():
     measured = recommendation.measured({"step_s": 0.1, "other": 1}, {"error": "crashed"})
     assert measured.to_dict() == {"settings": {"num_workers": 0}, "effects": {"num_workers": "sweep"},
                                   "dropped": ["persistent_workers"], "changed": True,
-                                  "before": {"step_s": 0.1}, "after": {"error": "crashed"}}
+                                  "before": {"step_s": 0.1}, "after": {"error": "crashed"},
+                                  "verdict": None, "decision": None}
 
 
 def test_the_pinned_torch_has_what_the_bound_and_worker_deaths_read():
