@@ -34,7 +34,8 @@ from typing import Any
 
 from dllint.probe.checks.gains import NOISE_FLOOR, RunLength, Saving, compare, seconds
 from dllint.probe.checks.sweep import DEFAULT_PREFETCH
-from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Result, inconclusive, not_confirmed
+from dllint.probe.results import NOT_CONFIRMED, Result, inconclusive, not_confirmed
+from dllint.probe.verdicts import BlockVerdict, Judgment
 from dllint.probe.steps import waits_on_data
 
 # An epoch-start saving below this is not worth persistent workers' memory.
@@ -50,7 +51,7 @@ SAVING_CODES = (*PERSISTENCE_CODES, "DL202", "DL203", "DL206", "DL207")
 # (one pair has no spread), at most MOST_PAIRS while the spread hides the difference.
 MIN_PAIRS = 2
 MOST_PAIRS = 4
-BETTER, KEEP_YOURS, INCONCLUSIVE = "better", "keep yours", "inconclusive"
+BETTER, KEEP_YOURS, INCONCLUSIVE = BlockVerdict.BETTER, BlockVerdict.KEEP_YOURS, BlockVerdict.INCONCLUSIVE
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class Decision:
     round-by-round ratios (:func:`~dllint.probe.checks.gains.compare`).
     """
 
-    verdict: str  # BETTER, KEEP_YOURS or INCONCLUSIVE
+    verdict: BlockVerdict
     reason: str
     before_epoch_s: tuple[float, ...] = ()
     after_epoch_s: tuple[float, ...] = ()
@@ -76,7 +77,7 @@ class Decision:
         return min(len(self.before_epoch_s), len(self.after_epoch_s))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "reason": self.reason, "before_epoch_s": list(self.before_epoch_s),
+        return {"verdict": self.verdict.value, "reason": self.reason, "before_epoch_s": list(self.before_epoch_s),
                 "after_epoch_s": list(self.after_epoch_s), "gain": self.gain, "spread": self.spread,
                 "rounds": self.rounds, "saving_per_epoch_s": self.saving_per_epoch_s,
                 "saving_per_batch_s": self.saving_per_batch_s}
@@ -97,7 +98,7 @@ class Recommendation:
     def to_dict(self) -> dict[str, Any]:
         return {"settings": self.settings, "effects": self.effects, "dropped": list(self.dropped),
                 "changed": self.changed, "before": self.before, "after": self.after,
-                "verdict": self.decision.verdict if self.decision else None,
+                "verdict": self.decision.verdict.value if self.decision else None,
                 "decision": self.decision.to_dict() if self.decision else None}
 
     def measured(self, before: dict[str, Any], after: dict[str, Any], decision: Decision | None = None) -> Recommendation:
@@ -124,7 +125,7 @@ def _measurements(results: list[Result], *codes: str, key: str) -> dict[str, Any
 
 
 def _confirmed(results: list[Result], code: str) -> bool:
-    return any(result.code == code and result.verdict == CONFIRMED for result in results)
+    return any(result.code == code and result.judgment.confirmed for result in results)
 
 
 def qualifies(summary: dict[str, Any], step: dict[str, Any]) -> bool:
@@ -265,8 +266,8 @@ def failed(error: str) -> Decision:
 def settled(decision: Decision) -> bool:
     """No more pairs needed: a run failed, or at least :data:`MIN_PAIRS` pairs and the noise decided."""
     if decision.gain is None or decision.spread is None:
-        return decision.verdict == KEEP_YOURS
-    return decision.rounds >= MIN_PAIRS and decision.verdict != INCONCLUSIVE
+        return decision.verdict is KEEP_YOURS
+    return decision.rounds >= MIN_PAIRS and decision.verdict is not INCONCLUSIVE
 
 
 # -- findings agree with the block ---------------------------------------------------------
@@ -275,7 +276,7 @@ def settled(decision: Decision) -> bool:
 def reconcile(finding_probe: dict[str, Any], code: str, recommendation: Recommendation) -> bool:
     """A persistence finding confirmed beside a block without persistent workers says why (in place);
     True where the verdict was taken back."""
-    if code not in PERSISTENCE_CODES or finding_probe.get("verdict") != CONFIRMED:
+    if code not in PERSISTENCE_CODES or not Judgment.parse(finding_probe.get("verdict", "")).confirmed:
         return False
     if recommendation.settings.get("num_workers") == 0:
         why = "the recommended settings use num_workers=0: no workers to restart"
@@ -291,17 +292,17 @@ def reconcile(finding_probe: dict[str, Any], code: str, recommendation: Recommen
 def agree(finding_probe: dict[str, Any], code: str, decision: Decision) -> bool:
     """A confirmed saving beside a block that is not better says why it is not (in place); a confirmed
     one beside a better block quotes the block's whole epochs. True where the verdict was taken back."""
-    if code not in SAVING_CODES or finding_probe.get("verdict") != CONFIRMED:
+    if code not in SAVING_CODES or not Judgment.parse(finding_probe.get("verdict", "")).confirmed:
         return False
     finding_probe["measurements"] = {**finding_probe.get("measurements", {}), "decision": decision.to_dict()}
     evidence = finding_probe.get("evidence", "")
-    if decision.verdict == BETTER:
+    if decision.verdict is BETTER:
         finding_probe["evidence"] = f"{evidence}; the recommended settings, whole epochs: {decision.reason}"
         return False
-    if decision.verdict == INCONCLUSIVE and decision.spread is not None and decision.gain is not None:
+    if decision.verdict is INCONCLUSIVE and decision.spread is not None and decision.gain is not None:
         finding_probe["verdict"] = inconclusive(decision.spread, decision.gain)
     else:
-        finding_probe["verdict"] = not_confirmed(f"the recommended settings are not better: {KEEP_YOURS}")
+        finding_probe["verdict"] = not_confirmed(f"the recommended settings are not better: {KEEP_YOURS.value}")
     finding_probe["evidence"] = f"the recommended settings, whole epochs: {decision.reason}; measured apart: {evidence}"
     return True
 
@@ -320,7 +321,7 @@ def render_recommendation(recommendation: Recommendation, call_site: str) -> lis
         return lines
     before, after = recommendation.before, recommendation.after
     if "error" in after:
-        lines.append(f"  {KEEP_YOURS}: the run with these settings failed: {after['error']}")
+        lines.append(f"  {KEEP_YOURS.value}: the run with these settings failed: {after['error']}")
         return lines
     if not after or "not_run" in after:
         lines.append("  not re-run: " + after.get("not_run", "the first run did not finish"))
@@ -338,4 +339,4 @@ def render_recommendation(recommendation: Recommendation, call_site: str) -> lis
             second = shown(after[key]) if key in after else "-"
             lines.append(f"      {label:<12} {first} -> {second}")
     decision = recommendation.decision
-    return lines + ([f"  {decision.verdict}: {decision.reason}"] if decision else [])
+    return lines + ([f"  {decision.verdict.value}: {decision.reason}"] if decision else [])

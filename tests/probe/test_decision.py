@@ -56,7 +56,7 @@ def test_a_persistent_block_on_costly_starts_is_better_and_dl201_agrees_3_of_3(c
         recommendation = report.loaders[0].recommendation
         assert recommendation.settings["persistent_workers"] is True, recommendation
         decision = recommendation.decision
-        assert decision.verdict == "better", decision
+        assert decision.verdict.value == "better", decision
         assert recommendation.before["epoch_s"] > recommendation.after["epoch_s"], recommendation
         assert decision.rounds >= 2 and decision.saving_per_epoch_s > 0.1, decision
         # DL201 confirmed, and it quotes the same whole epochs
@@ -87,7 +87,7 @@ def test_a_block_that_is_not_better_says_keep_yours_and_takes_back_dl201(cheap_s
     dl201, report = cheap_starts
     recommendation = report.loaders[0].recommendation
     assert recommendation.settings["persistent_workers"] is True, recommendation  # what the check measured apart
-    assert recommendation.decision.verdict == "keep yours", recommendation.decision
+    assert recommendation.decision.verdict.value == "keep yours", recommendation.decision
     assert dl201.probe["verdict"].startswith("not confirmed (the recommended settings are not better"), dl201.probe
     loader = report.loaders[0]
     assert not [result for result in loader.results if result.verdict == "confirmed" and result.code == "DL201"]

@@ -9,17 +9,19 @@ import pytest
 from dllint.probe import steps
 from dllint.probe.endings import describe_outcome
 from dllint.probe.recommend import (
+    Decision,
     Recommendation,
     accepted_by_torch,
     agree,
     decide,
     failed,
-    reconcile,
     recommend,
+    reconcile,
     render_recommendation,
     settled,
 )
 from dllint.probe.results import Result
+from dllint.probe.verdicts import BlockVerdict, Judgment, Verdict
 
 
 class FakeClock:
@@ -187,20 +189,20 @@ def test_zero_workers_recommended_means_no_worker_options_and_dl201_moot():
 
 def test_whole_epochs_decide_better_keep_yours_or_inconclusive():
     better = decide([1.0, 1.1, 1.0], [0.5, 0.52, 0.5], batches=16)
-    assert better.verdict == "better" and better.rounds == 3
+    assert better.verdict.value == "better" and better.rounds == 3
     assert better.saving_per_epoch_s == pytest.approx(0.5) and better.saving_per_batch_s == pytest.approx(0.5 / 16)
     slower = decide([1.0, 1.0], [1.3, 1.32], batches=16)
-    assert slower.verdict == "keep yours" and "31% slower with these settings" in slower.reason
+    assert slower.verdict.value == "keep yours" and "31% slower with these settings" in slower.reason
     same = decide([1.0, 1.01], [0.99, 1.0], batches=16)
-    assert same.verdict == "keep yours" and "within 5%" in same.reason
+    assert same.verdict.value == "keep yours" and "within 5%" in same.reason
     noisy = decide([1.0, 2.0], [0.8, 2.4], batches=16)  # pairs at 1.25x and 0.83x: the spread hides it
-    assert noisy.verdict == "inconclusive" and "spread" in noisy.reason
+    assert noisy.verdict.value == "inconclusive" and "spread" in noisy.reason
     # beyond the noise, but under the floor of 50 µs per batch: nothing to act on
     tiny = decide([0.001, 0.001], [0.0008, 0.0008], batches=16)
-    assert tiny.verdict == "keep yours" and "too little to act on" in tiny.reason
-    assert decide([], [], batches=16).verdict == "inconclusive"
-    assert not settled(better.__class__("better", "", (1.0,), (0.5,), 1.0, 0.0)) and settled(better)
-    assert not settled(noisy) and settled(failed("boom")) and failed("boom").verdict == "keep yours"
+    assert tiny.verdict.value == "keep yours" and "too little to act on" in tiny.reason
+    assert decide([], [], batches=16).verdict is BlockVerdict.INCONCLUSIVE
+    assert not settled(Decision(BlockVerdict.BETTER, "", (1.0,), (0.5,), 1.0, 0.0)) and settled(better)
+    assert not settled(noisy) and settled(failed("boom")) and failed("boom").verdict is BlockVerdict.KEEP_YOURS
 
 
 def test_a_block_that_is_not_better_takes_back_every_confirmed_saving_on_its_loader():
@@ -303,3 +305,20 @@ def test_the_pinned_torch_has_what_the_bound_and_worker_deaths_read():
     assert worker_died(RuntimeError("DataLoader worker (pid(s) 123) exited unexpectedly"))
     assert worker_died(RuntimeError("DataLoader worker (pid 123) is killed by signal: Killed. "))
     assert not worker_died(RuntimeError("Caught KeyError in DataLoader worker process 0."))
+
+
+# -- verdicts as values ---------------------------------------------------------------------------
+
+
+def test_a_verdict_string_reads_back_as_its_kind_and_reason_and_writes_the_same():
+    for text, verdict, reason in [("confirmed", Verdict.CONFIRMED, ""),
+                                  ("not confirmed (saves 10 µs per batch)", Verdict.NOT_CONFIRMED, "saves 10 µs per batch"),
+                                  ("inconclusive (spread 35% > gain 11%)", Verdict.INCONCLUSIVE, "spread 35% > gain 11%"),
+                                  ("skipped (no runtime check for DL101)", Verdict.SKIPPED, "no runtime check for DL101"),
+                                  ("not reached", Verdict.NOT_REACHED, "")]:
+        judgment = Judgment.parse(text)
+        assert (judgment.verdict, judgment.reason) == (verdict, reason) and str(judgment) == text
+    assert Judgment.parse("confirmedly").verdict is Verdict.NOT_REACHED  # a prefix is no verdict
+    ranks = [Judgment.parse(text).verdict.rank for text in ("confirmed", "not confirmed (x)", "inconclusive (x)",
+                                                             "skipped (x)", "not reached")]
+    assert ranks == sorted(ranks, reverse=True) and len(set(ranks)) == 5
