@@ -35,8 +35,8 @@ from typing import Any
 from dllint.probe.checks.gains import NOISE_FLOOR, RunLength, Saving, compare, seconds
 from dllint.probe.checks.sweep import DEFAULT_PREFETCH
 from dllint.probe.results import NOT_CONFIRMED, Result, inconclusive, not_confirmed
-from dllint.probe.verdicts import BlockVerdict, Judgment
 from dllint.probe.steps import waits_on_data
+from dllint.probe.verdicts import BlockVerdict, Judgment
 
 # An epoch-start saving below this is not worth persistent workers' memory.
 MIN_PERSISTENCE_SAVING_S = 0.02
@@ -245,7 +245,7 @@ def decide(before_epoch_s: list[float], after_epoch_s: list[float], batches: int
     epochs = f"each epoch {seconds(saving.epoch_s or 0.0)} -> {seconds(statistics.median(after[:rounds]))}"
     if comparison.beyond_noise and saving.material:
         return replace(measured, verdict=BETTER,
-                       reason=f"{epochs} ({saving.short()}; spread {comparison.spread * 100:.0f}%, {pairs})")
+                       reason=f"{epochs} ({saving.describe()}; spread {comparison.spread * 100:.0f}%, {pairs})")
     if not comparison.decided:
         return replace(measured, reason=f"{epochs} (spread {comparison.spread * 100:.0f}% > gain "
                                         f"{abs(comparison.gain) * 100:.0f}%, {pairs})")
@@ -254,7 +254,7 @@ def decide(before_epoch_s: list[float], after_epoch_s: list[float], batches: int
     elif comparison.gain < -NOISE_FLOOR:  # in time, as the epochs read
         why = f"{(statistics.median(after[:rounds]) / (saving.epoch_s or 1.0) - 1) * 100:.0f}% slower with these settings"
     else:
-        why = f"within {NOISE_FLOOR * 100:.0f}% ({comparison.gain * 100:+.0f}%)"
+        why = f"{comparison.gain * 100:+.0f}%, within the {NOISE_FLOOR * 100:.0f}% noise floor"
     return replace(measured, verdict=KEEP_YOURS, reason=f"{epochs} ({why}; spread {comparison.spread * 100:.0f}%, {pairs})")
 
 

@@ -78,8 +78,8 @@ def test_the_json_says_better_with_the_saving_and_the_spread(costly_starts):
 
 @pytest.fixture(scope="module")
 def cheap_starts(tmp_path_factory):
-    """Workers that cost 50 ms to start under a step of 8 x 0.2 s: persistence saves some 2% of an epoch."""
-    script = write_script(tmp_path_factory.mktemp("cheap"), STARTS.format(open=0.05, step=0.2))
+    """Workers that cost 30 ms to start under a step of 8 x 0.3 s: persistence saves some 2% of an epoch."""
+    script = write_script(tmp_path_factory.mktemp("cheap"), STARTS.format(open=0.03, step=0.3))
     return probe(script, "DL201")
 
 

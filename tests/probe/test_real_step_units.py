@@ -181,7 +181,7 @@ def test_zero_workers_recommended_means_no_worker_options_and_dl201_moot():
     assert "num_workers=0,  # sweep: 0 workers: 900.0 samples/s; 2 workers: 600.0 samples/s" in text
     assert "persistent_workers" not in text.split("# remove")[0]
     assert "step         10.0 ms -> 5.0 ms" in text and "2 run(s) each, interleaved; medians" in text
-    assert text.endswith("better: each epoch 410 ms -> 205 ms (saves 13 ms per batch; spread 0%, 2 interleaved pairs of runs)")
+    assert text.endswith("better: each epoch 410 ms -> 205 ms (saves 13 ms per batch, 205 ms per epoch; spread 0%, 2 interleaved pairs of runs)")
 
 
 # -- one decision per loader, from whole epochs -------------------------------------------------
@@ -194,7 +194,7 @@ def test_whole_epochs_decide_better_keep_yours_or_inconclusive():
     slower = decide([1.0, 1.0], [1.3, 1.32], batches=16)
     assert slower.verdict.value == "keep yours" and "31% slower with these settings" in slower.reason
     same = decide([1.0, 1.01], [0.99, 1.0], batches=16)
-    assert same.verdict.value == "keep yours" and "within 5%" in same.reason
+    assert same.verdict.value == "keep yours" and "+1%, within the 5% noise floor" in same.reason
     noisy = decide([1.0, 2.0], [0.8, 2.4], batches=16)  # pairs at 1.25x and 0.83x: the spread hides it
     assert noisy.verdict.value == "inconclusive" and "spread" in noisy.reason
     # beyond the noise, but under the floor of 50 µs per batch: nothing to act on
