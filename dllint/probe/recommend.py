@@ -29,6 +29,7 @@ confirmed with a saving (:func:`agree`).
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -156,8 +157,9 @@ def recommend(summary: dict[str, Any], results: list[Result], step: dict[str, An
     return Recommendation(settings, effects, dropped, changed)
 
 
-def _num_workers(summary, results, settings, effects) -> int:
-    requested = summary["num_workers"]
+def _num_workers(summary: dict[str, Any], results: list[Result], settings: dict[str, Any],
+                 effects: dict[str, str]) -> int:
+    requested: int = summary["num_workers"]
     sweep = _measurements(results, "DL202", "DL203", "DL207", key="sweep")
     best = sweep.get("recommended") if sweep else None
     if sweep is None or best is None:
@@ -166,15 +168,17 @@ def _num_workers(summary, results, settings, effects) -> int:
         return requested
     rows = sweep["sweep"]
     rate = {int(count): row.get("samples_per_s") for count, row in rows.items()}
-    settings["num_workers"] = best
-    shown = f"{best} workers: {rate[best]:.1f} samples/s"
-    if requested != best and rate.get(requested):
+    chosen = int(best)
+    settings["num_workers"] = chosen
+    shown = f"{chosen} workers: {rate[chosen]:.1f} samples/s"
+    if requested != chosen and rate.get(requested):
         shown += f"; {requested} workers: {rate[requested]:.1f} samples/s"
     effects["num_workers"] = f"sweep: {shown}"
-    return best
+    return chosen
 
 
-def _persistence(summary, results, settings, effects) -> None:
+def _persistence(summary: dict[str, Any], results: list[Result], settings: dict[str, Any],
+                 effects: dict[str, str]) -> None:
     own = summary.get("start_method")
     current = bool(summary.get("persistent_workers"))
     if _confirmed(results, "DL303"):
@@ -193,7 +197,8 @@ def _persistence(summary, results, settings, effects) -> None:
                                      + ("" if saves else ": no measurable saving"))
 
 
-def _pinning(summary, results, settings, effects) -> None:
+def _pinning(summary: dict[str, Any], results: list[Result], settings: dict[str, Any],
+             effects: dict[str, str]) -> None:
     copy = _measurements(results, "DL206", key="pinned_s")
     current = bool(summary.get("pin_memory"))
     if copy is None:
@@ -204,7 +209,8 @@ def _pinning(summary, results, settings, effects) -> None:
     effects["pin_memory"] = f"copy of one batch: pageable {copy['pageable_s'] * 1000:.2f} ms, pinned {copy['pinned_s'] * 1000:.2f} ms"
 
 
-def _start_method(summary, results, settings, effects) -> None:
+def _start_method(summary: dict[str, Any], results: list[Result], settings: dict[str, Any],
+                  effects: dict[str, str]) -> None:
     if _confirmed(results, "DL105"):
         settings["multiprocessing_context"] = "spawn"
         effects["multiprocessing_context"] = "a forked worker failed to re-initialise CUDA (DL105)"
@@ -329,7 +335,8 @@ def render_recommendation(recommendation: Recommendation, call_site: str) -> lis
     rounds = recommendation.decision.rounds if recommendation.decision else 1
     lines.append(f"  before -> after (the script's real step, with its settings and with these, {rounds} run(s) each, "
                  "interleaved; medians):")
-    rows = [("data wait", "data_wait_fraction", lambda v: f"{v * 100:.0f}% of the step"),
+    rows: list[tuple[str, str, Callable[[float], str]]] = [
+            ("data wait", "data_wait_fraction", lambda v: f"{v * 100:.0f}% of the step"),
             ("step", "step_s", lambda v: f"{v * 1000:.1f} ms"),
             ("epoch", "epoch_s", lambda v: f"{v:.2f} s"),
             ("peak memory", "peak_pss_mb", lambda v: f"{v:.0f} MB")]

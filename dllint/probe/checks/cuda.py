@@ -25,11 +25,16 @@ main process, divided among the workers) and the saving keys of
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from dllint.probe.checks.gains import Saving, run_length
 from dllint.probe.internals import CUDA_REINIT
 from dllint.probe.measure import describe_error, last_error_line, worker_stderr
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, not_confirmed, skipped
+
+if TYPE_CHECKING:
+    from dllint.probe.context import ProbeContext
+    from dllint.probe.site import LoaderSite
 
 CODES = ("DL105", "DL206")
 # Runs on every loader, also after a failed first batch: that failure may be DL105's crash.
@@ -37,7 +42,7 @@ ALWAYS = True
 SPAWNED = ("spawn", "forkserver")
 
 
-def on_first_iteration(site, ctx, torch=None) -> None:
+def on_first_iteration(site: LoaderSite, ctx: ProbeContext, torch=None) -> None:
     first_batch = getattr(site, "first_batch", None)
     first_error = first_batch.error if first_batch is not None else None
     if first_error and CUDA_REINIT in first_error:
@@ -63,7 +68,7 @@ def on_first_iteration(site, ctx, torch=None) -> None:
         _pinned_vs_pageable(site, ctx, torch)
 
 
-def _fork_after_cuda_init(site, ctx, torch) -> None:
+def _fork_after_cuda_init(site: LoaderSite, ctx: ProbeContext, torch) -> None:
     if site.num_workers == 0:
         ctx.result(site, "DL105", NOT_CONFIRMED, "num_workers is 0: the dataset runs in the main process")
         return
@@ -123,7 +128,7 @@ def copy_seconds(tensors, torch, pinned: bool, repeats: int = 5) -> float:
     return best
 
 
-def _pinned_vs_pageable(site, ctx, torch) -> None:
+def _pinned_vs_pageable(site: LoaderSite, ctx: ProbeContext, torch) -> None:
     import time as clock
 
     try:
