@@ -73,7 +73,7 @@ def tree_memory(pids: list[int]) -> dict[str, Any]:
     }
 
 
-def cuda_memory_by_pid(torch) -> dict[int, int] | None:
+def cuda_memory_by_pid(torch: Any) -> dict[int, int] | None:
     """GPU memory in use per process id (bytes), or None where it cannot be read."""
     if not torch.cuda.is_available():
         return None
@@ -111,7 +111,7 @@ def spawned_workers(site: LoaderSite) -> bool:
     return site.start_method() in ("spawn", "forkserver")
 
 
-def on_first_iteration(site: LoaderSite, ctx: ProbeContext, torch=None) -> None:
+def on_first_iteration(site: LoaderSite, ctx: ProbeContext, torch: Any = None) -> None:
     if site.num_workers == 0 or (site.first_batch is not None and site.first_batch.error):
         return
     if torch is None:

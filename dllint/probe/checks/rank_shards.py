@@ -13,7 +13,7 @@ import hashlib
 import os
 import pickle
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import dllint.probe.ranks as ranks
 from dllint.probe.results import skipped
@@ -81,7 +81,7 @@ def _epoch_indices(site: LoaderSite) -> list[int] | None:
     return indices
 
 
-def _stream_fingerprints(dataset) -> list[str]:
+def _stream_fingerprints(dataset: Any) -> list[str]:
     fingerprints = []
     for sample in dataset:
         try:

@@ -21,7 +21,7 @@ CODES = ("DL304",)
 ALWAYS = True
 
 
-def generator_attributes(dataset) -> list[str]:
+def generator_attributes(dataset: Any) -> list[str]:
     classes = generator_classes()
     return [name for name, value in getattr(dataset, "__dict__", {}).items() if isinstance(value, classes)]
 

@@ -9,7 +9,7 @@ the bug.
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED
 
@@ -23,13 +23,13 @@ ALWAYS = True
 _SHOWN = 8
 
 
-def epoch_sampler(site: LoaderSite):
+def epoch_sampler(site: LoaderSite) -> Any:
     sampler = site.argument("batch_sampler")
     sampler = getattr(sampler, "sampler", None) or site.argument("sampler")
     return sampler if hasattr(sampler, "set_epoch") else None
 
 
-def _order(sampler) -> dict:
+def _order(sampler: Any) -> dict[str, Any]:
     indices = [int(index) for index in iter(sampler)]
     digest = hashlib.sha1(repr(indices).encode()).hexdigest()[:12]
     return {"first": indices[:_SHOWN], "digest": digest, "epoch": getattr(sampler, "epoch", None)}

@@ -13,6 +13,7 @@ from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, skipped
 
 if TYPE_CHECKING:
     from dllint.probe.context import ProbeContext
+    from dllint.probe.results import Anchor
     from dllint.probe.site import LoaderSite
 
 CODES = ("DL302",)
@@ -71,7 +72,7 @@ def on_first_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
         ctx.result(site, "DL302", verdict, evidence, measurements, anchors)
 
 
-def _iter_anchor(site: LoaderSite) -> list:
+def _iter_anchor(site: LoaderSite) -> list[Anchor]:
     from dllint.probe.checks.spawn import _source_anchor
 
     anchor = _source_anchor(type(site.dataset).__iter__)

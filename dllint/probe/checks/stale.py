@@ -23,9 +23,10 @@ CODES = ("DL303",)
 ALWAYS = True
 
 
-def _ask_worker(probe: dict, request) -> dict[str, str]:
+def _ask_worker(probe: dict[str, Any], request: Any) -> dict[str, str]:
     probe["requests"].items = [request]
     iterator = iter(probe["loader"])
+    answer: dict[str, str]
     _, answer = next(iterator)
     return answer
 
