@@ -269,11 +269,13 @@ def failed(error: str) -> Decision:
     return Decision(KEEP_YOURS, f"the run with these settings failed: {error}")
 
 
-def settled(decision: Decision) -> bool:
-    """No more pairs needed: a run failed, or at least :data:`MIN_PAIRS` pairs and the noise decided."""
-    if decision.gain is None or decision.spread is None:
-        return decision.verdict is KEEP_YOURS
-    return decision.rounds >= MIN_PAIRS and decision.verdict is not INCONCLUSIVE
+def settled(decision: Decision, pairs: int) -> bool:
+    """No more pairs needed after ``pairs`` pairs of runs: a run with the block failed; or at least
+    :data:`MIN_PAIRS` and the noise decided, or no whole epoch to time (more runs would time none)."""
+    unmeasured = decision.gain is None
+    if pairs < MIN_PAIRS:
+        return unmeasured and decision.verdict is KEEP_YOURS
+    return unmeasured or decision.verdict is not INCONCLUSIVE
 
 
 # -- findings agree with the block ---------------------------------------------------------

@@ -252,7 +252,7 @@ def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]],
         decisions = {key: _decision(before, after, changed[key][0]) for key, (before, after) in sides.items()}
         pairs = runs // 2
         pair_s = (time.monotonic() - started) / pairs
-        if pairs >= MOST_PAIRS or all(settled(decision) for decision in decisions.values()) \
+        if pairs >= MOST_PAIRS or all(settled(decision, pairs) for decision in decisions.values()) \
                 or time.monotonic() - started + pair_s > budget_s and pairs >= MIN_PAIRS:
             break
     report.rerun = {"status": second.status, "script_outcome": second.script_outcome,

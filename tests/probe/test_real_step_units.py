@@ -201,8 +201,11 @@ def test_whole_epochs_decide_better_keep_yours_or_inconclusive():
     tiny = decide([0.001, 0.001], [0.0008, 0.0008], batches=16)
     assert tiny.verdict.value == "keep yours" and "too little to act on" in tiny.reason
     assert decide([], [], batches=16).verdict is BlockVerdict.INCONCLUSIVE
-    assert not settled(Decision(BlockVerdict.BETTER, "", (1.0,), (0.5,), 1.0, 0.0)) and settled(better)
-    assert not settled(noisy) and settled(failed("boom")) and failed("boom").verdict is BlockVerdict.KEEP_YOURS
+    # one pair has no spread; a failed run needs no second; nothing timed after two pairs is timed by none
+    assert not settled(Decision(BlockVerdict.BETTER, "", (1.0,), (0.5,), 1.0, 0.0), pairs=1) and settled(better, pairs=3)
+    assert not settled(noisy, pairs=2) and settled(failed("boom"), pairs=1)
+    assert failed("boom").verdict is BlockVerdict.KEEP_YOURS
+    assert not settled(decide([], [], batches=16), pairs=1) and settled(decide([], [], batches=16), pairs=2)
 
 
 def test_a_block_that_is_not_better_takes_back_every_confirmed_saving_on_its_loader():
@@ -322,3 +325,61 @@ def test_a_verdict_string_reads_back_as_its_kind_and_reason_and_writes_the_same(
     ranks = [Judgment.parse(text).verdict.rank for text in ("confirmed", "not confirmed (x)", "inconclusive (x)",
                                                              "skipped (x)", "not reached")]
     assert ranks == sorted(ranks, reverse=True) and len(set(ranks)) == 5
+
+
+# -- the runs that decide: A B A B, then the verdicts agree -------------------------------------------
+
+
+def _report(epoch_s: float | None, runtime_dl203: bool = False):
+    from dllint.findings import Finding
+    from dllint.probe.report import LoaderReport, ProbeReport
+
+    summary = {**SUMMARY, "num_workers": 0, "path": "/t/train.py", "line": 9, "end_line": 9}
+    step = {**STEP, "batches": [16, 16, 16], "data_wait_fraction": 0.8, "data_wait_s": 0.008}
+    if epoch_s is not None:
+        step["epoch_s"] = epoch_s
+    loader = LoaderReport(1, "train.py:9", summary, step=step)
+    findings = []
+    if runtime_dl203:
+        result = Result("DL203", "confirmed", "data wait: 80% of each step", {"advisory": False})
+        loader.results.append(Result("DL202", "confirmed", "sweep", {"recommended": 2, "sweep": {
+            "0": {"samples_per_s": 100.0}, "2": {"samples_per_s": 300.0}}}))
+        loader.results.append(result)
+        findings.append(Finding("/t/train.py", 9, 1, 9, 1, "DL203", "", "DL203 seen at run time", source="runtime",
+                                probe=result.probe_dict()))
+    return ProbeReport("train.py", "completed", "the script ran to its end", findings, [loader], 1.0)
+
+
+def test_the_script_and_the_block_run_in_turn_and_a_block_that_is_not_better_drops_the_runtime_finding():
+    from dllint.probe.runner import prove_recommendations
+
+    report = _report(1.0, runtime_dl203=True)
+    calls = []
+
+    def rerun(extra):
+        calls.append("B" if extra.get("overrides") else "A")
+        return _report(1.0 if calls[-1] == "A" else 1.3)  # the block's epochs are 30% slower
+
+    prove_recommendations(report, rerun)
+    recommendation = report.loaders[0].recommendation
+    assert calls == ["A", "B", "A", "B"]  # two pairs decide it: the spread is nil
+    assert recommendation.settings["num_workers"] == 2 and recommendation.decision.verdict is BlockVerdict.KEEP_YOURS
+    assert recommendation.before["epoch_s"] == 1.0 and recommendation.after["epoch_s"] == 1.3
+    assert report.findings == []  # the runtime DL203 is taken back, so it is no finding
+    assert [r.verdict for r in report.loaders[0].results] == [
+        "not confirmed (the recommended settings are not better: keep yours)"] * 2
+    assert report.rerun["runs"] == 4
+
+
+def test_runs_that_time_no_whole_epoch_stop_after_two_pairs():
+    from dllint.probe.runner import prove_recommendations
+
+    report = _report(1.0, runtime_dl203=True)
+    calls = []
+
+    def rerun(extra):
+        calls.append(extra)
+        return _report(None)
+
+    prove_recommendations(report, rerun)
+    assert len(calls) == 4 and report.loaders[0].recommendation.decision.verdict is BlockVerdict.INCONCLUSIVE
