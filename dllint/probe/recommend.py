@@ -242,7 +242,7 @@ def decide(before_epoch_s: list[float], after_epoch_s: list[float], batches: int
     comparison = compare([1 / s for s in before[:rounds] if s > 0], [1 / s for s in after[:rounds] if s > 0]) \
         if rounds and all(s > 0 for s in before[:rounds] + after[:rounds]) else None
     if comparison is None:
-        return Decision(INCONCLUSIVE, "no whole epoch was timed with both settings", before, after)
+        return Decision(INCONCLUSIVE, "no whole epoch of this loader was timed with both settings", before, after)
     saved = statistics.median(before[:rounds]) - statistics.median(after[:rounds])
     saving = Saving(saved, RunLength(batches, None), per_batch_s=saved / batches if batches else None,
                     epoch_s=statistics.median(before[:rounds]))
@@ -302,6 +302,8 @@ def agree(finding_probe: dict[str, Any], code: str, decision: Decision) -> bool:
     one beside a better block quotes the block's whole epochs. True where the verdict was taken back."""
     if code not in SAVING_CODES or not Judgment.parse(finding_probe.get("verdict", "")).confirmed:
         return False
+    if decision.gain is None and decision.verdict is INCONCLUSIVE:
+        return False  # no whole epoch timed (the script leaves this loader early): no evidence either way
     finding_probe["measurements"] = {**finding_probe.get("measurements", {}), "decision": decision.to_dict()}
     evidence = finding_probe.get("evidence", "")
     if decision.verdict is BETTER:
@@ -332,7 +334,7 @@ def render_recommendation(recommendation: Recommendation, call_site: str) -> lis
         lines.append(f"  {KEEP_YOURS.value}: the run with these settings failed: {after['error']}")
         return lines
     if not after or "not_run" in after:
-        lines.append("  not re-run: " + after.get("not_run", "the first run did not finish"))
+        lines.append("  no before -> after: " + after.get("not_run", "the first run did not finish"))
         return lines
     rounds = recommendation.decision.rounds if recommendation.decision else 1
     lines.append(f"  before -> after (the script's real step, with its settings and with these, {rounds} run(s) each, "

@@ -246,7 +246,7 @@ def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]],
             second = rerun(extra)
             runs += 1
             steps = _steps_by_site(second)
-            missing: dict[str, Any] = {"error": f"the run did not reach this loader: {second.script_outcome}"}
+            missing: dict[str, Any] = {"not_run": f"the run did not reach this loader: {second.script_outcome}"}
             for key in sides:
                 sides[key][side].append(steps.get(key, missing))
         decisions = {key: _decision(before, after, changed[key][0]) for key, (before, after) in sides.items()}
@@ -259,8 +259,10 @@ def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]],
                     "duration_s": round(second.duration_s, 3), "startup_s": second.startup_s, "runs": runs}
     for key, (loader, recommendation) in changed.items():
         before, after = sides[key]
-        shown = after[-1] if after and "error" in after[-1] else median_step([s for s in after if "error" not in s])
         decision = decisions[key]
+        timed = [step for step in after if "steps" in step]
+        shown = median_step(timed) if timed and decision.gain is not None else (
+            after[-1] if after and "error" in after[-1] else {"not_run": decision.reason})
         loader.recommendation = recommendation.measured(median_step(before) or loader.step, shown, decision)
         taken_back = _apply(report, loader, functools.partial(agree, decision=decision))
         report.findings = [finding for finding in report.findings
@@ -273,26 +275,29 @@ def _reconciled(probe: dict[str, Any], code: str, recommendation: Recommendation
 
 
 def _steps_by_site(run: ProbeReport) -> dict[str, dict[str, Any]]:
-    """Each loader's real step in one measure-only run, by call site, or ``{"error": ...}``."""
+    """Each loader's real step in one measure-only run, by call site; ``{"error": ...}`` where an epoch
+    failed, ``{"not_run": ...}`` where it took no step (the script left it after a batch)."""
     steps: dict[str, dict[str, Any]] = {}
     for loader in run.loaders:
         if "path" not in loader.summary:
             continue
         if loader.step.get("steps"):
             step = loader.step
-        elif loader.failures:
-            step = {"error": loader.failures[0]["error"]}
+        elif loader.failures or loader.construction_error:
+            step = {"error": loader.failures[0]["error"] if loader.failures else loader.construction_error}
         else:
-            step = {"error": f"the run did not reach this loader's steps: {run.script_outcome}"}
+            step = {"not_run": f"the run took no step of this loader: {run.script_outcome}"}
         steps[site_key(loader.summary["path"], loader.summary["line"])] = step
     return steps
 
 
 def _decision(before: list[dict[str, Any]], after: list[dict[str, Any]], loader: LoaderReport) -> Decision:
-    if not after:
-        return failed("the run did not reach this loader")
+    """The block's verdict so far; a run with the block that failed, or that did not reach the loader
+    where the run before it did, is a failed block."""
     if "error" in after[-1]:
         return failed(after[-1]["error"])
+    if "not_run" in after[-1] and "steps" in before[-1]:
+        return failed(after[-1]["not_run"])
     pairs = [(a["epoch_s"], b["epoch_s"]) for a, b in zip(before, after) if "epoch_s" in a and "epoch_s" in b]
     batches = max(loader.step.get("batches") or [0]) or None
     return decide([a for a, _ in pairs], [b for _, b in pairs], batches)

@@ -383,3 +383,23 @@ def test_runs_that_time_no_whole_epoch_stop_after_two_pairs():
 
     prove_recommendations(report, rerun)
     assert len(calls) == 4 and report.loaders[0].recommendation.decision.verdict is BlockVerdict.INCONCLUSIVE
+
+
+def test_a_loader_the_script_leaves_after_a_batch_keeps_its_verdicts():
+    """No whole epoch to time with either setting: no evidence either way, and no run failed."""
+    from dllint.probe.runner import prove_recommendations
+
+    report = _report(1.0, runtime_dl203=True)
+    report.loaders[0].step.pop("epoch_s")
+
+    def rerun(extra):
+        run = _report(None)
+        run.loaders[0].step = {"steps": 0, "epochs": 1, "batches": [1]}
+        return run
+
+    prove_recommendations(report, rerun)
+    recommendation = report.loaders[0].recommendation
+    assert recommendation.decision.verdict is BlockVerdict.INCONCLUSIVE and recommendation.decision.gain is None
+    assert recommendation.after == {"not_run": "no whole epoch of this loader was timed with both settings"}
+    assert [finding.probe["verdict"] for finding in report.findings] == ["confirmed"]
+    assert "  no before -> after: no whole epoch" in "\n".join(render_recommendation(recommendation, "train.py:9"))
