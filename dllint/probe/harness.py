@@ -42,7 +42,7 @@ import dllint.probe.guard as guard
 import dllint.probe.notebook_target as notebook_target
 import dllint.probe.ranks as ranks
 from dllint.probe.callsite import find_call_site, is_library_file, library_builder, site_key
-from dllint.probe.checks import all_checks
+from dllint.probe.checks import Capability, Check, all_checks, capable, hook, with_capability
 from dllint.probe.checks.sweep import usable_cores
 from dllint.probe.context import EventStream, ProbeContext, Settings, StaticFinding
 from dllint.probe.internals import (
@@ -284,9 +284,8 @@ class Harness:
         self.ctx.emit({"event": "loader_error", "loader": site.id, "error": describe_error(error)})
         if self.measure_only:
             return
-        for check in all_checks():
-            if hasattr(check, "on_construction_error"):
-                self.run_check(check, "on_construction_error", site, error)
+        for check in all_checks():  # those with the hook
+            self.run_check(check, "on_construction_error", site, error)
 
     # -- iteration -------------------------------------------------------------
     def on_iteration(self, site: LoaderSite, loader, original_iter):
@@ -297,9 +296,8 @@ class Harness:
             elif site.iterations == 2:
                 self.ctx.emit({"event": "iterated_again", "loader": site.id})
             if site.iterations > 1 and not self.measure_only:
-                for check in all_checks():
-                    if hasattr(check, "on_later_iteration"):
-                        self.run_check(check, "on_later_iteration", site)
+                for check in all_checks():  # those with the hook
+                    self.run_check(check, "on_later_iteration", site)
         site.epochs += 1
         if site.epochs > self.ctx.settings.max_epochs:
             return self.empty_epoch(site)
@@ -414,7 +412,7 @@ class Harness:
         compete with the step for the cores, or the step waits on it) and that no finding had swept:
         sweep it, so that the block's num_workers is measured. Its results inform the block only
         (advisory): the runtime DL203 finding is the data wait's (:meth:`judge_data_wait`)."""
-        sweep = sweeping_check()
+        sweep = with_capability(Capability.SWEEPS_WORKERS)
         workers = site.num_workers
         if sweep is None or site.swept or not (workers > 0 or waits_on_data(summary)):
             return
@@ -435,7 +433,7 @@ class Harness:
                 # Costly measurements would only repeat the same failure, many times.
                 self.skip_check(check, site, skipped(f"the first batch failed: {site.first_batch.error}"))
                 continue
-            if getattr(check, "SWEEPS_WORKERS", False) and self.ctx.requested(site, check.CODES):
+            if capable(check, Capability.SWEEPS_WORKERS) and self.ctx.requested(site, check.CODES):
                 site.swept = True
             self.run_check(check, "on_first_iteration", site)
         if not site.first_batch.error and self.measures_step():
@@ -460,7 +458,7 @@ class Harness:
             self.ctx.emit({"event": "note", "loader": site.id,
                            "text": f"the loader alone could not be measured: {describe_error(error)}"})
 
-    def skip_check(self, check, site: LoaderSite, verdict: str, evidence: str = "") -> None:
+    def skip_check(self, check: Check, site: LoaderSite, verdict: str, evidence: str = "") -> None:
         for code in check.CODES:
             if self.ctx.requested(site, (code,)):
                 self.ctx.result(site, code, verdict, evidence or f"{check.__name__.rsplit('.', 1)[-1]} did not run")
@@ -486,10 +484,13 @@ class Harness:
         self.ctx.emit({"event": "first_batch", "loader": site.id, "seconds": result.seconds, "error": result.error})
         return result
 
-    def run_check(self, check, hook: str, site: LoaderSite, *args) -> None:
+    def run_check(self, check: Check, name: str, site: LoaderSite, *args: Any) -> None:
+        run = hook(check, name)
+        if run is None:
+            return
         was_inside, self.ctx.inside_probe = self.ctx.inside_probe, True  # loaders a check builds are not the script's
         try:
-            getattr(check, hook)(site, self.ctx, *args)
+            run(site, self.ctx, *args)
         except (ProbeFinished, KeyboardInterrupt):
             raise
         except Exception as error:  # a check that fails must not take the others down
@@ -504,9 +505,8 @@ class Harness:
         for site in self.ctx.sites:
             if not self.measure_only:
                 self.judge_data_wait(site)
-                for check in all_checks():
-                    if hasattr(check, "on_script_end"):
-                        self.run_check(check, "on_script_end", site)
+                for check in all_checks():  # those with the hook
+                    self.run_check(check, "on_script_end", site)
             close_iterator(current_iterator(site.loader))
 
     def judge_data_wait(self, site: LoaderSite) -> None:
@@ -592,12 +592,6 @@ class Harness:
             return {"how": "error", "detail": describe_failure(error), "location": user_location(error.__traceback__),
                     "type": type(error).__name__, **self.ending(error)}
         return {"how": "finished", "detail": "the script ran to its end", **self.ending(None)}
-
-
-def sweeping_check() -> Any:
-    """The check that declares the capability ``SWEEPS_WORKERS`` (the num_workers sweep), if any:
-    the harness asks for a capability, never for a rule code."""
-    return next((check for check in all_checks() if getattr(check, "SWEEPS_WORKERS", False)), None)
 
 
 def _length(original_len, index_sampler, loader) -> int | None:

@@ -13,7 +13,7 @@ import os
 
 from dllint.findings import Finding
 from dllint.probe.checks import codes_with_checks
-from dllint.probe.results import CONFIRMED, NOT_REACHED, WHOLE_FILE, Anchor, Result, skipped, verdict_rank
+from dllint.probe.results import NOT_REACHED, WHOLE_FILE, Anchor, Result, skipped
 
 
 def _real(path: str) -> str:
@@ -21,7 +21,7 @@ def _real(path: str) -> str:
 
 
 def _strongest(results: list[Result]) -> Result:
-    return max(results, key=lambda result: verdict_rank(result.verdict))
+    return max(results, key=lambda result: result.judgment.verdict.rank)
 
 
 def _matches(result: Result, finding: Finding) -> bool:
@@ -68,7 +68,7 @@ def attach_verdicts(
             label = loader_labels.get(chosen.loader) if loader_labels and chosen.loader is not None else None
             if label is not None:  # which loader the evidence was measured on
                 finding.probe["measurements"] = {**finding.probe["measurements"], "loader": label}
-            if chosen.verdict == CONFIRMED and finding.config_keys:
+            if chosen.judgment.confirmed and finding.config_keys:
                 name_config_keys(finding)
         elif finding.code not in checked_codes:
             finding.probe = {"verdict": skipped(f"no runtime check for {finding.code}"), "evidence": "", "measurements": {}}
@@ -104,7 +104,7 @@ def runtime_findings(unclaimed: list[Result], names: dict[str, str] | None = Non
     names = rule_names() if names is None else names
     findings: dict[tuple[str, str, int], Finding] = {}
     for result in unclaimed:
-        if result.verdict != CONFIRMED or not result.anchors or result.measurements.get("advisory"):
+        if not result.judgment.confirmed or not result.anchors or result.measurements.get("advisory"):
             continue
         anchor = result.anchors[0]
         key = (result.code, anchor.path, anchor.first_line)

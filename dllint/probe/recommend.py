@@ -14,19 +14,31 @@ block torch accepts from the checks' measurements:
 - ``multiprocessing_context="spawn"`` where a forked worker failed on CUDA (DL105).
 
 Each setting carries its measured effect, or why it is unchanged. The runner
-then runs the script again with the block applied at the loader's call site
-(:mod:`dllint.probe.harness`'s ``overrides``) and fills ``before``/``after``
-from the two runs' real steps: measured, not estimated.
+then decides, once per loader, from whole epochs: it runs the script with its own
+settings and with the block applied at the loader's call site
+(:mod:`dllint.probe.harness`'s ``overrides``) in alternation (A B A B ...), each
+run measure-only, and compares the runs' whole epochs (each epoch's first batch
+included, where persistent workers save their time) round by round
+(:func:`decide`): ``better`` when the block's epochs are faster beyond the
+spread of the pairs and the floors of :mod:`~dllint.probe.checks.gains`,
+``inconclusive`` when the spread hides the difference after :data:`MOST_PAIRS`
+pairs, ``keep yours`` otherwise. ``before``/``after`` are the medians of those
+same runs, and a block that is not better leaves no verdict on its loader
+confirmed with a saving (:func:`agree`).
 """
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dllint.probe.checks.gains import NOISE_FLOOR, RunLength, Saving, compare, seconds
 from dllint.probe.checks.sweep import DEFAULT_PREFETCH
-from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Result
+from dllint.probe.results import NOT_CONFIRMED, Result, inconclusive, not_confirmed
 from dllint.probe.steps import waits_on_data
+from dllint.probe.verdicts import BlockVerdict, Judgment
 
 # An epoch-start saving below this is not worth persistent workers' memory.
 MIN_PERSISTENCE_SAVING_S = 0.02
@@ -34,8 +46,43 @@ WORKER_ONLY = ("persistent_workers", "prefetch_factor", "multiprocessing_context
 # What before/after show, in this order.
 COMPARED = ("data_wait_fraction", "data_wait_s", "step_s", "epoch_s", "peak_pss_mb", "steps")
 PERSISTENCE_CODES = ("DL201", "DL204", "DL205")
-# Step times of two runs within this of each other are no difference on a shared machine.
-SAME_STEP = 0.1
+# The codes whose confirmed verdict claims a saving the block carries: a block that is not better
+# beyond the noise leaves none of them confirmed on its loader.
+SAVING_CODES = (*PERSISTENCE_CODES, "DL202", "DL203", "DL206", "DL207")
+# Pairs of runs (the script's settings, then the block's) for one decision: at least MIN_PAIRS
+# (one pair has no spread), at most MOST_PAIRS while the spread hides the difference.
+MIN_PAIRS = 2
+MOST_PAIRS = 4
+BETTER, KEEP_YOURS, INCONCLUSIVE = BlockVerdict.BETTER, BlockVerdict.KEEP_YOURS, BlockVerdict.INCONCLUSIVE
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One loader's verdict on its block, from interleaved whole-epoch timings of both settings.
+
+    ``before_epoch_s``/``after_epoch_s``: each run's mean epoch (first batch included), in run
+    order; ``gain``: the block's epoch rate over the script's - 1 (medians); ``spread``: of the
+    round-by-round ratios (:func:`~dllint.probe.checks.gains.compare`).
+    """
+
+    verdict: BlockVerdict
+    reason: str
+    before_epoch_s: tuple[float, ...] = ()
+    after_epoch_s: tuple[float, ...] = ()
+    gain: float | None = None
+    spread: float | None = None
+    saving_per_epoch_s: float | None = None
+    saving_per_batch_s: float | None = None
+
+    @property
+    def rounds(self) -> int:
+        return min(len(self.before_epoch_s), len(self.after_epoch_s))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"verdict": self.verdict.value, "reason": self.reason, "before_epoch_s": list(self.before_epoch_s),
+                "after_epoch_s": list(self.after_epoch_s), "gain": self.gain, "spread": self.spread,
+                "rounds": self.rounds, "saving_per_epoch_s": self.saving_per_epoch_s,
+                "saving_per_batch_s": self.saving_per_batch_s}
 
 
 @dataclass(frozen=True)
@@ -46,20 +93,30 @@ class Recommendation:
     effects: dict[str, str]
     dropped: tuple[str, ...] = ()  # the script's arguments to remove (torch allows them only with workers)
     changed: bool = True  # differs from what the script passes
-    before: dict[str, Any] = field(default_factory=dict)  # the first run's real step
-    after: dict[str, Any] = field(default_factory=dict)  # the re-run's real step with the settings, or {"error": ...}
+    before: dict[str, Any] = field(default_factory=dict)  # the real step with the script's settings (medians of the runs)
+    after: dict[str, Any] = field(default_factory=dict)  # with the block's settings, or {"error": ...}, {"not_run": ...}
+    decision: Decision | None = None  # None where nothing was re-run
 
     def to_dict(self) -> dict[str, Any]:
         return {"settings": self.settings, "effects": self.effects, "dropped": list(self.dropped),
-                "changed": self.changed, "before": self.before, "after": self.after}
+                "changed": self.changed, "before": self.before, "after": self.after,
+                "verdict": self.decision.verdict.value if self.decision else None,
+                "decision": self.decision.to_dict() if self.decision else None}
 
-    def measured(self, before: dict[str, Any], after: dict[str, Any]) -> Recommendation:
+    def measured(self, before: dict[str, Any], after: dict[str, Any], decision: Decision | None = None) -> Recommendation:
         unmeasured = "error" in after or "not_run" in after
-        return replace(self, before=_compared(before), after=after if unmeasured else _compared(after))
+        return replace(self, before=_compared(before), after=after if unmeasured else _compared(after),
+                       decision=decision)
 
 
 def _compared(step: dict[str, Any]) -> dict[str, Any]:
     return {key: step[key] for key in COMPARED if key in step}
+
+
+def median_step(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each compared figure's median over several runs' real steps (what before/after show)."""
+    return {key: statistics.median(values) for key in COMPARED
+            if (values := [step[key] for step in steps if isinstance(step.get(key), (int, float))])}
 
 
 def _measurements(results: list[Result], *codes: str, key: str) -> dict[str, Any] | None:
@@ -70,7 +127,7 @@ def _measurements(results: list[Result], *codes: str, key: str) -> dict[str, Any
 
 
 def _confirmed(results: list[Result], code: str) -> bool:
-    return any(result.code == code and result.verdict == CONFIRMED for result in results)
+    return any(result.code == code and result.judgment.confirmed for result in results)
 
 
 def qualifies(summary: dict[str, Any], step: dict[str, Any]) -> bool:
@@ -101,8 +158,9 @@ def recommend(summary: dict[str, Any], results: list[Result], step: dict[str, An
     return Recommendation(settings, effects, dropped, changed)
 
 
-def _num_workers(summary, results, settings, effects) -> int:
-    requested = summary["num_workers"]
+def _num_workers(summary: dict[str, Any], results: list[Result], settings: dict[str, Any],
+                 effects: dict[str, str]) -> int:
+    requested: int = summary["num_workers"]
     sweep = _measurements(results, "DL202", "DL203", "DL207", key="sweep")
     best = sweep.get("recommended") if sweep else None
     if sweep is None or best is None:
@@ -111,15 +169,17 @@ def _num_workers(summary, results, settings, effects) -> int:
         return requested
     rows = sweep["sweep"]
     rate = {int(count): row.get("samples_per_s") for count, row in rows.items()}
-    settings["num_workers"] = best
-    shown = f"{best} workers: {rate[best]:.1f} samples/s"
-    if requested != best and rate.get(requested):
+    chosen = int(best)
+    settings["num_workers"] = chosen
+    shown = f"{chosen} workers: {rate[chosen]:.1f} samples/s"
+    if requested != chosen and rate.get(requested):
         shown += f"; {requested} workers: {rate[requested]:.1f} samples/s"
     effects["num_workers"] = f"sweep: {shown}"
-    return best
+    return chosen
 
 
-def _persistence(summary, results, settings, effects) -> None:
+def _persistence(summary: dict[str, Any], results: list[Result], settings: dict[str, Any],
+                 effects: dict[str, str]) -> None:
     own = summary.get("start_method")
     current = bool(summary.get("persistent_workers"))
     if _confirmed(results, "DL303"):
@@ -138,7 +198,8 @@ def _persistence(summary, results, settings, effects) -> None:
                                      + ("" if saves else ": no measurable saving"))
 
 
-def _pinning(summary, results, settings, effects) -> None:
+def _pinning(summary: dict[str, Any], results: list[Result], settings: dict[str, Any],
+             effects: dict[str, str]) -> None:
     copy = _measurements(results, "DL206", key="pinned_s")
     current = bool(summary.get("pin_memory"))
     sweep = _measurements(results, "DL202", "DL203", "DL207", key="accelerator")
@@ -155,7 +216,8 @@ def _pinning(summary, results, settings, effects) -> None:
     effects["pin_memory"] = f"copy of one batch: pageable {copy['pageable_s'] * 1000:.2f} ms, pinned {copy['pinned_s'] * 1000:.2f} ms"
 
 
-def _start_method(summary, results, settings, effects) -> None:
+def _start_method(summary: dict[str, Any], results: list[Result], settings: dict[str, Any],
+                  effects: dict[str, str]) -> None:
     if _confirmed(results, "DL105"):
         settings["multiprocessing_context"] = "spawn"
         effects["multiprocessing_context"] = "a forked worker failed to re-initialise CUDA (DL105)"
@@ -173,21 +235,93 @@ def accepted_by_torch(settings: dict[str, Any]) -> bool:
     return prefetch is None or prefetch > 0
 
 
+# -- one decision per loader, from whole epochs ------------------------------------------------
+
+
+def decide(before_epoch_s: list[float], after_epoch_s: list[float], batches: int | None) -> Decision:
+    """The block against the script's settings, from paired runs' mean epochs (run order, A then B).
+
+    ``better`` needs the block's epochs faster beyond the pairs' spread (and the 5% noise floor)
+    and a saving above the floors (ms per epoch, µs per batch with ``batches`` per epoch).
+    """
+    before, after = tuple(before_epoch_s), tuple(after_epoch_s)
+    rounds = min(len(before), len(after))
+    comparison = compare([1 / s for s in before[:rounds] if s > 0], [1 / s for s in after[:rounds] if s > 0]) \
+        if rounds and all(s > 0 for s in before[:rounds] + after[:rounds]) else None
+    if comparison is None:
+        return Decision(INCONCLUSIVE, "no whole epoch of this loader was timed with both settings", before, after)
+    saved = statistics.median(before[:rounds]) - statistics.median(after[:rounds])
+    saving = Saving(saved, RunLength(batches, None), per_batch_s=saved / batches if batches else None,
+                    epoch_s=statistics.median(before[:rounds]))
+    measured = Decision(INCONCLUSIVE, "", before, after, comparison.gain, comparison.spread, saved, saving.per_batch_s)
+    pairs = f"{rounds} interleaved pair{'s' if rounds > 1 else ''} of runs"
+    epochs = f"each epoch {seconds(saving.epoch_s or 0.0)} -> {seconds(statistics.median(after[:rounds]))}"
+    if comparison.beyond_noise and saving.material:
+        return replace(measured, verdict=BETTER,
+                       reason=f"{epochs} ({saving.describe()}; spread {comparison.spread * 100:.0f}%, {pairs})")
+    if not comparison.decided:
+        return replace(measured, reason=f"{epochs} (spread {comparison.spread * 100:.0f}% > gain "
+                                        f"{abs(comparison.gain) * 100:.0f}%, {pairs})")
+    if comparison.gain > NOISE_FLOOR:  # faster beyond the noise, but below the floors
+        why = f"{saving.short()}: too little to act on"
+    elif comparison.gain < -NOISE_FLOOR:  # in time, as the epochs read
+        why = f"{(statistics.median(after[:rounds]) / (saving.epoch_s or 1.0) - 1) * 100:.0f}% slower with these settings"
+    else:
+        why = f"{comparison.gain * 100:+.0f}%, within the {NOISE_FLOOR * 100:.0f}% noise floor"
+    return replace(measured, verdict=KEEP_YOURS, reason=f"{epochs} ({why}; spread {comparison.spread * 100:.0f}%, {pairs})")
+
+
+def failed(error: str) -> Decision:
+    """A block whose run failed is no block to paste."""
+    return Decision(KEEP_YOURS, f"the run with these settings failed: {error}")
+
+
+def settled(decision: Decision, pairs: int) -> bool:
+    """No more pairs needed after ``pairs`` pairs of runs: a run with the block failed; or at least
+    :data:`MIN_PAIRS` and the noise decided, or no whole epoch to time (more runs would time none)."""
+    unmeasured = decision.gain is None
+    if pairs < MIN_PAIRS:
+        return unmeasured and decision.verdict is KEEP_YOURS
+    return unmeasured or decision.verdict is not INCONCLUSIVE
+
+
 # -- findings agree with the block ---------------------------------------------------------
 
 
-def reconcile(finding_probe: dict[str, Any], code: str, recommendation: Recommendation) -> None:
-    """A persistence finding confirmed beside a block without persistent workers says why (in place)."""
-    if code not in PERSISTENCE_CODES or finding_probe.get("verdict") != CONFIRMED:
-        return
+def reconcile(finding_probe: dict[str, Any], code: str, recommendation: Recommendation) -> bool:
+    """A persistence finding confirmed beside a block without persistent workers says why (in place);
+    True where the verdict was taken back."""
+    if code not in PERSISTENCE_CODES or not Judgment.parse(finding_probe.get("verdict", "")).confirmed:
+        return False
     if recommendation.settings.get("num_workers") == 0:
         why = "the recommended settings use num_workers=0: no workers to restart"
     elif recommendation.settings.get("persistent_workers") is False:
         why = f"the recommended settings keep persistent_workers=False: {recommendation.effects['persistent_workers']}"
     else:
-        return
+        return False
     finding_probe["verdict"] = NOT_CONFIRMED
     finding_probe["evidence"] = f"moot: {why}; measured with workers: {finding_probe.get('evidence', '')}"
+    return True
+
+
+def agree(finding_probe: dict[str, Any], code: str, decision: Decision) -> bool:
+    """A confirmed saving beside a block that is not better says why it is not (in place); a confirmed
+    one beside a better block quotes the block's whole epochs. True where the verdict was taken back."""
+    if code not in SAVING_CODES or not Judgment.parse(finding_probe.get("verdict", "")).confirmed:
+        return False
+    if decision.gain is None and decision.verdict is INCONCLUSIVE:
+        return False  # no whole epoch timed (the script leaves this loader early): no evidence either way
+    finding_probe["measurements"] = {**finding_probe.get("measurements", {}), "decision": decision.to_dict()}
+    evidence = finding_probe.get("evidence", "")
+    if decision.verdict is BETTER:
+        finding_probe["evidence"] = f"{evidence}; the recommended settings, whole epochs: {decision.reason}"
+        return False
+    if decision.verdict is INCONCLUSIVE and decision.spread is not None and decision.gain is not None:
+        finding_probe["verdict"] = inconclusive(decision.spread, decision.gain)
+    else:
+        finding_probe["verdict"] = not_confirmed(f"the recommended settings are not better: {KEEP_YOURS.value}")
+    finding_probe["evidence"] = f"the recommended settings, whole epochs: {decision.reason}; measured apart: {evidence}"
+    return True
 
 
 # -- text ---------------------------------------------------------------------------------
@@ -204,13 +338,16 @@ def render_recommendation(recommendation: Recommendation, call_site: str) -> lis
         return lines
     before, after = recommendation.before, recommendation.after
     if "error" in after:
-        lines.append(f"  re-run with these settings failed: {after['error']}")
+        lines.append(f"  {KEEP_YOURS.value}: the run with these settings failed: {after['error']}")
         return lines
     if not after or "not_run" in after:
-        lines.append("  not re-run: " + after.get("not_run", "the first run did not finish"))
+        lines.append("  no before -> after: " + after.get("not_run", "the first run did not finish"))
         return lines
-    lines.append("  before -> after (the script's real step, run again with these settings):")
-    rows = [("data wait", "data_wait_fraction", lambda v: f"{v * 100:.0f}% of the step"),
+    rounds = recommendation.decision.rounds if recommendation.decision else 1
+    lines.append(f"  before -> after (the script's real step, with its settings and with these, {rounds} run(s) each, "
+                 "interleaved; medians):")
+    rows: list[tuple[str, str, Callable[[float], str]]] = [
+            ("data wait", "data_wait_fraction", lambda v: f"{v * 100:.0f}% of the step"),
             ("step", "step_s", lambda v: f"{v * 1000:.1f} ms"),
             ("epoch", "epoch_s", lambda v: f"{v:.2f} s"),
             ("peak memory", "peak_pss_mb", lambda v: f"{v:.0f} MB")]
@@ -219,22 +356,5 @@ def render_recommendation(recommendation: Recommendation, call_site: str) -> lis
             first = shown(before[key]) if key in before else "-"
             second = shown(after[key]) if key in after else "-"
             lines.append(f"      {label:<12} {first} -> {second}")
-    verdict = _verdict(before, after)
-    return lines + ([f"  {verdict}"] if verdict else [])
-
-
-def _verdict(before: dict[str, Any], after: dict[str, Any]) -> str:
-    """What the two runs say together: faster, no different, or slower for a reason the loader does not explain."""
-    if not all(key in side for key in ("step_s", "data_wait_s", "data_wait_fraction") for side in (before, after)):
-        return ""
-    change = (after["step_s"] - before["step_s"]) / before["step_s"] if before["step_s"] else 0.0
-    body_change = (after["step_s"] - after["data_wait_s"]) - (before["step_s"] - before["data_wait_s"])
-    waits = f"the data wait went from {before['data_wait_fraction'] * 100:.0f}% to {after['data_wait_fraction'] * 100:.0f}% of the step"
-    if change <= -SAME_STEP:
-        return f"each step is {-change * 100:.0f}% faster with these settings; {waits}"
-    if change < SAME_STEP:
-        return f"step time within {SAME_STEP * 100:.0f}% ({change * 100:+.0f}%); {waits}"
-    if after["data_wait_s"] <= before["data_wait_s"]:  # the loader did its part: the body is what slowed
-        return (f"{waits}, but the loop body ran {body_change * 1000:.1f} ms slower in the re-run: probably the "
-                "machine's load, not the loader")
-    return f"each step is {change * 100:.0f}% slower with these settings: keep yours"
+    decision = recommendation.decision
+    return lines + ([f"  {decision.verdict.value}: {decision.reason}"] if decision else [])

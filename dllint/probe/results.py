@@ -9,37 +9,31 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-CONFIRMED = "confirmed"
-NOT_CONFIRMED = "not confirmed"
-NOT_REACHED = "not reached"
-INCONCLUSIVE = "inconclusive"  # measured, but the spread between repeats is larger than the effect
+from dllint.probe.verdicts import Judgment, Verdict
+
+# The wire forms (the JSON report's strings); :class:`~dllint.probe.verdicts.Judgment` is the typed form.
+CONFIRMED = Verdict.CONFIRMED.value
+NOT_CONFIRMED = Verdict.NOT_CONFIRMED.value
+NOT_REACHED = Verdict.NOT_REACHED.value
+INCONCLUSIVE = Verdict.INCONCLUSIVE.value
 
 
 def inconclusive(spread: float, gain: float) -> str:
     """``inconclusive (spread 35% > gain 11%)``: the noise, then the effect it hides (fractions)."""
-    return f"{INCONCLUSIVE} (spread {spread * 100:.0f}% > gain {abs(gain) * 100:.0f}%)"
+    return str(Judgment(Verdict.INCONCLUSIVE, f"spread {spread * 100:.0f}% > gain {abs(gain) * 100:.0f}%"))
 
 
 def not_confirmed(reason: str) -> str:
     """``not confirmed (saves 10 µs per batch)``: measured, real, but too small to act on."""
-    return f"{NOT_CONFIRMED} ({reason})"
+    return str(Judgment(Verdict.NOT_CONFIRMED, reason))
 
 
 def skipped(reason: str) -> str:
-    return f"skipped ({reason})"
-
-
-# How strongly a verdict speaks when several results answer one finding: a measurement that
-# decided beats one the noise left open, which beats none.
-VERDICT_RANK = {CONFIRMED: 4, NOT_CONFIRMED: 3}
+    return str(Judgment(Verdict.SKIPPED, reason))
 
 
 def verdict_rank(verdict: str) -> int:
-    if verdict.startswith(NOT_CONFIRMED):
-        return VERDICT_RANK[NOT_CONFIRMED]
-    if verdict.startswith(INCONCLUSIVE):
-        return 2
-    return VERDICT_RANK.get(verdict, 1 if verdict.startswith("skipped") else 0)
+    return Judgment.parse(verdict).verdict.rank
 
 
 @dataclass(frozen=True)
@@ -83,6 +77,10 @@ class Result:
             anchors=anchors,
             loader=data.get("loader"),
         )
+
+    @property
+    def judgment(self) -> Judgment:
+        return Judgment.parse(self.verdict)
 
     def probe_dict(self) -> dict[str, Any]:
         """The shape a Finding's ``probe`` field takes."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import os
 import re
@@ -32,8 +33,20 @@ from dllint.probe.events import parse_event, printable
 from dllint.probe.errors import ProbeError, ProbeInterrupted, require_probe_dependencies
 from dllint.probe.callsite import site_key
 from dllint.probe.pairing import attach_verdicts, runtime_findings
-from dllint.probe.blocks import comparable, for_a_rebuilt_loader, in_loop_saving, name_place, place_settings, rank_recommendations
-from dllint.probe.recommend import Recommendation, reconcile, recommend
+from dllint.probe.blocks import Terms, comparable, for_a_rebuilt_loader, in_loop_saving, name_place, place_settings, rank_recommendations
+from dllint.probe.recommend import (
+    MIN_PAIRS,
+    MOST_PAIRS,
+    Decision,
+    Recommendation,
+    agree,
+    decide,
+    failed,
+    median_step,
+    reconcile,
+    recommend,
+    settled,
+)
 from dllint.probe.report import LoaderReport, ProbeReport
 from dllint.probe.results import CONFIRMED, Anchor, Result, Table
 
@@ -178,9 +191,13 @@ def run_probe(
             report = _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals,
                           watchdog=watchdog)
             if report.status == "completed":
-                rerun = functools.partial(_run, target, spec, script_args, [], timeout, settings,
-                                          os.path.join(workdir, "rerun"), progress, signals, watchdog=watchdog)
-                prove_recommendations(report, rerun, distributed=bool(spec.get("launcher")))
+                runs = itertools.count(1)
+
+                def rerun(extra: dict[str, Any]) -> ProbeReport:
+                    return _run(target, spec, script_args, [], timeout, settings,
+                                os.path.join(workdir, f"rerun{next(runs)}"), progress, signals, extra, watchdog=watchdog)
+
+                prove_recommendations(report, rerun, distributed=bool(spec.get("launcher")), budget_s=timeout)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         watchdog.release()
@@ -194,13 +211,31 @@ def run_probe(
 
 
 def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]], ProbeReport],
-                          distributed: bool = False) -> None:
-    """One settings block per loader that earns one; then the script again with the blocks applied.
+                          distributed: bool = False, budget_s: float = float("inf")) -> None:
+    """One settings block per loader that earns one; then one decision per loader from whole epochs.
 
-    ``rerun(overrides)`` runs the script in measure-only mode with each block
-    applied at its call site; each loader's ``before`` is this run's real step,
-    ``after`` the re-run's.
+    ``rerun(extra)`` runs the script in measure-only mode (with each block applied at its call
+    site where ``extra["overrides"]`` says so): the script's settings and the blocks' in turn,
+    A B A B ..., :data:`~dllint.probe.recommend.MIN_PAIRS` pairs, and more (up to
+    :data:`~dllint.probe.recommend.MOST_PAIRS`, while ``budget_s`` lasts) while the noise hides
+    a difference. Each loader's before/after and verdict come from those runs
+    (:func:`~dllint.probe.recommend.decide`), and its findings agree with the verdict; a confirmed
+    finding then says where its setting is written (a config key, TrainingArguments, a DataModule).
     """
+    _decide_blocks(report, rerun, distributed, budget_s)
+    for loader in report.loaders:
+        if loader.terms is not None:
+            _apply(report, loader, functools.partial(_placed, terms=loader.terms))
+
+
+def _placed(probe: dict[str, Any], code: str, terms: Terms) -> bool:
+    name_place(probe, code, terms)
+    return False
+
+
+def _decide_blocks(report: ProbeReport, rerun: Callable[[dict[str, Any]], ProbeReport], distributed: bool,
+                   budget_s: float) -> None:
+    """:func:`prove_recommendations`' blocks and their decisions."""
     changed: dict[str, tuple[LoaderReport, Recommendation]] = {}  # by site: the loader and its recommendation
     for loader in report.loaders:
         recommendation = recommend(loader.summary, loader.results, loader.step)
@@ -211,15 +246,7 @@ def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]],
             recommendation = for_a_rebuilt_loader(recommendation, loader.summary)
         loader.recommendation = recommendation
         loader.rank_recommendations = rank_recommendations(loader.summary, loader.results, loader.rank_steps)
-        label = f"loader {loader.id} at {loader.call_site}"
-        for finding in report.findings:
-            if finding.probe and finding.probe.get("measurements", {}).get("loader") == label:
-                reconcile(finding.probe, finding.code, recommendation)
-                name_place(finding.probe, finding.code, loader.terms)
-        for result in loader.results:  # the loader's table says the same
-            verdict = {"verdict": result.verdict, "evidence": result.evidence}
-            reconcile(verdict, result.code, recommendation)
-            result.verdict, result.evidence = verdict["verdict"], verdict["evidence"]
+        _apply(report, loader, functools.partial(_reconciled, recommendation=recommendation))
         if recommendation.changed and "path" in loader.summary:
             changed[site_key(loader.summary["path"], loader.summary["line"])] = (loader, recommendation)
     if not changed:
@@ -229,21 +256,94 @@ def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]],
             loader.recommendation = recommendation.measured(
                 comparable(loader.step), {"not_run": "the probe does not re-run a distributed job; apply the settings and probe again"})
         return
-    second = rerun({"overrides": {key: recommendation.settings for key, (_, recommendation) in changed.items()},
-                    "measure_only": True})
+    overrides = {key: recommendation.settings for key, (_, recommendation) in changed.items()}
+    sides: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {key: ([], []) for key in changed}
+    started, runs = time.monotonic(), 0
+    decisions: dict[str, Decision] = {}
+    alternatives: tuple[dict[str, Any], ...] = ({"measure_only": True}, {"overrides": overrides, "measure_only": True})
+    while True:
+        for side, extra in enumerate(alternatives):  # A (the script's settings), then B (the blocks)
+            second = rerun(extra)
+            runs += 1
+            steps = _steps_by_site(second)
+            missing: dict[str, Any] = {"not_run": f"the run did not reach this loader: {second.script_outcome}"}
+            for key in sides:
+                sides[key][side].append(steps.get(key, missing))
+        decisions = {key: _decision(before, after, changed[key][0]) for key, (before, after) in sides.items()}
+        pairs = runs // 2
+        pair_s = (time.monotonic() - started) / pairs
+        if pairs >= MOST_PAIRS or all(settled(decision, pairs) for decision in decisions.values()) \
+                or time.monotonic() - started + pair_s > budget_s and pairs >= MIN_PAIRS:
+            break
     report.rerun = {"status": second.status, "script_outcome": second.script_outcome,
-                    "duration_s": round(second.duration_s, 3), "startup_s": second.startup_s}
-    measured = {site_key(loader.summary["path"], loader.summary["line"]): loader
-                for loader in second.loaders if "path" in loader.summary}
+                    "duration_s": round(second.duration_s, 3), "startup_s": second.startup_s, "runs": runs}
     for key, (loader, recommendation) in changed.items():
-        again = measured.get(key)
-        if again is not None and again.step.get("steps"):
-            after = again.step
-        elif again is not None and again.failures:
-            after = {"error": again.failures[0]["error"]}
+        before, after = sides[key]
+        decision = decisions[key]
+        timed = [step for step in after if "steps" in step]
+        shown = median_step(timed) if timed and decision.gain is not None else (
+            after[-1] if after and "error" in after[-1] else {"not_run": decision.reason})
+        loader.recommendation = recommendation.measured(comparable(median_step(before) or loader.step), comparable(shown), decision)
+        taken_back = _apply(report, loader, functools.partial(agree, decision=decision))
+        report.findings = [finding for finding in report.findings
+                           if not (finding.source == "runtime" and id(finding) in taken_back)]
+
+
+def _reconciled(probe: dict[str, Any], code: str, recommendation: Recommendation) -> bool:
+    reconcile(probe, code, recommendation)
+    return False  # a moot verdict stays a finding: the block only has no use for it
+
+
+def _steps_by_site(run: ProbeReport) -> dict[str, dict[str, Any]]:
+    """Each loader's real step in one measure-only run, by call site; ``{"error": ...}`` where an epoch
+    failed, ``{"not_run": ...}`` where it took no step (the script left it after a batch)."""
+    steps: dict[str, dict[str, Any]] = {}
+    for loader in run.loaders:
+        if "path" not in loader.summary:
+            continue
+        if loader.step.get("steps"):
+            step = loader.step
+        elif loader.failures or loader.construction_error:
+            step = {"error": loader.failures[0]["error"] if loader.failures else loader.construction_error}
         else:
-            after = {"error": f"the re-run did not reach this loader's steps: {second.script_outcome}"}
-        loader.recommendation = recommendation.measured(comparable(loader.step), comparable(after))
+            step = {"not_run": f"the run took no step of this loader: {run.script_outcome}"}
+        steps[site_key(loader.summary["path"], loader.summary["line"])] = step
+    return steps
+
+
+def _decision(before: list[dict[str, Any]], after: list[dict[str, Any]], loader: LoaderReport) -> Decision:
+    """The block's verdict so far; a run with the block that failed, or that did not reach the loader
+    where the run before it did, is a failed block."""
+    if "error" in after[-1]:
+        return failed(after[-1]["error"])
+    if "not_run" in after[-1] and "steps" in before[-1]:
+        return failed(after[-1]["not_run"])
+    pairs = [(a["epoch_s"], b["epoch_s"]) for a, b in zip(before, after) if "epoch_s" in a and "epoch_s" in b]
+    batches = max(loader.step.get("batches") or [0]) or None
+    return decide([a for a, _ in pairs], [b for _, b in pairs], batches)
+
+
+def _apply(report: ProbeReport, loader: LoaderReport, change: Callable[[dict[str, Any], str], bool]) -> set[int]:
+    """``change(probe, code)`` on every verdict of this loader (its findings', its table's); the ids of
+    the findings whose verdict it took back."""
+    label = f"loader {loader.id} at {loader.call_site}"
+    span = Anchor(loader.summary["path"], loader.summary["line"], loader.summary["end_line"]) \
+        if "path" in loader.summary else None
+    taken_back: set[int] = set()
+    for finding in report.findings:
+        if finding.probe is None:
+            continue
+        ours = finding.probe.get("measurements", {}).get("loader") == label or (
+            finding.source == "runtime" and span is not None and span.path == os.path.realpath(finding.path)
+            and span.covers(finding.line))
+        if ours and change(finding.probe, finding.code):
+            taken_back.add(id(finding))
+    for result in loader.results:  # the loader's table says the same
+        verdict: dict[str, Any] = {"verdict": result.verdict, "evidence": result.evidence,
+                                   "measurements": result.measurements}
+        change(verdict, result.code)
+        result.verdict, result.evidence, result.measurements = verdict["verdict"], verdict["evidence"], verdict["measurements"]
+    return taken_back
 
 
 def _run(target: str, spec: dict[str, Any], script_args: list[str], findings: list[Finding], timeout: float,

@@ -8,8 +8,20 @@ import pytest
 
 from dllint.probe import steps
 from dllint.probe.endings import describe_outcome
-from dllint.probe.recommend import Recommendation, accepted_by_torch, reconcile, recommend, render_recommendation
+from dllint.probe.recommend import (
+    Decision,
+    Recommendation,
+    accepted_by_torch,
+    agree,
+    decide,
+    failed,
+    recommend,
+    reconcile,
+    render_recommendation,
+    settled,
+)
 from dllint.probe.results import Result
+from dllint.probe.verdicts import BlockVerdict, Judgment, Verdict
 
 
 class FakeClock:
@@ -164,20 +176,63 @@ def test_zero_workers_recommended_means_no_worker_options_and_dl201_moot():
     assert probe["evidence"].startswith("moot: the recommended settings use num_workers=0")
     before = {"step_s": 0.01, "data_wait_s": 0.006, "data_wait_fraction": 0.6}
     after = {"step_s": 0.005, "data_wait_s": 0.001, "data_wait_fraction": 0.2}
-    text = "\n".join(render_recommendation(recommendation.measured(before, after), "train.py:9"))
+    decision = decide([0.40, 0.42], [0.20, 0.21], batches=16)
+    text = "\n".join(render_recommendation(recommendation.measured(before, after, decision), "train.py:9"))
     assert "num_workers=0,  # sweep: 0 workers: 900.0 samples/s; 2 workers: 600.0 samples/s" in text
     assert "persistent_workers" not in text.split("# remove")[0]
-    assert "step         10.0 ms -> 5.0 ms" in text
-    assert text.endswith("each step is 50% faster with these settings; the data wait went from 60% to 20% of the step")
+    assert "step         10.0 ms -> 5.0 ms" in text and "2 run(s) each, interleaved; medians" in text
+    assert text.endswith("better: each epoch 410 ms -> 205 ms (saves 13 ms per batch, 205 ms per epoch; spread 0%, 2 interleaved pairs of runs)")
 
 
-def test_before_and_after_say_when_the_step_itself_changed():
-    from dllint.probe.recommend import _verdict
+# -- one decision per loader, from whole epochs -------------------------------------------------
 
-    before = {"step_s": 0.1, "data_wait_s": 0.01, "data_wait_fraction": 0.1}
-    assert _verdict(before, {"step_s": 0.103, "data_wait_s": 0.0, "data_wait_fraction": 0.0}).startswith("step time within 10% (+3%)")
-    assert "loop body ran 60.0 ms slower" in _verdict(before, {"step_s": 0.15, "data_wait_s": 0.0, "data_wait_fraction": 0.0})
-    assert _verdict(before, {"step_s": 0.15, "data_wait_s": 0.05, "data_wait_fraction": 0.3}).endswith("keep yours")
+
+def test_whole_epochs_decide_better_keep_yours_or_inconclusive():
+    better = decide([1.0, 1.1, 1.0], [0.5, 0.52, 0.5], batches=16)
+    assert better.verdict.value == "better" and better.rounds == 3
+    assert better.saving_per_epoch_s == pytest.approx(0.5) and better.saving_per_batch_s == pytest.approx(0.5 / 16)
+    slower = decide([1.0, 1.0], [1.3, 1.32], batches=16)
+    assert slower.verdict.value == "keep yours" and "31% slower with these settings" in slower.reason
+    same = decide([1.0, 1.01], [0.99, 1.0], batches=16)
+    assert same.verdict.value == "keep yours" and "+1%, within the 5% noise floor" in same.reason
+    noisy = decide([1.0, 2.0], [0.8, 2.4], batches=16)  # pairs at 1.25x and 0.83x: the spread hides it
+    assert noisy.verdict.value == "inconclusive" and "spread" in noisy.reason
+    # beyond the noise, but under the floor of 50 µs per batch: nothing to act on
+    tiny = decide([0.001, 0.001], [0.0008, 0.0008], batches=16)
+    assert tiny.verdict.value == "keep yours" and "too little to act on" in tiny.reason
+    assert decide([], [], batches=16).verdict is BlockVerdict.INCONCLUSIVE
+    # one pair has no spread; a failed run needs no second; nothing timed after two pairs is timed by none
+    assert not settled(Decision(BlockVerdict.BETTER, "", (1.0,), (0.5,), 1.0, 0.0), pairs=1) and settled(better, pairs=3)
+    assert not settled(noisy, pairs=2) and settled(failed("boom"), pairs=1)
+    assert failed("boom").verdict is BlockVerdict.KEEP_YOURS
+    assert not settled(decide([], [], batches=16), pairs=1) and settled(decide([], [], batches=16), pairs=2)
+
+
+def test_a_block_that_is_not_better_takes_back_every_confirmed_saving_on_its_loader():
+    keep = decide([1.0, 1.0], [1.3, 1.32], batches=16)
+    probe = {"verdict": "confirmed", "evidence": "epoch start 0.20 s -> 0.01 s, saves 190 ms per epoch"}
+    assert agree(probe, "DL201", keep)
+    assert probe["verdict"] == "not confirmed (the recommended settings are not better: keep yours)"
+    assert probe["evidence"].startswith("the recommended settings, whole epochs: each epoch 1.0 s -> 1.3 s")
+    assert probe["measurements"]["decision"]["verdict"] == "keep yours"
+    noisy = decide([1.0, 2.0], [0.8, 2.4], batches=16)
+    probe = {"verdict": "confirmed", "evidence": "sweep"}
+    assert agree(probe, "DL202", noisy) and probe["verdict"].startswith("inconclusive (spread ")
+    untouched = {"verdict": "confirmed", "evidence": "a lambda"}
+    assert not agree(untouched, "DL102", keep) and untouched["verdict"] == "confirmed"  # no saving claimed
+    better = decide([1.0, 1.1], [0.5, 0.52], batches=16)
+    probe = {"verdict": "confirmed", "evidence": "saves 0.5 s per epoch"}
+    assert not agree(probe, "DL201", better) and probe["verdict"] == "confirmed"
+    assert "; the recommended settings, whole epochs: each epoch" in probe["evidence"]
+
+
+def test_the_json_says_the_blocks_verdict_with_its_saving_and_spread():
+    recommendation = Recommendation({"persistent_workers": True}, {}, ())
+    decided = recommendation.measured({"epoch_s": 1.0}, {"epoch_s": 0.5}, decide([1.0, 1.0], [0.5, 0.5], batches=8))
+    data = decided.to_dict()
+    assert data["verdict"] == "better"
+    assert data["decision"]["saving_per_epoch_s"] == pytest.approx(0.5) and data["decision"]["spread"] == 0.0
+    assert data["decision"]["before_epoch_s"] == [1.0, 1.0] and data["decision"]["rounds"] == 2
 
 
 def test_workers_kept_get_persistence_only_for_a_measured_saving():
@@ -235,7 +290,8 @@ def test_a_recommendation_round_trips_to_json():
     measured = recommendation.measured({"step_s": 0.1, "other": 1}, {"error": "crashed"})
     assert measured.to_dict() == {"settings": {"num_workers": 0}, "effects": {"num_workers": "sweep"},
                                   "dropped": ["persistent_workers"], "changed": True,
-                                  "before": {"step_s": 0.1}, "after": {"error": "crashed"}}
+                                  "before": {"step_s": 0.1}, "after": {"error": "crashed"},
+                                  "verdict": None, "decision": None}
 
 
 def test_the_pinned_torch_has_what_the_bound_and_worker_deaths_read():
@@ -252,3 +308,98 @@ def test_the_pinned_torch_has_what_the_bound_and_worker_deaths_read():
     assert worker_died(RuntimeError("DataLoader worker (pid(s) 123) exited unexpectedly"))
     assert worker_died(RuntimeError("DataLoader worker (pid 123) is killed by signal: Killed. "))
     assert not worker_died(RuntimeError("Caught KeyError in DataLoader worker process 0."))
+
+
+# -- verdicts as values ---------------------------------------------------------------------------
+
+
+def test_a_verdict_string_reads_back_as_its_kind_and_reason_and_writes_the_same():
+    for text, verdict, reason in [("confirmed", Verdict.CONFIRMED, ""),
+                                  ("not confirmed (saves 10 µs per batch)", Verdict.NOT_CONFIRMED, "saves 10 µs per batch"),
+                                  ("inconclusive (spread 35% > gain 11%)", Verdict.INCONCLUSIVE, "spread 35% > gain 11%"),
+                                  ("skipped (no runtime check for DL101)", Verdict.SKIPPED, "no runtime check for DL101"),
+                                  ("not reached", Verdict.NOT_REACHED, "")]:
+        judgment = Judgment.parse(text)
+        assert (judgment.verdict, judgment.reason) == (verdict, reason) and str(judgment) == text
+    assert Judgment.parse("confirmedly").verdict is Verdict.NOT_REACHED  # a prefix is no verdict
+    ranks = [Judgment.parse(text).verdict.rank for text in ("confirmed", "not confirmed (x)", "inconclusive (x)",
+                                                             "skipped (x)", "not reached")]
+    assert ranks == sorted(ranks, reverse=True) and len(set(ranks)) == 5
+
+
+# -- the runs that decide: A B A B, then the verdicts agree -------------------------------------------
+
+
+def _report(epoch_s: float | None, runtime_dl203: bool = False):
+    from dllint.findings import Finding
+    from dllint.probe.report import LoaderReport, ProbeReport
+
+    summary = {**SUMMARY, "num_workers": 0, "path": "/t/train.py", "line": 9, "end_line": 9}
+    step = {**STEP, "batches": [16, 16, 16], "data_wait_fraction": 0.8, "data_wait_s": 0.008}
+    if epoch_s is not None:
+        step["epoch_s"] = epoch_s
+    loader = LoaderReport(1, "train.py:9", summary, step=step)
+    findings = []
+    if runtime_dl203:
+        result = Result("DL203", "confirmed", "data wait: 80% of each step", {"advisory": False})
+        loader.results.append(Result("DL202", "confirmed", "sweep", {"recommended": 2, "sweep": {
+            "0": {"samples_per_s": 100.0}, "2": {"samples_per_s": 300.0}}}))
+        loader.results.append(result)
+        findings.append(Finding("/t/train.py", 9, 1, 9, 1, "DL203", "", "DL203 seen at run time", source="runtime",
+                                probe=result.probe_dict()))
+    return ProbeReport("train.py", "completed", "the script ran to its end", findings, [loader], 1.0)
+
+
+def test_the_script_and_the_block_run_in_turn_and_a_block_that_is_not_better_drops_the_runtime_finding():
+    from dllint.probe.runner import prove_recommendations
+
+    report = _report(1.0, runtime_dl203=True)
+    calls = []
+
+    def rerun(extra):
+        calls.append("B" if extra.get("overrides") else "A")
+        return _report(1.0 if calls[-1] == "A" else 1.3)  # the block's epochs are 30% slower
+
+    prove_recommendations(report, rerun)
+    recommendation = report.loaders[0].recommendation
+    assert calls == ["A", "B", "A", "B"]  # two pairs decide it: the spread is nil
+    assert recommendation.settings["num_workers"] == 2 and recommendation.decision.verdict is BlockVerdict.KEEP_YOURS
+    assert recommendation.before["epoch_s"] == 1.0 and recommendation.after["epoch_s"] == 1.3
+    assert report.findings == []  # the runtime DL203 is taken back, so it is no finding
+    assert [r.verdict for r in report.loaders[0].results] == [
+        "not confirmed (the recommended settings are not better: keep yours)"] * 2
+    assert report.rerun["runs"] == 4
+
+
+def test_runs_that_time_no_whole_epoch_stop_after_two_pairs():
+    from dllint.probe.runner import prove_recommendations
+
+    report = _report(1.0, runtime_dl203=True)
+    calls = []
+
+    def rerun(extra):
+        calls.append(extra)
+        return _report(None)
+
+    prove_recommendations(report, rerun)
+    assert len(calls) == 4 and report.loaders[0].recommendation.decision.verdict is BlockVerdict.INCONCLUSIVE
+
+
+def test_a_loader_the_script_leaves_after_a_batch_keeps_its_verdicts():
+    """No whole epoch to time with either setting: no evidence either way, and no run failed."""
+    from dllint.probe.runner import prove_recommendations
+
+    report = _report(1.0, runtime_dl203=True)
+    report.loaders[0].step.pop("epoch_s")
+
+    def rerun(extra):
+        run = _report(None)
+        run.loaders[0].step = {"steps": 0, "epochs": 1, "batches": [1]}
+        return run
+
+    prove_recommendations(report, rerun)
+    recommendation = report.loaders[0].recommendation
+    assert recommendation.decision.verdict is BlockVerdict.INCONCLUSIVE and recommendation.decision.gain is None
+    assert recommendation.after == {"not_run": "no whole epoch of this loader was timed with both settings"}
+    assert [finding.probe["verdict"] for finding in report.findings] == ["confirmed"]
+    assert "  no before -> after: no whole epoch" in "\n".join(render_recommendation(recommendation, "train.py:9"))

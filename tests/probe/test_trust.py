@@ -305,7 +305,8 @@ def test_each_unpicklable_attribute_gets_its_own_error(tmp_path):
 # -- 4. call sites are the user's code ---------------------------------------------------------------------
 
 FRAMEWORK = '''
-"""A stand-in for Lightning: the user's loader is rebuilt with the framework's sampler, then iterated."""
+"""A stand-in for Lightning: the user's loader is rebuilt with the framework's sampler (its other
+settings kept, as Lightning keeps them), then iterated."""
 from torch.utils.data import DataLoader, SequentialSampler
 
 
@@ -313,7 +314,7 @@ class Trainer:
     def fit(self, datamodule, epochs=2):
         loader = datamodule.train_dataloader()
         loader = DataLoader(loader.dataset, batch_size=loader.batch_size, num_workers=loader.num_workers,
-                            sampler=SequentialSampler(loader.dataset))
+                            persistent_workers=loader.persistent_workers, sampler=SequentialSampler(loader.dataset))
         for epoch in range(epochs):
             for batch in loader:
                 pass
@@ -342,6 +343,7 @@ def test_a_datamodules_train_loader_rebuilt_by_a_framework_is_reached_and_measur
     assert loader.first_batch_s is not None
     assert any("rebuilt by framework" in note for note in loader.notes)
     assert dl201.probe["verdict"] == "confirmed", dl201.probe
+    assert loader.recommendation.decision.verdict.value == "better"  # the block reaches the rebuilt loader
 
 
 # A Lightning DataModule's train and val loaders, and what its logger and checkpoint write:

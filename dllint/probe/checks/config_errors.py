@@ -6,15 +6,21 @@ Most are ValueErrors from ``DataLoader.__init__``; a ``timeout`` or a zero
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dllint.probe.internals import construction_code
 from dllint.probe.measure import describe_error
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED
+
+if TYPE_CHECKING:
+    from dllint.probe.context import ProbeContext
+    from dllint.probe.site import LoaderSite
 
 CODES = ("DL001", "DL002", "DL003", "DL004", "DL005", "DL006")
 ALWAYS = True
 
 
-def classify_first_batch_error(site, error: BaseException) -> str | None:
+def classify_first_batch_error(site: LoaderSite, error: BaseException) -> str | None:
     """Assertions torch makes when the first iterator is created."""
     if not isinstance(error, AssertionError):
         return None
@@ -25,14 +31,14 @@ def classify_first_batch_error(site, error: BaseException) -> str | None:
     return None
 
 
-def on_construction_error(site, ctx, error) -> None:
+def on_construction_error(site: LoaderSite, ctx: ProbeContext, error: BaseException) -> None:
     code = construction_code(error)
     if code is not None:
         ctx.result(site, code, CONFIRMED, f"DataLoader() raised {describe_error(error)}",
                    {"error": describe_error(error), "when": "construction"})
 
 
-def on_first_iteration(site, ctx) -> None:
+def on_first_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
     first = site.first_batch
     if first is not None and first.exception is not None:
         code = classify_first_batch_error(site, first.exception)

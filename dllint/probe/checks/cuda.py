@@ -25,11 +25,17 @@ main process, divided among the workers) and the saving keys of
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
-from dllint.probe.checks.gains import Saving, run_length
+from dllint.probe.checks.gains import RunLength, Saving, run_length
 from dllint.probe.internals import CUDA_REINIT
 from dllint.probe.measure import describe_error, last_error_line, worker_stderr
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, not_confirmed, skipped
+
+if TYPE_CHECKING:
+    from dllint.probe.context import ProbeContext
+    from dllint.probe.site import LoaderSite
 
 CODES = ("DL105", "DL206")
 # Runs on every loader, also after a failed first batch: that failure may be DL105's crash.
@@ -37,7 +43,7 @@ ALWAYS = True
 SPAWNED = ("spawn", "forkserver")
 
 
-def on_first_iteration(site, ctx, torch=None) -> None:
+def on_first_iteration(site: LoaderSite, ctx: ProbeContext, torch: Any = None) -> None:
     first_batch = getattr(site, "first_batch", None)
     first_error = first_batch.error if first_batch is not None else None
     if first_error and CUDA_REINIT in first_error:
@@ -63,7 +69,7 @@ def on_first_iteration(site, ctx, torch=None) -> None:
         _pinned_vs_pageable(site, ctx, torch)
 
 
-def _fork_after_cuda_init(site, ctx, torch) -> None:
+def _fork_after_cuda_init(site: LoaderSite, ctx: ProbeContext, torch: Any) -> None:
     if site.num_workers == 0:
         ctx.result(site, "DL105", NOT_CONFIRMED, "num_workers is 0: the dataset runs in the main process")
         return
@@ -99,7 +105,7 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def tensors_in(batch):
+def tensors_in(batch: Any) -> Iterator[Any]:
     if hasattr(batch, "pin_memory") and hasattr(batch, "to"):
         yield batch
     elif isinstance(batch, dict):
@@ -110,7 +116,7 @@ def tensors_in(batch):
             yield from tensors_in(value)
 
 
-def copy_seconds(tensors, torch, pinned: bool, repeats: int = 5) -> float:
+def copy_seconds(tensors: list[Any], torch: Any, pinned: bool, repeats: int = 5) -> float:
     sources = [tensor.pin_memory() if pinned else tensor for tensor in tensors]
     best = float("inf")
     for _ in range(repeats):
@@ -123,7 +129,7 @@ def copy_seconds(tensors, torch, pinned: bool, repeats: int = 5) -> float:
     return best
 
 
-def _pinned_vs_pageable(site, ctx, torch) -> None:
+def _pinned_vs_pageable(site: LoaderSite, ctx: ProbeContext, torch: Any) -> None:
     import time as clock
 
     try:
@@ -143,7 +149,7 @@ def _pinned_vs_pageable(site, ctx, torch) -> None:
     ctx.result(site, "DL206", *pinning_verdict(pageable, pinned, load_s / max(1, site.num_workers), run_length(site, ctx)))
 
 
-def pinning_verdict(pageable: float, pinned: float, batch_s: float, run) -> tuple[str, str, dict]:
+def pinning_verdict(pageable: float, pinned: float, batch_s: float, run: RunLength) -> tuple[str, str, dict[str, Any]]:
     """Confirmed only when pinning saves time that matters (see the module docstring)."""
     fraction = (pageable - pinned) / pageable if pageable > 0 else 0.0
     saving = Saving.from_batch(pageable - pinned, run, batch_s)

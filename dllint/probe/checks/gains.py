@@ -28,7 +28,11 @@ import re
 import statistics
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dllint.probe.context import ProbeContext
+    from dllint.probe.site import LoaderSite
 
 MIN_EPOCH_SAVING_S = 0.005
 MIN_EPOCH_FRACTION = 0.01
@@ -66,7 +70,7 @@ def script_epochs(argv: list[str], main_globals: dict[str, Any]) -> int | None:
     return None
 
 
-def run_length(site, ctx) -> RunLength:
+def run_length(site: LoaderSite, ctx: ProbeContext) -> RunLength:
     try:
         batches = len(site.loader) if site.loader is not None else None
     except TypeError:  # an IterableDataset without __len__

@@ -23,12 +23,16 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dllint.probe.checks.gains import load_average
 from dllint.probe.internals import worker_pids
 from dllint.probe.measure import close_iterator, describe_error
 from dllint.probe.results import Table
+
+if TYPE_CHECKING:
+    from dllint.probe.context import ProbeContext
+    from dllint.probe.site import LoaderSite
 
 CODES: tuple[str, ...] = ()
 ALWAYS = True
@@ -69,7 +73,7 @@ def tree_memory(pids: list[int]) -> dict[str, Any]:
     }
 
 
-def cuda_memory_by_pid(torch) -> dict[int, int] | None:
+def cuda_memory_by_pid(torch: Any) -> dict[int, int] | None:
     """GPU memory in use per process id (bytes), or None where it cannot be read."""
     if not torch.cuda.is_available():
         return None
@@ -103,11 +107,11 @@ def _nvidia_smi_memory() -> dict[int, int] | None:
     return used
 
 
-def spawned_workers(site) -> bool:
+def spawned_workers(site: LoaderSite) -> bool:
     return site.start_method() in ("spawn", "forkserver")
 
 
-def on_first_iteration(site, ctx, torch=None) -> None:
+def on_first_iteration(site: LoaderSite, ctx: ProbeContext, torch: Any = None) -> None:
     if site.num_workers == 0 or (site.first_batch is not None and site.first_batch.error):
         return
     if torch is None:
@@ -147,6 +151,6 @@ def memory_table(workers: int, memory: dict[str, Any]) -> Table:
     return Table(f"memory ({kind}) of main + {workers} workers, after one batch per worker", columns, [row])
 
 
-def memory_of(site) -> dict[str, Any] | None:
+def memory_of(site: LoaderSite) -> dict[str, Any] | None:
     """The memory this check measured on ``site``, for other checks and the recommendation."""
     return site.state.get(__name__)

@@ -44,14 +44,21 @@ persistent/restarting epoch start - 1, ``spread``, ``rounds``),
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dllint.probe.checks.memory import memory_of
 from dllint.probe.checks.gains import Comparison, Saving, compare, load_average, run_length
+from dllint.probe.checks.memory import memory_of
 from dllint.probe.internals import current_iterator
 from dllint.probe.limits import MeasurementTimeout
 from dllint.probe.measure import close_iterator, default_start_method, describe_error, epoch_timing
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, NOT_REACHED, Table, inconclusive, not_confirmed, skipped
+
+if TYPE_CHECKING:
+    from dllint.probe.context import ProbeContext
+    from dllint.probe.site import LoaderSite
+
+# What the first iteration measured, kept on the site until the script shows the restart happens.
+Pending = dict[str, Any]
 
 CODES = ("DL201", "DL204", "DL205")
 ALWAYS = False
@@ -65,7 +72,7 @@ SHORTEST_BOUND_SECONDS = 0.05
 ITERATED_ONCE = "the loader was iterated once"
 
 
-def on_first_iteration(site, ctx) -> None:
+def on_first_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
     codes = [code for code in CODES if ctx.requested(site, (code,))]
     if not codes:
         return
@@ -104,7 +111,7 @@ def on_first_iteration(site, ctx) -> None:
                             "run": run_length(site, ctx), "load_average": load}
 
 
-def on_later_iteration(site, ctx) -> None:
+def on_later_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
     """The script's second epoch on this loader: DL201 and DL205 are now backed by what the script does."""
     pending = site.state.get(__name__)
     if pending is None:
@@ -116,7 +123,7 @@ def on_later_iteration(site, ctx) -> None:
         site.state.pop(__name__)
 
 
-def on_script_end(site, ctx) -> None:
+def on_script_end(site: LoaderSite, ctx: ProbeContext) -> None:
     pending = site.state.pop(__name__, None)
     if pending is None:
         return
@@ -131,7 +138,7 @@ def on_script_end(site, ctx) -> None:
                        _measurements(site, pending))
 
 
-def _start_methods(site, ctx) -> list[str]:
+def _start_methods(site: LoaderSite, ctx: ProbeContext) -> list[str]:
     methods = []
     for method in ctx.settings.start_methods:
         method = site.start_method() if method == "script" else method
@@ -140,13 +147,13 @@ def _start_methods(site, ctx) -> list[str]:
     return methods
 
 
-def measured_workers(site, ctx) -> int:
+def measured_workers(site: LoaderSite, ctx: ProbeContext) -> int:
     from dllint.probe.checks.sweep import usable_cores
 
     return max(1, min(site.num_workers, ctx.settings.cores or usable_cores()))
 
 
-def _timed_epoch(site, ctx, loader, run: dict[str, Any], step: str, epoch_batches: int) -> bool:
+def _timed_epoch(site: LoaderSite, ctx: ProbeContext, loader: Any, run: dict[str, Any], step: str, epoch_batches: int) -> bool:
     """One epoch into ``run``; False when it ran out of time (a lower bound is kept) or failed."""
     started = time.perf_counter()
     try:
@@ -166,7 +173,7 @@ def _timed_epoch(site, ctx, loader, run: dict[str, Any], step: str, epoch_batche
     return True
 
 
-def _measure_run(site, ctx, method: str, persistent: bool) -> dict[str, Any]:
+def _measure_run(site: LoaderSite, ctx: ProbeContext, method: str, persistent: bool) -> dict[str, Any]:
     """Epoch-start latencies of one loader; ``at_least`` for an epoch that ran out of time."""
     run: dict[str, Any] = {"latencies": []}
     workers = measured_workers(site, ctx)
@@ -189,7 +196,7 @@ def _measure_run(site, ctx, method: str, persistent: bool) -> dict[str, Any]:
     return run
 
 
-def _measure_interleaved(site, ctx, method: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _measure_interleaved(site: LoaderSite, ctx: ProbeContext, method: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """Restarting and persistent loaders, one epoch each in turn, until the saving is clear of the noise."""
     runs: dict[bool, dict[str, Any]] = {False: {"latencies": []}, True: {"latencies": []}}
     workers = measured_workers(site, ctx)
@@ -255,7 +262,7 @@ def _shown(value: tuple[float, bool]) -> str:
     return f"> {seconds:.1f} s" if bound else f"{seconds:.2f} s"
 
 
-def _row(method: str, key: str, run: dict[str, Any], epochs: int) -> list:
+def _row(method: str, key: str, run: dict[str, Any], epochs: int) -> list[str]:
     if "fresh_start" in run:
         return [method, key, *["-"] * epochs, f"{run['fresh_start']:.2f} s (a fresh start: epoch 1 of 'on')"]
     cells = [f"{seconds:.3f}" for seconds in run["latencies"]]
@@ -267,7 +274,7 @@ def _row(method: str, key: str, run: dict[str, Any], epochs: int) -> list:
     return [method, key, *cells[:epochs], last]
 
 
-def _saving(pending: dict, method: str) -> Saving | None:
+def _saving(pending: Pending, method: str) -> Saving | None:
     """What persistence saves under ``method``: the restart, once per epoch after the first."""
     runs = pending["by_method"][method]
     off, on = _later(runs["off"]), _later(runs["on"])
@@ -281,7 +288,7 @@ def _saving(pending: dict, method: str) -> Saving | None:
     return Saving(off[0] - on[0], run, epoch_s=epoch_s, paid_epochs_skip_first=True)
 
 
-def _evidence(pending: dict) -> str:
+def _evidence(pending: Pending) -> str:
     parts = []
     for method, runs in pending["by_method"].items():
         off, on = _later(runs["off"]), _later(runs["on"])
@@ -295,7 +302,7 @@ def _evidence(pending: dict) -> str:
     return "; ".join(parts) + f" ({pending['workers']})"
 
 
-def _measurements(site, pending: dict) -> dict[str, Any]:
+def _measurements(site: LoaderSite, pending: Pending) -> dict[str, Any]:
     by_method = pending["by_method"]
     measurements: dict[str, Any] = {"start_methods": by_method, "num_workers": site.num_workers}
     for method, runs in by_method.items():
@@ -326,13 +333,13 @@ def _per_epoch(saving: Saving) -> float:
     return saving.per_epoch_s
 
 
-def _headline(pending: dict) -> str | None:
+def _headline(pending: Pending) -> str | None:
     """The start method whose saving the verdict quotes: the script's own, else the first measured."""
     methods = [pending.get("own"), *pending["by_method"]]
     return next((method for method in methods if method in pending["by_method"] and _saving(pending, method)), None)
 
 
-def _verdict(site, ctx, code: str, pending: dict, seen: str) -> None:
+def _verdict(site: LoaderSite, ctx: ProbeContext, code: str, pending: Pending, seen: str) -> None:
     measurements = _measurements(site, pending)
     evidence = f"{seen}; {_evidence(pending)}"
     savings = {method: saving for method in pending["by_method"] if (saving := _saving(pending, method)) is not None}

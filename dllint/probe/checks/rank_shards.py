@@ -13,16 +13,21 @@ import hashlib
 import os
 import pickle
 from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
 
 import dllint.probe.ranks as ranks
 from dllint.probe.results import skipped
+
+if TYPE_CHECKING:
+    from dllint.probe.context import ProbeContext
+    from dllint.probe.site import LoaderSite
 
 CODES = ("DL305",)
 ALWAYS = True
 NEEDS_TWO_RANKS = "a cross-rank check needs two ranks"
 
 
-def on_first_iteration(site, ctx) -> None:
+def on_first_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
     rank, directory = ranks.current_rank(), ranks.current_rank_dir()
     if rank is None or directory is None:
         if ctx.requested(site, CODES):
@@ -61,7 +66,7 @@ def _in_a_job() -> bool:
     return int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
-def _epoch_indices(site) -> list[int] | None:
+def _epoch_indices(site: LoaderSite) -> list[int] | None:
     """The dataset indices one epoch of this loader visits, as its (batch) sampler yields them."""
     loader = site.loader
     sampler = getattr(loader, "batch_sampler", None) or getattr(loader, "sampler", None)
@@ -76,7 +81,7 @@ def _epoch_indices(site) -> list[int] | None:
     return indices
 
 
-def _stream_fingerprints(dataset) -> list[str]:
+def _stream_fingerprints(dataset: Any) -> list[str]:
     fingerprints = []
     for sample in dataset:
         try:

@@ -6,23 +6,27 @@ script's worker_init_fn, which may reseed them); equal draws are the bug.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dllint.probe.context import out_of_time
 from dllint.probe.internals import generator_classes
 from dllint.probe.measure import close_iterator
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED
 
+if TYPE_CHECKING:
+    from dllint.probe.context import ProbeContext
+    from dllint.probe.site import LoaderSite
+
 CODES = ("DL304",)
 ALWAYS = True
 
 
-def generator_attributes(dataset) -> list[str]:
+def generator_attributes(dataset: Any) -> list[str]:
     classes = generator_classes()
     return [name for name, value in getattr(dataset, "__dict__", {}).items() if isinstance(value, classes)]
 
 
-def on_first_iteration(site, ctx) -> None:
+def on_first_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
     from dllint.probe.worker_side import Requests, WorkerView, keep_as_is
 
     names = generator_attributes(site.dataset)

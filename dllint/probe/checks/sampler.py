@@ -9,8 +9,13 @@ the bug.
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING, Any
 
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED
+
+if TYPE_CHECKING:
+    from dllint.probe.context import ProbeContext
+    from dllint.probe.site import LoaderSite
 
 CODES = ("DL301",)
 ALWAYS = True
@@ -18,19 +23,19 @@ ALWAYS = True
 _SHOWN = 8
 
 
-def epoch_sampler(site):
+def epoch_sampler(site: LoaderSite) -> Any:
     sampler = site.argument("batch_sampler")
     sampler = getattr(sampler, "sampler", None) or site.argument("sampler")
     return sampler if hasattr(sampler, "set_epoch") else None
 
 
-def _order(sampler) -> dict:
+def _order(sampler: Any) -> dict[str, Any]:
     indices = [int(index) for index in iter(sampler)]
     digest = hashlib.sha1(repr(indices).encode()).hexdigest()[:12]
     return {"first": indices[:_SHOWN], "digest": digest, "epoch": getattr(sampler, "epoch", None)}
 
 
-def on_first_iteration(site, ctx) -> None:
+def on_first_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
     sampler = epoch_sampler(site)
     if sampler is None:
         if ctx.requested(site, CODES):
@@ -42,7 +47,7 @@ def on_first_iteration(site, ctx) -> None:
         site.state[__name__] = _order(sampler)
 
 
-def on_later_iteration(site, ctx) -> None:
+def on_later_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
     first = site.state.pop(__name__, None)
     if first is None:
         return
@@ -57,6 +62,6 @@ def on_later_iteration(site, ctx) -> None:
                    f"({first['first'][:3]}... -> {second['first'][:3]}...)", measurements)
 
 
-def on_script_end(site, ctx) -> None:
+def on_script_end(site: LoaderSite, ctx: ProbeContext) -> None:
     if site.state.pop(__name__, None) is not None:
         ctx.no_second_epoch(site, "DL301", "the order of a second epoch was not seen")

@@ -6,8 +6,15 @@ workers; the ratio is the duplication factor.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dllint.probe.context import out_of_time
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, skipped
+
+if TYPE_CHECKING:
+    from dllint.probe.context import ProbeContext
+    from dllint.probe.results import Anchor
+    from dllint.probe.site import LoaderSite
 
 CODES = ("DL302",)
 ALWAYS = True
@@ -17,7 +24,7 @@ MOST_WORKERS = 8
 DUPLICATION = 1.5  # a factor at or above this is duplication, not uneven shards
 
 
-def _count(site, num_workers: int) -> int | None:
+def _count(site: LoaderSite, num_workers: int) -> int | None:
     from dllint.probe.worker_side import keep_as_is
 
     loader = site.variant(num_workers=num_workers, batch_size=None, collate_fn=keep_as_is,
@@ -36,7 +43,7 @@ def _count(site, num_workers: int) -> int | None:
     return count
 
 
-def on_first_iteration(site, ctx) -> None:
+def on_first_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
     if not site.is_iterable_dataset:
         return
     workers = min(site.num_workers, MOST_WORKERS)
@@ -65,7 +72,7 @@ def on_first_iteration(site, ctx) -> None:
         ctx.result(site, "DL302", verdict, evidence, measurements, anchors)
 
 
-def _iter_anchor(site) -> list:
+def _iter_anchor(site: LoaderSite) -> list[Anchor]:
     from dllint.probe.checks.spawn import _source_anchor
 
     anchor = _source_anchor(type(site.dataset).__iter__)

@@ -13,7 +13,7 @@ a static finding asks for it.
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dllint.probe.context import out_of_time
 from dllint.probe.internals import MISSING_IN_MAIN, MISSING_IN_MP_MAIN, SPAWN_BOOTSTRAP, pickling_code
@@ -25,6 +25,10 @@ from dllint.probe.measure import (
     worker_stderr,
 )
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, WHOLE_FILE, Anchor, skipped
+
+if TYPE_CHECKING:
+    from dllint.probe.context import ProbeContext
+    from dllint.probe.site import LoaderSite
 
 CODES = ("DL101", "DL102", "DL103", "DL104", "DL106", "DL107")
 SPAWN_START_CODES = ("DL101", "DL106", "DL107")
@@ -91,7 +95,7 @@ def culprit_anchors(value: Any, code: str, depth: int = 3) -> list[Anchor]:
     return found
 
 
-def on_first_iteration(site, ctx) -> None:
+def on_first_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
     if site.num_workers == 0:
         for code in CODES:
             if ctx.requested(site, (code,)):
@@ -102,7 +106,7 @@ def on_first_iteration(site, ctx) -> None:
         _start_one_spawn_worker(site, ctx, failed_parts)
 
 
-def _pickle_payload(site, ctx) -> set[str]:
+def _pickle_payload(site: LoaderSite, ctx: ProbeContext) -> set[str]:
     failed: set[str] = set()
     confirmed: set[str] = set()
     with ctx.measuring(site, "pickling what spawn workers receive"):
@@ -155,7 +159,7 @@ def attribute_lines(cls: type) -> dict[str, Anchor]:
     return found
 
 
-def _pickle_each_attribute(site, ctx, dataset: Any) -> bool:
+def _pickle_each_attribute(site: LoaderSite, ctx: ProbeContext, dataset: Any) -> bool:
     """DL104 per attribute: each one pickled on its own, each verdict at its own assignment.
 
     False when no single attribute fails (the culprit is nested deeper): the
@@ -177,7 +181,7 @@ def _pickle_each_attribute(site, ctx, dataset: Any) -> bool:
     return True
 
 
-def _start_one_spawn_worker(site, ctx, failed_parts: set[str]) -> None:
+def _start_one_spawn_worker(site: LoaderSite, ctx: ProbeContext, failed_parts: set[str]) -> None:
     """One batch with one spawn worker, the process-wide default set to spawn too.
 
     The worker copies the parent's default start method; a script without a

@@ -9,24 +9,29 @@ changed in between are read back from that worker.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dllint.probe.internals import current_iterator
 from dllint.probe.measure import close_iterator, describe_error
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, skipped
 
+if TYPE_CHECKING:
+    from dllint.probe.context import ProbeContext
+    from dllint.probe.site import LoaderSite
+
 CODES = ("DL303",)
 ALWAYS = True
 
 
-def _ask_worker(probe: dict, request) -> dict[str, str]:
+def _ask_worker(probe: dict[str, Any], request: Any) -> dict[str, str]:
     probe["requests"].items = [request]
     iterator = iter(probe["loader"])
+    answer: dict[str, str]
     _, answer = next(iterator)
     return answer
 
 
-def on_first_iteration(site, ctx) -> None:
+def on_first_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
     from dllint.probe.worker_side import (
         Requests,
         WorkerView,
@@ -56,7 +61,7 @@ def on_first_iteration(site, ctx) -> None:
     site.state[__name__] = probe
 
 
-def on_later_iteration(site, ctx) -> None:
+def on_later_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
     from dllint.probe.worker_side import attribute_view
 
     probe = site.state.pop(__name__, None)
@@ -84,7 +89,7 @@ def on_later_iteration(site, ctx) -> None:
         ctx.result(site, "DL303", NOT_CONFIRMED, "the persistent worker sees the main process's changes", measurements)
 
 
-def on_script_end(site, ctx) -> None:
+def on_script_end(site: LoaderSite, ctx: ProbeContext) -> None:
     probe = site.state.pop(__name__, None)
     if probe is None:
         return

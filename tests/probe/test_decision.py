@@ -1,0 +1,95 @@
+"""One decision per loader from whole epochs: the block's before/after and its verdict, and the findings
+that agree with it (real torch workers; each fixture probes a small script, several tests read it)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from probe_helpers import fast_settings, finding, line_of, write_script
+
+from dllint.probe import run_probe
+
+pytestmark = pytest.mark.probe
+
+EPOCH_BATCHES = 8
+
+# Each worker pays {open} s to open its data, once per start: restarted every epoch, that much again.
+STARTS = """
+    class Starts(Dataset):
+        def __init__(self):
+            self.opened = False
+
+        def __len__(self):
+            return 64
+
+        def __getitem__(self, index):
+            if not self.opened:
+                time.sleep({open})
+                self.opened = True
+            return torch.tensor([float(index)])
+
+    if __name__ == "__main__":
+        loader = DataLoader(Starts(), batch_size=1, num_workers=2)
+        for epoch in range(3):
+            for batch in loader:
+                time.sleep({step})
+"""
+
+
+def probe(script, code: str):
+    dl201 = finding(code, script, line_of(script, "loader = DataLoader"))
+    report = run_probe(str(script), [], [dl201], timeout=60, progress=False,
+                       settings=fast_settings(epoch_batches=EPOCH_BATCHES))
+    return dl201, report
+
+
+@pytest.fixture(scope="module")
+def costly_starts(tmp_path_factory):
+    """Three probes of a script whose workers cost 0.3 s to start, restarted every epoch."""
+    script = write_script(tmp_path_factory.mktemp("starts"), STARTS.format(open=0.3, step=0.005))
+    return [probe(script, "DL201") for _ in range(3)]
+
+
+def test_a_persistent_block_on_costly_starts_is_better_and_dl201_agrees_3_of_3(costly_starts):
+    for dl201, report in costly_starts:
+        recommendation = report.loaders[0].recommendation
+        assert recommendation.settings["persistent_workers"] is True, recommendation
+        decision = recommendation.decision
+        assert decision.verdict.value == "better", decision
+        assert recommendation.before["epoch_s"] > recommendation.after["epoch_s"], recommendation
+        assert decision.rounds >= 2 and decision.saving_per_epoch_s > 0.1, decision
+        # DL201 confirmed, and it quotes the same whole epochs
+        assert dl201.probe["verdict"] == "confirmed", dl201.probe
+        assert "the recommended settings, whole epochs: each epoch" in dl201.probe["evidence"]
+        assert dl201.probe["measurements"]["decision"] == decision.to_dict()
+        assert report.rerun["runs"] == 2 * decision.rounds
+
+
+def test_the_json_says_better_with_the_saving_and_the_spread(costly_starts):
+    _, report = costly_starts[0]
+    (loader,) = json.loads(report.to_json())["loaders"]
+    assert loader["recommendation"]["verdict"] == "better"
+    decision = loader["recommendation"]["decision"]
+    assert decision["saving_per_epoch_s"] > 0.1 and decision["spread"] is not None
+    assert len(decision["before_epoch_s"]) == len(decision["after_epoch_s"]) == decision["rounds"]
+    assert "  better: each epoch " in report.render_text()
+
+
+@pytest.fixture(scope="module")
+def cheap_starts(tmp_path_factory):
+    """Workers that cost 30 ms to start under a step of 8 x 0.3 s: persistence saves some 2% of an epoch."""
+    script = write_script(tmp_path_factory.mktemp("cheap"), STARTS.format(open=0.03, step=0.3))
+    return probe(script, "DL201")
+
+
+def test_a_block_that_is_not_better_says_keep_yours_and_takes_back_dl201(cheap_starts):
+    dl201, report = cheap_starts
+    recommendation = report.loaders[0].recommendation
+    assert recommendation.settings["persistent_workers"] is True, recommendation  # what the check measured apart
+    assert recommendation.decision.verdict.value == "keep yours", recommendation.decision
+    assert dl201.probe["verdict"].startswith("not confirmed (the recommended settings are not better"), dl201.probe
+    loader = report.loaders[0]
+    assert not [result for result in loader.results if result.verdict == "confirmed" and result.code == "DL201"]
+    assert json.loads(report.to_json())["loaders"][0]["recommendation"]["verdict"] == "keep yours"
+    assert "  keep yours: each epoch " in report.render_text()
