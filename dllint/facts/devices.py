@@ -117,7 +117,9 @@ def batch_device_parameters(facts: FileFacts, use: Use) -> list[str]:
         return []
     scope = seeded[2]
     region = _region(facts, seeded[1])
-    names = _derived(facts, seeded[0], region, scope)
+    # ``X = X.to(device)`` rebinds the batch to what reads as a computed tensor (its device
+    # unknown here): the batch's own names still count
+    names = _derived(facts, seeded[0], region, scope) | seeded[0]
     found: list[str] = []
     for node in region.calls:
         func = node.func
