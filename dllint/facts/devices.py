@@ -15,7 +15,10 @@ is a CUDA device too. A batch (or an item, a field) handed to a project function
 that copies what it receives (``x, y = model.parse_batch(batch)``, whose body sends each item
 through ``utils.to_gpu``) is copied there: same-file functions are read here, other modules'
 through their summaries (``FunctionSummary.copies``), ``obj.m(batch)`` on an object of unknown
-class through every project method ``m``. ``x.contiguous()`` is the batch's own memory.
+class through every project method ``m``. ``x.contiguous()`` is the batch's own memory. A
+loader handed to another module's function that copies its batches to a device parameter
+(``train(net, train_iter, test_iter, device)``) is copied to CUDA where the call passes a CUDA
+device (:func:`batch_device_parameters`, ``Effects.copy_devices``).
 """
 
 from __future__ import annotations
