@@ -15,7 +15,10 @@ is a CUDA device too. A batch (or an item, a field) handed to a project function
 that copies what it receives (``x, y = model.parse_batch(batch)``, whose body sends each item
 through ``utils.to_gpu``) is copied there: same-file functions are read here, other modules'
 through their summaries (``FunctionSummary.copies``), ``obj.m(batch)`` on an object of unknown
-class through every project method ``m``. ``x.contiguous()`` is the batch's own memory.
+class through every project method ``m``. ``x.contiguous()`` is the batch's own memory. A
+loader handed to another module's function that copies its batches to a device parameter
+(``train(net, train_iter, test_iter, device)``) is copied to CUDA where the call passes a CUDA
+device (:func:`batch_device_parameters`, ``Effects.copy_devices``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.flow.records import Copies
 from dllint.facts.flow.syntax import parameter_for
-from dllint.facts.values import follow, parameter_default, parameter_position
+from dllint.facts.values import argument_for, follow, parameter_default, parameter_position
 from dllint.facts.walk import walk_body
 
 if TYPE_CHECKING:
@@ -107,6 +110,54 @@ def batch_copies(facts: FileFacts, use: Use, handed: bool = True) -> tuple[list[
     region = _region(facts, seeded[1])
     names = _derived(facts, seeded[0], region, scope)
     return _copies_in(facts, names, region, scope), _handed(facts, names, region, scope, 0)[0] if handed else Copies()
+
+
+def batch_device_parameters(facts: FileFacts, use: Use) -> list[str]:
+    """The parameters of the function iterating a loader that name the device its batches are
+    copied to (``X.to(device)`` where ``device`` is handed in and not rebound): for a summary,
+    whose callers in other files each resolve what they pass (:func:`passed_devices`)."""
+    seeded = _batch_region(facts, use)
+    if seeded is None or not isinstance(seeded[2].node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    scope = seeded[2]
+    region = _region(facts, seeded[1])
+    # ``X = X.to(device)`` rebinds the batch to what reads as a computed tensor (its device
+    # unknown here): the batch's own names still count
+    names = _derived(facts, seeded[0], region, scope) | seeded[0]
+    found: list[str] = []
+    for node in region.calls:
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "to" and _rooted_in(func.value, names)):
+            continue
+        device = next((k.value for k in node.keywords if k.arg == "device"), None) if not node.args else node.args[0]
+        if isinstance(device, ast.Name) and _handed_in(facts, device.id, scope):
+            outer = _through_calls(facts, device.id, scope, use.via)
+            if outer is not None and outer not in found:
+                found.append(outer)
+    return found
+
+
+def _through_calls(facts: FileFacts, name: str, scope: Scope, via: tuple[ast.Call, ...]) -> str | None:
+    """The parameter of the outermost function that the same-file calls ``via`` (outermost
+    first) hand on as the parameter ``name`` of ``scope``'s function; None where one of them
+    passes anything else."""
+    for call in reversed(via):
+        function = scope.node
+        argument = argument_for(call, function, name) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        scope = facts.scopes.scope_of(call)
+        if not (isinstance(argument, ast.Name) and _handed_in(facts, argument.id, scope)):
+            return None
+        name = argument.id
+    return name
+
+
+def _handed_in(facts: FileFacts, name: str, scope: Scope) -> bool:
+    """``name`` is a parameter of ``scope``'s function, rebound at most to an expression of itself."""
+    found = facts.scopes.lookup(name, scope)
+    if found is None or found[0] is not scope:
+        return False
+    bindings = found[1]
+    return sum(b.kind == "param" for b in bindings) == 1 and all(b.kind == "param" or _rebinds_itself(b, name) for b in bindings)
 
 
 def parameter_copies(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,

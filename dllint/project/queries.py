@@ -3,6 +3,7 @@ other files), and whether a function or method reaches a summary flag."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from dllint.facts.flow.records import Copies, Effects, FunctionSummary
@@ -19,14 +20,23 @@ from dllint.project.base import (
 
 class QueryIndex(IndexBase):
     # -- effects across files -------------------------------------------------------------
-    def parameter_effects(self, from_path: str, target: str, argument: str, deps: dict[str, str], depth: int = 0) -> Effects | None:
+    def parameter_effects(self, from_path: str, target: str, argument: str, deps: dict[str, str], depth: int = 0,
+                          devices: Mapping[str, str] | None = None) -> Effects | None:
         """What the project function ``target`` does with the argument, following it on
-        through other project functions; None when the target is not the project's."""
+        through other project functions; None when the target is not the project's.
+        ``devices``: the call's arguments that are CUDA devices, deciding the copies to a
+        device parameter (see Effects.copy_devices)."""
         found = self._parameter(from_path, target, argument, deps)
         if found is None:
             return None
         path, function, param = found
         effects = function.effects.get(param) if param is not None else None
+        if effects is not None and effects.copy_devices and devices:
+            name = self.function(from_path, target, deps)[2]  # type: ignore[index]  # found just above
+            bound = Target.parse(target).bound or name.endswith(".__init__")
+            kinds = {devices[key] for key in devices if function.parameter(key, bound) in effects.copy_devices}
+            if kinds:
+                effects = replace(effects, cuda_copy=effects.cuda_copy.join(Copies("cuda" if "cuda" in kinds else "maybe")))
         return self.expand(path, effects or Effects(), deps, depth)
 
     def entry_effects(self, from_path: str, target: str, argument: str, entry: str, deps: dict[str, str], depth: int = 0) -> Effects | None:
@@ -79,12 +89,14 @@ class QueryIndex(IndexBase):
         if not effects.follow:
             return effects
         total = replace(effects, follow=[])
-        for target, argument, in_loop, *whole in effects.follow:
+        for target, argument, in_loop, *rest in effects.follow:
+            whole = [item for item in rest if isinstance(item, str)]
+            devices = next((item for item in rest if isinstance(item, dict)), None)
             if whole:  # the dict holding it goes on: that function's entry decides
                 asked = entry if whole[0] == "*" else whole[0]
                 inner = self.entry_effects(path, target, argument, asked, deps, depth + 1) if depth < MAX_FOLLOW and asked else None
             else:
-                inner = self.parameter_effects(path, target, argument, deps, depth + 1) if depth < MAX_FOLLOW else None
+                inner = self.parameter_effects(path, target, argument, deps, depth + 1, devices) if depth < MAX_FOLLOW else None
             if inner is None:
                 total.unknown = True
                 continue

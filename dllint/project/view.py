@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from dllint.facts.flow.model import admitted
 from dllint.facts.flow.queries import CallerEffects, PassedArguments
@@ -56,8 +56,8 @@ class ProjectView(NullProject):
         return target_text(call_target(facts, self._imports(facts), func, scope))
 
     # -- flow across files ---------------------------------------------------------------
-    def parameter_effects(self, target: str, argument: str) -> Effects | None:
-        return self.index.parameter_effects(self.path, target, argument, self.deps)
+    def parameter_effects(self, target: str, argument: str, devices: Mapping[str, str] | None = None) -> Effects | None:
+        return self.index.parameter_effects(self.path, target, argument, self.deps, devices=devices)
 
     def entry_effects(self, target: str, argument: str, entry: str) -> Effects | None:
         """What another file's function does with the dict entry at path ``entry`` of a dict

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from dllint.facts.devices import passed_devices
 from dllint.facts.flow.model import FlowState, How, Loops, Move, RemoteLoop, Use, shown, uses_from
 from dllint.facts.frameworks import framework_call
 from dllint.facts.imports import dotted_name
@@ -275,9 +276,10 @@ class CallFlow(FlowBase):
         remote = project.target_of(self.facts, call.func, state.scope) if project is not None else None
         if project is not None and remote is not None and not (wrapped and project.summarizing):
             argument = keyword if keyword is not None else str(index)
+            devices = passed_devices(self.facts, call, state.scope)
             if project.summarizing:
-                return [Use(Move.ESCAPE, expr, here, via, How.REMOTE, (remote, argument))]
-            effects = project.parameter_effects(remote, argument)
+                return [Use(Move.ESCAPE, expr, here, via, How.REMOTE, (remote, argument), devices=devices)]
+            effects = project.parameter_effects(remote, argument, devices)
             if effects is not None:
                 resolved = uses_from(effects, call, expr, here, via, shown(remote))
                 if effects.returns:  # handed back: the caller goes on with the call's result

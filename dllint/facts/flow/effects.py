@@ -35,7 +35,8 @@ def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None)
             seen.add(id(use.node))
             _iterated(effects, use, bool(loops), facts)
         elif use.how is How.REMOTE and use.remote is not None:
-            effects.follow.append([use.remote[0], use.remote[1], bool(loops), *use.remote[2:]])
+            devices = [dict(use.devices)] if use.devices else []
+            effects.follow.append([use.remote[0], use.remote[1], bool(loops), *use.remote[2:], *devices])
         elif use.how is How.UNKNOWN and facts is not None and (loader := _fed_loader(facts, use.node)) is not None:
             passes = _sampler_passes(facts, loader, built)
             effects.merge(passes)
@@ -71,7 +72,7 @@ def _iterated(effects: Effects, use: Use, repeated: bool, facts: FileFacts | Non
     """One more pass over the value (two stand for more), per epoch when a loop that does not
     build it repeats the pass, and the CUDA copies of its batches there ("cuda" once one copy
     is unconditional: a later maybe-copy does not weaken it)."""
-    from dllint.facts.devices import batch_cuda_copies, copies_of
+    from dllint.facts.devices import batch_cuda_copies, batch_device_parameters, copies_of
 
     effects.iterations = min(2, effects.iterations + 1)
     effects.per_epoch |= repeated
@@ -80,6 +81,8 @@ def _iterated(effects: Effects, use: Use, repeated: bool, facts: FileFacts | Non
         effects.cuda_copy = effects.cuda_copy.join(copies_of(copies))
     elif use.copies:
         effects.cuda_copy = effects.cuda_copy.join(use.copies)
+    elif facts is not None and facts.project is not None and facts.project.summarizing:
+        effects.copy_devices += [p for p in batch_device_parameters(facts, use) if p not in effects.copy_devices]
 
 
 def _escaped(effects: Effects, how: How) -> None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from enum import Enum, IntEnum
-from typing import TYPE_CHECKING, Hashable, NamedTuple, Union
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Hashable, Mapping, NamedTuple, Union
 
 from dllint.facts.flow.records import Copies
 
@@ -80,6 +81,8 @@ class Use(NamedTuple):
     # How.UNKNOWN: why this place was left unknown (rules stay silent on it), in words a
     # message or a test can show: "handed to external.fit() outside the project".
     why: str = ""
+    # How.REMOTE: the arguments of the call that are CUDA devices (see CallSummary.cuda_devices)
+    devices: Mapping[str, str] = MappingProxyType({})
 
     @property
     def iterates(self) -> bool:

@@ -49,8 +49,9 @@ class ProjectQueries(Protocol):
     def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
         """The project target a call goes to (``"0:pkg.data.build"``, ``"...@"`` bound)."""
 
-    def parameter_effects(self, target: str, argument: str) -> Effects | None:
-        """What the project function ``target`` does with an argument (position or keyword)."""
+    def parameter_effects(self, target: str, argument: str, devices: Mapping[str, str] | None = None) -> Effects | None:
+        """What the project function ``target`` does with an argument (position or keyword);
+        ``devices``: the call's arguments that are CUDA devices (see Effects.copy_devices)."""
 
     def entry_effects(self, target: str, argument: str, entry: str) -> Effects | None:
         """The same for the dict entry at path ``entry`` of a dict argument."""
@@ -116,7 +117,7 @@ class NullProject:
     def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
         return None
 
-    def parameter_effects(self, target: str, argument: str) -> Effects | None:
+    def parameter_effects(self, target: str, argument: str, devices: Mapping[str, str] | None = None) -> Effects | None:
         return None
 
     def entry_effects(self, target: str, argument: str, entry: str) -> Effects | None:

@@ -39,9 +39,13 @@ class Effects:
     unknown: bool = False  # passed to code outside the project
     set_epoch: bool = False  # set_epoch may be called on it (or on its sampler)
     cuda_copy: Copies = Copies()  # how its batches are copied to CUDA
+    # parameters of its function naming the device its batches are copied to (``X.to(device)``,
+    # ``device`` handed in by callers of other files: each call's own CUDA devices decide)
+    copy_devices: list[str] = field(default_factory=list)
     # [target, argument, in_loop]: project calls it goes on to; a fourth item: a dict holding it
     # is what goes on, and the callee's entry at that path ("['val'].dataloader"; "*": the one
-    # asked about) decides (see FunctionSummary.entries)
+    # asked about) decides (see FunctionSummary.entries); a trailing dict: the CUDA devices the
+    # call passes (see CallSummary.cuda_devices), for the callee's ``copy_devices``
     follow: list[list[Any]] = field(default_factory=list)
 
     def merge(self, other: Effects, repeated: bool = False) -> None:
