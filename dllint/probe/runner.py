@@ -283,7 +283,9 @@ def _decide_blocks(report: ProbeReport, rerun: Callable[[dict[str, Any]], ProbeR
         timed = [step for step in after if "steps" in step]
         shown = median_step(timed) if timed and decision.gain is not None else (
             after[-1] if after and "error" in after[-1] else {"not_run": decision.reason})
-        loader.recommendation = recommendation.measured(comparable(median_step(before) or loader.step), comparable(shown), decision)
+        no_step = {"no_step": True} if loader.step.get("no_step") else {}  # a factory target: no data wait, no step
+        loader.recommendation = recommendation.measured(comparable({**(median_step(before) or loader.step), **no_step}),
+                                                        comparable({**shown, **no_step}), decision)
         taken_back = _apply(report, loader, functools.partial(agree, decision=decision))
         report.findings = [finding for finding in report.findings
                            if not (finding.source == "runtime" and id(finding) in taken_back)]

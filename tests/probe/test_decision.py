@@ -14,7 +14,8 @@ pytestmark = pytest.mark.probe
 
 EPOCH_BATCHES = 8
 
-# Each worker pays {open} s to open its data, once per start: restarted every epoch, that much again.
+# Each worker pays {open} s to open its data, once per start: restarted every epoch, that much again;
+# each sample then waits 4 ms on storage, so the sweep keeps workers in the block.
 STARTS = """
     class Starts(Dataset):
         def __init__(self):
@@ -27,6 +28,7 @@ STARTS = """
             if not self.opened:
                 time.sleep({open})
                 self.opened = True
+            time.sleep(0.004)  # each sample waits on storage: workers pay off (the sweep keeps them)
             return torch.tensor([float(index)])
 
     if __name__ == "__main__":
