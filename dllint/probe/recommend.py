@@ -144,7 +144,7 @@ def recommend(summary: dict[str, Any], results: list[Result], step: dict[str, An
     effects: dict[str, str] = {}
     workers = _num_workers(summary, results, settings, effects)
     if workers > 0:
-        _persistence(summary, results, settings, effects)
+        _persistence(summary, results, settings, effects, again=(step.get("epochs") or 0) > 1)
         prefetch = summary.get("prefetch_factor")
         settings["prefetch_factor"] = prefetch if isinstance(prefetch, int) and prefetch > 0 else DEFAULT_PREFETCH
         effects["prefetch_factor"] = "unchanged (not measured)" if prefetch else "torch's default (not measured)"
@@ -179,7 +179,8 @@ def _num_workers(summary: dict[str, Any], results: list[Result], settings: dict[
 
 
 def _persistence(summary: dict[str, Any], results: list[Result], settings: dict[str, Any],
-                 effects: dict[str, str]) -> None:
+                 effects: dict[str, str], again: bool) -> None:
+    """``again``: the script iterates the loader more than once (an epoch loop)."""
     own = summary.get("start_method")
     current = bool(summary.get("persistent_workers"))
     if _confirmed(results, "DL303"):
@@ -187,6 +188,12 @@ def _persistence(summary: dict[str, Any], results: list[Result], settings: dict[
         effects["persistent_workers"] = "a persistent worker kept a stale copy of the dataset (DL303)"
         return
     measured = _measurements(results, *PERSISTENCE_CODES, key=f"{own}_stall_s")
+    if measured is None and not summary.get("num_workers") and again:
+        # the block gives workers to a loader that had none, in an epoch loop: started once, not every
+        # epoch (the interleaved whole epochs decide whether the block, persistence included, is better)
+        settings["persistent_workers"] = True
+        effects["persistent_workers"] = "the script iterates this loader every epoch: start its new workers once"
+        return
     if measured is None or f"{own}_persistent_s" not in measured:
         settings["persistent_workers"] = current
         effects["persistent_workers"] = "unchanged (not measured)"
