@@ -32,6 +32,9 @@ SAMPLES = [
     {"event": "script_end", "how": "finished", "detail": "the script ran to its end", "where": None},
     {"event": "done"},
     {"event": "rank_info", "rank": 0, "world": 2},
+    {"event": "trace_epoch", "loader": 1, "epoch": 1, "started": 2.0, "ended": 2.5, "marks": [[2.1, 2.2, 2.2]],
+     "replay": False, "failed": False, "cut": True, "t": 2.5},
+    {"event": "trace_batch", "loader": 1, "worker": 0, "pid": 41, "start": 2.05, "end": 2.15, "samples": 4},
 ]
 
 
@@ -49,6 +52,7 @@ def test_every_kind_has_a_sample_and_round_trips():
     '{"event": "loader", "id": true, "call_site": "x"}',  # a bool is not an int
     '{"event": "note", "loader": null}',  # no text
     '{"event": "epoch_failed", "loader": 1, "error": null}',
+    '{"event": "trace_batch", "loader": 1, "worker": "0", "pid": 4, "start": 1, "end": 2}',  # a string worker
 ])
 def test_a_line_that_is_not_an_event_is_dropped(line):
     assert events.parse_event(line) is None
