@@ -193,6 +193,7 @@ def main() -> None:
 @click.option("--probe-timeout", type=float, default=120, show_default=True, callback=lambda ctx, param, value: _positive_seconds(ctx, value), help="Seconds for the whole probe run.")
 @click.option("--probe-batches", type=click.IntRange(min=1), help="Batches per epoch of the script's real training step (default 16).")
 @click.option("--probe-report", type=click.Path(dir_okay=False), help="Write everything the probe measured as JSON.")
+@click.option("--probe-trace", type=click.Path(dir_okay=False), help="Write the probe's run as a Chrome trace (open it in Perfetto or chrome://tracing): per loader, each epoch's data waits and steps, each worker's batches.")
 @click.option("--nproc-per-node", type=click.IntRange(min=1), help="With --probe: run the script on N ranks with the real torchrun (--standalone), probing every rank.")
 @click.option("--launcher", metavar="COMMAND", help="With --probe: run the script with your launcher, as is (e.g. \"torchrun --nnodes 2 --node-rank 0 --rdzv-endpoint host:29400 --nproc-per-node 8\", \"accelerate launch\", \"srun -n 4\"); the script and its arguments go after it.")
 def check(
@@ -236,6 +237,7 @@ def check(
     probe_timeout: float,
     probe_batches: int | None,
     probe_report: str | None,
+    probe_trace: str | None,
     nproc_per_node: int | None,
     launcher: str | None,
 ) -> None:
@@ -290,12 +292,14 @@ def check(
     linter = Linter(settings)
     if probe_target is None and (launcher is not None or nproc_per_node is not None):
         raise click.UsageError("--launcher and --nproc-per-node go with --probe")
+    if probe_target is None and probe_trace is not None:
+        raise click.UsageError("--probe-trace goes with --probe")
     if probe_target is not None:
         from dllint.probe.command import ProbeOptions, run_probe_command
 
         probe_options = ProbeOptions(
             timeout=probe_timeout, batches=probe_batches, report_path=probe_report, nproc_per_node=nproc_per_node,
-            launcher=launcher,
+            launcher=launcher, trace_path=probe_trace,
         )
         probe_fmt = "text" if fmt in ("full", "concise") else fmt  # the probe's report has one text form
         sys.exit(run_probe_command(probe_target, script_args, linter, probe_fmt, probe_options))

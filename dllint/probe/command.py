@@ -26,6 +26,7 @@ from dllint.probe.notebook_target import NotebookPositions, is_notebook
 if TYPE_CHECKING:
     from dllint.project import ProjectIndex
     from dllint.probe.report import ProbeReport
+    from dllint.probe.trace import ProbeTrace
 
 EXIT_CANNOT_RUN = 2
 EXIT_SIGNAL_BASE = 128
@@ -39,6 +40,7 @@ class ProbeOptions:
     report_path: str | None = None
     nproc_per_node: int | None = None  # run the script on N ranks with torchrun --standalone
     launcher: str | None = None  # the user's own launch command (torchrun, accelerate launch, srun...)
+    trace_path: str | None = None  # --probe-trace: the run as a Chrome trace (dllint.probe.trace)
 
 
 def module_file(module: str, search_path: list[str]) -> str | None:
@@ -159,13 +161,27 @@ def exit_code(report: ProbeReport, findings: list[Finding]) -> int:
     return 1 if findings else 0
 
 
+def write_trace(trace: ProbeTrace | None, path: str | None) -> bool:
+    """Write ``--probe-trace``'s file; False (after a one-line error) where it cannot be written."""
+    if trace is None or path is None or not trace.runs:
+        return True
+    try:
+        trace.write(path)
+    except OSError as error:
+        click.echo(f"dllint: error: cannot write the probe trace {path}: {error.strerror or error}", err=True)
+        return False
+    return True
+
+
 def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: str, options: ProbeOptions) -> int:
     from dllint.probe import run_probe
+    from dllint.probe.trace import ProbeTrace
 
     source = static_source(target)
     findings, linted = target_findings(source, linter) if source else ([], set())
     notebook = NotebookPositions.of(source) if source and is_notebook(source) else None
     probed = notebook.for_probe(findings) if notebook else findings
+    trace = ProbeTrace() if options.trace_path else None
     try:
         report = run_probe(
             target,
@@ -177,9 +193,11 @@ def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: 
             progress=True,  # on stderr: the output format on stdout stays clean
             nproc_per_node=options.nproc_per_node,
             launcher=options.launcher,
+            trace=trace,
         )
     except ProbeError as exc:
         click.echo(f"dllint: error: {exc}", err=True)
+        write_trace(trace, options.trace_path)  # what ran is still pictured
         return EXIT_CANNOT_RUN
     except ProbeInterrupted as stop:  # before the harness started: nothing to report
         click.echo(f"dllint: probe interrupted by {stop}", err=True)
@@ -202,4 +220,6 @@ def run_probe_command(target: str, script_args: list[str], linter: Linter, fmt: 
         click.echo("dllint: the probe could not run the script (see above); nothing was checked at run time", err=True)
     else:
         click.echo(render(fmt, summary))
+    if not write_trace(trace, options.trace_path) and code < EXIT_CANNOT_RUN:
+        return EXIT_CANNOT_RUN  # the report is out; the file asked for is not
     return code

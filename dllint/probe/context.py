@@ -36,6 +36,7 @@ class Settings:
     cores: int | None = None  # usable cores the sweep assumes (None: this process's CPU affinity)
     measurement_seconds: float = 30.0  # most one measurement may take
     stop_after_idle_iterations: int = 6  # empty epochs (past the cap) with no new loader before the script is stopped
+    trace: bool = False  # --probe-trace: epochs' marks and workers' batches go to the events (dllint.probe.trace)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Settings:

@@ -242,9 +242,38 @@ class RankInfo(Event):
     rank: int
 
 
+@dataclass(kw_only=True)
+class TraceEpoch(Event):
+    """--probe-trace: one epoch of the script's loop (monotonic seconds; ``marks``: per batch, next()
+    called, the batch back, the loop body resumed)."""
+
+    KIND: ClassVar[str] = "trace_epoch"
+    loader: int
+    epoch: int
+    started: float
+    ended: float
+    marks: list[Any]
+    replay: bool = False
+    failed: bool = False
+    cut: bool = False
+
+
+@dataclass(kw_only=True)
+class TraceBatch(Event):
+    """--probe-trace: one batch a DataLoader worker loaded (written by the worker itself)."""
+
+    KIND: ClassVar[str] = "trace_batch"
+    loader: int
+    worker: int
+    pid: int
+    start: float
+    end: float
+    samples: int = 1
+
+
 KINDS: dict[str, type[Event]] = {kind.KIND: kind for kind in (
     Start, Ready, Loader, LoaderError, FirstBatch, IteratedAgain, Step, Epoch, EpochFailed, Emptied, TableEvent,
-    Progress, Note, ResultEvent, ChildLoader, Write, ScriptEnd, Done, RankInfo)}
+    Progress, Note, ResultEvent, ChildLoader, Write, ScriptEnd, Done, RankInfo, TraceEpoch, TraceBatch)}
 
 
 def decode(data: dict[str, Any]) -> Event | None:

@@ -76,6 +76,7 @@ from dllint.probe.steps import (
     replayed_count,
     waits_on_data,
 )
+from dllint.probe.trace import epoch_event, traced_workers
 
 # Time kept back from the child's budget for finishing and reporting.
 RESERVE_SECONDS = 1.5
@@ -331,6 +332,7 @@ class Harness:
     def replay_ended(self, site: LoaderSite, record: EpochRecord) -> None:
         if record.number >= self.ctx.settings.max_epochs:
             site.clock.kept.clear()  # the last replay is done: its batches go
+        self.trace_epoch(site, record, replay=True)
         self.open_epochs.pop(site.id, None)
         if self.active is not None and self.active[1] is record:
             self.active = None
@@ -354,7 +356,8 @@ class Harness:
             record.replayed = replayed_count(length)
         self.drawn = length - record.replayed
         try:
-            iterator = original_iter(loader)
+            with traced_workers(loader, self.events_id(site), self.ctx.settings.trace):
+                iterator = original_iter(loader)
         finally:
             self.drawn = None
         self.active = (site, record)
@@ -380,6 +383,7 @@ class Harness:
     def epoch_ended(self, site: LoaderSite, record: EpochRecord) -> None:
         if not record.replayed:  # else the epoch goes on from memory (:meth:`replay_tail`)
             self.open_epochs.pop(site.id, None)
+        self.trace_epoch(site, record)
         if self.active is not None and self.active[1] is record:
             self.active = None
         self.last_epoch = (site, record)
@@ -392,6 +396,7 @@ class Harness:
 
     def epoch_failed(self, site: LoaderSite, record: EpochRecord, error: BaseException) -> None:
         self.open_epochs.pop(site.id, None)
+        self.trace_epoch(site, record)
         self.active, self.last_epoch = None, (site, record)
         died = worker_died(error)
         # A worker that died may have printed why (a spawn worker's unpickling error): the last error line
@@ -402,6 +407,16 @@ class Harness:
                        "worker_frame": worker_user_frame(error),
                        "in_worker": died or worker_error_summary(error) is not None})
         self.ctx.emit({"event": "step", "loader": site.id, **site.clock.summary(), **self.factory_mark()})
+
+    def trace_epoch(self, site: LoaderSite, record: EpochRecord, replay: bool = False) -> None:
+        """--probe-trace: the epoch's waits and steps, for the picture."""
+        if self.ctx.settings.trace:
+            self.ctx.emit(epoch_event(site.id, record, replay))
+
+    @staticmethod
+    def events_id(site: LoaderSite) -> int:
+        """The loader's id in the run's events: a rank's are renumbered (workers write theirs directly)."""
+        return site.id if ranks.current_rank() is None else ranks.global_id(ranks.current_slot(), site.id)
 
     def factory_mark(self) -> dict[str, bool]:
         """A factory target has no training step: its loop body is empty, its data wait all of it."""

@@ -48,6 +48,7 @@ from dllint.probe.recommend import (
     settled,
 )
 from dllint.probe.report import LoaderReport, ProbeReport
+from dllint.probe.trace import ProbeTrace
 from dllint.probe.results import CONFIRMED, Anchor, Result, Table
 
 _FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -162,6 +163,7 @@ def run_probe(
     settings: Settings | None = None,
     nproc_per_node: int | None = None,
     launcher: str | None = None,
+    trace: ProbeTrace | None = None,
 ) -> ProbeReport:
     """Run ``target`` under the probe harness and attach a verdict to every finding.
 
@@ -172,7 +174,8 @@ def run_probe(
     stop the run: everything it started is killed, its temporary directory
     removed, and the report comes back with status "interrupted" and
     ``signal`` set. A watchdog process does the same if this process is
-    killed outright (:class:`~dllint.probe.processes.Watchdog`).
+    killed outright (:class:`~dllint.probe.processes.Watchdog`). ``trace`` (``--probe-trace``)
+    gets each run's events, with the epochs' marks and the workers' batches; the caller writes it.
     """
     require_probe_dependencies()
     if not 0 < timeout < float("inf"):  # nan and inf too
@@ -184,18 +187,22 @@ def run_probe(
     settings = settings or Settings()
     if batches is not None:
         settings.epoch_batches = batches
+    settings.trace = trace is not None
     workdir = tempfile.mkdtemp(prefix="dllint-probe-")
     watchdog = Watchdog(workdir, (guard.SCRATCH_ENV, os.path.join(workdir, guard.SCRATCH_NAME)))
     try:
         with StopSignals() as signals:
             report = _run(target, spec, script_args, findings, timeout, settings, workdir, progress, signals,
-                          watchdog=watchdog)
+                          watchdog=watchdog, on_events=trace.add_run if trace else None)
             if report.status == "completed":
                 runs = itertools.count(1)
 
                 def rerun(extra: dict[str, Any]) -> ProbeReport:
-                    return _run(target, spec, script_args, [], timeout, settings,
-                                os.path.join(workdir, f"rerun{next(runs)}"), progress, signals, extra, watchdog=watchdog)
+                    number = next(runs)
+                    side = "the recommended settings" if extra.get("overrides") else "the script's settings"
+                    traced = functools.partial(trace.add_run, label=f"decision run {number}: {side}") if trace else None
+                    return _run(target, spec, script_args, [], timeout, settings, os.path.join(workdir, f"rerun{number}"),
+                                progress, signals, extra, watchdog=watchdog, on_events=traced)
 
                 prove_recommendations(report, rerun, distributed=bool(spec.get("launcher")), budget_s=timeout)
     finally:
@@ -350,7 +357,8 @@ def _apply(report: ProbeReport, loader: LoaderReport, change: Callable[[dict[str
 
 def _run(target: str, spec: dict[str, Any], script_args: list[str], findings: list[Finding], timeout: float,
          settings: Settings, workdir: str, progress: bool, signals: StopSignals,
-         extra: dict[str, Any] | None = None, *, watchdog: Watchdog | None = None) -> ProbeReport:
+         extra: dict[str, Any] | None = None, *, watchdog: Watchdog | None = None,
+         on_events: Callable[[list[dict[str, Any]]], None] | None = None) -> ProbeReport:
     spec = {**spec, **(extra or {})}
     # The script writes in scratch/ only (temporary files, redirected writes); workdir's own files are the probe's.
     scratch = os.path.join(workdir, guard.SCRATCH_NAME)
@@ -429,6 +437,8 @@ def _run(target: str, spec: dict[str, Any], script_args: list[str], findings: li
             display.close()
     log.poll()
     log.events.extend(ranks.cross_rank_events(config["rank_dir"]))
+    if on_events is not None:
+        on_events(log.events)
     with open(paths["stderr"], encoding="utf-8", errors="replace") as stream:
         stderr_lines = stream.read().splitlines()
     stderr_tail = printable(stderr_lines[-STDERR_TAIL_LINES:])

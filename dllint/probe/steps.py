@@ -102,6 +102,10 @@ class EpochRecord:
     bodies: list[float] = field(default_factory=list)  # per batch: loop body until the next next()
     seconds: float | None = None  # iter() to the end of the epoch, less memory sampling; None without a batch
     sampling: float = 0.0  # seconds spent sampling memory inside the epoch
+    # per batch, perf_counter at: next() called, the batch back, the loop body resumed (after a memory sample):
+    # the trace's picture of the epoch (:mod:`dllint.probe.trace`)
+    marks: list[tuple[float, float, float]] = field(default_factory=list)
+    ended: float | None = None  # perf_counter at the epoch's end (the next() that found no batch)
     cut: bool = False  # ended by the probe's bound, not by the loader running out
     failed: bool = False  # next() raised: the epoch ended there
     replayed: int = 0  # batches of this epoch replayed from memory after the loader's
@@ -344,6 +348,7 @@ class TimedEpoch:
             raise self._bound if self._bound is not None else StopIteration from None
         except Exception as error:
             self._ended = record.failed = True
+            record.ended = time.perf_counter()
             self._on_error(record, error)
             raise
         got = time.perf_counter()
@@ -355,6 +360,7 @@ class TimedEpoch:
             self._clock.keep(batch)
         self._got = time.perf_counter()
         record.sampling += self._got - got
+        record.marks.append((requested, got, self._got))
         return batch
 
     def _replay_tail(self, when: float) -> None:
@@ -368,6 +374,7 @@ class TimedEpoch:
 
     def _end(self, when: float) -> None:
         self._ended = True
+        self._record.ended = when
         if len(self._record.waits) != self._last and self._record.waits and not self._replaying:
             # A length not known ahead: sampled at its end (non-persistent workers are gone), after ``when``.
             self._clock.sample_memory()

@@ -31,6 +31,9 @@ SAMPLES = [
      "pid": 3, "text": "open('x')"},
     {"event": "script_end", "how": "finished", "detail": "the script ran to its end", "where": None},
     {"event": "done"},
+    {"event": "trace_epoch", "loader": 1, "epoch": 1, "started": 2.0, "ended": 2.5, "marks": [[2.1, 2.2, 2.2]],
+     "replay": False, "failed": False, "cut": True, "t": 2.5},
+    {"event": "trace_batch", "loader": 1, "worker": 0, "pid": 41, "start": 2.05, "end": 2.15, "samples": 4},
     {"event": "rank_info", "rank": 0, "world": 2},
 ]
 
@@ -49,6 +52,7 @@ def test_every_kind_has_a_sample_and_round_trips():
     '{"event": "loader", "id": true, "call_site": "x"}',  # a bool is not an int
     '{"event": "note", "loader": null}',  # no text
     '{"event": "epoch_failed", "loader": 1, "error": null}',
+    '{"event": "trace_batch", "loader": 1, "worker": "0", "pid": 4, "start": 1, "end": 2}',  # a string worker
 ])
 def test_a_line_that_is_not_an_event_is_dropped(line):
     assert events.parse_event(line) is None
@@ -62,8 +66,8 @@ def test_control_characters_are_shown_not_sent():
 def test_the_runner_reads_a_file_of_forged_lines_without_failing(tmp_path):
     path = tmp_path / "events.jsonl"
     lines = ["[1, 2]", '"text"', '{"event": "loader", "id": "x"}', *map(json.dumps, SAMPLES[:3]),
-             json.dumps({"event": "note", "loader": None, "text": "\x1b[31mred"}), json.dumps(SAMPLES[-3]),
-             json.dumps(SAMPLES[-2])]
+             json.dumps({"event": "note", "loader": None, "text": "\x1b[31mred"}), json.dumps(SAMPLES[-5]),
+             json.dumps(SAMPLES[-4])]
     path.write_text("\n".join(lines) + "\n")
     log = EventLog(str(path), ProgressDisplay(False))
     log.poll()

@@ -1,0 +1,294 @@
+"""Benchmark: are the probe's input-bound share and its settings block true, on scripts of known cost?
+
+Each script (sleep-bound, CPU-bound, step-bound, contended, in-memory; each kind in a few sizes)
+trains a small model (on CUDA when available) over a dataset of exactly 16 batches, the probe's
+epoch. For each script:
+
+1. the probe, as the user runs it: ``dllint --probe script.py --format json --probe-report r.json``;
+   from the report: ``loaders[0].step.input_bound_fraction`` and the recommended block (its
+   settings, and the sign of its before -> after epoch time);
+2. an independent measurement by this file's own code, in the script's process: whole epochs of
+   the real loop (first batch included, after a warm-up epoch), then the step alone on the same
+   batches replayed from memory (GPU synchronized); share = 1 - step alone / epoch;
+3. the block's real gain: the whole script run with its own settings and with the block's,
+   interleaved (A B A B ...), ``--pairs`` pairs; gain = median(A) / median(B) - 1.
+
+Goal: the share within 10 points of the independent one on each script, and the gain of the same
+sign as the report's (a "keep yours" block, or one whose before -> after is within 5%, counts as 0:
+agreeing when the timed gain is within the spread of the pairs).
+
+Run: python benchmarks/probe_truth.py OUT_PREFIX [--quick] [--pairs 5]
+writes OUT_PREFIX.md (a markdown table) and OUT_PREFIX.json. Needs torch (and dllint installed);
+works on any core count; no other dependency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+BATCHES = 16  # per epoch: the probe's bound, so both sides time the same epochs
+SAME = 0.05  # a before -> after within this relative change is "no change"
+
+SCRIPT = '''\
+import json
+import os
+import statistics
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+KIND, COST, BATCH = {kind!r}, {cost!r}, {batch}
+SETTINGS = {settings!r}
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class Data(Dataset):
+    def __init__(self):
+        self.table = torch.rand(16 * BATCH, 256)
+
+    def __len__(self):
+        return 16 * BATCH
+
+    def __getitem__(self, index):
+        if KIND == "sleep":
+            time.sleep(COST / 1000)
+        elif KIND in ("cpu", "contended"):
+            image = torch.rand(3, 32, 32)
+            for _ in range(int(COST)):
+                image = torch.nn.functional.avg_pool2d(image, 3, stride=1, padding=1)
+        return self.table[index]
+
+
+def sync():
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+def step(model, optimizer, batch):
+    batch = batch.to(DEVICE)
+    repeats = int(COST) if KIND == "step" else 1
+    for _ in range(repeats):
+        loss = model(batch).square().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def main():
+    truth = json.loads(os.environ.get("DLLINT_TRUTH", "{{}}"))
+    settings = dict(SETTINGS, **truth.get("settings", {{}}))
+    if not settings.get("num_workers"):
+        for option in ("persistent_workers", "prefetch_factor"):
+            settings.pop(option, None)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 256)).to(DEVICE)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    started = time.perf_counter()
+    loader = DataLoader(Data(), batch_size=BATCH, **settings)
+    epochs = truth.get("epochs", 3)
+    times, kept = [], []
+    for epoch in range(epochs):
+        begun = time.perf_counter()
+        for batch in loader:
+            step(model, optimizer, batch)
+            if epoch == 0 and truth.get("mode") == "measure":
+                kept.append(batch)
+        sync()
+        times.append(time.perf_counter() - begun)
+    total = time.perf_counter() - started
+    if truth.get("mode") == "measure":  # the step alone: the same batches, replayed from memory
+        alone = []
+        for _ in range(epochs - 1):
+            begun = time.perf_counter()
+            for batch in kept:
+                step(model, optimizer, batch)
+            sync()
+            alone.append(time.perf_counter() - begun)
+        print(json.dumps({{"epoch_s": statistics.median(times[1:]), "step_alone_s": statistics.median(alone)}}))
+    elif truth.get("mode") == "time":
+        print(json.dumps({{"total_s": total}}))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@dataclass
+class Case:
+    name: str
+    kind: str  # sleep, cpu, step, contended, memory
+    cost: float  # ms slept per sample; pooling passes per sample; step repeats per batch
+    batch: int
+    settings: dict[str, Any]
+
+
+def cases(cores: int) -> list[Case]:
+    many = 4 * cores  # contended: far more CPU-bound workers than cores
+    return [
+        Case("sleep 2 ms, 0 workers", "sleep", 2, 8, {"num_workers": 0}),
+        Case("sleep 2 ms, 2 workers", "sleep", 2, 8, {"num_workers": 2}),
+        Case("sleep 5 ms, 2 workers", "sleep", 5, 8, {"num_workers": 2}),
+        Case("cpu 2 passes, 0 workers", "cpu", 2, 16, {"num_workers": 0}),
+        Case("cpu 6 passes, 0 workers", "cpu", 6, 16, {"num_workers": 0}),
+        Case("cpu 6 passes, 2 workers", "cpu", 6, 16, {"num_workers": 2}),
+        Case("step x20, 0 workers", "step", 20, 32, {"num_workers": 0}),
+        Case("step x60, 0 workers", "step", 60, 32, {"num_workers": 0}),
+        Case("step x20, 2 workers", "step", 20, 32, {"num_workers": 2}),
+        Case(f"contended cpu 4 passes, {many} persistent workers", "contended", 4, 32,
+             {"num_workers": many, "persistent_workers": True}),
+        Case(f"contended cpu 8 passes, {many} workers", "contended", 8, 32, {"num_workers": many}),
+        Case("in-memory, 2 workers", "memory", 0, 64, {"num_workers": 2}),
+        Case("in-memory, 4 workers", "memory", 0, 64, {"num_workers": 4}),
+    ]
+
+
+@dataclass
+class Row:
+    name: str
+    probe_share: float | None = None
+    true_share: float | None = None
+    difference: float | None = None
+    block: dict[str, Any] = field(default_factory=dict)
+    report_change: float | None = None  # the report's before -> after epoch time, relative (negative: faster)
+    timed_gain: float | None = None  # median(script's) / median(block's) - 1 (positive: the block is faster)
+    timed_spread: float | None = None
+    sign_agrees: bool | None = None
+    note: str = ""
+
+
+def run_script(path: Path, truth: dict[str, Any], timeout: float = 600) -> dict[str, Any]:
+    environment = dict(os.environ, DLLINT_TRUTH=json.dumps(truth))
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=environment,
+                          timeout=timeout, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def probe(path: Path, timeout: float) -> dict[str, Any]:
+    report = path.with_suffix(".probe.json")
+    subprocess.run([sys.executable, "-m", "dllint", "--probe", str(path), "--format", "json", "--probe-report",
+                    str(report), "--probe-timeout", str(timeout)], capture_output=True, text=True, cwd=path.parent,
+                   timeout=timeout * 3 + 120)
+    return json.loads(report.read_text()) if report.exists() else {}
+
+
+def judge(case: Case, directory: Path, pairs: int, timeout: float) -> Row:
+    row = Row(case.name)
+    path = directory / f"{case.name.split(',')[0].replace(' ', '_')}_{abs(hash(case.name)) % 10000}.py"
+    path.write_text(SCRIPT.format(kind=case.kind, cost=case.cost, batch=case.batch, settings=case.settings))
+    report = probe(path, timeout)
+    loaders = report.get("loaders") or []
+    if not loaders:
+        row.note = f"the probe reported no loader ({report.get('script_outcome', 'no report')})"
+        return row
+    step = loaders[0].get("step", {})
+    row.probe_share = step.get("input_bound_fraction")
+    truth = run_script(path, {"mode": "measure", "epochs": 4})
+    row.true_share = max(0.0, 1 - truth["step_alone_s"] / truth["epoch_s"])
+    if row.probe_share is not None:
+        row.difference = row.probe_share - row.true_share
+    recommendation = loaders[0].get("recommendation") or {}
+    before, after = recommendation.get("before") or {}, recommendation.get("after") or {}
+    defaults = {"num_workers": 0, "persistent_workers": False, "prefetch_factor": 2, "pin_memory": False}
+    own = {**defaults, **case.settings}
+    row.block = {key: value for key, value in (recommendation.get("settings") or {}).items() if own.get(key) != value}
+    if before.get("epoch_s") and after.get("epoch_s"):
+        row.report_change = after["epoch_s"] / before["epoch_s"] - 1
+    if not row.block or not recommendation.get("changed"):
+        row.block = {}
+        row.note = "the script's own settings (nothing to re-run)" if recommendation else "no block"
+        return row
+    mine, theirs = [], []
+    for _ in range(pairs):  # interleaved: a machine whose load changes weighs on both alike
+        mine.append(run_script(path, {"mode": "time", "epochs": 3})["total_s"])
+        theirs.append(run_script(path, {"mode": "time", "epochs": 3, "settings": recommendation["settings"]})["total_s"])
+    ratios = [a / b for a, b in zip(mine, theirs)]
+    row.timed_gain = statistics.median(mine) / statistics.median(theirs) - 1
+    row.timed_spread = (max(ratios) - min(ratios)) / statistics.median(ratios)
+    row.sign_agrees = _agrees(row.report_change, row.timed_gain, row.timed_spread)
+    return row
+
+
+def _agrees(report_change: float | None, gain: float, spread: float) -> bool | None:
+    if report_change is None:
+        return None
+    said = 0 if abs(report_change) < SAME else (1 if report_change < 0 else -1)  # the report: faster is +1
+    seen = 0 if abs(gain) <= max(SAME, spread / 2) else (1 if gain > 0 else -1)
+    return said == seen or (said == 0 and abs(gain) <= spread) or (seen == 0 and said != 0 and gain * said > 0)
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:+.0f}%" if value < 0 or value > 1 else f"{value * 100:.0f}%"
+
+
+def table(rows: list[Row]) -> str:
+    lines = ["| script | probe's input-bound share | independent (replay) | difference (points) | block | "
+             "report's epoch change | timed gain (pairs' spread) | same sign |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        difference = "-" if row.difference is None else f"{row.difference * 100:+.0f}"
+        block = ", ".join(f"{key}={value}" for key, value in row.block.items()) or row.note or "-"
+        change = "-" if row.report_change is None else f"{row.report_change * 100:+.0f}%"
+        gain = "-" if row.timed_gain is None else f"{row.timed_gain * 100:+.0f}% ({(row.timed_spread or 0) * 100:.0f}%)"
+        agrees = {True: "yes", False: "**no**", None: "-"}[row.sign_agrees]
+        share = "-" if row.probe_share is None else f"{row.probe_share * 100:.0f}%"
+        true = "-" if row.true_share is None else f"{row.true_share * 100:.0f}%"
+        lines.append(f"| {row.name} | {share} | {true} | {difference} | {block} | {change} | {gain} | {agrees} |")
+    within = [row for row in rows if row.difference is not None]
+    close = sum(abs(row.difference) <= 0.10 for row in within if row.difference is not None)
+    signed = [row for row in rows if row.sign_agrees is not None]
+    lines.append("")
+    lines.append(f"within 10 points: {close} of {len(within)}; same sign: "
+                 f"{sum(bool(row.sign_agrees) for row in signed)} of {len(signed)} blocks timed")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", help="output prefix: writes OUT.md and OUT.json")
+    parser.add_argument("--quick", action="store_true", help="2 pairs, a shorter probe timeout")
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--only", help="run only the scripts whose name contains this")
+    arguments = parser.parse_args()
+    pairs = 2 if arguments.quick else arguments.pairs
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="probe-truth-") as directory:
+        for case in cases(cores):
+            if arguments.only and arguments.only not in case.name:
+                continue
+            try:
+                row = judge(case, Path(directory), pairs, 60 if arguments.quick else 120)
+            except (subprocess.SubprocessError, ValueError, KeyError) as error:
+                row = Row(case.name, note=f"failed: {type(error).__name__}: {str(error)[:80]}")
+            rows.append(row)
+            print(table([row]).splitlines()[2], flush=True)
+    text = table(rows)
+    device = "cuda" if _has_cuda() else "cpu"
+    header = f"probe truth: {len(rows)} scripts, {cores} usable cores, model on {device}, {pairs} interleaved pairs\n\n"
+    Path(arguments.out + ".md").write_text(header + text + "\n")
+    Path(arguments.out + ".json").write_text(json.dumps({"cores": cores, "device": device, "pairs": pairs,
+                                                         "rows": [asdict(row) for row in rows]}, indent=2))
+    print(header + text)
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        return False
+
+
+if __name__ == "__main__":
+    main()
