@@ -124,7 +124,7 @@ def test_a_real_run_gives_a_chrome_trace_with_a_track_per_loader(tmp_path, monke
     jsonschema.validate(trace, CHROME_TRACE_SCHEMA)
 
     processes = names(trace, "process_name")
-    first_run = {pid: name for (pid, _), name in processes.items() if "re-run" not in name}
+    first_run = {pid: name for (pid, _), name in processes.items() if "decision run" not in name}
     from probe_helpers import line_of
 
     lines = [line_of(tmp_path / "train.py", text) for text in ("train = DataLoader", "val = DataLoader")]
@@ -136,23 +136,25 @@ def test_a_real_run_gives_a_chrome_trace_with_a_track_per_loader(tmp_path, monke
     assert {tid for (pid, tid), name in tracks.items() if pid == train and name.startswith("DataLoader worker")} == {10, 11}
     assert not any(pid == val and name.startswith("DataLoader worker") for (pid, _), name in tracks.items())
 
-    # Per loader, per epoch: the epoch, its 8 waits and 8 steps inside it; epoch 3 is the replay.
+    # Per loader, per epoch: the epoch with its waits and steps inside it; from epoch 2 on the epoch's last
+    # quarter (2 of 8 batches) is epoch 1's batches replayed from memory, a slice of its own: the step alone.
     for pid in (train, val):
         epochs = [event for event in slices(trace, pid, 1, "epoch") if event["name"].startswith("epoch")]
-        assert [event["args"]["epoch"] for event in epochs] == [1, 2, 3]
-        assert "replayed from memory" in epochs[2]["name"]
-        for epoch in epochs:
-            inside = [event for event in slices(trace, pid, 1) if event["args"].get("epoch") == epoch["args"]["epoch"]]
+        real = [event for event in epochs if "replayed from memory" not in event["name"]]
+        replays = [event for event in epochs if "replayed from memory" in event["name"]]
+        assert [event["args"]["epoch"] for event in real] == [1, 2, 3]
+        assert [event["args"]["epoch"] for event in replays] == [2, 3]
+        for epoch, drawn in zip(real, (8, 6, 6)):
+            inside = [event for event in slices(trace, pid, 1) if event["args"].get("epoch") == epoch["args"]["epoch"]
+                      and epoch["ts"] <= event["ts"] and event["ts"] + event["dur"] <= epoch["ts"] + epoch["dur"] + 1]
             waits = [event for event in inside if event["cat"] == "data_wait"]
             steps = [event for event in inside if event["cat"] == "step"]
-            assert len(waits) == len(steps) == 8
-            for event in inside:
-                assert epoch["ts"] <= event["ts"] and event["ts"] + event["dur"] <= epoch["ts"] + epoch["dur"] + 1
-    # The workers loaded the 16 batches of the two real epochs (the replay draws none), 4 samples each.
+            assert len(waits) == len(steps) == drawn, (epoch, len(waits), len(steps))
+    # The workers loaded the 20 batches the loader drew (8, then 6 and 6: the replayed tails draw none), 4 samples each.
     batches = slices(trace, train, cat="worker_batch")
-    assert len(batches) == 16 and {event["args"]["samples"] for event in batches} == {4}
-    assert {event["args"]["epoch"] for event in batches} == {1, 2}
-    assert sum(event["dur"] for event in batches) / 16 >= 4 * 2000  # 4 samples of 2 ms each, in µs
+    assert len(batches) == 20 and {event["args"]["samples"] for event in batches} == {4}
+    assert {event["args"]["epoch"] for event in batches} == {1, 2, 3}
+    assert sum(event["dur"] for event in batches) / 20 >= 4 * 2000  # 4 samples of 2 ms each, in µs
 
     # Every event lies inside the run's time span, as this test's own clock saw it.
     origin = trace["otherData"]["origin_monotonic_s"]
