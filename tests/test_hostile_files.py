@@ -238,6 +238,8 @@ def fsync_then_signal(fd):
     os.kill(os.getpid(), getattr(signal, sys.argv[2]))  # arrives while the temporary file exists
 atomic.os.fsync = fsync_then_signal
 atomic.write_atomic(sys.argv[1], b"new content\\n")
+import time
+time.sleep(2)  # a held signal is delivered on leaving; under load its handler may run a moment later
 print("survived")
 """
 
