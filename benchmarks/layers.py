@@ -26,12 +26,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "findings", "source", "paths", "files", "atomic", "exit_codes", "patterns", "gc_pause",
      "progress", "ignore_files", "config", "noqa", "severity"),
     ("knowledge",),  # library behaviour as data, below the facts
-    ("configs.document", "configs.yaml_reader", "configs.python_reader", "configs.inherit"),  # config readers
+    ("configs.document", "configs.yaml_reader", "configs.python_reader", "configs.inherit", "configs.read"),  # config readers
     ("inputs", "notebook", "discovery"),  # adapters that read a file into an input; which files
     ("facts", "configs.blocks"),
     ("project",),
-    ("rules", "configs.lint"),
-    ("fixes", "configs.edits", "configs"),  # rewriting: LibCST fixes, config text edits
+    ("fixes", "configs.edits"),  # the edits a rule's fix is made of: LibCST fixes, config text edits
+    ("rules", "configs.lint", "configs"),
     ("docs", "selection"),  # the rules' pages, which rules run
     ("prefilter",),
     ("engine",),

@@ -24,7 +24,7 @@ import libcst as cst
 
 from dllint.config import project_line_length
 from dllint.configs.edits import add_if_free, apply_text_edits
-from dllint.configs.lint import read_config
+from dllint.configs.read import read_config
 from dllint.findings import Finding, RemoveArguments, ReplaceText, SetArgument
 from dllint.fixes import LOCAL_EDITS, Edits, FileState, FixContext, FixUnavailable
 from dllint.fixes.arguments import remove_reported_argument, set_reported_argument

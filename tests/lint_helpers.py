@@ -9,7 +9,7 @@ import ast
 from typing import Any, Sequence
 
 from dllint.config import Settings
-from dllint.configs.lint import read_config
+from dllint.configs.read import read_config
 from dllint.engine import FileResult, Linter
 from dllint.findings import Finding
 from dllint.fixer import FixResult, fix_text

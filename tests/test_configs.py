@@ -12,7 +12,7 @@ from dllint.config import Settings
 from dllint.configs.blocks import find_blocks
 from dllint.configs.document import Unknown, lookup
 from dllint.configs.inherit import resolve_document
-from dllint.configs.lint import read_config
+from dllint.configs.read import read_config
 from lint_helpers import fix_config_text, lint_config_text, lint_text
 from dllint.configs.python_reader import read_python_config
 from dllint.configs.yaml_reader import YamlError, read_yaml

@@ -1,8 +1,8 @@
 """Config files through the rules: read, resolve, find loader blocks, ask each rule.
 
 Rules that apply to configs define ``check_config(block)`` next to ``check(facts)``, with
-one predicate behind both. This module reads YAML (``read_config``) and Python dict
-configs (``python_config_blocks``), asks the rules (``check_blocks``) and gives them
+one predicate behind both. This module reads Python dict configs (``python_config_blocks``;
+YAML is read by :mod:`dllint.configs.read`), asks the rules (``check_blocks``) and gives them
 their findings and fixes (``config_finding``, ``value_fix``, ``setting_fix``: a fix sets a
 key's value and never deletes the key, which the user's code may read). It sits
 below the engine (which calls it) and never imports it: a config file goes through the
@@ -50,19 +50,6 @@ def could_be_config(data: bytes) -> bool:
 
 
 # -- reading --------------------------------------------------------------------------------
-def read_config(path: str, text: str) -> ConfigDocument | Finding:
-    """A YAML file, resolved (bases, defaults, interpolation); a DL000 finding when it does
-    not parse."""
-    from dllint.configs.inherit import resolve_document
-    from dllint.configs.yaml_reader import YamlError, read_yaml
-    from dllint.source import unreadable
-
-    document = read_yaml(path, text)
-    if isinstance(document, YamlError):
-        return unreadable(path, document.message, document.line, document.column)
-    return resolve_document(document)
-
-
 def python_config_blocks(path: str, text: str, tree: ast.Module, settings: Settings) -> list[ConfigBlock]:
     """The loader blocks of a Python dict config (none for a module that defines functions
     or classes: a script's loaders are its loader calls)."""

@@ -18,7 +18,7 @@ BOM = b"\xef\xbb\xbf"
 
 
 def load(path: str, data: bytes, settings: object = None) -> Input | Finding:
-    from dllint.configs.lint import read_config
+    from dllint.configs.read import read_config
 
     encoding = "utf-8-sig" if data.startswith(BOM) else "utf-8"
     try:
