@@ -1,8 +1,9 @@
 """The facts layer: what every rule asks about a file, answered once.
 
-``FileFacts`` is built once per parsed file. Cheap facts (imports, scopes,
-loader calls) are computed eagerly; the iteration analysis is computed on
-first use, so files whose rules never ask for it never pay for it.
+``FileFacts`` is built once per parsed file. What nearly every rule asks (imports, classes,
+loader calls, the main guard) is computed with it, in one pass over the nodes; the rest (scopes,
+argparse defaults, lines, the iteration analysis) on first use, so files whose rules never ask
+for it never pay for it.
 """
 
 from __future__ import annotations
