@@ -1,9 +1,9 @@
 """The settings block in the user's own terms: where each recommended setting is written.
 
 The first tests read small scripts statically (``blocks.place_settings``); the ``probe``-marked
-ones run real scripts under the probe (real workers): a Lightning DataModule, a Hydra config
-read through a factory in another module, a HF Trainer (a stand-in package: transformers is not
-installed here), a loader built inside the loop (DL204), a torchrun job and a factory target.
+ones run real scripts under the probe (real workers): a Lightning DataModule, a loader built
+inside the loop (DL204), a torchrun job and a factory target. The real HF Trainer and the real
+``@hydra.main`` through a factory are in ``test_real_frameworks.py``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 from probe_helpers import fast_settings, finding, line_of, write_script
 
-from dllint.probe.blocks import (CALL, CONFIG, DATAMODULE, TRAINING_ARGS, Place, for_a_rebuilt_loader, in_loop_saving,
+from dllint.probe.blocks import (CALL, CONFIG, DATAMODULE, Place, for_a_rebuilt_loader, in_loop_saving,
                                  place_settings, render_settings)
 from dllint.probe.recommend import Recommendation
 
@@ -231,78 +231,6 @@ def probe(path, findings=(), **kwargs):
     return run_probe(str(path), [], list(findings), timeout=90, progress=False, settings=settings, **kwargs)
 
 
-# A stand-in for transformers' Trainer, installed where the probe takes it for a library (a path
-# with site-packages in it), so the loader's call site is the user's trainer.train(), as with HF's.
-HF_STANDIN = """\
-    import dataclasses
-    import time
-    from torch.utils.data import DataLoader
-
-    @dataclasses.dataclass
-    class TrainingArguments:
-        output_dir: str
-        per_device_train_batch_size: int = 8
-        num_train_epochs: int = 3
-        dataloader_num_workers: int = 0
-        dataloader_persistent_workers: bool = False
-        dataloader_pin_memory: bool = True
-
-    class Trainer:
-        def __init__(self, model, args, train_dataset):
-            self.model, self.args, self.train_dataset = model, args, train_dataset
-
-        def train(self):
-            args = self.args
-            loader = DataLoader(self.train_dataset, batch_size=args.per_device_train_batch_size,
-                                num_workers=args.dataloader_num_workers, pin_memory=args.dataloader_pin_memory,
-                                persistent_workers=args.dataloader_persistent_workers and args.dataloader_num_workers > 0)
-            for epoch in range(args.num_train_epochs):
-                for batch in loader:
-                    time.sleep(0.002)
-    """
-
-HF_SCRIPT = """
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
-    from transformers import Trainer, TrainingArguments
-
-    class Slow(Dataset):
-        def __len__(self):
-            return 256
-
-        def __getitem__(self, index):
-            time.sleep(0.002)
-            return torch.tensor([float(index)])
-
-    args = TrainingArguments(output_dir="out", per_device_train_batch_size=4,
-                             dataloader_num_workers=1)
-    trainer = Trainer(model=None, args=args, train_dataset=Slow())
-    trainer.train()
-"""
-
-
-@pytest.mark.probe
-def test_hf_trainer_block_is_in_training_arguments_names(tmp_path, monkeypatch):
-    write(tmp_path / "site-packages" / "transformers" / "__init__.py", HF_STANDIN)
-    script = write_script(tmp_path, HF_SCRIPT)
-    monkeypatch.chdir(tmp_path)
-    report = probe(script)
-    [loader] = report.loaders
-    assert loader.call_site == f"train.py:{line_of(script, 'trainer.train()')}", report.render_text()
-    assert loader.recommendation is not None, report.render_text()
-    arguments_line = line_of(script, "args = TrainingArguments(")
-    assert {place.kind for place in loader.terms.places.values()} == {TRAINING_ARGS}
-    assert loader.terms.places["num_workers"] == Place(TRAINING_ARGS, "dataloader_num_workers", f"train.py:{arguments_line}",
-                                                       "TrainingArguments(...)")
-    text = report.render_text()
-    assert f"    in the TrainingArguments call at train.py:{arguments_line} (paste into the call):" in text
-    workers = loader.recommendation.settings["num_workers"]
-    assert f"      dataloader_num_workers={workers},  # sets num_workers; sweep: " in text
-    assert "(paste into the call):\n      num_workers=" not in text
-    saved = json.loads(report.to_json())["loaders"][0]["block"]
-    assert saved["places"]["pin_memory"] == {"kind": "training_args", "name": "dataloader_pin_memory",
-                                             "where": f"train.py:{arguments_line}", "owner": "TrainingArguments(...)"}
-
-
 LIGHTNING = """
     import pytorch_lightning as pl
 
@@ -345,78 +273,6 @@ def test_lightning_block_is_in_the_datamodules_arguments(tmp_path, monkeypatch):
     text = report.render_text()
     assert f"    in Data(...) at train.py:{construction}:" in text, text
     assert f"      workers={loader.recommendation.settings['num_workers']},  # sets num_workers; " in text
-
-
-HYDRA_STANDIN = """\
-    import functools
-    import os
-    import sys
-
-    from omegaconf import OmegaConf
-
-    def main(config_path=None, config_name=None, version_base=None):
-        def decorate(function):
-            @functools.wraps(function)
-            def run():
-                here = os.path.dirname(os.path.abspath(sys.modules[function.__module__].__file__))
-                return function(OmegaConf.load(os.path.join(here, config_path, config_name + ".yaml")))
-            return run
-        return decorate
-    """
-
-HYDRA_FACTORY = """\
-    import time
-    import torch
-    from torch.utils.data import DataLoader, Dataset
-
-    class Slow(Dataset):
-        def __len__(self):
-            return 256
-
-        def __getitem__(self, index):
-            time.sleep(0.002)
-            return torch.tensor([float(index)])
-
-    def make_loader(cfg):
-        return DataLoader(Slow(), batch_size=cfg.batch_size, num_workers=cfg.num_workers)
-    """
-
-HYDRA_TRAIN = """\
-    import os
-    import sys
-    import time
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
-    import hydra
-    from pkg.data import make_loader
-
-    @hydra.main(config_path="conf", config_name="config", version_base=None)
-    def main(cfg):
-        loader = make_loader(cfg.data)
-        for epoch in range(3):
-            for batch in loader:
-                time.sleep(0.002)
-
-    if __name__ == "__main__":
-        main()
-    """
-
-
-@pytest.mark.probe
-def test_hydra_config_through_a_factory_gets_the_yaml_key(tmp_path, monkeypatch):
-    write(tmp_path / "site-packages" / "hydra" / "__init__.py", HYDRA_STANDIN)  # hydra-core is not installed here
-    write(tmp_path / "conf" / "config.yaml", "data:\n  batch_size: 4\n  num_workers: 1\n")
-    write(tmp_path / "pkg" / "__init__.py", "")
-    factory = write(tmp_path / "pkg" / "data.py", HYDRA_FACTORY)
-    script = write(tmp_path / "train.py", HYDRA_TRAIN)
-    monkeypatch.chdir(tmp_path)
-    report = probe(script)
-    [loader] = report.loaders
-    assert loader.recommendation is not None, report.render_text()
-    assert loader.call_site == f"pkg/data.py:{line_of(factory, 'return DataLoader')}"
-    assert loader.terms.places["num_workers"] == Place(CONFIG, "data.num_workers", "conf/config.yaml:3", "conf/config.yaml")
-    text = report.render_text()
-    assert "    in conf/config.yaml (change each key where it is written):" in text, text
-    assert f"      data.num_workers: {loader.recommendation.settings['num_workers']}  # conf/config.yaml:3; sweep: " in text
 
 
 @pytest.mark.probe
