@@ -2495,7 +2495,7 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      'num_workers=8; images.to(device)'),
     # --- dreamquark-ai/tabnet
     ('dreamquark-ai+tabnet', 'pytorch_tabnet/pretraining_utils.py:49', 'DL201', F, 'E3',
-     "num_workers is fit()'s parameter (default 0) stored as self.num_workers; every caller in view (the example notebooks, the tests) passes 0 or leaves it"),
+     "num_workers is fit()'s parameter (default 0) stored as self.num_workers; every caller in view (the example notebooks; the tests call no fit) passes 0 or leaves it"),
     ('dreamquark-ai+tabnet', 'pytorch_tabnet/pretraining_utils.py:59', 'DL201', F, 'E3',
      'same, the sparse arm'),
     ('dreamquark-ai+tabnet', 'pytorch_tabnet/utils.py:192', 'DL201', F, 'E3',
