@@ -1,6 +1,6 @@
 """Run dllint over the training code of real PyTorch projects and count findings per rule.
 
-Seven sets of sources, all pinned (see REAL_WORLD.md for the judgments):
+Eight sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 
 - ``first``: four PyPI packages (the first audit): sdists/wheels from ``pip download --no-deps``.
 - ``second``: public training code bases: GitHub repositories at a pinned commit and PyPI
@@ -15,6 +15,8 @@ Seven sets of sources, all pinned (see REAL_WORLD.md for the judgments):
   tutorial or recipe repositories, judged and read for misses the same way.
 - ``seventh``: twelve more (issue 32's untuned check), seven of them course or tutorial
   repositories, judged and read for misses the same way before any engine change they could drive.
+- ``eighth``: thirteen more (issue 32's eighth fresh audit), seven of them course, book or tutorial
+  repositories, judged and read for misses the same way on main as it was, before any change for them.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -33,6 +35,7 @@ counts per rule and per source are printed, and ``--json FILE`` keeps every find
     python benchmarks/real_world.py --set fifth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set sixth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set seventh --mirror-root /work/.mirror --once --judge
+    python benchmarks/real_world.py --set eighth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
         --dir /tmp/rw --json /tmp/rw/findings.json
 """
@@ -290,6 +293,38 @@ SEVENTH = (
          "GAN, trainer class with a cycled loader", configs=True),
 )
 
+# The eighth set (issue 32's eighth fresh audit: main at 1999df2, judged before any change made for these code
+# bases): thirteen code bases no earlier audit read, seven of them course, book or tutorial repositories whose
+# chapters copy loader helpers, linted from their root with their YAML configs; entry points read for misses.
+EIGHTH = (
+    Repo("rasbt/LLMs-from-scratch", "28c65cdfbc3338e2e040016eea4b7fdf556e4d57",
+         "course: the book's chapter notebooks and scripts, previous_chapters.py copied per chapter", configs=True),
+    Repo("joosthub/PyTorchNLPBook", "6169d3ec6f1fb57e70a078815170f0d2a7e330fe",
+         "course: the book's chapter notebooks, generate_batches copied per chapter", configs=True),
+    Repo("dvgodoy/PyTorchStepByStep", "d837dec7250dae20d247634c4aba63791bd89b2f",
+         "course: the book's chapter notebooks and a StepByStep trainer copied per chapter", configs=True),
+    Repo("cs230-stanford/cs230-code-examples", "478e747b1c8bf57c6e2ce6b7ffd8068fe0287056",
+         "course: vision and nlp starter projects with copied data_loader/train/evaluate", configs=True),
+    Repo("yandexdataschool/Practical_DL", "09ad38bf64cf0917632e5434dc4196c2e7c7d005",
+         "course: weekly seminar and homework notebooks", configs=True),
+    Repo("PacktPublishing/Mastering-PyTorch", "7787dd3b154eca998ab5b6a31a85dddae04ea677",
+         "course: the book's chapter notebooks and scripts", configs=True),
+    Repo("omarsar/pytorch_notebooks", "316c7af2210d11ef0e4c312362560f8d2f4efcb4",
+         "tutorial: introductory notebooks", configs=True),
+    Repo("amdegroot/ssd.pytorch", "5b0b77faa955c1917b0c710d770739ba8fbff9b7",
+         "detection, one iterator drawn with next() for the whole run", configs=True),
+    Repo("Spijkervet/SimCLR", "2738efae85b3ca1b70b7919c5d7a7837d9d75235",
+         "self-supervised, DDP pre-training and a linear evaluation", configs=True),
+    Repo("snap-stanford/pretrain-gnns", "8b20528a83b8869ce16451305b32c827258d19a3",
+         "GNN pre-training and fine-tuning (torch_geometric and project DataLoader subclasses)", configs=True),
+    Repo("SeanNaren/deepspeech.pytorch", "b88a631ef6b96553e16bbaa5bd6a621435bed278",
+         "speech recognition, Lightning with Hydra configs", configs=True),
+    Repo("meetps/pytorch-semseg", "801fb200547caa5b0d91b8dde56b837da029f746",
+         "segmentation, YAML-configured training loop", configs=True),
+    Repo("dreamquark-ai/tabnet", "2c0c4ebd2bb1cb639ea94ab4b11823bc49265588",
+         "tabular, a library's fit() loop and its example notebooks", configs=True),
+)
+
 WANTED = (".py", ".ipynb")
 CONFIGS = (".yaml", ".yml")
 OFF_BY_DEFAULT = frozenset({"DL203"})
@@ -529,7 +564,7 @@ def print_table(counts: dict[str, collections.Counter], recall_known: bool) -> N
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "both", "all"), default="both", help="which sources (both: first and second)"
+        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "both", "all"), default="both", help="which sources (both: first and second)"
     )
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
@@ -573,8 +608,9 @@ def main() -> int:
             "fifth": FIFTH,
             "sixth": SIXTH,
             "seventh": SEVENTH,
+            "eighth": EIGHTH,
             "both": SECOND,
-            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH,
+            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH,
         }
         if args.set in sets:
             for source in sets[args.set]:
