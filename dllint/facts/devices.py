@@ -5,7 +5,8 @@ A batch is the target of ``for batch in loader`` (through ``enumerate``/``tqdm``
 (``x, y = batch``, ``images = batch["image"]``, ``for k, v in batch.items()``). A copy
 to CUDA is ``.cuda()``, ``.to(..., non_blocking=True)``, or ``.to(d)`` where ``d``
 resolves to a CUDA device (``"cuda"``, ``f"cuda:{rank}"``, ``torch.device("cuda", ...)``,
-``torch.device("cuda" if torch.cuda.is_available() else "cpu")``), also when ``d`` is a
+``torch.device("cuda" if torch.cuda.is_available() else "cpu")``, ``try_gpu()`` where that
+function of the file returns such devices on each path), also when ``d`` is a
 parameter of the function that copies and every call of that function passes one, in the file
 or in the project's other files as each resolves it (``validate(model, loader, device)`` called
 with ``main``'s CUDA device, ``fit(torch.device("cuda"))`` from a script, through as many
@@ -475,9 +476,52 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
         if name == TORCH_DEVICE:
             arg = next((k.value for k in expr.keywords if k.arg == "type"), None) if not expr.args else expr.args[0]
             return cuda_device_kind(facts, arg, scope, depth + 1) if arg is not None else None
+        return _returned_kind(facts, expr, scope, depth)
     if isinstance(expr, ast.Name):
         return _parameter_kind(facts, expr, scope, depth)
     return None
+
+
+def _returned_kind(facts: FileFacts, call: ast.Call, scope: Scope, depth: int) -> str | None:
+    """``try_gpu()``, a function of this file whose every ``return`` hands back a device
+    written out (``torch.device("cuda:0")`` under ``if torch.cuda.is_available():``,
+    ``torch.device("cpu")`` otherwise, through a local name bound on each path): "cuda" when
+    every one is CUDA, "maybe" when some are; None when a return is anything else (a
+    parameter, another call: unknown is silent)."""
+    function = _same_file_function(facts, call.func, scope)
+    inner = facts.scopes.scopes.get(function) if function is not None else None
+    if function is None or inner is None:
+        return None
+    kinds: set[str | None] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and facts.scopes.enclosing_function(node) is function:
+            for value in _returned_values(facts, node.value, inner):
+                kinds.add(cuda_device_kind(facts, value, inner, depth + 1) or _cpu_device(facts, value, inner) if value is not None else None)
+    if not kinds or None in kinds or kinds == {"cpu"}:
+        return None
+    return "cuda" if kinds == {"cuda"} else "maybe"
+
+
+def _returned_values(facts: FileFacts, value: ast.expr | None, scope: Scope) -> list[ast.expr | None]:
+    """What a ``return`` hands back: its expression, or each value a local name is assigned
+    in the function (``device = torch.device("cuda:0")`` on one path, ``"cpu"`` on the other);
+    [None] where the name is bound otherwise (a parameter, a loop)."""
+    if not isinstance(value, ast.Name):
+        return [value]
+    found = facts.scopes.lookup(value.id, scope)
+    if found is None or found[0] is not scope:
+        return [value]
+    return [b.value if b.kind == "assign" else None for b in found[1]]
+
+
+def _cpu_device(facts: FileFacts, expr: ast.expr | None, scope: Scope) -> str | None:
+    """"cpu" for a device written out that is not CUDA (``"cpu"``, ``torch.device("mps")``)."""
+    if expr is None:
+        return None
+    expr, scope = follow(expr, scope, facts)
+    if isinstance(expr, ast.Call) and facts.qualname(expr.func) == TORCH_DEVICE and len(expr.args) == 1:
+        expr = expr.args[0]
+    return "cpu" if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
 
 
 def passed_devices(facts: FileFacts, call: ast.Call, scope: Scope) -> dict[str, str]:
