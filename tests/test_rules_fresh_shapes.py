@@ -77,6 +77,7 @@ SINGLE = {
     "DL201/splat_rebound.py": {(None, 11, 10, "DL201", RESTART_HERE)},  # a notebook's kwargs rebound (seventh audit)
     "DL206/variable_wrapper.py": {(None, 7, 11, "DL206", PAGEABLE)},  # Y2: Variable(x).cuda()
     "DL206/returned_device.py": {(None, 7, 10, "DL206", PAGEABLE)},  # X2: device = try_gpu(), a function of the file
+    "DL206/copied_before_rebound.py": {(None, 8, 10, "DL206", PAGEABLE)},  # Y1: img = img.cuda() under an if, rebound after
     "DL106/collator_rebound.ipynb": {(4, 1, 12, "DL106", NOTEBOOK_CLASS.format("class", "Collator").replace("(via dataset)", "(via collate_fn)"))},  # Y5
     "DL305/spawned_and_called.py": {  # X4
         (None, 18, 18, "DL305", "loader with no sampler in a DDP script (it uses init_process_group): every rank iterates "

@@ -2,7 +2,9 @@
 
 A batch is the target of ``for batch in loader`` (through ``enumerate``/``tqdm``), or
 ``batch = next(iter(loader))``, and every name derived from it in the same body
-(``x, y = batch``, ``images = batch["image"]``, ``for k, v in batch.items()``). A copy
+(``x, y = batch``, ``images = batch["image"]``, ``for k, v in batch.items()``; a name rebound
+later to a computed tensor still is the batch where a copy reads it before, ``img, label =
+data; if use_gpu: img = img.cuda()``). A copy
 to CUDA is ``.cuda()``, ``.to(..., non_blocking=True)``, or ``.to(d)`` where ``d``
 resolves to a CUDA device (``"cuda"``, ``f"cuda:{rank}"``, ``torch.device("cuda", ...)``,
 ``torch.device("cuda" if torch.cuda.is_available() else "cpu")``, ``try_gpu()`` where that
@@ -213,10 +215,63 @@ def _derived(facts: FileFacts, names: set[str], region: Region, scope: Scope) ->
 def _copies_in(facts: FileFacts, names: set[str], region: Region, scope: Scope) -> list[CudaCopy]:
     copies = []
     for node in region.calls:
-        copy = _cuda_copy(facts, node, names, scope)
+        copy = _cuda_copy(facts, node, names, scope) or _cuda_copy(facts, node, names | _batch_when_copied(facts, node, names, region), scope)
         if copy is not None:
             copies.append(copy)
     return copies
+
+
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _batch_when_copied(facts: FileFacts, call: ast.Call, names: set[str], region: Region) -> set[str]:
+    """``{"img"}`` for ``img.cuda()`` in ``img, label = data; if use_gpu: img = img.cuda()``
+    followed by ``img = Variable(img)``: a name the body rebinds to another tensor later (so
+    not one of the batch's ``names``) is the batch where the copy reads it when its last
+    binding before the copy is to the batch and comes first on every path to it (a statement
+    of a body the copy is in, under no loop of its own: nothing else reaches the copy)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("cuda", "to")):
+        return set()
+    root = func.value
+    while isinstance(root, (ast.Subscript, ast.Attribute)):
+        root = root.value
+    if not isinstance(root, ast.Name) or root.id in names:
+        return set()
+    binders = [b for b in region.binders if root.id in _bound_by(b)]
+    if len(binders) != len(region.assigned.get(root.id, ())):
+        return set()  # also bound by ``+=`` or an annotation: not followed
+    # (a comprehension's target is its own scope's name)
+    before = [b for b in binders if not isinstance(b, ast.comprehension) and (b.end_lineno, b.end_col_offset) <= (call.lineno, call.col_offset)]  # type: ignore[attr-defined]
+    last = max(before, key=lambda b: (b.lineno, b.col_offset), default=None)  # type: ignore[attr-defined]
+    if not (isinstance(last, ast.Assign) and _rooted_in(last.value, names) and _dominates(facts, last, call)):
+        return set()
+    return {root.id}
+
+
+def _bound_by(binder: ast.AST) -> set[str]:
+    targets = binder.targets if isinstance(binder, ast.Assign) else [binder.target]  # type: ignore[attr-defined]
+    return set().union(*(_target_names(t) for t in targets))
+
+
+def _dominates(facts: FileFacts, statement: ast.stmt, node: ast.AST) -> bool:
+    """``statement`` runs before ``node`` on every path to it, and no other pass reaches it:
+    ``node`` is under a later statement of the same body, with no loop or scope between."""
+    parents = facts.scopes.parents
+    owner = parents.get(statement)
+    current: ast.AST | None = node
+    while current is not None and parents.get(current) is not owner:
+        if isinstance(current, LOOPS + SCOPES):
+            return False
+        current = parents.get(current)
+    if current is None:
+        return False
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(owner, field, None)
+        if isinstance(block, list) and statement in block and current in block:
+            return block.index(statement) < block.index(current)
+    return False
 
 
 def _handed(facts: FileFacts, names: set[str], region: Region, scope: Scope, depth: int) -> tuple[Copies, list[list[str]]]:
