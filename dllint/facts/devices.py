@@ -33,11 +33,12 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.flow.records import Copies
 from dllint.facts.flow.syntax import parameter_for
-from dllint.facts.values import argument_for, follow, parameter_default, parameter_position
+from dllint.facts.values import argument_for, follow, function_calls, parameter_default, parameter_position
 from dllint.facts.walk import walk_body
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
+    from dllint.facts.flow.queries import PassedArguments
     from dllint.facts.scopes import Scope
     from dllint.facts.flow.model import Use
 
@@ -608,27 +609,22 @@ def _parameter_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) 
         return None
     if sum(b.kind == "param" for b in bindings) != 1 or not all(b.kind == "param" or _rebinds_itself(b, name) for b in bindings):
         return None  # a parameter rebound only to an expression of itself (torch.device(device)) keeps its kind
-    calls = calls_of(facts, function)
+    calls = function_calls(facts, function)
+    if not calls.elsewhere.readable:
+        return None  # other files' calls cannot all be read: what they pass is unknown
     kinds = {cuda_device_kind(facts, argument, caller, depth + 1) if argument is not None else None
-             for argument, caller in (_argument_for(call, function, name, facts, caller) for call, caller in calls)}
-    kinds |= _kinds_elsewhere(facts, expr, function, depth)
+             for argument, caller in (_argument_for(call, function, name, facts, facts.scopes.scope_of(call)) for call in calls.here)}
+    kinds |= _kinds_elsewhere(facts, expr, function, calls.elsewhere.calls, depth)
     if not kinds or None in kinds:
         return None
     return "cuda" if kinds == {"cuda"} else "maybe"
 
 
-def _kinds_elsewhere(facts: FileFacts, expr: ast.Name, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int) -> set[str | None]:
+def _kinds_elsewhere(facts: FileFacts, expr: ast.Name, function: ast.FunctionDef | ast.AsyncFunctionDef,
+                     elsewhere: tuple[PassedArguments, ...], depth: int) -> set[str | None]:
     """What the calls of ``function`` in other project files pass for the parameter ``expr``
-    names (None for a call whose value is not a CUDA device, or that leaves it at its default);
-    {None} when those calls cannot all be read; empty when no other file calls it."""
-    project = facts.project
-    if project is None or project.summarizing or not project.named_elsewhere(function.name):
-        return set()
-    if not isinstance(facts.scopes.parents.get(function), ast.Module):
-        return set()  # a nested function's namesake elsewhere is not its caller
-    elsewhere = project.calls_elsewhere(function.name)
-    if elsewhere is None:
-        return {None}
+    names (None for a call whose value is not a CUDA device, or that leaves it at its default
+    when that is none)."""
     position = parameter_position(function, expr.id)
     default = parameter_default(function, expr.id)
     kinds: set[str | None] = set()
