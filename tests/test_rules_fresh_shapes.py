@@ -15,6 +15,9 @@ CPU_COUNT = (
 )
 RESTART = "workers restart every epoch (re-iterated by train.py:{}): add persistent_workers=True"
 
+PAGEABLE = ("batches are copied to CUDA from pageable memory: add pin_memory=True so the loader's pin thread page-locks "
+            "them while workers load, and each copy is faster (it stays blocking without non_blocking=True)")
+
 EXPECTED = {
     # V3 (values another module holds, or a file read at run time, are unknown: silent) and
     # W3 (a CPU-count default no caller overrides)
@@ -38,6 +41,12 @@ EXPECTED = {
         ("pkg/data/loaders.py", 8, 13, "DL201", RESTART.replace("train.py:{}", "run.py:5")),
         ("pkg/data/loaders.py", 9, 12, "DL201", RESTART.replace("train.py:{}", "run.py:5")),
     },
+    # Fifth audit W6: the evaluation helper copies to its model's device
+    # (``list(net.parameters())[0].device``), where the training helper moved the model first
+    "model_device": {
+        ("run.py", 11, 18, "DL206", PAGEABLE),
+        ("run.py", 12, 17, "DL206", PAGEABLE),
+    },
     # Sixth audit X1: ``torch`` bound only by ``from helpers import *``
     "star_bound_modules": {
         ("train.py", 9, 14, "DL201", "workers restart every epoch: add persistent_workers=True"),
@@ -60,8 +69,6 @@ def test_whole_findings(name):
 
 
 RESTART_HERE = "workers restart every epoch: add persistent_workers=True"
-PAGEABLE = ("batches are copied to CUDA from pageable memory: add pin_memory=True so the loader's pin thread page-locks "
-            "them while workers load, and each copy is faster (it stays blocking without non_blocking=True)")
 NOTEBOOK_CLASS = "{} '{}' is defined in the notebook, so spawn workers cannot unpickle it (via dataset): move it to a .py module and import it"
 
 # Single-file fixtures of the same shapes: (cell, line, column, code, message) of the codes named.
@@ -76,6 +83,8 @@ SINGLE = {
     },
     "DL201/splat_rebound.py": {(None, 11, 10, "DL201", RESTART_HERE)},  # a notebook's kwargs rebound (seventh audit)
     "DL206/variable_wrapper.py": {(None, 7, 11, "DL206", PAGEABLE)},  # Y2: Variable(x).cuda()
+    "DL206/returned_device.py": {(None, 7, 10, "DL206", PAGEABLE)},  # X2: device = try_gpu(), a function of the file
+    "DL206/copied_before_rebound.py": {(None, 8, 10, "DL206", PAGEABLE)},  # Y1: img = img.cuda() under an if, rebound after
     "DL106/collator_rebound.ipynb": {(4, 1, 12, "DL106", NOTEBOOK_CLASS.format("class", "Collator").replace("(via dataset)", "(via collate_fn)"))},  # Y5
     "DL305/spawned_and_called.py": {  # X4
         (None, 18, 18, "DL305", "loader with no sampler in a DDP script (it uses init_process_group): every rank iterates "

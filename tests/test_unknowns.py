@@ -41,3 +41,32 @@ def test_each_unknown_place_says_why():
         (6, 20, 6, "given to a loader as its dataset or sampler"),
         (14, 15, 14, "returned by get_train_loader(), which a trainer outside the project calls when it needs a loader"),
     ]
+
+
+def _function_calls(root, name):
+    """:func:`function_calls` of ``lib.py``'s ``name``, as the project in ``root`` sees it."""
+    from dllint.facts.values import function_calls
+    from dllint.project import ProjectIndex
+
+    settings = Settings(select=("ALL",))
+    path = root / "lib.py"
+    text = path.read_text()
+    facts = FileFacts(str(path), text, ast.parse(text), settings, project=ProjectIndex(root, settings).view(str(path)))
+    function = next(n for n in facts.tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    return function_calls(facts, function)
+
+
+def test_other_files_callers_none_read_or_unreadable(tmp_path):
+    """No other caller, callers whose arguments are read, and callers that cannot be read (a
+    file that hands the function on as a callback) are three different answers."""
+    (tmp_path / "lib.py").write_text(
+        "def alone(device):\n    pass\n\n\ndef called(device):\n    pass\n\n\ndef handed(device):\n    pass\n\n\nalone('cuda')\n"
+    )
+    (tmp_path / "run.py").write_text("from lib import called, handed\n\ncalled('cuda')\nrunner.register(handed)\n")
+    alone = _function_calls(tmp_path, "alone")
+    assert (len(alone.here), alone.elsewhere.readable, alone.elsewhere.calls) == (1, True, ())
+    called = _function_calls(tmp_path, "called")
+    assert (called.here, called.elsewhere.readable) == ([], True)
+    assert [dict(c.constants) for c in called.elsewhere.calls] == [{"0": "cuda"}]
+    handed = _function_calls(tmp_path, "handed")
+    assert (handed.elsewhere.readable, handed.decided) == (False, False)

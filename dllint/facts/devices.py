@@ -2,10 +2,13 @@
 
 A batch is the target of ``for batch in loader`` (through ``enumerate``/``tqdm``), or
 ``batch = next(iter(loader))``, and every name derived from it in the same body
-(``x, y = batch``, ``images = batch["image"]``, ``for k, v in batch.items()``). A copy
+(``x, y = batch``, ``images = batch["image"]``, ``for k, v in batch.items()``; a name rebound
+later to a computed tensor still is the batch where a copy reads it before, ``img, label =
+data; if use_gpu: img = img.cuda()``). A copy
 to CUDA is ``.cuda()``, ``.to(..., non_blocking=True)``, or ``.to(d)`` where ``d``
 resolves to a CUDA device (``"cuda"``, ``f"cuda:{rank}"``, ``torch.device("cuda", ...)``,
-``torch.device("cuda" if torch.cuda.is_available() else "cpu")``), also when ``d`` is a
+``torch.device("cuda" if torch.cuda.is_available() else "cpu")``, ``try_gpu()`` where that
+function of the file returns such devices on each path), also when ``d`` is a
 parameter of the function that copies and every call of that function passes one, in the file
 or in the project's other files as each resolves it (``validate(model, loader, device)`` called
 with ``main``'s CUDA device, ``fit(torch.device("cuda"))`` from a script, through as many
@@ -18,7 +21,9 @@ through their summaries (``FunctionSummary.copies``), ``obj.m(batch)`` on an obj
 class through every project method ``m``. ``x.contiguous()`` is the batch's own memory. A
 loader handed to another module's function that copies its batches to a device parameter
 (``train(net, train_iter, test_iter, device)``) is copied to CUDA where the call passes a CUDA
-device (:func:`batch_device_parameters`, ``Effects.copy_devices``).
+device (:func:`batch_device_parameters`, ``Effects.copy_devices``); also where it copies them to
+the device of a model handed in (``device = list(net.parameters())[0].device``) and the function
+that calls it moved that model to a device parameter first (``net = net.to(device)``).
 """
 
 from __future__ import annotations
@@ -30,11 +35,12 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.flow.records import Copies
 from dllint.facts.flow.syntax import parameter_for
-from dllint.facts.values import argument_for, follow, parameter_default, parameter_position
+from dllint.facts.values import ABSENT, argument_for, defaults_of, follow, function_calls, parameter_default, parameter_position
 from dllint.facts.walk import walk_body
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
+    from dllint.facts.flow.queries import PassedArguments
     from dllint.facts.scopes import Scope
     from dllint.facts.flow.model import Use
 
@@ -114,7 +120,8 @@ def batch_copies(facts: FileFacts, use: Use, handed: bool = True) -> tuple[list[
 
 def batch_device_parameters(facts: FileFacts, use: Use) -> list[str]:
     """The parameters of the function iterating a loader that name the device its batches are
-    copied to (``X.to(device)`` where ``device`` is handed in and not rebound): for a summary,
+    copied to (``X.to(device)`` where ``device`` is handed in and not rebound, or is the device
+    of a model the calling function moved there, :func:`_through_model`): for a summary,
     whose callers in other files each resolve what they pass (:func:`passed_devices`)."""
     seeded = _batch_region(facts, use)
     if seeded is None or not isinstance(seeded[2].node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -130,11 +137,86 @@ def batch_device_parameters(facts: FileFacts, use: Use) -> list[str]:
         if not (isinstance(func, ast.Attribute) and func.attr == "to" and _rooted_in(func.value, names)):
             continue
         device = next((k.value for k in node.keywords if k.arg == "device"), None) if not node.args else node.args[0]
-        if isinstance(device, ast.Name) and _handed_in(facts, device.id, scope):
+        if not isinstance(device, ast.Name):
+            continue
+        if _handed_in(facts, device.id, scope):
             outer = _through_calls(facts, device.id, scope, use.via)
-            if outer is not None and outer not in found:
-                found.append(outer)
+        else:  # ``device = next(net.parameters()).device``: where the caller moved ``net``
+            outer = _through_model(facts, device.id, scope, use.via)
+        if outer is not None and outer not in found:
+            found.append(outer)
     return found
+
+
+def _through_model(facts: FileFacts, name: str, scope: Scope, via: tuple[ast.Call, ...]) -> str | None:
+    """The parameter of the outermost function that names the device ``name`` is, where
+    ``name`` is the device of a model handed in (``device = next(net.parameters()).device``,
+    also when the function takes ``device=None`` that the call leaves out) and the call hands
+    in a model its function moved to its own device parameter first (``net = net.to(device)``
+    in ``train(net, ..., device)``, then ``evaluate(test_iter, net)``)."""
+    model = _model_of_device(facts, name, scope)
+    function = scope.node
+    if model is None or not via or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    call = via[-1]
+    if name in defaults_of(function) and argument_for(call, function, name) != ABSENT:
+        return None  # the call hands a device in (or may, through a splat): that one decides
+    argument = argument_for(call, function, model)
+    caller = facts.scopes.scope_of(call)
+    moved = _moved_to(facts, argument.id, caller, call) if isinstance(argument, ast.Name) else None
+    return _through_calls(facts, moved, caller, via[:-1]) if moved is not None else None
+
+
+def _model_of_device(facts: FileFacts, name: str, scope: Scope) -> str | None:
+    """``net`` where ``name`` is bound (besides a parameter defaulting to None) only to the
+    device of the parameters of ``net``, a parameter: ``next(net.parameters()).device``,
+    ``list(net.parameters())[0].device``."""
+    found = facts.scopes.lookup(name, scope)
+    if found is None or found[0] is not scope:
+        return None
+    assigned = [b.value for b in found[1] if b.kind == "assign"]
+    if len(assigned) != 1 or not all(b.kind == "assign" or b.kind == "param" and _defaults_to_none(scope.node, name) for b in found[1]):
+        return None
+    value = assigned[0]
+    if not (isinstance(value, ast.Attribute) and value.attr == "device"):
+        return None
+    inner = value.value
+    if isinstance(inner, ast.Subscript) and isinstance(inner.slice, ast.Constant) and inner.slice.value == 0:
+        inner = inner.value  # list(net.parameters())[0]
+    elif not _is_next_call(inner):
+        return None
+    if not (isinstance(inner, ast.Call) and len(inner.args) == 1 and isinstance(inner.func, ast.Name) and inner.func.id in ("next", "list")):
+        return None
+    parameters = inner.args[0]
+    if isinstance(parameters, ast.Call) and isinstance(parameters.func, ast.Name) and parameters.func.id == "iter" and len(parameters.args) == 1:
+        parameters = parameters.args[0]  # next(iter(net.parameters()))
+    if not (isinstance(parameters, ast.Call) and isinstance(parameters.func, ast.Attribute) and parameters.func.attr == "parameters"):
+        return None
+    model = parameters.func.value
+    return model.id if isinstance(model, ast.Name) and _handed_in(facts, model.id, scope) else None
+
+
+def _defaults_to_none(function: ast.AST, name: str) -> bool:
+    default = parameter_default(function, name)
+    return isinstance(default, ast.Constant) and default.value is None
+
+
+def _moved_to(facts: FileFacts, name: str, scope: Scope, call: ast.Call) -> str | None:
+    """The parameter of ``scope``'s function that ``name`` (a parameter: the model) is moved
+    to before ``call``: its one other binding ``net = net.to(device)``."""
+    found = facts.scopes.lookup(name, scope)
+    if found is None or found[0] is not scope or not _handed_in(facts, name, scope):
+        return None
+    moves = [b for b in found[1] if b.kind == "assign"]
+    # the one move runs before the call on every path (a loop around the call repeats it, no
+    # other binding)
+    if len(moves) != 1 or not isinstance(moves[0].node, ast.Assign) or not _dominates(facts, moves[0].node, call, loops=True):
+        return None
+    value = moves[0].value
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to" and len(value.args) == 1):
+        return None
+    device = value.args[0]
+    return device.id if isinstance(device, ast.Name) and _handed_in(facts, device.id, scope) else None
 
 
 def _through_calls(facts: FileFacts, name: str, scope: Scope, via: tuple[ast.Call, ...]) -> str | None:
@@ -212,10 +294,64 @@ def _derived(facts: FileFacts, names: set[str], region: Region, scope: Scope) ->
 def _copies_in(facts: FileFacts, names: set[str], region: Region, scope: Scope) -> list[CudaCopy]:
     copies = []
     for node in region.calls:
-        copy = _cuda_copy(facts, node, names, scope)
+        copy = _cuda_copy(facts, node, names, scope) or _cuda_copy(facts, node, names | _batch_when_copied(facts, node, names, region), scope)
         if copy is not None:
             copies.append(copy)
     return copies
+
+
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _batch_when_copied(facts: FileFacts, call: ast.Call, names: set[str], region: Region) -> set[str]:
+    """``{"img"}`` for ``img.cuda()`` in ``img, label = data; if use_gpu: img = img.cuda()``
+    followed by ``img = Variable(img)``: a name the body rebinds to another tensor later (so
+    not one of the batch's ``names``) is the batch where the copy reads it when its last
+    binding before the copy is to the batch and comes first on every path to it (a statement
+    of a body the copy is in, under no loop of its own: nothing else reaches the copy)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("cuda", "to")):
+        return set()
+    root = func.value
+    while isinstance(root, (ast.Subscript, ast.Attribute)):
+        root = root.value
+    if not isinstance(root, ast.Name) or root.id in names:
+        return set()
+    binders = [b for b in region.binders if root.id in _bound_by(b)]
+    if len(binders) != len(region.assigned.get(root.id, ())):
+        return set()  # also bound by ``+=`` or an annotation: not followed
+    # (a comprehension's target is its own scope's name)
+    before = [b for b in binders if not isinstance(b, ast.comprehension) and (b.end_lineno, b.end_col_offset) <= (call.lineno, call.col_offset)]  # type: ignore[attr-defined]
+    last = max(before, key=lambda b: (b.lineno, b.col_offset), default=None)  # type: ignore[attr-defined]
+    if not (isinstance(last, ast.Assign) and _rooted_in(last.value, names) and _dominates(facts, last, call)):
+        return set()
+    return {root.id}
+
+
+def _bound_by(binder: ast.AST) -> set[str]:
+    targets = binder.targets if isinstance(binder, ast.Assign) else [binder.target]  # type: ignore[attr-defined]
+    return set().union(*(_target_names(t) for t in targets))
+
+
+def _dominates(facts: FileFacts, statement: ast.stmt, node: ast.AST, loops: bool = False) -> bool:
+    """``statement`` runs before ``node`` on every path to it, and (unless ``loops``) no other
+    pass reaches it: ``node`` is under a later statement of the same body, with no loop or
+    scope between."""
+    parents = facts.scopes.parents
+    owner = parents.get(statement)
+    current: ast.AST | None = node
+    while current is not None and parents.get(current) is not owner:
+        if isinstance(current, SCOPES) or not loops and isinstance(current, LOOPS):
+            return False
+        current = parents.get(current)
+    if current is None:
+        return False
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(owner, field, None)
+        if isinstance(block, list) and statement in block and current in block:
+            return block.index(statement) < block.index(current)
+    return False
 
 
 def _handed(facts: FileFacts, names: set[str], region: Region, scope: Scope, depth: int) -> tuple[Copies, list[list[str]]]:
@@ -475,9 +611,52 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
         if name == TORCH_DEVICE:
             arg = next((k.value for k in expr.keywords if k.arg == "type"), None) if not expr.args else expr.args[0]
             return cuda_device_kind(facts, arg, scope, depth + 1) if arg is not None else None
+        return _returned_kind(facts, expr, scope, depth)
     if isinstance(expr, ast.Name):
         return _parameter_kind(facts, expr, scope, depth)
     return None
+
+
+def _returned_kind(facts: FileFacts, call: ast.Call, scope: Scope, depth: int) -> str | None:
+    """``try_gpu()``, a function of this file whose every ``return`` hands back a device
+    written out (``torch.device("cuda:0")`` under ``if torch.cuda.is_available():``,
+    ``torch.device("cpu")`` otherwise, through a local name bound on each path): "cuda" when
+    every one is CUDA, "maybe" when some are; None when a return is anything else (a
+    parameter, another call: unknown is silent)."""
+    function = _same_file_function(facts, call.func, scope)
+    inner = facts.scopes.scopes.get(function) if function is not None else None
+    if function is None or inner is None:
+        return None
+    kinds: set[str | None] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and facts.scopes.enclosing_function(node) is function:
+            for value in _returned_values(facts, node.value, inner):
+                kinds.add(cuda_device_kind(facts, value, inner, depth + 1) or _cpu_device(facts, value, inner) if value is not None else None)
+    if not kinds or None in kinds or kinds == {"cpu"}:
+        return None
+    return "cuda" if kinds == {"cuda"} else "maybe"
+
+
+def _returned_values(facts: FileFacts, value: ast.expr | None, scope: Scope) -> list[ast.expr | None]:
+    """What a ``return`` hands back: its expression, or each value a local name is assigned
+    in the function (``device = torch.device("cuda:0")`` on one path, ``"cpu"`` on the other);
+    [None] where the name is bound otherwise (a parameter, a loop)."""
+    if not isinstance(value, ast.Name):
+        return [value]
+    found = facts.scopes.lookup(value.id, scope)
+    if found is None or found[0] is not scope:
+        return [value]
+    return [b.value if b.kind == "assign" else None for b in found[1]]
+
+
+def _cpu_device(facts: FileFacts, expr: ast.expr | None, scope: Scope) -> str | None:
+    """"cpu" for a device written out that is not CUDA (``"cpu"``, ``torch.device("mps")``)."""
+    if expr is None:
+        return None
+    expr, scope = follow(expr, scope, facts)
+    if isinstance(expr, ast.Call) and facts.qualname(expr.func) == TORCH_DEVICE and len(expr.args) == 1:
+        expr = expr.args[0]
+    return "cpu" if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
 
 
 def passed_devices(facts: FileFacts, call: ast.Call, scope: Scope) -> dict[str, str]:
@@ -509,27 +688,22 @@ def _parameter_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) 
         return None
     if sum(b.kind == "param" for b in bindings) != 1 or not all(b.kind == "param" or _rebinds_itself(b, name) for b in bindings):
         return None  # a parameter rebound only to an expression of itself (torch.device(device)) keeps its kind
-    calls = calls_of(facts, function)
+    calls = function_calls(facts, function)
+    if not calls.elsewhere.readable:
+        return None  # other files' calls cannot all be read: what they pass is unknown
     kinds = {cuda_device_kind(facts, argument, caller, depth + 1) if argument is not None else None
-             for argument, caller in (_argument_for(call, function, name, facts, caller) for call, caller in calls)}
-    kinds |= _kinds_elsewhere(facts, expr, function, depth)
+             for argument, caller in (_argument_for(call, function, name, facts, facts.scopes.scope_of(call)) for call in calls.here)}
+    kinds |= _kinds_elsewhere(facts, expr, function, calls.elsewhere.calls, depth)
     if not kinds or None in kinds:
         return None
     return "cuda" if kinds == {"cuda"} else "maybe"
 
 
-def _kinds_elsewhere(facts: FileFacts, expr: ast.Name, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int) -> set[str | None]:
+def _kinds_elsewhere(facts: FileFacts, expr: ast.Name, function: ast.FunctionDef | ast.AsyncFunctionDef,
+                     elsewhere: tuple[PassedArguments, ...], depth: int) -> set[str | None]:
     """What the calls of ``function`` in other project files pass for the parameter ``expr``
-    names (None for a call whose value is not a CUDA device, or that leaves it at its default);
-    {None} when those calls cannot all be read; empty when no other file calls it."""
-    project = facts.project
-    if project is None or project.summarizing or not project.named_elsewhere(function.name):
-        return set()
-    if not isinstance(facts.scopes.parents.get(function), ast.Module):
-        return set()  # a nested function's namesake elsewhere is not its caller
-    elsewhere = project.calls_elsewhere(function.name)
-    if elsewhere is None:
-        return {None}
+    names (None for a call whose value is not a CUDA device, or that leaves it at its default
+    when that is none)."""
     position = parameter_position(function, expr.id)
     default = parameter_default(function, expr.id)
     kinds: set[str | None] = set()

@@ -130,9 +130,9 @@ def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int =
     another module's, :attr:`Value.unknown`). None (dynamic) when they differ, when nothing
     calls it, or while a file is summarized (a summary depends on its own file only)."""
     found = project_calls(name, scope, facts, lambda function: parameter_default(function, name.id) is not None)
-    if found is None:
+    if found is None or not found.decided:
         return _default_out_of_view(name, scope, facts, depth)
-    function, calls, elsewhere = found
+    function, calls, elsewhere = found.function, found.here, found.elsewhere.calls
     default = parameter_default(function, name.id)
     assert default is not None
     value = resolve(default, facts.scopes.scope_of(default), facts, depth + 1)
@@ -243,40 +243,70 @@ def argument_for(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDe
     return call.args[position] if position is not None and position < len(call.args) else ABSENT
 
 
+class OtherCallers(NamedTuple):
+    """The calls of a function in the project's other files: what each passes (``calls``,
+    empty where no other file calls it), or ``readable`` False where a file that names it
+    calls it in a way no summary reads (then what the calls pass is unknown)."""
+
+    calls: tuple[PassedArguments, ...] = ()
+    readable: bool = True
+
+
+NO_OTHER_CALLERS = OtherCallers()
+UNREADABLE_CALLERS = OtherCallers(readable=False)
+
+
 class ProjectCalls(NamedTuple):
-    """Every call in the project of a module-level function: this file's, and what each call in
-    another file passes (:meth:`~dllint.facts.flow.queries.ProjectQueries.calls_elsewhere`)."""
+    """Every call in the project of a function: this file's (``here``), and what each call in
+    another file passes (``elsewhere``, see :class:`OtherCallers`)."""
 
     function: ast.FunctionDef | ast.AsyncFunctionDef
     here: list[ast.Call]
-    elsewhere: list[PassedArguments]
+    elsewhere: OtherCallers
+
+    @property
+    def decided(self) -> bool:
+        """The calls decide what a parameter holds: some call is in view, and every other
+        file's can be read."""
+        return self.elsewhere.readable and bool(self.here or self.elsewhere.calls)
 
 
 def project_calls(
     name: ast.Name, scope: Scope, facts: FileFacts, wanted: Callable[[ast.FunctionDef | ast.AsyncFunctionDef], bool] = lambda f: True
 ) -> ProjectCalls | None:
-    """The calls of the module-level function whose parameter ``name`` is, where those calls
-    decide what the parameter holds: this file's, and other project files' when each file that
-    names the function calls it in a way a summary reads. None otherwise (or when the function
-    is not ``wanted``: asked before another file is searched for its name), when nothing in the
-    project calls it, or while a file is summarized."""
+    """The calls of the function whose parameter ``name`` is (:func:`function_calls`). None
+    when ``name`` is no parameter bound once of a function (a method: called through instances
+    the analysis does not track), when the function is not ``wanted`` (asked before another
+    file is searched for its name), or while a file is summarized."""
     found = facts.scopes.lookup(name.id, scope)
     project = facts.project
     if found is None or len(found[1]) != 1 or found[1][0].kind != "param" or project is None or project.summarizing:
         return None
     function = found[0].node
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or isinstance(facts.scopes.parents.get(function), ast.ClassDef):
-        return None  # methods: called through instances the analysis does not track
-    if not wanted(function):
         return None
-    calls = facts.usage.callers(function)
-    elsewhere: list[PassedArguments] | None = []
-    if project.named_elsewhere(function.name):  # (a nested function's namesake: not its caller)
-        module_level = isinstance(facts.scopes.parents.get(function), ast.Module)
-        elsewhere = project.calls_elsewhere(function.name) if module_level else None
-    if elsewhere is None or not calls and not elsewhere:
-        return None
-    return ProjectCalls(function, calls, elsewhere)
+    return function_calls(facts, function) if wanted(function) else None
+
+
+def function_calls(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef) -> ProjectCalls:
+    """This file's calls of ``function`` (none for a method: its calls through instances do
+    not line up with its parameters), and its other files' (:func:`other_callers`)."""
+    if isinstance(facts.scopes.parents.get(function), ast.ClassDef):
+        return ProjectCalls(function, [], NO_OTHER_CALLERS)
+    return ProjectCalls(function, facts.usage.callers(function), other_callers(facts, function))
+
+
+def other_callers(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef) -> OtherCallers:
+    """The calls of a module-level ``function`` in the project's other files, as their
+    summaries read them. None for a nested function (a namesake elsewhere is not its caller),
+    and none asked while a file is summarized (a summary depends on its own file only)."""
+    project = facts.project
+    if project is None or project.summarizing or not project.named_elsewhere(function.name):
+        return NO_OTHER_CALLERS
+    if not isinstance(facts.scopes.parents.get(function), ast.Module):
+        return NO_OTHER_CALLERS
+    found = project.calls_elsewhere(function.name)
+    return UNREADABLE_CALLERS if found is None else OtherCallers(tuple(found))
 
 
 def default_callee(func: ast.expr, facts: FileFacts) -> ast.expr | None:
@@ -291,10 +321,10 @@ def default_callee(func: ast.expr, facts: FileFacts) -> ast.expr | None:
         return isinstance(defaults[function], (ast.Name, ast.Attribute))
 
     found = project_calls(func, facts.scopes.scope_of(func), facts, named_default)
-    if found is None or not all(argument_for(call, found.function, func.id) is ABSENT for call in found.here):
+    if found is None or not found.decided or not all(argument_for(call, found.function, func.id) is ABSENT for call in found.here):
         return None
     position = parameter_position(found.function, func.id)
-    if any(arguments.shape.passes(position, func.id) is not False for arguments in found.elsewhere):
+    if any(arguments.shape.passes(position, func.id) is not False for arguments in found.elsewhere.calls):
         return None
     return defaults[found.function]
 
@@ -308,9 +338,9 @@ def callers_keywords(expr: ast.expr, scope: Scope, facts: FileFacts) -> dict[str
         return None
     name = expr.id
     found = project_calls(expr, scope, facts, lambda function: function.args.kwarg is not None and function.args.kwarg.arg == name)
-    if found is None:
+    if found is None or not found.decided:
         return None
-    function, calls, elsewhere = found
+    function, calls, elsewhere = found.function, found.here, found.elsewhere.calls
     named = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
     first = _extra_keywords(calls[0], named) if calls else _keywords_elsewhere(elsewhere[0], named, expr)
     if first is None or any(_extra_keywords(call, named, first) is None for call in calls[1:]):

@@ -32,7 +32,9 @@ class PinMemoryMissing(Rule):
     project's function or method the batch is handed to, `model.parse_batch(batch)`):
     `.cuda()`, `.to(device, non_blocking=True)`, or `.to(device)` where `device` resolves to a
     CUDA device (`"cuda"`, `f"cuda:{rank}"`, `torch.device("cuda" if torch.cuda.is_available()
-    else "cpu")`). It fires when a copy asks for `non_blocking=True`, or when the loader has
+    else "cpu")`, or what a function of the same file returns, `try_gpu()`, where each of its
+    returns is a device written out; or the device of a model, `list(net.parameters())[0].device`,
+    in a function called by one that moved `net` to a device parameter first). It fires when a copy asks for `non_blocking=True`, or when the loader has
     workers. Silent for a loader without workers whose copies are all blocking (whether
     pinning pays then depends on the batch size: the probe measures it), and for batches that
     torch's `pin_memory` leaves as they are (DGL's graphs and blocks, per the table of library
