@@ -37,6 +37,7 @@ from dllint.server.stdio import REFUSED, FrameReader, watch_parent
 
 LANGUAGES = ("python", "yaml")
 RETRY = 0.002  # seconds before a pending lint looks again whether a newer message came in
+MAX_DEFER = 0.5  # seconds an edit's lint waits at most for the input to pause (a client that never stops sending)
 
 
 class DllintServer(LanguageServer):
@@ -60,6 +61,7 @@ class DllintServer(LanguageServer):
         self.pending: dict[str, None] = {}  # documents edited since their last lint, oldest first
         self.input_waiting: Callable[[], bool] = lambda: False  # a newer message is in (FrameReader.waiting)
         self._retry: asyncio.TimerHandle | None = None
+        self._pending_since = 0.0  # (loop time) when the oldest pending edit came
 
     @property
     def encoding(self) -> str:
@@ -119,15 +121,18 @@ class DllintServer(LanguageServer):
     # -- edits: the newest version only ---------------------------------------------------
     def edited(self, uri: str) -> None:
         """``uri`` changed: lint its text once no newer message waits (a newer version supersedes it)."""
+        if not self.pending:
+            self._pending_since = asyncio.get_running_loop().time()
         self.pending[uri] = None
         self.lint_when_idle()
 
     def lint_when_idle(self) -> None:
         if not self.pending:
             return
-        if self.input_waiting():
+        loop = asyncio.get_running_loop()
+        if self.input_waiting() and loop.time() - self._pending_since < MAX_DEFER:
             if self._retry is None:
-                self._retry = asyncio.get_running_loop().call_later(RETRY, self._retried)
+                self._retry = loop.call_later(RETRY, self._retried)
             return
         self.lint_pending()
 
