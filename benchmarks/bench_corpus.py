@@ -4,6 +4,7 @@
     python benchmarks/bench_corpus.py --workdir /tmp/dlbench --keep   # reuse downloads next time
     python benchmarks/bench_corpus.py --readme        # also write the table into benchmarks/README.md
     python benchmarks/bench_corpus.py --workdir /tmp/dlbench --keep --project --baseline HEAD~1   # issue 32's targets
+    python benchmarks/bench_corpus.py --workdir /tmp/dlbench --keep --project --growth --baseline HEAD~1   # the corpus 1, 2, 4 times
 
 The corpus is 11 PyPI packages at pinned versions (the ``.py`` files of their
 wheels, sdists where no wheel fits), downloaded with ``pip download --no-deps``
@@ -380,6 +381,49 @@ def project_goals(rows: list[Measurement]) -> list[str]:
     return out
 
 
+GROWTH_COPIES = (1, 2, 4)
+
+
+def copies(corpus: Path, workdir: Path, n: int) -> Path:
+    """The corpus ``n`` times as one project: ``copies-N/copy-i/`` each the whole corpus (hard
+    links: no file is written to, and 4 copies cost no disk)."""
+    target = workdir / f"copies-{n}"
+    if not target.exists():
+        partial = workdir / f"copies-{n}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
+        for i in range(n):
+            subprocess.run(["cp", "-al", str(corpus), str(partial / f"copy-{i}")], check=True)
+        partial.rename(target)
+    return target
+
+
+def growth_rows(corpus: Path, workdir: Path, builds: dict[str, Path], ruff_default: list[str], repeat: int) -> list[Measurement]:
+    """Issue 32's growth target: the corpus copied 1, 2 and 4 times as one project, each build
+    cold beside ruff's default rules, interleaved per size."""
+    rows: list[Measurement] = []
+    for n in GROWTH_COPIES:
+        target = copies(corpus, workdir, n)
+        specs = [(f"ruff check (default rules) --no-cache, {n}x", target, [*ruff_default[:-1], str(target)], None)]
+        specs += [(f"{label} cold, {n}x", target, [str(bindir / "dllint"), "check", "--exit-zero", "--no-cache", str(target)], None)
+                  for label, bindir in builds.items()]
+        rows += measure_rounds(specs, repeat, workdir)
+    return rows
+
+
+def growth_goals(rows: list[Measurement]) -> list[str]:
+    """Each tool's CPU at 2 and 4 copies over 2 and 4 times its CPU at one (goal: within 10% of linear)."""
+    by_name = {m.tool: m for m in rows}
+    out = []
+    for label in sorted({m.tool.rsplit(", ", 1)[0] for m in rows}):
+        one = by_name[f"{label}, 1x"].cpu
+        parts = [f"{n}x {by_name[f'{label}, {n}x'].cpu:.2f} s ({by_name[f'{label}, {n}x'].cpu / (n * one):.2f} of linear)" for n in GROWTH_COPIES[1:]]
+        worst = max(by_name[f"{label}, {n}x"].cpu / (n * one) for n in GROWTH_COPIES[1:])
+        goal = f" (goal <= 1.10): {'met' if worst <= 1.10 else 'MISSED'}" if label.startswith("dllint") else ""
+        out.append(f"{label}: 1x {one:.2f} s, " + ", ".join(parts) + goal)
+    return out
+
+
 def render(rows: list[Measurement], reference: dict[str, float]) -> str:
     header = "| tool | files | lines | wall s | CPU s | peak RSS MB | wall vs dllint |\n|---|---:|---:|---:|---:|---:|---:|\n"
     body = ""
@@ -441,6 +485,7 @@ def main() -> None:
     parser.add_argument("--readme", action="store_true", help="write the table into benchmarks/README.md")
     parser.add_argument("--project", action="store_true", help="only issue 32's project targets (cold, warm, one file)")
     parser.add_argument("--baseline", metavar="REV", help="with --project: also measure this git revision, interleaved")
+    parser.add_argument("--growth", action="store_true", help="with --project: the corpus copied 1, 2 and 4 times as one project")
     args = parser.parse_args()
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="dllint-bench-"))
@@ -455,6 +500,10 @@ def main() -> None:
             if args.baseline:
                 builds[f"dllint {args.baseline}"] = install_dllint(workdir, export_revision(args.baseline, workdir), "baseline")
             ruff_default = [str(bindir / "ruff"), "check", "--isolated", "--no-cache", "--exit-zero", "-q", str(corpus)]
+            if args.growth:
+                found = growth_rows(corpus, workdir, builds, ruff_default, args.repeat)
+                print(render(found, {}) + "\n" + "\n".join(f"- {line}" for line in growth_goals(found)))
+                return
             found = project_rows(corpus, workdir, builds, ruff_default, args.repeat)
             print(render(found, {}) + "\n" + "\n".join(f"- {line}" for line in project_goals(found)))
             return

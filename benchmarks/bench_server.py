@@ -14,6 +14,8 @@ Usage: ``python benchmarks/bench_server.py [--files 5000] [--edits 100] [--keep 
 ``--workspace DIR --script FILE`` types in ``FILE`` (at the end of a comment line near its middle)
 with ``DIR`` as the workspace instead, the script alone open (issue 32: transformers'
 ``trainer.py``, 4,761 lines, with the benchmark corpus of ``bench_corpus.py`` as workspace).
+``--burst N`` then sends bursts of N edits back to back (typing faster than a lint) and counts
+the diagnostics published for each burst: superseded versions are not linted nor published.
 """
 
 from __future__ import annotations
@@ -76,6 +78,9 @@ def big_script(root: Path, packages: int, lines: int) -> Path:
     return path
 
 
+QUIET = 1.0  # seconds without a publish that end a burst's count
+
+
 def spread(seconds: list[float]) -> str:
     ordered = sorted(seconds)
     p95 = ordered[min(len(ordered) - 1, int(round(0.95 * len(ordered))) - 1)]
@@ -103,7 +108,38 @@ def text_item(path: Path) -> types.TextDocumentItem:
     return types.TextDocumentItem(uri=path.resolve().as_uri(), language_id="python", version=1, text=path.read_text())
 
 
-async def measure(root: Path, script: Path, factory: Path | None, edits: int) -> None:
+async def bursts(client: Client, uri: str, row: int, column: int, version: int, size: int, rounds: int = 5) -> None:
+    """Typing faster than a lint: ``rounds`` bursts of ``size`` edits sent back to back (each
+    burst types ``size`` digits), then the publishes counted until none came for QUIET seconds,
+    and the time from the burst's last edit to its last publish."""
+    published, latency = [], []
+    for _ in range(rounds):
+        client.counts.pop(uri, None)
+        count = 0
+        for i in range(size):
+            version += 1
+            at = types.Position(line=row, character=column + i)
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text="1")],
+                )
+            )
+        sent = last = time.perf_counter()
+        while True:
+            try:
+                await client.wait(uri, QUIET)
+            except asyncio.TimeoutError:
+                break
+            count, last = count + 1, time.perf_counter()
+        published.append(count)
+        latency.append(last - sent)
+        column += size
+    print(f"bursts of {size} edits sent back to back: publishes per burst {published} "
+          f"(one per edit before superseded versions were dropped); last edit -> its diagnostics: {spread(latency)}")
+
+
+async def measure(root: Path, script: Path, factory: Path | None, edits: int, burst: int = 0) -> None:
     client = Client()
     await client.start_io(sys.executable, "-m", "dllint", "server", cwd=str(root))
     server = psutil.Process(client._server.pid)  # type: ignore[union-attr]
@@ -145,6 +181,8 @@ async def measure(root: Path, script: Path, factory: Path | None, edits: int) ->
             await client.wait(factory.resolve().as_uri())  # the other open document is re-checked after
     print(f"didChange -> publishDiagnostics over {len(latencies)} edits: {spread(latencies)}")
     print(f"the server's CPU time for each (what a busy machine does not inflate): {spread(cpu)}")
+    if burst:
+        await bursts(client, uri, row, column, edits + 12, burst)
     print(f"load average (1 min) at the end: {psutil.getloadavg()[0]:.1f} on {psutil.cpu_count()} cores")
     await client.shutdown_async(None)
     client.exit(None)
@@ -169,11 +207,12 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="generate here and keep it")
     parser.add_argument("--workspace", type=Path, help="an existing project to use as the workspace")
     parser.add_argument("--script", type=Path, help="with --workspace: the file typed in")
+    parser.add_argument("--burst", type=int, default=0, help="also send bursts of this many edits back to back")
     options = parser.parse_args()
     if options.workspace is not None:
         count = sum(1 for _ in options.workspace.rglob("*.py"))
         print(f"workspace {options.workspace}: {count} files; script: {len(options.script.read_text().splitlines())} lines")
-        asyncio.run(measure(options.workspace, options.script, None, options.edits))
+        asyncio.run(measure(options.workspace, options.script, None, options.edits, options.burst))
         return
     root = options.keep or Path(tempfile.mkdtemp(prefix="dllint-server-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -182,7 +221,7 @@ def main() -> None:
         script = big_script(root, max(1, options.files // 50), options.lines)
         count = sum(1 for _ in root.rglob("*.py"))
         print(f"project: {count} files; script: {len(script.read_text().splitlines())} lines")
-        asyncio.run(measure(root, script, factory, options.edits))
+        asyncio.run(measure(root, script, factory, options.edits, options.burst))
     finally:
         if options.keep is None:
             shutil.rmtree(root, ignore_errors=True)

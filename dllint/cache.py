@@ -280,6 +280,7 @@ class Cache:
         self._new_meta: dict[str, Any] = {}
         self._dropped: set[str] = set()
         self._loaded = False
+        self._loaded_stat: tuple[int, ...] | None = None  # the cache file as loaded (see _merge_and_replace)
         self.untrusted: str | None = None  # why the cache is not used at all (said once, in one line)
 
     # -- reading ------------------------------------------------------------
@@ -326,6 +327,7 @@ class Cache:
             data, st = read_with_stat(self.path.name, MAX_CACHE_SIZE, follow_symlinks=False, dir_fd=directory)
             if _not_own(st) is not None:
                 return None
+            self._loaded_stat = _identity(st)
             raw = json.loads(data)
         except (Unreadable, ValueError, RecursionError):
             return None
@@ -487,7 +489,14 @@ class Cache:
 
     def _merge_and_replace(self, directory: int) -> None:
         # What is on disk now is newer than what this run loaded; what this run linted is newest.
-        on_disk_entries, on_disk_meta = self._read(directory) or ({}, {})
+        # The file this run loaded, still there (no run wrote one since: each write is a new
+        # file moved into place): nothing to merge, and the megabytes are not decoded again.
+        loaded, self._loaded_stat = self._loaded_stat, None
+        try:
+            unchanged = loaded is not None and _identity(os.stat(self.path.name, dir_fd=directory, follow_symlinks=False)) == loaded
+        except OSError:
+            unchanged = False
+        on_disk_entries, on_disk_meta = ({}, {}) if unchanged else self._read(directory) or ({}, {})
         merged = {**self._entries, **on_disk_entries, **self._updated}
         for key in self._dropped - self._updated.keys():
             merged.pop(key, None)
@@ -500,6 +509,13 @@ class Cache:
         # A symlink planted at the cache's path is replaced, never written through: a cache file
         # never lands outside the cache directory. A cache: lost is only slower (not durable).
         write_atomic(self.path.name, data, durable=False, follow_symlinks=False, dir_fd=directory)
+        if unchanged:  # what is on disk now is this run's view: a later save of it need not read it back
+            self._loaded_stat = _identity(os.stat(self.path.name, dir_fd=directory, follow_symlinks=False))
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    """What tells one cache file from another written later in its place."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 @contextmanager

@@ -269,3 +269,31 @@ def test_a_dropped_entry_stays_dropped_when_merged_with_the_file_on_disk(tmp_pat
     again = Cache(tmp_path / "c", SETTINGS, CODES)
     assert again.lookup(str(path), deps_valid=lambda deps: True) is None
     assert again.meta("project-files:/p") == {"/p/a.py": [1, 2, 3]}
+
+
+def test_a_save_merges_what_another_run_wrote_and_reads_back_only_then(tmp_path, monkeypatch):
+    """The save reads the cache file again only when another run replaced it since this run
+    loaded it (a megabyte JSON decode on a large project); either way nothing is lost."""
+    from dllint.per_file import fingerprint
+
+    paths = []
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(GOOD)
+        paths.append(str(tmp_path / name))
+    stamp = {p: fingerprint(os.stat(p), open(p, "rb").read()) for p in paths}
+    first = Cache(tmp_path / "c", SETTINGS, CODES)
+    first.store_fingerprint(paths[0], stamp[paths[0]], [])
+    first.save()
+    reads: list[int] = []
+    real = Cache._read
+    monkeypatch.setattr(Cache, "_read", lambda self, directory: reads.append(1) or real(self, directory))
+    mine, other = Cache(tmp_path / "c", SETTINGS, CODES), Cache(tmp_path / "c", SETTINGS, CODES)
+    assert mine.lookup(paths[0]) == [] and other.lookup(paths[0]) == []
+    mine.store_fingerprint(paths[1], stamp[paths[1]], [])
+    mine.save()
+    assert len(reads) == 2  # each loaded once; the save found its file unchanged
+    other.store_fingerprint(paths[2], stamp[paths[2]], [])
+    other.save()
+    assert len(reads) == 3  # replaced since `other` loaded it: read back and merged
+    again = Cache(tmp_path / "c", SETTINGS, CODES)
+    assert [again.lookup(p) for p in paths] == [[], [], []]

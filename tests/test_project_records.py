@@ -134,3 +134,45 @@ def test_a_side_file_is_neither_read_nor_written_through_a_planted_symlink(tmp_p
     Cache(tmp_path / "c", SETTINGS, ("DL201",)).put_side("project-x.json", {"b": 2})
     assert outside.read_text() == '{"planted": true}'
     assert not side.is_symlink() and Cache(tmp_path / "c", SETTINGS, ("DL201",)).side("project-x.json") == {"b": 2}
+
+
+def test_the_kept_union_and_import_keys_follow_files_changed_added_and_removed(tmp_path):
+    """What every file's records say (the class text's union, which files bind each import key) is
+    kept with the records and followed file by file: after a class and an import are lost, a file
+    is added and one removed, the next run answers as an index that read every file."""
+    root = _project(tmp_path)
+    first = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    _answers(first, root)
+    _save(first, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    (root / "loaders.py").write_text("from torch.utils.data import DataLoader\nFastLoader = DataLoader\n")  # loses a class
+    (root / "train.py").write_text("from loaders import FastLoader as FL\nloader = FL(range(3), num_workers=2)\n")  # loses `from data import DS`
+    (root / "eval.py").write_text("from data import DS\nx = DS()\n")  # a new importer
+    (root / "other.py").unlink()
+    for name in ("loaders.py", "train.py", "eval.py"):
+        os.utime(root / name, ns=(2, 2))
+    second = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    found = _answers(second, root)[:4]
+    assert found == _answers(_index(root), root)[:4]
+    assert b"FastLoader" not in found[1] and [i.file for i in found[2]] == [str(root / "eval.py")]
+
+
+def test_a_few_changed_records_are_not_written_back_and_are_read_again(tmp_path, monkeypatch):
+    """One changed file does not rewrite the side file (every file's records: megabytes on a large
+    project); the next run reads that file again and answers the same."""
+    root = _project(tmp_path)
+    first = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    _answers(first, root)
+    _save(first, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    [side] = [p for p in (tmp_path / "c").rglob("project-*.json")]
+    written = side.stat().st_mtime_ns
+    changed = root / "other.py"
+    changed.write_text(FILES["other.py"] + "import json\nclass Plainer(Plain):\n    pass\n")  # (names only gained)
+    os.utime(changed, ns=(1, 1))
+    for _ in range(2):
+        scanned = _scans(monkeypatch)
+        index = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+        found = _answers(index, root)
+        _save(index, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+        assert len(scanned) == 1 and side.stat().st_mtime_ns == written
+        monkeypatch.undo()
+        assert found == _answers(_index(root), root)

@@ -597,3 +597,43 @@ def test_a_keystroke_in_a_buffer_keeps_the_projects_answers_true_without_searchi
         assert index._mentions[(b"make", None)] == fresh.mentions(b"make")  # kept, the buffer's place moved
         assert index.imports.importers(helpers, "make") == fresh.imports.importers(helpers, "make")
         assert index._hay is joined  # the joined text was not read again
+
+
+class Lines(dict):
+    """The client's diagnostics by document, noting the first line of each list published."""
+
+    def __init__(self, found: dict, published: list[int]) -> None:
+        super().__init__(found)
+        self.published = published
+
+    def __setitem__(self, key: str, value) -> None:
+        self.published.append(value[0].range.start.line if value else -1)
+        super().__setitem__(key, value)
+
+
+def test_a_newer_change_supersedes_the_lint_of_older_versions(project: Path) -> None:
+    """Eight versions sent back to back, as fast typing sends them: the versions a newer one
+    arrived behind are never linted nor published; the last version's findings are, and a hover
+    after them meets them. (Before, every version was linted and published in turn.)"""
+    filler = "".join(f"def helper_{i}(x):\n    return [y * {i} for y in x if y]\n\n" for i in range(400))
+    published: list[int] = []
+
+    async def scenario(editor: Editor) -> None:
+        train = editor.open(project / "train.py", text=TRAIN + filler)
+        [first] = await editor.diagnostics(train, lambda d: len(d) > 0)
+        await hover_at(editor, train, 0, 0)
+        editor.client.diagnostics = Lines(editor.client.diagnostics, published)
+        for shift in range(1, 9):  # version 1 + shift: the finding moves down by `shift` lines
+            editor.versions[train] += 1
+            editor.client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=train, version=editor.versions[train]),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text="\n" * shift + TRAIN + filler)],
+                )
+            )
+        hover = await hover_at(editor, train, 8 + first.range.start.line, 20)
+        assert hover is not None and "non-persistent-workers" in hover.contents.value
+        assert published[-1] == first.range.start.line + 8  # the newest version's finding
+        assert len(published) < 4 and published == sorted(published)  # superseded versions: not published
+
+    session(project, scenario)

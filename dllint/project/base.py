@@ -102,6 +102,7 @@ class IndexBase:
         self._loader_classes: tuple[frozenset[bytes], str] | None = None  # see SearchIndex.loader_class_names
         self._stat_table: dict[str, list[int]] | None = None
         self.records: FileRecords | None = None  # kept between runs by a cache (see use_records)
+        self._records_fresh = False  # see SearchIndex._refreshed_records
         self.summarized = 0  # files summarized: for tests and benchmarks
         from dllint.project.imports import ImportGraph
 
@@ -134,6 +135,10 @@ class IndexBase:
 
     @abstractmethod
     def _import_files(self) -> list[str]:
+        ...
+
+    @abstractmethod
+    def _keyed_files(self, key: str) -> list[str]:
         ...
 
     @abstractmethod

@@ -39,6 +39,13 @@ class ClassText:
         for word, names in other.leads_to.items():
             self.leads_to.setdefault(word, set()).update(names)
 
+    def covers(self, other: ClassText) -> bool:
+        """Everything ``other`` holds is held here too (a file's class text that only gained names)."""
+        return (
+            self.names >= other.names and self.unread >= other.unread and self.aliases >= other.aliases
+            and all(self.leads_to.get(word, set()) >= names for word, names in other.leads_to.items())
+        )
+
     def to_text(self) -> str:
         """The record as one line of text, quick to read back (:meth:`from_text`): its names are
         identifiers (no space, ``|`` or ``;``), latin-1 keeps every byte."""

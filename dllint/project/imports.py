@@ -57,7 +57,12 @@ class ImportBinding(NamedTuple):
     @property
     def key(self) -> str:
         """The last part of what it imports: the name a question about a definition asks by."""
-        return self.target.rstrip("@").partition(":")[2].rsplit(".", 1)[-1]  # (Target.parse's dotted, without a Target)
+        return binding_key(self.target)
+
+
+def binding_key(target: str) -> str:
+    """The last part of what a binding's ``target`` imports (Target.parse's dotted, without a Target)."""
+    return target.rstrip("@").partition(":")[2].rsplit(".", 1)[-1]
 
 
 def scan(path: str, data: bytes, start: int = 0, end: int | None = None) -> list[ImportBinding]:
@@ -133,6 +138,9 @@ class ImportGraph:
         self._mentions = mentions  # the project files whose bytes hold a needle
         self._path_adding = path_adding  # the project files that name sys.path or addsitedir
         self.lazy_searches = LAZY_SEARCHES  # 0 where the table is read from records (ProjectIndex.use_records)
+        # The files binding an import key, where records answer it (ProjectIndex.use_records): a
+        # key's bindings are then read from those files alone, never the whole table.
+        self.keyed_files: Callable[[str], list[str]] | None = None
         self._scanned: dict[str, list[ImportBinding]] = {}  # file -> its bindings
         self._by_key: dict[str, list[ImportBinding]] | None = None  # every file's, by key (once built)
         self._importers: dict[tuple[str, str], list[Importer]] = {}  # (file, name) -> its importers
@@ -240,7 +248,10 @@ class ImportGraph:
 
     def prepare(self) -> None:
         """Read every file's imports now (before forking workers that then share the table)."""
-        self._table()
+        if self.keyed_files is not None:
+            self.keyed_files("")
+        else:
+            self._table()
 
     # -- upkeep ----------------------------------------------------------------------------
     def forget(self, path: str) -> None:
@@ -274,6 +285,8 @@ class ImportGraph:
         return self._by_key
 
     def _keyed_bindings(self, key: str) -> list[ImportBinding]:
+        if self.keyed_files is not None:
+            return [b for path in self.keyed_files(key) for b in self.bindings(path) if b.key == key]
         return self._table().get(key, [])
 
     def _named(self, key: str) -> dict[tuple[str, str], list[Importer]]:

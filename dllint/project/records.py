@@ -13,34 +13,45 @@ file.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 from dllint.project.class_text import ClassText
-from dllint.project.imports import ImportBinding
+from dllint.project.imports import ImportBinding, binding_key
 
 if TYPE_CHECKING:
     from dllint.cache import Cache
 
-FORMAT = 3  # bump when a record's layout changes
+FORMAT = 4  # bump when a record's layout changes
+MAX_UNSAVED = 64  # rows replaced in a run before the side file is written again (see FileRecords.save)
+_NO_CLASSES = ClassText().to_text()  # (an absent row's)
 
 
 class FileRecord:
-    """What one file's bytes said at ``stat``; its bindings decoded from a stored row when first
-    asked for (the class text of every file is asked for in most runs, the bindings more rarely)."""
+    """What one file's bytes said at ``stat``; its class text and bindings decoded from a stored
+    row when first asked for (a run after one change decodes only what its questions need)."""
 
-    __slots__ = ("stat", "digest", "classes", "adds_path", "_bindings", "_row")
+    __slots__ = ("stat", "digest", "adds_path", "_classes", "_class_row", "_bindings", "_row")
 
     def __init__(
         self,
         stat: tuple[int, int, int],  # mtime_ns, size, inode: what the record was read at
         digest: str,  # the file's content digest (as ProjectIndex.digest)
-        classes: ClassText,  # its class headers and aliases (dllint.project.class_text)
+        classes: ClassText | None,  # its class headers and aliases (dllint.project.class_text)
         bindings: list[ImportBinding] | None,  # its import bindings (dllint.project.imports.scan)
         adds_path: bool,  # it names sys.path or addsitedir (dllint.project.syspath reads it)
         row: tuple[str, str] | None = None,  # (path, stored bindings)
+        class_row: str = "",  # the stored class text (ClassText.to_text), when ``classes`` is None
     ) -> None:
-        self.stat, self.digest, self.classes, self.adds_path = stat, digest, classes, adds_path
+        self.stat, self.digest, self.adds_path = stat, digest, adds_path
+        self._classes, self._class_row = classes, class_row
         self._bindings, self._row = bindings, row
+
+    @property
+    def classes(self) -> ClassText:
+        if self._classes is None:
+            self._classes = ClassText.from_text(self._class_row) or ClassText()  # (checked when read: see _record)
+        return self._classes
 
     @property
     def bindings(self) -> list[ImportBinding] | None:
@@ -61,7 +72,13 @@ def content_digest(data: bytes | memoryview) -> str:
 class FileRecords:
     """Per project file, what its bytes said, by its stat; loaded from and saved to a cache.
     Rows are kept as read and decoded when first asked for (a run after one change decodes
-    what its questions need, and writes back the rows it never decoded as they were)."""
+    what its questions need, and writes back the rows it never decoded as they were).
+
+    Beside the rows it keeps what the questions of every file read from all of them, so that
+    a run after a few changes reads neither every row nor every file: the union of the files'
+    class texts (:meth:`union`) and which files bind each import key (:meth:`key_files`). Both
+    follow each row replaced or forgotten (a class text that loses a name, or a row that cannot
+    be read back, leaves them to be built again by the index: ``None``)."""
 
     def __init__(self, root: str, cache: Cache) -> None:
         import hashlib
@@ -70,15 +87,19 @@ class FileRecords:
         self._cache: Cache | None = cache  # read when a record is first asked for (a warm run asks none)
         self._rows: dict[str, list[Any]] = {}  # as stored (JSON)
         self._known: dict[str, FileRecord] = {}  # decoded
-        self._changed = False
+        self._union: ClassText | None = None  # every row's class text
+        self._keys: dict[str, list[str]] | None = None  # import key -> the files binding it, in path order
+        self._stored_keys: tuple[dict[str, Any], list[str]] = ({}, [])  # as stored (file numbers), decoded per key
+        self._changed = 0  # rows replaced or forgotten since loaded
+        self._rebuilt = False  # the union or the keys were built from every file (saved whatever changed)
 
     def get(self, path: str, stat: tuple[int, int, int], load: bool = True) -> FileRecord | None:
         """``path``'s record while its stat is ``stat``; ``load``: read the side file if this is
         the first question (else only a record already read answers)."""
         found = self._known.get(path)
         if found is None:
-            if self._cache is not None and load:
-                self._load(self._cache)  # (rows put before it stay: they are newer)
+            if load:
+                self._ensure_loaded()
             row = self._rows.get(path)
             if row is None or row[:3] != list(stat):
                 return None
@@ -89,38 +110,150 @@ class FileRecords:
             self._known[path] = found
         return found if found.stat == stat else None
 
+    def moved(self, table: dict[str, list[int]]) -> list[str]:
+        """The files of a stat table whose row was read at another stat, or that have none."""
+        self._ensure_loaded()
+        rows = self._rows
+        return [path for path, stat in table.items() if (row := rows.get(path)) is None or row[:3] != stat]
+
     def put(self, path: str, record: FileRecord) -> None:
+        self._ensure_loaded()
         self._known[path] = record
         row = [*record.stat, record.digest, record.classes.to_text(), _binding_text(record.bindings or []), record.adds_path]
+        self._follow(path, self._rows.get(path), row)
         self._rows[path] = row
-        self._changed = True
 
     def forget(self, path: str) -> None:
         self._known.pop(path, None)
-        if self._rows.pop(path, None) is not None:
-            self._changed = True
+        old = self._rows.pop(path, None)
+        if old is not None:
+            self._follow(path, old, None)
+
+    def retain(self, paths: dict[str, Any]) -> None:
+        """Forget the rows of files no longer among ``paths`` (deleted, or no longer the project's)."""
+        for path in [p for p in self._rows if p not in paths]:
+            self.forget(path)
+
+    def adders(self, paths: list[str]) -> list[str]:
+        """Those of ``paths`` whose row says they name ``sys.path`` or ``addsitedir``."""
+        return [path for path in paths if (row := self._rows.get(path)) is not None and row[6] is True]
+
+    # -- what every file's rows say ---------------------------------------------------------
+    def union(self) -> ClassText | None:
+        """The class text of every row; None: to be built (:meth:`set_union`)."""
+        self._ensure_loaded()
+        return self._union
+
+    def set_union(self, union: ClassText) -> None:
+        self._union, self._rebuilt = union, True
+
+    def key_files(self, key: str) -> list[str] | None:
+        """The files whose rows bind import key ``key``; None: to be built (:meth:`set_keys`)."""
+        self._ensure_loaded()
+        return None if self._keys is None else self._key(key)
+
+    def _key(self, key: str) -> list[str]:
+        """``key``'s files, decoded from the stored numbers when first asked for."""
+        assert self._keys is not None
+        found = self._keys.get(key)
+        if found is None:
+            stored, order = self._stored_keys
+            found = self._keys[key] = _files_of(stored.pop(key, []), order)
+        return found
+
+    def set_keys(self, keys: dict[str, list[str]]) -> None:
+        self._keys, self._rebuilt = keys, True
+
+    def _follow(self, path: str, old: list[Any] | None, new: list[Any] | None) -> None:
+        """Keep the union and the keys true as ``path``'s row goes from ``old`` to ``new``."""
+        self._changed += 1
+        before, after = (old[4] if old else _NO_CLASSES), (new[4] if new else _NO_CLASSES)
+        if before != after and self._union is not None:
+            added, held = ClassText.from_text(after), ClassText.from_text(before)
+            if added is None or held is None or not added.covers(held):  # a name may be lost (other files may still spell it): built again
+                self._union = None
+            else:
+                self._union.update(added)
+        before, after = (old[5] if old else ""), (new[5] if new else "")
+        if before != after and self._keys is not None:
+            lost, gained = _binding_keys(before), _binding_keys(after)
+            if lost is None or gained is None:
+                self._keys = None
+                return
+            for key in lost - gained:
+                files = self._key(key)
+                if path in files:
+                    files.remove(path)
+            for key in gained - lost:
+                files = self._key(key)
+                files.insert(bisect_left(files, path), path)
+
+    # -- the side file -----------------------------------------------------------------------
+    def _ensure_loaded(self) -> None:
+        if self._cache is not None:
+            self._load(self._cache)  # (rows put before it stay: they are newer)
 
     def _load(self, cache: Cache) -> None:
         """The records a previous run saved (none, when the side file is not one)."""
         self._cache = None
         value = cache.side(self.name)
-        if isinstance(value, dict) and value.get("format") == FORMAT and isinstance(value.get("files"), dict):
-            self._rows = {p: row for p, row in value["files"].items() if isinstance(row, list) and len(row) == 7} | self._rows
+        if not (isinstance(value, dict) and value.get("format") == FORMAT and isinstance(value.get("files"), dict)):
+            return
+        files = value["files"]
+        self._rows = {p: row for p, row in files.items() if isinstance(row, list) and len(row) == 7} | self._rows
+        keys = value.get("keys")
+        if len(self._rows) == len(files) and isinstance(keys, dict):  # every row stored is kept: what was read from them holds
+            self._union = ClassText.from_text(value.get("union"))
+            self._keys, self._stored_keys = {}, (keys, list(files))
 
     def save(self, cache: Cache, paths: list[str]) -> None:
-        """Write the records of ``paths`` (the project's files now) when this run learnt any."""
-        if not self._changed:
+        """Write the records of ``paths`` (the project's files now) when this run learnt enough
+        to be worth it: a union or keys built from every file, or more than MAX_UNSAVED rows. A
+        few rows replaced are not written (the side file holds every file's: megabytes): the
+        next run reads those few files again and follows the same changes."""
+        self.retain(dict.fromkeys(paths))
+        if not self._rebuilt and self._changed <= MAX_UNSAVED:
             return
         files = {p: row for p in paths if (row := self._rows.get(p)) is not None}
-        cache.put_side(self.name, {"format": FORMAT, "files": files})
-        self._changed = False
+        value: dict[str, Any] = {"format": FORMAT, "files": files}
+        if self._union is not None:
+            value["union"] = self._union.to_text()
+        if self._keys is not None:
+            for key in list(self._stored_keys[0]):
+                self._key(key)
+            at = {path: i for i, path in enumerate(files)}
+            value["keys"] = {key: [at[p] for p in found if p in at] for key, found in self._keys.items() if found}
+        cache.put_side(self.name, value)
+        self._changed, self._rebuilt = 0, False
+
+
+def _files_of(numbers: Any, order: list[str]) -> list[str]:
+    """A key's files as :meth:`FileRecords.save` writes them (numbers in the rows' order); a
+    value that is not one reads as no file (the side file is the user's own, as the cache is:
+    its shape is checked, not its truth; a file listed wrongly binds nothing, as its bindings say)."""
+    try:
+        return [order[i] for i in numbers if type(i) is int and i >= 0]
+    except (TypeError, IndexError):
+        return []
+
+
+def _binding_keys(text: str) -> set[str] | None:
+    """The import keys a stored bindings text binds; None when it is not one."""
+    keys: set[str] = set()
+    for line in text.split("\n") if text else ():
+        _, tab, target = line.partition("\t")
+        if not tab:
+            return None
+        keys.add(binding_key(target))
+    return keys
 
 
 def _record(path: str, row: list[Any]) -> FileRecord | None:
     if not all(type(v) is int for v in row[:3]) or not isinstance(row[3], str) or not isinstance(row[5], str) or type(row[6]) is not bool:
         return None
-    classes = ClassText.from_text(row[4])
-    return None if classes is None else FileRecord((row[0], row[1], row[2]), row[3], classes, None, row[6], (path, row[5]))
+    if not isinstance(row[4], str) or row[4].count("|") != 3:  # (what ClassText.from_text reads back)
+        return None
+    return FileRecord((row[0], row[1], row[2]), row[3], None, None, row[6], (path, row[5]), row[4])
 
 
 def _binding_text(bindings: list[ImportBinding]) -> str:

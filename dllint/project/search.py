@@ -14,7 +14,7 @@ from dllint.project.class_text import ClassText
 from dllint.project.class_text import scan as scan_classes
 from dllint.project.imports import ImportBinding
 from dllint.project.imports import scan_file as scan_imports
-from dllint.project.records import FileRecord, content_digest
+from dllint.project.records import FileRecord, FileRecords, content_digest
 from dllint.project import base as limits  # read at call time (tests lower them)
 from dllint.project.deps import CallersDep, SummaryDep
 from dllint.project.deps import record as record_dep
@@ -102,13 +102,44 @@ class SearchIndex(IndexBase):
         return self._classes
 
     def _recorded_classes(self) -> ClassText:
-        """The class text of every project file from its record, each file whose stat moved since
-        its record was made scanned anew (:mod:`dllint.project.records`)."""
-        found = ClassText()
-        for path in self.stat_table():
-            record = self._record(path)
-            if record is not None:
-                found.update(record.classes)
+        """The class text of every project file from the records (:mod:`dllint.project.records`):
+        their union as kept, following the files whose stat moved; built from every record when
+        a file lost a class name (or none was kept)."""
+        records = self._refreshed_records()
+        found = records.union()
+        if found is None:
+            found = ClassText()
+            for path in self.stat_table():
+                record = self._record(path)
+                if record is not None:
+                    found.update(record.classes)
+            records.set_union(found)
+        return found
+
+    def _refreshed_records(self) -> FileRecords:
+        """The records, each project file whose stat moved since its record was made read again
+        and the files gone forgotten (once per index: the stat table is taken once)."""
+        assert self.records is not None
+        if not self._records_fresh:
+            self._records_fresh = True
+            table = self.stat_table()
+            for path in self.records.moved(table):
+                self._record(path)
+            self.records.retain(table)
+        return self.records
+
+    def _keyed_files(self, key: str) -> list[str]:
+        """The project files whose imports bind the key ``key`` (the import table's question, from
+        the records: only those files' bindings are read)."""
+        records = self._refreshed_records()
+        found = records.key_files(key)
+        if found is None:
+            keys: dict[str, list[str]] = {}
+            for path in self.stat_table():
+                for name in dict.fromkeys(binding.key for binding in self.imports.bindings(path)):
+                    keys.setdefault(name, []).append(path)
+            records.set_keys(keys)
+            found = keys.get(key, [])
         return found
 
     def _record(self, path: str) -> FileRecord | None:
@@ -178,7 +209,7 @@ class SearchIndex(IndexBase):
     def _path_adding_files(self) -> list[str]:
         """The project files that name ``sys.path`` or ``addsitedir`` (in path order)."""
         if self.records is not None:
-            return [path for path in self.stat_table() if (record := self._record(path)) is not None and record.adds_path]
+            return self._refreshed_records().adders(list(self.stat_table()))
         return sorted(set(self.mentions(b"sys.path")) | set(self.mentions(b"addsitedir")))
 
     def _recorded_bindings(self, path: str) -> list[ImportBinding] | None:

@@ -111,6 +111,7 @@ class StoreIndex(IndexBase):
 
         self.records = FileRecords(str(self.root), cache)
         self.imports.lazy_searches = 0  # every file's imports are in the records: no search of the bytes
+        self.imports.keyed_files = self._keyed_files  # which files bind a key: from the records, not every file's bindings
 
     def deps_valid(self, deps: dict[str, str]) -> bool:
         """Every file a file's findings were computed from is still the same."""

@@ -7,6 +7,11 @@ quick fixes (unsafe ones only when the editor allows them), ``source.fixAll.dlli
 for the session: a change to ``data.py`` re-checks the open script that iterates its loader.
 The server never runs the probe, never imports torch and never writes a file: every change is
 an edit the editor applies.
+
+An edit is linted once no newer message waits (the input is read ahead: :mod:`dllint.server.stdio`):
+a ``didChange`` that comes while older versions are still unlinted supersedes them, and only the
+newest text is linted and published. Every other message lints what is pending first, so a code
+action or hover always meets the findings of the text it is asked about.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from dllint.server.state import EditorSettings, Workspace
 from dllint.server.stdio import REFUSED, FrameReader, watch_parent
 
 LANGUAGES = ("python", "yaml")
+RETRY = 0.002  # seconds before a pending lint looks again whether a newer message came in
+MAX_DEFER = 0.5  # seconds an edit's lint waits at most for the input to pause (a client that never stops sending)
 
 
 class DllintServer(LanguageServer):
@@ -51,6 +58,10 @@ class DllintServer(LanguageServer):
         self.state = Workspace()
         self.findings: dict[str, list[Finding]] = {}  # document or notebook uri -> its last findings
         self.deps: dict[str, dict[str, str]] = {}  # document or notebook uri -> what its last lint read elsewhere
+        self.pending: dict[str, None] = {}  # documents edited since their last lint, oldest first
+        self.input_waiting: Callable[[], bool] = lambda: False  # a newer message is in (FrameReader.waiting)
+        self._retry: asyncio.TimerHandle | None = None
+        self._pending_since = 0.0  # (loop time) when the oldest pending edit came
 
     @property
     def encoding(self) -> str:
@@ -106,6 +117,40 @@ class DllintServer(LanguageServer):
                 by_cell[cell_uri].append(convert.diagnostic(finding, lines, self.encoding))
         for cell_uri, diagnostics in by_cell.items():
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=diagnostics))
+
+    # -- edits: the newest version only ---------------------------------------------------
+    def edited(self, uri: str) -> None:
+        """``uri`` changed: lint its text once no newer message waits (a newer version supersedes it)."""
+        if not self.pending:
+            self._pending_since = asyncio.get_running_loop().time()
+        self.pending[uri] = None
+        self.lint_when_idle()
+
+    def lint_when_idle(self) -> None:
+        if not self.pending:
+            return
+        loop = asyncio.get_running_loop()
+        if self.input_waiting() and loop.time() - self._pending_since < MAX_DEFER:
+            if self._retry is None:
+                self._retry = loop.call_later(RETRY, self._retried)
+            return
+        self.lint_pending()
+
+    def _retried(self) -> None:
+        self._retry = None
+        self.lint_when_idle()
+
+    def lint_pending(self) -> None:
+        """Lint each document edited since its last lint, at its newest text, and re-check the
+        open documents that rest on it."""
+        while self.pending:
+            uri = next(iter(self.pending))
+            del self.pending[uri]
+            if uri not in self.workspace.text_documents:
+                continue
+            changed = self.buffer_changed(uri, self.text_of(uri).encode("utf-8"))
+            self.lint_document(uri)
+            self.lint_open(except_uri=uri, changed=changed)
 
     def lint_open(self, except_uri: str | None = None, all_of_them: bool = False, changed: Changed | None = None) -> None:
         """Re-check the open documents whose findings rest on what changed elsewhere (all of them
@@ -168,12 +213,14 @@ def initialize(ls: DllintServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: DllintServer, params: types.DidChangeConfigurationParams) -> None:
+    ls.lint_pending()  # (edits first: this message meets their findings)
     _settings(ls, params.settings)
     ls.lint_open(all_of_them=True)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: DllintServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.lint_pending()  # (edits first: this message meets their findings)
     uri = params.text_document.uri
     if ls.is_cell(uri) or not ls.wanted(uri):
         return
@@ -186,13 +233,12 @@ def did_change(ls: DllintServer, params: types.DidChangeTextDocumentParams) -> N
     uri = params.text_document.uri
     if ls.is_cell(uri) or not ls.wanted(uri):
         return
-    changed = ls.buffer_changed(uri, ls.text_of(uri).encode("utf-8"))
-    ls.lint_document(uri)
-    ls.lint_open(except_uri=uri, changed=changed)
+    ls.edited(uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: DllintServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.lint_pending()  # (edits first: this message meets their findings)
     path = convert.path_of(params.text_document.uri) or ""
     if ls.state.is_config_file(path):
         ls.state.reload()
@@ -206,6 +252,8 @@ def did_close(ls: DllintServer, params: types.DidCloseTextDocumentParams) -> Non
     uri = params.text_document.uri
     if ls.is_cell(uri):
         return
+    ls.pending.pop(uri, None)
+    ls.lint_pending()
     ls.buffer_changed(uri, None)
     ls.forget(uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
@@ -214,21 +262,25 @@ def did_close(ls: DllintServer, params: types.DidCloseTextDocumentParams) -> Non
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
 def notebook_did_open(ls: DllintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    ls.lint_pending()  # (edits first: this message meets their findings)
     ls.lint_notebook(params.notebook_document.uri)
 
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
 def notebook_did_change(ls: DllintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    ls.lint_pending()  # (edits first: this message meets their findings)
     ls.lint_notebook(params.notebook_document.uri)
 
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
 def notebook_did_save(ls: DllintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    ls.lint_pending()  # (edits first: this message meets their findings)
     ls.lint_notebook(params.notebook_document.uri)
 
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
 def notebook_did_close(ls: DllintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    ls.lint_pending()  # (edits first: this message meets their findings)
     ls.forget(params.notebook_document.uri)
     for cell in params.cell_text_documents:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
@@ -236,6 +288,7 @@ def notebook_did_close(ls: DllintServer, params: types.DidCloseNotebookDocumentP
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: DllintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    ls.lint_pending()  # (edits first: this message meets their findings)
     reload = False
     for change in params.changes:
         path = convert.path_of(change.uri)
@@ -257,11 +310,13 @@ def did_change_watched_files(ls: DllintServer, params: types.DidChangeWatchedFil
     ),
 )
 def code_action(ls: DllintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    ls.lint_pending()  # (edits first: this message meets their findings)
     return code_actions(ls, params)
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: DllintServer, params: types.HoverParams) -> types.Hover | None:
+    ls.lint_pending()  # (edits first: this message meets their findings)
     text = hover_text(ls, params.text_document.uri, params.position)
     if text is None:
         return None
@@ -287,7 +342,8 @@ def main() -> None:
     def off_loop(read: Callable[[], bytes]) -> Awaitable[bytes]:
         return asyncio.get_running_loop().run_in_executor(server.thread_pool, read)
 
-    reader = FrameReader(sys.stdin.buffer, off_loop)
+    reader = FrameReader.read_ahead(sys.stdin.fileno(), off_loop)
+    server.input_waiting = reader.waiting
     try:
         asyncio.run(run_async(server._stop_event, reader, server.protocol, error_handler=server.report_server_error))
     except (BrokenPipeError, KeyboardInterrupt, SystemExit):

@@ -5,12 +5,19 @@ pygls reads a frame's body with ``stdin.read(Content-Length)``: a frame announci
 allocated it (a ``MemoryError`` that ended the session). Here a body over :data:`MAX_FRAME` is
 never read into memory: its bytes are skipped up to the next ``Content-Length`` header, and the
 message loop is handed a :data:`REFUSED` notification instead, which the server reports.
+
+The server reads ahead (:meth:`FrameReader.read_ahead`): a thread reads the frames as they come,
+so that the server can tell whether a newer message already waits (:meth:`FrameReader.waiting`)
+and leave a lint that a newer ``didChange`` supersedes undone.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import queue
+import re
 import sys
 import threading
 import time
@@ -21,6 +28,7 @@ MAX_HEADER_LINE = 4096  # bytes of one header line (a longer "line" is read in p
 HEADER = b"Content-Length:"
 REFUSED = "$/dllint/refusedFrame"  # the notification that stands for a refused frame
 PARENT_POLL = 1.0  # seconds between checks that the editor (``initialize.processId``) still runs
+_CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")  # (as pygls's run_async reads a header)
 
 
 class FrameReader:
@@ -31,14 +39,56 @@ class FrameReader:
         self.run = run  # runs a blocking read off the event loop (pygls's thread pool)
         self.limit = limit
         self.pending = b""  # a header line found while skipping a refused body
+        self._ahead: queue.SimpleQueue[bytes] | None = None  # pieces read ahead (see read_ahead)
+        self._idle = _Flag()  # the read-ahead thread waits for input that has not come
+
+    @classmethod
+    def read_ahead(cls, fd: int, run: Callable[[Callable[[], bytes]], Awaitable[bytes]], limit: int = MAX_FRAME) -> FrameReader:
+        """A reader of ``fd`` whose frames a thread reads as they come, in the pieces pygls's
+        message loop asks for (header lines, then the body): :meth:`waiting` says whether one
+        is there that the loop has not taken yet."""
+        idle = _Flag()
+        reader = cls(io.BufferedReader(_Watched(fd, idle)), run, limit)
+        reader._ahead, reader._idle = queue.SimpleQueue(), idle
+        threading.Thread(target=reader._read_frames, name="dllint-stdin", daemon=True).start()
+        return reader
+
+    def waiting(self) -> bool:
+        """A message the loop has not handled is here or arriving (read ahead only; else False)."""
+        if self._ahead is None:
+            return False
+        return not self._ahead.empty() or not self._idle.set
 
     def readline(self) -> Awaitable[bytes]:
+        if self._ahead is not None:
+            return self.run(self._ahead.get)
         return self.run(self._readline)
 
     def readexactly(self, n: int) -> Awaitable[bytes]:
+        if self._ahead is not None:
+            return self.run(self._ahead.get)  # (the body that follows the header lines read ahead)
         if n > self.limit:
             return self.run(lambda: self._refuse(n))
         return self.run(lambda: self.stream.read(n))
+
+    def _read_frames(self) -> None:
+        """The read-ahead thread: each header line, then the body, as pygls's loop takes them."""
+        assert self._ahead is not None
+        length = 0
+        while True:
+            header = self._readline()
+            self._ahead.put(header)
+            if not header:
+                return
+            if not length:
+                match = _CONTENT_LENGTH.fullmatch(header)
+                length = int(match.group(1)) if match else 0
+            if length and not header.strip():
+                body = self._refuse(length) if length > self.limit else self.stream.read(length)
+                self._ahead.put(body)
+                if not body:
+                    return
+                length = 0
 
     def _readline(self) -> bytes:
         if self.pending:
@@ -64,6 +114,30 @@ class FrameReader:
             carry = seen[-(len(HEADER) - 1) :]
         message = {"jsonrpc": "2.0", "method": REFUSED, "params": {"length": length, "limit": self.limit}}
         return json.dumps(message).encode()
+
+
+class _Flag:
+    set = True  # the read-ahead thread waits in a read of its input (nothing read is left to hand on)
+
+
+class _Watched(io.RawIOBase):
+    """The input's file descriptor, saying (``idle``) while a read of it waits for bytes."""
+
+    def __init__(self, fd: int, idle: _Flag) -> None:
+        super().__init__()
+        self.fd, self.idle = fd, idle
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        self.idle.set = True
+        try:
+            data = os.read(self.fd, len(buffer))
+        finally:
+            self.idle.set = False
+        buffer[: len(data)] = data
+        return len(data)
 
 
 def watch_parent(pid: int, poll: float = PARENT_POLL) -> None:
