@@ -28,6 +28,7 @@ import itertools
 from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
+from dllint.facts.attributes import bound_once
 from dllint.facts.flow.records import Copies
 from dllint.facts.flow.syntax import parameter_for
 from dllint.facts.values import argument_for, follow, parameter_default, parameter_position
@@ -475,6 +476,9 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
         if name == TORCH_DEVICE:
             arg = next((k.value for k in expr.keywords if k.arg == "type"), None) if not expr.args else expr.args[0]
             return cuda_device_kind(facts, arg, scope, depth + 1) if arg is not None else None
+    held = bound_once(expr, scope, facts) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+    if held is not None:
+        return cuda_device_kind(facts, held[0], held[1], depth + 1)
     if isinstance(expr, ast.Name):
         return _parameter_kind(facts, expr, scope, depth)
     return None
