@@ -71,9 +71,9 @@ def _region(facts: FileFacts, parts: list[ast.AST]) -> Region:
         if isinstance(node, ast.Assign):
             binders.append(node)
             for target in node.targets:
-                for name in _target_names(target):
-                    assigned.setdefault(name, []).append(node.value)
-                    lines.setdefault(name, []).append((node.lineno, node.value))
+                for name, value in _bound_values(target, node.value):
+                    assigned.setdefault(name, []).append(value)
+                    lines.setdefault(name, []).append((node.lineno, value))
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
             assigned.setdefault(node.target.id, []).append(node.value if node.value is not None else node)
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
@@ -81,6 +81,16 @@ def _region(facts: FileFacts, parts: list[ast.AST]) -> Region:
             for name in _target_names(node.target):
                 assigned.setdefault(name, []).append(node.iter)
     return Region(binders, assigned, lines, [n for n in nodes if isinstance(n, ast.Call)], frozenset(map(id, parts)))
+
+
+def _bound_values(target: ast.AST, value: ast.expr) -> list[tuple[str, ast.expr]]:
+    """The names ``target`` binds, each with its value: element by element where a tuple is
+    assigned a tuple of as many (``x, y = x.cuda().float(), y.cuda().float()``), else the
+    whole value."""
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(target.elts) == len(value.elts) \
+            and not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts]):
+        return [pair for elt, part in zip(target.elts, value.elts) for pair in _bound_values(elt, part)]
+    return [(name, value) for name in _target_names(target)]
 
 
 def _function_region(facts: FileFacts, function: ast.AST) -> Region:
@@ -284,15 +294,27 @@ def _same_file_function(facts: FileFacts, func: ast.expr, scope: Scope) -> ast.F
 
 
 def _moved(facts: FileFacts, scope: Scope, value: ast.AST, candidates: set[str]) -> bool:
-    """``x = x.cuda()``, also wrapped (``x = Variable(x.cuda())``): still the batch's data."""
+    """``x = x.cuda()``, also wrapped (``x = Variable(x.cuda())``) or followed by methods
+    (``x = x.to(device).float()``: the batch's data was copied first): still the batch's data."""
     for _ in range(3):
         if not isinstance(value, ast.Call):
             return False
-        if _cuda_copy(facts, value, candidates, scope) is not None:
+        if _cuda_copy(facts, value, candidates, scope) is not None or _copied_then(facts, value, candidates, scope):
             return True
         if len(value.args) != 1:
             return False
         value = value.args[0]
+    return False
+
+
+def _copied_then(facts: FileFacts, value: ast.Call, candidates: set[str], scope: Scope) -> bool:
+    """``x.to(device).float()``: a chain of method calls whose first is a copy of ``x`` to CUDA."""
+    for _ in range(MAX_DEPTH):
+        if not (isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Call)):
+            return False
+        value = value.func.value
+        if _cuda_copy(facts, value, candidates, scope) is not None:
+            return True
     return False
 
 
