@@ -15,6 +15,7 @@ from dllint.config import Settings
 from dllint.engine import Linter
 from lint_helpers import lint_path
 from tests.conftest import FIXTURES
+from tests.test_fixtures import lint_project
 
 RESTART = "workers restart every epoch: add persistent_workers=True"
 PAGEABLE = ("batches are copied to CUDA from pageable memory: add pin_memory=True so the loader's pin thread page-locks "
@@ -36,6 +37,8 @@ EXPECTED = {
     "DL206/namespace_device.py": {(None, 26, 14, "DL206", PAGEABLE, PIN_IF_CUDA)},
     # H3: a device bound twice to one CUDA expression; a name bound to two devices: silent
     "DL206/device_bound_twice.ipynb": {(3, 1, 10, "DL206", PAGEABLE, PIN_IF_CUDA)},
+    # H9: a tuple rebinding copies the unpacked fields, then converts them; converted first: silent
+    "DL206/tuple_rebinding.py": {(None, 10, 14, "DL206", PAGEABLE, SET_PIN)},
     # H7: lambdas a DataLoader subclass hands to super().__init__ (or the base's __init__)
     "DL102/subclass_super_init.py": {
         (None, 14, 67, "DL102", LAMBDA.format("collate_fn"), ("safe", "Replace the lambda with `merge`")),
@@ -59,6 +62,27 @@ def test_whole_findings(name):
     codes = {code for _, _, _, code, _, _ in expected}
     result = lint_path(Linter(Settings(select=("ALL",))), str(FIXTURES / name))
     found = {(f.cell, f.line, f.column, f.code, f.message, _fix(f)) for f in result.findings if f.code in codes}
+    assert found == expected
+
+
+# Projects (fixtures/project/NAME, linted as one): (file, line, column, code, message, fix) of the codes named
+PROJECTS = {
+    # H8: the batch unpacked in the body of another module's loop; the CPU handed there: silent
+    "batch_unpacked_elsewhere": {("test.py", 15, 14, "DL206", PAGEABLE, PIN_IF_CUDA)},
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROJECTS))
+def test_whole_findings_of_projects(name):
+    root = FIXTURES / "project" / name
+    expected = PROJECTS[name]
+    codes = {code for *_, code, _, _ in expected}
+    found = {
+        (str(path.relative_to(root)), f.line, f.column, f.code, f.message, _fix(f))
+        for path, result in lint_project(root).items()
+        for f in result.findings
+        if f.code in codes
+    }
     assert found == expected
 
 

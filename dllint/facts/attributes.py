@@ -51,7 +51,7 @@ def stored_once(expr: ast.Attribute, scope: Scope, facts: FileFacts) -> tuple[as
     that is no option's destination, stored once as ``args.X = value`` in the scope it is read
     from: ``value`` and the scope of the store."""
     stores = facts.attribute_stores.get(expr.attr, [])
-    if len(stores) != 1 or "*" in facts.attribute_stores:
+    if not isinstance(expr.value, ast.Name) or len(stores) != 1 or "*" in facts.attribute_stores:
         return None
     target = stores[0]
     statement = facts.scopes.parents.get(target)

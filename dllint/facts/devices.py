@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import itertools
 from functools import partial
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from dllint.facts.attributes import bound_once
 from dllint.facts.flow.records import Copies
@@ -134,7 +134,7 @@ def batch_device_parameters(facts: FileFacts, use: Use) -> list[str]:
     region = _region(facts, seeded[1])
     # ``X = X.to(device)`` rebinds the batch to what reads as a computed tensor (its device
     # unknown here): the batch's own names still count
-    names = _derived(facts, seeded[0], region, scope) | seeded[0]
+    names = _derived(facts, seeded[0], region, scope, partial(_handed_copy, facts, scope)) | seeded[0]
     found: list[str] = []
     for node in region.calls:
         func = node.func
@@ -199,13 +199,27 @@ def copies_of(copies: list[CudaCopy]) -> Copies:
     return Copies("cuda" if any(c.unconditional for c in copies) else "maybe", any(c.non_blocking for c in copies))
 
 
-def _derived(facts: FileFacts, names: set[str], region: Region, scope: Scope) -> set[str]:
+def _handed_copy(facts: FileFacts, scope: Scope, value: ast.AST, candidates: set[str]) -> bool:
+    """``inputs.to(device)`` with ``device`` handed in: for a summary, whose callers decide
+    whether it is CUDA (``inputs, targets = batch`` then ``inputs = inputs.to(device)``)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to"):
+        return False
+    device = next((k.value for k in value.keywords if k.arg == "device"), None) if not value.args else value.args[0]
+    return _rooted_in(value.func.value, candidates) and isinstance(device, ast.Name) and _handed_in(facts, device.id, scope)
+
+
+def _derived(facts: FileFacts, names: set[str], region: Region, scope: Scope,
+             also_moved: Callable[[ast.AST, set[str]], bool] | None = None) -> set[str]:
     """The names of the batch in ``region`` (see :func:`_derive`); a batch name the body binds,
     on every pass (a statement of its own, not under a branch), to a tensor computed from it
     (``data = data.long().t().contiguous()``) is no longer the batch (what pinning would speed
     up); ``if gray: images = images.repeat(...)`` leaves the batch on the other path."""
     names = set(names)
-    moved = partial(_moved, facts, scope)
+    plain = partial(_moved, facts, scope)
+
+    def moved(value: ast.AST, candidates: set[str]) -> bool:  # ``also_moved``: what else keeps a name the batch's
+        return plain(value, candidates) or (also_moved is not None and also_moved(value, candidates))
+
     for node in region.binders:
         if isinstance(node, ast.Assign) and id(node) in region.statements and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id

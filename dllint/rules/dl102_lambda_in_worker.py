@@ -142,7 +142,7 @@ def subclass_lambdas(facts: FileFacts) -> Iterator[tuple[Shipped, str]]:
         init = info.method("__init__") if info.is_loader else None
         if init is None or not isinstance(facts.scopes.parents.get(info.node), ast.Module):
             continue
-        lambdas = [(k.value, k.arg) for call in ast.walk(init) if _super_init(call, info.node)
+        lambdas = [(k.value, k.arg) for call in ast.walk(init) if isinstance(call, ast.Call) and _super_init(call, info.node)
                    for k in call.keywords if k.arg in CALLABLE_SINKS and isinstance(k.value, ast.Lambda)]
         suffix = _subclass_workers(facts, info.node) if lambdas else None
         if suffix is not None:
@@ -150,10 +150,10 @@ def subclass_lambdas(facts: FileFacts) -> Iterator[tuple[Shipped, str]]:
                 yield Shipped(lam, facts.scopes.scope_of(lam), sink), suffix
 
 
-def _super_init(node: ast.AST, cls: ast.ClassDef) -> bool:
+def _super_init(node: ast.Call, cls: ast.ClassDef) -> bool:
     """``super().__init__(...)``, ``super(Cls, self).__init__(...)`` or ``Base.__init__(self, ...)``
     with ``Base`` one of the class's bases."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"):
+    if not (isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"):
         return False
     receiver = node.func.value
     if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super":
