@@ -37,6 +37,9 @@ EXPECTED = {
     "DL206/namespace_device.py": {(None, 26, 14, "DL206", PAGEABLE, PIN_IF_CUDA)},
     # H3: a device bound twice to one CUDA expression; a name bound to two devices: silent
     "DL206/device_bound_twice.ipynb": {(3, 1, 10, "DL206", PAGEABLE, PIN_IF_CUDA)},
+    # H1: a helper's caller that never runs, a device parameter rebound to the current CUDA device;
+    # a caller passing the CPU, one handed on, a device rebound to an unknown value: silent
+    "DL206/helper_two_callers.py": {(None, 55, 14, "DL206", PAGEABLE, PIN_IF_CUDA)},
     # H9: a tuple rebinding copies the unpacked fields, then converts them; converted first: silent
     "DL206/tuple_rebinding.py": {(None, 10, 14, "DL206", PAGEABLE, SET_PIN)},
     # H7: lambdas a DataLoader subclass hands to super().__init__ (or the base's __init__)

@@ -547,15 +547,47 @@ def _parameter_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) 
     function = owner.node
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    if sum(b.kind == "param" for b in bindings) != 1 or not all(b.kind == "param" or _rebinds_itself(b, name) for b in bindings):
+    if sum(b.kind == "param" for b in bindings) != 1:
+        return None
+    rebound = _rebound_kinds(facts, bindings, name, owner, depth)
+    if None in rebound:
         return None  # a parameter rebound only to an expression of itself (torch.device(device)) keeps its kind
-    calls = calls_of(facts, function)
+    calls = [(call, caller) for call, caller in calls_of(facts, function) if not _never_runs(facts, call)]
     kinds = {cuda_device_kind(facts, argument, caller, depth + 1) if argument is not None else None
              for argument, caller in (_argument_for(call, function, name, facts, caller) for call, caller in calls)}
     kinds |= _kinds_elsewhere(facts, expr, function, depth)
+    if kinds:
+        kinds |= rebound
     if not kinds or None in kinds:
         return None
     return "cuda" if kinds == {"cuda"} else "maybe"
+
+
+def _rebound_kinds(facts: FileFacts, bindings: list, name: str, owner: Scope, depth: int) -> set[str | None]:
+    """The device kinds a parameter is rebound to besides its own value: none for an
+    expression of itself (``torch.device(device)``); "cuda" for ``device =
+    torch.cuda.current_device()``; None (unknown) for anything else."""
+    kinds: set[str | None] = set()
+    for binding in bindings:
+        if binding.kind == "param" or _rebinds_itself(binding, name):
+            continue
+        value = binding.value if binding.kind == "assign" else None
+        kinds.add(cuda_device_kind(facts, value, owner, depth + 1) if value is not None else None)
+    return kinds
+
+
+def _never_runs(facts: FileFacts, call: ast.Call) -> bool:
+    """``call`` is made in a module-level function that nothing in the project calls or names
+    (not handed on as ``target=f`` either): in view, it never runs, and what it passes decides nothing."""
+    function = facts.scopes.enclosing_function(call)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+        return False
+    if not isinstance(facts.scopes.parents.get(function), ast.Module) or facts.usage.callers(function):
+        return False
+    if any(node.__class__ is ast.Name and node.id == function.name for node in facts.nodes):  # type: ignore[attr-defined]
+        return False
+    project = facts.project
+    return project is None or not project.summarizing and not project.named_elsewhere(function.name)
 
 
 def _kinds_elsewhere(facts: FileFacts, expr: ast.Name, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int) -> set[str | None]:
