@@ -552,7 +552,9 @@ def _parameter_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) 
     rebound = _rebound_kinds(facts, bindings, name, owner, depth)
     if None in rebound:
         return None  # a parameter rebound only to an expression of itself (torch.device(device)) keeps its kind
-    calls = [(call, caller) for call, caller in calls_of(facts, function) if not _never_runs(facts, call)]
+    calls = calls_of(facts, function)
+    running = [(call, caller) for call, caller in calls if not _never_runs(facts, call)]
+    calls = running or calls  # callers that never run decide only where no other caller does
     kinds = {cuda_device_kind(facts, argument, caller, depth + 1) if argument is not None else None
              for argument, caller in (_argument_for(call, function, name, facts, caller) for call, caller in calls)}
     kinds |= _kinds_elsewhere(facts, expr, function, depth)
@@ -578,7 +580,8 @@ def _rebound_kinds(facts: FileFacts, bindings: list, name: str, owner: Scope, de
 
 def _never_runs(facts: FileFacts, call: ast.Call) -> bool:
     """``call`` is made in a module-level function that nothing in the project calls or names
-    (not handed on as ``target=f`` either): in view, it never runs, and what it passes decides nothing."""
+    (not handed on as ``target=f`` either): in view, it never runs, and what it passes decides
+    nothing beside a caller that does run."""
     function = facts.scopes.enclosing_function(call)
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
         return False
