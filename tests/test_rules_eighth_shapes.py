@@ -32,7 +32,7 @@ EXPECTED = {
         (None, 22, 18, "DL201", RESTART, ("safe", "Add `persistent_workers=self.workers > 0`")),
     },
     # H5: self.device stored once; stored by two methods (unknown): silent
-    "DL206/self_device.py": {(None, 11, 23, "DL206", PAGEABLE, SET_PIN)},
+    "DL206/self_device.py": {(None, 15, 23, "DL206", PAGEABLE, SET_PIN)},
     # H6: args.device stored after parse_args(); an option's destination takes its default ("cpu"): silent
     "DL206/namespace_device.py": {(None, 26, 14, "DL206", PAGEABLE, PIN_IF_CUDA)},
     # H3: a device bound twice to one CUDA expression; a name bound to two devices: silent

@@ -47,11 +47,13 @@ def bound_once(expr: ast.expr, scope: Scope, facts: FileFacts) -> tuple[ast.expr
 
 def stored_once(expr: ast.Attribute, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Scope] | None:
     """``self.X`` read in a method of the class whose methods store ``self.X = value`` once (the
-    only store of an attribute ``X`` in the file), or ``args.X`` of a parse_args() namespace
+    only store of an attribute ``X`` in the file, but for stores on its members: ``self.opts.X``), or ``args.X`` of a parse_args() namespace
     that is no option's destination, stored once as ``args.X = value`` in the scope it is read
     from: ``value`` and the scope of the store."""
-    stores = facts.attribute_stores.get(expr.attr, [])
-    if not isinstance(expr.value, ast.Name) or len(stores) != 1 or "*" in facts.attribute_stores:
+    if not isinstance(expr.value, ast.Name):
+        return None
+    stores = [t for t in facts.attribute_stores.get(expr.attr, []) if not _on_a_member(t, expr.value.id)]
+    if len(stores) != 1 or "*" in facts.attribute_stores:
         return None
     target = stores[0]
     statement = facts.scopes.parents.get(target)
@@ -70,6 +72,17 @@ def stored_once(expr: ast.Attribute, scope: Scope, facts: FileFacts) -> tuple[as
     if _same_instance(receiver, scope, store_scope, facts) or _same_namespace(expr, scope, store_scope, facts):
         return value, store_scope
     return None
+
+
+def _on_a_member(target: ast.AST, receiver: str) -> bool:
+    """``self.opts.device = ...`` read beside ``self.device``: a store on an object ``receiver``
+    holds, not on ``receiver`` itself."""
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute)):
+        return False
+    root: ast.expr = target.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return isinstance(root, ast.Name) and root.id == receiver
 
 
 def _same_instance(receiver: str, scope: Scope, store_scope: Scope, facts: FileFacts) -> bool:
