@@ -1,5 +1,6 @@
 """Value resolution, as the rule catalog defines it: literals, names bound once,
-``args.NAME`` with an argparse default, and the CPU-count calls."""
+``args.NAME`` with an argparse default, and the CPU-count calls; also ``self.X`` / ``args.X``
+stored once and names bound only to one expression (:mod:`dllint.facts.attributes`)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,10 @@ class LambdaInWorker(Rule):
     Checks for a `lambda` that a multi-worker loader sends to its workers: as `collate_fn`,
     `worker_init_fn`, `sampler` or `batch_sampler`, or inside the arguments that build its
     dataset (a `transform=`, `transforms.Lambda(...)`, `Compose([...])`), directly or through
-    a name bound once.
+    a name bound once. A project `DataLoader` subclass that passes a lambda to torch's own
+    `__init__` (`super().__init__(dataset, collate_fn=lambda b: ..., **kwargs)`) ships it with
+    every instance: it counts where an instance may start workers (one in this file, or another
+    file's call passing a known `num_workers > 0`).
 
     ## Why is this bad?
     Under the `spawn` and `forkserver` start methods (Windows, macOS, and Linux from Python
