@@ -7,7 +7,7 @@ line of the module maps back to ``(cell, line in cell)`` and a fixed module
 splits back into cells.
 
 IPython syntax (``%magic``, ``!shell``, ``x = !cmd``, ``obj?``, ``%%cell``
-magics) is not Python: each such line is replaced by a placeholder of the same
+magics, and ``pip install x`` that automagic runs as ``%pip``) is not Python: each such line is replaced by a placeholder of the same
 line count (``pass`` at the same indentation where a statement stands, else a
 comment) that carries the index of the original line, so line numbers hold and
 a fix can put the original back.
