@@ -1002,6 +1002,9 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "(:565-570) and set_epoch is never called"),
     ("microsoft+DeepSpeedExamples", "training/cifar/cifar10_tutorial.py:78", "DL201", T, "",
      "module-level trainloader (2 workers), 2-epoch loop (:173)"),
+    ("microsoft+DeepSpeedExamples", "training/cifar/cifar10_tutorial.py:78", "DL206", T, "",
+     "2 workers, data[0].to(device) in the epoch loop (:179); device bound twice to the same cuda-if-available "
+     "expression (:152, :305); no pin_memory (found with the eighth audit's H3)"),
     ("microsoft+DeepSpeedExamples", "training/cifar/cifar10_tutorial.py:87", "DL201", T, "",
      "testloader (2 workers) iterated twice (:257, :278)"),
     ("microsoft+DeepSpeedExamples", "training/cifar/cifar10_tutorial.py:112", "DL101", T, "",
@@ -1155,6 +1158,24 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      'num_workers NUM_WORKERS/os.cpu_count()/1; engine.train()/train() runs train_step and test_step every epoch'),
     ('mrdbourke+pytorch-deep-learning', '04_pytorch_custom_datasets.ipynb:12', 'DL206', T, '',
      "multi-worker (NUM_WORKERS/os.cpu_count()/1), X.to(device) in train_step/test_step, device 'cuda' if available, no pin_memory"),
+    ('mrdbourke+pytorch-deep-learning', '04_pytorch_custom_datasets.ipynb:12', 'DL202', T, '',
+     "NUM_WORKERS = os.cpu_count(), bound 2 times to that same call, used as num_workers (found with the eighth audit's H3)"),
+    ('mrdbourke+pytorch-deep-learning', 'docs/04_pytorch_custom_datasets.ipynb:12', 'DL202', T, '',
+     "NUM_WORKERS = os.cpu_count(), bound 2 times to that same call, used as num_workers (found with the eighth audit's H3)"),
+    ('mrdbourke+pytorch-deep-learning', 'video_notebooks/04_pytorch_custom_datasets_video.ipynb:3', 'DL202', T, '',
+     "NUM_WORKERS = os.cpu_count(), bound 3 times to that same call, used as num_workers (found with the eighth audit's H3)"),
+    ('mrdbourke+pytorch-deep-learning', 'extras/pytorch_2_intro.ipynb:7', 'DL206', T, '',
+     "multi-worker (NUM_WORKERS = os.cpu_count()), X.to(device) in train_step/test_step, device bound 3 times to the same 'cuda' if available expression; no pin_memory (found with the eighth audit's H3)"),
+    ('mrdbourke+pytorch-deep-learning', 'extras/pytorch_2_intro.ipynb:12', 'DL206', T, '',
+     "multi-worker (NUM_WORKERS = os.cpu_count()), X.to(device) in train_step/test_step, device bound 3 times to the same 'cuda' if available expression; no pin_memory (found with the eighth audit's H3)"),
+    ('mrdbourke+pytorch-deep-learning', 'video_notebooks/pytorch_2_intro_video.ipynb:6', 'DL206', T, '',
+     "multi-worker (NUM_WORKERS = os.cpu_count()), X.to(device) in train_step/test_step, device bound 3 times to the same 'cuda' if available expression; no pin_memory (found with the eighth audit's H3)"),
+    ('mrdbourke+pytorch-deep-learning', 'video_notebooks/pytorch_2_intro_video.ipynb:11', 'DL206', T, '',
+     "multi-worker (NUM_WORKERS = os.cpu_count()), X.to(device) in train_step/test_step, device bound 3 times to the same 'cuda' if available expression; no pin_memory (found with the eighth audit's H3)"),
+    ('mrdbourke+pytorch-deep-learning', 'going_modular/05_pytorch_going_modular_script_mode.ipynb:4', 'DL206', T, '',
+     "multi-worker (NUM_WORKERS = os.cpu_count()), X.to(device) in train_step/test_step, device bound 2 times to the same 'cuda' if available expression; no pin_memory (found with the eighth audit's H3)"),
+    ('mrdbourke+pytorch-deep-learning', 'going_modular/05_pytorch_going_modular_script_mode.ipynb:9', 'DL206', T, '',
+     "multi-worker (NUM_WORKERS = os.cpu_count()), X.to(device) in train_step/test_step, device bound 2 times to the same 'cuda' if available expression; no pin_memory (found with the eighth audit's H3)"),
     ('mrdbourke+pytorch-deep-learning', '04_pytorch_custom_datasets.ipynb:16', 'DL201', T, '',
      'num_workers NUM_WORKERS/os.cpu_count()/1; engine.train()/train() runs train_step and test_step every epoch'),
     ('mrdbourke+pytorch-deep-learning', '04_pytorch_custom_datasets.ipynb:16', 'DL206', T, '',
@@ -1944,6 +1965,9 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     # --- yunjey/stargan
     ('yunjey+stargan', 'data_loader.py:88', 'DL201', T, '',
      '--num_workers 1; Solver.train renews iter(data_loader) in `except:` when it runs out (solver.py:219): a pass per epoch'),
+    ('yunjey+stargan', 'data_loader.py:88', 'DL206', T, '',
+     "--num_workers 1; Solver stores self.device = torch.device('cuda' if available) once (solver.py:53) and copies "
+     "x_real.to(self.device) (:233); no pin_memory (found with the eighth audit's H5)"),
     # === seventh set (issue 32's third fresh audit, the untuned check: main at fe44bc3, before the engine changes
     # that the fifth and sixth sets drive): every on-by-default finding, judged against shared/RULES.md. Notebook rows
     # name their cell. Z1 is this audit's false-positive shape, Y1... its missed shapes (REAL_WORLD.md, "Seventh audit").

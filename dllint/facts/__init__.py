@@ -130,6 +130,13 @@ class FileFacts:
         return found
 
     @cached_property
+    def attribute_stores(self) -> dict[str, list[ast.AST]]:
+        """Every attribute store of the file by attribute name (:mod:`dllint.facts.attributes`)."""
+        from dllint.facts.attributes import attribute_stores
+
+        return attribute_stores(self.nodes)
+
+    @cached_property
     def _callable_parameters(self) -> frozenset[str]:
         """Parameters whose default is a name (``klass=DataLoader``): the only calls of a
         parameter :func:`~dllint.facts.values.default_callee` may take for a loader call."""

@@ -31,8 +31,9 @@ from __future__ import annotations
 import ast
 import itertools
 from functools import partial
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
+from dllint.facts.attributes import bound_once
 from dllint.facts.flow.records import Copies
 from dllint.facts.flow.syntax import parameter_for
 from dllint.facts.values import ABSENT, argument_for, defaults_of, follow, function_calls, parameter_default, parameter_position
@@ -76,9 +77,9 @@ def _region(facts: FileFacts, parts: list[ast.AST]) -> Region:
         if isinstance(node, ast.Assign):
             binders.append(node)
             for target in node.targets:
-                for name in _target_names(target):
-                    assigned.setdefault(name, []).append(node.value)
-                    lines.setdefault(name, []).append((node.lineno, node.value))
+                for name, value in _bound_values(target, node.value):
+                    assigned.setdefault(name, []).append(value)
+                    lines.setdefault(name, []).append((node.lineno, value))
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
             assigned.setdefault(node.target.id, []).append(node.value if node.value is not None else node)
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
@@ -86,6 +87,16 @@ def _region(facts: FileFacts, parts: list[ast.AST]) -> Region:
             for name in _target_names(node.target):
                 assigned.setdefault(name, []).append(node.iter)
     return Region(binders, assigned, lines, [n for n in nodes if isinstance(n, ast.Call)], frozenset(map(id, parts)))
+
+
+def _bound_values(target: ast.AST, value: ast.expr) -> list[tuple[str, ast.expr]]:
+    """The names ``target`` binds, each with its value: element by element where a tuple is
+    assigned a tuple of as many (``x, y = x.cuda().float(), y.cuda().float()``), else the
+    whole value."""
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(target.elts) == len(value.elts) \
+            and not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts]):
+        return [pair for elt, part in zip(target.elts, value.elts) for pair in _bound_values(elt, part)]
+    return [(name, value) for name in _target_names(target)]
 
 
 def _function_region(facts: FileFacts, function: ast.AST) -> Region:
@@ -130,7 +141,7 @@ def batch_device_parameters(facts: FileFacts, use: Use) -> list[str]:
     region = _region(facts, seeded[1])
     # ``X = X.to(device)`` rebinds the batch to what reads as a computed tensor (its device
     # unknown here): the batch's own names still count
-    names = _derived(facts, seeded[0], region, scope) | seeded[0]
+    names = _derived(facts, seeded[0], region, scope, partial(_handed_copy, facts, scope)) | seeded[0]
     found: list[str] = []
     for node in region.calls:
         func = node.func
@@ -270,13 +281,27 @@ def copies_of(copies: list[CudaCopy]) -> Copies:
     return Copies("cuda" if any(c.unconditional for c in copies) else "maybe", any(c.non_blocking for c in copies))
 
 
-def _derived(facts: FileFacts, names: set[str], region: Region, scope: Scope) -> set[str]:
+def _handed_copy(facts: FileFacts, scope: Scope, value: ast.AST, candidates: set[str]) -> bool:
+    """``inputs.to(device)`` with ``device`` handed in: for a summary, whose callers decide
+    whether it is CUDA (``inputs, targets = batch`` then ``inputs = inputs.to(device)``)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to"):
+        return False
+    device = next((k.value for k in value.keywords if k.arg == "device"), None) if not value.args else value.args[0]
+    return _rooted_in(value.func.value, candidates) and isinstance(device, ast.Name) and _handed_in(facts, device.id, scope)
+
+
+def _derived(facts: FileFacts, names: set[str], region: Region, scope: Scope,
+             also_moved: Callable[[ast.AST, set[str]], bool] | None = None) -> set[str]:
     """The names of the batch in ``region`` (see :func:`_derive`); a batch name the body binds,
     on every pass (a statement of its own, not under a branch), to a tensor computed from it
     (``data = data.long().t().contiguous()``) is no longer the batch (what pinning would speed
     up); ``if gray: images = images.repeat(...)`` leaves the batch on the other path."""
     names = set(names)
-    moved = partial(_moved, facts, scope)
+    plain = partial(_moved, facts, scope)
+
+    def moved(value: ast.AST, candidates: set[str]) -> bool:  # ``also_moved``: what else keeps a name the batch's
+        return plain(value, candidates) or (also_moved is not None and also_moved(value, candidates))
+
     for node in region.binders:
         if isinstance(node, ast.Assign) and id(node) in region.statements and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
@@ -419,15 +444,27 @@ def _same_file_function(facts: FileFacts, func: ast.expr, scope: Scope) -> ast.F
 
 
 def _moved(facts: FileFacts, scope: Scope, value: ast.AST, candidates: set[str]) -> bool:
-    """``x = x.cuda()``, also wrapped (``x = Variable(x.cuda())``): still the batch's data."""
+    """``x = x.cuda()``, also wrapped (``x = Variable(x.cuda())``) or followed by methods
+    (``x = x.to(device).float()``: the batch's data was copied first): still the batch's data."""
     for _ in range(3):
         if not isinstance(value, ast.Call):
             return False
-        if _cuda_copy(facts, value, candidates, scope) is not None:
+        if _cuda_copy(facts, value, candidates, scope) is not None or _copied_then(facts, value, candidates, scope):
             return True
         if len(value.args) != 1:
             return False
         value = value.args[0]
+    return False
+
+
+def _copied_then(facts: FileFacts, value: ast.Call, candidates: set[str], scope: Scope) -> bool:
+    """``x.to(device).float()``: a chain of method calls whose first is a copy of ``x`` to CUDA."""
+    for _ in range(MAX_DEPTH):
+        if not (isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Call)):
+            return False
+        value = value.func.value
+        if _cuda_copy(facts, value, candidates, scope) is not None:
+            return True
     return False
 
 
@@ -612,6 +649,9 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
             arg = next((k.value for k in expr.keywords if k.arg == "type"), None) if not expr.args else expr.args[0]
             return cuda_device_kind(facts, arg, scope, depth + 1) if arg is not None else None
         return _returned_kind(facts, expr, scope, depth)
+    held = bound_once(expr, scope, facts) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+    if held is not None:
+        return cuda_device_kind(facts, held[0], held[1], depth + 1)
     if isinstance(expr, ast.Name):
         return _parameter_kind(facts, expr, scope, depth)
     return None
@@ -686,17 +726,52 @@ def _parameter_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) 
     function = owner.node
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    if sum(b.kind == "param" for b in bindings) != 1 or not all(b.kind == "param" or _rebinds_itself(b, name) for b in bindings):
+    if sum(b.kind == "param" for b in bindings) != 1:
+        return None
+    rebound = _rebound_kinds(facts, bindings, name, owner, depth)
+    if None in rebound:
         return None  # a parameter rebound only to an expression of itself (torch.device(device)) keeps its kind
     calls = function_calls(facts, function)
     if not calls.elsewhere.readable:
         return None  # other files' calls cannot all be read: what they pass is unknown
+    here = [(call, facts.scopes.scope_of(call)) for call in calls.here]
+    here = [(call, caller) for call, caller in here if not _never_runs(facts, call)] or here  # callers that never run decide only where no other caller does
     kinds = {cuda_device_kind(facts, argument, caller, depth + 1) if argument is not None else None
-             for argument, caller in (_argument_for(call, function, name, facts, facts.scopes.scope_of(call)) for call in calls.here)}
+             for argument, caller in (_argument_for(call, function, name, facts, caller) for call, caller in here)}
     kinds |= _kinds_elsewhere(facts, expr, function, calls.elsewhere.calls, depth)
+    if kinds:
+        kinds |= rebound
     if not kinds or None in kinds:
         return None
     return "cuda" if kinds == {"cuda"} else "maybe"
+
+
+def _rebound_kinds(facts: FileFacts, bindings: list, name: str, owner: Scope, depth: int) -> set[str | None]:
+    """The device kinds a parameter is rebound to besides its own value: none for an
+    expression of itself (``torch.device(device)``); "cuda" for ``device =
+    torch.cuda.current_device()``; None (unknown) for anything else."""
+    kinds: set[str | None] = set()
+    for binding in bindings:
+        if binding.kind == "param" or _rebinds_itself(binding, name):
+            continue
+        value = binding.value if binding.kind == "assign" else None
+        kinds.add(cuda_device_kind(facts, value, owner, depth + 1) if value is not None else None)
+    return kinds
+
+
+def _never_runs(facts: FileFacts, call: ast.Call) -> bool:
+    """``call`` is made in a module-level function that nothing in the project calls or names
+    (not handed on as ``target=f`` either): in view, it never runs, and what it passes decides
+    nothing beside a caller that does run."""
+    function = facts.scopes.enclosing_function(call)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+        return False
+    if not isinstance(facts.scopes.parents.get(function), ast.Module) or facts.usage.callers(function):
+        return False
+    if any(node.__class__ is ast.Name and node.id == function.name for node in facts.nodes):  # type: ignore[attr-defined]
+        return False
+    project = facts.project
+    return project is None or not project.summarizing and not project.named_elsewhere(function.name)
 
 
 def _kinds_elsewhere(facts: FileFacts, expr: ast.Name, function: ast.FunctionDef | ast.AsyncFunctionDef,

@@ -1,10 +1,13 @@
 """Value resolution, as the rule catalog defines it: literals, names bound once,
-``args.NAME`` with an argparse default, and the CPU-count calls."""
+``args.NAME`` with an argparse default, and the CPU-count calls; also ``self.X`` / ``args.X``
+stored once and names bound only to one expression (:mod:`dllint.facts.attributes`)."""
 
 from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+
+from dllint.facts.attributes import bound_once
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -104,6 +107,9 @@ def resolve(expr: ast.expr, scope: Scope, facts: FileFacts, depth: int = 0) -> V
         target, target_scope = follow(expr, scope, facts)
         if target is not expr:
             return resolve(target, target_scope, facts, depth + 1)
+        held = bound_once(expr, scope, facts)
+        if held is not None:
+            return resolve(held[0], held[1], facts, depth + 1)
     if isinstance(expr, ast.Name):
         passed = parameter_value(expr, scope, facts, depth)
         if passed is not None:

@@ -7,7 +7,7 @@ line of the module maps back to ``(cell, line in cell)`` and a fixed module
 splits back into cells.
 
 IPython syntax (``%magic``, ``!shell``, ``x = !cmd``, ``obj?``, ``%%cell``
-magics) is not Python: each such line is replaced by a placeholder of the same
+magics, and ``pip install x`` that automagic runs as ``%pip``) is not Python: each such line is replaced by a placeholder of the same
 line count (``pass`` at the same indentation where a statement stands, else a
 comment) that carries the index of the original line, so line numbers hold and
 a fix can put the original back.
@@ -46,6 +46,17 @@ MAGIC_PLACEHOLDER_RE = re.compile(r"^[ \t]*(?:pass  )?# dllint-magic (\d+)$")
 LINE_MAGIC = re.compile(r"^[ \t]*(?:[%!]|[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[%!])")
 # ``obj?``, ``obj??``, ``?obj``: object help, only ever on a bare dotted name.
 HELP = re.compile(r"^[ \t]*(?:\?{1,2}[\w.]+|[\w.]+\?{1,2})[ \t]*$")
+# IPython's default line magics (aliases included): with automagic on (the default), a line
+# that starts with one of these names, unindented, runs as that magic (``pip install x``).
+AUTOMAGICS = frozenset(
+    "alias alias_magic autoawait autocall automagic autosave bookmark cat cd clear colors conda config cp debug dhist "
+    "dirs doctest_mode ed edit env gui hist history killbgscripts ldir less lf lk ll load load_ext loadpy logoff logon "
+    "logstart logstate logstop ls lsmagic lx macro magic man matplotlib mkdir more mv notebook page pdb pdef pdoc pfile "
+    "pinfo pinfo2 pip popd pprint precision prun psearch psource pushd pwd pycat pylab quickref recall rehashx "
+    "reload_ext rerun reset reset_selective rm rmdir run save sc set_env store sx system tb time timeit unalias "
+    "unload_ext who who_ls whos xdel xmode".split()
+)
+AUTOMAGIC = re.compile(r"^([A-Za-z_]\w*)[ \t]+[^\s=(]")
 # Cell magics whose body is Python that the kernel runs: lint the body, mask the magic line.
 PYTHON_BODY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 
@@ -124,7 +135,7 @@ class Notebook:
             if continued:
                 masked.append(self._placeholder(line, statement=False))
                 continued = line.endswith("\\")
-            elif not python.open and (LINE_MAGIC.match(line) or HELP.match(line)):
+            elif not python.open and (LINE_MAGIC.match(line) or HELP.match(line) or _automagic(line)):
                 masked.append(self._placeholder(line, statement=True))
                 continued = line.endswith("\\")
             else:
@@ -198,6 +209,20 @@ class _Continuation:
                 self.depth = max(0, self.depth - 1)
             i += 1
         self.backslash = self.quote is None and line.rstrip().endswith("\\") and "#" not in line[i:]
+
+
+def _automagic(line: str) -> bool:
+    """``pip install torchviz``: an unindented line that is not Python on its own and starts
+    with a line magic's name followed by its arguments (not ``pip = 3``, not ``pip(x)``), which
+    IPython's automagic runs as ``%pip install torchviz``. Valid Python (``ls -l``) is left alone."""
+    match = AUTOMAGIC.match(line)
+    if match is None or match.group(1) not in AUTOMAGICS:
+        return False
+    try:
+        compile(line, "<cell line>", "exec", dont_inherit=True)
+    except SyntaxError:
+        return True
+    return False
 
 
 def _string_end(line: str, i: int, quote: str) -> int:

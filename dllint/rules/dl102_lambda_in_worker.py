@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
-from dllint.facts.workers import shipped_expressions
+from dllint.facts.workers import CALLABLE_SINKS, Shipped, shipped_expressions
 from dllint.findings import Finding, Fix, HoistLambda
 from dllint.rules import Rule
 from dllint.rules.fix_values import comprehension_reads, forwarded_function
@@ -18,7 +18,10 @@ class LambdaInWorker(Rule):
     Checks for a `lambda` that a multi-worker loader sends to its workers: as `collate_fn`,
     `worker_init_fn`, `sampler` or `batch_sampler`, or inside the arguments that build its
     dataset (a `transform=`, `transforms.Lambda(...)`, `Compose([...])`), directly or through
-    a name bound once.
+    a name bound once. A project `DataLoader` subclass that passes a lambda to torch's own
+    `__init__` (`super().__init__(dataset, collate_fn=lambda b: ..., **kwargs)`) ships it with
+    every instance: it counts where an instance may start workers (one in this file, or another
+    file's call passing a known `num_workers > 0`).
 
     ## Why is this bad?
     Under the `spawn` and `forkserver` start methods (Windows, macOS, and Linux from Python
@@ -79,6 +82,11 @@ class LambdaInWorker(Rule):
                     reported.add(id(shipped.expr))
                     message = f"lambda passed to workers (via {shipped.sink}) cannot be pickled under spawn: use a module-level def" + loader.when_workers()
                     yield self.report(facts, shipped.expr, message, self._fix(facts, shipped))
+        for shipped, suffix in subclass_lambdas(facts):
+            if id(shipped.expr) not in reported:
+                reported.add(id(shipped.expr))
+                message = f"lambda passed to workers (via {shipped.sink}) cannot be pickled under spawn: use a module-level def" + suffix
+                yield self.report(facts, shipped.expr, message, self._fix(facts, shipped))
 
     @staticmethod
     def _fix(facts, shipped) -> Fix | None:
@@ -126,6 +134,54 @@ class LambdaInWorker(Rule):
 
 
 ETA_REDUCTION = "Replace the lambda with `{}`"
+
+
+def subclass_lambdas(facts: FileFacts) -> Iterator[tuple[Shipped, str]]:
+    """Lambdas a project DataLoader subclass of this file hands to torch's own ``__init__``
+    (``super().__init__(dataset, collate_fn=lambda b: merge(b), **kwargs)``): every instance
+    ships them, so they count where one instance may start workers (:func:`_subclass_workers`),
+    with the message suffix that instance's loader gives."""
+    for info in facts.classes.values():
+        init = info.method("__init__") if info.is_loader else None
+        if init is None or not isinstance(facts.scopes.parents.get(info.node), ast.Module):
+            continue
+        lambdas = [(k.value, k.arg) for call in ast.walk(init) if isinstance(call, ast.Call) and _super_init(call, info.node)
+                   for k in call.keywords if k.arg in CALLABLE_SINKS and isinstance(k.value, ast.Lambda)]
+        suffix = _subclass_workers(facts, info.node) if lambdas else None
+        if suffix is not None:
+            for lam, sink in lambdas:
+                yield Shipped(lam, facts.scopes.scope_of(lam), sink), suffix
+
+
+def _super_init(node: ast.Call, cls: ast.ClassDef) -> bool:
+    """``super().__init__(...)``, ``super(Cls, self).__init__(...)`` or ``Base.__init__(self, ...)``
+    with ``Base`` one of the class's bases."""
+    if not (isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"):
+        return False
+    receiver = node.func.value
+    if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super":
+        return True
+    return any(ast.dump(receiver) == ast.dump(base) for base in cls.bases)
+
+
+def _subclass_workers(facts: FileFacts, cls: ast.ClassDef) -> str | None:
+    """Evidence that an instance of ``cls`` starts workers: a loader call of it in this file
+    that may (its message suffix), or a call in another project file passing a known positive
+    ``num_workers`` (or the CPU count); None without evidence (unknown is silent)."""
+    for loader in facts.loader_calls:
+        if isinstance(loader.node.func, (ast.Name, ast.Attribute)) and _names(loader.node.func, cls.name) and loader.may_start_workers:
+            return loader.when_workers()
+    project = facts.project
+    elsewhere = project.calls_elsewhere(cls.name) if project is not None and not project.summarizing else None
+    for arguments in elsewhere or []:
+        workers = arguments.constants.get("num_workers")
+        if "num_workers" in arguments.cpu_counts or isinstance(workers, int) and not isinstance(workers, bool) and workers > 0:
+            return ""
+    return None
+
+
+def _names(func: ast.expr, name: str) -> bool:
+    return func.id == name if isinstance(func, ast.Name) else isinstance(func, ast.Attribute) and func.attr == name
 
 
 def uses_enclosing_locals(facts, lam: ast.Lambda) -> bool:

@@ -1,0 +1,132 @@
+"""Values held in attributes and in names bound more than once to one expression.
+
+``self.num_workers = num_workers`` in one method, read back as ``self.num_workers``;
+``args.device = torch.device(...)`` after ``parse_args()``; a notebook that repeats
+``device = torch.device('cuda' if ... else 'cpu')`` in a later section. Each is followed
+to the expression written only where the file stores that attribute once (or binds the name
+only to equal expressions): a second store, an augmented one, ``setattr`` or a store through
+another object leaves the value unknown, as before.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+    from dllint.facts.scopes import Scope
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def attribute_stores(nodes: list[ast.AST]) -> dict[str, list[ast.AST]]:
+    """Every place a file stores or deletes an attribute, by the attribute's name: the target
+    nodes (any receiver, any statement) and ``setattr(x, "NAME", ...)`` calls."""
+    found: dict[str, list[ast.AST]] = {}
+    for node in nodes:
+        if node.__class__ is ast.Attribute and not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+            found.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined]
+        elif node.__class__ is ast.Call and isinstance(node.func, ast.Name) and node.func.id == "setattr":  # type: ignore[attr-defined]
+            name = node.args[1] if len(node.args) >= 2 else None  # type: ignore[attr-defined]
+            key = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else "*"
+            found.setdefault(key, []).append(node)
+    return found
+
+
+def bound_once(expr: ast.expr, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Scope] | None:
+    """The expression ``expr`` (``self.X``, ``args.X`` or a name) holds, with the scope it is
+    evaluated in, where the file writes it once (:func:`stored_once`, :func:`equal_bindings`);
+    None when unknown."""
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        return stored_once(expr, scope, facts)
+    if isinstance(expr, ast.Name):
+        return equal_bindings(expr, scope, facts)
+    return None
+
+
+def stored_once(expr: ast.Attribute, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Scope] | None:
+    """``self.X`` read in a method of the class whose methods store ``self.X = value`` once (the
+    only store of an attribute ``X`` in the file, but for stores on its members: ``self.opts.X``), or ``args.X`` of a parse_args() namespace
+    that is no option's destination, stored once as ``args.X = value`` in the scope it is read
+    from: ``value`` and the scope of the store."""
+    if not isinstance(expr.value, ast.Name):
+        return None
+    stores = [t for t in facts.attribute_stores.get(expr.attr, []) if not _on_a_member(t, expr.value.id)]
+    if len(stores) != 1 or "*" in facts.attribute_stores:
+        return None
+    target = stores[0]
+    statement = facts.scopes.parents.get(target)
+    if not isinstance(target, ast.Attribute) or not isinstance(target.value, ast.Name):
+        return None
+    if isinstance(statement, ast.Assign) and statement.targets == [target]:
+        value = statement.value
+    elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        value = statement.value
+    else:
+        return None  # a tuple target, an augmented assignment, a loop variable: unknown
+    store_scope = facts.scopes.scope_of(statement)
+    receiver = expr.value.id
+    if receiver != target.value.id or any(isinstance(n, ast.Name) and n.id == receiver for n in ast.walk(value)):
+        return None
+    if _same_instance(receiver, scope, store_scope, facts) or _same_namespace(expr, scope, store_scope, facts):
+        return value, store_scope
+    return None
+
+
+def _on_a_member(target: ast.AST, receiver: str) -> bool:
+    """``self.opts.device = ...`` read beside ``self.device``: a store on an object ``receiver``
+    holds, not on ``receiver`` itself."""
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute)):
+        return False
+    root: ast.expr = target.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return isinstance(root, ast.Name) and root.id == receiver
+
+
+def _same_instance(receiver: str, scope: Scope, store_scope: Scope, facts: FileFacts) -> bool:
+    """``receiver`` is the first parameter (``self``), never rebound, of a method of one class
+    in both scopes."""
+    owners = []
+    for each in (scope, store_scope):
+        method = each.node
+        if not isinstance(method, FUNCTIONS) or not isinstance(facts.scopes.parents.get(method), ast.ClassDef):
+            return False
+        arguments = [*method.args.posonlyargs, *method.args.args]
+        if not arguments or arguments[0].arg != receiver or len(each.bindings.get(receiver, ())) != 1:
+            return False
+        if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in method.decorator_list):
+            return False
+        owners.append(facts.scopes.parents[method])
+    return owners[0] is owners[1]
+
+
+def _same_namespace(expr: ast.Attribute, scope: Scope, store_scope: Scope, facts: FileFacts) -> bool:
+    """``args.X`` where ``args`` is a parse_args() namespace of the scope the value is stored in,
+    and ``X`` no option's destination (an option's value comes from the command line)."""
+    assert isinstance(expr.value, ast.Name)
+    namespace = expr.value.id
+    if namespace not in facts.argparse.namespaces or expr.attr in facts.argparse.defaults or expr.attr in facts.argparse.options:
+        return False
+    found = facts.scopes.lookup(namespace, scope)
+    return found is not None and found[0] is store_scope
+
+
+def equal_bindings(name: ast.Name, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Scope] | None:
+    """A name bound more than once, every time by assignment to the same expression that reads
+    only imported modules (``device = torch.device('cuda' if torch.cuda.is_available() else
+    'cpu')`` repeated in a notebook's later section): that expression."""
+    found = facts.scopes.lookup(name.id, scope)
+    if found is None or len(found[1]) < 2:
+        return None
+    owner, bindings = found
+    values = [b.value for b in bindings if b.kind == "assign" and b.value is not None]
+    if len(values) != len(bindings):
+        return None
+    first = ast.dump(values[0])
+    if any(ast.dump(v) != first for v in values[1:]):
+        return None
+    if any(isinstance(n, ast.Name) and n.id not in facts.imports for n in ast.walk(values[0])):
+        return None  # it reads a name that may hold something else at each binding
+    return values[0], owner
