@@ -61,7 +61,23 @@ class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
         return self._uses_of_name(param, FlowState.start(self.facts.scopes.scopes[function], summarizing=function))
 
     def construction_loops(self, node: ast.AST) -> tuple[ast.AST, ...]:
-        return self.enclosing_loops(node, self.facts.scopes.scope_of(node))
+        return self.lookups.enclosing_loops(node, self.facts.scopes.scope_of(node))
+
+    # -- the file's lookups, as other facts and rules ask them (flow/lookups.py) --------
+    def enclosing_loops(self, node: ast.AST, scope: Scope) -> tuple[ast.AST, ...]:
+        return self.lookups.enclosing_loops(node, scope)
+
+    def loads_in(self, name: str, scope: Scope) -> list[ast.Name]:
+        return self.lookups.loads_in(name, scope)
+
+    def loads_resolving_to(self, name: str, scope: Scope) -> list[tuple[ast.Name, Scope]]:
+        return self.lookups.loads_resolving_to(name, scope)
+
+    def same_file_function(self, func: ast.expr, scope: Scope) -> ast.AST | None:
+        return self.lookups.same_file_function(func, scope)
+
+    def callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+        return self.lookups.callers(func)
 
     def iteration_count(self, loader: LoaderCall, training: bool | None = None) -> Passes:
         """How often one loader built here is iterated. A returned or stored loader that no
@@ -124,7 +140,7 @@ class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
         ``if``/``elif``/``else``, or one sits in an arm that always leaves the function
         (ends in ``return``/``raise``) and the other comes after that ``if``."""
         one, other = (use.via[0] if use.via else use.node for use in (first, second))
-        arms, other_arms = self._if_arms(one), self._if_arms(other)
+        arms, other_arms = self.lookups.if_arms(one), self.lookups.if_arms(other)
         if any(node in other_arms and other_arms[node] != arm for node, arm in arms.items()):
             return True
         return self._leaves_before(arms, other) or self._leaves_before(other_arms, one)
@@ -146,7 +162,7 @@ class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
         if builder is None:
             return False
         if first.caller or second.caller:  # returned to calls in other files
-            built = self.qualified_name(builder)
+            built = self.lookups.qualified_name(builder)
             calls = [use.caller[0] == built if use.caller else bool(use.via) and self._builds_with(use.via[0], builder) for use in (first, second)]
             return all(calls) and first.caller != second.caller
         for one, other in zip(first.via, second.via):
@@ -159,12 +175,12 @@ class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
         """``call`` runs ``builder`` afresh: calls it, or hands it to a higher-order utility
         (``apply_to_collection(ds, Dataset, builder)``)."""
         scope = self.facts.scopes.scope_of(call)
-        if self.same_file_function(call.func, scope) is builder:
+        if self.lookups.same_file_function(call.func, scope) is builder:
             return True
 
         arguments = [*call.args, *(k.value for k in call.keywords)]
         return any(
-            (isinstance(a, ast.Name) and self.same_file_function(a, scope) is builder or a is builder)
+            (isinstance(a, ast.Name) and self.lookups.same_file_function(a, scope) is builder or a is builder)
             and callback_result(self.facts, a, scope) is not None
             for a in arguments
         )

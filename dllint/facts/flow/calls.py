@@ -19,6 +19,7 @@ from dllint.knowledge.frameworks import Passing
 
 
 from dllint.facts.flow.base import FlowBase, ITERATING_BUILTINS, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS, WRAPPING_BUILTINS, WRAPPING_QUALNAMES
+from dllint.facts.flow.lookups import is_self_attribute
 from dllint.facts.flow.syntax import dict_key, element_index, parameter_for
 
 
@@ -59,7 +60,7 @@ class CallFlow(FlowBase):
         if question.steps > MAX_STEPS:  # a value fanning out through many calls: give up on it
             return [Use(Move.ESCAPE, expr, state.loops, state.via, How.UNKNOWN, why=f"followed through more than {MAX_STEPS} steps")]
         parent = self.parents.get(expr)
-        here = state.loops + self.enclosing_loops(expr, state.scope)
+        here = state.loops + self.lookups.enclosing_loops(expr, state.scope)
         for step in (self._iterated_at, self._appended_at, self._passed_at, self._bound_at, self._contained_at):
             found = step(parent, expr, state, here)
             if found is not None:
@@ -80,7 +81,7 @@ class CallFlow(FlowBase):
             return [Use(Move.ITERATE, parent, here, state.via)]
         if isinstance(parent, ast.comprehension) and parent.iter is expr:
             comp = self.parents.get(parent) or parent
-            return [Use(Move.ITERATE, comp, state.loops + self.enclosing_loops(comp, state.scope), state.via)]
+            return [Use(Move.ITERATE, comp, state.loops + self.lookups.enclosing_loops(comp, state.scope), state.via)]
         if isinstance(parent, ast.Attribute):
             return [Use(Move.ITERATE, parent, here, state.via)] if parent.attr == "__iter__" else []
         return None
@@ -105,9 +106,9 @@ class CallFlow(FlowBase):
         if isinstance(holder, ast.Name):
             found = self.facts.scopes.single_value(holder.id, scope)
             values = [found[1].value] if found is not None and found[1].kind == "assign" else []
-        elif self._is_self_attribute(holder):
-            cls = self._enclosing_class(scope)
-            stores = [] if cls is None else [n for n in self._attributes_of_self(cls).get(holder.attr, ()) if not isinstance(n.ctx, ast.Load)]  # type: ignore[attr-defined]
+        elif is_self_attribute(holder):
+            cls = self.lookups.enclosing_class(scope)
+            stores = [] if cls is None else [n for n in self.lookups.attributes_of_self(cls).get(holder.attr, ()) if not isinstance(n.ctx, ast.Load)]  # type: ignore[attr-defined]
             values = [getattr(self.parents.get(n), "value", None) for n in stores]
         return values[0] if len(values) == 1 and isinstance(values[0], ast.List) else None
 
@@ -138,7 +139,7 @@ class CallFlow(FlowBase):
         for target in targets:
             if isinstance(target, ast.Name):
                 uses += self._uses_of_name(target.id, state, parent)
-            elif isinstance(target, ast.Attribute) and self._is_self_attribute(target):
+            elif isinstance(target, ast.Attribute) and is_self_attribute(target):
                 uses += self._stored(target, expr, state.inside(here))
             else:
                 found = self._stored_in_dict(parent, target, (), state) if len(targets) == 1 else None
@@ -161,7 +162,7 @@ class CallFlow(FlowBase):
     def _passed_to_call(self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, state: FlowState) -> list[Use]:
         """The value is an argument of ``call``: builtins, wrappers, this file's functions and
         classes, framework calls, then the project's other files, decide in that order."""
-        here = state.loops + self.enclosing_loops(call, state.scope)
+        here = state.loops + self.lookups.enclosing_loops(call, state.scope)
         found = self._passed_to_builtin(call, state, here)
         if found is None:
             found = self._passed_in_file(call, keyword, index, expr, state, here)
@@ -185,7 +186,7 @@ class CallFlow(FlowBase):
             return None
         found: list[Use] = []
         for choice in choices:
-            init = self._same_file_init(choice, state.scope)
+            init = self.lookups.same_file_init(choice, state.scope)
             if init is not None:
                 uses = self._into_parameter(call, init, parameter_for(init, keyword, index, True), state, here)
             else:
@@ -222,7 +223,7 @@ class CallFlow(FlowBase):
         """A function or class of this file takes it: what its parameter meets decides (a
         record's field: its reads); a loader takes it as its dataset or sampler."""
         func, scope = call.func, state.scope
-        target = self.same_file_function(func, scope)
+        target = self.lookups.same_file_function(func, scope)
         if target is not None:
             found = self._into_parameter(call, target, parameter_for(target, keyword, index, isinstance(func, ast.Attribute)), state, here)
             if found is not None:
@@ -234,7 +235,7 @@ class CallFlow(FlowBase):
             found = self._uses_of_element(call, field, state)
             if found is not None:
                 return found
-        init = self._same_file_init(func, scope)
+        init = self.lookups.same_file_init(func, scope)
         if init is not None:  # Trainer(model, loader): what __init__ does with it
             return self._into_parameter(call, init, parameter_for(init, keyword, index, True), state, here)
         return None
@@ -304,7 +305,7 @@ class CallFlow(FlowBase):
             target = parent.targets[0].elts[index]
             if isinstance(target, ast.Name):
                 return self._uses_of_name(target.id, state, parent)
-            return [Use(Move.ESCAPE, call, state.loops + self.enclosing_loops(call, state.scope), state.via, How.UNCLAIMED)]
+            return [Use(Move.ESCAPE, call, state.loops + self.lookups.enclosing_loops(call, state.scope), state.via, How.UNCLAIMED)]
         return self._uses_of_expr(call, state)
 
     def _restarted_on_stop(self, call: ast.Call) -> bool:

@@ -14,6 +14,7 @@ from dllint.facts.scopes import Scope
 
 
 from dllint.facts.flow.base import FlowBase, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS
+from dllint.facts.flow.lookups import is_self_attribute
 from dllint.facts.flow.syntax import dict_key, parameter_for
 
 
@@ -119,7 +120,7 @@ class ContainerFlow(FlowBase):
         do not repeat one element's use."""
         names = {n.id for n in ast.walk(position) if isinstance(n, ast.Name)}
         picking: set[int] = set()
-        for loop in self.enclosing_loops(read, scope):
+        for loop in self.lookups.enclosing_loops(read, scope):
             targets = [loop.target] if isinstance(loop, (ast.For, ast.AsyncFor)) else [g.target for g in getattr(loop, "generators", ())]
             if any(isinstance(n, ast.Name) and n.id in names for t in targets for n in ast.walk(t)):
                 picking.add(id(loop))
@@ -140,7 +141,7 @@ class ContainerFlow(FlowBase):
                 return None
             element = target.elts[index]
             return self._extracted_name(element.id, state, parent, rest) if isinstance(element, ast.Name) else None
-        if isinstance(target, ast.Attribute) and self._is_self_attribute(target):
+        if isinstance(target, ast.Attribute) and is_self_attribute(target):
             return self._stored_element(target, container, index, state, rest)
         return self._stored_in_dict(parent, target, (index, *rest), state)
 
@@ -180,8 +181,8 @@ class ContainerFlow(FlowBase):
         iterates every loader of a dict or list a hook returns); reads of ``self.X`` in the
         class that can be told add their uses."""
         via = state.via
-        cls = self._enclosing_class(state.scope)
-        here = state.loops + self.enclosing_loops(container, state.scope)
+        cls = self.lookups.enclosing_class(state.scope)
+        here = state.loops + self.lookups.enclosing_loops(container, state.scope)
         uses = [Use(Move.ESCAPE, container, here, via, How.UNCLAIMED)]
         key = ("store-element", cls, target.attr, index, rest)
         if cls is None or key in state.seen or rest:
@@ -190,7 +191,7 @@ class ContainerFlow(FlowBase):
 
         for hook in inherited_hooks(self.facts, cls, target.attr):
             uses.append(hook_iterates(hook, container, here, via))
-        for node in self._attributes_of_self(cls).get(target.attr, ()):
+        for node in self.lookups.attributes_of_self(cls).get(target.attr, ()):
             if not isinstance(node.ctx, ast.Load):
                 continue
             load_scope = self.facts.scopes.scope_of(node)
@@ -262,7 +263,7 @@ class ContainerFlow(FlowBase):
         """Element ``index`` through every load of ``name`` in ``state.scope`` that ``reached``
         lets through; None if any of them is undecidable, or if ``name`` is read in a closure."""
         uses: list[Use] = []
-        for load, load_scope in self._loads_resolving_to(name, state.scope):
+        for load, load_scope in self.lookups.loads_resolving_to(name, state.scope):
             if load_scope is not state.scope:
                 return None  # read in a closure: not followed
             if not reached(load):
@@ -281,7 +282,7 @@ class ContainerFlow(FlowBase):
         func, scope = call.func, state.scope
         if isinstance(func, ast.Name) and func.id in NEUTRAL_BUILTINS and self.facts.scopes.lookup(func.id, scope) is None:
             return []
-        target = self.same_file_function(func, scope)
+        target = self.lookups.same_file_function(func, scope)
         if target is None and isinstance(index, (DictKey, AnyEntry)):
             return self._dict_passed_elsewhere(call, keyword, position, index, state, rest)
         if target is None or len(state.via) >= MAX_CALL_DEPTH:
@@ -289,7 +290,7 @@ class ContainerFlow(FlowBase):
         param = parameter_for(target, keyword, position, isinstance(func, ast.Attribute))
         if param is None:
             return None
-        here = state.loops + self.enclosing_loops(call, scope)
+        here = state.loops + self.lookups.enclosing_loops(call, scope)
         self._entry_loops[(call, state.via)] = state.loops
         callee = self.facts.scopes.scopes[target]
         return self._uses_of_container_name(param, index, state.through(call, callee, here), None, rest)

@@ -131,7 +131,7 @@ class DictFlow(ContainerFlow):
             return None
         project, remote, argument = passed
         via = state.via
-        here = state.loops + self.enclosing_loops(call, state.scope)
+        here = state.loops + self.lookups.enclosing_loops(call, state.scope)
         if any(isinstance(part, AnyEntry) for part in rest) or isinstance(index, AnyEntry) and rest:
             return None  # a dict of dicts handed on: not followed
         if project.summarizing:  # "*": the entry asked about, whichever it is

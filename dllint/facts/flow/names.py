@@ -10,7 +10,8 @@ from dllint.facts.flow.model import FlowState, Loops, Use, without_loops
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 
 
-from dllint.facts.flow.base import FlowBase, LOOPS
+from dllint.facts.flow.base import FlowBase
+from dllint.facts.flow.lookups import LOOPS, outermost_function_below
 from dllint.facts.flow.syntax import end_of, position_of
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ class NameFlow(FlowBase):
             state = state.marked(key)
         scope = state.scope
         rebound = binding if binding is not None and len(scope.bindings.get(name, ())) > 1 else None
-        for load, load_scope in self._loads_resolving_to(name, scope):
+        for load, load_scope in self.lookups.loads_resolving_to(name, scope):
             if load_scope is scope:
                 if rebound is not None and not self._reaches_cached(rebound, load, scope.bindings[name]):
                     continue
@@ -48,18 +49,18 @@ class NameFlow(FlowBase):
         each of its call sites in ``state.scope``; every time it may be called, when it is used
         any other way)."""
         scope, loops, via = state.scope, state.loops, state.via
-        func = self._outermost_function_below(load_scope, scope)
+        func = outermost_function_below(load_scope, scope)
         closure = (func, name)
         if closure in state.seen:
             return []
-        calls = self._call_sites(func, scope) if func is not None else None
+        calls = self.lookups.call_sites(func, scope) if func is not None else None
         inner = self._uses_of_expr(load, state._replace(scope=load_scope, loops=(), via=(), seen=state.seen | {closure}))
         if not calls:
             marker: Loops = (func,) if func is not None else ()
             return [Use(u.kind, u.node, loops + marker + u.loops, via + u.via, u.how, u.remote) for u in inner]
         uses: list[Use] = []
         for call in calls:
-            call_loops = loops + self.enclosing_loops(call, scope)
+            call_loops = loops + self.lookups.enclosing_loops(call, scope)
             repeat: Loops = (func,) if len(calls) > 1 and func is not None else ()
             uses += [Use(u.kind, u.node, call_loops + repeat + u.loops, via + (call,) + u.via, u.how, u.remote) for u in inner]
         return uses
@@ -70,7 +71,7 @@ class NameFlow(FlowBase):
         others = [b.node for b in bindings if b.node is not binding]
         cut = {
             id(loop)
-            for loop in self.enclosing_loops(load, scope)
+            for loop in self.lookups.enclosing_loops(load, scope)
             if isinstance(loop, LOOPS) and not self.facts.contains(loop, binding) and any(o in loop.body for o in others)
         }
         return without_loops(uses, cut) if cut else uses

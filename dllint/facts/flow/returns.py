@@ -38,7 +38,7 @@ class ReturnFlow(FlowBase):
         """A value returned by its function: its callers decide what happens to it (the call
         site that passed it in, when it came in as an argument)."""
         via = state.via
-        here = state.loops + self.enclosing_loops(expr, state.scope)
+        here = state.loops + self.lookups.enclosing_loops(expr, state.scope)
         func = state.scope.node
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
@@ -58,7 +58,7 @@ class ReturnFlow(FlowBase):
         uses = self._stored_for_hooks(func, expr, here, via)
         stored = bool(uses)
         guards = self.return_guards(expr, func)
-        callers = self._callers(func)
+        callers = self.lookups.callers(func)
         for call in callers:
             if not admitted(guards, constant_args(call)):
                 continue  # get_loader("finetune") never receives the "pretrain" loader
@@ -75,7 +75,7 @@ class ReturnFlow(FlowBase):
 
     def _handed_back(self, func: ast.AST, via: Via) -> ast.Call | None:
         """The call that passed the value into ``func``, when ``func`` returns it to that call."""
-        if via and self.same_file_function(via[-1].func, self.facts.scopes.scope_of(via[-1])) is func:
+        if via and self.lookups.same_file_function(via[-1].func, self.facts.scopes.scope_of(via[-1])) is func:
             return via[-1]
         return None
 
@@ -107,7 +107,7 @@ class ReturnFlow(FlowBase):
         if isinstance(func, ast.Lambda):
             references = [(func, self.facts.scopes.scope_of(func))]
         elif isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            references = list(self._loads_resolving_to(func.name, self.facts.scopes.scope_of(func)))
+            references = list(self.lookups.loads_resolving_to(func.name, self.facts.scopes.scope_of(func)))
         else:
             return None
         uses: list[Use] = []
@@ -146,7 +146,7 @@ class ReturnFlow(FlowBase):
             container, parent = parent, self.parents.get(parent)
         found = self._uses_of_element(container, "*", state)
         if found is None:
-            return [Use(Move.ESCAPE, container, self.enclosing_loops(container, scope), state.via, How.UNCLAIMED)]
+            return [Use(Move.ESCAPE, container, self.lookups.enclosing_loops(container, scope), state.via, How.UNCLAIMED)]
         return found
 
     def return_guards(self, node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Guard, ...]:
@@ -158,7 +158,7 @@ class ReturnFlow(FlowBase):
         if isinstance(owner, ast.ClassDef) and not any(dotted_name(d) == "staticmethod" for d in func.decorator_list):
             positional = positional[1:]  # called bound: self is not passed
         names = {*positional, *(a.arg for a in func.args.kwonlyargs)}
-        tests = [(test.test, arm == "body") for test, arm in self._if_arms(node).items()]
+        tests = [(test.test, arm == "body") for test, arm in self.lookups.if_arms(node).items()]
         tests += [(test, False) for test in self._left_before(node)]
         guards: list[Guard] = []
         for test, holds in tests:
@@ -201,7 +201,7 @@ class ReturnFlow(FlowBase):
             return None
 
         via = state.via
-        here = state.loops + self.enclosing_loops(container, state.scope)
+        here = state.loops + self.lookups.enclosing_loops(container, state.scope)
         hook = hook_of(self.facts, func)
         if hook is not None:
             if rest:
@@ -214,7 +214,7 @@ class ReturnFlow(FlowBase):
         uses = [] if rest else self._stored_for_hooks(func, container, here, via)
         stored = bool(uses)
         guards = self.return_guards(container, func)
-        callers = self._callers(func)
+        callers = self.lookups.callers(func)
         for call in callers:
             if not admitted(guards, constant_args(call)):
                 continue

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import ast
 
-from dllint.facts.flow.base import FlowBase, LOOPS
+from dllint.facts.flow.base import FlowBase
+from dllint.facts.flow.lookups import LOOPS
 from dllint.facts.flow.model import FlowState, How, Move, Use, Via, hook_iterates
 from dllint.facts.frameworks import hook_of, inherited_hooks
 from dllint.facts.scopes import Scope
@@ -22,12 +23,12 @@ class StoreFlow(FlowBase):
         every read hands it to the framework from one of its hooks. ``state.loops``: the loops
         around the store."""
         here, via = state.loops, state.via
-        cls = self._enclosing_class(state.scope)
+        cls = self.lookups.enclosing_class(state.scope)
         uses = [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
         key = ("store", cls, target.attr)
         if cls is None or key in state.seen:
             return uses
-        loads = [node for node in self._attributes_of_self(cls).get(target.attr, ()) if isinstance(node.ctx, ast.Load)]
+        loads = [node for node in self.lookups.attributes_of_self(cls).get(target.attr, ()) if isinstance(node.ctx, ast.Load)]
 
         inherited = inherited_hooks(self.facts, cls, target.attr)  # a base's hook returns self.X
         if self._handed_out_once(loads, inherited):
@@ -50,7 +51,7 @@ class StoreFlow(FlowBase):
     def _constructed_by(self, via: Via) -> ast.Call | None:
         """The same-file constructor call the value came in through (``Evaluator(val_loader)``):
         calls of a method on that one instance repeat the method's reads."""
-        if via and self._same_file_init(via[-1].func, self.facts.scopes.scope_of(via[-1])) is not None:
+        if via and self.lookups.same_file_init(via[-1].func, self.facts.scopes.scope_of(via[-1])) is not None:
             return via[-1]
         return None
 
@@ -92,9 +93,9 @@ class StoreFlow(FlowBase):
             return known
         self._method_loops_of[function] = ()  # a method reached again through its own callers adds nothing
         found: tuple[ast.AST, ...] = ()
-        for call in self._callers(function):
+        for call in self.lookups.callers(function):
             scope = self.facts.scopes.scope_of(call)
-            loops = tuple(loop for loop in self.enclosing_loops(call, scope) if isinstance(loop, LOOPS))
+            loops = tuple(loop for loop in self.lookups.enclosing_loops(call, scope) if isinstance(loop, LOOPS))
             if loops:
                 found = loops
                 break
@@ -119,7 +120,7 @@ class StoreFlow(FlowBase):
         around = self._loops_around_calls_on(instance, method.name)
         if around:
             return around
-        for call in self._callers(method):  # self.evaluate() inside another method: its calls decide
+        for call in self.lookups.callers(method):  # self.evaluate() inside another method: its calls decide
             loops = self._instance_loops(self.facts.scopes.scope_of(call).node, built, depth + 1)
             if loops:
                 return loops
@@ -129,11 +130,11 @@ class StoreFlow(FlowBase):
         """The loops around the first call ``obj.method(...)`` on the instance bound to ``obj``
         (in ``instance``'s scope) that a loop repeats; () when no loop repeats one."""
         name, scope = instance
-        for obj, obj_scope in self._loads_resolving_to(name, scope):
+        for obj, obj_scope in self.lookups.loads_resolving_to(name, scope):
             attribute = self.parents.get(obj)
             call = self.parents.get(attribute) if attribute is not None else None
             if isinstance(attribute, ast.Attribute) and attribute.attr == method and isinstance(call, ast.Call) and call.func is attribute:
-                around = tuple(loop for loop in self.enclosing_loops(call, obj_scope) if isinstance(loop, LOOPS))
+                around = tuple(loop for loop in self.lookups.enclosing_loops(call, obj_scope) if isinstance(loop, LOOPS))
                 if around:
                     return around
         return ()
