@@ -25,12 +25,13 @@ from dllint.facts.flow.dicts import DictFlow
 from dllint.facts.flow.model import FlowState, How, Move, Passes, Use, join, then
 from dllint.facts.flow.names import NameFlow
 from dllint.facts.flow.returns import ReturnFlow
-from dllint.facts.flow.stores import StoreFlow
+from dllint.facts.flow.stores import Stores
 from dllint.facts.flow.syntax import position_of
 from dllint.facts.frameworks import callback_result
 from dllint.facts.scopes import Scope
 
 if TYPE_CHECKING:
+    from dllint.facts import FileFacts
     from dllint.facts.loaders import LoaderCall
 
 
@@ -38,9 +39,13 @@ if TYPE_CHECKING:
 _PASS_NODES = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
+class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow):
     """Every iteration and escape of a file's loaders (samplers, datasets): the flow modules
     composed, and what rules ask of them."""
+
+    def __init__(self, facts: FileFacts) -> None:
+        super().__init__(facts)
+        self.stores = Stores(self)
 
     # -- public ---------------------------------------------------------------
     def loader_uses(self, loader: LoaderCall) -> list[Use]:

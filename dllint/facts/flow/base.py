@@ -14,6 +14,7 @@ from dllint.facts.scopes import Scope
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
+    from dllint.facts.flow.stores import Stores
     from dllint.facts.scopes import Binding
 
 # Builtins that consume an iterable on the spot.
@@ -43,6 +44,8 @@ MAX_STEPS = 2000  # flow steps for one question; real code needs a few dozen
 class FlowBase:
     """State shared by the flow modules (see :mod:`dllint.facts.usage`)."""
 
+    stores: Stores
+
     def __init__(self, facts: FileFacts) -> None:
         self.facts = facts
         self.parents = facts.scopes.parents
@@ -50,7 +53,6 @@ class FlowBase:
         self._loader_uses: dict[ast.Call, list[Use]] = {}
         self._entry_loops: dict[tuple[ast.Call, Via], Loops] = {}  # (call, via before it) -> loops around the call's caller
         self._reach: dict[tuple[ast.AST, ast.Name], bool] = {}
-        self._method_loops_of: dict[ast.AST, tuple[ast.AST, ...]] = {}
 
     def _fresh_at(self, call: ast.Call, scope: Scope, here: Loops, uses: list[Use]) -> list[Use]:
         """``uses`` of the value ``call`` returns, seen from a frame whose loops are ``here``: the
@@ -92,17 +94,9 @@ class FlowBase:
         ...
 
     @abstractmethod
-    def _stored(self, target: ast.Attribute, expr: ast.AST, state: FlowState) -> list[Use]:
-        ...
-
-    @abstractmethod
     def _stored_in_dict(
         self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: Path, state: FlowState
     ) -> list[Use] | None:
-        ...
-
-    @abstractmethod
-    def _method_loops(self, function: ast.AST, depth: int) -> tuple[ast.AST, ...]:
         ...
 
     @abstractmethod

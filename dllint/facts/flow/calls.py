@@ -140,7 +140,7 @@ class CallFlow(FlowBase):
             if isinstance(target, ast.Name):
                 uses += self._uses_of_name(target.id, state, parent)
             elif isinstance(target, ast.Attribute) and is_self_attribute(target):
-                uses += self._stored(target, expr, state.inside(here))
+                uses += self.stores.stored(target, expr, state.inside(here))
             else:
                 found = self._stored_in_dict(parent, target, (), state) if len(targets) == 1 else None
                 uses += found if found is not None else [Use(Move.ESCAPE, expr, here, state.via, How.UNCLAIMED)]  # loaders[k] = ...

@@ -198,7 +198,7 @@ class ContainerFlow(FlowBase):
             found = self._uses_of_element(node, index, state.at(load_scope))
             if found is None:
                 continue  # kept: the unclaimed escape above stands for it
-            repeat = self._method_loops(load_scope.node, 0)
+            repeat = self.stores.method_loops(load_scope.node, 0)
             uses += [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
         return uses
 
