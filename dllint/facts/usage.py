@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from dllint.facts.flow.calls import CallFlow
 from dllint.facts.flow.dicts import DictFlow
 from dllint.facts.flow.model import FlowState, How, Move, Passes, Use, join, then
-from dllint.facts.flow.names import NameFlow
+from dllint.facts.flow.names import Names
 from dllint.facts.flow.returns import ReturnFlow
 from dllint.facts.flow.stores import Stores
 from dllint.facts.flow.syntax import position_of
@@ -39,12 +39,13 @@ if TYPE_CHECKING:
 _PASS_NODES = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow):
+class UsageAnalysis(CallFlow, DictFlow, ReturnFlow):
     """Every iteration and escape of a file's loaders (samplers, datasets): the flow modules
     composed, and what rules ask of them."""
 
     def __init__(self, facts: FileFacts) -> None:
         super().__init__(facts)
+        self.names = Names(self)
         self.stores = Stores(self)
 
     # -- public ---------------------------------------------------------------
@@ -63,7 +64,7 @@ class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow):
     def parameter_uses(self, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[Use]:
         """What ``function`` does with its parameter ``param`` (for the project's summaries): a
         ``return`` of it is reported as such instead of being followed to callers."""
-        return self._uses_of_name(param, FlowState.start(self.facts.scopes.scopes[function], summarizing=function))
+        return self.names.uses_of_name(param, FlowState.start(self.facts.scopes.scopes[function], summarizing=function))
 
     def construction_loops(self, node: ast.AST) -> tuple[ast.AST, ...]:
         return self.lookups.enclosing_loops(node, self.facts.scopes.scope_of(node))

@@ -14,6 +14,7 @@ from dllint.facts.scopes import Scope
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
+    from dllint.facts.flow.names import Names
     from dllint.facts.flow.stores import Stores
     from dllint.facts.scopes import Binding
 
@@ -44,6 +45,7 @@ MAX_STEPS = 2000  # flow steps for one question; real code needs a few dozen
 class FlowBase:
     """State shared by the flow modules (see :mod:`dllint.facts.usage`)."""
 
+    names: Names
     stores: Stores
 
     def __init__(self, facts: FileFacts) -> None:
@@ -52,7 +54,6 @@ class FlowBase:
         self.lookups = FileLookups(facts)
         self._loader_uses: dict[ast.Call, list[Use]] = {}
         self._entry_loops: dict[tuple[ast.Call, Via], Loops] = {}  # (call, via before it) -> loops around the call's caller
-        self._reach: dict[tuple[ast.AST, ast.Name], bool] = {}
 
     def _fresh_at(self, call: ast.Call, scope: Scope, here: Loops, uses: list[Use]) -> list[Use]:
         """``uses`` of the value ``call`` returns, seen from a frame whose loops are ``here``: the
@@ -78,10 +79,6 @@ class FlowBase:
         ...
 
     @abstractmethod
-    def _uses_of_name(self, name: str, state: FlowState, binding: ast.AST | None = None) -> list[Use]:
-        ...
-
-    @abstractmethod
     def _uses_of_element(self, container: ast.AST, index: Element, state: FlowState, rest: Path = ()) -> list[Use] | None:
         ...
 
@@ -97,10 +94,6 @@ class FlowBase:
     def _stored_in_dict(
         self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: Path, state: FlowState
     ) -> list[Use] | None:
-        ...
-
-    @abstractmethod
-    def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list[Binding]) -> bool:
         ...
 
     @abstractmethod

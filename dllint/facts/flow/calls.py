@@ -130,7 +130,7 @@ class CallFlow(FlowBase):
         a dict this code made, or by ``with expr as name``."""
         if isinstance(parent, ast.withitem) and parent.context_expr is expr:
             if isinstance(parent.optional_vars, ast.Name):  # the binding stops ``with f(x) as x`` going round
-                return self._uses_of_name(parent.optional_vars.id, state, parent)
+                return self.names.uses_of_name(parent.optional_vars.id, state, parent)
             return []
         if not (isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is expr):
             return None
@@ -138,7 +138,7 @@ class CallFlow(FlowBase):
         uses: list[Use] = []
         for target in targets:
             if isinstance(target, ast.Name):
-                uses += self._uses_of_name(target.id, state, parent)
+                uses += self.names.uses_of_name(target.id, state, parent)
             elif isinstance(target, ast.Attribute) and is_self_attribute(target):
                 uses += self.stores.stored(target, expr, state.inside(here))
             else:
@@ -245,7 +245,7 @@ class CallFlow(FlowBase):
         if param is None or key in state.seen or len(state.via) >= MAX_CALL_DEPTH:
             return None
         self._entry_loops[(call, state.via)] = state.loops
-        return self._uses_of_name(param, state.through(call, self.facts.scopes.scopes[function], here, key))
+        return self.names.uses_of_name(param, state.through(call, self.facts.scopes.scopes[function], here, key))
 
     def _passed_to_framework(
         self, call: ast.Call, index: int | None, state: FlowState, here: Loops, keyword: str | None
@@ -304,7 +304,7 @@ class CallFlow(FlowBase):
         ):
             target = parent.targets[0].elts[index]
             if isinstance(target, ast.Name):
-                return self._uses_of_name(target.id, state, parent)
+                return self.names.uses_of_name(target.id, state, parent)
             return [Use(Move.ESCAPE, call, state.loops + self.lookups.enclosing_loops(call, state.scope), state.via, How.UNCLAIMED)]
         return self._uses_of_expr(call, state)
 

@@ -171,7 +171,7 @@ class ContainerFlow(FlowBase):
     def _extracted_name(self, name: str, state: FlowState, binding: ast.AST, rest: Path) -> list[Use] | None:
         if rest:
             return self._uses_of_container_name(name, rest[0], state, binding, rest[1:])
-        return self._uses_of_name(name, state, binding)
+        return self.names.uses_of_name(name, state, binding)
 
     def _stored_element(
         self, target: ast.Attribute, container: ast.AST, index: Element, state: FlowState, rest: Path
@@ -254,7 +254,7 @@ class ContainerFlow(FlowBase):
         scope = state.scope
         rebound = binding if binding is not None and len(scope.bindings.get(name, ())) > 1 else None
         return self._element_uses_of_loads(
-            name, lambda load: rebound is None or self._reaches_cached(rebound, load, scope.bindings[name]), index, state, rest
+            name, lambda load: rebound is None or self.names.reaches(rebound, load, scope.bindings[name]), index, state, rest
         )
 
     def _element_uses_of_loads(

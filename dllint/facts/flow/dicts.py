@@ -118,7 +118,7 @@ class DictFlow(ContainerFlow):
             return None
         # the store's own target aside, only reads the store reaches (not those before it) decide
         return self._element_uses_of_loads(
-            name, lambda load: load is not target.value and self._reaches_cached(statement, load, []), DictKey(target.slice.value), state, path
+            name, lambda load: load is not target.value and self.names.reaches(statement, load, []), DictKey(target.slice.value), state, path
         )
 
     def _dict_passed_elsewhere(

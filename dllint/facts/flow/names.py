@@ -6,21 +6,27 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.model import FlowState, Loops, Use, without_loops
-from dllint.facts.scopes import FUNCTION_NODES, Scope
-
-
-from dllint.facts.flow.base import FlowBase
 from dllint.facts.flow.lookups import LOOPS, outermost_function_below
+from dllint.facts.flow.model import FlowState, Loops, Use, without_loops
 from dllint.facts.flow.syntax import end_of, position_of
+from dllint.facts.scopes import FUNCTION_NODES, Scope
 
 if TYPE_CHECKING:
     from dllint.facts.scopes import Binding
+    from dllint.facts.usage import UsageAnalysis
 
 
-class NameFlow(FlowBase):
+class Names:
+    """Values bound to names: followed to the loads each binding reaches (which it remembers
+    per binding and load), in the scope or in closures."""
 
-    def _uses_of_name(self, name: str, state: FlowState, binding: ast.AST | None = None) -> list[Use]:
+    def __init__(self, flow: UsageAnalysis) -> None:
+        self.flow = flow  # the engine: where a loaded value goes next
+        self.facts = flow.facts
+        self.lookups = flow.lookups
+        self._reach: dict[tuple[ast.AST, ast.Name], bool] = {}
+
+    def uses_of_name(self, name: str, state: FlowState, binding: ast.AST | None = None) -> list[Use]:
         """Uses of every load of ``name`` bound in ``state.scope``, including loads in closures.
         ``binding``: the statement that bound it; loads that a later binding of the name
         always replaces first are another value's (a name bound twice to two loaders)."""
@@ -34,9 +40,9 @@ class NameFlow(FlowBase):
         rebound = binding if binding is not None and len(scope.bindings.get(name, ())) > 1 else None
         for load, load_scope in self.lookups.loads_resolving_to(name, scope):
             if load_scope is scope:
-                if rebound is not None and not self._reaches_cached(rebound, load, scope.bindings[name]):
+                if rebound is not None and not self.reaches(rebound, load, scope.bindings[name]):
                     continue
-                found = self._uses_of_expr(load, state)
+                found = self.flow._uses_of_expr(load, state)
                 if rebound is not None:
                     found = self._first_pass_only(found, rebound, load, scope.bindings[name], scope)
                 uses += found
@@ -54,7 +60,7 @@ class NameFlow(FlowBase):
         if closure in state.seen:
             return []
         calls = self.lookups.call_sites(func, scope) if func is not None else None
-        inner = self._uses_of_expr(load, state._replace(scope=load_scope, loops=(), via=(), seen=state.seen | {closure}))
+        inner = self.flow._uses_of_expr(load, state._replace(scope=load_scope, loops=(), via=(), seen=state.seen | {closure}))
         if not calls:
             marker: Loops = (func,) if func is not None else ()
             return [Use(u.kind, u.node, loops + marker + u.loops, via + u.via, u.how, u.remote) for u in inner]
@@ -76,7 +82,8 @@ class NameFlow(FlowBase):
         }
         return without_loops(uses, cut) if cut else uses
 
-    def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list[Binding]) -> bool:
+    def reaches(self, binding: ast.AST, load: ast.Name, bindings: list[Binding]) -> bool:
+        """:meth:`_reaches`, remembered."""
         key = (binding, load)
         found = self._reach.get(key)
         if found is None:
@@ -111,16 +118,16 @@ class NameFlow(FlowBase):
         return in_body and not self._in_body_of(loop, binding)
 
     def _in_body_of(self, loop: ast.For | ast.AsyncFor, node: ast.AST) -> bool:
-        child, current = node, self.parents.get(node)
+        child, current = node, self.lookups.parents.get(node)
         while current is not None:
             if current is loop:
                 return any(child is stmt for stmt in loop.body)
-            child, current = current, self.parents.get(current)
+            child, current = current, self.lookups.parents.get(current)
         return False
 
     def _always_runs_before(self, statement: ast.AST, load: ast.AST) -> bool:
         """A later statement of the block that holds ``statement`` contains ``load``."""
-        holder = self.parents.get(statement)
+        holder = self.lookups.parents.get(statement)
         for field in ("body", "orelse", "finalbody"):
             block = getattr(holder, field, None)
             if isinstance(block, list) and statement in block:
@@ -128,9 +135,9 @@ class NameFlow(FlowBase):
         return False
 
     def _in_common_loop(self, first: ast.AST, second: ast.AST) -> bool:
-        current = self.parents.get(first)
+        current = self.lookups.parents.get(first)
         while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
             if isinstance(current, LOOPS) and self.facts.contains(current, second):
                 return True
-            current = self.parents.get(current)
+            current = self.lookups.parents.get(current)
         return False
