@@ -24,7 +24,7 @@ from dllint.facts.flow.calls import CallFlow
 from dllint.facts.flow.dicts import DictFlow
 from dllint.facts.flow.model import FlowState, How, Move, Passes, Use, join, then
 from dllint.facts.flow.names import Names
-from dllint.facts.flow.returns import ReturnFlow
+from dllint.facts.flow.returns import Returns
 from dllint.facts.flow.stores import Stores
 from dllint.facts.flow.syntax import position_of
 from dllint.facts.frameworks import callback_result
@@ -39,13 +39,14 @@ if TYPE_CHECKING:
 _PASS_NODES = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-class UsageAnalysis(CallFlow, DictFlow, ReturnFlow):
+class UsageAnalysis(CallFlow, DictFlow):
     """Every iteration and escape of a file's loaders (samplers, datasets): the flow modules
     composed, and what rules ask of them."""
 
     def __init__(self, facts: FileFacts) -> None:
         super().__init__(facts)
         self.names = Names(self)
+        self.returns = Returns(self)
         self.stores = Stores(self)
 
     # -- public ---------------------------------------------------------------

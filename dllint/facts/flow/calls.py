@@ -70,7 +70,7 @@ class CallFlow(FlowBase):
         if isinstance(parent, (ast.Compare, ast.Expr, ast.If, ast.While, ast.Assert, ast.UnaryOp)):
             return []  # looked at, not kept
         if isinstance(parent, ast.Return) and parent.value is expr:
-            return self._returned(expr, state)
+            return self.returns.returned(expr, state)
         return [Use(Move.ESCAPE, expr, here, state.via, How.UNCLAIMED)]  # yielded, put in a container, ...
 
     def _iterated_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
@@ -153,7 +153,7 @@ class CallFlow(FlowBase):
             index = element_index(parent, expr)
             return self._uses_of_element(parent, index, state) if index is not None else None
         if isinstance(parent, ast.Lambda) and parent.body is expr:
-            return self._handed_on(parent, expr, state.inside(here))
+            return self.returns.handed_on(parent, expr, state.inside(here))
         if isinstance(parent, ast.Dict):
             key = dict_key(parent, expr)
             return self._uses_of_element(parent, key, state) if key is not None else None
@@ -244,7 +244,7 @@ class CallFlow(FlowBase):
         key = (function, param)
         if param is None or key in state.seen or len(state.via) >= MAX_CALL_DEPTH:
             return None
-        self._entry_loops[(call, state.via)] = state.loops
+        self.returns.entered(call, state.via, state.loops)
         return self.names.uses_of_name(param, state.through(call, self.facts.scopes.scopes[function], here, key))
 
     def _passed_to_framework(

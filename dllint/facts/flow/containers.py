@@ -153,7 +153,7 @@ class ContainerFlow(FlowBase):
             outer = dict_key(parent, container)
             return self._uses_of_element(parent, outer, state, (index, *rest)) if outer is not None else None
         if isinstance(parent, ast.Return) and parent.value is container:
-            return self._returned_element(container, index, state, rest)
+            return self.returns.returned_element(container, index, state, rest)
         if isinstance(parent, ast.keyword):
             call = self.parents.get(parent)
             if isinstance(call, ast.Call):
@@ -291,7 +291,7 @@ class ContainerFlow(FlowBase):
         if param is None:
             return None
         here = state.loops + self.lookups.enclosing_loops(call, scope)
-        self._entry_loops[(call, state.via)] = state.loops
+        self.returns.entered(call, state.via, state.loops)
         callee = self.facts.scopes.scopes[target]
         return self._uses_of_container_name(param, index, state.through(call, callee, here), None, rest)
 
