@@ -21,8 +21,9 @@ import ast
 from typing import TYPE_CHECKING
 
 from dllint.facts.flow.calls import CallFlow
-from dllint.facts.flow.dicts import DictFlow
-from dllint.facts.flow.model import FlowState, How, Move, Passes, Use, join, then
+from dllint.facts.flow.containers import Containers
+from dllint.facts.flow.dicts import Dicts
+from dllint.facts.flow.model import Element, FlowState, How, Move, Passes, Path, Use, join, then
 from dllint.facts.flow.names import Names
 from dllint.facts.flow.returns import Returns
 from dllint.facts.flow.stores import Stores
@@ -39,13 +40,15 @@ if TYPE_CHECKING:
 _PASS_NODES = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-class UsageAnalysis(CallFlow, DictFlow):
+class UsageAnalysis(CallFlow):
     """Every iteration and escape of a file's loaders (samplers, datasets): the flow modules
     composed, and what rules ask of them."""
 
     def __init__(self, facts: FileFacts) -> None:
         super().__init__(facts)
         self.names = Names(self)
+        self.containers = Containers(self)
+        self.dicts = Dicts(self)
         self.returns = Returns(self)
         self.stores = Stores(self)
 
@@ -67,6 +70,21 @@ class UsageAnalysis(CallFlow, DictFlow):
         ``return`` of it is reported as such instead of being followed to callers."""
         return self.names.uses_of_name(param, FlowState.start(self.facts.scopes.scopes[function], summarizing=function))
 
+    def element_uses(self, container: ast.AST, index: Element, scope: Scope) -> list[Use] | None:
+        """Uses of element ``index`` (``"*"``: any element) of the tuple or list that
+        ``container`` evaluates to (for the project's summaries); None: undecidable."""
+        return self.containers.uses_of_element(container, index, FlowState.start(scope))
+
+    def parameter_entry_uses(self, function: ast.AST, param: str, index: Element, rest: Path = ()) -> list[Use] | None:
+        """What ``function`` does with entry ``index`` (``rest``: that part of it) of the dict
+        its parameter ``param`` holds (for the project's summaries); None: undecidable."""
+        state = FlowState.start(self.facts.scopes.scopes[function], summarizing=function)
+        return self.containers.uses_of_container_name(param, index, state, None, rest)
+
+    def result_entry_uses(self, call: ast.AST, index: Element, scope: Scope, rest: Path = ()) -> list[Use] | None:
+        """The same for the dict a call returns (``data = get_data(args)``)."""
+        return self.containers.uses_of_element(call, index, FlowState.start(scope), rest)
+
     def construction_loops(self, node: ast.AST) -> tuple[ast.AST, ...]:
         return self.lookups.enclosing_loops(node, self.facts.scopes.scope_of(node))
 
@@ -85,6 +103,9 @@ class UsageAnalysis(CallFlow, DictFlow):
 
     def callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
         return self.lookups.callers(func)
+
+    def element_loop_target(self, node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
+        return self.containers.element_loop_target(node)
 
     def iteration_count(self, loader: LoaderCall, training: bool | None = None) -> Passes:
         """How often one loader built here is iterated. A returned or stored loader that no

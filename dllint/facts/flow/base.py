@@ -9,10 +9,12 @@ from abc import abstractmethod
 from typing import TYPE_CHECKING
 
 from dllint.facts.flow.lookups import FileLookups
-from dllint.facts.flow.model import Element, FlowState, Path, Use
+from dllint.facts.flow.model import FlowState, Use
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
+    from dllint.facts.flow.containers import Containers
+    from dllint.facts.flow.dicts import Dicts
     from dllint.facts.flow.names import Names
     from dllint.facts.flow.returns import Returns
     from dllint.facts.flow.stores import Stores
@@ -44,6 +46,8 @@ MAX_STEPS = 2000  # flow steps for one question; real code needs a few dozen
 class FlowBase:
     """State shared by the flow modules (see :mod:`dllint.facts.usage`)."""
 
+    containers: Containers
+    dicts: Dicts
     names: Names
     returns: Returns
     stores: Stores
@@ -58,15 +62,5 @@ class FlowBase:
 
     @abstractmethod
     def _uses_of_expr(self, expr: ast.AST, state: FlowState) -> list[Use]:
-        ...
-
-    @abstractmethod
-    def _uses_of_element(self, container: ast.AST, index: Element, state: FlowState, rest: Path = ()) -> list[Use] | None:
-        ...
-
-    @abstractmethod
-    def _stored_in_dict(
-        self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: Path, state: FlowState
-    ) -> list[Use] | None:
         ...
 

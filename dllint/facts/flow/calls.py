@@ -97,7 +97,7 @@ class CallFlow(FlowBase):
         if not (isinstance(func, ast.Attribute) and func.attr == "append"):
             return None
         container = self._list_display(func.value, state.scope)
-        return self._uses_of_element(container, "*", state) if container is not None else None
+        return self.containers.uses_of_element(container, "*", state) if container is not None else None
 
     def _list_display(self, holder: ast.expr, scope: Scope) -> ast.List | None:
         """The list display ``holder`` is bound to once: ``loaders = []`` in scope, or
@@ -142,7 +142,7 @@ class CallFlow(FlowBase):
             elif isinstance(target, ast.Attribute) and is_self_attribute(target):
                 uses += self.stores.stored(target, expr, state.inside(here))
             else:
-                found = self._stored_in_dict(parent, target, (), state) if len(targets) == 1 else None
+                found = self.dicts.stored_in_dict(parent, target, (), state) if len(targets) == 1 else None
                 uses += found if found is not None else [Use(Move.ESCAPE, expr, here, state.via, How.UNCLAIMED)]  # loaders[k] = ...
         return uses
 
@@ -151,12 +151,12 @@ class CallFlow(FlowBase):
         body of a lambda handed on (``lambda ds: DataLoader(ds, ...)``)."""
         if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):
             index = element_index(parent, expr)
-            return self._uses_of_element(parent, index, state) if index is not None else None
+            return self.containers.uses_of_element(parent, index, state) if index is not None else None
         if isinstance(parent, ast.Lambda) and parent.body is expr:
             return self.returns.handed_on(parent, expr, state.inside(here))
         if isinstance(parent, ast.Dict):
             key = dict_key(parent, expr)
-            return self._uses_of_element(parent, key, state) if key is not None else None
+            return self.containers.uses_of_element(parent, key, state) if key is not None else None
         return None
 
     def _passed_to_call(self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, state: FlowState) -> list[Use]:
@@ -232,7 +232,7 @@ class CallFlow(FlowBase):
             return [Use(Move.ESCAPE, expr, here, state.via, How.UNKNOWN, why="given to a loader as its dataset or sampler")]
         field = self._record_field(func, keyword, index, scope)
         if field is not None:  # DataInfo(dataloader=loader): reads of info.dataloader decide
-            found = self._uses_of_element(call, field, state)
+            found = self.containers.uses_of_element(call, field, state)
             if found is not None:
                 return found
         init = self.lookups.same_file_init(func, scope)

@@ -178,7 +178,7 @@ class Returns:
             and parent.args == [container] and not parent.keywords and self.facts.scopes.lookup(parent.func.id, scope) is None
         ):
             container, parent = parent, self.lookups.parents.get(parent)
-        found = self.flow._uses_of_element(container, "*", state)
+        found = self.flow.containers.uses_of_element(container, "*", state)
         if found is None:
             return [Use(Move.ESCAPE, container, self.lookups.enclosing_loops(container, scope), state.via, How.UNCLAIMED)]
         return found
@@ -244,7 +244,7 @@ class Returns:
         back = self._handed_back(func, via)
         if back is not None:  # handed back to the call that passed the loader in
             outer = self._entry_loops.get((back, via[:-1]), ())
-            return self.flow._uses_of_element(back, index, state.leaving(self.facts.scopes.scope_of(back), outer), rest)
+            return self.flow.containers.uses_of_element(back, index, state.leaving(self.facts.scopes.scope_of(back), outer), rest)
         uses = [] if rest else self._stored_for_hooks(func, container, here, via)
         stored = bool(uses)
         guards = self.return_guards(container, func)
@@ -253,7 +253,7 @@ class Returns:
             if not admitted(guards, constant_args(call)):
                 continue
             call_scope = self.facts.scopes.scope_of(call)
-            found = self.flow._uses_of_element(call, index, state.through(call, call_scope), rest)
+            found = self.flow.containers.uses_of_element(call, index, state.through(call, call_scope), rest)
             if found is None:
                 found = [Use(Move.ESCAPE, call, (), via + (call,), How.UNCLAIMED)]
             uses += self._fresh_at(call, call_scope, here, found)
