@@ -1,7 +1,9 @@
-"""Where a loader's value flows: which loops iterate it, which calls carry it away. The
-engine is split by how values move (:mod:`dllint.facts.flow`: ``names``, ``calls``,
-``returns``, ``stores``, ``containers``, ``dicts``, over the records of ``model``); this
-module composes it and answers what rules ask (how often a loader is iterated, its repeated uses).
+"""Where a loader's value flows: which loops iterate it, which calls carry it away.
+:class:`UsageAnalysis` is the engine: it owns the file's lookups and one part per way a
+value moves (:mod:`dllint.facts.flow`: ``calls``, ``names``, ``containers``, ``dicts``,
+``returns``, ``stores``, over the records of ``model``), each part with its own caches and a
+reference to the engine to hand a value on to another part; it answers what rules ask (how
+often a loader is iterated, its repeated uses).
 
 The analysis follows a loader from its construction through names (each binding on its
 own: a name bound twice to two loaders is two loaders), same-file function calls and
@@ -20,9 +22,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.calls import CallFlow
+from dllint.facts.flow.calls import Calls
 from dllint.facts.flow.containers import Containers
 from dllint.facts.flow.dicts import Dicts
+from dllint.facts.flow.lookups import FileLookups
 from dllint.facts.flow.model import Element, FlowState, How, Move, Passes, Path, Use, join, then
 from dllint.facts.flow.names import Names
 from dllint.facts.flow.returns import Returns
@@ -40,30 +43,36 @@ if TYPE_CHECKING:
 _PASS_NODES = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-class UsageAnalysis(CallFlow):
-    """Every iteration and escape of a file's loaders (samplers, datasets): the flow modules
-    composed, and what rules ask of them."""
+class UsageAnalysis:
+    """Every iteration and escape of a file's loaders (samplers, datasets): the flow engine of
+    one file, its parts, and what rules ask of them. A part hands a value on to another by
+    name (``self.flow.names.uses_of_name(...)``): a question starts at :meth:`loader_uses` (or
+    another public method) and moves between the parts until every path ends in a ``Use``."""
 
     def __init__(self, facts: FileFacts) -> None:
-        super().__init__(facts)
-        self.names = Names(self)
-        self.containers = Containers(self)
-        self.dicts = Dicts(self)
-        self.returns = Returns(self)
-        self.stores = Stores(self)
+        self.facts = facts
+        self.lookups = FileLookups(facts)  # same-file lookups, shared by every part
+        self._loader_uses: dict[ast.Call, list[Use]] = {}
+        # the parts: where a value goes decides which part follows it
+        self.calls = Calls(self)  # the node around an expression; calls it is passed to
+        self.names = Names(self)  # bound to a name: its loads, in closures too
+        self.containers = Containers(self)  # an element of a tuple, list or record
+        self.dicts = Dicts(self)  # an entry of a dict (reads its containers part)
+        self.returns = Returns(self)  # returned: to callers here, elsewhere, to hooks
+        self.stores = Stores(self)  # stored on self: read back by the class's methods
 
     # -- public ---------------------------------------------------------------
     def loader_uses(self, loader: LoaderCall) -> list[Use]:
         """Every iteration and escape of the loader built by ``loader``."""
         uses = self._loader_uses.get(loader.node)
         if uses is None:
-            uses = self._uses_of_expr(loader.node, FlowState.start(loader.scope))
+            uses = self.calls.uses_of_expr(loader.node, FlowState.start(loader.scope))
             self._loader_uses[loader.node] = uses
         return uses
 
     def uses_of(self, expr: ast.AST, scope: Scope) -> list[Use]:
         """Iterations and escapes of any value built by ``expr`` (a sampler, a dataset)."""
-        return self._uses_of_expr(expr, FlowState.start(scope))
+        return self.calls.uses_of_expr(expr, FlowState.start(scope))
 
     def parameter_uses(self, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[Use]:
         """What ``function`` does with its parameter ``param`` (for the project's summaries): a

@@ -1,23 +1,6 @@
-"""The flow engine's shared ground: the file's scopes and parents, the loops around a node,
-the same-file functions and classes a call reaches, and the recursion's entry points that the
-modules split by how values move (names, calls, returns, containers) implement."""
-
-from __future__ import annotations
-
-import ast
-from abc import abstractmethod
-from typing import TYPE_CHECKING
-
-from dllint.facts.flow.lookups import FileLookups
-from dllint.facts.flow.model import FlowState, Use
-
-if TYPE_CHECKING:
-    from dllint.facts import FileFacts
-    from dllint.facts.flow.containers import Containers
-    from dllint.facts.flow.dicts import Dicts
-    from dllint.facts.flow.names import Names
-    from dllint.facts.flow.returns import Returns
-    from dllint.facts.flow.stores import Stores
+"""What the flow engine knows of the calls every file may make (builtins that iterate, wrap
+or only look at a value; the wrappers of well-known libraries) and how far it follows a value
+(:data:`MAX_CALL_DEPTH`, :data:`MAX_STEPS`)."""
 
 # Builtins that consume an iterable on the spot.
 ITERATING_BUILTINS = frozenset({"iter", "list", "tuple", "sorted", "set", "sum", "any", "all", "min", "max", "dict"})
@@ -41,26 +24,3 @@ NEUTRAL_BUILTINS = frozenset(
 )
 MAX_CALL_DEPTH = 6
 MAX_STEPS = 2000  # flow steps for one question; real code needs a few dozen
-
-
-class FlowBase:
-    """State shared by the flow modules (see :mod:`dllint.facts.usage`)."""
-
-    containers: Containers
-    dicts: Dicts
-    names: Names
-    returns: Returns
-    stores: Stores
-
-    def __init__(self, facts: FileFacts) -> None:
-        self.facts = facts
-        self.parents = facts.scopes.parents
-        self.lookups = FileLookups(facts)
-        self._loader_uses: dict[ast.Call, list[Use]] = {}
-
-    # -- the recursion's entry points, implemented by the flow modules --------------
-
-    @abstractmethod
-    def _uses_of_expr(self, expr: ast.AST, state: FlowState) -> list[Use]:
-        ...
-

@@ -8,19 +8,18 @@ import ast
 from typing import TYPE_CHECKING
 
 from dllint.facts.devices import passed_devices
+from dllint.facts.flow.base import ITERATING_BUILTINS, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS, WRAPPING_BUILTINS, WRAPPING_QUALNAMES
+from dllint.facts.flow.lookups import is_self_attribute
 from dllint.facts.flow.model import FlowState, How, Loops, Move, RemoteLoop, Use, shown, uses_from
+from dllint.facts.flow.syntax import dict_key, element_index, parameter_for
 from dllint.facts.frameworks import framework_call
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
+from dllint.knowledge.frameworks import Passing
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
-from dllint.knowledge.frameworks import Passing
-
-
-from dllint.facts.flow.base import FlowBase, ITERATING_BUILTINS, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS, WRAPPING_BUILTINS, WRAPPING_QUALNAMES
-from dllint.facts.flow.lookups import is_self_attribute
-from dllint.facts.flow.syntax import dict_key, element_index, parameter_for
+    from dllint.facts.usage import UsageAnalysis
 
 
 MAX_CHOICES = 16  # classes in one literal dict or list a call picks from
@@ -50,27 +49,34 @@ def picked_from(facts: FileFacts, func: ast.expr, scope: Scope) -> list[ast.expr
     return list(values)
 
 
-class CallFlow(FlowBase):
+class Calls:
+    """A value at the expression it is: the node around it decides (iterated, bound, passed
+    to a call, contained, returned); a call it is passed to is followed into this file's
+    functions and classes, framework calls and the project's other files."""
 
-    # -- the flow --------------------------------------------------------------------
-    def _uses_of_expr(self, expr: ast.AST, state: FlowState) -> list[Use]:
+    def __init__(self, flow: UsageAnalysis) -> None:
+        self.flow = flow  # the engine: where a bound, contained or returned value goes next
+        self.facts = flow.facts
+        self.lookups = flow.lookups
+
+    def uses_of_expr(self, expr: ast.AST, state: FlowState) -> list[Use]:
         """What happens to the value ``expr`` evaluates to, decided by the node around it."""
         question = state.question
         question.steps += 1
         if question.steps > MAX_STEPS:  # a value fanning out through many calls: give up on it
             return [Use(Move.ESCAPE, expr, state.loops, state.via, How.UNKNOWN, why=f"followed through more than {MAX_STEPS} steps")]
-        parent = self.parents.get(expr)
+        parent = self.lookups.parents.get(expr)
         here = state.loops + self.lookups.enclosing_loops(expr, state.scope)
         for step in (self._iterated_at, self._appended_at, self._passed_at, self._bound_at, self._contained_at):
             found = step(parent, expr, state, here)
             if found is not None:
                 return found
         if isinstance(parent, (ast.IfExp, ast.BoolOp)) and expr is not getattr(parent, "test", None):
-            return self._uses_of_expr(parent, state)  # a or b, a if c else b: the same value
+            return self.uses_of_expr(parent, state)  # a or b, a if c else b: the same value
         if isinstance(parent, (ast.Compare, ast.Expr, ast.If, ast.While, ast.Assert, ast.UnaryOp)):
             return []  # looked at, not kept
         if isinstance(parent, ast.Return) and parent.value is expr:
-            return self.returns.returned(expr, state)
+            return self.flow.returns.returned(expr, state)
         return [Use(Move.ESCAPE, expr, here, state.via, How.UNCLAIMED)]  # yielded, put in a container, ...
 
     def _iterated_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
@@ -80,7 +86,7 @@ class CallFlow(FlowBase):
         if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is expr or isinstance(parent, ast.YieldFrom):
             return [Use(Move.ITERATE, parent, here, state.via)]
         if isinstance(parent, ast.comprehension) and parent.iter is expr:
-            comp = self.parents.get(parent) or parent
+            comp = self.lookups.parents.get(parent) or parent
             return [Use(Move.ITERATE, comp, state.loops + self.lookups.enclosing_loops(comp, state.scope), state.via)]
         if isinstance(parent, ast.Attribute):
             return [Use(Move.ITERATE, parent, here, state.via)] if parent.attr == "__iter__" else []
@@ -97,7 +103,7 @@ class CallFlow(FlowBase):
         if not (isinstance(func, ast.Attribute) and func.attr == "append"):
             return None
         container = self._list_display(func.value, state.scope)
-        return self.containers.uses_of_element(container, "*", state) if container is not None else None
+        return self.flow.containers.uses_of_element(container, "*", state) if container is not None else None
 
     def _list_display(self, holder: ast.expr, scope: Scope) -> ast.List | None:
         """The list display ``holder`` is bound to once: ``loaders = []`` in scope, or
@@ -109,13 +115,13 @@ class CallFlow(FlowBase):
         elif is_self_attribute(holder):
             cls = self.lookups.enclosing_class(scope)
             stores = [] if cls is None else [n for n in self.lookups.attributes_of_self(cls).get(holder.attr, ()) if not isinstance(n.ctx, ast.Load)]  # type: ignore[attr-defined]
-            values = [getattr(self.parents.get(n), "value", None) for n in stores]
+            values = [getattr(self.lookups.parents.get(n), "value", None) for n in stores]
         return values[0] if len(values) == 1 and isinstance(values[0], ast.List) else None
 
     def _passed_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
         """An argument of a call: by keyword or position (after a ``*`` it lands nowhere known)."""
         if isinstance(parent, ast.keyword):
-            call = self.parents.get(parent)
+            call = self.lookups.parents.get(parent)
             if isinstance(call, ast.Call):
                 return self._passed_to_call(call, parent.arg, None, expr, state)
             return [Use(Move.ESCAPE, expr, here, state.via, How.UNCLAIMED)]
@@ -130,7 +136,7 @@ class CallFlow(FlowBase):
         a dict this code made, or by ``with expr as name``."""
         if isinstance(parent, ast.withitem) and parent.context_expr is expr:
             if isinstance(parent.optional_vars, ast.Name):  # the binding stops ``with f(x) as x`` going round
-                return self.names.uses_of_name(parent.optional_vars.id, state, parent)
+                return self.flow.names.uses_of_name(parent.optional_vars.id, state, parent)
             return []
         if not (isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is expr):
             return None
@@ -138,11 +144,11 @@ class CallFlow(FlowBase):
         uses: list[Use] = []
         for target in targets:
             if isinstance(target, ast.Name):
-                uses += self.names.uses_of_name(target.id, state, parent)
+                uses += self.flow.names.uses_of_name(target.id, state, parent)
             elif isinstance(target, ast.Attribute) and is_self_attribute(target):
-                uses += self.stores.stored(target, expr, state.inside(here))
+                uses += self.flow.stores.stored(target, expr, state.inside(here))
             else:
-                found = self.dicts.stored_in_dict(parent, target, (), state) if len(targets) == 1 else None
+                found = self.flow.dicts.stored_in_dict(parent, target, (), state) if len(targets) == 1 else None
                 uses += found if found is not None else [Use(Move.ESCAPE, expr, here, state.via, How.UNCLAIMED)]  # loaders[k] = ...
         return uses
 
@@ -151,12 +157,12 @@ class CallFlow(FlowBase):
         body of a lambda handed on (``lambda ds: DataLoader(ds, ...)``)."""
         if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):
             index = element_index(parent, expr)
-            return self.containers.uses_of_element(parent, index, state) if index is not None else None
+            return self.flow.containers.uses_of_element(parent, index, state) if index is not None else None
         if isinstance(parent, ast.Lambda) and parent.body is expr:
-            return self.returns.handed_on(parent, expr, state.inside(here))
+            return self.flow.returns.handed_on(parent, expr, state.inside(here))
         if isinstance(parent, ast.Dict):
             key = dict_key(parent, expr)
-            return self.containers.uses_of_element(parent, key, state) if key is not None else None
+            return self.flow.containers.uses_of_element(parent, key, state) if key is not None else None
         return None
 
     def _passed_to_call(self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, state: FlowState) -> list[Use]:
@@ -210,11 +216,11 @@ class CallFlow(FlowBase):
             if name in ITERATING_BUILTINS:
                 return [Use(Move.ITERATE, call, here, state.via)]
             if name in WRAPPING_BUILTINS:
-                return self._uses_of_expr(call, state)
+                return self.uses_of_expr(call, state)
             if name in NEUTRAL_BUILTINS:
                 return []
         if self.facts.qualname(func) in WRAPPING_QUALNAMES:
-            return self._uses_of_expr(call, state)
+            return self.uses_of_expr(call, state)
         return None
 
     def _passed_in_file(
@@ -232,7 +238,7 @@ class CallFlow(FlowBase):
             return [Use(Move.ESCAPE, expr, here, state.via, How.UNKNOWN, why="given to a loader as its dataset or sampler")]
         field = self._record_field(func, keyword, index, scope)
         if field is not None:  # DataInfo(dataloader=loader): reads of info.dataloader decide
-            found = self.containers.uses_of_element(call, field, state)
+            found = self.flow.containers.uses_of_element(call, field, state)
             if found is not None:
                 return found
         init = self.lookups.same_file_init(func, scope)
@@ -244,8 +250,8 @@ class CallFlow(FlowBase):
         key = (function, param)
         if param is None or key in state.seen or len(state.via) >= MAX_CALL_DEPTH:
             return None
-        self.returns.entered(call, state.via, state.loops)
-        return self.names.uses_of_name(param, state.through(call, self.facts.scopes.scopes[function], here, key))
+        self.flow.returns.entered(call, state.via, state.loops)
+        return self.flow.names.uses_of_name(param, state.through(call, self.facts.scopes.scopes[function], here, key))
 
     def _passed_to_framework(
         self, call: ast.Call, index: int | None, state: FlowState, here: Loops, keyword: str | None
@@ -271,7 +277,7 @@ class CallFlow(FlowBase):
         (``iter(ForeverLoader(loader))`` re-iterating it forever), unless that is the one
         pass iterated here (whose batches are seen here)."""
         via = state.via
-        result = self._uses_of_expr(call, state)
+        result = self.uses_of_expr(call, state)
         wrapped = bool(result) and all(u.kind is Move.ITERATE for u in result)
         project = self.facts.project
         remote = project.target_of(self.facts, call.func, state.scope) if project is not None else None
@@ -284,7 +290,7 @@ class CallFlow(FlowBase):
             if effects is not None:
                 resolved = uses_from(effects, call, expr, here, via, shown(remote))
                 if effects.returns:  # handed back: the caller goes on with the call's result
-                    resolved += self._uses_of_expr(call, state)
+                    resolved += self.uses_of_expr(call, state)
                 if not (wrapped and not _repeats_elsewhere(resolved)):
                     return resolved
         if wrapped:
@@ -294,7 +300,7 @@ class CallFlow(FlowBase):
 
     def _same_value_returned(self, call: ast.Call, index: int | None, state: FlowState) -> list[Use]:
         """``x = f(loader)`` or ``a, x = f(model, loader)`` where ``f`` hands its arguments back."""
-        parent = self.parents.get(call)
+        parent = self.lookups.parents.get(call)
         if (
             index is not None
             and isinstance(parent, ast.Assign)
@@ -304,20 +310,20 @@ class CallFlow(FlowBase):
         ):
             target = parent.targets[0].elts[index]
             if isinstance(target, ast.Name):
-                return self.names.uses_of_name(target.id, state, parent)
+                return self.flow.names.uses_of_name(target.id, state, parent)
             return [Use(Move.ESCAPE, call, state.loops + self.lookups.enclosing_loops(call, state.scope), state.via, How.UNCLAIMED)]
-        return self._uses_of_expr(call, state)
+        return self.uses_of_expr(call, state)
 
     def _restarted_on_stop(self, call: ast.Call) -> bool:
         """``iter(loader)`` inside ``except StopIteration:``: the exhausted iterator is replaced
         by a new pass (the rule catalog's "Endless iteration": torch starts the workers again)."""
-        current = self.parents.get(call)
+        current = self.lookups.parents.get(call)
         while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
             if isinstance(current, ast.ExceptHandler):
                 caught = current.type
                 names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
                 return any(isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or getattr(n, "attr", None)) == "StopIteration" for n in names)
-            current = self.parents.get(current)
+            current = self.lookups.parents.get(current)
         return False
 
     def _record_field(self, func: ast.expr, keyword: str | None, index: int | None, scope: Scope) -> str | None:
