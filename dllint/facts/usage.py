@@ -1,9 +1,9 @@
 """Where a loader's value flows: which loops iterate it, which calls carry it away.
 :class:`UsageAnalysis` is the engine: it owns the file's lookups and one part per way a
-value moves (:mod:`dllint.facts.flow`: ``calls``, ``names``, ``containers``, ``dicts``,
-``returns``, ``stores``, over the records of ``model``), each part with its own caches and a
-reference to the engine to hand a value on to another part; it answers what rules ask (how
-often a loader is iterated, its repeated uses).
+value moves (:mod:`dllint.facts.flow`: ``expressions``, ``arguments``, ``names``,
+``containers``, ``dicts``, ``returns``, ``stores``, over the records of ``model``), each
+part with its own caches and a reference to the engine to hand a value on to another part;
+it answers what rules ask (how often a loader is iterated, its repeated uses).
 
 The analysis follows a loader from its construction through names (each binding on its
 own: a name bound twice to two loaders is two loaders), same-file function calls and
@@ -22,9 +22,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.calls import Calls
+from dllint.facts.flow.arguments import Arguments
 from dllint.facts.flow.containers import Containers
 from dllint.facts.flow.dicts import Dicts
+from dllint.facts.flow.expressions import Expressions
 from dllint.facts.flow.lookups import FileLookups
 from dllint.facts.flow.model import Element, FlowState, How, Move, Passes, Path, Use, join, then
 from dllint.facts.flow.names import Names
@@ -54,7 +55,8 @@ class UsageAnalysis:
         self.lookups = FileLookups(facts)  # same-file lookups, shared by every part
         self._loader_uses: dict[ast.Call, list[Use]] = {}
         # the parts: where a value goes decides which part follows it
-        self.calls = Calls(self)  # the node around an expression; calls it is passed to
+        self.expressions = Expressions(self)  # the node around an expression
+        self.arguments = Arguments(self)  # passed to a call: into the callee, or its result
         self.names = Names(self)  # bound to a name: its loads, in closures too
         self.containers = Containers(self)  # an element of a tuple, list or record
         self.dicts = Dicts(self)  # an entry of a dict (reads its containers part)
@@ -66,13 +68,13 @@ class UsageAnalysis:
         """Every iteration and escape of the loader built by ``loader``."""
         uses = self._loader_uses.get(loader.node)
         if uses is None:
-            uses = self.calls.uses_of_expr(loader.node, FlowState.start(loader.scope))
+            uses = self.expressions.uses_of_expr(loader.node, FlowState.start(loader.scope))
             self._loader_uses[loader.node] = uses
         return uses
 
     def uses_of(self, expr: ast.AST, scope: Scope) -> list[Use]:
         """Iterations and escapes of any value built by ``expr`` (a sampler, a dataset)."""
-        return self.calls.uses_of_expr(expr, FlowState.start(scope))
+        return self.expressions.uses_of_expr(expr, FlowState.start(scope))
 
     def parameter_uses(self, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[Use]:
         """What ``function`` does with its parameter ``param`` (for the project's summaries): a

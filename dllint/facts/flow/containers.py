@@ -156,7 +156,7 @@ class Containers:
         """The element asked for is ``expr``'s value (or, with ``rest``, holds it)."""
         if rest:
             return self.uses_of_element(expr, rest[0], state, rest[1:])
-        return self.flow.calls.uses_of_expr(expr, state)
+        return self.flow.expressions.uses_of_expr(expr, state)
 
     def _extracted_name(self, name: str, state: FlowState, binding: ast.AST, rest: Path) -> list[Use] | None:
         if rest:

@@ -42,7 +42,7 @@ class Names:
             if load_scope is scope:
                 if rebound is not None and not self.reaches(rebound, load, scope.bindings[name]):
                     continue
-                found = self.flow.calls.uses_of_expr(load, state)
+                found = self.flow.expressions.uses_of_expr(load, state)
                 if rebound is not None:
                     found = self._first_pass_only(found, rebound, load, scope.bindings[name], scope)
                 uses += found
@@ -60,7 +60,7 @@ class Names:
         if closure in state.seen:
             return []
         calls = self.lookups.call_sites(func, scope) if func is not None else None
-        inner = self.flow.calls.uses_of_expr(load, state._replace(scope=load_scope, loops=(), via=(), seen=state.seen | {closure}))
+        inner = self.flow.expressions.uses_of_expr(load, state._replace(scope=load_scope, loops=(), via=(), seen=state.seen | {closure}))
         if not calls:
             marker: Loops = (func,) if func is not None else ()
             return [Use(u.kind, u.node, loops + marker + u.loops, via + u.via, u.how, u.remote) for u in inner]

@@ -63,7 +63,7 @@ class Returns:
             return [Use(Move.ESCAPE, expr, here, via, How.RETURN)]
         back = self._handed_back(func, via)
         if back is not None:  # handed back to the call that passed it in
-            return self.flow.calls.uses_of_expr(back, state.leaving(self.facts.scopes.scope_of(back), self._entry_loops.get((back, via[:-1]), ())))
+            return self.flow.expressions.uses_of_expr(back, state.leaving(self.facts.scopes.scope_of(back), self._entry_loops.get((back, via[:-1]), ())))
         key = ("return", func)
         if key in state.seen:
             return []
@@ -80,7 +80,7 @@ class Returns:
             if not admitted(guards, constant_args(call)):
                 continue  # get_loader("finetune") never receives the "pretrain" loader
             call_scope = self.facts.scopes.scope_of(call)
-            uses += self._fresh_at(call, call_scope, here, self.flow.calls.uses_of_expr(call, state.through(call, call_scope)))
+            uses += self._fresh_at(call, call_scope, here, self.flow.expressions.uses_of_expr(call, state.through(call, call_scope)))
         handed = self.handed_on(func, expr, state.inside(here))
         uses += handed or ()
         remote = self._callers_elsewhere(func, expr, here, via, None, guards)
@@ -163,7 +163,7 @@ class Returns:
             if result is Result.ELEMENTS:
                 inner = self._callback_elements(call, state.through(call, scope))
             else:
-                inner = self.flow.calls.uses_of_expr(call, state.through(call, scope))
+                inner = self.flow.expressions.uses_of_expr(call, state.through(call, scope))
             uses += self._fresh_at(call, scope, here, inner)
         return uses if found else None
 

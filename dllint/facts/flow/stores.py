@@ -71,7 +71,7 @@ class Stores:
         its class, or (``built``) a loop calling it on the instance that holds the value."""
         load_scope = self.facts.scopes.scope_of(node)
         repeat = self.method_loops(load_scope.node, 0) or self._instance_loops(load_scope.node, built)
-        found = self.flow.calls.uses_of_expr(node, state.at(load_scope))
+        found = self.flow.expressions.uses_of_expr(node, state.at(load_scope))
         return [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
 
     def _returned_by_once_hook(self, load: ast.AST) -> bool:
