@@ -20,6 +20,7 @@ whether a caller could still claim it, code outside the project took it, ...), a
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import TYPE_CHECKING
 
 from dllint.facts.flow.arguments import Arguments
@@ -54,14 +55,17 @@ class UsageAnalysis:
         self.facts = facts
         self.lookups = FileLookups(facts)  # same-file lookups, shared by every part
         self._loader_uses: dict[ast.Call, list[Use]] = {}
-        # the parts: where a value goes decides which part follows it
-        self.expressions = Expressions(self)  # the node around an expression
-        self.arguments = Arguments(self)  # passed to a call: into the callee, or its result
-        self.names = Names(self)  # bound to a name: its loads, in closures too
-        self.containers = Containers(self)  # an element of a tuple, list or record
-        self.dicts = Dicts(self)  # an entry of a dict (reads its containers part)
-        self.returns = Returns(self)  # returned: to callers here, elsewhere, to hooks
-        self.stores = Stores(self)  # stored on self: read back by the class's methods
+        # The parts: where a value goes decides which part follows it. Each refers back to the
+        # engine through a weak proxy: the engine is freed with its facts (the lint engine
+        # empties them after the rules), not left in a cycle for the cyclic collector.
+        engine: UsageAnalysis = weakref.proxy(self)
+        self.expressions = Expressions(engine)  # the node around an expression
+        self.arguments = Arguments(engine)  # passed to a call: into the callee, or its result
+        self.names = Names(engine)  # bound to a name: its loads, in closures too
+        self.containers = Containers(engine)  # an element of a tuple, list or record
+        self.dicts = Dicts(engine)  # an entry of a dict (reads its containers part)
+        self.returns = Returns(engine)  # returned: to callers here, elsewhere, to hooks
+        self.stores = Stores(engine)  # stored on self: read back by the class's methods
 
     # -- public ---------------------------------------------------------------
     def loader_uses(self, loader: LoaderCall) -> list[Use]:
