@@ -251,14 +251,17 @@ class Containers:
         self, name: str, reached: Callable[[ast.Name], bool], index: Element, state: FlowState, rest: Path
     ) -> list[Use] | None:
         """Element ``index`` through every load of ``name`` in ``state.scope`` that ``reached``
-        lets through; None if any of them is undecidable, or if ``name`` is read in a closure."""
+        lets through, and in the functions nested there (``for b in loaders[phase]`` in a
+        function the module calls), as often as they are called; None if any of them is
+        undecidable."""
         uses: list[Use] = []
         for load, load_scope in self.lookups.loads_resolving_to(name, state.scope):
             if load_scope is not state.scope:
-                return None  # read in a closure: not followed
-            if not reached(load):
+                found = self.flow.names.closure_uses(load_scope, (name, index, rest), state, lambda inner: self.uses_of_element(load, index, inner, rest))
+            elif reached(load):
+                found = self.uses_of_element(load, index, state, rest)
+            else:
                 continue
-            found = self.uses_of_element(load, index, state, rest)
             if found is None:
                 return None
             uses += found

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from dllint.facts.flow.model import AnyEntry, DictKey, FlowState, How, Move, Path, Use, path_key, shown, uses_from
 from dllint.facts.scopes import Scope
-from dllint.facts.values import resolve
+from dllint.facts.values import argument_for, project_calls, resolve
 
 if TYPE_CHECKING:
     from dllint.facts.flow.queries import ProjectQueries
@@ -65,7 +65,23 @@ class Dicts:
         if not isinstance(position, ast.Name):
             return None
         value = resolve(position, self.facts.scopes.scope_of(position), self.facts)
-        return value.value if value.is_const and isinstance(value.value, str) else None
+        if value.is_const and isinstance(value.value, str):
+            return value.value
+        return self._key_every_call_passes(position)
+
+    def _key_every_call_passes(self, name: ast.Name) -> str | None:
+        """The string every call in the project passes for the parameter ``name`` that has no
+        default (``def extract(phase): ... loaders[phase]`` called as ``extract("train")``);
+        None when they differ, or a call in another file passes it."""
+        found = project_calls(name, self.facts.scopes.scope_of(name), self.facts)
+        if found is None or found.elsewhere:
+            return None
+        keys: set[str | None] = set()
+        for call in found.here:
+            argument = argument_for(call, found.function, name.id)
+            value = resolve(argument, self.facts.scopes.scope_of(call), self.facts) if isinstance(argument, ast.expr) else None
+            keys.add(value.value if value is not None and value.is_const and isinstance(value.value, str) else None)
+        return keys.pop() if len(keys) == 1 and None not in keys else None
 
     def _dict_method_uses(
         self, call: ast.Call, method: str, index: DictKey | AnyEntry, state: FlowState, rest: Path

@@ -4,7 +4,7 @@ loaders is two loaders), loads in closures repeated as often as the closure is c
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from dllint.facts.flow.lookups import LOOPS, outermost_function_below
 from dllint.facts.flow.model import FlowState, Loops, Use, without_loops
@@ -47,20 +47,25 @@ class Names:
                     found = self._first_pass_only(found, rebound, load, scope.bindings[name], scope)
                 uses += found
                 continue
-            uses += self._closure_uses(name, load, load_scope, state)
+            uses += self.closure_uses(load_scope, name, state, lambda inner: self.flow.expressions.uses_of_expr(load, inner)) or []
         return uses
 
-    def _closure_uses(self, name: str, load: ast.Name, load_scope: Scope, state: FlowState) -> list[Use]:
-        """A load inside a nested function: repeated as often as that function is called (at
-        each of its call sites in ``state.scope``; every time it may be called, when it is used
-        any other way)."""
+    def closure_uses(
+        self, load_scope: Scope, key: object, state: FlowState, follow: Callable[[FlowState], list[Use] | None]
+    ) -> list[Use] | None:
+        """What ``follow`` finds from a load inside a nested function (``key``: what is
+        followed from it, a recursion guard): repeated as often as that function is called
+        (at each of its call sites in ``state.scope``; every time it may be called, when it is
+        used any other way). None when ``follow`` cannot tell."""
         scope, loops, via = state.scope, state.loops, state.via
         func = outermost_function_below(load_scope, scope)
-        closure = (func, name)
+        closure = (func, key)
         if closure in state.seen:
             return []
         calls = self.lookups.call_sites(func, scope) if func is not None else None
-        inner = self.flow.expressions.uses_of_expr(load, state._replace(scope=load_scope, loops=(), via=(), seen=state.seen | {closure}))
+        inner = follow(state._replace(scope=load_scope, loops=(), via=(), seen=state.seen | {closure}))
+        if inner is None:
+            return None
         if not calls:
             marker: Loops = (func,) if func is not None else ()
             return [Use(u.kind, u.node, loops + marker + u.loops, via + u.via, u.how, u.remote) for u in inner]
