@@ -1,7 +1,9 @@
-"""Where a loader's value flows: which loops iterate it, which calls carry it away. The
-engine is split by how values move (:mod:`dllint.facts.flow`: ``names``, ``calls``,
-``returns``, ``stores``, ``containers``, ``dicts``, over the records of ``model``); this
-module composes it and answers what rules ask (how often a loader is iterated, its repeated uses).
+"""Where a loader's value flows: which loops iterate it, which calls carry it away.
+:class:`UsageAnalysis` is the engine: it owns the file's lookups and one part per way a
+value moves (:mod:`dllint.facts.flow`: ``expressions``, ``arguments``, ``names``,
+``containers``, ``dicts``, ``returns``, ``stores``, over the records of ``model``), each
+part with its own caches and a reference to the engine to hand a value on to another part;
+it answers what rules ask (how often a loader is iterated, its repeated uses).
 
 The analysis follows a loader from its construction through names (each binding on its
 own: a name bound twice to two loaders is two loaders), same-file function calls and
@@ -18,19 +20,24 @@ whether a caller could still claim it, code outside the project took it, ...), a
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.calls import CallFlow
-from dllint.facts.flow.dicts import DictFlow
-from dllint.facts.flow.model import FlowState, How, Move, Passes, Use, join, then
-from dllint.facts.flow.names import NameFlow
-from dllint.facts.flow.returns import ReturnFlow
-from dllint.facts.flow.stores import StoreFlow
+from dllint.facts.flow.arguments import Arguments
+from dllint.facts.flow.containers import Containers
+from dllint.facts.flow.dicts import Dicts
+from dllint.facts.flow.expressions import Expressions
+from dllint.facts.flow.lookups import FileLookups
+from dllint.facts.flow.model import Element, FlowState, How, Move, Passes, Path, Use, join, then
+from dllint.facts.flow.names import Names
+from dllint.facts.flow.returns import Returns
+from dllint.facts.flow.stores import Stores
 from dllint.facts.flow.syntax import position_of
 from dllint.facts.frameworks import callback_result
 from dllint.facts.scopes import Scope
 
 if TYPE_CHECKING:
+    from dllint.facts import FileFacts
     from dllint.facts.loaders import LoaderCall
 
 
@@ -38,30 +45,82 @@ if TYPE_CHECKING:
 _PASS_NODES = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
-    """Every iteration and escape of a file's loaders (samplers, datasets): the flow modules
-    composed, and what rules ask of them."""
+class UsageAnalysis:
+    """Every iteration and escape of a file's loaders (samplers, datasets): the flow engine of
+    one file, its parts, and what rules ask of them. A part hands a value on to another by
+    name (``self.flow.names.uses_of_name(...)``): a question starts at :meth:`loader_uses` (or
+    another public method) and moves between the parts until every path ends in a ``Use``."""
+
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts = facts
+        self.lookups = FileLookups(facts)  # same-file lookups, shared by every part
+        self._loader_uses: dict[ast.Call, list[Use]] = {}
+        # The parts: where a value goes decides which part follows it. Each refers back to the
+        # engine through a weak proxy: the engine is freed with its facts (the lint engine
+        # empties them after the rules), not left in a cycle for the cyclic collector.
+        engine: UsageAnalysis = weakref.proxy(self)
+        self.expressions = Expressions(engine)  # the node around an expression
+        self.arguments = Arguments(engine)  # passed to a call: into the callee, or its result
+        self.names = Names(engine)  # bound to a name: its loads, in closures too
+        self.containers = Containers(engine)  # an element of a tuple, list or record
+        self.dicts = Dicts(engine)  # an entry of a dict (reads its containers part)
+        self.returns = Returns(engine)  # returned: to callers here, elsewhere, to hooks
+        self.stores = Stores(engine)  # stored on self: read back by the class's methods
 
     # -- public ---------------------------------------------------------------
     def loader_uses(self, loader: LoaderCall) -> list[Use]:
         """Every iteration and escape of the loader built by ``loader``."""
         uses = self._loader_uses.get(loader.node)
         if uses is None:
-            uses = self._uses_of_expr(loader.node, FlowState.start(loader.scope))
+            uses = self.expressions.uses_of_expr(loader.node, FlowState.start(loader.scope))
             self._loader_uses[loader.node] = uses
         return uses
 
     def uses_of(self, expr: ast.AST, scope: Scope) -> list[Use]:
         """Iterations and escapes of any value built by ``expr`` (a sampler, a dataset)."""
-        return self._uses_of_expr(expr, FlowState.start(scope))
+        return self.expressions.uses_of_expr(expr, FlowState.start(scope))
 
     def parameter_uses(self, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[Use]:
         """What ``function`` does with its parameter ``param`` (for the project's summaries): a
         ``return`` of it is reported as such instead of being followed to callers."""
-        return self._uses_of_name(param, FlowState.start(self.facts.scopes.scopes[function], summarizing=function))
+        return self.names.uses_of_name(param, FlowState.start(self.facts.scopes.scopes[function], summarizing=function))
+
+    def element_uses(self, container: ast.AST, index: Element, scope: Scope) -> list[Use] | None:
+        """Uses of element ``index`` (``"*"``: any element) of the tuple or list that
+        ``container`` evaluates to (for the project's summaries); None: undecidable."""
+        return self.containers.uses_of_element(container, index, FlowState.start(scope))
+
+    def parameter_entry_uses(self, function: ast.AST, param: str, index: Element, rest: Path = ()) -> list[Use] | None:
+        """What ``function`` does with entry ``index`` (``rest``: that part of it) of the dict
+        its parameter ``param`` holds (for the project's summaries); None: undecidable."""
+        state = FlowState.start(self.facts.scopes.scopes[function], summarizing=function)
+        return self.containers.uses_of_container_name(param, index, state, None, rest)
+
+    def result_entry_uses(self, call: ast.AST, index: Element, scope: Scope, rest: Path = ()) -> list[Use] | None:
+        """The same for the dict a call returns (``data = get_data(args)``)."""
+        return self.containers.uses_of_element(call, index, FlowState.start(scope), rest)
 
     def construction_loops(self, node: ast.AST) -> tuple[ast.AST, ...]:
-        return self.enclosing_loops(node, self.facts.scopes.scope_of(node))
+        return self.lookups.enclosing_loops(node, self.facts.scopes.scope_of(node))
+
+    # -- the file's lookups, as other facts and rules ask them (flow/lookups.py) --------
+    def enclosing_loops(self, node: ast.AST, scope: Scope) -> tuple[ast.AST, ...]:
+        return self.lookups.enclosing_loops(node, scope)
+
+    def loads_in(self, name: str, scope: Scope) -> list[ast.Name]:
+        return self.lookups.loads_in(name, scope)
+
+    def loads_resolving_to(self, name: str, scope: Scope) -> list[tuple[ast.Name, Scope]]:
+        return self.lookups.loads_resolving_to(name, scope)
+
+    def same_file_function(self, func: ast.expr, scope: Scope) -> ast.AST | None:
+        return self.lookups.same_file_function(func, scope)
+
+    def callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+        return self.lookups.callers(func)
+
+    def element_loop_target(self, node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
+        return self.containers.element_loop_target(node)
 
     def iteration_count(self, loader: LoaderCall, training: bool | None = None) -> Passes:
         """How often one loader built here is iterated. A returned or stored loader that no
@@ -124,7 +183,7 @@ class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
         ``if``/``elif``/``else``, or one sits in an arm that always leaves the function
         (ends in ``return``/``raise``) and the other comes after that ``if``."""
         one, other = (use.via[0] if use.via else use.node for use in (first, second))
-        arms, other_arms = self._if_arms(one), self._if_arms(other)
+        arms, other_arms = self.lookups.if_arms(one), self.lookups.if_arms(other)
         if any(node in other_arms and other_arms[node] != arm for node, arm in arms.items()):
             return True
         return self._leaves_before(arms, other) or self._leaves_before(other_arms, one)
@@ -146,7 +205,7 @@ class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
         if builder is None:
             return False
         if first.caller or second.caller:  # returned to calls in other files
-            built = self.qualified_name(builder)
+            built = self.lookups.qualified_name(builder)
             calls = [use.caller[0] == built if use.caller else bool(use.via) and self._builds_with(use.via[0], builder) for use in (first, second)]
             return all(calls) and first.caller != second.caller
         for one, other in zip(first.via, second.via):
@@ -159,12 +218,12 @@ class UsageAnalysis(CallFlow, NameFlow, DictFlow, ReturnFlow, StoreFlow):
         """``call`` runs ``builder`` afresh: calls it, or hands it to a higher-order utility
         (``apply_to_collection(ds, Dataset, builder)``)."""
         scope = self.facts.scopes.scope_of(call)
-        if self.same_file_function(call.func, scope) is builder:
+        if self.lookups.same_file_function(call.func, scope) is builder:
             return True
 
         arguments = [*call.args, *(k.value for k in call.keywords)]
         return any(
-            (isinstance(a, ast.Name) and self.same_file_function(a, scope) is builder or a is builder)
+            (isinstance(a, ast.Name) and self.lookups.same_file_function(a, scope) is builder or a is builder)
             and callback_result(self.facts, a, scope) is not None
             for a in arguments
         )

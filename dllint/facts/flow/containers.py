@@ -5,51 +5,42 @@ passed on). Entries of dicts under constant keys build on this in :mod:`.dicts`.
 from __future__ import annotations
 
 import ast
-from abc import abstractmethod
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
+from dllint.facts.flow.base import MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS
+from dllint.facts.flow.lookups import is_self_attribute
 from dllint.facts.flow.model import AnyEntry, DictKey, Element, FlowState, How, Move, Path, Use, hook_iterates, without_loops
+from dllint.facts.flow.syntax import dict_key, parameter_for
 from dllint.facts.frameworks import inherited_hooks
 from dllint.facts.scopes import Scope
 
-
-from dllint.facts.flow.base import FlowBase, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS
-from dllint.facts.flow.syntax import dict_key, parameter_for
+if TYPE_CHECKING:
+    from dllint.facts.usage import UsageAnalysis
 
 
 # A list's methods that put elements in and hand none out.
 ADDING_METHODS = frozenset({"append", "extend", "insert"})
 
+
+
 class Unhandled:
-    """A step of :meth:`ContainerFlow._uses_of_element` that does not apply (None already
+    """A step of :meth:`Containers.uses_of_element` that does not apply (None already
     means "undecidable")."""
 
 
 UNHANDLED = Unhandled()
 
 
-class ContainerFlow(FlowBase):
-    """Elements of tuples and lists and fields of records; dict entries are
-    :class:`~dllint.facts.flow.dicts.DictFlow`'s, which builds on this."""
+class Containers:
+    """Elements of tuples and lists and fields of records, followed to where they are taken
+    out; a dict's own ways of being read are :class:`~dllint.facts.flow.dicts.Dicts`'."""
 
-    @abstractmethod
-    def _dict_entry_uses(
-        self, container: ast.AST, index: DictKey | AnyEntry, state: FlowState, rest: Path
-    ) -> tuple[bool, list[Use] | None]:
-        ...
+    def __init__(self, flow: UsageAnalysis) -> None:
+        self.flow = flow  # the engine: where an element taken out goes next
+        self.facts = flow.facts
+        self.lookups = flow.lookups
 
-    @abstractmethod
-    def _dict_passed_elsewhere(
-        self, call: ast.Call, keyword: str | None, position: int | None, index: DictKey | AnyEntry, state: FlowState, rest: Path
-    ) -> list[Use] | None:
-        ...
-
-    def element_uses(self, container: ast.AST, index: Element, scope: Scope) -> list[Use] | None:
-        """Uses of element ``index`` (``"*"``: any element) of the tuple or list that
-        ``container`` evaluates to (for the project's summaries); None: undecidable."""
-        return self._uses_of_element(container, index, FlowState.start(scope))
-
-    def _uses_of_element(self, container: ast.AST, index: Element, state: FlowState, rest: Path = ()) -> list[Use] | None:
+    def uses_of_element(self, container: ast.AST, index: Element, state: FlowState, rest: Path = ()) -> list[Use] | None:
         """What happens to element ``index`` of the tuple, list, record or dict ``container``
         evaluates to: unpacked (``a, b = pair``), indexed by a constant (``pair[0]``,
         ``loaders["train"]``), looped over (``for dl in loaders``, ``zip(names, loaders)``,
@@ -65,13 +56,13 @@ class ContainerFlow(FlowBase):
             return None
         state = state.marked(key)
         if isinstance(index, (DictKey, AnyEntry)):
-            handled, found = self._dict_entry_uses(container, index, state, rest)
+            handled, found = self.flow.dicts.entry_uses(container, index, state, rest)
             if handled:
                 return found
         looped = self.element_loop_target(container)
         if looped is not None:
-            return self._met_by_loop(*looped, state, rest)
-        parent = self.parents.get(container)
+            return self.met_by_loop(*looped, state, rest)
+        parent = self.lookups.parents.get(container)
         for step in (self._element_read, self._element_bound, self._element_moved):
             result = step(parent, container, index, state, rest)
             if not isinstance(result, Unhandled):
@@ -83,12 +74,12 @@ class ContainerFlow(FlowBase):
     ) -> list[Use] | None | Unhandled:
         """``info.dataloader`` (a record's field), ``pair[0]`` (a constant position), or the
         container looked at only (``"train" in loaders``, ``if loaders:``)."""
-        if isinstance(parent, ast.Attribute) and parent.attr in ADDING_METHODS and isinstance(self.parents.get(parent), ast.Call):
+        if isinstance(parent, ast.Attribute) and parent.attr in ADDING_METHODS and isinstance(self.lookups.parents.get(parent), ast.Call):
             return []  # loaders.append(other): adds an element, takes none out
         if isinstance(parent, ast.Attribute) and isinstance(index, str) and index != "*":
             if parent.attr == index:
-                return self._extracted(parent, state, rest)
-            call = self.parents.get(parent)
+                return self.extracted(parent, state, rest)
+            call = self.lookups.parents.get(parent)
             if isinstance(call, ast.Call) and call.func is parent:
                 return None  # info.set_epoch(e): a method may use the field
             return []  # another field
@@ -102,7 +93,7 @@ class ContainerFlow(FlowBase):
         """``pair[0]``: the element asked for (its uses), another one ([]), or undecidable."""
         position = read.slice
         if index == "*" and not isinstance(position, ast.Slice):  # any element: whichever position is read
-            uses = self._extracted(read, state, rest)
+            uses = self.extracted(read, state, rest)
             picking = self._picking_loops(read, position, state.scope)
             return without_loops(uses, picking) if uses is not None and picking else uses
         if not (isinstance(position, ast.Constant) and type(position.value) is int and position.value >= 0):
@@ -110,7 +101,7 @@ class ContainerFlow(FlowBase):
         if isinstance(index, str) and index != "*":
             return None  # a NamedTuple field read by position: which one is not known here
         if index == "*" or position.value == index:
-            return self._extracted(read, state, rest)
+            return self.extracted(read, state, rest)
         return []  # another element
 
     def _picking_loops(self, read: ast.Subscript, position: ast.expr, scope: Scope) -> set[int]:
@@ -119,7 +110,7 @@ class ContainerFlow(FlowBase):
         do not repeat one element's use."""
         names = {n.id for n in ast.walk(position) if isinstance(n, ast.Name)}
         picking: set[int] = set()
-        for loop in self.enclosing_loops(read, scope):
+        for loop in self.lookups.enclosing_loops(read, scope):
             targets = [loop.target] if isinstance(loop, (ast.For, ast.AsyncFor)) else [g.target for g in getattr(loop, "generators", ())]
             if any(isinstance(n, ast.Name) and n.id in names for t in targets for n in ast.walk(t)):
                 picking.add(id(loop))
@@ -134,15 +125,15 @@ class ContainerFlow(FlowBase):
             return UNHANDLED
         target = parent.targets[0]
         if isinstance(target, ast.Name):
-            return self._uses_of_container_name(target.id, index, state, parent, rest)
+            return self.uses_of_container_name(target.id, index, state, parent, rest)
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(index, int):
             if any(isinstance(e, ast.Starred) for e in target.elts) or index >= len(target.elts):
                 return None
             element = target.elts[index]
             return self._extracted_name(element.id, state, parent, rest) if isinstance(element, ast.Name) else None
-        if isinstance(target, ast.Attribute) and self._is_self_attribute(target):
+        if isinstance(target, ast.Attribute) and is_self_attribute(target):
             return self._stored_element(target, container, index, state, rest)
-        return self._stored_in_dict(parent, target, (index, *rest), state)
+        return self.flow.dicts.stored_in_dict(parent, target, (index, *rest), state)
 
     def _element_moved(
         self, parent: ast.AST | None, container: ast.AST, index: Element, state: FlowState, rest: Path
@@ -150,27 +141,27 @@ class ContainerFlow(FlowBase):
         """The container goes on whole: an entry of a dict in turn, returned, or passed."""
         if isinstance(parent, ast.Dict):  # {"train": (loader, sampler)}: an entry of a dict in turn
             outer = dict_key(parent, container)
-            return self._uses_of_element(parent, outer, state, (index, *rest)) if outer is not None else None
+            return self.uses_of_element(parent, outer, state, (index, *rest)) if outer is not None else None
         if isinstance(parent, ast.Return) and parent.value is container:
-            return self._returned_element(container, index, state, rest)
+            return self.flow.returns.returned_element(container, index, state, rest)
         if isinstance(parent, ast.keyword):
-            call = self.parents.get(parent)
+            call = self.lookups.parents.get(parent)
             if isinstance(call, ast.Call):
                 return self._element_passed(call, parent.arg, None, index, state, rest)
         if isinstance(parent, ast.Call) and container in parent.args:
             return self._element_passed(parent, None, parent.args.index(container), index, state, rest)  # type: ignore[arg-type]  # in args: an expr
         return UNHANDLED
 
-    def _extracted(self, expr: ast.AST, state: FlowState, rest: Path) -> list[Use] | None:
+    def extracted(self, expr: ast.AST, state: FlowState, rest: Path) -> list[Use] | None:
         """The element asked for is ``expr``'s value (or, with ``rest``, holds it)."""
         if rest:
-            return self._uses_of_element(expr, rest[0], state, rest[1:])
-        return self._uses_of_expr(expr, state)
+            return self.uses_of_element(expr, rest[0], state, rest[1:])
+        return self.flow.expressions.uses_of_expr(expr, state)
 
     def _extracted_name(self, name: str, state: FlowState, binding: ast.AST, rest: Path) -> list[Use] | None:
         if rest:
-            return self._uses_of_container_name(name, rest[0], state, binding, rest[1:])
-        return self._uses_of_name(name, state, binding)
+            return self.uses_of_container_name(name, rest[0], state, binding, rest[1:])
+        return self.flow.names.uses_of_name(name, state, binding)
 
     def _stored_element(
         self, target: ast.Attribute, container: ast.AST, index: Element, state: FlowState, rest: Path
@@ -180,8 +171,8 @@ class ContainerFlow(FlowBase):
         iterates every loader of a dict or list a hook returns); reads of ``self.X`` in the
         class that can be told add their uses."""
         via = state.via
-        cls = self._enclosing_class(state.scope)
-        here = state.loops + self.enclosing_loops(container, state.scope)
+        cls = self.lookups.enclosing_class(state.scope)
+        here = state.loops + self.lookups.enclosing_loops(container, state.scope)
         uses = [Use(Move.ESCAPE, container, here, via, How.UNCLAIMED)]
         key = ("store-element", cls, target.attr, index, rest)
         if cls is None or key in state.seen or rest:
@@ -190,14 +181,14 @@ class ContainerFlow(FlowBase):
 
         for hook in inherited_hooks(self.facts, cls, target.attr):
             uses.append(hook_iterates(hook, container, here, via))
-        for node in self._attributes_of_self(cls).get(target.attr, ()):
+        for node in self.lookups.attributes_of_self(cls).get(target.attr, ()):
             if not isinstance(node.ctx, ast.Load):
                 continue
             load_scope = self.facts.scopes.scope_of(node)
-            found = self._uses_of_element(node, index, state.at(load_scope))
+            found = self.uses_of_element(node, index, state.at(load_scope))
             if found is None:
                 continue  # kept: the unclaimed escape above stands for it
-            repeat = self._method_loops(load_scope.node, 0)
+            repeat = self.flow.stores.method_loops(load_scope.node, 0)
             uses += [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
         return uses
 
@@ -207,7 +198,7 @@ class ContainerFlow(FlowBase):
         path: list[int] = []  # where the element sits in each wrapper's items, innermost first
         current = node
         while True:
-            parent = self.parents.get(current)
+            parent = self.lookups.parents.get(current)
             if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is current:
                 target = _unpacked(parent.target, path)
                 return None if target is None else (parent, target)
@@ -236,7 +227,7 @@ class ContainerFlow(FlowBase):
             return 1
         return None
 
-    def _met_by_loop(self, loop: ast.AST, target: ast.AST, state: FlowState, rest: Path) -> list[Use] | None:
+    def met_by_loop(self, loop: ast.AST, target: ast.AST, state: FlowState, rest: Path) -> list[Use] | None:
         """Each element in turn bound to the name ``target`` of ``loop``: that name's uses,
         which the loop does not repeat (it meets each element once); None for a target that
         is not a name."""
@@ -245,29 +236,32 @@ class ContainerFlow(FlowBase):
         uses = self._extracted_name(target.id, state, loop, rest)
         return None if uses is None else without_loops(uses, {id(loop)})
 
-    def _uses_of_container_name(
+    def uses_of_container_name(
         self, name: str, index: Element, state: FlowState, binding: ast.AST | None, rest: Path = ()
     ) -> list[Use] | None:
         """Element ``index`` of the container bound to ``name``, through every load of it
         that the binding reaches; None if any of them is undecidable (or in a closure)."""
         scope = state.scope
         rebound = binding if binding is not None and len(scope.bindings.get(name, ())) > 1 else None
-        return self._element_uses_of_loads(
-            name, lambda load: rebound is None or self._reaches_cached(rebound, load, scope.bindings[name]), index, state, rest
+        return self.element_uses_of_loads(
+            name, lambda load: rebound is None or self.flow.names.reaches(rebound, load, scope.bindings[name]), index, state, rest
         )
 
-    def _element_uses_of_loads(
+    def element_uses_of_loads(
         self, name: str, reached: Callable[[ast.Name], bool], index: Element, state: FlowState, rest: Path
     ) -> list[Use] | None:
         """Element ``index`` through every load of ``name`` in ``state.scope`` that ``reached``
-        lets through; None if any of them is undecidable, or if ``name`` is read in a closure."""
+        lets through, and in the functions nested there (``for b in loaders[phase]`` in a
+        function the module calls), as often as they are called; None if any of them is
+        undecidable."""
         uses: list[Use] = []
-        for load, load_scope in self._loads_resolving_to(name, state.scope):
+        for load, load_scope in self.lookups.loads_resolving_to(name, state.scope):
             if load_scope is not state.scope:
-                return None  # read in a closure: not followed
-            if not reached(load):
+                found = self.flow.names.closure_uses(load_scope, (name, index, rest), state, lambda inner: self.uses_of_element(load, index, inner, rest))
+            elif reached(load):
+                found = self.uses_of_element(load, index, state, rest)
+            else:
                 continue
-            found = self._uses_of_element(load, index, state, rest)
             if found is None:
                 return None
             uses += found
@@ -281,18 +275,18 @@ class ContainerFlow(FlowBase):
         func, scope = call.func, state.scope
         if isinstance(func, ast.Name) and func.id in NEUTRAL_BUILTINS and self.facts.scopes.lookup(func.id, scope) is None:
             return []
-        target = self.same_file_function(func, scope)
+        target = self.lookups.same_file_function(func, scope)
         if target is None and isinstance(index, (DictKey, AnyEntry)):
-            return self._dict_passed_elsewhere(call, keyword, position, index, state, rest)
+            return self.flow.dicts.passed_elsewhere(call, keyword, position, index, state, rest)
         if target is None or len(state.via) >= MAX_CALL_DEPTH:
             return None
         param = parameter_for(target, keyword, position, isinstance(func, ast.Attribute))
         if param is None:
             return None
-        here = state.loops + self.enclosing_loops(call, scope)
-        self._entry_loops[(call, state.via)] = state.loops
+        here = state.loops + self.lookups.enclosing_loops(call, scope)
+        self.flow.returns.entered(call, state.via, state.loops)
         callee = self.facts.scopes.scopes[target]
-        return self._uses_of_container_name(param, index, state.through(call, callee, here), None, rest)
+        return self.uses_of_container_name(param, index, state.through(call, callee, here), None, rest)
 
 
 def _unpacked(target: ast.AST, path: list[int]) -> ast.AST | None:

@@ -2,33 +2,40 @@
 ``d.get("k")``), each entry looped over (``d.values()``, ``d.items()``), stored into a dict
 this code made (``data["train"] = loader``), or the dict handed whole to a function of another
 project file whose summary says what it does with each entry. What any container shares
-(unpacked, bound, returned, passed in this file) is :class:`ContainerFlow`'s."""
+(unpacked, bound, returned, passed in this file) is :class:`~dllint.facts.flow.containers.Containers`'."""
 
 from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.containers import ContainerFlow
 from dllint.facts.flow.model import AnyEntry, DictKey, FlowState, How, Move, Path, Use, path_key, shown, uses_from
 from dllint.facts.scopes import Scope
-from dllint.facts.values import resolve
+from dllint.facts.values import argument_for, project_calls, resolve
 
 if TYPE_CHECKING:
-    from dllint.facts.flow.model import Element
     from dllint.facts.flow.queries import ProjectQueries
+    from dllint.facts.usage import UsageAnalysis
 
 
-class DictFlow(ContainerFlow):
+class Dicts:
+    """Entries of dicts under constant keys: read, looped over, stored into a dict this code
+    made, or handed whole to another project file."""
 
-    def _dict_entry_uses(
+    def __init__(self, flow: UsageAnalysis) -> None:
+        self.flow = flow  # the engine: where an entry taken out goes next
+        self.facts = flow.facts
+        self.lookups = flow.lookups
+        self.containers = flow.containers
+
+    def entry_uses(
         self, container: ast.AST, index: DictKey | AnyEntry, state: FlowState, rest: Path
     ) -> tuple[bool, list[Use] | None]:
         """What a dict's own ways of being read do with entry ``index``: ``d["k"]``,
         ``d.get("k")``, ``for k in d`` (keys only), ``d.values()``/``d.items()`` looped over
         (each entry meets the loop once); (False, None) for what any container shares
         (returned, bound to a name, passed on)."""
-        parent = self.parents.get(container)
+        parent = self.lookups.parents.get(container)
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is container:
             return True, []  # iterating a dict gives its keys
         if isinstance(parent, ast.Subscript) and parent.value is container:
@@ -41,11 +48,11 @@ class DictFlow(ContainerFlow):
             if key != index.key:
                 return True, []
             if isinstance(parent.ctx, ast.Load):
-                return True, self._extracted(parent, state, rest)
+                return True, self.containers.extracted(parent, state, rest)
             return True, None  # stored again or deleted: which value a later read sees is not followed
         if not isinstance(parent, ast.Attribute) or parent.value is not container:
             return False, None
-        call = self.parents.get(parent)
+        call = self.lookups.parents.get(parent)
         if not (isinstance(call, ast.Call) and call.func is parent) or call.keywords:
             return True, None  # an attribute of a dict: some other mapping (an attribute dict)
         return True, self._dict_method_uses(call, parent.attr, index, state, rest)
@@ -58,7 +65,23 @@ class DictFlow(ContainerFlow):
         if not isinstance(position, ast.Name):
             return None
         value = resolve(position, self.facts.scopes.scope_of(position), self.facts)
-        return value.value if value.is_const and isinstance(value.value, str) else None
+        if value.is_const and isinstance(value.value, str):
+            return value.value
+        return self._key_every_call_passes(position)
+
+    def _key_every_call_passes(self, name: ast.Name) -> str | None:
+        """The string every call in the project passes for the parameter ``name`` that has no
+        default (``def extract(phase): ... loaders[phase]`` called as ``extract("train")``);
+        None when they differ, or a call in another file passes it."""
+        found = project_calls(name, self.facts.scopes.scope_of(name), self.facts)
+        if found is None or found.elsewhere:
+            return None
+        keys: set[str | None] = set()
+        for call in found.here:
+            argument = argument_for(call, found.function, name.id)
+            value = resolve(argument, self.facts.scopes.scope_of(call), self.facts) if isinstance(argument, ast.expr) else None
+            keys.add(value.value if value is not None and value.is_const and isinstance(value.value, str) else None)
+        return keys.pop() if len(keys) == 1 and None not in keys else None
 
     def _dict_method_uses(
         self, call: ast.Call, method: str, index: DictKey | AnyEntry, state: FlowState, rest: Path
@@ -82,13 +105,13 @@ class DictFlow(ContainerFlow):
         if isinstance(index, AnyEntry):
             index.met.add(key.value)
             return []
-        return self._extracted(call, state, rest) if key.value == index.key else []
+        return self.containers.extracted(call, state, rest) if key.value == index.key else []
 
     def _entries_looped(self, call: ast.Call, items: bool, state: FlowState, rest: Path) -> list[Use] | None:
         """``for dl in d.values()`` or (``items``) ``for name, dl in d.items()``: every entry,
         whichever is asked for, meets the loop once; a view kept or consumed otherwise
         (``list(d.values())``) is not followed."""
-        looped = self.element_loop_target(call)
+        looped = self.containers.element_loop_target(call)
         if looped is None:
             return None
         loop, target = looped
@@ -96,9 +119,9 @@ class DictFlow(ContainerFlow):
             if not isinstance(target, ast.Tuple) or len(target.elts) != 2 or any(isinstance(e, ast.Starred) for e in target.elts):
                 return None
             target = target.elts[1]
-        return self._met_by_loop(loop, target, state, rest)
+        return self.containers.met_by_loop(loop, target, state, rest)
 
-    def _stored_in_dict(
+    def stored_in_dict(
         self, statement: ast.Assign | ast.AnnAssign | ast.NamedExpr, target: ast.AST, path: Path, state: FlowState
     ) -> list[Use] | None:
         """``data["train"] = value`` into a dict this function made (``data = {}``, bound
@@ -117,11 +140,11 @@ class DictFlow(ContainerFlow):
         if len(bindings) != 1 or found is None or found[0] is not scope or not _makes_empty_or_literal_dict(bindings[0].node):
             return None
         # the store's own target aside, only reads the store reaches (not those before it) decide
-        return self._element_uses_of_loads(
-            name, lambda load: load is not target.value and self._reaches_cached(statement, load, []), DictKey(target.slice.value), state, path
+        return self.containers.element_uses_of_loads(
+            name, lambda load: load is not target.value and self.flow.names.reaches(statement, load, []), DictKey(target.slice.value), state, path
         )
 
-    def _dict_passed_elsewhere(
+    def passed_elsewhere(
         self, call: ast.Call, keyword: str | None, position: int | None, index: DictKey | AnyEntry, state: FlowState, rest: Path
     ) -> list[Use] | None:
         """A dict handed whole to a function of another project file: its summary says what
@@ -131,7 +154,7 @@ class DictFlow(ContainerFlow):
             return None
         project, remote, argument = passed
         via = state.via
-        here = state.loops + self.enclosing_loops(call, state.scope)
+        here = state.loops + self.lookups.enclosing_loops(call, state.scope)
         if any(isinstance(part, AnyEntry) for part in rest) or isinstance(index, AnyEntry) and rest:
             return None  # a dict of dicts handed on: not followed
         if project.summarizing:  # "*": the entry asked about, whichever it is
@@ -152,16 +175,6 @@ class DictFlow(ContainerFlow):
         if project is None or remote is None or position is not None and any(isinstance(a, ast.Starred) for a in call.args[:position]):
             return None
         return project, remote, keyword if keyword is not None else str(position)
-
-    def parameter_entry_uses(self, function: ast.AST, param: str, index: Element, rest: Path = ()) -> list[Use] | None:
-        """What ``function`` does with entry ``index`` (``rest``: that part of it) of the dict
-        its parameter ``param`` holds (for the project's summaries); None: undecidable."""
-        state = FlowState.start(self.facts.scopes.scopes[function], summarizing=function)
-        return self._uses_of_container_name(param, index, state, None, rest)
-
-    def result_entry_uses(self, call: ast.AST, index: Element, scope: Scope, rest: Path = ()) -> list[Use] | None:
-        """The same for the dict a call returns (``data = get_data(args)``)."""
-        return self._uses_of_element(call, index, FlowState.start(scope), rest)
 
 
 def _makes_empty_or_literal_dict(statement: ast.AST) -> bool:

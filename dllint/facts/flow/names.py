@@ -4,22 +4,29 @@ loaders is two loaders), loads in closures repeated as often as the closure is c
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
+from dllint.facts.flow.lookups import LOOPS, outermost_function_below
 from dllint.facts.flow.model import FlowState, Loops, Use, without_loops
-from dllint.facts.scopes import FUNCTION_NODES, Scope
-
-
-from dllint.facts.flow.base import FlowBase, LOOPS
 from dllint.facts.flow.syntax import end_of, position_of
+from dllint.facts.scopes import FUNCTION_NODES, Scope
 
 if TYPE_CHECKING:
     from dllint.facts.scopes import Binding
+    from dllint.facts.usage import UsageAnalysis
 
 
-class NameFlow(FlowBase):
+class Names:
+    """Values bound to names: followed to the loads each binding reaches (which it remembers
+    per binding and load), in the scope or in closures."""
 
-    def _uses_of_name(self, name: str, state: FlowState, binding: ast.AST | None = None) -> list[Use]:
+    def __init__(self, flow: UsageAnalysis) -> None:
+        self.flow = flow  # the engine: where a loaded value goes next
+        self.facts = flow.facts
+        self.lookups = flow.lookups
+        self._reach: dict[tuple[ast.AST, ast.Name], bool] = {}
+
+    def uses_of_name(self, name: str, state: FlowState, binding: ast.AST | None = None) -> list[Use]:
         """Uses of every load of ``name`` bound in ``state.scope``, including loads in closures.
         ``binding``: the statement that bound it; loads that a later binding of the name
         always replaces first are another value's (a name bound twice to two loaders)."""
@@ -31,35 +38,40 @@ class NameFlow(FlowBase):
             state = state.marked(key)
         scope = state.scope
         rebound = binding if binding is not None and len(scope.bindings.get(name, ())) > 1 else None
-        for load, load_scope in self._loads_resolving_to(name, scope):
+        for load, load_scope in self.lookups.loads_resolving_to(name, scope):
             if load_scope is scope:
-                if rebound is not None and not self._reaches_cached(rebound, load, scope.bindings[name]):
+                if rebound is not None and not self.reaches(rebound, load, scope.bindings[name]):
                     continue
-                found = self._uses_of_expr(load, state)
+                found = self.flow.expressions.uses_of_expr(load, state)
                 if rebound is not None:
                     found = self._first_pass_only(found, rebound, load, scope.bindings[name], scope)
                 uses += found
                 continue
-            uses += self._closure_uses(name, load, load_scope, state)
+            uses += self.closure_uses(load_scope, name, state, lambda inner: self.flow.expressions.uses_of_expr(load, inner)) or []
         return uses
 
-    def _closure_uses(self, name: str, load: ast.Name, load_scope: Scope, state: FlowState) -> list[Use]:
-        """A load inside a nested function: repeated as often as that function is called (at
-        each of its call sites in ``state.scope``; every time it may be called, when it is used
-        any other way)."""
+    def closure_uses(
+        self, load_scope: Scope, key: object, state: FlowState, follow: Callable[[FlowState], list[Use] | None]
+    ) -> list[Use] | None:
+        """What ``follow`` finds from a load inside a nested function (``key``: what is
+        followed from it, a recursion guard): repeated as often as that function is called
+        (at each of its call sites in ``state.scope``; every time it may be called, when it is
+        used any other way). None when ``follow`` cannot tell."""
         scope, loops, via = state.scope, state.loops, state.via
-        func = self._outermost_function_below(load_scope, scope)
-        closure = (func, name)
+        func = outermost_function_below(load_scope, scope)
+        closure = (func, key)
         if closure in state.seen:
             return []
-        calls = self._call_sites(func, scope) if func is not None else None
-        inner = self._uses_of_expr(load, state._replace(scope=load_scope, loops=(), via=(), seen=state.seen | {closure}))
+        calls = self.lookups.call_sites(func, scope) if func is not None else None
+        inner = follow(state._replace(scope=load_scope, loops=(), via=(), seen=state.seen | {closure}))
+        if inner is None:
+            return None
         if not calls:
             marker: Loops = (func,) if func is not None else ()
             return [Use(u.kind, u.node, loops + marker + u.loops, via + u.via, u.how, u.remote) for u in inner]
         uses: list[Use] = []
         for call in calls:
-            call_loops = loops + self.enclosing_loops(call, scope)
+            call_loops = loops + self.lookups.enclosing_loops(call, scope)
             repeat: Loops = (func,) if len(calls) > 1 and func is not None else ()
             uses += [Use(u.kind, u.node, call_loops + repeat + u.loops, via + (call,) + u.via, u.how, u.remote) for u in inner]
         return uses
@@ -70,12 +82,13 @@ class NameFlow(FlowBase):
         others = [b.node for b in bindings if b.node is not binding]
         cut = {
             id(loop)
-            for loop in self.enclosing_loops(load, scope)
+            for loop in self.lookups.enclosing_loops(load, scope)
             if isinstance(loop, LOOPS) and not self.facts.contains(loop, binding) and any(o in loop.body for o in others)
         }
         return without_loops(uses, cut) if cut else uses
 
-    def _reaches_cached(self, binding: ast.AST, load: ast.Name, bindings: list[Binding]) -> bool:
+    def reaches(self, binding: ast.AST, load: ast.Name, bindings: list[Binding]) -> bool:
+        """:meth:`_reaches`, remembered."""
         key = (binding, load)
         found = self._reach.get(key)
         if found is None:
@@ -110,16 +123,16 @@ class NameFlow(FlowBase):
         return in_body and not self._in_body_of(loop, binding)
 
     def _in_body_of(self, loop: ast.For | ast.AsyncFor, node: ast.AST) -> bool:
-        child, current = node, self.parents.get(node)
+        child, current = node, self.lookups.parents.get(node)
         while current is not None:
             if current is loop:
                 return any(child is stmt for stmt in loop.body)
-            child, current = current, self.parents.get(current)
+            child, current = current, self.lookups.parents.get(current)
         return False
 
     def _always_runs_before(self, statement: ast.AST, load: ast.AST) -> bool:
         """A later statement of the block that holds ``statement`` contains ``load``."""
-        holder = self.parents.get(statement)
+        holder = self.lookups.parents.get(statement)
         for field in ("body", "orelse", "finalbody"):
             block = getattr(holder, field, None)
             if isinstance(block, list) and statement in block:
@@ -127,9 +140,9 @@ class NameFlow(FlowBase):
         return False
 
     def _in_common_loop(self, first: ast.AST, second: ast.AST) -> bool:
-        current = self.parents.get(first)
+        current = self.lookups.parents.get(first)
         while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
             if isinstance(current, LOOPS) and self.facts.contains(current, second):
                 return True
-            current = self.parents.get(current)
+            current = self.lookups.parents.get(current)
         return False

@@ -5,6 +5,7 @@ on ``self`` for the class's methods is :mod:`.stores`."""
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from dllint.facts.flow.model import (
     Constant,
@@ -21,24 +22,40 @@ from dllint.facts.flow.model import (
     admitted,
     hook_iterates,
     path_key,
+    uses_from,
+    without_loops,
 )
+from dllint.facts.flow.syntax import constant_args
 from dllint.facts.frameworks import assigned_hook, callback_result, hook_of, hooks_of_stored_result
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.knowledge.frameworks import Result
 
+if TYPE_CHECKING:
+    from dllint.facts.usage import UsageAnalysis
 
-from dllint.facts.flow.base import FlowBase
-from dllint.facts.flow.syntax import constant_args
 
+class Returns:
+    """Values leaving a function: followed to its callers here, to other files' callers
+    through their summaries, to framework hooks, or back to the call that passed them in
+    (the loops around that call it remembers, :meth:`entered`)."""
 
-class ReturnFlow(FlowBase):
+    def __init__(self, flow: UsageAnalysis) -> None:
+        self.flow = flow  # the engine: where a returned value goes next
+        self.facts = flow.facts
+        self.lookups = flow.lookups
+        self._entry_loops: dict[tuple[ast.Call, Via], Loops] = {}  # (call, via before it) -> loops around the call's caller
 
-    def _returned(self, expr: ast.AST, state: FlowState) -> list[Use]:
+    def entered(self, call: ast.Call, via: Via, loops: Loops) -> None:
+        """The value went into a same-file function through ``call``, reached through ``via``
+        under ``loops``: where it goes on if that function hands it back."""
+        self._entry_loops[(call, via)] = loops
+
+    def returned(self, expr: ast.AST, state: FlowState) -> list[Use]:
         """A value returned by its function: its callers decide what happens to it (the call
         site that passed it in, when it came in as an argument)."""
         via = state.via
-        here = state.loops + self.enclosing_loops(expr, state.scope)
+        here = state.loops + self.lookups.enclosing_loops(expr, state.scope)
         func = state.scope.node
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
@@ -46,7 +63,7 @@ class ReturnFlow(FlowBase):
             return [Use(Move.ESCAPE, expr, here, via, How.RETURN)]
         back = self._handed_back(func, via)
         if back is not None:  # handed back to the call that passed it in
-            return self._uses_of_expr(back, state.leaving(self.facts.scopes.scope_of(back), self._entry_loops.get((back, via[:-1]), ())))
+            return self.flow.expressions.uses_of_expr(back, state.leaving(self.facts.scopes.scope_of(back), self._entry_loops.get((back, via[:-1]), ())))
         key = ("return", func)
         if key in state.seen:
             return []
@@ -58,13 +75,13 @@ class ReturnFlow(FlowBase):
         uses = self._stored_for_hooks(func, expr, here, via)
         stored = bool(uses)
         guards = self.return_guards(expr, func)
-        callers = self._callers(func)
+        callers = self.lookups.callers(func)
         for call in callers:
             if not admitted(guards, constant_args(call)):
                 continue  # get_loader("finetune") never receives the "pretrain" loader
             call_scope = self.facts.scopes.scope_of(call)
-            uses += self._fresh_at(call, call_scope, here, self._uses_of_expr(call, state.through(call, call_scope)))
-        handed = self._handed_on(func, expr, state.inside(here))
+            uses += self._fresh_at(call, call_scope, here, self.flow.expressions.uses_of_expr(call, state.through(call, call_scope)))
+        handed = self.handed_on(func, expr, state.inside(here))
         uses += handed or ()
         remote = self._callers_elsewhere(func, expr, here, via, None, guards)
         if remote:
@@ -75,14 +92,14 @@ class ReturnFlow(FlowBase):
 
     def _handed_back(self, func: ast.AST, via: Via) -> ast.Call | None:
         """The call that passed the value into ``func``, when ``func`` returns it to that call."""
-        if via and self.same_file_function(via[-1].func, self.facts.scopes.scope_of(via[-1])) is func:
+        if via and self.lookups.same_file_function(via[-1].func, self.facts.scopes.scope_of(via[-1])) is func:
             return via[-1]
         return None
 
     def _stored_for_hooks(self, func: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, here: Loops, via: Via) -> list[Use]:
         """A base class stores what ``func`` returns for its framework hooks (this class
         overrides the factory): each such hook iterates it."""
-        owner = self.parents.get(func)
+        owner = self.lookups.parents.get(func)
         stored = hooks_of_stored_result(self.facts, owner, func.name) if isinstance(owner, ast.ClassDef) else None
         return [hook_iterates(hook, node, here, via) for hook in stored or ()]
 
@@ -90,11 +107,28 @@ class ReturnFlow(FlowBase):
         """Returned with no caller in the project. ``get_data_loader()`` (a method): a trainer
         outside asks for a fresh loader when it needs one (coqui's calls it every epoch),
         which no ``persistent_workers`` helps: how often it is iterated is unknown."""
-        if _on_request(func, self.parents.get(func)):
+        if _on_request(func, self.lookups.parents.get(func)):
             return Use(Move.ESCAPE, node, here, via, How.UNKNOWN, why=f"returned by {func.name}(), which a trainer outside the project calls when it needs a loader")
         return Use(Move.ESCAPE, node, here, via, How.UNCLAIMED)
 
-    def _handed_on(self, func: ast.AST, expr: ast.AST, state: FlowState) -> list[Use] | None:
+    def _fresh_at(self, call: ast.Call, scope: Scope, here: Loops, uses: list[Use]) -> list[Use]:
+        """``uses`` of the value ``call`` returns, seen from a frame whose loops are ``here``: the
+        loops around ``call`` build a fresh value on every pass, so they repeat no use of one."""
+        return without_loops(uses, set(map(id, self.lookups.enclosing_loops(call, scope))), here)
+
+    def _callers_elsewhere(
+        self, func: ast.AST, expr: ast.AST, here: Loops, via: Via, element: Element | None, guards: tuple[Guard, ...]
+    ) -> list[Use] | None:
+        """What calls of ``func`` in other project files do with the value it returns (an
+        ``element`` of it), as uses; None when no other file calls it."""
+        project = self.facts.project
+        name = self.lookups.qualified_name(func)
+        found = project.caller_effects(name, element, guards) if project is not None and name is not None else None
+        if found is None or name is None:
+            return None
+        return [u._replace(caller=(name, c.where)) for c in found for u in uses_from(c.effects, expr, expr, here, via, c.where)]
+
+    def handed_on(self, func: ast.AST, expr: ast.AST, state: FlowState) -> list[Use] | None:
         """What becomes of the value ``func`` returns where ``func`` itself is handed on rather
         than called here: assigned as a framework hook onto an instance
         (``dm.train_dataloader = func``), or passed to a known higher-order utility whose result
@@ -107,13 +141,13 @@ class ReturnFlow(FlowBase):
         if isinstance(func, ast.Lambda):
             references = [(func, self.facts.scopes.scope_of(func))]
         elif isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            references = list(self._loads_resolving_to(func.name, self.facts.scopes.scope_of(func)))
+            references = list(self.lookups.loads_resolving_to(func.name, self.facts.scopes.scope_of(func)))
         else:
             return None
         uses: list[Use] = []
         found = False
         for reference, scope in references:
-            parent = self.parents.get(reference)
+            parent = self.lookups.parents.get(reference)
             if isinstance(parent, ast.Assign) and parent.value is reference:
                 for target in parent.targets:
                     hook = assigned_hook(self.facts, target, scope)
@@ -129,7 +163,7 @@ class ReturnFlow(FlowBase):
             if result is Result.ELEMENTS:
                 inner = self._callback_elements(call, state.through(call, scope))
             else:
-                inner = self._uses_of_expr(call, state.through(call, scope))
+                inner = self.flow.expressions.uses_of_expr(call, state.through(call, scope))
             uses += self._fresh_at(call, scope, here, inner)
         return uses if found else None
 
@@ -138,15 +172,15 @@ class ReturnFlow(FlowBase):
         back, also through ``list(...)``/``tuple(...)`` of it; kept (unclaimed) when undecidable."""
         container: ast.AST = call
         scope = state.scope
-        parent = self.parents.get(call)
+        parent = self.lookups.parents.get(call)
         while (
             isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in ("list", "tuple")
             and parent.args == [container] and not parent.keywords and self.facts.scopes.lookup(parent.func.id, scope) is None
         ):
-            container, parent = parent, self.parents.get(parent)
-        found = self._uses_of_element(container, "*", state)
+            container, parent = parent, self.lookups.parents.get(parent)
+        found = self.flow.containers.uses_of_element(container, "*", state)
         if found is None:
-            return [Use(Move.ESCAPE, container, self.enclosing_loops(container, scope), state.via, How.UNCLAIMED)]
+            return [Use(Move.ESCAPE, container, self.lookups.enclosing_loops(container, scope), state.via, How.UNCLAIMED)]
         return found
 
     def return_guards(self, node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Guard, ...]:
@@ -154,11 +188,11 @@ class ReturnFlow(FlowBase):
         ``node`` in ``func`` to run: a caller passing a constant that fails one never
         receives what ``node`` returns (a factory branching on a task name)."""
         positional = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
-        owner = self.parents.get(func)
+        owner = self.lookups.parents.get(func)
         if isinstance(owner, ast.ClassDef) and not any(dotted_name(d) == "staticmethod" for d in func.decorator_list):
             positional = positional[1:]  # called bound: self is not passed
         names = {*positional, *(a.arg for a in func.args.kwonlyargs)}
-        tests = [(test.test, arm == "body") for test, arm in self._if_arms(node).items()]
+        tests = [(test.test, arm == "body") for test, arm in self.lookups.if_arms(node).items()]
         tests += [(test, False) for test in self._left_before(node)]
         guards: list[Guard] = []
         for test, holds in tests:
@@ -176,7 +210,7 @@ class ReturnFlow(FlowBase):
         """Tests of earlier ``if``/``elif`` arms (in the blocks around ``node``, within its
         function) that leave the function when they hold: ``node`` runs only when they fail."""
         tests: list[ast.expr] = []
-        child, current = node, self.parents.get(node)
+        child, current = node, self.lookups.parents.get(node)
         while current is not None and not isinstance(child, (*FUNCTION_NODES, ast.Module)):
             for field in ("body", "orelse", "finalbody"):
                 block = getattr(current, field, None)
@@ -187,10 +221,10 @@ class ReturnFlow(FlowBase):
                             stmt = stmt.orelse[0] if len(stmt.orelse) == 1 else None  # elif
             if isinstance(current, FUNCTION_NODES):
                 break
-            child, current = current, self.parents.get(current)
+            child, current = current, self.lookups.parents.get(current)
         return tests
 
-    def _returned_element(self, container: ast.AST, index: Element, state: FlowState, rest: Path = ()) -> list[Use] | None:
+    def returned_element(self, container: ast.AST, index: Element, state: FlowState, rest: Path = ()) -> list[Use] | None:
         """``return train_loader, val_loader``: each caller decides what happens to the
         element (``train, val = get_loaders()``), in this file or, through the project's
         summaries, in others; a caller that does something else with the container keeps it
@@ -201,7 +235,7 @@ class ReturnFlow(FlowBase):
             return None
 
         via = state.via
-        here = state.loops + self.enclosing_loops(container, state.scope)
+        here = state.loops + self.lookups.enclosing_loops(container, state.scope)
         hook = hook_of(self.facts, func)
         if hook is not None:
             if rest:
@@ -210,16 +244,16 @@ class ReturnFlow(FlowBase):
         back = self._handed_back(func, via)
         if back is not None:  # handed back to the call that passed the loader in
             outer = self._entry_loops.get((back, via[:-1]), ())
-            return self._uses_of_element(back, index, state.leaving(self.facts.scopes.scope_of(back), outer), rest)
+            return self.flow.containers.uses_of_element(back, index, state.leaving(self.facts.scopes.scope_of(back), outer), rest)
         uses = [] if rest else self._stored_for_hooks(func, container, here, via)
         stored = bool(uses)
         guards = self.return_guards(container, func)
-        callers = self._callers(func)
+        callers = self.lookups.callers(func)
         for call in callers:
             if not admitted(guards, constant_args(call)):
                 continue
             call_scope = self.facts.scopes.scope_of(call)
-            found = self._uses_of_element(call, index, state.through(call, call_scope), rest)
+            found = self.flow.containers.uses_of_element(call, index, state.through(call, call_scope), rest)
             if found is None:
                 found = [Use(Move.ESCAPE, call, (), via + (call,), How.UNCLAIMED)]
             uses += self._fresh_at(call, call_scope, here, found)

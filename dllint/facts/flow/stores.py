@@ -6,28 +6,40 @@ that holds the value), or handed to a framework from one of its hooks."""
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
-from dllint.facts.flow.base import FlowBase, LOOPS
+from dllint.facts.flow.lookups import LOOPS
 from dllint.facts.flow.model import FlowState, How, Move, Use, Via, hook_iterates
 from dllint.facts.frameworks import hook_of, inherited_hooks
 from dllint.facts.scopes import Scope
 from dllint.knowledge.frameworks import Hook
 
+if TYPE_CHECKING:
+    from dllint.facts.usage import UsageAnalysis
 
-class StoreFlow(FlowBase):
 
-    def _stored(self, target: ast.Attribute, expr: ast.AST, state: FlowState) -> list[Use]:
+class Stores:
+    """Values stored on ``self``: followed to the reads of the attribute in the class, under
+    the loops that run the reading methods (which it remembers per method)."""
+
+    def __init__(self, flow: UsageAnalysis) -> None:
+        self.flow = flow  # the engine: where a read value goes next
+        self.facts = flow.facts
+        self.lookups = flow.lookups
+        self._method_loops_of: dict[ast.AST, tuple[ast.AST, ...]] = {}
+
+    def stored(self, target: ast.Attribute, expr: ast.AST, state: FlowState) -> list[Use]:
         """``self.X = loader``: the reads of ``self.X`` in the class decide; how often their
         methods run is the callers' business, so the stored value is also unclaimed, unless
         every read hands it to the framework from one of its hooks. ``state.loops``: the loops
         around the store."""
         here, via = state.loops, state.via
-        cls = self._enclosing_class(state.scope)
+        cls = self.lookups.enclosing_class(state.scope)
         uses = [Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED)]
         key = ("store", cls, target.attr)
         if cls is None or key in state.seen:
             return uses
-        loads = [node for node in self._attributes_of_self(cls).get(target.attr, ()) if isinstance(node.ctx, ast.Load)]
+        loads = [node for node in self.lookups.attributes_of_self(cls).get(target.attr, ()) if isinstance(node.ctx, ast.Load)]
 
         inherited = inherited_hooks(self.facts, cls, target.attr)  # a base's hook returns self.X
         if self._handed_out_once(loads, inherited):
@@ -50,7 +62,7 @@ class StoreFlow(FlowBase):
     def _constructed_by(self, via: Via) -> ast.Call | None:
         """The same-file constructor call the value came in through (``Evaluator(val_loader)``):
         calls of a method on that one instance repeat the method's reads."""
-        if via and self._same_file_init(via[-1].func, self.facts.scopes.scope_of(via[-1])) is not None:
+        if via and self.lookups.same_file_init(via[-1].func, self.facts.scopes.scope_of(via[-1])) is not None:
             return via[-1]
         return None
 
@@ -58,8 +70,8 @@ class StoreFlow(FlowBase):
         """The uses of one read of ``self.X``, under the loops that run its method: a loop of
         its class, or (``built``) a loop calling it on the instance that holds the value."""
         load_scope = self.facts.scopes.scope_of(node)
-        repeat = self._method_loops(load_scope.node, 0) or self._instance_loops(load_scope.node, built)
-        found = self._uses_of_expr(node, state.at(load_scope))
+        repeat = self.method_loops(load_scope.node, 0) or self._instance_loops(load_scope.node, built)
+        found = self.flow.expressions.uses_of_expr(node, state.at(load_scope))
         return [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
 
     def _returned_by_once_hook(self, load: ast.AST) -> bool:
@@ -71,34 +83,34 @@ class StoreFlow(FlowBase):
         hook = hook_of(self.facts, function) if function is not None else None
         if hook is None or hook.per_epoch:
             return False
-        parent = self.parents.get(load)
+        parent = self.lookups.parents.get(load)
         if isinstance(parent, ast.Return):
             return True
         if isinstance(parent, ast.Compare) and all(isinstance(c, ast.Constant) and c.value is None for c in parent.comparators):
             return True  # ``self._test_dl is not None``
         return False
 
-    def _method_loops(self, function: ast.AST, depth: int) -> tuple[ast.AST, ...]:
+    def method_loops(self, function: ast.AST, depth: int) -> tuple[ast.AST, ...]:
         """Loops around the calls of a method by ``self.name()`` in its class (through the
         methods that call it, a few levels up): the epoch loop of ``fit`` calling
         ``self.validate()``. Remembered per method: big classes call their methods from many
         places, and each place would otherwise be searched again from every caller."""
         if depth > 3 or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return ()
-        if not isinstance(self.parents.get(function), ast.ClassDef):
+        if not isinstance(self.lookups.parents.get(function), ast.ClassDef):
             return ()
         known = self._method_loops_of.get(function)
         if known is not None:
             return known
         self._method_loops_of[function] = ()  # a method reached again through its own callers adds nothing
         found: tuple[ast.AST, ...] = ()
-        for call in self._callers(function):
+        for call in self.lookups.callers(function):
             scope = self.facts.scopes.scope_of(call)
-            loops = tuple(loop for loop in self.enclosing_loops(call, scope) if isinstance(loop, LOOPS))
+            loops = tuple(loop for loop in self.lookups.enclosing_loops(call, scope) if isinstance(loop, LOOPS))
             if loops:
                 found = loops
                 break
-            outer = self._method_loops(scope.node, depth + 1)
+            outer = self.method_loops(scope.node, depth + 1)
             if outer:
                 found = outer
                 break
@@ -119,7 +131,7 @@ class StoreFlow(FlowBase):
         around = self._loops_around_calls_on(instance, method.name)
         if around:
             return around
-        for call in self._callers(method):  # self.evaluate() inside another method: its calls decide
+        for call in self.lookups.callers(method):  # self.evaluate() inside another method: its calls decide
             loops = self._instance_loops(self.facts.scopes.scope_of(call).node, built, depth + 1)
             if loops:
                 return loops
@@ -129,11 +141,11 @@ class StoreFlow(FlowBase):
         """The loops around the first call ``obj.method(...)`` on the instance bound to ``obj``
         (in ``instance``'s scope) that a loop repeats; () when no loop repeats one."""
         name, scope = instance
-        for obj, obj_scope in self._loads_resolving_to(name, scope):
-            attribute = self.parents.get(obj)
-            call = self.parents.get(attribute) if attribute is not None else None
+        for obj, obj_scope in self.lookups.loads_resolving_to(name, scope):
+            attribute = self.lookups.parents.get(obj)
+            call = self.lookups.parents.get(attribute) if attribute is not None else None
             if isinstance(attribute, ast.Attribute) and attribute.attr == method and isinstance(call, ast.Call) and call.func is attribute:
-                around = tuple(loop for loop in self.enclosing_loops(call, obj_scope) if isinstance(loop, LOOPS))
+                around = tuple(loop for loop in self.lookups.enclosing_loops(call, obj_scope) if isinstance(loop, LOOPS))
                 if around:
                     return around
         return ()
@@ -141,7 +153,7 @@ class StoreFlow(FlowBase):
     def _bound_once(self, built: ast.Call) -> tuple[str, Scope] | None:
         """(name, scope) when ``built``'s value is bound to a name bound nowhere else there
         (rebound: which instance a call reaches is not followed)."""
-        binding = self.parents.get(built)
+        binding = self.lookups.parents.get(built)
         if not (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)):
             return None
         name, scope = binding.targets[0].id, self.facts.scopes.scope_of(built)

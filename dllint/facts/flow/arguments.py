@@ -1,6 +1,7 @@
-"""How a value moves at the expression it is: iterated (``for``, comprehensions, iterating
-builtins), bound, passed to a call (same-file functions and classes, the project's other
-files through ``facts.project``, framework calls, wrappers), or kept."""
+"""How a value moves into a call it is passed to: iterated by a builtin (``iter``, ``list``),
+seen through by a wrapper (``enumerate``, ``tqdm``), followed into a same-file function or
+class by parameter (or a record's field), iterated or handed back by a framework call, or
+decided by the summary of a function of another project file."""
 
 from __future__ import annotations
 
@@ -8,18 +9,17 @@ import ast
 from typing import TYPE_CHECKING
 
 from dllint.facts.devices import passed_devices
+from dllint.facts.flow.base import ITERATING_BUILTINS, MAX_CALL_DEPTH, NEUTRAL_BUILTINS, WRAPPING_BUILTINS, WRAPPING_QUALNAMES
 from dllint.facts.flow.model import FlowState, How, Loops, Move, RemoteLoop, Use, shown, uses_from
+from dllint.facts.flow.syntax import parameter_for
 from dllint.facts.frameworks import framework_call
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
+from dllint.knowledge.frameworks import Passing
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
-from dllint.knowledge.frameworks import Passing
-
-
-from dllint.facts.flow.base import FlowBase, ITERATING_BUILTINS, MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS, WRAPPING_BUILTINS, WRAPPING_QUALNAMES
-from dllint.facts.flow.syntax import dict_key, element_index, parameter_for
+    from dllint.facts.usage import UsageAnalysis
 
 
 MAX_CHOICES = 16  # classes in one literal dict or list a call picks from
@@ -49,119 +49,19 @@ def picked_from(facts: FileFacts, func: ast.expr, scope: Scope) -> list[ast.expr
     return list(values)
 
 
-class CallFlow(FlowBase):
+class Arguments:
+    """A value passed to a call: builtins, wrappers, this file's functions and classes,
+    framework calls, then the project's other files decide, in that order."""
 
-    # -- the flow --------------------------------------------------------------------
-    def _uses_of_expr(self, expr: ast.AST, state: FlowState) -> list[Use]:
-        """What happens to the value ``expr`` evaluates to, decided by the node around it."""
-        question = state.question
-        question.steps += 1
-        if question.steps > MAX_STEPS:  # a value fanning out through many calls: give up on it
-            return [Use(Move.ESCAPE, expr, state.loops, state.via, How.UNKNOWN, why=f"followed through more than {MAX_STEPS} steps")]
-        parent = self.parents.get(expr)
-        here = state.loops + self.enclosing_loops(expr, state.scope)
-        for step in (self._iterated_at, self._appended_at, self._passed_at, self._bound_at, self._contained_at):
-            found = step(parent, expr, state, here)
-            if found is not None:
-                return found
-        if isinstance(parent, (ast.IfExp, ast.BoolOp)) and expr is not getattr(parent, "test", None):
-            return self._uses_of_expr(parent, state)  # a or b, a if c else b: the same value
-        if isinstance(parent, (ast.Compare, ast.Expr, ast.If, ast.While, ast.Assert, ast.UnaryOp)):
-            return []  # looked at, not kept
-        if isinstance(parent, ast.Return) and parent.value is expr:
-            return self._returned(expr, state)
-        return [Use(Move.ESCAPE, expr, here, state.via, How.UNCLAIMED)]  # yielded, put in a container, ...
+    def __init__(self, flow: UsageAnalysis) -> None:
+        self.flow = flow  # the engine: where the value goes in the callee, or with the call's result
+        self.facts = flow.facts
+        self.lookups = flow.lookups
 
-    def _iterated_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
-        """A pass starts here: ``for x in expr``, ``yield from expr`` (a pass per round of a
-        loop around it), a comprehension over it, ``expr.__iter__``; other attribute reads
-        (``loader.dataset``) look at it only. ``here``: the loops around ``expr``."""
-        if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is expr or isinstance(parent, ast.YieldFrom):
-            return [Use(Move.ITERATE, parent, here, state.via)]
-        if isinstance(parent, ast.comprehension) and parent.iter is expr:
-            comp = self.parents.get(parent) or parent
-            return [Use(Move.ITERATE, comp, state.loops + self.enclosing_loops(comp, state.scope), state.via)]
-        if isinstance(parent, ast.Attribute):
-            return [Use(Move.ITERATE, parent, here, state.via)] if parent.attr == "__iter__" else []
-        return None
-
-    def _appended_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
-        """``loaders.append(loader)`` on a list display bound once (a local name, or ``self.X``
-        in the class): the value is an element of it, and where its elements are read decides
-        (``iter(self.loaders[i])``, ``for dl in loaders``). None when the list is no such
-        display, or its elements' fate cannot be told (then it is passed on, as any call)."""
-        if not (isinstance(parent, ast.Call) and parent.args == [expr] and not parent.keywords):
-            return None
-        func = parent.func
-        if not (isinstance(func, ast.Attribute) and func.attr == "append"):
-            return None
-        container = self._list_display(func.value, state.scope)
-        return self._uses_of_element(container, "*", state) if container is not None else None
-
-    def _list_display(self, holder: ast.expr, scope: Scope) -> ast.List | None:
-        """The list display ``holder`` is bound to once: ``loaders = []`` in scope, or
-        ``self.loaders = []`` in its class."""
-        values: list[ast.AST | None] = []
-        if isinstance(holder, ast.Name):
-            found = self.facts.scopes.single_value(holder.id, scope)
-            values = [found[1].value] if found is not None and found[1].kind == "assign" else []
-        elif self._is_self_attribute(holder):
-            cls = self._enclosing_class(scope)
-            stores = [] if cls is None else [n for n in self._attributes_of_self(cls).get(holder.attr, ()) if not isinstance(n.ctx, ast.Load)]  # type: ignore[attr-defined]
-            values = [getattr(self.parents.get(n), "value", None) for n in stores]
-        return values[0] if len(values) == 1 and isinstance(values[0], ast.List) else None
-
-    def _passed_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
-        """An argument of a call: by keyword or position (after a ``*`` it lands nowhere known)."""
-        if isinstance(parent, ast.keyword):
-            call = self.parents.get(parent)
-            if isinstance(call, ast.Call):
-                return self._passed_to_call(call, parent.arg, None, expr, state)
-            return [Use(Move.ESCAPE, expr, here, state.via, How.UNCLAIMED)]
-        if isinstance(parent, ast.Call) and expr is not parent.func:
-            if expr in parent.args:
-                return self._passed_to_call(parent, None, parent.args.index(expr), expr, state)  # type: ignore[arg-type]  # in args: an expr
-            return [Use(Move.ESCAPE, expr, here, state.via, How.UNKNOWN)]
-        return None
-
-    def _bound_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
-        """Bound: to a name (its loads decide), to ``self.X`` (the class's reads decide), into
-        a dict this code made, or by ``with expr as name``."""
-        if isinstance(parent, ast.withitem) and parent.context_expr is expr:
-            if isinstance(parent.optional_vars, ast.Name):  # the binding stops ``with f(x) as x`` going round
-                return self._uses_of_name(parent.optional_vars.id, state, parent)
-            return []
-        if not (isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is expr):
-            return None
-        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
-        uses: list[Use] = []
-        for target in targets:
-            if isinstance(target, ast.Name):
-                uses += self._uses_of_name(target.id, state, parent)
-            elif isinstance(target, ast.Attribute) and self._is_self_attribute(target):
-                uses += self._stored(target, expr, state.inside(here))
-            else:
-                found = self._stored_in_dict(parent, target, (), state) if len(targets) == 1 else None
-                uses += found if found is not None else [Use(Move.ESCAPE, expr, here, state.via, How.UNCLAIMED)]  # loaders[k] = ...
-        return uses
-
-    def _contained_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
-        """An element of a tuple, list or dict display (where it is taken out decides), or the
-        body of a lambda handed on (``lambda ds: DataLoader(ds, ...)``)."""
-        if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):
-            index = element_index(parent, expr)
-            return self._uses_of_element(parent, index, state) if index is not None else None
-        if isinstance(parent, ast.Lambda) and parent.body is expr:
-            return self._handed_on(parent, expr, state.inside(here))
-        if isinstance(parent, ast.Dict):
-            key = dict_key(parent, expr)
-            return self._uses_of_element(parent, key, state) if key is not None else None
-        return None
-
-    def _passed_to_call(self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, state: FlowState) -> list[Use]:
+    def passed_to_call(self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, state: FlowState) -> list[Use]:
         """The value is an argument of ``call``: builtins, wrappers, this file's functions and
         classes, framework calls, then the project's other files, decide in that order."""
-        here = state.loops + self.enclosing_loops(call, state.scope)
+        here = state.loops + self.lookups.enclosing_loops(call, state.scope)
         found = self._passed_to_builtin(call, state, here)
         if found is None:
             found = self._passed_in_file(call, keyword, index, expr, state, here)
@@ -185,7 +85,7 @@ class CallFlow(FlowBase):
             return None
         found: list[Use] = []
         for choice in choices:
-            init = self._same_file_init(choice, state.scope)
+            init = self.lookups.same_file_init(choice, state.scope)
             if init is not None:
                 uses = self._into_parameter(call, init, parameter_for(init, keyword, index, True), state, here)
             else:
@@ -209,11 +109,11 @@ class CallFlow(FlowBase):
             if name in ITERATING_BUILTINS:
                 return [Use(Move.ITERATE, call, here, state.via)]
             if name in WRAPPING_BUILTINS:
-                return self._uses_of_expr(call, state)
+                return self.flow.expressions.uses_of_expr(call, state)
             if name in NEUTRAL_BUILTINS:
                 return []
         if self.facts.qualname(func) in WRAPPING_QUALNAMES:
-            return self._uses_of_expr(call, state)
+            return self.flow.expressions.uses_of_expr(call, state)
         return None
 
     def _passed_in_file(
@@ -222,7 +122,7 @@ class CallFlow(FlowBase):
         """A function or class of this file takes it: what its parameter meets decides (a
         record's field: its reads); a loader takes it as its dataset or sampler."""
         func, scope = call.func, state.scope
-        target = self.same_file_function(func, scope)
+        target = self.lookups.same_file_function(func, scope)
         if target is not None:
             found = self._into_parameter(call, target, parameter_for(target, keyword, index, isinstance(func, ast.Attribute)), state, here)
             if found is not None:
@@ -231,10 +131,10 @@ class CallFlow(FlowBase):
             return [Use(Move.ESCAPE, expr, here, state.via, How.UNKNOWN, why="given to a loader as its dataset or sampler")]
         field = self._record_field(func, keyword, index, scope)
         if field is not None:  # DataInfo(dataloader=loader): reads of info.dataloader decide
-            found = self._uses_of_element(call, field, state)
+            found = self.flow.containers.uses_of_element(call, field, state)
             if found is not None:
                 return found
-        init = self._same_file_init(func, scope)
+        init = self.lookups.same_file_init(func, scope)
         if init is not None:  # Trainer(model, loader): what __init__ does with it
             return self._into_parameter(call, init, parameter_for(init, keyword, index, True), state, here)
         return None
@@ -243,8 +143,8 @@ class CallFlow(FlowBase):
         key = (function, param)
         if param is None or key in state.seen or len(state.via) >= MAX_CALL_DEPTH:
             return None
-        self._entry_loops[(call, state.via)] = state.loops
-        return self._uses_of_name(param, state.through(call, self.facts.scopes.scopes[function], here, key))
+        self.flow.returns.entered(call, state.via, state.loops)
+        return self.flow.names.uses_of_name(param, state.through(call, self.facts.scopes.scopes[function], here, key))
 
     def _passed_to_framework(
         self, call: ast.Call, index: int | None, state: FlowState, here: Loops, keyword: str | None
@@ -270,7 +170,7 @@ class CallFlow(FlowBase):
         (``iter(ForeverLoader(loader))`` re-iterating it forever), unless that is the one
         pass iterated here (whose batches are seen here)."""
         via = state.via
-        result = self._uses_of_expr(call, state)
+        result = self.flow.expressions.uses_of_expr(call, state)
         wrapped = bool(result) and all(u.kind is Move.ITERATE for u in result)
         project = self.facts.project
         remote = project.target_of(self.facts, call.func, state.scope) if project is not None else None
@@ -283,7 +183,7 @@ class CallFlow(FlowBase):
             if effects is not None:
                 resolved = uses_from(effects, call, expr, here, via, shown(remote))
                 if effects.returns:  # handed back: the caller goes on with the call's result
-                    resolved += self._uses_of_expr(call, state)
+                    resolved += self.flow.expressions.uses_of_expr(call, state)
                 if not (wrapped and not _repeats_elsewhere(resolved)):
                     return resolved
         if wrapped:
@@ -293,7 +193,7 @@ class CallFlow(FlowBase):
 
     def _same_value_returned(self, call: ast.Call, index: int | None, state: FlowState) -> list[Use]:
         """``x = f(loader)`` or ``a, x = f(model, loader)`` where ``f`` hands its arguments back."""
-        parent = self.parents.get(call)
+        parent = self.lookups.parents.get(call)
         if (
             index is not None
             and isinstance(parent, ast.Assign)
@@ -303,20 +203,20 @@ class CallFlow(FlowBase):
         ):
             target = parent.targets[0].elts[index]
             if isinstance(target, ast.Name):
-                return self._uses_of_name(target.id, state, parent)
-            return [Use(Move.ESCAPE, call, state.loops + self.enclosing_loops(call, state.scope), state.via, How.UNCLAIMED)]
-        return self._uses_of_expr(call, state)
+                return self.flow.names.uses_of_name(target.id, state, parent)
+            return [Use(Move.ESCAPE, call, state.loops + self.lookups.enclosing_loops(call, state.scope), state.via, How.UNCLAIMED)]
+        return self.flow.expressions.uses_of_expr(call, state)
 
     def _restarted_on_stop(self, call: ast.Call) -> bool:
         """``iter(loader)`` inside ``except StopIteration:``: the exhausted iterator is replaced
         by a new pass (the rule catalog's "Endless iteration": torch starts the workers again)."""
-        current = self.parents.get(call)
+        current = self.lookups.parents.get(call)
         while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
             if isinstance(current, ast.ExceptHandler):
                 caught = current.type
                 names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
                 return any(isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or getattr(n, "attr", None)) == "StopIteration" for n in names)
-            current = self.parents.get(current)
+            current = self.lookups.parents.get(current)
         return False
 
     def _record_field(self, func: ast.expr, keyword: str | None, index: int | None, scope: Scope) -> str | None:

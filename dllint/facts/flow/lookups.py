@@ -1,0 +1,230 @@
+"""Same-file lookups the flow engine asks while it follows a value: the loops around a node,
+the ``if`` arms that hold it, the loads a binding reaches, the same-file function or class a
+call goes to, the callers of a function, every ``self.X`` of a class. Each answer depends on
+the file only (never on the value being followed), so :class:`FileLookups` remembers them."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from dllint.facts.scopes import FUNCTION_NODES, Scope
+from dllint.facts.walk import walk
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+
+# The syntax that repeats what it holds: a loop's body, a comprehension's element.
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _method_of(cls: ast.ClassDef, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    return next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name), None)
+
+
+class FileLookups:
+    """The same-file lookups of one file, each remembered once computed."""
+
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts = facts
+        self.parents = facts.scopes.parents
+        self._resolving: dict[tuple[str, ast.AST], list[tuple[ast.Name, Scope]]] = {}
+        self._loads_by_name: dict[str, list[tuple[ast.Name, Scope]]] = {}
+        self._self_attributes: dict[ast.ClassDef, dict[str, list[ast.Attribute]]] = {}
+        self._classes: list[ast.ClassDef] | None = None  # every class of the file (for _only_method_named)
+        for scope in facts.scopes.scopes.values():
+            for load in scope.loads:
+                self._loads_by_name.setdefault(load.id, []).append((load, scope))
+
+    def enclosing_loops(self, node: ast.AST, scope: Scope) -> tuple[ast.AST, ...]:
+        """Loops (and comprehensions) within ``scope`` that repeat ``node``, outermost first."""
+        loops: list[ast.AST] = []
+        child, current = node, self.parents.get(node)
+        while current is not None and current is not scope.node:
+            if isinstance(current, LOOPS) and child in current.body:
+                loops.append(current)
+            elif isinstance(current, COMPREHENSIONS) and child is not current.generators[0].iter:
+                loops.append(current)
+            elif isinstance(current, ast.comprehension) and child is current.iter:
+                pass  # the first generator's iterable is evaluated once; handled at the comprehension
+            elif isinstance(current, FUNCTION_NODES):
+                break
+            child, current = current, self.parents.get(current)
+        return tuple(reversed(loops))
+
+    def if_arms(self, node: ast.AST) -> dict[ast.If, str]:
+        """For each ``if`` around ``node`` in its function: which arm holds it (body or orelse)."""
+        arms: dict[ast.If, str] = {}
+        child, current = node, self.parents.get(node)
+        while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
+            if isinstance(current, ast.If) and child is not current.test:
+                arms[current] = "body" if child in current.body else "orelse"
+            child, current = current, self.parents.get(current)
+        return arms
+
+    def loads_in(self, name: str, scope: Scope) -> list[ast.Name]:
+        """Loads of ``name`` directly in ``scope``."""
+        return [load for load, load_scope in self._loads_by_name.get(name, ()) if load_scope is scope]
+
+    def loads_resolving_to(self, name: str, scope: Scope) -> list[tuple[ast.Name, Scope]]:
+        """Loads of ``name`` (in ``scope`` and the scopes nested in it) that the binding in
+        ``scope`` reaches, each with the scope it is read in."""
+        key = (name, scope.node)
+        cached = self._resolving.get(key)
+        if cached is not None:
+            return cached
+        found = []
+        for load, candidate in self._loads_by_name.get(name, ()):
+            if is_within(candidate, scope):
+                resolved = self.facts.scopes.lookup(name, candidate)
+                if resolved is not None and resolved[0] is scope:
+                    found.append((load, candidate))
+        self._resolving[key] = found
+        return found
+
+    def call_sites(self, func: ast.AST, scope: Scope) -> list[ast.Call] | None:
+        """Calls of a nested ``def`` from ``scope``; None if it is used any other way."""
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        sites = []
+        for load, _ in self.loads_resolving_to(func.name, scope):
+            parent = self.parents.get(load)
+            if isinstance(parent, ast.Call) and parent.func is load:
+                sites.append(parent)
+            else:
+                return None
+        return sites
+
+    def same_file_function(self, func: ast.expr, scope: Scope) -> ast.AST | None:
+        """The ``def`` a call goes to, when it is in this file: ``f(...)``, ``self.method(...)``,
+        or ``obj.method(...)`` where ``obj`` is a name bound once to an instance of a class of
+        this file (``model = SAGE(); model.inference(x, loader)``)."""
+        if isinstance(func, ast.Name):
+            found = self.facts.scopes.lookup(func.id, scope)
+            if found and len(found[1]) == 1 and found[1][0].kind == "def":
+                return found[1][0].node
+            return None
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        cls = self.enclosing_class(scope) if func.value.id == "self" else self._instance_class(func.value.id, scope)
+        if cls is not None:
+            return _method_of(cls, func.attr)
+        if func.value.id != "self" and self._of_unknown_class(func.value.id, scope):
+            return self._only_method_named(func.attr)
+        return None
+
+    def _of_unknown_class(self, name: str, scope: Scope) -> bool:
+        """``name`` is a parameter (``def test(model, loader): model.inference(...)``), not a
+        module, a class or a value whose class this file tells."""
+        found = self.facts.scopes.lookup(name, scope)
+        return found is not None and len(found[1]) == 1 and found[1][0].kind == "param"
+
+    def _only_method_named(self, name: str) -> ast.AST | None:
+        """The method ``name`` when exactly one class of this file defines it (a dunder or a
+        private name says nothing about which object it is called on)."""
+        if name.startswith("_"):
+            return None
+        found = [m for m in (_method_of(c, name) for c in self._module_classes()) if m is not None]
+        return found[0] if len(found) == 1 else None
+
+    def _module_classes(self) -> list[ast.ClassDef]:
+        if self._classes is None:
+            self._classes = [node for node in walk(self.facts.tree) if isinstance(node, ast.ClassDef)]
+        return self._classes
+
+    def _instance_class(self, name: str, scope: Scope) -> ast.ClassDef | None:
+        """The class of this file that ``name`` (bound once, to ``Cls(...)``) is an instance of."""
+        found = self.facts.scopes.single_value(name, scope)
+        built = found[1].value if found is not None else None
+        if not (isinstance(built, ast.Call) and isinstance(built.func, ast.Name)) or found is None:
+            return None
+        cls = self.facts.scopes.lookup(built.func.id, found[0])
+        node = cls[1][0].node if cls is not None and len(cls[1]) == 1 and cls[1][0].kind == "class" else None
+        return node if isinstance(node, ast.ClassDef) else None
+
+    def same_file_init(self, func: ast.expr, scope: Scope) -> ast.AST | None:
+        """``__init__`` of the same-file class a call constructs (a name bound only to it)."""
+        if not isinstance(func, ast.Name):
+            return None
+        found = self.facts.scopes.lookup(func.id, scope)
+        if not found or len(found[1]) != 1 or found[1][0].kind != "class":
+            return None
+        for stmt in found[1][0].node.body:  # type: ignore[attr-defined]
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init__":
+                return stmt
+        return None
+
+    def enclosing_class(self, scope: Scope) -> ast.ClassDef | None:
+        current: Scope | None = scope
+        while current is not None:
+            if isinstance(current.node, ast.ClassDef):
+                return current.node
+            current = current.parent
+        return None
+
+    def attributes_of_self(self, cls: ast.ClassDef) -> dict[str, list[ast.Attribute]]:
+        """Every ``self.X`` in the class, by ``X``: one walk per class, however many methods
+        and stored attributes are asked about (a 5,000-line ``Trainer`` has hundreds)."""
+        table = self._self_attributes.get(cls)
+        if table is None:
+            table = {}
+            for node in walk(cls):  # ast.walk's order, built as a list
+                if is_self_attribute(node):
+                    table.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined,arg-type]  # _is_self_attribute: an Attribute
+            self._self_attributes[cls] = table
+        return table
+
+    def qualified_name(self, function: ast.AST) -> str | None:
+        """``f`` or ``Cls.m``: how other files' summaries name a module-level function or method."""
+        parent = self.parents.get(function)
+        name = getattr(function, "name", None)
+        if isinstance(parent, ast.Module):
+            return name
+        if isinstance(parent, ast.ClassDef) and isinstance(self.parents.get(parent), ast.Module):
+            return f"{parent.name}.{name}"
+        return None
+
+    def callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+        """Same-file calls of ``func``: by its name where the name means it, ``self.name(...)``
+        inside its class."""
+        calls: list[ast.Call] = []
+        owner = self.facts.scopes.scope_of(func)
+        if isinstance(owner.node, ast.ClassDef):
+            for attribute in self.attributes_of_self(owner.node).get(func.name, ()):
+                parent = self.parents.get(attribute)
+                if isinstance(parent, ast.Call) and parent.func is attribute:
+                    calls.append(parent)
+            return calls
+        for load, _ in self.loads_resolving_to(func.name, owner):
+            parent = self.parents.get(load)
+            if isinstance(parent, ast.Call) and parent.func is load:
+                calls.append(parent)
+        return calls
+
+
+def is_within(inner: Scope, outer: Scope) -> bool:
+    """``inner`` is ``outer`` or nested in it."""
+    current: Scope | None = inner
+    while current is not None:
+        if current is outer:
+            return True
+        current = current.parent
+    return False
+
+
+def outermost_function_below(inner: Scope, outer: Scope) -> ast.AST | None:
+    """The function of the chain from ``outer`` down to ``inner`` that is nearest ``outer``:
+    the closure whose calls repeat a load in ``inner``."""
+    current: Scope | None = inner
+    below = None
+    while current is not None and current is not outer:
+        if current.is_function:
+            below = current.node
+        current = current.parent
+    return below
+
+
+def is_self_attribute(node: ast.AST) -> bool:
+    """``self.X``."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
