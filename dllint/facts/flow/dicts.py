@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from dllint.facts.flow.model import AnyEntry, DictKey, FlowState, How, Move, Path, Use, path_key, shown, uses_from
 from dllint.facts.scopes import Scope
-from dllint.facts.values import argument_for, project_calls, resolve
+from dllint.facts.values import NO_OTHER_CALLERS, argument_for, project_calls, resolve
 
 if TYPE_CHECKING:
     from dllint.facts.flow.queries import ProjectQueries
@@ -74,8 +74,8 @@ class Dicts:
         default (``def extract(phase): ... loaders[phase]`` called as ``extract("train")``);
         None when they differ, or a call in another file passes it."""
         found = project_calls(name, self.facts.scopes.scope_of(name), self.facts)
-        if found is None or found.elsewhere:
-            return None
+        if found is None or found.elsewhere != NO_OTHER_CALLERS:
+            return None  # another file calls it, or may
         keys: set[str | None] = set()
         for call in found.here:
             argument = argument_for(call, found.function, name.id)
