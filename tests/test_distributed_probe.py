@@ -33,7 +33,10 @@ def probe(name: str, nproc: int | None = 2, launcher: str | None = None, report_
 
     path = SCRIPTS / name
     findings = lint_file(str(path), Linter(LintSettings(select=("ALL",)))).findings
-    settings = Settings(batches=2, epochs=2, start_methods=("script",), sweep_limit=1, measurement_seconds=20)
+    # the least evidence (two sweep rounds: tests/probe/probe_helpers.py's LEAST_EVIDENCE): the sweep is
+    # test_each_rank_sweeps_within_its_share_of_the_cores_and_the_ranks_agree_on_one_block's subject
+    settings = Settings(batches=2, epochs=2, start_methods=("script",), sweep_limit=1, measurement_seconds=20,
+                        sweep_rounds=2, sweep_most_rounds=2)
     return run_probe(str(path), [], findings, timeout=TIMEOUT, progress=False, settings=settings,
                      nproc_per_node=None if launcher else nproc, launcher=launcher, report_path=report_path)
 

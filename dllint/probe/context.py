@@ -27,6 +27,13 @@ class StaticFinding:
 
 @dataclass
 class Settings:
+    """What the probe measures, and how much evidence it gathers before it decides.
+
+    The evidence sizes (``min_pairs`` ... ``sweep_seconds``) are internal, not options: the
+    defaults are what a user's probe needs on a noisy machine (``--probe-timeout`` bounds the
+    whole); the tests shrink them where the decision or the sweep is not what they test.
+    """
+
     batches: int = 8  # batches per throughput measurement
     epoch_batches: int = 16  # batches per epoch of the script's real step (--probe-batches)
     max_epochs: int = 3  # real epochs per loader; later ones are handed out empty
@@ -37,6 +44,17 @@ class Settings:
     measurement_seconds: float = 30.0  # most one measurement may take
     stop_after_idle_iterations: int = 6  # empty epochs (past the cap) with no new loader before the script is stopped
     trace: bool = False  # --probe-trace: epochs' marks and workers' batches go to the events (dllint.probe.trace)
+    # The block's decision (dllint.probe.recommend.decide): pairs of whole-script runs, the script's
+    # settings then the block's; at least min_pairs (one pair has no spread), at most most_pairs while
+    # the spread hides the difference.
+    min_pairs: int = 2
+    most_pairs: int = 4
+    # The num_workers sweep (dllint.probe.checks.sweep): interleaved rounds, at least sweep_rounds, at
+    # most sweep_most_rounds while its comparisons are within the noise; no new round starts after
+    # sweep_seconds once sweep_rounds are in.
+    sweep_rounds: int = 3
+    sweep_most_rounds: int = 8
+    sweep_seconds: float = 20.0
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Settings:

@@ -21,8 +21,8 @@ run measure-only, and compares the runs' whole epochs (each epoch's first batch
 included, where persistent workers save their time) round by round
 (:func:`decide`): ``better`` when the block's epochs are faster beyond the
 spread of the pairs and the floors of :mod:`~dllint.probe.checks.gains`,
-``inconclusive`` when the spread hides the difference after :data:`MOST_PAIRS`
-pairs, ``keep yours`` otherwise. ``before``/``after`` are the medians of those
+``inconclusive`` when the spread hides the difference after the most pairs
+(:attr:`~dllint.probe.context.Settings.most_pairs`), ``keep yours`` otherwise. ``before``/``after`` are the medians of those
 same runs, and a block that is not better leaves no verdict on its loader
 confirmed with a saving (:func:`agree`).
 """
@@ -49,10 +49,6 @@ PERSISTENCE_CODES = ("DL201", "DL204", "DL205")
 # The codes whose confirmed verdict claims a saving the block carries: a block that is not better
 # beyond the noise leaves none of them confirmed on its loader.
 SAVING_CODES = (*PERSISTENCE_CODES, "DL202", "DL203", "DL206", "DL207")
-# Pairs of runs (the script's settings, then the block's) for one decision: at least MIN_PAIRS
-# (one pair has no spread), at most MOST_PAIRS while the spread hides the difference.
-MIN_PAIRS = 2
-MOST_PAIRS = 4
 BETTER, KEEP_YOURS, INCONCLUSIVE = BlockVerdict.BETTER, BlockVerdict.KEEP_YOURS, BlockVerdict.INCONCLUSIVE
 
 
@@ -283,11 +279,11 @@ def failed(error: str) -> Decision:
     return Decision(KEEP_YOURS, f"the run with these settings failed: {error}")
 
 
-def settled(decision: Decision, pairs: int) -> bool:
+def settled(decision: Decision, pairs: int, min_pairs: int) -> bool:
     """No more pairs needed after ``pairs`` pairs of runs: a run with the block failed; or at least
-    :data:`MIN_PAIRS` and the noise decided, or no whole epoch to time (more runs would time none)."""
+    ``min_pairs`` and the noise decided, or no whole epoch to time (more runs would time none)."""
     unmeasured = decision.gain is None
-    if pairs < MIN_PAIRS:
+    if pairs < min_pairs:
         return unmeasured and decision.verdict is KEEP_YOURS
     return unmeasured or decision.verdict is not INCONCLUSIVE
 

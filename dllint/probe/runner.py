@@ -35,8 +35,6 @@ from dllint.probe.callsite import site_key
 from dllint.probe.pairing import attach_verdicts, runtime_findings
 from dllint.probe.blocks import Terms, comparable, for_a_rebuilt_loader, in_loop_saving, name_place, place_settings, rank_recommendations
 from dllint.probe.recommend import (
-    MIN_PAIRS,
-    MOST_PAIRS,
     Decision,
     Recommendation,
     agree,
@@ -204,7 +202,8 @@ def run_probe(
                     return _run(target, spec, script_args, [], timeout, settings, os.path.join(workdir, f"rerun{number}"),
                                 progress, signals, extra, watchdog=watchdog, on_events=traced)
 
-                prove_recommendations(report, rerun, distributed=bool(spec.get("launcher")), budget_s=timeout)
+                prove_recommendations(report, rerun, distributed=bool(spec.get("launcher")), budget_s=timeout,
+                                      settings=settings)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         watchdog.release()
@@ -218,18 +217,18 @@ def run_probe(
 
 
 def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]], ProbeReport],
-                          distributed: bool = False, budget_s: float = float("inf")) -> None:
+                          distributed: bool = False, budget_s: float = float("inf"),
+                          settings: Settings | None = None) -> None:
     """One settings block per loader that earns one; then one decision per loader from whole epochs.
 
     ``rerun(extra)`` runs the script in measure-only mode (with each block applied at its call
     site where ``extra["overrides"]`` says so): the script's settings and the blocks' in turn,
-    A B A B ..., :data:`~dllint.probe.recommend.MIN_PAIRS` pairs, and more (up to
-    :data:`~dllint.probe.recommend.MOST_PAIRS`, while ``budget_s`` lasts) while the noise hides
-    a difference. Each loader's before/after and verdict come from those runs
+    A B A B ..., ``settings.min_pairs`` pairs, and more (up to ``settings.most_pairs``, while
+    ``budget_s`` lasts) while the noise hides a difference. Each loader's before/after and verdict come from those runs
     (:func:`~dllint.probe.recommend.decide`), and its findings agree with the verdict; a confirmed
     finding then says where its setting is written (a config key, TrainingArguments, a DataModule).
     """
-    _decide_blocks(report, rerun, distributed, budget_s)
+    _decide_blocks(report, rerun, distributed, budget_s, settings or Settings())
     for loader in report.loaders:
         if loader.terms is not None:
             _apply(report, loader, functools.partial(_placed, terms=loader.terms))
@@ -241,7 +240,7 @@ def _placed(probe: dict[str, Any], code: str, terms: Terms) -> bool:
 
 
 def _decide_blocks(report: ProbeReport, rerun: Callable[[dict[str, Any]], ProbeReport], distributed: bool,
-                   budget_s: float) -> None:
+                   budget_s: float, settings: Settings) -> None:
     """:func:`prove_recommendations`' blocks and their decisions."""
     changed: dict[str, tuple[LoaderReport, Recommendation]] = {}  # by site: the loader and its recommendation
     for loader in report.loaders:
@@ -279,8 +278,8 @@ def _decide_blocks(report: ProbeReport, rerun: Callable[[dict[str, Any]], ProbeR
         decisions = {key: _decision(before, after, changed[key][0]) for key, (before, after) in sides.items()}
         pairs = runs // 2
         pair_s = (time.monotonic() - started) / pairs
-        if pairs >= MOST_PAIRS or all(settled(decision, pairs) for decision in decisions.values()) \
-                or time.monotonic() - started + pair_s > budget_s and pairs >= MIN_PAIRS:
+        if pairs >= settings.most_pairs or all(settled(decision, pairs, settings.min_pairs) for decision in decisions.values()) \
+                or time.monotonic() - started + pair_s > budget_s and pairs >= settings.min_pairs:
             break
     report.rerun = {"status": second.status, "script_outcome": second.script_outcome,
                     "duration_s": round(second.duration_s, 3), "startup_s": second.startup_s, "runs": runs}

@@ -90,6 +90,20 @@ def fast_settings(**overrides) -> Settings:
     return settings
 
 
+# The least evidence the probe can decide on: one pair of decision runs; two sweep rounds (one has no
+# spread, and a count would move on noise alone), over the same counts (fewer change the block: a sweep
+# of 0 and 1 workers can make a confirmed DL201 moot). The defaults (Settings) stay where the decision
+# or the sweep is the subject.
+LEAST_EVIDENCE = {"min_pairs": 1, "most_pairs": 1, "sweep_rounds": 2, "sweep_most_rounds": 2}
+
+
+def quick_settings(**overrides) -> Settings:
+    """:func:`fast_settings` with the least evidence (:data:`LEAST_EVIDENCE`): for a test whose subject
+    is neither the block's decision nor the num_workers sweep (each decision pair re-runs the script
+    twice; each sweep round times every count)."""
+    return fast_settings(**{**LEAST_EVIDENCE, **overrides})
+
+
 def live_processes_in_group(pgid: int) -> list[psutil.Process]:
     alive = []
     for process in psutil.process_iter(["status"]):

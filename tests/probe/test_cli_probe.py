@@ -27,9 +27,10 @@ def test_probe_json_carries_verdicts(tmp_path):
     assert set(dl302[0]["probe"]) == {"verdict", "evidence", "measurements"}
 
 
-def test_probe_text_prints_the_verdict_under_the_finding(tmp_path):
-    proc = dllint("--probe", str(FIXTURES / "unsharded_iterable.py"), "--probe-timeout", "60", cwd=tmp_path)
-    lines = proc.stdout.splitlines()
+def test_probe_text_prints_the_verdict_under_the_finding(tmp_path, monkeypatch, capsys):
+    # in this process, with the least evidence: the command line is the JSON test's and the notebook's
+    _, out = probe_command(tmp_path, str(FIXTURES / "unsharded_iterable.py"), "text", monkeypatch, capsys)
+    lines = out.splitlines()
     index = next(i for i, line in enumerate(lines) if ": DL302 " in line)
     assert lines[index + 1].startswith("    probe: confirmed: ")
 
@@ -63,17 +64,18 @@ if __name__ == "__main__":
 
 
 def probe_command(directory: Path, target: str, fmt: str, monkeypatch, capsys) -> tuple[int, str]:
-    """``dllint --probe TARGET`` in this process, with the probe's small test budgets (one start method)."""
+    """``dllint --probe TARGET`` in this process, with the probe's small test budgets (one start method,
+    the least evidence: :func:`probe_helpers.quick_settings`)."""
     from functools import partial
 
     import dllint.probe.runner as runner
     from dllint.config import load_settings
     from dllint.engine import Linter
     from dllint.probe.command import ProbeOptions, run_probe_command
-    from probe_helpers import fast_settings
+    from probe_helpers import quick_settings
 
     monkeypatch.chdir(directory)
-    monkeypatch.setattr(runner, "run_probe", partial(runner.run_probe, settings=fast_settings()))
+    monkeypatch.setattr(runner, "run_probe", partial(runner.run_probe, settings=quick_settings()))
     code = run_probe_command(target, [], Linter(load_settings(None, str(directory))), fmt, ProbeOptions(timeout=90))
     return code, capsys.readouterr().out
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from probe_helpers import FIXTURES, fast_settings
+from probe_helpers import FIXTURES, quick_settings
 
 from dllint.probe import run_probe
 
@@ -15,7 +15,7 @@ def test_engine_findings_on_the_spotgeo_script_are_confirmed(assert_no_leftovers
     script = FIXTURES / "spotgeo_style.py"
     findings = lint_source(script.read_text(), path=str(script))
     assert {f.code for f in findings} >= {"DL201", "DL101"}
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
     verdicts = {f.code: f.probe["verdict"] for f in report.findings}
     assert verdicts["DL201"] == "confirmed" and verdicts["DL101"] == "confirmed"
     assert all(f.probe is not None for f in report.findings)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from probe_helpers import fast_settings, line_of, write_script
+from probe_helpers import line_of, quick_settings, write_script
 
 from dllint.output import render
 from dllint.output.summary import RunSummary
@@ -97,7 +97,7 @@ CUDA_ERROR = "RuntimeError: Cannot re-initialize CUDA in forked subprocess"
 def probe(script, findings):
     report_path = script.parent / "probe.json"
     report = run_probe(str(script), [], findings, timeout=90, progress=False, report_path=str(report_path),
-                       settings=fast_settings(epoch_batches=4))
+                       settings=quick_settings(epoch_batches=4))
     return report, json.loads(report_path.read_text())
 
 

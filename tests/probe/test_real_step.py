@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from probe_helpers import fast_settings, finding, line_of, write_script
+from probe_helpers import fast_settings, finding, line_of, quick_settings, write_script
 
 from dllint.probe import run_probe
 
@@ -25,6 +25,13 @@ def settings(**overrides):
 
 def probe(path, findings=(), **overrides):
     return run_probe(str(path), [], list(findings), timeout=60, progress=False, settings=settings(**overrides))
+
+
+def quick_probe(path, findings=(), **overrides):
+    """:func:`probe` with the least evidence, for a test about something other than the block's
+    decision and the sweep (its endings, its epochs)."""
+    return run_probe(str(path), [], list(findings), timeout=60, progress=False,
+                     settings=quick_settings(epoch_batches=EPOCH_BATCHES, **overrides))
 
 
 def accepts(settings: dict) -> None:
@@ -205,7 +212,7 @@ def test_a_crash_in_epoch_2_is_the_scripts(tmp_path):
                 if epoch == 1:
                     print(1 / 0)
     """)
-    report = probe(script)
+    report = quick_probe(script)
     line = line_of(script, "print(1 / 0)")
     assert report.script_outcome.startswith("the script raised ZeroDivisionError: division by zero at "), report.script_outcome
     assert report.script_outcome.endswith(f"train.py:{line}, in loader 1's epoch 2 (batch 1)"), report.script_outcome
@@ -219,7 +226,7 @@ def test_next_past_the_bound_is_blamed_on_the_probe_and_an_emptied_epoch_too(tmp
         for step in range(20):
             next(batches)
     """, name="steps.py")
-    report = probe(stepper)
+    report = quick_probe(stepper)
     assert report.script_outcome.startswith("the script raised StopIteration"), report.script_outcome
     assert f"caused by the probe, which ends each epoch of loader 1 after {EPOCH_BATCHES} of its 32 batches" in report.script_outcome
     averages = write_script(tmp_path, """
@@ -230,7 +237,7 @@ def test_next_past_the_bound_is_blamed_on_the_probe_and_an_emptied_epoch_too(tmp
                 total, count = total + batch.sum().item(), count + 1
             print(total / count)
     """, name="averages.py")
-    report = probe(averages)
+    report = quick_probe(averages)
     assert report.script_outcome.startswith("stopped once every loader had run 3 epochs: the probe then emptied "
                                             "loader 1's epoch 4, and the script raised ZeroDivisionError"), report.script_outcome
     assert "caused by the emptied epoch" in report.script_outcome
@@ -259,7 +266,7 @@ def test_a_worker_that_dies_in_a_later_epoch_is_reported_as_such(tmp_path):
                 for batch in loader:
                     pass
     """)
-    report = probe(script)
+    report = quick_probe(script)
     assert "exited unexpectedly" in report.script_outcome and "in loader 1's epoch 2" in report.script_outcome
     (failure,) = report.loaders[0].failures
     assert failure["epoch"] == 2 and failure["worker_died"]
@@ -273,7 +280,7 @@ def test_dl001_masked_by_dl002_on_the_same_call_says_so(tmp_path):
     """)
     line = line_of(script, "loader = DataLoader")
     dl001, dl002 = finding("DL001", script, line), finding("DL002", script, line)
-    probe(script, [dl001, dl002])
+    quick_probe(script, [dl001, dl002])
     assert dl002.probe["verdict"] == "confirmed"
     assert dl001.probe["verdict"] == "not reached"
     assert dl001.probe["evidence"].startswith("masked: torch raised another error first on this call (ValueError: prefetch_factor")
@@ -323,7 +330,8 @@ def test_a_lightning_datamodules_train_and_val_loaders_are_both_confirmed(tmp_pa
     train = finding("DL201", script, line_of(script, "batch_size=1"))
     val_line = line_of(script, "return DataLoader(Opens(), batch_size=4")
     val = finding("DL201", script, val_line)
-    report = run_probe(str(script), [], [train, val], timeout=90, progress=False, settings=settings(stop_after_idle_iterations=2))
+    report = run_probe(str(script), [], [train, val], timeout=90, progress=False,
+                       settings=quick_settings(epoch_batches=EPOCH_BATCHES, stop_after_idle_iterations=2))
     assert train.probe["verdict"] == "confirmed", (train.probe, report.render_text())
     assert val.probe["verdict"] == "confirmed", (val.probe, report.render_text())
     steps = {loader.call_site.rsplit(":", 1)[1]: loader.step for loader in report.loaders}

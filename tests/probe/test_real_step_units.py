@@ -7,6 +7,7 @@ import types
 import pytest
 
 from dllint.probe import steps
+from dllint.probe.context import Settings
 from dllint.probe.endings import describe_outcome
 from dllint.probe.recommend import (
     Decision,
@@ -202,10 +203,14 @@ def test_whole_epochs_decide_better_keep_yours_or_inconclusive():
     assert tiny.verdict.value == "keep yours" and "too little to act on" in tiny.reason
     assert decide([], [], batches=16).verdict is BlockVerdict.INCONCLUSIVE
     # one pair has no spread; a failed run needs no second; nothing timed after two pairs is timed by none
-    assert not settled(Decision(BlockVerdict.BETTER, "", (1.0,), (0.5,), 1.0, 0.0), pairs=1) and settled(better, pairs=3)
-    assert not settled(noisy, pairs=2) and settled(failed("boom"), pairs=1)
+    least = Settings().min_pairs
+    assert least == 2
+    assert not settled(Decision(BlockVerdict.BETTER, "", (1.0,), (0.5,), 1.0, 0.0), 1, least) and settled(better, 3, least)
+    assert not settled(noisy, 2, least) and settled(failed("boom"), 1, least)
     assert failed("boom").verdict is BlockVerdict.KEEP_YOURS
-    assert not settled(decide([], [], batches=16), pairs=1) and settled(decide([], [], batches=16), pairs=2)
+    assert not settled(decide([], [], batches=16), 1, least) and settled(decide([], [], batches=16), 2, least)
+    # the tests' smallest settings: one pair decides what it can
+    assert settled(Decision(BlockVerdict.BETTER, "", (1.0,), (0.5,), 1.0, 0.0), 1, min_pairs=1)
 
 
 def test_a_block_that_is_not_better_takes_back_every_confirmed_saving_on_its_loader():
@@ -383,6 +388,22 @@ def test_runs_that_time_no_whole_epoch_stop_after_two_pairs():
 
     prove_recommendations(report, rerun)
     assert len(calls) == 4 and report.loaders[0].recommendation.decision.verdict is BlockVerdict.INCONCLUSIVE
+
+
+def test_the_settings_bound_the_pairs():
+    """``most_pairs`` stops a decision the noise still hides; ``min_pairs`` holds off one it would settle."""
+    from dllint.probe.runner import prove_recommendations
+
+    for least, most, expected in ((1, 1, 2), (3, 4, 6)):
+        report = _report(1.0, runtime_dl203=True)
+        calls = []
+
+        def rerun(extra):
+            calls.append(extra)
+            return _report(None)  # no whole epoch timed: settled from min_pairs on
+
+        prove_recommendations(report, rerun, settings=Settings(min_pairs=least, most_pairs=most))
+        assert len(calls) == expected and report.rerun["runs"] == expected
 
 
 def test_a_loader_the_script_leaves_after_a_batch_keeps_its_verdicts():

@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from probe_helpers import FIXTURES, fast_settings, finding
+from probe_helpers import FIXTURES, finding, quick_settings
 
 from dllint.probe import ProbeError, run_probe
 
@@ -20,7 +20,7 @@ def test_a_hanging_script_ends_at_the_timeout_and_leaves_nothing_running(assert_
     script = FIXTURES / "hangs.py"
     findings = [finding("DL201", script, 18)]
     started = time.monotonic()
-    report = run_probe(str(script), [], findings, timeout=8, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], findings, timeout=8, progress=False, settings=quick_settings())
     assert report.startup_s is not None  # the timeout counts from here: importing torch is not the probe's time
     assert time.monotonic() - started - report.startup_s < 14
     # Either the parent killed it at the deadline, or the harness's own time slice
@@ -54,7 +54,7 @@ def test_an_error_before_any_loader_is_reported_with_its_own_message(assert_no_l
 def test_a_dataset_that_raises_in_getitem_is_reported_at_the_first_batch(assert_no_leftovers):
     script = FIXTURES / "getitem_raises.py"
     findings = [finding("DL201", script, 13)]
-    report = run_probe(str(script), [], findings, timeout=30, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], findings, timeout=30, progress=False, settings=quick_settings())
     (loader,) = report.loaders
     assert "KeyError" in loader.first_batch_error and "sample 0 missing" in loader.first_batch_error
     assert "first batch failed: " in report.render_text()
@@ -74,7 +74,7 @@ def test_the_probe_never_writes_to_the_users_files(tmp_path):
         return {path: os.stat(path).st_mtime_ns for path in project.rglob("*")}
 
     before = snapshot()
-    run_probe(str(project / "spotgeo_style.py"), [], [], timeout=30, progress=False, settings=fast_settings())
+    run_probe(str(project / "spotgeo_style.py"), [], [], timeout=30, progress=False, settings=quick_settings())
     assert snapshot() == before  # no new files (no __pycache__), nothing touched
 
 
@@ -116,12 +116,12 @@ def test_a_many_worker_loader_runs_again_and_again_without_a_stop(tmp_path):
         "import torch\n"
         "from torch.utils.data import DataLoader, TensorDataset\n"
         "loader = DataLoader(TensorDataset(torch.arange(48.0)), batch_size=2, num_workers=24)\n"
-        "for epoch in range(3):\n"
+        "for epoch in range(2):\n"  # workers exit and restart once: enough for the sockets they leave
         "    for batch in loader:\n"
         "        pass\n"
     )
     for _ in range(2):
         report = run_probe(str(script), [], [], timeout=60, progress=False,
-                           settings=fast_settings(sweep_limit=0, start_methods=("script",)))
+                           settings=quick_settings(sweep_limit=0, start_methods=("script",)))
         assert [write for write in report.writes if write["handled"] == "stopped"] == [], report.render_text()
         assert report.loaders and report.loaders[0].first_batch_s is not None, report.render_text()

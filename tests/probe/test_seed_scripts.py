@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from probe_helpers import FIXTURES, fast_settings, finding
+from probe_helpers import FIXTURES, finding, quick_settings
 
 from dllint.probe import run_probe
 from dllint.probe.pairing import attach_verdicts, runtime_findings
@@ -21,7 +21,7 @@ def test_spotgeo_style_confirms_persistent_workers_and_main_guard(assert_no_left
     loader_line = next(i for i, line in enumerate(lines, 1) if line.startswith("loader = DataLoader("))
     epoch_line = next(i for i, line in enumerate(lines, 1) if line.startswith("for epoch"))
     findings = [finding("DL201", script, loader_line), finding("DL101", script, epoch_line)]
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
     dl201, dl101 = findings
     assert dl201.probe["verdict"] == "confirmed"
     assert "epoch start" in dl201.probe["evidence"] and "->" in dl201.probe["evidence"]
@@ -37,7 +37,7 @@ def test_lambda_collate_fn_is_confirmed_with_the_pickling_error(assert_no_leftov
     script = FIXTURES / "lambda_collate.py"
     lambda_line = 9  # reported at the lambda, not at the loader call
     findings = [finding("DL102", script, lambda_line)]
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
     assert findings[0].probe["verdict"] == "confirmed"
     assert "<lambda>" in findings[0].probe["evidence"] and "collate_fn" in findings[0].probe["evidence"]
     assert [f for f in report.findings if f.source == "runtime"] == []
@@ -51,7 +51,7 @@ def test_lambda_collate_fn_is_confirmed_with_the_pickling_error(assert_no_leftov
 def test_unsharded_iterable_dataset_is_duplicated_four_times(assert_no_leftovers):
     script = FIXTURES / "unsharded_iterable.py"
     findings = [finding("DL302", script, 6)]  # at def __iter__
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
     probe = findings[0].probe
     assert probe["verdict"] == "confirmed"
     assert probe["measurements"]["duplication_factor"] == 4.0
@@ -62,7 +62,7 @@ def test_unsharded_iterable_dataset_is_duplicated_four_times(assert_no_leftovers
 def test_stale_curriculum_state_is_confirmed(assert_no_leftovers):
     script = FIXTURES / "stale_curriculum.py"
     findings = [finding("DL303", script, 24)]  # at the mutation inside the epoch loop
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
     probe = findings[0].probe
     assert probe["verdict"] == "confirmed", probe
     assert "difficulty=1" in probe["evidence"] and "difficulty=0" in probe["evidence"]
@@ -73,7 +73,7 @@ def test_correct_script_is_never_confirmed(assert_no_leftovers):
     script = FIXTURES / "correct.py"
     # Findings a careless rule might raise here: the probe must not back any of them.
     findings = [finding(code, script, 14) for code in ("DL201", "DL303", "DL302", "DL102", "DL304")]
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
     assert all(f.probe["verdict"] != "confirmed" for f in report.findings), verdicts(report)
     assert verdicts(report)["DL201"] == "not confirmed"
     assert [f for f in report.findings if f.source == "runtime"] == []

@@ -16,7 +16,7 @@ import uuid
 
 import psutil
 import pytest
-from probe_helpers import fast_settings, finding, line_of, pooled_dataset, write_script
+from probe_helpers import fast_settings, finding, line_of, pooled_dataset, quick_settings, write_script
 
 from dllint.probe import run_probe
 
@@ -65,7 +65,7 @@ def test_checkpoint_and_metrics_are_byte_identical_after_the_probe(tmp_path, mon
     """)
     before = {path: path.read_bytes() for path in project.iterdir()}
     monkeypatch.chdir(project)
-    report = run_probe(str(script), [], [], timeout=30, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], [], timeout=30, progress=False, settings=quick_settings())
     assert {path: path.read_bytes() for path in project.iterdir()} == before  # nothing changed, nothing new
     assert report.script_outcome == "stopped at os.remove('old.ckpt') after loader 1's epoch 2; nothing written"
     text = report.render_text()
@@ -95,7 +95,7 @@ def test_a_setsid_grandchild_that_ignores_sigterm_is_gone_after_the_run(tmp_path
         for batch in DataLoader(data, batch_size=4, num_workers=2):
             pass
     """)
-    report = run_probe(str(script), [], [], timeout=30, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], [], timeout=30, progress=False, settings=quick_settings())
     assert report.loaders, report.render_text()
     assert processes_with(token) == []
     assert report.leftover_processes == []
@@ -177,7 +177,7 @@ def test_without_a_subreaper_a_double_forked_daemon_is_still_killed(tmp_path, mo
     monkeypatch.setattr(processes, "PLATFORM", processes.Platform(False, False, True, True, True))  # as on macOS
     token = f"dllint-test-{uuid.uuid4().hex}"
     script = write_script(tmp_path, DAEMON_SCRIPT.replace("TOKEN", token).replace("time.sleep(60)", "pass"))
-    report = run_probe(str(script), [], [], timeout=30, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], [], timeout=30, progress=False, settings=quick_settings())
     assert report.loaders, report.render_text()
     assert processes_with(token) == []
     assert_no_leftovers(report)
@@ -211,7 +211,7 @@ def test_a_script_attacking_the_probe_is_stopped_each_time_and_the_timeout_holds
     """)
     monkeypatch.chdir(project)
     started = time.monotonic()
-    report = run_probe(str(script), [], [], timeout=5, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], [], timeout=5, progress=False, settings=quick_settings())
     assert report.status == "timeout"
     assert time.monotonic() - started - (report.startup_s or 0) < 20
     stopped = [write["action"] for write in report.writes if write["handled"] == "stopped"]
@@ -248,7 +248,7 @@ def test_the_recommended_reseeding_is_not_confirmed_as_dl304(tmp_path):
                 pass
     """)
     reseeded = finding("DL304", script, line_of(script, "worker_init_fn=reseed"))
-    run_probe(str(script), [], [reseeded], timeout=30, progress=False, settings=fast_settings())
+    run_probe(str(script), [], [reseeded], timeout=30, progress=False, settings=quick_settings())
     assert reseeded.probe["verdict"] == "not confirmed", reseeded.probe
     assert "different draws" in reseeded.probe["evidence"]
 
@@ -267,7 +267,7 @@ def test_one_epoch_does_not_confirm_dl201(tmp_path):
                     pass
     """, opens=True)
     dl201 = finding("DL201", script, line_of(script, "loader = DataLoader"))
-    report = run_probe(str(script), ["--epochs", "1"], [dl201], timeout=30, progress=False, settings=fast_settings())
+    report = run_probe(str(script), ["--epochs", "1"], [dl201], timeout=30, progress=False, settings=quick_settings())
     assert dl201.probe["verdict"] == "not reached"
     assert dl201.probe["evidence"].startswith("the loader was iterated once")
     assert "epoch start" in dl201.probe["evidence"]  # what was measured is still shown
@@ -295,7 +295,7 @@ def test_each_unpicklable_attribute_gets_its_own_error(tmp_path):
                 pass
     """)
     handle, size, lock = (finding("DL104", script, line_of(script, text)) for text in ("self.handle =", "self.size =", "self.lock ="))
-    run_probe(str(script), [], [handle, size, lock], timeout=30, progress=False, settings=fast_settings())
+    run_probe(str(script), [], [handle, size, lock], timeout=30, progress=False, settings=quick_settings())
     assert handle.probe["verdict"] == "confirmed" and "TextIOWrapper" in handle.probe["evidence"]
     assert lock.probe["verdict"] == "confirmed" and "lock" in lock.probe["evidence"]
     assert "TextIOWrapper" not in lock.probe["evidence"]
@@ -337,7 +337,7 @@ def test_a_datamodules_train_loader_rebuilt_by_a_framework_is_reached_and_measur
             Trainer().fit(DataModule())
     """, opens=True)
     dl201 = finding("DL201", script, line_of(script, "return DataLoader"))
-    report = run_probe(str(script), [], [dl201], timeout=30, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], [dl201], timeout=30, progress=False, settings=quick_settings())
     (loader,) = report.loaders
     assert loader.call_site.endswith(f"train.py:{line_of(script, 'return DataLoader')}")
     assert loader.first_batch_s is not None
@@ -360,7 +360,7 @@ def test_a_loader_built_in_an_unhooked_child_process_is_reported_as_such(tmp_pat
         if __name__ == "__main__":
             subprocess.run([sys.executable, "-c", CHILD], check=True)
     """)
-    report = run_probe(str(script), [], [], timeout=60, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], [], timeout=60, progress=False, settings=quick_settings())
     assert report.could_not_run  # the script's own process built nothing the probe could measure
     assert any("in a child process" in note for note in report.notes), report.notes
     assert "no DataLoader was built in the script's own process" in report.render_text()
@@ -420,7 +420,7 @@ def test_a_script_that_uses_its_loss_after_the_loop_runs_to_its_end(tmp_path):
 
         train()
     """)
-    report = run_probe(str(script), [], [], timeout=30, progress=False, settings=fast_settings())
+    report = run_probe(str(script), [], [], timeout=30, progress=False, settings=quick_settings())
     assert report.script_outcome == "the script ran to its end"  # the loop ran on real batches: loss exists
     assert report.loaders[0].step["batches"] == [2]
     assert not report.could_not_run

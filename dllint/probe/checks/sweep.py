@@ -8,8 +8,8 @@ running; then the counts take turns (interleaved rounds: each count times one
 window of at least ``--probe-batches`` batches and 0.25 s, past the batches its
 workers prefetched while it waited, then leaves its workers time to finish the
 batches they were asked to prefetch), so that a machine whose load changes over
-the run weighs on every count alike. Rounds are repeated (3 at least, at most
-:data:`MOST_ROUNDS`, within :data:`SWEEP_SECONDS`) until the comparisons the
+the run weighs on every count alike. Rounds are repeated (3 at least, at most 8, within
+20 s: :class:`~dllint.probe.context.Settings`' ``sweep_*``) until the comparisons the
 verdicts rest on are clear of the noise: each is the ratio of two counts' medians,
 its spread the range of their round-by-round ratios relative to their median
 (:mod:`dllint.probe.checks.gains`). Memory is the peak PSS of main plus that count's workers (copy-on-write pages shared by forked
@@ -72,9 +72,6 @@ SWEEPS_WORKERS = True  # capability: the harness runs it once per loader, also o
 
 WITHIN_BEST = 0.95
 CHART_WIDTH = 30
-WINDOWS = 3  # rounds at least
-MOST_ROUNDS = 8
-SWEEP_SECONDS = 20.0  # no new round starts after this, once WINDOWS rounds are in
 WINDOW_SECONDS = 0.25
 IO_BOUND_CPU_SHARE = 0.5  # a loader using less of a core than this waits on I/O...
 IO_CORES_FACTOR = 4  # ...and is swept up to this many workers per core
@@ -257,7 +254,7 @@ def measure_interleaved(site, ctx, counts: list[int], settled) -> dict[int, Stre
     streams = {count: _start(site, ctx, count) for count in counts}
     started = time.perf_counter()
     try:
-        for round_number in range(1, MOST_ROUNDS + 1):
+        for round_number in range(1, ctx.settings.sweep_most_rounds + 1):
             live = [stream for stream in streams.values() if stream.iterator is not None]
             if not live:
                 break
@@ -267,7 +264,8 @@ def measure_interleaved(site, ctx, counts: list[int], settled) -> dict[int, Stre
                                f"{', '.join(str(stream.count) for stream in live)}"):
                 for stream in live:
                     _round_window(site, ctx, stream)
-            if round_number >= WINDOWS and (settled(streams) or time.perf_counter() - started > SWEEP_SECONDS):
+            if round_number >= ctx.settings.sweep_rounds and (
+                    settled(streams) or time.perf_counter() - started > ctx.settings.sweep_seconds):
                 break
     except MeasurementTimeout:  # out of time: decide on the rounds measured
         pass
