@@ -65,10 +65,12 @@ from dllint.probe.internals import worker_pids
 from dllint.probe.limits import MeasurementTimeout
 from dllint.probe.measure import close_iterator, count_samples, describe_error
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Table, inconclusive, not_confirmed
+from dllint.probe.steps import data_wait_text, waits_on_data
 
 CODES = ("DL202", "DL203", "DL207")
 ALWAYS = False
 SWEEPS_WORKERS = True  # capability: the harness runs it once per loader, also on one the real step waits on
+JUDGES_DATA_WAIT = True  # capability: a 0-worker loader the real step waits on is a runtime DL203
 
 WITHIN_BEST = 0.95
 CHART_WIDTH = 30
@@ -411,6 +413,22 @@ def on_first_iteration(site, ctx) -> None:
     run = run_length(site, ctx)
     for code in codes:
         _verdict(site, ctx, code, decision, requested, rows, run, dict(measurements))
+
+
+def sweep_codes(site, step: dict[str, Any]) -> tuple[str, ...]:
+    """A loader no finding asked to sweep earns a sweep (so that its block's num_workers is measured) where
+    its workers compete with the step for the cores (DL202's question) or the step waits on it (DL203's)."""
+    if site.num_workers > 0:
+        return ("DL202",)
+    return ("DL203",) if waits_on_data(step) else ()
+
+
+def judge_data_wait(site, ctx, step: dict[str, Any]) -> None:
+    """DL203 at run time: the real step waits on a single-process loader more than half the time."""
+    if ctx.mode == "factory" or site.num_workers != 0 or not waits_on_data(step):
+        return
+    ctx.result(site, "DL203", CONFIRMED, f"{data_wait_text(step)} with num_workers=0: "
+               "the step waits for batches loaded in the main process", {"step": step})
 
 
 def accelerator_present() -> bool:
