@@ -300,6 +300,8 @@ class SweepDecision:
     cores: int
     recommended: int | None
     best_within: int | None
+    # the count the rounds could not clearly tell from the recommended one (a rerun may choose either)
+    rival: int | None = None
 
     @property
     def rates(self) -> dict[int, float]:
@@ -342,13 +344,22 @@ def decide(rounds: dict[int, list[float]], cores: int, requested: int | None = N
     best = max(eligible, key=eligible.__getitem__)
     moved = compare(rounds[start], rounds[best])
     chosen = best if moved is not None and moved.beyond_noise else start
+    rival = None if moved is None or best == start or clear(moved) else (start if chosen == best else best)
     for count in sorted(eligible):
         comparison = compare(rounds[chosen], rounds[count])
         if count < chosen and comparison is not None and comparison.gain >= WITHIN_BEST - 1 \
                 and comparison.spread <= NOISE_FLOOR:
             chosen = count
             break
-    return SweepDecision(rounds, cores, chosen, best_within)
+    return SweepDecision(rounds, cores, chosen, best_within, rival if rival != chosen else None)
+
+
+def clear(comparison: Comparison) -> bool:
+    """Whether a move to another count is clear of the noise either way, so that another run decides
+    the same: a gain over twice the bar (the noise, at least 5%), or under half of it. Between the two,
+    run to run the same loader got 2, 0 and 2 workers."""
+    bar = max(NOISE_FLOOR, comparison.spread)
+    return comparison.gain > 2 * bar or comparison.gain <= bar / 2
 
 
 def _settled(codes: list[str], requested: int, cores: int, beyond_cores: bool):
@@ -410,6 +421,10 @@ def on_first_iteration(site, ctx) -> None:
                     "load_average": load, "memory": memory_of(site), "accelerator": accelerator_present()}
     if ranks_here > 1:
         measurements.update(node_cores=node_cores, ranks_on_node=ranks_here)
+    rival = decision.comparison(decision.recommended, decision.rival) \
+        if decision.rival is not None and decision.recommended is not None else None
+    if rival is not None:
+        measurements["unsettled"] = {"count": decision.rival, "gain": rival.gain, "spread": rival.spread}
     run = run_length(site, ctx)
     for code in codes:
         _verdict(site, ctx, code, decision, requested, rows, run, dict(measurements))
