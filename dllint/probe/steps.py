@@ -28,8 +28,12 @@ from typing import Any
 # A step that waits on its data more than this share of the time is input-bound...
 INPUT_BOUND = 0.5
 # ...when each wait is long enough for workers to help (below this it is DataLoader's own per-batch
-# overhead), and the loop body is a step at all (a loop that only draws batches waits all the time).
+# overhead)...
 MATERIAL_WAIT_S = 0.001
+# ...and the loop body is a step at all (a loop that only draws batches waits all the time: its body takes
+# microseconds; a tiny model's forward, backward and optimizer step take 0.3 ms and up on a CPU: at 1 ms,
+# such a script, 88% of its time loading in the main process, got no block).
+MATERIAL_STEP_S = 0.0002
 # A step this many times slower in the real epoch than alone (medians of the loop bodies) is starved of CPU
 # by the workers...
 CONTENDED = 1.5
@@ -485,4 +489,4 @@ def waits_on_data(step: dict[str, Any]) -> bool:
     wait = step.get("data_wait_s", 0.0)
     return (not step.get("no_step") and step.get("steps", 0) >= FEWEST_STEPS
             and step.get("data_wait_fraction", 0.0) > INPUT_BOUND and wait >= MATERIAL_WAIT_S
-            and step.get("step_s", 0.0) - wait >= MATERIAL_WAIT_S)
+            and step.get("step_s", 0.0) - wait >= MATERIAL_STEP_S)

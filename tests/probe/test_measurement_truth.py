@@ -430,3 +430,11 @@ def test_contention_is_named_from_busy_cores_or_a_slower_step_and_one_preemption
     assert tiny.summary()["bound"] == "input"
     text = __import__("dllint.probe.steps", fromlist=["x"]).three_measurements_text(step)
     assert "they keep 1.8 of the 2 usable cores busy" in text
+
+
+def test_a_tiny_models_step_is_a_step_and_a_loop_that_only_draws_is_not():
+    from dllint.probe.steps import waits_on_data
+
+    loading = {"steps": 30, "data_wait_fraction": 0.95, "data_wait_s": 0.010}
+    assert waits_on_data({**loading, "step_s": 0.0104})  # forward, backward, step of a tiny model: 0.4 ms
+    assert not waits_on_data({**loading, "step_s": 0.01002})  # a body of 20 µs: a loop that only draws
