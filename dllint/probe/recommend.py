@@ -103,7 +103,8 @@ class Recommendation:
         return {"settings": self.settings, "effects": self.effects, "dropped": list(self.dropped),
                 "changed": self.changed, "before": self.before, "after": self.after,
                 "verdict": self.decision.verdict.value if self.decision else None,
-                "decision": self.decision.to_dict() if self.decision else None, "unsettled": self.unsettled}
+                "decision": self.decision.to_dict() if self.decision else None,
+                **({"unsettled": self.unsettled} if self.unsettled else {})}
 
     def measured(self, before: dict[str, Any], after: dict[str, Any], decision: Decision | None = None) -> Recommendation:
         unmeasured = "error" in after or "not_run" in after
