@@ -7,15 +7,17 @@ epoch. For each script:
 1. the probe, as the user runs it: ``dllint --probe script.py --format json --probe-report r.json``;
    from the report: ``loaders[0].step.input_bound_fraction`` and the recommended block (its
    settings, and the sign of its before -> after epoch time);
-2. an independent measurement by this file's own code, in the script's process: whole epochs of
-   the real loop (first batch included, after a warm-up epoch), then the step alone on the same
-   batches replayed from memory (GPU synchronized); share = 1 - step alone / epoch;
+2. an independent measurement by this file's own code, in the script's process: rounds of the
+   script's 3 epochs on a fresh loader (the first epoch, worker start and all, included) and of the
+   step alone on the same batches replayed from memory (GPU synchronized), the two in alternating
+   order; share = 1 - step alone / real per round, the median of the rounds;
 3. the block's real gain: the whole script run with its own settings and with the block's,
    interleaved (A B A B ...), ``--pairs`` pairs; gain = median(A) / median(B) - 1.
 
 Goal: the share within 10 points of the independent one on each script, and the gain of the same
-sign as the report's (a "keep yours" block, or one whose before -> after is within 5%, counts as 0:
-agreeing when the timed gain is within the spread of the pairs).
+sign as the report's verdict (``better``: faster beyond the pairs' noise; ``keep yours``: not
+faster beyond it; ``inconclusive``: within the pairs' spread). The scripts use one intra-op thread:
+on a loaded machine two threads that wait for each other make a step's cost anything.
 
 Run: python benchmarks/probe_truth.py OUT_PREFIX [--quick] [--pairs 5]
 writes OUT_PREFIX.md (a markdown table) and OUT_PREFIX.json. Needs torch (and dllint installed);
