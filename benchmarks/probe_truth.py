@@ -5,8 +5,8 @@ trains a small model (on CUDA when available) over a dataset of exactly 16 batch
 epoch. For each script:
 
 1. the probe, as the user runs it: ``dllint --probe script.py --format json --probe-report r.json``;
-   from the report: ``loaders[0].step.input_bound_fraction`` and the recommended block (its
-   settings, and the sign of its before -> after epoch time);
+   from the report: ``loaders[0].step.input_bound_fraction`` (and ``bound``) and the recommended
+   block (its settings and ``verdict``);
 2. an independent measurement by this file's own code, in the script's process: rounds of the
    script's 3 epochs on a fresh loader (the first epoch, worker start and all, included) and of the
    step alone on the same batches replayed from memory (GPU synchronized), the two in alternating
