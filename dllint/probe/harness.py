@@ -42,7 +42,16 @@ import dllint.probe.guard as guard
 import dllint.probe.notebook_target as notebook_target
 import dllint.probe.ranks as ranks
 from dllint.probe.callsite import find_call_site, is_library_file, library_builder, site_key
-from dllint.probe.checks import Capability, Check, all_checks, capable, hook, with_capability
+from dllint.probe.checks import (
+    Capability,
+    Check,
+    all_checks,
+    capable,
+    hook,
+    judge_data_wait,
+    sweep_codes,
+    with_capability,
+)
 from dllint.probe.checks.sweep import usable_cores
 from dllint.probe.context import EventStream, ProbeContext, Settings, StaticFinding
 from dllint.probe.internals import (
@@ -63,7 +72,7 @@ from dllint.probe.measure import (
     stderr_mark,
     stderr_since,
 )
-from dllint.probe.results import CONFIRMED, skipped
+from dllint.probe.results import skipped
 from dllint.probe.site import WORKER_ONLY_OPTIONS, FirstBatch, LoaderSite
 from dllint.probe.steps import (
     BoundedOrder,
@@ -72,9 +81,7 @@ from dllint.probe.steps import (
     Tail,
     TimedEpoch,
     cuda_synchronizer,
-    data_wait_text,
     replayed_count,
-    waits_on_data,
 )
 from dllint.probe.trace import epoch_event, traced_workers
 
@@ -318,12 +325,13 @@ class Harness:
         kept = site.clock.kept
 
         def start() -> EpochRecord:
-            replay = site.clock.start_replay(record.number)
-            self.active = (site, replay)
-            if len(site.clock.replays) == 1:
+            if not site.clock.replays:  # written before the clock starts: on a loaded machine an event's write
+                # took milliseconds, more than a tiny step's 4 replayed batches (the share read 36% for 70%)
                 self.ctx.emit({"event": "note", "loader": site.id, "text": (
                     f"from epoch 2 on, the last {record.replayed} batches of each epoch are epoch 1's, replayed "
                     "from memory once the loader's part ended: the step alone")})
+            replay = site.clock.start_replay(record.number)
+            self.active = (site, replay)
             return replay
 
         return Tail(itertools.islice(itertools.cycle(kept), record.replayed), start,
@@ -423,15 +431,16 @@ class Harness:
         return {"no_step": True} if self.ctx.mode == "factory" else {}
 
     def sweep_if_waiting(self, site: LoaderSite, summary: dict[str, Any]) -> None:
-        """A loader that earns a settings block (:func:`dllint.probe.recommend.qualifies`: its workers
-        compete with the step for the cores, or the step waits on it) and that no finding had swept:
-        sweep it, so that the block's num_workers is measured. Its results inform the block only
-        (advisory): the runtime DL203 finding is the data wait's (:meth:`judge_data_wait`)."""
+        """A loader that earns a settings block and that no finding had swept: sweep it where the
+        sweeping check names the codes it answers there (:func:`dllint.probe.checks.sweep_codes`), so
+        that the block's num_workers is measured. Its results inform the block only (advisory)."""
         sweep = with_capability(Capability.SWEEPS_WORKERS)
-        workers = site.num_workers
-        if sweep is None or site.swept or not (workers > 0 or waits_on_data(summary)):
+        if sweep is None or site.swept:
             return
-        self.ctx.forced.setdefault(site.id, set()).add("DL203" if workers == 0 else "DL202")
+        codes = sweep_codes(sweep, site, summary)
+        if not codes:
+            return
+        self.ctx.forced.setdefault(site.id, set()).update(codes)
         site.swept, self.ctx.advisory = True, True
         try:
             self.run_check(sweep, "on_first_iteration", site)
@@ -525,12 +534,12 @@ class Harness:
             close_iterator(current_iterator(site.loader))
 
     def judge_data_wait(self, site: LoaderSite) -> None:
-        """DL203 at run time: the real step waits on a single-process loader more than half the time."""
+        """Runtime findings from the real step's data wait: each check that judges it
+        (:attr:`Capability.JUDGES_DATA_WAIT`) gets the loader's summary."""
         summary = site.clock.summary()
-        if self.ctx.mode == "factory" or site.num_workers != 0 or not waits_on_data(summary):
-            return
-        self.ctx.result(site, "DL203", CONFIRMED, f"{data_wait_text(summary)} with num_workers=0: "
-                        "the step waits for batches loaded in the main process", {"step": summary})
+        for check in all_checks():
+            if capable(check, Capability.JUDGES_DATA_WAIT):
+                judge_data_wait(check, site, self.ctx, summary)
 
     # -- running the target ----------------------------------------------------
     def run_script(self, script: str, args: list[str]) -> dict[str, Any]:

@@ -92,15 +92,21 @@ class Recommendation:
     before: dict[str, Any] = field(default_factory=dict)  # the real step with the script's settings (medians of the runs)
     after: dict[str, Any] = field(default_factory=dict)  # with the block's settings, or {"error": ...}, {"not_run": ...}
     decision: Decision | None = None  # None where nothing was re-run
+    # why the sweep's num_workers is not settled (another count within reach of the noise), or None
+    unsettled: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"settings": self.settings, "effects": self.effects, "dropped": list(self.dropped),
                 "changed": self.changed, "before": self.before, "after": self.after,
                 "verdict": self.decision.verdict.value if self.decision else None,
-                "decision": self.decision.to_dict() if self.decision else None}
+                "decision": self.decision.to_dict() if self.decision else None,
+                **({"unsettled": self.unsettled} if self.unsettled else {})}
 
     def measured(self, before: dict[str, Any], after: dict[str, Any], decision: Decision | None = None) -> Recommendation:
         unmeasured = "error" in after or "not_run" in after
+        if decision is not None and decision.verdict is BETTER and self.unsettled:
+            # faster than the script's settings, but another run may give another count: not one answer
+            decision = replace(decision, verdict=INCONCLUSIVE, reason=f"{decision.reason}; but {self.unsettled}")
         return replace(self, before=_compared(before), after=after if unmeasured else _compared(after),
                        decision=decision)
 
@@ -139,6 +145,10 @@ def recommend(summary: dict[str, Any], results: list[Result], step: dict[str, An
     settings: dict[str, Any] = {}
     effects: dict[str, str] = {}
     workers = _num_workers(summary, results, settings, effects)
+    sweep = _measurements(results, "DL202", "DL203", "DL207", key="unsettled")
+    unsettled = _unsettled(sweep["unsettled"], workers) if sweep else None
+    if unsettled:
+        effects["num_workers"] += f" ({unsettled})"
     if workers > 0:
         _persistence(summary, results, settings, effects, again=(step.get("epochs") or 0) > 1)
         prefetch = summary.get("prefetch_factor")
@@ -151,7 +161,12 @@ def recommend(summary: dict[str, Any], results: list[Result], step: dict[str, An
     current = {name: summary.get(name) for name in settings}
     current["prefetch_factor"] = current.get("prefetch_factor") or DEFAULT_PREFETCH
     changed = bool(dropped) or any(current.get(name) != value for name, value in settings.items())
-    return Recommendation(settings, effects, dropped, changed)
+    return Recommendation(settings, effects, dropped, changed, unsettled=unsettled)
+
+
+def _unsettled(rival: dict[str, Any], workers: int) -> str:
+    return (f"the sweep could not tell {workers} from {rival['count']} workers clearly ({rival['gain'] * 100:+.0f}%, "
+            f"spread {rival['spread'] * 100:.0f}%): another run may recommend {rival['count']}")
 
 
 def _num_workers(summary: dict[str, Any], results: list[Result], settings: dict[str, Any],

@@ -292,7 +292,8 @@ def _decide_blocks(report: ProbeReport, rerun: Callable[[dict[str, Any]], ProbeR
         no_step = {"no_step": True} if loader.step.get("no_step") else {}  # a factory target: no data wait, no step
         loader.recommendation = recommendation.measured(comparable({**(median_step(before) or loader.step), **no_step}),
                                                         comparable({**shown, **no_step}), decision)
-        taken_back = _apply(report, loader, functools.partial(agree, decision=decision))
+        decided = loader.recommendation.decision or decision  # as the block says it (an unsettled count: inconclusive)
+        taken_back = _apply(report, loader, functools.partial(agree, decision=decided))
         report.findings = [finding for finding in report.findings
                            if not (finding.source == "runtime" and id(finding) in taken_back)]
 

@@ -28,8 +28,12 @@ from typing import Any
 # A step that waits on its data more than this share of the time is input-bound...
 INPUT_BOUND = 0.5
 # ...when each wait is long enough for workers to help (below this it is DataLoader's own per-batch
-# overhead), and the loop body is a step at all (a loop that only draws batches waits all the time).
+# overhead)...
 MATERIAL_WAIT_S = 0.001
+# ...and the loop body is a step at all (a loop that only draws batches waits all the time: its body takes
+# microseconds; a tiny model's forward, backward and optimizer step take 0.3 ms and up on a CPU: at 1 ms,
+# such a script, 88% of its time loading in the main process, got no block).
+MATERIAL_STEP_S = 0.0002
 # A step this many times slower in the real epoch than alone (medians of the loop bodies) is starved of CPU
 # by the workers...
 CONTENDED = 1.5
@@ -37,6 +41,9 @@ CONTENDED = 1.5
 MATERIAL_SLOWDOWN = 0.1
 # ...as it is where the workers kept at least this share of the usable cores busy through the real epochs.
 BUSY_CORES = 0.5
+# Contention is the workers' doing only where they took at least this many cores through the real epochs
+# (CPU seconds over wall seconds); a step slowed beside workers that took less was slowed by other processes.
+WORKERS_TOOK_CORES = 0.25
 # Loading that keeps at least this share of a core busy (drawn in the main process) is CPU-bound: as
 # many such workers as cores fill them, however loaded the machine (its load lowers what they get).
 CPU_BOUND_LOADING = 0.25
@@ -110,6 +117,9 @@ class EpochRecord:
     failed: bool = False  # next() raised: the epoch ended there
     replayed: int = 0  # batches of this epoch replayed from memory after the loader's
     worker_cpu_s: float | None = None  # CPU seconds the loader's workers used in this epoch
+    # the machine's busy CPU seconds (all processes) and the main process's, at the epoch's start...
+    cpu_at_start: tuple[float, float] | None = None
+    other_cpu_s: float | None = None  # ...and what other processes than the probed ones used until its last batch
 
     def full_seconds(self) -> float | None:
         """The epoch's time at its full length: where its tail was replayed from memory, the loader's
@@ -166,7 +176,7 @@ class StepClock:
     worker_cpu: dict[int, float] = field(default_factory=dict)  # per worker pid: CPU seconds read last
 
     def start(self, number: int | None = None) -> EpochRecord:
-        record = EpochRecord(number or len(self.epochs) + 1, time.perf_counter())
+        record = EpochRecord(number or len(self.epochs) + 1, time.perf_counter(), cpu_at_start=cpu_now())
         self.epochs.append(record)
         return record
 
@@ -210,6 +220,10 @@ class StepClock:
             used += total - self.worker_cpu.get(pid, 0.0)
             self.worker_cpu[pid] = total
         record.worker_cpu_s = used
+        now = cpu_now()
+        if record.cpu_at_start is not None and now is not None:
+            machine, main = now[0] - record.cpu_at_start[0], now[1] - record.cpu_at_start[1]
+            record.other_cpu_s = max(0.0, machine - main - used)
 
     def summary(self) -> dict[str, Any]:
         """Per-step means over every batch the loader gave but each epoch's first (worker start-up,
@@ -264,7 +278,7 @@ class StepClock:
         slower = body / body_alone if body_alone > 0 else 1.0
         # a slower step is the workers' doing where it costs a material share of each batch's time
         costly = slower >= CONTENDED and body - body_alone >= MATERIAL_SLOWDOWN * per_batch
-        busy = self._busy_cores(real)
+        busy = _busy_cores(real, lambda epoch: epoch.worker_cpu_s)
         filled = self.workers >= self.cores and (self.loading_cpu_share or 0.0) >= CPU_BOUND_LOADING
         contended = costly or filled or (busy is not None and busy >= BUSY_CORES * self.cores)
         bound = "step" if fraction <= INPUT_BOUND else ("contention" if contended else "input")
@@ -273,13 +287,39 @@ class StepClock:
                      num_workers=self.workers, cpu_bound_workers=filled)
         if busy is not None:
             found["workers_busy_cores"] = busy
+        other = _busy_cores(real, lambda epoch: epoch.other_cpu_s)
+        if other is not None:
+            found["other_busy_cores"] = other
+        if bound == "contention":
+            found["contended_by"] = contended_by(self.workers, busy, filled)
         return found
 
-    def _busy_cores(self, real: list[EpochRecord]) -> float | None:
-        """How many cores the workers kept busy through the real epochs (None without workers read)."""
-        measured = [epoch for epoch in real if epoch.worker_cpu_s is not None and epoch.seconds]
-        wall = sum(epoch.seconds or 0.0 for epoch in measured)
-        return sum(epoch.worker_cpu_s or 0.0 for epoch in measured) / wall if measured and wall > 0 else None
+
+def contended_by(workers: int, busy: float | None, filled: bool) -> str:
+    """Who took the step's CPU: ``workers`` where the loader's workers took at least
+    :data:`WORKERS_TOOK_CORES` through the real epochs (or, not read, as many CPU-bound workers as
+    cores); ``other processes`` otherwise (the machine's other load slowed the step)."""
+    took = busy >= WORKERS_TOOK_CORES if busy is not None else filled
+    return "workers" if workers > 0 and took else "other processes"
+
+
+def _busy_cores(real: list[EpochRecord], used: Callable[[EpochRecord], float | None]) -> float | None:
+    """How many cores ``used`` (CPU seconds per epoch) kept busy through the real epochs (None where none was read)."""
+    measured = [(epoch, seconds) for epoch in real if (seconds := used(epoch)) is not None and epoch.seconds]
+    wall = sum(epoch.seconds or 0.0 for epoch, _ in measured)
+    return sum(seconds for _, seconds in measured) / wall if measured and wall > 0 else None
+
+
+def cpu_now() -> tuple[float, float] | None:
+    """The machine's busy CPU seconds (every process, every CPU) and this process's, now (None without psutil)."""
+    try:
+        import psutil
+
+        times = psutil.cpu_times()
+    except Exception:  # no psutil, or no /proc/stat: the other load is not known
+        return None
+    idle = times.idle + getattr(times, "iowait", 0.0)
+    return sum(times) - idle - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0), time.process_time()
 
 
 @dataclass
@@ -399,9 +439,11 @@ class TimedEpoch:
 
 
 BOUND_WORDS = {"input": "input-bound: the step waits on its data",
-               "step": "step-bound: the step itself takes the time",
-               "contention": "contention: the workers take the step's CPU ({why}), so the wait between "
-                             "batches understates the input-bound time"}
+               "step": "step-bound: the step itself takes the time"}
+CONTENTION_WORDS = {"workers": "contention: the workers take the step's CPU ({why}), so the wait between "
+                               "batches understates the input-bound time",
+                    "other processes": "contention: other processes take the step's CPU, not the loader's workers "
+                                       "({why})"}
 
 
 def three_measurements_text(step: dict[str, Any]) -> str | None:
@@ -411,21 +453,28 @@ def three_measurements_text(step: dict[str, Any]) -> str | None:
     alone = f"; loader alone {step['loader_alone_s']:.2f} s" if step.get("loader_alone_s") is not None else ""
     return (f"epoch {step['epoch_s']:.2f} s; step alone {step['step_alone_s']:.2f} s (the step on "
             f"{step['replayed_batches']} of epoch 1's batches replayed from memory, the loader idle){alone}: "
-            f"input-bound share {step['input_bound_fraction'] * 100:.0f}% "
-            f"({BOUND_WORDS[step['bound']].format(why=_contention_why(step))})")
+            f"input-bound share {step['input_bound_fraction'] * 100:.0f}% ({_bound_words(step)})")
 
 
-def _contention_why(step: dict[str, Any]) -> str:
+def _bound_words(step: dict[str, Any]) -> str:
+    if step["bound"] != "contention":
+        return BOUND_WORDS[step["bound"]]
+    source = step.get("contended_by", "workers")
+    return CONTENTION_WORDS[source].format(why=_contention_why(step, source == "workers"))
+
+
+def _contention_why(step: dict[str, Any], workers: bool) -> str:
     said = []
-    if step.get("cpu_bound_workers"):
+    if step.get("cpu_bound_workers") and workers:
         cores = step.get("usable_cores", 0)
         said.append(f"{step['num_workers']} CPU-bound workers for {cores} usable core{'s' if cores != 1 else ''}")
+    cores_text = "the usable core" if step.get("usable_cores", 0) == 1 else f"the {step.get('usable_cores', '?')} usable cores"
     if step.get("workers_busy_cores") is not None:
-        said.append(f"they keep {step['workers_busy_cores']:.1f} of the {step.get('usable_cores', '?')} "
-                    "usable cores busy" if step.get("usable_cores", 0) != 1 else
-                    f"they keep {step['workers_busy_cores']:.1f} of the usable core busy")
+        said.append(f"{'they' if workers else 'the workers'} keep {step['workers_busy_cores']:.1f} of {cores_text} busy")
+    if step.get("other_busy_cores") is not None and not workers:
+        said.append(f"other processes {step['other_busy_cores']:.1f} cores")
     if step.get("step_slowdown", 1.0) >= CONTENDED:
-        said.append(f"the step runs {step['step_slowdown']:.1f}x slower beside them")
+        said.append(f"the step runs {step['step_slowdown']:.1f}x slower {'beside them' if workers else 'than alone'}")
     return "; ".join(said) or "measured"
 
 
@@ -440,4 +489,4 @@ def waits_on_data(step: dict[str, Any]) -> bool:
     wait = step.get("data_wait_s", 0.0)
     return (not step.get("no_step") and step.get("steps", 0) >= FEWEST_STEPS
             and step.get("data_wait_fraction", 0.0) > INPUT_BOUND and wait >= MATERIAL_WAIT_S
-            and step.get("step_s", 0.0) - wait >= MATERIAL_WAIT_S)
+            and step.get("step_s", 0.0) - wait >= MATERIAL_STEP_S)

@@ -95,3 +95,43 @@ def test_a_block_that_is_not_better_says_keep_yours_and_takes_back_dl201(cheap_s
     assert not [result for result in loader.results if result.verdict == "confirmed" and result.code == "DL201"]
     assert json.loads(report.to_json())["loaders"][0]["recommendation"]["verdict"] == "keep yours"
     assert "  keep yours: each epoch " in report.render_text()
+
+
+# -- the block's num_workers: one answer run after run, or inconclusive ----------------------------------
+
+
+def test_a_count_the_rounds_cannot_clearly_tell_from_the_recommended_one_is_its_rival():
+    from dllint.probe.checks.sweep import decide
+
+    # 8 CPU-bound workers asked on 2 cores: 0 workers 12% ahead of 2 with a 9% spread: beyond the noise, but
+    # not clearly (run to run: 2, 0, 2): the rival is named
+    near = decide({0: [112.0, 118.0, 109.0], 1: [60.0] * 3, 2: [100.0, 100.0, 100.0], 8: [70.0] * 3},
+                  cores=2, requested=8)
+    assert near.recommended == 0 and near.rival == 2, near
+    # 0 as fast, measured within 5%: the smaller count, settled
+    stays = decide({0: [101.0, 99.0, 102.0], 2: [100.0] * 3}, cores=2, requested=2)
+    assert stays.recommended == 0 and stays.rival is None, stays
+    far = decide({0: [300.0, 280.0, 320.0], 2: [100.0] * 3}, cores=2, requested=2)  # threefold: settled
+    assert far.recommended == 0 and far.rival is None, far
+
+
+def test_an_unsettled_count_makes_a_faster_block_inconclusive_and_says_why():
+    from dllint.probe.recommend import BETTER, INCONCLUSIVE, Recommendation, decide, recommend
+    from dllint.probe.results import Result
+
+    sweep = {"sweep": {"0": {"samples_per_s": 112.0}, "2": {"samples_per_s": 100.0}, "8": {"samples_per_s": 70.0}},
+             "recommended": 0, "accelerator": False, "unsettled": {"count": 2, "gain": -0.11, "spread": 0.09}}
+    results = [Result("DL202", "confirmed", "", sweep, [], 1)]
+    block = recommend({"num_workers": 8}, results, {"epochs": 2, "steps": 20})
+    assert isinstance(block, Recommendation) and block.settings["num_workers"] == 0
+    assert block.unsettled == ("the sweep could not tell 0 from 2 workers clearly (-11%, spread 9%): "
+                               "another run may recommend 2")
+    assert block.effects["num_workers"].endswith(f"({block.unsettled})")
+    faster = decide([1.0, 1.02], [0.5, 0.51], batches=16)
+    assert faster.verdict is BETTER
+    measured = block.measured({"epoch_s": 1.0}, {"epoch_s": 0.5}, faster)
+    assert measured.decision is not None and measured.decision.verdict is INCONCLUSIVE
+    assert measured.decision.reason.endswith(f"; but {block.unsettled}")
+    assert measured.to_dict()["verdict"] == "inconclusive" and measured.to_dict()["unsettled"] == block.unsettled
+    settled = Recommendation({"num_workers": 0}, {}).measured({"epoch_s": 1.0}, {"epoch_s": 0.5}, faster)
+    assert settled.decision is faster  # a settled count keeps the whole epochs' verdict

@@ -328,9 +328,50 @@ def test_eight_cpu_bound_workers_on_two_cores_are_input_bound_and_the_contention
     assert step["epoch_s"] > 0 and 0 < step["step_alone_s"] < step["epoch_s"] / 4, step
     assert step["input_bound_fraction"] > 0.8, step
     # Eight CPU-bound workers keep the two cores busy: the contention is named, however loaded the machine.
-    assert step["bound"] == "contention", str(step)
+    assert step["bound"] == "contention" and step["contended_by"] == "workers", str(step)
+    assert step["workers_busy_cores"] >= 0.25, step  # they took the CPU
     text = report.render_text()
     assert f"input-bound share {step['input_bound_fraction'] * 100:.0f}% (contention: the workers take the step's CPU" in text
+
+
+SLEEPING_WORKERS = """
+    class Remote(Dataset):
+        \"\"\"Each sample a 3 ms wait on storage: the workers sleep, they take no CPU.\"\"\"
+
+        def __len__(self):
+            return 8 * 16
+
+        def __getitem__(self, index):
+            time.sleep(0.003)
+            return torch.full((16,), float(index))
+
+    if __name__ == "__main__":
+        loader = DataLoader(Remote(), batch_size=8, num_workers=2)
+        model = torch.nn.Linear(16, 2)
+        for epoch in range(2):
+            for batch in loader:
+                model(batch).sum().backward()
+"""
+
+
+def test_an_outside_cpu_hog_is_never_blamed_on_sleeping_workers(tmp_path):
+    """Two busy loops outside the probe take the cores: the machine's other load is measured as such, the
+    workers' share as theirs (about nothing), and a contention is never said to be the workers'."""
+    script = write_script(tmp_path, SLEEPING_WORKERS)
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        report = probe(script, epoch_batches=16, cores=2, sweep_limit=2)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    step = report.loaders[0].step
+    assert step["workers_busy_cores"] < 0.25, step
+    assert step["other_busy_cores"] > 0.8, step  # the hogs' share of the two cores (and other load)
+    if step["bound"] == "contention":
+        assert step["contended_by"] == "other processes", step
+        assert "contention: other processes take the step's CPU, not the loader's workers" in report.render_text()
+    assert "the workers take the step's CPU" not in report.render_text()
 
 
 def epoch(number, waits, bodies, replayed=0, worker_cpu=None):
@@ -357,23 +398,43 @@ def test_a_step_bound_loop_is_named_so():
 def test_contention_is_named_from_busy_cores_or_a_slower_step_and_one_preemption_moves_neither():
     from dllint.probe.steps import StepClock
 
-    busy = StepClock(cores=2)  # the workers kept 1.8 cores busy; the step's own pace unchanged
+    busy = StepClock(cores=2, workers=2)  # the workers kept 1.8 cores busy; the step's own pace unchanged
     busy.epochs = [epoch(1, [0.02] * 4, [0.001] * 4, worker_cpu=0.151), epoch(2, [0.02] * 3, [0.001] * 3, 1, 0.113)]
     busy.replays = [epoch(2, [0.0] * 4, [0.001, 0.001, 0.001, 0.009])]  # one replayed step preempted: the median holds
     step = busy.summary()
     assert step["bound"] == "contention" and step["workers_busy_cores"] == pytest.approx(1.8, rel=0.01), step
+    assert step["contended_by"] == "workers"
     assert step["step_slowdown"] == pytest.approx(1.0, abs=0.3)
     idle = StepClock(cores=2)  # sleeping workers, a step as fast as alone: input
     idle.epochs = [epoch(1, [0.02] * 4, [0.001] * 4, worker_cpu=0.01)]
     idle.replays = [epoch(2, [0.0] * 2, [0.001, 0.001])]
     assert idle.summary()["bound"] == "input"
-    slowed = StepClock(cores=2)  # the step 2.5 times as slow beside the workers: 30% of each batch's time
+    slowed = StepClock(cores=2, workers=2)  # the step 2.5 times as slow beside the workers: 30% of each batch's time
     slowed.epochs = [epoch(1, [0.01] * 4, [0.010] * 4, worker_cpu=0.01)]
     slowed.replays = [epoch(2, [0.0] * 2, [0.004, 0.004])]
     assert slowed.summary()["bound"] == "contention"
+    # the workers took 0.1 of a core: the slower step is the other processes' doing (1.5 cores)
+    assert slowed.summary()["contended_by"] == "other processes"
+    slowed.epochs[0].other_cpu_s = 0.12
+    other = slowed.summary()
+    assert other["other_busy_cores"] == pytest.approx(1.5) and other["workers_busy_cores"] == pytest.approx(0.125)
+    words = __import__("dllint.probe.steps", fromlist=["x"]).three_measurements_text(other)
+    assert ("(contention: other processes take the step's CPU, not the loader's workers (the workers keep 0.1 of "
+            "the 2 usable cores busy; other processes 1.5 cores; the step runs 2.5x slower than alone))") in words
+    unread = StepClock(cores=2, workers=0)  # no workers at all: a slower step is never theirs
+    unread.epochs, unread.replays = slowed.epochs, slowed.replays
+    assert unread.summary()["contended_by"] == "other processes"
     tiny = StepClock(cores=2)  # a 1 ms step twice as slow: 5% of a batch's time, not what bounds the run
     tiny.epochs = [epoch(1, [0.02] * 4, [0.002] * 4, worker_cpu=0.01)]
     tiny.replays = [epoch(2, [0.0] * 2, [0.001, 0.001])]
     assert tiny.summary()["bound"] == "input"
     text = __import__("dllint.probe.steps", fromlist=["x"]).three_measurements_text(step)
     assert "they keep 1.8 of the 2 usable cores busy" in text
+
+
+def test_a_tiny_models_step_is_a_step_and_a_loop_that_only_draws_is_not():
+    from dllint.probe.steps import waits_on_data
+
+    loading = {"steps": 30, "data_wait_fraction": 0.95, "data_wait_s": 0.010}
+    assert waits_on_data({**loading, "step_s": 0.0104})  # forward, backward, step of a tiny model: 0.4 ms
+    assert not waits_on_data({**loading, "step_s": 0.01002})  # a body of 20 µs: a loop that only draws

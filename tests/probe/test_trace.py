@@ -220,3 +220,98 @@ def test_the_picture_nests_each_epoch_and_reads_no_bad_marks():
         ("first batch", 200_000.0, 100_000.0)]  # until the harness's next event
     assert [(event["tid"], event["args"]["epoch"], event["args"]["os_pid"]) for event in slices(picture, 1, cat="worker_batch")] == [
         (10, 1, 99)]  # loader 7 is no loader of this run: no slice
+
+
+# -- under a launcher: torchrun, 2 ranks, gloo on CPU ---------------------------------------------------
+
+TWO_RANKS = """
+import torch.distributed as dist
+
+
+class Slow(Dataset):
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, index):
+        time.sleep(0.002)
+        return torch.tensor([float(index)])
+
+
+if __name__ == "__main__":
+    dist.init_process_group("gloo")
+    torch.set_num_threads(1)
+    data = Slow()
+    loader = DataLoader(data, batch_size=4, sampler=DistributedSampler(data), num_workers=2)
+    model = torch.nn.Linear(1, 1)
+    for epoch in range(2):
+        loader.sampler.set_epoch(epoch)
+        for batch in loader:
+            model(batch).sum().backward()
+    dist.destroy_process_group()
+"""
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    """One ``dllint --probe train.py --nproc-per-node 2 --probe-trace ... --probe-report ...`` run (real torchrun)."""
+    import contextlib
+    import io
+    from functools import partial
+
+    import dllint.probe.runner as runner
+    from dllint.config import load_settings
+    from dllint.engine import Linter
+    from dllint.probe.command import ProbeOptions, run_probe_command
+    from probe_helpers import fast_settings, write_script
+
+    directory = tmp_path_factory.mktemp("ranks")
+    write_script(directory, TWO_RANKS)
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(io.StringIO()) as out:
+        patch.chdir(directory)
+        patch.setattr(runner, "run_probe", partial(runner.run_probe, settings=fast_settings(epoch_batches=8, epochs=2)))
+        code = run_probe_command("train.py", [], Linter(load_settings(None, str(directory))), "text", ProbeOptions(
+            timeout=120, nproc_per_node=2, trace_path=str(directory / "trace.json"),
+            report_path=str(directory / "probe.json")))
+    return (code, out.getvalue(), json.loads((directory / "probe.json").read_text()),
+            json.loads((directory / "trace.json").read_text()))
+
+
+@pytest.mark.probe
+@pytest.mark.distributed
+def test_two_ranks_each_get_their_step_and_block_and_the_job_is_not_rerun(two_ranks):
+    code, text, report, _ = two_ranks
+    assert code in (0, 1), text
+    (loader,) = report["loaders"]
+    assert sorted(loader["ranks"]) == ["0", "1"], loader.keys()
+    for rank in ("0", "1"):
+        step = loader["ranks"][rank]["step"]
+        assert step["steps"] > 0 and step["batches"] == [8, 8], step  # 2 epochs of 8 batches on each rank
+        assert step["replayed_batches"] == 2 and "input_bound_fraction" in step, step  # epoch 2's last quarter
+        own = loader["ranks"][rank]["recommendation"]
+        assert own is not None and "num_workers" in own["settings"], own
+    recommendation = loader["recommendation"]
+    assert recommendation["after"] == {"not_run": "the probe does not re-run a distributed job; apply the settings "
+                                                  "and probe again"}
+    assert recommendation["verdict"] is None and recommendation["decision"] is None
+    assert "rank 0: data wait: " in text and "rank 1: data wait: " in text
+
+
+@pytest.mark.probe
+@pytest.mark.distributed
+def test_two_ranks_trace_is_a_chrome_trace_with_each_ranks_loader_and_workers(two_ranks):
+    _, text, _, trace = two_ranks
+    jsonschema.validate(trace, CHROME_TRACE_SCHEMA)
+    processes = names(trace, "process_name")
+    by_rank = {name.rsplit("[", 1)[-1].rstrip("]"): pid for (pid, _), name in processes.items()}
+    assert sorted(by_rank) == ["rank 0", "rank 1"], processes  # each rank's loader a process of its own
+    assert all(name.split(" [")[0].endswith("at train.py:25") for name in processes.values()), processes
+    tracks = names(trace, "thread_name")
+    for pid in by_rank.values():
+        assert tracks[(pid, 1)].startswith("main process")
+        assert {tid for (owner, tid), name in tracks.items() if owner == pid and name.startswith("DataLoader worker")} \
+            == {10, 11}
+        epochs = [event for event in slices(trace, pid, 1, "epoch") if event["name"].startswith("epoch")]
+        assert [(event["args"]["epoch"], "replayed from memory" in event["name"]) for event in epochs] == [
+            (1, False), (2, False), (2, True)], epochs
+        # each rank's workers loaded the batches its loader drew: 8, then 6 (the replayed tail draws none)
+        assert len(slices(trace, pid, cat="worker_batch")) == 14

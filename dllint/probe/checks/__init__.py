@@ -13,8 +13,9 @@ A check module is a :class:`Check`: it declares
 and optionally the later hooks (:data:`HOOKS`: ``on_construction_error(site, ctx, error)``, torch
 rejected the arguments; ``on_later_iteration(site, ctx)``, the script iterated the same loader again,
 a new epoch; ``on_script_end(site, ctx)``) and capabilities (:class:`Capability`, a module constant
-set to True: ``SWEEPS_WORKERS = True``). The harness asks a check for a hook (:func:`hook`) or a
-capability (:func:`capable`), never for a rule code.
+set to True: ``SWEEPS_WORKERS = True``, with the functions the capability names). The harness asks a
+check for a hook (:func:`hook`) or a capability (:func:`capable`, :func:`sweep_codes`,
+:func:`judge_data_wait`), never for a rule code.
 
 Check modules import torch inside their functions only: the runner imports
 them in the parent to learn which codes have a check.
@@ -48,7 +49,11 @@ class Check(Protocol):
 class Capability(Enum):
     """What a check can do for the harness beyond its codes (the module constant of the same name)."""
 
-    SWEEPS_WORKERS = "SWEEPS_WORKERS"  # the num_workers sweep: run once per loader, and on a loader the step waits on
+    # the num_workers sweep: run once per loader, and on a loader no finding asked about where the check's
+    # ``sweep_codes(site, step)`` names the codes it would answer there (its results then only inform the block)
+    SWEEPS_WORKERS = "SWEEPS_WORKERS"
+    # ``judge_data_wait(site, ctx, step)``: a runtime finding from the real step's data wait, at the script's end
+    JUDGES_DATA_WAIT = "JUDGES_DATA_WAIT"
 
 
 HOOKS = ("on_first_iteration", "on_construction_error", "on_later_iteration", "on_script_end")
@@ -80,6 +85,19 @@ def all_checks() -> tuple[Check, ...]:
 def with_capability(capability: Capability) -> Check | None:
     """The check that declares ``capability``, if any."""
     return next((check for check in all_checks() if capable(check, capability)), None)
+
+
+def sweep_codes(check: Check, site: LoaderSite, step: dict[str, Any]) -> tuple[str, ...]:
+    """The codes a :attr:`Capability.SWEEPS_WORKERS` check's sweep answers on ``site`` when no finding
+    asked for it, given the real step's summary ``step`` (none: the loader is not worth a sweep)."""
+    function = cast("Callable[[LoaderSite, dict[str, Any]], tuple[str, ...]]", getattr(check, "sweep_codes"))
+    return function(site, step)
+
+
+def judge_data_wait(check: Check, site: LoaderSite, ctx: ProbeContext, step: dict[str, Any]) -> None:
+    """A :attr:`Capability.JUDGES_DATA_WAIT` check's runtime verdict on the real step's data wait."""
+    function = cast("Callable[[LoaderSite, ProbeContext, dict[str, Any]], None]", getattr(check, "judge_data_wait"))
+    function(site, ctx, step)
 
 
 def codes_with_checks() -> set[str]:

@@ -65,10 +65,12 @@ from dllint.probe.internals import worker_pids
 from dllint.probe.limits import MeasurementTimeout
 from dllint.probe.measure import close_iterator, count_samples, describe_error
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Table, inconclusive, not_confirmed
+from dllint.probe.steps import data_wait_text, waits_on_data
 
 CODES = ("DL202", "DL203", "DL207")
 ALWAYS = False
 SWEEPS_WORKERS = True  # capability: the harness runs it once per loader, also on one the real step waits on
+JUDGES_DATA_WAIT = True  # capability: a 0-worker loader the real step waits on is a runtime DL203
 
 WITHIN_BEST = 0.95
 CHART_WIDTH = 30
@@ -296,6 +298,8 @@ class SweepDecision:
     cores: int
     recommended: int | None
     best_within: int | None
+    # the count the rounds could not clearly tell from the recommended one (a rerun may choose either)
+    rival: int | None = None
 
     @property
     def rates(self) -> dict[int, float]:
@@ -338,13 +342,22 @@ def decide(rounds: dict[int, list[float]], cores: int, requested: int | None = N
     best = max(eligible, key=eligible.__getitem__)
     moved = compare(rounds[start], rounds[best])
     chosen = best if moved is not None and moved.beyond_noise else start
+    rival = None if moved is None or best == start or clear(moved) else (start if chosen == best else best)
     for count in sorted(eligible):
         comparison = compare(rounds[chosen], rounds[count])
         if count < chosen and comparison is not None and comparison.gain >= WITHIN_BEST - 1 \
                 and comparison.spread <= NOISE_FLOOR:
             chosen = count
             break
-    return SweepDecision(rounds, cores, chosen, best_within)
+    return SweepDecision(rounds, cores, chosen, best_within, rival if rival != chosen else None)
+
+
+def clear(comparison: Comparison) -> bool:
+    """Whether a move to another count is clear of the noise either way, so that another run decides
+    the same: a gain over twice the bar (the noise, at least 5%), or under half of it. Between the two,
+    run to run the same loader got 2, 0 and 2 workers."""
+    bar = max(NOISE_FLOOR, comparison.spread)
+    return comparison.gain > 2 * bar or comparison.gain <= bar / 2
 
 
 def _settled(codes: list[str], requested: int, cores: int, beyond_cores: bool):
@@ -406,9 +419,29 @@ def on_first_iteration(site, ctx) -> None:
                     "load_average": load, "memory": memory_of(site), "accelerator": accelerator_present()}
     if ranks_here > 1:
         measurements.update(node_cores=node_cores, ranks_on_node=ranks_here)
+    rival = decision.comparison(decision.recommended, decision.rival) \
+        if decision.rival is not None and decision.recommended is not None else None
+    if rival is not None:
+        measurements["unsettled"] = {"count": decision.rival, "gain": rival.gain, "spread": rival.spread}
     run = run_length(site, ctx)
     for code in codes:
         _verdict(site, ctx, code, decision, requested, rows, run, dict(measurements))
+
+
+def sweep_codes(site, step: dict[str, Any]) -> tuple[str, ...]:
+    """A loader no finding asked to sweep earns a sweep (so that its block's num_workers is measured) where
+    its workers compete with the step for the cores (DL202's question) or the step waits on it (DL203's)."""
+    if site.num_workers > 0:
+        return ("DL202",)
+    return ("DL203",) if waits_on_data(step) else ()
+
+
+def judge_data_wait(site, ctx, step: dict[str, Any]) -> None:
+    """DL203 at run time: the real step waits on a single-process loader more than half the time."""
+    if ctx.mode == "factory" or site.num_workers != 0 or not waits_on_data(step):
+        return
+    ctx.result(site, "DL203", CONFIRMED, f"{data_wait_text(step)} with num_workers=0: "
+               "the step waits for batches loaded in the main process", {"step": step})
 
 
 def accelerator_present() -> bool:
