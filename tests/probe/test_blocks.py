@@ -14,7 +14,7 @@ import textwrap
 from types import SimpleNamespace
 
 import pytest
-from probe_helpers import fast_settings, finding, line_of, write_script
+from probe_helpers import finding, line_of, quick_settings, write_script
 
 from dllint.probe.blocks import (CALL, CONFIG, DATAMODULE, Place, for_a_rebuilt_loader, in_loop_saving,
                                  place_settings, render_settings)
@@ -227,7 +227,7 @@ def test_a_loader_built_in_the_loop_is_told_to_move_out(tmp_path, monkeypatch):
 def probe(path, findings=(), **kwargs):
     from dllint.probe import run_probe
 
-    settings = fast_settings(epoch_batches=8, sweep_limit=2, measurement_seconds=10)
+    settings = quick_settings(epoch_batches=8, sweep_limit=2, measurement_seconds=10)
     return run_probe(str(path), [], list(findings), timeout=90, progress=False, settings=settings, **kwargs)
 
 

@@ -13,7 +13,7 @@ import json
 import textwrap
 
 import pytest
-from probe_helpers import fast_settings, line_of
+from probe_helpers import line_of, quick_settings
 
 from dllint.probe.blocks import CALL, CONFIG, TRAINING_ARGS, Place
 
@@ -102,7 +102,7 @@ def write(path, text: str):
 def probe(path):
     from dllint.probe import run_probe
 
-    settings = fast_settings(epoch_batches=8, sweep_limit=2, measurement_seconds=10)
+    settings = quick_settings(epoch_batches=8, sweep_limit=2, measurement_seconds=10)
     return run_probe(str(path), [], [], timeout=120, progress=False, settings=settings)
 
 

@@ -94,11 +94,11 @@ def run_command(tmp_path, monkeypatch, capsys, body: str, **options):
     from dllint.config import load_settings
     from dllint.engine import Linter
     from dllint.probe.command import ProbeOptions, run_probe_command
-    from probe_helpers import fast_settings, write_script
+    from probe_helpers import quick_settings, write_script
 
     write_script(tmp_path, body)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(runner, "run_probe", partial(runner.run_probe, settings=fast_settings(epoch_batches=8)))
+    monkeypatch.setattr(runner, "run_probe", partial(runner.run_probe, settings=quick_settings(epoch_batches=8)))
     code = run_probe_command("train.py", [], Linter(load_settings(None, str(tmp_path))), "text",
                              ProbeOptions(timeout=90, **options))
     return code, capsys.readouterr()
@@ -262,13 +262,13 @@ def two_ranks(tmp_path_factory):
     from dllint.config import load_settings
     from dllint.engine import Linter
     from dllint.probe.command import ProbeOptions, run_probe_command
-    from probe_helpers import fast_settings, write_script
+    from probe_helpers import quick_settings, write_script
 
     directory = tmp_path_factory.mktemp("ranks")
     write_script(directory, TWO_RANKS)
     with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(io.StringIO()) as out:
         patch.chdir(directory)
-        patch.setattr(runner, "run_probe", partial(runner.run_probe, settings=fast_settings(epoch_batches=8, epochs=2)))
+        patch.setattr(runner, "run_probe", partial(runner.run_probe, settings=quick_settings(epoch_batches=8, epochs=2)))
         code = run_probe_command("train.py", [], Linter(load_settings(None, str(directory))), "text", ProbeOptions(
             timeout=120, nproc_per_node=2, trace_path=str(directory / "trace.json"),
             report_path=str(directory / "probe.json")))
