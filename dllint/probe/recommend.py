@@ -5,8 +5,9 @@ step waited on for more than half of it, :func:`recommend` derives a settings
 block torch accepts from the checks' measurements:
 
 - ``num_workers`` from the num_workers sweep (samples/s per count);
-- ``persistent_workers`` from the persistence check (epoch start off vs on),
-  False when a persistent worker was seen keeping a stale dataset (DL303), and
+- ``persistent_workers`` from the persistence check (epoch start off vs on, at the script's
+  count), or the sweep's start time of the block's larger count for a loader iterated every
+  epoch; False when a persistent worker was seen keeping a stale dataset (DL303), and
   absent with 0 workers (torch rejects it there);
 - ``prefetch_factor`` kept (torch's default 2) with workers, absent without;
 - ``pin_memory`` from the pinned vs pageable copy (needs CUDA); False where the sweep found no
@@ -48,6 +49,7 @@ COMPARED = ("data_wait_fraction", "data_wait_s", "step_s", "epoch_s", "peak_pss_
 PERSISTENCE_CODES = ("DL201", "DL204", "DL205")
 # The codes whose confirmed verdict claims a saving the block carries: a block that is not better
 # beyond the noise leaves none of them confirmed on its loader.
+SWEEP_CODES = ("DL202", "DL203", "DL207")  # the codes whose results carry the num_workers sweep
 SAVING_CODES = (*PERSISTENCE_CODES, "DL202", "DL203", "DL206", "DL207")
 BETTER, KEEP_YOURS, INCONCLUSIVE = BlockVerdict.BETTER, BlockVerdict.KEEP_YOURS, BlockVerdict.INCONCLUSIVE
 
@@ -145,7 +147,7 @@ def recommend(summary: dict[str, Any], results: list[Result], step: dict[str, An
     settings: dict[str, Any] = {}
     effects: dict[str, str] = {}
     workers = _num_workers(summary, results, settings, effects)
-    sweep = _measurements(results, "DL202", "DL203", "DL207", key="unsettled")
+    sweep = _measurements(results, *SWEEP_CODES, key="unsettled")
     unsettled = _unsettled(sweep["unsettled"], workers) if sweep else None
     if unsettled:
         effects["num_workers"] += f" ({unsettled})"
@@ -172,7 +174,7 @@ def _unsettled(rival: dict[str, Any], workers: int) -> str:
 def _num_workers(summary: dict[str, Any], results: list[Result], settings: dict[str, Any],
                  effects: dict[str, str]) -> int:
     requested: int = summary["num_workers"]
-    sweep = _measurements(results, "DL202", "DL203", "DL207", key="sweep")
+    sweep = _measurements(results, *SWEEP_CODES, key="sweep")
     best = sweep.get("recommended") if sweep else None
     if sweep is None or best is None:
         settings["num_workers"] = requested
@@ -211,16 +213,30 @@ def _persistence(summary: dict[str, Any], results: list[Result], settings: dict[
         return
     stall, kept = measured[f"{own}_stall_s"], measured[f"{own}_persistent_s"]
     saves = stall - kept >= MIN_PERSISTENCE_SAVING_S
+    effect = f"epoch start {stall:.3f} s -> {kept:.3f} s under {own}"
+    chosen, requested = settings["num_workers"], summary.get("num_workers") or 0
+    start = _sweep_startup(results, chosen) if again and chosen > requested else None
+    if not saves and start is not None and start - kept >= MIN_PERSISTENCE_SAVING_S:
+        # measured at the script's count; the block's larger count costs more to start each epoch
+        saves = True
+        effect += f" with {requested} workers; {chosen} workers take {start:.3f} s to start (sweep): start them once"
     settings["persistent_workers"] = saves or current
-    effects["persistent_workers"] = (f"epoch start {stall:.3f} s -> {kept:.3f} s under {own}"
-                                     + ("" if saves else ": no measurable saving"))
+    effects["persistent_workers"] = effect + ("" if saves else ": no measurable saving")
+
+
+def _sweep_startup(results: list[Result], count: int) -> float | None:
+    """The sweep's time to the first batch with ``count`` workers (None where it did not run)."""
+    sweep = _measurements(results, *SWEEP_CODES, key="sweep")
+    row = sweep["sweep"].get(str(count), sweep["sweep"].get(count)) if sweep else None
+    startup = row.get("startup_s") if isinstance(row, dict) else None
+    return startup if isinstance(startup, (int, float)) else None
 
 
 def _pinning(summary: dict[str, Any], results: list[Result], settings: dict[str, Any],
              effects: dict[str, str]) -> None:
     copy = _measurements(results, "DL206", key="pinned_s")
     current = bool(summary.get("pin_memory"))
-    sweep = _measurements(results, "DL202", "DL203", "DL207", key="accelerator")
+    sweep = _measurements(results, *SWEEP_CODES, key="accelerator")
     if copy is None and sweep is not None and sweep["accelerator"] is False:
         settings["pin_memory"] = False
         effects["pin_memory"] = "no accelerator on this machine: pinned pages only cost" + (

@@ -253,6 +253,26 @@ def test_workers_kept_get_persistence_only_for_a_measured_saving():
     assert probe["verdict"] == "not confirmed" and "stale" in probe["evidence"]
 
 
+def test_more_workers_than_the_script_measured_get_persistence_from_the_sweeps_start_cost():
+    # measured at the script's 1 worker: 15 ms an epoch, below the floor; the block's 8 take 90 ms to start
+    summary = {**SUMMARY, "num_workers": 1}
+    rows = {"1": {"samples_per_s": 460.0, "startup_s": 0.03}, "8": {"samples_per_s": 3400.0, "startup_s": 0.09}}
+    sweep = Result("DL202", "confirmed", "", {"recommended": 8, "sweep": rows})
+    more = recommend(summary, [sweep, persistence_result(0.025, 0.01)], STEP)
+    assert more.settings["num_workers"] == 8 and more.settings["persistent_workers"] is True
+    assert more.effects["persistent_workers"] == ("epoch start 0.025 s -> 0.010 s under fork with 1 workers; "
+                                                  "8 workers take 0.090 s to start (sweep): start them once")
+    # iterated once: nothing to start again, whatever the count
+    once = recommend(summary, [sweep, persistence_result(0.025, 0.01)], {**STEP, "epochs": 1})
+    assert once.settings["persistent_workers"] is False
+    # the block's count starts as cheaply: no saving to claim
+    cheap = {"1": rows["1"], "8": {"samples_per_s": 3400.0, "startup_s": 0.02}}
+    same = recommend(summary, [Result("DL202", "confirmed", "", {"recommended": 8, "sweep": cheap}),
+                               persistence_result(0.025, 0.01)], STEP)
+    assert same.settings["persistent_workers"] is False
+    assert same.effects["persistent_workers"].endswith(": no measurable saving")
+
+
 def test_only_measured_or_waiting_loaders_get_a_block():
     assert recommend({**SUMMARY, "num_workers": 0}, [], STEP) is None  # single-process, not waiting
     waiting = recommend({**SUMMARY, "num_workers": 0}, [], {**STEP, "data_wait_fraction": 0.8})
