@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dllint.deps import Deps
 from dllint.facts.flow.records import CallShape, Effects, FileSummary, FunctionSummary
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ class IndexBase:
         ...
 
     @abstractmethod
-    def resolve(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, str] | None:
+    def resolve(self, from_path: str, target: str, deps: Deps | None = None) -> tuple[str, str] | None:
         ...
 
     @abstractmethod
@@ -182,7 +183,7 @@ class IndexBase:
         ...
 
     @abstractmethod
-    def function(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, FunctionSummary, str] | None:
+    def function(self, from_path: str, target: str, deps: Deps | None = None) -> tuple[str, FunctionSummary, str] | None:
         ...
 
     @abstractmethod
@@ -194,5 +195,5 @@ class IndexBase:
         ...
 
     @abstractmethod
-    def record_method_mentions(self, deps: dict[str, str], path: str, name: str) -> None:
+    def record_method_mentions(self, deps: Deps, path: str, name: str) -> None:
         ...

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from dllint.facts.flow.records import ClassSummary, FileSummary, FunctionSummary
 from dllint.facts.flow.targets import STAR, Target
-from dllint.project.deps import CallersDep, SummaryDep
-from dllint.project.deps import record as record_dep
+from dllint.deps import CallersDep, Deps, SummaryDep
 from dllint.project.base import (
     IndexBase,
     MAX_ANCESTORS,
@@ -17,7 +16,7 @@ from dllint.project.base import (
 
 class ResolveIndex(IndexBase):
     # -- modules -----------------------------------------------------------------------
-    def resolve(self, from_path: str, target: str, deps: dict[str, str] | None = None, depth: int = 0) -> tuple[str, str] | None:
+    def resolve(self, from_path: str, target: str, deps: Deps | None = None, depth: int = 0) -> tuple[str, str] | None:
         """(file, name inside it) that a target names, seen from ``from_path``; follows
         re-exports (``from .data import build_loader`` in a package's ``__init__``, or each of
         its ``from .data import *``, nested ones too), recording
@@ -29,7 +28,7 @@ class ResolveIndex(IndexBase):
             path, name = found
             summary = self.summary(path)
             if summary is not None and deps is not None:
-                record_dep(deps, SummaryDep(path, summary[1]))
+                deps.add(SummaryDep(path, summary[1]))
             first = name.split(".")[0]
             if summary is None or not name or first in summary[0].functions or first in summary[0].classes:
                 return found
@@ -42,7 +41,7 @@ class ResolveIndex(IndexBase):
             from_path, target = path, reexport + rest
         return None
 
-    def _through_stars(self, path: str, first: str, rest: str, deps: dict[str, str] | None, depth: int) -> tuple[str, str] | None:
+    def _through_stars(self, path: str, first: str, rest: str, deps: Deps | None, depth: int) -> tuple[str, str] | None:
         """Where ``first`` (then ``rest``) is defined behind the star imports of ``path``: the
         last star import whose module defines it, or binds it through its own stars
         (``from .data import *`` then ``from .loaders import *``), wins, as Python binds it."""
@@ -131,7 +130,7 @@ class ResolveIndex(IndexBase):
     def _inside(self, path: Path) -> bool:
         return self.root == path or self.root in path.parents
 
-    def function(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, FunctionSummary, str] | None:
+    def function(self, from_path: str, target: str, deps: Deps | None = None) -> tuple[str, FunctionSummary, str] | None:
         found = self.resolve(from_path, target, deps)
         if found is None:
             return None
@@ -152,7 +151,7 @@ class ResolveIndex(IndexBase):
         return None if function is None else (path, function, name)
 
     def _inherited_init(
-        self, path: str, summary: FileSummary, name: str, deps: dict[str, str] | None, depth: int = 0
+        self, path: str, summary: FileSummary, name: str, deps: Deps | None, depth: int = 0
     ) -> tuple[str, FunctionSummary, str] | None:
         """The ``__init__`` class ``name`` of ``path`` runs when it defines none: its first base's
         that has one (Python's MRO, as far as single bases tell), through this file and others.
@@ -174,7 +173,7 @@ class ResolveIndex(IndexBase):
                     return found
         return None
 
-    def class_summary(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, ClassSummary] | None:
+    def class_summary(self, from_path: str, target: str, deps: Deps | None = None) -> tuple[str, ClassSummary] | None:
         found = self.resolve(from_path, target, deps)
         if found is None:
             return None
@@ -182,7 +181,7 @@ class ResolveIndex(IndexBase):
         cls = summary[0].classes.get(found[1]) if summary is not None else None
         return None if cls is None else (found[0], cls)
 
-    def ancestors(self, from_path: str, target: str, deps: dict[str, str]) -> list[ClassSummary]:
+    def ancestors(self, from_path: str, target: str, deps: Deps) -> list[ClassSummary]:
         """The project class ``target`` names and its ancestors, depth first and left to right,
         through every file their bases are in (each summary read is recorded in ``deps``);
         bases outside the project end the walk (their names stay in ``bases``). A name no project
@@ -191,8 +190,8 @@ class ResolveIndex(IndexBase):
         functions); a file that starts defining one re-lints it (see :meth:`reconcile`)."""
         name = Target.parse(target).dotted.rsplit(".", 1)[-1].encode()
         if name not in self.class_names():
-            record_dep(deps, CallersDep(b"class " + name))
-            record_dep(deps, CallersDep(b" as " + name))
+            deps.add(CallersDep(b"class " + name))
+            deps.add(CallersDep(b" as " + name))
             return []
         found: list[ClassSummary] = []
         seen: set[tuple[str, str]] = set()
@@ -206,7 +205,7 @@ class ResolveIndex(IndexBase):
             cls = summary[0].classes.get(resolved[1]) if summary is not None else None
             if summary is None or cls is None:
                 return
-            deps[resolved[0]] = summary[1]
+            deps.add(SummaryDep(resolved[0], summary[1]))
             found.append(cls)
             for base in cls.bases if depth < MAX_ANCESTORS else ():
                 if ":" in base:  # a class imported from another project module

@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 
 from dllint.config import Settings
+from dllint.deps import CallersDep, Deps, LoaderClassesDep
 from dllint.project import ProjectIndex
-from dllint.project.deps import CallersDep, LoaderClassesDep, asks_callers
-from dllint.project.deps import read as read_deps
 
 Changed = dict[str, tuple[bytes | None, ...]]  # a changed file -> its texts (before, after; None: none)
 
@@ -44,7 +43,7 @@ class BufferIndex(ProjectIndex):
             self._files = None  # a new file is a new member of the project
             self._forget(path, rejoin=True)
 
-    def stale(self, deps: dict[str, str], changed: Changed | None = None) -> bool:
+    def stale(self, deps: Deps, changed: Changed | None = None) -> bool:
         """Whether findings computed with ``deps`` may have changed since: a summary they read
         changed, or a question they asked of every file may be answered otherwise now.
 
@@ -57,8 +56,8 @@ class BufferIndex(ProjectIndex):
         if not self.deps_valid(deps):
             return True
         if changed is None:
-            return asks_callers(deps)
-        for dependency in read_deps(deps):
+            return deps.asks_callers()
+        for dependency in deps:
             if isinstance(dependency, CallersDep) and _names(dependency, deps, changed):
                 return True
             if isinstance(dependency, LoaderClassesDep) and dependency.digest != self.loader_class_names()[1]:
@@ -121,7 +120,7 @@ class BufferIndex(ProjectIndex):
         return hay, starts, paths, rest + opened
 
 
-def _names(question: CallersDep, deps: dict[str, str], changed: Changed) -> bool:
+def _names(question: CallersDep, deps: Deps, changed: Changed) -> bool:
     """A changed file the lint did not read names the question's needle (and gate), before or after."""
     return any(
         text is not None and question.needle in text and (question.gate is None or question.gate in text)
