@@ -117,6 +117,12 @@ class IndexBase:
             self._path_adding_files,
         )
 
+    def forget(self, path: str, rejoin: bool = True) -> None:
+        """Drop what was learnt from ``path``'s old text (it changed). Each part forgets its own
+        state and calls on (``super()``); ``rejoin``: whether ``path`` goes back into the joined
+        text that answers "who names X" (False: an editor buffer, searched on its own)."""
+        self.imports.forget(path)
+
     # -- implemented by the parts -------------------------------------------------------
     @abstractmethod
     def _read(self, path: str) -> bytes | None:

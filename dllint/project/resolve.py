@@ -15,6 +15,11 @@ from dllint.project.base import (
 
 
 class ResolveIndex(IndexBase):
+    def forget(self, path: str, rejoin: bool = True) -> None:
+        """Every module found or not found: one may be another now."""
+        self._exists.clear()
+        super().forget(path, rejoin)
+
     # -- modules -----------------------------------------------------------------------
     def resolve(self, from_path: str, target: str, deps: Deps | None = None, depth: int = 0) -> tuple[str, str] | None:
         """(file, name inside it) that a target names, seen from ``from_path``; follows

@@ -26,6 +26,20 @@ from dllint.project.base import (
 
 
 class SearchIndex(IndexBase):
+    def forget(self, path: str, rejoin: bool = True) -> None:
+        """Every cross-file answer; the joined text and "who names X" when ``path`` rejoins it
+        (a buffer's own membership of each answer is the buffer index's to move)."""
+        self._callers.clear()
+        self._methods.clear()
+        self._classes = None
+        self._class_names = None
+        self._loader_classes = None
+        if rejoin:
+            self._mentions.clear()
+            self._hay = None
+            self._offsets.clear()
+        super().forget(path, rejoin)
+
     # -- who names X -----------------------------------------------------------------------
     def mentions(self, needle: bytes, gate: bytes | None = None) -> list[str]:
         """Project files whose bytes contain ``needle`` (and ``gate``), in path order."""

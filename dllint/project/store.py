@@ -23,6 +23,14 @@ from dllint.project.records import content_digest
 
 
 class StoreIndex(IndexBase):
+    def forget(self, path: str, rejoin: bool = True) -> None:
+        """Its entry (summary, digest), the stat table, its record."""
+        self._entries.pop(path, None)
+        self._stat_table = None
+        if self.records is not None:
+            self.records.forget(path)
+        super().forget(path, rejoin)
+
     # -- summaries -------------------------------------------------------------------
     def summary(self, path: str) -> tuple[FileSummary, str] | None:
         """(summary, content digest) of a project file; None when it cannot be read."""

@@ -65,25 +65,10 @@ class BufferIndex(ProjectIndex):
         return False
 
     def _forget(self, path: str, rejoin: bool) -> None:
-        """Drop what was learnt from ``path``'s old text: its summary and every cross-file answer."""
-        self._entries.pop(path, None)
-        self._exists.clear()  # a module found or not found may be another now
-        self._callers.clear()
-        self._methods.clear()
-        if rejoin:
-            self._mentions.clear()
-        else:  # a buffer: kept out of the joined text, so only its own membership of each answer moves
+        """Drop what was learnt from ``path``'s old text (each part its own: :meth:`forget`)."""
+        self.forget(path, rejoin)
+        if not rejoin:  # a buffer: kept out of the joined text, so only its own membership of each answer moves
             self._mentions_anew(path)
-        self._classes = None
-        self._class_names = None
-        self._loader_classes = None
-        self._stat_table = None
-        self.imports.forget(path)
-        if self.records is not None:
-            self.records.forget(path)
-        if rejoin:
-            self._hay = None
-            self._offsets.clear()
 
     def _mentions_anew(self, path: str) -> None:
         """Each "which files name X" answer kept, with ``path`` (a buffer, searched on its own)
