@@ -89,8 +89,6 @@ class IndexBase:
         self.settings = settings
         self._entries: dict[str, _Entry] = {}
         self._by_digest: OrderedDict[str, FileSummary] = OrderedDict()  # see MAX_SUMMARIES_BY_CONTENT
-        self._exists: dict[str, bool] = {}
-        self._bases: dict[Path, list[Path]] = {}  # see _search_path
         self._files: list[str] | None = None
         self._hay: tuple[bytes, list[int], list[str], list[str]] | None = None  # see _haystack
         self._offsets: dict[str, tuple[int, int]] = {}
@@ -106,13 +104,15 @@ class IndexBase:
         self._records_fresh = False  # see SearchIndex._refreshed_records
         self.summarized = 0  # files summarized: for tests and benchmarks
         from dllint.project.imports import ImportGraph
+        from dllint.project.modules import ModuleResolver
 
+        self.modules = ModuleResolver(self.root, lambda path: self.imports.added_folders(path))
         self.imports = ImportGraph(
             self._import_files,
             self._span,
             self._recorded_bindings,
-            self._resolve_once,
-            self.resolve_module,
+            self.modules.resolve_once,
+            self.modules.resolve_module,
             self.mentions,
             self._path_adding_files,
         )
@@ -130,10 +130,6 @@ class IndexBase:
 
     @abstractmethod
     def stat_table(self) -> dict[str, list[int]]:
-        ...
-
-    @abstractmethod
-    def _resolve_once(self, from_path: str, target: str) -> tuple[str, str] | None:
         ...
 
     @abstractmethod
@@ -162,10 +158,6 @@ class IndexBase:
 
     @abstractmethod
     def _span(self, path: str) -> tuple[bytes, int, int] | None:
-        ...
-
-    @abstractmethod
-    def resolve_module(self, from_path: str, target: str, added: bool = True) -> str | None:
         ...
 
     @abstractmethod

@@ -3,8 +3,6 @@ target names."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from dllint.facts.flow.records import ClassSummary, FileSummary, FunctionSummary
 from dllint.facts.flow.targets import STAR, Target
 from dllint.deps import CallersDep, Deps, SummaryDep
@@ -16,8 +14,7 @@ from dllint.project.base import (
 
 class ResolveIndex(IndexBase):
     def forget(self, path: str, rejoin: bool = True) -> None:
-        """Every module found or not found: one may be another now."""
-        self._exists.clear()
+        self.modules.forget()
         super().forget(path, rejoin)
 
     # -- modules -----------------------------------------------------------------------
@@ -27,7 +24,7 @@ class ResolveIndex(IndexBase):
         its ``from .data import *``, nested ones too), recording
         the summaries it reads in ``deps``."""
         for _ in range(4 - depth):
-            found = self._resolve_once(from_path, target)
+            found = self.modules.resolve_once(from_path, target)
             if found is None:
                 return None
             path, name = found
@@ -59,81 +56,9 @@ class ResolveIndex(IndexBase):
                 return found
         return None
 
-    def _resolve_once(self, from_path: str, target: str) -> tuple[str, str] | None:
-        parsed = Target.parse(target)
-        level = parsed.level
-        parts = parsed.dotted.split(".") if parsed.dotted else []
-        bases = self._import_bases(from_path, level)
-        for cut in range(len(parts) - 1, 0, -1):
-            module = parts[:cut]
-            for base in bases:
-                for candidate in (base.joinpath(*module).with_suffix(".py"), base.joinpath(*module, "__init__.py")):
-                    if self._is_file(candidate) and self._inside(candidate):
-                        return str(candidate), ".".join(parts[cut:])
-        if level and parts:
-            for base in bases:  # from . import name, where name is defined in __init__.py
-                candidate = base / "__init__.py"
-                if self._is_file(candidate):
-                    return str(candidate), ".".join(parts)
-        return None
-
     def resolve_module(self, from_path: str, target: str, added: bool = True) -> str | None:
-        """The project module file a whole target names (``"0:pkg.data"``, ``"1:"`` for
-        ``from . import *``), seen from ``from_path``; None when it is no project module.
-        ``added``: also in the folders ``from_path`` adds to ``sys.path``."""
-        parsed = Target.parse(target)
-        parts = parsed.dotted.split(".") if parsed.dotted else []
-        for base in self._import_bases(from_path, parsed.level, added):
-            candidates = [base.joinpath(*parts).with_suffix(".py")] if parts else []
-            for candidate in [*candidates, base.joinpath(*parts, "__init__.py")]:
-                if self._is_file(candidate) and self._inside(candidate):
-                    return str(candidate)
-        return None
-
-    def _import_bases(self, from_path: str, level: int, added: bool = True) -> list[Path]:
-        """Where a target of relative ``level`` (0: absolute) is looked for from file
-        ``from_path``: Python's search path, then the folders the file (or a module it imports)
-        adds to ``sys.path`` (``added``)."""
-        here = Path(from_path).parent
-        if level:
-            return [here.parents[level - 2] if level > 1 else here] if level - 2 < len(here.parents) else []
-        bases = self._search_path(here)
-        extra = [Path(f) for f in self.imports.added_folders(from_path)] if added else []
-        return bases + [f for f in extra if f not in bases and self._inside(f)] if extra else bases
-
-    def _search_path(self, here: Path) -> list[Path]:
-        """Where an absolute import made in directory ``here`` is looked for, in Python's
-        order: ``here`` itself (``python train.py`` puts the script's directory first on
-        ``sys.path``), the directory above the outermost package holding ``here`` (where the
-        program runs from, ``python -m pkg.train``), then each directory above, nearest first,
-        up to the project root, then ``src/`` (a src layout installed in development mode).
-        Nearest first: in a repository of several projects, each with its own
-        ``data_provider``, an import resolves to the importing project's package, not to a
-        top-level package of the same name elsewhere."""
-        found = self._bases.get(here)
-        if found is None:
-            bases = [here, self._package_parent(here)]
-            if self._inside(here):
-                bases += [d for d in here.parents if self._inside(d)]
-            bases += [self.root, self.root / "src"]
-            found = self._bases[here] = list(dict.fromkeys(bases))
-        return found
-
-    def _package_parent(self, directory: Path) -> Path:
-        """The directory above the outermost package holding ``directory``."""
-        while self._is_file(directory / "__init__.py") and directory != self.root:
-            directory = directory.parent
-        return directory
-
-    def _is_file(self, path: Path) -> bool:
-        key = str(path)
-        known = self._exists.get(key)
-        if known is None:
-            known = self._exists[key] = path.is_file()
-        return known
-
-    def _inside(self, path: Path) -> bool:
-        return self.root == path or self.root in path.parents
+        """The project module file a whole target names (:meth:`ModuleResolver.resolve_module`)."""
+        return self.modules.resolve_module(from_path, target, added)
 
     def function(self, from_path: str, target: str, deps: Deps | None = None) -> tuple[str, FunctionSummary, str] | None:
         found = self.resolve(from_path, target, deps)
