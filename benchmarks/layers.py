@@ -23,7 +23,7 @@ from test_import_cycles import imports_of, module_names  # noqa: E402  (one read
 # input, per_file one file's bytes, the runner many files, the pipeline a run, the CLI the user.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # plain values and file access every layer may use (``dllint`` itself holds the version)
-    ("__init__", "findings", "source", "paths", "files", "atomic", "exit_codes", "patterns", "gc_pause",
+    ("__init__", "findings", "deps", "source", "paths", "files", "atomic", "exit_codes", "patterns", "gc_pause",
      "progress", "ignore_files", "config", "noqa", "severity"),
     ("knowledge",),  # library behaviour as data, below the facts
     ("configs.document", "configs.yaml_reader", "configs.python_reader", "configs.inherit", "configs.read"),  # config readers

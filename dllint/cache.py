@@ -18,8 +18,8 @@ per source file costs ~5,000 opens.
 The project index's API (dllint.project):
 
 - ``deps``: ``store_fingerprint(path, fingerprint, findings, deps)`` keeps, with
-  a file's findings, the project files its lint read
-  (``{path: content digest}``, ``FileResult.deps``).
+  a file's findings, what its lint read elsewhere (a :class:`dllint.deps.Deps`,
+  ``FileResult.deps``; this module alone writes it as JSON: :func:`encode_deps`).
   ``lookup(path, deps_valid=check)`` then returns the findings only if
   ``check(deps)`` is true, i.e. every dep's current content digest is still the
   stored one; an entry with deps and no ``deps_valid`` is a miss (never trusted
@@ -65,6 +65,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 from dllint import __version__
 from dllint.atomic import write_atomic
 from dllint.config import Settings
+from dllint.deps import CallersDep, ConfigDep, ConfigFileDep, Deps, LoaderClassesDep, SummaryDep
 from dllint.files import Unreadable, read_bytes, read_with_stat
 from dllint.findings import ConfigKey, Finding, Fix, NotKept
 
@@ -229,10 +230,10 @@ class Entry:
     inode: int
     digest: str
     findings: list[Any]  # encoded rows; decoded only on a hit
-    deps: dict[str, str]  # project file -> the digest of its content this file's lint read
+    deps: Deps  # what this file's lint read elsewhere
 
     def row(self) -> list[Any]:
-        return [self.mtime_ns, self.size, self.ctime_ns, self.inode, self.digest, self.findings, self.deps]
+        return [self.mtime_ns, self.size, self.ctime_ns, self.inode, self.digest, self.findings, encode_deps(self.deps)]
 
     @classmethod
     def from_row(cls, value: Any) -> Entry | None:
@@ -245,15 +246,58 @@ class Entry:
             return None
         if not isinstance(deps, dict) or not all(isinstance(v, str) for v in deps.values()):
             return None
-        return cls(mtime_ns, size, ctime_ns, inode, digest, findings, deps)
+        return cls(mtime_ns, size, ctime_ns, inode, digest, findings, decode_deps(deps))
+
+
+# -- deps as stored: ``{key: value}`` -------------------------------------------------------
+# A file read is its path (a summary: its content digest; a config: CONFIG_DIGEST + its digest;
+# a config's base read whole: CONFIG_FILE); a question is a key no path starts with (a NUL).
+MENTIONS = "\0mentions:"  # + needle (+ NUL + gate): a CallersDep, with the value ""
+LOADER_CLASSES = "\0loader-classes"  # a LoaderClassesDep, with its digest
+CONFIG_DIGEST = "config:"
+CONFIG_FILE = "config-file"
+
+
+def encode_deps(deps: Deps) -> dict[str, str]:
+    stored: dict[str, str] = {}
+    for dependency in deps:
+        if isinstance(dependency, CallersDep):
+            gate = "\0" + dependency.gate.decode() if dependency.gate else ""
+            stored[MENTIONS + dependency.needle.decode("utf-8", "surrogateescape") + gate] = ""
+        elif isinstance(dependency, LoaderClassesDep):
+            stored[LOADER_CLASSES] = dependency.digest
+        elif isinstance(dependency, ConfigDep):
+            stored[dependency.path] = CONFIG_DIGEST + dependency.digest
+        elif isinstance(dependency, ConfigFileDep):
+            stored[dependency.path] = CONFIG_FILE
+        else:
+            stored[dependency.path] = dependency.digest
+    return stored
+
+
+def decode_deps(stored: dict[str, str]) -> Deps:
+    deps = Deps()
+    for key, value in stored.items():
+        if key == LOADER_CLASSES:
+            deps.add(LoaderClassesDep(value))
+        elif key.startswith(MENTIONS):
+            needle, _, gate = key[len(MENTIONS):].partition("\0")
+            deps.add(CallersDep(needle.encode("utf-8", "surrogateescape"), gate.encode() or None))
+        elif value.startswith(CONFIG_DIGEST):
+            deps.add(ConfigDep(key, value[len(CONFIG_DIGEST):]))
+        elif value == CONFIG_FILE:
+            deps.add(ConfigFileDep(key))
+        else:
+            deps.add(SummaryDep(key, value))
+    return deps
 
 
 class Hit(NamedTuple):
     findings: list[Finding]
-    deps: dict[str, str]
+    deps: Deps
 
 
-DepsCheck = Callable[[dict[str, str]], bool]
+DepsCheck = Callable[[Deps], bool]
 
 
 @dataclass
@@ -382,7 +426,7 @@ class Cache:
         else:
             self.stats.hits += 1
         try:
-            return Hit([decode_finding(path, row) for row in entry.findings], dict(entry.deps))
+            return Hit([decode_finding(path, row) for row in entry.findings], entry.deps.copy())
         except (ValueError, TypeError):
             self.stats.misses += 1
             self.stats.hits -= 1
@@ -399,7 +443,7 @@ class Cache:
         self._load()
         self._new_meta[key] = value
 
-    def entries_deps(self) -> Iterator[tuple[str, dict[str, str]]]:
+    def entries_deps(self) -> Iterator[tuple[str, Deps]]:
         """(path, deps) of every stored entry that has deps."""
         self._load()
         for path, entry in {**self._entries, **self._updated}.items():
@@ -424,7 +468,7 @@ class Cache:
         *,
         ctime_ns: int = -1,
         inode: int = -1,
-        deps: dict[str, str] | None = None,
+        deps: Deps | None = None,
     ) -> None:
         """Remember ``findings`` for ``path`` as it was when stat-ed (before it was read).
         (Without ``ctime_ns``/``inode``, the next lookup hashes the file once to confirm it.)"""
@@ -433,9 +477,9 @@ class Cache:
         except Uncacheable:
             self.stats.uncacheable += 1
             return
-        self._updated[os.path.abspath(path)] = Entry(mtime_ns, size, ctime_ns, inode, digest, rows, dict(deps or {}))
+        self._updated[os.path.abspath(path)] = Entry(mtime_ns, size, ctime_ns, inode, digest, rows, deps.copy() if deps else Deps())
 
-    def store_fingerprint(self, path: str, fingerprint: Any, findings: list[Finding], deps: dict[str, str] | None = None) -> None:
+    def store_fingerprint(self, path: str, fingerprint: Any, findings: list[Finding], deps: Deps | None = None) -> None:
         """:meth:`store` with a :class:`dllint.per_file.Fingerprint` (mtime_ns, size, ctime_ns, inode, digest)."""
         mtime_ns, size, ctime_ns, inode, digest = fingerprint
         self.store(path, mtime_ns, size, digest, findings, ctime_ns=ctime_ns, inode=inode, deps=deps)

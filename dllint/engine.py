@@ -27,6 +27,7 @@ from dllint.configs.lint import (
     config_rules,
     python_config_blocks,
 )
+from dllint.deps import Deps
 from dllint.facts import FileFacts, split_lines
 from dllint.facts.walk import walk_with_parents
 from dllint.files import set_default_limit
@@ -49,9 +50,9 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # internal errors: a bug in dllint, never the user's
     skipped: bool = False  # the prefilter proved there is nothing to find
-    # Project files whose summaries the lint consulted (path -> summary digest): the cache
-    # trusts these findings only while every one of those digests is unchanged.
-    deps: dict[str, str] = field(default_factory=dict)
+    # What the lint read elsewhere (project summaries, configs, questions asked of every file):
+    # the cache trusts these findings only while every one of them still holds.
+    deps: Deps = field(default_factory=Deps)
 
 
 class Linter:

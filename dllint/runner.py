@@ -350,7 +350,7 @@ def run_files(
         ):
             todo.append((index, path, None))  # a fix to make: linted again, its fixes computed from the text read
         else:
-            results[index] = FileOutcome(path, hit.findings, deps=dict(hit.deps))
+            results[index] = FileOutcome(path, hit.findings, deps=hit.deps)
     done = len(paths) - len(todo)
     if progress is not None:
         progress(done, len(paths))

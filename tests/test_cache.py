@@ -10,8 +10,9 @@ import sys
 import pytest
 
 from dllint import runner
-from dllint.cache import Cache, decode_finding, encode_finding
+from dllint.cache import Cache, decode_deps, decode_finding, encode_deps, encode_finding
 from dllint.config import Settings
+from dllint.deps import CallersDep, ConfigDep, ConfigFileDep, Deps, LoaderClassesDep, SummaryDep
 from dllint.findings import Finding, Fix, NotKept, SetArgument
 from lint_helpers import run_lint
 
@@ -205,14 +206,36 @@ def test_findings_with_deps_are_valid_only_while_every_dep_is(tmp_path):
     cache = Cache(tmp_path / "c", SETTINGS, CODES)
     from dllint.per_file import fingerprint
 
-    cache.store_fingerprint(str(path), fingerprint(st, path.read_bytes()), [finding], {"data.py": "a" * 64})
+    cache.store_fingerprint(str(path), fingerprint(st, path.read_bytes()), [finding], Deps([SummaryDep("data.py", "a" * 64)]))
     cache.save()
     cache = Cache(tmp_path / "c", SETTINGS, CODES)
     assert cache.lookup(str(path)) is None, "deps nobody checked are not trusted"
-    assert cache.lookup(str(path), deps_valid=lambda deps: deps == {"data.py": "b" * 64}) is None
-    assert cache.lookup(str(path), deps_valid=lambda deps: deps == {"data.py": "a" * 64}) == [finding]
+    assert cache.lookup(str(path), deps_valid=lambda deps: deps == Deps([SummaryDep("data.py", "b" * 64)])) is None
+    assert cache.lookup(str(path), deps_valid=lambda deps: deps == Deps([SummaryDep("data.py", "a" * 64)])) == [finding]
     hit = cache.lookup_entry(str(path), deps_valid=lambda deps: True)
-    assert hit is not None and hit.deps == {"data.py": "a" * 64}
+    assert hit is not None and hit.deps == Deps([SummaryDep("data.py", "a" * 64)])
+
+
+def test_deps_keep_their_stored_format_and_read_back_typed():
+    """The JSON a cache written before typed deps holds: each kind reads back as itself."""
+    stored = {
+        "/p/data.py": "a" * 64,
+        "/p/conf.yaml": "config:" + "b" * 64,
+        "/p/_base_.py": "config-file",
+        "\0mentions:build_loader\0DataLoader": "",
+        "\0mentions:def \udcff": "",
+        "\0loader-classes": "c" * 64,
+    }
+    deps = decode_deps(stored)
+    assert list(deps) == [
+        SummaryDep("/p/data.py", "a" * 64),
+        ConfigDep("/p/conf.yaml", "b" * 64),
+        ConfigFileDep("/p/_base_.py"),
+        CallersDep(b"build_loader", b"DataLoader"),
+        CallersDep(b"def \xff"),
+        LoaderClassesDep("c" * 64),
+    ]
+    assert encode_deps(deps) == stored
 
 
 def test_runner_stores_and_returns_deps(tmp_path, monkeypatch):
@@ -222,7 +245,7 @@ def test_runner_stores_and_returns_deps(tmp_path, monkeypatch):
     from dllint.project import NullProject
 
     class View(NullProject):
-        deps = {str(tmp_path / "data.py"): "c" * 64}
+        deps = Deps([SummaryDep(str(tmp_path / "data.py"), "c" * 64)])
 
     class Index:
         def view(self, path):
@@ -257,12 +280,12 @@ def test_a_dropped_entry_stays_dropped_when_merged_with_the_file_on_disk(tmp_pat
 
     finding = Finding(str(path), 3, 5, 3, 9, "DL201", "non-persistent-workers", "msg")
     cache = Cache(tmp_path / "c", SETTINGS, CODES)
-    cache.store_fingerprint(str(path), fingerprint(os.stat(path), path.read_bytes()), [finding], {"\0mentions:build": ""})
+    cache.store_fingerprint(str(path), fingerprint(os.stat(path), path.read_bytes()), [finding], Deps([CallersDep(b"build")]))
     cache.put_meta("project-files:/p", {"/p/a.py": [1, 2, 3]})
     cache.save()
 
     cache = Cache(tmp_path / "c", SETTINGS, CODES)
-    assert list(cache.entries_deps()) == [(str(path), {"\0mentions:build": ""})]
+    assert list(cache.entries_deps()) == [(str(path), Deps([CallersDep(b"build")]))]
     assert cache.meta("project-files:/p") == {"/p/a.py": [1, 2, 3]}
     cache.drop(str(path))
     cache.save()

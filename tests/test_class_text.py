@@ -9,7 +9,7 @@ from project_helpers import lint_in_project, write_tree
 from dllint.config import Settings
 from dllint.project import ProjectIndex
 from dllint.project.class_text import MAX_HEADER, scan
-from dllint.project.deps import LoaderClassesDep, asks_callers, read
+from dllint.deps import LoaderClassesDep
 
 SETTINGS = Settings(select=("ALL",))
 
@@ -83,7 +83,7 @@ def test_a_subclass_reached_through_an_alias_and_a_re_export_is_a_loader(tmp_pat
     write_tree(tmp_path, {"loaders/__init__.py": INIT, "loaders/base.py": BASE, "train.py": TRAIN})
     found, deps, _ = lint(tmp_path, "train.py")
     assert found == [(5, "DL201")]
-    assert not any(isinstance(d, LoaderClassesDep) for d in read(deps))  # decided by the summaries read
+    assert not any(isinstance(d, LoaderClassesDep) for d in deps)  # decided by the summaries read
 
 
 def test_a_project_class_that_no_header_leads_to_from_a_loader_is_decided_without_parsing(tmp_path):
@@ -91,8 +91,8 @@ def test_a_project_class_that_no_header_leads_to_from_a_loader_is_decided_withou
     found, deps, index = lint(tmp_path, "train.py")
     assert found == []
     assert index.summarized == 0
-    assert [d for d in read(deps) if isinstance(d, LoaderClassesDep)] == [LoaderClassesDep(index.loader_class_names()[1])]
-    assert asks_callers(deps)  # reconciled with the project before a cached result is trusted
+    assert [d for d in deps if isinstance(d, LoaderClassesDep)] == [LoaderClassesDep(index.loader_class_names()[1])]
+    assert deps.asks_callers()  # reconciled with the project before a cached result is trusted
 
 
 def test_cached_findings_told_no_loader_class_are_relinted_when_a_base_becomes_one(tmp_path, relinted):

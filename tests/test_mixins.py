@@ -113,7 +113,7 @@ def test_sharding_found_in_a_mixin_of_another_module(tmp_path):
     result = lint(index, tmp_path / "core.py")
     assert codes(result, "DL302") == []
     # the answer depends on the mixin's and the seeding module's summaries
-    assert {Path(p).name for p in result.deps} >= {"mixin.py", "seeding.py"}
+    assert {Path(p).name for p in result.deps.paths()} >= {"mixin.py", "seeding.py"}
 
     (tmp_path / "seeding.py").write_text(UNSHARDED)
     fresh = ProjectIndex(tmp_path, SETTINGS)
@@ -170,7 +170,7 @@ def test_epoch_read_two_files_away_keeps_workers_restarting(tmp_path):
     )
     result = lint(ProjectIndex(tmp_path, SETTINGS), tmp_path / "core.py")
     assert codes(result, "DL201") == []
-    assert "seeding.py" in {Path(p).name for p in result.deps}
+    assert "seeding.py" in {Path(p).name for p in result.deps.paths()}
 
     write(tmp_path, {"seeding.py": SEEDING.replace("def rng():", "def rng(model):")})
     assert codes(lint(ProjectIndex(tmp_path, SETTINGS), tmp_path / "core.py"), "DL201") == [18]

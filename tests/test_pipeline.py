@@ -182,8 +182,10 @@ def test_the_engine_knows_nothing_of_notebooks():
 
 
 def test_project_reaches_the_facts_and_its_deps_the_result():
+    from dllint.deps import Deps, SummaryDep
+
     class View:
-        deps = {"pkg/data.py": "d" * 64}
+        deps = Deps([SummaryDep("pkg/data.py", "d" * 64)])
 
     from dllint.rules import Rule
 
@@ -199,7 +201,7 @@ def test_project_reaches_the_facts_and_its_deps_the_result():
     linter = Linter(Settings(), rules=[Spy])
     result = linter.lint(load("t.py", SAFE.encode()), project=View())
     assert isinstance(seen[0], View)
-    assert result.deps == {"pkg/data.py": "d" * 64}
+    assert result.deps == Deps([SummaryDep("pkg/data.py", "d" * 64)])
 
 
 # -- issue 12.1: stdin fixing never loses the input -------------------------------------------

@@ -126,7 +126,7 @@ def test_calls_followed_across_files(tmp_path):
     index = ProjectIndex(tmp_path, SETTINGS)
     result = lint(index, tmp_path / "data.py")
     assert codes(result) == [(5, "DL301"), (6, "DL201")]
-    assert {d for d in result.deps if not d.startswith("\0")} == {str((tmp_path / "train.py").resolve())}
+    assert set(result.deps.paths()) == {str((tmp_path / "train.py").resolve())}
 
 
 def test_one_file_run_summarizes_only_files_that_name_the_function(tmp_path):
@@ -376,15 +376,13 @@ def test_a_summary_records_the_constants_a_call_passes():
     assert call.args == {"0": "pretrain", "split": None}
 
 
-def test_dependencies_are_typed_and_round_trip_through_the_cache_encoding():
-    from dllint.project.deps import CallersDep, ConfigDep, SummaryDep, asks_callers, read, record
+def test_a_file_read_again_counts_once_with_its_last_digest():
+    from dllint.deps import CallersDep, Deps, SummaryDep
 
-    typed = [SummaryDep("/p/data.py", "ab12"), ConfigDep("/p/conf.yaml", "config:cd34"), CallersDep(b"build_loader", b"DataLoader")]
-    deps: dict[str, str] = {}
-    for dependency in typed:
-        record(deps, dependency)
-    assert read(deps) == typed and asks_callers(deps)
-    assert not asks_callers({"/p/data.py": "ab12"})
+    deps = Deps([SummaryDep("/p/data.py", "ab12"), CallersDep(b"build_loader"), SummaryDep("/p/data.py", "cd34")])
+    assert list(deps) == [SummaryDep("/p/data.py", "cd34"), CallersDep(b"build_loader")]
+    assert "/p/data.py" in deps and deps.paths() == ["/p/data.py"] and deps.asks_callers()
+    assert not Deps([SummaryDep("/p/data.py", "ab12")]).asks_callers()
 
 
 def test_a_factory_called_from_too_many_files_is_not_followed(tmp_path, monkeypatch):

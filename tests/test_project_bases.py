@@ -7,6 +7,7 @@ from pathlib import Path
 
 from project_helpers import lint_in_project, write_tree
 from dllint.config import Settings
+from dllint.deps import Deps
 from dllint.project import ProjectIndex, summarize
 
 SETTINGS = Settings(select=("ALL",))
@@ -86,10 +87,10 @@ def test_summary_records_the_hooks_a_class_defines_and_binds():
 def test_bases_followed_through_files_to_the_framework_class(tmp_path):
     ctc = project(tmp_path)
     index = ProjectIndex(tmp_path, SETTINGS)
-    ancestors = index.ancestors(str(ctc.resolve()), "0:models.asr.ASRModel", deps := {})
+    ancestors = index.ancestors(str(ctc.resolve()), "0:models.asr.ASRModel", deps := Deps())
     assert [c.bases for c in ancestors] == [["0:core.base.ModelPT"], ["lightning.pytorch.LightningModule"]]
     assert ancestors[1].hooks == {"train_dataloader": ["_train_dl"], "test_dataloader": ["_test_dl"]}
-    assert set(deps) == {str((tmp_path / "models/asr.py").resolve()), str((tmp_path / "core/base.py").resolve())}
+    assert set(deps.paths()) == {str((tmp_path / "models/asr.py").resolve()), str((tmp_path / "core/base.py").resolve())}
 
 
 def test_loader_stored_for_a_hook_of_a_base_class_in_another_file(tmp_path):
@@ -97,7 +98,7 @@ def test_loader_stored_for_a_hook_of_a_base_class_in_another_file(tmp_path):
     result = lint(ProjectIndex(tmp_path, SETTINGS), ctc)
     assert codes(result) == [(8, "DL201")]
     assert "train_dataloader()" in result.findings[0].message
-    assert set(result.deps) >= {str((tmp_path / "models/asr.py").resolve()), str((tmp_path / "core/base.py").resolve())}
+    assert set(result.deps.paths()) >= {str((tmp_path / "models/asr.py").resolve()), str((tmp_path / "core/base.py").resolve())}
     # Stored for the test hook instead: one pass.
     ctc.write_text(MODEL.replace("self._train_dl", "self._test_dl").replace("num_workers=4", "shuffle=True, num_workers=4"))
     assert codes(lint(ProjectIndex(tmp_path, SETTINGS), ctc)) == []

@@ -311,4 +311,4 @@ def test_a_run_without_a_project_never_lints_with_an_earlier_runs_index(tmp_path
     with_project = runner.run_files(paths, SETTINGS, jobs=2, project_root=str(tmp_path))
     assert any(outcome.deps for outcome in with_project)
     alone = runner.run_files(paths, SETTINGS, jobs=2)
-    assert [outcome.deps for outcome in alone] == [{}, {}]
+    assert [bool(outcome.deps) for outcome in alone] == [False, False]

@@ -17,6 +17,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Iterable
 
+from dllint.deps import ConfigFileDep, Deps
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.patterns import LazyPattern
 
@@ -36,7 +37,6 @@ YAML_TRIGGERS = CONFIG_TRIGGERS + (b"_base_", b"pin_memory", b"defaults:")
 # A dict config binds values only: a module-level def, class or `if` means a script or library.
 NOT_A_DICT_CONFIG = LazyPattern(r"^(?:def|async def|class|if)\b", re.M)
 YAML_SUFFIXES = (".yaml", ".yml")
-CONFIG_DEP = "config-file"  # a dep that is a config file read whole, not a project summary
 
 
 def could_be_dict_config(text: str) -> bool:
@@ -66,17 +66,17 @@ def python_config_blocks(path: str, text: str, tree: ast.Module, settings: Setti
 
 
 # -- checking -------------------------------------------------------------------------------
-def config_deps(document: object) -> dict[str, str]:
+def config_deps(document: object) -> Deps:
     """The ``FileResult.deps`` of a config file: the base/default files its values come from.
-    They are not project summaries, so the cache never trusts these findings unchecked: a
-    file that inherits is linted again on every run (a changed base changes its findings)."""
+    Each is read whole (:class:`~dllint.deps.ConfigFileDep`), so the cache never trusts these
+    findings: a file that inherits is linted again on every run (a changed base changes them)."""
     if document is None:
-        return {}
+        return Deps()
     from dllint.configs.document import ConfigDocument, other_sources
 
     if not isinstance(document, ConfigDocument):
-        return {}
-    return {path: CONFIG_DEP for path in sorted(other_sources(document))}
+        return Deps()
+    return Deps(ConfigFileDep(path) for path in sorted(other_sources(document)))
 
 
 def config_rules(rules: Iterable[Rule]) -> list[Rule]:

@@ -4,8 +4,8 @@
   paths with ``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git``;
 - :class:`ProjectIndex`: lazy, byte-gated per-file :class:`FileSummary` objects and the
   cross-file questions (``summary``, ``callers_of``, ``parameter_effects``);
-- :class:`ProjectView`: ``facts.project`` for one file; records the files it reads in
-  ``deps`` (path -> content digest);
+- :class:`ProjectView`: ``facts.project`` for one file; records what it reads in ``deps``
+  (a :class:`dllint.deps.Deps`: each summary with its content digest, each question asked);
 """
 
 from __future__ import annotations

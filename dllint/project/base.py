@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dllint.deps import Deps
 from dllint.facts.flow.records import CallShape, Effects, FileSummary, FunctionSummary
 
 if TYPE_CHECKING:
@@ -88,8 +89,6 @@ class IndexBase:
         self.settings = settings
         self._entries: dict[str, _Entry] = {}
         self._by_digest: OrderedDict[str, FileSummary] = OrderedDict()  # see MAX_SUMMARIES_BY_CONTENT
-        self._exists: dict[str, bool] = {}
-        self._bases: dict[Path, list[Path]] = {}  # see _search_path
         self._files: list[str] | None = None
         self._hay: tuple[bytes, list[int], list[str], list[str]] | None = None  # see _haystack
         self._offsets: dict[str, tuple[int, int]] = {}
@@ -105,16 +104,24 @@ class IndexBase:
         self._records_fresh = False  # see SearchIndex._refreshed_records
         self.summarized = 0  # files summarized: for tests and benchmarks
         from dllint.project.imports import ImportGraph
+        from dllint.project.modules import ModuleResolver
 
+        self.modules = ModuleResolver(self.root, lambda path: self.imports.added_folders(path))
         self.imports = ImportGraph(
             self._import_files,
             self._span,
             self._recorded_bindings,
-            self._resolve_once,
-            self.resolve_module,
+            self.modules.resolve_once,
+            self.modules.resolve_module,
             self.mentions,
             self._path_adding_files,
         )
+
+    def forget(self, path: str, rejoin: bool = True) -> None:
+        """Drop what was learnt from ``path``'s old text (it changed). Each part forgets its own
+        state and calls on (``super()``); ``rejoin``: whether ``path`` goes back into the joined
+        text that answers "who names X" (False: an editor buffer, searched on its own)."""
+        self.imports.forget(path)
 
     # -- implemented by the parts -------------------------------------------------------
     @abstractmethod
@@ -123,10 +130,6 @@ class IndexBase:
 
     @abstractmethod
     def stat_table(self) -> dict[str, list[int]]:
-        ...
-
-    @abstractmethod
-    def _resolve_once(self, from_path: str, target: str) -> tuple[str, str] | None:
         ...
 
     @abstractmethod
@@ -158,11 +161,7 @@ class IndexBase:
         ...
 
     @abstractmethod
-    def resolve_module(self, from_path: str, target: str, added: bool = True) -> str | None:
-        ...
-
-    @abstractmethod
-    def resolve(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, str] | None:
+    def resolve(self, from_path: str, target: str, deps: Deps | None = None) -> tuple[str, str] | None:
         ...
 
     @abstractmethod
@@ -182,7 +181,7 @@ class IndexBase:
         ...
 
     @abstractmethod
-    def function(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, FunctionSummary, str] | None:
+    def function(self, from_path: str, target: str, deps: Deps | None = None) -> tuple[str, FunctionSummary, str] | None:
         ...
 
     @abstractmethod
@@ -194,5 +193,5 @@ class IndexBase:
         ...
 
     @abstractmethod
-    def record_method_mentions(self, deps: dict[str, str], path: str, name: str) -> None:
+    def record_method_mentions(self, deps: Deps, path: str, name: str) -> None:
         ...

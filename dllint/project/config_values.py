@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 from dllint.configs.document import ConfigDocument, Mapping, Scalar, lookup, other_sources
 from dllint.files import Unreadable, read_bytes, read_text
 from dllint.findings import ConfigKey
-from dllint.project.deps import CONFIG_DIGEST, ConfigDep
-from dllint.project.deps import record as record_dep
+from dllint.deps import ConfigDep, Deps
 
 if TYPE_CHECKING:
     from dllint.facts.config_reads import ConfigRead
@@ -34,14 +33,14 @@ MAX_PROFILES = 16  # files one f-string path may name
 def config_digest(path: str) -> str:
     """A config dep's current digest: its bytes (``*`` in ``path``: which files match)."""
     if "*" in path:
-        return CONFIG_DIGEST + hashlib.sha256("\0".join(sorted(glob.glob(path))).encode()).hexdigest()
+        return hashlib.sha256("\0".join(sorted(glob.glob(path))).encode()).hexdigest()
     try:
-        return CONFIG_DIGEST + hashlib.sha256(read_bytes(path)).hexdigest()
+        return hashlib.sha256(read_bytes(path)).hexdigest()
     except Unreadable:
-        return CONFIG_DIGEST + "missing"
+        return "missing"
 
 
-def candidates(read: ConfigRead, path: str, root: str, deps: dict[str, str]) -> list[str]:
+def candidates(read: ConfigRead, path: str, root: str, deps: Deps) -> list[str]:
     """The files ``read`` may come from, each recorded in ``deps``."""
     here = os.path.dirname(path)
     bases = [here] if read.source.relative_to == "file" else list(dict.fromkeys([root, here]))
@@ -49,7 +48,7 @@ def candidates(read: ConfigRead, path: str, root: str, deps: dict[str, str]) -> 
     for pattern in read.source.patterns:
         for base in bases:
             full = os.path.normpath(os.path.join(base, pattern))
-            record_dep(deps, ConfigDep(full, config_digest(full)))
+            deps.add(ConfigDep(full, config_digest(full)))
             if "*" in full:
                 found += sorted(glob.glob(full))
             elif os.path.isfile(full):
@@ -83,7 +82,7 @@ def read_document(path: str, reader: str) -> ConfigDocument | None:
     return read
 
 
-def config_value(read: ConfigRead, path: str, root: str, deps: dict[str, str]) -> tuple[Any, ConfigKey] | None:
+def config_value(read: ConfigRead, path: str, root: str, deps: Deps) -> tuple[Any, ConfigKey] | None:
     """(value, the key it is written at) when every candidate file writes the same scalar."""
     files = candidates(read, path, root, deps)
     if not files or len(files) > MAX_PROFILES:
@@ -96,7 +95,7 @@ def config_value(read: ConfigRead, path: str, root: str, deps: dict[str, str]) -
         if document is None:
             return None
         for source in other_sources(document):
-            record_dep(deps, ConfigDep(source, config_digest(source)))
+            deps.add(ConfigDep(source, config_digest(source)))
         node = lookup(document.root, list(read.keys))
         if not isinstance(node, Scalar) or not _known_parents(document, read.keys):
             return None

@@ -9,7 +9,7 @@ summarizes only the files whose bytes contain ``build_loader``
 process of it, an editor session); what a cached finding depends on is its files' content
 digests, so a warm run summarizes nothing until a file changed. Its parts: :mod:`dllint.project.store`,
 :mod:`~dllint.project.search`, :mod:`~dllint.project.resolve`, :mod:`~dllint.project.queries`,
-the import graph (:mod:`~dllint.project.imports`) and, in a run with a cache, the files' records
+the module resolver (:mod:`~dllint.project.modules`, a part with its own state), the import graph (:mod:`~dllint.project.imports`) and, in a run with a cache, the files' records
 kept between runs (:mod:`~dllint.project.records`); :mod:`dllint.project.view` is what one file sees.
 """
 

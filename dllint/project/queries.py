@@ -8,8 +8,7 @@ from dataclasses import dataclass, field, replace
 
 from dllint.facts.flow.records import Copies, Effects, FunctionSummary
 from dllint.facts.flow.targets import Target
-from dllint.project.deps import SummaryDep
-from dllint.project.deps import record as record_dep
+from dllint.deps import Deps, SummaryDep
 from dllint.project import base as limits  # read at call time (tests lower them)
 from dllint.project.base import (
     IndexBase,
@@ -20,7 +19,7 @@ from dllint.project.base import (
 
 class QueryIndex(IndexBase):
     # -- effects across files -------------------------------------------------------------
-    def parameter_effects(self, from_path: str, target: str, argument: str, deps: dict[str, str], depth: int = 0,
+    def parameter_effects(self, from_path: str, target: str, argument: str, deps: Deps, depth: int = 0,
                           devices: Mapping[str, str] | None = None) -> Effects | None:
         """What the project function ``target`` does with the argument, following it on
         through other project functions; None when the target is not the project's.
@@ -39,7 +38,7 @@ class QueryIndex(IndexBase):
                 effects = replace(effects, cuda_copy=effects.cuda_copy.join(Copies("cuda" if "cuda" in kinds else "maybe")))
         return self.expand(path, effects or Effects(), deps, depth)
 
-    def entry_effects(self, from_path: str, target: str, argument: str, entry: str, deps: dict[str, str], depth: int = 0) -> Effects | None:
+    def entry_effects(self, from_path: str, target: str, argument: str, entry: str, deps: Deps, depth: int = 0) -> Effects | None:
         """What the project function ``target`` does with the dict entry at path ``entry`` of
         the argument (see FunctionSummary.entries); None when the target is not the project's."""
         found = self._parameter(from_path, target, argument, deps)
@@ -50,7 +49,7 @@ class QueryIndex(IndexBase):
         effects = entry_effects(entries, entry) if entries else Effects(stores=True)
         return self.expand(path, effects, deps, depth, entry)
 
-    def parameter_copies(self, from_path: str, target: str, argument: str, deps: dict[str, str], depth: int = 0) -> Copies:
+    def parameter_copies(self, from_path: str, target: str, argument: str, deps: Deps, depth: int = 0) -> Copies:
         """What the project function ``target`` (``".m"``: every method ``m`` of a project class
         of another file) copies to CUDA of the batch handed in as ``argument``, following it on
         through other files."""
@@ -65,7 +64,7 @@ class QueryIndex(IndexBase):
             found = [one] if one is not None else []
         kind = Copies()
         for path, function, param in found:
-            record_dep(deps, SummaryDep(path, self.known_digest(path)))
+            deps.add(SummaryDep(path, self.known_digest(path)))
             if param is None:
                 continue
             kind = kind.join(function.copies.get(param, Copies()))
@@ -73,17 +72,17 @@ class QueryIndex(IndexBase):
                 kind = kind.join(self.parameter_copies(path, onward, key, deps, depth + 1))
         return kind
 
-    def _parameter(self, from_path: str, target: str, argument: str, deps: dict[str, str]) -> tuple[str, FunctionSummary, str | None] | None:
+    def _parameter(self, from_path: str, target: str, argument: str, deps: Deps) -> tuple[str, FunctionSummary, str | None] | None:
         """(file, summary, parameter name) of the project function ``target`` receiving
         ``argument`` (a position or keyword), its summary recorded in ``deps``."""
         found = self.function(from_path, target, deps)
         if found is None:
             return None
         path, function, name = found
-        record_dep(deps, SummaryDep(path, self.known_digest(path)))
+        deps.add(SummaryDep(path, self.known_digest(path)))
         return path, function, function.parameter(argument, Target.parse(target).bound or name.endswith(".__init__"))
 
-    def expand(self, path: str, effects: Effects, deps: dict[str, str], depth: int = 0, entry: str = "") -> Effects:
+    def expand(self, path: str, effects: Effects, deps: Deps, depth: int = 0, entry: str = "") -> Effects:
         """``effects`` with its ``follow`` entries resolved (unknown where they lead outside;
         ``entry``: the dict entry a follow of a whole dict is about)."""
         if not effects.follow:
@@ -105,12 +104,12 @@ class QueryIndex(IndexBase):
             total.merge(inner, repeated=in_loop)
         return total
 
-    def target_reaches(self, path: str, target: str, flag: str, deps: dict[str, str]) -> bool:
+    def target_reaches(self, path: str, target: str, flag: str, deps: Deps) -> bool:
         """The project function ``target`` (called from ``path``), or what it calls on, has the
         summary flag ``flag`` (``worker_info``, ``epoch_state``)."""
         return self._target_reaches(path, target, _Question(flag, deps, path))
 
-    def method_reaches(self, name: str, flag: str, deps: dict[str, str], origin: str) -> bool:
+    def method_reaches(self, name: str, flag: str, deps: Deps, origin: str) -> bool:
         """Some method ``name`` of a project file other than ``origin`` (the file asking), or
         what it calls on, has ``flag``. A name more than MAX_CANDIDATES files define is not
         followed."""
@@ -120,7 +119,7 @@ class QueryIndex(IndexBase):
         found = self.function(path, target, question.deps)
         if found is None:
             return False
-        question.deps[found[0]] = self.known_digest(found[0])
+        question.deps.add(SummaryDep(found[0], self.known_digest(found[0])))
         return self._reaches(found[0], found[2], found[1], question, depth)
 
     def _method_reaches(self, name: str, question: _Question, depth: int) -> bool:
@@ -155,6 +154,6 @@ class _Question:
     looked for, the asking lint's deps, the asking file, and the functions already looked at."""
 
     flag: str
-    deps: dict[str, str]
+    deps: Deps
     origin: str
     seen: set[tuple[str, str]] = field(default_factory=set)

@@ -3,12 +3,9 @@ target names."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from dllint.facts.flow.records import ClassSummary, FileSummary, FunctionSummary
 from dllint.facts.flow.targets import STAR, Target
-from dllint.project.deps import CallersDep, SummaryDep
-from dllint.project.deps import record as record_dep
+from dllint.deps import CallersDep, Deps, SummaryDep
 from dllint.project.base import (
     IndexBase,
     MAX_ANCESTORS,
@@ -16,20 +13,24 @@ from dllint.project.base import (
 
 
 class ResolveIndex(IndexBase):
+    def forget(self, path: str, rejoin: bool = True) -> None:
+        self.modules.forget()
+        super().forget(path, rejoin)
+
     # -- modules -----------------------------------------------------------------------
-    def resolve(self, from_path: str, target: str, deps: dict[str, str] | None = None, depth: int = 0) -> tuple[str, str] | None:
+    def resolve(self, from_path: str, target: str, deps: Deps | None = None, depth: int = 0) -> tuple[str, str] | None:
         """(file, name inside it) that a target names, seen from ``from_path``; follows
         re-exports (``from .data import build_loader`` in a package's ``__init__``, or each of
         its ``from .data import *``, nested ones too), recording
         the summaries it reads in ``deps``."""
         for _ in range(4 - depth):
-            found = self._resolve_once(from_path, target)
+            found = self.modules.resolve_once(from_path, target)
             if found is None:
                 return None
             path, name = found
             summary = self.summary(path)
             if summary is not None and deps is not None:
-                record_dep(deps, SummaryDep(path, summary[1]))
+                deps.add(SummaryDep(path, summary[1]))
             first = name.split(".")[0]
             if summary is None or not name or first in summary[0].functions or first in summary[0].classes:
                 return found
@@ -42,7 +43,7 @@ class ResolveIndex(IndexBase):
             from_path, target = path, reexport + rest
         return None
 
-    def _through_stars(self, path: str, first: str, rest: str, deps: dict[str, str] | None, depth: int) -> tuple[str, str] | None:
+    def _through_stars(self, path: str, first: str, rest: str, deps: Deps | None, depth: int) -> tuple[str, str] | None:
         """Where ``first`` (then ``rest``) is defined behind the star imports of ``path``: the
         last star import whose module defines it, or binds it through its own stars
         (``from .data import *`` then ``from .loaders import *``), wins, as Python binds it."""
@@ -55,83 +56,11 @@ class ResolveIndex(IndexBase):
                 return found
         return None
 
-    def _resolve_once(self, from_path: str, target: str) -> tuple[str, str] | None:
-        parsed = Target.parse(target)
-        level = parsed.level
-        parts = parsed.dotted.split(".") if parsed.dotted else []
-        bases = self._import_bases(from_path, level)
-        for cut in range(len(parts) - 1, 0, -1):
-            module = parts[:cut]
-            for base in bases:
-                for candidate in (base.joinpath(*module).with_suffix(".py"), base.joinpath(*module, "__init__.py")):
-                    if self._is_file(candidate) and self._inside(candidate):
-                        return str(candidate), ".".join(parts[cut:])
-        if level and parts:
-            for base in bases:  # from . import name, where name is defined in __init__.py
-                candidate = base / "__init__.py"
-                if self._is_file(candidate):
-                    return str(candidate), ".".join(parts)
-        return None
-
     def resolve_module(self, from_path: str, target: str, added: bool = True) -> str | None:
-        """The project module file a whole target names (``"0:pkg.data"``, ``"1:"`` for
-        ``from . import *``), seen from ``from_path``; None when it is no project module.
-        ``added``: also in the folders ``from_path`` adds to ``sys.path``."""
-        parsed = Target.parse(target)
-        parts = parsed.dotted.split(".") if parsed.dotted else []
-        for base in self._import_bases(from_path, parsed.level, added):
-            candidates = [base.joinpath(*parts).with_suffix(".py")] if parts else []
-            for candidate in [*candidates, base.joinpath(*parts, "__init__.py")]:
-                if self._is_file(candidate) and self._inside(candidate):
-                    return str(candidate)
-        return None
+        """The project module file a whole target names (:meth:`ModuleResolver.resolve_module`)."""
+        return self.modules.resolve_module(from_path, target, added)
 
-    def _import_bases(self, from_path: str, level: int, added: bool = True) -> list[Path]:
-        """Where a target of relative ``level`` (0: absolute) is looked for from file
-        ``from_path``: Python's search path, then the folders the file (or a module it imports)
-        adds to ``sys.path`` (``added``)."""
-        here = Path(from_path).parent
-        if level:
-            return [here.parents[level - 2] if level > 1 else here] if level - 2 < len(here.parents) else []
-        bases = self._search_path(here)
-        extra = [Path(f) for f in self.imports.added_folders(from_path)] if added else []
-        return bases + [f for f in extra if f not in bases and self._inside(f)] if extra else bases
-
-    def _search_path(self, here: Path) -> list[Path]:
-        """Where an absolute import made in directory ``here`` is looked for, in Python's
-        order: ``here`` itself (``python train.py`` puts the script's directory first on
-        ``sys.path``), the directory above the outermost package holding ``here`` (where the
-        program runs from, ``python -m pkg.train``), then each directory above, nearest first,
-        up to the project root, then ``src/`` (a src layout installed in development mode).
-        Nearest first: in a repository of several projects, each with its own
-        ``data_provider``, an import resolves to the importing project's package, not to a
-        top-level package of the same name elsewhere."""
-        found = self._bases.get(here)
-        if found is None:
-            bases = [here, self._package_parent(here)]
-            if self._inside(here):
-                bases += [d for d in here.parents if self._inside(d)]
-            bases += [self.root, self.root / "src"]
-            found = self._bases[here] = list(dict.fromkeys(bases))
-        return found
-
-    def _package_parent(self, directory: Path) -> Path:
-        """The directory above the outermost package holding ``directory``."""
-        while self._is_file(directory / "__init__.py") and directory != self.root:
-            directory = directory.parent
-        return directory
-
-    def _is_file(self, path: Path) -> bool:
-        key = str(path)
-        known = self._exists.get(key)
-        if known is None:
-            known = self._exists[key] = path.is_file()
-        return known
-
-    def _inside(self, path: Path) -> bool:
-        return self.root == path or self.root in path.parents
-
-    def function(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, FunctionSummary, str] | None:
+    def function(self, from_path: str, target: str, deps: Deps | None = None) -> tuple[str, FunctionSummary, str] | None:
         found = self.resolve(from_path, target, deps)
         if found is None:
             return None
@@ -152,7 +81,7 @@ class ResolveIndex(IndexBase):
         return None if function is None else (path, function, name)
 
     def _inherited_init(
-        self, path: str, summary: FileSummary, name: str, deps: dict[str, str] | None, depth: int = 0
+        self, path: str, summary: FileSummary, name: str, deps: Deps | None, depth: int = 0
     ) -> tuple[str, FunctionSummary, str] | None:
         """The ``__init__`` class ``name`` of ``path`` runs when it defines none: its first base's
         that has one (Python's MRO, as far as single bases tell), through this file and others.
@@ -174,7 +103,7 @@ class ResolveIndex(IndexBase):
                     return found
         return None
 
-    def class_summary(self, from_path: str, target: str, deps: dict[str, str] | None = None) -> tuple[str, ClassSummary] | None:
+    def class_summary(self, from_path: str, target: str, deps: Deps | None = None) -> tuple[str, ClassSummary] | None:
         found = self.resolve(from_path, target, deps)
         if found is None:
             return None
@@ -182,7 +111,7 @@ class ResolveIndex(IndexBase):
         cls = summary[0].classes.get(found[1]) if summary is not None else None
         return None if cls is None else (found[0], cls)
 
-    def ancestors(self, from_path: str, target: str, deps: dict[str, str]) -> list[ClassSummary]:
+    def ancestors(self, from_path: str, target: str, deps: Deps) -> list[ClassSummary]:
         """The project class ``target`` names and its ancestors, depth first and left to right,
         through every file their bases are in (each summary read is recorded in ``deps``);
         bases outside the project end the walk (their names stay in ``bases``). A name no project
@@ -191,8 +120,8 @@ class ResolveIndex(IndexBase):
         functions); a file that starts defining one re-lints it (see :meth:`reconcile`)."""
         name = Target.parse(target).dotted.rsplit(".", 1)[-1].encode()
         if name not in self.class_names():
-            record_dep(deps, CallersDep(b"class " + name))
-            record_dep(deps, CallersDep(b" as " + name))
+            deps.add(CallersDep(b"class " + name))
+            deps.add(CallersDep(b" as " + name))
             return []
         found: list[ClassSummary] = []
         seen: set[tuple[str, str]] = set()
@@ -206,7 +135,7 @@ class ResolveIndex(IndexBase):
             cls = summary[0].classes.get(resolved[1]) if summary is not None else None
             if summary is None or cls is None:
                 return
-            deps[resolved[0]] = summary[1]
+            deps.add(SummaryDep(resolved[0], summary[1]))
             found.append(cls)
             for base in cls.bases if depth < MAX_ANCESTORS else ():
                 if ":" in base:  # a class imported from another project module

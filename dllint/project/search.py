@@ -16,8 +16,7 @@ from dllint.project.imports import ImportBinding
 from dllint.project.imports import scan_file as scan_imports
 from dllint.project.records import FileRecord, FileRecords, content_digest
 from dllint.project import base as limits  # read at call time (tests lower them)
-from dllint.project.deps import CallersDep, SummaryDep
-from dllint.project.deps import record as record_dep
+from dllint.deps import CallersDep, Deps, SummaryDep
 from dllint.project.base import (
     CallRecord,
     IndexBase,
@@ -27,6 +26,20 @@ from dllint.project.base import (
 
 
 class SearchIndex(IndexBase):
+    def forget(self, path: str, rejoin: bool = True) -> None:
+        """Every cross-file answer; the joined text and "who names X" when ``path`` rejoins it
+        (a buffer's own membership of each answer is the buffer index's to move)."""
+        self._callers.clear()
+        self._methods.clear()
+        self._classes = None
+        self._class_names = None
+        self._loader_classes = None
+        if rejoin:
+            self._mentions.clear()
+            self._hay = None
+            self._offsets.clear()
+        super().forget(path, rejoin)
+
     # -- who names X -----------------------------------------------------------------------
     def mentions(self, needle: bytes, gate: bytes | None = None) -> list[str]:
         """Project files whose bytes contain ``needle`` (and ``gate``), in path order."""
@@ -75,7 +88,7 @@ class SearchIndex(IndexBase):
     def loader_class_names(self) -> tuple[frozenset[bytes], str]:
         """The names that may name a DataLoader subclass of the project (see
         :mod:`~dllint.project.class_text`), and their digest (what a lint that was answered
-        "no" by them records: :class:`~dllint.project.deps.LoaderClassesDep`)."""
+        "no" by them records: :class:`~dllint.deps.LoaderClassesDep`)."""
         if self._loader_classes is None:
             import hashlib  # (only a project that asks: a one-file run of most files never does)
 
@@ -162,15 +175,15 @@ class SearchIndex(IndexBase):
             self.records.put(path, record)
         return record
 
-    def record_mentions(self, deps: dict[str, str], path: str, needle: bytes, gate: bytes | None = None) -> None:
+    def record_mentions(self, deps: Deps, path: str, needle: bytes, gate: bytes | None = None) -> None:
         """Record in ``deps`` that ``path``'s lint asked who names ``needle``, with the content
         digest of every other file that does: a change to one of them invalidates the findings,
         and :meth:`reconcile` a file that starts naming it. Nothing is summarized."""
-        record_dep(deps, CallersDep(needle, gate))
+        deps.add(CallersDep(needle, gate))
         for other in self.mentions(needle, gate):
             digest = self.digest(other) if other != path else None  # its own edits re-lint it anyway
             if digest is not None:
-                record_dep(deps, SummaryDep(other, digest))
+                deps.add(SummaryDep(other, digest))
 
     def _haystack(self) -> tuple[bytes, list[int], list[str], list[str]]:
         """Every project file's bytes joined by NUL (an identifier never spans two files), with
@@ -239,7 +252,7 @@ class SearchIndex(IndexBase):
             if summary is None:
                 continue
             for call in summary[0].calls_named(name.rsplit(".", 1)[-1]):
-                direct = self._resolve_once(other, call.target)
+                direct = self.modules.resolve_once(other, call.target)
                 if direct == (path, name) or direct is not None and self.resolve(other, call.target) == (path, name):
                     found.append((other, CallRecord(call.line, call.effects, call.elements, call.returned_by, call.args, call.shape, call.cpu_counts, call.cuda_devices)))
         self._callers[key] = found
@@ -266,13 +279,13 @@ class SearchIndex(IndexBase):
                     found.append((path, qualified, function))
         return found
 
-    def record_method_mentions(self, deps: dict[str, str], path: str, name: str) -> None:
+    def record_method_mentions(self, deps: Deps, path: str, name: str) -> None:
         """Record that ``path``'s lint asked which files define a method ``name`` (a file that
         starts defining one re-lints it; see :meth:`reconcile`), with their summaries; when too
         many do to be read, the question alone."""
         needle = method_needle(name)
         if self._methods.get(name) is None:
-            record_dep(deps, CallersDep(needle))
+            deps.add(CallersDep(needle))
         else:
             self.record_mentions(deps, path, needle)
 

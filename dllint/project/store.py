@@ -8,6 +8,7 @@ import os
 from functools import cached_property
 from typing import Any, Iterable
 
+from dllint.deps import CallersDep, ConfigDep, ConfigFileDep, Deps, LoaderClassesDep
 from dllint.facts.flow.records import FileSummary
 from dllint.project.sources import PROJECT_SUFFIXES, python_text
 from dllint.facts.flow.summary import summarize
@@ -18,12 +19,18 @@ from dllint.project.base import (
     SKIPPED_DIRS,
     _Entry,
 )
-from dllint.project.deps import CallersDep, ConfigDep, LoaderClassesDep, asks_callers
-from dllint.project.deps import read as read_deps
 from dllint.project.records import content_digest
 
 
 class StoreIndex(IndexBase):
+    def forget(self, path: str, rejoin: bool = True) -> None:
+        """Its entry (summary, digest), the stat table, its record."""
+        self._entries.pop(path, None)
+        self._stat_table = None
+        if self.records is not None:
+            self.records.forget(path)
+        super().forget(path, rejoin)
+
     # -- summaries -------------------------------------------------------------------
     def summary(self, path: str) -> tuple[FileSummary, str] | None:
         """(summary, content digest) of a project file; None when it cannot be read."""
@@ -113,13 +120,16 @@ class StoreIndex(IndexBase):
         self.imports.lazy_searches = 0  # every file's imports are in the records: no search of the bytes
         self.imports.keyed_files = self._keyed_files  # which files bind a key: from the records, not every file's bindings
 
-    def deps_valid(self, deps: dict[str, str]) -> bool:
-        """Every file a file's findings were computed from is still the same."""
+    def deps_valid(self, deps: Deps) -> bool:
+        """Every file a file's findings were computed from is still the same (a config's base
+        read whole has no digest: never the same)."""
         from dllint.project.config_values import config_digest
 
-        for dependency in read_deps(deps):
+        for dependency in deps:
             if isinstance(dependency, (CallersDep, LoaderClassesDep)):
                 continue  # kept true by reconcile(), before any lookup
+            if isinstance(dependency, ConfigFileDep):
+                return False
             if isinstance(dependency, ConfigDep):
                 if config_digest(dependency.path) != dependency.digest:
                     return False
@@ -133,7 +143,7 @@ class StoreIndex(IndexBase):
         files that lint read (a new caller of a factory), and of every file told "no loader
         class" by names that may be loader classes that are others now. A file that stops
         naming X changes its summary, which ``deps`` already holds."""
-        asked = [(path, deps) for path, deps in cache.entries_deps() if asks_callers(deps)]
+        asked = [(path, deps) for path, deps in cache.entries_deps() if deps.asks_callers()]
         if not asked:
             return  # nothing to keep true; the files' stat is taken when such findings are stored
         before, now = cache.meta(self._meta_key()), self.stat_table()
@@ -149,16 +159,16 @@ class StoreIndex(IndexBase):
             if _named_anew(path, deps, changed) or self._loader_classes_changed(deps):
                 cache.drop(path)
 
-    def _loader_classes_changed(self, deps: dict[str, str]) -> bool:
+    def _loader_classes_changed(self, deps: Deps) -> bool:
         """The names that may be loader classes are not those the lint was answered by."""
-        return any(isinstance(d, LoaderClassesDep) and d.digest != self.loader_class_names()[1] for d in read_deps(deps))
+        return any(isinstance(d, LoaderClassesDep) and d.digest != self.loader_class_names()[1] for d in deps)
 
-    def remember_files(self, cache: Any, deps_stored: Iterable[dict[str, str]]) -> None:
+    def remember_files(self, cache: Any, deps_stored: Iterable[Deps]) -> None:
         """After a run: the project's files as this run saw them, once findings that asked
         "who names X" are stored (what the next run's :meth:`reconcile` compares with). The
         table is the one taken before the project's files were read (``_haystack``, or
         :meth:`reconcile`): a file saved during the run then differs from it next run."""
-        if any(asks_callers(deps) for deps in deps_stored) and cache.meta(self._meta_key()) != self.stat_table():
+        if any(deps.asks_callers() for deps in deps_stored) and cache.meta(self._meta_key()) != self.stat_table():
             cache.put_meta(self._meta_key(), self.stat_table())
         if self.records is not None:
             self.records.save(cache, self.project_files())
@@ -194,11 +204,11 @@ class StoreIndex(IndexBase):
         return self._files
 
 
-def _named_anew(path: str, deps: dict[str, str], changed: dict[str, bytes | None]) -> bool:
+def _named_anew(path: str, deps: Deps, changed: dict[str, bytes | None]) -> bool:
     """A changed file that the lint of ``path`` did not read now holds what one of its "who
     names X" questions searches for (its needle, and its gate when it has one): a new caller
     its cached findings were decided without."""
-    needles = [(d.needle, d.gate) for d in read_deps(deps) if isinstance(d, CallersDep)]
+    needles = [(d.needle, d.gate) for d in deps if isinstance(d, CallersDep)]
     return any(
         other != path and other not in deps and data is not None and needle in data and (gate is None or gate in data)
         for needle, gate in needles

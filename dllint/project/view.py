@@ -20,8 +20,7 @@ from dllint.project.base import (
     MAX_FOLLOW,
 )
 from dllint.project import base as limits  # read at call time (tests lower them)
-from dllint.project.deps import CallersDep, LoaderClassesDep, SummaryDep
-from dllint.project.deps import record as record_dep
+from dllint.deps import CallersDep, Deps, LoaderClassesDep, SummaryDep
 from dllint.project.search import callee_needle
 
 if TYPE_CHECKING:
@@ -36,11 +35,12 @@ if TYPE_CHECKING:
 @dataclass
 class ProjectView(NullProject):
     """What one file's facts see of the project (``facts.project``). Every summary it reads
-    is recorded in ``deps`` (path -> summary digest): the file's findings depend on them."""
+    is recorded in ``deps`` (a :class:`~dllint.deps.SummaryDep`: path and digest): the file's
+    findings depend on them."""
 
     index: ProjectIndex
     path: str
-    deps: dict[str, str] = field(default_factory=dict)
+    deps: Deps = field(default_factory=Deps)
     summarizing = False
 
     def _imports(self, facts: FileFacts) -> dict[str, str]:
@@ -82,7 +82,7 @@ class ProjectView(NullProject):
         for caller, found in callers:
             if not admitted(guards, found.args):
                 continue  # get_loader("finetune") never receives the "pretrain" loader
-            record_dep(self.deps, SummaryDep(caller, self.index.known_digest(caller)))
+            self.deps.add(SummaryDep(caller, self.index.known_digest(caller)))
             effects = found.effects if element is None else found.element(element)
             if found.returned_by and depth < MAX_FOLLOW:
                 # ``def build_loader(cfg): return _build_loader(cfg)``: its callers decide
@@ -110,7 +110,7 @@ class ProjectView(NullProject):
         """The other files whose imports bind ``name`` of ``path``, recorded in ``deps``: each
         one's digest, and the question itself (a file that starts importing it names it, which
         :meth:`ProjectIndex.reconcile` sees)."""
-        record_dep(self.deps, CallersDep(callee_needle(name)))
+        self.deps.add(CallersDep(callee_needle(name)))
         files = [other for other in self.index.imports.importer_files(path, name) if other != self.path]
         self._record_digests(files[: limits.MAX_CALLER_FILES + 1])
         return files
@@ -120,17 +120,17 @@ class ProjectView(NullProject):
         for other in files:
             digest = self.index.digest(other)
             if digest is not None:
-                record_dep(self.deps, SummaryDep(other, digest))
+                self.deps.add(SummaryDep(other, digest))
 
     def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
         """Loaders in other project files built over instances of this file's class ``cls``."""
         if not isinstance(facts.scopes.parents.get(cls), ast.Module):
             return []
-        record_dep(self.deps, CallersDep(cls.name.encode(), LOADER_GATE))
+        self.deps.add(CallersDep(cls.name.encode(), LOADER_GATE))
         self._record_digests(self.index.class_importers(self.path, cls.name))
         found = self.index.loaders_of_class(self.path, cls.name)
         for other, _ in found:
-            record_dep(self.deps, SummaryDep(other, self.index.known_digest(other)))
+            self.deps.add(SummaryDep(other, self.index.known_digest(other)))
         return [(f"{os.path.relpath(other, self.index.root)}:{loader.line}", loader) for other, loader in found]
 
     def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list[Returned]:
@@ -183,7 +183,7 @@ class ProjectView(NullProject):
         found = self.index.class_summary(self.path, target, self.deps)
         if found is None:
             return None
-        record_dep(self.deps, SummaryDep(found[0], self.index.known_digest(found[0])))
+        self.deps.add(SummaryDep(found[0], self.index.known_digest(found[0])))
         return found[1]
 
     def named_elsewhere(self, name: str) -> bool:
@@ -215,7 +215,7 @@ class ProjectView(NullProject):
             return False
         names, digest = self.index.loader_class_names()
         if Target.parse(target).dotted.rsplit(".", 1)[-1].encode() not in names:
-            record_dep(self.deps, LoaderClassesDep(digest))  # no chain of headers reaches a loader: nothing parsed
+            self.deps.add(LoaderClassesDep(digest))  # no chain of headers reaches a loader: nothing parsed
             return False
         chain = self.index.ancestors(self.path, target, self.deps)
         return any(cls.loader for cls in chain) and not any(cls.own_iter for cls in chain)

@@ -28,6 +28,7 @@ from pygls.lsp.server import LanguageServer
 
 from dllint import __version__
 from dllint.configs.lint import YAML_SUFFIXES
+from dllint.deps import Deps
 from dllint.findings import Finding
 from dllint.server import convert
 from dllint.server.actions import FIX_ALL, code_actions, hover_text
@@ -57,7 +58,7 @@ class DllintServer(LanguageServer):
         )
         self.state = Workspace()
         self.findings: dict[str, list[Finding]] = {}  # document or notebook uri -> its last findings
-        self.deps: dict[str, dict[str, str]] = {}  # document or notebook uri -> what its last lint read elsewhere
+        self.deps: dict[str, Deps] = {}  # document or notebook uri -> what its last lint read elsewhere
         self.pending: dict[str, None] = {}  # documents edited since their last lint, oldest first
         self.input_waiting: Callable[[], bool] = lambda: False  # a newer message is in (FrameReader.waiting)
         self._retry: asyncio.TimerHandle | None = None

@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 
 from dllint.config import Settings
+from dllint.deps import CallersDep, Deps, LoaderClassesDep
 from dllint.project import ProjectIndex
-from dllint.project.deps import CallersDep, LoaderClassesDep, asks_callers
-from dllint.project.deps import read as read_deps
 
 Changed = dict[str, tuple[bytes | None, ...]]  # a changed file -> its texts (before, after; None: none)
 
@@ -44,7 +43,7 @@ class BufferIndex(ProjectIndex):
             self._files = None  # a new file is a new member of the project
             self._forget(path, rejoin=True)
 
-    def stale(self, deps: dict[str, str], changed: Changed | None = None) -> bool:
+    def stale(self, deps: Deps, changed: Changed | None = None) -> bool:
         """Whether findings computed with ``deps`` may have changed since: a summary they read
         changed, or a question they asked of every file may be answered otherwise now.
 
@@ -57,8 +56,8 @@ class BufferIndex(ProjectIndex):
         if not self.deps_valid(deps):
             return True
         if changed is None:
-            return asks_callers(deps)
-        for dependency in read_deps(deps):
+            return deps.asks_callers()
+        for dependency in deps:
             if isinstance(dependency, CallersDep) and _names(dependency, deps, changed):
                 return True
             if isinstance(dependency, LoaderClassesDep) and dependency.digest != self.loader_class_names()[1]:
@@ -66,25 +65,10 @@ class BufferIndex(ProjectIndex):
         return False
 
     def _forget(self, path: str, rejoin: bool) -> None:
-        """Drop what was learnt from ``path``'s old text: its summary and every cross-file answer."""
-        self._entries.pop(path, None)
-        self._exists.clear()  # a module found or not found may be another now
-        self._callers.clear()
-        self._methods.clear()
-        if rejoin:
-            self._mentions.clear()
-        else:  # a buffer: kept out of the joined text, so only its own membership of each answer moves
+        """Drop what was learnt from ``path``'s old text (each part its own: :meth:`forget`)."""
+        self.forget(path, rejoin)
+        if not rejoin:  # a buffer: kept out of the joined text, so only its own membership of each answer moves
             self._mentions_anew(path)
-        self._classes = None
-        self._class_names = None
-        self._loader_classes = None
-        self._stat_table = None
-        self.imports.forget(path)
-        if self.records is not None:
-            self.records.forget(path)
-        if rejoin:
-            self._hay = None
-            self._offsets.clear()
 
     def _mentions_anew(self, path: str) -> None:
         """Each "which files name X" answer kept, with ``path`` (a buffer, searched on its own)
@@ -121,7 +105,7 @@ class BufferIndex(ProjectIndex):
         return hay, starts, paths, rest + opened
 
 
-def _names(question: CallersDep, deps: dict[str, str], changed: Changed) -> bool:
+def _names(question: CallersDep, deps: Deps, changed: Changed) -> bool:
     """A changed file the lint did not read names the question's needle (and gate), before or after."""
     return any(
         text is not None and question.needle in text and (question.gate is None or question.gate in text)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from dllint.config import CONFIG_FILES as SETTINGS_FILES
 from dllint.config import ConfigError, Settings, load_settings
+from dllint.deps import Deps
 from dllint.discovery import find_project_root
 from dllint.engine import FileResult, Linter
 from dllint.findings import Finding
@@ -174,7 +175,7 @@ class Workspace:
         except Exception as exc:  # noqa: BLE001 - a bug in one lint must not end the editor's session
             return FileResult(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
 
-    def stale(self, path: str, deps: dict[str, str], changed: Changed | None = None) -> bool:
+    def stale(self, path: str, deps: Deps, changed: Changed | None = None) -> bool:
         """Whether ``path``'s findings, computed with ``deps``, need a new lint after a change
         elsewhere (``changed``: the files changed and their texts, when known)."""
         index = self.project_for(path).index

@@ -9,6 +9,7 @@ import ast
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Protocol
 
+from dllint.deps import Deps
 from dllint.facts.flow.records import CallShape, Copies
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ class ProjectQueries(Protocol):
     them (``deps``: path -> summary digest; the file's findings depend on them)."""
 
     summarizing: bool  # while a file is summarized: calls are named (targets), never followed
-    deps: dict[str, str]
+    deps: Deps
 
     def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
         """The project target a call goes to (``"0:pkg.data.build"``, ``"...@"`` bound)."""
@@ -112,7 +113,7 @@ class NullProject:
     test's stand-in)."""
 
     summarizing = False
-    deps: dict[str, str] = {}
+    deps: Deps = Deps()  # never added to: a view records in its own
 
     def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
         return None
