@@ -42,7 +42,7 @@ class PassedArguments(NamedTuple):
 
 class ProjectQueries(Protocol):
     """``facts.project``: the questions about other files, and the files read to answer
-    them (``deps``: path -> summary digest; the file's findings depend on them)."""
+    them (``deps``: the :class:`~dllint.deps.Deps` the file's findings depend on)."""
 
     summarizing: bool  # while a file is summarized: calls are named (targets), never followed
     deps: Deps
