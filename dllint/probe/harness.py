@@ -38,12 +38,12 @@ import traceback
 import weakref
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dllint.probe.guard as guard
 import dllint.probe.notebook_target as notebook_target
 import dllint.probe.ranks as ranks
-from dllint.probe.callsite import CallSite, find_call_site, is_library_file, library_builder, site_key
+from dllint.probe.callsite import find_call_site, is_library_file, library_builder, site_key
 from dllint.probe.checks import Capability, Check, all_checks, capable, hook, with_capability
 from dllint.probe.checks.sweep import usable_cores
 from dllint.probe.context import EventStream, ProbeContext, Settings, StaticFinding
@@ -79,6 +79,9 @@ from dllint.probe.steps import (
     waits_on_data,
 )
 from dllint.probe.trace import epoch_event, traced_workers
+
+if TYPE_CHECKING:
+    from dllint.probe.callsite import CallSite
 
 # Time kept back from the child's budget for finishing and reporting.
 RESERVE_SECONDS = 1.5
