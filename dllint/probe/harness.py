@@ -36,7 +36,9 @@ import sys
 import time
 import traceback
 import weakref
-from typing import Any
+from collections.abc import Callable, Iterator
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 import dllint.probe.guard as guard
 import dllint.probe.notebook_target as notebook_target
@@ -85,6 +87,9 @@ from dllint.probe.steps import (
 )
 from dllint.probe.trace import epoch_event, traced_workers
 
+if TYPE_CHECKING:
+    from dllint.probe.callsite import CallSite
+
 # Time kept back from the child's budget for finishing and reporting.
 RESERVE_SECONDS = 1.5
 
@@ -108,7 +113,7 @@ def describe_failure(error: BaseException) -> str:
     return worker_error_summary(error) or describe_error(error)
 
 
-def user_location(tb) -> str | None:
+def user_location(tb: TracebackType | None) -> str | None:
     """path:line of the innermost frame in the user's code."""
     frames = [frame for frame in traceback.extract_tb(tb) if not is_library_file(frame.filename)]
     if not frames:
@@ -134,7 +139,8 @@ def epoch_bound_in(error: BaseException) -> EpochBound | None:
     return None
 
 
-def override_arguments(init, loader, args: tuple, kwargs: dict, settings: dict[str, Any]) -> tuple[tuple, dict]:
+def override_arguments(init: Callable[..., Any], loader: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                       settings: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The script's arguments with ``settings`` applied, as torch will accept them.
 
     With ``num_workers=0`` the options torch allows only with workers go.
@@ -159,7 +165,7 @@ class Harness:
         ctx.ranks_on_node = ranks.ranks_on_node  # asked when a sweep starts (the process group exists by then)
         self.pid = os.getpid()
         self.sites: dict[tuple[str, int, int], LoaderSite] = {}
-        self.site_of_loader: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.site_of_loader: weakref.WeakKeyDictionary[Any, LoaderSite] = weakref.WeakKeyDictionary()
         self.idle_iterations = 0
         self.overrides = overrides or {}  # site_key -> settings applied when the loader is built there
         self.measure_only = measure_only  # the recommendation's re-run: epochs timed, no checks
@@ -190,7 +196,7 @@ class Harness:
 
         # wraps(): inspect.signature(DataLoader.__init__) must stay torch's, for LoaderSite.variant.
         @functools.wraps(original_init)
-        def __init__(loader, *args, **kwargs):
+        def __init__(loader: Any, *args: Any, **kwargs: Any) -> None:
             if harness.bypass():
                 harness.note_child_loader()
                 return original_init(loader, *args, **kwargs)
@@ -208,18 +214,18 @@ class Harness:
                 harness.record(call_site, original_init, loader, args, kwargs)
 
         @functools.wraps(original_iter)
-        def __iter__(loader):
+        def __iter__(loader: Any) -> Iterator[Any]:
             site = None if harness.bypass() else harness.site_of_loader.get(loader)
             if site is None:
                 return original_iter(loader)
             return harness.on_iteration(site, loader, original_iter)
 
-        def bounded_order(loader, order):
+        def bounded_order(loader: Any, order: Any) -> Any:
             limit = harness.limit(loader)
             return order if limit is None else BoundedOrder(order, limit, lambda: harness.drawn)
 
         @functools.wraps(original_len)
-        def __len__(loader):
+        def __len__(loader: Any) -> int:
             length = original_len(loader)  # map-style: already bounded through _index_sampler
             limit = harness.limit(loader)
             return length if limit is None else min(length, limit)
@@ -227,7 +233,7 @@ class Harness:
         # monkeypatching torch's DataLoader: the wrappers take what the originals take
         DataLoader.__init__, DataLoader.__iter__, DataLoader.__len__ = __init__, __iter__, __len__  # type: ignore[method-assign, assignment]
         index_sampler = bound_index_sampler(DataLoader, bounded_order)
-        self.unbounded_length = lambda loader: _length(original_len, index_sampler, loader)
+        self.unbounded_length: Callable[[Any], int | None] = lambda loader: _length(original_len, index_sampler, loader)
         for name in tune_worker_polling(dataloader_module):
             self.ctx.emit({"event": "note", "loader": None, "text": f"torch has no {name}: worker checks stay at torch's pace"})
 
@@ -244,7 +250,8 @@ class Harness:
                        "call_site": call_site.label() if call_site else None})
 
     # -- construction ----------------------------------------------------------
-    def adopt_rebuild(self, loader, builder: str, init, args, kwargs) -> bool:
+    def adopt_rebuild(self, loader: Any, builder: str, init: Callable[..., Any], args: tuple[Any, ...],
+                      kwargs: dict[str, Any]) -> bool:
         """A framework rebuilt a loader the script built (Lightning adds its sampler): probe the rebuild there.
 
         The rebuild shares the script's dataset object; its measurements belong
@@ -266,7 +273,8 @@ class Harness:
         self.ctx.emit({"event": "note", "loader": site.id, "text": f"rebuilt by {package}; the rebuilt loader is the one probed"})
         return True
 
-    def record(self, call_site, init, loader, args, kwargs, error: BaseException | None = None) -> None:
+    def record(self, call_site: CallSite | None, init: Callable[..., Any], loader: Any, args: tuple[Any, ...],
+               kwargs: dict[str, Any], error: BaseException | None = None) -> None:
         if call_site is None:
             return
         key = (call_site.path, call_site.line, call_site.end_line)
@@ -296,7 +304,8 @@ class Harness:
             self.run_check(check, "on_construction_error", site, error)
 
     # -- iteration -------------------------------------------------------------
-    def on_iteration(self, site: LoaderSite, loader, original_iter):
+    def on_iteration(self, site: LoaderSite, loader: Any,
+                     original_iter: Callable[[Any], Iterator[Any]]) -> Iterator[Any]:
         if site.loader is loader:
             site.iterations += 1
             if site.iterations == 1 and not self.measure_only:
@@ -347,7 +356,7 @@ class Harness:
         self.last_epoch = (site, record)
         self.ctx.emit({"event": "step", "loader": site.id, **site.clock.summary(), **self.factory_mark()})
 
-    def real_epoch(self, site: LoaderSite, loader, original_iter) -> TimedEpoch:
+    def real_epoch(self, site: LoaderSite, loader: Any, original_iter: Callable[[Any], Iterator[Any]]) -> TimedEpoch:
         """The script's own epoch on real batches, at most ``epoch_batches`` of them, timed."""
         limit = self.ctx.settings.epoch_batches
         full = self.unbounded_length(loader)
@@ -376,7 +385,7 @@ class Harness:
         self.open_epochs[site.id] = epoch
         return epoch
 
-    def empty_epoch(self, site: LoaderSite):
+    def empty_epoch(self, site: LoaderSite) -> Iterator[Any]:
         """Past the cap: an empty epoch, so the script reaches what comes after its loop (a test loader)."""
         if self.emptied is None:
             self.emptied = {"loader": site.id, "epoch": site.epochs, "cap": self.ctx.settings.max_epochs}
@@ -448,7 +457,7 @@ class Harness:
             self.ctx.advisory = False
             gc.collect()  # as after the first checks: epoch 2's workers start on a collected heap
 
-    def probe(self, site: LoaderSite, original_iter) -> None:
+    def probe(self, site: LoaderSite, original_iter: Callable[[Any], Iterator[Any]]) -> None:
         main = sys.modules.get("__main__")
         self.ctx.main_globals = vars(main) if main is not None else {}
         site.first_batch = self.first_batch(site, original_iter)
@@ -487,7 +496,7 @@ class Harness:
             if self.ctx.requested(site, (code,)):
                 self.ctx.result(site, code, verdict, evidence or f"{check.__name__.rsplit('.', 1)[-1]} did not run")
 
-    def first_batch(self, site: LoaderSite, original_iter) -> FirstBatch:
+    def first_batch(self, site: LoaderSite, original_iter: Callable[[Any], Iterator[Any]]) -> FirstBatch:
         """One batch from the script's own loader, exactly as configured."""
         loader = site.loader
         result = FirstBatch()
@@ -599,7 +608,7 @@ class Harness:
             facts["bound"] = {"loader": bound.loader, "bound": bound.bound, "full": bound.full}
         return facts
 
-    def guarded(self, run) -> dict[str, Any]:
+    def guarded(self, run: Callable[[], object]) -> dict[str, Any]:
         try:
             run()
         except ProbeFinished:
@@ -618,7 +627,7 @@ class Harness:
         return {"how": "finished", "detail": "the script ran to its end", **self.ending(None)}
 
 
-def _length(original_len, index_sampler, loader) -> int | None:
+def _length(original_len: Callable[[Any], int], index_sampler: Any, loader: Any) -> int | None:
     """A loader's epoch length without the probe's bound; None when it has none."""
     try:
         from torch.utils.data import IterableDataset

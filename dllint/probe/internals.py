@@ -227,7 +227,7 @@ def redirect_torch_writers(redirect: Redirect, read_back: Callable[[Any], Any]) 
         save_script = script_module.save
         script_module.save = marked(lambda module, f, **kwargs: save_script(module, redirect("torch.jit.save", f), **kwargs))
     if hasattr(torch.jit, "load"):
-        load_script = torch.jit.load
+        load_script: Callable[..., Any] = torch.jit.load  # untyped in torch
         torch.jit.load = marked(lambda f, *args, **kwargs: load_script(read_back(f), *args, **kwargs))
     storage_from_file = torch.UntypedStorage.from_file
     torch.UntypedStorage.from_file = classmethod(marked(  # type: ignore[method-assign, assignment]  # monkeypatching
@@ -245,7 +245,7 @@ def _shared_map(redirect: Redirect, action: str, filename: Any, shared: Any) -> 
 # -- multiprocessing's Process, whose targets the probe replaces ---------------------------------
 
 
-def replace_process_targets(replace: Callable[[Any, tuple], tuple[Any, tuple] | None]) -> None:
+def replace_process_targets(replace: Callable[[Any, tuple[Any, ...]], tuple[Any, tuple[Any, ...]] | None]) -> None:
     """Wrap ``multiprocessing``'s ``BaseProcess.__init__`` (CPython's signature: ``group, target,
     name, args, kwargs, *, daemon``) so that ``replace(target, args)`` may return another
     ``(target, args)`` for the process to run, or None to leave it."""
@@ -255,7 +255,9 @@ def replace_process_targets(replace: Callable[[Any, tuple], tuple[Any, tuple] | 
     original = BaseProcess.__init__
 
     @functools.wraps(original)
-    def __init__(process, group=None, target=None, name=None, args=(), kwargs=None, *, daemon=None):
+    def __init__(process: BaseProcess, group: None = None, target: Any = None, name: str | None = None,
+                 args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None, *,
+                 daemon: bool | None = None) -> None:
         replaced = replace(target, args)
         if replaced is not None:
             target, args = replaced

@@ -152,7 +152,7 @@ def epoch_start_latencies(loader: Any, epochs: int, epoch_batches: int) -> list[
         close_iterator(current_iterator(loader))
 
 
-def process_memory(process) -> int:
+def process_memory(process: Any) -> int:  # a psutil.Process
     """A process's proportional set size (shared pages split among their sharers); RSS where PSS is unknown.
 
     Forked workers share the parent's pages copy-on-write: summing their RSS

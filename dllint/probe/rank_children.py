@@ -17,7 +17,8 @@ import functools
 import os
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import dllint.probe.guard as guard
 import dllint.probe.internals as internals
@@ -26,8 +27,11 @@ from dllint.probe.context import ProbeContext, Settings, StaticFinding
 from dllint.probe.harness import Harness, ProbeFinished
 from dllint.probe.limits import Budget
 
+if TYPE_CHECKING:
+    from torch.multiprocessing.spawn import ProcessContext
 
-def hook_children(harness, config: dict[str, Any]) -> None:
+
+def hook_children(harness: Harness, config: dict[str, Any]) -> None:
     """Install the harness in the processes the script starts itself: ``torch.multiprocessing.spawn``
     (each child runs as rank ``i``, the index spawn passes) and ``multiprocessing.Process`` with a
     target from the user's code (ranks 0, 1, ... in the order they are made)."""
@@ -40,15 +44,16 @@ def hook_children(harness, config: dict[str, Any]) -> None:
         )
     except ImportError:
         return
-    original = spawn_module.start_processes
+    original = spawn_module.start_processes  # untyped in torch: a ProcessContext, or None once joined
     spec = {key: config[key] for key in ("events", "deadline", "settings", "findings", "stderr") if key in config}
     spec["rank_dir"] = directory
 
     @functools.wraps(original)
-    def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+    def start_processes(fn: Callable[..., object], args: tuple[Any, ...] = (), nprocs: int = 1, join: bool = True,
+                        daemon: bool = False, start_method: str = "spawn") -> Any:
         if harness.bypass():
             return original(fn, args, nprocs, join, daemon, start_method)
-        os.makedirs(directory, exist_ok=True)
+        os.makedirs(spec["rank_dir"], exist_ok=True)
         wrapped = functools.partial(probed_child, {**spec, "first_slot": slots[0]}, fn)
         slots[0] += nprocs
         context = original(wrapped, args, nprocs, False, daemon, start_method)
@@ -62,7 +67,7 @@ def hook_children(harness, config: dict[str, Any]) -> None:
     _hook_processes(harness, spec, slots)
 
 
-def _join_or_kill_hung(context) -> None:
+def _join_or_kill_hung(context: ProcessContext) -> None:
     """``context.join()`` until every child ended; once one has ended, a child still running
     :data:`~dllint.probe.ranks.HANG_GRACE_SECONDS` later is killed (torch's join then raises, as
     for any dead rank)."""
@@ -76,17 +81,18 @@ def _join_or_kill_hung(context) -> None:
                 process.kill()
 
 
-def probed_child(spec: dict[str, Any], fn, index: int, *args) -> None:
+def probed_child(spec: dict[str, Any], fn: Callable[..., object], index: int, *args: Any) -> None:
     """What a spawned child runs instead of ``fn``: ``fn(index, *args)`` as rank ``index``."""
     run_as_rank(spec, index, spec["first_slot"] + index, functools.partial(fn, index, *args))
 
 
-def probed_process(spec: dict[str, Any], index: int, slot: int, target, *args, **kwargs) -> None:
+def probed_process(spec: dict[str, Any], index: int, slot: int, target: Callable[..., object], *args: Any,
+                   **kwargs: Any) -> None:
     """What a ``Process`` the script starts runs instead of its target, as rank ``index``."""
     run_as_rank(spec, index, slot, functools.partial(target, *args, **kwargs))
 
 
-def run_as_rank(spec: dict[str, Any], index: int, slot: int, call) -> None:
+def run_as_rank(spec: dict[str, Any], index: int, slot: int, call: Callable[[], object]) -> None:
     """``call()`` under a harness of its own, as rank ``index``. The script's own error is
     recorded, then raised again, so that the parent sees the child fail as it would have
     without the probe."""
@@ -130,12 +136,12 @@ def run_as_rank(spec: dict[str, Any], index: int, slot: int, call) -> None:
         raise raised[0]
 
 
-def _hook_processes(harness, spec: dict[str, Any], slots: list[int]) -> None:
+def _hook_processes(harness: Harness, spec: dict[str, Any], slots: list[int]) -> None:
     """``multiprocessing.Process(target=f)`` with ``f`` from the user's code (not torch's workers,
     not a pool's): the child runs ``f`` under a harness of its own, as rank 0, 1, ... in order."""
     made = [0]
 
-    def probed(target, args):
+    def probed(target: Any, args: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]] | None:
         if target is None or harness.bypass() or not _is_user_code(target):
             return None
         index, slot = made[0], slots[0]
@@ -145,7 +151,7 @@ def _hook_processes(harness, spec: dict[str, Any], slots: list[int]) -> None:
     internals.replace_process_targets(probed)
 
 
-def _is_user_code(function) -> bool:
+def _is_user_code(function: object) -> bool:
     module = (getattr(function, "__module__", None) or "").split(".")[0]
     return module not in LIBRARY_ROOTS
 

@@ -22,11 +22,15 @@ import glob
 import hashlib
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dllint.probe.callsite import site_key as call_site_key
 from dllint.probe.guard import EventFile
 from dllint.probe.rank_env import rank_place
+
+if TYPE_CHECKING:
+    from dllint.probe.report import LoaderReport
+    from dllint.probe.site import LoaderSite
 
 # A rank's loader n is (slot + 1) * ID_STRIDE + n in the report. The slot is the rank under the
 # launcher; children the script starts get slots in the order they start (two spawn calls give
@@ -175,11 +179,11 @@ def _write_json(path: str, data: dict[str, Any]) -> None:
 
 
 # -- what the ranks drew (in each rank) -------------------------------------------------------
-def site_key(site) -> str:
+def site_key(site: LoaderSite) -> str:
     return call_site_key(site.call_site.path, site.call_site.line)
 
 
-def record_draws(site, directory: str, rank: int, record: dict[str, Any]) -> None:
+def record_draws(site: LoaderSite, directory: str, rank: int, record: dict[str, Any]) -> None:
     key = hashlib.sha1(site_key(site).encode()).hexdigest()[:12]
     _write_json(os.path.join(directory, f"draws-{key}.rank{rank}.json"), {"node": _node, **record})
 
@@ -250,7 +254,8 @@ def _workers_per_node(records: list[dict[str, Any]], base: dict[str, Any]) -> li
     return events
 
 
-def _overlap(records, ranks: str, confirmed: str, not_confirmed: str):
+def _overlap(records: list[dict[str, Any]], ranks: str, confirmed: str,
+             not_confirmed: str) -> tuple[str, str, dict[str, Any]]:
     seen: dict[int, int] = {}
     for record in records:
         for index in set(record["indices"]):
@@ -294,14 +299,14 @@ def rank_outcomes(directory: str) -> dict[int, dict[str, Any]]:
 
 
 # -- one loader per site in the report ---------------------------------------------------------------
-def merge_rank_loaders(loaders: list) -> list:
+def merge_rank_loaders(loaders: list[LoaderReport]) -> list[LoaderReport]:
     """The report's loaders with each site's ranks merged into one entry: ``train.py:10 [ranks 0, 1]``,
     the results of every rank (their evidence names the rank), the slowest rank's first batch,
     each rank's tables titled with its rank. Loaders of a single process pass through."""
     from dllint.probe.report import LoaderReport
     from dllint.probe.results import Table
 
-    groups: dict[str, list] = {}
+    groups: dict[str, list[LoaderReport]] = {}
     order: list[str] = []
     for loader in loaders:
         site = loader.call_site.rsplit(" [rank ", 1)[0] if loader.id >= ID_STRIDE else f"#{loader.id}"
@@ -340,7 +345,7 @@ def merge_rank_loaders(loaders: list) -> list:
     return merged
 
 
-def agree_on_workers(entry) -> None:
+def agree_on_workers(entry: LoaderReport) -> None:
     """The ranks' sweeps of one loader site give one num_workers: the fewest any rank recommended that
     every rank measured (each rank swept within its share of the node's cores, so every rank's workers
     together stay within them). Every sweep result then says it, with what each rank measured."""
@@ -364,7 +369,7 @@ def _rank_in_label(call_site: str) -> str:
     return call_site.rsplit(" [rank ", 1)[-1].rstrip("]")
 
 
-def _first_with_rank(group: list, rank_of: dict, field: str) -> str | None:
+def _first_with_rank(group: list[LoaderReport], rank_of: dict[int, str], field: str) -> str | None:
     for loader in group:
         value = getattr(loader, field)
         if value:

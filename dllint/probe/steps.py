@@ -148,7 +148,8 @@ def cuda_synchronizer(torch: Any = None) -> Callable[[], None] | None:
     cuda = getattr(torch, "cuda", None)
     try:
         if cuda is not None and cuda.is_available() and cuda.is_initialized():
-            return cuda.synchronize
+            synchronize: Callable[[], None] = cuda.synchronize
+            return synchronize
     except Exception:  # a broken CUDA install: time without synchronizing
         return None
     return None

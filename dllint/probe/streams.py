@@ -6,18 +6,19 @@ level, so that spawn workers can unpickle it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from torch.utils.data import IterableDataset
 
 
-class EndlessStream(IterableDataset):
+class EndlessStream(IterableDataset[Any]):
     """The script's stream, started again each time it ends (in each worker, its own share of it)."""
 
     def __init__(self, dataset: Any) -> None:
         self.dataset = dataset
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         while True:
             produced = False
             for item in self.dataset:

@@ -7,6 +7,7 @@ them. Plain classes: a map-style DataLoader needs only ``__getitem__`` and
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 ATTRIBUTE_REPR_LIMIT = 200
@@ -45,7 +46,7 @@ class Requests:
     def __init__(self) -> None:
         self.items: list[Any] = []
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(list(self.items))
 
     def __len__(self) -> int:

@@ -46,7 +46,8 @@ import os
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from dllint.probe.checks.gains import (
     MIN_BATCH_SAVING_S,
@@ -66,6 +67,10 @@ from dllint.probe.limits import MeasurementTimeout
 from dllint.probe.measure import close_iterator, count_samples, describe_error
 from dllint.probe.results import CONFIRMED, NOT_CONFIRMED, Table, inconclusive, not_confirmed
 from dllint.probe.steps import data_wait_text, waits_on_data
+
+if TYPE_CHECKING:
+    from dllint.probe.context import ProbeContext
+    from dllint.probe.site import LoaderSite
 
 CODES = ("DL202", "DL203", "DL207")
 ALWAYS = False
@@ -107,7 +112,7 @@ def worker_counts(requested: int, cores: int, limit: int | None = None, io_bound
     return sorted(counts)
 
 
-def loading_cpu_share(site, ctx) -> float | None:
+def loading_cpu_share(site: LoaderSite, ctx: ProbeContext) -> float | None:
     """The share of a core that drawing batches in the main process keeps busy (None where it could not
     be measured): under :data:`IO_BOUND_CPU_SHARE` the loader waits on I/O (sleeps, reads, network), and
     more workers than cores still overlap their waits. Measured on a 0-worker copy, a few batches."""
@@ -164,7 +169,7 @@ def recommend(samples_per_s: dict[int, float], cores: int | None = None, spread:
     return min(count for count, rate in eligible.items() if rate >= WITHIN_BEST * best)
 
 
-def render_chart(rows: dict[int, dict], recommended: int | None) -> list[str]:
+def render_chart(rows: dict[int, dict[str, Any]], recommended: int | None) -> list[str]:
     best = max((row["samples_per_s"] for row in rows.values() if "samples_per_s" in row), default=0.0)
     lines = []
     for count, row in sorted(rows.items()):
@@ -204,7 +209,7 @@ class Stream:
                 "per_worker_mb": self.per_worker_mb, "rounds": len(self.rates)}
 
 
-def _start(site, ctx, count: int) -> Stream:
+def _start(site: LoaderSite, ctx: ProbeContext, count: int) -> Stream:
     stream = Stream(count)
     try:
         with ctx.measuring(site, f"sweep: starting num_workers={count}"):
@@ -221,11 +226,11 @@ def _start(site, ctx, count: int) -> Stream:
     return stream
 
 
-def _prefetch(site) -> int:
+def _prefetch(site: LoaderSite) -> int:
     return site.arguments.get("prefetch_factor") or DEFAULT_PREFETCH
 
 
-def _window(site, ctx, stream: Stream) -> None:
+def _window(site: LoaderSite, ctx: ProbeContext, stream: Stream) -> None:
     """One timed window of this count, after the batches its workers prefetched while it waited."""
     iterator = stream.iterator
     for _ in range(stream.count * _prefetch(site)):
@@ -250,7 +255,8 @@ def _stop(stream: Stream) -> None:
         stream.iterator = None
 
 
-def measure_interleaved(site, ctx, counts: list[int], settled) -> dict[int, Stream]:
+def measure_interleaved(site: LoaderSite, ctx: ProbeContext, counts: list[int],
+                        settled: Callable[[dict[int, Stream]], bool]) -> dict[int, Stream]:
     """Start every count, then time one window of each in turn, round after round, until
     ``settled``; the order rotates from round to round."""
     streams = {count: _start(site, ctx, count) for count in counts}
@@ -277,7 +283,7 @@ def measure_interleaved(site, ctx, counts: list[int], settled) -> dict[int, Stre
     return streams
 
 
-def _round_window(site, ctx, stream: Stream) -> None:
+def _round_window(site: LoaderSite, ctx: ProbeContext, stream: Stream) -> None:
     try:
         _window(site, ctx, stream)
     except MeasurementTimeout:
@@ -360,7 +366,7 @@ def clear(comparison: Comparison) -> bool:
     return comparison.gain > 2 * bar or comparison.gain <= bar / 2
 
 
-def _settled(codes: list[str], requested: int, cores: int, beyond_cores: bool):
+def _settled(codes: list[str], requested: int, cores: int, beyond_cores: bool) -> Callable[[dict[int, Stream]], bool]:
     def settled(streams: dict[int, Stream]) -> bool:
         decision = decide({count: stream.rates for count, stream in streams.items()}, cores, requested, beyond_cores)
         pairs = _deciding_pairs(decision, codes, requested)
@@ -385,7 +391,7 @@ def _deciding_pairs(decision: SweepDecision, codes: list[str], requested: int) -
     return pairs
 
 
-def on_first_iteration(site, ctx) -> None:
+def on_first_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
     codes = [code for code in CODES if ctx.requested(site, (code,))]
     if not codes:
         return
@@ -460,13 +466,13 @@ def _load_text(load: list[list[float] | None]) -> str:
     return " -> ".join(f"{value:.1f}" for value in values) if values else "unknown"
 
 
-def _samples_per_epoch(site, run: RunLength) -> int | None:
+def _samples_per_epoch(site: LoaderSite, run: RunLength) -> int | None:
     if run.batches_per_epoch is None:
         return None
     return run.batches_per_epoch * (site.arguments.get("batch_size", 1) or 1)
 
 
-def data_saving(site, run: RunLength, slower: float, faster: float) -> Saving | None:
+def data_saving(site: LoaderSite, run: RunLength, slower: float, faster: float) -> Saving | None:
     """Data time saved per epoch going from ``slower`` to ``faster`` samples/s."""
     samples = _samples_per_epoch(site, run)
     if samples is None or slower <= 0 or faster <= 0:
@@ -475,7 +481,12 @@ def data_saving(site, run: RunLength, slower: float, faster: float) -> Saving | 
     return Saving.from_batch(batch / slower - batch / faster, run, batch / faster)
 
 
-def _verdict(site, ctx, code, decision: SweepDecision, requested, rows, run: RunLength, measurements) -> None:
+# A judge's answer: verdict, evidence, the comparison it rests on, the time it saves.
+Judged = tuple[str, str, Comparison | None, Saving | None]
+
+
+def _verdict(site: LoaderSite, ctx: ProbeContext, code: str, decision: SweepDecision, requested: int,
+             rows: dict[int, dict[str, Any]], run: RunLength, measurements: dict[str, Any]) -> None:
     recommended = decision.recommended
     if recommended is None:
         failed = next((row["verdict"] for row in rows.values() if row.get("verdict")), None)
@@ -491,7 +502,8 @@ def _verdict(site, ctx, code, decision: SweepDecision, requested, rows, run: Run
     ctx.result(site, code, verdict, evidence, measurements)
 
 
-def _judge_no_workers(site, decision: SweepDecision, requested, rows, run):
+def _judge_no_workers(site: LoaderSite, decision: SweepDecision, requested: int, rows: dict[int, dict[str, Any]],
+                      run: RunLength) -> Judged:
     """DL203: do workers beat loading in the main process, beyond the noise and the floor?"""
     rates, recommended = decision.rates, decision.recommended
     assert recommended is not None  # _verdict judges only a sweep that recommends a count
@@ -521,7 +533,8 @@ def _judge_no_workers(site, decision: SweepDecision, requested, rows, run):
     return CONFIRMED, evidence + f": use {recommended}", comparison, saving
 
 
-def _judge_too_many(site, decision: SweepDecision, requested, rows, run):
+def _judge_too_many(site: LoaderSite, decision: SweepDecision, requested: int, rows: dict[int, dict[str, Any]],
+                    run: RunLength) -> Judged:
     """DL202, DL207: do fewer workers than requested do as well?"""
     rates, recommended, cores = decision.rates, decision.recommended, decision.cores
     assert recommended is not None  # _verdict judges only a sweep that recommends a count
@@ -574,7 +587,7 @@ def _judge_too_many(site, decision: SweepDecision, requested, rows, run):
     return CONFIRMED, f"{head}; {why}: use {recommended}{extra}", comparison, saving
 
 
-def _freed(rows, requested: int, recommended: int) -> list[str]:
+def _freed(rows: dict[int, dict[str, Any]], requested: int, recommended: int) -> list[str]:
     freed = [f"{requested - recommended} fewer processes"]
     before, after = rows.get(requested, {}).get("peak_mb"), rows.get(recommended, {}).get("peak_mb")
     if before and after and before > after:
