@@ -434,7 +434,7 @@ def on_first_iteration(site: LoaderSite, ctx: ProbeContext) -> None:
         _verdict(site, ctx, code, decision, requested, rows, run, dict(measurements))
 
 
-def sweep_codes(site, step: dict[str, Any]) -> tuple[str, ...]:
+def sweep_codes(site: LoaderSite, step: dict[str, Any]) -> tuple[str, ...]:
     """A loader no finding asked to sweep earns a sweep (so that its block's num_workers is measured) where
     its workers compete with the step for the cores (DL202's question) or the step waits on it (DL203's)."""
     if site.num_workers > 0:
@@ -442,7 +442,7 @@ def sweep_codes(site, step: dict[str, Any]) -> tuple[str, ...]:
     return ("DL203",) if waits_on_data(step) else ()
 
 
-def judge_data_wait(site, ctx, step: dict[str, Any]) -> None:
+def judge_data_wait(site: LoaderSite, ctx: ProbeContext, step: dict[str, Any]) -> None:
     """DL203 at run time: the real step waits on a single-process loader more than half the time."""
     if ctx.mode == "factory" or site.num_workers != 0 or not waits_on_data(step):
         return
