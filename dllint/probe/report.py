@@ -11,7 +11,7 @@ from dllint.findings import Finding
 from dllint.probe.blocks import Terms, render_settings
 from dllint.probe.recommend import Recommendation, render_recommendation
 from dllint.probe.results import Result, Table
-from dllint.probe.steps import data_wait_text, three_measurements_text
+from dllint.probe.steps import data_wait_text, short_waits, three_measurements_text
 
 
 @dataclass
@@ -179,6 +179,8 @@ def _render_loader(loader: LoaderReport) -> list[str]:
     lines.extend(_render_ranks(loader))
     if loader.recommendation is not None:
         lines.extend(_render_block(loader, loader.recommendation))
+    elif not loader.summary.get("num_workers") and (why := short_waits(loader.step)):
+        lines.append(f"  no settings block: the step waits on its data, but {why}")
     return lines
 
 

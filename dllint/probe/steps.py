@@ -485,6 +485,20 @@ def data_wait_text(step: dict[str, Any]) -> str:
             f"of {step['step_s'] * 1000:.1f} ms), {step['steps']} steps")
 
 
+def short_waits(step: dict[str, Any]) -> str | None:
+    """Why a step that waits on its data most of the time still earns no block: each wait, or the
+    step itself, is under the floor where workers could help (the report says so; None otherwise)."""
+    wait = step.get("data_wait_s", 0.0)
+    if step.get("no_step") or step.get("steps", 0) < FEWEST_STEPS or step.get("data_wait_fraction", 0.0) <= INPUT_BOUND:
+        return None
+    if wait < MATERIAL_WAIT_S:
+        return (f"each wait ({wait * 1e3:.1f} ms) is under {MATERIAL_WAIT_S * 1e3:.0f} ms, about what handing a batch"
+                " over from a worker costs: workers would not shorten it")
+    if step.get("step_s", 0.0) - wait < MATERIAL_STEP_S:
+        return f"the loop body takes under {MATERIAL_STEP_S * 1e3:.1f} ms: it draws batches and does no step to speed up"
+    return None
+
+
 def waits_on_data(step: dict[str, Any]) -> bool:
     """Whether a :meth:`StepClock.summary` shows a real step waiting on its data most of the time."""
     wait = step.get("data_wait_s", 0.0)

@@ -444,3 +444,20 @@ def test_a_loader_the_script_leaves_after_a_batch_keeps_its_verdicts():
     assert recommendation.after == {"not_run": "no whole epoch of this loader was timed with both settings"}
     assert [finding.probe["verdict"] for finding in report.findings] == ["confirmed"]
     assert "  no before -> after: no whole epoch" in "\n".join(render_recommendation(recommendation, "train.py:9"))
+
+
+def test_a_waiting_step_without_a_block_says_which_floor_kept_it_out():
+    from dllint.probe.report import LoaderReport, _render_loader
+
+    waiting = {**STEP, "data_wait_fraction": 0.64, "data_wait_s": 0.0008, "step_s": 0.0013}
+    assert steps.short_waits(waiting) == ("each wait (0.8 ms) is under 1 ms, about what handing a batch over from a "
+                                          "worker costs: workers would not shorten it")
+    drawing = {**STEP, "data_wait_fraction": 0.99, "data_wait_s": 0.002, "step_s": 0.00201}
+    assert steps.short_waits(drawing).startswith("the loop body takes under 0.2 ms")
+    assert steps.short_waits({**STEP, "data_wait_fraction": 0.3}) is None  # not waiting: nothing to explain
+    assert steps.short_waits({**STEP, "data_wait_fraction": 0.8, "data_wait_s": 0.008}) is None  # it earns a block
+    summary = {**SUMMARY, "num_workers": 0}
+    assert recommend(summary, [], waiting) is None
+    text = "\n".join(_render_loader(LoaderReport(1, "train.py:9", summary, step=waiting)))
+    assert text.endswith("  no settings block: the step waits on its data, but each wait (0.8 ms) is under 1 ms, about "
+                         "what handing a batch over from a worker costs: workers would not shorten it")
