@@ -231,6 +231,8 @@ def test_a_failed_write_is_never_counted_as_fixed(tmp_path, monkeypatch):
 SIGNALLED_WRITE = """
 import os, signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a pytest-xdist worker starts its children with SIGINT ignored
+if sys.argv[2] != "SIGINT":  # and a run under nohup with SIGHUP ignored: the test is of the usual effect
+    signal.signal(getattr(signal, sys.argv[2]), signal.SIG_DFL)
 import dllint.atomic as atomic
 from dllint.cache import FORMAT as CACHE_FORMAT
 real_fsync = os.fsync
