@@ -39,7 +39,7 @@ from dllint.probe.checks.gains import NOISE_FLOOR, RunLength, Saving, compare, s
 from dllint.probe.checks.sweep import DEFAULT_PREFETCH
 from dllint.probe.results import NOT_CONFIRMED, Result, inconclusive, not_confirmed
 from dllint.probe.steps import waits_on_data
-from dllint.probe.verdicts import BlockVerdict, Judgment
+from dllint.probe.verdicts import BlockVerdict, Judgment, Verdict
 
 # An epoch-start saving below this is not worth persistent workers' memory.
 MIN_PERSISTENCE_SAVING_S = 0.02
@@ -71,6 +71,7 @@ class Decision:
     spread: float | None = None
     saving_per_epoch_s: float | None = None
     saving_per_batch_s: float | None = None
+    unsettled: bool = False  # faster beyond the noise, inconclusive only for the sweep's unsettled count
 
     @property
     def rounds(self) -> int:
@@ -108,7 +109,8 @@ class Recommendation:
         unmeasured = "error" in after or "not_run" in after
         if decision is not None and decision.verdict is BETTER and self.unsettled:
             # faster than the script's settings, but another run may give another count: not one answer
-            decision = replace(decision, verdict=INCONCLUSIVE, reason=f"{decision.reason}; but {self.unsettled}")
+            decision = replace(decision, verdict=INCONCLUSIVE, reason=f"{decision.reason}; but {self.unsettled}",
+                               unsettled=True)
         return replace(self, before=_compared(before), after=after if unmeasured else _compared(after),
                        decision=decision)
 
@@ -347,10 +349,13 @@ def agree(finding_probe: dict[str, Any], code: str, decision: Decision) -> bool:
         return False  # no whole epoch timed (the script leaves this loader early): no evidence either way
     finding_probe["measurements"] = {**finding_probe.get("measurements", {}), "decision": decision.to_dict()}
     evidence = finding_probe.get("evidence", "")
-    if decision.verdict is BETTER:
+    if decision.verdict is BETTER or decision.unsettled and code not in SWEEP_CODES:
+        # faster beyond the noise (at most the count unsettled): the saving the block carries holds
         finding_probe["evidence"] = f"{evidence}; the recommended settings, whole epochs: {decision.reason}"
         return False
-    if decision.verdict is INCONCLUSIVE and decision.spread is not None and decision.gain is not None:
+    if decision.unsettled:  # a num_workers claim, and the sweep could not settle the count
+        finding_probe["verdict"] = str(Judgment(Verdict.INCONCLUSIVE, "the sweep's best num_workers is not settled"))
+    elif decision.verdict is INCONCLUSIVE and decision.spread is not None and decision.gain is not None:
         finding_probe["verdict"] = inconclusive(decision.spread, decision.gain)
     else:
         finding_probe["verdict"] = not_confirmed(f"the recommended settings are not better: {KEEP_YOURS.value}")

@@ -136,3 +136,17 @@ def test_an_unsettled_count_makes_a_faster_block_inconclusive_and_says_why():
     assert measured.to_dict()["verdict"] == "inconclusive" and measured.to_dict()["unsettled"] == block.unsettled
     settled = Recommendation({"num_workers": 0}, {}).measured({"epoch_s": 1.0}, {"epoch_s": 0.5}, faster)
     assert settled.decision is faster  # a settled count keeps the whole epochs' verdict
+
+
+def test_an_unsettled_count_leaves_a_persistence_saving_confirmed_and_the_count_inconclusive():
+    from dllint.probe.recommend import Recommendation, agree, decide
+
+    unsettled = Recommendation({"num_workers": 2}, {}, unsettled="another run may recommend 4").measured(
+        {"epoch_s": 1.0}, {"epoch_s": 0.3}, decide([1.0, 1.02], [0.3, 0.31], batches=16)).decision
+    assert unsettled is not None and unsettled.unsettled
+    persistence = {"verdict": "confirmed", "evidence": "epoch start 0.13 s -> 0.01 s"}
+    assert not agree(persistence, "DL201", unsettled)  # the block is faster beyond the noise: the saving holds
+    assert persistence["verdict"] == "confirmed" and "the recommended settings, whole epochs: each epoch" in persistence["evidence"]
+    count = {"verdict": "confirmed", "evidence": "sweep: 2 workers"}
+    assert agree(count, "DL202", unsettled)
+    assert count["verdict"] == "inconclusive (the sweep's best num_workers is not settled)"  # not "spread 4% > gain 231%"
