@@ -488,9 +488,9 @@ def data_wait_text(step: dict[str, Any]) -> str:
 def short_waits(step: dict[str, Any]) -> str | None:
     """Why a step that waits on its data most of the time still earns no block: each wait, or the
     step itself, is under the floor where workers could help (the report says so; None otherwise)."""
-    wait = step.get("data_wait_s", 0.0)
-    if step.get("no_step") or step.get("steps", 0) < FEWEST_STEPS or step.get("data_wait_fraction", 0.0) <= INPUT_BOUND:
+    if not _mostly_waiting(step):
         return None
+    wait = step.get("data_wait_s", 0.0)
     if wait < MATERIAL_WAIT_S:
         return (f"each wait ({wait * 1e3:.1f} ms) is under {MATERIAL_WAIT_S * 1e3:.0f} ms, about what handing a batch"
                 " over from a worker costs: workers would not shorten it")
@@ -500,8 +500,11 @@ def short_waits(step: dict[str, Any]) -> str | None:
 
 
 def waits_on_data(step: dict[str, Any]) -> bool:
-    """Whether a :meth:`StepClock.summary` shows a real step waiting on its data most of the time."""
-    wait = step.get("data_wait_s", 0.0)
+    """Whether a :meth:`StepClock.summary` shows a real step waiting on its data most of the time,
+    each wait and the step long enough for workers to help."""
+    return _mostly_waiting(step) and short_waits(step) is None
+
+
+def _mostly_waiting(step: dict[str, Any]) -> bool:
     return (not step.get("no_step") and step.get("steps", 0) >= FEWEST_STEPS
-            and step.get("data_wait_fraction", 0.0) > INPUT_BOUND and wait >= MATERIAL_WAIT_S
-            and step.get("step_s", 0.0) - wait >= MATERIAL_STEP_S)
+            and step.get("data_wait_fraction", 0.0) > INPUT_BOUND)
