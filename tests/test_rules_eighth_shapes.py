@@ -18,18 +18,21 @@ from tests.conftest import FIXTURES
 from tests.test_fixtures import lint_project
 
 RESTART = "workers restart every epoch: add persistent_workers=True"
+REITERATED = "workers restart every epoch (re-iterated by {}): add persistent_workers=True"
 PAGEABLE = ("batches are copied to CUDA from pageable memory: add pin_memory=True so the loader's pin thread page-locks "
             "them while workers load, and each copy is faster (it stays blocking without non_blocking=True)")
 LAMBDA = "lambda passed to workers (via {}) cannot be pickled under spawn: use a module-level def"
 SET_PERSISTENT = ("safe", "Add `persistent_workers=True`")
 PIN_IF_CUDA = ("safe", "Add `pin_memory=torch.cuda.is_available()`")  # the device is "cuda if available"
 SET_PIN = ("safe", "Add `pin_memory=True`")
+SET_PERSISTENT_IF_WORKERS = ("safe", "Add `persistent_workers=num_workers > 0`")  # num_workers a parameter
 
 # (cell, line, column, code, message, (fix applicability, fix message) or None) of the codes named
 EXPECTED = {
-    # E3: self.num_workers stored from a parameter every caller passes as 0: silent; 4 stored in __init__ fires
+    # E3: self.num_workers stored from a parameter every caller passes as 0 (a setattr(self, k, v)
+    # beside it): silent; 4 stored in __init__ fires
     "DL201/self_attribute_workers.py": {
-        (None, 22, 18, "DL201", RESTART, ("safe", "Add `persistent_workers=self.workers > 0`")),
+        (None, 28, 18, "DL201", RESTART, ("safe", "Add `persistent_workers=self.workers > 0`")),
     },
     # H5: self.device stored once; stored by two methods (unknown): silent
     "DL206/self_device.py": {(None, 15, 23, "DL206", PAGEABLE, SET_PIN)},
@@ -72,6 +75,14 @@ def test_whole_findings(name):
 PROJECTS = {
     # H8: the batch unpacked in the body of another module's loop; the CPU handed there: silent
     "batch_unpacked_elsewhere": {("test.py", 15, 14, "DL206", PAGEABLE, PIN_IF_CUDA)},
+    # E3 (tabnet): self.num_workers stored by fit() from its parameter left at 0, read by another
+    # method that passes it to another module's factory (a setattr(self, k, v) beside it): silent;
+    # a count of 4 stored in __init__, calls passing 0 and 2, a count a helper's setattr(obj, k, v) may replace: DL201
+    "self_attribute_across_files": {
+        ("loaders.py", 14, 12, "DL201", REITERATED.format("model.py:31"), SET_PERSISTENT_IF_WORKERS),
+        ("loaders.py", 19, 12, "DL201", REITERATED.format("model.py:38"), SET_PERSISTENT_IF_WORKERS),
+        ("loaders.py", 25, 12, "DL201", REITERATED.format("configured.py:20"), SET_PERSISTENT_IF_WORKERS),
+    },
 }
 
 

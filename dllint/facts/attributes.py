@@ -5,7 +5,8 @@
 ``device = torch.device('cuda' if ... else 'cpu')`` in a later section. Each is followed
 to the expression written only where the file stores that attribute once (or binds the name
 only to equal expressions): a second store, an augmented one, ``setattr`` or a store through
-another object leaves the value unknown, as before.
+another object leaves the value unknown, as before; a ``setattr(self, name, value)`` whose name
+is not written out does not (see :func:`_onto_own_instance`).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def stored_once(expr: ast.Attribute, scope: Scope, facts: FileFacts) -> tuple[as
     if not isinstance(expr.value, ast.Name):
         return None
     stores = [t for t in facts.attribute_stores.get(expr.attr, []) if not _on_a_member(t, expr.value.id)]
-    if len(stores) != 1 or "*" in facts.attribute_stores:
+    if len(stores) != 1 or any(not _onto_own_instance(call, facts) for call in facts.attribute_stores.get("*", ())):
         return None
     target = stores[0]
     statement = facts.scopes.parents.get(target)
@@ -83,6 +84,24 @@ def _on_a_member(target: ast.AST, receiver: str) -> bool:
     while isinstance(root, ast.Attribute):
         root = root.value
     return isinstance(root, ast.Name) and root.id == receiver
+
+
+def _onto_own_instance(call: ast.AST, facts: FileFacts) -> bool:
+    """``setattr(self, name, value)`` with a name not written out, in a method of a class
+    (tabnet's ``load_class_attrs``: ``for k, v in d.items(): setattr(self, k, v)``): it names no
+    attribute the file reads, so, as pyflakes and mypy do, it is not counted as a store of
+    ``self.X``, whose value written by name stays the evidence. One onto another object
+    (``setattr(args, k, v)`` of a config's overrides) may replace any of its attributes: unknown."""
+    receiver = call.args[0] if isinstance(call, ast.Call) and call.args else None
+    if not isinstance(receiver, ast.Name):
+        return False
+    method = facts.scopes.scope_of(call).node
+    if not isinstance(method, FUNCTIONS) or not isinstance(facts.scopes.parents.get(method), ast.ClassDef):
+        return False
+    arguments = [*method.args.posonlyargs, *method.args.args]
+    return bool(arguments) and arguments[0].arg == receiver.id and not any(
+        isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in method.decorator_list
+    )
 
 
 def _same_instance(receiver: str, scope: Scope, store_scope: Scope, facts: FileFacts) -> bool:

@@ -133,27 +133,43 @@ def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int =
     constant (or CPU count) they all agree on (``def build(ds, persistent=False)`` called as
     ``build(ds)`` everywhere); an unknown value when the calls pass what cannot be read and
     nothing known to be truthy (``num_workers=SETTINGS['num workers']`` with ``SETTINGS``
-    another module's, :attr:`Value.unknown`). None (dynamic) when they differ, when nothing
-    calls it, or while a file is summarized (a summary depends on its own file only)."""
-    found = project_calls(name, scope, facts, lambda function: parameter_default(function, name.id) is not None)
+    another module's, :attr:`Value.unknown`). A parameter without a default takes only a
+    constant every call passes (:func:`_required_value`). None (dynamic) when they differ, when
+    nothing calls it, or while a file is summarized (a summary depends on its own file only)."""
+    found = project_calls(name, scope, facts)
     if found is None or not found.decided:
         return _default_out_of_view(name, scope, facts, depth)
-    function, calls, elsewhere = found.function, found.here, found.elsewhere.calls
-    default = parameter_default(function, name.id)
-    assert default is not None
+    default = parameter_default(found.function, name.id)
+    if default is None:
+        return _required_value(_passed(found, name.id, dynamic(name), facts, depth))
     value = resolve(default, facts.scopes.scope_of(default), facts, depth + 1)
+    return _agreed(value, _passed(found, name.id, value, facts, depth))
+
+
+def _passed(found: ProjectCalls, param: str, default: Value, facts: FileFacts, depth: int) -> list[Value]:
+    """What each call of the function passes for ``param`` (``default`` where it leaves it out)."""
     passed: list[Value] = []
-    for call in calls:
-        argument = argument_for(call, function, name.id)
+    for call in found.here:
+        argument = argument_for(call, found.function, param)
         if argument is ABSENT:
-            passed.append(value)
+            passed.append(default)
         else:
             passed.append(resolve(argument, facts.scopes.scope_of(call), facts, depth + 1) if isinstance(argument, ast.expr) else dynamic(call))
-    position = parameter_position(function, name.id)
-    for arguments in elsewhere:
-        passes = arguments.shape.passes(position, name.id)
-        passed.append(value if passes is False else _passed_elsewhere(arguments, position, name.id))
-    return _agreed(value, passed)
+    position = parameter_position(found.function, param)
+    for arguments in found.elsewhere.calls:
+        passes = arguments.shape.passes(position, param)
+        passed.append(default if passes is False else _passed_elsewhere(arguments, position, param))
+    return passed
+
+
+def _required_value(passed: list[Value]) -> Value | None:
+    """A parameter without a default (``def create_dataloaders(X, num_workers)``): the constant
+    (or CPU count) every call passes (tabnet's ``create_dataloaders(..., self.num_workers, ...)``
+    where ``fit`` leaves ``num_workers`` at 0); None (dynamic, as before) where they differ or
+    one passes what cannot be read."""
+    if all(v.is_const and _same(v.value, passed[0].value) for v in passed):
+        return passed[0]
+    return passed[0] if all(v.is_cpu_count for v in passed) else None
 
 
 def _passed_elsewhere(arguments: PassedArguments, position: int | None, keyword: str) -> Value:
@@ -184,7 +200,9 @@ def _default_out_of_view(name: ast.Name, scope: Scope, facts: FileFacts, depth: 
     file, no file that imports it; a method, called through instances): its only evidence (the
     rule catalog: unknown is silent, a documented default is evidence). ``make(ds,
     num_workers=0)`` that nothing here calls builds a loader without workers; with
-    ``num_workers=4`` one with four."""
+    ``num_workers=4`` one with four. A method's default is read while its file is summarized
+    too: the answer depends on its own file only (tabnet's ``self.num_workers`` stored by
+    ``fit(..., num_workers=0)`` and passed to another module's factory)."""
     found = facts.scopes.lookup(name.id, scope)
     if found is None or len(found[1]) != 1 or found[1][0].kind != "param":
         return None
@@ -195,13 +213,13 @@ def _default_out_of_view(name: ast.Name, scope: Scope, facts: FileFacts, depth: 
         return None  # decorated (a registry, a CLI command, a hook): its callers are elsewhere by design
     default = parameter_default(function, name.id)
     project = facts.project
-    if default is None or project is not None and project.summarizing or facts.usage.callers(function):
-        return None
     owner = facts.scopes.parents.get(function)
-    if isinstance(owner, ast.Module) and project is not None and project.named_elsewhere(function.name):
-        return None  # another file imports it: its calls there decide (or leave it unknown)
     if not isinstance(owner, (ast.Module, ast.ClassDef)):
         return None  # a nested function: its enclosing function calls it
+    if default is None or isinstance(owner, ast.Module) and project is not None and project.summarizing or facts.usage.callers(function):
+        return None  # a summary depends on its own file only; a method's answer does (its calls through instances are not read)
+    if isinstance(owner, ast.Module) and project is not None and project.named_elsewhere(function.name):
+        return None  # another file imports it: its calls there decide (or leave it unknown)
     value = resolve(default, facts.scopes.scope_of(default), facts, depth + 1)
     return value if value.is_const else None
 
