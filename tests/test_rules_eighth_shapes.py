@@ -78,6 +78,11 @@ PROJECTS = {
     # E3 (tabnet): self.num_workers stored by fit() from its parameter left at 0, read by another
     # method that passes it to another module's factory (a setattr(self, k, v) beside it): silent;
     # a count of 4 stored in __init__, calls passing 0 and 2, a count a helper's setattr(obj, k, v) may replace: DL201
+    # H7's variant (pretrain-gnns bio/dataloader.py:22): a subclass's lambda, built in another file with
+    # num_workers from an option (default 0), a third file importing the class unused; one process, unknown: silent
+    "subclass_lambda_elsewhere": {
+        ("dataloader.py", 15, 85, "DL102", LAMBDA.format("collate_fn") + " (when --num_workers > 0)", ("safe", "Replace the lambda with `merge`")),
+    },
     "self_attribute_across_files": {
         ("loaders.py", 14, 12, "DL201", REITERATED.format("model.py:31"), SET_PERSISTENT_IF_WORKERS),
         ("loaders.py", 19, 12, "DL201", REITERATED.format("model.py:38"), SET_PERSISTENT_IF_WORKERS),

@@ -493,6 +493,19 @@ def option_of(expr: ast.expr, scope: Scope, facts: FileFacts) -> str | None:
     return None
 
 
+def passed_options(call: ast.Call, scope: Scope, facts: FileFacts) -> dict[str, str]:
+    """The keyword arguments of ``call`` that a command-line option sets (``num_workers=
+    args.num_workers`` with ``--num_workers``), each with the option: another file's DL1xx
+    rules count such a worker count as "may be > 0" (the rule catalog, "Worker counts from the
+    command line")."""
+    found: dict[str, str] = {}
+    for keyword in call.keywords:
+        option = option_of(keyword.value, scope, facts) if keyword.arg is not None else None
+        if option is not None and keyword.arg is not None:
+            found[keyword.arg] = option
+    return found
+
+
 def is_cpu_count_call(call: ast.Call, facts: FileFacts) -> bool:
     name = facts.qualname(call.func)
     if name in CPU_COUNT_CALLS:

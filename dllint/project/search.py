@@ -254,7 +254,7 @@ class SearchIndex(IndexBase):
             for call in summary[0].calls_named(name.rsplit(".", 1)[-1]):
                 direct = self.modules.resolve_once(other, call.target)
                 if direct == (path, name) or direct is not None and self.resolve(other, call.target) == (path, name):
-                    found.append((other, CallRecord(call.line, call.effects, call.elements, call.returned_by, call.args, call.shape, call.cpu_counts, call.cuda_devices)))
+                    found.append((other, CallRecord(call.line, call.effects, call.elements, call.returned_by, call.args, call.shape, call.cpu_counts, call.cuda_devices, call.options)))
         self._callers[key] = found
         return found
 

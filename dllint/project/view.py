@@ -192,19 +192,19 @@ class ProjectView(NullProject):
         a file that starts importing it invalidates the findings (see :meth:`ProjectIndex.reconcile`)."""
         return bool(self._importers(self.path, name))
 
-    def calls_elsewhere(self, function: str) -> list[PassedArguments] | None:
+    def calls_elsewhere(self, function: str, complete: bool = True) -> list[PassedArguments] | None:
         """What the calls of ``function`` (module-level, this file's) in other files pass. Every
         file importing it must hold a call read to it (a package's ``__init__.py`` that only
-        re-exports it excepted): another use (a callback, a result discarded) passes what no
-        summary records."""
+        re-exports it excepted), unless not ``complete`` is asked: another use (a callback, a
+        result discarded) passes what no summary records."""
         calls = self._callers_in_reach(self.path, function)
         if calls is None:
             return None
         callers = {caller for caller, _ in calls}
         importers = set(self._importers(self.path, function))
-        if any(other not in callers and not other.endswith("__init__.py") for other in importers):
+        if complete and any(other not in callers and not other.endswith("__init__.py") for other in importers):
             return None
-        return [PassedArguments(found.shape, found.args, found.cpu_counts, found.cuda_devices) for _, found in calls]
+        return [PassedArguments(found.shape, found.args, found.cpu_counts, found.cuda_devices, found.options) for _, found in calls]
 
     def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         """``func`` names a DataLoader subclass of another project module (through its chain

@@ -167,17 +167,21 @@ def _super_init(node: ast.Call, cls: ast.ClassDef) -> bool:
 def _subclass_workers(facts: FileFacts, cls: ast.ClassDef) -> str | None:
     """Evidence that an instance of ``cls`` starts workers: a loader call of it in this file
     that may (its message suffix), or a call in another project file passing a known positive
-    ``num_workers`` (or the CPU count); None without evidence (unknown is silent)."""
+    ``num_workers`` (or the CPU count), or one from a command-line option (its suffix, as for a
+    call here); None without evidence (unknown is silent). The calls read are evidence even
+    where another file imports the class and makes no call read (pretrain-gnns' ``model.py``
+    imports ``DataLoaderFinetune`` and never uses it)."""
     for loader in facts.loader_calls:
         if isinstance(loader.node.func, (ast.Name, ast.Attribute)) and _names(loader.node.func, cls.name) and loader.may_start_workers:
             return loader.when_workers()
     project = facts.project
-    elsewhere = project.calls_elsewhere(cls.name) if project is not None and not project.summarizing else None
+    elsewhere = project.calls_elsewhere(cls.name, complete=False) if project is not None and not project.summarizing else None
     for arguments in elsewhere or []:
         workers = arguments.constants.get("num_workers")
         if "num_workers" in arguments.cpu_counts or isinstance(workers, int) and not isinstance(workers, bool) and workers > 0:
             return ""
-    return None
+    options = [arguments.options["num_workers"] for arguments in elsewhere or [] if "num_workers" in arguments.options]
+    return f" (when {options[0]} > 0)" if options else None
 
 
 def _names(func: ast.expr, name: str) -> bool:

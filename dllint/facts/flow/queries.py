@@ -31,13 +31,14 @@ class CallerEffects(NamedTuple):
 class PassedArguments(NamedTuple):
     """What one call in another file passes to a function of this file: which arguments
     (``shape``), those that resolve to JSON constants in its file (by position "0" and
-    keyword), those that are the machine's CPU count, and those that are CUDA devices
-    ("cuda", or "maybe": cuda if available)."""
+    keyword), those that are the machine's CPU count, those that are CUDA devices
+    ("cuda", or "maybe": cuda if available), and those a command-line option sets ("--workers")."""
 
     shape: CallShape
     constants: dict[str, Constant]
     cpu_counts: tuple[str, ...] = ()
     cuda_devices: Mapping[str, str] = MappingProxyType({})
+    options: Mapping[str, str] = MappingProxyType({})
 
 
 class ProjectQueries(Protocol):
@@ -88,10 +89,11 @@ class ProjectQueries(Protocol):
     def named_elsewhere(self, name: str) -> bool:
         """Another project file names ``name`` (a byte scan)."""
 
-    def calls_elsewhere(self, function: str) -> list[PassedArguments] | None:
+    def calls_elsewhere(self, function: str, complete: bool = True) -> list[PassedArguments] | None:
         """What each call of this file's module-level ``function`` in another project file
         passes; None when a file that names it makes no call the analysis reads (it may pass
-        the function on, or discard what it returns), or too many files name it."""
+        the function on, or discard what it returns; not asked when ``complete`` is False: the
+        calls read are evidence of what some call passes), or too many files name it."""
 
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         """The project class a base expression names, and its ancestors in every file."""
@@ -154,7 +156,7 @@ class NullProject:
     def named_elsewhere(self, name: str) -> bool:
         return False
 
-    def calls_elsewhere(self, function: str) -> list[PassedArguments] | None:
+    def calls_elsewhere(self, function: str, complete: bool = True) -> list[PassedArguments] | None:
         return []
 
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:

@@ -142,6 +142,7 @@ class CallSummary:
     cpu_counts: tuple[str, ...] = ()  # arguments (position "0", keyword) that are the CPU count
     # arguments that are CUDA devices: "cuda" (always) or "maybe" (cuda if available), by key
     cuda_devices: dict[str, str] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict)  # arguments a command-line option sets: key -> "--workers"
 
 
 @dataclass

@@ -36,7 +36,7 @@ from dllint.facts.flow.records import CallSummary, Deferred, Effects, FileSummar
 from dllint.facts.flow.syntax import call_shape, constant_args
 from dllint.facts.flow.targets import Target, call_target, project_imports, target_text
 from dllint.facts.flow.worker_side import MAX_ONWARD, class_summary, worker_side
-from dllint.facts.values import follow, resolve
+from dllint.facts.values import follow, passed_options, resolve
 from dllint.facts.walk import walk_with_parents
 from dllint.source import parse_module
 
@@ -190,7 +190,7 @@ def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bo
         if not effects.empty or elements or returned_by:
             constants, cpu_counts = _passed_values(facts, call, scope)
             found_calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constants, call_shape(call),
-                                           cpu_counts, passed_devices(facts, call, scope)))
+                                           cpu_counts, passed_devices(facts, call, scope), passed_options(call, scope, facts)))
     return found_calls
 
 
