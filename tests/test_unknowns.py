@@ -70,3 +70,22 @@ def test_other_files_callers_none_read_or_unreadable(tmp_path):
     assert [dict(c.constants) for c in called.elsewhere.calls] == [{"0": "cuda"}]
     handed = _function_calls(tmp_path, "handed")
     assert (handed.elsewhere.readable, handed.decided) == (False, False)
+
+
+def test_the_calls_read_are_evidence_where_another_importer_makes_none(tmp_path):
+    """A file that imports a function and never calls it leaves "what every call passes"
+    unknown, but the calls that are read still say what some call passes, with the command-line
+    option a keyword comes from (DL102 on a loader subclass built in another file)."""
+    from dllint.project import ProjectIndex
+
+    (tmp_path / "lib.py").write_text("def make(ds, num_workers):\n    pass\n")
+    (tmp_path / "run.py").write_text(
+        "import argparse\nfrom lib import make\n\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--workers', type=int, default=0)\nargs = parser.parse_args()\n"
+        "loader = make(None, num_workers=args.workers)\nfor batch in loader:\n    pass\n"
+    )
+    (tmp_path / "model.py").write_text("from lib import make\n")
+    view = ProjectIndex(tmp_path, Settings(select=("ALL",))).view(str(tmp_path / "lib.py"))
+    assert view.calls_elsewhere("make") is None
+    [call] = view.calls_elsewhere("make", complete=False)
+    assert (dict(call.constants), dict(call.options)) == ({"0": None, "num_workers": 0}, {"num_workers": "--workers"})
