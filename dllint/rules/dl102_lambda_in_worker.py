@@ -21,7 +21,8 @@ class LambdaInWorker(Rule):
     a name bound once. A project `DataLoader` subclass that passes a lambda to torch's own
     `__init__` (`super().__init__(dataset, collate_fn=lambda b: ..., **kwargs)`) ships it with
     every instance: it counts where an instance may start workers (one in this file, or another
-    file's call passing a known `num_workers > 0`).
+    file's call passing a known `num_workers > 0` or one from a command-line option, whose
+    message then says `(when --workers > 0)`).
 
     ## Why is this bad?
     Under the `spawn` and `forkserver` start methods (Windows, macOS, and Linux from Python
