@@ -118,9 +118,10 @@ class DistributedFacts:
                 if variable in RANK_VARIABLES:
                     reads.append(Setup(call, variable))
         for node in facts.nodes:
-            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and facts.qualname(node.value) == "os.environ":
+            # the key first: a string constant is cheap to test, the name of every subscript is not
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
                 variable = _constant(node.slice)
-                if variable in RANK_VARIABLES:
+                if variable in RANK_VARIABLES and facts.qualname(node.value) == "os.environ":
                     reads.append(Setup(node, variable))
         if found or not self._other_runtime_only:
             found += [read for read in reads if not self._guard_only(read.node)]

@@ -68,6 +68,8 @@ def _bound_by_stars(nodes: list[ast.AST], table: dict[str, str]) -> set[str]:
 
 def dotted_name(node: ast.AST) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
+    if node.__class__ is ast.Name:  # most callees: no list, no join
+        return node.id  # type: ignore[attr-defined]
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)

@@ -89,6 +89,7 @@ class ScopeTable:
         owner: dict[int, ast.AST] = {}  # a def's/lambda's arguments, a class keyword -> the def/class
         recorded, special, makers = _RECORDED, _SPECIAL_PARENTS, _SCOPE_MAKERS
         record = self._record
+        Name, Load = ast.Name, ast.Load
         for index in range(1, count):
             node = nodes[index]
             above = parent_index[index]
@@ -118,7 +119,10 @@ class ScopeTable:
             parents[node] = parent
             scope_at[index] = scope
             node_class = node.__class__
-            if node_class in recorded:
+            if node_class is Name:  # a third of all nodes: its one case inline, not a call of _record
+                if node.ctx.__class__ is Load:  # type: ignore[attr-defined]
+                    scope.loads.append(node)  # type: ignore[arg-type]
+            elif node_class in recorded:
                 record(node, scope)
             elif node_class in makers:
                 if node_class is not ast.Lambda:
