@@ -468,7 +468,7 @@ def test_a_content_seen_before_is_not_summarized_again(tmp_path):
     edited = TRAIN.replace("model(batch)", "model(batch)  # 1").encode()
     for data in (TRAIN.encode(), edited, TRAIN.encode(), edited):
         index.set_buffer(train, data)
-        assert [c.target for c in index.summary(train)[0].calls] == ["0:data.build_loader"]
+        assert [c.target for c in index.summaries.summary(train)[0].calls] == ["0:data.build_loader"]
     assert index.summarized == 2
 
 

@@ -38,11 +38,11 @@ def _index(root, cache=None):
 def _answers(index, root):
     data = str(root / "data.py")
     return (
-        index.loader_class_names(),
-        index.class_names(),
+        index.text.loader_class_names(),
+        index.text.class_names(),
         index.imports.importers(data, "DS"),
         index.imports.added_folders(str(root / "train.py")),
-        [index.digest(str(root / name)) for name in sorted(FILES)],
+        [index.summaries.digest(str(root / name)) for name in sorted(FILES)],
     )
 
 
@@ -85,10 +85,11 @@ def test_once_the_records_are_read_an_unchanged_files_digest_needs_no_read(tmp_p
     expected = _answers(first, root)[4]
     _save(first, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
     second = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
-    second.loader_class_names()  # a question of every file reads the records (a warm run asks none)
+    second.text.loader_class_names()  # a question of every file reads the records (a warm run asks none)
     read: list[str] = []
-    monkeypatch.setattr(second, "_read", lambda path: read.append(path))
-    assert [second.digest(str(root / name)) for name in sorted(FILES)] == expected
+    monkeypatch.setattr(second.text, "read", lambda path: read.append(path))
+    monkeypatch.setattr(second.files, "read", lambda path: read.append(path))
+    assert [second.summaries.digest(str(root / name)) for name in sorted(FILES)] == expected
     assert read == []
 
 

@@ -2,7 +2,7 @@
 the index, with its own store and :meth:`FileRecords.forget`.
 
 Some questions are asked of every project file ("which names may be DataLoader subclasses",
-:meth:`~dllint.project.search.SearchIndex.loader_class_names`). A run with a cache keeps, per
+:meth:`~dllint.project.search.TextIndex.loader_class_names`). A run with a cache keeps, per
 file, its content digest and its class headers and aliases (:class:`ClassText`), by the file's
 stat (mtime, size, inode: the stat table that ``reconcile`` takes), in a side file of the cache
 (``project-<root digest>.json``). A later run reads again only the files whose stat moved: after
@@ -36,7 +36,7 @@ class FileRecord:
     def __init__(
         self,
         stat: tuple[int, int, int],  # mtime_ns, size, inode: what the record was read at
-        digest: str,  # the file's content digest (as ProjectIndex.digest)
+        digest: str,  # the file's content digest (as Summaries.digest)
         classes: ClassText | None,  # its class headers and aliases (dllint.project.class_text)
         bindings: list[ImportBinding] | None,  # its import bindings (dllint.project.imports.scan)
         adds_path: bool,  # it names sys.path or addsitedir (dllint.project.syspath reads it)
@@ -63,7 +63,7 @@ class FileRecord:
 
 
 def content_digest(data: bytes | memoryview) -> str:
-    """A project file's content digest: what dependents record (``ProjectIndex.digest``)."""
+    """A project file's content digest: what dependents record (``Summaries.digest``)."""
     import hashlib  # only once a digest is needed: a one-file run often needs none
 
     return hashlib.sha256(data).hexdigest()[:32]
