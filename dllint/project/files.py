@@ -51,11 +51,10 @@ class ProjectFiles:
         at most MAX_PROJECT_FILES: a root that is a home directory must not stall a run)."""
         if self._paths is None:
             files: list[str] = []
-            for directory, dirs, names in os.walk(self.root):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-                files += [os.path.join(directory, n) for n in names if n.endswith(PROJECT_SUFFIXES)]
-                if len(files) >= MAX_PROJECT_FILES:
-                    break
+            todo = [str(self.root)]
+            while todo and len(files) < MAX_PROJECT_FILES:  # os.walk's order (folders sorted), at half its cost
+                dirs = _list(todo.pop(), files)
+                todo += sorted((d.path for d in dirs if not d.name.startswith(".") and d.name not in SKIPPED_DIRS), reverse=True)
             self._paths = sorted(files[:MAX_PROJECT_FILES])
         return self._paths
 
@@ -91,6 +90,29 @@ class ProjectFiles:
                 if stem in EXTERNAL_ROOTS and (name.endswith(".py") or _holds_python(os.path.join(base, name))):
                     found.add(stem)
         return frozenset(found)
+
+
+def _list(directory: str, files: list[str]) -> list[os.DirEntry[str]]:
+    """Add ``directory``'s project files to ``files``; its folders, symbolic links to folders
+    left out (never followed, as ``os.walk``). The type of each entry comes with the listing:
+    no ``stat`` of each folder to ask whether it is a link (``os.walk`` makes one)."""
+    try:
+        with os.scandir(directory) as listing:
+            entries = list(listing)
+    except OSError:
+        return []
+    dirs: list[os.DirEntry[str]] = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if not entry.is_symlink():
+                dirs.append(entry)
+        elif entry.name.endswith(PROJECT_SUFFIXES):
+            files.append(entry.path)
+    return dirs
 
 
 def _holds_python(directory: str) -> bool:

@@ -119,7 +119,7 @@ class Definitions:
         has none, and nothing is resolved (most names a file imports from the project are
         functions); a file that starts defining one re-lints it (see :meth:`reconcile`)."""
         name = Target.parse(target).dotted.rsplit(".", 1)[-1].encode()
-        if name not in self.text.class_names():
+        if not self.text.is_class_name(name):
             deps.add(CallersDep(b"class " + name))
             deps.add(CallersDep(b" as " + name))
             return []

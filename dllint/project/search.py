@@ -152,17 +152,34 @@ class TextIndex:
             self._class_names = frozenset(found.names | found.aliases)
         return self._class_names
 
+    def is_class_name(self, name: bytes) -> bool:
+        """``name`` is among :meth:`class_names`; with records whose class texts did not change
+        since they were saved, answered by the names kept with them (no union decoded)."""
+        if self._class_names is None and self.files.records is not None:
+            kept = self._refreshed_records().class_names()
+            if kept is not None:
+                return b" " + name + b" " in kept
+        return name in self.class_names()
+
     def loader_class_names(self) -> tuple[frozenset[bytes], str]:
         """The names that may name a DataLoader subclass of the project (see
         :mod:`~dllint.project.class_text`), and their digest (what a lint that was answered
-        "no" by them records: :class:`~dllint.deps.LoaderClassesDep`)."""
+        "no" by them records: :class:`~dllint.deps.LoaderClassesDep`). With records whose class
+        texts did not change since they were saved: the names kept with them."""
         if self._loader_classes is None:
             import hashlib  # (only a project that asks: a one-file run of most files never does)
 
             seeds = {name.rsplit(".", 1)[-1].encode() for name in (*LOADER_QUALNAMES, *self.settings.extend_loader_classes)}
-            names = self._class_text().reached_from(seeds | {name.encode() for name in LIBRARY_LOADER_NAMES})
-            digest = hashlib.blake2b(b"\0".join(sorted(names)), digest_size=12).hexdigest()
-            self._loader_classes = (names, digest)
+            seeds |= {name.encode() for name in LIBRARY_LOADER_NAMES}
+            key = hashlib.blake2b(b"\0".join(sorted(seeds)), digest_size=12).hexdigest()
+            records = self._refreshed_records() if self.files.records is not None else None
+            self._loader_classes = records.loaders(key) if records is not None else None
+            if self._loader_classes is None:
+                names = self._class_text().reached_from(seeds)
+                digest = hashlib.blake2b(b"\0".join(sorted(names)), digest_size=12).hexdigest()
+                self._loader_classes = (names, digest)
+                if records is not None and self._classes is records.union():
+                    records.note_loaders(key, self._loader_classes)
         return self._loader_classes
 
     def _class_text(self) -> ClassText:
