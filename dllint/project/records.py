@@ -13,7 +13,6 @@ file.
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
@@ -213,10 +212,7 @@ class FileRecords:
     def _decode_keys(self) -> None:
         if self._keys_text is not None:
             text, self._keys_text = self._keys_text, None
-            try:
-                keys = json.loads(text)
-            except ValueError:
-                keys = None
+            keys = _decoded(text)
             if isinstance(keys, dict) and self._read is not None:
                 self._stored_keys = (keys, self._read.paths)
             else:
@@ -297,17 +293,17 @@ class FileRecords:
         sections: dict[str, bytes] = {}
         union = self.union()
         if union is not None:
-            sections["union"] = json.dumps(union.to_text()).encode()
+            sections["union"] = _encoded(union.to_text())
             sections["names"] = self._names or b" " + b" ".join(sorted(union.names | union.aliases)) + b" "
-            sections["loaders"] = json.dumps(
+            sections["loaders"] = _encoded(
                 {seeds: [sorted(n.decode("latin-1") for n in names), digest] for seeds, (names, digest) in self._loaders.items()}
-            ).encode()
+            )
         self._decode_keys()
         if self._keys is not None:
             for key in list(self._stored_keys[0]):
                 self._key(key)
             at = {path: i for i, path in enumerate(kept)}
-            sections["keys"] = json.dumps({key: [at[p] for p in found if p in at] for key, found in self._keys.items() if found}).encode()
+            sections["keys"] = _encoded({key: [at[p] for p in found if p in at] for key, found in self._keys.items() if found})
         cache.put_side_bytes(self.name, self._written(kept, sections))
         self._changed, self._rebuilt = 0, False
 
@@ -327,7 +323,7 @@ class FileRecords:
                 stats += self._read.stats[path]
                 adds.append(self._read.adds[at])
             else:
-                line = json.dumps(row[3:6]).encode() + b"\n"
+                line = _encoded(row[3:6]) + b"\n"
                 stats += row[:3]
                 adds.append("1" if row[6] is True else "0")
             body.append(line)
@@ -339,7 +335,7 @@ class FileRecords:
             where[name] = [size, size + len(data)]
             size += len(data)
         head = {"format": FORMAT, "paths": kept, "stats": stats, "adds": "".join(adds), "ends": ends, "sections": where}
-        return json.dumps(head, separators=(",", ":")).encode() + b"\n" + b"".join(body)
+        return _encoded(head) + b"\n" + b"".join(body)
 
 
 class _SideFile:
@@ -357,10 +353,7 @@ class _SideFile:
         line = data.find(b"\n") if data else -1
         if data is None or line == -1:
             return None
-        try:
-            head = json.loads(data[:line])
-        except (ValueError, RecursionError):
-            return None
+        head = _decoded(data[:line])
         if not isinstance(head, dict) or head.get("format") != FORMAT:
             return None
         paths, stats, adds, ends, sections = (head.get(k) for k in ("paths", "stats", "adds", "ends", "sections"))
@@ -385,10 +378,7 @@ class _SideFile:
     def row(self, path: str, at: int) -> list[Any]:
         """Row number ``at`` (of ``path``), decoded; one that is not a row reads as a row of no
         record whose class text and bindings are none (what was read from it is built again)."""
-        try:
-            value = json.loads(self.raw(at))
-        except (ValueError, RecursionError):
-            value = None
+        value = _decoded(self.raw(at))
         if not (isinstance(value, list) and len(value) == 3 and all(isinstance(v, str) for v in value)):
             value = [None, "?", "?"]
         return [*self.stats[path], *value, self.adds[at] == "1"]
@@ -401,20 +391,31 @@ class _SideFile:
         return self.data[start:end] if self.start <= start <= end <= len(self.data) else None
 
 
-def _json_str(data: bytes) -> str | None:
+def _decoded(data: bytes) -> Any:
+    """The JSON value ``data`` holds; None when it holds none. (json is imported here: a check
+    without a cache never loads it.)"""
+    import json
+
     try:
-        value = json.loads(data)
+        return json.loads(data)
     except (ValueError, RecursionError):
         return None
+
+
+def _encoded(value: Any) -> bytes:
+    import json
+
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _json_str(data: bytes) -> str | None:
+    value = _decoded(data)
     return value if isinstance(value, str) else None
 
 
 def _loaders(data: bytes | None) -> dict[str, tuple[frozenset[bytes], str]]:
     """The loader names kept per seeds (:meth:`FileRecords.note_loaders`); none when not that."""
-    try:
-        value = json.loads(data) if data is not None else None
-    except (ValueError, RecursionError):
-        return {}
+    value = _decoded(data) if data is not None else None
     found: dict[str, tuple[frozenset[bytes], str]] = {}
     for seeds, entry in value.items() if isinstance(value, dict) else ():
         if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str) and isinstance(entry[0], list):
