@@ -1,11 +1,11 @@
-"""What the index reads from every project file's bytes, kept between runs: an owned part of
-the index, with its own store and :meth:`FileRecords.forget`.
+"""What the index reads from every project file's bytes, kept between runs: kept by the files
+part of the index (``ProjectFiles.records``), with its own store and :meth:`FileRecords.forget`.
 
 Some questions are asked of every project file ("which names may be DataLoader subclasses",
 :meth:`~dllint.project.search.TextIndex.loader_class_names`). A run with a cache keeps, per
-file, its content digest and its class headers and aliases (:class:`ClassText`), by the file's
-stat (mtime, size, inode: the stat table that ``reconcile`` takes), in a side file of the cache
-(``project-<root digest>.json``). A later run reads again only the files whose stat moved: after
+file, its content digest, its class headers and aliases (:class:`ClassText`) and its import
+bindings, by the file's stat (mtime, size, inode: the stat table that ``reconcile`` takes), in a
+side file of the cache (``project-<root digest>.records``, read in place: :mod:`~dllint.project.side_file`). A later run reads again only the files whose stat moved: after
 one file changed, the question costs the stats and one file's scan, not the project's bytes;
 and a file's digest (what a dependent's cached findings record) needs no read of an unchanged
 file.
@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from dllint.project.class_text import ClassText
 from dllint.project.imports import ImportBinding, binding_key
+from dllint.project.side_file import Row, SideFile, decoded, encoded, row_line, written
 
 if TYPE_CHECKING:
     from dllint.cache import Cache
 
-FORMAT = 5  # bump when a record's layout changes
 MAX_UNSAVED = 64  # rows replaced in a run before the side file is written again (see FileRecords.save)
 _NO_CLASSES = ClassText().to_text()  # (an absent row's)
 
@@ -94,7 +94,7 @@ class FileRecords:
         self._cache: Cache | None = cache  # read when a record is first asked for (a warm run asks none)
         self._rows: dict[str, list[Any]] = {}  # decoded or replaced: [mtime, size, inode, digest, classes, bindings, adds]
         self._stored: dict[str, int] = {}  # not decoded yet: path -> its number in the side file read
-        self._read: _SideFile | None = None
+        self._read: SideFile | None = None
         self._known: dict[str, FileRecord] = {}  # decoded
         self._union: ClassText | None = None  # every row's class text
         self._union_text: str | None = None  # the union as stored, until first asked for
@@ -212,7 +212,7 @@ class FileRecords:
     def _decode_keys(self) -> None:
         if self._keys_text is not None:
             text, self._keys_text = self._keys_text, None
-            keys = _decoded(text)
+            keys = decoded(text)
             if isinstance(keys, dict) and self._read is not None:
                 self._stored_keys = (keys, self._read.paths)
             else:
@@ -235,29 +235,33 @@ class FileRecords:
         self._changed += 1
         before, after = (old[4] if old else _NO_CLASSES), (new[4] if new else _NO_CLASSES)
         if before != after:
-            self._names, self._loaders = None, {}  # answered by the union as it was
-            union = self._decoded_union()
-            added, held = ClassText.from_text(after), ClassText.from_text(before)
-            if union is None:
-                pass
-            elif added is None or held is None or not added.covers(held):  # a name may be lost (other files may still spell it): built again
-                self._union = None
-            else:
-                union.update(added)
+            self._follow_classes(before, after)
         before, after = (old[5] if old else ""), (new[5] if new else "")
         self._decode_keys()
         if before != after and self._keys is not None:
-            lost, gained = _binding_keys(before), _binding_keys(after)
-            if lost is None or gained is None:
-                self._keys = None
-                return
-            for key in lost - gained:
-                files = self._key(key)
-                if path in files:
-                    files.remove(path)
-            for key in gained - lost:
-                files = self._key(key)
-                files.insert(bisect_left(files, path), path)
+            self._follow_keys(path, before, after)
+
+    def _follow_classes(self, before: str, after: str) -> None:
+        self._names, self._loaders = None, {}  # answered by the union as it was
+        union = self._decoded_union()
+        added, held = ClassText.from_text(after), ClassText.from_text(before)
+        if added is None or held is None or not added.covers(held):  # a name may be lost (other files may still spell it): built again
+            self._union = None
+        elif union is not None:
+            union.update(added)
+
+    def _follow_keys(self, path: str, before: str, after: str) -> None:
+        lost, gained = _binding_keys(before), _binding_keys(after)
+        if lost is None or gained is None:
+            self._keys = None
+            return
+        for key in lost - gained:
+            files = self._key(key)
+            if path in files:
+                files.remove(path)
+        for key in gained - lost:
+            files = self._key(key)
+            files.insert(bisect_left(files, path), path)
 
     # -- the side file -----------------------------------------------------------------------
     def _ensure_loaded(self) -> None:
@@ -267,7 +271,7 @@ class FileRecords:
     def _load(self, cache: Cache) -> None:
         """The records a previous run saved (none, when the side file is not one)."""
         self._cache = None
-        found = _SideFile.read(cache.side_bytes(self.name))
+        found = SideFile.read(cache.side_bytes(self.name))
         if found is None:
             return
         self._read = found
@@ -290,137 +294,57 @@ class FileRecords:
         if not self._rebuilt and self._changed <= MAX_UNSAVED:
             return
         kept = [p for p in paths if p in self._rows or p in self._stored]
-        sections: dict[str, bytes] = {}
-        union = self.union()
-        if union is not None:
-            sections["union"] = _encoded(union.to_text())
-            sections["names"] = self._names or b" " + b" ".join(sorted(union.names | union.aliases)) + b" "
-            sections["loaders"] = _encoded(
-                {seeds: [sorted(n.decode("latin-1") for n in names), digest] for seeds, (names, digest) in self._loaders.items()}
-            )
-        self._decode_keys()
-        if self._keys is not None:
-            for key in list(self._stored_keys[0]):
-                self._key(key)
-            at = {path: i for i, path in enumerate(kept)}
-            sections["keys"] = _encoded({key: [at[p] for p in found if p in at] for key, found in self._keys.items() if found})
-        cache.put_side_bytes(self.name, self._written(kept, sections))
+        cache.put_side_bytes(self.name, self._written(kept, {**self._union_sections(), **self._key_sections(kept)}))
         self._changed, self._rebuilt = 0, False
 
+    def _union_sections(self) -> dict[str, bytes]:
+        """The union, and what it answered (the class names, the loader names per seeds)."""
+        union = self.union()
+        if union is None:
+            return {}
+        loaders = {seeds: [sorted(n.decode("latin-1") for n in names), digest] for seeds, (names, digest) in self._loaders.items()}
+        return {
+            "union": encoded(union.to_text()),
+            "names": self._names or b" " + b" ".join(sorted(union.names | union.aliases)) + b" ",
+            "loaders": encoded(loaders),
+        }
+
+    def _key_sections(self, kept: list[str]) -> dict[str, bytes]:
+        """Which files bind each import key (file numbers in the order of ``kept``)."""
+        self._decode_keys()
+        if self._keys is None:
+            return {}
+        for key in list(self._stored_keys[0]):
+            self._key(key)
+        at = {path: i for i, path in enumerate(kept)}
+        return {"keys": encoded({key: [at[p] for p in found if p in at] for key, found in self._keys.items() if found})}
+
     def _written(self, kept: list[str], sections: dict[str, bytes]) -> bytes:
-        """The side file: a first line saying where everything lies, then each row, then each section."""
-        body: list[bytes] = []
-        ends: list[int] = []
-        stats: list[int] = []
-        adds: list[str] = []
-        size = 0
+        """The side file of the rows of ``kept``: a row never decoded as it was read."""
+        rows: list[Row] = []
         for path in kept:
             row = self._rows.get(path)
             if row is None:
                 assert self._read is not None
-                at = self._stored[path]
-                line = self._read.raw(at)  # never decoded: written back as it was read
-                stats += self._read.stats[path]
-                adds.append(self._read.adds[at])
+                rows.append(self._read.kept(path, self._stored[path]))
             else:
-                line = _encoded(row[3:6]) + b"\n"
-                stats += row[:3]
-                adds.append("1" if row[6] is True else "0")
-            body.append(line)
-            size += len(line)
-            ends.append(size)
-        where: dict[str, list[int]] = {}
-        for name, data in sections.items():
-            body.append(data)
-            where[name] = [size, size + len(data)]
-            size += len(data)
-        head = {"format": FORMAT, "paths": kept, "stats": stats, "adds": "".join(adds), "ends": ends, "sections": where}
-        return _encoded(head) + b"\n" + b"".join(body)
-
-
-class _SideFile:
-    """A side file as read: its first line decoded (paths, stats, where each row lies), the rest
-    kept as bytes, each row decoded when asked for."""
-
-    def __init__(self, data: bytes, start: int, paths: list[str], stats: list[int], adds: str, ends: list[int], sections: dict[str, Any]) -> None:
-        self.data, self.start, self.paths, self.adds, self.ends, self.sections = data, start, paths, adds, ends, sections
-        self.stats = {path: stats[3 * i : 3 * i + 3] for i, path in enumerate(paths)}
-
-    @classmethod
-    def read(cls, data: bytes | None) -> _SideFile | None:
-        """The side file ``data``; None when it is not one (the side file is the user's own, as
-        the cache is: its shape is checked, not its truth)."""
-        line = data.find(b"\n") if data else -1
-        if data is None or line == -1:
-            return None
-        head = _decoded(data[:line])
-        if not isinstance(head, dict) or head.get("format") != FORMAT:
-            return None
-        paths, stats, adds, ends, sections = (head.get(k) for k in ("paths", "stats", "adds", "ends", "sections"))
-        if not isinstance(paths, list):
-            return None
-        n = len(paths)
-        if not (
-            all(isinstance(p, str) for p in paths)
-            and isinstance(stats, list) and len(stats) == 3 * n and all(type(v) is int for v in stats)
-            and isinstance(adds, str) and len(adds) == n
-            and isinstance(ends, list) and len(ends) == n and all(type(v) is int for v in ends)
-            and ends == sorted(ends) and (not ends or 0 <= ends[0] and ends[-1] <= len(data) - line - 1)
-            and isinstance(sections, dict)
-        ):
-            return None
-        return cls(data, line + 1, paths, stats, adds, ends, sections)
-
-    def raw(self, at: int) -> bytes:
-        """Row number ``at`` as stored."""
-        return self.data[self.start + (self.ends[at - 1] if at else 0) : self.start + self.ends[at]]
-
-    def row(self, path: str, at: int) -> list[Any]:
-        """Row number ``at`` (of ``path``), decoded; one that is not a row reads as a row of no
-        record whose class text and bindings are none (what was read from it is built again)."""
-        value = _decoded(self.raw(at))
-        if not (isinstance(value, list) and len(value) == 3 and all(isinstance(v, str) for v in value)):
-            value = [None, "?", "?"]
-        return [*self.stats[path], *value, self.adds[at] == "1"]
-
-    def section(self, name: str) -> bytes | None:
-        where = self.sections.get(name)
-        if not (isinstance(where, list) and len(where) == 2 and all(type(v) is int for v in where)):
-            return None
-        start, end = self.start + where[0], self.start + where[1]
-        return self.data[start:end] if self.start <= start <= end <= len(self.data) else None
-
-
-def _decoded(data: bytes) -> Any:
-    """The JSON value ``data`` holds; None when it holds none. (json is imported here: a check
-    without a cache never loads it.)"""
-    import json
-
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _encoded(value: Any) -> bytes:
-    import json
-
-    return json.dumps(value, separators=(",", ":")).encode()
+                rows.append(Row(row_line(row[3], row[4], row[5]), row[:3], row[6] is True))
+        return written(kept, rows, sections)
 
 
 def _json_str(data: bytes) -> str | None:
-    value = _decoded(data)
+    value = decoded(data)
     return value if isinstance(value, str) else None
 
 
 def _loaders(data: bytes | None) -> dict[str, tuple[frozenset[bytes], str]]:
     """The loader names kept per seeds (:meth:`FileRecords.note_loaders`); none when not that."""
-    value = _decoded(data) if data is not None else None
+    value = decoded(data) if data is not None else None
     found: dict[str, tuple[frozenset[bytes], str]] = {}
     for seeds, entry in value.items() if isinstance(value, dict) else ():
-        if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str) and isinstance(entry[0], list):
-            if all(isinstance(n, str) for n in entry[0]):
-                found[seeds] = (frozenset(n.encode("latin-1", "replace") for n in entry[0]), entry[1])
+        names, digest = entry if isinstance(entry, list) and len(entry) == 2 else (None, None)
+        if isinstance(names, list) and isinstance(digest, str) and all(isinstance(n, str) for n in names):
+            found[seeds] = (frozenset(n.encode("latin-1", "replace") for n in names), digest)
     return found
 
 
