@@ -133,7 +133,7 @@ class TextIndex:
                 joined += b"\0"
             rest += [p for p in listed if p in self.files.buffers]
             self._hay = (joined, starts, paths, rest)  # (bytes and bytearray search alike)
-            self._members = frozenset(listed) if self.files.buffers else frozenset()
+            self._members = frozenset(listed)
         if not self.files.buffers:
             return self._hay
         hay, starts, paths, rest = self._hay  # buffers opened since the join, of files listed then
