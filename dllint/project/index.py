@@ -70,8 +70,8 @@ class ProjectIndex:
         self.files.forget(path)
         self.summaries.forget(path)
         self.text.forget(path, rejoin)
-        self.queries.forget()
-        self.modules.forget()
+        self.queries.forget(path)
+        self.modules.forget(path)
         self.imports.forget(path)
 
     @property

@@ -33,8 +33,9 @@ class CrossFileQueries:
         self._callers: dict[tuple[str, str], list[tuple[str, CallRecord]]] = {}
         self._methods: dict[str, list[str] | None] = {}  # files defining a method name (None: too many)
 
-    def forget(self) -> None:
-        """A file changed: every answer may be another."""
+    def forget(self, path: str) -> None:
+        """``path`` changed: every answer may be another (a caller, a definition, a re-export
+        anywhere on the way may be in it)."""
         self._callers.clear()
         self._methods.clear()
 
