@@ -217,3 +217,21 @@ def test_a_file_touched_keeps_the_kept_class_names_and_loader_names_without_deco
     third = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
     assert b"Faster" in third.text.loader_class_names()[0] and third.text.is_class_name(b"Faster")
     assert third.text.loader_class_names() == _index(root).text.loader_class_names()
+
+
+def test_stored_import_keys_that_are_not_numbers_read_as_no_file(tmp_path):
+    """Each import key's files are read from its own line of the side file when first asked for;
+    a line whose numbers are not numbers lists no file (the key's importers are then those the
+    index finds otherwise: none kept, none read)."""
+    root = _project(tmp_path)
+    cache = Cache(tmp_path / "c", SETTINGS, ("DL201",))
+    first = _index(root, cache)
+    _answers(first, root)
+    _save(first, cache)
+    [side] = [p for p in (tmp_path / "c").rglob("project-*.records")]
+    data = side.read_bytes()
+    at = data.index(b"\nDS\t") + 4
+    side.write_bytes(data[:at] + b"x" + data[at + 1 :])  # (its length kept: where each section lies holds)
+    index = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    assert index.files.records.key_files("DS") == []
+    assert index.files.records.key_files("FastLoader") == [str(root / "train.py")]
