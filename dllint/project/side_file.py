@@ -3,8 +3,10 @@
 Its first line is JSON: every file's path, stat (mtime, size, inode: three numbers each),
 whether it names ``sys.path`` (``"0"``/``"1"``), where each file's row ends in the rest, and
 where each named section lies. The rest is bytes: the rows (each the JSON ``[digest, class
-text, bindings]``), then the sections. A run decodes the first line and only the rows and
-sections its questions need; a row never decoded is written back as it was read."""
+text, bindings]``), then the sections (the union of the class texts, the names it answered,
+and the import keys: :class:`~dllint.project.records.FileRecords`). A run decodes the first line
+and only the rows and sections its questions need; a row never decoded is written back as it
+was read."""
 
 from __future__ import annotations
 
