@@ -486,26 +486,39 @@ class Cache:
 
     # -- side files: what the project index keeps between runs -------------------------------
     def side(self, name: str) -> Any:
-        """The JSON value of the side file ``name`` beside the cache file (the project index's
-        records of its files); None when it is missing, unreadable, not this user's own or not JSON.
-        The caller checks the value's shape (a side file is trusted no more than the cache)."""
+        """The JSON value of the side file ``name`` beside the cache file; None when it is
+        missing, unreadable, not this user's own or not JSON. The caller checks the value's shape
+        (a side file is trusted no more than the cache)."""
+        data = self.side_bytes(name)
+        try:
+            return None if data is None else json.loads(data)
+        except (ValueError, RecursionError):
+            return None
+
+    def side_bytes(self, name: str) -> bytes | None:
+        """The bytes of the side file ``name`` beside the cache file (the project index's records
+        of its files, read in place: :mod:`dllint.project.records`); None when it is missing,
+        unreadable or not this user's own."""
         if self.untrusted is not None:
             return None
         try:
             with self._version_directory(create=False) as (_, directory):
                 data, st = read_with_stat(name, MAX_CACHE_SIZE, follow_symlinks=False, dir_fd=directory)
-                return json.loads(data) if _not_own(st) is None else None
-        except (OSError, Untrusted, Unreadable, ValueError, RecursionError):
+                return data if _not_own(st) is None else None
+        except (OSError, Untrusted, Unreadable):
             return None
 
     def put_side(self, name: str, value: Any) -> None:
+        """Write the side file ``name`` as JSON (see :meth:`put_side_bytes`)."""
+        self.put_side_bytes(name, json.dumps(value, separators=(",", ":")).encode())
+
+    def put_side_bytes(self, name: str, data: bytes) -> None:
         """Write the side file ``name`` (atomically, never through a symlink). Never raises."""
         if self.untrusted is not None:
             return
         try:
             with self._version_directory(create=True) as (top, directory):
                 _ensure_gitignore(top)
-                data = json.dumps(value, separators=(",", ":")).encode()
                 write_atomic(name, data, durable=False, follow_symlinks=False, dir_fd=directory)
         except (OSError, Untrusted):
             pass  # only slower next time

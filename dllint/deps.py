@@ -12,7 +12,7 @@ records; :mod:`dllint.cache` alone turns them into its JSON and back.
   callers of f" is itself a dependency, so a new caller in a file the lint never read
   invalidates what was decided without it (``ProjectIndex.reconcile``);
 - :class:`LoaderClassesDep`: the lint was told that a name is no project DataLoader subclass
-  by the names that may be one (``ProjectIndex.loader_class_names``), which had this digest:
+  by the names that may be one (``TextIndex.loader_class_names``), which had this digest:
   any file may change them, so ``reconcile`` keeps it true as for a CallersDep.
 
 This module sits in the lowest layer: the facts, the configs and the project all record here.

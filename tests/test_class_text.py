@@ -91,7 +91,7 @@ def test_a_project_class_that_no_header_leads_to_from_a_loader_is_decided_withou
     found, deps, index = lint(tmp_path, "train.py")
     assert found == []
     assert index.summarized == 0
-    assert [d for d in deps if isinstance(d, LoaderClassesDep)] == [LoaderClassesDep(index.loader_class_names()[1])]
+    assert [d for d in deps if isinstance(d, LoaderClassesDep)] == [LoaderClassesDep(index.text.loader_class_names()[1])]
     assert deps.asks_callers()  # reconciled with the project before a cached result is trusted
 
 

@@ -181,10 +181,10 @@ def test_a_read_only_file_is_not_rewritten(tmp_path):
 def test_a_caller_saved_during_a_run_is_seen_by_the_next(tmp_path, monkeypatch):
     """The project's stat table is taken before its files are read: a file saved after it was
     read (here: a new caller of the factory) differs from the table on the next run."""
-    from dllint.project.search import SearchIndex
+    from dllint.project.search import TextIndex
 
     root = project(tmp_path, {"data.py": FACTORY, "train.py": "x = 1\n"})
-    span = SearchIndex._span
+    span = TextIndex.span
     saved: list[str] = []
 
     def read_then_save(self, path):
@@ -194,7 +194,7 @@ def test_a_caller_saved_during_a_run_is_seen_by_the_next(tmp_path, monkeypatch):
             (root / "train.py").write_text(TRAIN)  # read as "x = 1": not among the files data.py's lint read
         return found
 
-    monkeypatch.setattr(SearchIndex, "_span", read_then_save)
+    monkeypatch.setattr(TextIndex, "span", read_then_save)
     first = CliRunner().invoke(main, ["--jobs", "1", str(root)])
     assert saved and "data.py:5" not in first.output  # the caller came after the read
     monkeypatch.undo()

@@ -44,21 +44,21 @@ def make(root: Path, package: str, init: bool = True) -> Path:
 
 def test_calls_into_the_projects_own_timm_are_followed(tmp_path):
     factory = make(tmp_path, "timm")
-    assert ProjectIndex(tmp_path, SETTINGS).own_roots == {"timm"}
+    assert ProjectIndex(tmp_path, SETTINGS).files.own_roots == {"timm"}
     assert lint(tmp_path, factory) == [(5, "DL201")]
 
 
 def test_a_namespace_package_counts_too(tmp_path):
     factory = make(tmp_path, "timm", init=False)
     (tmp_path / "train.py").write_text(TRAIN.replace("from timm.data import", "from timm.data.loader import"))
-    assert ProjectIndex(tmp_path, SETTINGS).own_roots == {"timm"}
+    assert ProjectIndex(tmp_path, SETTINGS).files.own_roots == {"timm"}
     assert lint(tmp_path, factory) == [(5, "DL201")]
 
 
 def test_an_outside_timm_is_not_followed(tmp_path):
     factory = make(tmp_path, "mytimm")
     (tmp_path / "train.py").write_text(TRAIN)  # imports the installed timm, not the project's mytimm
-    assert ProjectIndex(tmp_path, SETTINGS).own_roots == frozenset()
+    assert ProjectIndex(tmp_path, SETTINGS).files.own_roots == frozenset()
     assert lint(tmp_path, factory) == []
 
 
@@ -68,9 +68,9 @@ def test_summaries_follow_own_roots(tmp_path):
     with_timm = tmp_path / "a"
     make(with_timm, "timm")
     train = with_timm / "train.py"
-    summary = ProjectIndex(with_timm, SETTINGS).summary(str(train.resolve()))[0]
+    summary = ProjectIndex(with_timm, SETTINGS).summaries.summary(str(train.resolve()))[0]
     assert [c.target for c in summary.calls] == ["0:timm.data.create_loader"]
     without = tmp_path / "b"
     without.mkdir()
     (without / "train.py").write_text(train.read_text())
-    assert ProjectIndex(without, SETTINGS).summary(str((without / "train.py").resolve()))[0].calls == []
+    assert ProjectIndex(without, SETTINGS).summaries.summary(str((without / "train.py").resolve()))[0].calls == []

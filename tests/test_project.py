@@ -468,7 +468,7 @@ def test_a_content_seen_before_is_not_summarized_again(tmp_path):
     edited = TRAIN.replace("model(batch)", "model(batch)  # 1").encode()
     for data in (TRAIN.encode(), edited, TRAIN.encode(), edited):
         index.set_buffer(train, data)
-        assert [c.target for c in index.summary(train)[0].calls] == ["0:data.build_loader"]
+        assert [c.target for c in index.summaries.summary(train)[0].calls] == ["0:data.build_loader"]
     assert index.summarized == 2
 
 
@@ -516,3 +516,17 @@ def test_a_namesake_in_a_file_that_does_not_import_it_is_not_a_caller(tmp_path):
     assert [f.code for f in result.findings] == ["DL203"]  # (opt-in) a loader without workers, iterated per epoch
     assert index.imports.importers(str(tmp_path / "other.py"), "make") == [(str(tmp_path / "caller.py"), "make")]
     assert index.imports.importers(str(tmp_path / "infunc.py"), "make") == []
+
+
+def test_the_projects_files_are_its_python_files_and_notebooks_outside_hidden_build_and_linked_folders(tmp_path):
+    """The listing walks the root as os.walk would: hidden, virtual-environment and build folders
+    are skipped, a link to a folder is not followed (a link to a file is a file), and the list is
+    sorted."""
+    from dllint.project.files import ProjectFiles
+
+    write(tmp_path, {"b/train.py": "", "a/nb.ipynb": "{}", "a/notes.txt": "", ".hidden/x.py": "", "venv/y.py": "",
+                     "build/z.py": "", "pkg/sub/__pycache__/c.py": "", "pkg/sub/m.py": "", "outside/o.py": ""})
+    (tmp_path / "link").symlink_to(tmp_path / "outside", target_is_directory=True)
+    (tmp_path / "alias.py").symlink_to(tmp_path / "b" / "train.py")
+    found = ProjectFiles(tmp_path).paths()
+    assert found == [str(tmp_path / p) for p in ("a/nb.ipynb", "alias.py", "b/train.py", "outside/o.py", "pkg/sub/m.py")]

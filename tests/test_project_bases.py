@@ -87,7 +87,7 @@ def test_summary_records_the_hooks_a_class_defines_and_binds():
 def test_bases_followed_through_files_to_the_framework_class(tmp_path):
     ctc = project(tmp_path)
     index = ProjectIndex(tmp_path, SETTINGS)
-    ancestors = index.ancestors(str(ctc.resolve()), "0:models.asr.ASRModel", deps := Deps())
+    ancestors = index.definitions.ancestors(str(ctc.resolve()), "0:models.asr.ASRModel", deps := Deps())
     assert [c.bases for c in ancestors] == [["0:core.base.ModelPT"], ["lightning.pytorch.LightningModule"]]
     assert ancestors[1].hooks == {"train_dataloader": ["_train_dl"], "test_dataloader": ["_test_dl"]}
     assert set(deps.paths()) == {str((tmp_path / "models/asr.py").resolve()), str((tmp_path / "core/base.py").resolve())}

@@ -38,11 +38,11 @@ def _index(root, cache=None):
 def _answers(index, root):
     data = str(root / "data.py")
     return (
-        index.loader_class_names(),
-        index.class_names(),
+        index.text.loader_class_names(),
+        index.text.class_names(),
         index.imports.importers(data, "DS"),
         index.imports.added_folders(str(root / "train.py")),
-        [index.digest(str(root / name)) for name in sorted(FILES)],
+        [index.summaries.digest(str(root / name)) for name in sorted(FILES)],
     )
 
 
@@ -85,10 +85,11 @@ def test_once_the_records_are_read_an_unchanged_files_digest_needs_no_read(tmp_p
     expected = _answers(first, root)[4]
     _save(first, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
     second = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
-    second.loader_class_names()  # a question of every file reads the records (a warm run asks none)
+    second.text.loader_class_names()  # a question of every file reads the records (a warm run asks none)
     read: list[str] = []
-    monkeypatch.setattr(second, "_read", lambda path: read.append(path))
-    assert [second.digest(str(root / name)) for name in sorted(FILES)] == expected
+    monkeypatch.setattr(second.text, "read", lambda path: read.append(path))
+    monkeypatch.setattr(second.files, "read", lambda path: read.append(path))
+    assert [second.summaries.digest(str(root / name)) for name in sorted(FILES)] == expected
     assert read == []
 
 
@@ -98,8 +99,8 @@ def test_a_side_file_that_is_not_one_is_read_as_none(tmp_path):
     first = _index(root, cache)
     _answers(first, root)
     _save(first, cache)
-    [side] = [p for p in (tmp_path / "c").rglob("project-*.json")]
-    for garbage in ("not json", '{"format": 3, "files": {"x": [1, 2, 3, "d", "bad", "\\n", true]}}', "[]"):
+    [side] = [p for p in (tmp_path / "c").rglob("project-*.records")]
+    for garbage in ("not json", '{"format": 3, "files": {"x": [1, 2, 3, "d", "bad", "\\n", true]}}', "[]", '{"format": 5, "paths": ["x"]}\n'):
         side.write_text(garbage)
         assert _answers(_index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",))), root) == _answers(_index(root), root)
 
@@ -110,14 +111,22 @@ def test_malformed_rows_are_read_again_from_the_file(tmp_path):
     first = _index(root, cache)
     _answers(first, root)
     _save(first, cache)
-    [side] = [p for p in (tmp_path / "c").rglob("project-*.json")]
+    [side] = [p for p in (tmp_path / "c").rglob("project-*.records")]
     import json
 
-    value = json.loads(side.read_text())
-    for row in value["files"].values():
-        row[4] = "not a class text"
-        row[5] = "no tab here"
-    side.write_text(json.dumps(value))
+    data = side.read_bytes()
+    line = data.index(b"\n")
+    head = json.loads(data[:line])
+    rows = [json.loads(data[line + 1 + start : line + 1 + end]) for start, end in zip([0, *head["ends"]], head["ends"])]
+    body = [json.dumps([digest, "not a class text", "no tab here"]).encode() + b"\n" for digest, _, _ in rows]
+    sections = {name: data[line + 1 + start : line + 1 + end] for name, (start, end) in head["sections"].items()}
+    head["ends"] = [sum(len(b) for b in body[: i + 1]) for i in range(len(body))]
+    at = head["ends"][-1]
+    for name, section in sections.items():  # (kept as they were: what every file's rows said)
+        head["sections"][name] = [at, at + len(section)]
+        body.append(section)
+        at += len(section)
+    side.write_bytes(json.dumps(head).encode() + b"\n" + b"".join(body))
     assert _answers(_index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",))), root) == _answers(_index(root), root)
 
 
@@ -163,7 +172,7 @@ def test_a_few_changed_records_are_not_written_back_and_are_read_again(tmp_path,
     first = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
     _answers(first, root)
     _save(first, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
-    [side] = [p for p in (tmp_path / "c").rglob("project-*.json")]
+    [side] = [p for p in (tmp_path / "c").rglob("project-*.records")]
     written = side.stat().st_mtime_ns
     changed = root / "other.py"
     changed.write_text(FILES["other.py"] + "import json\nclass Plainer(Plain):\n    pass\n")  # (names only gained)
@@ -176,3 +185,53 @@ def test_a_few_changed_records_are_not_written_back_and_are_read_again(tmp_path,
         assert len(scanned) == 1 and side.stat().st_mtime_ns == written
         monkeypatch.undo()
         assert found == _answers(_index(root), root)
+
+
+def test_a_file_touched_keeps_the_kept_class_names_and_loader_names_without_decoding_the_union(tmp_path, monkeypatch):
+    """A changed file whose class text is the same (a comment added) leaves the names that may be
+    classes and loader classes as they were saved: the next run answers them without decoding
+    the union of every file's class text; a class added is seen (the union is followed)."""
+    from dllint.project import class_text
+
+    root = _project(tmp_path)
+    first = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    _answers(first, root)
+    _save(first, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    touched = root / "train.py"
+    touched.write_text(FILES["train.py"] + "# touched\n")
+    os.utime(touched, ns=(3, 3))
+    decoded: list[int] = []
+    real = class_text.ClassText.from_text.__func__
+
+    monkeypatch.setattr(class_text.ClassText, "from_text", classmethod(lambda cls, text: decoded.append(1) or real(cls, text)))
+    second = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    names = second.text.loader_class_names()
+    kept = [second.text.is_class_name(name) for name in (b"FastLoader", b"DS", b"Plain", b"FL", b"Nothing")]
+    assert decoded == []
+    monkeypatch.undo()
+    fresh = _index(root)
+    assert names == fresh.text.loader_class_names()
+    assert kept == [name in fresh.text.class_names() for name in (b"FastLoader", b"DS", b"Plain", b"FL", b"Nothing")] == [True, True, True, True, False]
+    touched.write_text(FILES["train.py"] + "class Faster(FL):\n    pass\n")
+    os.utime(touched, ns=(4, 4))
+    third = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    assert b"Faster" in third.text.loader_class_names()[0] and third.text.is_class_name(b"Faster")
+    assert third.text.loader_class_names() == _index(root).text.loader_class_names()
+
+
+def test_stored_import_keys_that_are_not_numbers_read_as_no_file(tmp_path):
+    """Each import key's files are read from its own line of the side file when first asked for;
+    a line whose numbers are not numbers lists no file (the key's importers are then those the
+    index finds otherwise: none kept, none read)."""
+    root = _project(tmp_path)
+    cache = Cache(tmp_path / "c", SETTINGS, ("DL201",))
+    first = _index(root, cache)
+    _answers(first, root)
+    _save(first, cache)
+    [side] = [p for p in (tmp_path / "c").rglob("project-*.records")]
+    data = side.read_bytes()
+    at = data.index(b"\nDS\t") + 4
+    side.write_bytes(data[:at] + b"x" + data[at + 1 :])  # (its length kept: where each section lies holds)
+    index = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    assert index.files.records.key_files("DS") == []
+    assert index.files.records.key_files("FastLoader") == [str(root / "train.py")]

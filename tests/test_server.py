@@ -588,15 +588,15 @@ def test_a_keystroke_in_a_buffer_keeps_the_projects_answers_true_without_searchi
     index.set_buffer(str(typed), b"x = 1\n")  # opened: out of the joined text from now on
     helpers = str(tmp_path / "helpers.py")
     assert [i.file for i in index.imports.importers(helpers, "make")] == [str(tmp_path / "a.py")]
-    assert index.mentions(b"make") == sorted([helpers, str(tmp_path / "a.py")])
-    joined = index._hay
+    assert index.text.mentions(b"make") == sorted([helpers, str(tmp_path / "a.py")])
+    joined = index.text._hay
     for text in (b"from helpers import make\nmake()\n", b"from helpers import mak\n", b"import helpers\nhelpers.make()\n"):
         index.set_buffer(str(typed), text)
         fresh = BufferIndex(str(tmp_path), Settings())
         fresh.set_buffer(str(typed), text)
-        assert index._mentions[(b"make", None)] == fresh.mentions(b"make")  # kept, the buffer's place moved
+        assert index.text._mentions[(b"make", None)] == fresh.text.mentions(b"make")  # kept, the buffer's place moved
         assert index.imports.importers(helpers, "make") == fresh.imports.importers(helpers, "make")
-        assert index._hay is joined  # the joined text was not read again
+        assert index.text._hay is joined  # the joined text was not read again
 
 
 class Lines(dict):

@@ -98,12 +98,12 @@ def imported_project_files(source: str, index: ProjectIndex) -> list[str]:
     while queue and len(found) < MOST_IMPORTED_MODULES:
         path = queue.pop(0)
         try:
-            summary = index.summary(path)
+            summary = index.summaries.summary(path)
         except (OSError, ValueError, SyntaxError):
             summary = None
         for target in (summary[0].imports.values() if summary else ()):
             # "._" names something inside the module: resolve() then stops at the module's file
-            resolved = index.resolve(path, target + "._")
+            resolved = index.definitions.resolve(path, target + "._")
             module = os.path.realpath(resolved[0]) if resolved else None
             if module and module not in seen and module.endswith(".py"):
                 seen.add(module)

@@ -2,8 +2,11 @@
 
 - :func:`find_project_root`: ``--project-root``, else the nearest directory above the
   paths with ``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git``;
-- :class:`ProjectIndex`: lazy, byte-gated per-file :class:`FileSummary` objects and the
-  cross-file questions (``summary``, ``callers_of``, ``parameter_effects``);
+- :class:`ProjectIndex`: its parts, each with its own caches and ``forget``: the files
+  (``files``), who names X (``text``), lazy per-file :class:`FileSummary` objects
+  (``summaries``), where imports go (``modules``, ``imports``), what a target names
+  (``definitions``) and the cross-file questions (``queries``: ``callers_of``,
+  ``parameter_effects``...);
 - :class:`ProjectView`: ``facts.project`` for one file; records what it reads in ``deps``
   (a :class:`dllint.deps.Deps`: each summary with its content digest, each question asked);
 """

@@ -4,7 +4,7 @@ each class header or import alias is made from. One byte scan of the joined file
 each one through the modules parses every file its chain of bases passes through.
 
 The answer over-approximates the analysis, never the other way: a class the analysis finds to
-subclass a loader (:func:`dllint.project.resolve.ResolveIndex.ancestors`) is reached here from a
+subclass a loader (:meth:`dllint.project.resolve.Definitions.ancestors`) is reached here from a
 loader's name through the identifiers of class headers (``class C(pkg.Base, Mixin)``: ``Base``,
 ``Mixin``, ``pkg`` lead to ``C``) and of ``as`` aliases (``from .x import Base as B``: ``Base``
 leads to ``B``), because the analysis resolves bases through exactly those: imports and

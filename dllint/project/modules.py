@@ -19,8 +19,9 @@ class ModuleResolver:
         self._exists: dict[str, bool] = {}
         self._bases: dict[Path, list[Path]] = {}  # see _search_path
 
-    def forget(self) -> None:
-        """A file appeared or went away: every module found or not found may be another now."""
+    def forget(self, path: str) -> None:
+        """``path`` changed, appeared or went away: every module found or not found may be
+        another now."""
         self._exists.clear()
 
     def resolve_once(self, from_path: str, target: str) -> tuple[str, str] | None:

@@ -1,23 +1,121 @@
-"""Cross-file questions: what a project function does with an argument (followed on through
-other files), and whether a function or method reaches a summary flag."""
+"""Cross-file questions: the callers of a function in other files and what each does with its
+result, the files defining a method, the loaders built over a class elsewhere, what a project
+function does with an argument (followed on through other files), and whether a function or
+method reaches a summary flag. A part of the project index with its own caches (callers, method
+definitions) and :meth:`CrossFileQueries.forget`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from dllint.facts.flow.records import Copies, Effects, FunctionSummary
+from dllint.facts.flow.records import Copies, Effects, FunctionSummary, LoaderSummary
 from dllint.facts.flow.targets import Target
-from dllint.deps import Deps, SummaryDep
+from dllint.deps import CallersDep, Deps, SummaryDep
 from dllint.project import base as limits  # read at call time (tests lower them)
-from dllint.project.base import (
-    IndexBase,
-    MAX_FOLLOW,
-    entry_effects,
-)
+from dllint.project.base import LOADER_GATE, MAX_FOLLOW, CallRecord, entry_effects
+from dllint.project.imports import ImportGraph
+from dllint.project.modules import ModuleResolver
+from dllint.project.resolve import Definitions
+from dllint.project.search import TextIndex, method_needle
+from dllint.project.summaries import Summaries
 
 
-class QueryIndex(IndexBase):
+class CrossFileQueries:
+    def __init__(
+        self, summaries: Summaries, definitions: Definitions, modules: ModuleResolver, imports: ImportGraph, text: TextIndex
+    ) -> None:
+        self.summaries = summaries
+        self.definitions = definitions
+        self.modules = modules
+        self.imports = imports
+        self.text = text
+        self._callers: dict[tuple[str, str], list[tuple[str, CallRecord]]] = {}
+        self._methods: dict[str, list[str] | None] = {}  # files defining a method name (None: too many)
+
+    def forget(self, path: str) -> None:
+        """``path`` changed: every answer may be another (a caller, a definition, a re-export
+        anywhere on the way may be in it)."""
+        self._callers.clear()
+        self._methods.clear()
+
+    # -- who calls, who defines --------------------------------------------------------------
+    def callers_of(self, path: str, name: str) -> list[tuple[str, CallRecord]]:
+        """Calls of ``name`` (a function or ``Cls.method`` of file ``path``) in other project
+        files, with what each caller does with the result. Only the files whose imports bind
+        the definition are summarized (:class:`~dllint.project.imports.ImportGraph`)."""
+        key = (path, name)
+        cached = self._callers.get(key)
+        if cached is not None:
+            return cached
+        found: list[tuple[str, CallRecord]] = []
+        for other in self.imports.importer_files(path, name):
+            summary = self.summaries.summary(other)
+            if summary is None:
+                continue
+            for call in summary[0].calls_named(name.rsplit(".", 1)[-1]):
+                direct = self.modules.resolve_once(other, call.target)
+                if direct == (path, name) or direct is not None and self.definitions.resolve(other, call.target) == (path, name):
+                    found.append((other, CallRecord(call.line, call.effects, call.elements, call.returned_by, call.args, call.shape, call.cpu_counts, call.cuda_devices, call.options)))
+        self._callers[key] = found
+        return found
+
+    def methods_named(self, name: str, exclude: str = "") -> list[tuple[str, str, FunctionSummary]] | None:
+        """(file, ``Cls.name``, summary) of every method ``name`` of a project class outside
+        ``exclude`` that is not a placeholder (only ``raise NotImplementedError``); None when
+        more than MAX_CANDIDATES files define a ``name`` (too common a name to say which
+        runs). Only files whose bytes contain ``def name(`` are summarized."""
+        if name not in self._methods:
+            mentioned = self.text.mentions(method_needle(name))
+            self._methods[name] = mentioned if len(mentioned) <= limits.MAX_CANDIDATES else None
+        paths = self._methods[name]
+        if paths is None:
+            return None
+        found: list[tuple[str, str, FunctionSummary]] = []
+        for path in paths:
+            summary = self.summaries.summary(path) if path != exclude else None
+            functions = summary[0].functions if summary is not None else {}
+            for qualified in [q for q in functions if q.endswith(f".{name}")]:  # only these are summarized
+                function = functions[qualified]
+                if function.method and not function.abstract:
+                    found.append((path, qualified, function))
+        return found
+
+    def record_method_mentions(self, deps: Deps, path: str, name: str) -> None:
+        """Record that ``path``'s lint asked which files define a method ``name`` (a file that
+        starts defining one re-lints it; see ``ProjectIndex.reconcile``), with their summaries; when too
+        many do to be read, the question alone."""
+        needle = method_needle(name)
+        if self._methods.get(name) is None:
+            deps.add(CallersDep(needle))
+        else:
+            self._record_mentions(deps, path, needle)
+
+    def _record_mentions(self, deps: Deps, path: str, needle: bytes) -> None:
+        """Record in ``deps`` that ``path``'s lint asked who names ``needle``, with the content
+        digest of every other file that does: a change to one of them invalidates the findings,
+        and ``ProjectIndex.reconcile`` a file that starts naming it. Nothing is summarized."""
+        deps.add(CallersDep(needle))
+        for other in self.text.mentions(needle):
+            digest = self.summaries.digest(other) if other != path else None  # its own edits re-lint it anyway
+            if digest is not None:
+                deps.add(SummaryDep(other, digest))
+
+    def loaders_of_class(self, path: str, name: str) -> list[tuple[str, LoaderSummary]]:
+        """Loaders in other project files whose dataset is ``name`` (a class of ``path``); only
+        files that import the class and name DataLoader are summarized."""
+        found: list[tuple[str, LoaderSummary]] = []
+        for other in self.class_importers(path, name):
+            summary = self.summaries.summary(other)
+            for loader in summary[0].loaders if summary is not None else ():
+                if loader.dataset.endswith(name) and self.definitions.resolve(other, loader.dataset) == (path, name):
+                    found.append((other, loader))
+        return found
+
+    def class_importers(self, path: str, name: str) -> list[str]:
+        """The other files that import the class ``name`` of ``path`` and name DataLoader."""
+        return [other for other in self.imports.importer_files(path, name) if self.text.names(other, LOADER_GATE)]
+
     # -- effects across files -------------------------------------------------------------
     def parameter_effects(self, from_path: str, target: str, argument: str, deps: Deps, depth: int = 0,
                           devices: Mapping[str, str] | None = None) -> Effects | None:
@@ -31,7 +129,7 @@ class QueryIndex(IndexBase):
         path, function, param = found
         effects = function.effects.get(param) if param is not None else None
         if effects is not None and effects.copy_devices and devices:
-            name = self.function(from_path, target, deps)[2]  # type: ignore[index]  # found just above
+            name = self.definitions.function(from_path, target, deps)[2]  # type: ignore[index]  # found just above
             bound = Target.parse(target).bound or name.endswith(".__init__")
             kinds = {devices[key] for key in devices if function.parameter(key, bound) in effects.copy_devices}
             if kinds:
@@ -64,7 +162,7 @@ class QueryIndex(IndexBase):
             found = [one] if one is not None else []
         kind = Copies()
         for path, function, param in found:
-            deps.add(SummaryDep(path, self.known_digest(path)))
+            deps.add(SummaryDep(path, self.summaries.known_digest(path)))
             if param is None:
                 continue
             kind = kind.join(function.copies.get(param, Copies()))
@@ -75,11 +173,11 @@ class QueryIndex(IndexBase):
     def _parameter(self, from_path: str, target: str, argument: str, deps: Deps) -> tuple[str, FunctionSummary, str | None] | None:
         """(file, summary, parameter name) of the project function ``target`` receiving
         ``argument`` (a position or keyword), its summary recorded in ``deps``."""
-        found = self.function(from_path, target, deps)
+        found = self.definitions.function(from_path, target, deps)
         if found is None:
             return None
         path, function, name = found
-        deps.add(SummaryDep(path, self.known_digest(path)))
+        deps.add(SummaryDep(path, self.summaries.known_digest(path)))
         return path, function, function.parameter(argument, Target.parse(target).bound or name.endswith(".__init__"))
 
     def expand(self, path: str, effects: Effects, deps: Deps, depth: int = 0, entry: str = "") -> Effects:
@@ -116,10 +214,10 @@ class QueryIndex(IndexBase):
         return self._method_reaches(name, _Question(flag, deps, origin), 0)
 
     def _target_reaches(self, path: str, target: str, question: _Question, depth: int = 0) -> bool:
-        found = self.function(path, target, question.deps)
+        found = self.definitions.function(path, target, question.deps)
         if found is None:
             return False
-        question.deps.add(SummaryDep(found[0], self.known_digest(found[0])))
+        question.deps.add(SummaryDep(found[0], self.summaries.known_digest(found[0])))
         return self._reaches(found[0], found[2], found[1], question, depth)
 
     def _method_reaches(self, name: str, question: _Question, depth: int) -> bool:
@@ -150,7 +248,7 @@ class QueryIndex(IndexBase):
 
 @dataclass
 class _Question:
-    """One question asked across files (:meth:`ProjectIndex.target_reaches`): the summary flag
+    """One question asked across files (:meth:`CrossFileQueries.target_reaches`): the summary flag
     looked for, the asking lint's deps, the asking file, and the functions already looked at."""
 
     flag: str

@@ -1,23 +1,27 @@
-"""Module resolution in Python's order, re-exports followed, and the classes and functions a
-target names."""
+"""What a target names: the definition behind an import (the module resolver's file, then
+re-exports followed as Python binds them), the function or class there, a class's project
+ancestors. A part of the project index that keeps nothing of its own (what it reads, the
+summaries and the module resolver keep)."""
 
 from __future__ import annotations
 
 from dllint.facts.flow.records import ClassSummary, FileSummary, FunctionSummary
 from dllint.facts.flow.targets import STAR, Target
 from dllint.deps import CallersDep, Deps, SummaryDep
-from dllint.project.base import (
-    IndexBase,
-    MAX_ANCESTORS,
-)
+from dllint.project.base import MAX_ANCESTORS
+from dllint.project.imports import ImportGraph
+from dllint.project.modules import ModuleResolver
+from dllint.project.search import TextIndex
+from dllint.project.summaries import Summaries
 
 
-class ResolveIndex(IndexBase):
-    def forget(self, path: str, rejoin: bool = True) -> None:
-        self.modules.forget()
-        super().forget(path, rejoin)
+class Definitions:
+    def __init__(self, summaries: Summaries, modules: ModuleResolver, imports: ImportGraph, text: TextIndex) -> None:
+        self.summaries = summaries
+        self.modules = modules
+        self.imports = imports
+        self.text = text  # the names that may be project classes
 
-    # -- modules -----------------------------------------------------------------------
     def resolve(self, from_path: str, target: str, deps: Deps | None = None, depth: int = 0) -> tuple[str, str] | None:
         """(file, name inside it) that a target names, seen from ``from_path``; follows
         re-exports (``from .data import build_loader`` in a package's ``__init__``, or each of
@@ -28,7 +32,7 @@ class ResolveIndex(IndexBase):
             if found is None:
                 return None
             path, name = found
-            summary = self.summary(path)
+            summary = self.summaries.summary(path)
             if summary is not None and deps is not None:
                 deps.add(SummaryDep(path, summary[1]))
             first = name.split(".")[0]
@@ -51,21 +55,17 @@ class ResolveIndex(IndexBase):
         for star in reversed(stars):
             target = (f"{star}{first}" if star.endswith(":") else f"{star}.{first}") + rest
             found = self.resolve(path, target, deps, depth + 1)
-            summary = self.summary(found[0]) if found is not None else None
+            summary = self.summaries.summary(found[0]) if found is not None else None
             if found is not None and summary is not None and found[1].split(".")[0] in (*summary[0].functions, *summary[0].classes):
                 return found
         return None
-
-    def resolve_module(self, from_path: str, target: str, added: bool = True) -> str | None:
-        """The project module file a whole target names (:meth:`ModuleResolver.resolve_module`)."""
-        return self.modules.resolve_module(from_path, target, added)
 
     def function(self, from_path: str, target: str, deps: Deps | None = None) -> tuple[str, FunctionSummary, str] | None:
         found = self.resolve(from_path, target, deps)
         if found is None:
             return None
         path, name = found
-        summary = self.summary(path)
+        summary = self.summaries.summary(path)
         if summary is None:
             return None
         function = summary[0].functions.get(name)
@@ -107,7 +107,7 @@ class ResolveIndex(IndexBase):
         found = self.resolve(from_path, target, deps)
         if found is None:
             return None
-        summary = self.summary(found[0])
+        summary = self.summaries.summary(found[0])
         cls = summary[0].classes.get(found[1]) if summary is not None else None
         return None if cls is None else (found[0], cls)
 
@@ -119,7 +119,7 @@ class ResolveIndex(IndexBase):
         has none, and nothing is resolved (most names a file imports from the project are
         functions); a file that starts defining one re-lints it (see :meth:`reconcile`)."""
         name = Target.parse(target).dotted.rsplit(".", 1)[-1].encode()
-        if name not in self.class_names():
+        if not self.text.is_class_name(name):
             deps.add(CallersDep(b"class " + name))
             deps.add(CallersDep(b" as " + name))
             return []
@@ -131,7 +131,7 @@ class ResolveIndex(IndexBase):
             if resolved is None or resolved in seen or len(seen) >= MAX_ANCESTORS:
                 return
             seen.add(resolved)
-            summary = self.summary(resolved[0])
+            summary = self.summaries.summary(resolved[0])
             cls = summary[0].classes.get(resolved[1]) if summary is not None else None
             if summary is None or cls is None:
                 return

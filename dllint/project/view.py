@@ -48,7 +48,7 @@ class ProjectView(NullProject):
         if table is None:
             from dllint.facts.flow.targets import project_imports
 
-            table = project_imports(facts.tree, self.index.own_roots, facts.nodes)
+            table = project_imports(facts.tree, self.index.files.own_roots, facts.nodes)
             facts._project_imports = table  # type: ignore[attr-defined]
         return table
 
@@ -57,12 +57,12 @@ class ProjectView(NullProject):
 
     # -- flow across files ---------------------------------------------------------------
     def parameter_effects(self, target: str, argument: str, devices: Mapping[str, str] | None = None) -> Effects | None:
-        return self.index.parameter_effects(self.path, target, argument, self.deps, devices=devices)
+        return self.index.queries.parameter_effects(self.path, target, argument, self.deps, devices=devices)
 
     def entry_effects(self, target: str, argument: str, entry: str) -> Effects | None:
         """What another file's function does with the dict entry at path ``entry`` of a dict
         handed to it whole."""
-        return self.index.entry_effects(self.path, target, argument, entry, self.deps)
+        return self.index.queries.entry_effects(self.path, target, argument, entry, self.deps)
 
     def caller_effects(self, function: str, element: Element | None, guards: tuple[Guard, ...]) -> list[CallerEffects] | None:
         """What the project's other files do with the value ``function`` returns (with
@@ -82,7 +82,7 @@ class ProjectView(NullProject):
         for caller, found in callers:
             if not admitted(guards, found.args):
                 continue  # get_loader("finetune") never receives the "pretrain" loader
-            self.deps.add(SummaryDep(caller, self.index.known_digest(caller)))
+            self.deps.add(SummaryDep(caller, self.index.summaries.known_digest(caller)))
             effects = found.effects if element is None else found.element(element)
             if found.returned_by and depth < MAX_FOLLOW:
                 # ``def build_loader(cfg): return _build_loader(cfg)``: its callers decide
@@ -91,7 +91,7 @@ class ProjectView(NullProject):
                     found_all += further
                     effects = replace(effects, stores=False)  # not kept: handed on to them
             entry = str(element) if element is not None and str(element).startswith("[") else ""
-            effects = self.index.expand(caller, effects, self.deps, 0, entry)
+            effects = self.index.queries.expand(caller, effects, self.deps, 0, entry)
             found_all.append(CallerEffects(f"{os.path.relpath(caller, self.index.root)}:{found.line}", effects))
         return found_all
 
@@ -104,7 +104,7 @@ class ProjectView(NullProject):
             # of view, as for a function no other file calls (a loader it returns counts only
             # when it is evidently a training loader), as flake8 sees it one file at a time.
             return None
-        return self.index.callers_of(path, name)
+        return self.index.queries.callers_of(path, name)
 
     def _importers(self, path: str, name: str) -> list[str]:
         """The other files whose imports bind ``name`` of ``path``, recorded in ``deps``: each
@@ -118,7 +118,7 @@ class ProjectView(NullProject):
     def _record_digests(self, files: list[str]) -> None:
         """Each file's content digest in ``deps``: a change to one re-lints this file."""
         for other in files:
-            digest = self.index.digest(other)
+            digest = self.index.summaries.digest(other)
             if digest is not None:
                 self.deps.add(SummaryDep(other, digest))
 
@@ -127,10 +127,10 @@ class ProjectView(NullProject):
         if not isinstance(facts.scopes.parents.get(cls), ast.Module):
             return []
         self.deps.add(CallersDep(cls.name.encode(), LOADER_GATE))
-        self._record_digests(self.index.class_importers(self.path, cls.name))
-        found = self.index.loaders_of_class(self.path, cls.name)
+        self._record_digests(self.index.queries.class_importers(self.path, cls.name))
+        found = self.index.queries.loaders_of_class(self.path, cls.name)
         for other, _ in found:
-            self.deps.add(SummaryDep(other, self.index.known_digest(other)))
+            self.deps.add(SummaryDep(other, self.index.summaries.known_digest(other)))
         return [(f"{os.path.relpath(other, self.index.root)}:{loader.line}", loader) for other, loader in found]
 
     def returned(self, facts: FileFacts, func: ast.expr, scope: Scope) -> list[Returned]:
@@ -138,24 +138,24 @@ class ProjectView(NullProject):
         target = self.target_of(facts, func, scope)
         if target is None:
             return []
-        found = self.index.function(self.path, target, self.deps)
+        found = self.index.definitions.function(self.path, target, self.deps)
         return found[1].returns if found is not None else []
 
     def reaches(self, facts: FileFacts, func: ast.expr, scope: Scope, flag: str) -> bool:
         """The project function ``func`` calls (in another module), or what it calls on, has
         the summary flag ``flag`` (``worker_info``, ``epoch_state``)."""
         target = self.target_of(facts, func, scope)
-        return target is not None and self.index.target_reaches(self.path, Target.parse(target).unbound, flag, self.deps)
+        return target is not None and self.index.queries.target_reaches(self.path, Target.parse(target).unbound, flag, self.deps)
 
     def method_reaches(self, name: str, flag: str) -> bool:
         """A method ``name`` of another project file, or what it calls on, has ``flag``."""
-        return self.index.method_reaches(name, flag, self.deps, self.path)
+        return self.index.queries.method_reaches(name, flag, self.deps, self.path)
 
     def methods_named(self, name: str) -> list[str] | None:
         """Where the project's other files define a method ``name`` (placeholders left out);
         None when too many files define one to tell."""
-        named = self.index.methods_named(name, exclude=self.path)
-        self.index.record_method_mentions(self.deps, self.path, name)
+        named = self.index.queries.methods_named(name, exclude=self.path)
+        self.index.queries.record_method_mentions(self.deps, self.path, name)
         if named is None:
             return None
         found = [(path, qualified) for path, qualified, _ in named]
@@ -180,10 +180,10 @@ class ProjectView(NullProject):
         target = self.target_of(facts, func, scope)
         if target is None or Target.parse(target).bound:
             return None
-        found = self.index.class_summary(self.path, target, self.deps)
+        found = self.index.definitions.class_summary(self.path, target, self.deps)
         if found is None:
             return None
-        self.deps.add(SummaryDep(found[0], self.index.known_digest(found[0])))
+        self.deps.add(SummaryDep(found[0], self.index.summaries.known_digest(found[0])))
         return found[1]
 
     def named_elsewhere(self, name: str) -> bool:
@@ -213,21 +213,21 @@ class ProjectView(NullProject):
         target = self.target_of(facts, func, scope)
         if target is None or Target.parse(target).bound:
             return False
-        names, digest = self.index.loader_class_names()
+        names, digest = self.index.text.loader_class_names()
         if Target.parse(target).dotted.rsplit(".", 1)[-1].encode() not in names:
             self.deps.add(LoaderClassesDep(digest))  # no chain of headers reaches a loader: nothing parsed
             return False
-        chain = self.index.ancestors(self.path, target, self.deps)
+        chain = self.index.definitions.ancestors(self.path, target, self.deps)
         return any(cls.loader for cls in chain) and not any(cls.own_iter for cls in chain)
 
     def parameter_copies(self, target: str, argument: str) -> Copies:
-        return self.index.parameter_copies(self.path, target, argument, self.deps)
+        return self.index.queries.parameter_copies(self.path, target, argument, self.deps)
 
     def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         """The project loader class ``func`` names, or a project base of it, names
         ``pin_memory``, or one of them subclasses a library's loader (its own default)."""
         target = self.target_of(facts, func, scope)
-        chain = self.index.ancestors(self.path, target, self.deps) if target else []
+        chain = self.index.definitions.ancestors(self.path, target, self.deps) if target else []
         return not chain or any(
             cls.names_pin or any(library_loader(base) is not None for base in cls.bases) for cls in chain
         )
@@ -238,4 +238,4 @@ class ProjectView(NullProject):
         target = self.target_of(facts, base, facts.scopes.module)
         if target is None or Target.parse(target).bound:
             return []
-        return self.index.ancestors(self.path, target, self.deps)
+        return self.index.definitions.ancestors(self.path, target, self.deps)

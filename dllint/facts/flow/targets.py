@@ -3,7 +3,7 @@
 A *target* is ``"<level>:<dotted>"``: ``"0:pkg.data.build_loader"`` for ``from pkg.data
 import build_loader`` (or ``import pkg.data as d; d.build_loader``), ``"1:data.build_loader"``
 for ``from .data import build_loader``. Which part of the dotted name is the module is
-decided only when the index looks for the file (:meth:`ProjectIndex.resolve`), so a file's
+decided only when the index looks for the file (:meth:`Definitions.resolve`), so a file's
 summary depends on its own text alone.
 """
 

@@ -1,0 +1,133 @@
+"""The project's files: which they are (one walk of the root), each one's stat (the stat table
+that ``reconcile`` compares) and bytes (an open editor buffer stands for its file), and what an
+earlier run read from each of them (:mod:`dllint.project.records`, in a run with a cache). A
+part of the project index with its own state and :meth:`ProjectFiles.forget`."""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dllint.files import Unreadable, read_bytes
+from dllint.project.base import MAX_PROJECT_FILES, SKIPPED_DIRS
+from dllint.project.sources import PROJECT_SUFFIXES
+
+if TYPE_CHECKING:
+    from dllint.project.records import FileRecords
+
+
+class ProjectFiles:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.buffers: dict[str, bytes] = {}  # open editor buffers, by path (the language server's)
+        self.records: FileRecords | None = None  # kept between runs by a cache (ProjectIndex.use_records)
+        self._paths: list[str] | None = None
+        self._stat_table: dict[str, list[int]] | None = None
+
+    def forget(self, path: str) -> None:
+        """``path`` changed: the stat table is taken again, its record read again."""
+        self._stat_table = None
+        if self.records is not None:
+            self.records.forget(path)
+
+    def relist(self) -> None:
+        """A file appeared or went away: the project's files are listed again."""
+        self._paths = None
+
+    def read(self, path: str) -> bytes | None:
+        """``path``'s bytes (its open buffer's, where it has one); None when it cannot be read."""
+        buffer = self.buffers.get(path)
+        if buffer is not None:
+            return buffer
+        try:
+            return read_bytes(path)  # a regular file, within max-file-size (dllint.files)
+        except Unreadable:
+            return None
+
+    def paths(self) -> list[str]:
+        """The project's ``.py`` files and notebooks (hidden, virtual-environment and build folders skipped;
+        at most MAX_PROJECT_FILES: a root that is a home directory must not stall a run)."""
+        if self._paths is None:
+            files: list[str] = []
+            todo = [str(self.root)]
+            while todo and len(files) < MAX_PROJECT_FILES:  # os.walk's order (folders sorted), at half its cost
+                dirs = _list(todo.pop(), files)
+                todo += sorted((d.path for d in dirs if not d.name.startswith(".") and d.name not in SKIPPED_DIRS), reverse=True)
+            self._paths = sorted(files[:MAX_PROJECT_FILES])
+        return self._paths
+
+    def stat_table(self) -> dict[str, list[int]]:
+        """Each project file's stat (mtime, size, inode), taken once per run, before the files
+        are read to answer "who names X" (never after: see ``ProjectIndex.remember_files``)."""
+        if self._stat_table is None:
+            table: dict[str, list[int]] = {}
+            for path in self.paths():
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                table[path] = [st.st_mtime_ns, st.st_size, st.st_ino]
+            self._stat_table = table
+        return self._stat_table
+
+    @cached_property
+    def own_roots(self) -> frozenset[str]:
+        """Names dllint otherwise takes for outside packages (``timm``, ``accelerate``) that are
+        packages or modules of this project, at its root or under ``src/``: linting timm's own
+        repository, calls into ``timm.data`` are followed."""
+        from dllint.facts.flow.targets import EXTERNAL_ROOTS
+
+        found: set[str] = set()
+        for base in (self.root, self.root / "src"):
+            try:
+                names = os.listdir(base)
+            except OSError:
+                continue
+            for name in names:
+                stem = name[:-3] if name.endswith(".py") else name
+                if stem in EXTERNAL_ROOTS and (name.endswith(".py") or _holds_python(os.path.join(base, name))):
+                    found.add(stem)
+        return frozenset(found)
+
+
+def _list(directory: str, files: list[str]) -> list[os.DirEntry[str]]:
+    """Add ``directory``'s project files to ``files``; its folders, symbolic links to folders
+    left out (never followed, as ``os.walk``). The type of each entry comes with the listing:
+    no ``stat`` of each folder to ask whether it is a link (``os.walk`` makes one)."""
+    try:
+        with os.scandir(directory) as listing:
+            entries = list(listing)
+    except OSError:
+        return []
+    dirs: list[os.DirEntry[str]] = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if not entry.is_symlink():
+                dirs.append(entry)
+        elif entry.name.endswith(PROJECT_SUFFIXES):
+            files.append(entry.path)
+    return dirs
+
+
+def _holds_python(directory: str) -> bool:
+    """A package: ``__init__.py``, or (a namespace package) ``.py`` files in it or one level down."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return False
+    if any(e.name.endswith(".py") and e.is_file() for e in entries):
+        return True
+    for entry in entries:
+        if entry.is_dir() and not entry.name.startswith("."):
+            try:
+                if any(name.endswith(".py") for name in os.listdir(entry.path)):
+                    return True
+            except OSError:
+                continue
+    return False
