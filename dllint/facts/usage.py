@@ -200,7 +200,10 @@ class UsageAnalysis:
 
     def _other_construction(self, loader: LoaderCall, first: Use, second: Use) -> bool:
         """The two uses reach the loader through two calls of the function that builds it
-        (``tr = build_loader(a); va = build_loader(b)``): each call builds a loader of its own."""
+        (``tr = build_loader(a); va = build_loader(b)``), or under two keys of the dict
+        comprehension that builds it: each call (key) builds a loader of its own."""
+        if first.entry and second.entry and first.entry != second.entry:
+            return True  # two keys of a dict comprehension: each key's value is built on its own
         builder = self.facts.scopes.enclosing_function(loader.node)
         if builder is None:
             return False

@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.model import AnyEntry, DictKey, FlowState, How, Move, Path, Use, path_key, shown, uses_from
+from dllint.facts.flow.model import AnyEntry, DictKey, FlowState, How, Move, Path, Use, path_key, shown, uses_from, without_loops
+from dllint.facts.flow.syntax import comprehension_keys, literal_keys
 from dllint.facts.scopes import Scope
 from dllint.facts.values import NO_OTHER_CALLERS, argument_for, project_calls, resolve
 
@@ -41,7 +42,7 @@ class Dicts:
         if isinstance(parent, ast.Subscript) and parent.value is container:
             key = self._key_of(parent.slice)
             if key is None:
-                return True, None  # d[name]: any entry
+                return True, self._entry_picked(parent, index, state, rest)
             if isinstance(index, AnyEntry):
                 index.met.add(key)
                 return True, []
@@ -56,6 +57,55 @@ class Dicts:
         if not (isinstance(call, ast.Call) and call.func is parent) or call.keywords:
             return True, None  # an attribute of a dict: some other mapping (an attribute dict)
         return True, self._dict_method_uses(call, parent.attr, index, state, rest)
+
+    def _entry_picked(self, read: ast.Subscript, index: DictKey | AnyEntry, state: FlowState, rest: Path) -> list[Use] | None:
+        """``d[split]`` inside ``for split in ["train", "val"]:``: each round reads the entry of
+        one literal key, so that loop does not repeat one entry's use (the loops around it do);
+        an entry whose key the loop never takes is not read. None (any entry) for any other key."""
+        picked = self._picking_loop(read)
+        if picked is None or not isinstance(read.ctx, ast.Load):
+            return None
+        loop, keys = picked
+        if isinstance(index, AnyEntry):
+            index.met.update(keys)
+            return []
+        if index.key not in keys:
+            return []
+        uses = self.containers.extracted(read, state, rest)
+        return None if uses is None else without_loops(uses, {id(loop)})
+
+    def _picking_loop(self, read: ast.Subscript) -> tuple[ast.For | ast.AsyncFor, tuple[str, ...]] | None:
+        """(the ``for`` over literal string keys whose target is ``read``'s key, those keys):
+        the nearest one around ``read`` in its scope (``read`` in its body), its name bound
+        nowhere else inside it."""
+        name = read.slice
+        if not isinstance(name, ast.Name):
+            return None
+        scope = self.facts.scopes.scope_of(read)
+        for loop in reversed(self.lookups.enclosing_loops(read, scope)):
+            if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Name) and loop.target.id == name.id):
+                continue
+            keys = literal_keys(loop.iter)
+            rebound = [b for b in scope.bindings.get(name.id, ()) if b.node is not loop and self.facts.contains(loop, b.node)]
+            return None if keys is None or rebound else (loop, keys)
+        return None
+
+    def built_per_key(self, comp: ast.DictComp, state: FlowState) -> list[Use] | None:
+        """``{k: DataLoader(data[k], ...) for k in ["train", "val"]}``: the value is built once
+        per literal key, and each key's entry goes its own way (``loaders["val"]`` iterated
+        once, ``"train"`` never): each entry's uses, marked with its key. None when the keys are
+        not such literals, or an entry's fate cannot be told (the values are kept: nobody claims
+        them)."""
+        keys = comprehension_keys(comp)
+        if keys is None:
+            return None
+        uses: list[Use] = []
+        for key in keys:
+            found = self.containers.uses_of_element(comp, DictKey(key), state)
+            if found is None:
+                return None
+            uses += [use._replace(entry=key) for use in found]
+        return uses
 
     def _key_of(self, position: ast.expr) -> str | None:
         """A subscript's key as a string: a literal, or a name the file resolves to one (a
