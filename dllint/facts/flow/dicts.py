@@ -7,7 +7,7 @@ project file whose summary says what it does with each entry. What any container
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from dllint.facts.flow.model import AnyEntry, DictKey, FlowState, How, Move, Path, Use, path_key, shown, uses_from, without_loops
 from dllint.facts.flow.syntax import comprehension_keys, literal_keys
@@ -177,12 +177,7 @@ class Dicts:
         """``data["train"] = value`` into a dict this function made (``data = {}``, bound
         once): the reads of ``data`` after the store decide (with ``path``: what is asked is
         that part of the stored value). None for any other subscript store."""
-        if not (
-            isinstance(target, ast.Subscript)
-            and isinstance(target.value, ast.Name)
-            and isinstance(target.slice, ast.Constant)
-            and isinstance(target.slice.value, str)
-        ):
+        if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)):
             return None
         name, scope = target.value.id, state.scope
         bindings = scope.bindings.get(name, ())
@@ -190,9 +185,69 @@ class Dicts:
         if len(bindings) != 1 or found is None or found[0] is not scope or not _makes_empty_or_literal_dict(bindings[0].node):
             return None
         # the store's own target aside, only reads the store reaches (not those before it) decide
-        return self.containers.element_uses_of_loads(
-            name, lambda load: load is not target.value and self.flow.names.reaches(statement, load, []), DictKey(target.slice.value), state, path
+        reached = lambda load: load is not target.value and self.flow.names.reaches(statement, load, [])  # noqa: E731
+        if isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+            return self.containers.element_uses_of_loads(name, reached, DictKey(target.slice.value), state, path)
+        picked = self._picking_loop(target)
+        if picked is None:
+            return None
+        # the loop's other stores by its key (``d[split] = ...`` in another arm) hold other rounds' values
+        rounds = {id(n.value) for n in ast.walk(picked[0]) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _same_name(n.slice, target.slice)}
+        return self._stored_per_round(
+            statement, target, picked, state,
+            lambda key: self.containers.element_uses_of_loads(name, lambda load: id(load) not in rounds and reached(load), DictKey(key), state, path),
         )
+
+    def _stored_per_round(
+        self,
+        statement: ast.AST,
+        target: ast.Subscript,
+        picked: tuple[ast.For | ast.AsyncFor, tuple[str, ...]],
+        state: FlowState,
+        entry_uses: Callable[[str], list[Use] | None],
+    ) -> list[Use] | None:
+        """``loaders[split] = dl`` in ``for split in ["train", "val"]:``: stored under each key
+        the loop takes where the store (and the binding the value came through) runs: ``if
+        split == "train":`` narrows them. A value built in the loop's body is built once per
+        round, one per key, each with its own fate (marked with its key); one built before the
+        loop is the same value under every key."""
+        loop, keys = picked
+        origin = self._round_origin(statement, loop, state)
+        runs = [statement] if origin is None else [statement, origin]
+        uses: list[Use] = []
+        for key in keys:
+            if not all(self._arms_admit(node, loop, target.slice, key) for node in runs):  # type: ignore[arg-type]  # a Name: picked
+                continue
+            found = entry_uses(key)
+            if found is None:
+                return None
+            uses += found if origin is None else [use._replace(entry=key) for use in found]
+        return uses
+
+    def _round_origin(self, statement: ast.AST, loop: ast.AST, state: FlowState) -> ast.AST | None:
+        """Where the stored value was built in ``loop``'s body, if it was: the store itself
+        (``d[k] = DataLoader(...)``), or the binding of the name it stores that this path came
+        through (``dl = DataLoader(...)`` then ``d[k] = dl``); None when it comes from before."""
+        value = getattr(statement, "value", None)
+        if not isinstance(value, ast.Name):
+            return statement
+        for key in state.seen:  # ("bound", binding, name): the bindings this path has followed
+            if isinstance(key, tuple) and len(key) == 3 and key[0] == "bound" and key[2] == value.id:
+                if isinstance(key[1], ast.AST) and key[1] is not loop and self.facts.contains(loop, key[1]):
+                    return key[1]
+        return None
+
+    def _arms_admit(self, node: ast.AST, loop: ast.AST, name: ast.Name, key: str) -> bool:
+        """Whether ``node`` may run in the round of ``loop`` whose key is ``key``: no ``if``
+        around it in the loop tests the key against literals (``split == "train"``, ``split
+        in ("val", "test")``) with the other outcome."""
+        for branch, arm in self.lookups.if_arms(node).items():
+            if not self.facts.contains(loop, branch):
+                continue
+            outcome = _key_test(branch.test, name.id, key)
+            if outcome is not None and outcome != (arm == "body"):
+                return False
+        return True
 
     def passed_elsewhere(
         self, call: ast.Call, keyword: str | None, position: int | None, index: DictKey | AnyEntry, state: FlowState, rest: Path
@@ -225,6 +280,28 @@ class Dicts:
         if project is None or remote is None or position is not None and any(isinstance(a, ast.Starred) for a in call.args[:position]):
             return None
         return project, remote, keyword if keyword is not None else str(position)
+
+
+def _same_name(first: ast.AST, second: ast.AST) -> bool:
+    return isinstance(first, ast.Name) and isinstance(second, ast.Name) and first.id == second.id
+
+
+def _key_test(test: ast.expr, name: str, key: str) -> bool | None:
+    """The outcome of ``test`` when ``name`` holds ``key``: ``name == "k"``, ``!=``, ``in`` or
+    ``not in`` a display of literals (either side for ``==``/``!=``); None for any other test."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Name):
+        left, right = right, left
+    if not (isinstance(left, ast.Name) and left.id == name):
+        return None
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        return (right.value == key) == isinstance(op, ast.Eq)
+    keys = literal_keys(right)
+    if isinstance(op, (ast.In, ast.NotIn)) and keys is not None:
+        return (key in keys) == isinstance(op, ast.In)
+    return None
 
 
 def _makes_empty_or_literal_dict(statement: ast.AST) -> bool:
