@@ -50,6 +50,12 @@ class Names:
             uses += self.closure_uses(load_scope, name, state, lambda inner: self.flow.expressions.uses_of_expr(load, inner)) or []
         return uses
 
+    def parameter_binding(self, name: str, scope: Scope) -> ast.AST | None:
+        """The node that binds the parameter ``name`` of ``scope``'s function (its ``ast.arg``):
+        what a caller passes reaches only the loads no rebinding replaces first (``loader =
+        sample_data(loader)`` then ``next(loader)`` draws from the generator, not the loader)."""
+        return next((b.node for b in scope.bindings.get(name, ()) if b.kind == "param"), None)
+
     def closure_uses(
         self, load_scope: Scope, key: object, state: FlowState, follow: Callable[[FlowState], list[Use] | None]
     ) -> list[Use] | None:
