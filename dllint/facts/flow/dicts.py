@@ -1,7 +1,9 @@
 """How a value moves through dicts under constant string keys: an entry read (``d["k"]``,
-``d.get("k")``), each entry looped over (``d.values()``, ``d.items()``), stored into a dict
-this code made (``data["train"] = loader``), or the dict handed whole to a function of another
-project file whose summary says what it does with each entry. What any container shares
+``d.get("k")``, ``d[split]`` in ``for split in ["train", "val"]``), each entry looped over
+(``d.values()``, ``d.items()``), stored into a dict this code made (``data["train"] = loader``,
+``data[split] = loader`` in such a loop), built by a dict comprehension over literal keys (one
+value per key), or the dict handed whole to a function of another project file whose summary
+says what it does with each entry. What any container shares
 (unpacked, bound, returned, passed in this file) is :class:`~dllint.facts.flow.containers.Containers`'."""
 
 from __future__ import annotations
@@ -184,18 +186,20 @@ class Dicts:
         found = self.facts.scopes.lookup(name, scope)
         if len(bindings) != 1 or found is None or found[0] is not scope or not _makes_empty_or_literal_dict(bindings[0].node):
             return None
-        # the store's own target aside, only reads the store reaches (not those before it) decide
-        reached = lambda load: load is not target.value and self.flow.names.reaches(statement, load, [])  # noqa: E731
+        skipped = {id(target.value)}  # the store's own target
+
+        def reached(load: ast.Name) -> bool:  # only reads the store reaches (not those before it) decide
+            return id(load) not in skipped and self.flow.names.reaches(statement, load, [])
+
         if isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
             return self.containers.element_uses_of_loads(name, reached, DictKey(target.slice.value), state, path)
         picked = self._picking_loop(target)
         if picked is None:
             return None
         # the loop's other stores by its key (``d[split] = ...`` in another arm) hold other rounds' values
-        rounds = {id(n.value) for n in ast.walk(picked[0]) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _same_name(n.slice, target.slice)}
+        skipped |= {id(n.value) for n in ast.walk(picked[0]) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _same_name(n.slice, target.slice)}
         return self._stored_per_round(
-            statement, target, picked, state,
-            lambda key: self.containers.element_uses_of_loads(name, lambda load: id(load) not in rounds and reached(load), DictKey(key), state, path),
+            statement, target, picked, state, lambda key: self.containers.element_uses_of_loads(name, reached, DictKey(key), state, path)
         )
 
     def _stored_per_round(
@@ -216,7 +220,7 @@ class Dicts:
         runs = [statement] if origin is None else [statement, origin]
         uses: list[Use] = []
         for key in keys:
-            if not all(self._arms_admit(node, loop, target.slice, key) for node in runs):  # type: ignore[arg-type]  # a Name: picked
+            if not all(self._arms_admit(node, loop, key) for node in runs):
                 continue
             found = entry_uses(key)
             if found is None:
@@ -231,20 +235,18 @@ class Dicts:
         value = getattr(statement, "value", None)
         if not isinstance(value, ast.Name):
             return statement
-        for key in state.seen:  # ("bound", binding, name): the bindings this path has followed
-            if isinstance(key, tuple) and len(key) == 3 and key[0] == "bound" and key[2] == value.id:
-                if isinstance(key[1], ast.AST) and key[1] is not loop and self.facts.contains(loop, key[1]):
-                    return key[1]
-        return None
+        followed = self.flow.names.followed_bindings(value.id, state)
+        return next((b for b in followed if b is not loop and self.facts.contains(loop, b)), None)
 
-    def _arms_admit(self, node: ast.AST, loop: ast.AST, name: ast.Name, key: str) -> bool:
-        """Whether ``node`` may run in the round of ``loop`` whose key is ``key``: no ``if``
-        around it in the loop tests the key against literals (``split == "train"``, ``split
-        in ("val", "test")``) with the other outcome."""
+    def _arms_admit(self, node: ast.AST, loop: ast.For | ast.AsyncFor, key: str) -> bool:
+        """Whether ``node`` may run in the round of ``loop`` whose key (its target, a name) is
+        ``key``: no ``if`` around it in the loop tests the key against literals (``split ==
+        "train"``, ``split in ("val", "test")``) with the other outcome."""
+        name = getattr(loop.target, "id", None)
         for branch, arm in self.lookups.if_arms(node).items():
             if not self.facts.contains(loop, branch):
                 continue
-            outcome = _key_test(branch.test, name.id, key)
+            outcome = _key_test(branch.test, name, key) if name is not None else None
             if outcome is not None and outcome != (arm == "body"):
                 return False
         return True

@@ -50,6 +50,12 @@ class Names:
             uses += self.closure_uses(load_scope, name, state, lambda inner: self.flow.expressions.uses_of_expr(load, inner)) or []
         return uses
 
+    @staticmethod
+    def followed_bindings(name: str, state: FlowState) -> list[ast.AST]:
+        """The bindings of ``name`` whose value this path has come through (the steps
+        :meth:`uses_of_name` marks): which of a name's bindings a stored value is."""
+        return [key[1] for key in state.seen if isinstance(key, tuple) and len(key) == 3 and key[0] == "bound" and key[2] == name]
+
     def parameter_binding(self, name: str, scope: Scope) -> ast.AST | None:
         """The node that binds the parameter ``name`` of ``scope``'s function (its ``ast.arg``):
         what a caller passes reaches only the loads no rebinding replaces first (``loader =
