@@ -188,3 +188,32 @@ def test_a_parameter_rebound_to_a_generator_is_no_longer_the_loader():
     uses = facts.usage.loader_uses(loader)
     assert [(u.kind.value, u.how.value, u.node.lineno) for u in uses] == [("iterate", "here", 4)]
     assert facts.usage.unknowns(loader) == []  # before: "handed to next() outside the project"
+
+
+def test_a_rebinding_made_from_the_value_carries_it_into_the_next_pass():
+    """``loader = tqdm(loader)`` in the epoch loop wraps the same loader again each pass (a
+    parameter followed to the loads it reaches met this once the rebinding counted); a name
+    rebound to another value in the loop meets this one on the first pass only."""
+    source = HEAD + textwrap.dedent("""\
+        from tqdm import tqdm
+
+        def train(loader):
+            for epoch in range(3):
+                loader = tqdm(loader)
+                for b in loader:
+                    pass
+
+        def main(ds, other):
+            train(DataLoader(ds, num_workers=2))
+            x = DataLoader(ds, num_workers=2)
+            for epoch in range(3):
+                x = tqdm(x)
+                for b in x:
+                    pass
+            y = DataLoader(ds, num_workers=2)
+            for epoch in range(3):
+                for b in y:
+                    pass
+                y = other
+        """)
+    assert counts(source) == {11: 2, 12: 2, 17: 1}

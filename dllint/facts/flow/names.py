@@ -90,8 +90,9 @@ class Names:
 
     def _first_pass_only(self, uses: list[Use], binding: ast.AST, load: ast.Name, bindings: list[Binding], scope: Scope) -> list[Use]:
         """A loop whose body rebinds the name on every pass repeats ``load`` for other values:
-        this binding's value meets it on the first pass only."""
-        others = [b.node for b in bindings if b.node is not binding]
+        this binding's value meets it on the first pass only. A rebinding made from the name's
+        own value (``loader = tqdm(loader)``) wraps it, and carries it into the next pass."""
+        others = [b.node for b in bindings if b.node is not binding and not _made_from_itself(b)]
         cut = {
             id(loop)
             for loop in self.lookups.enclosing_loops(load, scope)
@@ -158,3 +159,9 @@ class Names:
                 return True
             current = self.lookups.parents.get(current)
         return False
+
+
+def _made_from_itself(binding: Binding) -> bool:
+    """``x = tqdm(x)``: the new value is made from the name's old one (a wrapper of it)."""
+    value = binding.value
+    return value is not None and any(isinstance(n, ast.Name) and n.id == binding.name for n in ast.walk(value))
