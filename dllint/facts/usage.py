@@ -83,7 +83,8 @@ class UsageAnalysis:
     def parameter_uses(self, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[Use]:
         """What ``function`` does with its parameter ``param`` (for the project's summaries): a
         ``return`` of it is reported as such instead of being followed to callers."""
-        return self.names.uses_of_name(param, FlowState.start(self.facts.scopes.scopes[function], summarizing=function))
+        scope = self.facts.scopes.scopes[function]
+        return self.names.uses_of_name(param, FlowState.start(scope, summarizing=function), self.names.parameter_binding(param, scope))
 
     def element_uses(self, container: ast.AST, index: Element, scope: Scope) -> list[Use] | None:
         """Uses of element ``index`` (``"*"``: any element) of the tuple or list that
@@ -93,8 +94,9 @@ class UsageAnalysis:
     def parameter_entry_uses(self, function: ast.AST, param: str, index: Element, rest: Path = ()) -> list[Use] | None:
         """What ``function`` does with entry ``index`` (``rest``: that part of it) of the dict
         its parameter ``param`` holds (for the project's summaries); None: undecidable."""
-        state = FlowState.start(self.facts.scopes.scopes[function], summarizing=function)
-        return self.containers.uses_of_container_name(param, index, state, None, rest)
+        scope = self.facts.scopes.scopes[function]
+        state = FlowState.start(scope, summarizing=function)
+        return self.containers.uses_of_container_name(param, index, state, self.names.parameter_binding(param, scope), rest)
 
     def result_entry_uses(self, call: ast.AST, index: Element, scope: Scope, rest: Path = ()) -> list[Use] | None:
         """The same for the dict a call returns (``data = get_data(args)``)."""
@@ -200,7 +202,10 @@ class UsageAnalysis:
 
     def _other_construction(self, loader: LoaderCall, first: Use, second: Use) -> bool:
         """The two uses reach the loader through two calls of the function that builds it
-        (``tr = build_loader(a); va = build_loader(b)``): each call builds a loader of its own."""
+        (``tr = build_loader(a); va = build_loader(b)``), or under two keys of the dict
+        comprehension that builds it: each call (key) builds a loader of its own."""
+        if first.entry and second.entry and first.entry != second.entry:
+            return True  # two keys of a dict comprehension: each key's value is built on its own
         builder = self.facts.scopes.enclosing_function(loader.node)
         if builder is None:
             return False

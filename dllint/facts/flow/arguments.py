@@ -144,7 +144,8 @@ class Arguments:
         if param is None or key in state.seen or len(state.via) >= MAX_CALL_DEPTH:
             return None
         self.flow.returns.entered(call, state.via, state.loops)
-        return self.flow.names.uses_of_name(param, state.through(call, self.facts.scopes.scopes[function], here, key))
+        callee = self.facts.scopes.scopes[function]
+        return self.flow.names.uses_of_name(param, state.through(call, callee, here, key), self.flow.names.parameter_binding(param, callee))
 
     def _passed_to_framework(
         self, call: ast.Call, index: int | None, state: FlowState, here: Loops, keyword: str | None

@@ -286,7 +286,7 @@ class Containers:
         here = state.loops + self.lookups.enclosing_loops(call, scope)
         self.flow.returns.entered(call, state.via, state.loops)
         callee = self.facts.scopes.scopes[target]
-        return self.uses_of_container_name(param, index, state.through(call, callee, here), None, rest)
+        return self.uses_of_container_name(param, index, state.through(call, callee, here), self.flow.names.parameter_binding(param, callee), rest)
 
 
 def _unpacked(target: ast.AST, path: list[int]) -> ast.AST | None:

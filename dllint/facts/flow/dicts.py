@@ -1,15 +1,18 @@
 """How a value moves through dicts under constant string keys: an entry read (``d["k"]``,
-``d.get("k")``), each entry looped over (``d.values()``, ``d.items()``), stored into a dict
-this code made (``data["train"] = loader``), or the dict handed whole to a function of another
-project file whose summary says what it does with each entry. What any container shares
+``d.get("k")``, ``d[split]`` in ``for split in ["train", "val"]``), each entry looped over
+(``d.values()``, ``d.items()``), stored into a dict this code made (``data["train"] = loader``,
+``data[split] = loader`` in such a loop), built by a dict comprehension over literal keys (one
+value per key), or the dict handed whole to a function of another project file whose summary
+says what it does with each entry. What any container shares
 (unpacked, bound, returned, passed in this file) is :class:`~dllint.facts.flow.containers.Containers`'."""
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from dllint.facts.flow.model import AnyEntry, DictKey, FlowState, How, Move, Path, Use, path_key, shown, uses_from
+from dllint.facts.flow.model import AnyEntry, DictKey, FlowState, How, Move, Path, Use, path_key, shown, uses_from, without_loops
+from dllint.facts.flow.syntax import comprehension_keys, literal_keys
 from dllint.facts.scopes import Scope
 from dllint.facts.values import NO_OTHER_CALLERS, argument_for, project_calls, resolve
 
@@ -41,7 +44,7 @@ class Dicts:
         if isinstance(parent, ast.Subscript) and parent.value is container:
             key = self._key_of(parent.slice)
             if key is None:
-                return True, None  # d[name]: any entry
+                return True, self._entry_picked(parent, index, state, rest)
             if isinstance(index, AnyEntry):
                 index.met.add(key)
                 return True, []
@@ -56,6 +59,55 @@ class Dicts:
         if not (isinstance(call, ast.Call) and call.func is parent) or call.keywords:
             return True, None  # an attribute of a dict: some other mapping (an attribute dict)
         return True, self._dict_method_uses(call, parent.attr, index, state, rest)
+
+    def _entry_picked(self, read: ast.Subscript, index: DictKey | AnyEntry, state: FlowState, rest: Path) -> list[Use] | None:
+        """``d[split]`` inside ``for split in ["train", "val"]:``: each round reads the entry of
+        one literal key, so that loop does not repeat one entry's use (the loops around it do);
+        an entry whose key the loop never takes is not read. None (any entry) for any other key."""
+        picked = self._picking_loop(read)
+        if picked is None or not isinstance(read.ctx, ast.Load):
+            return None
+        loop, keys = picked
+        if isinstance(index, AnyEntry):
+            index.met.update(keys)
+            return []
+        if index.key not in keys:
+            return []
+        uses = self.containers.extracted(read, state, rest)
+        return None if uses is None else without_loops(uses, {id(loop)})
+
+    def _picking_loop(self, read: ast.Subscript) -> tuple[ast.For | ast.AsyncFor, tuple[str, ...]] | None:
+        """(the ``for`` over literal string keys whose target is ``read``'s key, those keys):
+        the nearest one around ``read`` in its scope (``read`` in its body), its name bound
+        nowhere else inside it."""
+        name = read.slice
+        if not isinstance(name, ast.Name):
+            return None
+        scope = self.facts.scopes.scope_of(read)
+        for loop in reversed(self.lookups.enclosing_loops(read, scope)):
+            if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Name) and loop.target.id == name.id):
+                continue
+            keys = literal_keys(loop.iter)
+            rebound = [b for b in scope.bindings.get(name.id, ()) if b.node is not loop and self.facts.contains(loop, b.node)]
+            return None if keys is None or rebound else (loop, keys)
+        return None
+
+    def built_per_key(self, comp: ast.DictComp, state: FlowState) -> list[Use] | None:
+        """``{k: DataLoader(data[k], ...) for k in ["train", "val"]}``: the value is built once
+        per literal key, and each key's entry goes its own way (``loaders["val"]`` iterated
+        once, ``"train"`` never): each entry's uses, marked with its key. None when the keys are
+        not such literals, or an entry's fate cannot be told (the values are kept: nobody claims
+        them)."""
+        keys = comprehension_keys(comp)
+        if keys is None:
+            return None
+        uses: list[Use] = []
+        for key in keys:
+            found = self.containers.uses_of_element(comp, DictKey(key), state)
+            if found is None:
+                return None
+            uses += [use._replace(entry=key) for use in found]
+        return uses
 
     def _key_of(self, position: ast.expr) -> str | None:
         """A subscript's key as a string: a literal, or a name the file resolves to one (a
@@ -127,22 +179,77 @@ class Dicts:
         """``data["train"] = value`` into a dict this function made (``data = {}``, bound
         once): the reads of ``data`` after the store decide (with ``path``: what is asked is
         that part of the stored value). None for any other subscript store."""
-        if not (
-            isinstance(target, ast.Subscript)
-            and isinstance(target.value, ast.Name)
-            and isinstance(target.slice, ast.Constant)
-            and isinstance(target.slice.value, str)
-        ):
+        if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)):
             return None
         name, scope = target.value.id, state.scope
         bindings = scope.bindings.get(name, ())
         found = self.facts.scopes.lookup(name, scope)
         if len(bindings) != 1 or found is None or found[0] is not scope or not _makes_empty_or_literal_dict(bindings[0].node):
             return None
-        # the store's own target aside, only reads the store reaches (not those before it) decide
-        return self.containers.element_uses_of_loads(
-            name, lambda load: load is not target.value and self.flow.names.reaches(statement, load, []), DictKey(target.slice.value), state, path
+        skipped = {id(target.value)}  # the store's own target
+
+        def reached(load: ast.Name) -> bool:  # only reads the store reaches (not those before it) decide
+            return id(load) not in skipped and self.flow.names.reaches(statement, load, [])
+
+        if isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+            return self.containers.element_uses_of_loads(name, reached, DictKey(target.slice.value), state, path)
+        picked = self._picking_loop(target)
+        if picked is None:
+            return None
+        # the loop's other stores by its key (``d[split] = ...`` in another arm) hold other rounds' values
+        skipped |= {id(n.value) for n in ast.walk(picked[0]) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and _same_name(n.slice, target.slice)}
+        return self._stored_per_round(
+            statement, target, picked, state, lambda key: self.containers.element_uses_of_loads(name, reached, DictKey(key), state, path)
         )
+
+    def _stored_per_round(
+        self,
+        statement: ast.AST,
+        target: ast.Subscript,
+        picked: tuple[ast.For | ast.AsyncFor, tuple[str, ...]],
+        state: FlowState,
+        entry_uses: Callable[[str], list[Use] | None],
+    ) -> list[Use] | None:
+        """``loaders[split] = dl`` in ``for split in ["train", "val"]:``: stored under each key
+        the loop takes where the store (and the binding the value came through) runs: ``if
+        split == "train":`` narrows them. A value built in the loop's body is built once per
+        round, one per key, each with its own fate (marked with its key); one built before the
+        loop is the same value under every key."""
+        loop, keys = picked
+        origin = self._round_origin(statement, loop, state)
+        runs = [statement] if origin is None else [statement, origin]
+        uses: list[Use] = []
+        for key in keys:
+            if not all(self._arms_admit(node, loop, key) for node in runs):
+                continue
+            found = entry_uses(key)
+            if found is None:
+                return None
+            uses += found if origin is None else [use._replace(entry=key) for use in found]
+        return uses
+
+    def _round_origin(self, statement: ast.AST, loop: ast.AST, state: FlowState) -> ast.AST | None:
+        """Where the stored value was built in ``loop``'s body, if it was: the store itself
+        (``d[k] = DataLoader(...)``), or the binding of the name it stores that this path came
+        through (``dl = DataLoader(...)`` then ``d[k] = dl``); None when it comes from before."""
+        value = getattr(statement, "value", None)
+        if not isinstance(value, ast.Name):
+            return statement
+        followed = self.flow.names.followed_bindings(value.id, state)
+        return next((b for b in followed if b is not loop and self.facts.contains(loop, b)), None)
+
+    def _arms_admit(self, node: ast.AST, loop: ast.For | ast.AsyncFor, key: str) -> bool:
+        """Whether ``node`` may run in the round of ``loop`` whose key (its target, a name) is
+        ``key``: no ``if`` around it in the loop tests the key against literals (``split ==
+        "train"``, ``split in ("val", "test")``) with the other outcome."""
+        name = getattr(loop.target, "id", None)
+        for branch, arm in self.lookups.if_arms(node).items():
+            if not self.facts.contains(loop, branch):
+                continue
+            outcome = _key_test(branch.test, name, key) if name is not None else None
+            if outcome is not None and outcome != (arm == "body"):
+                return False
+        return True
 
     def passed_elsewhere(
         self, call: ast.Call, keyword: str | None, position: int | None, index: DictKey | AnyEntry, state: FlowState, rest: Path
@@ -175,6 +282,28 @@ class Dicts:
         if project is None or remote is None or position is not None and any(isinstance(a, ast.Starred) for a in call.args[:position]):
             return None
         return project, remote, keyword if keyword is not None else str(position)
+
+
+def _same_name(first: ast.AST, second: ast.AST) -> bool:
+    return isinstance(first, ast.Name) and isinstance(second, ast.Name) and first.id == second.id
+
+
+def _key_test(test: ast.expr, name: str, key: str) -> bool | None:
+    """The outcome of ``test`` when ``name`` holds ``key``: ``name == "k"``, ``!=``, ``in`` or
+    ``not in`` a display of literals (either side for ``==``/``!=``); None for any other test."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Name):
+        left, right = right, left
+    if not (isinstance(left, ast.Name) and left.id == name):
+        return None
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        return (right.value == key) == isinstance(op, ast.Eq)
+    keys = literal_keys(right)
+    if isinstance(op, (ast.In, ast.NotIn)) and keys is not None:
+        return (key in keys) == isinstance(op, ast.In)
+    return None
 
 
 def _makes_empty_or_literal_dict(statement: ast.AST) -> bool:

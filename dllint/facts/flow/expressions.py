@@ -120,7 +120,8 @@ class Expressions:
         return uses
 
     def _contained_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
-        """An element of a tuple, list or dict display (where it is taken out decides), or the
+        """An element of a tuple, list or dict display (where it is taken out decides), the
+        value of a dict comprehension over literal keys (each key's entry on its own), or the
         body of a lambda handed on (``lambda ds: DataLoader(ds, ...)``)."""
         if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):
             index = element_index(parent, expr)
@@ -130,4 +131,6 @@ class Expressions:
         if isinstance(parent, ast.Dict):
             key = dict_key(parent, expr)
             return self.flow.containers.uses_of_element(parent, key, state) if key is not None else None
+        if isinstance(parent, ast.DictComp) and parent.value is expr:
+            return self.flow.dicts.built_per_key(parent, state)
         return None

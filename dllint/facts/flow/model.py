@@ -83,6 +83,9 @@ class Use(NamedTuple):
     why: str = ""
     # How.REMOTE: the arguments of the call that are CUDA devices (see CallSummary.cuda_devices)
     devices: Mapping[str, str] = MappingProxyType({})
+    # Built under this key of a dict comprehension over literal keys (``{k: DataLoader(...) for
+    # k in ["train", "val"]}``): one call builds one value per key, each with its own fate.
+    entry: str = ""
 
     @property
     def iterates(self) -> bool:

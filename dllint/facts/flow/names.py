@@ -50,6 +50,18 @@ class Names:
             uses += self.closure_uses(load_scope, name, state, lambda inner: self.flow.expressions.uses_of_expr(load, inner)) or []
         return uses
 
+    @staticmethod
+    def followed_bindings(name: str, state: FlowState) -> list[ast.AST]:
+        """The bindings of ``name`` whose value this path has come through (the steps
+        :meth:`uses_of_name` marks): which of a name's bindings a stored value is."""
+        return [key[1] for key in state.seen if isinstance(key, tuple) and len(key) == 3 and key[0] == "bound" and key[2] == name]
+
+    def parameter_binding(self, name: str, scope: Scope) -> ast.AST | None:
+        """The node that binds the parameter ``name`` of ``scope``'s function (its ``ast.arg``):
+        what a caller passes reaches only the loads no rebinding replaces first (``loader =
+        sample_data(loader)`` then ``next(loader)`` draws from the generator, not the loader)."""
+        return next((b.node for b in scope.bindings.get(name, ()) if b.kind == "param"), None)
+
     def closure_uses(
         self, load_scope: Scope, key: object, state: FlowState, follow: Callable[[FlowState], list[Use] | None]
     ) -> list[Use] | None:
@@ -78,8 +90,9 @@ class Names:
 
     def _first_pass_only(self, uses: list[Use], binding: ast.AST, load: ast.Name, bindings: list[Binding], scope: Scope) -> list[Use]:
         """A loop whose body rebinds the name on every pass repeats ``load`` for other values:
-        this binding's value meets it on the first pass only."""
-        others = [b.node for b in bindings if b.node is not binding]
+        this binding's value meets it on the first pass only. A rebinding made from the name's
+        own value (``loader = tqdm(loader)``) wraps it, and carries it into the next pass."""
+        others = [b.node for b in bindings if b.node is not binding and not _made_from_itself(b)]
         cut = {
             id(loop)
             for loop in self.lookups.enclosing_loops(load, scope)
@@ -146,3 +159,9 @@ class Names:
                 return True
             current = self.lookups.parents.get(current)
         return False
+
+
+def _made_from_itself(binding: Binding) -> bool:
+    """``x = tqdm(x)``: the new value is made from the name's old one (a wrapper of it)."""
+    value = binding.value
+    return value is not None and any(isinstance(n, ast.Name) and n.id == binding.name for n in ast.walk(value))

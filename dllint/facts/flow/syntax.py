@@ -38,6 +38,26 @@ def dict_key(display: ast.Dict, value: ast.AST) -> DictKey | None:
     return DictKey(key.value)
 
 
+def literal_keys(node: ast.AST) -> tuple[str, ...] | None:
+    """The keys a list, tuple or set display of distinct string literals gives, in order
+    (``["train", "val"]``); None for anything else."""
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Set)) or not node.elts:
+        return None
+    keys = tuple(e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return keys if len(keys) == len(node.elts) == len(set(keys)) else None
+
+
+def comprehension_keys(comp: ast.DictComp) -> tuple[str, ...] | None:
+    """The keys of ``{k: ... for k in ["train", "val"]}``: one ``for`` (no ``if``) over literal
+    string keys whose target is the key; None for any other dict comprehension."""
+    if len(comp.generators) != 1:
+        return None
+    loop = comp.generators[0]
+    if loop.ifs or loop.is_async or not (isinstance(loop.target, ast.Name) and isinstance(comp.key, ast.Name)):
+        return None
+    return literal_keys(loop.iter) if comp.key.id == loop.target.id else None
+
+
 def element_index(container: ast.Tuple | ast.List, element: ast.AST) -> int | None:
     """The position of ``element`` in a tuple or list display; None after a ``*starred`` one."""
     position = container.elts.index(element)  # type: ignore[arg-type]  # a parent's child: an expr
