@@ -94,10 +94,12 @@ SCRIPT = """
 CUDA_ERROR = "RuntimeError: Cannot re-initialize CUDA in forked subprocess"
 
 
-def probe(script, findings):
+def probe(script, findings, sweep_limit=2):
+    """The least evidence, and a sweep of at most ``sweep_limit`` workers (the crashes are the subject: the
+    requested counts, 1 and 2, stay in it)."""
     report_path = script.parent / "probe.json"
     report = run_probe(str(script), [], findings, timeout=90, progress=False, report_path=str(report_path),
-                       settings=quick_settings(epoch_batches=4))
+                       settings=quick_settings(epoch_batches=4, sweep_limit=sweep_limit))
     return report, json.loads(report_path.read_text())
 
 
@@ -232,7 +234,7 @@ SPAWN_SCRIPT = """
 def test_a_spawn_worker_that_dies_unpickling_a_name_under_the_main_guard_is_dl107_from_its_last_words(tmp_path):
     """Only the dying worker's stderr says why (torch says it exited unexpectedly): ~10 s, two spawn starts."""
     script = write_script(tmp_path, SPAWN_SCRIPT)
-    report, _ = probe(script, [])
+    report, _ = probe(script, [], sweep_limit=1)  # each spawn worker the sweep starts imports torch again
     (dl107,) = report.findings
     assert (dl107.code, dl107.source, dl107.line) == ("DL107", "runtime", line_of(script, "loader = DataLoader"))
     assert dl107.probe["evidence"] == ("epoch 2 failed at batch 1: a DataLoader worker died: AttributeError: "
