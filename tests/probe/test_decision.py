@@ -55,29 +55,32 @@ def costly_starts(tmp_path_factory):
     return [probe(script, "DL201") for _ in range(3)]
 
 
-def test_a_persistent_block_on_costly_starts_is_better_and_dl201_agrees_3_of_3(costly_starts):
-    for dl201, report in costly_starts:
-        recommendation = report.loaders[0].recommendation
-        assert recommendation.settings["persistent_workers"] is True, recommendation
-        decision = recommendation.decision
-        assert decision.verdict.value == "better", decision
-        assert recommendation.before["epoch_s"] > recommendation.after["epoch_s"], recommendation
-        assert decision.rounds >= 2 and decision.saving_per_epoch_s > 0.1, decision
-        # DL201 confirmed, and it quotes the same whole epochs
-        assert dl201.probe["verdict"] == "confirmed", dl201.probe
-        assert "the recommended settings, whole epochs: each epoch" in dl201.probe["evidence"]
-        assert dl201.probe["measurements"]["decision"] == decision.to_dict()
-        assert report.rerun["runs"] == 2 * decision.rounds
+class TestCostlyStarts:
+    """Workers that cost 0.3 s to start, probed three times (a class is one unit under --dist loadscope: its
+    fixture runs once, on one worker, while the module's other tests run on another)."""
 
+    def test_a_persistent_block_on_costly_starts_is_better_and_dl201_agrees_3_of_3(self, costly_starts):
+        for dl201, report in costly_starts:
+            recommendation = report.loaders[0].recommendation
+            assert recommendation.settings["persistent_workers"] is True, recommendation
+            decision = recommendation.decision
+            assert decision.verdict.value == "better", decision
+            assert recommendation.before["epoch_s"] > recommendation.after["epoch_s"], recommendation
+            assert decision.rounds >= 2 and decision.saving_per_epoch_s > 0.1, decision
+            # DL201 confirmed, and it quotes the same whole epochs
+            assert dl201.probe["verdict"] == "confirmed", dl201.probe
+            assert "the recommended settings, whole epochs: each epoch" in dl201.probe["evidence"]
+            assert dl201.probe["measurements"]["decision"] == decision.to_dict()
+            assert report.rerun["runs"] == 2 * decision.rounds
 
-def test_the_json_says_better_with_the_saving_and_the_spread(costly_starts):
-    _, report = costly_starts[0]
-    (loader,) = json.loads(report.to_json())["loaders"]
-    assert loader["recommendation"]["verdict"] == "better"
-    decision = loader["recommendation"]["decision"]
-    assert decision["saving_per_epoch_s"] > 0.1 and decision["spread"] is not None
-    assert len(decision["before_epoch_s"]) == len(decision["after_epoch_s"]) == decision["rounds"]
-    assert "  better: each epoch " in report.render_text()
+    def test_the_json_says_better_with_the_saving_and_the_spread(self, costly_starts):
+        _, report = costly_starts[0]
+        (loader,) = json.loads(report.to_json())["loaders"]
+        assert loader["recommendation"]["verdict"] == "better"
+        decision = loader["recommendation"]["decision"]
+        assert decision["saving_per_epoch_s"] > 0.1 and decision["spread"] is not None
+        assert len(decision["before_epoch_s"]) == len(decision["after_epoch_s"]) == decision["rounds"]
+        assert "  better: each epoch " in report.render_text()
 
 
 @pytest.fixture(scope="module")

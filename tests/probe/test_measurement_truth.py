@@ -229,17 +229,29 @@ SLEEPS = """
 """
 
 
-def test_a_sleep_bound_loader_is_recommended_more_workers_than_cores(tmp_path):
-    script = write_script(tmp_path, SLEEPS)
-    dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
-    report = sweep_probe(script, [dl202], cores=2, sweep_limit=8, epoch_batches=4, epochs=1)
-    measurements = dl202.probe["measurements"]
-    assert measurements["io_bound"] and sorted(map(int, measurements["sweep"])) == [0, 1, 2, 4, 8], measurements
-    rates = {int(count): row["samples_per_s"] for count, row in measurements["sweep"].items()}
-    assert rates[8] > 1.5 * rates[2], rates  # 8 sleeping workers on 2 cores: about 4x
-    assert measurements["recommended"] > 2, measurements
-    assert dl202.probe["verdict"].startswith("not confirmed") and "more workers do better" in dl202.probe["evidence"]
-    assert report.loaders[0].recommendation.settings["num_workers"] == measurements["recommended"]
+class TestSweptCounts:
+    """The sweep's counts on real loaders: beyond the cores, and under (a class: one unit under --dist loadscope)."""
+
+    def test_a_sleep_bound_loader_is_recommended_more_workers_than_cores(self, tmp_path):
+        script = write_script(tmp_path, SLEEPS)
+        dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
+        report = sweep_probe(script, [dl202], cores=2, sweep_limit=8, epoch_batches=4, epochs=1)
+        measurements = dl202.probe["measurements"]
+        assert measurements["io_bound"] and sorted(map(int, measurements["sweep"])) == [0, 1, 2, 4, 8], measurements
+        rates = {int(count): row["samples_per_s"] for count, row in measurements["sweep"].items()}
+        assert rates[8] > 1.5 * rates[2], rates  # 8 sleeping workers on 2 cores: about 4x
+        assert measurements["recommended"] > 2, measurements
+        assert dl202.probe["verdict"].startswith("not confirmed") and "more workers do better" in dl202.probe["evidence"]
+        assert report.loaders[0].recommendation.settings["num_workers"] == measurements["recommended"]
+
+    def test_the_gap_of_in_memory_tensors_over_workers_is_confirmed(self, tmp_path):
+        script = write_script(tmp_path, IN_MEMORY)
+        dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
+        sweep_probe(script, [dl202], cores=2, sweep_limit=2, epochs=1)
+        measurements = dl202.probe["measurements"]
+        rates = {int(count): row["samples_per_s"] for count, row in measurements["sweep"].items()}
+        assert rates[0] > 1.3 * rates[2], rates  # loading in the main process: no queue, no pickling
+        assert measurements["recommended"] == 0 and dl202.probe["verdict"] == "confirmed", dl202.probe
 
 
 IN_MEMORY = """
@@ -250,16 +262,6 @@ IN_MEMORY = """
             for (batch,) in loader:
                 batch.sum()
 """
-
-
-def test_the_gap_of_in_memory_tensors_over_workers_is_confirmed(tmp_path):
-    script = write_script(tmp_path, IN_MEMORY)
-    dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
-    sweep_probe(script, [dl202], cores=2, sweep_limit=2, epochs=1)
-    measurements = dl202.probe["measurements"]
-    rates = {int(count): row["samples_per_s"] for count, row in measurements["sweep"].items()}
-    assert rates[0] > 1.3 * rates[2], rates  # loading in the main process: no queue, no pickling
-    assert measurements["recommended"] == 0 and dl202.probe["verdict"] == "confirmed", dl202.probe
 
 
 STORED = """
@@ -332,19 +334,41 @@ CONTENDED = """
 """
 
 
-def test_eight_cpu_bound_workers_on_two_cores_are_input_bound_and_the_contention_is_named(tmp_path):
-    """The wait between batches said 7% here under load: the step, starved of CPU by eight workers, looked slow."""
-    script = write_script(tmp_path, CONTENDED)
-    report = probe(script, epoch_batches=16, cores=2, sweep_limit=2)  # the sweep is not the subject: 0-2 workers
-    step = report.loaders[0].step
-    assert step["batches"] == [16, 16] and step["replayed_batches"] == 4, step  # epoch 2's last quarter
-    assert step["epoch_s"] > 0 and 0 < step["step_alone_s"] < step["epoch_s"] / 4, step
-    assert step["input_bound_fraction"] > 0.8, step
-    # Eight CPU-bound workers keep the two cores busy: the contention is named, however loaded the machine.
-    assert step["bound"] == "contention" and step["contended_by"] == "workers", str(step)
-    assert step["workers_busy_cores"] >= 0.25, step  # they took the CPU
-    text = report.render_text()
-    assert f"input-bound share {step['input_bound_fraction'] * 100:.0f}% (contention: the workers take the step's CPU" in text
+class TestThreeMeasurements:
+    """The step's CPU contention named from real workers (a class: one unit under --dist loadscope)."""
+
+    def test_eight_cpu_bound_workers_on_two_cores_are_input_bound_and_the_contention_is_named(self, tmp_path):
+        """The wait between batches said 7% here under load: the step, starved of CPU by eight workers, looked slow."""
+        script = write_script(tmp_path, CONTENDED)
+        report = probe(script, epoch_batches=16, cores=2, sweep_limit=2)  # the sweep is not the subject: 0-2 workers
+        step = report.loaders[0].step
+        assert step["batches"] == [16, 16] and step["replayed_batches"] == 4, step  # epoch 2's last quarter
+        assert step["epoch_s"] > 0 and 0 < step["step_alone_s"] < step["epoch_s"] / 4, step
+        assert step["input_bound_fraction"] > 0.8, step
+        # Eight CPU-bound workers keep the two cores busy: the contention is named, however loaded the machine.
+        assert step["bound"] == "contention" and step["contended_by"] == "workers", str(step)
+        assert step["workers_busy_cores"] >= 0.25, step  # they took the CPU
+        text = report.render_text()
+        assert f"input-bound share {step['input_bound_fraction'] * 100:.0f}% (contention: the workers take the step's CPU" in text
+
+    def test_an_outside_cpu_hog_is_never_blamed_on_sleeping_workers(self, tmp_path):
+        """Two busy loops outside the probe take the cores: the machine's other load is measured as such, the
+        workers' share as theirs (about nothing), and a contention is never said to be the workers'."""
+        script = write_script(tmp_path, SLEEPING_WORKERS)
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+        try:
+            report = probe(script, epoch_batches=16, cores=2, sweep_limit=2)
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+        step = report.loaders[0].step
+        assert step["workers_busy_cores"] < 0.25, step
+        assert step["other_busy_cores"] > 0.8, step  # the hogs' share of the two cores (and other load)
+        if step["bound"] == "contention":
+            assert step["contended_by"] == "other processes", step
+            assert "contention: other processes take the step's CPU, not the loader's workers" in report.render_text()
+        assert "the workers take the step's CPU" not in report.render_text()
 
 
 SLEEPING_WORKERS = """
@@ -365,26 +389,6 @@ SLEEPING_WORKERS = """
             for batch in loader:
                 model(batch).sum().backward()
 """
-
-
-def test_an_outside_cpu_hog_is_never_blamed_on_sleeping_workers(tmp_path):
-    """Two busy loops outside the probe take the cores: the machine's other load is measured as such, the
-    workers' share as theirs (about nothing), and a contention is never said to be the workers'."""
-    script = write_script(tmp_path, SLEEPING_WORKERS)
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    try:
-        report = probe(script, epoch_batches=16, cores=2, sweep_limit=2)
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
-    step = report.loaders[0].step
-    assert step["workers_busy_cores"] < 0.25, step
-    assert step["other_busy_cores"] > 0.8, step  # the hogs' share of the two cores (and other load)
-    if step["bound"] == "contention":
-        assert step["contended_by"] == "other processes", step
-        assert "contention: other processes take the step's CPU, not the loader's workers" in report.render_text()
-    assert "the workers take the step's CPU" not in report.render_text()
 
 
 def epoch(number, waits, bodies, replayed=0, worker_cpu=None):
