@@ -337,7 +337,8 @@ class TestLightning:
         val_line = line_of(script, "return DataLoader(Opens(), batch_size=4")
         val = finding("DL201", script, val_line)
         report = run_probe(str(script), [], [train, val], timeout=90, progress=False,
-                           settings=quick_settings(epoch_batches=EPOCH_BATCHES, stop_after_idle_iterations=2))
+                           settings=quick_settings(epoch_batches=EPOCH_BATCHES, stop_after_idle_iterations=2,
+                                                   sweep_limit=2))  # the requested 2 workers stay in the sweep
         assert train.probe["verdict"] == "confirmed", (train.probe, report.render_text())
         assert val.probe["verdict"] == "confirmed", (val.probe, report.render_text())
         steps = {loader.call_site.rsplit(":", 1)[1]: loader.step for loader in report.loaders}
