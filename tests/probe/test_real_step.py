@@ -187,7 +187,7 @@ IN_MEMORY = """
 def in_memory(tmp_path_factory):
     script = write_script(tmp_path_factory.mktemp("memory"), IN_MEMORY)
     dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
-    return probe(script, [dl202], sweep_limit=2)
+    return probe(script, [dl202], sweep_limit=2, min_pairs=1, most_pairs=1)  # the block's settings are the subject
 
 
 def test_in_memory_tensors_get_zero_workers_without_persistent_workers(in_memory):
