@@ -368,49 +368,50 @@ def measured(tmp_path_factory):
     return report, {f.code: f for f in findings}
 
 
-def test_persistence_gives_the_saving_per_epoch_and_over_the_scripts_epochs(measured):
-    report, findings = measured
-    probe = findings["DL201"].probe
-    assert probe["verdict"] == "confirmed", (probe, report.script_outcome)
-    measurements = probe["measurements"]
-    assert measurements["epochs"] == 3 and measurements["batches_per_epoch"] == 4
-    assert measurements["saving_per_epoch_s"] > 0.05  # each worker's 0.1 s open, paid again every epoch
-    assert measurements["saving_over_run_s"] == pytest.approx(2 * measurements["saving_per_epoch_s"])
-    assert measurements["comparison"]["rounds"] >= 1 and len(measurements["load_average"]) == 2
-    assert "over 3 epochs" in probe["evidence"] and "fork_stall_s" in measurements  # old keys kept
+class TestMeasured:
+    """One probe of two real loaders, read by each test (a class: one unit under --dist loadscope)."""
 
+    def test_persistence_gives_the_saving_per_epoch_and_over_the_scripts_epochs(self, measured):
+        report, findings = measured
+        probe = findings["DL201"].probe
+        assert probe["verdict"] == "confirmed", (probe, report.script_outcome)
+        measurements = probe["measurements"]
+        assert measurements["epochs"] == 3 and measurements["batches_per_epoch"] == 4
+        assert measurements["saving_per_epoch_s"] > 0.05  # each worker's 0.1 s open, paid again every epoch
+        assert measurements["saving_over_run_s"] == pytest.approx(2 * measurements["saving_per_epoch_s"])
+        assert measurements["comparison"]["rounds"] >= 1 and len(measurements["load_average"]) == 2
+        assert "over 3 epochs" in probe["evidence"] and "fork_stall_s" in measurements  # old keys kept
 
-def test_every_multi_worker_loader_gets_its_memory_measured(measured):
-    report, _ = measured
-    tables = {loader.id: [table for table in loader.tables if table.title.startswith("memory")] for loader in report.loaders}
-    assert all(len(found) == 1 for found in tables.values()), tables
-    [row] = tables[1][0].rows
-    main, per_worker, total = row
-    assert main > 0 and per_worker > 0 and total >= main + per_worker
-    assert "memory (PSS) of main + 2 workers" in report.render_text()
-    assert findings_memory(report) is not None
+    def test_every_multi_worker_loader_gets_its_memory_measured(self, measured):
+        report, _ = measured
+        tables = {loader.id: [table for table in loader.tables if table.title.startswith("memory")] for loader in report.loaders}
+        assert all(len(found) == 1 for found in tables.values()), tables
+        [row] = tables[1][0].rows
+        main, per_worker, total = row
+        assert main > 0 and per_worker > 0 and total >= main + per_worker
+        assert "memory (PSS) of main + 2 workers" in report.render_text()
+        assert findings_memory(report) is not None
+
+    def test_the_sweep_never_recommends_beyond_the_usable_cores_unless_beyond_noise(self, measured):
+        from dllint.probe.checks.sweep import decide
+
+        _, findings = measured
+        probe = findings["DL202"].probe
+        measurements = probe["measurements"]
+        rounds = {int(count): row.get("windows", []) for count, row in measurements["sweep"].items()}
+        decision = decide(rounds, cores=2, requested=4)
+        assert measurements["recommended"] == decision.recommended and measurements["rounds"] >= 3
+        if decision.recommended > 2:  # only when it beat the best count within the cores beyond the noise
+            assert decision.comparison(decision.best_within, decision.recommended).beyond_noise
+        verdict = probe["verdict"]
+        assert verdict in ("confirmed", "not confirmed") or verdict.startswith("inconclusive (spread ")
+        assert f"use {decision.recommended}" in probe["evidence"] or verdict != "confirmed"
+        assert set(measurements["sweep"]) == {"0", "1", "2", "4"} and len(measurements["load_average"]) == 2
 
 
 def findings_memory(report):
     return next((r.measurements.get("memory") for loader in report.loaders for r in loader.results
                  if r.code == "DL202"), None)
-
-
-def test_the_sweep_never_recommends_beyond_the_usable_cores_unless_beyond_noise(measured):
-    from dllint.probe.checks.sweep import decide
-
-    _, findings = measured
-    probe = findings["DL202"].probe
-    measurements = probe["measurements"]
-    rounds = {int(count): row.get("windows", []) for count, row in measurements["sweep"].items()}
-    decision = decide(rounds, cores=2, requested=4)
-    assert measurements["recommended"] == decision.recommended and measurements["rounds"] >= 3
-    if decision.recommended > 2:  # only when it beat the best count within the cores beyond the noise
-        assert decision.comparison(decision.best_within, decision.recommended).beyond_noise
-    verdict = probe["verdict"]
-    assert verdict in ("confirmed", "not confirmed") or verdict.startswith("inconclusive (spread ")
-    assert f"use {decision.recommended}" in probe["evidence"] or verdict != "confirmed"
-    assert set(measurements["sweep"]) == {"0", "1", "2", "4"} and len(measurements["load_average"]) == 2
 
 
 def test_dl105_is_confirmed_when_the_scripts_first_batch_dies_of_it(tmp_path):

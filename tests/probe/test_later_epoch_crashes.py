@@ -94,10 +94,12 @@ SCRIPT = """
 CUDA_ERROR = "RuntimeError: Cannot re-initialize CUDA in forked subprocess"
 
 
-def probe(script, findings):
+def probe(script, findings, sweep_limit=2):
+    """The least evidence, and a sweep of at most ``sweep_limit`` workers (the crashes are the subject: the
+    requested counts, 1 and 2, stay in it)."""
     report_path = script.parent / "probe.json"
     report = run_probe(str(script), [], findings, timeout=90, progress=False, report_path=str(report_path),
-                       settings=quick_settings(epoch_batches=4))
+                       settings=quick_settings(epoch_batches=4, sweep_limit=sweep_limit))
     return report, json.loads(report_path.read_text())
 
 
@@ -121,71 +123,71 @@ def by_code(findings, code):
     return [finding for finding in findings if finding.code == code]
 
 
-@pytest.mark.probe
-def test_cuda_reinitialised_in_a_later_epoch_is_a_runtime_dl105_at_the_loader(script, runtime_only):
-    report, data = runtime_only
-    (dl105,) = by_code(report.findings, "DL105")
-    assert dl105.source == "runtime"
-    assert dl105.line == line_of(script, "DataLoader(OnGpu()")
-    assert dl105.path.endswith("train.py") and dl105.column == 1
-    assert dl105.probe["verdict"] == "confirmed"
-    assert dl105.probe["evidence"].startswith("epoch 2 failed at batch 1: ")
-    assert CUDA_ERROR in dl105.probe["evidence"]
-    measurements = dl105.probe["measurements"]
-    assert (measurements["epoch"], measurements["batch"], measurements["triggered_by"]) == (2, 1, "script")
-    assert dl105.message.startswith("DL105 seen at run time: epoch 2 failed at batch 1: ")
-    (entry,) = [f for f in data["findings"] if f["code"] == "DL105"]  # the JSON report carries it
-    assert (entry["source"], entry["line"], entry["probe"]["verdict"]) == ("runtime", dl105.line, "confirmed")
-    # Anchored at the loader's call, then at the worker's line that failed: a static finding there pairs.
-    (result,) = [result for result in report.loaders[0].results if result.code == "DL105"]
-    assert [anchor.first_line for anchor in result.anchors] == [dl105.line, line_of(script, "torch.cuda.init()")]
-    assert result.anchors[1].path == str(script.resolve())
-    # The recommendation acts on it: spawn workers do not inherit the parent's CUDA.
-    assert report.loaders[0].recommendation.settings["multiprocessing_context"] == "spawn"
+class TestRuntimeOnly:
+    """The script probed without static findings (a class: one unit under --dist loadscope, its fixture runs once)."""
 
+    @pytest.mark.probe
+    def test_cuda_reinitialised_in_a_later_epoch_is_a_runtime_dl105_at_the_loader(self, script, runtime_only):
+        report, data = runtime_only
+        (dl105,) = by_code(report.findings, "DL105")
+        assert dl105.source == "runtime"
+        assert dl105.line == line_of(script, "DataLoader(OnGpu()")
+        assert dl105.path.endswith("train.py") and dl105.column == 1
+        assert dl105.probe["verdict"] == "confirmed"
+        assert dl105.probe["evidence"].startswith("epoch 2 failed at batch 1: ")
+        assert CUDA_ERROR in dl105.probe["evidence"]
+        measurements = dl105.probe["measurements"]
+        assert (measurements["epoch"], measurements["batch"], measurements["triggered_by"]) == (2, 1, "script")
+        assert dl105.message.startswith("DL105 seen at run time: epoch 2 failed at batch 1: ")
+        (entry,) = [f for f in data["findings"] if f["code"] == "DL105"]  # the JSON report carries it
+        assert (entry["source"], entry["line"], entry["probe"]["verdict"]) == ("runtime", dl105.line, "confirmed")
+        # Anchored at the loader's call, then at the worker's line that failed: a static finding there pairs.
+        (result,) = [result for result in report.loaders[0].results if result.code == "DL105"]
+        assert [anchor.first_line for anchor in result.anchors] == [dl105.line, line_of(script, "torch.cuda.init()")]
+        assert result.anchors[1].path == str(script.resolve())
+        # The recommendation acts on it: spawn workers do not inherit the parent's CUDA.
+        assert report.loaders[0].recommendation.settings["multiprocessing_context"] == "spawn"
 
-@pytest.mark.probe
-def test_a_pool_started_in_a_later_epochs_worker_is_a_runtime_dl108(script, runtime_only):
-    report, _ = runtime_only
-    (dl108,) = by_code(report.findings, "DL108")
-    assert (dl108.source, dl108.line) == ("runtime", line_of(script, "DataLoader(Pools()"))
-    assert dl108.probe["verdict"] == "confirmed"
-    assert "daemonic processes are not allowed to have children" in dl108.probe["evidence"]
-    assert dl108.probe["evidence"].startswith("epoch 2 failed at batch 1: ")
+    @pytest.mark.probe
+    def test_a_pool_started_in_a_later_epochs_worker_is_a_runtime_dl108(self, script, runtime_only):
+        report, _ = runtime_only
+        (dl108,) = by_code(report.findings, "DL108")
+        assert (dl108.source, dl108.line) == ("runtime", line_of(script, "DataLoader(Pools()"))
+        assert dl108.probe["verdict"] == "confirmed"
+        assert "daemonic processes are not allowed to have children" in dl108.probe["evidence"]
+        assert dl108.probe["evidence"].startswith("epoch 2 failed at batch 1: ")
 
+    @pytest.mark.probe
+    @pytest.mark.serial  # its sweep must not confirm DL202: another test's processes on the same cores can make it
+    def test_the_datasets_own_error_in_a_later_epoch_is_no_finding_and_the_ending_names_it(self, script, runtime_only):
+        report, _ = runtime_only
+        assert sorted(finding.code for finding in report.findings) == ["DL105", "DL108"]
+        corrupt = report.loaders[2]
+        (failure,) = corrupt.failures
+        assert (failure["epoch"], failure["batch"], failure["worker_died"]) == (2, 1, False)
+        assert "ValueError: sample" in failure["error"] and "is corrupt" in failure["error"]
+        # The script's own line where the error reached it, the loader, the epoch and the batch.
+        line = line_of(script, "for batch in loader:")
+        assert report.script_outcome.startswith("the script raised Caught ValueError in DataLoader worker process "), \
+            report.script_outcome
+        assert "ValueError: sample 0 is corrupt at " in report.script_outcome
+        assert f"train.py:{line}, in loader 3's epoch 2 (batch 1); " in report.script_outcome, report.script_outcome
+        # the sweep every multi-worker loader gets informs its block only (advisory): no finding
+        assert not [result for result in corrupt.results if result.verdict == "confirmed" and not result.measurements.get("advisory")]
 
-@pytest.mark.probe
-@pytest.mark.serial  # its sweep must not confirm DL202: another test's processes on the same cores can make it
-def test_the_datasets_own_error_in_a_later_epoch_is_no_finding_and_the_ending_names_it(script, runtime_only):
-    report, _ = runtime_only
-    assert sorted(finding.code for finding in report.findings) == ["DL105", "DL108"]
-    corrupt = report.loaders[2]
-    (failure,) = corrupt.failures
-    assert (failure["epoch"], failure["batch"], failure["worker_died"]) == (2, 1, False)
-    assert "ValueError: sample" in failure["error"] and "is corrupt" in failure["error"]
-    # The script's own line where the error reached it, the loader, the epoch and the batch.
-    line = line_of(script, "for batch in loader:")
-    assert report.script_outcome.startswith("the script raised Caught ValueError in DataLoader worker process "), \
-        report.script_outcome
-    assert "ValueError: sample 0 is corrupt at " in report.script_outcome
-    assert f"train.py:{line}, in loader 3's epoch 2 (batch 1); " in report.script_outcome, report.script_outcome
-    # the sweep every multi-worker loader gets informs its block only (advisory): no finding
-    assert not [result for result in corrupt.results if result.verdict == "confirmed" and not result.measurements.get("advisory")]
-
-
-@pytest.mark.probe
-def test_the_text_report_marks_them_runtime_with_a_short_verdict_column(runtime_only):
-    report, _ = runtime_only
-    text = report.render_text()
-    rows = [line for line in text.splitlines() if line.startswith(("  DL105", "  DL108"))]
-    assert [row.split()[:2] for row in rows] == [["DL105", "confirmed"], ["DL108", "confirmed"]], text
-    assert all(len(row) < 140 for row in rows)
-    shown = render("text", RunSummary(report.findings))
-    assert f"train.py:{report.findings[0].line}:1: DL105 (runtime) DL105 seen at run time: epoch 2" in shown, shown
-    assert "    probe: confirmed: epoch 2 failed at batch 1: Caught RuntimeError" in shown
-    sarif = json.loads(render("sarif", RunSummary(report.findings)))
-    assert [result["ruleId"] for result in sarif["runs"][0]["results"]] == ["DL105", "DL108"]
-    assert render("github", RunSummary(report.findings)).count("::error ") == 2  # DL1xx: errors (dllint.severity)
+    @pytest.mark.probe
+    def test_the_text_report_marks_them_runtime_with_a_short_verdict_column(self, runtime_only):
+        report, _ = runtime_only
+        text = report.render_text()
+        rows = [line for line in text.splitlines() if line.startswith(("  DL105", "  DL108"))]
+        assert [row.split()[:2] for row in rows] == [["DL105", "confirmed"], ["DL108", "confirmed"]], text
+        assert all(len(row) < 140 for row in rows)
+        shown = render("text", RunSummary(report.findings))
+        assert f"train.py:{report.findings[0].line}:1: DL105 (runtime) DL105 seen at run time: epoch 2" in shown, shown
+        assert "    probe: confirmed: epoch 2 failed at batch 1: Caught RuntimeError" in shown
+        sarif = json.loads(render("sarif", RunSummary(report.findings)))
+        assert [result["ruleId"] for result in sarif["runs"][0]["results"]] == ["DL105", "DL108"]
+        assert render("github", RunSummary(report.findings)).count("::error ") == 2  # DL1xx: errors (dllint.severity)
 
 
 @pytest.mark.probe
@@ -232,7 +234,7 @@ SPAWN_SCRIPT = """
 def test_a_spawn_worker_that_dies_unpickling_a_name_under_the_main_guard_is_dl107_from_its_last_words(tmp_path):
     """Only the dying worker's stderr says why (torch says it exited unexpectedly): ~10 s, two spawn starts."""
     script = write_script(tmp_path, SPAWN_SCRIPT)
-    report, _ = probe(script, [])
+    report, _ = probe(script, [], sweep_limit=0)  # no sweep of spawn workers: each one imports torch again
     (dl107,) = report.findings
     assert (dl107.code, dl107.source, dl107.line) == ("DL107", "runtime", line_of(script, "loader = DataLoader"))
     assert dl107.probe["evidence"] == ("epoch 2 failed at batch 1: a DataLoader worker died: AttributeError: "

@@ -10,14 +10,24 @@ import subprocess
 import sys
 
 import pytest
-from probe_helpers import fast_settings, finding, line_of, write_script
+from probe_helpers import fast_settings, finding, line_of, quick_settings, write_script
 
 from dllint.probe import run_probe
+from dllint.probe.verdicts import Judgment, Verdict
 
 pytestmark = pytest.mark.probe
 
 
 def probe(path, findings=(), **overrides):
+    """The least evidence (:func:`quick_settings`): these tests are about the numbers the probe reads,
+    not the block's decision; a test whose subject is the sweep passes the sweep's own rounds back."""
+    settings = quick_settings(epoch_batches=overrides.pop("epoch_batches", 8), **overrides)
+    return run_probe(str(path), [], list(findings), timeout=90, progress=False, settings=settings)
+
+
+def sweep_probe(path, findings=(), **overrides):
+    """:func:`probe` with the sweep's default rounds (its subject) and the decision's default pairs: a
+    decision that cannot tell the block from the script's settings takes back the DL202 these assert."""
     settings = fast_settings(epoch_batches=overrides.pop("epoch_batches", 8), **overrides)
     return run_probe(str(path), [], list(findings), timeout=90, progress=False, settings=settings)
 
@@ -55,7 +65,8 @@ def test_a_stream_without_len_is_bounded_measured_and_gets_its_verdicts_and_bloc
     (loader,) = report.loaders
     assert loader.step["batches"] == [32, 32] and loader.step["cut"]  # 64 batches a pass: bounded at 32
     assert loader.step["replayed_batches"] == 8 and "input_bound_fraction" in loader.step  # epoch 2's last quarter
-    assert dl201.probe["verdict"] in ("confirmed", "not confirmed", "inconclusive"), dl201.probe
+    measured = (Verdict.CONFIRMED, Verdict.NOT_CONFIRMED, Verdict.INCONCLUSIVE)  # an inconclusive one says why
+    assert Judgment.parse(dl201.probe["verdict"]).verdict in measured, dl201.probe
     assert "epoch start" in dl201.probe["evidence"]
     assert dl202.probe["verdict"] != "skipped", dl202.probe
     sweep = next(table for table in loader.tables if table.title.startswith("num_workers sweep"))
@@ -218,17 +229,29 @@ SLEEPS = """
 """
 
 
-def test_a_sleep_bound_loader_is_recommended_more_workers_than_cores(tmp_path):
-    script = write_script(tmp_path, SLEEPS)
-    dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
-    report = probe(script, [dl202], cores=2, sweep_limit=8, epoch_batches=4, epochs=1)
-    measurements = dl202.probe["measurements"]
-    assert measurements["io_bound"] and sorted(map(int, measurements["sweep"])) == [0, 1, 2, 4, 8], measurements
-    rates = {int(count): row["samples_per_s"] for count, row in measurements["sweep"].items()}
-    assert rates[8] > 1.5 * rates[2], rates  # 8 sleeping workers on 2 cores: about 4x
-    assert measurements["recommended"] > 2, measurements
-    assert dl202.probe["verdict"].startswith("not confirmed") and "more workers do better" in dl202.probe["evidence"]
-    assert report.loaders[0].recommendation.settings["num_workers"] == measurements["recommended"]
+class TestSweptCounts:
+    """The sweep's counts on real loaders: beyond the cores, and under (a class: one unit under --dist loadscope)."""
+
+    def test_a_sleep_bound_loader_is_recommended_more_workers_than_cores(self, tmp_path):
+        script = write_script(tmp_path, SLEEPS)
+        dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
+        report = sweep_probe(script, [dl202], cores=2, sweep_limit=8, epoch_batches=4, epochs=1)
+        measurements = dl202.probe["measurements"]
+        assert measurements["io_bound"] and sorted(map(int, measurements["sweep"])) == [0, 1, 2, 4, 8], measurements
+        rates = {int(count): row["samples_per_s"] for count, row in measurements["sweep"].items()}
+        assert rates[8] > 1.5 * rates[2], rates  # 8 sleeping workers on 2 cores: about 4x
+        assert measurements["recommended"] > 2, measurements
+        assert dl202.probe["verdict"].startswith("not confirmed") and "more workers do better" in dl202.probe["evidence"]
+        assert report.loaders[0].recommendation.settings["num_workers"] == measurements["recommended"]
+
+    def test_the_gap_of_in_memory_tensors_over_workers_is_confirmed(self, tmp_path):
+        script = write_script(tmp_path, IN_MEMORY)
+        dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
+        sweep_probe(script, [dl202], cores=2, sweep_limit=2, epochs=1)
+        measurements = dl202.probe["measurements"]
+        rates = {int(count): row["samples_per_s"] for count, row in measurements["sweep"].items()}
+        assert rates[0] > 1.3 * rates[2], rates  # loading in the main process: no queue, no pickling
+        assert measurements["recommended"] == 0 and dl202.probe["verdict"] == "confirmed", dl202.probe
 
 
 IN_MEMORY = """
@@ -239,16 +262,6 @@ IN_MEMORY = """
             for (batch,) in loader:
                 batch.sum()
 """
-
-
-def test_the_gap_of_in_memory_tensors_over_workers_is_confirmed(tmp_path):
-    script = write_script(tmp_path, IN_MEMORY)
-    dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
-    probe(script, [dl202], cores=2, sweep_limit=2, epochs=1)
-    measurements = dl202.probe["measurements"]
-    rates = {int(count): row["samples_per_s"] for count, row in measurements["sweep"].items()}
-    assert rates[0] > 1.3 * rates[2], rates  # loading in the main process: no queue, no pickling
-    assert measurements["recommended"] == 0 and dl202.probe["verdict"] == "confirmed", dl202.probe
 
 
 STORED = """
@@ -268,7 +281,8 @@ def test_an_in_memory_loader_gets_a_measured_zero_workers_block_in_3_of_3_runs(t
     script = write_script(tmp_path, STORED)
     blocks = []
     for _ in range(3):
-        report = probe(script, cores=2, sweep_limit=4, epoch_batches=16)
+        # one decision pair: the block's settings are the subject, not its before/after
+        report = sweep_probe(script, cores=2, sweep_limit=4, epoch_batches=16, min_pairs=1, most_pairs=1)
         (loader,) = report.loaders
         recommendation = loader.recommendation
         assert recommendation is not None and recommendation.effects["num_workers"].startswith("sweep: "), recommendation
@@ -301,7 +315,7 @@ CONTENDED = """
         \"\"\"About 3 ms of CPU a sample (decoding, augmentation).\"\"\"
 
         def __len__(self):
-            return 32 * 16
+            return 8 * 16
 
         def __getitem__(self, index):
             end = time.process_time() + 0.003
@@ -311,7 +325,8 @@ CONTENDED = """
 
     if __name__ == "__main__":
         torch.set_num_threads(1)
-        loader = DataLoader(Augment(), batch_size=32, num_workers=8, persistent_workers=True)
+        # batches of 8: 24 ms of CPU each, still some 100 times the step's (8 batches of 32 cost 4 times as much)
+        loader = DataLoader(Augment(), batch_size=8, num_workers=8, persistent_workers=True)
         model = torch.nn.Linear(16, 2)
         for epoch in range(2):  # two epochs: the step alone is replayed in epoch 2's tail
             for batch in loader:
@@ -319,19 +334,41 @@ CONTENDED = """
 """
 
 
-def test_eight_cpu_bound_workers_on_two_cores_are_input_bound_and_the_contention_is_named(tmp_path):
-    """The wait between batches said 7% here under load: the step, starved of CPU by eight workers, looked slow."""
-    script = write_script(tmp_path, CONTENDED)
-    report = probe(script, epoch_batches=16, cores=2)
-    step = report.loaders[0].step
-    assert step["batches"] == [16, 16] and step["replayed_batches"] == 4, step  # epoch 2's last quarter
-    assert step["epoch_s"] > 0 and 0 < step["step_alone_s"] < step["epoch_s"] / 4, step
-    assert step["input_bound_fraction"] > 0.8, step
-    # Eight CPU-bound workers keep the two cores busy: the contention is named, however loaded the machine.
-    assert step["bound"] == "contention" and step["contended_by"] == "workers", str(step)
-    assert step["workers_busy_cores"] >= 0.25, step  # they took the CPU
-    text = report.render_text()
-    assert f"input-bound share {step['input_bound_fraction'] * 100:.0f}% (contention: the workers take the step's CPU" in text
+class TestThreeMeasurements:
+    """The step's CPU contention named from real workers (a class: one unit under --dist loadscope)."""
+
+    def test_eight_cpu_bound_workers_on_two_cores_are_input_bound_and_the_contention_is_named(self, tmp_path):
+        """The wait between batches said 7% here under load: the step, starved of CPU by eight workers, looked slow."""
+        script = write_script(tmp_path, CONTENDED)
+        report = probe(script, epoch_batches=16, cores=2, sweep_limit=2)  # the sweep is not the subject: 0-2 workers
+        step = report.loaders[0].step
+        assert step["batches"] == [16, 16] and step["replayed_batches"] == 4, step  # epoch 2's last quarter
+        assert step["epoch_s"] > 0 and 0 < step["step_alone_s"] < step["epoch_s"] / 4, step
+        assert step["input_bound_fraction"] > 0.8, step
+        # Eight CPU-bound workers keep the two cores busy: the contention is named, however loaded the machine.
+        assert step["bound"] == "contention" and step["contended_by"] == "workers", str(step)
+        assert step["workers_busy_cores"] >= 0.25, step  # they took the CPU
+        text = report.render_text()
+        assert f"input-bound share {step['input_bound_fraction'] * 100:.0f}% (contention: the workers take the step's CPU" in text
+
+    def test_an_outside_cpu_hog_is_never_blamed_on_sleeping_workers(self, tmp_path):
+        """Two busy loops outside the probe take the cores: the machine's other load is measured as such, the
+        workers' share as theirs (about nothing), and a contention is never said to be the workers'."""
+        script = write_script(tmp_path, SLEEPING_WORKERS)
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+        try:
+            report = probe(script, epoch_batches=16, cores=2, sweep_limit=2)
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+        step = report.loaders[0].step
+        assert step["workers_busy_cores"] < 0.25, step
+        assert step["other_busy_cores"] > 0.8, step  # the hogs' share of the two cores (and other load)
+        if step["bound"] == "contention":
+            assert step["contended_by"] == "other processes", step
+            assert "contention: other processes take the step's CPU, not the loader's workers" in report.render_text()
+        assert "the workers take the step's CPU" not in report.render_text()
 
 
 SLEEPING_WORKERS = """
@@ -352,26 +389,6 @@ SLEEPING_WORKERS = """
             for batch in loader:
                 model(batch).sum().backward()
 """
-
-
-def test_an_outside_cpu_hog_is_never_blamed_on_sleeping_workers(tmp_path):
-    """Two busy loops outside the probe take the cores: the machine's other load is measured as such, the
-    workers' share as theirs (about nothing), and a contention is never said to be the workers'."""
-    script = write_script(tmp_path, SLEEPING_WORKERS)
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    try:
-        report = probe(script, epoch_batches=16, cores=2, sweep_limit=2)
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
-    step = report.loaders[0].step
-    assert step["workers_busy_cores"] < 0.25, step
-    assert step["other_busy_cores"] > 0.8, step  # the hogs' share of the two cores (and other load)
-    if step["bound"] == "contention":
-        assert step["contended_by"] == "other processes", step
-        assert "contention: other processes take the step's CPU, not the loader's workers" in report.render_text()
-    assert "the workers take the step's CPU" not in report.render_text()
 
 
 def epoch(number, waits, bodies, replayed=0, worker_cpu=None):

@@ -70,35 +70,37 @@ def loss_run(tmp_path_factory):
     return script, dl201, probe(script, [dl201])
 
 
-def test_a_script_that_prints_the_loss_after_each_epoch_gets_dl201_confirmed(loss_run):
-    script, dl201, report = loss_run
-    assert dl201.probe["verdict"] == "confirmed", dl201.probe
-    assert report.script_outcome == "the script ran to its end", report.script_outcome
-    (loader,) = report.loaders
-    # three epochs, each bounded; from epoch 2 on the last quarter replays epoch 1's batches from memory (the step alone)
-    assert loader.step["batches"] == [EPOCH_BATCHES] * 3 and loader.step["replayed_batches"] == 2 * REPLAYED
-    # each epoch's first batch (worker start) apart, and the replayed ones
-    assert loader.step["steps"] == 3 * (EPOCH_BATCHES - 1) - 2 * REPLAYED
+class TestLossRun:
+    """One probe of a script that logs its loss after each epoch (a class: one unit under --dist loadscope)."""
 
+    def test_a_script_that_prints_the_loss_after_each_epoch_gets_dl201_confirmed(self, loss_run):
+        script, dl201, report = loss_run
+        assert dl201.probe["verdict"] == "confirmed", dl201.probe
+        assert report.script_outcome == "the script ran to its end", report.script_outcome
+        (loader,) = report.loaders
+        # three epochs, each bounded; from epoch 2 on the last quarter replays epoch 1's batches from memory (the step alone)
+        assert loader.step["batches"] == [EPOCH_BATCHES] * 3 and loader.step["replayed_batches"] == 2 * REPLAYED
+        # each epoch's first batch (worker start) apart, and the replayed ones
+        assert loader.step["steps"] == 3 * (EPOCH_BATCHES - 1) - 2 * REPLAYED
 
-def test_the_recommendation_keeps_the_workers_and_adds_persistence_measured_before_and_after(loss_run):
-    _, _, report = loss_run
-    recommendation = report.loaders[0].recommendation
-    assert recommendation is not None
-    assert recommendation.settings["num_workers"] > 0  # measured by the sweep every multi-worker loader gets
-    assert recommendation.effects["num_workers"].startswith("sweep: ")
-    assert recommendation.settings["persistent_workers"] is True
-    assert "epoch start" in recommendation.effects["persistent_workers"]
-    accepts(recommendation.settings)
-    # Measured, not estimated: runs with the script's settings and with the block's, interleaved (no replay in them).
-    before, after = recommendation.before, recommendation.after
-    assert before["steps"] == after["steps"] == 3 * (EPOCH_BATCHES - 1)
-    assert {"data_wait_fraction", "step_s", "peak_pss_mb"} <= set(before) & set(after)
-    assert before != after
-    assert report.rerun and report.rerun["status"] == "completed" and report.rerun["runs"] >= 4
-    text = report.render_text()
-    assert "persistent_workers=True,  # epoch start" in text and "before -> after" in text
-    assert "data wait: " in text
+    def test_the_recommendation_keeps_the_workers_and_adds_persistence_measured_before_and_after(self, loss_run):
+        _, _, report = loss_run
+        recommendation = report.loaders[0].recommendation
+        assert recommendation is not None
+        assert recommendation.settings["num_workers"] > 0  # measured by the sweep every multi-worker loader gets
+        assert recommendation.effects["num_workers"].startswith("sweep: ")
+        assert recommendation.settings["persistent_workers"] is True
+        assert "epoch start" in recommendation.effects["persistent_workers"]
+        accepts(recommendation.settings)
+        # Measured, not estimated: runs with the script's settings and with the block's, interleaved (no replay in them).
+        before, after = recommendation.before, recommendation.after
+        assert before["steps"] == after["steps"] == 3 * (EPOCH_BATCHES - 1)
+        assert {"data_wait_fraction", "step_s", "peak_pss_mb"} <= set(before) & set(after)
+        assert before != after
+        assert report.rerun and report.rerun["status"] == "completed" and report.rerun["runs"] >= 4
+        text = report.render_text()
+        assert "persistent_workers=True,  # epoch start" in text and "before -> after" in text
+        assert "data wait: " in text
 
 
 # -- known load and step costs --------------------------------------------------------------------
@@ -136,36 +138,37 @@ def near(measured: float, truth: float) -> bool:
     return abs(measured - truth) <= 0.3 * truth
 
 
-def test_the_data_wait_of_an_input_bound_step_is_within_30_percent(input_bound):
-    _, report = input_bound
-    step = report.loaders[0].step
-    assert near(step["data_wait_s"], 0.020), step
-    assert near(step["step_s"], 0.022), step
-    assert step["data_wait_fraction"] > 0.5
+class TestKnownCosts:
+    """Known load and step costs, input-bound and step-bound (a class: one unit under --dist loadscope)."""
 
+    def test_the_data_wait_of_an_input_bound_step_is_within_30_percent(self, input_bound):
+        _, report = input_bound
+        step = report.loaders[0].step
+        assert near(step["data_wait_s"], 0.020), step
+        assert near(step["step_s"], 0.022), step
+        assert step["data_wait_fraction"] > 0.5
 
-def test_the_data_wait_of_a_step_bound_step_is_within_30_percent(step_bound):
-    _, report = step_bound
-    step = report.loaders[0].step
-    assert near(step["data_wait_s"], 0.010), step
-    assert near(step["step_s"], 0.050), step
-    assert step["data_wait_fraction"] < 0.5
-    assert [f for f in report.findings if f.code == "DL203"] == []  # no runtime DL203 here
-    assert report.loaders[0].recommendation is None  # single-process and not waiting: nothing to recommend
+    def test_the_data_wait_of_a_step_bound_step_is_within_30_percent(self, step_bound):
+        _, report = step_bound
+        step = report.loaders[0].step
+        assert near(step["data_wait_s"], 0.010), step
+        assert near(step["step_s"], 0.050), step
+        assert step["data_wait_fraction"] < 0.5
+        assert [f for f in report.findings if f.code == "DL203"] == []  # no runtime DL203 here
+        assert report.loaders[0].recommendation is None  # single-process and not waiting: nothing to recommend
 
-
-def test_an_input_bound_single_process_loader_is_a_runtime_dl203_with_a_proven_block(input_bound):
-    script, report = input_bound
-    (dl203,) = [f for f in report.findings if f.code == "DL203"]
-    assert dl203.source == "runtime" and dl203.line == line_of(script, "loader = DataLoader")
-    assert dl203.probe["verdict"] == "confirmed"
-    assert "data wait: " in dl203.probe["evidence"] and "num_workers=0" in dl203.probe["evidence"]
-    recommendation = report.loaders[0].recommendation
-    assert recommendation.settings["num_workers"] > 0, recommendation  # sleeping workers overlap on 2 cores
-    accepts(recommendation.settings)
-    assert recommendation.after["data_wait_fraction"] < recommendation.before["data_wait_fraction"]
-    text = report.render_text()
-    assert "data wait: " in text and "steps" in text
+    def test_an_input_bound_single_process_loader_is_a_runtime_dl203_with_a_proven_block(self, input_bound):
+        script, report = input_bound
+        (dl203,) = [f for f in report.findings if f.code == "DL203"]
+        assert dl203.source == "runtime" and dl203.line == line_of(script, "loader = DataLoader")
+        assert dl203.probe["verdict"] == "confirmed"
+        assert "data wait: " in dl203.probe["evidence"] and "num_workers=0" in dl203.probe["evidence"]
+        recommendation = report.loaders[0].recommendation
+        assert recommendation.settings["num_workers"] > 0, recommendation  # sleeping workers overlap on 2 cores
+        accepts(recommendation.settings)
+        assert recommendation.after["data_wait_fraction"] < recommendation.before["data_wait_fraction"]
+        text = report.render_text()
+        assert "data wait: " in text and "steps" in text
 
 
 # -- in-memory tensors: workers cost more than they save -------------------------------------------------
@@ -184,7 +187,7 @@ IN_MEMORY = """
 def in_memory(tmp_path_factory):
     script = write_script(tmp_path_factory.mktemp("memory"), IN_MEMORY)
     dl202 = finding("DL202", script, line_of(script, "loader = DataLoader"))
-    return probe(script, [dl202], sweep_limit=2)
+    return probe(script, [dl202], sweep_limit=2, min_pairs=1, most_pairs=1)  # the block's settings are the subject
 
 
 def test_in_memory_tensors_get_zero_workers_without_persistent_workers(in_memory):
@@ -323,22 +326,26 @@ LIGHTNING = """
 """
 
 
-def test_a_lightning_datamodules_train_and_val_loaders_are_both_confirmed(tmp_path, monkeypatch):
-    pytest.importorskip("pytorch_lightning")
-    script = write_script(tmp_path, LIGHTNING, opens=True)
-    monkeypatch.chdir(tmp_path)
-    train = finding("DL201", script, line_of(script, "batch_size=1"))
-    val_line = line_of(script, "return DataLoader(Opens(), batch_size=4")
-    val = finding("DL201", script, val_line)
-    report = run_probe(str(script), [], [train, val], timeout=90, progress=False,
-                       settings=quick_settings(epoch_batches=EPOCH_BATCHES, stop_after_idle_iterations=2))
-    assert train.probe["verdict"] == "confirmed", (train.probe, report.render_text())
-    assert val.probe["verdict"] == "confirmed", (val.probe, report.render_text())
-    steps = {loader.call_site.rsplit(":", 1)[1]: loader.step for loader in report.loaders}
-    # Lightning's epochs, bounded through len(); from the second on, their tails replay the first's batches
-    assert steps[str(train.line)]["batches"] == [EPOCH_BATCHES] * 3
-    assert steps[str(train.line)]["replayed_batches"] == 2 * REPLAYED
-    # The sanity check (2 batches), then validation after each bounded epoch: Lightning saw its last batch.
-    assert steps[str(val_line)]["batches"] == [2, 4, 4] and steps[str(val_line)]["replayed_batches"] == 2
-    assert [path.name for path in tmp_path.iterdir()] == ["train.py"]  # no lightning_logs/, no final.ckpt
-    assert "final.ckpt" in report.script_outcome and "nothing written" in report.script_outcome
+class TestLightning:
+    """A Lightning DataModule's loaders (a class: one unit under --dist loadscope)."""
+
+    def test_a_lightning_datamodules_train_and_val_loaders_are_both_confirmed(self, tmp_path, monkeypatch):
+        pytest.importorskip("pytorch_lightning")
+        script = write_script(tmp_path, LIGHTNING, opens=True)
+        monkeypatch.chdir(tmp_path)
+        train = finding("DL201", script, line_of(script, "batch_size=1"))
+        val_line = line_of(script, "return DataLoader(Opens(), batch_size=4")
+        val = finding("DL201", script, val_line)
+        report = run_probe(str(script), [], [train, val], timeout=90, progress=False,
+                           settings=quick_settings(epoch_batches=EPOCH_BATCHES, stop_after_idle_iterations=2,
+                                                   sweep_limit=2))  # the requested 2 workers stay in the sweep
+        assert train.probe["verdict"] == "confirmed", (train.probe, report.render_text())
+        assert val.probe["verdict"] == "confirmed", (val.probe, report.render_text())
+        steps = {loader.call_site.rsplit(":", 1)[1]: loader.step for loader in report.loaders}
+        # Lightning's epochs, bounded through len(); from the second on, their tails replay the first's batches
+        assert steps[str(train.line)]["batches"] == [EPOCH_BATCHES] * 3
+        assert steps[str(train.line)]["replayed_batches"] == 2 * REPLAYED
+        # The sanity check (2 batches), then validation after each bounded epoch: Lightning saw its last batch.
+        assert steps[str(val_line)]["batches"] == [2, 4, 4] and steps[str(val_line)]["replayed_batches"] == 2
+        assert [path.name for path in tmp_path.iterdir()] == ["train.py"]  # no lightning_logs/, no final.ckpt
+        assert "final.ckpt" in report.script_outcome and "nothing written" in report.script_outcome
