@@ -125,12 +125,8 @@ def process(
     if isinstance(data, Finding):
         return FileOutcome(path, linter.filter_findings(path, "", [data])), None
     stamp = fingerprint(st, data) if st is not None else None
-    live = screened.gates if screened is not None and screened.checksum == zlib.crc32(data) else None
-    if live is None and not task.fix:  # screened before the project's view of it is made (most files stop here)
-        live = linter.prefilter.screen(data, path)
-        if live is None:
-            return FileOutcome(path, skipped=True), stamp
     project = index.view(path) if index is not None else None
+    live = screened.gates if screened is not None and screened.checksum == zlib.crc32(data) else None
     try:
         if task.fix:
             outcome = fix(linter, path, data, task.unsafe, project)
