@@ -49,16 +49,27 @@ class CrossFileQueries:
         if cached is not None:
             return cached
         found: list[tuple[str, CallRecord]] = []
+        last = name.rsplit(".", 1)[-1]
         for other in self.imports.importer_files(path, name):
-            summary = self.summaries.summary(other)
+            summary = self.summaries.summary(other) if self._may_call(other, last) else None
             if summary is None:
                 continue
-            for call in summary[0].calls_named(name.rsplit(".", 1)[-1]):
+            for call in summary[0].calls_named(last):
                 direct = self.modules.resolve_once(other, call.target)
                 if direct == (path, name) or direct is not None and self.definitions.resolve(other, call.target) == (path, name):
                     found.append((other, CallRecord(call.line, call.effects, call.elements, call.returned_by, call.args, call.shape, call.cpu_counts, call.cuda_devices, call.options)))
         self._callers[key] = found
         return found
+
+    def _may_call(self, path: str, last: str) -> bool:
+        """``path`` may hold a call whose target's name ends in ``last`` (what
+        :meth:`FileSummary.calls_named` finds): a target's last name is an identifier the file
+        spells (in the call, or in the import it goes through), so a file whose bytes lack
+        ``last`` holds none and is not summarized (most importers of a class call none of the
+        methods asked about). Unless the file is a notebook, or holds non-ASCII bytes, which
+        Python may normalize into an ASCII name (NFKC)."""
+        data = self.text.read(path)
+        return data is None or path.endswith(".ipynb") or last.encode() in data or not data.isascii()
 
     def methods_named(self, name: str, exclude: str = "") -> list[tuple[str, str, FunctionSummary]] | None:
         """(file, ``Cls.name``, summary) of every method ``name`` of a project class outside
