@@ -534,16 +534,18 @@ def test_the_projects_files_are_its_python_files_and_notebooks_outside_hidden_bu
 
 def test_importers_that_never_spell_the_method_asked_are_not_summarized(tmp_path):
     """"Who calls ``Builder.build``" reads the files importing ``Builder``: one whose bytes never
-    spell ``build`` calls no such method and is not summarized (most importers of a class);
-    one that calls it on an instance is, and its call is found."""
+    spell ``build`` calls no such method and is not summarized (most importers of a class), nor
+    one that spells it only as ``super().build``; one that calls it on an instance is, and its
+    call is found."""
     write(tmp_path, {
         "data.py": "class Builder:\n    def build(self, dataset):\n        return dataset\n",
         "train.py": "from data import Builder\n\ndef main(ds):\n    b = Builder()\n    loader = b.build(ds)\n    for batch in loader:\n        pass\n",
         "registry.py": "from data import Builder\n\nBUILDERS = [Builder]\n",
+        "sub.py": "from data import Builder\n\nclass Sub(Builder):\n    def build(self, dataset):\n        return super().build(dataset)\n",
     })
     index = ProjectIndex(tmp_path, SETTINGS)
     data = str((tmp_path / "data.py").resolve())
-    assert index.imports.importer_files(data, "Builder.build") == sorted(str((tmp_path / n).resolve()) for n in ("registry.py", "train.py"))
+    assert index.imports.importer_files(data, "Builder.build") == sorted(str((tmp_path / n).resolve()) for n in ("registry.py", "sub.py", "train.py"))
     callers = index.queries.callers_of(data, "Builder.build")
     assert [(Path(path).name, call.line) for path, call in callers] == [("train.py", 5)]
     assert index.summarized == 1  # train.py
