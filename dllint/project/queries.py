@@ -45,7 +45,8 @@ class CrossFileQueries:
     def callers_of(self, path: str, name: str) -> list[tuple[str, CallRecord]]:
         """Calls of ``name`` (a function or ``Cls.method`` of file ``path``) in other project
         files, with what each caller does with the result. Only the files whose imports bind
-        the definition are summarized (:class:`~dllint.project.imports.ImportGraph`)."""
+        the definition (:class:`~dllint.project.imports.ImportGraph`) and whose bytes may call
+        it (:meth:`_may_call`) are summarized."""
         key = (path, name)
         cached = self._callers.get(key)
         if cached is not None:
