@@ -530,3 +530,48 @@ def test_the_projects_files_are_its_python_files_and_notebooks_outside_hidden_bu
     (tmp_path / "alias.py").symlink_to(tmp_path / "b" / "train.py")
     found = ProjectFiles(tmp_path).paths()
     assert found == [str(tmp_path / p) for p in ("a/nb.ipynb", "alias.py", "b/train.py", "outside/o.py", "pkg/sub/m.py")]
+
+
+def test_importers_that_never_spell_the_method_asked_are_not_summarized(tmp_path):
+    """"Who calls ``Builder.build``" reads the files importing ``Builder``: one whose bytes never
+    spell ``build`` calls no such method and is not summarized (most importers of a class), nor
+    one that spells it only as ``super().build``; one that calls it on an instance is, and its
+    call is found."""
+    write(tmp_path, {
+        "data.py": "class Builder:\n    def build(self, dataset):\n        return dataset\n",
+        "train.py": "from data import Builder\n\ndef main(ds):\n    b = Builder()\n    loader = b.build(ds)\n    for batch in loader:\n        pass\n",
+        "registry.py": "from data import Builder\n\nBUILDERS = [Builder]\n",
+        "sub.py": "from data import Builder\n\nclass Sub(Builder):\n    def build(self, dataset):\n        return super().build(dataset)\n",
+    })
+    index = ProjectIndex(tmp_path, SETTINGS)
+    data = str((tmp_path / "data.py").resolve())
+    assert index.imports.importer_files(data, "Builder.build") == sorted(str((tmp_path / n).resolve()) for n in ("registry.py", "sub.py", "train.py"))
+    callers = index.queries.callers_of(data, "Builder.build")
+    assert [(Path(path).name, call.line) for path, call in callers] == [("train.py", 5)]
+    assert index.summarized == 1  # train.py
+
+
+def test_a_keystroke_that_changes_no_class_header_rebuilds_no_class_text(tmp_path, monkeypatch):
+    """An open buffer's class headers are scanned again only when its bytes change, and the
+    project's class text (and the loader class names read from it) is rebuilt only when the
+    buffer's class headers change."""
+    from dllint.project import search
+    from dllint.server.index import BufferIndex
+
+    write(tmp_path, {"data.py": DATA, "loaders.py": "from torch.utils.data import DataLoader\nclass Fast(DataLoader):\n    pass\n"})
+    index = BufferIndex(tmp_path, SETTINGS)
+    buffer = str((tmp_path / "train.py").resolve())
+    (tmp_path / "train.py").write_text(TRAIN)
+    index.file_changed(buffer)
+    scanned: list[int] = []
+    real = search.scan_classes
+    monkeypatch.setattr(search, "scan_classes", lambda data, *span: scanned.append(len(data)) or real(data, *span))
+    index.set_buffer(buffer, TRAIN.encode())
+    first = index.text.loader_class_names()
+    assert b"Fast" in first[0] and len(scanned) == 2  # the joined text (joined anew without the buffer), the buffer
+    index.set_buffer(buffer, (TRAIN + "# typing\n").encode())
+    assert index.text.loader_class_names() is first and len(scanned) == 3  # the buffer alone
+    index.set_buffer(buffer, (TRAIN + "# typing\n").encode())
+    assert index.text.loader_class_names() is first and len(scanned) == 3  # the same bytes: nothing scanned
+    index.set_buffer(buffer, (TRAIN + "class Faster(Fast):\n    pass\n").encode())
+    assert b"Faster" in index.text.loader_class_names()[0] and len(scanned) == 4

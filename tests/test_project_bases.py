@@ -138,3 +138,24 @@ def test_cached_findings_relinted_when_the_base_class_changes(tmp_path):
     (root / "core" / "base.py").write_text(BASE.replace("def train_dataloader", "def unused"))
     assert check() == []
     assert ctc.exists()
+
+
+def test_a_loader_subclass_imported_under_another_name_is_a_loader(tmp_path):
+    """A call's name is tested against the names that may be loader classes before its target
+    is resolved: an alias of a loader subclass is a loader, an alias of another class is not."""
+    import ast
+
+    from dllint.facts import FileFacts
+
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/loaders.py": "from torch.utils.data import DataLoader\n\n\nclass FastLoader(DataLoader):\n    pass\n\n\nclass Plain:\n    pass\n",
+        "pkg/train.py": "import pkg.loaders as m\nfrom pkg.loaders import FastLoader as FL, Plain as P\n\nFL(range(3))\nP(range(3))\nm.FastLoader(range(3))\n",
+    })
+    index = ProjectIndex(tmp_path, SETTINGS)
+    path = tmp_path / "pkg" / "train.py"
+    text = path.read_text()
+    facts = FileFacts(str(path), text, ast.parse(text), SETTINGS, project=index.view(str(path)))
+    calls = [node.value for node in facts.tree.body if isinstance(node, ast.Expr)]
+    assert [facts.loader_kind(call.func) for call in calls] == [True, None, True]

@@ -117,7 +117,7 @@ class DistributedFacts:
                 variable = _constant(call.args[0])
                 if variable in RANK_VARIABLES:
                     reads.append(Setup(call, variable))
-        for node in facts.nodes:
+        for node in facts.nodes if "environ" in facts.source else ():  # (os.environ spelt: else no read)
             # the key first: a string constant is cheap to test, the name of every subscript is not
             if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
                 variable = _constant(node.slice)

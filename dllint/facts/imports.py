@@ -82,6 +82,11 @@ def dotted_name(node: ast.AST) -> str | None:
 
 def qualified_name(node: ast.AST, imports: dict[str, str]) -> str | None:
     """The imported dotted path of a Name/Attribute chain, or None if its root is not imported."""
+    root_node = node
+    while isinstance(root_node, ast.Attribute):
+        root_node = root_node.value
+    if not isinstance(root_node, ast.Name) or root_node.id not in imports:
+        return None  # (most callees: their dotted name is never built)
     dotted = dotted_name(node)
     if dotted is None:
         return None

@@ -24,6 +24,7 @@ class ProjectFiles:
         self.buffers: dict[str, bytes] = {}  # open editor buffers, by path (the language server's)
         self.records: FileRecords | None = None  # kept between runs by a cache (ProjectIndex.use_records)
         self._paths: list[str] | None = None
+        self._listed: frozenset[str] | None = None  # see listed
         self._stat_table: dict[str, list[int]] | None = None
 
     def forget(self, path: str) -> None:
@@ -35,6 +36,13 @@ class ProjectFiles:
     def relist(self) -> None:
         """A file appeared or went away: the project's files are listed again."""
         self._paths = None
+        self._listed = None
+
+    def listed(self, path: str) -> bool:
+        """``path`` is one of :meth:`paths` (what is read of every file, its class headers, holds its text)."""
+        if self._listed is None:
+            self._listed = frozenset(self.paths())
+        return path in self._listed
 
     def read(self, path: str) -> bytes | None:
         """``path``'s bytes (its open buffer's, where it has one); None when it cannot be read."""

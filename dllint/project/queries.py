@@ -6,6 +6,8 @@ definitions) and :meth:`CrossFileQueries.forget`."""
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -43,22 +45,41 @@ class CrossFileQueries:
     def callers_of(self, path: str, name: str) -> list[tuple[str, CallRecord]]:
         """Calls of ``name`` (a function or ``Cls.method`` of file ``path``) in other project
         files, with what each caller does with the result. Only the files whose imports bind
-        the definition are summarized (:class:`~dllint.project.imports.ImportGraph`)."""
+        the definition (:class:`~dllint.project.imports.ImportGraph`) and whose bytes may call
+        it (:meth:`_may_call`) are summarized."""
         key = (path, name)
         cached = self._callers.get(key)
         if cached is not None:
             return cached
         found: list[tuple[str, CallRecord]] = []
+        last = name.rsplit(".", 1)[-1]
         for other in self.imports.importer_files(path, name):
-            summary = self.summaries.summary(other)
+            summary = self.summaries.summary(other) if self._may_call(other, name) else None
             if summary is None:
                 continue
-            for call in summary[0].calls_named(name.rsplit(".", 1)[-1]):
+            for call in summary[0].calls_named(last):
                 direct = self.modules.resolve_once(other, call.target)
                 if direct == (path, name) or direct is not None and self.definitions.resolve(other, call.target) == (path, name):
                     found.append((other, CallRecord(call.line, call.effects, call.elements, call.returned_by, call.args, call.shape, call.cpu_counts, call.cuda_devices, call.options)))
         self._callers[key] = found
         return found
+
+    def _may_call(self, path: str, name: str) -> bool:
+        """``path`` may hold a call whose target ends as ``name``'s does (what
+        :meth:`FileSummary.calls_named` finds): a target's last name is an identifier the file
+        spells (in the call, or in the import it goes through), so a file whose bytes lack it
+        holds none and is not summarized (most importers of a class call none of the methods
+        asked about). A method (``Cls.build``) is called as an attribute of a name (a target
+        is a chain of names): ``.build`` (spaces, line ends and comments may follow the dot),
+        never ``super().build`` nor ``Cls().build``. Unless the file is a notebook, or holds
+        non-ASCII bytes, which Python may normalize into an ASCII name (NFKC)."""
+        data = self.text.read(path)
+        if data is None or path.endswith(".ipynb") or not data.isascii():
+            return True
+        last = name.rsplit(".", 1)[-1]
+        if last.encode() not in data:
+            return False
+        return "." not in name or _attribute(last).search(data) is not None
 
     def methods_named(self, name: str, exclude: str = "") -> list[tuple[str, str, FunctionSummary]] | None:
         """(file, ``Cls.name``, summary) of every method ``name`` of a project class outside
@@ -255,3 +276,10 @@ class _Question:
     deps: Deps
     origin: str
     seen: set[tuple[str, str]] = field(default_factory=set)
+
+
+@functools.lru_cache(maxsize=256)
+def _attribute(last: str) -> re.Pattern[bytes]:
+    """An attribute whose name ends in ``last``, not of an empty call's result: ``.build``,
+    ``h.rebuild``, ``(loader).build``, ``x.\\<newline> build``; not ``super().build``."""
+    return re.compile(rb"(?<!\(\))\.(?:\s|\\|#[^\n]*)*\w*" + re.escape(last.encode()))

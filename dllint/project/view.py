@@ -210,10 +210,13 @@ class ProjectView(NullProject):
         """``func`` names a DataLoader subclass of another project module (through its chain
         of project bases), none of whose classes replaces ``__iter__`` with one that never
         reaches torch's iterator (a thread-pool loader starts no worker processes)."""
+        names, digest = self.index.text.loader_class_names()
+        if self.index.files.listed(self.path) and not _may_name(facts, func, names):
+            self.deps.add(LoaderClassesDep(digest))  # (before the target is resolved: most calls stop here)
+            return False
         target = self.target_of(facts, func, scope)
         if target is None or Target.parse(target).bound:
             return False
-        names, digest = self.index.text.loader_class_names()
         if Target.parse(target).dotted.rsplit(".", 1)[-1].encode() not in names:
             self.deps.add(LoaderClassesDep(digest))  # no chain of headers reaches a loader: nothing parsed
             return False
@@ -239,3 +242,16 @@ class ProjectView(NullProject):
         if target is None or Target.parse(target).bound:
             return []
         return self.index.definitions.ancestors(self.path, target, self.deps)
+
+
+def _may_name(facts: FileFacts, func: ast.expr, names: frozenset[bytes]) -> bool:
+    """The callee's last name, as written or as imported (``A`` of ``from m import A as B``),
+    is among ``names``: the target it resolves to ends in one of them when that may be a
+    loader class (an alias of a name among them is among them: this file's ``as`` clauses were
+    scanned with the project's, see :mod:`dllint.project.class_text`)."""
+    if isinstance(func, ast.Attribute):
+        return func.attr.encode() in names
+    if not isinstance(func, ast.Name):
+        return True
+    imported = facts.imports.get(func.id, func.id).rsplit(".", 1)[-1]
+    return func.id.encode() in names or imported.encode() in names

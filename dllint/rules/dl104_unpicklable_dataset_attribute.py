@@ -112,15 +112,18 @@ class UnpicklableDatasetAttribute(Rule):
             init = cls.method("__init__")
             if init is None or any(cls.method(hook) for hook in PICKLE_HOOKS):
                 continue
-            if _only_loaded_without_workers(facts, cls):
-                continue
             assignments = _self_assignments(init)
+            found = []
             for index, (attribute, value, node) in enumerate(assignments):
                 kind = _unpicklable_kind(facts, value, facts.scopes.scope_of(value))
                 if kind is None:
                     continue
                 if any(later == attribute for later, _, _ in assignments[index + 1 :]):
                     continue  # replaced before __init__ returns (e.g. closed and set to None)
+                found.append((attribute, kind, node))
+            if not found or _only_loaded_without_workers(facts, cls):
+                continue  # (asked last: it summarizes the project files that import the class)
+            for attribute, kind, node in found:
                 verb = "open" if kind.startswith("an open") else "create"
                 message = (
                     f"dataset '{cls.name}' stores {kind} in self.{attribute}: spawn workers cannot unpickle it; "
