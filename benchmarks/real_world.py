@@ -17,7 +17,7 @@ Nine sets of sources, all pinned (see REAL_WORLD.md for the judgments):
   repositories, judged and read for misses the same way before any engine change they could drive.
 - ``eighth``: thirteen more (issue 32's eighth fresh audit), seven of them course, book or tutorial
   repositories, judged and read for misses the same way on main as it was, before any change for them.
-- ``ninth``: eleven more (issue 32's ninth fresh audit), judged and read for misses the same way, untuned.
+- ``ninth``: twelve more (issue 32's ninth fresh audit), six of them course or tutorial repositories, judged and read for misses the same way, untuned.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -353,6 +353,8 @@ NINTH = (
          "text to speech, DDP with a DistributedSampler", configs=True),
     Repo("facebookresearch/dlrm", "090956ee2319ddd349a42232958aefccfe3f7b0a",
          "recommendation, DLRM with a Criteo loader", configs=True),
+    Repo("PacktPublishing/PyTorch-Computer-Vision-Cookbook", "6aae5d30c3c9ddac9073bbdd1559f78e6be1e1a8",
+         "course: the book's chapter notebooks with copied helper modules", configs=True),
 )
 
 WANTED = (".py", ".ipynb")

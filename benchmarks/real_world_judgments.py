@@ -2992,7 +2992,7 @@ NINTH_SOURCES = (
     "patrickloeber+pytorchTutorial", "WZMIAOMIAO+deep-learning-for-image-processing", "deeplearningzerotoall+PyTorch",
     "xiaotudui+pytorch-tutorial", "datawhalechina+leedl-tutorial", "yanx27+Pointnet_Pointnet2_pytorch",
     "zhouhaoyi+Informer2020", "yuqinie98+PatchTST", "monologg+JointBERT", "jaywalnut310+glow-tts",
-    "facebookresearch+dlrm",
+    "facebookresearch+dlrm", "PacktPublishing+PyTorch-Computer-Vision-Cookbook",
 )
 
 # Sources whose entry points were read for misses (the fourth set, all of it: a source with no finding
