@@ -434,7 +434,12 @@ def checkout(repo: Repo, into: Path, mirror_root: Path | None) -> Path:
             subprocess.run(["git", "init", "--bare", "--quiet", str(git_dir)], check=True)
             url = f"https://github.com/{repo.name}.git"
             git(git_dir, "fetch", "--quiet", "--depth", "1", url, repo.commit)
-    listing = git(git_dir, "ls-tree", "-r", "-z", "--format=%(objectmode) %(objectname) %(path)", repo.commit)
+    # --format quotes a non-ASCII %(path) even with -z unless core.quotePath is off (a course's chapter notebooks
+    # named in Chinese would fail the suffix test below and be left out)
+    listing = git(
+        git_dir, "-c", "core.quotePath=false", "ls-tree", "-r", "-z",
+        "--format=%(objectmode) %(objectname) %(path)", repo.commit,
+    )
     wanted = WANTED + CONFIGS if repo.configs else WANTED
     files = []
     for entry in filter(None, listing.decode().split("\0")):
