@@ -17,7 +17,7 @@ Nine sets of sources, all pinned (see REAL_WORLD.md for the judgments):
   repositories, judged and read for misses the same way before any engine change they could drive.
 - ``eighth``: thirteen more (issue 32's eighth fresh audit), seven of them course, book or tutorial
   repositories, judged and read for misses the same way on main as it was, before any change for them.
-- ``ninth``: twelve more (issue 32's ninth fresh audit), six of them course or tutorial repositories, judged and read for misses the same way, untuned.
+- ``ninth``: thirteen more (issue 32's ninth fresh audit), seven of them course or tutorial repositories, judged and read for misses the same way, untuned.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -355,6 +355,8 @@ NINTH = (
          "recommendation, DLRM with a Criteo loader", configs=True),
     Repo("PacktPublishing/PyTorch-Computer-Vision-Cookbook", "6aae5d30c3c9ddac9073bbdd1559f78e6be1e1a8",
          "course: the book's chapter notebooks with copied helper modules", configs=True),
+    Repo("lyhue1991/eat_pytorch_in_20_days", "29a448722cf4993f3a3df4c6416af81c2514af40",
+         "course: the twenty days' notebooks (names not ASCII)", configs=True),
 )
 
 WANTED = (".py", ".ipynb")
