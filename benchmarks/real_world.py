@@ -1,6 +1,6 @@
 """Run dllint over the training code of real PyTorch projects and count findings per rule.
 
-Eight sets of sources, all pinned (see REAL_WORLD.md for the judgments):
+Nine sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 
 - ``first``: four PyPI packages (the first audit): sdists/wheels from ``pip download --no-deps``.
 - ``second``: public training code bases: GitHub repositories at a pinned commit and PyPI
@@ -17,6 +17,7 @@ Eight sets of sources, all pinned (see REAL_WORLD.md for the judgments):
   repositories, judged and read for misses the same way before any engine change they could drive.
 - ``eighth``: thirteen more (issue 32's eighth fresh audit), seven of them course, book or tutorial
   repositories, judged and read for misses the same way on main as it was, before any change for them.
+- ``ninth``: thirteen more (issue 32's ninth fresh audit), seven of them course or tutorial repositories, judged and read for misses the same way, untuned.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -36,6 +37,7 @@ counts per rule and per source are printed, and ``--json FILE`` keeps every find
     python benchmarks/real_world.py --set sixth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set seventh --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set eighth --mirror-root /work/.mirror --once --judge
+    python benchmarks/real_world.py --set ninth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
         --dir /tmp/rw --json /tmp/rw/findings.json
 """
@@ -325,6 +327,38 @@ EIGHTH = (
          "tabular, a library's fit() loop and its example notebooks", configs=True),
 )
 
+# The ninth set (issue 32's ninth fresh audit: main at 5eacb48, judged before any change made for these code
+# bases): code bases no earlier audit read, half of them course or tutorial repositories whose folders copy
+# loader helpers, linted from their root with their YAML configs; entry points read for misses.
+NINTH = (
+    Repo("patrickloeber/pytorchTutorial", "69637721ed9fa2ccf81a1093a928a52bbb591439",
+         "course: the video tutorial's numbered scripts", configs=True),
+    Repo("WZMIAOMIAO/deep-learning-for-image-processing", "2ecf2eea2b97777bb18fe9ff458292fde5a92b7e",
+         "course: classification, detection and segmentation folders, train_utils copied per folder", configs=True),
+    Repo("deeplearningzerotoall/PyTorch", "0e11245870a7d7cffba10726ea2a6dbf456e3e96",
+         "course: lab notebooks and scripts", configs=True),
+    Repo("xiaotudui/pytorch-tutorial", "7aad2f43f7cdcdb645dab19ec180d104027054bd",
+         "course: the video tutorial's scripts", configs=True),
+    Repo("datawhalechina/leedl-tutorial", "ee975558d0073cbc37c64dcd386157be54f2f236",
+         "course: homework notebooks", configs=True),
+    Repo("yanx27/Pointnet_Pointnet2_pytorch", "eb64fe0b4c24055559cea26299cb485dcb43d8dd",
+         "3D point clouds: classification, part and semantic segmentation scripts", configs=True),
+    Repo("zhouhaoyi/Informer2020", "29f2a739226a509202a092b464163da81fa74960",
+         "time series, an experiment class with a loader per split", configs=True),
+    Repo("yuqinie98/PatchTST", "204c21efe0b39603ad6e2ca640ef5896646ab1a9",
+         "time series, supervised and self-supervised experiment classes", configs=True),
+    Repo("monologg/JointBERT", "00324f60dda4a491b2913bc3065ae93966caea3f",
+         "NLP fine-tuning, a Trainer class over TensorDatasets", configs=True),
+    Repo("jaywalnut310/glow-tts", "13e997689d643410f5d9f1f9a73877ae85e19bc2",
+         "text to speech, DDP with a DistributedSampler", configs=True),
+    Repo("facebookresearch/dlrm", "090956ee2319ddd349a42232958aefccfe3f7b0a",
+         "recommendation, DLRM with a Criteo loader", configs=True),
+    Repo("PacktPublishing/PyTorch-Computer-Vision-Cookbook", "6aae5d30c3c9ddac9073bbdd1559f78e6be1e1a8",
+         "course: the book's chapter notebooks with copied helper modules", configs=True),
+    Repo("lyhue1991/eat_pytorch_in_20_days", "29a448722cf4993f3a3df4c6416af81c2514af40",
+         "course: the twenty days' notebooks (names not ASCII)", configs=True),
+)
+
 WANTED = (".py", ".ipynb")
 CONFIGS = (".yaml", ".yml")
 OFF_BY_DEFAULT = frozenset({"DL203"})
@@ -402,7 +436,12 @@ def checkout(repo: Repo, into: Path, mirror_root: Path | None) -> Path:
             subprocess.run(["git", "init", "--bare", "--quiet", str(git_dir)], check=True)
             url = f"https://github.com/{repo.name}.git"
             git(git_dir, "fetch", "--quiet", "--depth", "1", url, repo.commit)
-    listing = git(git_dir, "ls-tree", "-r", "-z", "--format=%(objectmode) %(objectname) %(path)", repo.commit)
+    # --format quotes a non-ASCII %(path) even with -z unless core.quotePath is off (a course's chapter notebooks
+    # named in Chinese would fail the suffix test below and be left out)
+    listing = git(
+        git_dir, "-c", "core.quotePath=false", "ls-tree", "-r", "-z",
+        "--format=%(objectmode) %(objectname) %(path)", repo.commit,
+    )
     wanted = WANTED + CONFIGS if repo.configs else WANTED
     files = []
     for entry in filter(None, listing.decode().split("\0")):
@@ -564,7 +603,7 @@ def print_table(counts: dict[str, collections.Counter], recall_known: bool) -> N
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "both", "all"), default="both", help="which sources (both: first and second)"
+        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "both", "all"), default="both", help="which sources (both: first and second)"
     )
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
@@ -609,8 +648,9 @@ def main() -> int:
             "sixth": SIXTH,
             "seventh": SEVENTH,
             "eighth": EIGHTH,
+            "ninth": NINTH,
             "both": SECOND,
-            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH,
+            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH + NINTH,
         }
         if args.set in sets:
             for source in sets[args.set]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -59,7 +60,29 @@ def test_each_miss_is_listed_once_with_a_described_shape():
         assert shape in described and reason, (source, where)
 
 
-def test_the_sources_read_for_misses_are_the_fourth_to_eighth_sets():
+def test_the_sources_read_for_misses_are_the_fourth_to_ninth_sets():
     module = load_real_world()
-    sets = [*module.FOURTH, *module.FIFTH, *module.SIXTH, *module.SEVENTH, *module.EIGHTH]
+    sets = [*module.FOURTH, *module.FIFTH, *module.SIXTH, *module.SEVENTH, *module.EIGHTH, *module.NINTH]
     assert {repo.key for repo in sets} == load_judgments().MISS_AUDITED
+
+
+def test_a_mirror_checkout_unpacks_files_with_non_ascii_names(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "第一章.ipynb").write_text("{}")
+    (work / "train.py").write_text("x = 1\n")
+    (work / "notes.txt").write_text("not linted\n")
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(work), *args], check=True, capture_output=True, text=True).stdout
+
+    git("init", "--quiet")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "c")
+    commit = git("rev-parse", "HEAD").strip()
+    mirror = tmp_path / "mirror"
+    (mirror / "owner+course").mkdir(parents=True)
+    (work / ".git").rename(mirror / "owner+course" / "repo")  # a bare copy, as the mirror keeps them
+    module = load_real_world()
+    tree = module.checkout(module.Repo("owner/course", commit, "course"), tmp_path / "src", mirror)
+    assert sorted(p.name for p in tree.iterdir()) == ["train.py", "第一章.ipynb"]
