@@ -945,6 +945,12 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("awslabs+dgl-lifesci", "examples/binding_affinity_prediction/main.py:102", "DL201", T, "", "val loader every epoch (:121-122)"),
     ("awslabs+dgl-lifesci", "examples/generative_models/jtvae/pretrain.py:41", "DL201", T, "", "--num-workers 4, epoch loop (:57)"),
     ("awslabs+dgl-lifesci", "examples/generative_models/jtvae/vaetrain.py:32", "DL201", T, "", "--num-workers 4, epoch loop (:52)"),
+    ("awslabs+dgl-lifesci", "examples/generative_models/jtvae/pretrain.py:41", "DL206", T, "",
+     "found with the ninth audit's J3: device cuda:0 unless --use-cpu or no CUDA, bound by an if/else statement "
+     "(:31-34); --num-workers 4, no pin_memory; the batch's graphs and stereo_cand_batch_idx (a tensor, which "
+     "pinning pins) copied .to(device) in the epoch loop (:63-66)"),
+    ("awslabs+dgl-lifesci", "examples/generative_models/jtvae/vaetrain.py:32", "DL206", T, "",
+     "found with the ninth audit's J3: the same if/else device (:22-25) and copies of the batch (:57-60) as pretrain.py"),
     ("awslabs+dgl-lifesci", "examples/property_prediction/csv_data_configuration/classification_train.py:74", "DL201", T, "",
      "-nw default 1, run_a_train_epoch every epoch (:89-91)"),
     ("awslabs+dgl-lifesci", "examples/property_prediction/csv_data_configuration/classification_train.py:76", "DL201", T, "",

@@ -1,4 +1,4 @@
-"""Shapes found on code no one tuned dllint to (issue 32's eighth audit), each as a minimal
+"""Shapes found on code no one tuned dllint to (issue 32's eighth and ninth audits), each as a minimal
 fixture: the whole finding (cell, position, message, and the fix offered) where it fires, and
 the twins that must stay silent (correct code; a value left unknown). Fix fixtures of the same
 shapes are in fixtures/fix/ (tests/test_fix_fixtures.py: before -> after, re-lint clean)."""
@@ -50,6 +50,9 @@ EXPECTED = {
         (None, 14, 67, "DL102", LAMBDA.format("collate_fn"), ("safe", "Replace the lambda with `merge`")),
         (None, 19, 67, "DL102", LAMBDA.format("worker_init_fn"), ("safe", "Hoist the lambda to a module-level function")),
     },
+    # J3 (ninth audit): the device bound by the two arms of an if/else statement on
+    # torch.cuda.is_available(); both arms CPU, an arm unknown, a third binding: silent
+    "DL206/j3_device_if_statement.py": {(None, 17, 14, "DL206", PAGEABLE, PIN_IF_CUDA)},
     # E2: `pip install x` and `cd ..` run by IPython's automagic; the same words in a def body are an error
     "DL000/automagic.ipynb": {
         (5, 2, 7, "DL000", "syntax error in cell 5: invalid syntax at line 2 column 7", None),

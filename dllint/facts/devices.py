@@ -653,8 +653,29 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
     if held is not None:
         return cuda_device_kind(facts, held[0], held[1], depth + 1)
     if isinstance(expr, ast.Name):
-        return _parameter_kind(facts, expr, scope, depth)
+        return _arms_kind(facts, expr, scope, depth) or _parameter_kind(facts, expr, scope, depth)
     return None
+
+
+def _arms_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) -> str | None:
+    """A name bound only in the two arms of one ``if`` statement (``if torch.cuda.is_available():
+    device = "cuda"`` / ``else: device = "cpu"``) says what ``"cuda" if ... else "cpu"`` says:
+    "cuda" when both arms are CUDA, "maybe" when one is and the other is a device written out;
+    None for anything else (a third binding, an arm that is unknown)."""
+    found = facts.scopes.lookup(expr.id, scope)
+    bindings = found[1] if found is not None else []
+    if len(bindings) != 2 or any(b.kind != "assign" or b.value is None for b in bindings):
+        return None
+    statement = facts.scopes.parents.get(bindings[0].node)
+    if not isinstance(statement, ast.If) or statement is not facts.scopes.parents.get(bindings[1].node):
+        return None
+    if {bindings[0].node in statement.body, bindings[1].node in statement.body} != {True, False}:
+        return None
+    owner = found[0] if found is not None else scope
+    kinds = {cuda_device_kind(facts, b.value, owner, depth + 1) or _cpu_device(facts, b.value, owner) for b in bindings if b.value is not None}
+    if None in kinds or kinds == {"cpu"}:
+        return None
+    return "cuda" if kinds == {"cuda"} else "maybe"
 
 
 def _returned_kind(facts: FileFacts, call: ast.Call, scope: Scope, depth: int) -> str | None:
