@@ -62,6 +62,16 @@ def _save(index, cache):
     index.remember_files(cache, [])
 
 
+def _saved_side_file(tmp_path, root):
+    """Index ``root`` with a cache under ``tmp_path / "c"``, answer the questions, save: the side file."""
+    cache = Cache(tmp_path / "c", SETTINGS, ("DL201",))
+    first = _index(root, cache)
+    _answers(first, root)
+    _save(first, cache)
+    [side] = [p for p in (tmp_path / "c").rglob("project-*.records")]
+    return side
+
+
 def test_a_second_run_reads_only_the_file_that_changed_and_answers_as_a_fresh_index(tmp_path, monkeypatch):
     root = _project(tmp_path)
     first = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
@@ -95,11 +105,7 @@ def test_once_the_records_are_read_an_unchanged_files_digest_needs_no_read(tmp_p
 
 def test_a_side_file_that_is_not_one_is_read_as_none(tmp_path):
     root = _project(tmp_path)
-    cache = Cache(tmp_path / "c", SETTINGS, ("DL201",))
-    first = _index(root, cache)
-    _answers(first, root)
-    _save(first, cache)
-    [side] = [p for p in (tmp_path / "c").rglob("project-*.records")]
+    side = _saved_side_file(tmp_path, root)
     for garbage in ("not json", '{"format": 3, "files": {"x": [1, 2, 3, "d", "bad", "\\n", true]}}', "[]", '{"format": 5, "paths": ["x"]}\n'):
         side.write_text(garbage)
         assert _answers(_index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",))), root) == _answers(_index(root), root)
@@ -107,11 +113,7 @@ def test_a_side_file_that_is_not_one_is_read_as_none(tmp_path):
 
 def test_malformed_rows_are_read_again_from_the_file(tmp_path):
     root = _project(tmp_path)
-    cache = Cache(tmp_path / "c", SETTINGS, ("DL201",))
-    first = _index(root, cache)
-    _answers(first, root)
-    _save(first, cache)
-    [side] = [p for p in (tmp_path / "c").rglob("project-*.records")]
+    side = _saved_side_file(tmp_path, root)
     import json
 
     data = side.read_bytes()
@@ -150,9 +152,7 @@ def test_the_kept_union_and_import_keys_follow_files_changed_added_and_removed(t
     kept with the records and followed file by file: after a class and an import are lost, a file
     is added and one removed, the next run answers as an index that read every file."""
     root = _project(tmp_path)
-    first = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
-    _answers(first, root)
-    _save(first, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    _saved_side_file(tmp_path, root)
     (root / "loaders.py").write_text("from torch.utils.data import DataLoader\nFastLoader = DataLoader\n")  # loses a class
     (root / "train.py").write_text("from loaders import FastLoader as FL\nloader = FL(range(3), num_workers=2)\n")  # loses `from data import DS`
     (root / "eval.py").write_text("from data import DS\nx = DS()\n")  # a new importer
@@ -169,10 +169,7 @@ def test_a_few_changed_records_are_not_written_back_and_are_read_again(tmp_path,
     """One changed file does not rewrite the side file (every file's records: megabytes on a large
     project); the next run reads that file again and answers the same."""
     root = _project(tmp_path)
-    first = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
-    _answers(first, root)
-    _save(first, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
-    [side] = [p for p in (tmp_path / "c").rglob("project-*.records")]
+    side = _saved_side_file(tmp_path, root)
     written = side.stat().st_mtime_ns
     changed = root / "other.py"
     changed.write_text(FILES["other.py"] + "import json\nclass Plainer(Plain):\n    pass\n")  # (names only gained)
@@ -194,9 +191,7 @@ def test_a_file_touched_keeps_the_kept_class_names_and_loader_names_without_deco
     from dllint.project import class_text
 
     root = _project(tmp_path)
-    first = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
-    _answers(first, root)
-    _save(first, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    _saved_side_file(tmp_path, root)
     touched = root / "train.py"
     touched.write_text(FILES["train.py"] + "# touched\n")
     os.utime(touched, ns=(3, 3))
@@ -224,11 +219,7 @@ def test_stored_import_keys_that_are_not_numbers_read_as_no_file(tmp_path):
     a line whose numbers are not numbers lists no file (the key's importers are then those the
     index finds otherwise: none kept, none read)."""
     root = _project(tmp_path)
-    cache = Cache(tmp_path / "c", SETTINGS, ("DL201",))
-    first = _index(root, cache)
-    _answers(first, root)
-    _save(first, cache)
-    [side] = [p for p in (tmp_path / "c").rglob("project-*.records")]
+    side = _saved_side_file(tmp_path, root)
     data = side.read_bytes()
     at = data.index(b"\nDS\t") + 4
     side.write_bytes(data[:at] + b"x" + data[at + 1 :])  # (its length kept: where each section lies holds)
