@@ -663,7 +663,9 @@ def _arms_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) -> st
     "cuda" when both arms are CUDA, "maybe" when one is and the other is a device written out;
     None for anything else (a third binding, an arm that is unknown)."""
     found = facts.scopes.lookup(expr.id, scope)
-    bindings = found[1] if found is not None else []
+    if found is None:
+        return None
+    owner, bindings = found
     if len(bindings) != 2 or any(b.kind != "assign" or b.value is None for b in bindings):
         return None
     statement = facts.scopes.parents.get(bindings[0].node)
@@ -671,11 +673,7 @@ def _arms_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) -> st
         return None
     if {bindings[0].node in statement.body, bindings[1].node in statement.body} != {True, False}:
         return None
-    owner = found[0] if found is not None else scope
-    kinds = {cuda_device_kind(facts, b.value, owner, depth + 1) or _cpu_device(facts, b.value, owner) for b in bindings if b.value is not None}
-    if None in kinds or kinds == {"cpu"}:
-        return None
-    return "cuda" if kinds == {"cuda"} else "maybe"
+    return _either_device({_written_device(facts, b.value, owner, depth) for b in bindings})
 
 
 def _returned_kind(facts: FileFacts, call: ast.Call, scope: Scope, depth: int) -> str | None:
@@ -692,7 +690,19 @@ def _returned_kind(facts: FileFacts, call: ast.Call, scope: Scope, depth: int) -
     for node in ast.walk(function):
         if isinstance(node, ast.Return) and facts.scopes.enclosing_function(node) is function:
             for value in _returned_values(facts, node.value, inner):
-                kinds.add(cuda_device_kind(facts, value, inner, depth + 1) or _cpu_device(facts, value, inner) if value is not None else None)
+                kinds.add(_written_device(facts, value, inner, depth))
+    return _either_device(kinds)
+
+
+def _written_device(facts: FileFacts, value: ast.expr | None, scope: Scope, depth: int) -> str | None:
+    """"cuda"/"maybe" as :func:`cuda_device_kind` says, "cpu" for another device written out,
+    None for anything else."""
+    return None if value is None else cuda_device_kind(facts, value, scope, depth + 1) or _cpu_device(facts, value, scope)
+
+
+def _either_device(kinds: set[str | None]) -> str | None:
+    """One of several devices (the arms of an ``if``, a function's returns): "cuda" when all are,
+    "maybe" when some are and the rest are written out; None when one is unknown or none is CUDA."""
     if not kinds or None in kinds or kinds == {"cpu"}:
         return None
     return "cuda" if kinds == {"cuda"} else "maybe"
