@@ -74,9 +74,6 @@ class Value(NamedTuple):
     def is_zero_or_absent(self) -> bool:
         return self.kind == "absent" or (self.kind == "const" and self.value == 0 and not isinstance(self.value, bool))
 
-    def is_none_or_absent(self) -> bool:
-        return self.kind == "absent" or (self.kind == "const" and self.value is None)
-
     def is_int(self) -> bool:
         return self.kind == "const" and isinstance(self.value, int) and not isinstance(self.value, bool)
 
