@@ -29,7 +29,9 @@ class Shipped(NamedTuple):
 
 def shipped_expressions(facts: FileFacts, loader: LoaderCall) -> Iterator[Shipped]:
     """Expressions (followed through names bound once, constructor arguments and containers) that
-    end up pickled into the loader's workers."""
+    end up pickled into the loader's workers. A name unpacked from a call's result (``train, val
+    = random_split(ds, [8, 2])``) is followed into that call's arguments, as the call itself
+    is: each piece (a ``Subset``) holds what the call was given."""
     seen: set[int] = set()
     for sink in ("dataset", *CALLABLE_SINKS):
         arg = loader.argument(sink)
@@ -46,6 +48,8 @@ def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[i
         found = facts.reaching_value(expr.id, scope, expr)
         if found is not None and found[1].kind == "assign" and found[1].value is not None:
             yield from _walk(facts, found[1].value, found[0], sink, seen, depth + 1)
+        elif found is not None and isinstance(found[1].node, ast.Assign) and isinstance(found[1].node.value, ast.Call):
+            yield from _walk(facts, found[1].node.value, found[0], sink, seen, depth + 1)  # unpacked from its result
     elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
         stored = _stored_on_self(facts, expr, scope)
         if stored is not None:
