@@ -147,12 +147,12 @@ def _passed(found: ProjectCalls, param: str, default: Value, facts: FileFacts, d
     """What each call of the function passes for ``param`` (``default`` where it leaves it out)."""
     passed: list[Value] = []
     for call in found.here:
-        argument = argument_for(call, found.function, param)
+        argument = found.argument(call, param)
         if argument is ABSENT:
             passed.append(default)
         else:
             passed.append(resolve(argument, facts.scopes.scope_of(call), facts, depth + 1) if isinstance(argument, ast.expr) else dynamic(call))
-    position = parameter_position(found.function, param)
+    position = found.position(param)
     for arguments in found.elsewhere.calls:
         passes = arguments.shape.passes(position, param)
         passed.append(default if passes is False else _passed_elsewhere(arguments, position, param))
@@ -253,15 +253,18 @@ def defaults_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, a
     return defaults
 
 
-def argument_for(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.expr | Value | None:
-    """What ``call`` passes for ``param``: the expression, ABSENT, or None when unknown."""
+def argument_for(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str, bound: int = 0) -> ast.expr | Value | None:
+    """What ``call`` passes for ``param``: the expression, ABSENT, or None when unknown.
+    ``bound``: leading parameters the call does not pass (``self`` of ``__init__``)."""
     if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     for keyword in call.keywords:
         if keyword.arg == param:
             return keyword.value
     position = parameter_position(function, param)
-    return call.args[position] if position is not None and position < len(call.args) else ABSENT
+    if position is not None:
+        position -= bound
+    return call.args[position] if position is not None and 0 <= position < len(call.args) else ABSENT
 
 
 class OtherCallers(NamedTuple):
@@ -279,11 +282,22 @@ UNREADABLE_CALLERS = OtherCallers(readable=False)
 
 class ProjectCalls(NamedTuple):
     """Every call in the project of a function: this file's (``here``), and what each call in
-    another file passes (``elsewhere``, see :class:`OtherCallers`)."""
+    another file passes (``elsewhere``, see :class:`OtherCallers`). ``bound``: the leading
+    parameters the calls do not pass (1 for ``__init__``, called as its class: ``self``)."""
 
     function: ast.FunctionDef | ast.AsyncFunctionDef
     here: list[ast.Call]
     elsewhere: OtherCallers
+    bound: int = 0
+
+    def position(self, param: str) -> int | None:
+        """The position a call passes ``param`` at; None for a keyword-only (or bound) one."""
+        position = parameter_position(self.function, param)
+        return None if position is None or position < self.bound else position - self.bound
+
+    def argument(self, call: ast.Call, param: str) -> ast.expr | Value | None:
+        """What one of the calls here passes for ``param`` (:func:`argument_for`)."""
+        return argument_for(call, self.function, param, self.bound)
 
     @property
     def decided(self) -> bool:
@@ -304,9 +318,43 @@ def project_calls(
     if found is None or len(found[1]) != 1 or found[1][0].kind != "param" or project is None or project.summarizing:
         return None
     function = found[0].node
-    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or isinstance(facts.scopes.parents.get(function), ast.ClassDef):
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or not wanted(function):
         return None
-    return function_calls(facts, function) if wanted(function) else None
+    if isinstance(facts.scopes.parents.get(function), ast.ClassDef):
+        return constructions(facts, function)
+    return function_calls(facts, function)
+
+
+def constructions(facts: FileFacts, init: ast.FunctionDef | ast.AsyncFunctionDef) -> ProjectCalls | None:
+    """The calls of ``init``'s class, where ``init`` is its ``__init__``: ``Loaders(workers=2)``
+    passes ``workers`` after ``self``, as a function's call passes its parameters. This file's
+    calls of the class by its name and other files' (:func:`other_callers`). None (the calls
+    cannot be told) for any other method, a decorated class, a class bound more than once, used
+    other than by calling it (handed on, a base class, ``isinstance``), or one that builds
+    itself (``cls(...)``, ``type(self)(...)``: a classmethod's own arguments)."""
+    cls = facts.scopes.parents.get(init)
+    if init.name != "__init__" or not isinstance(cls, ast.ClassDef) or cls.decorator_list or _builds_itself(cls):
+        return None
+    owner = facts.scopes.scope_of(cls)
+    bound = facts.scopes.lookup(cls.name, owner)
+    here = facts.usage.lookups.call_sites(cls, owner)
+    if bound is None or bound[0] is not owner or len(bound[1]) != 1 or here is None:
+        return None
+    return ProjectCalls(init, here, other_callers(facts, cls), bound=1)
+
+
+def _builds_itself(cls: ast.ClassDef) -> bool:
+    """A method of ``cls`` constructs an instance of its own (sub)class: ``cls(...)``,
+    ``type(self)(...)``, ``self.__class__(...)``, whose arguments no call of the name shows."""
+    for node in ast.walk(cls):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "cls" or isinstance(func, ast.Attribute) and func.attr == "__class__":
+            return True
+        if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type":
+            return True
+    return False
 
 
 def function_calls(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef) -> ProjectCalls:
@@ -317,8 +365,8 @@ def function_calls(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFuncti
     return ProjectCalls(function, facts.usage.callers(function), other_callers(facts, function))
 
 
-def other_callers(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef) -> OtherCallers:
-    """The calls of a module-level ``function`` in the project's other files, as their
+def other_callers(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> OtherCallers:
+    """The calls of a module-level ``function`` (or class) in the project's other files, as their
     summaries read them. None for a nested function (a namesake elsewhere is not its caller),
     and none asked while a file is summarized (a summary depends on its own file only)."""
     project = facts.project
@@ -342,9 +390,9 @@ def default_callee(func: ast.expr, facts: FileFacts) -> ast.expr | None:
         return isinstance(defaults[function], (ast.Name, ast.Attribute))
 
     found = project_calls(func, facts.scopes.scope_of(func), facts, named_default)
-    if found is None or not found.decided or not all(argument_for(call, found.function, func.id) is ABSENT for call in found.here):
+    if found is None or not found.decided or not all(found.argument(call, func.id) is ABSENT for call in found.here):
         return None
-    position = parameter_position(found.function, func.id)
+    position = found.position(func.id)
     if any(arguments.shape.passes(position, func.id) is not False for arguments in found.elsewhere.calls):
         return None
     return defaults[found.function]

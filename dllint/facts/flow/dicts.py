@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from dllint.facts.flow.model import AnyEntry, DictKey, FlowState, How, Move, Path, Use, path_key, shown, uses_from, without_loops
 from dllint.facts.flow.syntax import comprehension_keys, literal_keys
 from dllint.facts.scopes import Scope
-from dllint.facts.values import NO_OTHER_CALLERS, argument_for, project_calls, resolve
+from dllint.facts.values import NO_OTHER_CALLERS, project_calls, resolve
 
 if TYPE_CHECKING:
     from dllint.facts.flow.queries import ProjectQueries
@@ -130,7 +130,7 @@ class Dicts:
             return None  # another file calls it, or may
         keys: set[str | None] = set()
         for call in found.here:
-            argument = argument_for(call, found.function, name.id)
+            argument = found.argument(call, name.id)
             value = resolve(argument, self.facts.scopes.scope_of(call), self.facts) if isinstance(argument, ast.expr) else None
             keys.add(value.value if value is not None and value.is_const and isinstance(value.value, str) else None)
         return keys.pop() if len(keys) == 1 and None not in keys else None

@@ -84,8 +84,9 @@ class FileLookups:
         return found
 
     def call_sites(self, func: ast.AST, scope: Scope) -> list[ast.Call] | None:
-        """Calls of a nested ``def`` from ``scope``; None if it is used any other way."""
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        """Calls of a ``def`` or ``class`` (its constructions) bound in ``scope``, from there;
+        None if it is used any other way (a value handed on, a base class, ``isinstance``)."""
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return None
         sites = []
         for load, _ in self.loads_resolving_to(func.name, scope):
