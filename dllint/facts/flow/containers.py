@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Callable
 from dllint.facts.flow.base import MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS
 from dllint.facts.flow.lookups import is_self_attribute
 from dllint.facts.flow.model import AnyEntry, DictKey, Element, FlowState, How, Move, Path, Use, hook_iterates, without_loops
-from dllint.facts.flow.syntax import dict_key, parameter_for
+from dllint.facts.flow.syntax import dict_key, element_index, parameter_for
 from dllint.facts.frameworks import inherited_hooks
 from dllint.facts.scopes import Scope
 
@@ -127,10 +127,8 @@ class Containers:
         if isinstance(target, ast.Name):
             return self.uses_of_container_name(target.id, index, state, parent, rest)
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(index, int):
-            if any(isinstance(e, ast.Starred) for e in target.elts) or index >= len(target.elts):
-                return None
-            element = target.elts[index]
-            return self._extracted_name(element.id, state, parent, rest) if isinstance(element, ast.Name) else None
+            part = _unpacked_part(target, (index, *rest))
+            return self._extracted_name(part[0].id, state, parent, part[1]) if part is not None else None
         if isinstance(target, ast.Attribute) and is_self_attribute(target):
             return self._stored_element(target, container, index, state, rest)
         return self.flow.dicts.stored_in_dict(parent, target, (index, *rest), state)
@@ -138,10 +136,14 @@ class Containers:
     def _element_moved(
         self, parent: ast.AST | None, container: ast.AST, index: Element, state: FlowState, rest: Path
     ) -> list[Use] | None | Unhandled:
-        """The container goes on whole: an entry of a dict in turn, returned, or passed."""
+        """The container goes on whole: an element of a tuple or list, or an entry of a dict,
+        in turn; returned, or passed."""
         if isinstance(parent, ast.Dict):  # {"train": (loader, sampler)}: an entry of a dict in turn
             outer = dict_key(parent, container)
             return self.uses_of_element(parent, outer, state, (index, *rest)) if outer is not None else None
+        if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):  # ((train, val), (it_t, it_v))
+            position = element_index(parent, container)
+            return self.uses_of_element(parent, position, state, (index, *rest)) if position is not None else None
         if isinstance(parent, ast.Return) and parent.value is container:
             return self.flow.returns.returned_element(container, index, state, rest)
         if isinstance(parent, ast.keyword):
@@ -287,6 +289,20 @@ class Containers:
         self.flow.returns.entered(call, state.via, state.loops)
         callee = self.facts.scopes.scopes[target]
         return self.uses_of_container_name(param, index, state.through(call, callee, here), self.flow.names.parameter_binding(param, callee), rest)
+
+
+def _unpacked_part(target: ast.Name | ast.Tuple | ast.List, path: Path) -> tuple[ast.Name, Path] | None:
+    """The name of an assignment's target that takes the element at ``path`` (outermost
+    first), and the rest of ``path`` inside it: ``(train, val), (t_it, v_it) = f()`` gives
+    ``train`` for (0, 0); ``loaders, iters = f()`` gives ``loaders`` and (0,). Nested targets
+    follow positions as Python unpacks them. None where they do not line up: a ``*starred``
+    part, a position beyond the target, a part that is no name (``self.x``, ``d[k]``)."""
+    part: ast.AST = target
+    while isinstance(part, (ast.Tuple, ast.List)):
+        if not path or not isinstance(path[0], int) or _unpacked(part, [path[0]]) is None:
+            return None
+        part, path = part.elts[path[0]], path[1:]
+    return (part, path) if isinstance(part, ast.Name) else None
 
 
 def _unpacked(target: ast.AST, path: list[int]) -> ast.AST | None:
