@@ -80,7 +80,7 @@ class Returns:
             if not admitted(guards, constant_args(call)):
                 continue  # get_loader("finetune") never receives the "pretrain" loader
             call_scope = self.facts.scopes.scope_of(call)
-            uses += self._fresh_at(call, call_scope, here, self.flow.expressions.uses_of_expr(call, state.through(call, call_scope)))
+            uses += self.fresh_at(call, call_scope, here, self.flow.expressions.uses_of_expr(call, state.through(call, call_scope)))
         handed = self.handed_on(func, expr, state.inside(here))
         uses += handed or ()
         remote = self._callers_elsewhere(func, expr, here, via, None, guards)
@@ -111,7 +111,7 @@ class Returns:
             return Use(Move.ESCAPE, node, here, via, How.UNKNOWN, why=f"returned by {func.name}(), which a trainer outside the project calls when it needs a loader")
         return Use(Move.ESCAPE, node, here, via, How.UNCLAIMED)
 
-    def _fresh_at(self, call: ast.Call, scope: Scope, here: Loops, uses: list[Use]) -> list[Use]:
+    def fresh_at(self, call: ast.Call, scope: Scope, here: Loops, uses: list[Use]) -> list[Use]:
         """``uses`` of the value ``call`` returns, seen from a frame whose loops are ``here``: the
         loops around ``call`` build a fresh value on every pass, so they repeat no use of one."""
         return without_loops(uses, set(map(id, self.lookups.enclosing_loops(call, scope))), here)
@@ -164,7 +164,7 @@ class Returns:
                 inner = self._callback_elements(call, state.through(call, scope))
             else:
                 inner = self.flow.expressions.uses_of_expr(call, state.through(call, scope))
-            uses += self._fresh_at(call, scope, here, inner)
+            uses += self.fresh_at(call, scope, here, inner)
         return uses if found else None
 
     def _callback_elements(self, call: ast.Call, state: FlowState) -> list[Use]:
@@ -256,7 +256,7 @@ class Returns:
             found = self.flow.containers.uses_of_element(call, index, state.through(call, call_scope), rest)
             if found is None:
                 found = [Use(Move.ESCAPE, call, (), via + (call,), How.UNCLAIMED)]
-            uses += self._fresh_at(call, call_scope, here, found)
+            uses += self.fresh_at(call, call_scope, here, found)
         remote = self._element_elsewhere(func, container, index, rest, here, via, guards)
         if remote:
             uses += remote

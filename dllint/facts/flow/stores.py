@@ -50,6 +50,27 @@ class Stores:
         built = self._constructed_by(via)
         for node in loads:
             uses += self._read_back(node, built, state.marked(key))
+        if built is None:
+            uses += self._read_on_instances(target, cls, state.marked(key))
+        return uses
+
+    def _read_on_instances(self, target: ast.Attribute, cls: ast.ClassDef, state: FlowState) -> list[Use]:
+        """``self.train = DataLoader(...)`` in ``__init__``: every construction of the class
+        in this file (``Loaders(workers=2)``) holds the value as its field ``train``, followed
+        where the instance goes (``for batch in dls.train`` in the function it is handed to);
+        a loop around a construction builds a fresh value each time. None followed where the
+        class is used other than by calling it (the stored value stays unclaimed)."""
+        init = state.scope.node
+        if not (isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)) and init.name == "__init__"):
+            return []
+        if self.lookups.parents.get(init) is not cls:
+            return []
+        uses: list[Use] = []
+        for call in self.lookups.call_sites(cls, self.facts.scopes.scope_of(cls)) or ():
+            call_scope = self.facts.scopes.scope_of(call)
+            found = self.flow.containers.uses_of_element(call, target.attr, state.through(call, call_scope))
+            if found is not None:
+                uses += self.flow.returns.fresh_at(call, call_scope, state.loops, found)
         return uses
 
     def _handed_out_once(self, loads: list[ast.Attribute], inherited: list[Hook]) -> bool:
