@@ -180,13 +180,16 @@ def _passed_elsewhere(arguments: PassedArguments, position: int | None, keyword:
 def _agreed(default: Value, passed: list[Value]) -> Value | None:
     """The value every call's ``passed`` agrees on: the default's record where it is that
     constant (or the CPU count), else the first call's; unknown where the calls pass unreadable values besides falsy
-    ones; None (dynamic) where they differ or one passes something truthy besides."""
+    ones; None (dynamic) where they differ, one passes something truthy besides, or one leaves the
+    parameter at a default this file computes (what the rules read where it is written in place)."""
     if all(v.is_const and default.is_const and _same(v.value, default.value) for v in passed):
         return default
     if passed and all(v.is_const and _same(v.value, passed[0].value) for v in passed):
         return passed[0]  # every call passes the same constant (another file's: no origin here)
     if all(v.is_cpu_count for v in passed) and default.is_cpu_count:
         return default
+    if default.is_dynamic and not default.unknown and any(v is default for v in passed):
+        return None  # a call leaves it at a default computed here (``int(os.cpu_count() / 2)``): read as if written in place
     if any(v.truthy() is not False and not v.is_dynamic for v in passed) or not any(v.is_dynamic for v in passed):
         return None  # a path passes something known and truthy (a worker count): evidence
     return Value("dynamic", origin=default.origin, unknown=True)
@@ -213,12 +216,23 @@ def _default_out_of_view(name: ast.Name, scope: Scope, facts: FileFacts, depth: 
     owner = facts.scopes.parents.get(function)
     if not isinstance(owner, (ast.Module, ast.ClassDef)):
         return None  # a nested function: its enclosing function calls it
-    if default is None or isinstance(owner, ast.Module) and project is not None and project.summarizing or facts.usage.callers(function):
+    if default is None or isinstance(owner, ast.Module) and project is not None and project.summarizing or _called_here(facts, function):
         return None  # a summary depends on its own file only; a method's answer does (its calls through instances are not read)
     if isinstance(owner, ast.Module) and project is not None and project.named_elsewhere(function.name):
         return None  # another file imports it: its calls there decide (or leave it unknown)
     value = resolve(default, facts.scopes.scope_of(default), facts, depth + 1)
     return value if value.is_const else None
+
+
+def _called_here(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A call in this file passes ``function``'s parameters: a call of it, or for ``__init__``
+    a call of its class (``Loaders(workers=2)``; a class also used otherwise is not followed)."""
+    if facts.usage.callers(function):
+        return True
+    cls = facts.scopes.parents.get(function)
+    if function.name != "__init__" or not isinstance(cls, ast.ClassDef):
+        return False
+    return bool(facts.usage.lookups.call_sites(cls, facts.scopes.scope_of(cls)))
 
 
 _MISSING = object()  # an argument passed as no JSON constant
