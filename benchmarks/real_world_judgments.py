@@ -1299,6 +1299,12 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ('mrdbourke+pytorch-deep-learning', 'video_notebooks/pytorch_2_intro_video.ipynb:6', 'DL201', T, '',
      'num_workers NUM_WORKERS/os.cpu_count()/1; engine.train()/train() runs train_step and test_step every epoch'),
     # --- phlippe/uvadlc_notebooks
+    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/JAX/tutorial11/NF_image_modeling.ipynb:19', 'DL106', T, '',
+     "defined in the notebook, in the transform of a dataset split by random_split whose training piece goes to a multi-worker loader (same cell's test_set line judged true; ninth audit J4's shape, found after its fix)"),
+    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/JAX/tutorial12/Autoregressive_Image_Modeling.ipynb:20', 'DL106', T, '',
+     "defined in the notebook, in the transform of a dataset split by random_split whose training piece goes to a multi-worker loader (same cell's test_set line judged true; ninth audit J4's shape, found after its fix)"),
+    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/JAX/tutorial9/AE_CIFAR10.ipynb:26', 'DL106', T, '',
+     "defined in the notebook, in the transform of a dataset split by random_split whose training piece goes to a multi-worker loader (same cell's test_set line judged true; ninth audit J4's shape, found after its fix)"),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/deep_probabilistic_models_II/tutorial_2a.ipynb:2', 'DL201', D, '',
      'two one-batch peeks (`for x, y in train_loader: ... break` in two cells), no epoch loop: two restarts of 2 workers'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/deep_probabilistic_models_II/tutorial_2a.ipynb:23', 'DL201', T, '',
