@@ -3047,6 +3047,94 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("kathrinse+TabSurvey", "models/tabtransformer.py:80", "DL201", T, "", "2 workers, epoch loop (:92)"),
     ("kathrinse+TabSurvey", "models/vime.py:102", "DL201", T, "", "2 workers, 10 epochs (:104)"),
     ("kathrinse+TabSurvey", "models/vime.py:141", "DL201", T, "", "2 workers, epoch loop (:153)"),
+    # --- jindongwang/transferlearning (method folders, each with its own copied data_loader.py)
+    *(
+        ("jindongwang+transferlearning", f"code/ASR/{where}", "DL103", D, "K4",
+         "the local collate (closing over dataset/root_path) would fail to pickle under spawn, but num_workers is "
+         "args.n_iter_processes from espnet's get_parser, default 0, and no config here sets it")
+        for where in (
+            "Adapter/data_load.py:159", "Adapter/data_load.py:168", "Adapter/data_load.py:176",
+            "Adapter/data_load.py:324", "Adapter/data_load.py:333", "Adapter/data_load.py:341",
+            "CMatch/data_load.py:263", "CMatch/data_load.py:272", "CMatch/data_load.py:280",
+        )
+    ),
+    ("jindongwang+transferlearning", "code/deep/CSG/a-mnist/main.py:59", "DL201", T, "",
+     "kwargs num_workers 4; main_stem's epoch loop iterates tr_src_loader (utils_main.py:444)"),
+    ("jindongwang+transferlearning", "code/deep/CSG/a-mnist/main.py:68", "DL201", T, "",
+     "test loaders (4 workers) evaluated every eval_interval epochs (utils_main.py:476)"),
+    ("jindongwang+transferlearning", "code/deep/CSG/a-mnist/main.py:73", "DL201", T, "",
+     "target train loaders zipped with the source loader every epoch (utils_main.py:445)"),
+    ("jindongwang+transferlearning", "code/deep/CSG/utils/preprocess/data_provider.py:60", "DL201", T, "",
+     "load_images has no caller; the shuffled loader it returns is the contract's evidently-training case"),
+    ("jindongwang+transferlearning", "code/deep/DaNN/data_loader.py:17", "DL201", T, "", "2 workers, train() every epoch (main.py:106)"),
+    ("jindongwang+transferlearning", "code/deep/DaNN/data_loader.py:17", "DL206", T, "",
+     "2 workers; data.data.view(...).to(DEVICE) (a view of the batch) and target.to(DEVICE), DEVICE cuda if available"),
+    ("jindongwang+transferlearning", "code/deep/DaNN/data_loader.py:33", "DL201", T, "",
+     "2 workers; list(enumerate(data_tar)) in train() and test() every epoch"),
+    ("jindongwang+transferlearning", "code/deep/DaNN/data_loader.py:33", "DL206", T, "", "2 workers; x_tar/y_target and test copies .to(DEVICE)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/DNNtest/eval_nc.py:468", "DL206", T, "",
+     "8 workers, explicit pin_memory=False; images.to('cuda') in the coverage loops (:63, :128, :259)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/distillation_training.py:445", "DL201", D, "K6",
+     "workers restart at every renewal of iter(train_loader) in `except:` (:168), as claimed; but test(model, teacher, "
+     "train_loader) runs inside the same step loop (:231) while that iterator is live: with persistent workers each "
+     "test resets it, so every pass is cut short at the test; RULES says no fix here, dllint offers the safe one"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/distillation_training.py:453", "DL201", T, "",
+     "val loader (8 workers), test() every test_interval steps (:228)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/distillation_training.py:572", "DL206", T, "",
+     "8 workers, pin_memory=False; advtest copies batch.cuda() (eval_robustness.py:18)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/eval_robustness.py:87", "DL206", T, "", "8 workers, pin_memory=False; batch.cuda() (:18)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/finetune.py:108", "DL201", D, "K6",
+     "Finetuner.train renews iter(train_loader) in `except:` (finetuner.py:151), as claimed; but self.test(self.train_loader) "
+     "runs inside the step loop (:178) while the iterator is live: the fix the contract withholds here is offered"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/finetune.py:108", "DL206", T, "",
+     "8 workers, pin_memory=False; batch.to('cuda') after next() and in test() (finetuner.py:88)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/finetune.py:113", "DL201", T, "", "test loader, self.test() every test_interval steps"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/finetune.py:113", "DL206", T, "", "8 workers, pin_memory=False; batch.to('cuda') in test()"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/nc_prune/my_profile.py:198", "DL206", T, "",
+     "8 workers, pin_memory=False; log_coverage copies images.to('cuda') (:85)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/eval.py:222", "DL206", T, "",
+     "8 workers, pin_memory=False; clean_test copies raw_batch/batch/labels .to('cuda') (:102-105)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/eval_robustness.py:108", "DL206", T, "", "8 workers, pin_memory=False; advtest's batch.cuda()"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/finetune.py:254", "DL201", T, "",
+     "AttackFinetuner.train renews iter(train_loader) at each exhaustion (attack_finetuner.py:178); its test() reads only "
+     "self.test_loader, so no re-entry"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/finetune.py:259", "DL201", T, "", "test loader, AttackFinetuner.test() every test_interval steps"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/finetune.py:259", "DL206", T, "", "8 workers, pin_memory=False; batch.to('cuda') in test()"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/finetune.py:264", "DL201", T, "",
+     "testing() runs untarget_test, target_test and clean_test over test_loader_1: three passes"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/finetune.py:264", "DL206", T, "", "8 workers, pin_memory=False; the three tests copy to 'cuda'"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/remos/my_profile.py:272", "DL206", T, "",
+     "8 workers, pin_memory=False; images.to('cuda') in the profiling loop (:55)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/trigger.py:81", "DL201", T, "", "the finetuner's train renews iter(train_loader) at each exhaustion"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/trigger.py:86", "DL201", T, "", "test loader, test() every test_interval steps and twice after"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/trigger.py:86", "DL206", T, "", "8 workers, pin_memory=False; batch.to('cuda') in test()"),
+    ("jindongwang+transferlearning", "code/deep/TCP/dataset.py:17", "DL201", T, "", "num_workers=1 default; train_epoch every epoch (finetune.py:232)"),
+    ("jindongwang+transferlearning", "code/deep/TCP/dataset.py:33", "DL201", T, "", "test loader, test() after each epoch"),
+    ("jindongwang+transferlearning", "code/deep/finetune_AlexNet_ResNet/data_loader.py:22", "DL201", T, "",
+     "4 workers; dataloaders['tar'] iterated every epoch (`for phase in ['src', 'val', 'tar']`, finetune_office31.py:108)"),
+    ("jindongwang+transferlearning", "code/deep/finetune_AlexNet_ResNet/data_loader.py:22", "DL206", T, "",
+     "4 workers; inputs.to(DEVICE), DEVICE = torch.device('cuda') (finetune_office31.py:30)"),
+    ("jindongwang+transferlearning", "code/deep/finetune_AlexNet_ResNet/data_loader.py:44", "DL201", T, "", "dataloaders['src'] every epoch"),
+    ("jindongwang+transferlearning", "code/deep/finetune_AlexNet_ResNet/data_loader.py:45", "DL201", T, "", "dataloaders['val'] every epoch"),
+    *(
+        ("jindongwang+transferlearning", f"code/feature_extractor/for_digit_data/digit_data_loader.py:{line}", code, T, "",
+         "4 workers; dataloaders[phase] for phase in ['src', 'val', 'tar'] every epoch, inputs.to(DEVICE) "
+         "(digit_deep_feature.py:49-56), DEVICE cuda if available")
+        for line in (180, 183, 186) for code in ("DL201", "DL206")
+    ),
+    ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:30", "DL201", T, "",
+     "4 workers; returned in a list, stored as dataloaders['train'], iterated every epoch (main.py:84-90)"),
+    ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:36", "DL201", D, "",
+     "built only when train_val_split is false; the project's one caller passes train_val_split=True (main.py:207)"),
+    ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:90", "DL201", T, "",
+     "load_imageclef_train has no caller; shuffled: the contract's evidently-training case"),
+    ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:92", "DL201", D, "",
+     "no caller; a validation loader counted as training because it is shuffled"),
+    ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:113", "DL201", D, "",
+     "load_imageclef_test has no caller; a test loader counted as training because it is shuffled"),
+    ("jindongwang+transferlearning", "notebooks/deep_transfer_tutorial.ipynb:17", "DL201", T, "",
+     "4 workers; load_data's loaders iterated every epoch by finetune() and train() (later cells)"),
+    ("jindongwang+transferlearning", "notebooks/deep_transfer_tutorial.ipynb:17", "DL206", T, "", "4 workers; inputs.cuda(), data_source.cuda() in the epoch loops"),
 )
 
 # The fifth set's sources (real_world.py's FIFTH, by key).
@@ -3457,6 +3545,42 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
             ("vime.py:141", "2 workers, batch_X.to(self.device) (:156)"),
         )
     ),
+    # --- jindongwang/transferlearning
+    ("jindongwang+transferlearning", "code/deep/CSG/a-mnist/main.py:62", "DL201", "K5",
+     "val_src_loader (the same **kwargs, 4 workers as :59) handed to res.evaluate(...) every eval_interval epochs "
+     "(utils_main.py:474); `res` is first bound to get_models(...) then to ResultsContainer(...)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/finetune.py:254", "DL206", "K7",
+     "8 workers, pin_memory=False; batch, label = next(dataloader_iterator) then batch.to('cuda') (attack_finetuner.py:180)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/trigger.py:81", "DL206", "K7", "same, through the finetuners' train()"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/distillation_training.py:540", "DL201", "K8",
+     "8 workers; bound into partial(advtest, loader=...) and called every adv_test_interval steps (:270)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/distillation_training.py:540", "DL206", "K8",
+     "pin_memory=False; advtest copies batch.cuda() (eval_robustness.py:18)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/finetuner.py:47", "DL206", "K8",
+     "8 workers, pin_memory=False; partial(advtest, loader=adveval_test_loader) called by adv_eval() (finetune.py:157)"),
+    *(
+        ("jindongwang+transferlearning", f"code/deep/{where}", "DL201", "K10",
+         f"{why}; the loader options arrive as a dict literal built by the caller and passed as a parameter, then "
+         "splatted (**kwargs); iterated every epoch")
+        for where, why in (
+            ("DeepMEDA/data_loader.py:12", "kwargs = {'num_workers': 1, 'pin_memory': True} (main.py:13), iter() every epoch"),
+            ("DeepMEDA/data_loader.py:20", "same kwargs; test() every epoch (main.py:141)"),
+            ("MRAN/data_loader.py:11", "kwargs = {'num_workers': 1, ...} if args.cuda else {} (MRAN.py:53): 1 worker with CUDA"),
+            ("MRAN/data_loader.py:19", "same; test() every epoch (MRAN.py:131)"),
+            ("DAAN/data_loader.py:40", "kwargs = {'num_workers': 1, ...} if args.cuda else {} (train.py:54): 1 worker with CUDA"),
+            ("DAAN/data_loader.py:50", "same; test() every epoch (train.py:191)"),
+        )
+    ),
+    ("jindongwang+transferlearning", "code/deep/finetune_AlexNet_ResNet/data_loader.py:44", "DL206", "K11",
+     "4 workers; load_train's (train, val) tuple unpacked into dataloaders['src'], dataloaders['val'] "
+     "(finetune_office31.py:151), iterated as dataloaders[phase] with inputs.to(DEVICE) (:114-115)"),
+    ("jindongwang+transferlearning", "code/deep/finetune_AlexNet_ResNet/data_loader.py:45", "DL206", "K11", "same, dataloaders['val']"),
+    ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:30", "DL206", "K11",
+     "4 workers; load_data returns [train_loader, val_loader], stored as dataloaders['train'] = data_train[0] "
+     "(main.py:209), inputs.to(DEVICE) every epoch (:90-91), DEVICE cuda if available"),
+    ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:32", "DL201", "K11",
+     "val loader, 4 workers, dataloaders['val'] = data_train[1] iterated every epoch"),
+    ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:32", "DL206", "K11", "same, inputs.to(DEVICE)"),
 )
 
 
