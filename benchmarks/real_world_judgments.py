@@ -3135,6 +3135,55 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("jindongwang+transferlearning", "notebooks/deep_transfer_tutorial.ipynb:17", "DL201", T, "",
      "4 workers; load_data's loaders iterated every epoch by finetune() and train() (later cells)"),
     ("jindongwang+transferlearning", "notebooks/deep_transfer_tutorial.ipynb:17", "DL206", T, "", "4 workers; inputs.cuda(), data_source.cuda() in the epoch loops"),
+    # --- TingsongYu/PyTorch-Tutorial-2nd (chapter folders, each with its own copied my_utils.ModelTrainer)
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-3/04_transforms.ipynb:cell 17:1", "DL000", T, "",
+     "a code cell that holds prose with a full-width colon: the notebook cannot run that cell"),
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-3/04_transforms.ipynb:cell 23:1", "DL000", T, "", "same, a full-width comma"),
+    *(
+        ("TingsongYu+PyTorch-Tutorial-2nd", f"code/{where}", "DL201", T, "",
+         f"--workers default 4; {what} iterated every epoch through the folder's utils.ModelTrainer")
+        for where, what in (
+            ("chapter-7/04_train_script.py:89", "train_loader"), ("chapter-7/04_train_script.py:90", "valid_loader"),
+            ("chapter-8/01_classification/resnet50_qat.py:98", "train_loader"),
+            ("chapter-8/01_classification/resnet50_qat.py:99", "valid_loader"),
+            ("chapter-8/01_classification/train_aug.py:120", "train_loader"),
+            ("chapter-8/01_classification/train_aug.py:121", "valid_loader"),
+            ("chapter-8/01_classification/train_main.py:101", "train_loader"),
+            ("chapter-8/01_classification/train_main.py:102", "valid_loader"),
+            ("chapter-8/02_segmentation/02_train_seg.py:103", "train_loader"),
+            ("chapter-8/02_segmentation/02_train_seg.py:104", "valid_loader"),
+            ("chapter-8/02_segmentation/03_train_architecture.py:104", "train_loader"),
+            ("chapter-8/02_segmentation/03_train_architecture.py:105", "valid_loader"),
+        )
+    ),
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-7/07_lenet_ensemble.py:94", "DL201", T, "",
+     "valid_loader (--workers 4) passed as test_loader= to MyEnsemble.fit, evaluated every epoch (:201)"),
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/01_classification/resnet_ptq.py:132", "DL206", T, "",
+     "2 workers; collect_stats copies image.cuda() (:57)"),
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/01_classification/resnet_ptq.py:133", "DL206", T, "",
+     "2 workers; ModelTrainer.evaluate copies inputs.to(device), device cuda if available (:177)"),
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/05_cyclegan/datasets/combine_A_and_B.py:29", "DL101", T, "",
+     "module-level pool = Pool() and pool.apply_async loop, no main guard: a spawn child re-runs it"),
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/06_diffusion-model/DDPM/Diffusion/Train.py:28", "DL201", T, "", "4 workers, epoch loop (:47)"),
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/06_diffusion-model/DDPM/DiffusionFreeGuidence/TrainCondition.py:29", "DL201", T, "",
+     "4 workers, epoch loop (:49)"),
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/07_image_captioning/cnn_rnn_base/01_train.py:91", "DL201", T, "", "workers=1, train() every epoch"),
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/07_image_captioning/cnn_rnn_base/01_train.py:94", "DL201", T, "", "validate() every epoch"),
+    *(
+        ("TingsongYu+PyTorch-Tutorial-2nd", f"code/chapter-9/{where}", code, T, "", why)
+        for where, code, why in (
+            ("a_rnn_lstm/train_rnn_lstm.py:73", "DL201", "--workers 4 (default), epoch loop (:115)"),
+            ("a_rnn_lstm/train_rnn_lstm.py:74", "DL201", "valid_loader every epoch"),
+            ("a_rnn_lstm/train_rnn_lstm.py:73", "DL206", "inputs.to(device), device cuda if available (:77)"),
+            ("a_rnn_lstm/train_rnn_lstm.py:74", "DL206", "same, evaluate()"),
+            ("c_transformer/train_transformer.py:297", "DL201", "workers = 4, epoch loop (:175)"),
+            ("c_transformer/train_transformer.py:298", "DL201", "valid_loader every epoch"),
+            ("c_transformer/train_transformer.py:297", "DL206", "batches .to(device), device 'cuda' if opt.cuda (:290)"),
+            ("c_transformer/train_transformer.py:298", "DL206", "same, validation"),
+            ("d_bert/run_ner_softmax.py:40", "DL301",
+             "DistributedSampler under --local_rank, iterated every epoch (:119), set_epoch never called"),
+        )
+    ),
 )
 
 # The fifth set's sources (real_world.py's FIFTH, by key).
@@ -3581,6 +3630,32 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
     ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:32", "DL201", "K11",
      "val loader, 4 workers, dataloaders['val'] = data_train[1] iterated every epoch"),
     ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:32", "DL206", "K11", "same, inputs.to(DEVICE)"),
+    # --- TingsongYu/PyTorch-Tutorial-2nd
+    *(
+        ("TingsongYu+PyTorch-Tutorial-2nd", f"code/{where}", "DL206", "K2",
+         "--workers 4; ModelTrainer copies inputs.to(device), device = args.device, and the main block sets "
+         "args.device = torch.device('cuda' if available ...) (--device default 'cuda')")
+        for where in (
+            "chapter-7/04_train_script.py:89", "chapter-7/04_train_script.py:90",
+            "chapter-7/07_lenet_ensemble.py:93", "chapter-7/07_lenet_ensemble.py:94",
+            "chapter-8/01_classification/resnet50_qat.py:98", "chapter-8/01_classification/resnet50_qat.py:99",
+            "chapter-8/01_classification/train_aug.py:120", "chapter-8/01_classification/train_aug.py:121",
+            "chapter-8/01_classification/train_main.py:101", "chapter-8/01_classification/train_main.py:102",
+            "chapter-8/02_segmentation/02_train_seg.py:103", "chapter-8/02_segmentation/02_train_seg.py:104",
+            "chapter-8/02_segmentation/03_train_architecture.py:104",
+            "chapter-8/02_segmentation/03_train_architecture.py:105",
+        )
+    ),
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-7/07_lenet_ensemble.py:93", "DL201", "K13",
+     "train_loader passed positionally to MyEnsemble.fit (the project's override of torchensemble's "
+     "VotingClassifier.fit), iterated epochs x n_estimators times (:180-186); the keyword-passed valid_loader is reported"),
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-7/07_model_ensemble.py:98", "DL201", "K13",
+     "4 workers; the same loader handed to six torchensemble model.fit(train_loader, epochs=...) calls in turn"),
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/05_cyclegan/data/__init__.py:75", "DL201", "K14",
+     "num_workers=int(opt.num_threads) (default 4); stored as self.dataloader on CustomDatasetDataLoader, whose "
+     "__iter__ iterates it; 01_train.py iterates the wrapper every epoch (:42-48)"),
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/05_cyclegan/data/__init__.py:75", "DL206", "K14",
+     "same wrapper; set_input copies input['A'/'B'].to(self.device), device cuda:gpu_ids[0] (base_model.py:35)"),
 )
 
 
