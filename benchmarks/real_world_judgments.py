@@ -3656,6 +3656,38 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
      "__iter__ iterates it; 01_train.py iterates the wrapper every epoch (:42-48)"),
     ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/05_cyclegan/data/__init__.py:75", "DL206", "K14",
      "same wrapper; set_input copies input['A'/'B'].to(self.device), device cuda:gpu_ids[0] (base_model.py:35)"),
+    # --- jindongwang/transferlearning, DeepDA: num_workers from the method's YAML through configargparse
+    ("jindongwang+transferlearning", "code/DeepDA/data_loader.py:29", "DL201", "K9",
+     "--num_workers default 0, but every method's YAML (DAN/DAN.yaml:22 ...) sets num_workers: 3 and is read by "
+     "configargparse (`--config`, is_config_file=True); target_test_loader is tested every epoch (main.py:158)"),
+    ("jindongwang+transferlearning", "code/DeepDA/data_loader.py:29", "DL206", "K9",
+     "same 3 workers, no pin_memory; test() copies data.to(args.device), args.device cuda if available (main.py:100, :174)"),
+    ("jindongwang+transferlearning", "code/DeepDA/data_loader.py:58", "DL206", "K9",
+     "InfiniteDataLoader's inner DataLoader (3 workers, no pin_memory); batches copied .to(args.device) (main.py:136-137)"),
+    # --- jfzhang95/pytorch-deeplab-xception: kwargs = {'num_workers': args.workers, 'pin_memory': True} (train.py:29)
+    *(
+        ("jfzhang95+pytorch-deeplab-xception", f"dataloaders/__init__.py:{line}", "DL201", "K10",
+         f"{what}: --workers default 4, passed as make_data_loader(args, **kwargs) and splatted into the loader; "
+         "Trainer.training every epoch, validation every eval_interval epochs (train.py:295-299)")
+        for line, what in (
+            (14, "pascal train_loader"), (15, "pascal val_loader"), (25, "cityscapes train_loader"),
+            (26, "cityscapes val_loader"), (35, "coco train_loader"), (36, "coco val_loader"),
+        )
+    ),
+    # --- victoresque/pytorch-template: the loader class named only in config.json, the epoch loop in BaseTrainer
+    *(
+        ("victoresque+pytorch-template", f"base/base_data_loader.py:{line}", code, "K15",
+         f"{what}; num_workers 2 in config.json (MnistDataLoader default 1); built by config.init_obj('data_loader', "
+         "module_data) (getattr by the config's type name); BaseTrainer.train's epoch loop calls Trainer._train_epoch, "
+         "which iterates it and copies data.to(self.device), device cuda:0 when a GPU is there")
+        for line, what in ((27, "BaseDataLoader's super().__init__"), (61, "split_validation's loader, _valid_epoch every epoch"))
+        for code in ("DL201", "DL206")
+    ),
+    # --- kzl/decision-transformer
+    ("kzl+decision-transformer", "atari/mingpt/trainer_atari.py:86", "DL204", "K16",
+     "run_epoch (a nested function called once per epoch, :145-147) builds a new DataLoader each call with "
+     "num_workers=config.num_workers, 4 from TrainerConfig(num_workers=4) (run_dt_atari.py:87), whose __init__ "
+     "setattr()s its kwargs over the class default 0: four workers start every epoch"),
 )
 
 
