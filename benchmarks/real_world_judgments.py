@@ -3646,15 +3646,15 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
             "chapter-8/02_segmentation/03_train_architecture.py:105",
         )
     ),
-    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-7/07_lenet_ensemble.py:93", "DL201", "K13",
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-7/07_lenet_ensemble.py:93", "DL201", "K12",
      "train_loader passed positionally to MyEnsemble.fit (the project's override of torchensemble's "
      "VotingClassifier.fit), iterated epochs x n_estimators times (:180-186); the keyword-passed valid_loader is reported"),
-    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-7/07_model_ensemble.py:98", "DL201", "K13",
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-7/07_model_ensemble.py:98", "DL201", "K12",
      "4 workers; the same loader handed to six torchensemble model.fit(train_loader, epochs=...) calls in turn"),
-    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/05_cyclegan/data/__init__.py:75", "DL201", "K14",
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/05_cyclegan/data/__init__.py:75", "DL201", "K13",
      "num_workers=int(opt.num_threads) (default 4); stored as self.dataloader on CustomDatasetDataLoader, whose "
      "__iter__ iterates it; 01_train.py iterates the wrapper every epoch (:42-48)"),
-    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/05_cyclegan/data/__init__.py:75", "DL206", "K14",
+    ("TingsongYu+PyTorch-Tutorial-2nd", "code/chapter-8/05_cyclegan/data/__init__.py:75", "DL206", "K13",
      "same wrapper; set_input copies input['A'/'B'].to(self.device), device cuda:gpu_ids[0] (base_model.py:35)"),
     # --- jindongwang/transferlearning, DeepDA: num_workers from the method's YAML through configargparse
     ("jindongwang+transferlearning", "code/DeepDA/data_loader.py:29", "DL201", "K9",
@@ -3676,7 +3676,7 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
     ),
     # --- victoresque/pytorch-template: the loader class named only in config.json, the epoch loop in BaseTrainer
     *(
-        ("victoresque+pytorch-template", f"base/base_data_loader.py:{line}", code, "K15",
+        ("victoresque+pytorch-template", f"base/base_data_loader.py:{line}", code, "K14",
          f"{what}; num_workers 2 in config.json (MnistDataLoader default 1); built by config.init_obj('data_loader', "
          "module_data) (getattr by the config's type name); BaseTrainer.train's epoch loop calls Trainer._train_epoch, "
          "which iterates it and copies data.to(self.device), device cuda:0 when a GPU is there")
@@ -3684,7 +3684,7 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
         for code in ("DL201", "DL206")
     ),
     # --- kzl/decision-transformer
-    ("kzl+decision-transformer", "atari/mingpt/trainer_atari.py:86", "DL204", "K16",
+    ("kzl+decision-transformer", "atari/mingpt/trainer_atari.py:86", "DL204", "K15",
      "run_epoch (a nested function called once per epoch, :145-147) builds a new DataLoader each call with "
      "num_workers=config.num_workers, 4 from TrainerConfig(num_workers=4) (run_dt_atari.py:87), whose __init__ "
      "setattr()s its kwargs over the class default 0: four workers start every epoch"),
