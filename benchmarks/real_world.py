@@ -38,6 +38,7 @@ counts per rule and per source are printed, and ``--json FILE`` keeps every find
     python benchmarks/real_world.py --set seventh --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set eighth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set ninth --mirror-root /work/.mirror --once --judge
+    python benchmarks/real_world.py --set tenth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
         --dir /tmp/rw --json /tmp/rw/findings.json
 """
@@ -359,6 +360,35 @@ NINTH = (
          "course: the twenty days' notebooks (names not ASCII)", configs=True),
 )
 
+TENTH = (
+    Repo("TingsongYu/PyTorch-Tutorial-2nd", "0f188c18d572e6a54f71d24b2c2e8c0fb5ea0037",
+         "course: the book's chapter folders, each with its own copied helpers", configs=True),
+    Repo("TingsongYu/PyTorch_Tutorial", "0847dd51ceca50346775ebe3df013cc4531a10ef",
+         "course: the first edition's numbered chapter scripts", configs=True),
+    Repo("jindongwang/transferlearning", "f951df1188858f6eb561b89e37deb93295ff1c82",
+         "recipes: transfer-learning methods, one folder each with its own data loader module", configs=True),
+    Repo("znxlwm/pytorch-generative-model-collections", "0d183bb5ea2fbe069e1c6806c4a9a1fd8e81656f",
+         "recipes: one GAN class per file, the loader helper shared", configs=True),
+    Repo("victoresque/pytorch-template", "41dc06f6f8f3f38c6ed49f01ff7d89cd5688adc4",
+         "template: the epoch loop in a base trainer class, loaders from a JSON config", configs=True),
+    Repo("amanchadha/coursera-gan-specialization", "4adf5f68a7d6018893d6505edaeec223c236d317",
+         "course: the GAN specialization's weekly notebooks, the loader cell copied", configs=True),
+    Repo("kekmodel/FixMatch-pytorch", "040be3b8950300b052f810df31a0c6c09561e09f",
+         "semi-supervised image classification, iterators renewed on StopIteration", configs=True),
+    Repo("jannerm/diffuser", "7ea422860cc0106e5ca5949d980f04b799d5462c",
+         "diffusion planning on offline RL data, an endless cycled loader", configs=True),
+    Repo("kzl/decision-transformer", "e2d82e68f330c00f763507b3b01d774740bee53f",
+         "offline RL, a minGPT trainer over Atari trajectories", configs=True),
+    Repo("yhenon/pytorch-retinanet", "0348a9d57b279e3b5b235461b472d37da5feec3d",
+         "object detection, RetinaNet with an aspect-ratio batch sampler", configs=True),
+    Repo("jfzhang95/pytorch-deeplab-xception", "9135e104a7a51ea9effa9c6676a2fcffe6a6a2e6",
+         "semantic segmentation, DeepLab with a loader factory per dataset", configs=True),
+    Repo("kathrinse/TabSurvey", "454b8b2445450c9cd58b6f1c60fab3e625f58bcd",
+         "tabular deep learning, one model class per file, each with its own loaders", configs=True),
+    Repo("seungwonpark/melgan", "aca59909f6dd028ec808f987b154535a7ca3400c",
+         "audio: MelGAN vocoder training", configs=True),
+)
+
 WANTED = (".py", ".ipynb")
 CONFIGS = (".yaml", ".yml")
 OFF_BY_DEFAULT = frozenset({"DL203"})
@@ -603,7 +633,7 @@ def print_table(counts: dict[str, collections.Counter], recall_known: bool) -> N
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "both", "all"), default="both", help="which sources (both: first and second)"
+        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "both", "all"), default="both", help="which sources (both: first and second)"
     )
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
@@ -649,8 +679,9 @@ def main() -> int:
             "seventh": SEVENTH,
             "eighth": EIGHTH,
             "ninth": NINTH,
+            "tenth": TENTH,
             "both": SECOND,
-            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH + NINTH,
+            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH + NINTH + TENTH,
         }
         if args.set in sets:
             for source in sets[args.set]:
