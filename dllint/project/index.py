@@ -103,14 +103,14 @@ class ProjectIndex:
     def deps_valid(self, deps: Deps) -> bool:
         """Every file a file's findings were computed from is still the same (a config's base
         read whole has no digest: never the same)."""
-        from dllint.project.config_values import config_digest
-
         for dependency in deps:
             if isinstance(dependency, (CallersDep, LoaderClassesDep)):
                 continue  # kept true by reconcile(), before any lookup
             if isinstance(dependency, ConfigFileDep):
                 return False
             if isinstance(dependency, ConfigDep):
+                from dllint.project.config_values import config_digest  # (its config readers: only for a config read)
+
                 if config_digest(dependency.path) != dependency.digest:
                     return False
             elif self.summaries.digest(dependency.path) != dependency.digest:
