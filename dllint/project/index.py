@@ -81,7 +81,8 @@ class ProjectIndex:
 
     def prepare(self) -> None:
         """Build what the first cross-file question of any file builds: the joined text and the
-        names that may be classes and loader classes, the import table (before forking workers that share them)."""
+        names that may be classes and loader classes, the import table, the files that add to ``sys.path``
+        (before forking workers that share them)."""
         self.text.loader_class_names()
         self.text.class_names()
         self.imports.prepare()
