@@ -125,8 +125,12 @@ def process(
     if isinstance(data, Finding):
         return FileOutcome(path, linter.filter_findings(path, "", [data])), None
     stamp = fingerprint(st, data) if st is not None else None
-    project = index.view(path) if index is not None else None
     live = screened.gates if screened is not None and screened.checksum == zlib.crc32(data) else None
+    if live is None:
+        live = linter.prefilter.screen(data, path)
+        if live is None:  # most files: settled before the project is asked (a view resolves the path)
+            return FileOutcome(path, skipped=True), stamp
+    project = index.view(path) if index is not None else None
     try:
         if task.fix:
             outcome = fix(linter, path, data, task.unsafe, project)

@@ -40,17 +40,18 @@ def checkout_stays_clean():
 
 @pytest.fixture
 def relinted(monkeypatch) -> list[str]:
-    """The names of the files each later run lints afresh (not served from the cache); clear it
-    between runs."""
-    from dllint import per_file, runner
+    """The names of the files each later run looks at afresh (not served from the cache: read,
+    screened by the prefilter, linted if it passes); clear it between runs. Counted where the
+    runner takes a file on (``runner.process``), not at the lint call: a file the prefilter
+    settles is never handed to ``lint``, yet it was not served from the cache."""
+    from dllint import runner
 
     linted: list[str] = []
-    original = per_file.lint
+    original = runner.process
 
-    def spy(linter, path, data, project=None, live=None):
+    def spy(path, *args, **kwargs):
         linted.append(Path(path).name)
-        return original(linter, path, data, project, live)
+        return original(path, *args, **kwargs)
 
-    monkeypatch.setattr(per_file, "lint", spy)  # a fix's re-lint
-    monkeypatch.setattr(runner, "lint", spy)  # a check
+    monkeypatch.setattr(runner, "process", spy)
     return linted

@@ -42,15 +42,16 @@ def tree(tmp_path):
 
 @pytest.fixture
 def lint_counter(monkeypatch):
-    """Counts the files actually linted (in-process: jobs=1)."""
+    """Counts the files looked at afresh, not served from the cache (in-process: jobs=1): read,
+    screened, linted if the prefilter lets them through."""
     linted: list[str] = []
-    real = runner.lint
+    real = runner.process
 
-    def counting(linter, path, data, project=None, live=None):
+    def counting(path, *args, **kwargs):
         linted.append(path)
-        return real(linter, path, data, project, live)
+        return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "lint", counting)
+    monkeypatch.setattr(runner, "process", counting)
     return linted
 
 

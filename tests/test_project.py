@@ -575,3 +575,25 @@ def test_a_keystroke_that_changes_no_class_header_rebuilds_no_class_text(tmp_pat
     assert index.text.loader_class_names() is first and len(scanned) == 3  # the same bytes: nothing scanned
     index.set_buffer(buffer, (TRAIN + "class Faster(Fast):\n    pass\n").encode())
     assert b"Faster" in index.text.loader_class_names()[0] and len(scanned) == 4
+
+
+def test_files_adding_to_sys_path_are_found_before_workers_fork(tmp_path, monkeypatch):
+    """``prepare`` (run before a pool forks) also finds the files that add to ``sys.path``: a
+    forked worker answers from its copy instead of searching the project's bytes again, and the
+    answer is the one an index that was not prepared gives."""
+    root = tmp_path / "project"
+    write_tree(root, {
+        "pyproject.toml": "",
+        "_init_paths.py": "import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), 'lib'))\n",
+        "train.py": "import _init_paths\nfrom helpers import make\n",
+        "lib/helpers.py": "def make():\n    pass\n",
+    })
+    train = str((root / "train.py").resolve())
+    expected = ProjectIndex(root, SETTINGS).imports.added_folders(train)
+    assert expected == [str((root / "lib").resolve())]
+
+    index = ProjectIndex(root, SETTINGS)
+    index.prepare()
+    searched: list[bytes] = []
+    monkeypatch.setattr(index.text, "mentions", lambda needle, gate=None: searched.append(needle) or [])
+    assert index.imports.added_folders(train) == expected and searched == []

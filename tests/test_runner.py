@@ -181,6 +181,27 @@ def test_a_screened_file_is_not_screened_again_while_its_bytes_are_the_same(tmp_
     assert len(screens) == 1 and [(f.line, f.code) for f in outcome.findings] == [(2, "DL001"), (3, "DL001")]
 
 
+
+@pytest.mark.parametrize("task", [runner.CHECK, runner.Task(fix=True)])
+def test_a_file_the_prefilter_settles_asks_nothing_of_the_project(tmp_path, task):
+    """Most of a project's files never reach the parser: they are settled before a view of the
+    project is made for them (resolving the path costs more than screening the bytes); a file
+    that passes gets its view."""
+    from dllint.project import ProjectIndex
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "util.py").write_text("def add(a, b):\n    return a + b\n")
+    (tmp_path / "train.py").write_text("from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0, persistent_workers=True)\n")
+    index = ProjectIndex(str(tmp_path), SETTINGS)
+    viewed: list[str] = []
+    real = index.view
+    index.view = lambda path: (viewed.append(os.path.basename(path)), real(path))[1]  # type: ignore[method-assign]
+    linter = Linter(SETTINGS)
+    outcome, _ = runner.process(str(tmp_path / "util.py"), linter, task, False, index)
+    assert outcome.skipped and viewed == []
+    outcome, _ = runner.process(str(tmp_path / "train.py"), linter, task, False, index)
+    assert not outcome.skipped and viewed == ["train.py"]
+
 class FakeTerminal(io.StringIO):
     def __init__(self, tty: bool) -> None:
         super().__init__()

@@ -81,7 +81,8 @@ class ProjectIndex:
 
     def prepare(self) -> None:
         """Build what the first cross-file question of any file builds: the joined text and the
-        names that may be classes and loader classes, the import table (before forking workers that share them)."""
+        names that may be classes and loader classes, the import table, the files that add to ``sys.path``
+        (before forking workers that share them)."""
         self.text.loader_class_names()
         self.text.class_names()
         self.imports.prepare()
@@ -103,14 +104,14 @@ class ProjectIndex:
     def deps_valid(self, deps: Deps) -> bool:
         """Every file a file's findings were computed from is still the same (a config's base
         read whole has no digest: never the same)."""
-        from dllint.project.config_values import config_digest
-
         for dependency in deps:
             if isinstance(dependency, (CallersDep, LoaderClassesDep)):
                 continue  # kept true by reconcile(), before any lookup
             if isinstance(dependency, ConfigFileDep):
                 return False
             if isinstance(dependency, ConfigDep):
+                from dllint.project.config_values import config_digest  # (its config readers: only for a config read)
+
                 if config_digest(dependency.path) != dependency.digest:
                     return False
             elif self.summaries.digest(dependency.path) != dependency.digest:
