@@ -127,11 +127,12 @@ def parameter_copies(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunc
 
 
 def derived_names(facts: FileFacts, names: set[str], region: Region, scope: Scope,
-             also_moved: Callable[[ast.AST, set[str]], bool] | None = None) -> set[str]:
+                  also_moved: Callable[[ast.AST, set[str]], bool] | None = None) -> set[str]:
     """The names of the batch in ``region`` (see :func:`_derive`); a batch name the body binds,
     on every pass (a statement of its own, not under a branch), to a tensor computed from it
-    (``data = data.long().t().contiguous()``) is no longer the batch (what pinning would speed
-    up); ``if gray: images = images.repeat(...)`` leaves the batch on the other path."""
+    (``data = data.long().t().contiguous()``), or to new tensors before anything reads it
+    (:func:`_stacked_first`), is no longer the batch (what pinning would speed up);
+    ``if gray: images = images.repeat(...)`` leaves the batch on the other path."""
     names = set(names)
     plain = partial(is_moved, facts, scope)
 
@@ -141,7 +142,8 @@ def derived_names(facts: FileFacts, names: set[str], region: Region, scope: Scop
     for node in region.binders:
         if isinstance(node, ast.Assign) and id(node) in region.statements and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
-            if name in names and _computed_from(node.value, name) and not rooted_in(node.value, names) and not moved(node.value, names):
+            computed = _computed_from(node.value, name) or _stacked_first(facts, node, name)
+            if name in names and computed and not rooted_in(node.value, names) and not moved(node.value, names):
                 names.discard(name)
     for _ in range(MAX_PASSES):  # propagate through the body until no new derived names
         before = len(names)
@@ -150,6 +152,33 @@ def derived_names(facts: FileFacts, names: set[str], region: Region, scope: Scop
         if len(names) == before:
             break
     return names
+
+
+# torch functions whose result is always new memory (a copy of their inputs)
+NEW_TENSORS = frozenset({"torch.stack", "torch.cat", "torch.concat", "torch.concatenate", "torch.vstack", "torch.hstack", "torch.tensor"})
+
+
+def _stacked_first(facts: FileFacts, statement: ast.Assign, name: str) -> bool:
+    """``targets = {"boxes": torch.stack([t["boxes"] for t in targets])}`` as the first
+    statement of the body that reads ``targets``: every later read is of the stacked tensors,
+    new memory the loader's pinning does not reach (ninth audit J2)."""
+    block = getattr(facts.scopes.parents.get(statement), "body", None)
+    if not isinstance(block, list) or statement not in block or not _new_tensors(facts, statement.value):
+        return False
+    earlier = block[: block.index(statement)]
+    return not any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id == name for s in earlier for n in ast.walk(s))
+
+
+def _new_tensors(facts: FileFacts, value: ast.expr) -> bool:
+    """A call of :data:`NEW_TENSORS` that copies nothing to a device on the way
+    (``torch.stack([t.cuda() ...])`` copies the batch's own pieces), also as each item of a
+    dict, list or tuple written out."""
+    if isinstance(value, ast.Dict):
+        return bool(value.values) and None not in value.keys and all(_new_tensors(facts, v) for v in value.values)
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return bool(value.elts) and all(_new_tensors(facts, e) for e in value.elts)
+    return isinstance(value, ast.Call) and facts.qualname(value.func) in NEW_TENSORS and not any(
+        isinstance(n, ast.Attribute) and n.attr in ("cuda", "to") for n in ast.walk(value))
 
 
 def _copies_in(facts: FileFacts, names: set[str], region: Region, scope: Scope) -> list[CudaCopy]:
