@@ -63,12 +63,53 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
             arg = next((k.value for k in expr.keywords if k.arg == "type"), None) if not expr.args else expr.args[0]
             return cuda_device_kind(facts, arg, scope, depth + 1) if arg is not None else None
         return _returned_kind(facts, expr, scope, depth)
-    held = bound_once(expr, scope, facts) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+    held = _reaching_binding(facts, expr, scope) if isinstance(expr, ast.Name) else None
+    if held is None and isinstance(expr, (ast.Name, ast.Attribute)):
+        held = bound_once(expr, scope, facts)
     if held is not None:
         return cuda_device_kind(facts, held[0], held[1], depth + 1)
     if isinstance(expr, ast.Name):
         return _arms_kind(facts, expr, scope, depth) or _parameter_kind(facts, expr, scope, depth)
     return None
+
+
+def _reaching_binding(facts: FileFacts, expr: ast.Name, scope: Scope) -> tuple[ast.expr, Scope] | None:
+    """The value of the one assignment of a name that has run where ``expr`` reads it, when its
+    other bindings all run after the read: in the order the statements run (a notebook's cells,
+    one after the other), a read in the scope that binds the name sees the bindings before it,
+    and those after it only from a loop that holds both (``device`` bound in cell 1, read by the
+    training loop of cell 2, rebound in cell 3: ninth audit J7). None where no binding comes
+    after, where several may have run, or where a function may rebind it (``global``)."""
+    found = facts.scopes.lookup(expr.id, scope)
+    if found is None or found[0] is not scope or len(found[1]) < 2:
+        return None
+    if any(expr.id in other.globals for other in facts.scopes.scopes.values()):
+        return None
+    loops = _loops_around(facts, expr, scope)
+    before = [b for b in found[1] if not _runs_after(b.node, expr, loops)]
+    if len(before) == len(found[1]) or len(before) != 1 or before[0].kind != "assign" or before[0].value is None:
+        return None
+    return before[0].value, scope
+
+
+def _loops_around(facts: FileFacts, node: ast.AST, scope: Scope) -> list[ast.AST]:
+    """The loops ``node`` is in, up to ``scope``'s own node: a binding in one of them may run
+    before ``node`` on a later pass."""
+    loops: list[ast.AST] = []
+    current = facts.scopes.parents.get(node)
+    while current is not None and current is not scope.node:
+        if isinstance(current, (ast.For, ast.AsyncFor, ast.While)):
+            loops.append(current)
+        current = facts.scopes.parents.get(current)
+    return loops
+
+
+def _runs_after(binding: ast.AST, read: ast.AST, loops: list[ast.AST]) -> bool:
+    """``binding`` (a statement) starts after ``read`` in the file, outside the loops around the read."""
+    position = (getattr(binding, "lineno", 0), getattr(binding, "col_offset", 0))
+    if position <= (getattr(read, "lineno", 0), getattr(read, "col_offset", 0)):
+        return False
+    return not any(binding is n for loop in loops for n in ast.walk(loop))
 
 
 def _arms_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) -> str | None:
