@@ -331,7 +331,7 @@ def _drawn_from_generator(facts: FileFacts, node: ast.YieldFrom) -> tuple[set[st
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     parents = facts.scopes.parents
-    for call, scope in calls_of(facts, function):
+    for call, scope in _calls_of(facts, function):
         bound = parents.get(call)
         body = getattr(scope.node, "body", None)
         if not (isinstance(bound, ast.Assign) and len(bound.targets) == 1 and isinstance(bound.targets[0], ast.Name) and isinstance(body, list)):
@@ -348,7 +348,7 @@ def _drawn_from_generator(facts: FileFacts, node: ast.YieldFrom) -> tuple[set[st
     return None
 
 
-def calls_of(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Call, Scope]]:
+def _calls_of(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Call, Scope]]:
     """The same-file calls of a module- or function-level ``def`` (the flow engine's
     :meth:`callers`), each with the scope it is made in; a method's are not read: called
     through ``self`` or instances, its arguments do not line up with its parameters."""

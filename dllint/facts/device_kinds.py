@@ -40,18 +40,8 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
     if depth > MAX_DEPTH:
         return None
     expr, scope = follow(expr, scope, facts)
-    if isinstance(expr, ast.Constant):
-        return "cuda" if isinstance(expr.value, str) and _is_cuda_string(expr.value) else None
-    if isinstance(expr, ast.JoinedStr):  # f"cuda:{rank}"
-        first = expr.values[0] if expr.values else None
-        if isinstance(first, ast.Constant) and isinstance(first.value, str) and _is_cuda_string(first.value):
-            return "cuda"
-        return None
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):  # "cuda:" + str(args.device)
-        first = expr.left
-        while isinstance(first, ast.BinOp) and isinstance(first.op, ast.Add):
-            first = first.left
-        return "cuda" if isinstance(first, ast.Constant) and isinstance(first.value, str) and _is_cuda_string(first.value) else None
+    if isinstance(expr, (ast.Constant, ast.JoinedStr, ast.BinOp)):
+        return "cuda" if _is_cuda_string(_leading_text(expr)) else None
     if isinstance(expr, ast.IfExp):
         kinds = {cuda_device_kind(facts, e, scope, depth + 1) for e in (expr.body, expr.orelse)}
         return "maybe" if kinds & {"cuda", "maybe"} else None
@@ -312,8 +302,19 @@ def same_file_function(facts: FileFacts, func: ast.expr, scope: Scope) -> ast.Fu
     return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
-def _is_cuda_string(text: str) -> bool:
-    return text == "cuda" or text.startswith("cuda:")
+def _leading_text(expr: ast.Constant | ast.JoinedStr | ast.BinOp) -> str | None:
+    """The text a string written out starts with: ``"cuda:0"``, ``f"cuda:{rank}"``'s
+    ``"cuda:"``, ``"cuda:" + str(args.device)``'s ``"cuda:"``; None for anything else."""
+    first: ast.expr | None = expr
+    if isinstance(expr, ast.JoinedStr):
+        first = expr.values[0] if expr.values else None
+    while isinstance(first, ast.BinOp) and isinstance(first.op, ast.Add):
+        first = first.left
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+
+
+def _is_cuda_string(text: str | None) -> bool:
+    return text is not None and (text == "cuda" or text.startswith("cuda:"))
 
 
 def torch_alias(facts: FileFacts) -> str | None:

@@ -28,7 +28,7 @@ def batch_device_parameters(facts: FileFacts, use: Use) -> list[str]:
     """The parameters of the function iterating a loader that name the device its batches are
     copied to (``X.to(device)`` where ``device`` is handed in and not rebound, or is the device
     of a model the calling function moved there, :func:`_through_model`): for a summary,
-    whose callers in other files each resolve what they pass (:func:`passed_devices`)."""
+    whose callers in other files each resolve what they pass (:func:`~dllint.facts.device_kinds.passed_devices`)."""
     seeded = batch_region(facts, use)
     if seeded is None or not isinstance(seeded[2].node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
