@@ -27,13 +27,15 @@ PIN_IF_CUDA = ("safe", "Add `pin_memory=torch.cuda.is_available()`")  # the devi
 
 # (cell, line, column, code, message, (fix applicability, fix message)) of DL206
 EXPECTED = {
-    # J2: the targets rebound to tensors stacked (torch.stack, torch.cat) from the batch, then
-    # copied: silent (lines 53, 54); rebound to the batch's own tensors (55), copied before they
-    # are rebound (56), stacked on one path only (57): DL206
+    # J2: the targets rebound to tensors stacked (torch.stack, torch.cat; torch.as_tensor of a
+    # list) from the batch, then copied, also after a loop that collects the pieces: silent
+    # (lines 71, 72, 76); rebound to the batch's own tensors (73), also through torch.as_tensor
+    # (77), copied before they are rebound (74), stacked on one path only (75): DL206
     "DL206/j2_stacked_targets.py": {
-        (None, 55, 18, "DL206", PAGEABLE, SET_PIN),
-        (None, 56, 20, "DL206", PAGEABLE, SET_PIN),
-        (None, 57, 19, "DL206", PAGEABLE, SET_PIN),
+        (None, 73, 18, "DL206", PAGEABLE, SET_PIN),
+        (None, 74, 20, "DL206", PAGEABLE, SET_PIN),
+        (None, 75, 19, "DL206", PAGEABLE, SET_PIN),
+        (None, 77, 24, "DL206", PAGEABLE, SET_PIN),
     },
     # J7: `device` rebound by cell 5, after the training of cell 4: DL206; a name rebound to an
     # unknown device before the copies (cell 3), or after them in the loop that repeats them: silent

@@ -130,7 +130,7 @@ def derived_names(facts: FileFacts, names: set[str], region: Region, scope: Scop
                   also_moved: Callable[[ast.AST, set[str]], bool] | None = None) -> set[str]:
     """The names of the batch in ``region`` (see :func:`_derive`); a batch name the body binds,
     on every pass (a statement of its own, not under a branch), to a tensor computed from it
-    (``data = data.long().t().contiguous()``), or to new tensors before anything reads it
+    (``data = data.long().t().contiguous()``), or to new tensors after no copy of it
     (:func:`_stacked_first`), is no longer the batch (what pinning would speed up);
     ``if gray: images = images.repeat(...)`` leaves the batch on the other path."""
     names = set(names)
@@ -142,10 +142,16 @@ def derived_names(facts: FileFacts, names: set[str], region: Region, scope: Scop
     for node in region.binders:
         if isinstance(node, ast.Assign) and id(node) in region.statements and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
-            computed = _computed_from(node.value, name) or _stacked_first(facts, node, name)
-            if name in names and computed and not rooted_in(node.value, names) and not moved(node.value, names):
+            if name not in names or rooted_in(node.value, names) or moved(node.value, names):
+                continue
+            if _computed_from(node.value, name) or _stacked_first(facts, node, scope, partial(_spread, set(names), region, moved)):
                 names.discard(name)
-    for _ in range(MAX_PASSES):  # propagate through the body until no new derived names
+    return _spread(names, region, moved)
+
+
+def _spread(names: set[str], region: Region, moved: Callable[[ast.AST, set[str]], bool]) -> set[str]:
+    """``names`` and the names derived from them through the body, until no new one (:func:`_derive`)."""
+    for _ in range(MAX_PASSES):
         before = len(names)
         for node in region.binders:
             _derive(node, names, region.assigned, moved)
@@ -156,29 +162,43 @@ def derived_names(facts: FileFacts, names: set[str], region: Region, scope: Scop
 
 # torch functions whose result is always new memory (a copy of their inputs)
 NEW_TENSORS = frozenset({"torch.stack", "torch.cat", "torch.concat", "torch.concatenate", "torch.vstack", "torch.hstack", "torch.tensor"})
+# and those whose result is new memory unless handed a tensor (then it is that tensor)
+NEW_UNLESS_TENSOR = frozenset({"torch.as_tensor", "torch.asarray"})
 
 
-def _stacked_first(facts: FileFacts, statement: ast.Assign, name: str) -> bool:
-    """``targets = {"boxes": torch.stack([t["boxes"] for t in targets])}`` as the first
-    statement of the body that reads ``targets``: every later read is of the stacked tensors,
-    new memory the loader's pinning does not reach (ninth audit J2)."""
+def _stacked_first(facts: FileFacts, statement: ast.Assign, scope: Scope, batch: Callable[[], set[str]]) -> bool:
+    """``targets = {"boxes": torch.stack([t["boxes"] for t in targets])}`` where nothing before it
+    in the body (nor the stacking itself) copies the batch to CUDA, or hands it to a function
+    that does: every later read is of the stacked tensors, new memory the loader's pinning does
+    not reach (ninth audit J2). ``batch``: the batch's names with ``targets`` still among them."""
     block = getattr(facts.scopes.parents.get(statement), "body", None)
-    if not isinstance(block, list) or statement not in block or not _new_tensors(facts, statement.value):
+    if not isinstance(block, list) or statement not in block:
         return False
-    earlier = block[: block.index(statement)]
-    return not any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id == name for s in earlier for n in ast.walk(s))
+    names = batch()
+    if not _new_tensors(facts, statement.value, names):
+        return False
+    parts = [*block[: block.index(statement)], statement.value]
+    calls = [n for part in parts for n in ast.walk(part) if isinstance(n, ast.Call)]
+    if any(cuda_copy(facts, call, names, scope) for call in calls):
+        return False
+    return not _handed(facts, names, Region([], {}, {}, calls), scope, 0)[0]
 
 
-def _new_tensors(facts: FileFacts, value: ast.expr) -> bool:
-    """A call of :data:`NEW_TENSORS` that copies nothing to a device on the way
-    (``torch.stack([t.cuda() ...])`` copies the batch's own pieces), also as each item of a
-    dict, list or tuple written out."""
+def _new_tensors(facts: FileFacts, value: ast.expr, names: set[str]) -> bool:
+    """A call of :data:`NEW_TENSORS` (or of :data:`NEW_UNLESS_TENSOR` on something other than
+    the batch's ``names``: ``torch.as_tensor(img_ids)``, a list) that copies nothing to a device
+    on the way (``torch.stack([t.cuda() ...])`` copies the batch's own pieces), also as each
+    item of a dict, list or tuple written out."""
     if isinstance(value, ast.Dict):
-        return bool(value.values) and None not in value.keys and all(_new_tensors(facts, v) for v in value.values)
+        return bool(value.values) and None not in value.keys and all(_new_tensors(facts, v, names) for v in value.values)
     if isinstance(value, (ast.List, ast.Tuple)):
-        return bool(value.elts) and all(_new_tensors(facts, e) for e in value.elts)
-    return isinstance(value, ast.Call) and facts.qualname(value.func) in NEW_TENSORS and not any(
-        isinstance(n, ast.Attribute) and n.attr in ("cuda", "to") for n in ast.walk(value))
+        return bool(value.elts) and all(_new_tensors(facts, e, names) for e in value.elts)
+    if not isinstance(value, ast.Call) or any(isinstance(n, ast.Attribute) and n.attr in ("cuda", "to") for n in ast.walk(value)):
+        return False
+    name = facts.qualname(value.func)
+    if name in NEW_UNLESS_TENSOR:
+        return len(value.args) >= 1 and not isinstance(value.args[0], ast.Starred) and not rooted_in(value.args[0], names)
+    return name in NEW_TENSORS
 
 
 def _copies_in(facts: FileFacts, names: set[str], region: Region, scope: Scope) -> list[CudaCopy]:
