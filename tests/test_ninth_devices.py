@@ -37,9 +37,14 @@ EXPECTED = {
         (None, 75, 19, "DL206", PAGEABLE, SET_PIN),
         (None, 77, 24, "DL206", PAGEABLE, SET_PIN),
     },
-    # J7: `device` rebound by cell 5, after the training of cell 4: DL206; a name rebound to an
-    # unknown device before the copies (cell 3), or after them in the loop that repeats them: silent
-    "DL206/j7_device_rebound_later.ipynb": {(4, 1, 10, "DL206", PAGEABLE, PIN_IF_CUDA)},
+    # J7: `device` rebound by cell 5, after the training of cell 4: DL206; `gpu` read by a function
+    # that cell 6 calls (through another) before cell 7 rebinds it: DL206; a name rebound to an
+    # unknown device before the copies (cell 3), after them in the loop that repeats them (cell 4),
+    # or before a later call of the function that copies (`late`, cell 7): silent
+    "DL206/j7_device_rebound_later.ipynb": {
+        (4, 1, 10, "DL206", PAGEABLE, PIN_IF_CUDA),
+        (6, 21, 17, "DL206", PAGEABLE, PIN_IF_CUDA),
+    },
 }
 
 
@@ -61,16 +66,16 @@ def _cells(name: str) -> list[str]:
 
 def test_a_script_with_the_cells_in_order_reads_as_the_notebook(tmp_path):
     """J7's cells written one after the other in a .py file: Python runs them in that order, so
-    the same copies fire, at the loader of the training cell (line 9 of the script)."""
+    the same copies fire, at the loaders of the training cells (lines 9 and 47 of the script)."""
     path = tmp_path / "t.py"
     path.write_text("\n".join(_cells("DL206/j7_device_rebound_later.ipynb")), encoding="utf-8")
-    assert _findings(path) == {(None, 9, 10, "DL206", PAGEABLE, PIN_IF_CUDA)}
+    assert _findings(path) == {(None, 9, 10, "DL206", PAGEABLE, PIN_IF_CUDA), (None, 47, 17, "DL206", PAGEABLE, PIN_IF_CUDA)}
 
 
 def test_a_rebinding_before_the_training_keeps_it_silent(tmp_path):
     """The cell that rebinds ``device`` from a model's parameters (unknown) run before the one
     that trains: the copies read the unknown device, and unknown is silent."""
-    setup, rebinding, loaders, later = _cells("DL206/j7_device_rebound_later.ipynb")
+    setup, rebinding, loaders, later = _cells("DL206/j7_device_rebound_later.ipynb")[:4]
     path = tmp_path / "t.py"
     path.write_text("\n".join([setup, rebinding, later, loaders]), encoding="utf-8")
     assert _findings(path) == set()

@@ -66,20 +66,52 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
 def _reaching_binding(facts: FileFacts, expr: ast.Name, scope: Scope) -> tuple[ast.expr, Scope] | None:
     """The value of the one assignment of a name that has run where ``expr`` reads it, when its
     other bindings all run after the read: in the order the statements run (a notebook's cells,
-    one after the other), a read in the scope that binds the name sees the bindings before it,
-    and those after it only from a loop that holds both (``device`` bound in cell 1, read by the
-    training loop of cell 2, rebound in cell 3: ninth audit J7). None where no binding comes
-    after, where several may have run, or where a function may rebind it (``global``)."""
+    one after the other), a read sees the bindings before it, and those after it only from a
+    loop that holds both (``device`` bound in cell 1, read by the training loop of cell 2,
+    rebound in cell 3: ninth audit J7). A module's name read in a function is read where the
+    module runs that function (:func:`_module_reads`). None where no binding comes after, where
+    several may have run, or where a function may rebind it (``global``)."""
     found = facts.scopes.lookup(expr.id, scope)
-    if found is None or found[0] is not scope or len(found[1]) < 2:
+    if found is None or len(found[1]) < 2:
         return None
+    owner, bindings = found
     if any(expr.id in other.globals for other in facts.scopes.scopes.values()):
         return None
-    loops = _loops_around(facts, expr, scope)
-    before = [b for b in found[1] if not _runs_after(b.node, expr, loops)]
-    if len(before) == len(found[1]) or len(before) != 1 or before[0].kind != "assign" or before[0].value is None:
+    reads = [expr] if owner is scope else _module_reads(facts, scope, 0) if owner.is_module else None
+    if not reads:
         return None
-    return before[0].value, scope
+    seen = {id(b): b for read in reads for b in bindings if not _runs_after(b.node, read, _loops_around(facts, read, owner))}
+    before = list(seen.values())
+    if len(before) == len(bindings) or len(before) != 1 or before[0].kind != "assign" or before[0].value is None:
+        return None
+    return before[0].value, owner
+
+
+def _module_reads(facts: FileFacts, scope: Scope, depth: int) -> list[ast.AST] | None:
+    """The module-level calls that run the function ``scope`` is (``train_epoch`` called by
+    ``train``, called by a notebook cell), through its same-file callers; None where a function
+    on the way is a method, decorated, named other than in a call of it (handed on), or may be
+    called from another file."""
+    if scope.is_module:
+        return []
+    function = scope.node
+    if depth > MAX_DEPTH or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+        return None
+    if not isinstance(facts.scopes.parents.get(function), ast.Module):
+        return None
+    calls = facts.usage.callers(function)
+    named = [n for n in facts.nodes if n.__class__ is ast.Name and n.id == function.name]  # type: ignore[attr-defined]
+    project = facts.project
+    if not calls or len(named) != len(calls) or project is not None and (project.summarizing or project.named_elsewhere(function.name)):
+        return None
+    reads: list[ast.AST] = []
+    for call in calls:
+        caller = facts.scopes.scope_of(call)
+        more = [call] if caller.is_module else _module_reads(facts, caller, depth + 1)
+        if more is None:
+            return None
+        reads += more
+    return reads
 
 
 def _loops_around(facts: FileFacts, node: ast.AST, scope: Scope) -> list[ast.AST]:
