@@ -19,6 +19,7 @@ from dllint.config import Settings
 from dllint.engine import Linter
 from lint_helpers import lint_path
 from tests.conftest import FIXTURES
+from tests.test_fixtures import lint_project
 
 PAGEABLE = ("batches are copied to CUDA from pageable memory: add pin_memory=True so the loader's pin thread page-locks "
             "them while workers load, and each copy is faster (it stays blocking without non_blocking=True)")
@@ -57,6 +58,16 @@ def _findings(path) -> set[tuple]:
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_whole_findings(name):
     assert _findings(FIXTURES / name) == EXPECTED[name]
+
+
+def test_stacked_in_another_file():
+    """J2 as the audit saw it: the loop that stacks the images and targets before copying them
+    is another module's function the loader is handed to (its summary names the device
+    parameter): silent; a function that copies an image of the batch itself first: DL206."""
+    root = FIXTURES / "project" / "j2_stacked_elsewhere"
+    found = {(str(path.relative_to(root)), f.line, f.column, f.code, f.message, None if f.fix is None else (f.fix.applicability, f.fix.message))
+             for path, result in lint_project(root).items() for f in result.findings if f.code == "DL206"}
+    assert found == {("train.py", 22, 15, "DL206", PAGEABLE, PIN_IF_CUDA)}
 
 
 def _cells(name: str) -> list[str]:

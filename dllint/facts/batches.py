@@ -139,14 +139,26 @@ def derived_names(facts: FileFacts, names: set[str], region: Region, scope: Scop
     def moved(value: ast.AST, candidates: set[str]) -> bool:  # ``also_moved``: what else keeps a name the batch's
         return plain(value, candidates) or (also_moved is not None and also_moved(value, candidates))
 
-    for node in region.binders:
-        if isinstance(node, ast.Assign) and id(node) in region.statements and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name not in names or rooted_in(node.value, names) or moved(node.value, names):
-                continue
-            if _computed_from(node.value, name) or _stacked_first(facts, node, scope, partial(_spread, set(names), region, moved)):
-                names.discard(name)
+    for node, name in _rebindings(region):
+        if name not in names or rooted_in(node.value, names) or moved(node.value, names):
+            continue
+        if _computed_from(node.value, name) or _stacked_first(facts, node, scope, partial(_spread, set(names), region, moved)):
+            names.discard(name)
     return _spread(names, region, moved)
+
+
+def stacked_names(facts: FileFacts, names: set[str], region: Region, scope: Scope) -> set[str]:
+    """The batch's ``names`` that the body rebinds, on every pass, to new tensors before it
+    copies them (:func:`_stacked_first`)."""
+    moved = partial(is_moved, facts, scope)
+    return {name for node, name in _rebindings(region)
+            if name in names and _stacked_first(facts, node, scope, partial(_spread, set(names), region, moved))}
+
+
+def _rebindings(region: Region) -> list[tuple[ast.Assign, str]]:
+    """``name = ...`` statements of the body itself (run on every pass), with the name."""
+    return [(node, node.targets[0].id) for node in region.binders if isinstance(node, ast.Assign) and id(node) in region.statements
+            and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
 
 
 def _spread(names: set[str], region: Region, moved: Callable[[ast.AST, set[str]], bool]) -> set[str]:

@@ -13,7 +13,7 @@ import ast
 from functools import partial
 from typing import TYPE_CHECKING
 
-from dllint.facts.batches import batch_region, derived_names, dominates, is_next_call, region_of
+from dllint.facts.batches import batch_region, derived_names, dominates, is_next_call, region_of, stacked_names
 from dllint.facts.device_kinds import rebinds_itself
 from dllint.facts.host_copies import rooted_in
 from dllint.facts.values import ABSENT, argument_for, defaults_of, parameter_default
@@ -35,8 +35,10 @@ def batch_device_parameters(facts: FileFacts, use: Use) -> list[str]:
     scope = seeded[2]
     region = region_of(facts, seeded[1])
     # ``X = X.to(device)`` rebinds the batch to what reads as a computed tensor (its device
-    # unknown here): the batch's own names still count
-    names = derived_names(facts, seeded[0], region, scope, partial(_handed_copy, facts, scope)) | seeded[0]
+    # unknown here): the batch's own names still count, but for those rebound to new tensors
+    # before any copy (``targets = {"boxes": torch.stack(...)}``)
+    names = derived_names(facts, seeded[0], region, scope, partial(_handed_copy, facts, scope))
+    names |= seeded[0] - stacked_names(facts, seeded[0], region, scope)
     found: list[str] = []
     for node in region.calls:
         func = node.func
