@@ -4,7 +4,8 @@ A batch is the target of ``for batch in loader`` (through ``enumerate``/``tqdm``
 ``batch = next(iter(loader))``, and every name derived from it in the same body
 (``x, y = batch``, ``images = batch["image"]``, ``for k, v in batch.items()``; a name rebound
 later to a computed tensor still is the batch where a copy reads it before, ``img, label =
-data; if use_gpu: img = img.cuda()``). Its copies to CUDA are :mod:`dllint.facts.host_copies`'.
+data; if use_gpu: img = img.cuda()``; one rebound on every pass to new tensors before any copy,
+``targets = {"boxes": torch.stack(...)}``, is not). Its copies to CUDA are :mod:`dllint.facts.host_copies`'.
 A batch (or an item, a field) handed to a project function or method
 that copies what it receives (``x, y = model.parse_batch(batch)``, whose body sends each item
 through ``utils.to_gpu``) is copied there: same-file functions are read here, other modules'
