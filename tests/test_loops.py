@@ -10,7 +10,7 @@ import pytest
 from dllint.config import Settings
 from lint_helpers import lint_source
 from dllint.facts import FileFacts
-from dllint.facts.devices import cuda_device_kind
+from dllint.facts.device_kinds import cuda_device_kind
 from dllint.facts.loops import names_bound_in_loop
 from dllint.findings import InsertStatement, SetArgument
 

@@ -4,7 +4,8 @@ import ast
 import os
 from typing import TYPE_CHECKING, Iterator
 
-from dllint.facts.devices import batch_copies, torch_alias
+from dllint.facts.batches import batch_copies
+from dllint.facts.device_kinds import torch_alias
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
 from dllint.rules.fix_values import from_command_line

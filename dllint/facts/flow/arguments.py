@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from dllint.facts.devices import passed_devices
+from dllint.facts.device_kinds import passed_devices
 from dllint.facts.flow.base import ITERATING_BUILTINS, MAX_CALL_DEPTH, NEUTRAL_BUILTINS, WRAPPING_BUILTINS, WRAPPING_QUALNAMES
 from dllint.facts.flow.model import FlowState, How, Loops, Move, RemoteLoop, Use, shown, uses_from
 from dllint.facts.flow.syntax import parameter_for

@@ -72,7 +72,9 @@ def _iterated(effects: Effects, use: Use, repeated: bool, facts: FileFacts | Non
     """One more pass over the value (two stand for more), per epoch when a loop that does not
     build it repeats the pass, and the CUDA copies of its batches there ("cuda" once one copy
     is unconditional: a later maybe-copy does not weaken it)."""
-    from dllint.facts.devices import batch_cuda_copies, batch_device_parameters, copies_of
+    from dllint.facts.batches import batch_cuda_copies
+    from dllint.facts.device_parameters import batch_device_parameters
+    from dllint.facts.host_copies import copies_of
 
     effects.iterations = min(2, effects.iterations + 1)
     effects.per_epoch |= repeated

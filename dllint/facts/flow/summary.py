@@ -28,7 +28,8 @@ import itertools
 from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple
 
-from dllint.facts.devices import parameter_copies, passed_devices
+from dllint.facts.batches import parameter_copies
+from dllint.facts.device_kinds import passed_devices
 from dllint.facts.imports import dotted_name
 from dllint.facts.flow.effects import dict_entry_effects, effects_of, element_effects, used_as_dict
 from dllint.facts.flow.queries import NullProject
