@@ -91,11 +91,10 @@ def fast_settings(**overrides) -> Settings:
 
 
 # The least evidence the probe can decide on: one pair of decision runs; two sweep rounds (one has no
-# spread, and a count would move on noise alone), up to 2 workers (the requested 2 stay in the sweep;
-# fewer change the block: a sweep of 0 and 1 workers can make a confirmed DL201 moot; 4, swept for a
-# loader waiting on I/O, cost every round 4 worker starts). The defaults (Settings) stay where the
-# decision or the sweep is the subject.
-LEAST_EVIDENCE = {"min_pairs": 1, "most_pairs": 1, "sweep_rounds": 2, "sweep_most_rounds": 2, "sweep_limit": 2}
+# spread, and a count would move on noise alone), over the same counts (fewer change the block: a sweep
+# of 0 and 1 workers can make a confirmed DL201 moot). The defaults (Settings) stay where the decision
+# or the sweep is the subject.
+LEAST_EVIDENCE = {"min_pairs": 1, "most_pairs": 1, "sweep_rounds": 2, "sweep_most_rounds": 2}
 
 
 def quick_settings(**overrides) -> Settings:

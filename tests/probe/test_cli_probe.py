@@ -17,11 +17,10 @@ def dllint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dllint", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
-def test_probe_json_carries_verdicts(tmp_path, monkeypatch, capsys):
-    # in this process, with the least evidence (the default evidence cost 30-40 s): the notebook's test runs the command line
-    code, out = probe_command(tmp_path, str(FIXTURES / "unsharded_iterable.py"), "json", monkeypatch, capsys)
-    assert code == 1, out
-    findings = json.loads(out)
+def test_probe_json_carries_verdicts(tmp_path):
+    proc = dllint("--probe", str(FIXTURES / "unsharded_iterable.py"), "--format", "json", "--probe-timeout", "60", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    findings = json.loads(proc.stdout)
     dl302 = [f for f in findings if f["code"] == "DL302"]
     assert dl302 and dl302[0]["probe"]["verdict"] == "confirmed"
     assert "factor 4" in dl302[0]["probe"]["evidence"]
@@ -29,7 +28,7 @@ def test_probe_json_carries_verdicts(tmp_path, monkeypatch, capsys):
 
 
 def test_probe_text_prints_the_verdict_under_the_finding(tmp_path, monkeypatch, capsys):
-    # in this process, with the least evidence: the command line is the notebook's
+    # in this process, with the least evidence: the command line is the JSON test's and the notebook's
     _, out = probe_command(tmp_path, str(FIXTURES / "unsharded_iterable.py"), "text", monkeypatch, capsys)
     lines = out.splitlines()
     index = next(i for i, line in enumerate(lines) if ": DL302 " in line)
