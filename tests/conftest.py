@@ -24,6 +24,26 @@ def expected_findings(text: str) -> set[tuple[int, int, str]]:
     return found
 
 
+SERIAL_MARK = "mark.serial"  # how a test module marks a test serial (checked below on every whole collection)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m serial`` alone (the README's second run) only the modules that mark a test serial are
+    imported: the other modules select nothing, and importing them took most of that run's collection."""
+    if config.getoption("markexpr") != "serial" or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    return SERIAL_MARK not in collection_path.read_text(encoding="utf-8") or None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A serial test whose module does not spell ``mark.serial`` would be lost by the hook above."""
+    for item in items:
+        if item.get_closest_marker("serial") is not None and SERIAL_MARK not in item.path.read_text(encoding="utf-8"):
+            raise pytest.UsageError(f"{item.nodeid}: mark it serial with pytest.{SERIAL_MARK}, or -m serial skips it")
+
+
 @pytest.fixture
 def all_rules_settings() -> Settings:
     return Settings(select=("ALL",))
