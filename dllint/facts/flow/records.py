@@ -143,6 +143,9 @@ class CallSummary:
     # arguments that are CUDA devices: "cuda" (always) or "maybe" (cuda if available), by key
     cuda_devices: dict[str, str] = field(default_factory=dict)
     options: dict[str, str] = field(default_factory=dict)  # arguments a command-line option sets: key -> "--workers"
+    # arguments that are dict literals of JSON constants (``kwargs = {"num_workers": 1}``), by
+    # key: one dict per branch of ``{...} if cond else {}`` (loader options a factory splats)
+    dicts: dict[str, list[dict[str, Constant]]] = field(default_factory=dict)
 
 
 @dataclass
