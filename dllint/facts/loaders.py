@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from dllint.facts.values import ABSENT, Value, callers_keywords, option_of, project_calls, resolve
+from dllint.facts.values import ABSENT, ProjectCalls, Value, callers_keywords, option_of, project_calls, resolve
 from dllint.knowledge.loaders import (
     TORCH_KEYWORD_ONLY,
     TORCH_POSITIONAL,
@@ -383,23 +383,43 @@ def _callers_dict(facts: FileFacts, expr: ast.expr, scope: Scope) -> dict[str, t
     if not isinstance(expr, ast.Name):
         return None
     name = expr.id
-    found = project_calls(expr, scope, facts, lambda f: f.args.kwarg is None or f.args.kwarg.arg != name)
+    found = project_calls(expr, scope, facts)
     if found is None or not found.decided:
         return None
+    splat = found.function.args.kwarg is not None and found.function.args.kwarg.arg == name
     options: list[dict[str, tuple[ast.expr, Scope]]] = []
     for call in found.here:
-        argument = found.argument(call, name)
-        dicts = passed_dicts(facts, argument, facts.scopes.scope_of(call), call) if isinstance(argument, ast.expr) else None
+        dicts = _splatted_dicts(facts, call, found.function) if splat else _argument_dicts(facts, call, found, name)
         if dicts is None:
             return None
         options += dicts
     position = found.position(name)
     for arguments in found.elsewhere.calls:
-        dicts_elsewhere = arguments.dicts.get(name if name in arguments.shape.keywords else str(position))
+        dicts_elsewhere = arguments.dicts.get("**" if splat else name if name in arguments.shape.keywords else str(position))
         if dicts_elsewhere is None:
             return None
         options += [{k: (ast.copy_location(ast.Constant(v), expr), scope) for k, v in d.items()} for d in dicts_elsewhere]
     return _agreed_entries(options, expr, scope)
+
+
+def _argument_dicts(facts: FileFacts, call: ast.Call, found: ProjectCalls, name: str) -> list[dict[str, tuple[ast.expr, Scope]]] | None:
+    argument = found.argument(call, name)
+    return passed_dicts(facts, argument, facts.scopes.scope_of(call), call) if isinstance(argument, ast.expr) else None
+
+
+def _splatted_dicts(
+    facts: FileFacts, call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef
+) -> list[dict[str, tuple[ast.expr, Scope]]] | None:
+    """What reaches ``function``'s ``**kwargs`` from a call that splats one dict
+    (``make_data_loader(args, **kwargs)``): the dict's entries, per branch."""
+    splats = [k for k in call.keywords if k.arg is None]
+    if len(splats) != 1 or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is not None for k in call.keywords):
+        return None  # keywords beside the splat: callers_keywords' shape, not this one
+    named = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+    dicts = passed_dicts(facts, splats[0].value, facts.scopes.scope_of(call), call)
+    if dicts is None or any(key in named for entries in dicts for key in entries):
+        return None  # an entry binds a named parameter: not all of it reaches ``**kwargs``
+    return dicts
 
 
 def _agreed_entries(

@@ -217,12 +217,15 @@ def _passed_values(facts: FileFacts, call: ast.Call, scope: Scope) -> tuple[dict
 
 def _passed_dicts(facts: FileFacts, call: ast.Call, scope: Scope, constants: dict[str, Constant]) -> dict[str, list[dict[str, Constant]]]:
     """The arguments that are dict literals of JSON constants (:func:`constant_dicts`), by
-    position ("0") and keyword: loader options the callee may splat (``**kwargs``)."""
-    if any(k.arg is None for k in call.keywords):
+    position ("0") and keyword, and the one dict the call splats ("**"): loader options the
+    callee may splat (``**kwargs``)."""
+    splats = [k.value for k in call.keywords if k.arg is None]
+    if len(splats) > 1:
         return {}
     positional = [(str(i), a) for i, a in enumerate(itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args))]
     found: dict[str, list[dict[str, Constant]]] = {}
-    for key, expr in [*positional, *((k.arg, k.value) for k in call.keywords if k.arg is not None)]:
+    passed = [*positional, *((k.arg, k.value) for k in call.keywords if k.arg is not None), *(("**", v) for v in splats)]
+    for key, expr in passed:
         if key in constants or not isinstance(expr, (ast.Name, ast.Dict, ast.IfExp)):
             continue
         dicts = constant_dicts(facts, expr, scope, call)
