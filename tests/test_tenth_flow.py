@@ -1,0 +1,86 @@
+"""Flow shapes of issue 32's tenth audit (code no one tuned dllint to), each as a minimal
+fixture: the whole finding (position, message, the fix offered) where it fires, and the twins
+that must stay silent (values left unknown, callers that disagree, no caller in view).
+K10: loader options as a dict literal the callers build, handed to a factory's parameter (or
+its ``**kwargs``) and splatted into ``DataLoader``."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+from tests.conftest import FIXTURES
+from tests.test_fixtures import lint_project
+
+RESTART = "workers restart every epoch (re-iterated by {}): add persistent_workers=True"
+SAFE = ("safe", "Add `persistent_workers=True`")
+UNSAFE_SPLAT = ("unsafe", "Add `persistent_workers=True` (right only while the `**` dict's num_workers > 0)")
+
+
+def _fix(finding) -> tuple[str, str] | None:
+    return None if finding.fix is None else (finding.fix.applicability, finding.fix.message)
+
+
+def _project(root, code: str) -> set[tuple]:
+    return {
+        (str(path.relative_to(root)), f.line, f.column, f.message, _fix(f))
+        for path, result in lint_project(root).items()
+        for f in result.findings
+        if f.code == code
+    }
+
+
+# -- K10: a dict of loader options built by the callers, splatted by the factory --------------
+def test_k10_the_callers_dict_literal_decides_the_splat():
+    """A dict parameter every caller passes the same literal to (also through two calls), one
+    per branch of ``{...} if args.cuda else {}`` (num_workers 1 or absent: may be > 0, so the
+    fix is unsafe), and one dict splatted into the factory's ``**kwargs``. A dict read at run
+    time, callers that disagree on ``persistent_workers``, a dict edited in a branch, no
+    caller: silent (fixtures/project/k10_callers_dict)."""
+    root = FIXTURES / "project" / "k10_callers_dict"
+    assert _project(root, "DL201") == {
+        ("data_loader.py", 9, 12, RESTART.format("train.py:15"), SAFE),
+        ("data_loader.py", 13, 12, RESTART.format("train.py:17"), UNSAFE_SPLAT),
+        ("data_loader.py", 17, 12, RESTART.format("train.py:19"), SAFE),
+    }
+
+
+def _dllint(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dllint", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_k10_fix_adds_persistent_workers_to_the_factory_call(tmp_path):
+    """Same file: the one caller's literal has ``num_workers: 1``; the fix adds
+    ``persistent_workers=True`` at the factory's call; the result re-lints clean and a second
+    fix changes nothing."""
+    case = FIXTURES / "tenth" / "k10_fix"
+    shutil.copy(case / "before.py", tmp_path / "t.py")
+    first = _dllint("t.py", "--no-cache", "--select", "DL201", "--format", "concise", cwd=tmp_path)
+    assert first.stdout.splitlines()[0] == "t.py:6:12: DL201 [*] workers restart every epoch: add persistent_workers=True"
+    _dllint("t.py", "--no-cache", "--select", "DL201", "--fix", cwd=tmp_path)
+    assert (tmp_path / "t.py").read_text() == (case / "after.py").read_text()
+    again = _dllint("t.py", "--no-cache", "--select", "DL201", "--fix", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout
+    assert (tmp_path / "t.py").read_text() == (case / "after.py").read_text()
+
+
+def test_k10_a_dict_handed_to_a_function_that_is_no_factory_call_stays_unknown(tmp_path):
+    """The caller's dict is edited in place after a call of its own (``kw.update(...)`` in a
+    branch before the factory is called): the splat stays unknown, silent."""
+    (tmp_path / "t.py").write_text(
+        "import torch\n"
+        "from torch.utils.data import DataLoader, TensorDataset\n"
+        "def load(kwargs):\n"
+        "    return DataLoader(TensorDataset(torch.zeros(8)), batch_size=2, **kwargs)\n"
+        "def main(flag):\n"
+        "    kw = {'num_workers': 2}\n"
+        "    if flag:\n"
+        "        kw.update(persistent_workers=True)\n"
+        "    loader = load(kw)\n"
+        "    for epoch in range(3):\n"
+        "        for b in loader:\n"
+        "            pass\n",
+        encoding="utf-8",
+    )
+    assert _project(tmp_path, "DL201") == set()
