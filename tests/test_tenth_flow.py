@@ -84,3 +84,19 @@ def test_k10_a_dict_handed_to_a_function_that_is_no_factory_call_stays_unknown(t
         encoding="utf-8",
     )
     assert _project(tmp_path, "DL201") == set()
+
+
+# -- K11: a returned tuple of loaders unpacked into a dict's items ------------------------------
+def test_k11_each_unpacked_dict_item_is_followed_to_its_reads():
+    """``loaders["src"], loaders["val"] = load_train()`` iterated as ``loaders[phase]`` every
+    epoch: both loaders reported (before, only the shuffled one, as an unclaimed training
+    loader). An item iterated once, an item never read, a dict made elsewhere: silent
+    (fixtures/DL201/k11_tuple_into_dict_items.py; fix: fixtures/fix/DL201/k11_tuple_into_dict_items)."""
+    from dllint.config import Settings
+    from dllint.engine import Linter
+    from lint_helpers import lint_path
+
+    result = lint_path(Linter(Settings(select=("ALL",))), str(FIXTURES / "DL201" / "k11_tuple_into_dict_items.py"))
+    found = {(f.line, f.column, f.message, _fix(f)) for f in result.findings if f.code == "DL201"}
+    message = "workers restart every epoch: add persistent_workers=True"
+    assert found == {(9, 13, message, SAFE), (10, 13, message, SAFE)}
