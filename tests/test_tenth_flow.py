@@ -100,3 +100,17 @@ def test_k11_each_unpacked_dict_item_is_followed_to_its_reads():
     found = {(f.line, f.column, f.message, _fix(f)) for f in result.findings if f.code == "DL201"}
     message = "workers restart every epoch: add persistent_workers=True"
     assert found == {(9, 13, message, SAFE), (10, 13, message, SAFE)}
+
+
+# -- K1: dataset state changed every epoch through a loader parameter of another module -------
+def test_k1_a_change_the_workers_read_made_in_another_module_keeps_dl201_silent():
+    """``loader.dataset.shuffle_mapping()`` (which shuffles ``self.mapping`` in place) and
+    ``loader.dataset.mapping = ...`` in ``train(loader)`` of another module, where
+    ``__getitem__`` reads ``self.mapping``: silent. A method that changes only what the
+    workers never read, an attribute they never read: reported, fix offered
+    (fixtures/project/k1_remote_dataset_change)."""
+    root = FIXTURES / "project" / "k1_remote_dataset_change"
+    assert _project(root, "DL201") == {
+        ("data.py", 37, 12, RESTART.format("train.py:35"), SAFE),
+        ("data.py", 41, 12, RESTART.format("train.py:36"), SAFE),
+    }

@@ -38,7 +38,8 @@ class NonPersistentWorkers(Rule):
     seeding by `model.current_epoch` in a third module; followed to a bounded depth), and
     where the loop changes the dataset between passes in a way its workers read (assigned,
     or changed in place: `random.shuffle(self.items)`; a method of a class this file cannot
-    read counts as such a change).
+    read counts as such a change), also where another module's epoch loop does so through the
+    loader it is handed (`loader.dataset.shuffle_mapping()` in `train(loader)`).
     Endless iteration (a sampler that never ends, a loader subclass that keeps one iterator)
     is one pass; an `iter()` renewed on `StopIteration` is a new pass each time.
     Loaders in tuples, lists, dataclass fields and dicts under constant keys are followed one
@@ -229,7 +230,8 @@ def _workers_read_changed_state(facts, loader) -> bool:
     reads (``loader.dataset.epoch = e``, ``ds.set_level(e)``, ``loader.dataset.sampler.set_epoch(e)``).
     Unknown worker code (a class of another module) counts as reading it."""
     mutations = facts.loops.dataset_mutations(loader, unknown=True)
-    if not mutations:
+    remote = _remote_dataset_changes(facts, loader)
+    if not mutations and not remote:
         return False
     worker_code = facts.worker_code
     cls = worker_code.dataset_class(loader)
@@ -247,7 +249,24 @@ def _workers_read_changed_state(facts, loader) -> bool:
         written = _written_attributes(facts, mutation, cls, worker_code)
         if written is None or written & read:
             return True
+    for change in remote:
+        method = worker_code.find_method(cls, change[:-2]) if change.endswith("()") else None
+        written = {change} if not change.endswith("()") else _assigned_by(method, cls, worker_code, 0) if method is not None else None
+        if written is None or written & read:
+            return True
     return False
+
+
+def _remote_dataset_changes(facts, loader) -> list[str]:
+    """What the epoch loops of other files that re-iterate the loader change on its dataset
+    (``loader.dataset.shuffle_mapping()`` in ``train(loader)`` of another module)."""
+    return [
+        change
+        for use in facts.usage.loader_uses(loader)
+        for loop in use.loops
+        if isinstance(loop, RemoteLoop)
+        for change in loop.dataset_changes
+    ]
 
 
 def _workers_read_framework_state(facts, loader) -> bool:

@@ -56,6 +56,7 @@ class RemoteLoop:
 
     where: str  # shown in messages: "train()", "the framework calling train_dataloader()"
     framework: bool = False
+    dataset_changes: tuple[str, ...] = ()  # what it changes on the dataset between passes (Effects.dataset_changes)
 
 
 Loop = Union[ast.AST, RemoteLoop]
@@ -260,7 +261,7 @@ def uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: Loops, via: 
     uses: list[Use] = []
     if effects.iterations:
         repeated = effects.per_epoch or effects.iterations > 1
-        marker: Loops = (RemoteLoop(where),) if repeated else ()
+        marker: Loops = (RemoteLoop(where, dataset_changes=tuple(effects.dataset_changes)),) if repeated else ()
         uses.append(Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE, copies=effects.cuda_copy))
     if effects.stores:
         uses.append(Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED))
