@@ -114,3 +114,29 @@ def test_k1_a_change_the_workers_read_made_in_another_module_keeps_dl201_silent(
         ("data.py", 37, 12, RESTART.format("train.py:35"), SAFE),
         ("data.py", 41, 12, RESTART.format("train.py:36"), SAFE),
     }
+
+
+# -- K6: an iterator renewed on StopIteration while the same loader is iterated inside the step loop
+def test_k6_a_pass_inside_the_renewed_iterators_step_loop_withholds_the_fix():
+    """``it = iter(loader)`` renewed on ``StopIteration`` in a step loop that also calls
+    ``test(loader)``: reported without a fix, the message says why. Another loader evaluated,
+    the evaluation after the step loop: the fix is offered (fixtures/DL201/k6_renewed_iterator_reentered.py).
+    With ``persistent_workers=True`` already set, DL306 reports the inner pass
+    (fixtures/DL306/k6_renewed_iterator_reentered.py)."""
+    from dllint.config import Settings
+    from dllint.engine import Linter
+    from lint_helpers import lint_path
+
+    linter = Linter(Settings(select=("ALL",)))
+    result = lint_path(linter, str(FIXTURES / "DL201" / "k6_renewed_iterator_reentered.py"))
+    found = {(f.line, f.column, f.message, _fix(f)) for f in result.findings if f.code == "DL201"}
+    no_fix = ("workers restart every epoch; no fix: the loader is iterated again (line 9, through the call at line 22)"
+              " inside its own pass: with persistent workers that would reset the outer pass at line 19; give the"
+              " inner pass a loader of its own")
+    plain = "workers restart every epoch: add persistent_workers=True"
+    assert found == {(13, 14, no_fix, None), (26, 14, plain, SAFE), (39, 14, plain, SAFE)}
+    result = lint_path(linter, str(FIXTURES / "DL306" / "k6_renewed_iterator_reentered.py"))
+    assert [(f.line, f.column, f.message) for f in result.findings if f.code == "DL306"] == [
+        (8, 43, "the loader is iterated again (line 8, through the call at line 21) inside its own pass: with persistent"
+                " workers that resets the outer pass at line 18; give the inner pass a loader of its own")
+    ]

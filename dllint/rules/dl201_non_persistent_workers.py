@@ -80,7 +80,7 @@ class NonPersistentWorkers(Rule):
     config file `persistent_workers: false`): that may be deliberate. No fix is offered where the loop changes the dataset (DL303): persistent
     workers would keep a stale copy; nor where the loader is iterated again inside one of its
     own passes (an evaluation helper drawing from the training loader inside the training
-    loop): persistent workers share one iterator, which the inner pass resets, so the outer
+    loop, also inside a step loop whose `iter()` is renewed on `StopIteration`): persistent workers share one iterator, which the inner pass resets, so the outer
     epoch would never end (DL306). The message says so.
 
     ## References
