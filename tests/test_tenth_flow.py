@@ -140,3 +140,17 @@ def test_k6_a_pass_inside_the_renewed_iterators_step_loop_withholds_the_fix():
         (8, 43, "the loader is iterated again (line 8, through the call at line 21) inside its own pass: with persistent"
                 " workers that resets the outer pass at line 18; give the inner pass a loader of its own")
     ]
+
+
+# -- K5: a method of an object whose name is rebound in one block -----------------------------
+def test_k5_the_binding_that_reaches_the_method_call_tells_the_class():
+    """``res = make_models(); res = Results()`` then ``res.evaluate(loader)`` every epoch:
+    reported. The last binding no class of this file, a binding in a branch: silent
+    (fixtures/DL201/k5_rebound_instance.py)."""
+    from dllint.config import Settings
+    from dllint.engine import Linter
+    from lint_helpers import lint_path
+
+    result = lint_path(Linter(Settings(select=("ALL",))), str(FIXTURES / "DL201" / "k5_rebound_instance.py"))
+    found = {(f.line, f.column, f.message, _fix(f)) for f in result.findings if f.code == "DL201"}
+    assert found == {(40, 13, "workers restart every epoch: add persistent_workers=True", SAFE)}
