@@ -166,8 +166,8 @@ class FileLookups:
             node = parents.get(node)
         if block is None or node not in block or any(s not in block for s in statements):
             return None
-        before = [b for b in bindings if block.index(b.node) < block.index(node)]  # type: ignore[arg-type]
-        return (scope, max(before, key=lambda b: block.index(b.node))) if before else None  # type: ignore[arg-type]
+        before = [b for b in bindings if block.index(b.node) < block.index(node)]
+        return (scope, max(before, key=lambda b: block.index(b.node))) if before else None
 
     def same_file_init(self, func: ast.expr, scope: Scope) -> ast.AST | None:
         """``__init__`` of the same-file class a call constructs (a name bound only to it)."""
