@@ -154,3 +154,18 @@ def test_k5_the_binding_that_reaches_the_method_call_tells_the_class():
     result = lint_path(Linter(Settings(select=("ALL",))), str(FIXTURES / "DL201" / "k5_rebound_instance.py"))
     found = {(f.line, f.column, f.message, _fix(f)) for f in result.findings if f.code == "DL201"}
     assert found == {(40, 13, "workers restart every epoch: add persistent_workers=True", SAFE)}
+
+
+# -- K8: a loader bound into functools.partial ---------------------------------------------------
+def test_k8_each_call_of_a_partial_hands_its_function_the_loader():
+    """``eval_fn = partial(evaluate, loader=loader)`` called every 10 steps, and a positional
+    partial called every epoch: reported. Called once, handed on to unknown code: silent
+    (fixtures/DL201/k8_partial_bound_loader.py)."""
+    from dllint.config import Settings
+    from dllint.engine import Linter
+    from lint_helpers import lint_path
+
+    result = lint_path(Linter(Settings(select=("ALL",))), str(FIXTURES / "DL201" / "k8_partial_bound_loader.py"))
+    found = {(f.line, f.column, f.message, _fix(f)) for f in result.findings if f.code == "DL201"}
+    message = "workers restart every epoch: add persistent_workers=True"
+    assert found == {(15, 14, message, SAFE), (23, 14, message, SAFE)}

@@ -64,6 +64,8 @@ class Arguments:
         here = state.loops + self.lookups.enclosing_loops(call, state.scope)
         found = self._passed_to_builtin(call, state, here)
         if found is None:
+            found = self._bound_by_partial(call, keyword, index, state)
+        if found is None:
             found = self._passed_in_file(call, keyword, index, expr, state, here)
         if found is None:
             found = self._passed_to_framework(call, index, state, here, keyword)
@@ -138,6 +140,33 @@ class Arguments:
         if init is not None:  # Trainer(model, loader): what __init__ does with it
             return self._into_parameter(call, init, parameter_for(init, keyword, index, True), state, here)
         return None
+
+    def _bound_by_partial(self, call: ast.Call, keyword: str | None, index: int | None, state: FlowState) -> list[Use] | None:
+        """``eval_fn = functools.partial(evaluate, loader=loader)`` (a function of this file,
+        the partial bound once): each call of ``eval_fn`` in the same scope hands ``evaluate``
+        the loader, repeated by the loops around that call. None for anything else (another
+        use of ``eval_fn``: what it meets is unknown)."""
+        if self.facts.qualname(call.func) != "functools.partial" or not call.args or index == 0:
+            return None
+        function = self.lookups.same_file_function(call.args[0], state.scope)
+        param = parameter_for(function, keyword, None if index is None else index - 1, False) if function is not None else None
+        bound = self.lookups.parents.get(call)
+        if function is None or param is None or not (isinstance(bound, ast.Assign) and len(bound.targets) == 1 and isinstance(bound.targets[0], ast.Name)):
+            return None
+        name = bound.targets[0].id
+        single = self.facts.scopes.single_value(name, state.scope)
+        if single is None or single[1].node is not bound:
+            return None
+        found: list[Use] = []
+        for load, scope in self.lookups.loads_resolving_to(name, single[0]):
+            site = self.lookups.parents.get(load)
+            if not (isinstance(site, ast.Call) and site.func is load) or scope is not state.scope:
+                return None
+            uses = self._into_parameter(site, function, param, state, state.loops + self.lookups.enclosing_loops(site, scope))
+            if uses is None:
+                return None
+            found += uses
+        return found
 
     def _into_parameter(self, call: ast.Call, function: ast.AST, param: str | None, state: FlowState, here: Loops) -> list[Use] | None:
         key = (function, param)
