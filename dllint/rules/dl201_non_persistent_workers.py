@@ -23,7 +23,7 @@ class NonPersistentWorkers(Rule):
     ## What it does
     Checks for a multi-worker loader without `persistent_workers=True` that is iterated more
     than once: in an epoch loop, several times, by the project's functions it is passed to
-    (in any file of the project), by the callers of the function that returns it, or by a
+    (in any file of the project; also bound into `functools.partial` and called), by the callers of the function that returns it, or by a
     framework hook that re-iterates it (Lightning `train_dataloader`/`val_dataloader`,
     also a function assigned as one onto an instance, `dm.train_dataloader = f`;
     `trainer.fit`), following a factory handed to `apply_to_collection` or `map` to the
