@@ -107,12 +107,15 @@ def test_k1_a_change_the_workers_read_made_in_another_module_keeps_dl201_silent(
     """``loader.dataset.shuffle_mapping()`` (which shuffles ``self.mapping`` in place) and
     ``loader.dataset.mapping = ...`` in ``train(loader)`` of another module, where
     ``__getitem__`` reads ``self.mapping``: silent. A method that changes only what the
-    workers never read, an attribute they never read: reported, fix offered
-    (fixtures/project/k1_remote_dataset_change)."""
+    workers never read, an attribute they never read: reported, fix offered. A factory
+    returning under ``if train:``: ``create_loader(True)``'s loader (shuffled through
+    ``trainloader.dataset`` around ``for batch in trainloader``) silent, ``create_loader(False)``'s
+    reported, by that call only (fixtures/project/k1_remote_dataset_change)."""
     root = FIXTURES / "project" / "k1_remote_dataset_change"
     assert _project(root, "DL201") == {
         ("data.py", 37, 12, RESTART.format("train.py:35"), SAFE),
         ("data.py", 41, 12, RESTART.format("train.py:36"), SAFE),
+        ("data.py", 47, 12, RESTART.format("factory.py:14"), SAFE),
     }
 
 

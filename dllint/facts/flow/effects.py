@@ -91,17 +91,29 @@ def _dataset_changes(use: Use) -> list[str]:
     """What the loops repeating a ``for ... in NAME`` change on ``NAME.dataset`` (see
     :attr:`Effects.dataset_changes`): ``loader.dataset.mapping = ...``, ``loader.dataset.shuffle_mapping()``."""
     iterated = getattr(use.node, "iter", None)
-    if not isinstance(iterated, ast.Name):
+    loops = [loop for loop in use.loops if not isinstance(loop, RemoteLoop)]
+    if iterated is None or not loops:
         return []
+    names = _iterated_names(iterated, loops)
     changes: list[str] = []
-    for loop in use.loops:
-        if isinstance(loop, RemoteLoop):
-            continue
+    for loop in loops:
         for node in ast.walk(loop):
-            change = _dataset_change(node, iterated.id)
+            change = next((c for c in (_dataset_change(node, name) for name in names) if c is not None), None)
             if change is not None and change not in changes:
                 changes.append(change)
     return changes
+
+
+def _iterated_names(iterated: ast.expr, loops: list[ast.AST]) -> set[str]:
+    """The names a ``for`` draws from: those in its iterable (``tqdm(trainloader)``), and, for
+    a name the loops bind to a wrapper (``loader = tqdm.tqdm(trainloader)``), those it wraps."""
+    names = {n.id for n in ast.walk(iterated) if isinstance(n, ast.Name)}
+    if isinstance(iterated, ast.Name):
+        for loop in loops:
+            for node in ast.walk(loop):
+                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == iterated.id for t in node.targets):
+                    names |= {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+    return names
 
 
 def _dataset_change(node: ast.AST, name: str) -> str | None:

@@ -220,6 +220,7 @@ class Guard(NamedTuple):
     position: int
     value: Constant
     equal: bool
+    truth: bool = False  # ``if train:`` (``equal``: the arm runs when it is truthy); ``value`` unused
 
     def admits(self, args: dict[str, Constant]) -> bool:
         """Whether a call passing the constants ``args`` (by position "0", "1"... and keyword)
@@ -227,6 +228,8 @@ class Guard(NamedTuple):
         for key in (self.name, str(self.position)):
             if key in args:
                 passed = args[key]
+                if self.truth:
+                    return bool(passed) == self.equal
                 return (passed == self.value and type(passed) is type(self.value)) == self.equal
         return True
 
