@@ -238,14 +238,20 @@ class Arguments:
         return self.flow.expressions.uses_of_expr(call, state)
 
     def _restarted_on_stop(self, call: ast.Call) -> bool:
-        """``iter(loader)`` inside ``except StopIteration:``: the exhausted iterator is replaced
-        by a new pass (the rule catalog's "Endless iteration": torch starts the workers again)."""
+        """``iter(loader)`` inside ``except StopIteration:`` (or a bare ``except:``, ``except
+        Exception:``, which catch it too): the exhausted iterator is replaced by a new pass (the
+        rule catalog's "Endless iteration": torch starts the workers again)."""
         current = self.lookups.parents.get(call)
         while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
             if isinstance(current, ast.ExceptHandler):
                 caught = current.type
-                names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
-                return any(isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or getattr(n, "attr", None)) == "StopIteration" for n in names)
+                if caught is None:
+                    return True
+                names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+                return any(
+                    isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or getattr(n, "attr", None)) in _CATCHES_STOP
+                    for n in names
+                )
             current = self.lookups.parents.get(current)
         return False
 
@@ -260,6 +266,9 @@ class Arguments:
         if keyword is not None:
             return keyword if keyword in fields else None
         return fields[index] if index is not None and index < len(fields) else None
+
+
+_CATCHES_STOP = frozenset({"StopIteration", "Exception", "BaseException"})
 
 
 def _repeats_elsewhere(uses: list[Use]) -> bool:
