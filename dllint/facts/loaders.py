@@ -398,8 +398,22 @@ def _callers_dict(facts: FileFacts, expr: ast.expr, scope: Scope) -> dict[str, t
         dicts_elsewhere = arguments.dicts.get("**" if splat else name if name in arguments.shape.keywords else str(position))
         if dicts_elsewhere is None:
             return None
-        options += [{k: (ast.copy_location(ast.Constant(v), expr), scope) for k, v in d.items()} for d in dicts_elsewhere]
+        options += [{k: (_entry_elsewhere(k, v, expr), scope) for k, v in d.items()} for d in dicts_elsewhere]
     return _agreed_entries(options, expr, scope)
+
+
+def _entry_elsewhere(key: str, value: Constant, at: ast.expr) -> ast.expr:
+    """An entry of another file's dict as a constant placed at ``at``; a worker count above 0
+    as an unknown value: whether it is written as a number there (``--workers 0`` must keep
+    working after a fix, DL201's fix safety) is not in the summary."""
+    if key == "num_workers" and value not in (0, None):
+        return _unknown_at(at)
+    return ast.copy_location(ast.Constant(value), at)
+
+
+def _unknown_at(at: ast.expr) -> ast.expr:
+    """A call of nothing known: resolves to an unknown value (may be > 0)."""
+    return ast.copy_location(ast.Call(func=ast.Name(id="<callers>", ctx=ast.Load()), args=[], keywords=[]), at)
 
 
 def _argument_dicts(facts: FileFacts, call: ast.Call, found: ProjectCalls, name: str) -> list[dict[str, tuple[ast.expr, Scope]]] | None:
@@ -438,6 +452,5 @@ def _agreed_entries(
         )):
             entries[key] = first
         else:
-            unknown = ast.Call(func=ast.Name(id="<callers>", ctx=ast.Load()), args=[], keywords=[])
-            entries[key] = (ast.copy_location(unknown, at), scope)
+            entries[key] = (_unknown_at(at), scope)
     return entries
