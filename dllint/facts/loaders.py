@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from dllint.facts.values import ABSENT, Value, callers_keywords, option_of, resolve
+from dllint.facts.values import ABSENT, ProjectCalls, Value, callers_keywords, option_of, project_calls, resolve
 from dllint.knowledge.loaders import (
     TORCH_KEYWORD_ONLY,
     TORCH_POSITIONAL,
@@ -16,6 +16,7 @@ from dllint.knowledge.loaders import (
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
+    from dllint.facts.flow.model import Constant
     from dllint.facts.scopes import Scope
 
 LOADER_QUALNAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
@@ -189,6 +190,8 @@ def _build(facts: FileFacts, call: ast.Call, kind: bool | LibraryLoader) -> Load
             entries = _splat_entries(facts, keyword.value, scope, call)
             if entries is None:  # the wrapper's own **kwargs: what its callers pass
                 entries = callers_keywords(keyword.value, scope, facts)
+            if entries is None:  # a parameter holding the dict its callers build
+                entries = _callers_dict(facts, keyword.value, scope)
             if entries is None:
                 loader.unknown_splat = True
                 continue
@@ -221,7 +224,7 @@ def _torch_name(library: LibraryLoader | None, name: str) -> str:
 
 
 def _splat_entries(
-    facts: FileFacts, expr: ast.expr, scope: Scope, call: ast.Call | None = None
+    facts: FileFacts, expr: ast.expr, scope: Scope, call: ast.Call | None = None, passing: bool = False
 ) -> dict[str, tuple[ast.expr, Scope]] | None:
     """Entries of a ``**`` splat that is a dict literal / ``dict(...)`` call, directly or via a
     name (bound once, or the binding that reaches ``call`` in straight-line module code: a
@@ -233,7 +236,7 @@ def _splat_entries(
         found = facts.reaching_value(expr.id, scope, call)
         if found is None or found[1].value is None:
             return None
-        found_edits = _dict_edits(facts, expr.id, found[0], found[1].node, call)
+        found_edits = _dict_edits(facts, expr.id, found[0], found[1].node, call, passing)
         if found_edits is None:
             return None
         edits = found_edits
@@ -264,11 +267,14 @@ def _literal_entries(expr: ast.expr, scope: Scope) -> dict[str, tuple[ast.expr, 
 
 
 def _dict_edits(
-    facts: FileFacts, name: str, owner: Scope, binding: ast.AST, call: ast.Call | None
+    facts: FileFacts, name: str, owner: Scope, binding: ast.AST, call: ast.Call | None, passing: bool = False
 ) -> list[tuple[str, ast.expr]] | None:
     """The constant-key edits of the dict bound to ``name`` that run, unconditionally, between its
     binding and ``call``: statements of the binding's own block. Any other use of the dict (an
-    edit in a branch, a computed key, the dict handed to a function) may change it: None."""
+    edit in a branch, a computed key, the dict handed to a function) may change it: None.
+    ``passing``: the dict is an argument of ``call`` (a loader factory's options), and handing it
+    as an argument to calls (``load_training(.., kwargs)``, ``load_testing(.., kwargs)``) is
+    read as passing it on, not as changing it."""
     parents = facts.scopes.parents
     bound_at = facts.statement_of(binding)
     used_at = facts.statement_of(call) if call is not None else None
@@ -283,6 +289,8 @@ def _dict_edits(
             parent = parents.get(load)
             if isinstance(parent, ast.keyword) and parent.arg is None:
                 continue  # the splat itself
+            if passing and (isinstance(parent, ast.keyword) or isinstance(parent, ast.Call) and load in parent.args):
+                continue  # handed on as an argument
             edit = _constant_key_edit(facts, load)
             statement = facts.statement_of(load)
             if edit is None or statement is None or bound_at is None or not _same_block(facts, bound_at, statement):
@@ -329,3 +337,120 @@ def _same_block(facts: FileFacts, first: ast.stmt, second: ast.stmt) -> bool:
         isinstance(block, list) and first in block and second in block
         for block in (getattr(parent, field, None) for field in ("body", "orelse", "finalbody", "handlers"))
     )
+
+
+def passed_dicts(facts: FileFacts, expr: ast.expr, scope: Scope, call: ast.Call) -> list[dict[str, tuple[ast.expr, Scope]]] | None:
+    """The dict literal(s) an argument of ``call`` holds: a literal (directly or through a name,
+    with its constant-key edits, :func:`_splat_entries`), or one per branch of ``{...} if cond
+    else {}``. None when it cannot be told (the rule catalog: unknown is silent)."""
+    if isinstance(expr, ast.Name):
+        found = facts.reaching_value(expr.id, scope, call)
+        if found is not None and isinstance(found[1].value, ast.IfExp):
+            if _dict_edits(facts, expr.id, found[0], found[1].node, call, passing=True) != []:
+                return None  # a conditional dict edited afterwards: not followed
+            scope, expr = found[0], found[1].value
+    if isinstance(expr, ast.IfExp):
+        branches = [_literal_entries(branch, scope) for branch in (expr.body, expr.orelse)]
+        return None if any(b is None for b in branches) else [b for b in branches if b is not None]
+    entries = _splat_entries(facts, expr, scope, call, passing=True)
+    return None if entries is None else [entries]
+
+
+def constant_dicts(facts: FileFacts, expr: ast.expr, scope: Scope, call: ast.Call) -> list[dict[str, Constant]] | None:
+    """:func:`passed_dicts` whose every entry is a JSON constant (as its file resolves it): what
+    another file's summary records of a call passing a dict of loader options."""
+    dicts = passed_dicts(facts, expr, scope, call)
+    if dicts is None:
+        return None
+    found: list[dict[str, Constant]] = []
+    for entries in dicts:
+        constants: dict[str, Constant] = {}
+        for key, (value_expr, value_scope) in entries.items():
+            value = resolve(value_expr, value_scope, facts)
+            if not (value.is_const and isinstance(value.value, (str, int, float, bool, type(None)))):
+                return None
+            constants[key] = value.value
+        found.append(constants)
+    return found
+
+
+def _callers_dict(facts: FileFacts, expr: ast.expr, scope: Scope) -> dict[str, tuple[ast.expr, Scope]] | None:
+    """``**kwargs`` where ``kwargs`` is a (non-``**``) parameter: the dict literals every call of
+    the function in the project passes for it (this file's, :func:`passed_dicts`; other files',
+    as their summaries record them). An entry every one of them writes as the same constant is
+    that constant; one they differ on or some leave out is unknown; a key none writes is known
+    absent. None when a call passes what cannot be read, or no call is in view."""
+    if not isinstance(expr, ast.Name):
+        return None
+    name = expr.id
+    found = project_calls(expr, scope, facts)
+    if found is None or not found.decided:
+        return None
+    splat = found.function.args.kwarg is not None and found.function.args.kwarg.arg == name
+    options: list[dict[str, tuple[ast.expr, Scope]]] = []
+    for call in found.here:
+        dicts = _splatted_dicts(facts, call, found.function) if splat else _argument_dicts(facts, call, found, name)
+        if dicts is None:
+            return None
+        options += dicts
+    position = found.position(name)
+    for arguments in found.elsewhere.calls:
+        dicts_elsewhere = arguments.dicts.get("**" if splat else name if name in arguments.shape.keywords else str(position))
+        if dicts_elsewhere is None:
+            return None
+        options += [{k: (_entry_elsewhere(k, v, expr), scope) for k, v in d.items()} for d in dicts_elsewhere]
+    return _agreed_entries(options, expr, scope)
+
+
+def _entry_elsewhere(key: str, value: Constant, at: ast.expr) -> ast.expr:
+    """An entry of another file's dict as a constant placed at ``at``; a worker count above 0
+    as an unknown value: whether it is written as a number there (``--workers 0`` must keep
+    working after a fix, DL201's fix safety) is not in the summary."""
+    if key == "num_workers" and value not in (0, None):
+        return _unknown_at(at)
+    return ast.copy_location(ast.Constant(value), at)
+
+
+def _unknown_at(at: ast.expr) -> ast.expr:
+    """A call of nothing known: resolves to an unknown value (may be > 0)."""
+    return ast.copy_location(ast.Call(func=ast.Name(id="<callers>", ctx=ast.Load()), args=[], keywords=[]), at)
+
+
+def _argument_dicts(facts: FileFacts, call: ast.Call, found: ProjectCalls, name: str) -> list[dict[str, tuple[ast.expr, Scope]]] | None:
+    argument = found.argument(call, name)
+    return passed_dicts(facts, argument, facts.scopes.scope_of(call), call) if isinstance(argument, ast.expr) else None
+
+
+def _splatted_dicts(
+    facts: FileFacts, call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef
+) -> list[dict[str, tuple[ast.expr, Scope]]] | None:
+    """What reaches ``function``'s ``**kwargs`` from a call that splats one dict
+    (``make_data_loader(args, **kwargs)``): the dict's entries, per branch."""
+    splats = [k for k in call.keywords if k.arg is None]
+    if len(splats) != 1 or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is not None for k in call.keywords):
+        return None  # keywords beside the splat: callers_keywords' shape, not this one
+    named = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+    dicts = passed_dicts(facts, splats[0].value, facts.scopes.scope_of(call), call)
+    if dicts is None or any(key in named for entries in dicts for key in entries):
+        return None  # an entry binds a named parameter: not all of it reaches ``**kwargs``
+    return dicts
+
+
+def _agreed_entries(
+    options: list[dict[str, tuple[ast.expr, Scope]]], at: ast.expr, scope: Scope
+) -> dict[str, tuple[ast.expr, Scope]]:
+    """One entry per key any of the dicts writes: the expression where only one dict is in view
+    or all write the same constant; else a call of nothing known, which resolves to an unknown
+    value (``num_workers`` 1 under ``if args.cuda`` and absent otherwise: may be > 0)."""
+    entries: dict[str, tuple[ast.expr, Scope]] = {}
+    for key in dict.fromkeys(k for option in options for k in option):
+        values = [option.get(key) for option in options]
+        first = values[0]
+        if first is not None and (len(values) == 1 or all(
+            v is not None and isinstance(v[0], ast.Constant) and isinstance(first[0], ast.Constant)
+            and type(v[0].value) is type(first[0].value) and v[0].value == first[0].value for v in values
+        )):
+            entries[key] = first
+        else:
+            entries[key] = (_unknown_at(at), scope)
+    return entries

@@ -168,7 +168,22 @@ class UsageAnalysis:
                 if outer is not None and outer is not inner and not self._other_construction(loader, inner, outer):
                     found.append((inner, outer))
                     break
-        return found
+        return found or self._reentered_renewal(loader, uses)
+
+    def _reentered_renewal(self, loader: LoaderCall, uses: list[Use]) -> list[tuple[Use, Use]]:
+        """(inner, renewal): an ``iter(loader)`` renewed on ``StopIteration`` inside a step loop
+        keeps a pass live across the loop's rounds; a pass over the same loader inside that loop
+        (``test(loader)`` every few steps) starts while it is live."""
+        renewals = [use for use in self.loader_uses(loader) if use.how is How.ON_STOP]
+        for renewal in renewals:
+            steps = [loop for loop in renewal.loops if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))]
+            if not steps:
+                continue
+            step = steps[-1]  # the loop that draws from the renewed iterator
+            for inner in uses:
+                if any(loop is step for loop in inner.loops) and not self._other_construction(loader, inner, renewal):
+                    return [(inner, renewal)]
+        return []
 
     def _claimed_for_training(self, loader: LoaderCall, use: Use, training: bool | None) -> bool:
         """An unclaimed loader that is evidently a training loader (or returned by a function

@@ -42,6 +42,7 @@ class CallRecord:
     cpu_counts: tuple[str, ...] = ()  # see CallSummary.cpu_counts
     cuda_devices: dict[str, str] = field(default_factory=dict)  # see CallSummary.cuda_devices
     options: dict[str, str] = field(default_factory=dict)  # see CallSummary.options
+    dicts: dict[str, list[dict[str, Constant]]] = field(default_factory=dict)  # see CallSummary.dicts
 
     def element(self, index: Element) -> Effects:
         """What the caller does with one element of the returned container: kept where it

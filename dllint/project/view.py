@@ -204,7 +204,7 @@ class ProjectView(NullProject):
         importers = set(self._importers(self.path, function))
         if complete and any(other not in callers and not other.endswith("__init__.py") for other in importers):
             return None
-        return [PassedArguments(found.shape, found.args, found.cpu_counts, found.cuda_devices, found.options) for _, found in calls]
+        return [PassedArguments(found.shape, found.args, found.cpu_counts, found.cuda_devices, found.options, found.dicts) for _, found in calls]
 
     def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
         """``func`` names a DataLoader subclass of another project module (through its chain

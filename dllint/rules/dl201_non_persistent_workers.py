@@ -23,7 +23,7 @@ class NonPersistentWorkers(Rule):
     ## What it does
     Checks for a multi-worker loader without `persistent_workers=True` that is iterated more
     than once: in an epoch loop, several times, by the project's functions it is passed to
-    (in any file of the project), by the callers of the function that returns it, or by a
+    (in any file of the project; also bound into `functools.partial` and called), by the callers of the function that returns it, or by a
     framework hook that re-iterates it (Lightning `train_dataloader`/`val_dataloader`,
     also a function assigned as one onto an instance, `dm.train_dataloader = f`;
     `trainer.fit`), following a factory handed to `apply_to_collection` or `map` to the
@@ -38,7 +38,8 @@ class NonPersistentWorkers(Rule):
     seeding by `model.current_epoch` in a third module; followed to a bounded depth), and
     where the loop changes the dataset between passes in a way its workers read (assigned,
     or changed in place: `random.shuffle(self.items)`; a method of a class this file cannot
-    read counts as such a change).
+    read counts as such a change), also where another module's epoch loop does so through the
+    loader it is handed (`loader.dataset.shuffle_mapping()` in `train(loader)`).
     Endless iteration (a sampler that never ends, a loader subclass that keeps one iterator)
     is one pass; an `iter()` renewed on `StopIteration` is a new pass each time.
     Loaders in tuples, lists, dataclass fields and dicts under constant keys are followed one
@@ -79,7 +80,7 @@ class NonPersistentWorkers(Rule):
     config file `persistent_workers: false`): that may be deliberate. No fix is offered where the loop changes the dataset (DL303): persistent
     workers would keep a stale copy; nor where the loader is iterated again inside one of its
     own passes (an evaluation helper drawing from the training loader inside the training
-    loop): persistent workers share one iterator, which the inner pass resets, so the outer
+    loop, also inside a step loop whose `iter()` is renewed on `StopIteration`): persistent workers share one iterator, which the inner pass resets, so the outer
     epoch would never end (DL306). The message says so.
 
     ## References
@@ -229,7 +230,8 @@ def _workers_read_changed_state(facts, loader) -> bool:
     reads (``loader.dataset.epoch = e``, ``ds.set_level(e)``, ``loader.dataset.sampler.set_epoch(e)``).
     Unknown worker code (a class of another module) counts as reading it."""
     mutations = facts.loops.dataset_mutations(loader, unknown=True)
-    if not mutations:
+    remote = _remote_dataset_changes(facts, loader)
+    if not mutations and not remote:
         return False
     worker_code = facts.worker_code
     cls = worker_code.dataset_class(loader)
@@ -247,7 +249,24 @@ def _workers_read_changed_state(facts, loader) -> bool:
         written = _written_attributes(facts, mutation, cls, worker_code)
         if written is None or written & read:
             return True
+    for change in remote:
+        method = worker_code.find_method(cls, change[:-2]) if change.endswith("()") else None
+        written = {change} if not change.endswith("()") else _assigned_by(method, cls, worker_code, 0) if method is not None else None
+        if written is None or written & read:
+            return True
     return False
+
+
+def _remote_dataset_changes(facts, loader) -> list[str]:
+    """What the epoch loops of other files that re-iterate the loader change on its dataset
+    (``loader.dataset.shuffle_mapping()`` in ``train(loader)`` of another module)."""
+    return [
+        change
+        for use in facts.usage.loader_uses(loader)
+        for loop in use.loops
+        if isinstance(loop, RemoteLoop)
+        for change in loop.dataset_changes
+    ]
 
 
 def _workers_read_framework_state(facts, loader) -> bool:

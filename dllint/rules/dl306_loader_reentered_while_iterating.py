@@ -17,7 +17,8 @@ class LoaderReenteredWhileIterating(Rule):
     while one of its own passes is live: a `for`, `iter()`, `enumerate()` or a project
     function that iterates it, run inside `for batch in loader:` over the same loader, in this
     file or through the project's functions (an evaluation helper that draws a few batches
-    from the training loader every N steps).
+    from the training loader every N steps); also inside a step loop that draws from an
+    `iter(loader)` renewed on `StopIteration` (its pass is live across the steps).
 
     ## Why is this bad?
     With persistent workers torch keeps one iterator per loader, and `iter(loader)` resets

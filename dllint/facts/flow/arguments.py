@@ -64,6 +64,8 @@ class Arguments:
         here = state.loops + self.lookups.enclosing_loops(call, state.scope)
         found = self._passed_to_builtin(call, state, here)
         if found is None:
+            found = self._bound_by_partial(call, keyword, index, state)
+        if found is None:
             found = self._passed_in_file(call, keyword, index, expr, state, here)
         if found is None:
             found = self._passed_to_framework(call, index, state, here, keyword)
@@ -139,6 +141,33 @@ class Arguments:
             return self._into_parameter(call, init, parameter_for(init, keyword, index, True), state, here)
         return None
 
+    def _bound_by_partial(self, call: ast.Call, keyword: str | None, index: int | None, state: FlowState) -> list[Use] | None:
+        """``eval_fn = functools.partial(evaluate, loader=loader)`` (a function of this file,
+        the partial bound once): each call of ``eval_fn`` in the same scope hands ``evaluate``
+        the loader, repeated by the loops around that call. None for anything else (another
+        use of ``eval_fn``: what it meets is unknown)."""
+        if self.facts.qualname(call.func) != "functools.partial" or not call.args or index == 0:
+            return None
+        function = self.lookups.same_file_function(call.args[0], state.scope)
+        param = parameter_for(function, keyword, None if index is None else index - 1, False) if function is not None else None
+        bound = self.lookups.parents.get(call)
+        if function is None or param is None or not (isinstance(bound, ast.Assign) and len(bound.targets) == 1 and isinstance(bound.targets[0], ast.Name)):
+            return None
+        name = bound.targets[0].id
+        single = self.facts.scopes.single_value(name, state.scope)
+        if single is None or single[1].node is not bound:
+            return None
+        found: list[Use] = []
+        for load, scope in self.lookups.loads_resolving_to(name, single[0]):
+            site = self.lookups.parents.get(load)
+            if not (isinstance(site, ast.Call) and site.func is load) or scope is not state.scope:
+                return None
+            uses = self._into_parameter(site, function, param, state, state.loops + self.lookups.enclosing_loops(site, scope))
+            if uses is None:
+                return None
+            found += uses
+        return found
+
     def _into_parameter(self, call: ast.Call, function: ast.AST, param: str | None, state: FlowState, here: Loops) -> list[Use] | None:
         key = (function, param)
         if param is None or key in state.seen or len(state.via) >= MAX_CALL_DEPTH:
@@ -209,14 +238,20 @@ class Arguments:
         return self.flow.expressions.uses_of_expr(call, state)
 
     def _restarted_on_stop(self, call: ast.Call) -> bool:
-        """``iter(loader)`` inside ``except StopIteration:``: the exhausted iterator is replaced
-        by a new pass (the rule catalog's "Endless iteration": torch starts the workers again)."""
+        """``iter(loader)`` inside ``except StopIteration:`` (or a bare ``except:``, ``except
+        Exception:``, which catch it too): the exhausted iterator is replaced by a new pass (the
+        rule catalog's "Endless iteration": torch starts the workers again)."""
         current = self.lookups.parents.get(call)
         while current is not None and not isinstance(current, (*FUNCTION_NODES, ast.Module)):
             if isinstance(current, ast.ExceptHandler):
                 caught = current.type
-                names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
-                return any(isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or getattr(n, "attr", None)) == "StopIteration" for n in names)
+                if caught is None:
+                    return True
+                names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+                return any(
+                    isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or getattr(n, "attr", None)) in _CATCHES_STOP
+                    for n in names
+                )
             current = self.lookups.parents.get(current)
         return False
 
@@ -231,6 +266,9 @@ class Arguments:
         if keyword is not None:
             return keyword if keyword in fields else None
         return fields[index] if index is not None and index < len(fields) else None
+
+
+_CATCHES_STOP = frozenset({"StopIteration", "Exception", "BaseException"})
 
 
 def _repeats_elsewhere(uses: list[Use]) -> bool:

@@ -85,6 +85,54 @@ def _iterated(effects: Effects, use: Use, repeated: bool, facts: FileFacts | Non
         effects.cuda_copy = effects.cuda_copy.join(use.copies)
     elif facts is not None and facts.project is not None and facts.project.summarizing:
         effects.copy_devices += [p for p in batch_device_parameters(facts, use) if p not in effects.copy_devices]
+    if repeated and facts is not None:
+        effects.dataset_changes += [c for c in _dataset_changes(use) if c not in effects.dataset_changes]
+
+
+def _dataset_changes(use: Use) -> list[str]:
+    """What the loops repeating a ``for ... in NAME`` change on ``NAME.dataset`` (see
+    :attr:`Effects.dataset_changes`): ``loader.dataset.mapping = ...``, ``loader.dataset.shuffle_mapping()``."""
+    iterated = getattr(use.node, "iter", None)
+    loops = [loop for loop in use.loops if not isinstance(loop, RemoteLoop)]
+    if iterated is None or not loops:
+        return []
+    names = _iterated_names(iterated, loops)
+    changes: list[str] = []
+    for loop in loops:
+        for node in ast.walk(loop):
+            change = next((c for c in (_dataset_change(node, name) for name in names) if c is not None), None)
+            if change is not None and change not in changes:
+                changes.append(change)
+    return changes
+
+
+def _iterated_names(iterated: ast.expr, loops: list[ast.AST]) -> set[str]:
+    """The names a ``for`` draws from: those in its iterable (``tqdm(trainloader)``), and, for
+    a name the loops bind to a wrapper (``loader = tqdm.tqdm(trainloader)``), those it wraps."""
+    names = {n.id for n in ast.walk(iterated) if isinstance(n, ast.Name)}
+    if isinstance(iterated, ast.Name):
+        for loop in loops:
+            for node in ast.walk(loop):
+                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == iterated.id for t in node.targets):
+                    names |= {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+    return names
+
+
+def _dataset_change(node: ast.AST, name: str) -> str | None:
+    """``NAME.dataset.X`` stored (also ``NAME.dataset.X[i] = ...``): "X"; ``NAME.dataset.m(...)``: "m()"."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_dataset_of(node.func.value, name):
+        return f"{node.func.attr}()"
+    target = node
+    while isinstance(target, ast.Subscript) and isinstance(target.ctx, ast.Store):
+        target = target.value
+    stored = isinstance(target, ast.Attribute) and (isinstance(target.ctx, ast.Store) or target is not node)
+    if stored and isinstance(target, ast.Attribute) and _is_dataset_of(target.value, name):
+        return target.attr
+    return None
+
+
+def _is_dataset_of(expr: ast.AST, name: str) -> bool:
+    return isinstance(expr, ast.Attribute) and expr.attr == "dataset" and isinstance(expr.value, ast.Name) and expr.value.id == name
 
 
 def _escaped(effects: Effects, how: How) -> None:

@@ -12,6 +12,7 @@ from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
+    from dllint.facts.scopes import Binding
     from dllint.facts import FileFacts
 
 # The syntax that repeats what it holds: a loop's body, a comprehension's element.
@@ -108,7 +109,7 @@ class FileLookups:
             return None
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return None
-        cls = self.enclosing_class(scope) if func.value.id == "self" else self._instance_class(func.value.id, scope)
+        cls = self.enclosing_class(scope) if func.value.id == "self" else self._instance_class(func.value.id, scope, func)
         if cls is not None:
             return _method_of(cls, func.attr)
         if func.value.id != "self" and self._of_unknown_class(func.value.id, scope):
@@ -134,15 +135,39 @@ class FileLookups:
             self._classes = [node for node in walk(self.facts.tree) if isinstance(node, ast.ClassDef)]
         return self._classes
 
-    def _instance_class(self, name: str, scope: Scope) -> ast.ClassDef | None:
-        """The class of this file that ``name`` (bound once, to ``Cls(...)``) is an instance of."""
+    def _instance_class(self, name: str, scope: Scope, at: ast.AST | None = None) -> ast.ClassDef | None:
+        """The class of this file that ``name`` (bound once, to ``Cls(...)``; or rebound in one
+        block, the binding that reaches ``at``: ``res = get_models(); res = Results()``) is an
+        instance of."""
         found = self.facts.scopes.single_value(name, scope)
+        if found is None and at is not None:
+            found = self._last_binding_before(name, scope, at)
         built = found[1].value if found is not None else None
         if not (isinstance(built, ast.Call) and isinstance(built.func, ast.Name)) or found is None:
             return None
         cls = self.facts.scopes.lookup(built.func.id, found[0])
         node = cls[1][0].node if cls is not None and len(cls[1]) == 1 and cls[1][0].kind == "class" else None
         return node if isinstance(node, ast.ClassDef) else None
+
+    def _last_binding_before(self, name: str, scope: Scope, at: ast.AST) -> tuple[Scope, Binding] | None:
+        """The assignment of ``name`` that reaches ``at`` where every binding of it in ``scope``
+        is an assignment statement of one block and ``at`` sits in a later statement of it."""
+        bindings = scope.bindings.get(name, ())
+        statements = [b.node for b in bindings]
+        if len(bindings) < 2 or any(b.kind != "assign" or not isinstance(b.node, ast.Assign) for b in bindings):
+            return None
+        parents = self.facts.scopes.parents
+        block_owner = parents.get(statements[0])
+        if any(parents.get(s) is not block_owner for s in statements):
+            return None
+        block = next((b for b in (getattr(block_owner, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list) and statements[0] in b), None)
+        node: ast.AST | None = at
+        while node is not None and parents.get(node) is not block_owner:
+            node = parents.get(node)
+        if block is None or node not in block or any(s not in block for s in statements):
+            return None
+        before = [b for b in bindings if block.index(b.node) < block.index(node)]
+        return (scope, max(before, key=lambda b: block.index(b.node))) if before else None
 
     def same_file_init(self, func: ast.expr, scope: Scope) -> ast.AST | None:
         """``__init__`` of the same-file class a call constructs (a name bound only to it)."""

@@ -56,6 +56,7 @@ class RemoteLoop:
 
     where: str  # shown in messages: "train()", "the framework calling train_dataloader()"
     framework: bool = False
+    dataset_changes: tuple[str, ...] = ()  # what it changes on the dataset between passes (Effects.dataset_changes)
 
 
 Loop = Union[ast.AST, RemoteLoop]
@@ -219,6 +220,7 @@ class Guard(NamedTuple):
     position: int
     value: Constant
     equal: bool
+    truth: bool = False  # ``if train:`` (``equal``: the arm runs when it is truthy); ``value`` unused
 
     def admits(self, args: dict[str, Constant]) -> bool:
         """Whether a call passing the constants ``args`` (by position "0", "1"... and keyword)
@@ -226,6 +228,8 @@ class Guard(NamedTuple):
         for key in (self.name, str(self.position)):
             if key in args:
                 passed = args[key]
+                if self.truth:
+                    return bool(passed) == self.equal
                 return (passed == self.value and type(passed) is type(self.value)) == self.equal
         return True
 
@@ -260,7 +264,7 @@ def uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: Loops, via: 
     uses: list[Use] = []
     if effects.iterations:
         repeated = effects.per_epoch or effects.iterations > 1
-        marker: Loops = (RemoteLoop(where),) if repeated else ()
+        marker: Loops = (RemoteLoop(where, dataset_changes=tuple(effects.dataset_changes)),) if repeated else ()
         uses.append(Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE, copies=effects.cuda_copy))
     if effects.stores:
         uses.append(Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED))

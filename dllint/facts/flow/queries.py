@@ -39,6 +39,7 @@ class PassedArguments(NamedTuple):
     cpu_counts: tuple[str, ...] = ()
     cuda_devices: Mapping[str, str] = MappingProxyType({})
     options: Mapping[str, str] = MappingProxyType({})
+    dicts: Mapping[str, list[dict[str, Constant]]] = MappingProxyType({})  # see CallSummary.dicts
 
 
 class ProjectQueries(Protocol):

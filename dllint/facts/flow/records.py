@@ -47,6 +47,10 @@ class Effects:
     # asked about) decides (see FunctionSummary.entries); a trailing dict: the CUDA devices the
     # call passes (see CallSummary.cuda_devices), for the callee's ``copy_devices``
     follow: list[list[Any]] = field(default_factory=list)
+    # what the loops that re-iterate it change on its dataset between passes: "X" for
+    # ``loader.dataset.X = ...``, "m()" for ``loader.dataset.m(...)`` (the dataset's class,
+    # in the loader's file, says whether its workers read it: DL201 is silent then)
+    dataset_changes: list[str] = field(default_factory=list)
 
     def merge(self, other: Effects, repeated: bool = False) -> None:
         """Add what ``other`` does (``repeated``: it runs once per pass of a loop here)."""
@@ -56,6 +60,7 @@ class Effects:
         self.unknown |= other.unknown
         self.set_epoch |= other.set_epoch
         self.cuda_copy = self.cuda_copy.join(other.cuda_copy)
+        self.dataset_changes += [c for c in other.dataset_changes if c not in self.dataset_changes]
 
     @property
     def empty(self) -> bool:
@@ -143,6 +148,9 @@ class CallSummary:
     # arguments that are CUDA devices: "cuda" (always) or "maybe" (cuda if available), by key
     cuda_devices: dict[str, str] = field(default_factory=dict)
     options: dict[str, str] = field(default_factory=dict)  # arguments a command-line option sets: key -> "--workers"
+    # arguments that are dict literals of JSON constants (``kwargs = {"num_workers": 1}``), by
+    # key: one dict per branch of ``{...} if cond else {}`` (loader options a factory splats)
+    dicts: dict[str, list[dict[str, Constant]]] = field(default_factory=dict)
 
 
 @dataclass

@@ -199,11 +199,11 @@ class Returns:
             compared = _compared_parameter(test)
             if compared is None or compared[0] not in names:
                 continue
-            name, value, equal = compared
+            name, value, equal, truth = compared
             if len(self.facts.scopes.scopes[func].bindings.get(name, ())) != 1:
                 continue  # reassigned before the test: not the argument any more
             position = positional.index(name) if name in positional else -1
-            guards.append(Guard(name, position, value, equal == holds))
+            guards.append(Guard(name, position, value, equal == holds, truth))
         return tuple(guards)
 
     def _left_before(self, node: ast.AST) -> list[ast.expr]:
@@ -275,8 +275,13 @@ class Returns:
         return self._callers_elsewhere(func, container, here, via, path_key((index, *rest)) if rest else index, guards)
 
 
-def _compared_parameter(test: ast.expr) -> tuple[str, Constant, bool] | None:
-    """``name == constant`` (or ``!=``, either side): (name, constant, whether ``==``)."""
+def _compared_parameter(test: ast.expr) -> tuple[str, Constant, bool, bool] | None:
+    """``name == constant`` (or ``!=``, either side): (name, constant, whether ``==``, False);
+    ``name`` / ``not name`` tested for truth (``if train:``): (name, None, whether not negated, True)."""
+    if isinstance(test, ast.Name):
+        return test.id, None, True, True
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
+        return test.operand.id, None, False, True
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
         return None
     sides = (test.left, test.comparators[0])
@@ -284,7 +289,7 @@ def _compared_parameter(test: ast.expr) -> tuple[str, Constant, bool] | None:
     constant = next((c for c in sides if isinstance(c, ast.Constant)), None)
     if name is None or constant is None:
         return None
-    return name.id, constant.value, isinstance(test.ops[0], ast.Eq)
+    return name.id, constant.value, isinstance(test.ops[0], ast.Eq), False
 
 
 def _on_request(func: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.AST | None) -> bool:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from dllint.facts.batches import parameter_copies
 from dllint.facts.device_kinds import passed_devices
 from dllint.facts.imports import dotted_name
+from dllint.facts.loaders import constant_dicts
 from dllint.facts.flow.effects import dict_entry_effects, effects_of, element_effects, used_as_dict
 from dllint.facts.flow.queries import NullProject
 from dllint.facts.flow.records import CallSummary, Deferred, Effects, FileSummary, FunctionSummary, LoaderSummary, Returned
@@ -191,7 +192,8 @@ def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bo
         if not effects.empty or elements or returned_by:
             constants, cpu_counts = _passed_values(facts, call, scope)
             found_calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constants, call_shape(call),
-                                           cpu_counts, passed_devices(facts, call, scope), passed_options(call, scope, facts)))
+                                           cpu_counts, passed_devices(facts, call, scope), passed_options(call, scope, facts),
+                                           _passed_dicts(facts, call, scope, constants)))
     return found_calls
 
 
@@ -212,6 +214,25 @@ def _passed_values(facts: FileFacts, call: ast.Call, scope: Scope) -> tuple[dict
         elif value.is_cpu_count:
             cpu_counts.append(key)
     return constants, tuple(cpu_counts)
+
+
+def _passed_dicts(facts: FileFacts, call: ast.Call, scope: Scope, constants: dict[str, Constant]) -> dict[str, list[dict[str, Constant]]]:
+    """The arguments that are dict literals of JSON constants (:func:`constant_dicts`), by
+    position ("0") and keyword, and the one dict the call splats ("**"): loader options the
+    callee may splat (``**kwargs``)."""
+    splats = [k.value for k in call.keywords if k.arg is None]
+    if len(splats) > 1:
+        return {}
+    positional = [(str(i), a) for i, a in enumerate(itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args))]
+    found: dict[str, list[dict[str, Constant]]] = {}
+    passed = [*positional, *((k.arg, k.value) for k in call.keywords if k.arg is not None), *(("**", v) for v in splats)]
+    for key, expr in passed:
+        if key in constants or not isinstance(expr, (ast.Name, ast.Dict, ast.IfExp)):
+            continue
+        dicts = constant_dicts(facts, expr, scope, call)
+        if dicts is not None:
+            found[key] = dicts
+    return found
 
 
 def _returned_by(facts: FileFacts, call: ast.Call) -> str:
