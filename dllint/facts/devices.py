@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from dllint.facts.attributes import bound_once
 from dllint.facts.flow.records import Copies
+from dllint.facts.handed_attributes import handed_attribute
 from dllint.facts.flow.syntax import parameter_for
 from dllint.facts.values import ABSENT, argument_for, defaults_of, follow, function_calls, parameter_default, parameter_position
 from dllint.facts.walk import walk_body
@@ -650,6 +651,8 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
             return cuda_device_kind(facts, arg, scope, depth + 1) if arg is not None else None
         return _returned_kind(facts, expr, scope, depth)
     held = bound_once(expr, scope, facts) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+    if held is None and isinstance(expr, ast.Attribute):
+        held = handed_attribute(expr, scope, facts)
     if held is not None:
         return cuda_device_kind(facts, held[0], held[1], depth + 1)
     if isinstance(expr, ast.Name):
