@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 from dllint.facts.attributes import bound_once
 from dllint.facts.flow.records import Copies
 from dllint.facts.handed_attributes import handed_attribute
+from dllint.facts.inherited_devices import branch_device_kind, inherited_device_kind, own_method
 from dllint.facts.flow.syntax import parameter_for
 from dllint.facts.values import ABSENT, argument_for, defaults_of, follow, function_calls, parameter_default, parameter_position
 from dllint.facts.walk import walk_body
@@ -438,7 +439,7 @@ def _method_of_object(facts: FileFacts, func: ast.expr, names: set[str], scope: 
 
 def _same_file_function(facts: FileFacts, func: ast.expr, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     if not isinstance(func, ast.Name):
-        return None
+        return own_method(facts, func, scope)  # ``self.get_device()``
     found = facts.scopes.single_value(func.id, scope)
     node = found[1].node if found is not None else None
     return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
@@ -653,10 +654,12 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
     held = bound_once(expr, scope, facts) if isinstance(expr, (ast.Name, ast.Attribute)) else None
     if held is None and isinstance(expr, ast.Attribute):
         held = handed_attribute(expr, scope, facts)
+        if held is None:
+            return inherited_device_kind(facts, expr, scope)
     if held is not None:
         return cuda_device_kind(facts, held[0], held[1], depth + 1)
     if isinstance(expr, ast.Name):
-        return _arms_kind(facts, expr, scope, depth) or _parameter_kind(facts, expr, scope, depth)
+        return _arms_kind(facts, expr, scope, depth) or _parameter_kind(facts, expr, scope, depth) or branch_device_kind(facts, expr, scope, depth)
     return None
 
 
