@@ -486,9 +486,32 @@ def _batch_region(facts: FileFacts, use: Use) -> tuple[set[str], list[ast.AST], 
                 if isinstance(body, list):
                     names = set().union(*(_target_names(t) for t in assign.targets))
                     return names, list(body), scope
+        if isinstance(outer, ast.Assign) and outer.value is node:  # ``it = iter(loader)``, drawn with ``next(it)``
+            return _drawn_from_iterator(facts, node, outer)
     if isinstance(node, ast.YieldFrom):  # ``while True: yield from loader`` in a generator of this file
         return _drawn_from_generator(facts, node)
     return None
+
+
+def _drawn_from_iterator(facts: FileFacts, node: ast.Call, assign: ast.Assign) -> tuple[set[str], list[ast.AST], Scope] | None:
+    """The batches drawn with ``batch = next(it)`` in the body that binds ``it = iter(loader)``
+    (also renewed there on ``StopIteration``, the tenth audit's K7), where every binding of
+    ``it`` is an ``iter()`` of the same loader expression (another loader's iterator bound
+    to the same name: unknown)."""
+    scope = facts.scopes.scope_of(node)
+    body = getattr(scope.node, "body", None)
+    found = facts.scopes.lookup(assign.targets[0].id, scope) if len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name) else None
+    if not isinstance(body, list) or found is None or found[0] is not scope:
+        return None
+    same = ast.dump(node)
+    if any(b.kind != "assign" or b.value is None or ast.dump(b.value) != same for b in found[1]):
+        return None
+    iterator = assign.targets[0].id
+    names: set[str] = set()
+    for sub in walk_body(scope.node):
+        if isinstance(sub, ast.Assign) and _draws(sub.value, iterator):
+            names |= set().union(*(_target_names(t) for t in sub.targets))
+    return (names, list(body), scope) if names else None
 
 
 def _drawn_from_generator(facts: FileFacts, node: ast.YieldFrom) -> tuple[set[str], list[ast.AST], Scope] | None:
