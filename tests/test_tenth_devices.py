@@ -17,6 +17,7 @@ from tests.test_fixtures import lint_project
 PAGEABLE = ("batches are copied to CUDA from pageable memory: add pin_memory=True so the loader's pin thread page-locks "
             "them while workers load, and each copy is faster (it stays blocking without non_blocking=True)")
 PIN_IF_CUDA = ("safe", "Add `pin_memory=torch.cuda.is_available()`")  # the device is "cuda if available"
+SET_PIN = ("safe", "Add `pin_memory=True`")  # the file requires CUDA
 
 # (line, column, message, (fix applicability, fix message)) of DL206
 EXPECTED = {
@@ -26,6 +27,9 @@ EXPECTED = {
     # K3: self.device stored by the base class's __init__ from self.get_device() (an if/else on
     # torch.cuda.is_available()), read in a subclass; a device name bound outside the if: silent
     "k3_inherited_device.py": {(32, 18, PAGEABLE, PIN_IF_CUDA)},
+    # K7: batches drawn with next(it) from it = iter(loader), renewed on StopIteration, copied to
+    # "cuda"; the name bound to two loaders' iterators, only a computed tensor copied: silent
+    "k7_next_iterator.py": {(10, 14, PAGEABLE, SET_PIN)},
 }
 
 
