@@ -500,13 +500,14 @@ def _drawn_from_iterator(facts: FileFacts, node: ast.Call, assign: ast.Assign) -
     to the same name: unknown)."""
     scope = facts.scopes.scope_of(node)
     body = getattr(scope.node, "body", None)
-    found = facts.scopes.lookup(assign.targets[0].id, scope) if len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name) else None
-    if not isinstance(body, list) or found is None or found[0] is not scope:
+    target = assign.targets[0] if len(assign.targets) == 1 else None
+    found = facts.scopes.lookup(target.id, scope) if isinstance(target, ast.Name) else None
+    if not isinstance(body, list) or not isinstance(target, ast.Name) or found is None or found[0] is not scope:
         return None
     same = ast.dump(node)
     if any(b.kind != "assign" or b.value is None or ast.dump(b.value) != same for b in found[1]):
         return None
-    iterator = assign.targets[0].id
+    iterator = target.id
     names: set[str] = set()
     for sub in walk_body(scope.node):
         if isinstance(sub, ast.Assign) and _draws(sub.value, iterator):

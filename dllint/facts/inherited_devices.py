@@ -38,7 +38,7 @@ def stored_devices(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
     found: dict[str, str] = memo.setdefault(id(cls), {})  # (a method reading its own class's store while it is read)
     for method in cls.body:
         receiver = _receiver(method)
-        if receiver is None:
+        if receiver is None or not isinstance(method, FUNCTIONS):
             continue
         for node in ast.walk(method):
             for target in _targets(node):
