@@ -1,12 +1,15 @@
 """Where a loader's batches go: host-to-CUDA copies of the values a loop takes from it (DL206).
 
-A batch is the target of ``for batch in loader`` (through ``enumerate``/``tqdm``), or
-``batch = next(iter(loader))``, and every name derived from it in the same body
+A batch is the target of ``for batch in loader`` (through ``enumerate``/``tqdm``),
+``batch = next(iter(loader))``, or ``batch = next(it)`` where ``it`` is bound only to
+``iter(loader)`` (renewed on ``StopIteration``), and every name derived from it in the same body
 (``x, y = batch``, ``images = batch["image"]``, ``for k, v in batch.items()``; a name rebound
 later to a computed tensor still is the batch where a copy reads it before, ``img, label =
 data; if use_gpu: img = img.cuda()``). A copy
 to CUDA is ``.cuda()``, ``.to(..., non_blocking=True)``, or ``.to(d)`` where ``d``
 resolves to a CUDA device (``"cuda"``, ``f"cuda:{rank}"``, ``torch.device("cuda", ...)``,
+``args.device`` stored in the caller (:mod:`~dllint.facts.handed_attributes`), ``self.device``
+an inherited ``__init__`` stores (:mod:`~dllint.facts.inherited_devices`),
 ``torch.device("cuda" if torch.cuda.is_available() else "cpu")``, ``try_gpu()`` where that
 function of the file returns such devices on each path), also when ``d`` is a
 parameter of the function that copies and every call of that function passes one, in the file
