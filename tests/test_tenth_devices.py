@@ -25,7 +25,8 @@ EXPECTED = {
     # to (and one further); stored an unknown value, twice, after the call, another object: silent
     "k2_namespace_handed.py": {(25, 14, PAGEABLE, PIN_IF_CUDA), (28, 13, PAGEABLE, PIN_IF_CUDA)},
     # K3: self.device stored by the base class's __init__ from self.get_device() (an if/else on
-    # torch.cuda.is_available()), read in a subclass; a device name bound outside the if: silent
+    # torch.cuda.is_available()), read in a subclass; a device name bound outside the if, a
+    # subclass overriding get_device: silent
     "k3_inherited_device.py": {(32, 18, PAGEABLE, PIN_IF_CUDA)},
     # K7: batches drawn with next(it) from it = iter(loader), renewed on StopIteration, copied to
     # "cuda"; the name bound to two loaders' iterators, only a computed tensor copied: silent
@@ -48,7 +49,8 @@ def test_whole_findings(name):
 PROJECTS: dict[str, set[tuple[str, int, int, str, tuple[str, str]]]] = {
     # K3 across modules: the base's __init__ in base.py (get_device: nested if/else), read in a
     # subclass and in a subclass of a subclass in another module; a method returning input(),
-    # an attribute stored twice, a subclass storing its own unknown device: silent
+    # an attribute stored twice, a subclass storing its own unknown device, one overriding
+    # get_device: silent
     "k3_inherited_device": {
         ("train.py", 10, 18, PAGEABLE, PIN_IF_CUDA),
         ("train.py", 30, 18, PAGEABLE, PIN_IF_CUDA),

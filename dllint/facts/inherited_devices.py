@@ -9,8 +9,11 @@ class returning a device written out counts, :func:`own_method`); "?" for any ot
 second one, one in another method, a value that is not a CUDA device or is unknown). A read of
 ``self.X`` in a method is decided by the first class along the bases (the class itself, then
 its bases depth first, left to right, as Python's MRO does for these hierarchies) that stores
-``X``: its kind, or unknown for "?". Unknown is silent. Not checked: a subclass overriding the
-method the base calls (``get_device``) in a module the base's file does not see.
+``X``: its kind, or unknown for "?". Unknown is silent; so is a read in a class of this file
+that overrides, or has a class between it and the storing class in this file that overrides,
+the method the store calls (``self.X = self.get_device()``; a store calling a method of the
+class inside a larger expression is "?"). Classes between them in other modules are not
+checked for overrides.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ def stored_devices(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
                 if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == receiver):
                     continue
                 kind = None
-                if method.name == "__init__" and isinstance(node, ast.Assign) and node.targets == [target] and _only_store(facts, target):
+                if method.name == "__init__" and isinstance(node, ast.Assign) and node.targets == [target] and _only_store(facts, target) \
+                        and not _calls_own_method_inside(node.value, receiver):
                     kind = cuda_device_kind(facts, node.value, facts.scopes.scope_of(node))
                 found[target.attr] = UNKNOWN if target.attr in found else kind or UNKNOWN
     return found
@@ -101,31 +105,48 @@ def _under_if(facts: FileFacts, node: ast.AST, function: ast.AST) -> bool:
     return False
 
 
-def _first_store(facts: FileFacts, cls: ast.ClassDef, attribute: str, depth: int) -> str | None:
-    """The kind the nearest class storing ``attribute`` records, from ``cls`` up its bases."""
+def _first_store(facts: FileFacts, cls: ast.ClassDef, attribute: str, depth: int,
+                 below: tuple[ast.ClassDef, ...] = ()) -> str | None:
+    """The kind the nearest class storing ``attribute`` records, from ``cls`` up its bases;
+    "?" where a class ``below`` it (between it and the reading class) overrides the method
+    whose result the store holds (``self.device = self.get_device()``)."""
+    from dllint.facts.frameworks import class_stores
+
     own = stored_devices(facts, cls)
     if attribute in own or depth > MAX_DEPTH:
-        return own.get(attribute)
+        return _unless_overridden(own.get(attribute), class_stores(cls), attribute, below)
     for base in cls.bases:
         local = facts.classes.get(base.id) if isinstance(base, ast.Name) else None
         if local is not None and isinstance(facts.scopes.parents.get(local.node), ast.Module):
-            found = _first_store(facts, local.node, attribute, depth + 1)
+            found = _first_store(facts, local.node, attribute, depth + 1, (*below, cls))
         else:
-            found = _elsewhere(facts, base, attribute)
+            found = _elsewhere(facts, base, attribute, (*below, cls))
         if found is not None:
             return found
     return None
 
 
-def _elsewhere(facts: FileFacts, base: ast.expr, attribute: str) -> str | None:
+def _elsewhere(facts: FileFacts, base: ast.expr, attribute: str, below: tuple[ast.ClassDef, ...]) -> str | None:
     """The kind the nearest of ``base``'s classes in other project modules records; "?" where
-    this file stores the attribute too (outside what :func:`stored_devices` read here)."""
+    this file stores the attribute too (outside what :func:`stored_devices` read here). The
+    classes between them in other modules are not checked for overrides."""
     if facts.project is None or facts.project.summarizing:
         return None
     for ancestor in facts.project.class_ancestors(facts, base):
         if attribute in ancestor.devices:
-            return UNKNOWN if facts.attribute_stores.get(attribute) else ancestor.devices[attribute]
+            kind = UNKNOWN if facts.attribute_stores.get(attribute) else ancestor.devices[attribute]
+            return _unless_overridden(kind, ancestor.stores, attribute, below)
     return None
+
+
+def _unless_overridden(kind: str | None, stores: dict[str, list[str]], attribute: str,
+                       below: tuple[ast.ClassDef, ...]) -> str | None:
+    """``kind``, or "?" where one of the classes ``below`` defines a method ``m`` whose result
+    the store holds (``stores``: method -> attributes, :func:`class_stores`)."""
+    methods = {m for m, attributes in stores.items() if attribute in attributes}
+    if any(isinstance(s, FUNCTIONS) and s.name in methods for cls in below for s in cls.body):
+        return UNKNOWN
+    return kind
 
 
 def _instance_class(facts: FileFacts, expr: ast.Attribute, scope: Scope) -> ast.ClassDef | None:
@@ -156,6 +177,16 @@ def _targets(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
         return [node.target]
     return []
+
+
+def _calls_own_method_inside(value: ast.expr, receiver: str) -> bool:
+    """``torch.device(self.pick())``: a call of the instance's own method that is not the
+    whole value (an override of it could not be told from :func:`class_stores`)."""
+    return any(
+        isinstance(n, ast.Call) and n is not value and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name) and n.func.value.id == receiver
+        for n in ast.walk(value)
+    )
 
 
 def _only_store(facts: FileFacts, target: ast.Attribute) -> bool:
