@@ -4,11 +4,12 @@ in a function every call of which is passed that object (DL206, the tenth audit'
 
 :func:`dllint.facts.attributes.stored_once` reads ``args.X`` only in the scope that stores it;
 here the read is in a callee: ``p.X`` where ``p`` is a parameter (never rebound) of a
-module-level function, and every call of that function in the project passes, for ``p``, the
-object the store was made on, after the store, or a parameter of its own function that is
-handed the object the same way. The store must be the file's only store of an attribute ``X``
-(no ``setattr`` of a name not written out); where ``X`` is also a command-line option
-(``--device``), the store, made before every call, replaces what the command line said. Anything else (a second store, a caller passing another object, calls in other files) is
+module-level function called only in this file, and every call passes, for ``p``, the object
+the store was made on, after the store, or a parameter of its own function that is handed the
+object the same way. The store must be the file's only store of an attribute ``X`` (no
+``setattr`` of a name not written out); where ``X`` is also a command-line option
+(``--device``), the store, made before every call, replaces what the command line said.
+Anything else (a second store, a caller passing another object, calls in other files) is
 unknown, and unknown is silent.
 """
 
