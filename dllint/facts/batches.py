@@ -1,7 +1,8 @@
 """Where a loader's batches go: host-to-CUDA copies of the values a loop takes from it (DL206).
 
-A batch is the target of ``for batch in loader`` (through ``enumerate``/``tqdm``), or
-``batch = next(iter(loader))``, and every name derived from it in the same body
+A batch is the target of ``for batch in loader`` (through ``enumerate``/``tqdm``),
+``batch = next(iter(loader))``, or ``batch = next(it)`` where ``it`` is bound only to
+``iter(loader)`` (renewed on ``StopIteration``), and every name derived from it in the same body
 (``x, y = batch``, ``images = batch["image"]``, ``for k, v in batch.items()``; a name rebound
 later to a computed tensor still is the batch where a copy reads it before, ``img, label =
 data; if use_gpu: img = img.cuda()``; one rebound on every pass to new tensors before any copy,
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 from dllint.facts.device_kinds import MAX_DEPTH, same_file_function
 from dllint.facts.flow.records import Copies
 from dllint.facts.flow.syntax import parameter_for
+from dllint.facts.order import dominates
 from dllint.facts.host_copies import CudaCopy, copies_of, cuda_copy, is_moved, rooted_in
 from dllint.facts.walk import walk_body
 
@@ -223,12 +225,6 @@ def _copies_in(facts: FileFacts, names: set[str], region: Region, scope: Scope) 
     return copies
 
 
-LOOPS = (ast.For, ast.AsyncFor, ast.While)
-
-
-SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-
 def _batch_when_copied(facts: FileFacts, call: ast.Call, names: set[str], region: Region) -> set[str]:
     """``{"img"}`` for ``img.cuda()`` in ``img, label = data; if use_gpu: img = img.cuda()``
     followed by ``img = Variable(img)``: a name the body rebinds to another tensor later (so
@@ -257,26 +253,6 @@ def _batch_when_copied(facts: FileFacts, call: ast.Call, names: set[str], region
 def _bound_by(binder: ast.AST) -> set[str]:
     targets = binder.targets if isinstance(binder, ast.Assign) else [binder.target]  # type: ignore[attr-defined]
     return set().union(*(_target_names(t) for t in targets))
-
-
-def dominates(facts: FileFacts, statement: ast.stmt, node: ast.AST, loops: bool = False) -> bool:
-    """``statement`` runs before ``node`` on every path to it, and (unless ``loops``) no other
-    pass reaches it: ``node`` is under a later statement of the same body, with no loop or
-    scope between."""
-    parents = facts.scopes.parents
-    owner = parents.get(statement)
-    current: ast.AST | None = node
-    while current is not None and parents.get(current) is not owner:
-        if isinstance(current, SCOPES) or not loops and isinstance(current, LOOPS):
-            return False
-        current = parents.get(current)
-    if current is None:
-        return False
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(owner, field, None)
-        if isinstance(block, list) and statement in block and current in block:
-            return block.index(statement) < block.index(current)
-    return False
 
 
 def _handed(facts: FileFacts, names: set[str], region: Region, scope: Scope, depth: int) -> tuple[Copies, list[list[str]]]:
@@ -351,9 +327,33 @@ def batch_region(facts: FileFacts, use: Use) -> tuple[set[str], list[ast.AST], S
                 if isinstance(body, list):
                     names = set().union(*(_target_names(t) for t in assign.targets))
                     return names, list(body), scope
+        if isinstance(outer, ast.Assign) and outer.value is node:  # ``it = iter(loader)``, drawn with ``next(it)``
+            return _drawn_from_iterator(facts, node, outer)
     if isinstance(node, ast.YieldFrom):  # ``while True: yield from loader`` in a generator of this file
         return _drawn_from_generator(facts, node)
     return None
+
+
+def _drawn_from_iterator(facts: FileFacts, node: ast.Call, assign: ast.Assign) -> tuple[set[str], list[ast.AST], Scope] | None:
+    """The batches drawn with ``batch = next(it)`` in the body that binds ``it = iter(loader)``
+    (also renewed there on ``StopIteration``, the tenth audit's K7), where every binding of
+    ``it`` is an ``iter()`` of the same loader expression (another loader's iterator bound
+    to the same name: unknown)."""
+    scope = facts.scopes.scope_of(node)
+    body = getattr(scope.node, "body", None)
+    target = assign.targets[0] if len(assign.targets) == 1 else None
+    found = facts.scopes.lookup(target.id, scope) if isinstance(target, ast.Name) else None
+    if not isinstance(body, list) or not isinstance(target, ast.Name) or found is None or found[0] is not scope:
+        return None
+    same = ast.dump(node)
+    if any(b.kind != "assign" or b.value is None or ast.dump(b.value) != same for b in found[1]):
+        return None
+    iterator = target.id
+    names: set[str] = set()
+    for sub in walk_body(scope.node):
+        if isinstance(sub, ast.Assign) and _draws(sub.value, iterator):
+            names |= set().union(*(_target_names(t) for t in sub.targets))
+    return (names, list(body), scope) if names else None
 
 
 def _drawn_from_generator(facts: FileFacts, node: ast.YieldFrom) -> tuple[set[str], list[ast.AST], Scope] | None:

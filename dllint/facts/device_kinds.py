@@ -5,7 +5,9 @@ A CUDA device is ``"cuda"``, ``f"cuda:{rank}"``, ``"cuda:" + str(args.device)``,
 ``torch.device("cuda", ...)``, ``torch.device("cuda" if torch.cuda.is_available() else "cpu")``,
 a name bound in the two arms of an ``if`` statement on such a test, ``try_gpu()`` where that
 function of the file returns such devices on each path, a name or attribute bound once to one
-(``self.device``, ``args.device`` through the argparse defaults), and a parameter of a function
+(``self.device``, ``args.device`` through the argparse defaults), ``args.device`` stored by the
+caller that hands ``args`` in (:mod:`~dllint.facts.handed_attributes`), ``self.device`` an
+inherited ``__init__`` stores (:mod:`~dllint.facts.inherited_devices`), and a parameter of a function
 whose every call passes one, in the file or in the project's other files as each resolves it
 (:func:`passed_devices`; a parameter rebound to an expression of itself, ``device =
 torch.device(device)``, keeps what it was handed). Anything else is unknown, and unknown is silent.
@@ -18,6 +20,8 @@ import itertools
 from typing import TYPE_CHECKING
 
 from dllint.facts.attributes import bound_once
+from dllint.facts.handed_attributes import handed_attribute
+from dllint.facts.inherited_devices import branch_device_kind, inherited_device_kind, own_method
 from dllint.facts.values import follow, function_calls, parameter_default, parameter_position
 
 if TYPE_CHECKING:
@@ -56,10 +60,14 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
     held = _reaching_binding(facts, expr, scope) if isinstance(expr, ast.Name) else None
     if held is None and isinstance(expr, (ast.Name, ast.Attribute)):
         held = bound_once(expr, scope, facts)
+    if held is None and isinstance(expr, ast.Attribute):
+        held = handed_attribute(expr, scope, facts)
+        if held is None:
+            return inherited_device_kind(facts, expr, scope)
     if held is not None:
         return cuda_device_kind(facts, held[0], held[1], depth + 1)
     if isinstance(expr, ast.Name):
-        return _arms_kind(facts, expr, scope, depth) or _parameter_kind(facts, expr, scope, depth)
+        return _arms_kind(facts, expr, scope, depth) or _parameter_kind(facts, expr, scope, depth) or branch_device_kind(facts, expr, scope, depth)
     return None
 
 
@@ -328,7 +336,7 @@ def _argument_for(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionD
 
 def same_file_function(facts: FileFacts, func: ast.expr, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     if not isinstance(func, ast.Name):
-        return None
+        return own_method(facts, func, scope)  # ``self.get_device()``
     found = facts.scopes.single_value(func.id, scope)
     node = found[1].node if found is not None else None
     return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None

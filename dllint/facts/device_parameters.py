@@ -13,7 +13,8 @@ import ast
 from functools import partial
 from typing import TYPE_CHECKING
 
-from dllint.facts.batches import batch_region, derived_names, dominates, is_next_call, region_of, stacked_names
+from dllint.facts.batches import batch_region, derived_names, is_next_call, region_of, stacked_names
+from dllint.facts.order import dominates
 from dllint.facts.device_kinds import rebinds_itself
 from dllint.facts.host_copies import rooted_in
 from dllint.facts.values import ABSENT, argument_for, defaults_of, parameter_default

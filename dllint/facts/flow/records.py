@@ -165,6 +165,7 @@ class ClassSummary:
     stored_generators: list[str] = field(default_factory=list)  # self.X random generators its __init__ stores
     hooks: dict[str, list[str]] = field(default_factory=dict)  # framework hook it defines -> self.X it returns
     stores: dict[str, list[str]] = field(default_factory=dict)  # method m -> X of self.X = self.m(...) in its methods
+    devices: dict[str, str] = field(default_factory=dict)  # self.X its methods store -> its device kind (inherited_devices)
 
 
 @dataclass

@@ -1,0 +1,194 @@
+"""A device an inherited ``__init__`` stores: ``self.device = self.get_device()`` in a base
+class (in this file or another module), read as ``x.to(self.device)`` in a subclass's method
+(DL206, the tenth audit's K3).
+
+Each class records what its methods store on ``self`` (:func:`stored_devices`, also in its
+file's summary, :attr:`ClassSummary.devices`): for a store in ``__init__`` that is the file's
+only store of that attribute, the device kind of its value ("cuda", "maybe"; a method of the
+class returning a device written out counts, :func:`own_method`); "?" for any other store (a
+second one, one in another method, a value that is not a CUDA device or is unknown). A read of
+``self.X`` in a method is decided by the first class along the bases (the class itself, then
+its bases depth first, left to right, as Python's MRO does for these hierarchies) that stores
+``X``: its kind, or unknown for "?". Unknown is silent; so is a read in a class of this file
+that overrides, or has a class between it and the storing class in this file that overrides,
+the method the store calls (``self.X = self.get_device()``; a store calling a method of the
+class inside a larger expression is "?"). Classes between them in other modules are not
+checked for overrides.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dllint.facts import FileFacts
+    from dllint.facts.scopes import Scope
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+UNKNOWN = "?"
+MAX_DEPTH = 8
+
+
+def stored_devices(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
+    """``X`` -> the kind of the device ``self.X`` holds, for every attribute the methods of
+    ``cls`` store on ``self`` (see the module's docstring)."""
+    from dllint.facts.device_kinds import cuda_device_kind  # device_kinds imports this module
+
+    memo: dict[int, dict[str, str]] = facts.__dict__.setdefault("_stored_devices", {})
+    if id(cls) in memo:
+        return memo[id(cls)]
+    found: dict[str, str] = memo.setdefault(id(cls), {})  # (a method reading its own class's store while it is read)
+    for method in cls.body:
+        receiver = _receiver(method)
+        if receiver is None or not isinstance(method, FUNCTIONS):
+            continue
+        for node in ast.walk(method):
+            for target in _targets(node):
+                if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == receiver):
+                    continue
+                kind = None
+                if method.name == "__init__" and isinstance(node, ast.Assign) and node.targets == [target] and _only_store(facts, target) \
+                        and not _calls_own_method_inside(node.value, receiver):
+                    kind = cuda_device_kind(facts, node.value, facts.scopes.scope_of(node))
+                found[target.attr] = UNKNOWN if target.attr in found else kind or UNKNOWN
+    return found
+
+
+def inherited_device_kind(facts: FileFacts, expr: ast.Attribute, scope: Scope) -> str | None:
+    """"cuda"/"maybe" for ``self.X`` read in a method of a class whose nearest class storing
+    ``X`` is a base (here or in another module) whose ``__init__`` stores a CUDA device; None
+    when unknown (the reading class stores it itself: :func:`stored_once` decides that)."""
+    cls = _instance_class(facts, expr, scope)
+    if cls is None:
+        return None
+    kind = _first_store(facts, cls, expr.attr, 0)
+    return kind if kind in ("cuda", "maybe") else None
+
+
+def own_method(facts: FileFacts, func: ast.expr, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The method ``self.m`` names where ``self`` is the receiver of the method ``scope`` is
+    (never rebound) and ``m`` a method of its class, not a static or class method."""
+    if not isinstance(func, ast.Attribute):
+        return None
+    cls = _instance_class(facts, func, scope)
+    method = next((s for s in cls.body if isinstance(s, FUNCTIONS) and s.name == func.attr), None) if cls else None
+    return method if method is not None and _receiver(method) is not None else None
+
+
+def branch_device_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) -> str | None:
+    """A name of a function bound only by assignments inside ``if`` statements, each of a
+    device written out (TabSurvey's ``get_device``: ``if use_gpu and torch.cuda.is_available():
+    if data_parallel: device = "cuda" / else: device = "cuda"`` / ``else: device = "cpu"``):
+    "cuda" when every one is CUDA, "maybe" when some are; None for anything else (a binding
+    outside the ``if``, an unknown value). J3's two arms of one ``if``, nested any deeper."""
+    from dllint.facts.device_kinds import _either_device, _written_device  # device_kinds imports this module
+
+    found = facts.scopes.lookup(expr.id, scope)
+    if found is None or not isinstance(found[0].node, FUNCTIONS) or len(found[1]) < 2:
+        return None
+    owner, bindings = found
+    if any(b.kind != "assign" or b.value is None or not _under_if(facts, b.node, owner.node) for b in bindings):
+        return None
+    return _either_device({_written_device(facts, b.value, owner, depth) for b in bindings})
+
+
+def _under_if(facts: FileFacts, node: ast.AST, function: ast.AST) -> bool:
+    """``node`` is in a branch of an ``if`` statement of ``function`` (not of a nested scope)."""
+    current = facts.scopes.parents.get(node)
+    while current is not None and current is not function:
+        if isinstance(current, ast.If):
+            return True
+        if isinstance(current, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            return False
+        current = facts.scopes.parents.get(current)
+    return False
+
+
+def _first_store(facts: FileFacts, cls: ast.ClassDef, attribute: str, depth: int,
+                 below: tuple[ast.ClassDef, ...] = ()) -> str | None:
+    """The kind the nearest class storing ``attribute`` records, from ``cls`` up its bases;
+    "?" where a class ``below`` it (between it and the reading class) overrides the method
+    whose result the store holds (``self.device = self.get_device()``)."""
+    from dllint.facts.frameworks import class_stores
+
+    own = stored_devices(facts, cls)
+    if attribute in own or depth > MAX_DEPTH:
+        return _unless_overridden(own.get(attribute), class_stores(cls), attribute, below)
+    for base in cls.bases:
+        local = facts.classes.get(base.id) if isinstance(base, ast.Name) else None
+        if local is not None and isinstance(facts.scopes.parents.get(local.node), ast.Module):
+            found = _first_store(facts, local.node, attribute, depth + 1, (*below, cls))
+        else:
+            found = _elsewhere(facts, base, attribute, (*below, cls))
+        if found is not None:
+            return found
+    return None
+
+
+def _elsewhere(facts: FileFacts, base: ast.expr, attribute: str, below: tuple[ast.ClassDef, ...]) -> str | None:
+    """The kind the nearest of ``base``'s classes in other project modules records; "?" where
+    this file stores the attribute too (outside what :func:`stored_devices` read here). The
+    classes between them in other modules are not checked for overrides."""
+    if facts.project is None or facts.project.summarizing:
+        return None
+    for ancestor in facts.project.class_ancestors(facts, base):
+        if attribute in ancestor.devices:
+            kind = UNKNOWN if facts.attribute_stores.get(attribute) else ancestor.devices[attribute]
+            return _unless_overridden(kind, ancestor.stores, attribute, below)
+    return None
+
+
+def _unless_overridden(kind: str | None, stores: dict[str, list[str]], attribute: str,
+                       below: tuple[ast.ClassDef, ...]) -> str | None:
+    """``kind``, or "?" where one of the classes ``below`` defines a method ``m`` whose result
+    the store holds (``stores``: method -> attributes, :func:`class_stores`)."""
+    methods = {m for m, attributes in stores.items() if attribute in attributes}
+    if any(isinstance(s, FUNCTIONS) and s.name in methods for cls in below for s in cls.body):
+        return UNKNOWN
+    return kind
+
+
+def _instance_class(facts: FileFacts, expr: ast.Attribute, scope: Scope) -> ast.ClassDef | None:
+    """The class of ``self`` in ``self.X`` read in one of its methods (``self`` its first
+    parameter, bound only there)."""
+    method = scope.node
+    cls = facts.scopes.parents.get(method)
+    if not (isinstance(expr.value, ast.Name) and isinstance(method, FUNCTIONS) and isinstance(cls, ast.ClassDef)):
+        return None
+    if _receiver(method) != expr.value.id or len(scope.bindings.get(expr.value.id, ())) != 1:
+        return None
+    return cls
+
+
+def _receiver(method: ast.stmt) -> str | None:
+    """The first parameter of a method that is not a static or class method."""
+    if not isinstance(method, FUNCTIONS):
+        return None
+    arguments = [*method.args.posonlyargs, *method.args.args]
+    if not arguments or any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in method.decorator_list):
+        return None
+    return arguments[0].arg
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.Assign):
+        return [t for target in node.targets for t in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])]
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        return [node.target]
+    return []
+
+
+def _calls_own_method_inside(value: ast.expr, receiver: str) -> bool:
+    """``torch.device(self.pick())``: a call of the instance's own method that is not the
+    whole value (an override of it could not be told from :func:`class_stores`)."""
+    return any(
+        isinstance(n, ast.Call) and n is not value and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name) and n.func.value.id == receiver
+        for n in ast.walk(value)
+    )
+
+
+def _only_store(facts: FileFacts, target: ast.Attribute) -> bool:
+    """``target`` is the file's only store of its attribute, and no ``setattr`` may be another."""
+    return facts.attribute_stores.get(target.attr) == [target] and not facts.attribute_stores.get("*")
