@@ -913,6 +913,9 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("snap-stanford+ogb", "examples/lsc/mag240m/sign.py:165", "DL206", F, "A1",
      "test loader without workers; its only copies are blocking x.to(device) (:185): RULES.md says silent"),
     # --- Project-MONAI/research-contributions
+    ("Project-MONAI+research-contributions", "auto3dseg/algorithm_templates/dints/scripts/search.py:218", "DL206", T, "",
+     "train_loader_a's batches drawn with next(dataloader_a_iterator), renewed with iter() (:369-372), sample_a['image'].to(device) "
+     "(:374), device cuda:N (:232); the twin at :224 is judged true (M6); found since the tenth audit's K7"),
     ("Project-MONAI+research-contributions", "auto3dseg/algorithm_templates/dints/scripts/search.py:218", "DL201", T, "",
      "train_loader_a (ThreadDataLoader, workers from the config, as its twin at :224) drawn with next() in the epoch loop and renewed with iter() on StopIteration (:368-372): a new pass each time (issue 32's 'Endless iteration'); judged by the regression check of this stop"),
     ("Project-MONAI+research-contributions", "DAE/Pretrain_full_contrast/data/data_finetune.py:23", "DL201", D, "",
@@ -3045,6 +3048,14 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "1 worker, data['img'].cuda() (:71): the claim holds, but each image then waits on cv2.waitKey(0), so the copy "
      "time never matters"),
     # --- kathrinse/TabSurvey (each model file copies the fit loop of models/basemodel_torch.py)
+    ("kathrinse+TabSurvey", "models/basemodel_torch.py:143", "DL206", T, "",
+     "2-worker test loader, batch_X[0].to(self.device) (:147), self.device from get_device() (:17, :27-36); found since K3"),
+    ("kathrinse+TabSurvey", "models/saint.py:229", "DL206", T, "",
+     "4 workers, batch fields unpacked (:251) and copied to self.device (:253-254); found since K3"),
+    ("kathrinse+TabSurvey", "models/tabtransformer.py:159", "DL206", F, "K16",
+     "the only copies are batch_X[0][:, self.num_idx].to(...) (:167-168) with self.num_idx a list: advanced indexing "
+     "makes a new pageable tensor, so pinning the batch speeds none of them (found since K3 resolved the device)"),
+    ("kathrinse+TabSurvey", "models/tabtransformer.py:202", "DL206", F, "K16", "same, :208-209"),
     ("kathrinse+TabSurvey", "models/basemodel_torch.py:59", "DL201", T, "", "4 workers, epoch loop (:71)"),
     ("kathrinse+TabSurvey", "models/neural_additive_models.py:59", "DL201", T, "",
      "val loader (2 workers) handed to Lightning trainer.fit(max_epochs=...): validated every epoch"),
@@ -3132,6 +3143,9 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "4 workers; returned in a list, stored as dataloaders['train'], iterated every epoch (main.py:84-90)"),
     ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:36", "DL201", D, "",
      "built only when train_val_split is false; the project's one caller passes train_val_split=True (main.py:207)"),
+    ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:40", "DL206", T, "",
+     "test loader, 4 workers, no pin_memory, reaches dataloaders['test'] through the tuple assignment (main.py:209); "
+     "extract_feature copies inputs.to(DEVICE) (main.py:157), DEVICE cuda when available (:44); found since K11"),
     ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:90", "DL201", T, "",
      "load_imageclef_train has no caller; shuffled: the contract's evidently-training case"),
     ("jindongwang+transferlearning", "code/feature_extractor/for_image_data/data_load.py:92", "DL201", D, "",
