@@ -56,7 +56,7 @@ def test_k10_fix_adds_persistent_workers_to_the_factory_call(tmp_path):
     """Same file: the one caller's literal has ``num_workers: 1``; the fix adds
     ``persistent_workers=True`` at the factory's call; the result re-lints clean and a second
     fix changes nothing."""
-    case = FIXTURES / "tenth" / "k10_fix"
+    case = FIXTURES / "fix_project" / "k10_callers_dict"
     shutil.copy(case / "before.py", tmp_path / "t.py")
     first = _dllint("t.py", "--no-cache", "--select", "DL201", "--format", "concise", cwd=tmp_path)
     assert first.stdout.splitlines()[0] == "t.py:6:12: DL201 [*] workers restart every epoch: add persistent_workers=True"
