@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from dllint.facts.attributes import bound_once
 from dllint.facts.handed_attributes import handed_attribute
-from dllint.facts.inherited_devices import branch_device_kind, inherited_device_kind, own_method
+from dllint.facts.inherited_devices import FUNCTIONS, inherited_device_kind, own_method
 from dllint.facts.values import follow, function_calls, parameter_default, parameter_position
 
 if TYPE_CHECKING:
@@ -63,11 +63,11 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
     if held is None and isinstance(expr, ast.Attribute):
         held = handed_attribute(expr, scope, facts)
         if held is None:
-            return inherited_device_kind(facts, expr, scope)
+            return inherited_device_kind(facts, expr, scope, cuda_device_kind)
     if held is not None:
         return cuda_device_kind(facts, held[0], held[1], depth + 1)
     if isinstance(expr, ast.Name):
-        return _arms_kind(facts, expr, scope, depth) or _parameter_kind(facts, expr, scope, depth) or branch_device_kind(facts, expr, scope, depth)
+        return _arms_kind(facts, expr, scope, depth) or _parameter_kind(facts, expr, scope, depth) or _branch_kind(facts, expr, scope, depth)
     return None
 
 
@@ -159,6 +159,33 @@ def _arms_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) -> st
     if {bindings[0].node in statement.body, bindings[1].node in statement.body} != {True, False}:
         return None
     return _either_device({_written_device(facts, b.value, owner, depth) for b in bindings})
+
+
+def _branch_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) -> str | None:
+    """A name of a function bound only by assignments inside ``if`` statements, each of a
+    device written out (TabSurvey's ``get_device``: ``if use_gpu and torch.cuda.is_available():
+    if data_parallel: device = "cuda" / else: device = "cuda"`` / ``else: device = "cpu"``):
+    "cuda" when every one is CUDA, "maybe" when some are; None for anything else (a binding
+    outside the ``if``, an unknown value). J3's two arms of one ``if``, nested any deeper."""
+    found = facts.scopes.lookup(expr.id, scope)
+    if found is None or not isinstance(found[0].node, FUNCTIONS) or len(found[1]) < 2:
+        return None
+    owner, bindings = found
+    if any(b.kind != "assign" or b.value is None or not _under_if(facts, b.node, owner.node) for b in bindings):
+        return None
+    return _either_device({_written_device(facts, b.value, owner, depth) for b in bindings})
+
+
+def _under_if(facts: FileFacts, node: ast.AST, function: ast.AST) -> bool:
+    """``node`` is in a branch of an ``if`` statement of ``function`` (not of a nested scope)."""
+    current = facts.scopes.parents.get(node)
+    while current is not None and current is not function:
+        if isinstance(current, ast.If):
+            return True
+        if isinstance(current, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            return False
+        current = facts.scopes.parents.get(current)
+    return False
 
 
 def _returned_kind(facts: FileFacts, call: ast.Call, scope: Scope, depth: int) -> str | None:

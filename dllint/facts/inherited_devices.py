@@ -19,21 +19,24 @@ checked for overrides.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.scopes import Scope
+
+    # What device an expression denotes (device_kinds.cuda_device_kind, which reads this module's
+    # answers in turn: handed in, so that the two modules do not import each other).
+    KindOf = Callable[[FileFacts, ast.expr, Scope], str | None]
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 UNKNOWN = "?"
 MAX_DEPTH = 8
 
 
-def stored_devices(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
+def stored_devices(facts: FileFacts, cls: ast.ClassDef, kind_of: KindOf) -> dict[str, str]:
     """``X`` -> the kind of the device ``self.X`` holds, for every attribute the methods of
     ``cls`` store on ``self`` (see the module's docstring)."""
-    from dllint.facts.device_kinds import cuda_device_kind  # device_kinds imports this module
 
     memo: dict[int, dict[str, str]] = facts.__dict__.setdefault("_stored_devices", {})
     if id(cls) in memo:
@@ -50,19 +53,19 @@ def stored_devices(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
                 kind = None
                 if method.name == "__init__" and isinstance(node, ast.Assign) and node.targets == [target] and _only_store(facts, target) \
                         and not _calls_own_method_inside(node.value, receiver):
-                    kind = cuda_device_kind(facts, node.value, facts.scopes.scope_of(node))
+                    kind = kind_of(facts, node.value, facts.scopes.scope_of(node))
                 found[target.attr] = UNKNOWN if target.attr in found else kind or UNKNOWN
     return found
 
 
-def inherited_device_kind(facts: FileFacts, expr: ast.Attribute, scope: Scope) -> str | None:
+def inherited_device_kind(facts: FileFacts, expr: ast.Attribute, scope: Scope, kind_of: KindOf) -> str | None:
     """"cuda"/"maybe" for ``self.X`` read in a method of a class whose nearest class storing
     ``X`` is a base (here or in another module) whose ``__init__`` stores a CUDA device; None
     when unknown (the reading class stores it itself: :func:`stored_once` decides that)."""
     cls = _instance_class(facts, expr, scope)
     if cls is None:
         return None
-    kind = _first_store(facts, cls, expr.attr, 0)
+    kind = _first_store(facts, cls, expr.attr, 0, kind_of)
     return kind if kind in ("cuda", "maybe") else None
 
 
@@ -76,49 +79,20 @@ def own_method(facts: FileFacts, func: ast.expr, scope: Scope) -> ast.FunctionDe
     return method if method is not None and _receiver(method) is not None else None
 
 
-def branch_device_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) -> str | None:
-    """A name of a function bound only by assignments inside ``if`` statements, each of a
-    device written out (TabSurvey's ``get_device``: ``if use_gpu and torch.cuda.is_available():
-    if data_parallel: device = "cuda" / else: device = "cuda"`` / ``else: device = "cpu"``):
-    "cuda" when every one is CUDA, "maybe" when some are; None for anything else (a binding
-    outside the ``if``, an unknown value). J3's two arms of one ``if``, nested any deeper."""
-    from dllint.facts.device_kinds import _either_device, _written_device  # device_kinds imports this module
-
-    found = facts.scopes.lookup(expr.id, scope)
-    if found is None or not isinstance(found[0].node, FUNCTIONS) or len(found[1]) < 2:
-        return None
-    owner, bindings = found
-    if any(b.kind != "assign" or b.value is None or not _under_if(facts, b.node, owner.node) for b in bindings):
-        return None
-    return _either_device({_written_device(facts, b.value, owner, depth) for b in bindings})
-
-
-def _under_if(facts: FileFacts, node: ast.AST, function: ast.AST) -> bool:
-    """``node`` is in a branch of an ``if`` statement of ``function`` (not of a nested scope)."""
-    current = facts.scopes.parents.get(node)
-    while current is not None and current is not function:
-        if isinstance(current, ast.If):
-            return True
-        if isinstance(current, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-            return False
-        current = facts.scopes.parents.get(current)
-    return False
-
-
-def _first_store(facts: FileFacts, cls: ast.ClassDef, attribute: str, depth: int,
+def _first_store(facts: FileFacts, cls: ast.ClassDef, attribute: str, depth: int, kind_of: KindOf,
                  below: tuple[ast.ClassDef, ...] = ()) -> str | None:
     """The kind the nearest class storing ``attribute`` records, from ``cls`` up its bases;
     "?" where a class ``below`` it (between it and the reading class) overrides the method
     whose result the store holds (``self.device = self.get_device()``)."""
     from dllint.facts.frameworks import class_stores
 
-    own = stored_devices(facts, cls)
+    own = stored_devices(facts, cls, kind_of)
     if attribute in own or depth > MAX_DEPTH:
         return _unless_overridden(own.get(attribute), class_stores(cls), attribute, below)
     for base in cls.bases:
         local = facts.classes.get(base.id) if isinstance(base, ast.Name) else None
         if local is not None and isinstance(facts.scopes.parents.get(local.node), ast.Module):
-            found = _first_store(facts, local.node, attribute, depth + 1, (*below, cls))
+            found = _first_store(facts, local.node, attribute, depth + 1, kind_of, (*below, cls))
         else:
             found = _elsewhere(facts, base, attribute, (*below, cls))
         if found is not None:
