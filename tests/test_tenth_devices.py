@@ -31,6 +31,9 @@ EXPECTED = {
     # K7: batches drawn with next(it) from it = iter(loader), renewed on StopIteration, copied to
     # "cuda"; the name bound to two loaders' iterators, only a computed tensor copied: silent
     "k7_next_iterator.py": {(10, 14, PAGEABLE, SET_PIN)},
+    # K16: only tensors gathered from the batch (x[:, idx], x[[0, 1]]) copied: silent; views of
+    # the batch (x[:, 0], x[1:, -1]) and a dict batch read by a key name still fire
+    "k16_indexed_batch.py": {(19, 14, PAGEABLE, SET_PIN), (27, 14, PAGEABLE, SET_PIN)},
 }
 
 

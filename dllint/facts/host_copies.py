@@ -95,10 +95,12 @@ VIEW_METHODS = frozenset(
 def rooted_in(expr: ast.AST, names: set[str]) -> bool:
     """``expr`` is (part of) one of ``names``: ``batch``, ``batch[0]``, ``batch["x"].view(...)``,
     ``batch.items()``, ``Variable(batch)``; not a tensor computed from it (``f(batch)``,
-    ``batch["x"].float()``)."""
+    ``batch["x"].float()``, ``x[:, idx]``: :func:`_may_gather`)."""
     for _ in range(MAX_DEPTH):
         if isinstance(expr, ast.Name):
             return expr.id in names
+        if isinstance(expr, ast.Subscript) and _may_gather(expr.slice):
+            return False
         if isinstance(expr, (ast.Subscript, ast.Attribute, ast.Starred)):
             expr = expr.value
         elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in VIEW_METHODS:
@@ -108,6 +110,26 @@ def rooted_in(expr: ast.AST, names: set[str]) -> bool:
         else:
             return False
     return False
+
+
+def _may_gather(index: ast.expr) -> bool:
+    """A tensor index that may copy rather than view (the tenth audit's K16): a list written out
+    (``x[[0, 2]]``), or a tuple of indices beside a slice, so a tensor's and not a dict's key,
+    with one that is neither a number, a slice, ``None`` nor ``...`` (``x[:, idx]``: a list or a
+    mask index allocates a new, pageable tensor; an int one would be a view, but unknown is
+    silent). A lone name (``batch[key]``) is how dict batches are read: still a field."""
+    if isinstance(index, ast.List):
+        return True
+    if not isinstance(index, ast.Tuple) or not any(isinstance(e, ast.Slice) for e in index.elts):
+        return False
+    return not all(_basic_index(e) for e in index.elts)
+
+
+def _basic_index(index: ast.expr) -> bool:
+    """``1``, ``-1``, ``None``, ``...``, or a slice: an index that views."""
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+        index = index.operand
+    return isinstance(index, ast.Slice) or isinstance(index, ast.Constant) and (index.value is None or index.value is ... or type(index.value) is int)
 
 
 def _is_variable(call: ast.Call) -> bool:
