@@ -102,19 +102,26 @@ def _code_fingerprint() -> str:
     """(name, size, mtime) of dllint's own modules: a development checkout changes without a version bump."""
     global _CODE_FINGERPRINT
     if _CODE_FINGERPRINT is None:
-        root = Path(__file__).resolve().parent
-        parts = []
-        for directory in (root, root / "facts", root / "rules", root / "configs"):
-            try:
-                entries = sorted(os.scandir(directory), key=lambda e: e.name)
-            except OSError:
-                continue
-            for entry in entries:
-                if entry.name.endswith(".py"):
-                    st = entry.stat()
-                    parts.append(f"{directory.name}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+        parts = code_parts(Path(__file__).resolve().parent)
         _CODE_FINGERPRINT = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     return _CODE_FINGERPRINT
+
+
+def code_parts(root: Path) -> list[str]:
+    """``path:size:mtime`` of every module under ``root``, subpackages included (``facts/flow/``
+    writes the summaries a cached result rests on; listing a fixed set of folders missed it)."""
+    parts = []
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(directory, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                parts.append(f"{os.path.relpath(path, root)}:{st.st_size}:{st.st_mtime_ns}")
+    return parts
 
 
 # -- findings <-> JSON ------------------------------------------------------------

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from dllint import runner
-from dllint.cache import Cache, decode_deps, decode_finding, encode_deps, encode_finding
+from dllint.cache import Cache, code_parts, decode_deps, decode_finding, encode_deps, encode_finding
 from dllint.config import Settings
 from dllint.deps import CallersDep, ConfigDep, ConfigFileDep, Deps, LoaderClassesDep, SummaryDep
 from dllint.findings import Finding, Fix, NotKept, SetArgument
@@ -321,3 +321,17 @@ def test_a_save_merges_what_another_run_wrote_and_reads_back_only_then(tmp_path,
     assert len(reads) == 3  # replaced since `other` loaded it: read back and merged
     again = Cache(tmp_path / "c", SETTINGS, CODES)
     assert [again.lookup(p) for p in paths] == [[], [], []]
+
+
+def test_the_code_fingerprint_covers_modules_in_subpackages(tmp_path):
+    """A development checkout's edit to any module, however deep (``facts/flow/records.py``
+    shapes the summaries a cached result rests on), makes another cache; caches are not read."""
+    (tmp_path / "facts" / "flow" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "engine.py").write_text("x = 1\n")
+    (tmp_path / "facts" / "flow" / "records.py").write_text("y = 2\n")
+    (tmp_path / "facts" / "flow" / "__pycache__" / "records.cpython-311.py").write_text("")
+    (tmp_path / "facts" / "notes.txt").write_text("")
+    before = code_parts(tmp_path)
+    assert [p.split(":")[0] for p in before] == ["engine.py", os.path.join("facts", "flow", "records.py")]
+    (tmp_path / "facts" / "flow" / "records.py").write_text("y = 22\n")
+    assert code_parts(tmp_path) != before
