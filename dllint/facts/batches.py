@@ -2,7 +2,8 @@
 
 A batch is the target of ``for batch in loader`` (through ``enumerate``/``tqdm``),
 ``batch = next(iter(loader))``, or ``batch = next(it)`` where ``it`` is bound only to
-``iter(loader)`` (renewed on ``StopIteration``), and every name derived from it in the same body
+``iter(loader)`` (renewed on ``StopIteration``), ``for x in wrapper`` over an instance of a
+same-file class whose ``__iter__`` yields the loader's batches unchanged, and every name derived from it in the same body
 (``x, y = batch``, ``images = batch["image"]``, ``for k, v in batch.items()``; a name rebound
 later to a computed tensor still is the batch where a copy reads it before, ``img, label =
 data; if use_gpu: img = img.cuda()``; one rebound on every pass to new tensors before any copy,
