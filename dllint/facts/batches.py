@@ -2,7 +2,8 @@
 
 A batch is the target of ``for batch in loader`` (through ``enumerate``/``tqdm``),
 ``batch = next(iter(loader))``, or ``batch = next(it)`` where ``it`` is bound only to
-``iter(loader)`` (renewed on ``StopIteration``), and every name derived from it in the same body
+``iter(loader)`` (renewed on ``StopIteration``), ``for x in wrapper`` over an instance of a
+same-file class whose ``__iter__`` yields the loader's batches unchanged, and every name derived from it in the same body
 (``x, y = batch``, ``images = batch["image"]``, ``for k, v in batch.items()``; a name rebound
 later to a computed tensor still is the batch where a copy reads it before, ``img, label =
 data; if use_gpu: img = img.cuda()``; one rebound on every pass to new tensors before any copy,
@@ -315,7 +316,7 @@ def batch_region(facts: FileFacts, use: Use) -> tuple[set[str], list[ast.AST], S
     """The names one iteration's batch is bound to, the body it flows through, and its scope."""
     node = use.node
     if isinstance(node, (ast.For, ast.AsyncFor)):
-        return _target_names(node.target), list(node.body), facts.scopes.scope_of(node)
+        return _yielded_by_wrapper(facts, node) or (_target_names(node.target), list(node.body), facts.scopes.scope_of(node))
     if isinstance(node, ast.Call):  # iter(loader): ``batch = next(iter(loader))``
         parents = facts.scopes.parents
         outer = parents.get(node)
@@ -378,6 +379,42 @@ def _drawn_from_generator(facts: FileFacts, node: ast.YieldFrom) -> tuple[set[st
                 names |= _target_names(sub.target)
         if names:
             return names, list(body), scope
+    return None
+
+
+def _yielded_by_wrapper(facts: FileFacts, node: ast.For | ast.AsyncFor) -> tuple[set[str], list[ast.AST], Scope] | None:
+    """The batches of ``for x in wrapper`` (the tenth audit's K13), where ``node`` is the whole
+    body of ``__iter__`` of a module-level class bound once, yielding each batch unchanged
+    (``for data in self.dataloader: yield data``), and ``wrapper`` is bound only to an instance
+    of that class in the body that iterates it. Any other ``__iter__`` is unknown."""
+    function = facts.scopes.enclosing_function(node)
+    parents = facts.scopes.parents
+    owner = parents.get(function) if function is not None else None
+    body = node.body
+    if not (isinstance(function, ast.FunctionDef) and function.name == "__iter__" and function.body == [node]
+            and isinstance(owner, ast.ClassDef) and isinstance(parents.get(owner), ast.Module)
+            and len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Yield)
+            and isinstance(body[0].value.value, ast.Name) and isinstance(node.target, ast.Name)
+            and body[0].value.value.id == node.target.id):
+        return None
+    bound = facts.scopes.lookup(owner.name, facts.scopes.module)
+    if bound is None or len(bound[1]) != 1:
+        return None
+    for call in ast.walk(facts.tree):
+        assign = parents.get(call)
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == owner.name
+                and isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name)):
+            continue
+        scope = facts.scopes.scope_of(call)
+        found = facts.scopes.lookup(assign.targets[0].id, scope)
+        if found is None or found[0] is not scope or len(found[1]) != 1 or not isinstance(getattr(scope.node, "body", None), list):
+            continue
+        names: set[str] = set()
+        for sub in walk_body(scope.node):
+            if isinstance(sub, (ast.For, ast.AsyncFor)) and isinstance(sub.iter, ast.Name) and sub.iter.id == assign.targets[0].id:
+                names |= _target_names(sub.target)
+        if names:
+            return names, list(scope.node.body), scope  # type: ignore[attr-defined]
     return None
 
 
