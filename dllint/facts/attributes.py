@@ -35,6 +35,13 @@ def attribute_stores(nodes: list[ast.AST]) -> dict[str, list[ast.AST]]:
     return found
 
 
+def only_store(attribute: str, facts: FileFacts) -> ast.AST | None:
+    """The file's one store of ``attribute`` (``x.attribute = ...``), where no ``setattr`` with
+    a name not written out may be another; None otherwise."""
+    stores = facts.attribute_stores.get(attribute, [])
+    return stores[0] if len(stores) == 1 and not facts.attribute_stores.get("*") else None
+
+
 def bound_once(expr: ast.expr, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Scope] | None:
     """The expression ``expr`` (``self.X``, ``args.X`` or a name) holds, with the scope it is
     evaluated in, where the file writes it once (:func:`stored_once`, :func:`equal_bindings`);

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from dllint.facts.attributes import only_store
 from dllint.facts.order import dominates
 from dllint.facts.values import argument_for, function_calls
 
@@ -34,10 +35,9 @@ def handed_attribute(expr: ast.Attribute, scope: Scope, facts: FileFacts) -> tup
     when unknown."""
     if not isinstance(expr.value, ast.Name):
         return None
-    stores = facts.attribute_stores.get(expr.attr, [])
-    if len(stores) != 1 or facts.attribute_stores.get("*"):
+    target = only_store(expr.attr, facts)
+    if target is None:
         return None
-    target = stores[0]
     statement = facts.scopes.parents.get(target)
     if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
             and isinstance(statement, ast.Assign) and statement.targets == [target]):

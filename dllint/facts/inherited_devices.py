@@ -21,6 +21,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Callable
 
+from dllint.facts.attributes import only_store
+
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.scopes import Scope
@@ -51,7 +53,7 @@ def stored_devices(facts: FileFacts, cls: ast.ClassDef, kind_of: KindOf) -> dict
                 if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == receiver):
                     continue
                 kind = None
-                if method.name == "__init__" and isinstance(node, ast.Assign) and node.targets == [target] and _only_store(facts, target) \
+                if method.name == "__init__" and isinstance(node, ast.Assign) and node.targets == [target] and only_store(target.attr, facts) is target \
                         and not _calls_own_method_inside(node.value, receiver):
                     kind = kind_of(facts, node.value, facts.scopes.scope_of(node))
                 found[target.attr] = UNKNOWN if target.attr in found else kind or UNKNOWN
@@ -161,8 +163,3 @@ def _calls_own_method_inside(value: ast.expr, receiver: str) -> bool:
         and isinstance(n.func.value, ast.Name) and n.func.value.id == receiver
         for n in ast.walk(value)
     )
-
-
-def _only_store(facts: FileFacts, target: ast.Attribute) -> bool:
-    """``target`` is the file's only store of its attribute, and no ``setattr`` may be another."""
-    return facts.attribute_stores.get(target.attr) == [target] and not facts.attribute_stores.get("*")
