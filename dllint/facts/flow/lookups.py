@@ -20,6 +20,33 @@ LOOPS = (ast.For, ast.AsyncFor, ast.While)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
+def runs_at_most_once(loop: ast.AST) -> bool:
+    """A ``for`` whose trip count is provably 0 or 1 repeats nothing: ``range(1)``, ``range(a, a + 1)``,
+    ``range(2, 3)``, a one-element list or tuple display (audit L1: ``for i in range(1):`` around
+    a test pass is not an epoch loop)."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    iterable = loop.iter
+    if isinstance(iterable, (ast.List, ast.Tuple)):
+        return len(iterable.elts) <= 1 and not any(isinstance(e, ast.Starred) for e in iterable.elts)
+    if not (
+        isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
+        and not iterable.keywords and 1 <= len(iterable.args) <= 2
+    ):
+        return False
+    if len(iterable.args) == 1:
+        stop = iterable.args[0]
+        return isinstance(stop, ast.Constant) and type(stop.value) is int and stop.value <= 1
+    start, stop = iterable.args
+    if isinstance(start, ast.Constant) and isinstance(stop, ast.Constant):
+        return type(start.value) is int and type(stop.value) is int and stop.value - start.value <= 1
+    return (  # range(a, a + 1)
+        isinstance(stop, ast.BinOp) and isinstance(stop.op, ast.Add)
+        and isinstance(stop.right, ast.Constant) and type(stop.right.value) is int and stop.right.value <= 1
+        and ast.dump(stop.left) == ast.dump(start)
+    )
+
+
 def _method_of(cls: ast.ClassDef, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     return next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name), None)
 
@@ -44,7 +71,8 @@ class FileLookups:
         child, current = node, self.parents.get(node)
         while current is not None and current is not scope.node:
             if isinstance(current, LOOPS) and child in current.body:
-                loops.append(current)
+                if not runs_at_most_once(current):
+                    loops.append(current)
             elif isinstance(current, COMPREHENSIONS) and child is not current.generators[0].iter:
                 loops.append(current)
             elif isinstance(current, ast.comprehension) and child is current.iter:

@@ -1,0 +1,30 @@
+"""Shapes of the three course repositories added to issue 32's tenth audit (L1-L3 in
+benchmarks/FALSE_POSITIVE_SHAPES.md), each as a minimal fixture of our own.
+L1: a ``for`` of provably at most one trip (``range(1)``, ``range(a, a + 1)``) repeats nothing,
+so a loader iterated once inside it is not re-iterated (fixtures/DL201/l1_one_trip_loops.py,
+fixtures/fix/DL201/l1_one_trip_loops: the fix touches only the loader a two-trip loop repeats)."""
+
+from __future__ import annotations
+
+from tests.conftest import FIXTURES
+from tests.test_fixtures import lint_project
+
+SAFE_PARAMETER = ("safe", "Add `persistent_workers=workers > 0`")
+
+
+def _findings(root, code: str) -> set[tuple]:
+    return {
+        (str(path.relative_to(root)), f.line, f.column, f.message, None if f.fix is None else (f.fix.applicability, f.fix.message))
+        for path, result in lint_project(root).items()
+        for f in result.findings
+        if f.code == code
+    }
+
+
+def test_l1_a_caller_loop_of_one_trip_does_not_repeat_the_pass():
+    """The factory's loader is iterated once under ``range(1)`` and once per trip of
+    ``range(start, start + 1)`` in the caller: neither repeats it; the epoch loop of
+    ``range(epochs)`` over another call does, and is the one the finding names."""
+    root = FIXTURES / "project" / "l1_one_trip_caller"
+    message = "workers restart every epoch (re-iterated by train.py:11): add persistent_workers=True"
+    assert _findings(root, "DL201") == {("data.py", 6, 12, message, SAFE_PARAMETER)}
