@@ -387,6 +387,12 @@ TENTH = (
          "tabular deep learning, one model class per file, each with its own loaders", configs=True),
     Repo("seungwonpark/melgan", "aca59909f6dd028ec808f987b154535a7ca3400c",
          "audio: MelGAN vocoder training", configs=True),
+    Repo("dragen1860/Deep-Learning-with-PyTorch-Tutorials", "7535c8fa04b69ac224189d201e1628282691e9a5",
+         "course: one folder per lesson, the MNIST/CIFAR main.py loop copied from lesson to lesson", configs=True),
+    Repo("bat67/pytorch-tutorials-examples-and-books", "c8d1650dc477a9caed636a24d966df6d86398982",
+         "course: numbered chapter folders of scripts, the MNIST loader copied into each", configs=True),
+    Repo("GunhoChoi/PyTorch-FastCampus", "1e9ba63e9ccffa28637f9c441d6d5faf35696268",
+         "course: FastCampus lecture notebooks, the MNIST loader cell copied chapter to chapter", configs=True),
 )
 
 WANTED = (".py", ".ipynb")

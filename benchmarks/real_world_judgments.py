@@ -3204,6 +3204,177 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
              "DistributedSampler under --local_rank, iterated every epoch (:119), set_epoch never called"),
         )
     ),
+    # === tenth set, added by issue 32's course-repository top-up (untuned: main at c865a76, judged before any
+    # change made for these code bases). L1-L3 are this top-up's shapes (minimal forms in audit11-shapes.md).
+    # --- dragen1860/Deep-Learning-with-PyTorch-Tutorials (one folder per lesson; only lesson63 has workers)
+    *(
+        ("dragen1860+Deep-Learning-with-PyTorch-Tutorials", f"lesson63-迁移学习-自定义数据集实战/{where}", code, T, "", why)
+        for script in ("train_scratch.py", "train_transfer.py")
+        for where, code, why in (
+            (f"{script}:{23 if script == 'train_scratch.py' else 24}", "DL201",
+             "module-level train_loader, num_workers=4, iterated every epoch in main() (the 10-epoch loop)"),
+            (f"{script}:{23 if script == 'train_scratch.py' else 24}", "DL206",
+             "4 workers, no pin_memory; x.to(device) in the epoch loop, device = torch.device('cuda') at module level"),
+            (f"{script}:{25 if script == 'train_scratch.py' else 26}", "DL201",
+             "val_loader (2 workers) handed to evalute(model, val_loader) every epoch (`if epoch % 1 == 0`)"),
+            (f"{script}:{25 if script == 'train_scratch.py' else 26}", "DL206",
+             "2 workers; evalute() copies x.to(device), device cuda"),
+            (f"{script}:{26 if script == 'train_scratch.py' else 27}", "DL206",
+             "test_loader, 2 workers, evalute() once after training with x.to(device): multi-worker, so pinning runs "
+             "in the pin thread"),
+        )
+    ),
+    # --- bat67/pytorch-tutorials-examples-and-books (numbered chapter folders; several scripts are copies of
+    # chenyuntc's book, GunhoChoi's course and pytorch/examples; `.next()` and `loss.data[0]` in some of them fail on
+    # torch 2.13 before or during training, not counted, as in the tenth audit)
+    *(
+        ("bat67+pytorch-tutorials-examples-and-books", f"Udacity-Deep-Learning-with-PyTorch/{where}", "DL000", T, "",
+         "exercise left blank for the student (`ps = `, `transforms = # TODO ...`): not Python")
+        for where in (
+            "Part 4 - Fashion-MNIST Exercise.ipynb:10", "Part 4 - Fashion-MNIST Exercise.py:94",
+            "Part 7 - Loading Image Data.ipynb:3", "Part 7 - Loading Image Data.ipynb:4",
+            "Part 7 - Loading Image Data.py:80",
+        )
+    ),
+    ("bat67+pytorch-tutorials-examples-and-books", "11.Custom_Dataset_Example 定义自己的数据集/imageLoader.py:40", "DL101",
+     T, "", "module-level `for ... in dataloader` over a 1-worker loader (:39), no main guard"),
+    *(
+        ("bat67+pytorch-tutorials-examples-and-books",
+         f"13.Tensorboard_Visualization tensorboard可视化/Tensorboard可视化-oldversion.py:{line}", code, T, "", why)
+        for line, code, why in (
+            (45, "DL201", "train_data, 4 workers, the module-level 30-epoch loop (:66-70)"),
+            (45, "DL206", "4 workers, im.cuda() when CUDA is available (:71-72)"),
+            (47, "DL201", "valid_data, 4 workers, iterated every epoch (:94)"),
+            (47, "DL206", "same, im.cuda() (:95-96)"),
+            (66, "DL101", "module-level epoch loop over the 4-worker loaders, no main guard"),
+        )
+    ),
+    *(
+        ("bat67+pytorch-tutorials-examples-and-books", f"15.Transfer_Learning 迁移学习/蚂蚁还是蜜蜂_Transfer_residual.ipynb:{line}",
+         code, T, "", why)
+        for line, code, why in (
+            (35, "DL201", "train_loader, num_workers=4, the 20-epoch loops of cells 7, 12, 16 and the 10x20 loop of cell 20"),
+            (35, "DL206", "4 workers, data.cuda() when use_cuda (torch.cuda.is_available())"),
+            (36, "DL201", "val_loader, 4 workers, iterated every epoch of the same loops"),
+            (36, "DL206", "same, data.cuda() when use_cuda"),
+        )
+    ),
+    *(
+        ("bat67+pytorch-tutorials-examples-and-books", f"2.PyTorch _basics PyTorch基础/PyTorch overview.py:{line}", code, T, "",
+         why)
+        for line, code, why in (
+            (449, "DL201", "trainloader, 2 workers: iter() at :485, then the 2-epoch loop (:541-544)"),
+            (462, "DL201", "testloader, 2 workers, iterated twice (iter() at :572, a full pass at :598), as chenyuntc's "
+             "Chapter2 it copies"),
+            (485, "DL101", "module-level `dataiter = iter(trainloader)` starts 2 workers, no main guard"),
+        )
+    ),
+    ("bat67+pytorch-tutorials-examples-and-books", "5.Optimizer 优化器/optim-some-exmples.py:24", "DL201", T, "",
+     "2 workers, module-level 10-epoch loop (:65-67)"),
+    ("bat67+pytorch-tutorials-examples-and-books", "5.Optimizer 优化器/optim-some-exmples.py:65", "DL101", T, "",
+     "module-level epoch loop over the 2-worker loader, no main guard"),
+    ("bat67+pytorch-tutorials-examples-and-books", "7.Convolutional_Neural_Network(CNN) 卷积神经网络/cifar10-oldversion.py:44",
+     "DL201", F, "L1",
+     "the only epoch loop is `for epoch in range(start_epoch, start_epoch+1)` (:133): one trip, whatever start_epoch "
+     "is, so train() iterates trainloader once"),
+    ("bat67+pytorch-tutorials-examples-and-books", "7.Convolutional_Neural_Network(CNN) 卷积神经网络/cifar10-oldversion.py:47",
+     "DL201", F, "L1", "same, test() iterates testloader once"),
+    ("bat67+pytorch-tutorials-examples-and-books", "7.Convolutional_Neural_Network(CNN) 卷积神经网络/cifar10-oldversion.py:133",
+     "DL101", T, "", "module-level loop calls train()/test(), which iterate the 2-worker loaders; no main guard"),
+    ("bat67+pytorch-tutorials-examples-and-books",
+     "7.Convolutional_Neural_Network(CNN) 卷积神经网络/others/mnist_hogwild/train.py:10", "DL201", T, "",
+     "1 worker, train_epoch() every epoch (--epochs 10) in each mp.Process (pytorch/examples' hogwild copy)"),
+    *(
+        ("bat67+pytorch-tutorials-examples-and-books", f"7.Convolutional_Neural_Network(CNN) 卷积神经网络/regularization 正则化.py:{line}",
+         code, T, "", why)
+        for line, code, why in (
+            (56, "DL201", "4 workers; utils.train (the same folder's utils.py, first on sys.path) runs 20 epochs"),
+            (56, "DL206", "4 workers; utils.train copies im.to(device), device cuda if available (utils.py:17, :25)"),
+            (58, "DL201", "test_data, 4 workers, utils.train's valid pass every epoch (utils.py:47)"),
+            (58, "DL206", "same, im.to(device) (utils.py:48)"),
+            (67, "DL101", "module-level train(...) call iterates the 4-worker loaders, no main guard"),
+        )
+    ),
+    *(
+        ("bat67+pytorch-tutorials-examples-and-books",
+         f"9.Using_Pretrained_Models 使用预训练的模型/use Pretrained models with PyTorch.py:{line}", code, T, "", why)
+        for line, code, why in (
+            (43, "DL201", "img_batch, 2 workers: one pass at :46, the 50-epoch loop (:87-88), a test pass (:110)"),
+            (43, "DL206", "2 workers, Variable(img).cuda() in the epoch loop (:89)"),
+            (46, "DL101", "module-level `for img, label in img_batch` over the 2-worker loader, no main guard"),
+        )
+    ),
+    # --- GunhoChoi/PyTorch-FastCampus (lecture notebooks; the MNIST loader cell, two 2-worker loaders, copied into
+    # each; the model and every batch `.cuda()`'d unconditionally)
+    *(
+        ("GunhoChoi+PyTorch-FastCampus", f"{nb}.ipynb:{line}", code, T, "", why)
+        for nb in (
+            "03_CNN_Basics/0_MNIST/1_Linear_mnist", "03_CNN_Basics/0_MNIST/2_CNN_naive", "03_CNN_Basics/0_MNIST/3_CNN_clean",
+            "03_CNN_Basics/0_MNIST/3_CNN_clean_swish", "03_CNN_Basics/1_CIFAR/CNN_CIFAR10",
+            "06_Prob&Solutions/0_Weight_Regularization", "06_Prob&Solutions/1_Dropout",
+            "06_Prob&Solutions/2_Data_Augmentation", "06_Prob&Solutions/4_Learning_Rate_Decay",
+            "06_Prob&Solutions/5_Data_Normalization", "06_Prob&Solutions/6_Batch_Normalization",
+            "06_Prob&Solutions/7_Gradient_Descent_Variants",
+        )
+        for line, code, why in (
+            (1, "DL201", "train_loader, num_workers=2, iterated in the num_epoch loop of a later cell"),
+            (1, "DL206", "2 workers, Variable(image).cuda() in the epoch loop"),
+            (2, "DL206", "test_loader, 2 workers, one pass with Variable(image, volatile=True).cuda()"),
+        )
+    ),
+    ("GunhoChoi+PyTorch-FastCampus", "06_Prob&Solutions/3_Weight_Initialization.ipynb:1", "DL201", T, "",
+     "train_loader, 2 workers, num_epoch loop (its .cuda() calls are commented out: no DL206, rightly)"),
+    *(
+        ("GunhoChoi+PyTorch-FastCampus", f"04_CNN_Advanced/{nb}.ipynb:{line}", code, T, "", why)
+        for nb, line in (("1_VGGNet", 9), ("2_GoogleNet", 8), ("3_ResNet", 9))
+        for code, why in (
+            ("DL201", "img_batch (ImageFolder), 2 workers, the `for i in range(epoch)` loop"),
+            ("DL206", "2 workers, Variable(img).cuda() in the epoch loop"),
+        )
+    ),
+    ("GunhoChoi+PyTorch-FastCampus", "07_Transfer_Learning/0_Pretrained_Basic/Transfer_Learning.ipynb:4", "DL201", T, "",
+     "img_batch, 2 workers: a pass in the same cell, the epoch loop, a test pass"),
+    ("GunhoChoi+PyTorch-FastCampus", "07_Transfer_Learning/0_Pretrained_Basic/Transfer_Learning.ipynb:4", "DL206", T, "",
+     "2 workers, Variable(img).cuda() in the epoch loop"),
+    *(
+        ("GunhoChoi+PyTorch-FastCampus", f"08_Autoencoder/{nb}.ipynb:{line}", code, verdict, shape, why)
+        for nb in (
+            "0_Basic_Autoencoder", "1_Convolutional_Autoencoder", "2_Convolutional_Denoising_Autoencoder",
+            "3_Variational_Autoencoder", "4-1_Convolutional_Variational_Autoencoder_Interpolation",
+            "4_Convolutional_Variational_Autoencoder", "5_Basic_Autoencoder_TSNE",
+        )
+        for line, code, verdict, shape, why in (
+            (1, "DL201", T, "", "train_loader, 2 workers, the num_epoch loop"),
+            (1, "DL206", T, "", "2 workers, Variable(image).cuda() in the epoch loop"),
+            (2, "DL201", F, "L1",
+             "test_loader's only iteration is `for i in range(1): for j, [image, label] in enumerate(test_loader)`: a "
+             "loop of one trip, so one pass; persistent workers would save nothing"),
+            (2, "DL206", T, "", "2 workers, Variable(image).cuda() in that pass"),
+        )
+    ),
+    *(
+        ("GunhoChoi+PyTorch-FastCampus", f"08_Autoencoder/Autoencoder_tsne.py:{line}", code, verdict, shape, why)
+        for line, code, verdict, shape, why in (
+            (26, "DL201", T, "", "train_loader, 2 workers, module-level num_epoch loop (:49-50)"),
+            (26, "DL206", T, "", "2 workers, Variable(image).cuda() (:51)"),
+            (27, "DL201", F, "L1", "test_loader iterated only in `for i in range(1):` (:65-66): one pass"),
+            (27, "DL206", T, "", "2 workers, Variable(image).cuda() (:67)"),
+            (49, "DL101", T, "", "module-level epoch loop over the 2-worker train_loader, no main guard"),
+        )
+    ),
+    *(
+        ("GunhoChoi+PyTorch-FastCampus", f"11_Others/Grad-CAM-Pytorch/{nb}.ipynb:{line}", code, T, "", why)
+        for nb in ("CAM_MNIST", "GradCAM_MNIST", "GuidedBackprop_MNIST")
+        for line, code, why in (
+            (5, "DL106", "one_sided_padding, defined in a notebook cell, is the train set's transforms.Lambda; the "
+             "loader has 2 workers: spawn workers cannot unpickle it"),
+            (15, "DL106", "same, the test set's transform"),
+            (21, "DL201", "train_loader, 2 workers, the num_epoch loop"),
+            (21, "DL206", "2 workers, Variable(image).cuda() in the epoch loop"),
+            (22, "DL201", "test_loader, 2 workers, evaluated inside every epoch of the same loop"),
+            (22, "DL206", "same, Variable(image, volatile=True).cuda()"),
+        )
+    ),
 )
 
 # The fifth set's sources (real_world.py's FIFTH, by key).
@@ -3255,6 +3426,8 @@ TENTH_SOURCES = (
     "znxlwm+pytorch-generative-model-collections", "victoresque+pytorch-template",
     "amanchadha+coursera-gan-specialization", "kekmodel+FixMatch-pytorch", "jannerm+diffuser", "kzl+decision-transformer",
     "yhenon+pytorch-retinanet", "jfzhang95+pytorch-deeplab-xception", "kathrinse+TabSurvey", "seungwonpark+melgan",
+    "dragen1860+Deep-Learning-with-PyTorch-Tutorials", "bat67+pytorch-tutorials-examples-and-books",
+    "GunhoChoi+PyTorch-FastCampus",
 )
 
 # Sources whose entry points were read for misses (the fourth set, all of it: a source with no finding
@@ -3708,6 +3881,20 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
      "run_epoch (a nested function called once per epoch, :145-147) builds a new DataLoader each call with "
      "num_workers=config.num_workers, 4 from TrainerConfig(num_workers=4) (run_dt_atari.py:87), whose __init__ "
      "setattr()s its kwargs over the class default 0: four workers start every epoch"),
+    # === tenth set, course-repository top-up (untuned, main at c865a76): misses L2, L3 (audit11-shapes.md)
+    *(
+        ("bat67+pytorch-tutorials-examples-and-books",
+         f"7.Convolutional_Neural_Network(CNN) 卷积神经网络/others/mnist/main.py:{line}", "DL201", "L2",
+         f"kwargs = {{'num_workers': 1, 'pin_memory': True}} if use_cuda else {{}} in the same function (:85), splatted; "
+         f"with CUDA, 1 worker and no persistent_workers in either branch; {what} (:104-106)")
+        for line, what in ((86, "train() every epoch"), (93, "test() every epoch"))
+    ),
+    ("bat67+pytorch-tutorials-examples-and-books", "14.Semantic_Segmentation 语义分割/main.py:31", "DL201", "L3",
+     "data.DataLoader(..., num_workers=2), `data` being torch.utils.data imported in Basic_blocks.py and reaching "
+     "main.py through `from FusionNet import *` (FusionNet.py: `from Basic_blocks import *`); module-level 100-epoch "
+     "loop (:58-59)"),
+    ("bat67+pytorch-tutorials-examples-and-books", "14.Semantic_Segmentation 语义分割/main.py:58", "DL101", "L3",
+     "module-level `for i in range(epoch)` iterates that 2-worker loader, no main guard"),
 )
 
 
