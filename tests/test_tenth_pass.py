@@ -7,6 +7,10 @@ the K8 shape: fixtures/fix/DL206/k8b_partial_across_functions/ (tests/test_fix_f
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+
 import pytest
 
 from dllint.config import Settings
@@ -58,6 +62,17 @@ PROJECTS: dict[str, set[tuple[str, str, int, int, str, tuple[str, str]]]] = {
         ("train.py", "DL201", 35, 14, RESTART, PERSIST),
         ("train.py", "DL206", 35, 14, PAGEABLE, PIN_IF_CUDA),
     },
+    # K2 through a class: the device a construction passes as a keyword of **kwargs (or a named
+    # parameter), kept as self.X by __init__ of a class subclassing an outside library's class,
+    # args.device stored in the main block beside it; a construction in another module passing
+    # "cuda:0". __init__ changing the dict, a construction passing the CPU (here or in another
+    # module), one hiding its keywords in a splat: silent. (A project is needed: with other
+    # files out of view, what their constructions pass is unknown.)
+    "k2b_constructor_device": {
+        ("train.py", "DL206", 78, 18, PAGEABLE, PIN_IF_CUDA),  # (the file names is_available)
+        ("train.py", "DL206", 98, 14, PAGEABLE, PIN_IF_CUDA),
+        ("train.py", "DL206", 101, 13, PAGEABLE, PIN_IF_CUDA),
+    },
 }
 
 
@@ -71,3 +86,22 @@ def test_whole_findings_of_projects(name):
         if f.code in ("DL201", "DL206")
     }
     assert found == PROJECTS[name]
+
+
+def _dllint(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dllint", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_k2b_fix_pins_where_cuda_is_available(tmp_path):
+    """The K2-through-a-class fix (fixtures/fix_project/k2b_constructor_device, linted as a
+    project: the constructions decide): ``pin_memory=torch.cuda.is_available()``; the result
+    re-lints clean and a second fix changes nothing."""
+    case = FIXTURES / "fix_project" / "k2b_constructor_device"
+    shutil.copy(case / "before.py", tmp_path / "t.py")
+    first = _dllint("t.py", "--no-cache", "--select", "DL206", "--format", "concise", cwd=tmp_path)
+    assert first.stdout.splitlines()[0] == f"t.py:25:14: DL206 [*] {PAGEABLE}"
+    _dllint("t.py", "--no-cache", "--select", "DL206", "--fix", cwd=tmp_path)
+    assert (tmp_path / "t.py").read_text() == (case / "after.py").read_text()
+    again = _dllint("t.py", "--no-cache", "--select", "DL206", "--fix", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout
+    assert (tmp_path / "t.py").read_text() == (case / "after.py").read_text()

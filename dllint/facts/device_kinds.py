@@ -20,6 +20,7 @@ import itertools
 from typing import TYPE_CHECKING
 
 from dllint.facts.attributes import bound_once
+from dllint.facts.constructor_devices import handed_device_kind
 from dllint.facts.handed_attributes import handed_attribute
 from dllint.facts.inherited_devices import FUNCTIONS, inherited_device_kind, own_method
 from dllint.facts.values import follow, function_calls, parameter_default, parameter_position
@@ -67,7 +68,10 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
     if held is not None:
         return cuda_device_kind(facts, held[0], held[1], depth + 1)
     if isinstance(expr, ast.Name):
-        return _arms_kind(facts, expr, scope, depth) or _parameter_kind(facts, expr, scope, depth) or _branch_kind(facts, expr, scope, depth)
+        return (_arms_kind(facts, expr, scope, depth) or _parameter_kind(facts, expr, scope, depth)
+                or handed_device_kind(facts, expr, scope, cuda_device_kind, depth) or _branch_kind(facts, expr, scope, depth))
+    if isinstance(expr, ast.Subscript):  # kwargs["device"]
+        return handed_device_kind(facts, expr, scope, cuda_device_kind, depth)
     return None
 
 
