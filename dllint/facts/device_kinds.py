@@ -7,7 +7,9 @@ a name bound in the two arms of an ``if`` statement on such a test, ``try_gpu()`
 function of the file returns such devices on each path, a name or attribute bound once to one
 (``self.device``, ``args.device`` through the argparse defaults), ``args.device`` stored by the
 caller that hands ``args`` in (:mod:`~dllint.facts.handed_attributes`), ``self.device`` an
-inherited ``__init__`` stores (:mod:`~dllint.facts.inherited_devices`), and a parameter of a function
+inherited ``__init__`` stores (:mod:`~dllint.facts.inherited_devices`), a parameter of ``__init__``
+or an entry of a ``**kwargs`` (``kwargs["device"]``) every construction or call in the project
+passes one for (:mod:`~dllint.facts.constructor_devices`), and a parameter of a function
 whose every call passes one, in the file or in the project's other files as each resolves it
 (:func:`passed_devices`; a parameter rebound to an expression of itself, ``device =
 torch.device(device)``, keeps what it was handed). Anything else is unknown, and unknown is silent.
