@@ -65,13 +65,14 @@ PROJECTS: dict[str, set[tuple[str, str, int, int, str, tuple[str, str]]]] = {
     # K2 through a class: the device a construction passes as a keyword of **kwargs (or a named
     # parameter), kept as self.X by __init__ of a class subclassing an outside library's class,
     # args.device stored in the main block beside it; a construction in another module passing
-    # "cuda:0". __init__ changing the dict, a construction passing the CPU (here or in another
-    # module), one hiding its keywords in a splat: silent. (A project is needed: with other
+    # "cuda:0". __init__ changing the dict or storing before the library base's __init__, a
+    # construction passing the CPU (here or in another module), one hiding its keywords in a
+    # splat: silent. (A project is needed: with other
     # files out of view, what their constructions pass is unknown.)
     "k2b_constructor_device": {
-        ("train.py", "DL206", 78, 18, PAGEABLE, PIN_IF_CUDA),  # (the file names is_available)
-        ("train.py", "DL206", 98, 14, PAGEABLE, PIN_IF_CUDA),
-        ("train.py", "DL206", 101, 13, PAGEABLE, PIN_IF_CUDA),
+        ("train.py", "DL206", 90, 18, PAGEABLE, PIN_IF_CUDA),  # (the file names is_available)
+        ("train.py", "DL206", 110, 14, PAGEABLE, PIN_IF_CUDA),
+        ("train.py", "DL206", 113, 13, PAGEABLE, PIN_IF_CUDA),
     },
 }
 

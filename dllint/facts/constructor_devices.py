@@ -11,7 +11,8 @@ an entry of ``**kwargs``, also the calls of a module-level function), each as it
 resolves it. An entry of ``**kwargs`` counts only where the function reads the dict and never
 changes it (``kwargs["device"]``, ``kwargs.get(...)``, ``**kwargs`` handed on); a call that
 leaves the entry out, or hides it in a splat, is unknown, as is a call the project cannot
-read. Unknown is silent.
+read, and a value stored before ``__init__`` calls a base's ``__init__`` (an outside
+library's may store the attribute again). Unknown is silent.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def handed_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, kind_of: 
         holder, key = expr, expr.id  # (a function's own parameter: device_kinds._parameter_kind)
     else:
         return None
+    if _kept_after_base_init(facts, expr, scope):
+        return None
     calls = project_calls(holder, scope, facts)
     if calls is None or not calls.decided:
         return None
@@ -53,6 +56,16 @@ def handed_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, kind_of: 
     if not kinds or None in kinds:
         return None
     return "cuda" if kinds == {"cuda"} else "maybe"
+
+
+def _kept_after_base_init(facts: FileFacts, expr: ast.expr, scope: Scope) -> bool:
+    """``self.X = expr`` in ``__init__`` before a call of a base's ``__init__``, which may store
+    ``X`` again (:func:`base_init_after`)."""
+    statement = facts.scopes.parents.get(expr)
+    cls = facts.scopes.parents.get(scope.node)
+    function = scope.node
+    return (isinstance(statement, ast.Assign) and isinstance(cls, ast.ClassDef) and isinstance(function, FUNCTIONS)
+            and function.name == "__init__" and base_init_after(cls, function, statement))
 
 
 def _kwargs_entry(expr: ast.expr, scope: Scope) -> tuple[ast.Name, str] | None:
@@ -121,3 +134,17 @@ def _default_kind(facts: FileFacts, calls: ProjectCalls, key: str, kind_of: Kind
     entry: the read would raise)."""
     default = parameter_default(calls.function, key)
     return kind_of(facts, default, facts.scopes.scope_of(default), depth + 1) if default is not None else None
+
+
+def base_init_after(cls: ast.ClassDef, init: ast.FunctionDef | ast.AsyncFunctionDef, store: ast.stmt) -> bool:
+    """``__init__`` of a class with bases calls a base's ``__init__`` (``super().__init__(...)``,
+    ``Base.__init__(self, ...)``) after ``store``: that ``__init__`` (an outside library's,
+    say) may store the attribute again, over the value."""
+    if not cls.bases:
+        return False
+    end = (store.end_lineno or store.lineno, store.end_col_offset or 0)
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"
+        and (node.lineno, node.col_offset) > end
+        for node in ast.walk(init)
+    )

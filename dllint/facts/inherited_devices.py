@@ -22,6 +22,7 @@ import ast
 from typing import TYPE_CHECKING, Callable
 
 from dllint.facts.attributes import only_store
+from dllint.facts.constructor_devices import base_init_after
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -54,7 +55,7 @@ def stored_devices(facts: FileFacts, cls: ast.ClassDef, kind_of: KindOf) -> dict
                     continue
                 kind = None
                 if method.name == "__init__" and isinstance(node, ast.Assign) and node.targets == [target] and _kept_on_instances(target, facts) \
-                        and not _calls_own_method_inside(node.value, receiver):
+                        and not _calls_own_method_inside(node.value, receiver) and not base_init_after(cls, method, node):
                     kind = kind_of(facts, node.value, facts.scopes.scope_of(node))
                 found[target.attr] = UNKNOWN if target.attr in found else kind or UNKNOWN
     return found
