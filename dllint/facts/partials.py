@@ -58,7 +58,7 @@ def bound_by_partial(flow: UsageAnalysis, call: ast.Call, keyword: str | None, i
         if keyword is not None and any(k.arg == keyword for k in site.keywords):
             continue  # eval_fn(loader=other): this call replaces the bound value
         if any(k.arg is None for k in site.keywords):
-            found.append(Use(Move.ESCAPE, site, use.loops, use.via, How.UNKNOWN, why=WHY))
+            found.append(Use(Move.ESCAPE, site, use.loops, use.via, How.UNKNOWN, why="a call of its functools.partial() may replace it (a ** splat)"))
             continue
         at = state._replace(scope=facts.scopes.scope_of(site), loops=use.loops, via=use.via)
         uses = handing(site, use, at)
