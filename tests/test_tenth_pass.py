@@ -29,13 +29,13 @@ PERSIST = ("safe", "Add `persistent_workers=True`")
 # (code, line, column, message, (fix applicability, fix message)) of DL201 and DL206
 EXPECTED = {
     # K8: the partial handed to train(), which calls it every 10 steps; stored as self.eval_fn
-    # and called by fit() every 10 steps. Handed to unknown code, called with loader= again,
-    # binding a function that copies to the CPU: silent
+    # and called by fit() every 10 steps. Handed to unknown code, called with loader= again (or a
+    # ** splat), binding a function that copies to the CPU: silent
     "DL206/k8b_partial_across_functions.py": {
-        ("DL201", 28, 14, RESTART, PERSIST),
-        ("DL206", 28, 14, PAGEABLE, SET_PIN),
-        ("DL201", 35, 18, RESTART, PERSIST),
-        ("DL206", 35, 18, PAGEABLE, SET_PIN),
+        ("DL201", 29, 14, RESTART, PERSIST),
+        ("DL206", 29, 14, PAGEABLE, SET_PIN),
+        ("DL201", 36, 18, RESTART, PERSIST),
+        ("DL206", 36, 18, PAGEABLE, SET_PIN),
     },
 }
 
