@@ -7,7 +7,9 @@ a name bound in the two arms of an ``if`` statement on such a test, ``try_gpu()`
 function of the file returns such devices on each path, a name or attribute bound once to one
 (``self.device``, ``args.device`` through the argparse defaults), ``args.device`` stored by the
 caller that hands ``args`` in (:mod:`~dllint.facts.handed_attributes`), ``self.device`` an
-inherited ``__init__`` stores (:mod:`~dllint.facts.inherited_devices`), and a parameter of a function
+inherited ``__init__`` stores (:mod:`~dllint.facts.inherited_devices`), a parameter of ``__init__``
+or an entry of a ``**kwargs`` (``kwargs["device"]``) every construction or call in the project
+passes one for (:mod:`~dllint.facts.constructor_devices`), and a parameter of a function
 whose every call passes one, in the file or in the project's other files as each resolves it
 (:func:`passed_devices`; a parameter rebound to an expression of itself, ``device =
 torch.device(device)``, keeps what it was handed). Anything else is unknown, and unknown is silent.
@@ -20,6 +22,7 @@ import itertools
 from typing import TYPE_CHECKING
 
 from dllint.facts.attributes import bound_once
+from dllint.facts.constructor_devices import handed_device_kind
 from dllint.facts.handed_attributes import handed_attribute
 from dllint.facts.inherited_devices import FUNCTIONS, inherited_device_kind, own_method
 from dllint.facts.values import follow, function_calls, parameter_default, parameter_position
@@ -67,7 +70,10 @@ def cuda_device_kind(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int 
     if held is not None:
         return cuda_device_kind(facts, held[0], held[1], depth + 1)
     if isinstance(expr, ast.Name):
-        return _arms_kind(facts, expr, scope, depth) or _parameter_kind(facts, expr, scope, depth) or _branch_kind(facts, expr, scope, depth)
+        return (_arms_kind(facts, expr, scope, depth) or _parameter_kind(facts, expr, scope, depth)
+                or handed_device_kind(facts, expr, scope, cuda_device_kind, depth) or _branch_kind(facts, expr, scope, depth))
+    if isinstance(expr, ast.Subscript):  # kwargs["device"]
+        return handed_device_kind(facts, expr, scope, cuda_device_kind, depth)
     return None
 
 

@@ -19,6 +19,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from dllint.facts.attributes import only_store
+from dllint.facts.inherited_devices import on_namespace, on_own_instance
 from dllint.facts.order import dominates
 from dllint.facts.values import argument_for, function_calls
 
@@ -35,7 +36,7 @@ def handed_attribute(expr: ast.Attribute, scope: Scope, facts: FileFacts) -> tup
     when unknown."""
     if not isinstance(expr.value, ast.Name):
         return None
-    target = only_store(expr.attr, facts)
+    target = only_store(expr.attr, facts) or _namespace_store(expr.attr, facts)
     if target is None:
         return None
     statement = facts.scopes.parents.get(target)
@@ -49,6 +50,17 @@ def handed_attribute(expr: ast.Attribute, scope: Scope, facts: FileFacts) -> tup
     if _handed(facts, expr.value.id, scope, (statement, receiver, store_scope), 0):
         return statement.value, store_scope
     return None
+
+
+def _namespace_store(attribute: str, facts: FileFacts) -> ast.AST | None:
+    """The file's one store of ``attribute`` on a ``parse_args()`` namespace, where its other
+    stores are all on ``self`` in methods (``self.device = device`` in a class's ``__init__``):
+    those are instances of the file's classes, never the ``argparse.Namespace``."""
+    stores = facts.attribute_stores.get(attribute, [])
+    namespaced = [s for s in stores if on_namespace(s, facts)]
+    if len(namespaced) != 1 or facts.attribute_stores.get("*"):
+        return None
+    return namespaced[0] if all(s is namespaced[0] or on_own_instance(s, facts) for s in stores) else None
 
 
 def _handed(facts: FileFacts, name: str, scope: Scope, store: tuple[ast.Assign, str, Scope], depth: int) -> bool:

@@ -22,6 +22,7 @@ import ast
 from typing import TYPE_CHECKING, Callable
 
 from dllint.facts.attributes import only_store
+from dllint.facts.constructor_devices import base_init_after
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -53,8 +54,8 @@ def stored_devices(facts: FileFacts, cls: ast.ClassDef, kind_of: KindOf) -> dict
                 if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == receiver):
                     continue
                 kind = None
-                if method.name == "__init__" and isinstance(node, ast.Assign) and node.targets == [target] and only_store(target.attr, facts) is target \
-                        and not _calls_own_method_inside(node.value, receiver):
+                if method.name == "__init__" and isinstance(node, ast.Assign) and node.targets == [target] and _kept_on_instances(target, facts) \
+                        and not _calls_own_method_inside(node.value, receiver) and not base_init_after(cls, method, node):
                     kind = kind_of(facts, node.value, facts.scopes.scope_of(node))
                 found[target.attr] = UNKNOWN if target.attr in found else kind or UNKNOWN
     return found
@@ -69,6 +70,36 @@ def inherited_device_kind(facts: FileFacts, expr: ast.Attribute, scope: Scope, k
         return None
     kind = _first_store(facts, cls, expr.attr, 0, kind_of)
     return kind if kind in ("cuda", "maybe") else None
+
+
+def _kept_on_instances(target: ast.Attribute, facts: FileFacts) -> bool:
+    """``target`` (``self.X = ...``) is the file's one store of ``X`` but for stores on a
+    ``parse_args()`` namespace (``args.device = torch.device(...)`` in the main block: an
+    ``argparse.Namespace``, never an instance of a class of the file), and no ``setattr`` with
+    a name not written out may be another."""
+    stores = [s for s in facts.attribute_stores.get(target.attr, []) if not on_namespace(s, facts)]
+    return stores == [target] and not facts.attribute_stores.get("*")
+
+
+def on_namespace(store: ast.AST, facts: FileFacts) -> bool:
+    """``args.X = ...`` where ``args`` is bound once to ``parser.parse_args()`` (no
+    ``namespace=`` of the caller's own: then it is a plain ``argparse.Namespace``)."""
+    if not (isinstance(store, ast.Attribute) and isinstance(store.value, ast.Name)):
+        return False
+    found = facts.scopes.single_value(store.value.id, facts.scopes.scope_of(store))
+    value = found[1].value if found is not None and found[1].kind == "assign" else None
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "parse_args"
+            and len(value.args) <= 1 and not any(k.arg in ("namespace", None) for k in value.keywords))
+
+
+def on_own_instance(store: ast.AST, facts: FileFacts) -> bool:
+    """``self.X = ...`` in a method of a class, ``self`` its receiver (never rebound)."""
+    if not (isinstance(store, ast.Attribute) and isinstance(store.value, ast.Name)):
+        return False
+    scope = facts.scopes.scope_of(store)
+    method = scope.node
+    return (isinstance(facts.scopes.parents.get(method), ast.ClassDef) and _receiver(method) == store.value.id  # type: ignore[arg-type]
+            and len(scope.bindings.get(store.value.id, ())) == 1)
 
 
 def own_method(facts: FileFacts, func: ast.expr, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

@@ -14,6 +14,7 @@ from dllint.facts.flow.model import FlowState, How, Loops, Move, RemoteLoop, Use
 from dllint.facts.flow.syntax import parameter_for
 from dllint.facts.frameworks import framework_call
 from dllint.facts.imports import dotted_name
+from dllint.facts.partials import bound_by_partial
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 from dllint.knowledge.frameworks import Passing
 
@@ -142,31 +143,8 @@ class Arguments:
         return None
 
     def _bound_by_partial(self, call: ast.Call, keyword: str | None, index: int | None, state: FlowState) -> list[Use] | None:
-        """``eval_fn = functools.partial(evaluate, loader=loader)`` (a function of this file,
-        the partial bound once): each call of ``eval_fn`` in the same scope hands ``evaluate``
-        the loader, repeated by the loops around that call. None for anything else (another
-        use of ``eval_fn``: what it meets is unknown)."""
-        if self.facts.qualname(call.func) != "functools.partial" or not call.args or index == 0:
-            return None
-        function = self.lookups.same_file_function(call.args[0], state.scope)
-        param = parameter_for(function, keyword, None if index is None else index - 1, False) if function is not None else None
-        bound = self.lookups.parents.get(call)
-        if function is None or param is None or not (isinstance(bound, ast.Assign) and len(bound.targets) == 1 and isinstance(bound.targets[0], ast.Name)):
-            return None
-        name = bound.targets[0].id
-        single = self.facts.scopes.single_value(name, state.scope)
-        if single is None or single[1].node is not bound:
-            return None
-        found: list[Use] = []
-        for load, scope in self.lookups.loads_resolving_to(name, single[0]):
-            site = self.lookups.parents.get(load)
-            if not (isinstance(site, ast.Call) and site.func is load) or scope is not state.scope:
-                return None
-            uses = self._into_parameter(site, function, param, state, state.loops + self.lookups.enclosing_loops(site, scope))
-            if uses is None:
-                return None
-            found += uses
-        return found
+        """``eval_fn = functools.partial(evaluate, loader=loader)``: :mod:`dllint.facts.partials`."""
+        return bound_by_partial(self.flow, call, keyword, index, state)
 
     def _into_parameter(self, call: ast.Call, function: ast.AST, param: str | None, state: FlowState, here: Loops) -> list[Use] | None:
         key = (function, param)
