@@ -3100,6 +3100,13 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/distillation_training.py:572", "DL206", T, "",
      "8 workers, pin_memory=False; advtest copies batch.cuda() (eval_robustness.py:18)"),
     ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/eval_robustness.py:87", "DL206", T, "", "8 workers, pin_memory=False; batch.cuda() (:18)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/finetuner.py:47", "DL201", T, "",
+     "found by K8 across functions: 8 workers, the loader bound into partial(advtest, loader=...) stored as "
+     "self.adv_eval_fn, called every adv_test_interval of the iterations loop in train() (:143, :218)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/attack_finetuner.py:58", "DL201", T, "",
+     "same shape as CV_adv/finetuner.py:47: self.adv_eval_fn(model) every adv_test_interval (:170, :250)"),
+    ("jindongwang+transferlearning", "code/deep/ReMoS/CV_backdoor/attack_finetuner.py:58", "DL206", T, "",
+     "8 workers, pin_memory=False; advtest copies batch.to('cuda') (eval_robustness.py:34)"),
     ("jindongwang+transferlearning", "code/deep/ReMoS/CV_adv/finetune.py:108", "DL201", D, "K6",
      "Finetuner.train renews iter(train_loader) in `except:` (finetuner.py:151), as claimed; but self.test(self.train_loader) "
      "runs inside the step loop (:178) while the iterator is live: the fix the contract withholds here is offered"),
