@@ -29,13 +29,16 @@ class PinMemoryMissing(Rule):
     ## What it does
     Checks for a loader without a truthy `pin_memory` whose batches are copied to CUDA in the
     loop that iterates it (in this file, through wrappers such as `tqdm` or a logger's
-    `log_every`, or in the project's function the loader is passed to or returned to, or in the
-    project's function or method the batch is handed to, `model.parse_batch(batch)`):
+    `log_every`, or in the project's function the loader is passed to or returned to, also
+    bound into `functools.partial(evaluate, loader=loader)` and called wherever the partial goes,
+    or in the project's function or method the batch is handed to, `model.parse_batch(batch)`):
     `.cuda()`, `.to(device, non_blocking=True)`, or `.to(device)` where `device` resolves to a
     CUDA device (`"cuda"`, `f"cuda:{rank}"`, `torch.device("cuda" if torch.cuda.is_available()
     else "cpu")`, or what a function of the same file returns, `try_gpu()`, where each of its
     returns is a device written out; or the device of a model, `list(net.parameters())[0].device`,
-    in a function called by one that moved `net` to a device parameter first). It fires when a copy asks for `non_blocking=True`, or when the loader has
+    in a function called by one that moved `net` to a device parameter first; or `self.device`
+    kept by `__init__` from what every construction of the class passes, `Ensemble(device=device)`,
+    also as an entry of `**kwargs`). It fires when a copy asks for `non_blocking=True`, or when the loader has
     workers. Silent for a loader without workers whose copies are all blocking (whether
     pinning pays then depends on the batch size: the probe measures it), and for batches that
     torch's `pin_memory` leaves as they are (DGL's graphs and blocks, per the table of library
