@@ -166,6 +166,7 @@ class ClassSummary:
     hooks: dict[str, list[str]] = field(default_factory=dict)  # framework hook it defines -> self.X it returns
     stores: dict[str, list[str]] = field(default_factory=dict)  # method m -> X of self.X = self.m(...) in its methods
     devices: dict[str, str] = field(default_factory=dict)  # self.X its methods store -> its device kind (inherited_devices)
+    loop_calls: dict[str, list[str]] = field(default_factory=dict)  # method -> self.m() it calls in its loops (inherited_loops)
 
 
 @dataclass

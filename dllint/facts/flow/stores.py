@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from dllint.facts.flow.lookups import LOOPS
 from dllint.facts.flow.model import FlowState, How, Move, Use, Via, hook_iterates
 from dllint.facts.frameworks import hook_of, inherited_hooks
+from dllint.facts.inherited_loops import inherited_loops
 from dllint.facts.scopes import Scope
 from dllint.knowledge.frameworks import Hook
 
@@ -135,6 +136,8 @@ class Stores:
             if outer:
                 found = outer
                 break
+        if not found:  # a base's loop calling self.<name>() (facts/inherited_loops.py)
+            found = inherited_loops(self.facts, function)  # type: ignore[assignment]
         if depth == 0 or found:
             self._method_loops_of[function] = found
         else:

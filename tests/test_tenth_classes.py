@@ -1,0 +1,72 @@
+"""Class shapes of issue 32's tenth audit (code no one tuned dllint to: "Classes as Python sees
+them"), each as a minimal fixture: the whole finding (position, message, the fix offered) where
+it fires, the twins that must stay silent, and the fix (before -> after, re-lint clean, a
+second fix changes nothing).
+
+K14 (victoresque/pytorch-template): the epoch loop is a base trainer's ``train()``, calling
+``self._train_epoch(epoch)``, which the project's ``Trainer`` defines and where it iterates the
+loader it stores (fixtures/project/k14_inherited_epoch_loop: the base in another module, or two
+classes up in the same file; twins: an override of the looping method, a base loop calling
+another method, a loop calling the method on another object)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+from dllint.facts.inherited_loops import loop_calls
+from tests.conftest import FIXTURES
+
+PIN = ("batches are copied to CUDA from pageable memory: add pin_memory=True so the loader's pin thread "
+       "page-locks them while workers load, and each copy is faster (it stays blocking without non_blocking=True)")
+
+
+def _dllint(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dllint", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_k14_an_epoch_loop_inherited_from_a_base_class_re_iterates_the_subclass_loader():
+    """The whole findings: the loop is named in the message where it is another module's."""
+    out = _dllint(".", "--no-cache", "--select", "DL201,DL206", "--format", "concise", "-q",
+                  cwd=FIXTURES / "project" / "k14_inherited_epoch_loop")
+    found = out.stdout.splitlines()
+    assert "train.py:19:14: DL201 [*] workers restart every epoch (re-iterated by train() inherited from BaseTrainer): " \
+           "add persistent_workers=True" in found
+    assert f"train.py:19:14: DL206 [*] {PIN}" in found
+    assert "same_file.py:26:14: DL201 [*] workers restart every epoch: add persistent_workers=True" in found
+    assert not [line for line in found if "silent_overridden.py" in line and "DL201" in line]
+
+
+def test_k14_fix_adds_persistent_workers_and_a_second_fix_changes_nothing(tmp_path):
+    case = FIXTURES / "fix_project" / "k14_inherited_epoch_loop"
+    shutil.copy(case / "base.py", tmp_path / "base.py")
+    shutil.copy(case / "before.py", tmp_path / "train.py")
+    _dllint("train.py", "--no-cache", "--select", "DL201", "--fix", cwd=tmp_path)
+    assert (tmp_path / "train.py").read_text() == (case / "after.py").read_text()
+    again = _dllint("train.py", "--no-cache", "--select", "DL201", "--fix", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout
+    assert (tmp_path / "train.py").read_text() == (case / "after.py").read_text()
+
+
+def test_k14_loop_calls_records_only_self_calls_inside_the_methods_own_loops():
+    """What a class's summary records (``ClassSummary.loop_calls``): a call after the loop, a
+    call on another object, one in a nested function and a static method's are not."""
+    import ast
+
+    tree = ast.parse(
+        "class T:\n"
+        "    def train(self, n):\n"
+        "        for e in range(n):\n"
+        "            while True:\n"
+        "                self.step(e)\n"
+        "            other.skip()\n"
+        "            def inner():\n"
+        "                self.nested()\n"
+        "        self.after()\n"
+        "    @staticmethod\n"
+        "    def helper(self):\n"
+        "        for e in range(3):\n"
+        "            self.static()\n"
+    )
+    assert loop_calls(tree.body[0]) == {"train": ["step"]}  # type: ignore[arg-type]
