@@ -5,8 +5,8 @@ second fix changes nothing).
 
 K14 (victoresque/pytorch-template): the epoch loop is a base trainer's ``train()``, calling
 ``self._train_epoch(epoch)``, which the project's ``Trainer`` defines and where it iterates the
-loader it stores (fixtures/project/k14_inherited_epoch_loop: the base in another module, or two
-classes up in the same file; twins: an override of the looping method, a base loop calling
+loader it stores (fixtures/project/k14_inherited_epoch_loop: the base in another module, the
+trainer and its base each in a module of their own, or two classes up in the same file; twins: an override of the looping method, a base loop calling
 another method, a loop calling the method on another object)."""
 
 from __future__ import annotations
@@ -35,6 +35,11 @@ def test_k14_an_epoch_loop_inherited_from_a_base_class_re_iterates_the_subclass_
            "add persistent_workers=True" in found
     assert f"train.py:19:14: DL206 [*] {PIN}" in found
     assert "same_file.py:26:14: DL201 [*] workers restart every epoch: add persistent_workers=True" in found
+    # three modules (the trainer's own, its base's, the loader's): trainers.py's summary records the
+    # base to ask, and the project's answer to split.py reads base.py's summary
+    assert "split.py:9:14: DL201 [*] workers restart every epoch (re-iterated by trainers.SplitTrainer()): " \
+           "add persistent_workers=True" in found
+    assert not [line for line in found if line.startswith("split.py:11:") and "DL201" in line]
     assert not [line for line in found if "silent_overridden.py" in line and "DL201" in line]
 
 

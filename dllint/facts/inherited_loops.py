@@ -13,14 +13,21 @@ between them in this file, does not override (an override replaces the base's lo
 this file is the loop itself; one in another module is a :class:`RemoteLoop` naming the
 method. Only loops written in the calling method count (a base's ``fit`` calling
 ``self.run_epoch()`` outside a loop, repeated by its own callers, is not followed), and classes
-between them in other modules are not checked for overrides. Other files' bases are read only
-when a file is linted (a summary depends on its own file only).
+between them in other modules are not checked for overrides.
+
+A summary depends on its own file only, so a file summarized for another file's question (the
+project's ``Trainer`` in ``trainer.py``, its base in ``base.py``, the loader built in
+``train.py``) reads no base of another module: a pass it makes in such a class's method, not
+repeated there, records the bases to ask instead (:func:`pending_bases`, in
+:attr:`Effects.inherited`), and the project's answer to the asking file reads their summaries
+(:func:`resolved`): the pass is per epoch when one of them loops over the method.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Callable
 
 from dllint.facts.flow.model import RemoteLoop
 from dllint.facts.imports import dotted_name
@@ -28,6 +35,7 @@ from dllint.facts.imports import dotted_name
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.flow.model import Loop
+    from dllint.facts.flow.records import ClassSummary, Effects
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -56,6 +64,45 @@ def inherited_loops(facts: FileFacts, method: ast.AST) -> tuple[Loop, ...]:
     if not (isinstance(method, FUNCTIONS) and isinstance(cls, ast.ClassDef) and _receiver(method) is not None):
         return ()
     return _from_bases(facts, cls, method.name, _method_names(cls), 0)
+
+
+def pending_bases(facts: FileFacts, node: ast.AST) -> list[list[Any]]:
+    """For a pass at ``node`` in a method ``m`` of a module-level class of this file: one
+    ``[base target, m, methods that hide a base's]`` for each base in another project module
+    along its same-file bases (what :func:`resolved` asks of their summaries)."""
+    method = facts.scopes.enclosing_function(node)
+    cls = facts.scopes.parents.get(method) if method is not None else None
+    if not (isinstance(method, FUNCTIONS) and isinstance(cls, ast.ClassDef) and _receiver(method) is not None
+            and facts.project is not None and isinstance(facts.scopes.parents.get(cls), ast.Module)):
+        return []
+    found: list[list[Any]] = []
+    _other_bases(facts, cls, method.name, _method_names(cls), found, 0)
+    return found
+
+
+def _other_bases(facts: FileFacts, cls: ast.ClassDef, name: str, overridden: set[str], out: list[list[Any]], depth: int) -> None:
+    for base in cls.bases:
+        local = facts.classes.get(base.id) if isinstance(base, ast.Name) else None
+        if local is not None and isinstance(facts.scopes.parents.get(local.node), ast.Module):
+            if depth < MAX_DEPTH and not _in_class(local.node, name, overridden):
+                _other_bases(facts, local.node, name, overridden | _method_names(local.node), out, depth + 1)
+            continue
+        target = facts.project.target_of(facts, base, facts.scopes.module) if facts.project is not None else None
+        if target is not None:
+            out.append([target, name, sorted(overridden)])
+
+
+def resolved(effects: Effects, ancestors: Callable[[str], list[ClassSummary]]) -> Effects:
+    """``effects`` made per epoch where one of its :attr:`Effects.inherited` bases (or their
+    ancestors: ``ancestors`` reads them, from the summarized file's view) loops over the method
+    in a method the classes below do not override."""
+    if effects.per_epoch or not effects.iterations:
+        return effects
+    for target, name, overridden in effects.inherited:
+        for ancestor in ancestors(target):
+            if any(name in called and caller not in overridden for caller, called in ancestor.loop_calls.items()):
+                return replace(effects, per_epoch=True)
+    return effects
 
 
 def _from_bases(facts: FileFacts, cls: ast.ClassDef, name: str, overridden: set[str], depth: int) -> tuple[Loop, ...]:
