@@ -7,7 +7,12 @@ K14 (victoresque/pytorch-template): the epoch loop is a base trainer's ``train()
 ``self._train_epoch(epoch)``, which the project's ``Trainer`` defines and where it iterates the
 loader it stores (fixtures/project/k14_inherited_epoch_loop: the base in another module, the
 trainer and its base each in a module of their own, or two classes up in the same file; twins: an override of the looping method, a base loop calling
-another method, a loop calling the method on another object)."""
+another method, a loop calling the method on another object).
+
+K13 across modules (TingsongYu/PyTorch-Tutorial-2nd's cyclegan): a wrapper whose ``__iter__``
+yields its loader's batches unchanged, returned by a function of its module (through a method
+returning ``self``) to another module that iterates it and copies the items to CUDA
+(fixtures/project/k13b_wrapper_across_modules)."""
 
 from __future__ import annotations
 
@@ -75,3 +80,27 @@ def test_k14_loop_calls_records_only_self_calls_inside_the_methods_own_loops():
         "            self.static()\n"
     )
     assert loop_calls(tree.body[0]) == {"train": ["step"]}  # type: ignore[arg-type]
+
+
+# K13 across modules (TingsongYu/PyTorch-Tutorial-2nd's cyclegan data/__init__.py): the wrapper
+# and the function returning it in one module, the epoch loop iterating it in another.
+
+def test_k13b_batches_a_wrapper_hands_to_another_module_are_the_loaders():
+    """DL206 at the loader the wrapper stores: the whole finding; the twins (a changed yield, the
+    wrapper inside a list, a method returning another object, no copy to CUDA) stay silent."""
+    out = _dllint(".", "--no-cache", "--select", "DL206", "--format", "concise", "-q",
+                  cwd=FIXTURES / "project" / "k13b_wrapper_across_modules")
+    assert out.stdout.splitlines() == [f"wrappers/fires.py:17:27: DL206 [*] {PIN}"]
+
+
+def test_k13b_fix_pins_the_wrapped_loader_and_a_second_fix_changes_nothing(tmp_path):
+    case = FIXTURES / "fix_project" / "k13b_wrapper_across_modules"
+    shutil.copy(case / "train.py", tmp_path / "train.py")
+    shutil.copy(case / "before.py", tmp_path / "data.py")
+    first = _dllint("data.py", "--no-cache", "--select", "DL206", "--format", "concise", "-q", cwd=tmp_path)
+    assert first.stdout.splitlines() == [f"data.py:14:27: DL206 [*] {PIN}"]
+    _dllint("data.py", "--no-cache", "--select", "DL206", "--fix", cwd=tmp_path)
+    assert (tmp_path / "data.py").read_text() == (case / "after.py").read_text()
+    again = _dllint("data.py", "--no-cache", "--select", "DL206", "--fix", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout
+    assert (tmp_path / "data.py").read_text() == (case / "after.py").read_text()
