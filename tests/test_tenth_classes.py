@@ -87,18 +87,30 @@ def test_k14_loop_calls_records_only_self_calls_inside_the_methods_own_loops():
 
 def test_k13b_batches_a_wrapper_hands_to_another_module_are_the_loaders():
     """DL206 at the loader the wrapper stores: the whole finding; the twins (a changed yield, the
-    wrapper inside a list, a method returning another object, no copy to CUDA) stay silent."""
-    out = _dllint(".", "--no-cache", "--select", "DL206", "--format", "concise", "-q",
+    wrapper inside a list, a method returning another object, no copy to CUDA) stay silent.
+    DL201 where the other module iterates the wrapper every epoch; silent where it does so once."""
+    out = _dllint(".", "--no-cache", "--select", "DL201,DL206", "--format", "concise", "-q",
                   cwd=FIXTURES / "project" / "k13b_wrapper_across_modules")
-    assert out.stdout.splitlines() == [f"wrappers/fires.py:17:27: DL206 [*] {PIN}"]
+    found = out.stdout.splitlines()
+    assert [line for line in found if "DL206" in line] == [
+        f"wrappers/fires.py:17:27: DL206 [*] {PIN}",
+        f"wrappers/silent.py:66:27: DL206 [*] {PIN}",  # the DL201 twin iterated once: its copies count
+    ]
+    # each pass over a wrapper runs its __iter__: DL201 where the caller iterates it every epoch
+    assert [line.split(": DL201")[0] for line in found if "DL201" in line] == [
+        "wrappers/fires.py:17:27", "wrappers/silent.py:11:27", "wrappers/silent.py:53:27",
+    ]
 
 
 def test_k13b_fix_pins_the_wrapped_loader_and_a_second_fix_changes_nothing(tmp_path):
     case = FIXTURES / "fix_project" / "k13b_wrapper_across_modules"
     shutil.copy(case / "train.py", tmp_path / "train.py")
     shutil.copy(case / "before.py", tmp_path / "data.py")
-    first = _dllint("data.py", "--no-cache", "--select", "DL206", "--format", "concise", "-q", cwd=tmp_path)
-    assert first.stdout.splitlines() == [f"data.py:14:27: DL206 [*] {PIN}"]
+    first = _dllint("data.py", "--no-cache", "--select", "DL201,DL206", "--format", "concise", "-q", cwd=tmp_path)
+    assert first.stdout.splitlines() == [
+        "data.py:14:27: DL201 [*] workers restart every epoch (re-iterated by train.py:5): add persistent_workers=True",
+        f"data.py:14:27: DL206 [*] {PIN}",
+    ]
     _dllint("data.py", "--no-cache", "--select", "DL206", "--fix", cwd=tmp_path)
     assert (tmp_path / "data.py").read_text() == (case / "after.py").read_text()
     again = _dllint("data.py", "--no-cache", "--select", "DL206", "--fix", cwd=tmp_path)

@@ -1,11 +1,13 @@
-"""The batches a wrapper object hands to another module (DL206, the tenth audit's K13 across
+"""A wrapper object handed to another module (DL201 and DL206, the tenth audit's K13 across
 modules): a module-level class stores a loader and its ``__iter__`` yields each batch unchanged
 (``for i, data in enumerate(self.dataloader): if i >= limit: break; yield data``); a function of
 this file returns an instance of it (``return Wrapper(opt)``, or through a method that returns
 ``self``: ``data_loader = Wrapper(opt); return data_loader.load_data()``), and a caller in
 another module iterates what it returns and copies the items to CUDA. The items are the
 loader's batches, so the caller's copies (its summary's ``Effects.cuda_copy`` for the returned
-value) are the loader's.
+value) are the loader's (:func:`copies_elsewhere`); and each pass over the wrapper runs
+``__iter__`` once, so a caller that iterates it every epoch re-iterates whatever ``__iter__``
+iterates (:func:`passes_elsewhere`: any ``__iter__``, yielding unchanged or not).
 
 Only that shape is read: an ``__iter__`` whose whole body is one ``for`` over ``self.X`` (or
 ``enumerate(self.X)``) whose body yields the batch name and otherwise only leaves the loop
@@ -19,6 +21,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from dllint.facts.flow.model import RemoteLoop
 from dllint.facts.flow.records import Copies
 
 if TYPE_CHECKING:
@@ -41,6 +44,26 @@ def copies_elsewhere(facts: FileFacts, node: ast.AST) -> Copies:
             if caller.effects.iterations:
                 found = found.join(caller.effects.cuda_copy)
     return found
+
+
+def passes_elsewhere(facts: FileFacts, method: ast.AST) -> tuple[RemoteLoop, ...]:
+    """For a read of ``self.X`` in ``__iter__`` of a module-level class (its name bound once): the
+    epoch loop of a caller in another module that iterates, more than once, the instance a
+    function of this file returns (each pass over the wrapper runs ``__iter__`` once); ()
+    when none is known."""
+    parents = facts.scopes.parents
+    cls = parents.get(method)
+    if not (isinstance(method, ast.FunctionDef) and method.name == "__iter__" and isinstance(cls, ast.ClassDef)
+            and isinstance(parents.get(cls), ast.Module) and facts.project is not None and not facts.project.summarizing):
+        return ()
+    bound = facts.scopes.lookup(cls.name, facts.scopes.module)
+    if bound is None or len(bound[1]) != 1:
+        return ()
+    for function in _returning_instances(facts, cls):
+        for caller in facts.project.caller_effects(function.name, None, ()) or ():
+            if caller.effects.per_epoch or caller.effects.iterations > 1:
+                return (RemoteLoop(caller.where, dataset_changes=tuple(caller.effects.dataset_changes)),)
+    return ()
 
 
 def _pass_through_class(facts: FileFacts, node: ast.For) -> ast.ClassDef | None:
