@@ -20,7 +20,9 @@ project's ``Trainer`` in ``trainer.py``, its base in ``base.py``, the loader bui
 ``train.py``) reads no base of another module: a pass it makes in such a class's method, not
 repeated there, records the bases to ask instead (:func:`pending_bases`, in
 :attr:`Effects.inherited`), and the project's answer to the asking file reads their summaries
-(:func:`resolved`): the pass is per epoch when one of them loops over the method.
+(:func:`resolved`): the pass is per epoch when one of them loops over the method. Only the
+answer for an argument (``Trainer(loader)``: ``parameter_effects``) reads them; a pass reached
+another way (a dict entry handed on, a returned value) stays one pass there.
 """
 
 from __future__ import annotations
