@@ -116,3 +116,42 @@ def test_k13b_fix_pins_the_wrapped_loader_and_a_second_fix_changes_nothing(tmp_p
     again = _dllint("data.py", "--no-cache", "--select", "DL206", "--fix", cwd=tmp_path)
     assert again.returncode == 0, again.stdout
     assert (tmp_path / "data.py").read_text() == (case / "after.py").read_text()
+
+
+def test_k14_a_loader_class_chosen_by_a_name_read_at_run_time_stays_unknown(tmp_path):
+    """``getattr(module, config["type"])(**config["args"])``: which class is built, and with
+    which ``num_workers``, is read at run time (pytorch-template's JSON config, named on the
+    command line): unknown, silent, even where every class of the module is a DataLoader
+    subclass and the epoch loop is a base's (the inherited loop alone is not evidence of a
+    multi-worker loader)."""
+    (tmp_path / "loaders.py").write_text(
+        "import torch\n"
+        "from torch.utils.data import DataLoader, TensorDataset\n"
+        "class MnistLoader(DataLoader):\n"
+        "    def __init__(self, batch_size, num_workers=1):\n"
+        "        super().__init__(TensorDataset(torch.zeros(8, 2)), batch_size=batch_size, num_workers=num_workers)\n"
+    )
+    (tmp_path / "base.py").write_text(
+        "class BaseTrainer:\n"
+        "    def train(self):\n"
+        "        for epoch in range(3):\n"
+        "            self._train_epoch(epoch)\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import json\n"
+        "import sys\n"
+        "import loaders as module_data\n"
+        "from base import BaseTrainer\n"
+        "class Trainer(BaseTrainer):\n"
+        "    def __init__(self, data_loader):\n"
+        "        self.data_loader = data_loader\n"
+        "    def _train_epoch(self, epoch):\n"
+        "        for (x,) in self.data_loader:\n"
+        "            x = x.to('cuda')\n"
+        "if __name__ == '__main__':\n"
+        "    config = json.load(open(sys.argv[1]))\n"
+        "    loader = getattr(module_data, config['type'])(**config['args'])\n"
+        "    Trainer(loader).train()\n"
+    )
+    out = _dllint(".", "--no-cache", "--select", "DL201,DL206", "--format", "concise", "-q", cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.strip() == "", out.stdout
