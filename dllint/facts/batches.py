@@ -106,7 +106,11 @@ def batch_copies(facts: FileFacts, use: Use, handed: bool = True) -> tuple[list[
     scope = seeded[2]
     region = region_of(facts, seeded[1])
     names = derived_names(facts, seeded[0], region, scope)
-    return _copies_in(facts, names, region, scope), _handed(facts, names, region, scope, 0)[0] if handed else Copies()
+    if not handed:
+        return _copies_in(facts, names, region, scope), Copies()
+    from dllint.facts.handed_wrappers import copies_elsewhere  # a wrapper handed to another module (K13)
+
+    return _copies_in(facts, names, region, scope), _handed(facts, names, region, scope, 0)[0].join(copies_elsewhere(facts, use.node))
 
 
 def parameter_copies(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,

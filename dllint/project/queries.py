@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from dllint.facts.flow.records import Copies, Effects, FunctionSummary, LoaderSummary
 from dllint.facts.flow.targets import Target
+from dllint.facts.inherited_loops import resolved
 from dllint.deps import CallersDep, Deps, SummaryDep
 from dllint.project import base as limits  # read at call time (tests lower them)
 from dllint.project.base import LOADER_GATE, MAX_FOLLOW, CallRecord, entry_effects
@@ -155,6 +156,8 @@ class CrossFileQueries:
             kinds = {devices[key] for key in devices if function.parameter(key, bound) in effects.copy_devices}
             if kinds:
                 effects = replace(effects, cuda_copy=effects.cuda_copy.join(Copies("cuda" if "cuda" in kinds else "maybe")))
+        if effects is not None and effects.inherited:  # a base's epoch loop (facts/inherited_loops.py)
+            effects = resolved(effects, lambda base: self.definitions.ancestors(path, base, deps))
         return self.expand(path, effects or Effects(), deps, depth)
 
     def entry_effects(self, from_path: str, target: str, argument: str, entry: str, deps: Deps, depth: int = 0) -> Effects | None:

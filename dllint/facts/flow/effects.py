@@ -85,6 +85,10 @@ def _iterated(effects: Effects, use: Use, repeated: bool, facts: FileFacts | Non
         effects.cuda_copy = effects.cuda_copy.join(use.copies)
     elif facts is not None and facts.project is not None and facts.project.summarizing:
         effects.copy_devices += [p for p in batch_device_parameters(facts, use) if p not in effects.copy_devices]
+    if not repeated and facts is not None and facts.project is not None and facts.project.summarizing:
+        from dllint.facts.inherited_loops import pending_bases  # a base's loop, read where the project answers
+
+        effects.inherited += [b for b in pending_bases(facts, use.node) if b not in effects.inherited]
     if repeated and facts is not None:
         effects.dataset_changes += [c for c in _dataset_changes(use) if c not in effects.dataset_changes]
 

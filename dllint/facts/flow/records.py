@@ -51,6 +51,9 @@ class Effects:
     # ``loader.dataset.X = ...``, "m()" for ``loader.dataset.m(...)`` (the dataset's class,
     # in the loader's file, says whether its workers read it: DL201 is silent then)
     dataset_changes: list[str] = field(default_factory=list)
+    # [base target, method, overriding methods]: a pass in a method a base of another module may
+    # loop over (facts/inherited_loops.py: resolved where the project answers)
+    inherited: list[list[Any]] = field(default_factory=list)
 
     def merge(self, other: Effects, repeated: bool = False) -> None:
         """Add what ``other`` does (``repeated``: it runs once per pass of a loop here)."""
@@ -61,6 +64,7 @@ class Effects:
         self.set_epoch |= other.set_epoch
         self.cuda_copy = self.cuda_copy.join(other.cuda_copy)
         self.dataset_changes += [c for c in other.dataset_changes if c not in self.dataset_changes]
+        self.inherited += [i for i in other.inherited if i not in self.inherited]
 
     @property
     def empty(self) -> bool:
@@ -166,6 +170,7 @@ class ClassSummary:
     hooks: dict[str, list[str]] = field(default_factory=dict)  # framework hook it defines -> self.X it returns
     stores: dict[str, list[str]] = field(default_factory=dict)  # method m -> X of self.X = self.m(...) in its methods
     devices: dict[str, str] = field(default_factory=dict)  # self.X its methods store -> its device kind (inherited_devices)
+    loop_calls: dict[str, list[str]] = field(default_factory=dict)  # method -> self.m() it calls in its loops (inherited_loops)
 
 
 @dataclass

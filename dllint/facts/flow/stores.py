@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from dllint.facts.flow.lookups import LOOPS
 from dllint.facts.flow.model import FlowState, How, Move, Use, Via, hook_iterates
 from dllint.facts.frameworks import hook_of, inherited_hooks
+from dllint.facts.handed_wrappers import passes_elsewhere
+from dllint.facts.inherited_loops import inherited_loops
 from dllint.facts.scopes import Scope
 from dllint.knowledge.frameworks import Hook
 
@@ -91,7 +93,8 @@ class Stores:
         """The uses of one read of ``self.X``, under the loops that run its method: a loop of
         its class, or (``built``) a loop calling it on the instance that holds the value."""
         load_scope = self.facts.scopes.scope_of(node)
-        repeat = self.method_loops(load_scope.node, 0) or self._instance_loops(load_scope.node, built)
+        repeat = self.method_loops(load_scope.node, 0) or self._instance_loops(load_scope.node, built) \
+            or passes_elsewhere(self.facts, load_scope.node)  # a wrapper another module iterates (K13)
         found = self.flow.expressions.uses_of_expr(node, state.at(load_scope))
         return [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
 
@@ -135,6 +138,8 @@ class Stores:
             if outer:
                 found = outer
                 break
+        if not found:  # a base's loop calling self.<name>() (facts/inherited_loops.py)
+            found = inherited_loops(self.facts, function)  # type: ignore[assignment]
         if depth == 0 or found:
             self._method_loops_of[function] = found
         else:

@@ -13,6 +13,7 @@ from dllint.facts.endless import iter_never_ends, keeps_one_iterator
 from dllint.facts.imports import dotted_name
 from dllint.facts.device_kinds import cuda_device_kind
 from dllint.facts.inherited_devices import stored_devices
+from dllint.facts.inherited_loops import loop_calls
 from dllint.facts.loaders import mentions_pin_memory
 from dllint.facts.flow.records import ClassSummary, FunctionSummary
 from dllint.facts.flow.targets import Target
@@ -40,6 +41,7 @@ def class_summary(facts: FileFacts, cls: ast.ClassDef) -> ClassSummary:
     summary.hooks = class_hooks(facts, cls)
     summary.stores = class_stores(cls)
     summary.devices = stored_devices(facts, cls, cuda_device_kind)
+    summary.loop_calls = loop_calls(cls)
     summary.generators = _drawn_generators(facts, cls)
     init = _method_named(cls, "__init__")
     if init is not None:
