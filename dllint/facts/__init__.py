@@ -260,6 +260,26 @@ class FileFacts:
             return self.project.loader_class_may_pin(self, func, self.scopes.scope_of(func))
         return True
 
+    def custom_loader_takes(self, func: ast.expr, keyword: str) -> bool | None:
+        """A custom loader class's constructor accepts ``keyword``: the nearest ``__init__`` along
+        this file's classes names it or takes ``**kwargs``, or none is defined before torch's
+        DataLoader (True); that ``__init__`` takes neither (False: adding it raises TypeError);
+        a class or base read elsewhere (None)."""
+        info = self.classes.get(dotted_name(func) or "")
+        for _ in range(MAX_LOCAL_BASES):
+            if info is None:
+                return None
+            init = info.method("__init__")
+            if init is not None:
+                params = init.args
+                named = {a.arg for a in (*params.args, *params.kwonlyargs)}
+                return keyword in named or params.kwarg is not None
+            local = [self.classes.get(base) for base in info.base_names]
+            if not any(local) and any(b in LOADER_QUALNAMES or library_loader(b) is not None for b in info.base_names):
+                return True
+            info = next((c for c in local if c is not None and c.is_loader), None)
+        return None
+
     def _local_may_pin(self, info: ClassInfo, depth: int) -> bool:
         if mentions_pin_memory(info.node) or depth > MAX_LOCAL_BASES:
             return True

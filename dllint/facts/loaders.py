@@ -74,6 +74,13 @@ class LoaderCall:
         count = sum(1 for a in self.node.args if not isinstance(a, ast.Starred))
         return self.library.positional[:count] == POSITIONAL_PARAMS[:count]
 
+    def takes_keyword(self, name: str) -> bool | None:
+        """Adding ``name=...`` to this call is accepted: always for torch's and the libraries'
+        loaders; for a custom loader class, what its ``__init__`` says (None: not read here)."""
+        if not self.keywords_only or self.settings is not None:
+            return True
+        return self.facts.custom_loader_takes(self.node.func, name)
+
     def given(self, name: str) -> bool:
         """Passed with a value that is not (provably) ``None``."""
         arg = self.arguments.get(name)

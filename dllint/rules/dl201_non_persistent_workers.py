@@ -11,7 +11,7 @@ from dllint.facts.values import Value
 from dllint.facts.worker_code import DATASET_ENTRY_METHODS, EPOCH_STATE
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule, quote
-from dllint.rules.fix_values import workers_from_splat, workers_test
+from dllint.rules.fix_values import added_keyword_fix, keyword_place, workers_from_splat, workers_test
 from dllint.rules.reentry import reentry_message
 
 if TYPE_CHECKING:
@@ -81,7 +81,10 @@ class NonPersistentWorkers(Rule):
     workers would keep a stale copy; nor where the loader is iterated again inside one of its
     own passes (an evaluation helper drawing from the training loader inside the training
     loop, also inside a step loop whose `iter()` is renewed on `StopIteration`): persistent workers share one iterator, which the inner pass resets, so the outer
-    epoch would never end (DL306). The message says so.
+    epoch would never end (DL306). The message says so. A loader class of the project whose
+    `__init__` takes no `persistent_workers` (no such parameter, no `**kwargs`) gets no fix at
+    its construction (it would raise `TypeError`): the message names the DataLoader call in that
+    `__init__`; a class of another module gets the fix as unsafe (its `__init__` is not read).
 
     ## References
     - [torch.utils.data.DataLoader](https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader)
@@ -135,7 +138,8 @@ class NonPersistentWorkers(Rule):
                 message = "workers restart every epoch; no fix: " + reentry_message(facts, inner, outer, "would reset the outer pass at line")
                 yield self.report(facts, loader.node, message)
                 continue
-            yield self.report(facts, loader.node, self._message(usage, loader), fix=self._fix(facts, loader))
+            message = keyword_place(self._message(usage, loader) or self.summary, loader, "persistent_workers")
+            yield self.report(facts, loader.node, message, fix=self._fix(facts, loader))
         for settings in facts.loader_settings:  # TrainingArguments: the Trainer's loader
             if restarts_workers(settings) and not _negative(settings.num_workers) and framework_passes(facts, settings) > 1:
                 yield self.report(facts, settings.node, settings_message(settings), fix=settings_fix(facts, settings))
@@ -178,8 +182,13 @@ class NonPersistentWorkers(Rule):
             message = f"workers restart every epoch: {setting_message(block, 'persistent_workers', True)}"
             yield config_finding(self, block, span, message, setting_fix(block, "persistent_workers", True))
 
+    @classmethod
+    def _fix(cls, facts, loader) -> Fix | None:
+        fix = cls._persistent_fix(facts, loader)
+        return None if fix is None else added_keyword_fix(loader, fix)
+
     @staticmethod
-    def _fix(facts, loader) -> Fix | None:
+    def _persistent_fix(facts, loader) -> Fix | None:
         if loader.argument("persistent_workers") is not None and loader.argument("persistent_workers").from_splat:
             return None
         if facts.dataset_mutated_in_loop(loader):

@@ -8,7 +8,7 @@ from dllint.facts.batches import batch_copies
 from dllint.facts.device_kinds import torch_alias
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule
-from dllint.rules.fix_values import from_command_line
+from dllint.rules.fix_values import added_keyword_fix, from_command_line, keyword_place
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -73,7 +73,9 @@ class PinMemoryMissing(Rule):
     moves batches with `.cuda()` or to a CUDA device no command-line option changes. Pinning changes where
     the batch lives on the host, not its values. No fix is offered when `torch` is not
     imported under its own name. In a config file, adding `pin_memory: true` is safe;
-    changing a written `pin_memory: false` is unsafe (it may be deliberate).
+    changing a written `pin_memory: false` is unsafe (it may be deliberate). A loader class of the
+    project whose `__init__` takes no `pin_memory` gets no fix at its construction (the message
+    names the DataLoader call in that `__init__`); one of another module gets it as unsafe.
 
     ## References
     - [Memory pinning](https://pytorch.org/docs/stable/data.html#memory-pinning)
@@ -128,7 +130,7 @@ class PinMemoryMissing(Rule):
                 continue
             message = self._message(loader, any(c.non_blocking for c in copies) or any(e.non_blocking for e in elsewhere))
             if message is not None:
-                yield self.report(facts, loader.node, message, fix=self._fix(facts, loader, copies))
+                yield self.report(facts, loader.node, keyword_place(message, loader, "pin_memory"), fix=self._fix(facts, loader, copies))
         for settings in facts.loader_settings:
             yield from self._check_settings(facts, settings)
 
@@ -186,7 +188,7 @@ class PinMemoryMissing(Rule):
             value = f"{torch}.cuda.is_available()"
         else:
             return None
-        return Fix("safe", f"Add `pin_memory={value}`", SetArgument("pin_memory", value))
+        return added_keyword_fix(loader, Fix("safe", f"Add `pin_memory={value}`", SetArgument("pin_memory", value)))
 
 
 def unpinned(loader) -> bool:

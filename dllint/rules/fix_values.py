@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from dllint.findings import Fix, SetArgument
+
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.loaders import LoaderCall
@@ -148,3 +150,28 @@ def _module_level_names(statement: ast.stmt) -> set[str]:
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
         stack.extend(ast.iter_child_nodes(node))
     return names
+
+
+def added_keyword_fix(loader: LoaderCall, fix: Fix) -> Fix | None:
+    """``fix`` adds a keyword to ``loader``'s call: kept where the callee takes it; none where a
+    custom loader class's ``__init__`` provably does not (the call would raise ``TypeError``);
+    unsafe where that class is read elsewhere (it may not take it)."""
+    edit = fix.edit
+    assert isinstance(edit, SetArgument)
+    takes = loader.takes_keyword(edit.name)
+    if takes:
+        return fix
+    if takes is False:
+        return None
+    callee = ast.unparse(loader.node.func)
+    return Fix("unsafe", f"{fix.message} (right only if `{callee}` takes `{edit.name}`)", edit)
+
+
+
+def keyword_place(message: str, loader: LoaderCall, name: str) -> str:
+    """``message`` with its ``add NAME=True`` placed where the keyword can go: a custom loader
+    class whose ``__init__`` takes no such keyword gets it in the DataLoader call it makes."""
+    if loader.takes_keyword(name) is not False:
+        return message
+    callee = ast.unparse(loader.node.func)
+    return message.replace(f"add {name}=True", f"add {name}=True to the DataLoader call in `{callee}.__init__` (it takes no `{name}`)", 1)

@@ -22,13 +22,11 @@ COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 def runs_at_most_once(loop: ast.AST) -> bool:
     """A ``for`` whose trip count is provably 0 or 1 repeats nothing: ``range(1)``, ``range(a, a + 1)``,
-    ``range(2, 3)``, a one-element list or tuple display (audit L1: ``for i in range(1):`` around
+    ``range(2, 3)`` (audit L1: ``for i in range(1):`` around
     a test pass is not an epoch loop)."""
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return False
     iterable = loop.iter
-    if isinstance(iterable, (ast.List, ast.Tuple)):
-        return len(iterable.elts) <= 1 and not any(isinstance(e, ast.Starred) for e in iterable.elts)
     if not (
         isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
         and not iterable.keywords and 1 <= len(iterable.args) <= 2
