@@ -1308,6 +1308,11 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "defined in the notebook, in the transform of a dataset split by random_split whose training piece goes to a multi-worker loader (same cell's test_set line judged true; ninth audit J4's shape, found after its fix)"),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/JAX/tutorial9/AE_CIFAR10.ipynb:26', 'DL106', T, '',
      "defined in the notebook, in the transform of a dataset split by random_split whose training piece goes to a multi-worker loader (same cell's test_set line judged true; ninth audit J4's shape, found after its fix)"),
+    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/sampling/introduction.ipynb:2', 'DL201', T, '',
+     'found by L2 (a conditional dict splat): kwargs = {num_workers: 1, ...} if cuda else {} (cell 15); train(epoch) '
+     'iterates train_loader every epoch of run() (cell 20)'),
+    ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/sampling/introduction.ipynb:6', 'DL201', T, '',
+     'same kwargs; test(epoch) iterates test_loader every epoch (cell 20)'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/deep_probabilistic_models_II/tutorial_2a.ipynb:2', 'DL201', D, '',
      'two one-batch peeks (`for x, y in train_loader: ... break` in two cells), no epoch loop: two restarts of 2 workers'),
     ('phlippe+uvadlc_notebooks', 'docs/tutorial_notebooks/DL2/deep_probabilistic_models_II/tutorial_2a.ipynb:23', 'DL201', T, '',

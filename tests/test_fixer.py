@@ -118,8 +118,15 @@ def test_dl201_assumes_workers_only_where_the_count_is_a_literal(workers, value)
     assert fix.applicability == "safe" and fix.edit == SetArgument("persistent_workers", value)
 
 
-def test_dl201_from_a_splat_dict_says_it_assumes_workers():
+def test_dl201_from_a_splat_dict_tests_the_count_the_call_reads():
     text = "opts = dict(num_workers=args.workers)\n" + epochs("**opts")
+    (fix,) = codes_and_fixes(text, "DL201")
+    assert fix.applicability == "safe"
+    assert fix.edit == SetArgument("persistent_workers", 'opts.get("num_workers", 0) > 0')
+
+
+def test_dl201_from_a_splat_of_an_expression_says_it_assumes_workers():
+    text = epochs("**dict(num_workers=args.workers)")
     (fix,) = codes_and_fixes(text, "DL201")
     assert fix.applicability == "unsafe" and "right only while" in fix.message
 

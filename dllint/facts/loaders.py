@@ -24,6 +24,8 @@ LOADER_QUALNAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.d
 POSITIONAL_PARAMS = TORCH_POSITIONAL
 KEYWORD_ONLY_PARAMS = TORCH_KEYWORD_ONLY
 ALL_PARAMS = frozenset(POSITIONAL_PARAMS + KEYWORD_ONLY_PARAMS)
+# torch's DataLoader parameters whose default is 0/False: written as 0/False, or left out, alike.
+FALSE_BY_DEFAULT = frozenset({"num_workers", "persistent_workers", "pin_memory", "drop_last", "shuffle"})
 
 
 class Argument(NamedTuple):
@@ -195,6 +197,8 @@ def _build(facts: FileFacts, call: ast.Call, kind: bool | LibraryLoader) -> Load
     for keyword in call.keywords:
         if keyword.arg is None:
             entries = _splat_entries(facts, keyword.value, scope, call)
+            if entries is None:  # ``{...} if use_cuda else {}``: either branch's dict
+                entries = _conditional_entries(facts, keyword.value, scope, call, library is None)
             if entries is None:  # the wrapper's own **kwargs: what its callers pass
                 entries = callers_keywords(keyword.value, scope, facts)
             if entries is None:  # a parameter holding the dict its callers build
@@ -253,6 +257,34 @@ def _splat_entries(
         return None
     for key, value in edits:
         entries[key] = (value, scope)
+    return entries
+
+
+def _conditional_entries(
+    facts: FileFacts, expr: ast.expr, scope: Scope, call: ast.Call, torch_defaults: bool
+) -> dict[str, tuple[ast.expr, Scope]] | None:
+    """A ``**`` splat of a name bound to ``{...} if cond else {...}`` that nothing edits before
+    ``call``: a key both branches write as the same constant is that
+    constant, a key only one writes or they differ on is unknown, a key neither writes is
+    absent (audit L2: ``kwargs = {"num_workers": 1, "pin_memory": True} if use_cuda else {}``);
+    with ``torch_defaults``, a 0/False one branch writes where the other is silent is torch's default."""
+    if not isinstance(expr, ast.Name):
+        return None  # an inline ``**({...} if c else {})`` (an optional extra option) stays unknown
+    found = facts.reaching_value(expr.id, scope, call)
+    if found is None or not isinstance(found[1].value, ast.IfExp):
+        return None
+    if _dict_edits(facts, expr.id, found[0], found[1].node, call) != []:
+        return None  # edited or handed on before the call: not followed
+    scope, expr = found[0], found[1].value
+    assert isinstance(expr, ast.IfExp)
+    branches = [_literal_entries(branch, scope) for branch in (expr.body, expr.orelse)]
+    if any(b is None for b in branches):
+        return None
+    entries = _agreed_entries([b for b in branches if b is not None], expr, scope)
+    for key in FALSE_BY_DEFAULT & entries.keys() if torch_defaults else ():  # 0 in one branch, absent in the other: 0 either way
+        written = [b[key][0] for b in branches if b is not None and key in b]
+        if all(isinstance(v, ast.Constant) and v.value in (0, False, None) for v in written):
+            del entries[key]
     return entries
 
 

@@ -11,7 +11,7 @@ from dllint.facts.values import Value
 from dllint.facts.worker_code import DATASET_ENTRY_METHODS, EPOCH_STATE
 from dllint.findings import Finding, Fix, SetArgument
 from dllint.rules import Rule, quote
-from dllint.rules.fix_values import added_keyword_fix, keyword_place, workers_from_splat, workers_test
+from dllint.rules.fix_values import added_keyword_fix, keyword_place, splat_workers_test, workers_from_splat, workers_test
 from dllint.rules.reentry import reentry_message
 
 if TYPE_CHECKING:
@@ -76,7 +76,8 @@ class NonPersistentWorkers(Rule):
     ## Fix safety
     Safe: adds `persistent_workers=True` where `num_workers` is a number written at the call,
     else `persistent_workers=<num_workers> > 0`, so that `--workers 0` on the command line
-    keeps working. Unsafe where the call says `persistent_workers=False` explicitly (or a
+    keeps working; for a count a `**opts` splat holds, `persistent_workers=opts.get("num_workers", 0) > 0`
+    (a splat of another expression: `True`, unsafe). Unsafe where the call says `persistent_workers=False` explicitly (or a
     config file `persistent_workers: false`): that may be deliberate. No fix is offered where the loop changes the dataset (DL303): persistent
     workers would keep a stale copy; nor where the loader is iterated again inside one of its
     own passes (an evaluation helper drawing from the training loader inside the training
@@ -195,6 +196,9 @@ class NonPersistentWorkers(Rule):
             return None  # persistent workers would keep a stale dataset (DL303)
         # `True` only where num_workers is written as a number: `--workers 0` must keep working.
         value = workers_test(facts, loader) or "True"
+        if workers_from_splat(loader) and splat_workers_test(loader) and loader.argument("persistent_workers") is None:
+            value = splat_workers_test(loader) or value
+            return Fix("safe", f"Add `persistent_workers={value}`", SetArgument("persistent_workers", value))
         if workers_from_splat(loader):
             return Fix("unsafe", "Add `persistent_workers=True` (right only while the `**` dict's num_workers > 0)", SetArgument("persistent_workers", value))
         if loader.argument("persistent_workers") is not None:

@@ -54,6 +54,17 @@ def workers_test(facts: FileFacts, loader: LoaderCall) -> str | None:
     return f"{operand_source(facts, workers.value)} > 0"
 
 
+def splat_workers_test(loader: LoaderCall) -> str | None:
+    """``opts.get("num_workers", 0) > 0`` for a ``num_workers`` that a ``**opts`` splat of a
+    name holds: the count the call itself reads, so the test holds on every run; None for a
+    splat of another expression."""
+    workers = loader.argument("num_workers")
+    keyword = workers.node if workers is not None and workers.from_splat else None
+    if not (isinstance(keyword, ast.keyword) and isinstance(keyword.value, ast.Name)):
+        return None
+    return f'{keyword.value.id}.get("num_workers", 0) > 0'
+
+
 def workers_from_splat(loader: LoaderCall) -> bool:
     """``num_workers`` comes from a ``**`` dict and is not a literal there."""
     workers = loader.argument("num_workers")
