@@ -102,6 +102,7 @@ class FileRecords:
         self._loaders: dict[str, tuple[frozenset[bytes], str]] = {}  # seeds -> the union's loader names, digest
         self._keys: dict[str, list[str]] | None = None  # import key -> the files binding it, in path order
         self._stored_keys = b""  # as stored: a line "\nKEY\tN,N" per key (file numbers), each decoded when asked for
+        self._folders: dict[str, list[Any]] = {}  # the folders as the saved run listed them (ProjectFiles.paths)
         self._changed = 0  # rows replaced or forgotten since loaded
         self._rebuilt = False  # the union or the keys were built from every file (saved whatever changed)
 
@@ -142,6 +143,17 @@ class FileRecords:
         if old is not None:
             del self._rows[path]
             self._follow(path, old, None)
+
+    @property
+    def loaded(self) -> bool:
+        """The side file was read (or found missing): a run that never read it learnt nothing to save."""
+        return self._cache is None
+
+    def folders(self) -> dict[str, list[Any]]:
+        """Each folder the saved run walked: ``[mtime_ns, inode, file names, folder names]``
+        (:meth:`dllint.project.files.ProjectFiles.paths`); empty when none was kept."""
+        self._ensure_loaded()
+        return self._folders
 
     def retain(self, paths: dict[str, Any]) -> None:
         """Forget the rows of files no longer among ``paths`` (deleted, or no longer the project's)."""
@@ -267,6 +279,7 @@ class FileRecords:
         if found is None:
             return
         self._read = found
+        self._folders = _folders(found.section("folders"))
         self._stored = {path: i for i, path in enumerate(found.paths) if path not in self._rows}
         if self._rows or found.section("keys") is None:
             return  # rows replaced before the load: what was read from every row may not hold
@@ -280,16 +293,19 @@ class FileRecords:
             self._names = found.section("names")
             self._loaders = _loaders(found.section("loaders"))
 
-    def save(self, cache: Cache, paths: list[str]) -> None:
-        """Write the records of ``paths`` (the project's files now) when this run learnt enough
-        to be worth it: a union or keys built from every file, or more than MAX_UNSAVED rows. A
-        few rows replaced are not written (the side file holds every file's: megabytes): the
-        next run reads those few files again and follows the same changes."""
+    def save(self, cache: Cache, paths: list[str], folders: dict[str, list[Any]]) -> None:
+        """Write the records of ``paths`` (the project's files now) and the ``folders`` their walk
+        listed, when this run learnt enough to be worth it: a union or keys built from every file,
+        more than MAX_UNSAVED rows, or folders where none were kept. A few rows replaced are not
+        written (the side file holds every file's: megabytes): the next run reads those few files
+        again and follows the same changes, and lists again the few folders that changed."""
         self.retain(dict.fromkeys(paths))
-        if not self._rebuilt and self._changed <= MAX_UNSAVED:
+        if not self._rebuilt and self._changed <= MAX_UNSAVED and (self._folders or not folders):
             return
         kept = [p for p in paths if p in self._rows or p in self._stored]
-        cache.put_side_bytes(self.name, self._written(kept, {**self._union_sections(), **self._key_sections(kept)}))
+        sections = {**self._union_sections(), **self._key_sections(kept), "folders": encoded(folders)}
+        cache.put_side_bytes(self.name, self._written(kept, sections))
+        self._folders = folders
         self._changed, self._rebuilt = 0, False
 
     def _union_sections(self) -> dict[str, bytes]:
@@ -341,6 +357,19 @@ def _loaders(data: bytes | None) -> dict[str, tuple[frozenset[bytes], str]]:
         if isinstance(names, list) and isinstance(digest, str) and all(isinstance(n, str) for n in names):
             found[seeds] = (frozenset(n.encode("latin-1", "replace") for n in names), digest)
     return found
+
+
+def _folders(data: bytes | None) -> dict[str, list[Any]]:
+    """The folders kept (:meth:`FileRecords.folders`); none when the section is not that."""
+    value = decoded(data) if data is not None else None
+    if not isinstance(value, dict):
+        return {}
+    for folder in value.values():
+        if not (isinstance(folder, list) and len(folder) == 4 and type(folder[0]) is int and type(folder[1]) is int):
+            return {}
+        if not all(isinstance(names, list) and all(isinstance(n, str) for n in names) for names in folder[2:]):
+            return {}
+    return value
 
 
 def _files_of(numbers: bytes, order: list[str]) -> list[str]:
