@@ -282,9 +282,25 @@ def test_a_folder_changed_just_before_its_listing_is_listed_again_next_run(tmp_p
     assert _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",))).files.paths() == expected and listed == [str(root / "pkg")]
 
 
-def test_kept_folders_that_are_not_listings_are_listed_again(tmp_path):
+def test_kept_folders_that_are_not_listings_are_listed_again(tmp_path, monkeypatch):
+    """The kept folders are a side file of their own, read by the walk without the records (a
+    run that asks no record never reads their megabytes); one that is not a listing is none."""
+    import json
+
     from dllint.project.records import _folders
 
-    for garbage in (b"[]", b'{"a": [1, 2, "x", []]}', b'{"a": [1, 2, [3], []]}', b'{"a": [1, 2, [], []], "b": 5}', b"nope"):
+    for garbage in ([], {"a": [1, 2, "x", []]}, {"a": [1, 2, [3], []]}, {"a": [1, 2, [], []], "b": 5}, "nope", None):
         assert _folders(garbage) == {}
-    assert _folders(b'{"a": [1, 2, ["m.py"], ["pkg"]]}') == {"a": [1, 2, ["m.py"], ["pkg"]]}
+    assert _folders({"a": [1, 2, ["m.py"], ["pkg"]]}) == {"a": [1, 2, ["m.py"], ["pkg"]]}
+    root = _project(tmp_path)
+    _age(root)
+    _saved_side_file(tmp_path, root)
+    [kept] = list((tmp_path / "c").rglob("project-*.folders"))
+    index = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    listed = _listings(monkeypatch)
+    index.files.paths()
+    assert listed == [] and not index.files.records.loaded
+    kept.write_text(json.dumps({str(root): [1, 2, "x", []]}))
+    index = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    index.files.paths()
+    assert listed == [str(root)]

@@ -151,8 +151,10 @@ class ProjectIndex:
         :meth:`reconcile`): a file saved during the run then differs from it next run."""
         if any(deps.asks_callers() for deps in deps_stored) and cache.meta(self._meta_key()) != self.files.stat_table():
             cache.put_meta(self._meta_key(), self.files.stat_table())
-        if self.files.records is not None and self.files.records.loaded:
-            self.files.records.save(cache, self.files.paths(), self.files.folders)
+        if self.files.records is not None:
+            if self.files.records.loaded:
+                self.files.records.save(cache, self.files.paths())
+            self.files.records.save_folders(cache, self.files.folders)
 
     def _meta_key(self) -> str:
         return f"project-files:{self.root}"

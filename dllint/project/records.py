@@ -102,7 +102,11 @@ class FileRecords:
         self._loaders: dict[str, tuple[frozenset[bytes], str]] = {}  # seeds -> the union's loader names, digest
         self._keys: dict[str, list[str]] | None = None  # import key -> the files binding it, in path order
         self._stored_keys = b""  # as stored: a line "\nKEY\tN,N" per key (file numbers), each decoded when asked for
-        self._folders: dict[str, list[Any]] = {}  # the folders as the saved run listed them (ProjectFiles.paths)
+        # The folders as the last run that saved them listed them (ProjectFiles.paths): a side file
+        # of their own (184 KB on the corpus), so that a walk never reads the records' megabytes.
+        self.folders_name = self.name.replace(".records", ".folders")
+        self._folders_store: Cache | None = cache
+        self._folders: dict[str, list[Any]] = {}
         self._changed = 0  # rows replaced or forgotten since loaded
         self._rebuilt = False  # the union or the keys were built from every file (saved whatever changed)
 
@@ -152,8 +156,16 @@ class FileRecords:
     def folders(self) -> dict[str, list[Any]]:
         """Each folder the saved run walked: ``[mtime_ns, inode, file names, folder names]``
         (:meth:`dllint.project.files.ProjectFiles.paths`); empty when none was kept."""
-        self._ensure_loaded()
+        if self._folders_store is not None:
+            self._folders = _folders(self._folders_store.side(self.folders_name))
+            self._folders_store = None
         return self._folders
+
+    def save_folders(self, cache: Cache, folders: dict[str, list[Any]]) -> None:
+        """Write the ``folders`` a walk listed when they are not those kept (a folder listed again)."""
+        if folders and folders != self.folders():
+            cache.put_side(self.folders_name, folders)
+            self._folders = folders
 
     def retain(self, paths: dict[str, Any]) -> None:
         """Forget the rows of files no longer among ``paths`` (deleted, or no longer the project's)."""
@@ -279,7 +291,6 @@ class FileRecords:
         if found is None:
             return
         self._read = found
-        self._folders = _folders(found.section("folders"))
         self._stored = {path: i for i, path in enumerate(found.paths) if path not in self._rows}
         if self._rows or found.section("keys") is None:
             return  # rows replaced before the load: what was read from every row may not hold
@@ -293,19 +304,16 @@ class FileRecords:
             self._names = found.section("names")
             self._loaders = _loaders(found.section("loaders"))
 
-    def save(self, cache: Cache, paths: list[str], folders: dict[str, list[Any]]) -> None:
-        """Write the records of ``paths`` (the project's files now) and the ``folders`` their walk
-        listed, when this run learnt enough to be worth it: a union or keys built from every file,
-        more than MAX_UNSAVED rows, or folders where none were kept. A few rows replaced are not
-        written (the side file holds every file's: megabytes): the next run reads those few files
-        again and follows the same changes, and lists again the few folders that changed."""
+    def save(self, cache: Cache, paths: list[str]) -> None:
+        """Write the records of ``paths`` (the project's files now) when this run learnt enough
+        to be worth it: a union or keys built from every file, or more than MAX_UNSAVED rows. A
+        few rows replaced are not written (the side file holds every file's: megabytes): the
+        next run reads those few files again and follows the same changes."""
         self.retain(dict.fromkeys(paths))
-        if not self._rebuilt and self._changed <= MAX_UNSAVED and (self._folders or not folders):
+        if not self._rebuilt and self._changed <= MAX_UNSAVED:
             return
         kept = [p for p in paths if p in self._rows or p in self._stored]
-        sections = {**self._union_sections(), **self._key_sections(kept), "folders": encoded(folders)}
-        cache.put_side_bytes(self.name, self._written(kept, sections))
-        self._folders = folders
+        cache.put_side_bytes(self.name, self._written(kept, {**self._union_sections(), **self._key_sections(kept)}))
         self._changed, self._rebuilt = 0, False
 
     def _union_sections(self) -> dict[str, bytes]:
@@ -359,9 +367,8 @@ def _loaders(data: bytes | None) -> dict[str, tuple[frozenset[bytes], str]]:
     return found
 
 
-def _folders(data: bytes | None) -> dict[str, list[Any]]:
-    """The folders kept (:meth:`FileRecords.folders`); none when the section is not that."""
-    value = decoded(data) if data is not None else None
+def _folders(value: Any) -> dict[str, list[Any]]:
+    """The folders kept (:meth:`FileRecords.folders`); none when the side file's JSON is not that."""
     if not isinstance(value, dict):
         return {}
     for folder in value.values():
