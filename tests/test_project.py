@@ -597,3 +597,46 @@ def test_files_adding_to_sys_path_are_found_before_workers_fork(tmp_path, monkey
     searched: list[bytes] = []
     monkeypatch.setattr(index.text, "mentions", lambda needle, gate=None: searched.append(needle) or [])
     assert index.imports.added_folders(train) == expected and searched == []
+
+
+def test_import_scan_reads_every_statement_shape():
+    """The import table's statement reader (its plain-name fast path and its pattern) on the
+    shapes it meets: aliases, dotted names, relative levels, stars, parentheses over lines, a
+    backslash continuation, a comment inside parentheses, a non-ASCII name, a name that starts
+    with a digit (no identifier: left to the pattern) and an empty part."""
+    from dllint.project.imports import scan
+
+    source = textwrap.dedent(
+        """\
+        import os, torch.utils.data as tud, a.b.c
+        from . import helpers
+        from ..pkg.sub import (make,
+            build as b,
+            Other,  # a comment
+        )
+        from .data import *
+        from x import y, \\
+            z as w
+        from m import café, 1bad
+        import q,
+        def f():
+            from inner import thing
+        """
+    ).encode()
+    found = [(b.local, b.target, b.key) for b in scan("f.py", source)]
+    assert found == [
+        ("os", "0:os", "os"),
+        ("tud", "0:torch.utils.data", "data"),
+        ("a", "0:a.b.c", "c"),
+        ("helpers", "1:helpers", "helpers"),
+        ("make", "2:pkg.sub.make", "make"),
+        ("b", "2:pkg.sub.build", "build"),
+        ("Other", "2:pkg.sub.Other", "Other"),
+        ("*", "1:data", "data"),
+        ("y", "0:x.y", "y"),
+        ("w", "0:x.z", "z"),
+        ("café", "0:m.café", "café"),
+        ("1bad", "0:m.1bad", "1bad"),
+        ("q", "0:q", "q"),
+        ("thing", "0:inner.thing", "thing"),
+    ]

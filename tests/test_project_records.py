@@ -226,3 +226,81 @@ def test_stored_import_keys_that_are_not_numbers_read_as_no_file(tmp_path):
     index = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
     assert index.files.records.key_files("DS") == []
     assert index.files.records.key_files("FastLoader") == [str(root / "train.py")]
+
+
+def _age(root, seconds=60):
+    """Every folder under ``root`` last changed ``seconds`` ago (past RACY_NS: its listing is kept)."""
+    import time
+
+    then = time.time_ns() - seconds * 1_000_000_000
+    for folder in [root, *(p for p in root.rglob("*") if p.is_dir())]:
+        os.utime(folder, ns=(then, then))
+
+
+def _listings(monkeypatch):
+    from dllint.project import files
+
+    listed: list[str] = []
+    real = files._list
+    monkeypatch.setattr(files, "_list", lambda directory: listed.append(directory) or real(directory))
+    return listed
+
+
+def test_a_folder_whose_mtime_stayed_is_not_listed_again_and_one_that_changed_is(tmp_path, monkeypatch):
+    """The walk of the project's files keeps each folder's listing with the records: the next run
+    lists again only the folders whose mtime (or inode) moved, and finds the same files as a walk
+    of every folder; a file added to a folder is found (its mtime moved), and so is a new folder."""
+    root = _project(tmp_path)
+    (root / "pkg" / "sub").mkdir(parents=True)
+    (root / "pkg" / "mod.py").write_text("x = 1\n")
+    (root / "pkg" / "sub" / "deep.py").write_text("y = 2\n")
+    _age(root)
+    _saved_side_file(tmp_path, root)
+    expected = _index(root).files.paths()
+    listed = _listings(monkeypatch)
+    assert _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",))).files.paths() == expected and listed == []
+    (root / "pkg" / "added.py").write_text("z = 3\n")
+    (root / "pkg" / "new").mkdir()
+    (root / "pkg" / "new" / "inner.py").write_text("w = 4\n")
+    found = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",))).files.paths()
+    assert listed == [str(root / "pkg"), str(root / "pkg" / "new")]
+    monkeypatch.undo()
+    assert found == _index(root).files.paths() and str(root / "pkg" / "new" / "inner.py") in found
+
+
+def test_a_folder_changed_just_before_its_listing_is_listed_again_next_run(tmp_path, monkeypatch):
+    """A folder whose mtime is within RACY_NS of its listing may change again within the same tick
+    of the file system's clock, its mtime unmoved: its listing is not trusted next run."""
+    root = _project(tmp_path)
+    (root / "pkg").mkdir()
+    (root / "pkg" / "mod.py").write_text("x = 1\n")
+    _age(root)
+    (root / "pkg" / "late.py").write_text("y = 2\n")  # pkg changed now
+    _saved_side_file(tmp_path, root)
+    expected = _index(root).files.paths()
+    listed = _listings(monkeypatch)
+    assert _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",))).files.paths() == expected and listed == [str(root / "pkg")]
+
+
+def test_kept_folders_that_are_not_listings_are_listed_again(tmp_path, monkeypatch):
+    """The kept folders are a side file of their own, read by the walk without the records (a
+    run that asks no record never reads their megabytes); one that is not a listing is none."""
+    import json
+
+    from dllint.project.records import _folders
+
+    for garbage in ([], {"a": [1, 2, "x", []]}, {"a": [1, 2, [3], []]}, {"a": [1, 2, [], []], "b": 5}, "nope", None):
+        assert _folders(garbage) == {}
+    assert _folders({"a": [1, 2, ["m.py"], ["pkg"]]}) == {"a": [1, 2, ["m.py"], ["pkg"]]}
+    root = _project(tmp_path)
+    _age(root)
+    _saved_side_file(tmp_path, root)
+    [kept] = list((tmp_path / "c").rglob("project-*.folders"))
+    index = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    listed = _listings(monkeypatch)
+    index.files.paths()
+    assert listed == [] and not index.files.records.loaded
+    kept.write_text(json.dumps({str(root): [1, 2, "x", []]}))
+    index = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    index.files.paths()
+    assert listed == [str(root)]

@@ -6,9 +6,10 @@ part of the project index with its own state and :meth:`ProjectFiles.forget`."""
 from __future__ import annotations
 
 import os
+import time
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dllint.files import Unreadable, read_bytes
 from dllint.project.base import MAX_PROJECT_FILES, SKIPPED_DIRS
@@ -16,6 +17,11 @@ from dllint.project.sources import PROJECT_SUFFIXES
 
 if TYPE_CHECKING:
     from dllint.project.records import FileRecords
+
+# A folder changed this long before it was listed is trusted to be as listed while its mtime and
+# inode stay: one changed later within the same tick of the file system's clock keeps its mtime.
+RACY_NS = 2_000_000_000
+Folder = list[Any]  # [mtime_ns (-1: list it again), inode, its file names, its folder names]
 
 
 class ProjectFiles:
@@ -26,6 +32,8 @@ class ProjectFiles:
         self._paths: list[str] | None = None
         self._listed: frozenset[str] | None = None  # see listed
         self._stat_table: dict[str, list[int]] | None = None
+        # With records: each folder walked, as listed (what the records keep for the next run's walk).
+        self.folders: dict[str, Folder] = {}
 
     def forget(self, path: str) -> None:
         """``path`` changed: the stat table is taken again, its record read again."""
@@ -56,15 +64,38 @@ class ProjectFiles:
 
     def paths(self) -> list[str]:
         """The project's ``.py`` files and notebooks (hidden, virtual-environment and build folders skipped;
-        at most MAX_PROJECT_FILES: a root that is a home directory must not stall a run)."""
+        at most MAX_PROJECT_FILES: a root that is a home directory must not stall a run). With
+        records, a folder whose mtime and inode are those the records listed it at is not listed
+        again (a file added, removed or renamed in it moves its mtime)."""
         if self._paths is None:
+            known = (self.folders or self.records.folders()) if self.records is not None else None
+            self.folders = {}
             files: list[str] = []
             todo = [str(self.root)]
             while todo and len(files) < MAX_PROJECT_FILES:  # os.walk's order (folders sorted), at half its cost
-                dirs = _list(todo.pop(), files)
-                todo += sorted((d.path for d in dirs if not d.name.startswith(".") and d.name not in SKIPPED_DIRS), reverse=True)
+                directory = todo.pop()
+                names, dirs = _list(directory) if known is None else self._folder(directory, known)
+                inside = os.path.join(directory, "")  # (a separator at its end: os.path.join's path, at a third of its cost)
+                files += [inside + name for name in names]
+                todo += sorted((inside + d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS), reverse=True)
             self._paths = sorted(files[:MAX_PROJECT_FILES])
         return self._paths
+
+    def _folder(self, directory: str, known: dict[str, Folder]) -> tuple[list[str], list[str]]:
+        """``directory``'s file and folder names: as ``known`` lists them while its mtime and
+        inode are those, else listed now (and noted, with its mtime unless it changed within
+        RACY_NS of now)."""
+        try:
+            st = os.stat(directory)
+        except OSError:
+            return [], []
+        folder = known.get(directory)
+        if folder is None or folder[0] != st.st_mtime_ns or folder[1] != st.st_ino:
+            names, dirs = _list(directory)
+            settled = time.time_ns() - st.st_mtime_ns > RACY_NS
+            folder = [st.st_mtime_ns if settled else -1, st.st_ino, names, dirs]
+        self.folders[directory] = folder
+        return folder[2], folder[3]
 
     def stat_table(self) -> dict[str, list[int]]:
         """Each project file's stat (mtime, size, inode), taken once per run, before the files
@@ -100,16 +131,17 @@ class ProjectFiles:
         return frozenset(found)
 
 
-def _list(directory: str, files: list[str]) -> list[os.DirEntry[str]]:
-    """Add ``directory``'s project files to ``files``; its folders, symbolic links to folders
-    left out (never followed, as ``os.walk``). The type of each entry comes with the listing:
-    no ``stat`` of each folder to ask whether it is a link (``os.walk`` makes one)."""
+def _list(directory: str) -> tuple[list[str], list[str]]:
+    """``directory``'s project file names and its folder names, symbolic links to folders left
+    out (never followed, as ``os.walk``). The type of each entry comes with the listing: no
+    ``stat`` of each folder to ask whether it is a link (``os.walk`` makes one)."""
     try:
         with os.scandir(directory) as listing:
             entries = list(listing)
     except OSError:
-        return []
-    dirs: list[os.DirEntry[str]] = []
+        return [], []
+    files: list[str] = []
+    dirs: list[str] = []
     for entry in entries:
         try:
             is_dir = entry.is_dir()
@@ -117,10 +149,10 @@ def _list(directory: str, files: list[str]) -> list[os.DirEntry[str]]:
             is_dir = False
         if is_dir:
             if not entry.is_symlink():
-                dirs.append(entry)
+                dirs.append(entry.name)
         elif entry.name.endswith(PROJECT_SUFFIXES):
-            files.append(entry.path)
-    return dirs
+            files.append(entry.name)
+    return files, dirs
 
 
 def _holds_python(directory: str) -> bool:

@@ -152,7 +152,9 @@ class ProjectIndex:
         if any(deps.asks_callers() for deps in deps_stored) and cache.meta(self._meta_key()) != self.files.stat_table():
             cache.put_meta(self._meta_key(), self.files.stat_table())
         if self.files.records is not None:
-            self.files.records.save(cache, self.files.paths())
+            if self.files.records.loaded:
+                self.files.records.save(cache, self.files.paths())
+            self.files.records.save_folders(cache, self.files.folders)
 
     def _meta_key(self) -> str:
         return f"project-files:{self.root}"

@@ -102,6 +102,11 @@ class FileRecords:
         self._loaders: dict[str, tuple[frozenset[bytes], str]] = {}  # seeds -> the union's loader names, digest
         self._keys: dict[str, list[str]] | None = None  # import key -> the files binding it, in path order
         self._stored_keys = b""  # as stored: a line "\nKEY\tN,N" per key (file numbers), each decoded when asked for
+        # The folders as the last run that saved them listed them (ProjectFiles.paths): a side file
+        # of their own (184 KB on the corpus), so that a walk never reads the records' megabytes.
+        self.folders_name = self.name.replace(".records", ".folders")
+        self._folders_store: Cache | None = cache
+        self._folders: dict[str, list[Any]] = {}
         self._changed = 0  # rows replaced or forgotten since loaded
         self._rebuilt = False  # the union or the keys were built from every file (saved whatever changed)
 
@@ -142,6 +147,25 @@ class FileRecords:
         if old is not None:
             del self._rows[path]
             self._follow(path, old, None)
+
+    @property
+    def loaded(self) -> bool:
+        """The side file was read (or found missing): a run that never read it learnt nothing to save."""
+        return self._cache is None
+
+    def folders(self) -> dict[str, list[Any]]:
+        """Each folder the saved run walked: ``[mtime_ns, inode, file names, folder names]``
+        (:meth:`dllint.project.files.ProjectFiles.paths`); empty when none was kept."""
+        if self._folders_store is not None:
+            self._folders = _folders(self._folders_store.side(self.folders_name))
+            self._folders_store = None
+        return self._folders
+
+    def save_folders(self, cache: Cache, folders: dict[str, list[Any]]) -> None:
+        """Write the ``folders`` a walk listed when they are not those kept (a folder listed again)."""
+        if folders and folders != self.folders():
+            cache.put_side(self.folders_name, folders)
+            self._folders = folders
 
     def retain(self, paths: dict[str, Any]) -> None:
         """Forget the rows of files no longer among ``paths`` (deleted, or no longer the project's)."""
@@ -341,6 +365,18 @@ def _loaders(data: bytes | None) -> dict[str, tuple[frozenset[bytes], str]]:
         if isinstance(names, list) and isinstance(digest, str) and all(isinstance(n, str) for n in names):
             found[seeds] = (frozenset(n.encode("latin-1", "replace") for n in names), digest)
     return found
+
+
+def _folders(value: Any) -> dict[str, list[Any]]:
+    """The folders kept (:meth:`FileRecords.folders`); none when the side file's JSON is not that."""
+    if not isinstance(value, dict):
+        return {}
+    for folder in value.values():
+        if not (isinstance(folder, list) and len(folder) == 4 and type(folder[0]) is int and type(folder[1]) is int):
+            return {}
+        if not all(isinstance(names, list) and all(isinstance(n, str) for n in names) for names in folder[2:]):
+            return {}
+    return value
 
 
 def _files_of(numbers: bytes, order: list[str]) -> list[str]:
