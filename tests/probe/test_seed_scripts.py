@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from probe_helpers import FIXTURES, finding, quick_settings
+from probe_helpers import FIXTURES, checks_settings, finding, quick_settings
 
 from dllint.probe import run_probe
 from dllint.probe.pairing import attach_verdicts, runtime_findings
@@ -37,7 +37,7 @@ def test_lambda_collate_fn_is_confirmed_with_the_pickling_error(assert_no_leftov
     script = FIXTURES / "lambda_collate.py"
     lambda_line = 9  # reported at the lambda, not at the loader call
     findings = [finding("DL102", script, lambda_line)]
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=checks_settings())
     assert findings[0].probe["verdict"] == "confirmed"
     assert "<lambda>" in findings[0].probe["evidence"] and "collate_fn" in findings[0].probe["evidence"]
     assert [f for f in report.findings if f.source == "runtime"] == []
@@ -51,7 +51,7 @@ def test_lambda_collate_fn_is_confirmed_with_the_pickling_error(assert_no_leftov
 def test_unsharded_iterable_dataset_is_duplicated_four_times(assert_no_leftovers):
     script = FIXTURES / "unsharded_iterable.py"
     findings = [finding("DL302", script, 6)]  # at def __iter__
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=checks_settings())
     probe = findings[0].probe
     assert probe["verdict"] == "confirmed"
     assert probe["measurements"]["duplication_factor"] == 4.0
@@ -62,7 +62,7 @@ def test_unsharded_iterable_dataset_is_duplicated_four_times(assert_no_leftovers
 def test_stale_curriculum_state_is_confirmed(assert_no_leftovers):
     script = FIXTURES / "stale_curriculum.py"
     findings = [finding("DL303", script, 24)]  # at the mutation inside the epoch loop
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=checks_settings())
     probe = findings[0].probe
     assert probe["verdict"] == "confirmed", probe
     assert "difficulty=1" in probe["evidence"] and "difficulty=0" in probe["evidence"]
