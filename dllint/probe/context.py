@@ -46,7 +46,8 @@ class Settings:
     trace: bool = False  # --probe-trace: epochs' marks and workers' batches go to the events (dllint.probe.trace)
     # The block's decision (dllint.probe.recommend.decide): pairs of whole-script runs, the script's
     # settings then the block's; at least min_pairs (one pair has no spread), at most most_pairs while
-    # the spread hides the difference.
+    # the spread hides the difference. most_pairs 0: no decision runs, the block unmeasured and the verdicts
+    # the checks' own (for a test whose subject is not the decision: each pair runs the script twice).
     min_pairs: int = 2
     most_pairs: int = 4
     # The num_workers sweep (dllint.probe.checks.sweep): interleaved rounds, at least sweep_rounds, at

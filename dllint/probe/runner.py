@@ -221,7 +221,7 @@ def prove_recommendations(report: ProbeReport, rerun: Callable[[dict[str, Any]],
                           settings: Settings | None = None) -> None:
     """One settings block per loader that earns one; then one decision per loader from whole epochs.
 
-    ``rerun(extra)`` runs the script in measure-only mode (with each block applied at its call
+    ``rerun(extra)`` (never for a distributed job, nor where ``settings.most_pairs`` is 0) runs the script in measure-only mode (with each block applied at its call
     site where ``extra["overrides"]`` says so): the script's settings and the blocks' in turn,
     A B A B ..., ``settings.min_pairs`` pairs, and more (up to ``settings.most_pairs``, while
     ``budget_s`` lasts) while the noise hides a difference. Each loader's before/after and verdict come from those runs
@@ -257,10 +257,11 @@ def _decide_blocks(report: ProbeReport, rerun: Callable[[dict[str, Any]], ProbeR
             changed[site_key(loader.summary["path"], loader.summary["line"])] = (loader, recommendation)
     if not changed:
         return
-    if distributed:
+    if distributed or settings.most_pairs == 0:
+        not_run = "the probe does not re-run a distributed job; apply the settings and probe again" if distributed \
+            else "no decision runs (most_pairs is 0)"
         for loader, recommendation in changed.values():
-            loader.recommendation = recommendation.measured(
-                comparable(loader.step), {"not_run": "the probe does not re-run a distributed job; apply the settings and probe again"})
+            loader.recommendation = recommendation.measured(comparable(loader.step), {"not_run": not_run})
         return
     overrides = {key: recommendation.settings for key, (_, recommendation) in changed.items()}
     sides: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {key: ([], []) for key in changed}

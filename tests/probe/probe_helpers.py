@@ -104,6 +104,14 @@ def quick_settings(**overrides) -> Settings:
     return fast_settings(**{**LEAST_EVIDENCE, **overrides})
 
 
+def checks_settings(**overrides) -> Settings:
+    """:func:`quick_settings` with no decision runs (``most_pairs=0``): the block stays unmeasured and each
+    verdict is its check's own. For a test whose subject is a check of a code the decision never changes
+    (not a saving of ``dllint.probe.recommend.SAVING_CODES``), or a verdict other than confirmed: a decision
+    pair runs the whole script twice more, and the decision itself is tests/probe/test_decision.py's."""
+    return quick_settings(**{"most_pairs": 0, **overrides})
+
+
 def live_processes_in_group(pgid: int) -> list[psutil.Process]:
     alive = []
     for process in psutil.process_iter(["status"]):

@@ -14,7 +14,7 @@ import textwrap
 from types import SimpleNamespace
 
 import pytest
-from probe_helpers import finding, line_of, quick_settings, write_script
+from probe_helpers import checks_settings, finding, line_of, quick_settings, write_script
 
 from dllint.probe.blocks import (CALL, CONFIG, DATAMODULE, Place, for_a_rebuilt_loader, in_loop_saving,
                                  place_settings, render_settings)
@@ -224,10 +224,11 @@ def test_a_loader_built_in_the_loop_is_told_to_move_out(tmp_path, monkeypatch):
 
 # -- real runs -----------------------------------------------------------------------------------
 
-def probe(path, findings=(), **kwargs):
+def probe(path, findings=(), decide=True, **kwargs):
+    """The least evidence; ``decide=False``: no decision runs either (where the block is written is the subject)."""
     from dllint.probe import run_probe
 
-    settings = quick_settings(epoch_batches=8, sweep_limit=2, measurement_seconds=10)
+    settings = (quick_settings if decide else checks_settings)(epoch_batches=8, sweep_limit=2, measurement_seconds=10)
     return run_probe(str(path), [], list(findings), timeout=90, progress=False, settings=settings, **kwargs)
 
 
@@ -266,7 +267,7 @@ def test_lightning_block_is_in_the_datamodules_arguments(tmp_path, monkeypatch):
     pytest.importorskip("pytorch_lightning")
     script = write_script(tmp_path, LIGHTNING, opens=True)
     monkeypatch.chdir(tmp_path)
-    report = probe(script)
+    report = probe(script, decide=False)  # each decision run starts Lightning again
     [loader] = [loader for loader in report.loaders if loader.recommendation is not None]
     construction = line_of(script, "datamodule=Data(workers=1)")
     assert loader.terms.places["num_workers"] == Place(DATAMODULE, "workers", f"train.py:{construction}", "Data(...)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from probe_helpers import fast_settings, finding, line_of, pooled_dataset, quick_settings, write_script
+from probe_helpers import checks_settings, fast_settings, finding, line_of, pooled_dataset, quick_settings, write_script
 
 from dllint.probe import run_probe
 
@@ -74,7 +74,7 @@ def test_shared_rng_is_confirmed_and_a_reseeding_worker_init_fn_is_not(tmp_path)
                 pass
     """)
     shared, reseeded = (finding("DL304", script, line_of(script, text)) for text in ("num_workers=2):", "worker_init_fn=reseed"))
-    report = run_probe(str(script), [], [shared, reseeded], timeout=30, progress=False, settings=quick_settings())
+    report = run_probe(str(script), [], [shared, reseeded], timeout=30, progress=False, settings=checks_settings())
     by_loader = {loader.id: [r for r in loader.results if r.code == "DL304"] for loader in report.loaders}
     assert by_loader[1][0].verdict == "confirmed" and "identical draws" in by_loader[1][0].evidence
     assert by_loader[2][0].verdict == "not confirmed"
@@ -432,7 +432,7 @@ def test_dl105_is_confirmed_when_the_scripts_first_batch_dies_of_it(tmp_path):
                 pass
     """)
     findings = [finding("DL105", script, line_of(script, "raise RuntimeError"))]
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=checks_settings())
     probe = findings[0].probe
     assert probe["verdict"] == "confirmed" and probe["measurements"]["triggered_by"] == "script"
     assert "the script's first batch failed in a forked worker" in probe["evidence"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from probe_helpers import line_of, quick_settings, write_script
+from probe_helpers import checks_settings, line_of, write_script
 
 from dllint.output import render
 from dllint.output.summary import RunSummary
@@ -95,11 +95,11 @@ CUDA_ERROR = "RuntimeError: Cannot re-initialize CUDA in forked subprocess"
 
 
 def probe(script, findings, sweep_limit=2):
-    """The least evidence, and a sweep of at most ``sweep_limit`` workers (the crashes are the subject: the
-    requested counts, 1 and 2, stay in it)."""
+    """The least evidence with no decision runs (crashes are codes the decision never changes), and a sweep
+    of at most ``sweep_limit`` workers (the crashes are the subject: the requested counts, 1 and 2, stay in it)."""
     report_path = script.parent / "probe.json"
     report = run_probe(str(script), [], findings, timeout=90, progress=False, report_path=str(report_path),
-                       settings=quick_settings(epoch_batches=4, sweep_limit=sweep_limit))
+                       settings=checks_settings(epoch_batches=4, sweep_limit=sweep_limit))
     return report, json.loads(report_path.read_text())
 
 

@@ -127,7 +127,8 @@ def test_a_lazily_opened_handle_stays_out_of_the_scripts_dataset(tmp_path):
     script = write_script(tmp_path, LAZY)
     at = line_of(script, "loader = DataLoader")
     dl303, dl202 = finding("DL303", script, at), finding("DL202", script, at)
-    report = probe(script, [dl303, dl202], sweep_limit=2)
+    # no decision runs (probe_helpers.checks_settings): DL303's check and the sweep's rows are the subject
+    report = probe(script, [dl303, dl202], sweep_limit=2, most_pairs=0)
     assert dl303.probe["verdict"] == "not confirmed", dl303.probe
     assert "changed no dataset attribute" in dl303.probe["evidence"]
     sweep = next(table for table in report.loaders[0].tables if table.title.startswith("num_workers sweep"))
@@ -340,7 +341,8 @@ class TestThreeMeasurements:
     def test_eight_cpu_bound_workers_on_two_cores_are_input_bound_and_the_contention_is_named(self, tmp_path):
         """The wait between batches said 7% here under load: the step, starved of CPU by eight workers, looked slow."""
         script = write_script(tmp_path, CONTENDED)
-        report = probe(script, epoch_batches=16, cores=2, sweep_limit=2)  # the sweep is not the subject: 0-2 workers
+        # the sweep is not the subject (0-2 workers), nor the decision (no decision runs: each re-ran the 8 workers)
+        report = probe(script, epoch_batches=16, cores=2, sweep_limit=2, most_pairs=0)
         step = report.loaders[0].step
         assert step["batches"] == [16, 16] and step["replayed_batches"] == 4, step  # epoch 2's last quarter
         assert step["epoch_s"] > 0 and 0 < step["step_alone_s"] < step["epoch_s"] / 4, step

@@ -9,7 +9,7 @@ import sys
 import types
 
 import pytest
-from probe_helpers import quick_settings, write_script
+from probe_helpers import checks_settings, write_script
 
 from dllint.probe import processes, winjob
 from dllint.probe.winjob import JOBOBJECT_BASIC_LIMIT_INFORMATION, JOBOBJECT_EXTENDED_LIMIT_INFORMATION
@@ -154,7 +154,7 @@ def test_a_probe_whose_job_cannot_be_made_runs_and_reports_the_note(tmp_path, ke
         for batch in DataLoader(TensorDataset(torch.arange(8.0)), batch_size=4, num_workers=1):
             pass
     """)
-    report = run_probe(str(script), [], [], timeout=30, progress=False, settings=quick_settings())
+    report = run_probe(str(script), [], [], timeout=30, progress=False, settings=checks_settings())
     assert report.script_outcome.startswith("the script ran to its end"), report.render_text()
     assert fake.names()[:3] == ["CreateJobObjectW", "SetInformationJobObject", "AssignProcessToJobObject"]
     assert fake.calls[2][1][1] == report.process_group  # the script's own process was the one assigned

@@ -9,7 +9,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from probe_helpers import fast_settings, finding, line_of, quick_settings, write_script
+from probe_helpers import (
+    checks_settings,
+    fast_settings,
+    finding,
+    line_of,
+    quick_settings,
+    write_script,
+)
 
 from dllint.probe import run_probe
 
@@ -28,10 +35,10 @@ def probe(path, findings=(), **overrides):
 
 
 def quick_probe(path, findings=(), **overrides):
-    """:func:`probe` with the least evidence, for a test about something other than the block's
-    decision and the sweep (its endings, its epochs)."""
+    """:func:`probe` with the least evidence and no decision runs (:func:`probe_helpers.checks_settings`),
+    for a test about something other than the block and the sweep (its endings, its epochs)."""
     return run_probe(str(path), [], list(findings), timeout=60, progress=False,
-                     settings=quick_settings(epoch_batches=EPOCH_BATCHES, **overrides))
+                     settings=checks_settings(epoch_batches=EPOCH_BATCHES, **overrides))
 
 
 def accepts(settings: dict) -> None:

@@ -426,6 +426,22 @@ def test_the_settings_bound_the_pairs():
         assert len(calls) == expected and report.rerun["runs"] == expected
 
 
+def test_no_pairs_leave_the_block_unmeasured_and_the_checks_verdicts_standing():
+    """``most_pairs`` 0 (the tests' checks_settings): no run, as for a distributed job; the block is
+    still placed and its before is the script's own step."""
+    from dllint.probe.runner import prove_recommendations
+
+    report = _report(1.0, runtime_dl203=True)
+    prove_recommendations(report, lambda extra: pytest.fail(f"re-ran the script: {extra}"),
+                          settings=Settings(most_pairs=0))
+    recommendation = report.loaders[0].recommendation
+    assert recommendation.settings["num_workers"] == 2 and recommendation.decision is None
+    assert recommendation.before["epoch_s"] == 1.0
+    assert recommendation.after == {"not_run": "no decision runs (most_pairs is 0)"}
+    assert report.rerun is None and [f.code for f in report.findings] == ["DL203"]
+    assert [r.verdict for r in report.loaders[0].results] == ["confirmed", "confirmed"]
+
+
 def test_a_loader_the_script_leaves_after_a_batch_keeps_its_verdicts():
     """No whole epoch to time with either setting: no evidence either way, and no run failed."""
     from dllint.probe.runner import prove_recommendations

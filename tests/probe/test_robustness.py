@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from probe_helpers import FIXTURES, finding, quick_settings
+from probe_helpers import FIXTURES, checks_settings, finding, quick_settings
 
 from dllint.probe import ProbeError, run_probe
 
@@ -122,6 +122,6 @@ def test_a_many_worker_loader_runs_again_and_again_without_a_stop(tmp_path):
     )
     for _ in range(2):
         report = run_probe(str(script), [], [], timeout=60, progress=False,
-                           settings=quick_settings(sweep_limit=0, start_methods=("script",)))
+                           settings=checks_settings(sweep_limit=0, start_methods=("script",)))
         assert [write for write in report.writes if write["handled"] == "stopped"] == [], report.render_text()
         assert report.loaders and report.loaders[0].first_batch_s is not None, report.render_text()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from probe_helpers import FIXTURES, finding, quick_settings
+from probe_helpers import FIXTURES, checks_settings, finding, quick_settings
 
 from dllint.probe import run_probe
 from dllint.probe.pairing import attach_verdicts, runtime_findings
+
+from lint_helpers import lint_source
 
 pytestmark = pytest.mark.probe
 
@@ -15,14 +17,23 @@ def verdicts(report) -> dict[str, str]:
     return {f.code: f.probe["verdict"] for f in report.findings}
 
 
-def test_spotgeo_style_confirms_persistent_workers_and_main_guard(assert_no_leftovers):
+@pytest.fixture(scope="module")
+def spotgeo():
+    """The spotgeo script probed once on the engine's own findings (the path ``dllint --probe`` takes),
+    read by the two tests below."""
     script = FIXTURES / "spotgeo_style.py"
+    findings = lint_source(script.read_text(), path=str(script))
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
+    return script, findings, report
+
+
+def test_spotgeo_style_confirms_persistent_workers_and_main_guard(spotgeo, assert_no_leftovers):
+    script, findings, report = spotgeo
     lines = script.read_text().splitlines()
     loader_line = next(i for i, line in enumerate(lines, 1) if line.startswith("loader = DataLoader("))
     epoch_line = next(i for i, line in enumerate(lines, 1) if line.startswith("for epoch"))
-    findings = [finding("DL201", script, loader_line), finding("DL101", script, epoch_line)]
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
-    dl201, dl101 = findings
+    [dl201] = [f for f in findings if f.code == "DL201" and f.line == loader_line]
+    [dl101] = [f for f in findings if f.code == "DL101" and f.line == epoch_line]
     assert dl201.probe["verdict"] == "confirmed"
     assert "epoch start" in dl201.probe["evidence"] and "->" in dl201.probe["evidence"]
     fork = dl201.probe["measurements"]
@@ -33,11 +44,20 @@ def test_spotgeo_style_confirms_persistent_workers_and_main_guard(assert_no_left
     assert_no_leftovers(report)
 
 
+def test_engine_findings_on_the_spotgeo_script_are_confirmed(spotgeo):
+    """Static findings from the engine, confirmed by the probe (was tests/probe/test_end_to_end.py)."""
+    _, findings, report = spotgeo
+    assert {f.code for f in findings} >= {"DL201", "DL101"}
+    verdicts = {f.code: f.probe["verdict"] for f in report.findings}
+    assert verdicts["DL201"] == "confirmed" and verdicts["DL101"] == "confirmed"
+    assert all(f.probe is not None for f in report.findings)
+
+
 def test_lambda_collate_fn_is_confirmed_with_the_pickling_error(assert_no_leftovers):
     script = FIXTURES / "lambda_collate.py"
     lambda_line = 9  # reported at the lambda, not at the loader call
     findings = [finding("DL102", script, lambda_line)]
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=checks_settings())
     assert findings[0].probe["verdict"] == "confirmed"
     assert "<lambda>" in findings[0].probe["evidence"] and "collate_fn" in findings[0].probe["evidence"]
     assert [f for f in report.findings if f.source == "runtime"] == []
@@ -51,7 +71,7 @@ def test_lambda_collate_fn_is_confirmed_with_the_pickling_error(assert_no_leftov
 def test_unsharded_iterable_dataset_is_duplicated_four_times(assert_no_leftovers):
     script = FIXTURES / "unsharded_iterable.py"
     findings = [finding("DL302", script, 6)]  # at def __iter__
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=checks_settings())
     probe = findings[0].probe
     assert probe["verdict"] == "confirmed"
     assert probe["measurements"]["duplication_factor"] == 4.0
@@ -62,7 +82,7 @@ def test_unsharded_iterable_dataset_is_duplicated_four_times(assert_no_leftovers
 def test_stale_curriculum_state_is_confirmed(assert_no_leftovers):
     script = FIXTURES / "stale_curriculum.py"
     findings = [finding("DL303", script, 24)]  # at the mutation inside the epoch loop
-    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=quick_settings())
+    report = run_probe(str(script), [], findings, timeout=60, progress=False, settings=checks_settings())
     probe = findings[0].probe
     assert probe["verdict"] == "confirmed", probe
     assert "difficulty=1" in probe["evidence"] and "difficulty=0" in probe["evidence"]

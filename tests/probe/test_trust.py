@@ -16,7 +16,7 @@ import uuid
 
 import psutil
 import pytest
-from probe_helpers import fast_settings, finding, line_of, pooled_dataset, quick_settings, write_script
+from probe_helpers import checks_settings, fast_settings, finding, line_of, pooled_dataset, quick_settings, write_script
 
 from dllint.probe import run_probe
 
@@ -248,7 +248,7 @@ def test_the_recommended_reseeding_is_not_confirmed_as_dl304(tmp_path):
                 pass
     """)
     reseeded = finding("DL304", script, line_of(script, "worker_init_fn=reseed"))
-    run_probe(str(script), [], [reseeded], timeout=30, progress=False, settings=quick_settings())
+    run_probe(str(script), [], [reseeded], timeout=30, progress=False, settings=checks_settings())
     assert reseeded.probe["verdict"] == "not confirmed", reseeded.probe
     assert "different draws" in reseeded.probe["evidence"]
 
@@ -267,7 +267,7 @@ def test_one_epoch_does_not_confirm_dl201(tmp_path):
                     pass
     """, opens=True)
     dl201 = finding("DL201", script, line_of(script, "loader = DataLoader"))
-    report = run_probe(str(script), ["--epochs", "1"], [dl201], timeout=30, progress=False, settings=quick_settings())
+    report = run_probe(str(script), ["--epochs", "1"], [dl201], timeout=30, progress=False, settings=checks_settings())
     assert dl201.probe["verdict"] == "not reached"
     assert dl201.probe["evidence"].startswith("the loader was iterated once")
     assert "epoch start" in dl201.probe["evidence"]  # what was measured is still shown
@@ -295,7 +295,7 @@ def test_each_unpicklable_attribute_gets_its_own_error(tmp_path):
                 pass
     """)
     handle, size, lock = (finding("DL104", script, line_of(script, text)) for text in ("self.handle =", "self.size =", "self.lock ="))
-    run_probe(str(script), [], [handle, size, lock], timeout=30, progress=False, settings=quick_settings())
+    run_probe(str(script), [], [handle, size, lock], timeout=30, progress=False, settings=checks_settings())
     assert handle.probe["verdict"] == "confirmed" and "TextIOWrapper" in handle.probe["evidence"]
     assert lock.probe["verdict"] == "confirmed" and "lock" in lock.probe["evidence"]
     assert "TextIOWrapper" not in lock.probe["evidence"]
