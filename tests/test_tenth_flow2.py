@@ -1,0 +1,58 @@
+"""Flow shapes of issue 32's tenth audit still missed after tests/test_tenth_flow.py, each as a
+minimal fixture of our own: the whole finding (position, message, the fix offered) where it
+fires, and the twins that must stay silent.
+K10 on ``self``: loaders stored by a trainer's ``__init__`` (also unpacked from a factory's
+tuple) and read back by a method the one trainer runs every epoch."""
+
+from __future__ import annotations
+
+from dllint.config import Settings
+from dllint.engine import Linter
+from lint_helpers import lint_path
+from tests.conftest import FIXTURES
+from tests.test_fixtures import lint_project
+
+RESTART = "workers restart every epoch: add persistent_workers=True"
+REITERATED = "workers restart every epoch (re-iterated by {}): add persistent_workers=True"
+SAFE = ("safe", "Add `persistent_workers=True`")
+UNSAFE_SPLAT = ("unsafe", "Add `persistent_workers=True` (right only while the `**` dict's num_workers > 0)")
+
+
+def _fix(finding) -> tuple[str, str] | None:
+    return None if finding.fix is None else (finding.fix.applicability, finding.fix.message)
+
+
+def _single(path, code: str) -> set[tuple]:
+    result = lint_path(Linter(Settings(select=("ALL",))), str(path))
+    return {(f.line, f.column, f.message, _fix(f)) for f in result.findings if f.code == code}
+
+
+def _project(root, code: str) -> set[tuple]:
+    return {
+        (str(path.relative_to(root)), f.line, f.column, f.message, _fix(f))
+        for path, result in lint_project(root).items()
+        for f in result.findings
+        if f.code == code
+    }
+
+
+# -- K10 on self: stored by __init__, read by a method run every epoch on the one instance -----
+def test_k10b_a_loader_stored_by_init_is_reiterated_by_the_instances_method():
+    """``self.val_loader = DataLoader(...)`` in ``__init__`` (and ``self.a, self.b =
+    make_loaders()``), ``trainer.validation()`` every epoch on the one trainer: reported, fix
+    offered. The method run once, a trainer built every epoch, a class built twice, a loader
+    stored by ``setup()`` run every epoch: silent (fixtures/DL201/k10b_stored_in_init.py)."""
+    assert _single(FIXTURES / "DL201" / "k10b_stored_in_init.py", "DL201") == {(15, 27, RESTART, SAFE), (33, 11, RESTART, SAFE)}
+
+
+def test_k10b_loaders_unpacked_onto_self_in_another_file_are_followed_to_the_methods():
+    """deeplab's shape: ``self.train_loader, self.val_loader, self.test_loader =
+    make_data_loader(args, **kwargs)`` in ``Trainer.__init__`` of train.py, ``validation()``
+    every ``--eval-interval`` epochs: the val loader is reported with the train loader (before,
+    only the shuffled one, as an unclaimed training loader); the test loader, never read, and a
+    tester's loader tested once: silent (fixtures/project/k10b_stored_on_self)."""
+    root = FIXTURES / "project" / "k10b_stored_on_self"
+    assert _project(root, "DL201") == {
+        ("loaders.py", 9, 20, REITERATED.format("train.py:13"), UNSAFE_SPLAT),
+        ("loaders.py", 10, 18, REITERATED.format("train.py:13"), UNSAFE_SPLAT),
+    }
