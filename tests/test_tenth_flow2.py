@@ -56,3 +56,21 @@ def test_k10b_loaders_unpacked_onto_self_in_another_file_are_followed_to_the_met
         ("loaders.py", 9, 20, REITERATED.format("train.py:13"), UNSAFE_SPLAT),
         ("loaders.py", 10, 18, REITERATED.format("train.py:13"), UNSAFE_SPLAT),
     }
+
+
+# -- K15: a loader built by a function the epoch loop calls ----------------------------------
+def test_k15_a_loader_built_by_a_function_the_loop_calls_is_dl204():
+    """A nested ``run_epoch()`` building its loader (``num_workers=config.num_workers``) and
+    iterating it once, called every epoch; a method run through ``self.one_epoch()``; a
+    factory whose loader the loop iterates: DL204, no fix, the message names the function and
+    the call. Built over what the loop passes or rebinds, a function that runs several epochs
+    itself (DL201 there), called outside a loop: no DL204
+    (fixtures/DL204/k15_built_by_a_call_in_the_loop.py)."""
+    path = FIXTURES / "DL204" / "k15_built_by_a_call_in_the_loop.py"
+    message = "DataLoader built in {}(), called at line {} inside a loop: its workers start again on every pass; build it once before the loop"
+    assert _single(path, "DL204") == {
+        (29, 22, message.format("run_epoch", 34), None),
+        (41, 22, message.format("one_epoch", 38), None),
+        (78, 16, message.format("make", 81), None),
+    }
+    assert _single(path, "DL201") == {(67, 18, RESTART, SAFE)}
