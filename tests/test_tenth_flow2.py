@@ -74,3 +74,49 @@ def test_k15_a_loader_built_by_a_function_the_loop_calls_is_dl204():
         (78, 16, message.format("make", 81), None),
     }
     assert _single(path, "DL201") == {(67, 18, RESTART, SAFE)}
+
+
+# -- K12: fit of the project's own subclass; a static method inherited across modules ---------
+def test_k12_a_method_called_on_the_construction_itself_is_followed():
+    """``MyEnsemble(...).fit(train_loader, epochs=3, test_loader=valid_loader)``, ``fit`` the
+    project's override: both loaders reported, fix offered. A method left to the outside base,
+    a method iterating once, a name bound to one of two classes: silent
+    (fixtures/DL201/k12_method_of_a_construction.py)."""
+    assert _single(FIXTURES / "DL201" / "k12_method_of_a_construction.py", "DL201") == {
+        (40, 20, RESTART, SAFE),
+        (41, 20, RESTART, SAFE),
+    }
+
+
+def test_k12_a_static_method_inherited_from_a_base_in_another_module_is_the_subclass_s():
+    """TingsongYu's shape: ``engine.EnsembleTrainer.train_one_epoch(train_loader, model)`` in
+    ``fit``'s epoch loop, ``train_one_epoch`` defined on its base ``ModelTrainer``: the loader
+    is reported with the one passed to the subclass's own ``evaluate`` (before, only that one).
+    A loader handed only to an inherited method that never iterates it: silent
+    (fixtures/project/k12_inherited_static)."""
+    root = FIXTURES / "project" / "k12_inherited_static"
+    assert _project(root, "DL201") == {("train.py", 24, 13, RESTART, SAFE), ("train.py", 25, 13, RESTART, SAFE)}
+
+
+def test_k12_fix_adds_persistent_workers_and_relints_clean(tmp_path):
+    """The fix on the project copy: ``persistent_workers=True`` on both loaders; the result
+    re-lints clean and a second fix changes nothing."""
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copytree(FIXTURES / "project" / "k12_inherited_static", tmp_path / "p")
+    root = tmp_path / "p"
+    before = "".join(line.split("  # expect")[0] + "\n" for line in (root / "train.py").read_text().splitlines())
+    (root / "train.py").write_text(before)  # the markers' comments would make the fixed lines wrap
+
+    def dllint(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "dllint", ".", "--no-cache", "--select", "DL201", "--project-root", ".", *args]
+        return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=120)
+
+    dllint("--fix")
+    fixed = (root / "train.py").read_text()
+    assert fixed == before.replace("num_workers=4)", "num_workers=4, persistent_workers=True)", 2)  # train, valid
+    again = dllint("--fix")
+    assert again.returncode == 0, again.stdout
+    assert (root / "train.py").read_text() == fixed
