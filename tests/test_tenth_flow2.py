@@ -63,17 +63,18 @@ def test_k15_a_loader_built_by_a_function_the_loop_calls_is_dl204():
     """A nested ``run_epoch()`` building its loader (``num_workers=config.num_workers``) and
     iterating it once, called every epoch; a method run through ``self.one_epoch()``; a
     factory whose loader the loop iterates: DL204, no fix, the message names the function and
-    the call. Built over what the loop passes or rebinds, a function that runs several epochs
-    itself (DL201 there), called outside a loop: no DL204
+    the call. Built over what the loop passes or rebinds, under a test of what the loop passes
+    (features cached across calls), a function that runs several epochs itself (DL201 there) or
+    trains before evaluating once, called outside a loop: no DL204
     (fixtures/DL204/k15_built_by_a_call_in_the_loop.py)."""
     path = FIXTURES / "DL204" / "k15_built_by_a_call_in_the_loop.py"
     message = "DataLoader built in {}(), called at line {} inside a loop: its workers start again on every pass; build it once before the loop"
     assert _single(path, "DL204") == {
-        (29, 22, message.format("run_epoch", 34), None),
-        (41, 22, message.format("one_epoch", 38), None),
-        (78, 16, message.format("make", 81), None),
+        (31, 22, message.format("run_epoch", 36), None),
+        (43, 22, message.format("one_epoch", 40), None),
+        (80, 16, message.format("make", 83), None),
     }
-    assert _single(path, "DL201") == {(67, 18, RESTART, SAFE)}
+    assert _single(path, "DL201") == {(69, 18, RESTART, SAFE), (100, 17, RESTART, SAFE)}
 
 
 # -- K12: fit of the project's own subclass; a static method inherited across modules ---------

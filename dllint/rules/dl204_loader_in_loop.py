@@ -109,6 +109,8 @@ def _rebuilding_call(facts: FileFacts, loader: LoaderCall) -> tuple[str, ast.Cal
     uses = facts.loops.iterations(loader)
     if not uses or any(use.loops for use in uses):
         return None  # never iterated, or iterated more than once per construction (DL201's question)
+    if _runs_epochs(facts, function):
+        return None  # a whole training run per call: the loop around the call is over runs, not epochs
     inputs = _inputs(facts, function, loader.node)
     bound = 1 if isinstance(facts.scopes.parents.get(function), ast.ClassDef) else 0  # a method: self
     for call in facts.usage.callers(function):
@@ -131,11 +133,25 @@ def _in_the_call(facts: FileFacts, function: ast.AST, call: ast.Call, loop: ast.
     return origin is call and facts.contains(loop, after)
 
 
+def _runs_epochs(facts: FileFacts, function: ast.AST) -> bool:
+    """``function`` repeats a pass over some loader of the file in a loop of its own (an epoch
+    loop over its training loader: one call is a training run)."""
+    return any(
+        isinstance(loop, STATEMENT_LOOPS) and facts.contains(function, loop)
+        for other in facts.loader_calls
+        for use in facts.loops.iterations(other)
+        for loop in use.loops
+    )
+
+
 def _inputs(facts: FileFacts, function: ast.AST, node: ast.AST) -> set[str]:
-    """The names ``node`` is computed from, followed through the assignments of ``function``
+    """The names ``node`` is computed from, and those the ``if`` tests that decide whether it
+    runs read (``if data_feats is None:``), followed through the assignments of ``function``
     (``data = self.train_dataset if split == "train" else ...`` gives ``split``)."""
     scope = facts.scopes.scopes[function]
     names = loaded_names(node)
+    for test in facts.usage.lookups.if_arms(node):
+        names |= loaded_names(test.test)
     todo = list(names)
     while todo:
         for binding in scope.bindings.get(todo.pop(), ()):
