@@ -48,24 +48,28 @@ class Stores:
         for hook in inherited:
             uses.append(hook_iterates(hook, expr, here, via))
         built = self._constructed_by(via)
-        instance = built if built is not None else self._only_construction(cls, state.scope)
+        instance = built if built is not None else self._only_construction(cls, target.attr, state.scope)
         for node in loads:
             uses += self._read_back(node, instance, state.marked(key), fresh=built is None)
         if built is None:
             uses += self._read_on_instances(target, cls, state.marked(key))
         return uses
 
-    def _only_construction(self, cls: ast.ClassDef, scope: Scope) -> ast.Call | None:
+    def _only_construction(self, cls: ast.ClassDef, attribute: str, scope: Scope) -> ast.Call | None:
         """The one construction of ``cls`` in this file (``trainer = Trainer(args)``) when the
-        value is stored by ``cls``'s own ``__init__`` (``scope``): every instance stores its own
-        value, so the calls of a method on that instance repeat the method's reads (tenth
-        audit K10: ``self.val_loader`` read by ``validation()``, called every epoch on the
-        trainer). None where the class is built twice or used other than by calling it
-        (which instance a call reaches is not followed)."""
+        value is stored by ``cls``'s own ``__init__`` (``scope``), in the class's one store of
+        ``self.attribute``: every instance stores its own value, so the calls of a method on
+        that instance repeat the method's reads (tenth audit K10: ``self.val_loader`` read by
+        ``validation()``, called every epoch on the trainer). None where the class is built
+        twice or used other than by calling it (which instance a call reaches is not
+        followed), or another method stores the attribute again (its reads may see that one)."""
         init = scope.node
         if not (isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)) and init.name == "__init__"):
             return None
         if self.lookups.parents.get(init) is not cls:
+            return None
+        stores = [node for node in self.lookups.attributes_of_self(cls).get(attribute, ()) if not isinstance(node.ctx, ast.Load)]
+        if len(stores) != 1:
             return None
         sites = self.lookups.call_sites(cls, self.facts.scopes.scope_of(cls))
         return sites[0] if sites is not None and len(sites) == 1 else None
