@@ -76,29 +76,33 @@ class Definitions:
             name = f"{name}.__init__"
             function = summary[0].functions.get(name)
         elif function is None and "." in name:  # get_backend().distribute: the method of what it returns
+            head, _, method = name.partition(".")
+            inherited = self._inherited_init(path, summary[0], head, deps, method=method) if "." not in method else None
+            if inherited is not None:  # Sub.train_one_epoch defined on a project base (tenth audit K12)
+                return inherited
             name = _method_of_returned(summary[0], name)
             function = summary[0].functions.get(name)
         return None if function is None else (path, function, name)
 
     def _inherited_init(
-        self, path: str, summary: FileSummary, name: str, deps: Deps | None, depth: int = 0
+        self, path: str, summary: FileSummary, name: str, deps: Deps | None, depth: int = 0, method: str = "__init__"
     ) -> tuple[str, FunctionSummary, str] | None:
-        """The ``__init__`` class ``name`` of ``path`` runs when it defines none: its first base's
-        that has one (Python's MRO, as far as single bases tell), through this file and others.
-        None when it defines its own, or no project base has one."""
+        """The ``__init__`` (or another ``method``) class ``name`` of ``path`` runs when it defines
+        none: its first base's that has one (Python's MRO, as far as single bases tell), through
+        this file and others. None when it defines its own, or no project base has one."""
         cls = summary.classes.get(name)
-        if cls is None or f"{name}.__init__" in summary.functions or depth >= MAX_ANCESTORS:
+        if cls is None or f"{name}.{method}" in summary.functions or depth >= MAX_ANCESTORS:
             return None
         for base in cls.bases:
             if ":" in base:  # a class imported from another project module
-                found = self.function(path, base, deps)
+                found = self.function(path, base if method == "__init__" else f"{base}.{method}", deps)
                 if found is not None:
                     return found
             elif base in summary.classes:
-                own = summary.functions.get(f"{base}.__init__")
+                own = summary.functions.get(f"{base}.{method}")
                 if own is not None:
-                    return path, own, f"{base}.__init__"
-                found = self._inherited_init(path, summary, base, deps, depth + 1)
+                    return path, own, f"{base}.{method}"
+                found = self._inherited_init(path, summary, base, deps, depth + 1, method)
                 if found is not None:
                     return found
         return None

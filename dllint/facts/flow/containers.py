@@ -132,6 +132,11 @@ class Containers:
                 return None
             if isinstance(part[0], ast.Name):
                 return self._extracted_name(part[0].id, state, parent, part[1])
+            if isinstance(part[0], ast.Attribute):  # ``self.train_loader, self.val_loader = make(...)``
+                if part[1]:
+                    return None  # a part of what ``self.x`` holds: not followed
+                here = state.loops + self.lookups.enclosing_loops(container, state.scope)
+                return self.flow.stores.stored(part[0], container, state.inside(here))
             # ``loaders["src"], loaders["val"] = load_train()``: each part stored in a dict
             return self.flow.dicts.stored_in_dict(parent, part[0], part[1], state)
         if isinstance(target, ast.Attribute) and is_self_attribute(target):
@@ -296,19 +301,19 @@ class Containers:
         return self.uses_of_container_name(param, index, state.through(call, callee, here), self.flow.names.parameter_binding(param, callee), rest)
 
 
-def _unpacked_part(target: ast.Name | ast.Tuple | ast.List, path: Path) -> tuple[ast.Name | ast.Subscript, Path] | None:
-    """The name (or ``d[key]`` item) of an assignment's target that takes the element at
-    ``path`` (outermost first), and the rest of ``path`` inside it: ``(train, val), (t_it,
-    v_it) = f()`` gives ``train`` for (0, 0); ``loaders, iters = f()`` gives ``loaders`` and
-    (0,); ``d["src"], d["val"] = f()`` gives ``d["val"]`` for (1,). Nested targets follow
+def _unpacked_part(target: ast.Name | ast.Tuple | ast.List, path: Path) -> tuple[ast.Name | ast.Subscript | ast.Attribute, Path] | None:
+    """The name (or ``d[key]`` item, or ``self.x``) of an assignment's target that takes the
+    element at ``path`` (outermost first), and the rest of ``path`` inside it: ``(train, val),
+    (t_it, v_it) = f()`` gives ``train`` for (0, 0); ``loaders, iters = f()`` gives ``loaders``
+    and (0,); ``d["src"], d["val"] = f()`` gives ``d["val"]`` for (1,). Nested targets follow
     positions as Python unpacks them. None where they do not line up: a ``*starred`` part, a
-    position beyond the target, a part that is neither (``self.x``)."""
+    position beyond the target, a part that is none of those (``obj.x``)."""
     part: ast.AST = target
     while isinstance(part, (ast.Tuple, ast.List)):
         if not path or not isinstance(path[0], int) or _unpacked(part, [path[0]]) is None:
             return None
         part, path = part.elts[path[0]], path[1:]
-    return (part, path) if isinstance(part, (ast.Name, ast.Subscript)) else None
+    return (part, path) if isinstance(part, (ast.Name, ast.Subscript)) or is_self_attribute(part) else None  # type: ignore[return-value]  # an Attribute
 
 
 def _unpacked(target: ast.AST, path: list[int]) -> ast.AST | None:

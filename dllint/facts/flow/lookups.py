@@ -133,6 +133,9 @@ class FileLookups:
             if found and len(found[1]) == 1 and found[1][0].kind == "def":
                 return found[1][0].node
             return None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name):
+            built = self._class_named(func.value.func.id, scope)  # ``Ensemble(...).fit(loader)``
+            return _method_of(built, func.attr) if built is not None else None
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return None
         cls = self.enclosing_class(scope) if func.value.id == "self" else self._instance_class(func.value.id, scope, func)
@@ -171,7 +174,11 @@ class FileLookups:
         built = found[1].value if found is not None else None
         if not (isinstance(built, ast.Call) and isinstance(built.func, ast.Name)) or found is None:
             return None
-        cls = self.facts.scopes.lookup(built.func.id, found[0])
+        return self._class_named(built.func.id, found[0])
+
+    def _class_named(self, name: str, scope: Scope) -> ast.ClassDef | None:
+        """The class of this file ``name`` is bound to (only to it) where ``scope`` reads it."""
+        cls = self.facts.scopes.lookup(name, scope)
         node = cls[1][0].node if cls is not None and len(cls[1]) == 1 and cls[1][0].kind == "class" else None
         return node if isinstance(node, ast.ClassDef) else None
 

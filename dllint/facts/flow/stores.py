@@ -50,11 +50,31 @@ class Stores:
         for hook in inherited:
             uses.append(hook_iterates(hook, expr, here, via))
         built = self._constructed_by(via)
+        instance = built if built is not None else self._only_construction(cls, target.attr, state.scope)
         for node in loads:
-            uses += self._read_back(node, built, state.marked(key))
+            uses += self._read_back(node, instance, state.marked(key), fresh=built is None)
         if built is None:
             uses += self._read_on_instances(target, cls, state.marked(key))
         return uses
+
+    def _only_construction(self, cls: ast.ClassDef, attribute: str, scope: Scope) -> ast.Call | None:
+        """The one construction of ``cls`` in this file (``trainer = Trainer(args)``) when the
+        value is stored by ``cls``'s own ``__init__`` (``scope``), in the class's one store of
+        ``self.attribute``: every instance stores its own value, so the calls of a method on
+        that instance repeat the method's reads (tenth audit K10: ``self.val_loader`` read by
+        ``validation()``, called every epoch on the trainer). None where the class is built
+        twice or used other than by calling it (which instance a call reaches is not
+        followed), or another method stores the attribute again (its reads may see that one)."""
+        init = scope.node
+        if not (isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)) and init.name == "__init__"):
+            return None
+        if self.lookups.parents.get(init) is not cls:
+            return None
+        stores = [node for node in self.lookups.attributes_of_self(cls).get(attribute, ()) if not isinstance(node.ctx, ast.Load)]
+        if len(stores) != 1:
+            return None
+        sites = self.lookups.call_sites(cls, self.facts.scopes.scope_of(cls))
+        return sites[0] if sites is not None and len(sites) == 1 else None
 
     def _read_on_instances(self, target: ast.Attribute, cls: ast.ClassDef, state: FlowState) -> list[Use]:
         """``self.train = DataLoader(...)`` in ``__init__``: every construction of the class
@@ -89,12 +109,17 @@ class Stores:
             return via[-1]
         return None
 
-    def _read_back(self, node: ast.Attribute, built: ast.Call | None, state: FlowState) -> list[Use]:
+    def _read_back(self, node: ast.Attribute, built: ast.Call | None, state: FlowState, fresh: bool = False) -> list[Use]:
         """The uses of one read of ``self.X``, under the loops that run its method: a loop of
-        its class, or (``built``) a loop calling it on the instance that holds the value."""
+        its class, or (``built``) a loop calling it on the instance that holds the value.
+        ``fresh``: the value is made by the instance's own ``__init__``, so a loop around
+        ``built`` makes a new one each round and repeats none of its reads."""
         load_scope = self.facts.scopes.scope_of(node)
         repeat = self.method_loops(load_scope.node, 0) or self._instance_loops(load_scope.node, built) \
             or passes_elsewhere(self.facts, load_scope.node)  # a wrapper another module iterates (K13)
+        if fresh and built is not None and repeat:
+            around = set(map(id, self.lookups.enclosing_loops(built, self.facts.scopes.scope_of(built))))
+            repeat = tuple(loop for loop in repeat if id(loop) not in around)
         found = self.flow.expressions.uses_of_expr(node, state.at(load_scope))
         return [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
 
