@@ -9,7 +9,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from dllint.facts.flow.lookups import LOOPS
-from dllint.facts.flow.model import FlowState, How, Move, Use, Via, hook_iterates
+from dllint.facts.flow.model import FlowState, How, Move, RemoteLoop, Use, Via, hook_iterates
 from dllint.facts.frameworks import hook_of, inherited_hooks
 from dllint.facts.handed_wrappers import passes_elsewhere
 from dllint.facts.inherited_loops import inherited_loops
@@ -115,7 +115,8 @@ class Stores:
         ``fresh``: the value is made by the instance's own ``__init__``, so a loop around
         ``built`` makes a new one each round and repeats none of its reads."""
         load_scope = self.facts.scopes.scope_of(node)
-        repeat = self.method_loops(load_scope.node, 0) or self._instance_loops(load_scope.node, built) \
+        repeat: tuple[ast.AST | RemoteLoop, ...] = self.method_loops(load_scope.node, 0) \
+            or self._instance_loops(load_scope.node, built) \
             or passes_elsewhere(self.facts, load_scope.node)  # a wrapper another module iterates (K13)
         if fresh and built is not None and repeat:
             around = set(map(id, self.lookups.enclosing_loops(built, self.facts.scopes.scope_of(built))))
