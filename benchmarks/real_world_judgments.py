@@ -864,6 +864,9 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("NVIDIA+tacotron2", "train.py:49", "DL301", T, "",
      "train DistributedSampler, loader iterated every epoch (:206-208), set_epoch never called in the repository"),
     ("NVIDIA+tacotron2", "train.py:55", "DL201", T, "", "num_workers=1, epoch loop (:206-208)"),
+    ("NVIDIA+tacotron2", "train.py:127", "DL204", T, "",
+     "found by K15 (a loader built by a function the loop calls): validate() builds val_loader (1 worker) every "
+     "iters_per_checkpoint steps of the epoch loop (:206, :245-246) and iterates it once: a worker start per validation"),
     # --- rixwew/pytorch-fm
     ("rixwew+pytorch-fm", "examples/main.py:157", "DL201", T, "", "8 workers, train() every epoch (:165)"),
     ("rixwew+pytorch-fm", "examples/main.py:158", "DL201", T, "", "8 workers, test() on the valid loader every epoch (:166)"),
@@ -1028,6 +1031,9 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "train loader, every epoch (:304-306)"),
     ("microsoft+DeepSpeedExamples", "training/imagenet/main.py:254", "DL201", T, "", "-j 4, train() every epoch (:269-273)"),
     ("microsoft+DeepSpeedExamples", "training/imagenet/main.py:258", "DL201", T, "", "validate() every epoch (:277)"),
+    ("microsoft+DeepSpeedExamples", "training/imagenet/main.py:396", "DL204", T, "",
+     "found by K15: validate() builds aux_val_loader (args.workers, default 4) every epoch (:269, :277) when distributed "
+     "with leftover samples, run once by run_validate (:399)"),
     ("microsoft+DeepSpeedExamples", "training/gan/gan_baseline_train.py:80", "DL201", T, "",
      "num_workers=int(args.workers), --workers default 16 (gan/utils.py), epoch loop (:109-110)"),
     ("microsoft+DeepSpeedExamples", "training/gan/gan_baseline_train.py:80", "DL206", T, "",

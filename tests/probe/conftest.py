@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+
+import psutil
 import pytest
 from probe_helpers import live_children, live_processes_in_group
 
@@ -18,3 +21,42 @@ def assert_no_leftovers():
         assert live_children() == []
 
     return check
+
+
+@pytest.fixture(autouse=True)
+def no_process_outlives_its_test():
+    """A process a test leaves behind (a DataLoader worker of a probed script) fails that test,
+    and is ended, so that the leftover checks of the tests run after it in the same xdist worker
+    do not fail instead of it."""
+    yield
+    deadline = time.monotonic() + 10
+    left = _running_children()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = _running_children()
+    if left:
+        names = [_describe(p) for p in left]
+        for process in left:
+            try:
+                process.kill()
+            except psutil.Error:
+                pass
+        pytest.fail(f"processes left running after the test: {names}")
+
+
+def _running_children() -> list[psutil.Process]:
+    running = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE:
+                running.append(child)
+        except psutil.Error:
+            continue  # ended meanwhile
+    return running
+
+
+def _describe(process: psutil.Process) -> str:
+    try:
+        return f"{process.pid} {process.name()}"
+    except psutil.Error:
+        return str(process.pid)
