@@ -1,6 +1,6 @@
 """Run dllint over the training code of real PyTorch projects and count findings per rule.
 
-Nine sets of sources, all pinned (see REAL_WORLD.md for the judgments):
+Ten sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 
 - ``first``: four PyPI packages (the first audit): sdists/wheels from ``pip download --no-deps``.
 - ``second``: public training code bases: GitHub repositories at a pinned commit and PyPI
@@ -18,6 +18,8 @@ Nine sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 - ``eighth``: thirteen more (issue 32's eighth fresh audit), seven of them course, book or tutorial
   repositories, judged and read for misses the same way on main as it was, before any change for them.
 - ``ninth``: thirteen more (issue 32's ninth fresh audit), seven of them course or tutorial repositories, judged and read for misses the same way, untuned.
+- ``tenth``: sixteen more (issue 32's tenth fresh audit: thirteen, then three course repositories added
+  so that nine of the sixteen are course, tutorial, template or recipe code), each judged untuned.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with

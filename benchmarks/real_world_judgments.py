@@ -3828,9 +3828,14 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
             ("MRAN/data_loader.py:11", "kwargs = {'num_workers': 1, ...} if args.cuda else {} (MRAN.py:53): 1 worker with CUDA"),
             ("MRAN/data_loader.py:19", "same; test() every epoch (MRAN.py:131)"),
             ("DAAN/data_loader.py:40", "kwargs = {'num_workers': 1, ...} if args.cuda else {} (train.py:54): 1 worker with CUDA"),
-            ("DAAN/data_loader.py:50", "same; test() every epoch (train.py:191)"),
         )
     ),
+    # re-judged (flow10b): load_data() rebuilds the three loaders at the top of every epoch (train.py:189), so
+    # the test loader is built per epoch and iterated once: persistent workers would change nothing (not a DL201
+    # miss); the miss is DL204's, through a factory of another module
+    ("jindongwang+transferlearning", "code/deep/DAAN/data_loader.py:50", "DL204", "K15",
+     "test loader (1 worker with CUDA) rebuilt every epoch by load_data() -> data_loader.load_testing() "
+     "(train.py:189), iterated once by test() (:191): DL204 across modules, not followed"),
     ("jindongwang+transferlearning", "code/deep/finetune_AlexNet_ResNet/data_loader.py:44", "DL206", "K11",
      "4 workers; load_train's (train, val) tuple unpacked into dataloaders['src'], dataloaders['val'] "
      "(finetune_office31.py:151), iterated as dataloaders[phase] with inputs.to(DEVICE) (:114-115)"),
