@@ -74,8 +74,12 @@ class Failing(TensorDataset):
 
 
 def test_a_workers_error_names_its_frames_and_a_daemonic_worker_cannot_start_a_pool():
-    with pytest.raises(ValueError) as raised:
-        next(iter(DataLoader(Failing(torch.arange(4.0)), num_workers=1)))
+    iterator = iter(DataLoader(Failing(torch.arange(4.0)), num_workers=1))
+    try:
+        with pytest.raises(ValueError) as raised:
+            next(iterator)
+    finally:  # the traceback keeps the iterator, and so its worker, alive past the test: end it here
+        iterator._shutdown_workers()  # type: ignore[attr-defined]
     frames = internals.worker_frames(raised.value)
     assert frames[-1] == (__file__, Failing.__getitem__.__code__.co_firstlineno + 1)
     assert internals.crash_code(str(raised.value)) is None
