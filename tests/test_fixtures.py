@@ -70,6 +70,17 @@ def lint_project(root):
     return results
 
 
+def project_findings(root, code: str) -> set[tuple]:
+    """``code``'s findings over the project at ``root``, as (relative path, line, column, message,
+    (fix applicability, fix message) or None): the whole finding the shape tests compare."""
+    return {
+        (str(path.relative_to(root)), f.line, f.column, f.message, None if f.fix is None else (f.fix.applicability, f.fix.message))
+        for path, result in lint_project(root).items()
+        for f in result.findings
+        if f.code == code
+    }
+
+
 @pytest.mark.parametrize("root", PROJECTS, ids=lambda p: p.name)
 def test_project_fixture(root):
     results = lint_project(root)

@@ -9,24 +9,15 @@ Fix fixture (the classes that take it): fixtures/fix/DL201/loader_subclass_keywo
 from __future__ import annotations
 
 from tests.conftest import FIXTURES
-from tests.test_fixtures import lint_project
+from tests.test_fixtures import lint_project, project_findings
 
 RESTART = "workers restart every epoch: add persistent_workers=True"
-
-
-def _findings(root, code: str) -> set[tuple]:
-    return {
-        (str(path.relative_to(root)), f.line, f.column, f.message, None if f.fix is None else (f.fix.applicability, f.fix.message))
-        for path, result in lint_project(root).items()
-        for f in result.findings
-        if f.code == code
-    }
 
 
 def test_the_fix_adds_only_keywords_the_loader_class_takes():
     root = FIXTURES / "project" / "loader_subclass_keywords"
     safe = ("safe", "Add `persistent_workers=True`")
-    assert _findings(root, "DL201") == {
+    assert project_findings(root, "DL201") == {
         ("loaders.py", 29, 9, RESTART + " to the DataLoader call in `MnistLoader.__init__` (it takes no `persistent_workers`)", None),
         ("loaders.py", 30, 9, RESTART, safe),  # **kwargs
         ("loaders.py", 31, 9, RESTART, safe),  # no __init__ of its own: torch's

@@ -14,7 +14,7 @@ from dllint.facts.flow.model import Passes
 from lint_helpers import lint_path
 from tests.conftest import FIXTURES
 from tests.test_containers import HEAD, counts
-from tests.test_fixtures import lint_project
+from tests.test_fixtures import project_findings
 
 RESTART = "workers restart every epoch: add persistent_workers=True"
 NOTEBOOK_CLASS = ("class 'DS' is defined in the notebook, so spawn workers cannot unpickle it (via dataset): move it to a"
@@ -31,12 +31,7 @@ def _found(result, code: str) -> set[tuple]:
 
 
 def _project(root, code: str) -> set[tuple]:
-    return {
-        (str(path.relative_to(root)), f.line, f.column, f.message, _fix(f))
-        for path, result in lint_project(root).items()
-        for f in result.findings
-        if f.code == code
-    }
+    return project_findings(root, code)
 
 
 # -- J4: a notebook's Dataset class reaching the workers through random_split's pieces --------

@@ -10,18 +10,9 @@ the count the call reads, ``kwargs.get("num_workers", 0) > 0``, so the CPU branc
 from __future__ import annotations
 
 from tests.conftest import FIXTURES
-from tests.test_fixtures import lint_project
+from tests.test_fixtures import project_findings
 
 SAFE_PARAMETER = ("safe", "Add `persistent_workers=workers > 0`")
-
-
-def _findings(root, code: str) -> set[tuple]:
-    return {
-        (str(path.relative_to(root)), f.line, f.column, f.message, None if f.fix is None else (f.fix.applicability, f.fix.message))
-        for path, result in lint_project(root).items()
-        for f in result.findings
-        if f.code == code
-    }
 
 
 def test_l1_a_caller_loop_of_one_trip_does_not_repeat_the_pass():
@@ -30,7 +21,7 @@ def test_l1_a_caller_loop_of_one_trip_does_not_repeat_the_pass():
     ``range(epochs)`` over another call does, and is the one the finding names."""
     root = FIXTURES / "project" / "l1_one_trip_caller"
     message = "workers restart every epoch (re-iterated by train.py:11): add persistent_workers=True"
-    assert _findings(root, "DL201") == {("data.py", 6, 12, message, SAFE_PARAMETER)}
+    assert project_findings(root, "DL201") == {("data.py", 6, 12, message, SAFE_PARAMETER)}
 
 
 def test_l2_a_conditional_dict_splat_is_either_branch(tmp_path):
@@ -48,8 +39,8 @@ def test_l2_a_conditional_dict_splat_is_either_branch(tmp_path):
         "        for (x,) in loader:\n"
         "            x.cuda()\n"
     )
-    assert _findings(tmp_path, "DL206") == set()
-    assert _findings(tmp_path, "DL201") == {
+    assert project_findings(tmp_path, "DL206") == set()
+    assert project_findings(tmp_path, "DL201") == {
         ("t.py", 7, 14, "workers restart every epoch: add persistent_workers=True",
          ("safe", 'Add `persistent_workers=kwargs.get("num_workers", 0) > 0`')),
     }

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from tests.conftest import FIXTURES
-from tests.test_fixtures import lint_project
+from tests.test_fixtures import project_findings
 
 RESTART = "workers restart every epoch (re-iterated by {}): add persistent_workers=True"
 SAFE = ("safe", "Add `persistent_workers=True`")
@@ -24,12 +24,7 @@ def _fix(finding) -> tuple[str, str] | None:
 
 
 def _project(root, code: str) -> set[tuple]:
-    return {
-        (str(path.relative_to(root)), f.line, f.column, f.message, _fix(f))
-        for path, result in lint_project(root).items()
-        for f in result.findings
-        if f.code == code
-    }
+    return project_findings(root, code)
 
 
 # -- K10: a dict of loader options built by the callers, splatted by the factory --------------

@@ -10,7 +10,7 @@ from dllint.config import Settings
 from dllint.engine import Linter
 from lint_helpers import lint_path
 from tests.conftest import FIXTURES
-from tests.test_fixtures import lint_project
+from tests.test_fixtures import project_findings
 
 RESTART = "workers restart every epoch: add persistent_workers=True"
 REITERATED = "workers restart every epoch (re-iterated by {}): add persistent_workers=True"
@@ -28,12 +28,7 @@ def _single(path, code: str) -> set[tuple]:
 
 
 def _project(root, code: str) -> set[tuple]:
-    return {
-        (str(path.relative_to(root)), f.line, f.column, f.message, _fix(f))
-        for path, result in lint_project(root).items()
-        for f in result.findings
-        if f.code == code
-    }
+    return project_findings(root, code)
 
 
 # -- K10 on self: stored by __init__, read by a method run every epoch on the one instance -----

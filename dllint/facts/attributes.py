@@ -156,3 +156,13 @@ def equal_bindings(name: ast.Name, scope: Scope, facts: FileFacts) -> tuple[ast.
     if any(isinstance(n, ast.Name) and n.id not in facts.imports for n in ast.walk(values[0])):
         return None  # it reads a name that may hold something else at each binding
     return values[0], owner
+
+
+def method_receiver(method: ast.stmt) -> str | None:
+    """The first parameter of a method that is not a static or class method."""
+    if not isinstance(method, FUNCTIONS):
+        return None
+    arguments = [*method.args.posonlyargs, *method.args.args]
+    if not arguments or any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in method.decorator_list):
+        return None
+    return arguments[0].arg

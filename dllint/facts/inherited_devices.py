@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Callable
 
-from dllint.facts.attributes import only_store
+from dllint.facts.attributes import method_receiver
 from dllint.facts.constructor_devices import base_init_after
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def stored_devices(facts: FileFacts, cls: ast.ClassDef, kind_of: KindOf) -> dict
         return memo[id(cls)]
     found: dict[str, str] = memo.setdefault(id(cls), {})  # (a method reading its own class's store while it is read)
     for method in cls.body:
-        receiver = _receiver(method)
+        receiver = method_receiver(method)
         if receiver is None or not isinstance(method, FUNCTIONS):
             continue
         for node in ast.walk(method):
@@ -98,7 +98,7 @@ def on_own_instance(store: ast.AST, facts: FileFacts) -> bool:
         return False
     scope = facts.scopes.scope_of(store)
     method = scope.node
-    return (isinstance(facts.scopes.parents.get(method), ast.ClassDef) and _receiver(method) == store.value.id  # type: ignore[arg-type]
+    return (isinstance(facts.scopes.parents.get(method), ast.ClassDef) and method_receiver(method) == store.value.id  # type: ignore[arg-type]
             and len(scope.bindings.get(store.value.id, ())) == 1)
 
 
@@ -109,7 +109,7 @@ def own_method(facts: FileFacts, func: ast.expr, scope: Scope) -> ast.FunctionDe
         return None
     cls = _instance_class(facts, func, scope)
     method = next((s for s in cls.body if isinstance(s, FUNCTIONS) and s.name == func.attr), None) if cls else None
-    return method if method is not None and _receiver(method) is not None else None
+    return method if method is not None and method_receiver(method) is not None else None
 
 
 def _first_store(facts: FileFacts, cls: ast.ClassDef, attribute: str, depth: int, kind_of: KindOf,
@@ -163,19 +163,9 @@ def _instance_class(facts: FileFacts, expr: ast.Attribute, scope: Scope) -> ast.
     cls = facts.scopes.parents.get(method)
     if not (isinstance(expr.value, ast.Name) and isinstance(method, FUNCTIONS) and isinstance(cls, ast.ClassDef)):
         return None
-    if _receiver(method) != expr.value.id or len(scope.bindings.get(expr.value.id, ())) != 1:
+    if method_receiver(method) != expr.value.id or len(scope.bindings.get(expr.value.id, ())) != 1:
         return None
     return cls
-
-
-def _receiver(method: ast.stmt) -> str | None:
-    """The first parameter of a method that is not a static or class method."""
-    if not isinstance(method, FUNCTIONS):
-        return None
-    arguments = [*method.args.posonlyargs, *method.args.args]
-    if not arguments or any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in method.decorator_list):
-        return None
-    return arguments[0].arg
 
 
 def _targets(node: ast.AST) -> list[ast.expr]:

@@ -31,6 +31,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
+from dllint.facts.attributes import method_receiver
 from dllint.facts.flow.model import RemoteLoop
 from dllint.facts.imports import dotted_name
 
@@ -49,7 +50,7 @@ def loop_calls(cls: ast.ClassDef) -> dict[str, list[str]]:
     (``self`` its first parameter), for every method of ``cls`` that makes one."""
     found: dict[str, list[str]] = {}
     for method in cls.body:
-        receiver = _receiver(method)
+        receiver = method_receiver(method)
         if receiver is None:
             continue
         called = sorted({call.func.attr for call, _ in _looped_self_calls(method, receiver)})  # type: ignore[attr-defined]
@@ -63,7 +64,7 @@ def inherited_loops(facts: FileFacts, method: ast.AST) -> tuple[Loop, ...]:
     file) through ``self.<its name>(...)``, outermost first; () when none is known (see the
     module's docstring)."""
     cls = facts.scopes.parents.get(method)
-    if not (isinstance(method, FUNCTIONS) and isinstance(cls, ast.ClassDef) and _receiver(method) is not None):
+    if not (isinstance(method, FUNCTIONS) and isinstance(cls, ast.ClassDef) and method_receiver(method) is not None):
         return ()
     return _from_bases(facts, cls, method.name, _method_names(cls), 0)
 
@@ -74,7 +75,7 @@ def pending_bases(facts: FileFacts, node: ast.AST) -> list[list[Any]]:
     along its same-file bases (what :func:`resolved` asks of their summaries)."""
     method = facts.scopes.enclosing_function(node)
     cls = facts.scopes.parents.get(method) if method is not None else None
-    if not (isinstance(method, FUNCTIONS) and isinstance(cls, ast.ClassDef) and _receiver(method) is not None
+    if not (isinstance(method, FUNCTIONS) and isinstance(cls, ast.ClassDef) and method_receiver(method) is not None
             and facts.project is not None and isinstance(facts.scopes.parents.get(cls), ast.Module)):
         return []
     found: list[list[Any]] = []
@@ -126,7 +127,7 @@ def _from_bases(facts: FileFacts, cls: ast.ClassDef, name: str, overridden: set[
 def _in_class(cls: ast.ClassDef, name: str, overridden: set[str]) -> tuple[Loop, ...]:
     """The loops around the first ``self.<name>(...)`` of a method of ``cls`` not overridden."""
     for method in cls.body:
-        receiver = _receiver(method)
+        receiver = method_receiver(method)
         if receiver is None or method.name in overridden:  # type: ignore[attr-defined]
             continue
         for call, loops in _looped_self_calls(method, receiver):
@@ -169,12 +170,3 @@ def _looped_self_calls(method: ast.AST, receiver: str) -> list[tuple[ast.Call, t
 def _method_names(cls: ast.ClassDef) -> set[str]:
     return {s.name for s in cls.body if isinstance(s, FUNCTIONS)}
 
-
-def _receiver(method: ast.stmt) -> str | None:
-    """The first parameter of a method that is not a static or class method."""
-    if not isinstance(method, FUNCTIONS):
-        return None
-    arguments = [*method.args.posonlyargs, *method.args.args]
-    if not arguments or any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in method.decorator_list):
-        return None
-    return arguments[0].arg
