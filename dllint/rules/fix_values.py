@@ -178,7 +178,6 @@ def added_keyword_fix(loader: LoaderCall, fix: Fix) -> Fix | None:
     return Fix("unsafe", f"{fix.message} (right only if `{callee}` takes `{edit.name}`)", edit)
 
 
-
 def keyword_place(message: str, loader: LoaderCall, name: str) -> str:
     """``message`` with its ``add NAME=True`` placed where the keyword can go: a custom loader
     class whose ``__init__`` takes no such keyword gets it in the DataLoader call it makes."""
