@@ -3,7 +3,6 @@ compared with ruff's own behaviour on the same kind of input where ruff has the 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dllint.inputs.notebook import cell_sources, notebook_from_percent
-from tests.test_cli import BAD, CLEAN, run
+from tests.test_cli import BAD, CLEAN
 
 RUFF = shutil.which("ruff") or (str(Path(sys.executable).parent / "ruff") if (Path(sys.executable).parent / "ruff").exists() else None)
 needs_ruff = pytest.mark.skipif(RUFF is None, reason="ruff is not installed (pip install ruff)")

@@ -15,7 +15,7 @@ import pytest
 
 from dllint.inputs.notebook import cell_sources, notebook_from_percent
 from dllint.severity import severity
-from tests.test_cli import BAD, run
+from tests.test_cli import run
 
 NOTEBOOK_CELL = (
     "from torch.utils.data import DataLoader\n\n"

@@ -24,7 +24,7 @@ from dllint.patterns import LazyPattern
 if TYPE_CHECKING:
     from dllint.config import Settings
     from dllint.configs.blocks import ConfigBlock
-    from dllint.configs.document import ConfigDocument, Entry, Span
+    from dllint.configs.document import Entry, Span
     from dllint.rules import Rule
 
 # The config tree, its blocks and edits are imported where a config is read or fixed: the engine
