@@ -264,25 +264,18 @@ def _conditional_entries(
     facts: FileFacts, expr: ast.expr, scope: Scope, call: ast.Call, torch_defaults: bool
 ) -> dict[str, tuple[ast.expr, Scope]] | None:
     """A ``**`` splat of a name bound to ``{...} if cond else {...}`` that nothing edits before
-    ``call``: a key both branches write as the same constant is that
-    constant, a key only one writes or they differ on is unknown, a key neither writes is
-    absent (audit L2: ``kwargs = {"num_workers": 1, "pin_memory": True} if use_cuda else {}``);
-    with ``torch_defaults``, a 0/False one branch writes where the other is silent is torch's default."""
+    ``call``: a key both branches write as the same constant is that constant, a key only one
+    writes or they differ on is unknown, a key neither writes is absent (audit L2:
+    ``kwargs = {"num_workers": 1, "pin_memory": True} if use_cuda else {}``); with
+    ``torch_defaults``, a 0/False one branch writes where the other is silent is torch's default."""
     if not isinstance(expr, ast.Name):
         return None  # an inline ``**({...} if c else {})`` (an optional extra option) stays unknown
-    found = facts.reaching_value(expr.id, scope, call)
-    if found is None or not isinstance(found[1].value, ast.IfExp):
+    branches = _branch_dicts(facts, expr, scope, call, passing=False)
+    if branches is None:
         return None
-    if _dict_edits(facts, expr.id, found[0], found[1].node, call) != []:
-        return None  # edited or handed on before the call: not followed
-    scope, expr = found[0], found[1].value
-    assert isinstance(expr, ast.IfExp)
-    branches = [_literal_entries(branch, scope) for branch in (expr.body, expr.orelse)]
-    if any(b is None for b in branches):
-        return None
-    entries = _agreed_entries([b for b in branches if b is not None], expr, scope)
+    entries = _agreed_entries(branches, expr, scope)
     for key in FALSE_BY_DEFAULT & entries.keys() if torch_defaults else ():  # 0 in one branch, absent in the other: 0 either way
-        written = [b[key][0] for b in branches if b is not None and key in b]
+        written = [b[key][0] for b in branches if key in b]
         if all(isinstance(v, ast.Constant) and v.value in (0, False, None) for v in written):
             del entries[key]
     return entries
@@ -382,17 +375,30 @@ def passed_dicts(facts: FileFacts, expr: ast.expr, scope: Scope, call: ast.Call)
     """The dict literal(s) an argument of ``call`` holds: a literal (directly or through a name,
     with its constant-key edits, :func:`_splat_entries`), or one per branch of ``{...} if cond
     else {}``. None when it cannot be told (the rule catalog: unknown is silent)."""
+    branches = _branch_dicts(facts, expr, scope, call, passing=True)
+    if branches is not None:
+        return branches
+    entries = _splat_entries(facts, expr, scope, call, passing=True)  # (None for a conditional not read above)
+    return None if entries is None else [entries]
+
+
+def _branch_dicts(
+    facts: FileFacts, expr: ast.expr, scope: Scope, call: ast.Call, passing: bool
+) -> list[dict[str, tuple[ast.expr, Scope]]] | None:
+    """Each branch's dict of ``{...} if cond else {...}``, written at ``expr`` or bound to the
+    name ``expr`` with no edit before ``call`` (``passing``: as :func:`_dict_edits`); None for
+    anything else, or a branch that is not a dict literal."""
     if isinstance(expr, ast.Name):
         found = facts.reaching_value(expr.id, scope, call)
-        if found is not None and isinstance(found[1].value, ast.IfExp):
-            if _dict_edits(facts, expr.id, found[0], found[1].node, call, passing=True) != []:
-                return None  # a conditional dict edited afterwards: not followed
-            scope, expr = found[0], found[1].value
-    if isinstance(expr, ast.IfExp):
-        branches = [_literal_entries(branch, scope) for branch in (expr.body, expr.orelse)]
-        return None if any(b is None for b in branches) else [b for b in branches if b is not None]
-    entries = _splat_entries(facts, expr, scope, call, passing=True)
-    return None if entries is None else [entries]
+        if found is None or not isinstance(found[1].value, ast.IfExp):
+            return None
+        if _dict_edits(facts, expr.id, found[0], found[1].node, call, passing) != []:
+            return None  # a conditional dict edited afterwards: not followed
+        scope, expr = found[0], found[1].value
+    if not isinstance(expr, ast.IfExp):
+        return None
+    branches = [_literal_entries(branch, scope) for branch in (expr.body, expr.orelse)]
+    return None if any(b is None for b in branches) else [b for b in branches if b is not None]
 
 
 def constant_dicts(facts: FileFacts, expr: ast.expr, scope: Scope, call: ast.Call) -> list[dict[str, Constant]] | None:

@@ -190,18 +190,20 @@ class NonPersistentWorkers(Rule):
 
     @staticmethod
     def _persistent_fix(facts, loader) -> Fix | None:
-        if loader.argument("persistent_workers") is not None and loader.argument("persistent_workers").from_splat:
+        written = loader.argument("persistent_workers")
+        if written is not None and written.from_splat:
             return None
         if facts.dataset_mutated_in_loop(loader):
             return None  # persistent workers would keep a stale dataset (DL303)
+        if workers_from_splat(loader):
+            # the count the call reads from the `**opts` dict, tested where it is read: right on every run
+            test = splat_workers_test(loader) if written is None else None
+            if test is not None:
+                return Fix("safe", f"Add `persistent_workers={test}`", SetArgument("persistent_workers", test))
+            return Fix("unsafe", "Add `persistent_workers=True` (right only while the `**` dict's num_workers > 0)", SetArgument("persistent_workers", "True"))
         # `True` only where num_workers is written as a number: `--workers 0` must keep working.
         value = workers_test(facts, loader) or "True"
-        if workers_from_splat(loader) and splat_workers_test(loader) and loader.argument("persistent_workers") is None:
-            value = splat_workers_test(loader) or value
-            return Fix("safe", f"Add `persistent_workers={value}`", SetArgument("persistent_workers", value))
-        if workers_from_splat(loader):
-            return Fix("unsafe", "Add `persistent_workers=True` (right only while the `**` dict's num_workers > 0)", SetArgument("persistent_workers", value))
-        if loader.argument("persistent_workers") is not None:
+        if written is not None:
             # An explicit `persistent_workers=False` may be deliberate (e.g. per-epoch state the
             # workers read at start-up): flipping it is the user's call.
             return Fix("unsafe", f"Set `persistent_workers={value}`", SetArgument("persistent_workers", value))
