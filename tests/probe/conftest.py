@@ -30,10 +30,10 @@ def no_process_outlives_its_test():
     do not fail instead of it."""
     yield
     deadline = time.monotonic() + 10
-    left = _running_children()
+    left = live_children()
     while left and time.monotonic() < deadline:
         time.sleep(0.2)
-        left = _running_children()
+        left = live_children()
     if left:
         names = [_describe(p) for p in left]
         for process in left:
@@ -42,17 +42,6 @@ def no_process_outlives_its_test():
             except psutil.Error:
                 pass
         pytest.fail(f"processes left running after the test: {names}")
-
-
-def _running_children() -> list[psutil.Process]:
-    running = []
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if child.status() != psutil.STATUS_ZOMBIE:
-                running.append(child)
-        except psutil.Error:
-            continue  # ended meanwhile
-    return running
 
 
 def _describe(process: psutil.Process) -> str:

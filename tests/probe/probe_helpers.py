@@ -124,4 +124,11 @@ def live_processes_in_group(pgid: int) -> list[psutil.Process]:
 
 
 def live_children() -> list[psutil.Process]:
-    return [child for child in psutil.Process().children(recursive=True) if child.status() != psutil.STATUS_ZOMBIE]
+    running = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE:
+                running.append(child)
+        except psutil.Error:
+            continue  # ended meanwhile
+    return running
