@@ -2,8 +2,8 @@
 this file or another module) runs ``for epoch in ...: self._train_epoch(epoch)`` in ``train()``,
 and the subclass defines ``_train_epoch``, which iterates the loader it stores. Python looks
 ``self._train_epoch`` up on the instance's class, so the base's loop repeats the subclass's
-method as if the class had written ``train()`` itself (RULES.md, "Following calls": methods
-inherited from project base classes are the class's own).
+method as if the class had written ``train()`` itself (docs/rules-and-fixes.md, "What the
+rules see": methods inherited from project base classes are the class's own).
 
 Each class records, per method, the ``self.m(...)`` calls inside that method's own ``for`` or
 ``while`` loops (:func:`loop_calls`, also in its file's summary, :attr:`ClassSummary.loop_calls`).
