@@ -73,6 +73,23 @@ def test_k15_a_loader_built_by_a_function_the_loop_calls_is_dl204():
     assert _single(path, "DL201") == {(69, 18, RESTART, SAFE), (100, 17, RESTART, SAFE)}
 
 
+def test_k15_a_loader_handed_back_through_functions_to_the_loop_is_dl204():
+    """DAAN's shape in one file: ``load_data()`` returns what ``load_testing()`` built (also as a
+    tuple element), the epoch loop calls ``load_data()`` and iterates the loader once: DL204 at
+    the construction, naming both functions and the looping call. Called once before the loop
+    (DL201 instead), handed to a function that iterates it itself (a run per call), built from
+    what the loop passes down, zero workers: no DL204
+    (fixtures/DL204/k15b_handed_back_through_calls.py)."""
+    path = FIXTURES / "DL204" / "k15b_handed_back_through_calls.py"
+    message = ("DataLoader built in {}() and handed back by {}(), called at line {} inside a loop: its workers start again"
+               " on every pass; build it once before the loop")
+    assert _single(path, "DL204") == {
+        (14, 19, message.format("load_testing", "load_data", 72), None),
+        (24, 12, message.format("make_twice", "make_loaders", 75), None),
+    }
+    assert _single(path, "DL201") == {(37, 12, RESTART, SAFE)}
+
+
 # -- K12: fit of the project's own subclass; a static method inherited across modules ---------
 def test_k12_a_method_called_on_the_construction_itself_is_followed():
     """``MyEnsemble(...).fit(train_loader, epochs=3, test_loader=valid_loader)``, ``fit`` the

@@ -82,8 +82,9 @@ class LoaderInLoop(Rule):
             if not loops:
                 rebuilding = _rebuilding_call(facts, loader)
                 if rebuilding is not None:
-                    function, call = rebuilding
-                    yield self.report(facts, loader.node, f"DataLoader built in {function}(), called at line {call.lineno} inside a loop:"
+                    builder, function, call = rebuilding
+                    where = f"{builder}()" if builder == function else f"{builder}() and handed back by {function}()"
+                    yield self.report(facts, loader.node, f"DataLoader built in {where}, called at line {call.lineno} inside a loop:"
                                       " its workers start again on every pass; build it once before the loop")
                 continue
             innermost = loops[-1]
@@ -96,41 +97,98 @@ class LoaderInLoop(Rule):
             yield self.report(facts, loader.node)
 
 
-def _rebuilding_call(facts: FileFacts, loader: LoaderCall) -> tuple[str, ast.Call] | None:
-    """(the function's name, the call) where the function that builds ``loader`` is called
-    (in this file) inside a loop, and each call makes one pass over the loader it builds: in
-    the call (tenth audit K15: a nested ``run_epoch()`` the epoch loop calls), or where the
-    call hands it back inside the loop. None where the loader is built from what the loop
-    rebinds (passed to the function, or read by it from an enclosing scope), or where the
-    function iterates it in a loop of its own (a whole training run per call)."""
+def _rebuilding_call(facts: FileFacts, loader: LoaderCall) -> tuple[str, str, ast.Call] | None:
+    """(the builder's name, the name of the function called, the call) where the function that builds ``loader`` is called
+    (in this file) inside a loop, directly or through functions that hand the loader back
+    (``load_data()`` returning what ``load_testing()`` built), and each call makes one pass
+    over the loader it builds: in the call (tenth audit K15: a nested ``run_epoch()`` the
+    epoch loop calls), or where the call hands it back inside the loop. None where the loader
+    is built from what the loop rebinds (passed down the calls, or read from an enclosing
+    scope), or where a function of the chain iterates it in a loop of its own (a whole
+    training run per call)."""
     function = facts.scopes.enclosing_function(loader.node)
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     uses = facts.loops.iterations(loader)
     if not uses or any(use.loops for use in uses):
         return None  # never iterated, or iterated more than once per construction (DL201's question)
-    if _runs_epochs(facts, function):
+    found = _rebuilt_per_pass(facts, uses, function, function, _inputs(facts, function, loader.node), ())
+    return None if found is None else (function.name, *found)
+
+
+MOST_HANDS = 4  # functions that hand the loader back before the looping call (load_data() -> load_testing())
+
+
+def _rebuilt_per_pass(
+    facts: FileFacts, uses: list[Use], builder: ast.AST, function: ast.FunctionDef | ast.AsyncFunctionDef,
+    inputs: set[str], chain: tuple[ast.Call, ...],
+) -> tuple[str, ast.Call] | None:
+    """The call of ``function`` (reached from the builder through ``chain``, the calls that
+    handed the loader back so far) that sits in a loop making one pass per call, or one up the
+    chain of functions handing it back."""
+    if _runs_epochs(facts, function) or len(chain) > MOST_HANDS:
         return None  # a whole training run per call: the loop around the call is over runs, not epochs
-    inputs = _inputs(facts, function, loader.node)
     bound = 1 if isinstance(facts.scopes.parents.get(function), ast.ClassDef) else 0  # a method: self
     for call in facts.usage.callers(function):
+        calls = (*chain, call)
+        passed = _passed_names(function, call, inputs, bound)
         loops = [loop for loop in facts.usage.enclosing_loops(call, facts.scopes.scope_of(call)) if isinstance(loop, STATEMENT_LOOPS)]
-        if not loops or not all(_in_the_call(facts, function, call, loops[-1], use) for use in uses):
+        if loops:
+            if all(_in_the_pass(facts, builder, calls, loops[-1], use) for use in uses) and not passed & names_bound_in_loop(loops[-1]):
+                return function.name, call  # (not built from what this pass produced: the same loader each pass)
             continue
-        if _passed_names(function, call, inputs, bound) & names_bound_in_loop(loops[-1]):
-            continue  # built from what this pass produced: a different loader each pass
-        return function.name, call
+        outer = facts.scopes.enclosing_function(call)
+        if isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)) and _handed_back(facts, builder, calls, outer, uses):
+            found = _rebuilt_per_pass(facts, uses, builder, outer, _followed(facts, outer, passed | _tested(facts, call)), calls)
+            if found is not None:
+                return found
     return None
 
 
-def _in_the_call(facts: FileFacts, function: ast.AST, call: ast.Call, loop: ast.AST, use: Use) -> bool:
-    """``use`` is a pass made by the call of ``function``: inside it (directly or through a
-    helper it calls), or by the loop's own body on what the call hands back."""
-    origin = use.via[0] if use.via else use.node
-    if facts.contains(function, origin):
+def _chain_depth(calls: tuple[ast.Call, ...], use: Use) -> int:
+    """How many of ``calls`` (the builder's call first) the use's value went through, in order."""
+    depth = 0
+    while depth < len(calls) and depth < len(use.via) and use.via[depth] is calls[depth]:
+        depth += 1
+    return depth
+
+
+def _settled(facts: FileFacts, builder: ast.AST, calls: tuple[ast.Call, ...], use: Use) -> bool:
+    """``use`` happens inside a function of the chain, once per call of it: in the builder
+    (directly or through a helper it calls), or in the function a call of the chain handed
+    the loader back to."""
+    depth = _chain_depth(calls, use)
+    if depth == 0:
+        return facts.contains(builder, use.via[0] if use.via else use.node)
+    if depth == len(calls):
+        return False  # handed back past the chain's last call
+    after = use.via[depth] if len(use.via) > depth else use.node
+    function = facts.scopes.enclosing_function(calls[depth - 1])
+    return function is not None and facts.contains(function, after)
+
+
+def _handed_back(
+    facts: FileFacts, builder: ast.AST, calls: tuple[ast.Call, ...], outer: ast.FunctionDef | ast.AsyncFunctionDef, uses: list[Use],
+) -> bool:
+    """``outer`` (the function holding the chain's last call) hands the loader back to its own
+    callers, and makes no other pass over it than once per call. Only a loader handed back is
+    followed up: a function that is given a loader and iterates it is a run of its own, whatever
+    loop calls it (a calibration per quantization method, not an epoch)."""
+    callers = {id(call) for call in facts.usage.callers(outer)}
+    handed = [
+        _chain_depth(calls, use) == len(calls) and len(use.via) > len(calls) and id(use.via[len(calls)]) in callers
+        for use in uses
+    ]
+    return any(handed) and all(up or _settled(facts, builder, calls, use) for up, use in zip(handed, uses))
+
+
+def _in_the_pass(facts: FileFacts, builder: ast.AST, calls: tuple[ast.Call, ...], loop: ast.AST, use: Use) -> bool:
+    """``use`` is a pass made by one call of the chain: inside it, or by the loop's own body on
+    what the chain's last call hands back."""
+    if _settled(facts, builder, calls, use):
         return True
-    after = use.via[1] if len(use.via) > 1 else use.node
-    return origin is call and facts.contains(loop, after)
+    after = use.via[len(calls)] if len(use.via) > len(calls) else use.node
+    return _chain_depth(calls, use) == len(calls) and facts.contains(loop, after)
 
 
 def _runs_epochs(facts: FileFacts, function: ast.AST) -> bool:
@@ -148,10 +206,21 @@ def _inputs(facts: FileFacts, function: ast.AST, node: ast.AST) -> set[str]:
     """The names ``node`` is computed from, and those the ``if`` tests that decide whether it
     runs read (``if data_feats is None:``), followed through the assignments of ``function``
     (``data = self.train_dataset if split == "train" else ...`` gives ``split``)."""
-    scope = facts.scopes.scopes[function]
-    names = loaded_names(node)
+    return _followed(facts, function, loaded_names(node) | _tested(facts, node))
+
+
+def _tested(facts: FileFacts, node: ast.AST) -> set[str]:
+    """The names the ``if`` tests that decide whether ``node`` runs read."""
+    names: set[str] = set()
     for test in facts.usage.lookups.if_arms(node):
         names |= loaded_names(test.test)
+    return names
+
+
+def _followed(facts: FileFacts, function: ast.AST, names: set[str]) -> set[str]:
+    """``names`` and the names their assignments in ``function`` are computed from, transitively."""
+    scope = facts.scopes.scopes[function]
+    names = set(names)
     todo = list(names)
     while todo:
         for binding in scope.bindings.get(todo.pop(), ()):
