@@ -3835,7 +3835,8 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
     # miss); the miss is DL204's, through a factory of another module
     ("jindongwang+transferlearning", "code/deep/DAAN/data_loader.py:50", "DL204", "K15",
      "test loader (1 worker with CUDA) rebuilt every epoch by load_data() -> data_loader.load_testing() "
-     "(train.py:189), iterated once by test() (:191): DL204 across modules, not followed"),
+     "(train.py:189), iterated once by test() (:191): DL204 across modules (found since train.py's summary of the "
+     "call records the loop that rebuilds it: facts/rebuilt.py)"),
     ("jindongwang+transferlearning", "code/deep/finetune_AlexNet_ResNet/data_loader.py:44", "DL206", "K11",
      "4 workers; load_train's (train, val) tuple unpacked into dataloaders['src'], dataloaders['val'] "
      "(finetune_office31.py:151), iterated as dataloaders[phase] with inputs.to(DEVICE) (:114-115)"),

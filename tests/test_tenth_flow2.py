@@ -90,6 +90,23 @@ def test_k15_a_loader_handed_back_through_functions_to_the_loop_is_dl204():
     assert _single(path, "DL201") == {(37, 12, RESTART, SAFE)}
 
 
+def test_k15_a_loader_another_modules_loop_rebuilds_every_pass_is_dl204_where_it_is_built():
+    """transferlearning's DAAN across modules: train.py's epoch loop calls ``load_data()``, which
+    returns what ``data_loader.load_testing()`` built (``**kwargs`` with one worker under CUDA),
+    and ``test()`` iterates it once; a factory called straight in the loop: DL204 in
+    data_loader.py, naming the looping call. The factory called once before the loop (DL201
+    there), built from what the loop passes, zero workers, a loader iterated by a function the
+    loop calls: no DL204 (fixtures/project/k15b_rebuilt_across_modules)."""
+    root = FIXTURES / "project" / "k15b_rebuilt_across_modules"
+    message = ("DataLoader built in {}(), reached from train.py:{} inside a loop: its workers start again on every pass;"
+               " build it once before the loop")
+    assert project_findings(root, "DL204") == {
+        ("data_loader.py", 9, 19, message.format("load_testing", 26), None),
+        ("data_loader.py", 14, 12, message.format("load_direct", 29), None),
+    }
+    assert {found[:3] for found in project_findings(root, "DL201")} == {("data_loader.py", 18, 12)}
+
+
 # -- K12: fit of the project's own subclass; a static method inherited across modules ---------
 def test_k12_a_method_called_on_the_construction_itself_is_followed():
     """``MyEnsemble(...).fit(train_loader, epochs=3, test_loader=valid_loader)``, ``fit`` the

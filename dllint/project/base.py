@@ -43,6 +43,7 @@ class CallRecord:
     cuda_devices: dict[str, str] = field(default_factory=dict)  # see CallSummary.cuda_devices
     options: dict[str, str] = field(default_factory=dict)  # see CallSummary.options
     dicts: dict[str, list[dict[str, Constant]]] = field(default_factory=dict)  # see CallSummary.dicts
+    rebuilt: int = 0  # see CallSummary.rebuilt
 
     def element(self, index: Element) -> Effects:
         """What the caller does with one element of the returned container: kept where it

@@ -61,7 +61,7 @@ class CrossFileQueries:
             for call in summary[0].calls_named(last):
                 direct = self.modules.resolve_once(other, call.target)
                 if direct == (path, name) or direct is not None and self.definitions.resolve(other, call.target) == (path, name):
-                    found.append((other, CallRecord(call.line, call.effects, call.elements, call.returned_by, call.args, call.shape, call.cpu_counts, call.cuda_devices, call.options, call.dicts)))
+                    found.append((other, CallRecord(call.line, call.effects, call.elements, call.returned_by, call.args, call.shape, call.cpu_counts, call.cuda_devices, call.options, call.dicts, call.rebuilt)))
         self._callers[key] = found
         return found
 

@@ -92,7 +92,9 @@ class ProjectView(NullProject):
                     effects = replace(effects, stores=False)  # not kept: handed on to them
             entry = str(element) if element is not None and str(element).startswith("[") else ""
             effects = self.index.queries.expand(caller, effects, self.deps, 0, entry)
-            found_all.append(CallerEffects(f"{os.path.relpath(caller, self.index.root)}:{found.line}", effects))
+            where = os.path.relpath(caller, self.index.root)
+            rebuilt = f"{where}:{found.rebuilt}" if found.rebuilt and not found.returned_by else ""
+            found_all.append(CallerEffects(f"{where}:{found.line}", effects, rebuilt))
         return found_all
 
     def _callers_in_reach(self, path: str, name: str) -> list[tuple[str, CallRecord]] | None:

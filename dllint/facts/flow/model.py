@@ -87,6 +87,9 @@ class Use(NamedTuple):
     # Built under this key of a dict comprehension over literal keys (``{k: DataLoader(...) for
     # k in ["train", "val"]}``): one call builds one value per key, each with its own fate.
     entry: str = ""
+    # Returned to a call in another file that a loop there makes anew each pass and iterates
+    # once: "file:line" of the looping call (CallerEffects.rebuilt; DL204 across modules).
+    rebuilt: str = ""
 
     @property
     def iterates(self) -> bool:

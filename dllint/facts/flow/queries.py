@@ -26,6 +26,7 @@ class CallerEffects(NamedTuple):
 
     where: str
     effects: Effects
+    rebuilt: str = ""  # "file:line" of the call in a loop that builds the value anew each pass (CallSummary.rebuilt)
 
 
 class PassedArguments(NamedTuple):

@@ -155,6 +155,9 @@ class CallSummary:
     # arguments that are dict literals of JSON constants (``kwargs = {"num_workers": 1}``), by
     # key: one dict per branch of ``{...} if cond else {}`` (loader options a factory splats)
     dicts: dict[str, list[dict[str, Constant]]] = field(default_factory=dict)
+    # the line of the call in a loop that builds the result anew and makes one pass over it each
+    # pass (this call, or a call of a function here that hands it back: facts/rebuilt.py); 0: none
+    rebuilt: int = 0
 
 
 @dataclass

@@ -126,7 +126,7 @@ class Returns:
         found = project.caller_effects(name, element, guards) if project is not None and name is not None else None
         if found is None or name is None:
             return None
-        return [u._replace(caller=(name, c.where)) for c in found for u in uses_from(c.effects, expr, expr, here, via, c.where)]
+        return [u._replace(caller=(name, c.where), rebuilt=c.rebuilt) for c in found for u in uses_from(c.effects, expr, expr, here, via, c.where)]
 
     def handed_on(self, func: ast.AST, expr: ast.AST, state: FlowState) -> list[Use] | None:
         """What becomes of the value ``func`` returns where ``func`` itself is handed on rather

@@ -32,6 +32,7 @@ from dllint.facts.batches import parameter_copies
 from dllint.facts.device_kinds import passed_devices
 from dllint.facts.imports import dotted_name
 from dllint.facts.loaders import constant_dicts
+from dllint.facts.rebuilt import rebuilt_at
 from dllint.facts.flow.effects import dict_entry_effects, effects_of, element_effects, used_as_dict
 from dllint.facts.flow.queries import NullProject
 from dllint.facts.flow.records import CallSummary, Deferred, Effects, FileSummary, FunctionSummary, LoaderSummary, Returned
@@ -191,9 +192,10 @@ def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bo
         returned_by = _returned_by(facts, call)
         if not effects.empty or elements or returned_by:
             constants, cpu_counts = _passed_values(facts, call, scope)
+            rebuilt = rebuilt_at(facts, call, usage.uses_of(call, scope)) if effects.iterations == 1 and not elements else 0
             found_calls.append(CallSummary(target, call.lineno, effects, elements, returned_by, constants, call_shape(call),
                                            cpu_counts, passed_devices(facts, call, scope), passed_options(call, scope, facts),
-                                           _passed_dicts(facts, call, scope, constants)))
+                                           _passed_dicts(facts, call, scope, constants), rebuilt))
     return found_calls
 
 
