@@ -111,16 +111,17 @@ def code_parts(root: Path) -> list[str]:
     """``path:size:mtime`` of every module under ``root``, subpackages included (``facts/flow/``
     writes the summaries a cached result rests on; listing a fixed set of folders missed it)."""
     parts = []
-    for directory, subdirectories, files in os.walk(root):
+    top = os.fspath(root)
+    for directory, subdirectories, files in os.walk(top):
         subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
+        inside = os.path.join(directory[len(top) + 1 :], "") if directory != top else ""  # (os.path.relpath's, at a fifth of its cost)
         for name in sorted(files):
             if name.endswith(".py"):
-                path = os.path.join(directory, name)
                 try:
-                    st = os.stat(path)
+                    st = os.stat(os.path.join(directory, name))
                 except OSError:
                     continue
-                parts.append(f"{os.path.relpath(path, root)}:{st.st_size}:{st.st_mtime_ns}")
+                parts.append(f"{inside}{name}:{st.st_size}:{st.st_mtime_ns}")
     return parts
 
 
