@@ -644,7 +644,7 @@ def test_import_scan_reads_every_statement_shape():
 
 def test_the_stat_table_as_kept_tells_each_moved_or_new_file_and_nothing_else():
     """The stat table ``reconcile`` compares with is kept packed (paths joined by NUL, the stats
-    as 64-bit integers in base64): read back after JSON, it names the files whose stat moved or
+    as 64-bit integers in hexadecimal): read back after JSON, it names the files whose stat moved or
     that it did not hold, whatever the order; a stat past 64 bits is kept as plain integers."""
     import json
 
@@ -668,8 +668,9 @@ def test_the_stat_table_as_kept_tells_each_moved_or_new_file_and_nothing_else():
     [
         None,
         {"/p/a.py": [1, 2, 3]},  # the form earlier versions kept
-        {"paths": "/p/a.py", "stats": "not base64 of whole numbers!"},
-        {"paths": "/p/a.py\0/p/b.py", "stats": "AQAAAAAAAAACAAAAAAAAAAMAAAAAAAAA"},  # three numbers for two files
+        {"paths": "/p/a.py", "stats": "not hexadecimal"},
+        {"paths": "/p/a.py", "stats": "0102"},  # not whole 64-bit numbers
+        {"paths": "/p/a.py\0/p/b.py", "stats": "010000000000000002000000000000000300000000000000"},  # three numbers for two files
         {"paths": "/p/a.py", "stats": [1, 2, "3"]},
         {"paths": 7, "stats": ""},
     ],

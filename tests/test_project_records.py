@@ -107,15 +107,15 @@ def test_a_side_file_that_is_not_one_is_read_as_none(tmp_path):
     root = _project(tmp_path)
     side = _saved_side_file(tmp_path, root)
     head = '{"format": 6, "paths": "x", "stats": %s, "adds": "0", "ends": %s, "sections": {}}\n'
-    packed_one, packed_three = '"AAAAAAAAAAA="', '"AQAAAAAAAAACAAAAAAAAAAMAAAAAAAAA"'  # (0,) and (1, 2, 3) as packed
+    packed_one, packed_three = '"0000000000000000"', '"010000000000000002000000000000000300000000000000"'  # (0,) and (1, 2, 3) as packed
     for garbage in (
         "not json",
         '{"format": 3, "files": {"x": [1, 2, 3, "d", "bad", "\\n", true]}}',
         "[]",
         '{"format": 5, "paths": ["x"]}\n',
-        head % ('"not base64!"', packed_one),
+        head % ('"not hexadecimal!"', packed_one),
         head % (packed_one, packed_one),  # one number for a stat of three
-        head % (packed_three, '"AQ=="'),  # not whole 64-bit numbers
+        head % (packed_three, '"0102"'),  # not whole 64-bit numbers
         head % (packed_three, "[1]"),  # a row past the end of the file
         head % ("[1, 2, true]", "[0]"),
     ):

@@ -156,11 +156,11 @@ def encoded(value: Any) -> bytes:
 
 
 def packed_ints(numbers: list[int]) -> str | list[int]:
-    """Whole numbers as JSON keeps them compactly: 64-bit, little-endian, in base64 (a list of
-    thousands decodes in a tenth of the time of a JSON list of them); a list that does not fit
-    64 bits stays a list."""
+    """Whole numbers as JSON keeps them compactly: 64-bit, little-endian, in hexadecimal (a list
+    of thousands decodes in a tenth of the time of a JSON list of them; hexadecimal rather than
+    base64: ``binascii`` is one more library to load, 0.3 ms); a list that does not fit 64 bits
+    stays a list."""
     import array
-    import binascii
 
     try:
         packed = array.array("q", numbers)
@@ -168,13 +168,12 @@ def packed_ints(numbers: list[int]) -> str | list[int]:
         return numbers
     if sys.byteorder == "big":
         packed.byteswap()
-    return binascii.b2a_base64(packed.tobytes(), newline=False).decode()
+    return packed.tobytes().hex()
 
 
 def unpacked_ints(value: Any) -> list[int] | None:
     """The numbers :func:`packed_ints` packed; None when ``value`` is not that."""
     import array
-    import binascii
 
     if isinstance(value, list):
         return value if all(type(v) is int for v in value) else None
@@ -182,8 +181,8 @@ def unpacked_ints(value: Any) -> list[int] | None:
         return None
     numbers = array.array("q")
     try:
-        numbers.frombytes(binascii.a2b_base64(value))
-    except ValueError:  # (binascii.Error is one): not base64, or not of whole 64-bit numbers
+        numbers.frombytes(bytes.fromhex(value))
+    except ValueError:  # not hexadecimal, or not of whole 64-bit numbers
         return None
     if sys.byteorder == "big":
         numbers.byteswap()
