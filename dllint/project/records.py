@@ -177,20 +177,23 @@ class FileRecords:
             self.forget(path)
 
     def adders(self, paths: list[str]) -> list[str]:
-        """Those of ``paths`` whose row says they name ``sys.path`` or ``addsitedir``."""
-        return [path for path in paths if self._adds(path)]
+        """Those of ``paths`` whose row says they name ``sys.path`` or ``addsitedir`` (found from
+        the few rows that do: asking each of 4,853 files cost 2 ms)."""
+        found = {path for path, row in self._rows.items() if row[6] is True}
+        if self._read is not None:
+            adds, names, stored = self._read.adds, self._read.paths, self._stored
+            at = adds.find("1")
+            while at != -1:
+                if stored.get(names[at]) == at:  # (a row replaced since says for itself)
+                    found.add(names[at])
+                at = adds.find("1", at + 1)
+        return [path for path in paths if path in found]
 
     def _stat(self, path: str) -> list[int] | None:
         row = self._rows.get(path)
         if row is not None:
             return row[:3]
         return self._read.stat(self._stored[path]) if self._read is not None and path in self._stored else None
-
-    def _adds(self, path: str) -> bool:
-        row = self._rows.get(path)
-        if row is not None:
-            return row[6] is True
-        return self._read is not None and path in self._stored and self._read.adds[self._stored[path]] == "1"
 
     def _row(self, path: str) -> list[Any] | None:
         """``path``'s row, decoded from the side file when first asked for."""
