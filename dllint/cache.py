@@ -58,7 +58,6 @@ import json
 import os
 import stat
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple
 
@@ -230,8 +229,7 @@ def _open_own_directory(name: str, dir_fd: int | None, shown: Path, create: bool
     return fd
 
 
-@dataclass
-class Entry:
+class Entry(NamedTuple):
     mtime_ns: int
     size: int
     ctime_ns: int
@@ -308,13 +306,17 @@ class Hit(NamedTuple):
 DepsCheck = Callable[[Deps], bool]
 
 
-@dataclass
 class CacheStats:
-    hits: int = 0  # by stat
-    rehashed_hits: int = 0  # stat moved, content unchanged
-    misses: int = 0
-    uncacheable: int = 0
-    discarded: bool = False  # the cache file was unreadable or malformed and was dropped
+    """What a run's lookups found (counters; a class rather than a dataclass: see :mod:`dllint.deps`)."""
+
+    __slots__ = ("hits", "rehashed_hits", "misses", "uncacheable", "discarded")
+
+    def __init__(self) -> None:
+        self.hits = 0  # by stat
+        self.rehashed_hits = 0  # stat moved, content unchanged
+        self.misses = 0
+        self.uncacheable = 0
+        self.discarded = False  # the cache file was unreadable or malformed and was dropped
 
 
 class Cache:
