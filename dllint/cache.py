@@ -58,7 +58,6 @@ import json
 import os
 import stat
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple
 
 from dllint import __version__
@@ -101,12 +100,12 @@ def _code_fingerprint() -> str:
     """(name, size, mtime) of dllint's own modules: a development checkout changes without a version bump."""
     global _CODE_FINGERPRINT
     if _CODE_FINGERPRINT is None:
-        parts = code_parts(Path(__file__).resolve().parent)
+        parts = code_parts(os.path.dirname(os.path.realpath(__file__)))
         _CODE_FINGERPRINT = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     return _CODE_FINGERPRINT
 
 
-def code_parts(root: Path) -> list[str]:
+def code_parts(root: str | os.PathLike[str]) -> list[str]:
     """``path:size:mtime`` of every module under ``root``, subpackages included (``facts/flow/``
     writes the summaries a cached result rests on; listing a fixed set of folders missed it)."""
     parts = []
@@ -205,7 +204,7 @@ def _not_own(st: os.stat_result) -> str | None:
     return None
 
 
-def _open_own_directory(name: str, dir_fd: int | None, shown: Path, create: bool) -> int:
+def _open_own_directory(name: str, dir_fd: int | None, shown: str, create: bool) -> int:
     """A descriptor on directory ``name`` (relative to ``dir_fd``), opened without following a
     symlink and checked to be this user's own; created (0o755) first with ``create``.
     :class:`Untrusted` when it is not; ``FileNotFoundError`` when it is missing."""
@@ -323,9 +322,11 @@ class Cache:
     """Findings of one run key, loaded once per run and written once at its end."""
 
     def __init__(self, directory: str | os.PathLike[str], settings: Settings, rule_codes: tuple[str, ...]) -> None:
-        self.directory = Path(directory)
+        # Paths as strings (pathlib is not imported by a run: 2 ms), "." and ".." parts folded.
+        self.directory = os.path.normpath(os.fspath(directory))
         self.key = run_key(settings, rule_codes)
-        self.path = self.directory / __version__ / f"{self.key}.json"
+        self._name = f"{self.key}.json"
+        self.path = os.path.join(self.directory, __version__, self._name)
         self.max_file_size = settings.max_file_size  # what a source may be to be hashed
         self.stats = CacheStats()
         self._entries: dict[str, Entry] = {}
@@ -358,15 +359,17 @@ class Cache:
     def _version_directory(self, create: bool) -> Iterator[tuple[int, int]]:
         """Descriptors on ``<directory>`` and ``<directory>/<version>``, each this user's own
         (:func:`_open_own_directory`)."""
+        above, name = os.path.split(self.directory)
+        above = above or os.curdir
         if create:
-            self.directory.parent.mkdir(parents=True, exist_ok=True)  # where the user put it: links allowed
-        parent = os.open(self.directory.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+            os.makedirs(above, exist_ok=True)  # where the user put it: links allowed
+        parent = os.open(above, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
         try:
-            top = _open_own_directory(self.directory.name, parent, self.directory, create)
+            top = _open_own_directory(name, parent, self.directory, create)
         finally:
             os.close(parent)
         try:
-            version = _open_own_directory(self.path.parent.name, top, self.path.parent, create)
+            version = _open_own_directory(__version__, top, os.path.dirname(self.path), create)
             try:
                 yield top, version
             finally:
@@ -378,7 +381,7 @@ class Cache:
         """The entries and meta of the cache file in ``directory``; None when it is missing,
         unreadable, not this user's own or malformed in any way."""
         try:
-            data, st = read_with_stat(self.path.name, MAX_CACHE_SIZE, follow_symlinks=False, dir_fd=directory)
+            data, st = read_with_stat(self._name, MAX_CACHE_SIZE, follow_symlinks=False, dir_fd=directory)
             if _not_own(st) is not None:
                 return None
             self._loaded_stat = _identity(st)
@@ -557,7 +560,7 @@ class Cache:
         try:
             with self._version_directory(create=True) as (top, directory):
                 _ensure_gitignore(top)
-                with _write_lock(self.path.with_suffix(".lock").name, directory):
+                with _write_lock(f"{self.key}.lock", directory):
                     self._merge_and_replace(directory)
         except Untrusted as exc:  # made not this user's own since it was read: not written
             self.untrusted = f"{exc}: the cache is not used (remove it, or give --cache-dir)"
@@ -575,7 +578,7 @@ class Cache:
         # file moved into place): nothing to merge, and the megabytes are not decoded again.
         loaded, self._loaded_stat = self._loaded_stat, None
         try:
-            unchanged = loaded is not None and _identity(os.stat(self.path.name, dir_fd=directory, follow_symlinks=False)) == loaded
+            unchanged = loaded is not None and _identity(os.stat(self._name, dir_fd=directory, follow_symlinks=False)) == loaded
         except OSError:
             unchanged = False
         on_disk_entries, on_disk_meta = ({}, {}) if unchanged else self._read(directory) or ({}, {})
@@ -590,9 +593,9 @@ class Cache:
         data = json.dumps(payload, separators=(",", ":")).encode()
         # A symlink planted at the cache's path is replaced, never written through: a cache file
         # never lands outside the cache directory. A cache: lost is only slower (not durable).
-        write_atomic(self.path.name, data, durable=False, follow_symlinks=False, dir_fd=directory)
+        write_atomic(self._name, data, durable=False, follow_symlinks=False, dir_fd=directory)
         if unchanged:  # what is on disk now is this run's view: a later save of it need not read it back
-            self._loaded_stat = _identity(os.stat(self.path.name, dir_fd=directory, follow_symlinks=False))
+            self._loaded_stat = _identity(os.stat(self._name, dir_fd=directory, follow_symlinks=False))
 
 
 class SideReader:

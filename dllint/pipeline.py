@@ -121,12 +121,10 @@ def cache_for(settings: Settings, linter: Linter, options: RunOptions, root: str
     current directory when the project is elsewhere, as ruff keeps ``.ruff_cache``."""
     if options.no_cache:
         return None
-    from pathlib import Path
-
     from dllint.cache import DEFAULT_CACHE_DIR, Cache
 
-    base = Path(root) if root is not None else Path(settings.project_root) if settings.config_path else Path.cwd()
-    directory = Path(options.cache_dir) if options.cache_dir else base / DEFAULT_CACHE_DIR
+    base = root if root is not None else settings.project_root if settings.config_path else os.getcwd()
+    directory = options.cache_dir if options.cache_dir else os.path.join(base, DEFAULT_CACHE_DIR)
     return Cache(directory, settings, tuple(sorted(r.code for r in linter.rules)))
 
 

@@ -528,7 +528,7 @@ def test_the_projects_files_are_its_python_files_and_notebooks_outside_hidden_bu
                      "build/z.py": "", "pkg/sub/__pycache__/c.py": "", "pkg/sub/m.py": "", "outside/o.py": ""})
     (tmp_path / "link").symlink_to(tmp_path / "outside", target_is_directory=True)
     (tmp_path / "alias.py").symlink_to(tmp_path / "b" / "train.py")
-    found = ProjectFiles(tmp_path).paths()
+    found = ProjectFiles(str(tmp_path)).paths()
     assert found == [str(tmp_path / p) for p in ("a/nb.ipynb", "alias.py", "b/train.py", "outside/o.py", "pkg/sub/m.py")]
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import time
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dllint.files import Unreadable, read_bytes
@@ -26,7 +25,7 @@ Folder = list[Any]  # [mtime_ns (-1: list it again), inode, its file names, its 
 
 
 class ProjectFiles:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: str) -> None:
         self.root = root
         self.buffers: dict[str, bytes] = {}  # open editor buffers, by path (the language server's)
         self.records: FileRecords | None = None  # kept between runs by a cache (ProjectIndex.use_records)
@@ -73,7 +72,7 @@ class ProjectFiles:
             known = (self.folders or self.records.folders()) if self.records is not None else None
             self.folders = {}
             files: list[str] = []
-            todo = [str(self.root)]
+            todo = [self.root]
             while todo and len(files) < MAX_PROJECT_FILES:  # os.walk's order (folders sorted), at half its cost
                 directory = todo.pop()
                 names, dirs = _list(directory) if known is None else self._folder(directory, known)
@@ -131,7 +130,7 @@ class ProjectFiles:
         from dllint.facts.flow.targets import EXTERNAL_ROOTS
 
         found: set[str] = set()
-        for base in (self.root, self.root / "src"):
+        for base in (self.root, os.path.join(self.root, "src")):
             try:
                 names = os.listdir(base)
             except OSError:

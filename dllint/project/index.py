@@ -28,7 +28,7 @@ The index itself keeps cached results true (``deps_valid``, ``reconcile``, ``rem
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Any, Iterable
 
 from dllint.config import Settings
@@ -48,8 +48,8 @@ from dllint.project.view import ProjectView
 class ProjectIndex:
     """The whole project as the lint of its files sees it (one per run and process)."""
 
-    def __init__(self, root: str | Path, settings: Settings) -> None:
-        self.root = Path(root).resolve()
+    def __init__(self, root: str | os.PathLike[str], settings: Settings) -> None:
+        self.root = os.path.realpath(root)  # (a string: pathlib is not imported by a run, see modules.py)
         self.settings = settings
         self.files = ProjectFiles(self.root)
         self.text = TextIndex(self.files, settings)
@@ -88,7 +88,7 @@ class ProjectIndex:
         self.imports.prepare()
 
     def view(self, path: str) -> ProjectView:
-        return ProjectView(self, str(Path(path).resolve()))
+        return ProjectView(self, os.path.realpath(path))
 
     # -- cached results kept true ------------------------------------------------------------
     def use_records(self, cache: Any) -> None:
@@ -96,7 +96,7 @@ class ProjectIndex:
         (:mod:`dllint.project.records`), reading only the files changed since."""
         from dllint.project.records import FileRecords
 
-        self.files.records = FileRecords(str(self.root), cache)
+        self.files.records = FileRecords(self.root, cache)
         self.imports.lazy_searches = 0  # every file's imports are in the records: no search of the bytes
         # which files bind a key: from the records, not every file's bindings
         self.imports.keyed_files = lambda key: self.text.keyed_files(key, self.imports.bindings)
