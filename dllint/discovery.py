@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, NamedTuple
 
@@ -18,13 +17,15 @@ from dllint.source import unreadable
 SOURCE_SUFFIXES = SUFFIXES  # every suffix an input adapter reads (dllint.inputs.ADAPTERS)
 
 
-@dataclass
 class Discovery:
-    files: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)  # paths that do not exist
-    empty_dirs: list[str] = field(default_factory=list)  # directories with no source file
-    excluded: dict[str, Excluded] = field(default_factory=dict)  # directory given -> what was excluded in it
-    warnings: list[str] = field(default_factory=list)  # directories not listed, ignore patterns left out
+    """The files a run covers, and what it passed over (a class, not a dataclass: see :mod:`dllint.deps`)."""
+
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self.missing: list[str] = []  # paths that do not exist
+        self.empty_dirs: list[str] = []  # directories with no source file
+        self.excluded: dict[str, Excluded] = {}  # directory given -> what was excluded in it
+        self.warnings: list[str] = []  # directories not listed, ignore patterns left out
 
     def report(self, warn: Callable[[str], None]) -> list[Finding]:
         """Warn about what the walk passed over and empty directories; a DL000 finding for each

@@ -10,7 +10,6 @@ go back to the caller (:mod:`dllint.pipeline`), which decides what may be writte
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.engine import FileResult, Linter
@@ -21,6 +20,7 @@ from dllint.inputs import WriteBackError, load, write_back
 from dllint.source import unreadable
 
 if TYPE_CHECKING:
+    from dllint.deps import Deps
     from dllint.facts.flow.queries import ProjectQueries
 
 
@@ -34,18 +34,21 @@ class Fingerprint(NamedTuple):
     digest: str
 
 
-@dataclass
 class FileOutcome(FileResult):
     """A file's result in any mode: ``findings`` are what remains (after fixing, in fix modes)."""
 
-    fixed: list[Finding] = field(default_factory=list)  # findings whose fix was applied
-    failed: list[tuple[Finding, str]] = field(default_factory=list)  # fixes tried and dropped, and why
-    introduced: list[Finding] = field(default_factory=list)  # of ``findings``, those the fixes brought in
-    new_bytes: bytes | None = None  # the fixed file, when a fix changed it
-    before: str | None = None  # the text --diff compares (when changed)
-    after: str | None = None
-    notes: list[str] = field(default_factory=list)  # said on stderr: why a file was left as it was
-    read_digest: str | None = None  # SHA-256 of the bytes the fixes were computed from (when changed)
+    def __init__(
+        self, path: str, findings: list[Finding] | None = None, errors: list[str] | None = None, skipped: bool = False, deps: Deps | None = None
+    ) -> None:
+        super().__init__(path, findings, errors, skipped, deps)
+        self.fixed: list[Finding] = []  # findings whose fix was applied
+        self.failed: list[tuple[Finding, str]] = []  # fixes tried and dropped, and why
+        self.introduced: list[Finding] = []  # of ``findings``, those the fixes brought in
+        self.new_bytes: bytes | None = None  # the fixed file, when a fix changed it
+        self.before: str | None = None  # the text --diff compares (when changed)
+        self.after: str | None = None
+        self.notes: list[str] = []  # said on stderr: why a file was left as it was
+        self.read_digest: str | None = None  # SHA-256 of the bytes the fixes were computed from (when changed)
 
     @property
     def changed(self) -> bool:

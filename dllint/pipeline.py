@@ -20,7 +20,6 @@ choice and is written through its link.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Callable, Literal, NamedTuple, Sequence
 
 from dllint import exit_codes
@@ -53,14 +52,18 @@ class RunOptions(NamedTuple):
         return self.mode != "check"
 
 
-@dataclass
 class RunOutcome:
-    files: list[FileOutcome]  # one per file checked, stdin first
-    missing: list[Finding]  # DL000s of paths that do not exist
-    warnings: list[str]  # said on stderr: directories without files, excluded paths
-    options: RunOptions
-    stdin_output: bytes | None = None  # fix modes on '-': the source to print (fixed, or as it was)
-    write_errors: list[str] = field(default_factory=list)
+    """What a run found, fixed and could not write (a class, not a dataclass: see :mod:`dllint.deps`)."""
+
+    def __init__(
+        self, files: list[FileOutcome], missing: list[Finding], warnings: list[str], options: RunOptions, stdin_output: bytes | None = None
+    ) -> None:
+        self.files = files  # one per file checked, stdin first
+        self.missing = missing  # DL000s of paths that do not exist
+        self.warnings = warnings  # said on stderr: directories without files, excluded paths
+        self.options = options
+        self.stdin_output = stdin_output  # fix modes on '-': the source to print (fixed, or as it was)
+        self.write_errors: list[str] = []
 
     @property
     def findings(self) -> list[Finding]:
@@ -118,12 +121,10 @@ def cache_for(settings: Settings, linter: Linter, options: RunOptions, root: str
     current directory when the project is elsewhere, as ruff keeps ``.ruff_cache``."""
     if options.no_cache:
         return None
-    from pathlib import Path
-
     from dllint.cache import DEFAULT_CACHE_DIR, Cache
 
-    base = Path(root) if root is not None else Path(settings.project_root) if settings.config_path else Path.cwd()
-    directory = Path(options.cache_dir) if options.cache_dir else base / DEFAULT_CACHE_DIR
+    base = root if root is not None else settings.project_root if settings.config_path else os.getcwd()
+    directory = options.cache_dir if options.cache_dir else os.path.join(base, DEFAULT_CACHE_DIR)
     return Cache(directory, settings, tuple(sorted(r.code for r in linter.rules)))
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
 
@@ -286,8 +285,7 @@ def _names_a_trigger(nodes: list[ast.AST], names: tuple[str, ...]) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class TextScreen:
+class TextScreen(NamedTuple):
     """What a decoded text may need: the gates open in it, whether code rules apply and whether
     it may be a dict config; ``names``: the triggers that must be in its code unless a literal
     trigger opened it (``gated`` False)."""

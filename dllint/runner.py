@@ -17,7 +17,8 @@ this module, measured on 4,856 files (1.86 M lines) of PyTorch packages on
   once (the initializer), not per chunk. Forked ones inherit the project index
   with the joined text of the project's files and its class names already built
   (``ProjectIndex.prepare``), rather than each process building its own.
-- The cyclic collector is off while files are linted (:mod:`dllint.gc_pause`).
+- The cyclic collector is off for the run, the cache and the project's records read too
+  (:mod:`dllint.gc_pause`), and at the interpreter's exit it has nothing left to walk.
 - Results come back in the order of ``paths``, whatever the order the chunks
   finish in, so output never depends on ``--jobs``.
 
@@ -339,6 +340,21 @@ def run_files(
     ``project_root``: lint each file knowing the rest of that project (:mod:`dllint.project`).
     A fixed file's new bytes are in its outcome; nothing is written here.
     """
+    with files_in_batch():  # loading the cache and the project's records too: many objects, few cycles
+        return _run_files(paths, settings, task, jobs, cache, progress, linter, project_root)
+
+
+def _run_files(
+    paths: Sequence[str],
+    settings: Settings,
+    task: Task,
+    jobs: int | None,
+    cache: Cache | None,
+    progress: Progress | None,
+    linter: Linter | None,
+    project_root: str | None,
+) -> list[FileOutcome]:
+    _no_collection_at_exit()
     jobs = default_jobs() if jobs is None else max(1, jobs)
     results: list[FileOutcome | None] = [None] * len(paths)
     todo: list[Item] = []
@@ -384,11 +400,10 @@ def run_files(
                 advance(count - reported)
                 reported = count
 
-    with files_in_batch():
-        if jobs > 1 and len(todo) >= MIN_FILES_FOR_POOL:  # fewer: no pool can start, and screening would read them twice
-            _screen_and_share(todo, linter, task, want_fingerprint, jobs, project_root, project, collect, advance, lint_here)
-        else:
-            lint_here(todo)
+    if jobs > 1 and len(todo) >= MIN_FILES_FOR_POOL:  # fewer: no pool can start, and screening would read them twice
+        _screen_and_share(todo, linter, task, want_fingerprint, jobs, project_root, project, collect, advance, lint_here)
+    else:
+        lint_here(todo)
 
     if cache is not None:
         if project is not None:
@@ -397,6 +412,23 @@ def run_files(
     return [
         r if r is not None else FileOutcome(p, [unreadable(p, "cannot read file")]) for r, p in zip(results, paths)
     ]
+
+
+_freezing_at_exit = False
+
+
+def _no_collection_at_exit() -> None:
+    """At the interpreter's exit, the collector's last passes over what a run leaves (the cache,
+    the project's records and summaries: 10-12 ms of a 0.14 s one-file run in the corpus project)
+    are skipped: ``gc.freeze`` moves every object out of their reach. Registered once per process;
+    the objects are freed as before (reference counts), and what a cycle holds goes back to the
+    system with the process, as a cycle's memory does at any exit."""
+    global _freezing_at_exit
+    if not _freezing_at_exit:
+        import atexit
+
+        atexit.register(gc.freeze)
+        _freezing_at_exit = True
 
 
 def _screen_and_share(

@@ -6,6 +6,7 @@ import json
 import multiprocessing
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -112,11 +113,11 @@ def test_other_settings_use_another_cache(tree, lint_counter):
 def test_corrupted_cache_file_is_rebuilt(tree, lint_counter, content):
     root, files = tree
     cold, cache = run(files, root / "c")
-    cache.path.write_bytes(content)
+    Path(cache.path).write_bytes(content)
     lint_counter.clear()
     again, cache = run(files, root / "c")
     assert again == cold and len(lint_counter) == len(files) and cache.stats.discarded
-    json.loads(cache.path.read_bytes())  # rewritten whole
+    json.loads(Path(cache.path).read_bytes())  # rewritten whole
     lint_counter.clear()
     _, cache = run(files, root / "c")
     assert lint_counter == [] and cache.stats.hits == len(files)
@@ -125,10 +126,10 @@ def test_corrupted_cache_file_is_rebuilt(tree, lint_counter, content):
 def test_corrupted_findings_in_a_valid_file_are_relinted(tree, lint_counter):
     root, files = tree
     cold, cache = run(files, root / "c")
-    data = json.loads(cache.path.read_bytes())
+    data = json.loads(Path(cache.path).read_bytes())
     key = os.path.abspath(files[1])
     data["files"][key][5] = [["not", "a", "finding"]]
-    cache.path.write_text(json.dumps(data))
+    Path(cache.path).write_text(json.dumps(data))
     lint_counter.clear()
     again, _ = run(files, root / "c")
     assert again == cold and lint_counter == [files[1]]

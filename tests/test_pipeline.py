@@ -251,7 +251,19 @@ def test_a_link_named_on_the_command_line_is_fixed(tmp_path):
 
 
 # -- issue 12.6: the size limit ----------------------------------------------------------------
-def test_a_file_over_max_file_size_is_one_dl000_and_never_read(tmp_path, monkeypatch):
+@pytest.fixture
+def limit_restored():
+    """A run sets the process's default read limit to its max-file-size (dllint.files): put back
+    after the test, so that a test after it in this process reads within the default (a project
+    index built without a linter reads with it)."""
+    from dllint import files
+
+    before = files.default_limit()
+    yield
+    files.set_default_limit(before)
+
+
+def test_a_file_over_max_file_size_is_one_dl000_and_never_read(tmp_path, limit_restored, monkeypatch):
     big = tmp_path / "big.py"
     big.write_text(SAFE + "x = 1\n" * 200)
     (tmp_path / "pyproject.toml").write_text('[tool.dllint]\nmax-file-size = "1KB"\n')
@@ -268,7 +280,7 @@ def test_a_file_over_max_file_size_is_one_dl000_and_never_read(tmp_path, monkeyp
     assert "DL001" in cli("--no-cache", "--max-file-size", "1MB", str(big), cwd=tmp_path).stdout
 
 
-def test_max_file_size_applies_to_stdin_and_rejects_nonsense(tmp_path):
+def test_max_file_size_applies_to_stdin_and_rejects_nonsense(tmp_path, limit_restored):
     result = cli("--no-cache", "--max-file-size", "10", "-", input=SAFE.encode())
     assert "DL000" in result.stdout and "too large" in result.stdout
     assert cli("--max-file-size", "lots", "-", input=b"").exit_code == exit_codes.ERROR

@@ -528,7 +528,7 @@ def test_the_projects_files_are_its_python_files_and_notebooks_outside_hidden_bu
                      "build/z.py": "", "pkg/sub/__pycache__/c.py": "", "pkg/sub/m.py": "", "outside/o.py": ""})
     (tmp_path / "link").symlink_to(tmp_path / "outside", target_is_directory=True)
     (tmp_path / "alias.py").symlink_to(tmp_path / "b" / "train.py")
-    found = ProjectFiles(tmp_path).paths()
+    found = ProjectFiles(str(tmp_path)).paths()
     assert found == [str(tmp_path / p) for p in ("a/nb.ipynb", "alias.py", "b/train.py", "outside/o.py", "pkg/sub/m.py")]
 
 
@@ -640,3 +640,75 @@ def test_import_scan_reads_every_statement_shape():
         ("q", "0:q", "q"),
         ("thing", "0:inner.thing", "thing"),
     ]
+
+
+def test_the_stat_table_as_kept_tells_each_moved_or_new_file_and_nothing_else():
+    """The stat table ``reconcile`` compares with is kept packed (paths joined by NUL, the stats
+    as 64-bit integers in hexadecimal): read back after JSON, it names the files whose stat moved or
+    that it did not hold, whatever the order; a stat past 64 bits is kept as plain integers."""
+    import json
+
+    from dllint.project.files import moved_since, packed
+
+    table = {"/p/a.py": [1_700_000_000_123_456_789, 10, 5], "/p/new\nline.py": [2, 20, 6], "/p/c.py": [-3, 0, 7]}
+    kept = json.loads(json.dumps(packed(table)))
+    assert isinstance(kept["stats"], str)
+    assert moved_since(kept, dict(table)) == []
+    assert moved_since(kept, {**table, "/p/c.py": [-3, 0, 8]}) == ["/p/c.py"]
+    assert moved_since(kept, {"/p/d.py": [4, 4, 4], "/p/c.py": [-3, 0, 7], "/p/a.py": [1, 10, 5]}) == ["/p/d.py", "/p/a.py"]
+    assert moved_since(kept, {"/p/a.py": table["/p/a.py"]}) == []  # a file gone is no moved file
+    huge = {"/p/a.py": [1, 2, 2**64 - 1]}
+    kept_huge = json.loads(json.dumps(packed(huge)))
+    assert kept_huge["stats"] == [1, 2, 2**64 - 1]
+    assert moved_since(kept_huge, huge) == [] and moved_since(kept_huge, {"/p/a.py": [1, 2, 3]}) == ["/p/a.py"]
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        None,
+        {"/p/a.py": [1, 2, 3]},  # the form earlier versions kept
+        {"paths": "/p/a.py", "stats": "not hexadecimal"},
+        {"paths": "/p/a.py", "stats": "0102"},  # not whole 64-bit numbers
+        {"paths": "/p/a.py\0/p/b.py", "stats": "010000000000000002000000000000000300000000000000"},  # three numbers for two files
+        {"paths": "/p/a.py", "stats": [1, 2, "3"]},
+        {"paths": 7, "stats": ""},
+    ],
+)
+def test_a_kept_stat_table_that_is_not_one_reads_as_none(kept):
+    """Not a packed table: ``reconcile`` then drops every finding that asked who names X."""
+    from dllint.project.files import moved_since
+
+    assert moved_since(kept, {"/p/a.py": [1, 2, 3]}) is None
+
+
+def test_findings_kept_with_a_stat_table_of_another_form_are_not_trusted(tmp_path):
+    """A cache whose stat table is not one this version packs (an older version's) cannot say
+    which files changed since: the findings that asked who calls a factory are linted again."""
+    import json
+
+    from dllint import runner
+    from dllint.cache import Cache
+    from dllint.engine import Linter
+
+    root = tmp_path / "proj"
+    write(root, {"pyproject.toml": "", "data.py": DATA, "train.py": TRAIN})
+    codes = tuple(sorted(r.code for r in Linter(SETTINGS).rules))
+    paths = [str(root / "data.py")]
+
+    def run() -> Cache:
+        cache = Cache(tmp_path / "c", SETTINGS, codes)
+        runner.run_files(paths, SETTINGS, jobs=1, cache=cache, project_root=str(root))
+        return cache
+
+    first = run()
+    assert first.stats.misses == 1
+    assert run().stats.hits == 1  # nothing changed
+    [stored] = (tmp_path / "c").rglob("*.json")
+    raw = json.loads(stored.read_text())
+    [key] = [k for k in raw["meta"] if k.startswith("project-files:")]
+    raw["meta"][key] = {p: [1, 2, 3] for p in raw["meta"][key]["paths"].split("\0")}
+    stored.write_text(json.dumps(raw))
+    again = run()
+    assert again.stats.hits == 0 and again.stats.misses == 1
+    assert run().stats.hits == 1  # kept packed again

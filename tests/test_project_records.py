@@ -8,7 +8,7 @@ import os
 
 from dllint.cache import Cache
 from dllint.config import Settings
-from dllint.project import search
+from dllint.project import records, search
 from dllint.project.index import ProjectIndex
 
 SETTINGS = Settings()
@@ -106,7 +106,19 @@ def test_once_the_records_are_read_an_unchanged_files_digest_needs_no_read(tmp_p
 def test_a_side_file_that_is_not_one_is_read_as_none(tmp_path):
     root = _project(tmp_path)
     side = _saved_side_file(tmp_path, root)
-    for garbage in ("not json", '{"format": 3, "files": {"x": [1, 2, 3, "d", "bad", "\\n", true]}}', "[]", '{"format": 5, "paths": ["x"]}\n'):
+    head = '{"format": 6, "paths": "x", "stats": %s, "adds": "0", "ends": %s, "sections": {}}\n'
+    packed_one, packed_three = '"0000000000000000"', '"010000000000000002000000000000000300000000000000"'  # (0,) and (1, 2, 3) as packed
+    for garbage in (
+        "not json",
+        '{"format": 3, "files": {"x": [1, 2, 3, "d", "bad", "\\n", true]}}',
+        "[]",
+        '{"format": 5, "paths": ["x"]}\n',
+        head % ('"not hexadecimal!"', packed_one),
+        head % (packed_one, packed_one),  # one number for a stat of three
+        head % (packed_three, '"0102"'),  # not whole 64-bit numbers
+        head % (packed_three, "[1]"),  # a row past the end of the file
+        head % ("[1, 2, true]", "[0]"),
+    ):
         side.write_text(garbage)
         assert _answers(_index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",))), root) == _answers(_index(root), root)
 
@@ -116,20 +128,69 @@ def test_malformed_rows_are_read_again_from_the_file(tmp_path):
     side = _saved_side_file(tmp_path, root)
     import json
 
+    from dllint.project.side_file import packed_ints, unpacked_ints
+
     data = side.read_bytes()
     line = data.index(b"\n")
     head = json.loads(data[:line])
-    rows = [json.loads(data[line + 1 + start : line + 1 + end]) for start, end in zip([0, *head["ends"]], head["ends"])]
+    ends = unpacked_ints(head["ends"])
+    rows = [json.loads(data[line + 1 + start : line + 1 + end]) for start, end in zip([0, *ends], ends)]
     body = [json.dumps([digest, "not a class text", "no tab here"]).encode() + b"\n" for digest, _, _ in rows]
     sections = {name: data[line + 1 + start : line + 1 + end] for name, (start, end) in head["sections"].items()}
-    head["ends"] = [sum(len(b) for b in body[: i + 1]) for i in range(len(body))]
-    at = head["ends"][-1]
+    ends = [sum(len(b) for b in body[: i + 1]) for i in range(len(body))]
+    head["ends"] = packed_ints(ends)
+    at = ends[-1]
     for name, section in sections.items():  # (kept as they were: what every file's rows said)
         head["sections"][name] = [at, at + len(section)]
         body.append(section)
         at += len(section)
     side.write_bytes(json.dumps(head).encode() + b"\n" + b"".join(body))
     assert _answers(_index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",))), root) == _answers(_index(root), root)
+
+
+def test_parts_of_the_side_file_are_read_from_the_file_opened_and_only_when_asked_for(tmp_path, monkeypatch):
+    """The records are read by parts: the first line, the sections a question needs, a row when
+    its file is asked about. Every part comes from the file the run opened, though another run
+    replaced it since (each write is a new file moved into place), and a part the file no longer
+    holds (truncated in place by another program) is read as none: the answers are a fresh index's."""
+    import json
+
+    from dllint.cache import SideReader
+    from dllint.project import side_file
+
+    root = _project(tmp_path)
+    side = _saved_side_file(tmp_path, root)
+    data = side.read_bytes()
+    size, line = len(data), data.index(b"\n")
+    sections = {name: (line + 1 + start, line + 1 + end) for name, (start, end) in json.loads(data[:line])["sections"].items()}
+    reads: list[tuple[int, int]] = []
+    real = SideReader.read
+    monkeypatch.setattr(SideReader, "read", lambda self, start, end: reads.append((start, end)) or real(self, start, end))
+    monkeypatch.setattr(side_file, "HEAD_READ", 16)  # (read on from there to the first line's end)
+    second = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    second.text.loader_class_names()
+    head = [end for start, end in reads if start == 0]
+    assert head[:2] == [16, 64] and head[-2] <= line < head[-1]  # on to the first line's end, and no further
+    assert sorted(r for r in reads if r[0]) == sorted(sections[name] for name in ("keys", "loaders", "names"))  # not the union
+    reads.clear()
+    replacement = side.with_name("replacement")
+    replacement.write_bytes(b"{}\n" + b"x" * size)
+    os.replace(replacement, side)
+    assert _answers(second, root) == _answers(_index(root), root)
+    assert reads  # rows read, from the file opened
+    side.unlink()
+    _saved_side_file(tmp_path, root)
+    third = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
+    third.text.loader_class_names()  # (the first line and the sections read)
+    with open(side, "r+b") as opened:
+        opened.truncate(len(side.read_bytes().split(b"\n", 1)[0]) + 5)
+    (root / "other.py").write_text(FILES["other.py"] + "class Other2(Plain):\n    pass\n")  # a class text that changed: the union read
+    os.utime(root / "other.py", ns=(5, 5))
+    third.forget(str(root / "other.py"))
+    monkeypatch.setattr(SideReader, "read", lambda self, start, end: reads.append(real(self, start, end)) or reads[-1])
+    reads.clear()
+    assert _answers(third, root) == _answers(_index(root), root)
+    assert None in reads  # parts no longer there: read as none
 
 
 def test_a_side_file_is_neither_read_nor_written_through_a_planted_symlink(tmp_path):
@@ -199,6 +260,8 @@ def test_a_file_touched_keeps_the_kept_class_names_and_loader_names_without_deco
     real = class_text.ClassText.from_text.__func__
 
     monkeypatch.setattr(class_text.ClassText, "from_text", classmethod(lambda cls, text: decoded.append(1) or real(cls, text)))
+    json_read = records._json_str
+    monkeypatch.setattr(records, "_json_str", lambda data: decoded.append(2) or json_read(data))  # (nor its JSON)
     second = _index(root, Cache(tmp_path / "c", SETTINGS, ("DL201",)))
     names = second.text.loader_class_names()
     kept = [second.text.is_class_name(name) for name in (b"FastLoader", b"DS", b"Plain", b"FL", b"Nothing")]

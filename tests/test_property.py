@@ -328,7 +328,7 @@ def _fix_twice_and_compare(root: Path, project: Path, cache_state: str) -> None:
     options = RunOptions(mode="fix", unsafe_fixes=True, jobs=1, cache_dir=str(project / ".cache"), project_root=str(project))
     victim = root / "victim.txt"
     victim.write_text("precious\n")
-    cache_file = cache_for(settings_, linter, options).path
+    cache_file = Path(cache_for(settings_, linter, options).path)  # (a string: the cache imports no pathlib)
     _plant(cache_file, cache_state, victim)
     outside_before = {k: v for k, v in _snapshot(root).items() if not k.startswith("project")}
     owners_before = {k: v[:4] for k, v in _snapshot(project).items() if v[0] == stat.S_IFREG and not k.startswith(".cache")}

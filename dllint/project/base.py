@@ -4,8 +4,7 @@ pass each other (a call found in another file); the parts are composed in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.flow.records import CallShape, Effects
 
@@ -31,19 +30,20 @@ LOADER_GATE = b"DataLoader"  # a file that builds loaders over a class names Dat
 MAX_SUMMARIES_BY_CONTENT = 256
 
 
-@dataclass
-class CallRecord:
+class CallRecord(NamedTuple):
+    """A call of a function in another file, as its caller's summary recorded it."""
+
     line: int
     effects: Effects
-    elements: dict[str, Effects] = field(default_factory=dict)  # see CallSummary.elements
-    returned_by: str = ""  # see CallSummary.returned_by
-    args: dict[str, Constant] = field(default_factory=dict)  # see CallSummary.args
-    shape: CallShape = CallShape()  # see CallSummary.shape
-    cpu_counts: tuple[str, ...] = ()  # see CallSummary.cpu_counts
-    cuda_devices: dict[str, str] = field(default_factory=dict)  # see CallSummary.cuda_devices
-    options: dict[str, str] = field(default_factory=dict)  # see CallSummary.options
-    dicts: dict[str, list[dict[str, Constant]]] = field(default_factory=dict)  # see CallSummary.dicts
-    rebuilt: int = 0  # see CallSummary.rebuilt
+    elements: dict[str, Effects]  # see CallSummary.elements
+    returned_by: str  # see CallSummary.returned_by
+    args: dict[str, Constant]  # see CallSummary.args
+    shape: CallShape  # see CallSummary.shape
+    cpu_counts: tuple[str, ...]  # see CallSummary.cpu_counts
+    cuda_devices: dict[str, str]  # see CallSummary.cuda_devices
+    options: dict[str, str]  # see CallSummary.options
+    dicts: dict[str, list[dict[str, Constant]]]  # see CallSummary.dicts
+    rebuilt: int  # see CallSummary.rebuilt
 
     def element(self, index: Element) -> Effects:
         """What the caller does with one element of the returned container: kept where it

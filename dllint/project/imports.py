@@ -20,9 +20,9 @@ nothing, which keeps the answers that need every caller unknown (silent), never 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections import defaultdict
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from dllint.project.sources import python_text
@@ -399,5 +399,8 @@ def _keyed(tables: Iterable[list[ImportBinding]]) -> dict[str, list[ImportBindin
 
 def module_key(path: str) -> str:
     """The name a module file is imported by: its stem, or its package's for ``__init__.py``."""
-    found = Path(path)
-    return found.parent.name if found.name == "__init__.py" else found.stem
+    folder, name = os.path.split(path)
+    if name == "__init__.py":
+        return os.path.basename(folder)
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name  # (Path.stem's)

@@ -28,14 +28,14 @@ The index itself keeps cached results true (``deps_valid``, ``reconcile``, ``rem
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Any, Iterable
 
 from dllint.config import Settings
 from dllint.deps import CallersDep, ConfigDep, ConfigFileDep, Deps, LoaderClassesDep
 from dllint.discovery import ROOT_MARKERS, find_project_root  # noqa: F401 - found without the index (a one-file run)
 from dllint.project.base import CallRecord, entry_effects  # noqa: F401 - re-exported
-from dllint.project.files import ProjectFiles
+from dllint.project.files import ProjectFiles, moved_since
 from dllint.project.imports import ImportGraph
 from dllint.project.modules import ModuleResolver
 from dllint.project.queries import CrossFileQueries
@@ -48,8 +48,8 @@ from dllint.project.view import ProjectView
 class ProjectIndex:
     """The whole project as the lint of its files sees it (one per run and process)."""
 
-    def __init__(self, root: str | Path, settings: Settings) -> None:
-        self.root = Path(root).resolve()
+    def __init__(self, root: str | os.PathLike[str], settings: Settings) -> None:
+        self.root = os.path.realpath(root)  # (a string: pathlib is not imported by a run, see modules.py)
         self.settings = settings
         self.files = ProjectFiles(self.root)
         self.text = TextIndex(self.files, settings)
@@ -88,7 +88,7 @@ class ProjectIndex:
         self.imports.prepare()
 
     def view(self, path: str) -> ProjectView:
-        return ProjectView(self, str(Path(path).resolve()))
+        return ProjectView(self, os.path.realpath(path))
 
     # -- cached results kept true ------------------------------------------------------------
     def use_records(self, cache: Any) -> None:
@@ -96,7 +96,7 @@ class ProjectIndex:
         (:mod:`dllint.project.records`), reading only the files changed since."""
         from dllint.project.records import FileRecords
 
-        self.files.records = FileRecords(str(self.root), cache)
+        self.files.records = FileRecords(self.root, cache)
         self.imports.lazy_searches = 0  # every file's imports are in the records: no search of the bytes
         # which files bind a key: from the records, not every file's bindings
         self.imports.keyed_files = lambda key: self.text.keyed_files(key, self.imports.bindings)
@@ -127,15 +127,16 @@ class ProjectIndex:
         asked = [(path, deps) for path, deps in cache.entries_deps() if deps.asks_callers()]
         if not asked:
             return  # nothing to keep true; the files' stat is taken when such findings are stored
-        before, now = cache.meta(self._meta_key()), self.files.stat_table()
+        before, now = cache.meta(self._meta_key()), self.files.packed_stat_table()
         if before == now:
             return
         cache.put_meta(self._meta_key(), now)
-        if not isinstance(before, dict):
+        moved = moved_since(before, self.files.stat_table())
+        if moved is None:  # no table (or not one this version wrote): every such finding goes
             for path, _ in asked:
                 cache.drop(path)
             return
-        changed = {p: self.text.read(p) for p, st in now.items() if before.get(p) != st}
+        changed = {p: self.text.read(p) for p in moved}
         for path, deps in asked:
             if _named_anew(path, deps, changed) or self._loader_classes_changed(deps):
                 cache.drop(path)
@@ -149,8 +150,8 @@ class ProjectIndex:
         "who names X" are stored (what the next run's :meth:`reconcile` compares with). The
         table is the one taken before the project's files were read (the joined text, or
         :meth:`reconcile`): a file saved during the run then differs from it next run."""
-        if any(deps.asks_callers() for deps in deps_stored) and cache.meta(self._meta_key()) != self.files.stat_table():
-            cache.put_meta(self._meta_key(), self.files.stat_table())
+        if any(deps.asks_callers() for deps in deps_stored) and cache.meta(self._meta_key()) != self.files.packed_stat_table():
+            cache.put_meta(self._meta_key(), self.files.packed_stat_table())
         if self.files.records is not None:
             if self.files.records.loaded:
                 self.files.records.save(cache, self.files.paths())

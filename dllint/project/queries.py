@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from dllint.facts.flow.records import Copies, Effects, FunctionSummary, LoaderSummary
 from dllint.facts.flow.targets import Target
@@ -270,15 +270,15 @@ class CrossFileQueries:
         return False
 
 
-@dataclass
 class _Question:
     """One question asked across files (:meth:`CrossFileQueries.target_reaches`): the summary flag
     looked for, the asking lint's deps, the asking file, and the functions already looked at."""
 
-    flag: str
-    deps: Deps
-    origin: str
-    seen: set[tuple[str, str]] = field(default_factory=set)
+    __slots__ = ("flag", "deps", "origin", "seen")
+
+    def __init__(self, flag: str, deps: Deps, origin: str) -> None:
+        self.flag, self.deps, self.origin = flag, deps, origin
+        self.seen: set[tuple[str, str]] = set()
 
 
 @functools.lru_cache(maxsize=256)

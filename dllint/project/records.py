@@ -17,6 +17,7 @@ from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 from dllint.project.class_text import ClassText
+from dllint.project.files import moved_between
 from dllint.project.imports import ImportBinding, binding_key
 from dllint.project.side_file import Row, SideFile, decoded, encoded, row_line, written
 
@@ -97,7 +98,7 @@ class FileRecords:
         self._read: SideFile | None = None
         self._known: dict[str, FileRecord] = {}  # decoded
         self._union: ClassText | None = None  # every row's class text
-        self._union_text: str | None = None  # the union as stored, until first asked for
+        self._union_stored = False  # the side file read holds the union, not read until first asked for
         self._names: bytes | None = None  # " name name ... ": the union's names and aliases (see class_names)
         self._loaders: dict[str, tuple[frozenset[bytes], str]] = {}  # seeds -> the union's loader names, digest
         self._keys: dict[str, list[str]] | None = None  # import key -> the files binding it, in path order
@@ -130,9 +131,12 @@ class FileRecords:
     def moved(self, table: dict[str, list[int]]) -> list[str]:
         """The files of a stat table whose row was read at another stat, or that have none."""
         self._ensure_loaded()
-        stats = self._read.stats if self._read is not None else {}
-        rows, stored = self._rows, self._stored
-        return [p for p, stat in table.items() if (rows[p][:3] if p in rows else stats[p] if p in stored else None) != stat]
+        read, rows, stored = self._read, self._rows, self._stored
+        if read is None:
+            return [p for p, stat in table.items() if p not in rows or rows[p][:3] != stat]
+        if not rows and len(stored) == len(read.paths):  # every row as read
+            return moved_between(read.paths, read.stats, table)
+        return [p for p, stat in table.items() if (rows[p][:3] if p in rows else read.stat(stored[p]) if p in stored else None) != stat]
 
     def put(self, path: str, record: FileRecord) -> None:
         self._ensure_loaded()
@@ -173,26 +177,29 @@ class FileRecords:
             self.forget(path)
 
     def adders(self, paths: list[str]) -> list[str]:
-        """Those of ``paths`` whose row says they name ``sys.path`` or ``addsitedir``."""
-        return [path for path in paths if self._adds(path)]
+        """Those of ``paths`` whose row says they name ``sys.path`` or ``addsitedir`` (found from
+        the few rows that do: asking each of 4,853 files cost 2 ms)."""
+        found = {path for path, row in self._rows.items() if row[6] is True}
+        if self._read is not None:
+            adds, names, stored = self._read.adds, self._read.paths, self._stored
+            at = adds.find("1")
+            while at != -1:
+                if stored.get(names[at]) == at:  # (a row replaced since says for itself)
+                    found.add(names[at])
+                at = adds.find("1", at + 1)
+        return [path for path in paths if path in found]
 
     def _stat(self, path: str) -> list[int] | None:
         row = self._rows.get(path)
         if row is not None:
             return row[:3]
-        return self._read.stats.get(path) if self._read is not None and path in self._stored else None
-
-    def _adds(self, path: str) -> bool:
-        row = self._rows.get(path)
-        if row is not None:
-            return row[6] is True
-        return self._read is not None and path in self._stored and self._read.adds[self._stored[path]] == "1"
+        return self._read.stat(self._stored[path]) if self._read is not None and path in self._stored else None
 
     def _row(self, path: str) -> list[Any] | None:
         """``path``'s row, decoded from the side file when first asked for."""
         row = self._rows.get(path)
         if row is None and self._read is not None and path in self._stored:
-            row = self._rows[path] = self._read.row(path, self._stored.pop(path))
+            row = self._rows[path] = self._read.row(self._stored.pop(path))
         return row
 
     # -- what every file's rows say ---------------------------------------------------------
@@ -202,12 +209,14 @@ class FileRecords:
         return self._decoded_union()
 
     def _decoded_union(self) -> ClassText | None:
-        if self._union is None and self._union_text is not None:
-            self._union, self._union_text = ClassText.from_text(self._union_text), None
+        if self._union is None and self._union_stored and self._read is not None:
+            stored = self._read.section("union")
+            text = _json_str(stored) if stored is not None else None
+            self._union, self._union_stored = ClassText.from_text(text) if text is not None else None, False
         return self._union
 
     def set_union(self, union: ClassText) -> None:
-        self._union, self._union_text, self._rebuilt = union, None, True
+        self._union, self._union_stored, self._rebuilt = union, False, True
         self._names, self._loaders = None, {}
 
     def class_names(self) -> bytes | None:
@@ -287,20 +296,19 @@ class FileRecords:
     def _load(self, cache: Cache) -> None:
         """The records a previous run saved (none, when the side file is not one)."""
         self._cache = None
-        found = SideFile.read(cache.side_bytes(self.name))
+        found = SideFile.read(cache.side_reader(self.name))
         if found is None:
             return
         self._read = found
         self._stored = {path: i for i, path in enumerate(found.paths) if path not in self._rows}
-        if self._rows or found.section("keys") is None:
+        if self._rows or not found.has_section("keys"):
             return  # rows replaced before the load: what was read from every row may not hold
-        union = found.section("union")
-        self._union_text = _json_str(union) if union is not None else None
+        self._union_stored = found.has_section("union")  # (its megabyte read only when a class text changed)
         keys = found.section("keys")
         if keys is None or keys[:1] not in (b"", b"\n"):
             return
         self._keys, self._stored_keys = {}, keys
-        if self._union_text is not None:
+        if self._union_stored:
             self._names = found.section("names")
             self._loaders = _loaders(found.section("loaders"))
 
@@ -341,11 +349,13 @@ class FileRecords:
     def _written(self, kept: list[str], sections: dict[str, bytes]) -> bytes:
         """The side file of the rows of ``kept``: a row never decoded as it was read."""
         rows: list[Row] = []
+        if self._read is not None and self._stored:
+            self._read.load_rows()  # (one read of the rows never decoded, not one each)
         for path in kept:
             row = self._rows.get(path)
             if row is None:
                 assert self._read is not None
-                rows.append(self._read.kept(path, self._stored[path]))
+                rows.append(self._read.kept(self._stored[path]))
             else:
                 rows.append(Row(row_line(row[3], row[4], row[5]), row[:3], row[6] is True))
         return written(kept, rows, sections)

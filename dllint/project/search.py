@@ -10,7 +10,6 @@ text (they change on every keystroke) and searched on their own."""
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
 from typing import Callable
 
 from dllint.config import Settings
@@ -27,17 +26,17 @@ from dllint.project.records import FileRecord, FileRecords, content_digest
 _Joined = tuple[bytes, list[int], list[str], list[str]]  # (joined bytes, starts, their paths, files kept apart)
 
 
-@dataclass
 class _Union:
     """The class text of the joined text and of the files kept apart (open buffers), and what
     was read from it: kept while the joined text and those files' class texts are the same
     (a keystroke that changes no class header rebuilds none of it)."""
 
-    hay: bytes
-    apart: list[ClassText]
-    classes: ClassText
-    names: frozenset[bytes] | None = None  # see TextIndex.class_names
-    loaders: tuple[frozenset[bytes], str] | None = None  # see TextIndex.loader_class_names
+    __slots__ = ("hay", "apart", "classes", "names", "loaders")
+
+    def __init__(self, hay: bytes, apart: list[ClassText], classes: ClassText) -> None:
+        self.hay, self.apart, self.classes = hay, apart, classes
+        self.names: frozenset[bytes] | None = None  # see TextIndex.class_names
+        self.loaders: tuple[frozenset[bytes], str] | None = None  # see TextIndex.loader_class_names
 
 
 class TextIndex:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from dataclasses import dataclass
 
 from dllint.config import Settings
 from dllint.facts.flow.records import FileSummary
@@ -21,11 +20,13 @@ from dllint.project.search import TextIndex
 from dllint.project.sources import python_text
 
 
-@dataclass
 class _Entry:
-    stat: tuple[int, int]
-    summary: FileSummary | None  # summarized when first asked for
-    digest: str  # the file's content digest (what dependents record)
+    __slots__ = ("stat", "summary", "digest")
+
+    def __init__(self, stat: tuple[int, int], summary: FileSummary | None, digest: str) -> None:
+        self.stat = stat
+        self.summary = summary  # summarized when first asked for
+        self.digest = digest  # the file's content digest (what dependents record)
 
 
 class Summaries:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping
 
 from dllint.facts.flow.model import admitted
@@ -32,16 +32,17 @@ if TYPE_CHECKING:
     from dllint.project.index import ProjectIndex
 
 
-@dataclass
 class ProjectView(NullProject):
     """What one file's facts see of the project (``facts.project``). Every summary it reads
     is recorded in ``deps`` (a :class:`~dllint.deps.SummaryDep`: path and digest): the file's
     findings depend on them."""
 
-    index: ProjectIndex
-    path: str
-    deps: Deps = field(default_factory=Deps)
     summarizing = False
+
+    def __init__(self, index: ProjectIndex, path: str, deps: Deps | None = None) -> None:
+        self.index = index
+        self.path = path
+        self.deps = Deps() if deps is None else deps
 
     def _imports(self, facts: FileFacts) -> dict[str, str]:
         table = getattr(facts, "_project_imports", None)
