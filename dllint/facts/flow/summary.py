@@ -35,7 +35,7 @@ from dllint.facts.loaders import constant_dicts
 from dllint.facts.rebuilt import rebuilt_at
 from dllint.facts.flow.effects import dict_entry_effects, effects_of, element_effects, used_as_dict
 from dllint.facts.flow.queries import NullProject
-from dllint.facts.flow.records import CallSummary, Deferred, Effects, FileSummary, FunctionSummary, LoaderSummary, Returned
+from dllint.facts.flow.records import CallSummary, ClassSummary, Deferred, Effects, FileSummary, FunctionSummary, LoaderSummary, Returned
 from dllint.facts.flow.syntax import call_shape, constant_args
 from dllint.facts.flow.targets import Target, call_target, project_imports, target_text
 from dllint.facts.flow.worker_side import MAX_ONWARD, class_summary, worker_side
@@ -77,7 +77,7 @@ def summarize(
     analysis = source.analysis(tree)
     summary = FileSummary(imports=analysis.context.imports, set_epoch="set_epoch" in text,
                           calls=lambda last: source.calls(last, summary.set_epoch))
-    summary.classes = {name: class_summary(analysis.facts, node) for name, node in analysis.classes.items()}
+    summary.classes = Deferred(dict.fromkeys(analysis.classes), source.class_summary)
     summary.functions = Deferred(dict.fromkeys(analysis.functions), source.function)
     _loaders_over_imports(analysis.facts, analysis.context, summary)
     return summary
@@ -139,6 +139,11 @@ class _Source:
         except Exception:  # noqa: BLE001 - see the docstring
             args = node.args
             return FunctionSummary([a.arg for a in [*args.posonlyargs, *args.args]], [a.arg for a in args.kwonlyargs], method, {})
+
+    def class_summary(self, name: str) -> ClassSummary:
+        """One module-level class's summary."""
+        analysis = self.analysis()
+        return class_summary(analysis.facts, analysis.classes[name])
 
     def calls(self, last: str | None, set_epoch: bool) -> list[CallSummary]:
         """The file's calls into other modules (named ``last``), as :func:`_calls_into_modules`."""
