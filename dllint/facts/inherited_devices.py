@@ -45,11 +45,12 @@ def stored_devices(facts: FileFacts, cls: ast.ClassDef, kind_of: KindOf) -> dict
     if id(cls) in memo:
         return memo[id(cls)]
     found: dict[str, str] = memo.setdefault(id(cls), {})  # (a method reading its own class's store while it is read)
+    stores = _attribute_stores_by_function(facts)
     for method in cls.body:
         receiver = method_receiver(method)
         if receiver is None or not isinstance(method, FUNCTIONS):
             continue
-        for node in ast.walk(method):
+        for node in stores.get(id(method), ()):
             for target in _targets(node):
                 if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == receiver):
                     continue
@@ -166,6 +167,26 @@ def _instance_class(facts: FileFacts, expr: ast.Attribute, scope: Scope) -> ast.
     if method_receiver(method) != expr.value.id or len(scope.bindings.get(expr.value.id, ())) != 1:
         return None
     return cls
+
+
+def _attribute_stores_by_function(facts: FileFacts) -> dict[int, list[ast.AST]]:
+    """The file's assignments to an attribute of a name, by each function they lie in (nested
+    functions' too, in the order of the file's walk): found once per file, where a walk of each
+    method of each class asked about cost more than the file's walk."""
+    found: dict[int, list[ast.AST]] | None = facts.__dict__.get("_attribute_stores_by_function")
+    if found is None:
+        found = facts.__dict__["_attribute_stores_by_function"] = {}
+        parents = facts.scopes.parents
+        assignments = (ast.Assign, ast.AugAssign, ast.AnnAssign)
+        for node in facts.nodes:
+            if node.__class__ not in assignments or not any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) for t in _targets(node)):
+                continue
+            current = parents.get(node)
+            while current is not None:
+                if isinstance(current, FUNCTIONS):
+                    found.setdefault(id(current), []).append(node)
+                current = parents.get(current)
+    return found
 
 
 def _targets(node: ast.AST) -> list[ast.expr]:

@@ -347,7 +347,7 @@ def constructions(facts: FileFacts, init: ast.FunctionDef | ast.AsyncFunctionDef
     other than by calling it (handed on, a base class, ``isinstance``), or one that builds
     itself (``cls(...)``, ``type(self)(...)``: a classmethod's own arguments)."""
     cls = facts.scopes.parents.get(init)
-    if init.name != "__init__" or not isinstance(cls, ast.ClassDef) or cls.decorator_list or _builds_itself(cls):
+    if init.name != "__init__" or not isinstance(cls, ast.ClassDef) or cls.decorator_list or _builds_itself(facts, cls):
         return None
     owner = facts.scopes.scope_of(cls)
     bound = facts.scopes.lookup(cls.name, owner)
@@ -357,18 +357,24 @@ def constructions(facts: FileFacts, init: ast.FunctionDef | ast.AsyncFunctionDef
     return ProjectCalls(init, here, other_callers(facts, cls), bound=1)
 
 
-def _builds_itself(cls: ast.ClassDef) -> bool:
+def _builds_itself(facts: FileFacts, cls: ast.ClassDef) -> bool:
     """A method of ``cls`` constructs an instance of its own (sub)class: ``cls(...)``,
     ``type(self)(...)``, ``self.__class__(...)``, whose arguments no call of the name shows."""
-    for node in ast.walk(cls):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Name) and func.id == "cls" or isinstance(func, ast.Attribute) and func.attr == "__class__":
-            return True
-        if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type":
-            return True
-    return False
+    return any(facts.contains(cls, call) for call in _self_constructions(facts))
+
+
+def _self_constructions(facts: FileFacts) -> list[ast.Call]:
+    """The file's calls that construct an instance of the class they are in, found once per
+    file among its calls (a walk of each class asked about cost more than the file's walk)."""
+    found: list[ast.Call] | None = facts.__dict__.get("_self_constructions")
+    if found is None:
+        found = facts.__dict__["_self_constructions"] = [
+            call for call in facts.calls
+            if isinstance(call.func, ast.Name) and call.func.id == "cls"
+            or isinstance(call.func, ast.Attribute) and call.func.attr == "__class__"
+            or isinstance(call.func, ast.Call) and isinstance(call.func.func, ast.Name) and call.func.func.id == "type"
+        ]
+    return found
 
 
 def function_calls(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef) -> ProjectCalls:

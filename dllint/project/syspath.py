@@ -17,6 +17,8 @@ import ast
 import os
 from typing import Union
 
+from dllint.facts.walk import walk_with_parents
+
 MAX_ADDITIONS = 16
 _PathValue = Union[str, None]
 _INSERTERS = ("insert", "append")
@@ -36,24 +38,33 @@ def path_additions(path: str, data: bytes) -> list[str]:
 class _Reader:
     def __init__(self, path: str, tree: ast.Module) -> None:
         self.file = os.path.abspath(path)
-        self.tree = tree
         self.names: dict[str, ast.expr] = {}
         self.helpers: dict[str, str] = {}  # function name -> its parameter that it adds to sys.path
-        for node in ast.walk(tree):
+        # one walk (ast.walk's order) and the nodes that add to sys.path, with what they add
+        self.nodes, parents = walk_with_parents(tree)
+        self.added: dict[int, ast.expr] = {}
+        functions: list[int] = []
+        for index, node in enumerate(self.nodes):
+            added = _added_expression(node)
+            if added is not None:
+                self.added[index] = added
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 name = node.targets[0].id
                 self.names[name] = node.value if name not in self.names else ast.Constant(None)  # bound twice: unknown
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                params = [a.arg for a in node.args.args]
-                for inner in ast.walk(node):
-                    added = _added_expression(inner)
-                    if isinstance(added, ast.Name) and added.id in params:
-                        self.helpers[node.name] = added.id
+                functions.append(index)
+        for index in functions:
+            function = self.nodes[index]
+            assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+            params = [a.arg for a in function.args.args]
+            for inner, added in self.added.items():
+                if isinstance(added, ast.Name) and added.id in params and _inside(parents, inner, index):
+                    self.helpers[function.name] = added.id
 
     def additions(self) -> list[str]:
         found: list[str] = []
-        for node in ast.walk(self.tree):
-            added = _added_expression(node)
+        for index, node in enumerate(self.nodes):
+            added = self.added.get(index)
             if added is None and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.helpers:
                 added = node.args[0] if node.args else None
             value = self.value(added, 0) if added is not None else None
@@ -108,6 +119,15 @@ class _Reader:
         if name == "join" and values:
             return os.path.join(*values)
         return None
+
+
+def _inside(parents: list[int], index: int, ancestor: int) -> bool:
+    """Node ``index`` of a :func:`walk_with_parents` list is node ``ancestor`` or lies inside it."""
+    while index >= 0:
+        if index == ancestor:
+            return True
+        index = parents[index]
+    return False
 
 
 def _added_expression(node: ast.AST) -> ast.expr | None:

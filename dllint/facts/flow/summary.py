@@ -339,11 +339,21 @@ def _constant_arguments(loader: LoaderCall) -> dict[str, bool | int | float | st
 
 def _set_epoch_on(facts: FileFacts, function: ast.AST, name: str) -> bool:
     """``name.set_epoch(...)`` or ``name.sampler.set_epoch(...)`` in ``function``."""
-    for node in ast.walk(function):
-        if isinstance(node, ast.Attribute) and node.attr == "set_epoch":
-            root = node.value
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if isinstance(root, ast.Name) and root.id == name:
-                return True
-    return False
+    return any(root == name and facts.contains(function, node) for node, root in _set_epoch_attributes(facts))
+
+
+def _set_epoch_attributes(facts: FileFacts) -> list[tuple[ast.Attribute, str]]:
+    """The file's ``X....set_epoch`` attributes with the name ``X`` they start from, found once
+    per file (a walk of each function asked about cost more than the file's walk)."""
+    found: list[tuple[ast.Attribute, str]] | None = facts.__dict__.get("_set_epoch_attributes")
+    if found is None:
+        found = facts.__dict__["_set_epoch_attributes"] = []
+        if "set_epoch" in facts.source:
+            for node in facts.nodes:
+                if isinstance(node, ast.Attribute) and node.attr == "set_epoch":
+                    root = node.value
+                    while isinstance(root, ast.Attribute):
+                        root = root.value
+                    if isinstance(root, ast.Name):
+                        found.append((node, root.id))
+    return found
