@@ -2293,6 +2293,22 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      'collate_ddpm is defined in the notebook and is the collate_fn of a 4/8-worker loader'),
     ('fastai+course22p2', 'nbs/23_karras.ipynb:cell 17:2', 'DL106', T, '',
      'collate_ddpm is defined in the notebook and is the collate_fn of a 4/8-worker loader'),
+    # found once names bound by project star imports resolve (L3): `from miniai.imports import *` binds torch's
+    # DataLoader (miniai/imports.py imports it and defines no __all__)
+    ('fastai+course22p2', 'nbs/30_lsun_diffusion-latents.ipynb:cell 12:1', 'DL106', T, '',
+     'ImagesDS is defined in the notebook (cell 10), the dataset of DataLoader(ds, num_workers=fc.defaults.cpus)'),
+    ('fastai+course22p2', 'nbs/30_lsun_diffusion-latents.ipynb:cell 13:1', 'DL201', D, '',
+     'two passes of a cpus-worker loader: a one-batch peek (next(iter(dl)), cell 12) and the encoding pass (cell 24): one restart'),
+    ('fastai+course22p2', 'nbs/30_lsun_diffusion-latents.ipynb:cell 13:1', 'DL206', T, '',
+     'every batch of the encoding pass is copied with b.cuda() (cell 24)'),
+    ('fastai+course22p2', 'nbs/31_imgnet_latents-widish.ipynb:cell 9:1', 'DL106', T, '',
+     'ImagesDS is defined in the notebook (cell 8), the dataset of DataLoader(ds, num_workers=fc.defaults.cpus)'),
+    ('fastai+course22p2', 'nbs/31_imgnet_latents-widish.ipynb:cell 9:2', 'DL201', D, '',
+     'two passes of a cpus-worker loader: a one-batch peek (cell 10) and the encoding pass over ImageNet (cell 13): one restart'),
+    ('fastai+course22p2', 'nbs/31_imgnet_latents-widish.ipynb:cell 9:2', 'DL206', T, '',
+     'every batch of the encoding pass is copied with xb.cuda() (cell 13)'),
+    ('fastai+course22p2', 'nbs/consistency.ipynb:cell 13:2', 'DL106', T, '',
+     'collate_consistency is defined in the notebook and is the collate_fn of an 8-worker DataLoader (dl_consistency)'),
     # --- ethen8181/machine-learning
     ('ethen8181+machine-learning', 'deep_learning/contrastive/clip/clip/utils.py:109', 'DL201', T, '',
      'Config.num_workers=4; trainer.fit(max_epochs=4) in main.py re-iterates train and val loaders'),

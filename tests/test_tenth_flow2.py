@@ -107,6 +107,19 @@ def test_k15_a_loader_another_modules_loop_rebuilds_every_pass_is_dl204_where_it
     assert {found[:3] for found in project_findings(root, "DL201")} == {("data_loader.py", 18, 12)}
 
 
+def test_l3_a_module_alias_bound_through_two_star_imports_is_resolved():
+    """bat67's semantic segmentation script: ``from nets import *``, nets does ``from blocks import
+    *``, blocks does ``import torch.utils.data as data``: ``data.DataLoader`` is torch's (DL201 with
+    its fix, DL101 at the module-level epoch loop). A file binding ``data`` itself, a module whose
+    ``__all__`` leaves ``data`` out: silent (fixtures/project/l3_star_chain)."""
+    root = FIXTURES / "project" / "l3_star_chain"
+    assert project_findings(root, "DL201") == {("main.py", 8, 10, RESTART, SAFE)}
+    assert project_findings(root, "DL101") == {
+        ("main.py", 10, 1, "module-level code starts worker processes without an `if __name__ == \"__main__\":` guard:"
+         " spawn workers re-run it", ("unsafe", "Move the script's statements under `if __name__ == \"__main__\":`")),
+    }
+
+
 # -- K12: fit of the project's own subclass; a static method inherited across modules ---------
 def test_k12_a_method_called_on_the_construction_itself_is_followed():
     """``MyEnsemble(...).fit(train_loader, epochs=3, test_loader=valid_loader)``, ``fit`` the

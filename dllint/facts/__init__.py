@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from dllint.facts.argparse_defaults import ArgparseDefaults
-from dllint.facts.imports import build_import_table, dotted_name, qualified_name
+from dllint.facts.imports import build_import_table, dotted_name, has_star_import, qualified_name, unbound_reads
 from dllint.facts.loaders import LOADER_QUALNAMES, LoaderCall, collect_loader_calls, collect_loader_settings, mentions_pin_memory
 from dllint.facts.scopes import Binding, Scope, ScopeTable
 from dllint.facts.values import Value, default_callee, defaults_of, resolve
@@ -107,9 +107,32 @@ class FileFacts:
             elif cls is ClassDef:
                 class_nodes.append(node)  # type: ignore[arg-type]
         self.calls = calls
+        self._star_bound_loader_roots()
         self.classes = self._classify(class_nodes)
         self.main_guard = find_main_guard(self.tree)
         self.loader_calls = collect_loader_calls(self, calls)
+
+    def _star_bound_loader_roots(self) -> None:
+        """Add to the import table the names that project modules bind through this file's star
+        imports (L3: ``from nets import *``, nets ``from blocks import *``, blocks ``import
+        torch.utils.data as data``), asked only for the unbound roots of calls of a loader
+        class's name (``data.DataLoader(...)``, ``DataLoader(...)``): the only calls the answer
+        can change, and most files with a star import make none."""
+        if self.project is None or not has_star_import(self.nodes):
+            return
+        last_names = {q.rsplit(".", 1)[-1] for q in (*LOADER_QUALNAMES, *self.settings.extend_loader_classes)} | LIBRARY_LOADER_NAMES
+        roots = set()
+        for call in self.calls:  # ``data.DataLoader(...)``, or ``DataLoader(...)`` itself
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in last_names or isinstance(func, ast.Name) and func.id in last_names:
+                while isinstance(func, ast.Attribute):
+                    func = func.value
+                if isinstance(func, ast.Name) and func.id not in self.imports:
+                    roots.add(func.id)
+        wanted = roots & unbound_reads(self.nodes, self.imports) if roots else frozenset()
+        if wanted:
+            for name, dotted in self.project.star_imported(frozenset(wanted)).items():
+                self.imports.setdefault(name, dotted)
 
     @cached_property
     def argparse(self) -> ArgparseDefaults:

@@ -7,6 +7,7 @@ rules ask, at a fraction of the cost of a full qualified-name analysis.
 from __future__ import annotations
 
 import ast
+import builtins
 
 from dllint.facts.walk import walk
 
@@ -15,6 +16,7 @@ from dllint.facts.walk import walk
 # ``import torch`` in utils.py, and no ``__all__``): a file that uses one it never binds itself
 # can only have it from a star import, and the module a project binds under that name is it.
 STAR_BOUND_MODULES = ("torch",)
+BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 def build_import_table(tree: ast.Module, nodes: list[ast.AST] | None = None) -> dict[str, str]:
@@ -49,6 +51,29 @@ def build_import_table(tree: ast.Module, nodes: list[ast.AST] | None = None) -> 
         if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             table.pop(stmt.name, None)
     return table
+
+
+def has_star_import(nodes: list[ast.AST]) -> bool:
+    """The file has a ``from m import *``."""
+    ImportFrom = ast.ImportFrom
+    return any(node.__class__ is ImportFrom and any(a.name == "*" for a in node.names) for node in nodes)  # type: ignore[attr-defined]
+
+
+def unbound_reads(nodes: list[ast.AST], table: dict[str, str]) -> frozenset[str]:
+    """The names the file reads but binds nowhere (no import in ``table``, assignment,
+    parameter, loop or ``with`` target, ``def``/``class``, builtin): what a star import may bind."""
+    read: set[str] = set()
+    bound: set[str] = set(table)
+    for node in nodes:
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+    return frozenset(read - bound - BUILTIN_NAMES)
 
 
 def _bound_by_stars(nodes: list[ast.AST], table: dict[str, str]) -> set[str]:

@@ -23,6 +23,8 @@ from dllint.project import base as limits  # read at call time (tests lower them
 from dllint.deps import CallersDep, Deps, LoaderClassesDep, SummaryDep
 from dllint.project.search import callee_needle
 
+MAX_STARS = 3  # star imports followed from a file: its own, theirs, and theirs (bat67's main -> FusionNet -> Basic_blocks)
+
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.config_reads import ConfigRead
@@ -194,6 +196,37 @@ class ProjectView(NullProject):
         it may use it. Same-named definitions in files that do not import this one are others';
         a file that starts importing it invalidates the findings (see :meth:`ProjectIndex.reconcile`)."""
         return bool(self._importers(self.path, name))
+
+    def star_imported(self, names: frozenset[str]) -> dict[str, str]:
+        """Of ``names``, those bound by the imports of the project modules this file
+        star-imports (``from blocks import *`` where ``blocks`` has ``import torch.utils.data as
+        data``), through their own star imports up to MAX_STARS deep; the last star import
+        binding a name wins, as Python binds it. The modules read are recorded in ``deps``."""
+        found: dict[str, str] = {}
+        self._star_bindings(self.path, set(names), found, 0, {self.path})
+        return found
+
+    def _star_bindings(self, path: str, wanted: set[str], found: dict[str, str], depth: int, seen: set[str]) -> None:
+        stars = [b.target for b in self.index.imports.bindings(path) if b.local == "*"]
+        for star in reversed(stars):  # the last one binds first (it runs last); earlier ones only fill the rest
+            module = self.index.modules.resolve_module(path, star)
+            if module is None or module in seen or not wanted:
+                continue
+            seen.add(module)
+            summary = self.index.summaries.summary(module)
+            if summary is None:
+                continue
+            self.deps.add(SummaryDep(module, summary[1]))
+            if self.index.text.names(module, b"\n__all__"):
+                continue  # only what a module-level __all__ lists is bound (not read here): unknown
+            bindings = self.index.imports.bindings(module)
+            for binding in reversed(bindings):  # the module's last import of a name is what it holds
+                target = Target.parse(binding.target)
+                if binding.local in wanted and not binding.local.startswith("_") and target.level == 0:
+                    found[binding.local] = target.dotted  # (a relative import names a project module: left to resolve())
+                    wanted.discard(binding.local)
+            if depth + 1 < MAX_STARS:
+                self._star_bindings(module, wanted, found, depth + 1, seen)
 
     def calls_elsewhere(self, function: str, complete: bool = True) -> list[PassedArguments] | None:
         """What the calls of ``function`` (module-level, this file's) in other files pass. Every

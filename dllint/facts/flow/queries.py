@@ -91,6 +91,11 @@ class ProjectQueries(Protocol):
     def named_elsewhere(self, name: str) -> bool:
         """Another project file names ``name`` (a byte scan)."""
 
+    def star_imported(self, names: frozenset[str]) -> dict[str, str]:
+        """Of ``names`` (read in this file, bound nowhere in it), those that the project modules
+        it star-imports bind by importing a module or name, through their own star imports
+        too: name -> the dotted path imported (``data`` -> ``torch.utils.data``)."""
+
     def calls_elsewhere(self, function: str, complete: bool = True) -> list[PassedArguments] | None:
         """What each call of this file's module-level ``function`` in another project file
         passes; None when a file that names it makes no call the analysis reads (it may pass
@@ -157,6 +162,9 @@ class NullProject:
 
     def named_elsewhere(self, name: str) -> bool:
         return False
+
+    def star_imported(self, names: frozenset[str]) -> dict[str, str]:
+        return {}
 
     def calls_elsewhere(self, function: str, complete: bool = True) -> list[PassedArguments] | None:
         return []
