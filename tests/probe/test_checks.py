@@ -111,8 +111,10 @@ def test_factory_target_and_json_report(tmp_path, monkeypatch, assert_no_leftove
     monkeypatch.chdir(tmp_path)
     findings = [finding("DL201", module, line_of(module, "return DataLoader"))]
     report_path = tmp_path / "probe.json"
+    # no decision runs: the subject is the factory target and the saved report, not the block's decision
+    # (a decision pair timed under a loaded parallel run once read "keep yours" and took DL201 back)
     report = run_probe("loaders_for_probe:make_loader", [], findings, timeout=30, progress=False,
-                       report_path=str(report_path), settings=quick_settings())
+                       report_path=str(report_path), settings=checks_settings())
     # shown whole when it fails: the script's outcome and its stderr (a worker's traceback)
     assert findings[0].probe["verdict"] == "confirmed", "\n".join([report.script_outcome, *report.stderr_tail])
     saved = json.loads(report_path.read_text())
