@@ -22,11 +22,11 @@ if TYPE_CHECKING:
 
 
 def rebuilding_call(facts: FileFacts, loader: LoaderCall) -> tuple[str, str, ast.Call] | None:
-    """(the builder's name, the name of the function called, the call) where the function that builds ``loader`` is called
-    (in this file) inside a loop, directly or through functions that hand the loader back
-    (``load_data()`` returning what ``load_testing()`` built), and each call makes one pass
-    over the loader it builds: in the call (tenth audit K15: a nested ``run_epoch()`` the
-    epoch loop calls), or where the call hands it back inside the loop. None where the loader
+    """(the builder's name, the name of the function called, the call) where the function that
+    builds ``loader`` is called (in this file) inside a loop, directly or through functions
+    that hand the loader back (``load_data()`` returning what ``load_testing()`` built), and
+    each call makes one pass over the loader it builds: in the call (tenth audit K15: a nested
+    ``run_epoch()`` the epoch loop calls), or where the call hands it back inside the loop. None where the loader
     is built from what the loop rebinds (passed down the calls, or read from an enclosing
     scope), or where a function of the chain iterates it in a loop of its own (a whole
     training run per call)."""
