@@ -3445,7 +3445,8 @@ TENTH_SOURCES = (
     "amanchadha+coursera-gan-specialization", "kekmodel+FixMatch-pytorch", "jannerm+diffuser", "kzl+decision-transformer",
     "yhenon+pytorch-retinanet", "jfzhang95+pytorch-deeplab-xception", "kathrinse+TabSurvey", "seungwonpark+melgan",
     "dragen1860+Deep-Learning-with-PyTorch-Tutorials", "bat67+pytorch-tutorials-examples-and-books",
-    "GunhoChoi+PyTorch-FastCampus",
+    "GunhoChoi+PyTorch-FastCampus", "Lightning-AI+dl-fundamentals", "Fafa-DL+Lhy_Machine_Learning",
+    "hysts+pytorch_image_classification",
 )
 
 # Sources whose entry points were read for misses (the fourth set, all of it: a source with no finding
