@@ -3393,6 +3393,41 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
             (22, "DL206", "same, Variable(image, volatile=True).cuda()"),
         )
     ),
+    # === tenth set, added by issue 32's second course-repository top-up (untuned: main at 9eb15cb, judged before any
+    # change made for these code bases). B1... are this top-up's shapes (minimal forms in audit12-shapes.md).
+    # --- hysts/pytorch_image_classification (yacs configs: merge_from_file raises KeyError on a key the defaults lack)
+    *(
+        ("hysts+pytorch_image_classification", f"configs/{where}", "DL201", F, "B1",
+         "the train block's loader restarts its workers every epoch, but create_dataloader never reads a "
+         "persistent_workers key, and yacs' merge_from_file rejects a key config/defaults.py lacks (KeyError: "
+         "'Non-existent config key: train.dataloader.persistent_workers'): the offered config fix stops train.py "
+         "before training; the code site (datasets/dataloader.py:41) is reported too")
+        for where in (
+            "cifar/densenet.yaml:31", "cifar/pyramidnet.yaml:30", "cifar/resnet.yaml:29", "cifar/resnet_preact.yaml:32",
+            "cifar/resnext.yaml:30", "cifar/se_resnet_preact.yaml:33", "cifar/shake_shake.yaml:28", "cifar/vgg.yaml:29",
+            "cifar/wrn.yaml:30", "imagenet/densenet121.yaml:34", "imagenet/pyramidnet200.yaml:33",
+            "imagenet/resnet18.yaml:32", "imagenet/resnet34.yaml:32", "imagenet/resnet_preact_18.yaml:35",
+            "imagenet/resnext50_32x4d.yaml:33", "imagenet/vgg16.yaml:32",
+        )
+    ),
+    *(
+        ("hysts+pytorch_image_classification", f"configs/cifar/{name}.yaml:{line}", "DL206", T, "",
+         f"{what}.dataloader.pin_memory: False is what create_dataloader passes (2 workers); train.py copies "
+         f"data.to(device), device = torch.device(config.device), 'cuda' in the same file")
+        for name, train_line in (
+            ("densenet", 34), ("pyramidnet", 33), ("resnet", 32), ("resnet_preact", 35), ("resnext", 33),
+            ("se_resnet_preact", 36), ("shake_shake", 31), ("vgg", 32), ("wrn", 33),
+        )
+        for line, what in ((train_line, "train: every epoch, train()'s"), (train_line + 6, "validation: validate()'s"))
+    ),
+    ("hysts+pytorch_image_classification", "pytorch_image_classification/datasets/dataloader.py:25", "DL301", T, "",
+     "train DistributedSampler (dist initialized by train.py under config.train.distributed), wrapped in the "
+     "BatchSampler of the loader train() iterates every epoch; set_epoch is called nowhere in the repository"),
+    ("hysts+pytorch_image_classification", "pytorch_image_classification/datasets/dataloader.py:41", "DL201", D, "",
+     "the train loader (2 or 8 workers from the YAML) restarts its workers every epoch (train.py:424), but main "
+     "reseeds numpy with epoch_seeds[epoch] before each epoch and worker_init_fn seeds each new worker from the "
+     "inherited numpy state: with persistent workers the augmentation stays random, but a resumed run no longer "
+     "draws what an uninterrupted one did"),
 )
 
 # The fifth set's sources (real_world.py's FIFTH, by key).
@@ -3919,6 +3954,11 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
      "loop (:58-59)"),
     ("bat67+pytorch-tutorials-examples-and-books", "14.Semantic_Segmentation 语义分割/main.py:58", "DL101", "L3",
      "module-level `for i in range(epoch)` iterates that 2-worker loader, no main guard"),
+    # === tenth set, second course-repository top-up (untuned, main at 9eb15cb): misses B2... (audit12-shapes.md)
+    ("hysts+pytorch_image_classification", "pytorch_image_classification/datasets/dataloader.py:53", "DL201", "B2",
+     "val_loader (2 or 8 workers from the YAML's validation block), returned by create_dataloader (another module) "
+     "to train.py, which hands it to validate() once before training (val_first, :417) and every val_period (1) "
+     "epochs in the loop (:429); silent because of the call before the loop (without it, reported)"),
 )
 
 
