@@ -3428,6 +3428,111 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "reseeds numpy with epoch_seeds[epoch] before each epoch and worker_init_fn seeds each new worker from the "
      "inherited numpy state: with persistent workers the augmentation stays random, but a resumed run no longer "
      "draws what an uninterrupted one did"),
+    # --- Lightning-AI/dl-fundamentals (unit folders, each with its own copy of shared_utilities.py; notebooks import
+    # the copy beside them; the LLM notebooks redefine IMDBDataset after importing it: misses B4)
+    *(
+        ("Lightning-AI+dl-fundamentals", where, "DL000", T, "", "exercise cell left blank for the student (`lr=???`, "
+         "`def standardize(df, ...)`, `val_acc = # YOUR CODE`, `sch = `): not Python")
+        for where in (
+            "unit03-pytorch-training/exercises/1_banknotes/exercise_1_banknotes.ipynb:6",
+            "unit03-pytorch-training/exercises/2_standardization/exercise_2_standardization.ipynb:1",
+            "unit03-pytorch-training/exercises/2_standardization/exercise_2_standardization.ipynb:3",
+            "unit04-multilayer-nets/exercises/2_fashion-mnist/exercise_2_fashion-mnist.ipynb:5",
+            "unit06-dl-tips/exercises/1_cosine-with-warmup/exercise-1.ipynb:6",
+            "unit06-dl-tips/exercises/1_cosine-with-warmup/exercise-1.ipynb:50",
+        )
+    ),
+    ("Lightning-AI+dl-fundamentals", "unit04-multilayer-nets/4.4-dataloaders/4.4-dataloaders-part4-define-and-run.py:81",
+     "DL201", F, "L1", "the only iteration is `num_epochs = 1; for epoch in range(num_epochs):` (:111-112), and it breaks "
+     "after three batches: one partial pass, nothing restarts"),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit06-dl-tips/6.5-hparam-opt/6.5-part2-cli-simple/shared_utilities.py:{line}",
+         "DL201", T, "", f"CustomDataModule.{hook}, num_workers=2; mlp_cli.py's LightningCLI trains max_epochs 10, "
+         "validating every epoch")
+        for line, hook in ((149, "train_dataloader"), (159, "val_dataloader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit07-computer-vision/{folder}/shared_utilities.py:{line}", "DL201", F, "B3",
+         f"MnistDataModule.{hook}: num_workers=self.num_workers, stored by __init__ from a parameter defaulting to 0; "
+         f"{callers}")
+        for folder, callers in (
+            ("7.4-cnn-training", "its only constructor calls (7.4-part-1-mlp and 7.4-part-2-cnn: MnistDataModule("
+             "batch_size=64), MnistDataModule()) leave it at 0: no worker restarts"),
+            ("7.5-data-aug", "nothing in the folder constructs MnistDataModule (its notebooks use Cifar10DataModule): "
+             "the default 0 is the only evidence"),
+            ("7.6-transfer-learning", "nothing in the folder constructs MnistDataModule: the default 0 is the only "
+             "evidence"),
+        )
+        for line, hook in ((94, "train_dataloader"), (104, "val_dataloader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit07-computer-vision/{folder}/shared_utilities.py:{line}", "DL201", T, "",
+         f"Cifar10DataModule.{hook}, num_workers from the constructor: {callers} (Trainer max_epochs=50, validating "
+         "every epoch)")
+        for folder, lines, callers in (
+            ("7.4-cnn-training", (170, 180), "Cifar10DataModule(height_width=(128, 128), num_workers=4) in 7.4-part-4 "
+             "and 7.4-part-5"),
+            ("7.5-data-aug", (170, 180), "num_workers=4 in 7.5-part-3-resnet18-baseline (8 in the -viz notebook)"),
+            ("7.6-transfer-learning", (184, 194), "num_workers=4 in all three 7.6-part-3 notebooks"),
+        )
+        for line, hook in zip(lines, ("train_dataloader", "val_dataloader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit07-computer-vision/7.5-data-aug/7.5-part-3-resnet18-augmented.ipynb:{line}",
+         "DL201", T, "", f"the notebook's own Cifar10DataModule (cell 10).{hook}, constructed with num_workers=4 (cell "
+         "13), trainer.fit with max_epochs=50 (cell 14)")
+        for line, hook in ((38, "train_dataloader"), (48, "val_dataloader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit07-computer-vision/exercises/solution/local_utilities.py:{line}", "DL201",
+         T, "", f"TinyImageNetDataModule.{hook}; training.py constructs it with num_workers=4 and fits max_epochs=50 "
+         "per model")
+        for line, hook in ((201, "train_dataloader"), (210, "val_dataloader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"{nb}.ipynb:{line}", "DL201", T, "",
+         f"{which}, num_workers=4, trainer.fit(train_dataloaders=train_loader, val_dataloaders=val_loader) with "
+         "max_epochs=3")
+        for nb in (
+            "unit08-large-language-models/8.7-distilbert-finetuning/part2_distilbert-finetune-last-layers",
+            "unit08-large-language-models/8.7-distilbert-finetuning/part3_distilbert-finetuning-whole",
+            "unit08-large-language-models/exercises/solution/solution",
+            "unit09-performance/9.1-mixed-precision/part2-distilbert-example/1_distilbert-finetuning-whole",
+            "unit09-performance/9.1-mixed-precision/part2-distilbert-example/2_distilbert-finetuning-mixed-fp16",
+            "unit09-performance/9.1-mixed-precision/part2-distilbert-example/3_distilbert-finetuning-mixed-bfloat16",
+            "unit10-after-training/10.1-confidence-intervals/10.1-ci",
+        )
+        for line, which in ((5, "train_loader"), (12, "val_loader, validated every epoch"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit09-performance/9.5-batchsize-finder/batchsize.ipynb:{line}", "DL201", T, "",
+         f"the notebook's DataModule.{hook}, num_workers=4, trainer.fit(datamodule=dm) with max_epochs=3 (after "
+         "the batch-size tuner's own trial runs)")
+        for line, hook in ((13, "train_dataloader"), (23, "val_dataloader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit09-performance/{script}:{line}", "DL201", T, "",
+         f"{which}, num_workers=4, trainer.fit with max_epochs=3 (strategy ddp on four GPUs in 9.3)")
+        for script in ("9.3-multi-gpu/finetune-multigpu.py", "9.4-compile/compile.py")
+        for line, which in ((158, "train_loader"), (162, "val_loader, validated every epoch"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit10-after-training/10.2-fabric/fabric-llm.py:{line}", "DL201", T, "",
+         f"{which}, 4 workers, wrapped by fabric.setup_dataloaders (the same loader underneath) and iterated by "
+         "train() every epoch of num_epochs=3")
+        for line, which in ((115, "train_loader"), (123, "val_loader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit10-after-training/10.2-fabric/pytorch-llm.py:{line}", code, T, "", why)
+        for line, code, why in (
+            (113, "DL201", "train_loader, 4 workers, train() runs num_epochs=3"),
+            (113, "DL206", "4 workers, no pin_memory; batch[s].to(device) for each field, device 'cuda' if available"),
+            (121, "DL201", "val_loader, 4 workers, iterated by train() every epoch"),
+            (121, "DL206", "same, batch[s].to(device) in the validation pass"),
+            (128, "DL206", "test_loader, 2 workers, one pass with batch[s].to(device): multi-worker, so pinning runs in "
+             "the pin thread"),
+        )
+    ),
 )
 
 # The fifth set's sources (real_world.py's FIFTH, by key).
@@ -3959,6 +4064,25 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
      "val_loader (2 or 8 workers from the YAML's validation block), returned by create_dataloader (another module) "
      "to train.py, which hands it to validate() once before training (val_first, :417) and every val_period (1) "
      "epochs in the loop (:429); silent because of the call before the loop (without it, reported)"),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"{nb}.ipynb:{line}", "DL106", "B4",
+         "IMDBDataset is imported from local_dataset_utilities (cell 8) and then redefined by a notebook cell (class "
+         "IMDBDataset(Dataset) in the cell before the loaders): the notebook's class is the one constructed here for "
+         "a num_workers=4 loader; spawn workers cannot unpickle it (reported once the import line is removed)")
+        for nb, lines in (
+            ("unit08-large-language-models/8.7-distilbert-finetuning/part2_distilbert-finetune-last-layers", (1, 2, 3)),
+            ("unit08-large-language-models/8.7-distilbert-finetuning/part3_distilbert-finetuning-whole", (1, 2, 3)),
+            ("unit08-large-language-models/exercises/solution/solution", (1, 2, 3)),
+            ("unit09-performance/9.1-mixed-precision/part2-distilbert-example/1_distilbert-finetuning-whole", (1, 2, 3)),
+            ("unit09-performance/9.1-mixed-precision/part2-distilbert-example/2_distilbert-finetuning-mixed-fp16",
+             (1, 2, 3)),
+            ("unit09-performance/9.1-mixed-precision/part2-distilbert-example/3_distilbert-finetuning-mixed-bfloat16",
+             (1, 2, 3)),
+            ("unit09-performance/9.5-batchsize-finder/batchsize", (7, 8, 9)),
+            ("unit10-after-training/10.1-confidence-intervals/10.1-ci", (1, 2, 3)),
+        )
+        for line in lines
+    ),
 )
 
 
