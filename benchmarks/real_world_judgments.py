@@ -3533,6 +3533,111 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
              "the pin thread"),
         )
     ),
+    # --- Fafa-DL/Lhy_Machine_Learning (Hung-yi Lee's homework notebooks of 2021, 2022 and 2023: the students' copy
+    # and the TAs' copy of 2021 (助教作业范例) are the same code, and each year copies the last year's loader cells;
+    # `iterator.next()` in the 2021-2022 meta-learning notebooks fails on torch 2.13, not counted, as before)
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"2021 ML/{nb}.ipynb:{line}", code, T, "", why)
+        for nb in ("03 Self-Attention/作业HW3-4/HW3_CNN", "助教作业范例/HW03/HW03")
+        for line, code, why in (
+            (8, "DL102", "DatasetFolder(loader=lambda x: Image.open(x)) for train_set, whose loader has 2 (TAs' copy: 8) "
+             "workers: the lambda goes to the workers with the dataset"),
+            (9, "DL102", "same lambda for valid_set, loaded by the 2-worker (8) valid_loader"),
+            (14, "DL201", "train_loader, 2 (8) workers, the 80-epoch loop of cell 13 (do_semi = False: never rebound)"),
+            (15, "DL201", "valid_loader, 2 (8) workers, validated every epoch"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"{nb}.ipynb:{where}", code, T, "", why)
+        for nb, shift in (
+            ("2021 ML/03 Self-Attention/作业HW3-4/ML2021_HW4", 0), ("2021 ML/助教作业范例/HW04/HW04", 0),
+            ("2022 ML/04 Sequence as input/hw04", -1), ("2023 ML/作业/HW4 Self attention/ML2023_hw04", -1),
+        )
+        for where, code, why in (
+            ("cell 8:18", "DL106", "myDataset, a notebook class, built in get_dataloader for loaders of n_workers=8 "
+             "(parse_args' dict, main(**parse_args()))"),
+            ("cell 8:25", "DL201", "train_loader, 8 workers: `train_iterator = iter(train_loader)` renewed on StopIteration "
+             "across 70000 steps (about 44 passes), each renewal starting 8 workers"),
+            ("cell 8:32", "DL106", "collate_batch, a notebook function, as the train loader's collate_fn"),
+            ("cell 8:34", "DL201", "valid_loader, 8 workers, valid() every 2000 steps (35 passes)"),
+            ("cell 8:40", "DL106", "collate_batch as the valid loader's collate_fn"),
+            (f"cell {23 + shift}:32", "DL106", "InferenceDataset, a notebook class, for the 8-worker inference loader"),
+            (f"cell {23 + shift}:33", "DL206", "8 workers, no pin_memory; mels.to(device), device cuda if available"),
+            (f"cell {23 + shift}:39", "DL106", "inference_collate_batch, a notebook function, as its collate_fn"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"{nb}.ipynb:{line}", code, verdict, shape, why)
+        for nb in ("2021 ML/06 GAN/作业HW6/hw6_GAN", "2021 ML/助教作业范例/HW06/HW06", "2022 ML/06 Generation/ML_HW6")
+        for line in ((48,) if nb.startswith("2022") else (35,))
+        for code, verdict, shape, why in (
+            ("DL201", F, "L1", "the only epoch loop runs n_epoch times, and n_epoch = 1 (`n_epoch = 1 # 50`; 2022: "
+             "config['n_epoch'] = 1 in the config dict literal): one pass"),
+            ("DL206", T, "", "2 workers, no pin_memory; imgs = data.cuda() in the training loop"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"{nb}.ipynb:{line}", code, T, "", why)
+        for nb, cell in (
+            ("2021 ML/07 Self-Supervised Learning/作业HW7&8/HW08", 32), ("2021 ML/助教作业范例/HW08/HW08", 33),
+            ("2022 ML/08 Auto-encoder Anomaly Detection/ML2022Spring_HW8", 26),
+            ("2023 ML/作业/HW8 Auto-encoder/ML2023Spring_HW8", 25),
+        )
+        for line, code, why in (
+            (5, "DL106", "CustomTensorDataset, a notebook class, for the 1-worker test loader"),
+            (7, "DL206", "1 worker, no pin_memory; the evaluation loop copies the batch: data.float().cuda() (float() of "
+             "a float32 tensor is the tensor itself) and data[0].cuda() in the other branch"),
+        )
+        if code == "DL106" or cell in (32, 33)
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"2021 ML/{nb}.ipynb:{line}", code, verdict, shape, why)
+        for nb in ("12 Life-Long&Compression/作业HW13&HW14/hw13_Network_Compression", "助教作业范例/HW13/HW13")
+        for line, code, verdict, shape, why in (
+            (9, "DL102", F, "B5", "train_set's lambda reaches only the 2-worker train_loader, which is never iterated: "
+             "cell 19 sets do_semi = True and, under `if do_semi:`, rebinds train_loader to a ConcatDataset loader "
+             "without workers before the epoch loop"),
+            (10, "DL102", T, "", "valid_set's lambda, loaded by the 2-worker valid_loader every epoch"),
+            (15, "DL201", F, "B5", "this 2-worker train_loader is never iterated: `do_semi = True; if do_semi: "
+             "train_loader = DataLoader(concat_dataset, ...)` (no workers) runs before the 80-epoch loop"),
+            (16, "DL201", T, "", "valid_loader, 2 workers, validated every epoch of the 80"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"2021 ML/{nb}.ipynb:{line}", "DL201", verdict, "", why)
+        for nb in ("13 Meta Learning/作业HW15/ML2021_HW15_Meta_Learning", "助教作业范例/HW15/HW15")
+        for line, verdict, why in (
+            (3, T, "train_loader, num_workers default 2: get_meta_batch renews iter(train_loader) on StopIteration, "
+             "about once per epoch of the 30"),
+            (14, T, "val_loader, 2 workers, renewed the same way by every epoch's validation (120 of 131 batches "
+             "drawn per epoch)"),
+            (19, D, "test_loader, 2 workers: drawn once after training (6 steps x 20 tasks = 120 of the 131 batches that "
+             "the 659 character folders on disk make), so iter() is not renewed and one partial pass is made; the "
+             "renewal is in the code, and only the folder count on disk decides"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"{nb}.ipynb:{line}", "DL201", T, "", why)
+        for nb in ("2022 ML/15 Meta Learning/ML2022_HW15_Meta_Learning",
+                   "2023 ML/作业/HW15 Meta Learning/ML2023_HW15_Meta_Learning")
+        for line, why in (
+            (3, "train_loader, 2 workers, one batch (solver 'base': 5 tasks): get_meta_batch draws 32 tasks per step "
+             "and renews iter(train_loader) on every StopIteration, starting 2 workers each time, for 5 epochs"),
+            (16, "val_loader, same, 20 draws per epoch's validation"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"2022 ML/{where}", "DL000", T, "", why)
+        for where, why in (
+            ("05 Sequence to sequence/HW05.ipynb:14", "an `else:` with no `if` before it in cell 96: not Python"),
+            ("10 Attack/ML2022_hw10.ipynb:9", "a `for` whose body is only comments (the TODO left to the student)"),
+        )
+    ),
+    ("Fafa-DL+Lhy_Machine_Learning", "2023 ML/作业/HW6 Generative Model/hw6-diffusion-model.ipynb:50", "DL201", T, "",
+     "cycle(accelerator.prepare(dl)) is `while True: for data in dl: yield data`: 10000 steps x 16 images over the "
+     "71k faces is two passes and more, each starting cpu_count() workers anew"),
+    ("Fafa-DL+Lhy_Machine_Learning", "2023 ML/作业/HW6 Generative Model/hw6-diffusion-model.ipynb:50", "DL202", T, "",
+     "num_workers = cpu_count(), unbounded: every CPU of the machine, none left for the main process"),
 )
 
 # The fifth set's sources (real_world.py's FIFTH, by key).
@@ -4083,6 +4188,34 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
         )
         for line in lines
     ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"{nb}.ipynb:{line}", "DL106", "B6", why)
+        for nb, line, why in (
+            ("2021 ML/13 Meta Learning/作业HW15/ML2021_HW15_Meta_Learning", 31,
+             "Omniglot, a notebook class, split by random_split and handed in a tuple to the notebook's "
+             "dataloader_init, which builds the 2-worker train and val loaders from it"),
+            ("2021 ML/13 Meta Learning/作业HW15/ML2021_HW15_Meta_Learning", 32,
+             "test_set = Omniglot(...), handed in the same tuple to dataloader_init's 2-worker test loader"),
+            ("2021 ML/助教作业范例/HW15/HW15", 31, "the TAs' copy: the same as the students' line 31"),
+            ("2021 ML/助教作业范例/HW15/HW15", 32, "the TAs' copy: the same as the students' line 32"),
+            ("2022 ML/15 Meta Learning/ML2022_HW15_Meta_Learning", 9,
+             "Omniglot, a notebook class (solver 'base', the branch taken), split by random_split and handed to "
+             "dataloader_init's 2-worker loaders"),
+            ("2023 ML/作业/HW15 Meta Learning/ML2023_HW15_Meta_Learning", 9, "the same as 2022's line 9"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"{nb}.ipynb:{line}", "DL106", "B7",
+         "CrypkoDataset, a notebook class, built and returned by the notebook's get_dataset(); the returned dataset "
+         "feeds the 2-worker DataLoader: spawn workers cannot unpickle it")
+        for nb, line in (
+            ("2021 ML/06 GAN/作业HW6/hw6_GAN", 30), ("2021 ML/助教作业范例/HW06/HW06", 30),
+            ("2022 ML/06 Generation/ML_HW6", 27),
+        )
+    ),
+    ("Fafa-DL+Lhy_Machine_Learning", "2023 ML/作业/HW6 Generative Model/hw6-diffusion-model.ipynb:49", "DL106", "B8",
+     "`class Dataset(Dataset)` in cell 8 shadows torch's Dataset; Trainer builds self.ds = Dataset(folder, ...) for a "
+     "cpu_count()-worker loader: spawn workers cannot unpickle the notebook's class"),
 )
 
 
