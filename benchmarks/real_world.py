@@ -395,6 +395,16 @@ TENTH = (
          "course: numbered chapter folders of scripts, the MNIST loader copied into each", configs=True),
     Repo("GunhoChoi/PyTorch-FastCampus", "1e9ba63e9ccffa28637f9c441d6d5faf35696268",
          "course: FastCampus lecture notebooks, the MNIST loader cell copied chapter to chapter", configs=True),
+    # Added by issue 32's second course-repository top-up (untuned: main at 9eb15cb, judged before any change made
+    # for these code bases).
+    Repo("Lightning-AI/dl-fundamentals", "3074b8c8e993d5a5d7bfc55424d3feef191841c5",
+         "course: Deep Learning Fundamentals' unit folders, shared_utilities.py (loaders in a DataModule) copied into each",
+         configs=True),
+    Repo("Fafa-DL/Lhy_Machine_Learning", "20cc56196c89a4171c6f003a9cffcd162055893a",
+         "course: Hung-yi Lee's ML homework notebooks of 2021-2023, the sample code copied from year to year",
+         configs=True),
+    Repo("hysts/pytorch_image_classification", "993089a3a08b1955914641fa6e88b5ecbbf638af",
+         "recipe: image classification, loaders from a factory module, yacs configs, DDP", configs=True),
 )
 
 WANTED = (".py", ".ipynb")

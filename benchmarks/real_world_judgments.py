@@ -3409,6 +3409,251 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
             (22, "DL206", "same, Variable(image, volatile=True).cuda()"),
         )
     ),
+    # === tenth set, added by issue 32's second course-repository top-up (untuned: main at 9eb15cb, judged before any
+    # change made for these code bases). B1... are this top-up's shapes (minimal forms in audit12-shapes.md).
+    # --- hysts/pytorch_image_classification (yacs configs: merge_from_file raises KeyError on a key the defaults lack)
+    *(
+        ("hysts+pytorch_image_classification", f"configs/{where}", "DL201", F, "B1",
+         "the train block's loader restarts its workers every epoch, but create_dataloader never reads a "
+         "persistent_workers key, and yacs' merge_from_file rejects a key config/defaults.py lacks (KeyError: "
+         "'Non-existent config key: train.dataloader.persistent_workers'): the offered config fix stops train.py "
+         "before training; the code site (datasets/dataloader.py:41) is reported too")
+        for where in (
+            "cifar/densenet.yaml:31", "cifar/pyramidnet.yaml:30", "cifar/resnet.yaml:29", "cifar/resnet_preact.yaml:32",
+            "cifar/resnext.yaml:30", "cifar/se_resnet_preact.yaml:33", "cifar/shake_shake.yaml:28", "cifar/vgg.yaml:29",
+            "cifar/wrn.yaml:30", "imagenet/densenet121.yaml:34", "imagenet/pyramidnet200.yaml:33",
+            "imagenet/resnet18.yaml:32", "imagenet/resnet34.yaml:32", "imagenet/resnet_preact_18.yaml:35",
+            "imagenet/resnext50_32x4d.yaml:33", "imagenet/vgg16.yaml:32",
+        )
+    ),
+    *(
+        ("hysts+pytorch_image_classification", f"configs/cifar/{name}.yaml:{line}", "DL206", T, "",
+         f"{what}.dataloader.pin_memory: False is what create_dataloader passes (2 workers); train.py copies "
+         f"data.to(device), device = torch.device(config.device), 'cuda' in the same file")
+        for name, train_line in (
+            ("densenet", 34), ("pyramidnet", 33), ("resnet", 32), ("resnet_preact", 35), ("resnext", 33),
+            ("se_resnet_preact", 36), ("shake_shake", 31), ("vgg", 32), ("wrn", 33),
+        )
+        for line, what in ((train_line, "train: every epoch, train()'s"), (train_line + 6, "validation: validate()'s"))
+    ),
+    ("hysts+pytorch_image_classification", "pytorch_image_classification/datasets/dataloader.py:25", "DL301", T, "",
+     "train DistributedSampler (dist initialized by train.py under config.train.distributed), wrapped in the "
+     "BatchSampler of the loader train() iterates every epoch; set_epoch is called nowhere in the repository"),
+    ("hysts+pytorch_image_classification", "pytorch_image_classification/datasets/dataloader.py:41", "DL201", D, "",
+     "the train loader (2 or 8 workers from the YAML) restarts its workers every epoch (train.py:424), but main "
+     "reseeds numpy with epoch_seeds[epoch] before each epoch and worker_init_fn seeds each new worker from the "
+     "inherited numpy state: with persistent workers the augmentation stays random, but a resumed run no longer "
+     "draws what an uninterrupted one did"),
+    # --- Lightning-AI/dl-fundamentals (unit folders, each with its own copy of shared_utilities.py; notebooks import
+    # the copy beside them; the LLM notebooks redefine IMDBDataset after importing it: misses B4)
+    *(
+        ("Lightning-AI+dl-fundamentals", where, "DL000", T, "", "exercise cell left blank for the student (`lr=???`, "
+         "`def standardize(df, ...)`, `val_acc = # YOUR CODE`, `sch = `): not Python")
+        for where in (
+            "unit03-pytorch-training/exercises/1_banknotes/exercise_1_banknotes.ipynb:6",
+            "unit03-pytorch-training/exercises/2_standardization/exercise_2_standardization.ipynb:1",
+            "unit03-pytorch-training/exercises/2_standardization/exercise_2_standardization.ipynb:3",
+            "unit04-multilayer-nets/exercises/2_fashion-mnist/exercise_2_fashion-mnist.ipynb:5",
+            "unit06-dl-tips/exercises/1_cosine-with-warmup/exercise-1.ipynb:6",
+            "unit06-dl-tips/exercises/1_cosine-with-warmup/exercise-1.ipynb:50",
+        )
+    ),
+    ("Lightning-AI+dl-fundamentals", "unit04-multilayer-nets/4.4-dataloaders/4.4-dataloaders-part4-define-and-run.py:81",
+     "DL201", F, "L1", "the only iteration is `num_epochs = 1; for epoch in range(num_epochs):` (:111-112), and it breaks "
+     "after three batches: one partial pass, nothing restarts"),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit06-dl-tips/6.5-hparam-opt/6.5-part2-cli-simple/shared_utilities.py:{line}",
+         "DL201", T, "", f"CustomDataModule.{hook}, num_workers=2; mlp_cli.py's LightningCLI trains max_epochs 10, "
+         "validating every epoch")
+        for line, hook in ((149, "train_dataloader"), (159, "val_dataloader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit07-computer-vision/{folder}/shared_utilities.py:{line}", "DL201", F, "B3",
+         f"MnistDataModule.{hook}: num_workers=self.num_workers, stored by __init__ from a parameter defaulting to 0; "
+         f"{callers}")
+        for folder, callers in (
+            ("7.4-cnn-training", "its only constructor calls (7.4-part-1-mlp and 7.4-part-2-cnn: MnistDataModule("
+             "batch_size=64), MnistDataModule()) leave it at 0: no worker restarts"),
+            ("7.5-data-aug", "nothing in the folder constructs MnistDataModule (its notebooks use Cifar10DataModule): "
+             "the default 0 is the only evidence"),
+            ("7.6-transfer-learning", "nothing in the folder constructs MnistDataModule: the default 0 is the only "
+             "evidence"),
+        )
+        for line, hook in ((94, "train_dataloader"), (104, "val_dataloader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit07-computer-vision/{folder}/shared_utilities.py:{line}", "DL201", T, "",
+         f"Cifar10DataModule.{hook}, num_workers from the constructor: {callers} (Trainer max_epochs=50, validating "
+         "every epoch)")
+        for folder, lines, callers in (
+            ("7.4-cnn-training", (170, 180), "Cifar10DataModule(height_width=(128, 128), num_workers=4) in 7.4-part-4 "
+             "and 7.4-part-5"),
+            ("7.5-data-aug", (170, 180), "num_workers=4 in 7.5-part-3-resnet18-baseline (8 in the -viz notebook)"),
+            ("7.6-transfer-learning", (184, 194), "num_workers=4 in all three 7.6-part-3 notebooks"),
+        )
+        for line, hook in zip(lines, ("train_dataloader", "val_dataloader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit07-computer-vision/7.5-data-aug/7.5-part-3-resnet18-augmented.ipynb:{line}",
+         "DL201", T, "", f"the notebook's own Cifar10DataModule (cell 10).{hook}, constructed with num_workers=4 (cell "
+         "13), trainer.fit with max_epochs=50 (cell 14)")
+        for line, hook in ((38, "train_dataloader"), (48, "val_dataloader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit07-computer-vision/exercises/solution/local_utilities.py:{line}", "DL201",
+         T, "", f"TinyImageNetDataModule.{hook}; training.py constructs it with num_workers=4 and fits max_epochs=50 "
+         "per model")
+        for line, hook in ((201, "train_dataloader"), (210, "val_dataloader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"{nb}.ipynb:{line}", "DL201", T, "",
+         f"{which}, num_workers=4, trainer.fit(train_dataloaders=train_loader, val_dataloaders=val_loader) with "
+         "max_epochs=3")
+        for nb in (
+            "unit08-large-language-models/8.7-distilbert-finetuning/part2_distilbert-finetune-last-layers",
+            "unit08-large-language-models/8.7-distilbert-finetuning/part3_distilbert-finetuning-whole",
+            "unit08-large-language-models/exercises/solution/solution",
+            "unit09-performance/9.1-mixed-precision/part2-distilbert-example/1_distilbert-finetuning-whole",
+            "unit09-performance/9.1-mixed-precision/part2-distilbert-example/2_distilbert-finetuning-mixed-fp16",
+            "unit09-performance/9.1-mixed-precision/part2-distilbert-example/3_distilbert-finetuning-mixed-bfloat16",
+            "unit10-after-training/10.1-confidence-intervals/10.1-ci",
+        )
+        for line, which in ((5, "train_loader"), (12, "val_loader, validated every epoch"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit09-performance/9.5-batchsize-finder/batchsize.ipynb:{line}", "DL201", T, "",
+         f"the notebook's DataModule.{hook}, num_workers=4, trainer.fit(datamodule=dm) with max_epochs=3 (after "
+         "the batch-size tuner's own trial runs)")
+        for line, hook in ((13, "train_dataloader"), (23, "val_dataloader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit09-performance/{script}:{line}", "DL201", T, "",
+         f"{which}, num_workers=4, trainer.fit with max_epochs=3 (strategy ddp on four GPUs in 9.3)")
+        for script in ("9.3-multi-gpu/finetune-multigpu.py", "9.4-compile/compile.py")
+        for line, which in ((158, "train_loader"), (162, "val_loader, validated every epoch"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit10-after-training/10.2-fabric/fabric-llm.py:{line}", "DL201", T, "",
+         f"{which}, 4 workers, wrapped by fabric.setup_dataloaders (the same loader underneath) and iterated by "
+         "train() every epoch of num_epochs=3")
+        for line, which in ((115, "train_loader"), (123, "val_loader"))
+    ),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"unit10-after-training/10.2-fabric/pytorch-llm.py:{line}", code, T, "", why)
+        for line, code, why in (
+            (113, "DL201", "train_loader, 4 workers, train() runs num_epochs=3"),
+            (113, "DL206", "4 workers, no pin_memory; batch[s].to(device) for each field, device 'cuda' if available"),
+            (121, "DL201", "val_loader, 4 workers, iterated by train() every epoch"),
+            (121, "DL206", "same, batch[s].to(device) in the validation pass"),
+            (128, "DL206", "test_loader, 2 workers, one pass with batch[s].to(device): multi-worker, so pinning runs in "
+             "the pin thread"),
+        )
+    ),
+    # --- Fafa-DL/Lhy_Machine_Learning (Hung-yi Lee's homework notebooks of 2021, 2022 and 2023: the students' copy
+    # and the TAs' copy of 2021 (助教作业范例) are the same code, and each year copies the last year's loader cells;
+    # `iterator.next()` in the 2021-2022 meta-learning notebooks fails on torch 2.13, not counted, as before)
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"2021 ML/{nb}.ipynb:{line}", code, T, "", why)
+        for nb in ("03 Self-Attention/作业HW3-4/HW3_CNN", "助教作业范例/HW03/HW03")
+        for line, code, why in (
+            (8, "DL102", "DatasetFolder(loader=lambda x: Image.open(x)) for train_set, whose loader has 2 (TAs' copy: 8) "
+             "workers: the lambda goes to the workers with the dataset"),
+            (9, "DL102", "same lambda for valid_set, loaded by the 2-worker (8) valid_loader"),
+            (14, "DL201", "train_loader, 2 (8) workers, the 80-epoch loop of cell 13 (do_semi = False: never rebound)"),
+            (15, "DL201", "valid_loader, 2 (8) workers, validated every epoch"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"{nb}.ipynb:{where}", code, T, "", why)
+        for nb, shift in (
+            ("2021 ML/03 Self-Attention/作业HW3-4/ML2021_HW4", 0), ("2021 ML/助教作业范例/HW04/HW04", 0),
+            ("2022 ML/04 Sequence as input/hw04", -1), ("2023 ML/作业/HW4 Self attention/ML2023_hw04", -1),
+        )
+        for where, code, why in (
+            ("cell 8:18", "DL106", "myDataset, a notebook class, built in get_dataloader for loaders of n_workers=8 "
+             "(parse_args' dict, main(**parse_args()))"),
+            ("cell 8:25", "DL201", "train_loader, 8 workers: `train_iterator = iter(train_loader)` renewed on StopIteration "
+             "across 70000 steps (about 44 passes), each renewal starting 8 workers"),
+            ("cell 8:32", "DL106", "collate_batch, a notebook function, as the train loader's collate_fn"),
+            ("cell 8:34", "DL201", "valid_loader, 8 workers, valid() every 2000 steps (35 passes)"),
+            ("cell 8:40", "DL106", "collate_batch as the valid loader's collate_fn"),
+            (f"cell {23 + shift}:32", "DL106", "InferenceDataset, a notebook class, for the 8-worker inference loader"),
+            (f"cell {23 + shift}:33", "DL206", "8 workers, no pin_memory; mels.to(device), device cuda if available"),
+            (f"cell {23 + shift}:39", "DL106", "inference_collate_batch, a notebook function, as its collate_fn"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"{nb}.ipynb:{line}", code, verdict, shape, why)
+        for nb in ("2021 ML/06 GAN/作业HW6/hw6_GAN", "2021 ML/助教作业范例/HW06/HW06", "2022 ML/06 Generation/ML_HW6")
+        for line in ((48,) if nb.startswith("2022") else (35,))
+        for code, verdict, shape, why in (
+            ("DL201", F, "L1", "the only epoch loop runs n_epoch times, and n_epoch = 1 (`n_epoch = 1 # 50`; 2022: "
+             "config['n_epoch'] = 1 in the config dict literal): one pass"),
+            ("DL206", T, "", "2 workers, no pin_memory; imgs = data.cuda() in the training loop"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"{nb}.ipynb:{line}", code, T, "", why)
+        for nb, cell in (
+            ("2021 ML/07 Self-Supervised Learning/作业HW7&8/HW08", 32), ("2021 ML/助教作业范例/HW08/HW08", 33),
+            ("2022 ML/08 Auto-encoder Anomaly Detection/ML2022Spring_HW8", 26),
+            ("2023 ML/作业/HW8 Auto-encoder/ML2023Spring_HW8", 25),
+        )
+        for line, code, why in (
+            (5, "DL106", "CustomTensorDataset, a notebook class, for the 1-worker test loader"),
+            (7, "DL206", "1 worker, no pin_memory; the evaluation loop copies the batch: data.float().cuda() (float() of "
+             "a float32 tensor is the tensor itself) and data[0].cuda() in the other branch"),
+        )
+        if code == "DL106" or cell in (32, 33)
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"2021 ML/{nb}.ipynb:{line}", code, verdict, shape, why)
+        for nb in ("12 Life-Long&Compression/作业HW13&HW14/hw13_Network_Compression", "助教作业范例/HW13/HW13")
+        for line, code, verdict, shape, why in (
+            (9, "DL102", F, "B5", "train_set's lambda reaches only the 2-worker train_loader, which is never iterated: "
+             "cell 19 sets do_semi = True and, under `if do_semi:`, rebinds train_loader to a ConcatDataset loader "
+             "without workers before the epoch loop"),
+            (10, "DL102", T, "", "valid_set's lambda, loaded by the 2-worker valid_loader every epoch"),
+            (15, "DL201", F, "B5", "this 2-worker train_loader is never iterated: `do_semi = True; if do_semi: "
+             "train_loader = DataLoader(concat_dataset, ...)` (no workers) runs before the 80-epoch loop"),
+            (16, "DL201", T, "", "valid_loader, 2 workers, validated every epoch of the 80"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"2021 ML/{nb}.ipynb:{line}", "DL201", verdict, "", why)
+        for nb in ("13 Meta Learning/作业HW15/ML2021_HW15_Meta_Learning", "助教作业范例/HW15/HW15")
+        for line, verdict, why in (
+            (3, T, "train_loader, num_workers default 2: get_meta_batch renews iter(train_loader) on StopIteration, "
+             "about once per epoch of the 30"),
+            (14, T, "val_loader, 2 workers, renewed the same way by every epoch's validation (120 of 131 batches "
+             "drawn per epoch)"),
+            (19, D, "test_loader, 2 workers: drawn once after training (6 steps x 20 tasks = 120 of the 131 batches that "
+             "the 659 character folders on disk make), so iter() is not renewed and one partial pass is made; the "
+             "renewal is in the code, and only the folder count on disk decides"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"{nb}.ipynb:{line}", "DL201", T, "", why)
+        for nb in ("2022 ML/15 Meta Learning/ML2022_HW15_Meta_Learning",
+                   "2023 ML/作业/HW15 Meta Learning/ML2023_HW15_Meta_Learning")
+        for line, why in (
+            (3, "train_loader, 2 workers, one batch (solver 'base': 5 tasks): get_meta_batch draws 32 tasks per step "
+             "and renews iter(train_loader) on every StopIteration, starting 2 workers each time, for 5 epochs"),
+            (16, "val_loader, same, 20 draws per epoch's validation"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"2022 ML/{where}", "DL000", T, "", why)
+        for where, why in (
+            ("05 Sequence to sequence/HW05.ipynb:14", "an `else:` with no `if` before it in cell 96: not Python"),
+            ("10 Attack/ML2022_hw10.ipynb:9", "a `for` whose body is only comments (the TODO left to the student)"),
+        )
+    ),
+    ("Fafa-DL+Lhy_Machine_Learning", "2023 ML/作业/HW6 Generative Model/hw6-diffusion-model.ipynb:50", "DL201", T, "",
+     "cycle(accelerator.prepare(dl)) is `while True: for data in dl: yield data`: 10000 steps x 16 images over the "
+     "71k faces is two passes and more, each starting cpu_count() workers anew"),
+    ("Fafa-DL+Lhy_Machine_Learning", "2023 ML/作业/HW6 Generative Model/hw6-diffusion-model.ipynb:50", "DL202", T, "",
+     "num_workers = cpu_count(), unbounded: every CPU of the machine, none left for the main process"),
 )
 
 # The fifth set's sources (real_world.py's FIFTH, by key).
@@ -3461,7 +3706,8 @@ TENTH_SOURCES = (
     "amanchadha+coursera-gan-specialization", "kekmodel+FixMatch-pytorch", "jannerm+diffuser", "kzl+decision-transformer",
     "yhenon+pytorch-retinanet", "jfzhang95+pytorch-deeplab-xception", "kathrinse+TabSurvey", "seungwonpark+melgan",
     "dragen1860+Deep-Learning-with-PyTorch-Tutorials", "bat67+pytorch-tutorials-examples-and-books",
-    "GunhoChoi+PyTorch-FastCampus",
+    "GunhoChoi+PyTorch-FastCampus", "Lightning-AI+dl-fundamentals", "Fafa-DL+Lhy_Machine_Learning",
+    "hysts+pytorch_image_classification",
 )
 
 # Sources whose entry points were read for misses (the fourth set, all of it: a source with no finding
@@ -3935,6 +4181,58 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
      "loop (:58-59)"),
     ("bat67+pytorch-tutorials-examples-and-books", "14.Semantic_Segmentation 语义分割/main.py:58", "DL101", "L3",
      "module-level `for i in range(epoch)` iterates that 2-worker loader, no main guard"),
+    # === tenth set, second course-repository top-up (untuned, main at 9eb15cb): misses B2... (audit12-shapes.md)
+    ("hysts+pytorch_image_classification", "pytorch_image_classification/datasets/dataloader.py:53", "DL201", "B2",
+     "val_loader (2 or 8 workers from the YAML's validation block), returned by create_dataloader (another module) "
+     "to train.py, which hands it to validate() once before training (val_first, :417) and every val_period (1) "
+     "epochs in the loop (:429); silent because of the call before the loop (without it, reported)"),
+    *(
+        ("Lightning-AI+dl-fundamentals", f"{nb}.ipynb:{line}", "DL106", "B4",
+         "IMDBDataset is imported from local_dataset_utilities (cell 8) and then redefined by a notebook cell (class "
+         "IMDBDataset(Dataset) in the cell before the loaders): the notebook's class is the one constructed here for "
+         "a num_workers=4 loader; spawn workers cannot unpickle it (reported once the import line is removed)")
+        for nb, lines in (
+            ("unit08-large-language-models/8.7-distilbert-finetuning/part2_distilbert-finetune-last-layers", (1, 2, 3)),
+            ("unit08-large-language-models/8.7-distilbert-finetuning/part3_distilbert-finetuning-whole", (1, 2, 3)),
+            ("unit08-large-language-models/exercises/solution/solution", (1, 2, 3)),
+            ("unit09-performance/9.1-mixed-precision/part2-distilbert-example/1_distilbert-finetuning-whole", (1, 2, 3)),
+            ("unit09-performance/9.1-mixed-precision/part2-distilbert-example/2_distilbert-finetuning-mixed-fp16",
+             (1, 2, 3)),
+            ("unit09-performance/9.1-mixed-precision/part2-distilbert-example/3_distilbert-finetuning-mixed-bfloat16",
+             (1, 2, 3)),
+            ("unit09-performance/9.5-batchsize-finder/batchsize", (7, 8, 9)),
+            ("unit10-after-training/10.1-confidence-intervals/10.1-ci", (1, 2, 3)),
+        )
+        for line in lines
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"{nb}.ipynb:{line}", "DL106", "B6", why)
+        for nb, line, why in (
+            ("2021 ML/13 Meta Learning/作业HW15/ML2021_HW15_Meta_Learning", 31,
+             "Omniglot, a notebook class, split by random_split and handed in a tuple to the notebook's "
+             "dataloader_init, which builds the 2-worker train and val loaders from it"),
+            ("2021 ML/13 Meta Learning/作业HW15/ML2021_HW15_Meta_Learning", 32,
+             "test_set = Omniglot(...), handed in the same tuple to dataloader_init's 2-worker test loader"),
+            ("2021 ML/助教作业范例/HW15/HW15", 31, "the TAs' copy: the same as the students' line 31"),
+            ("2021 ML/助教作业范例/HW15/HW15", 32, "the TAs' copy: the same as the students' line 32"),
+            ("2022 ML/15 Meta Learning/ML2022_HW15_Meta_Learning", 9,
+             "Omniglot, a notebook class (solver 'base', the branch taken), split by random_split and handed to "
+             "dataloader_init's 2-worker loaders"),
+            ("2023 ML/作业/HW15 Meta Learning/ML2023_HW15_Meta_Learning", 9, "the same as 2022's line 9"),
+        )
+    ),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"{nb}.ipynb:{line}", "DL106", "B7",
+         "CrypkoDataset, a notebook class, built and returned by the notebook's get_dataset(); the returned dataset "
+         "feeds the 2-worker DataLoader: spawn workers cannot unpickle it")
+        for nb, line in (
+            ("2021 ML/06 GAN/作业HW6/hw6_GAN", 30), ("2021 ML/助教作业范例/HW06/HW06", 30),
+            ("2022 ML/06 Generation/ML_HW6", 27),
+        )
+    ),
+    ("Fafa-DL+Lhy_Machine_Learning", "2023 ML/作业/HW6 Generative Model/hw6-diffusion-model.ipynb:49", "DL106", "B8",
+     "`class Dataset(Dataset)` in cell 8 shadows torch's Dataset; Trainer builds self.ds = Dataset(folder, ...) for a "
+     "cpu_count()-worker loader: spawn workers cannot unpickle the notebook's class"),
 )
 
 
