@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     from dllint.facts.flow.model import Constant
@@ -192,7 +192,7 @@ class FileSummary:
         self,
         functions: Mapping[str, FunctionSummary] | None = None,
         calls: Callable[[str | None], list[CallSummary]] | None = None,
-        classes: dict[str, ClassSummary] | None = None,
+        classes: Mapping[str, ClassSummary] | None = None,
         loaders: list[LoaderSummary] | None = None,
         imports: dict[str, str] | None = None,
         set_epoch: bool = False,
@@ -200,7 +200,7 @@ class FileSummary:
         self.functions: Mapping[str, FunctionSummary] = functions if functions is not None else {}
         self._calls = calls
         self._calls_by_name: dict[str | None, list[CallSummary]] = {} if calls is not None else {None: []}
-        self.classes = classes if classes is not None else {}
+        self.classes: Mapping[str, ClassSummary] = classes if classes is not None else {}
         self.loaders = loaders if loaders is not None else []
         self.imports = imports if imports is not None else {}
         self.set_epoch = set_epoch
@@ -224,17 +224,21 @@ class FileSummary:
         return found
 
 
-class Deferred(Mapping[str, FunctionSummary]):
-    """A file's function summaries by name, each computed the first time it is asked for: a
-    query names one function (``build_loader``), and summarizing every function of a big module
-    costs most of a cross-file lint (transformers' ``trainer.py`` has hundreds)."""
+T = TypeVar("T")
 
-    def __init__(self, names: dict[str, None], summarize: Callable[[str], FunctionSummary]) -> None:
+
+class Deferred(Mapping[str, T], Generic[T]):
+    """A file's function (or class) summaries by name, each computed the first time it is asked
+    for: a query names one function (``build_loader``) or class, and summarizing every function
+    and class of a big module costs most of a cross-file lint (transformers' ``trainer.py`` has
+    hundreds of functions; ``modeling_utils.py`` dozens of classes)."""
+
+    def __init__(self, names: dict[str, None], summarize: Callable[[str], T]) -> None:
         self._names = names
         self._summarize = summarize
-        self._done: dict[str, FunctionSummary] = {}
+        self._done: dict[str, T] = {}
 
-    def __getitem__(self, name: str) -> FunctionSummary:
+    def __getitem__(self, name: str) -> T:
         found = self._done.get(name)
         if found is None:
             if name not in self._names:

@@ -18,7 +18,7 @@ summarized when first asked for (most questions name one function of a big modul
 
 Uses are folded into ``Effects`` by :mod:`~dllint.facts.flow.effects`; the classes and the
 worker side of functions are :mod:`~dllint.facts.flow.worker_side`'s; functions wait in a
-:class:`~dllint.facts.flow.records.Deferred` until asked for.
+:class:`~dllint.facts.flow.records.Deferred` until asked for, and so do classes.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from dllint.facts.imports import dotted_name
 from dllint.facts.loaders import constant_dicts
 from dllint.facts.flow.effects import dict_entry_effects, effects_of, element_effects, used_as_dict
 from dllint.facts.flow.queries import NullProject
-from dllint.facts.flow.records import CallSummary, Deferred, Effects, FileSummary, FunctionSummary, LoaderSummary, Returned
+from dllint.facts.flow.records import CallSummary, ClassSummary, Deferred, Effects, FileSummary, FunctionSummary, LoaderSummary, Returned
 from dllint.facts.flow.syntax import call_shape, constant_args
 from dllint.facts.flow.targets import Target, call_target, project_imports, target_text
 from dllint.facts.flow.worker_side import MAX_ONWARD, class_summary, worker_side
@@ -76,7 +76,7 @@ def summarize(
     analysis = source.analysis(tree)
     summary = FileSummary(imports=analysis.context.imports, set_epoch="set_epoch" in text,
                           calls=lambda last: source.calls(last, summary.set_epoch))
-    summary.classes = {name: class_summary(analysis.facts, node) for name, node in analysis.classes.items()}
+    summary.classes = Deferred(dict.fromkeys(analysis.classes), source.class_)
     summary.functions = Deferred(dict.fromkeys(analysis.functions), source.function)
     _loaders_over_imports(analysis.facts, analysis.context, summary)
     return summary
@@ -138,6 +138,16 @@ class _Source:
         except Exception:  # noqa: BLE001 - see the docstring
             args = node.args
             return FunctionSummary([a.arg for a in [*args.posonlyargs, *args.args]], [a.arg for a in args.kwonlyargs], method, {})
+
+    def class_(self, name: str) -> ClassSummary:
+        """One module-level class's summary; as :meth:`function`, a bug summarizing it leaves
+        only its bases as the file names them."""
+        analysis = self.analysis()
+        node = analysis.classes[name]
+        try:
+            return class_summary(analysis.facts, node)
+        except Exception:  # noqa: BLE001 - as function()
+            return ClassSummary([dotted_name(b) or "" for b in node.bases])
 
     def calls(self, last: str | None, set_epoch: bool) -> list[CallSummary]:
         """The file's calls into other modules (named ``last``), as :func:`_calls_into_modules`."""
