@@ -266,9 +266,10 @@ def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef
     params = [a.arg for a in [*args.posonlyargs, *args.args]]
     kwonly = [a.arg for a in args.kwonlyargs]
     effects: dict[str, Effects] = {}
+    set_epoch_on = _set_epoch_roots(function) if "set_epoch" in facts.source else set()
     for name in (params[1:] if method else params) + kwonly:
         found = effects_of(facts.usage.parameter_uses(function, name), set(), facts)
-        found.set_epoch |= _set_epoch_on(facts, function, name)
+        found.set_epoch |= name in set_epoch_on
         if not found.empty:
             effects[name] = found
     summary = FunctionSummary(params, kwonly, method, effects, _returns(facts, function))
@@ -340,13 +341,15 @@ def _constant_arguments(loader: LoaderCall) -> dict[str, bool | int | float | st
     return args
 
 
-def _set_epoch_on(facts: FileFacts, function: ast.AST, name: str) -> bool:
-    """``name.set_epoch(...)`` or ``name.sampler.set_epoch(...)`` in ``function``."""
+def _set_epoch_roots(function: ast.AST) -> set[str]:
+    """The names ``n`` of ``n.set_epoch(...)`` and ``n.sampler.set_epoch(...)`` in ``function``
+    (one walk for all its parameters)."""
+    roots = set()
     for node in ast.walk(function):
         if isinstance(node, ast.Attribute) and node.attr == "set_epoch":
             root = node.value
             while isinstance(root, ast.Attribute):
                 root = root.value
-            if isinstance(root, ast.Name) and root.id == name:
-                return True
-    return False
+            if isinstance(root, ast.Name):
+                roots.add(root.id)
+    return roots
