@@ -39,7 +39,6 @@ from dllint.facts.flow.syntax import call_shape, constant_args
 from dllint.facts.flow.targets import Target, call_target, project_imports, target_text
 from dllint.facts.flow.worker_side import MAX_ONWARD, class_summary, worker_side
 from dllint.facts.values import follow, passed_options, resolve
-from dllint.facts.walk import walk_with_parents
 from dllint.source import parse_module
 
 if TYPE_CHECKING:
@@ -56,8 +55,8 @@ class SummaryContext(NullProject):
 
     summarizing = True
 
-    def __init__(self, tree: ast.Module, own: frozenset[str] = frozenset(), nodes: list[ast.AST] | None = None) -> None:
-        self.imports = project_imports(tree, own, nodes)
+    def __init__(self, imports: dict[str, str]) -> None:
+        self.imports = imports  # project_imports of the file
 
     def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
         return target_text(call_target(facts, self.imports, func, scope))
@@ -72,14 +71,31 @@ def summarize(
         tree = tree or parse_module(text, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return FileSummary()
-    source = _Source(path, text, settings, own)
-    analysis = source.analysis(tree)
-    summary = FileSummary(imports=analysis.context.imports, set_epoch="set_epoch" in text,
-                          calls=lambda last: source.calls(last, summary.set_epoch))
-    summary.classes = Deferred(dict.fromkeys(analysis.classes), source.class_)
-    summary.functions = Deferred(dict.fromkeys(analysis.functions), source.function)
-    _loaders_over_imports(analysis.facts, analysis.context, summary)
-    return summary
+    # Only the import table and the names of the definitions now: many summaries are asked for
+    # nothing more (is ``X`` a function of this module? where does its import lead?), and the
+    # file's facts cost more than its parse. They are built when a deferred part is asked for.
+    source = _Source(path, text, settings, own, project_imports(tree, own))
+    source.keep(tree)
+    classes, functions = _definitions(tree)
+    set_epoch = "set_epoch" in text
+    return FileSummary(Deferred(dict.fromkeys(functions), source.function), lambda last: source.calls(last, set_epoch),
+                       Deferred(dict.fromkeys(classes), source.class_), source.loaders, source.imports, set_epoch)
+
+
+def _definitions(tree: ast.Module) -> tuple[dict[str, ast.ClassDef], dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]]]:
+    """The module-level classes by name, and its functions and its classes' methods ("f", "Cls.m") with whether each is bound."""
+    classes: dict[str, ast.ClassDef] = {}
+    functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions[stmt.name] = (stmt, False)
+        elif isinstance(stmt, ast.ClassDef):
+            classes[stmt.name] = stmt
+            for item in stmt.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    static = any(dotted_name(d) == "staticmethod" for d in item.decorator_list)
+                    functions[f"{stmt.name}.{item.name}"] = (item, not static)
+    return classes, functions
 
 
 class _Analysis(NamedTuple):
@@ -95,12 +111,20 @@ class _Source:
     index that lives long, an editor's, must not keep every file's, nor make the collector walk
     them all)."""
 
-    def __init__(self, path: str, text: str, settings: Settings, own: frozenset[str]) -> None:
-        self.path, self.text, self.settings, self.own = path, text, settings, own
+    def __init__(self, path: str, text: str, settings: Settings, own: frozenset[str], imports: dict[str, str]) -> None:
+        self.path, self.text, self.settings, self.own, self.imports = path, text, settings, own, imports
 
-    def analysis(self, tree: ast.Module | None = None) -> _Analysis:
+    def keep(self, tree: ast.Module) -> None:
+        """Keep the tree parsed for the summary, for the analysis its first deferred part asks
+        for (at most MAX_ANALYSES trees, the most recently parsed: then it is parsed again)."""
+        _TREES[self] = tree
+        while len(_TREES) > MAX_ANALYSES:
+            _TREES.popitem(last=False)
+
+    def analysis(self) -> _Analysis:
         found = _ANALYSES.pop(self, None)
         if found is None:
+            tree = _TREES.pop(self, None)
             found = self._analyse(tree or parse_module(self.text, self.path))
         _ANALYSES[self] = found  # the most recently used last
         while len(_ANALYSES) > MAX_ANALYSES:
@@ -113,21 +137,9 @@ class _Source:
     def _analyse(self, tree: ast.Module) -> _Analysis:
         from dllint.facts import FileFacts
 
-        nodes, parents = walk_with_parents(tree)  # the one walk the context and the facts share
-        context = SummaryContext(tree, self.own, nodes)
-        facts = FileFacts(self.path, self.text, tree, self.settings, project=context, nodes=nodes, parent_index=parents)
-        classes: dict[str, ast.ClassDef] = {}
-        functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]] = {}
-        for stmt in tree.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                functions[stmt.name] = (stmt, False)
-            elif isinstance(stmt, ast.ClassDef):
-                classes[stmt.name] = stmt
-                for item in stmt.body:
-                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        static = any(dotted_name(d) == "staticmethod" for d in item.decorator_list)
-                        functions[f"{stmt.name}.{item.name}"] = (item, not static)
-        return _Analysis(facts, context, classes, functions)
+        context = SummaryContext(self.imports)
+        facts = FileFacts(self.path, self.text, tree, self.settings, project=context)
+        return _Analysis(facts, context, *_definitions(tree))
 
     def function(self, name: str) -> FunctionSummary:
         """One function's summary; a bug summarizing it must not fail the lint that asked: then nothing is known."""
@@ -149,6 +161,14 @@ class _Source:
         except Exception:  # noqa: BLE001 - as function()
             return ClassSummary([dotted_name(b) or "" for b in node.bases])
 
+    def loaders(self) -> list[LoaderSummary]:
+        """The file's loaders over calls into other modules (:func:`_loaders_over_imports`)."""
+        analysis = self.analysis()
+        try:
+            return _loaders_over_imports(analysis.facts, analysis.context)
+        except Exception:  # noqa: BLE001 - as function()
+            return []
+
     def calls(self, last: str | None, set_epoch: bool) -> list[CallSummary]:
         """The file's calls into other modules (named ``last``), as :func:`_calls_into_modules`."""
         analysis = self.analysis()
@@ -160,10 +180,12 @@ class _Source:
 
 MAX_ANALYSES = 16
 _ANALYSES: OrderedDict[_Source, _Analysis] = OrderedDict()
+_TREES: OrderedDict[_Source, ast.Module] = OrderedDict()  # parsed for a summary, not analysed yet
 
 
-def _loaders_over_imports(facts: FileFacts, context: SummaryContext, summary: FileSummary) -> None:
+def _loaders_over_imports(facts: FileFacts, context: SummaryContext) -> list[LoaderSummary]:
     """Loaders whose dataset is built by a call into another module (DL304 asks across files)."""
+    found: list[LoaderSummary] = []
     for loader in facts.loader_calls:
         arg = loader.argument("dataset")
         value = follow(arg.value, arg.scope, facts) if arg is not None else None
@@ -171,7 +193,8 @@ def _loaders_over_imports(facts: FileFacts, context: SummaryContext, summary: Fi
             target = context.target_of(facts, value[0].func, value[1])
             if target is not None and not Target.parse(target).bound:
                 worker_init = loader.given("worker_init_fn") or loader.unknown_splat and loader.argument("worker_init_fn") is None
-                summary.loaders.append(LoaderSummary(target, loader.node.lineno, loader.is_multi_worker, worker_init))
+                found.append(LoaderSummary(target, loader.node.lineno, loader.is_multi_worker, worker_init))
+    return found
 
 
 def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bool, last: str | None = None) -> list[CallSummary]:
