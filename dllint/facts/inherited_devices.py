@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Callable
 
 from dllint.facts.attributes import method_receiver
 from dllint.facts.constructor_devices import base_init_after
+from dllint.facts.walk import walk_statements
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -49,7 +50,7 @@ def stored_devices(facts: FileFacts, cls: ast.ClassDef, kind_of: KindOf) -> dict
         receiver = method_receiver(method)
         if receiver is None or not isinstance(method, FUNCTIONS):
             continue
-        for node in ast.walk(method):
+        for node in walk_statements(method):  # stores are statements: ast.walk's order, no expression walked
             for target in _targets(node):
                 if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == receiver):
                     continue

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from typing import NamedTuple
 
 from dllint.facts.imports import dotted_name
+from dllint.facts.walk import walk_statements
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -41,7 +42,7 @@ def project_imports(tree: ast.Module, own: frozenset[str] = frozenset(), nodes: 
     repository, ``timm.data`` is the project's); ``nodes``: the file's one shared walk, if at hand."""
     table: dict[str, str] = {}
     Import, ImportFrom = ast.Import, ast.ImportFrom
-    for node in _statements(tree) if nodes is None else nodes:
+    for node in walk_statements(tree) if nodes is None else nodes:
         if node.__class__ is not Import and node.__class__ is not ImportFrom:
             continue  # exact classes: a parsed tree holds no subclasses
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -50,29 +51,6 @@ def project_imports(tree: ast.Module, own: frozenset[str] = frozenset(), nodes: 
         if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             table.pop(stmt.name, None)
     return {name: target for name, target in table.items() if not _external(target + ".x" if name == STAR else target, own)}
-
-
-# The fields that hold statements (or the handlers and cases that hold them): imports are
-# statements, and no statement is inside an expression.
-_BODIES = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))
-_BODY_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _statements(tree: ast.Module) -> list[ast.AST]:
-    """The module, its statements at any depth and the except handlers and match cases between
-    them, in ``ast.walk`` order (the order :func:`walk` lists them in: the same levels, each
-    node's children in the order of its fields), without walking any expression."""
-    nodes: list[ast.AST] = [tree]
-    index = 0
-    while index < len(nodes):
-        current = nodes[index]
-        index += 1
-        fields = _BODY_FIELDS.get(current.__class__)
-        if fields is None:
-            fields = _BODY_FIELDS[current.__class__] = tuple(f for f in current._fields if f in _BODIES)
-        for name in fields:
-            nodes.extend(getattr(current, name, None) or ())
-    return nodes
 
 
 def _imported_names(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str]]:
