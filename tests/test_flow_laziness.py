@@ -144,3 +144,20 @@ def test_walk_statements_lists_statements_in_the_order_of_ast_walk():
     assert [a.name for n in imports for a in n.names] == ["a", "b", "i", "c", "e", "f", "h", "l", "n", "d"]  # by depth, as ast.walk
     method = tree.body[3].orelse[0].body[1]
     assert [type(n).__name__ for n in walk_statements(method)] == ["FunctionDef", "Assign"]
+
+
+def test_a_file_whose_facts_cannot_be_built_is_one_nothing_is_known_of(monkeypatch):
+    """The facts are built after the summary is handed out: a bug building them must not fail
+    the lint that asks (as before, when the whole summary then came out empty)."""
+    tries = []
+
+    def broken(self, tree):
+        tries.append(self.path)
+        raise RecursionError("too deep")
+
+    monkeypatch.setattr(summary_module._Source, "_analyse", broken)
+    summary = summarize("pkg/data.py", MODULE, SETTINGS)
+    assert summary.imports == {"make_dataset": "1:datasets.make_dataset"}  # made before the facts
+    assert summary.functions["build"].returns == [] and summary.functions["build"].effects == {}
+    assert summary.classes["Holder"].devices == {} and summary.loaders == [] and summary.calls == []
+    assert tries == ["pkg/data.py"]  # tried once

@@ -113,6 +113,7 @@ class _Source:
 
     def __init__(self, path: str, text: str, settings: Settings, own: frozenset[str], imports: dict[str, str]) -> None:
         self.path, self.text, self.settings, self.own, self.imports = path, text, settings, own, imports
+        self.broken = False  # its facts could not be built
 
     def keep(self, tree: ast.Module) -> None:
         """Keep the tree parsed for the summary, for the analysis its first deferred part asks
@@ -121,11 +122,20 @@ class _Source:
         while len(_TREES) > MAX_ANALYSES:
             _TREES.popitem(last=False)
 
-    def analysis(self) -> _Analysis:
+    def analysis(self) -> _Analysis | None:
+        """The file's facts and definitions; None when they cannot be built (a bug building a
+        file's facts must not fail the lint that asked about it: nothing is known of the file,
+        as when its summary failed whole)."""
         found = _ANALYSES.pop(self, None)
         if found is None:
+            if self.broken:
+                return None
             tree = _TREES.pop(self, None)
-            found = self._analyse(tree or parse_module(self.text, self.path))
+            try:
+                found = self._analyse(tree or parse_module(self.text, self.path))
+            except Exception:  # noqa: BLE001 - see the docstring
+                self.broken = True
+                return None
         _ANALYSES[self] = found  # the most recently used last
         while len(_ANALYSES) > MAX_ANALYSES:
             # Its facts' analyses point back at them (cycles): emptied, as a lint's are, they are
@@ -144,6 +154,8 @@ class _Source:
     def function(self, name: str) -> FunctionSummary:
         """One function's summary; a bug summarizing it must not fail the lint that asked: then nothing is known."""
         analysis = self.analysis()
+        if analysis is None:
+            return FunctionSummary([], [], False, {})
         node, method = analysis.functions[name]
         try:
             return _function(analysis.facts, node, method)
@@ -155,6 +167,8 @@ class _Source:
         """One module-level class's summary; as :meth:`function`, a bug summarizing it leaves
         only its bases as the file names them."""
         analysis = self.analysis()
+        if analysis is None:
+            return ClassSummary([])
         node = analysis.classes[name]
         try:
             return class_summary(analysis.facts, node)
@@ -164,6 +178,8 @@ class _Source:
     def loaders(self) -> list[LoaderSummary]:
         """The file's loaders over calls into other modules (:func:`_loaders_over_imports`)."""
         analysis = self.analysis()
+        if analysis is None:
+            return []
         try:
             return _loaders_over_imports(analysis.facts, analysis.context)
         except Exception:  # noqa: BLE001 - as function()
@@ -172,6 +188,8 @@ class _Source:
     def calls(self, last: str | None, set_epoch: bool) -> list[CallSummary]:
         """The file's calls into other modules (named ``last``), as :func:`_calls_into_modules`."""
         analysis = self.analysis()
+        if analysis is None:
+            return []
         try:
             return _calls_into_modules(analysis.facts, analysis.context, set_epoch, last)
         except Exception:  # noqa: BLE001 - as function()
