@@ -1,7 +1,9 @@
 """A file's summary: what the rest of the project needs to know about it.
 
-Computed from the file's text alone; its functions and its calls into other modules are
-summarized when first asked for (most questions name one function of a big module):
+Computed from the file's text alone; at once only its import table and the names of its
+functions and classes: each function and class, its calls into other modules and its loaders
+are summarized when first asked for (most questions name one function or class of a big
+module), and the file's facts are built then:
 
 - ``functions``: per module-level function and method of a module-level class (``"f"``,
   ``"Cls.m"``), its parameters and what it does with each (:class:`Effects`), and the
