@@ -8,6 +8,7 @@ import ast
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from dllint.facts.attributes import bound_once
+from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -360,7 +361,7 @@ def constructions(facts: FileFacts, init: ast.FunctionDef | ast.AsyncFunctionDef
 def _builds_itself(cls: ast.ClassDef) -> bool:
     """A method of ``cls`` constructs an instance of its own (sub)class: ``cls(...)``,
     ``type(self)(...)``, ``self.__class__(...)``, whose arguments no call of the name shows."""
-    for node in ast.walk(cls):
+    for node in walk(cls):  # a list, not ast.walk's generator (a whole class, per constructor asked)
         if not isinstance(node, ast.Call):
             continue
         func = node.func
