@@ -42,6 +42,7 @@ from dllint.facts.flow.targets import Target, call_target, project_imports, targ
 from dllint.facts.flow.worker_side import MAX_ONWARD, class_summary, worker_side
 from dllint.facts.values import follow, passed_options, resolve
 from dllint.source import parse_module
+from dllint.facts.walk import walk, walk_statements
 
 if TYPE_CHECKING:
     from dllint.config import Settings
@@ -341,7 +342,7 @@ def _returns(facts: FileFacts, function: ast.AST) -> list[Returned]:
     (through names bound once)."""
     loaders = facts.loader_at
     found: list[Returned] = []
-    for node in ast.walk(function):
+    for node in walk_statements(function):  # returns are statements
         if not isinstance(node, ast.Return) or node.value is None or facts.scopes.enclosing_function(node) is not function:
             continue
         scope = facts.scopes.scope_of(node)
@@ -388,7 +389,7 @@ def _set_epoch_roots(function: ast.AST) -> set[str]:
     """The names ``n`` of ``n.set_epoch(...)`` and ``n.sampler.set_epoch(...)`` in ``function``
     (one walk for all its parameters)."""
     roots = set()
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Attribute) and node.attr == "set_epoch":
             root = node.value
             while isinstance(root, ast.Attribute):
