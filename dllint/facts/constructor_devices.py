@@ -21,6 +21,7 @@ import ast
 from typing import TYPE_CHECKING, Callable
 
 from dllint.facts.values import ABSENT, parameter_default, project_calls
+from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -146,5 +147,5 @@ def base_init_after(cls: ast.ClassDef, init: ast.FunctionDef | ast.AsyncFunction
     return any(
         isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"
         and (node.lineno, node.col_offset) > end
-        for node in ast.walk(init)
+        for node in walk(init)  # a list, not ast.walk's generator: this runs once per store checked
     )

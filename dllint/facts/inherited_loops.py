@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from dllint.facts.attributes import method_receiver
 from dllint.facts.flow.model import RemoteLoop
 from dllint.facts.imports import dotted_name
+from dllint.facts.walk import walk_statements
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -51,8 +52,8 @@ def loop_calls(cls: ast.ClassDef) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for method in cls.body:
         receiver = method_receiver(method)
-        if receiver is None:
-            continue
+        if receiver is None or not any(isinstance(n, LOOPS) for n in walk_statements(method)):
+            continue  # (loops are statements: a method without one is not walked whole)
         called = sorted({call.func.attr for call, _ in _looped_self_calls(method, receiver)})  # type: ignore[attr-defined]
         if called:
             found[method.name] = called  # type: ignore[attr-defined]

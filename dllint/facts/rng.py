@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Sequence
 
+from dllint.facts.walk import walk_statements
+
 GENERATORS = frozenset(
     {
         "numpy.random.default_rng",
@@ -23,7 +25,7 @@ def stored_generators(facts, init: ast.AST) -> dict[str, tuple[ast.stmt, ast.Cal
     """``self.X = <generator factory>(...)`` statements directly in ``__init__``, by attribute:
     the statement and the factory call."""
     found: dict[str, tuple[ast.stmt, ast.Call]] = {}
-    for node in ast.walk(init):
+    for node in walk_statements(init):  # assignments are statements
         if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
             continue
         if facts.scopes.scope_of(node).node is not init:

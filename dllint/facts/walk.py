@@ -64,6 +64,30 @@ def walk(node: AST) -> list[AST]:
     return nodes
 
 
+# The fields that hold statements (or the handlers and cases that hold them): imports are
+# statements, and no statement is inside an expression.
+_BODIES = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))
+_BODY_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def walk_statements(node: AST) -> list[AST]:
+    """``node`` (a module, function or class), its statements at any depth and the except
+    handlers and match cases between them, in ``ast.walk`` order (the order :func:`walk` lists
+    them in: the same levels, each node's children in the order of its fields), without walking
+    any expression: what looks for statements (imports, assignments) walks a tenth of the nodes."""
+    nodes: list[AST] = [node]
+    index = 0
+    while index < len(nodes):
+        current = nodes[index]
+        index += 1
+        fields = _BODY_FIELDS.get(current.__class__)
+        if fields is None:
+            fields = _BODY_FIELDS[current.__class__] = tuple(f for f in current._fields if f in _BODIES)
+        for name in fields:
+            nodes.extend(getattr(current, name, None) or ())
+    return nodes
+
+
 def walk_with_parents(node: AST) -> tuple[list[AST], list[int]]:
     """:func:`walk`, and for each node the index of its parent in that list (-1 for ``node``):
     what the scope table is built from, so that the tree is walked once per file."""

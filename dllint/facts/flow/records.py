@@ -196,7 +196,7 @@ class FileSummary:
         functions: Mapping[str, FunctionSummary] | None = None,
         calls: Callable[[str | None], list[CallSummary]] | None = None,
         classes: Mapping[str, ClassSummary] | None = None,
-        loaders: list[LoaderSummary] | None = None,
+        loaders: list[LoaderSummary] | Callable[[], list[LoaderSummary]] | None = None,
         imports: dict[str, str] | None = None,
         set_epoch: bool = False,
     ) -> None:
@@ -204,9 +204,16 @@ class FileSummary:
         self._calls = calls
         self._calls_by_name: dict[str | None, list[CallSummary]] = {} if calls is not None else {None: []}
         self.classes: Mapping[str, ClassSummary] = classes if classes is not None else {}
-        self.loaders = loaders if loaders is not None else []
+        self._loaders = loaders if loaders is not None else []
         self.imports = imports if imports is not None else {}
         self.set_epoch = set_epoch
+
+    @property
+    def loaders(self) -> list[LoaderSummary]:
+        """Loaders whose dataset is built by a call into another module (found when first asked for)."""
+        if callable(self._loaders):
+            self._loaders = self._loaders()
+        return self._loaders
 
     @property
     def calls(self) -> list[CallSummary]:

@@ -1,7 +1,9 @@
 """A file's summary: what the rest of the project needs to know about it.
 
-Computed from the file's text alone; its functions and its calls into other modules are
-summarized when first asked for (most questions name one function of a big module):
+Computed from the file's text alone; at once only its import table and the names of its
+functions and classes: each function and class, its calls into other modules and its loaders
+are summarized when first asked for (most questions name one function or class of a big
+module), and the file's facts are built then:
 
 - ``functions``: per module-level function and method of a module-level class (``"f"``,
   ``"Cls.m"``), its parameters and what it does with each (:class:`Effects`), and the
@@ -18,7 +20,7 @@ summarized when first asked for (most questions name one function of a big modul
 
 Uses are folded into ``Effects`` by :mod:`~dllint.facts.flow.effects`; the classes and the
 worker side of functions are :mod:`~dllint.facts.flow.worker_side`'s; functions wait in a
-:class:`~dllint.facts.flow.records.Deferred` until asked for.
+:class:`~dllint.facts.flow.records.Deferred` until asked for, and so do classes.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ from dllint.facts.flow.syntax import call_shape, constant_args
 from dllint.facts.flow.targets import Target, call_target, project_imports, target_text
 from dllint.facts.flow.worker_side import MAX_ONWARD, class_summary, worker_side
 from dllint.facts.values import follow, passed_options, resolve
-from dllint.facts.walk import walk_with_parents
 from dllint.source import parse_module
+from dllint.facts.walk import walk, walk_statements
 
 if TYPE_CHECKING:
     from dllint.config import Settings
@@ -57,8 +59,8 @@ class SummaryContext(NullProject):
 
     summarizing = True
 
-    def __init__(self, tree: ast.Module, own: frozenset[str] = frozenset(), nodes: list[ast.AST] | None = None) -> None:
-        self.imports = project_imports(tree, own, nodes)
+    def __init__(self, imports: dict[str, str]) -> None:
+        self.imports = imports  # project_imports of the file
 
     def target_of(self, facts: FileFacts, func: ast.expr, scope: Scope) -> str | None:
         return target_text(call_target(facts, self.imports, func, scope))
@@ -73,14 +75,31 @@ def summarize(
         tree = tree or parse_module(text, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return FileSummary()
-    source = _Source(path, text, settings, own)
-    analysis = source.analysis(tree)
-    summary = FileSummary(imports=analysis.context.imports, set_epoch="set_epoch" in text,
-                          calls=lambda last: source.calls(last, summary.set_epoch))
-    summary.classes = Deferred(dict.fromkeys(analysis.classes), source.class_summary)
-    summary.functions = Deferred(dict.fromkeys(analysis.functions), source.function)
-    _loaders_over_imports(analysis.facts, analysis.context, summary)
-    return summary
+    # Only the import table and the names of the definitions now: many summaries are asked for
+    # nothing more (is ``X`` a function of this module? where does its import lead?), and the
+    # file's facts cost more than its parse. They are built when a deferred part is asked for.
+    source = _Source(path, text, settings, own, project_imports(tree, own))
+    source.keep(tree)
+    classes, functions = _definitions(tree)
+    set_epoch = "set_epoch" in text
+    return FileSummary(Deferred(dict.fromkeys(functions), source.function), lambda last: source.calls(last, set_epoch),
+                       Deferred(dict.fromkeys(classes), source.class_), source.loaders, source.imports, set_epoch)
+
+
+def _definitions(tree: ast.Module) -> tuple[dict[str, ast.ClassDef], dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]]]:
+    """The module-level classes by name, and its functions and its classes' methods ("f", "Cls.m") with whether each is bound."""
+    classes: dict[str, ast.ClassDef] = {}
+    functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions[stmt.name] = (stmt, False)
+        elif isinstance(stmt, ast.ClassDef):
+            classes[stmt.name] = stmt
+            for item in stmt.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    static = any(dotted_name(d) == "staticmethod" for d in item.decorator_list)
+                    functions[f"{stmt.name}.{item.name}"] = (item, not static)
+    return classes, functions
 
 
 class _Analysis(NamedTuple):
@@ -96,13 +115,31 @@ class _Source:
     index that lives long, an editor's, must not keep every file's, nor make the collector walk
     them all)."""
 
-    def __init__(self, path: str, text: str, settings: Settings, own: frozenset[str]) -> None:
-        self.path, self.text, self.settings, self.own = path, text, settings, own
+    def __init__(self, path: str, text: str, settings: Settings, own: frozenset[str], imports: dict[str, str]) -> None:
+        self.path, self.text, self.settings, self.own, self.imports = path, text, settings, own, imports
+        self.broken = False  # its facts could not be built
 
-    def analysis(self, tree: ast.Module | None = None) -> _Analysis:
+    def keep(self, tree: ast.Module) -> None:
+        """Keep the tree parsed for the summary, for the analysis its first deferred part asks
+        for (at most MAX_ANALYSES trees, the most recently parsed: then it is parsed again)."""
+        _TREES[self] = tree
+        while len(_TREES) > MAX_ANALYSES:
+            _TREES.popitem(last=False)
+
+    def analysis(self) -> _Analysis | None:
+        """The file's facts and definitions; None when they cannot be built (a bug building a
+        file's facts must not fail the lint that asked about it: nothing is known of the file,
+        as when its summary failed whole)."""
         found = _ANALYSES.pop(self, None)
         if found is None:
-            found = self._analyse(tree or parse_module(self.text, self.path))
+            if self.broken:
+                return None
+            tree = _TREES.pop(self, None)
+            try:
+                found = self._analyse(tree or parse_module(self.text, self.path))
+            except Exception:  # noqa: BLE001 - see the docstring
+                self.broken = True
+                return None
         _ANALYSES[self] = found  # the most recently used last
         while len(_ANALYSES) > MAX_ANALYSES:
             # Its facts' analyses point back at them (cycles): emptied, as a lint's are, they are
@@ -114,25 +151,15 @@ class _Source:
     def _analyse(self, tree: ast.Module) -> _Analysis:
         from dllint.facts import FileFacts
 
-        nodes, parents = walk_with_parents(tree)  # the one walk the context and the facts share
-        context = SummaryContext(tree, self.own, nodes)
-        facts = FileFacts(self.path, self.text, tree, self.settings, project=context, nodes=nodes, parent_index=parents)
-        classes: dict[str, ast.ClassDef] = {}
-        functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]] = {}
-        for stmt in tree.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                functions[stmt.name] = (stmt, False)
-            elif isinstance(stmt, ast.ClassDef):
-                classes[stmt.name] = stmt
-                for item in stmt.body:
-                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        static = any(dotted_name(d) == "staticmethod" for d in item.decorator_list)
-                        functions[f"{stmt.name}.{item.name}"] = (item, not static)
-        return _Analysis(facts, context, classes, functions)
+        context = SummaryContext(self.imports)
+        facts = FileFacts(self.path, self.text, tree, self.settings, project=context)
+        return _Analysis(facts, context, *_definitions(tree))
 
     def function(self, name: str) -> FunctionSummary:
         """One function's summary; a bug summarizing it must not fail the lint that asked: then nothing is known."""
         analysis = self.analysis()
+        if analysis is None:
+            return FunctionSummary([], [], False, {})
         node, method = analysis.functions[name]
         try:
             return _function(analysis.facts, node, method)
@@ -140,14 +167,33 @@ class _Source:
             args = node.args
             return FunctionSummary([a.arg for a in [*args.posonlyargs, *args.args]], [a.arg for a in args.kwonlyargs], method, {})
 
-    def class_summary(self, name: str) -> ClassSummary:
-        """One module-level class's summary."""
+    def class_(self, name: str) -> ClassSummary:
+        """One module-level class's summary; as :meth:`function`, a bug summarizing it leaves
+        only its bases as the file names them."""
         analysis = self.analysis()
-        return class_summary(analysis.facts, analysis.classes[name])
+        if analysis is None:
+            return ClassSummary([])
+        node = analysis.classes[name]
+        try:
+            return class_summary(analysis.facts, node)
+        except Exception:  # noqa: BLE001 - as function()
+            return ClassSummary([dotted_name(b) or "" for b in node.bases])
+
+    def loaders(self) -> list[LoaderSummary]:
+        """The file's loaders over calls into other modules (:func:`_loaders_over_imports`)."""
+        analysis = self.analysis()
+        if analysis is None:
+            return []
+        try:
+            return _loaders_over_imports(analysis.facts, analysis.context)
+        except Exception:  # noqa: BLE001 - as function()
+            return []
 
     def calls(self, last: str | None, set_epoch: bool) -> list[CallSummary]:
         """The file's calls into other modules (named ``last``), as :func:`_calls_into_modules`."""
         analysis = self.analysis()
+        if analysis is None:
+            return []
         try:
             return _calls_into_modules(analysis.facts, analysis.context, set_epoch, last)
         except Exception:  # noqa: BLE001 - as function()
@@ -156,10 +202,12 @@ class _Source:
 
 MAX_ANALYSES = 16
 _ANALYSES: OrderedDict[_Source, _Analysis] = OrderedDict()
+_TREES: OrderedDict[_Source, ast.Module] = OrderedDict()  # parsed for a summary, not analysed yet
 
 
-def _loaders_over_imports(facts: FileFacts, context: SummaryContext, summary: FileSummary) -> None:
+def _loaders_over_imports(facts: FileFacts, context: SummaryContext) -> list[LoaderSummary]:
     """Loaders whose dataset is built by a call into another module (DL304 asks across files)."""
+    found: list[LoaderSummary] = []
     for loader in facts.loader_calls:
         arg = loader.argument("dataset")
         value = follow(arg.value, arg.scope, facts) if arg is not None else None
@@ -167,7 +215,8 @@ def _loaders_over_imports(facts: FileFacts, context: SummaryContext, summary: Fi
             target = context.target_of(facts, value[0].func, value[1])
             if target is not None and not Target.parse(target).bound:
                 worker_init = loader.given("worker_init_fn") or loader.unknown_splat and loader.argument("worker_init_fn") is None
-                summary.loaders.append(LoaderSummary(target, loader.node.lineno, loader.is_multi_worker, worker_init))
+                found.append(LoaderSummary(target, loader.node.lineno, loader.is_multi_worker, worker_init))
+    return found
 
 
 def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bool, last: str | None = None) -> list[CallSummary]:
@@ -263,9 +312,10 @@ def _function(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef
     params = [a.arg for a in [*args.posonlyargs, *args.args]]
     kwonly = [a.arg for a in args.kwonlyargs]
     effects: dict[str, Effects] = {}
+    set_epoch_on = _set_epoch_roots(function) if "set_epoch" in facts.source else set()
     for name in (params[1:] if method else params) + kwonly:
         found = effects_of(facts.usage.parameter_uses(function, name), set(), facts)
-        found.set_epoch |= _set_epoch_on(facts, function, name)
+        found.set_epoch |= name in set_epoch_on
         if not found.empty:
             effects[name] = found
     summary = FunctionSummary(params, kwonly, method, effects, _returns(facts, function))
@@ -294,7 +344,7 @@ def _returns(facts: FileFacts, function: ast.AST) -> list[Returned]:
     (through names bound once)."""
     loaders = facts.loader_at
     found: list[Returned] = []
-    for node in ast.walk(function):
+    for node in walk_statements(function):  # returns are statements
         if not isinstance(node, ast.Return) or node.value is None or facts.scopes.enclosing_function(node) is not function:
             continue
         scope = facts.scopes.scope_of(node)
@@ -337,23 +387,15 @@ def _constant_arguments(loader: LoaderCall) -> dict[str, bool | int | float | st
     return args
 
 
-def _set_epoch_on(facts: FileFacts, function: ast.AST, name: str) -> bool:
-    """``name.set_epoch(...)`` or ``name.sampler.set_epoch(...)`` in ``function``."""
-    return any(root == name and facts.contains(function, node) for node, root in _set_epoch_attributes(facts))
-
-
-def _set_epoch_attributes(facts: FileFacts) -> list[tuple[ast.Attribute, str]]:
-    """The file's ``X....set_epoch`` attributes with the name ``X`` they start from, found once
-    per file (a walk of each function asked about cost more than the file's walk)."""
-    found: list[tuple[ast.Attribute, str]] | None = facts.__dict__.get("_set_epoch_attributes")
-    if found is None:
-        found = facts.__dict__["_set_epoch_attributes"] = []
-        if "set_epoch" in facts.source:
-            for node in facts.nodes:
-                if isinstance(node, ast.Attribute) and node.attr == "set_epoch":
-                    root = node.value
-                    while isinstance(root, ast.Attribute):
-                        root = root.value
-                    if isinstance(root, ast.Name):
-                        found.append((node, root.id))
-    return found
+def _set_epoch_roots(function: ast.AST) -> set[str]:
+    """The names ``n`` of ``n.set_epoch(...)`` and ``n.sampler.set_epoch(...)`` in ``function``
+    (one walk for all its parameters)."""
+    roots = set()
+    for node in walk(function):
+        if isinstance(node, ast.Attribute) and node.attr == "set_epoch":
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name):
+                roots.add(root.id)
+    return roots

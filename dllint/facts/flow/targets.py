@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from typing import NamedTuple
 
 from dllint.facts.imports import dotted_name
-from dllint.facts.walk import walk
+from dllint.facts.walk import walk_statements
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -42,7 +42,7 @@ def project_imports(tree: ast.Module, own: frozenset[str] = frozenset(), nodes: 
     repository, ``timm.data`` is the project's); ``nodes``: the file's one shared walk, if at hand."""
     table: dict[str, str] = {}
     Import, ImportFrom = ast.Import, ast.ImportFrom
-    for node in walk(tree) if nodes is None else nodes:
+    for node in walk_statements(tree) if nodes is None else nodes:
         if node.__class__ is not Import and node.__class__ is not ImportFrom:
             continue  # exact classes: a parsed tree holds no subclasses
         if isinstance(node, (ast.Import, ast.ImportFrom)):

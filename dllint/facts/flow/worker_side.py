@@ -17,6 +17,7 @@ from dllint.facts.inherited_loops import loop_calls
 from dllint.facts.loaders import mentions_pin_memory
 from dllint.facts.flow.records import ClassSummary, FunctionSummary
 from dllint.facts.flow.targets import Target
+from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
     from dllint.facts import ClassInfo, FileFacts
@@ -109,7 +110,7 @@ def _calls_out(facts: FileFacts, function: ast.AST, cls: ClassInfo | None) -> se
     """The calls in ``function`` that lead out of the file: project targets, ``.m`` methods."""
     out: set[str] = set()
     context = facts.project
-    for node in ast.walk(function):
+    for node in walk(function):
         if not isinstance(node, ast.Call):
             continue
         target = context.target_of(facts, node.func, facts.scopes.scope_of(node)) if context is not None else None
