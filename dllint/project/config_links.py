@@ -18,6 +18,7 @@ one of them changes.
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING
 
 from dllint.deps import CallersDep, Deps, SummaryDep
@@ -31,7 +32,7 @@ KEY_COPIES = frozenset({"dict", "vars", "to_container", "asdict"})
 SPLAT = b"**"
 LOADER_NAME = "DataLoader"
 MAX_CHAIN = 8  # keys followed from a splatted expression down to its root name
-MAX_FILES = 64  # files parsed for one key: more, and the question is left unknown (silent)
+MAX_FILES = 256  # files parsed for one key: more, and the question is left unknown (silent)
 
 
 def splat_keys(expr: ast.expr) -> tuple[str, ...] | None:
@@ -86,7 +87,11 @@ class ConfigLinks:
             return False  # the file itself, or an item of a list: no expression names it
         needle = key_path[-1].encode()
         deps.add(CallersDep(needle, SPLAT))
-        files = [path for path in self.text.mentions(needle, SPLAT) if self.text.names(path, LOADER_NAME.encode())]
+        splat = re.compile(rb"\*\*[^,;\n]*\b" + re.escape(needle) + rb"\b")  # the key named after a `**`
+        files = [
+            path for path in self.text.mentions(needle, SPLAT)
+            if self.text.names(path, LOADER_NAME.encode()) and splat.search(self.text.read(path) or b"")
+        ]
         if len(files) > MAX_FILES:
             return False
         found = False
