@@ -77,9 +77,11 @@ class ConfigLinks:
     def __init__(self, text: TextIndex, summaries: Summaries) -> None:
         self.text, self.summaries = text, summaries
         self._splats: dict[str, tuple[str, frozenset[tuple[str, ...]]]] = {}  # path: (digest, key paths)
+        self._files: dict[bytes, list[str]] = {}  # a key: the files that may splat it (asked by every block named so)
 
     def forget(self, path: str) -> None:
         self._splats.pop(path, None)
+        self._files.clear()
 
     def handed_whole(self, key_path: tuple[str, ...], deps: Deps) -> bool:
         """Some project file splats a mapping whose keys end with ``key_path`` into a DataLoader."""
@@ -87,11 +89,7 @@ class ConfigLinks:
             return False  # the file itself, or an item of a list: no expression names it
         needle = key_path[-1].encode()
         deps.add(CallersDep(needle, SPLAT))
-        splat = re.compile(rb"\*\*[^,;\n]*\b" + re.escape(needle) + rb"\b")  # the key named after a `**`
-        files = [
-            path for path in self.text.mentions(needle, SPLAT)
-            if self.text.names(path, LOADER_NAME.encode()) and splat.search(self.text.read(path) or b"")
-        ]
+        files = self._candidates(needle)
         if len(files) > MAX_FILES:
             return False
         found = False
@@ -101,6 +99,17 @@ class ConfigLinks:
                 continue
             deps.add(SummaryDep(path, digest))
             found = found or any(key_path[-len(keys) :] == keys for keys in self._file_splats(path, digest) if len(keys) <= len(key_path))
+        return found
+
+    def _candidates(self, needle: bytes) -> list[str]:
+        """The files that name ``needle`` after a ``**`` on one line, and name DataLoader."""
+        found = self._files.get(needle)
+        if found is None:
+            splat = re.compile(rb"\*\*[^,;\n]*\b" + re.escape(needle) + rb"\b")
+            found = self._files[needle] = [
+                path for path in self.text.mentions(needle, SPLAT)
+                if self.text.names(path, LOADER_NAME.encode()) and splat.search(self.text.read(path) or b"")
+            ]
         return found
 
     def _file_splats(self, path: str, digest: str) -> frozenset[tuple[str, ...]]:
