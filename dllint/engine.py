@@ -93,8 +93,10 @@ class Linter:
         """
         if input.kind == "config":
             result = FileResult(input.path)
-            result.findings = self._filter(input.path, input.text, self.check_config(input, result.errors))
+            result.findings = self._filter(input.path, input.text, self.check_config(input, result.errors, project))
             result.deps = config_deps(input.document)
+            if project is not None and project.deps:
+                result.deps.update(project.deps)  # the code files asked what they hand on whole
         else:
             result = self._lint_python(input.path, input.text, input.notebook, project, live, tree)
         if input.positions is not None or input.errors:
@@ -103,17 +105,18 @@ class Linter:
             result.findings.sort(key=lambda f: f.sort_key)
         return result
 
-    def check_config(self, input: Input, errors: list[str] | None = None) -> list[Finding]:
+    def check_config(self, input: Input, errors: list[str] | None = None, project: ProjectQueries | None = None) -> list[Finding]:
         """Findings in a config file (``input.document``, a resolved
         :class:`~dllint.configs.document.ConfigDocument`): each loader block through the rules'
-        ``check_config``, ``# dllint: noqa`` on a line of its own honoured."""
-        from dllint.configs.blocks import find_blocks
+        ``check_config``, ``# dllint: noqa`` on a line of its own honoured; ``project``: which
+        blocks the project's code hands to a DataLoader whole."""
+        from dllint.configs.blocks import find_blocks, unlinked
         from dllint.configs.document import ConfigDocument
 
         suppressed = file_suppression(input.text)
         if suppressed is None or not isinstance(input.document, ConfigDocument):
             return []
-        blocks = find_blocks(input.document, self.settings)
+        blocks = find_blocks(input.document, self.settings, unlinked if project is None else project.config_handed_whole)
         findings = check_blocks(self.config_rules, blocks, errors if errors is not None else [])
         return [f for f in findings if f.code not in suppressed] if suppressed else findings
 

@@ -90,7 +90,7 @@ def fix_text(
     The text is returned unchanged when it does not parse.
     """
     as_input = input or Input(path, "python", text)
-    edits: EditApplier = TextEdits(linter, as_input) if as_input.kind == "config" else CSTEdits(linter, as_input, project)
+    edits: EditApplier = TextEdits(linter, as_input, project) if as_input.kind == "config" else CSTEdits(linter, as_input, project)
     result = FixResult(path, text, text)
     given_up: set[tuple] = set()
     current = text
@@ -183,8 +183,8 @@ class TextEdits:
 
     max_passes = 4
 
-    def __init__(self, linter: FixLinter, input: Input) -> None:
-        self.linter, self.path = linter, input.path
+    def __init__(self, linter: FixLinter, input: Input, project: Any = None) -> None:
+        self.linter, self.path, self.project = linter, input.path, project  # the project: what code hands on whole
 
     def selects(self, finding: Finding, unsafe: bool) -> bool:
         return _text_edit(finding) is not None and (unsafe or finding.fix.applicability == "safe")  # type: ignore[union-attr]
@@ -208,7 +208,7 @@ class TextEdits:
         document = read_config(self.path, text)
         if isinstance(document, Finding):
             return FileResult(self.path, self.linter.filter_findings(self.path, text, [document]))
-        return self.linter.lint(Input(self.path, "config", text, document=document, adapter="dllint.inputs.yaml"))
+        return self.linter.lint(Input(self.path, "config", text, document=document, adapter="dllint.inputs.yaml"), self.project)
 
 
 def _text_edit(finding: Finding) -> ReplaceText | None:

@@ -100,9 +100,10 @@ def lint_config_text(path: str, text: str, linter: Linter) -> FileResult:
     return linter.lint(Input(path, "config", text, document=document, adapter="dllint.inputs.yaml"))
 
 
-def fix_config_text(path: str, text: str, linter: Linter, *, unsafe: bool = False) -> FixResult:
-    """Fix one YAML config's text through the fixer's loop (text edits)."""
-    return fix_text(path, text, linter, unsafe=unsafe, input=Input(path, "config", text, adapter="dllint.inputs.yaml"))
+def fix_config_text(path: str, text: str, linter: Linter, *, unsafe: bool = False, project: Any = None) -> FixResult:
+    """Fix one YAML config's text through the fixer's loop (text edits); ``project``: a view of
+    the project whose code may hand the config's blocks on."""
+    return fix_text(path, text, linter, unsafe=unsafe, input=Input(path, "config", text, adapter="dllint.inputs.yaml"), project=project)
 
 
 def lint_file(path: str, linter: Linter) -> FileResult:

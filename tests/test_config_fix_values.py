@@ -95,6 +95,8 @@ def test_yaml_messages_use_yaml_syntax_and_resolvers_stay_silent(tmp_path):
         "env.yaml": "train_dataloader:\n  num_workers: ${oc.env:NUM_WORKERS}\n  batch_size: 4\n",
         "env_default.yaml": "train_dataloader:\n  num_workers: ${oc.env:NUM_WORKERS,4}\n  batch_size: 4\n",
         "plain.yaml": "train_dataloader:\n  num_workers: 4\n  batch_size: 4\n",
+        # the code hands each train_dataloader block to DataLoader whole: a key added there reaches it
+        "train.py": "from torch.utils.data import DataLoader\n\ndef loader(ds, cfg):\n    return DataLoader(ds, **cfg.train_dataloader)\n",
     })
     output = run("--no-cache", ".", cwd=tmp_path).output
     assert "gpu.yaml:6:3: DL206 [-] batches are copied to CUDA from pageable memory: set pin_memory: true so the loader page-locks them (faster copies, which overlap compute with non_blocking=True)" in output

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Span, lookup, walk
 from dllint.facts.loaders import ALL_PARAMS, LOADER_QUALNAMES
@@ -33,6 +33,14 @@ TRAIN_NAME = re.compile(r"^(?:train|training|trn)(?![a-z])|^train(?:loader|datal
 EVAL_NAME = re.compile(r"(val|valid|validation|test|eval|evaluation|predict|inference|infer|dev)", re.I)
 LOADER_NAME = re.compile(r"(data_?loader|_loader$|^loader$|_dl$)", re.I)
 GPU_ACCELERATORS = frozenset({"gpu", "cuda"})
+# Whether the project's code hands the mapping at a key path to a DataLoader whole (``**cfg.loader``):
+# the project's answer (:meth:`dllint.project.view.ProjectView.config_handed_whole`), recording what it read.
+Linked = Callable[[tuple[str, ...]], bool]
+
+
+def unlinked(key_path: tuple[str, ...]) -> bool:
+    """No project in view: no code is known to hand a block on."""
+    return False
 
 
 @dataclass(eq=False)
@@ -54,6 +62,16 @@ class ConfigBlock:
     endless: bool = False
     # Absent keys fall back to torch's defaults (a Hydra DataLoader node), not the framework's.
     torch_defaults: bool = False
+    linked: Linked = unlinked
+
+    @property
+    def takes_new_keys(self) -> bool:
+        """A key added here reaches the DataLoader: Hydra instantiates the DataLoader node with
+        all its keys, mmengine and detectron2 pass a Python dict config's on, the project's code
+        splats the block into a DataLoader (``DataLoader(ds, **cfg.train.loader)``). Code that
+        reads the keys one by one (``config.train.dataloader.num_workers``) never reads a new
+        one, and yacs rejects a key its defaults lack: unknown is silent."""
+        return self.torch_defaults or self.document.format == "python" or self.linked(self.key_path)
 
     @property
     def builder(self) -> str | None:
@@ -131,8 +149,9 @@ class ConfigBlock:
         return target.key_span if target is not None and self.is_local(target) else None
 
 
-def find_blocks(document: ConfigDocument, settings: Settings) -> list[ConfigBlock]:
-    """The loader blocks of a (resolved) document, in file order."""
+def find_blocks(document: ConfigDocument, settings: Settings, linked: Linked = unlinked) -> list[ConfigBlock]:
+    """The loader blocks of a (resolved) document, in file order; ``linked``: what the
+    project's code hands to a DataLoader whole (:attr:`ConfigBlock.takes_new_keys`)."""
     cuda = says_cuda(document.root)
     blocks = []
     for path, mapping, key in _mappings(document.root):
@@ -140,7 +159,7 @@ def find_blocks(document: ConfigDocument, settings: Settings) -> list[ConfigBloc
             continue  # handed to a loader call in code, or only inherited: reported elsewhere
         block = classify(document, path, mapping, key, settings)
         if block is not None:
-            block.cuda = cuda
+            block.cuda, block.linked = cuda, linked
             blocks.append(block)
     return blocks
 

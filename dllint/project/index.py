@@ -20,7 +20,8 @@ parts it asks (never the index):
 - ``modules`` (:class:`~dllint.project.modules.ModuleResolver`) and ``imports``
   (:class:`~dllint.project.imports.ImportGraph`): where an import goes, who imports what;
 - ``definitions`` (:class:`~dllint.project.resolve.Definitions`): what a target names, re-exports followed;
-- ``queries`` (:class:`~dllint.project.queries.CrossFileQueries`): the cross-file questions.
+- ``queries`` (:class:`~dllint.project.queries.CrossFileQueries`): the cross-file questions;
+- ``config_links`` (:class:`~dllint.project.config_links.ConfigLinks`): which config blocks code hands on whole.
 
 The index itself keeps cached results true (``deps_valid``, ``reconcile``, ``remember_files``);
 :mod:`dllint.project.view` is what one file sees (the ``ProjectQueries`` protocol).
@@ -35,6 +36,7 @@ from dllint.config import Settings
 from dllint.deps import CallersDep, ConfigDep, ConfigFileDep, Deps, LoaderClassesDep
 from dllint.discovery import ROOT_MARKERS, find_project_root  # noqa: F401 - found without the index (a one-file run)
 from dllint.project.base import CallRecord, entry_effects  # noqa: F401 - re-exported
+from dllint.project.config_links import ConfigLinks
 from dllint.project.files import ProjectFiles, moved_since
 from dllint.project.imports import ImportGraph
 from dllint.project.modules import ModuleResolver
@@ -62,6 +64,7 @@ class ProjectIndex:
         )
         self.definitions = Definitions(self.summaries, self.modules, self.imports, text)
         self.queries = CrossFileQueries(self.summaries, self.definitions, self.modules, self.imports, text)
+        self.config_links = ConfigLinks(self.text, self.summaries)
 
     def forget(self, path: str, rejoin: bool = True) -> None:
         """Drop what was learnt from ``path``'s old text (it changed): each part its own.
@@ -71,6 +74,7 @@ class ProjectIndex:
         self.summaries.forget(path)
         self.text.forget(path, rejoin)
         self.queries.forget(path)
+        self.config_links.forget(path)
         self.modules.forget(path)
         self.imports.forget(path)
 

@@ -175,6 +175,11 @@ class ProjectView(NullProject):
 
         return config_value(read, self.path, str(self.index.root), self.deps)
 
+    def config_handed_whole(self, key_path: tuple[str, ...]) -> bool:
+        """Some project file splats the config mapping at ``key_path`` into a DataLoader
+        (:mod:`dllint.project.config_links`); the files asked become deps."""
+        return self.index.config_links.handed_whole(key_path, self.deps)
+
     # -- classes ----------------------------------------------------------------------------
     def class_fact(self, facts: FileFacts, func: ast.expr, scope: Scope, fact: str) -> bool:
         """A fact of the project class ``func`` constructs (``endless``, ``keeps_iterator``)."""

@@ -164,7 +164,9 @@ class NonPersistentWorkers(Rule):
 
     def check_config(self, block) -> Iterator[Finding]:
         """An evidently-training block (``train_ds``, ``train_dataloader``) with workers and
-        without ``persistent_workers: true``: the framework re-iterates it every epoch."""
+        without ``persistent_workers: true``: the framework re-iterates it every epoch. Where
+        the key is absent, only a block whose keys reach the DataLoader whole
+        (:attr:`~dllint.configs.blocks.ConfigBlock.takes_new_keys`): the fix adds it."""
         from dllint.configs.lint import config_finding, setting_fix, setting_message
 
         if not block.is_training or block.endless or block.entry("num_workers") is None:
@@ -173,8 +175,11 @@ class NonPersistentWorkers(Rule):
             return  # `${oc.env:NUM_WORKERS}` and other resolvers: 0 on some machines, for all we know
         if not restarts_workers(block):
             return
-        if block.entry("persistent_workers") is None and block.builder is not None and not block.torch_defaults:
-            return  # the class the block builds (a DataModule, a loader factory) has its own default
+        if block.entry("persistent_workers") is None:
+            if block.builder is not None and not block.torch_defaults:
+                return  # the class the block builds (a DataModule, a loader factory) has its own default
+            if not block.takes_new_keys:
+                return  # no code known to pass a new key on (yacs-style reads): the code site reports it
         written_here = block.report_span("num_workers", "persistent_workers")
         if written_here is None:
             return  # both inherited: the file that writes them reports it

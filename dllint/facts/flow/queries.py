@@ -82,6 +82,9 @@ class ProjectQueries(Protocol):
     def config_value(self, facts: FileFacts, read: ConfigRead) -> tuple[Any, ConfigKey] | None:
         """The value the project's config files agree on for a config read, and its key."""
 
+    def config_handed_whole(self, key_path: tuple[str, ...]) -> bool:
+        """Some project file splats the config mapping at ``key_path`` into a DataLoader."""
+
     def class_fact(self, facts: FileFacts, func: ast.expr, scope: Scope, fact: str) -> bool:
         """A fact (``endless``, ``keeps_iterator``) of the project class a call constructs."""
 
@@ -153,6 +156,9 @@ class NullProject:
 
     def config_value(self, facts: FileFacts, read: ConfigRead) -> tuple[Any, ConfigKey] | None:
         return None
+
+    def config_handed_whole(self, key_path: tuple[str, ...]) -> bool:
+        return False
 
     def class_fact(self, facts: FileFacts, func: ast.expr, scope: Scope, fact: str) -> bool:
         return False
