@@ -33,6 +33,9 @@ TRAIN_NAME = re.compile(r"^(?:train|training|trn)(?![a-z])|^train(?:loader|datal
 EVAL_NAME = re.compile(r"(val|valid|validation|test|eval|evaluation|predict|inference|infer|dev)", re.I)
 LOADER_NAME = re.compile(r"(data_?loader|_loader$|^loader$|_dl$)", re.I)
 GPU_ACCELERATORS = frozenset({"gpu", "cuda"})
+# A block named as a loader's keyword arguments (super-gradients' ``train_dataloader_params``,
+# ``loader_kwargs``): by its name, the mapping is what the code passes as ``DataLoader(**...)``.
+KWARGS_NAME = re.compile(r"(?:data_?loader|loader)_?(?:params|kwargs)$", re.I)
 # Whether the project's code hands the mapping at a key path to a DataLoader whole (``**cfg.loader``):
 # the project's answer (:meth:`dllint.project.view.ProjectView.config_handed_whole`), recording what it read.
 Linked = Callable[[tuple[str, ...]], bool]
@@ -68,10 +71,12 @@ class ConfigBlock:
     def takes_new_keys(self) -> bool:
         """A key added here reaches the DataLoader: Hydra instantiates the DataLoader node with
         all its keys, mmengine and detectron2 pass a Python dict config's on, the project's code
-        splats the block into a DataLoader (``DataLoader(ds, **cfg.train.loader)``). Code that
-        reads the keys one by one (``config.train.dataloader.num_workers``) never reads a new
-        one, and yacs rejects a key its defaults lack: unknown is silent."""
-        return self.torch_defaults or self.document.format == "python" or self.linked(self.key_path)
+        splats the block into a DataLoader (``DataLoader(ds, **cfg.train.loader)``), or the block is
+        named as a loader's keyword arguments (:data:`KWARGS_NAME`). Code that reads the keys
+        one by one (``config.train.dataloader.num_workers``) never reads a new one, and yacs
+        rejects a key its defaults lack: unknown is silent."""
+        named_kwargs = bool(self.key_path) and KWARGS_NAME.search(str(self.key_path[-1])) is not None
+        return self.torch_defaults or self.document.format == "python" or named_kwargs or self.linked(self.key_path)
 
     @property
     def builder(self) -> str | None:
