@@ -1,0 +1,79 @@
+"""DL106 shapes of issue 32's tenth audit (code no one tuned dllint to): B4, B6, B7, B8, each as a
+minimal notebook fixture (fixtures/DL106/b4_*, b6_*, b7_*, b8_*): the whole finding (cell,
+position, message; DL106 offers no fix) where it fires, and the twins that must stay silent."""
+
+from __future__ import annotations
+
+import pytest
+
+from dllint.config import Settings
+from dllint.engine import Linter
+from dllint.inputs.notebook import notebook_from_percent
+from dllint.per_file import lint as lint_bytes
+from lint_helpers import lint_path
+from tests.conftest import FIXTURES
+
+ALL = Settings(select=("ALL",))
+SQUARES = "class Squares(Dataset):\n    def __len__(self):\n        return 8\n\n    def __getitem__(self, i):\n        return i * i\n"
+
+
+def notebook_class(name: str, sink: str = "dataset") -> str:
+    return (f"class '{name}' is defined in the notebook, so spawn workers cannot unpickle it (via {sink}): move it to a"
+            " .py module and import it")
+
+
+def dl106(result) -> set[tuple]:
+    """(cell, line, column, message, fix) of each DL106 finding."""
+    return {(f.cell, f.line, f.column, f.message, f.fix) for f in result.findings if f.code == "DL106"}
+
+
+def fixture(name: str) -> set[tuple]:
+    return dl106(lint_path(Linter(ALL), str(FIXTURES / "DL106" / name)))
+
+
+def percent(source: str) -> set[tuple]:
+    return dl106(lint_bytes(Linter(ALL), "nb.ipynb", notebook_from_percent(source)))
+
+
+# -- B4: a notebook class that redefines a name an earlier cell imported ------------------------
+def test_b4_the_class_cell_replaces_the_import_from_its_cell_on():
+    """Cell order decides: the read before the class cell is the import (silent), the reads after
+    it (module level, or in a function defined below it) are the notebook's class; a function
+    whose name a later cell imports again, and a read after that import, are silent."""
+    assert fixture("b4_class_redefines_import.ipynb") == {
+        (5, 1, 14, notebook_class("Squares"), None),
+        (6, 3, 23, notebook_class("Squares"), None),
+    }
+
+
+def test_b4_a_class_defined_only_in_a_branch_leaves_the_name_unknown():
+    assert fixture("b4_redefined_in_a_branch.ipynb") == set()
+
+
+@pytest.mark.parametrize(
+    ("between", "expected"),
+    [
+        ("", {(3, 1, 12, notebook_class("Squares"), None)}),
+        # the import rebinds it again in a later statement of the same cell: the import is live
+        ("from utils import Squares\n", set()),
+        # an assignment in between: a value, not the notebook's definition (unknown: silent)
+        ("Squares = make_dataset_class()\n", set()),
+    ],
+)
+def test_b4_the_last_binding_above_the_read_is_the_one_the_kernel_sees(between, expected):
+    source = f"# %%\nfrom torch.utils.data import DataLoader, Dataset\nfrom utils import Squares\n# %%\n{SQUARES}{between}# %%\n"
+    assert percent(source + "DataLoader(Squares(), num_workers=2)\n") == expected
+
+
+def test_b4_the_distilbert_form_three_loaders_in_one_cell():
+    """dl-fundamentals' units 8-10: the import in one cell, ``class IMDBDataset(Dataset)`` later,
+    three datasets for 4-worker loaders in the next cell: each construction reported."""
+    source = (
+        "# %%\nfrom torch.utils.data import DataLoader, Dataset\nfrom local_dataset_utilities import IMDBDataset\n"
+        f"# %%\n{SQUARES.replace('Squares', 'IMDBDataset')}"
+        "# %%\ntrain_dataset = IMDBDataset(imdb_tokenized, partition_key='train')\n"
+        "val_dataset = IMDBDataset(imdb_tokenized, partition_key='validation')\n"
+        "train_loader = DataLoader(dataset=train_dataset, batch_size=12, shuffle=True, num_workers=4)\n"
+        "val_loader = DataLoader(dataset=val_dataset, batch_size=12, num_workers=4)\n"
+    )
+    assert percent(source) == {(3, 1, 17, notebook_class("IMDBDataset"), None), (3, 2, 15, notebook_class("IMDBDataset"), None)}
