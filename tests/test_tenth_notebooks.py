@@ -77,3 +77,18 @@ def test_b4_the_distilbert_form_three_loaders_in_one_cell():
         "val_loader = DataLoader(dataset=val_dataset, batch_size=12, num_workers=4)\n"
     )
     assert percent(source) == {(3, 1, 17, notebook_class("IMDBDataset"), None), (3, 2, 15, notebook_class("IMDBDataset"), None)}
+
+
+# -- B8: a notebook dataset class named `Dataset`, shadowing torch's ----------------------------
+def test_b8_a_class_named_dataset_is_the_notebooks_from_its_cell_on():
+    assert fixture("b8_class_named_dataset.ipynb") == {(4, 1, 21, notebook_class("Dataset"), None)}
+
+
+def test_b8_subclassing_torch_by_its_path_and_built_in_a_notebook_class():
+    """The hw6-diffusion form: ``self.ds = Dataset(folder)`` in a notebook class's ``__init__``."""
+    assert fixture("b8_named_dataset_by_torch_path.ipynb") == {(4, 3, 19, notebook_class("Dataset"), None)}
+
+
+def test_b8_torchs_dataset_read_before_the_class_cell_is_torchs():
+    source = "# %%\nfrom torch.utils.data import DataLoader, Dataset\nDataLoader(Dataset(), num_workers=2)\n# %%\n"
+    assert percent(source + SQUARES.replace("Squares", "Dataset")) == set()
