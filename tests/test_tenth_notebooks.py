@@ -92,3 +92,31 @@ def test_b8_subclassing_torch_by_its_path_and_built_in_a_notebook_class():
 def test_b8_torchs_dataset_read_before_the_class_cell_is_torchs():
     source = "# %%\nfrom torch.utils.data import DataLoader, Dataset\nDataLoader(Dataset(), num_workers=2)\n# %%\n"
     assert percent(source + SQUARES.replace("Squares", "Dataset")) == set()
+
+
+# -- B7: a notebook dataset built and returned by a notebook factory function --------------------
+def test_b7_what_a_notebook_factory_returns_reaches_the_workers():
+    """Reported where the factory builds the notebook class (also for a loader built in a notebook
+    class's method); a factory of an imported class, one only a loader without workers uses: silent."""
+    assert fixture("b7_factory_returns_dataset.ipynb") == {
+        (3, 10, 15, notebook_class("Squares"), None),
+        (3, 23, 12, notebook_class("Squares"), None),
+    }
+
+
+def test_b7_a_method_of_the_notebook_class_that_returns_the_dataset():
+    """The loader's class asks one of its own methods for the dataset (``self.build_dataset()``)."""
+    source = (
+        f"# %%\nfrom torch.utils.data import DataLoader, Dataset\n{SQUARES}"
+        "# %%\nclass Trainer:\n    def build_dataset(self):\n        return Squares()\n\n"
+        "    def prepare(self):\n        self.loader = DataLoader(self.build_dataset(), num_workers=2)\n"
+    )
+    assert percent(source) == {(2, 3, 16, notebook_class("Squares"), None)}
+
+
+def test_b7_a_factory_bound_twice_is_unknown():
+    source = (
+        f"# %%\nfrom torch.utils.data import DataLoader, Dataset\nfrom squares import make\n{SQUARES}"
+        "# %%\ndef make():\n    return Squares()\n# %%\nmake = make_other\nDataLoader(make(), num_workers=2)\n"
+    )
+    assert percent(source) == set()

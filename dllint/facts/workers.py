@@ -27,33 +27,47 @@ class Shipped(NamedTuple):
     sink: str  # "dataset", "collate_fn", ...
 
 
-def shipped_expressions(facts: FileFacts, loader: LoaderCall) -> Iterator[Shipped]:
+def shipped_expressions(facts: FileFacts, loader: LoaderCall, through_functions: bool = False) -> Iterator[Shipped]:
     """Expressions (followed through names bound once, constructor arguments and containers) that
     end up pickled into the loader's workers. A name unpacked from a call's result (``train, val
     = random_split(ds, [8, 2])``) is followed into that call's arguments, as the call itself
-    is: each piece (a ``Subset``) holds what the call was given."""
+    is: each piece (a ``Subset``) holds what the call was given. With ``through_functions``
+    (DL106: a notebook's functions are called in the notebook), also into this file's functions:
+    what a function returns (``dataset = get_dataset()``, B7)."""
     seen: set[int] = set()
     for sink in ("dataset", *CALLABLE_SINKS):
         arg = loader.argument(sink)
         if arg is not None:
-            yield from _walk(facts, arg.value, arg.scope, sink, seen, 0)
+            yield from _walk(facts, arg.value, arg.scope, _Walk(sink, seen, loader if through_functions else None), 0)
 
 
-def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[int], depth: int) -> Iterator[Shipped]:
-    if depth > MAX_DEPTH or id(expr) in seen:
+class _Walk(NamedTuple):
+    """What one walk carries: the sink, the expressions seen, the loader when calls are followed
+    (None: not followed), and the element of a tuple a name was unpacked from (``train_set,
+    val_set = datasets``: (0, 2))."""
+
+    sink: str
+    seen: set[int]
+    loader: LoaderCall | None
+    element: tuple[int, int] | None = None
+
+    @property
+    def through_functions(self) -> bool:
+        return self.loader is not None
+
+
+def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, walk: _Walk, depth: int) -> Iterator[Shipped]:
+    if depth > MAX_DEPTH or id(expr) in walk.seen:
         return
-    seen.add(id(expr))
-    yield Shipped(expr, scope, sink)
+    walk.seen.add(id(expr))
+    yield Shipped(expr, scope, walk.sink)
+    element, walk = walk.element, walk._replace(element=None)
     if isinstance(expr, ast.Name):
-        found = facts.reaching_value(expr.id, scope, expr)
-        if found is not None and found[1].kind == "assign" and found[1].value is not None:
-            yield from _walk(facts, found[1].value, found[0], sink, seen, depth + 1)
-        elif found is not None and isinstance(found[1].node, ast.Assign) and isinstance(found[1].node.value, ast.Call):
-            yield from _walk(facts, found[1].node.value, found[0], sink, seen, depth + 1)  # unpacked from its result
+        yield from _walk_name(facts, expr, scope, walk, depth, element)
     elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
         stored = _stored_on_self(facts, expr, scope)
         if stored is not None:
-            yield from _walk(facts, stored[0], stored[1], sink, seen, depth + 1)
+            yield from _walk(facts, stored[0], stored[1], walk, depth + 1)
     elif isinstance(expr, ast.Call):
         # Builtins such as sorted(key=lambda ...) or map() consume their arguments on the spot.
         if isinstance(expr.func, ast.Name) and expr.func.id in BUILTIN_NAMES and facts.scopes.lookup(expr.func.id, scope) is None:
@@ -62,13 +76,43 @@ def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[i
             return
         for arg in [*expr.args, *(k.value for k in expr.keywords)]:
             inner = arg.value if isinstance(arg, ast.Starred) else arg
-            yield from _walk(facts, inner, scope, sink, seen, depth + 1)
+            yield from _walk(facts, inner, scope, walk, depth + 1)
+        if walk.through_functions:
+            for returned, inside in _returned(facts, expr, scope):
+                yield from _walk(facts, returned, inside, walk, depth + 1)
     elif isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
-        for elt in expr.elts:
-            yield from _walk(facts, elt, scope, sink, seen, depth + 1)
+        elements = expr.elts
+        if element is not None and len(elements) == element[1] and not any(isinstance(e, ast.Starred) for e in elements):
+            elements = [elements[element[0]]]  # the one a name was unpacked from
+        for elt in elements:
+            yield from _walk(facts, elt, scope, walk, depth + 1)
     elif isinstance(expr, ast.Dict):
         for value in expr.values:
-            yield from _walk(facts, value, scope, sink, seen, depth + 1)
+            yield from _walk(facts, value, scope, walk, depth + 1)
+
+
+def _walk_name(facts: FileFacts, name: ast.Name, scope: Scope, walk: _Walk, depth: int, element: tuple[int, int] | None) -> Iterator[Shipped]:
+    """A name: the value bound to it where it is read (an element of that value where the name
+    was unpacked)."""
+    found = facts.reaching_value(name.id, scope, name)
+    if found is None:
+        return
+    binding = found[1]
+    if binding.kind == "assign" and binding.value is not None:
+        yield from _walk(facts, binding.value, found[0], walk._replace(element=element), depth + 1)
+    elif isinstance(binding.node, ast.Assign) and isinstance(binding.node.value, ast.Call):
+        yield from _walk(facts, binding.node.value, found[0], walk, depth + 1)  # unpacked from its result
+
+
+def _returned(facts: FileFacts, call: ast.Call, scope: Scope) -> Iterator[tuple[ast.expr, Scope]]:
+    """What the function of this file that ``call`` goes to returns, each in the function's scope."""
+    function = facts.usage.same_file_function(call.func, scope)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return
+    inside = facts.scopes.scopes[function]
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and node.value is not None and facts.scopes.enclosing_function(node) is function:
+            yield node.value, inside
 
 
 def _stored_on_self(facts: FileFacts, read: ast.Attribute, scope: Scope) -> tuple[ast.expr, Scope] | None:

@@ -108,7 +108,7 @@ class NotebookDefinedWorkerCode(Rule):
         for loader in facts.loader_calls:
             if not loader.may_start_workers or self._fork_only(facts, loader):
                 continue
-            for shipped in shipped_expressions(facts, loader):
+            for shipped in shipped_expressions(facts, loader, through_functions=True):
                 if id(shipped.expr) in reported or shipped.sink in MAIN_PROCESS_SINKS:
                     continue
                 definition = self._notebook_definition(facts, shipped.expr, shipped.scope)
