@@ -120,3 +120,41 @@ def test_b7_a_factory_bound_twice_is_unknown():
         "# %%\ndef make():\n    return Squares()\n# %%\nmake = make_other\nDataLoader(make(), num_workers=2)\n"
     )
     assert percent(source) == set()
+
+
+# -- B6: a notebook dataset handed to a notebook function that builds the loader ----------------
+def test_b6_what_the_calls_pass_for_the_loaders_parameter_reaches_the_workers():
+    """Reported at the construction in the call (also through ``random_split``, and in a tuple the
+    function unpacks, element by element); an imported class, a call passing ``workers=0``, the
+    notebook's class in the element that goes to the loader without workers: silent."""
+    assert fixture("b6_function_builds_loader.ipynb") == {
+        (5, 1, 22, notebook_class("Squares"), None),
+        (5, 2, 37, notebook_class("Squares"), None),
+        (6, 2, 15, notebook_class("Squares"), None),
+    }
+
+
+def test_b6_the_meta_learning_form_three_datasets_in_a_tuple():
+    """Lhy HW15 2021: ``dataloader_init((train_set, val_set, test_set))`` builds three 2-worker
+    loaders (``num_workers=2`` a parameter's default) from the tuple it unpacks."""
+    source = (
+        f"# %%\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n{SQUARES}"
+        "# %%\ndef dataloader_init(datasets, num_workers=2):\n    train_set, val_set, test_set = datasets\n"
+        "    train_loader = DataLoader(train_set, batch_size=5, num_workers=num_workers)\n"
+        "    val_loader = DataLoader(val_set, batch_size=5, num_workers=num_workers)\n"
+        "    test_loader = DataLoader(test_set, batch_size=5, num_workers=num_workers)\n"
+        "    return train_loader, val_loader, test_loader\n\n"
+        "train_set, val_set = torch.utils.data.random_split(Squares(), [6, 2])\n"
+        "test_set = Squares()\n"
+        "loaders = dataloader_init((train_set, val_set, test_set))\n"
+    )
+    assert percent(source) == {(2, 8, 52, notebook_class("Squares"), None), (2, 9, 12, notebook_class("Squares"), None)}
+
+
+def test_b6_a_workers_parameter_defaulting_to_zero_left_out_by_the_call():
+    source = (
+        f"# %%\nfrom torch.utils.data import DataLoader, Dataset\n{SQUARES}"
+        "# %%\ndef make_loader(dataset, workers=0):\n    return DataLoader(dataset, num_workers=workers)\n\n"
+        "make_loader(Squares())\nmake_loader(Squares(), workers=4)\n"
+    )
+    assert percent(source) == {(2, 5, 13, notebook_class("Squares"), None)}

@@ -6,6 +6,7 @@ import ast
 import builtins
 from typing import TYPE_CHECKING, Iterator, NamedTuple
 
+from dllint.facts.values import ABSENT, argument_for, parameter_default
 from dllint.knowledge.loaders import EAGER_DATASET_METHODS, EAGER_DATASET_SOURCES
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ def shipped_expressions(facts: FileFacts, loader: LoaderCall, through_functions:
     = random_split(ds, [8, 2])``) is followed into that call's arguments, as the call itself
     is: each piece (a ``Subset``) holds what the call was given. With ``through_functions``
     (DL106: a notebook's functions are called in the notebook), also into this file's functions:
-    what a function returns (``dataset = get_dataset()``, B7)."""
+    what a function returns (``dataset = get_dataset()``, B7), and what this file's calls pass
+    for a parameter (``def make_loader(dataset): return DataLoader(dataset, ...)``, B6)."""
     seen: set[int] = set()
     for sink in ("dataset", *CALLABLE_SINKS):
         arg = loader.argument(sink)
@@ -93,7 +95,7 @@ def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, walk: _Walk, depth: in
 
 def _walk_name(facts: FileFacts, name: ast.Name, scope: Scope, walk: _Walk, depth: int, element: tuple[int, int] | None) -> Iterator[Shipped]:
     """A name: the value bound to it where it is read (an element of that value where the name
-    was unpacked)."""
+    was unpacked), or, through functions, what the calls pass for a parameter."""
     found = facts.reaching_value(name.id, scope, name)
     if found is None:
         return
@@ -102,6 +104,21 @@ def _walk_name(facts: FileFacts, name: ast.Name, scope: Scope, walk: _Walk, dept
         yield from _walk(facts, binding.value, found[0], walk._replace(element=element), depth + 1)
     elif isinstance(binding.node, ast.Assign) and isinstance(binding.node.value, ast.Call):
         yield from _walk(facts, binding.node.value, found[0], walk, depth + 1)  # unpacked from its result
+    elif walk.through_functions and isinstance(binding.node, ast.Assign) and isinstance(binding.node.value, ast.Name):
+        unpacked = walk._replace(element=_position(binding.node, name.id))  # ``train_set, val_set = datasets``
+        yield from _walk(facts, binding.node.value, found[0], unpacked, depth + 1)
+    elif walk.through_functions and binding.kind == "param" and isinstance(found[0].node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for passed, where in _passed(facts, found[0].node, name.id, walk.loader):
+            yield from _walk(facts, passed, where, walk._replace(element=element), depth + 1)
+
+
+def _position(assign: ast.Assign, name: str) -> tuple[int, int] | None:
+    """(index, length) of ``name`` in the one flat tuple target of ``assign``; None otherwise."""
+    target = assign.targets[0] if len(assign.targets) == 1 else None
+    names = [e.id for e in target.elts if isinstance(e, ast.Name)] if isinstance(target, (ast.Tuple, ast.List)) else []
+    if len(names) != len(getattr(target, "elts", ())) or names.count(name) != 1:
+        return None
+    return names.index(name), len(names)
 
 
 def _returned(facts: FileFacts, call: ast.Call, scope: Scope) -> Iterator[tuple[ast.expr, Scope]]:
@@ -113,6 +130,33 @@ def _returned(facts: FileFacts, call: ast.Call, scope: Scope) -> Iterator[tuple[
     for node in ast.walk(function):
         if isinstance(node, ast.Return) and node.value is not None and facts.scopes.enclosing_function(node) is function:
             yield node.value, inside
+
+
+def _passed(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str, loader: LoaderCall | None) -> Iterator[tuple[ast.expr, Scope]]:
+    """What each call of ``function`` in this file passes for ``param`` (none for a method:
+    its calls through instances do not line up with its parameters), but for the calls that
+    give the loader no workers."""
+    if isinstance(facts.scopes.parents.get(function), ast.ClassDef):
+        return
+    for call in facts.usage.callers(function):
+        passed = argument_for(call, function, param)
+        if isinstance(passed, ast.expr) and not (loader is not None and _no_workers(facts, call, function, loader)):
+            yield passed, facts.scopes.scope_of(call)
+
+
+def _no_workers(facts: FileFacts, call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, loader: LoaderCall) -> bool:
+    """``make_loader(ds, workers=0)``, where the loader in ``function`` has ``num_workers=workers``
+    (or the parameter's default, 0, where the call leaves it out): this call's loader starts none."""
+    workers = loader.argument("num_workers")
+    if workers is None or not isinstance(workers.value, ast.Name):
+        return False
+    found = facts.scopes.lookup(workers.value.id, workers.scope)
+    if found is None or found[0].node is not function or [b.kind for b in found[1]] != ["param"]:
+        return False
+    passed = argument_for(call, function, workers.value.id)
+    if passed is ABSENT:
+        passed = parameter_default(function, workers.value.id)
+    return isinstance(passed, ast.Constant) and passed.value == 0
 
 
 def _stored_on_self(facts: FileFacts, read: ast.Attribute, scope: Scope) -> tuple[ast.expr, Scope] | None:
