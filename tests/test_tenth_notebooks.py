@@ -125,12 +125,14 @@ def test_b7_a_factory_bound_twice_is_unknown():
 # -- B6: a notebook dataset handed to a notebook function that builds the loader ----------------
 def test_b6_what_the_calls_pass_for_the_loaders_parameter_reaches_the_workers():
     """Reported at the construction in the call (also through ``random_split``, and in a tuple the
-    function unpacks, element by element); an imported class, a call passing ``workers=0``, the
-    notebook's class in the element that goes to the loader without workers: silent."""
+    function unpacks, element by element; in an ``if`` arm, bound a line above the call in the same
+    arm); an imported class, a call passing ``workers=0``, the notebook's class in the element that
+    goes to the loader without workers, a read after the ``if`` (either arm's binding): silent."""
     assert fixture("b6_function_builds_loader.ipynb") == {
         (5, 1, 22, notebook_class("Squares"), None),
         (5, 2, 37, notebook_class("Squares"), None),
         (6, 2, 15, notebook_class("Squares"), None),
+        (7, 4, 41, notebook_class("Squares"), None),
     }
 
 

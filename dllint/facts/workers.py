@@ -97,6 +97,8 @@ def _walk_name(facts: FileFacts, name: ast.Name, scope: Scope, walk: _Walk, dept
     """A name: the value bound to it where it is read (an element of that value where the name
     was unpacked), or, through functions, what the calls pass for a parameter."""
     found = facts.reaching_value(name.id, scope, name)
+    if found is None and walk.through_functions:
+        found = _reaching_in_block(facts, name, scope)
     if found is None:
         return
     binding = found[1]
@@ -110,6 +112,38 @@ def _walk_name(facts: FileFacts, name: ast.Name, scope: Scope, walk: _Walk, dept
     elif walk.through_functions and binding.kind == "param" and isinstance(found[0].node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         for passed, where in _passed(facts, found[0].node, name.id, walk.loader):
             yield from _walk(facts, passed, where, walk._replace(element=element), depth + 1)
+
+
+def _reaching_in_block(facts: FileFacts, name: ast.Name, scope: Scope) -> tuple[Scope, Binding] | None:
+    """The binding of ``name`` that an earlier statement of the read's own block makes, with no
+    other binding of it between them: ``if solver == "base":`` binding ``train_set`` and reading
+    it two lines down the same arm. Anything else (the binding in an outer block, or another
+    binding in between, a nested branch included) is unknown (None)."""
+    found = facts.scopes.lookup(name.id, scope)
+    read_at = facts.statement_of(name)
+    if found is None or read_at is None:
+        return None
+    block = _block_of(facts, read_at)
+    if block is None:
+        return None
+    before = block[: block.index(read_at)]
+    for binding in reversed(found[1]):
+        bound_at = facts.statement_of(binding.node)
+        if bound_at in before:
+            later = before[before.index(bound_at) + 1 :]
+            intervening = [b for b in found[1] if any(facts.contains(stmt, b.node) for stmt in later)]
+            return (found[0], binding) if not intervening and bound_at is binding.node else None
+    return None
+
+
+def _block_of(facts: FileFacts, statement: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list (a body, an ``else``) that holds ``statement``."""
+    parent = facts.scopes.parents.get(statement)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and statement in block:
+            return block
+    return None
 
 
 def _position(assign: ast.Assign, name: str) -> tuple[int, int] | None:
