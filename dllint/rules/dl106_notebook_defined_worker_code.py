@@ -26,7 +26,10 @@ class NotebookDefinedWorkerCode(Rule):
     function defined in the notebook itself: the dataset class, `collate_fn`, `worker_init_fn`,
     or a transform passed to the dataset. A sampler or batch sampler runs in the main process
     (torch never sends it to workers): a notebook's own is fine. Reported where it is handed
-    over (`Ds(...)`, `collate_fn=collate`).
+    over (`Ds(...)`, `collate_fn=collate`), also where the notebook's own functions carry it
+    to the loader: a dataset a notebook function builds and returns (`get_dataset()`), or one
+    passed to the notebook function that builds the loader (`make_loader(Ds())`), a tuple it
+    unpacks included.
 
     A name means what the kernel binds it to when the cells run in order: a class cell that
     redefines an imported name (`from utils import Squares`, then `class Squares(Dataset)`,
