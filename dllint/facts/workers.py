@@ -6,6 +6,7 @@ import ast
 import builtins
 from typing import TYPE_CHECKING, Iterator, NamedTuple
 
+from dllint.facts.values import ABSENT, argument_for, parameter_default
 from dllint.knowledge.loaders import EAGER_DATASET_METHODS, EAGER_DATASET_SOURCES
 
 if TYPE_CHECKING:
@@ -27,33 +28,48 @@ class Shipped(NamedTuple):
     sink: str  # "dataset", "collate_fn", ...
 
 
-def shipped_expressions(facts: FileFacts, loader: LoaderCall) -> Iterator[Shipped]:
+def shipped_expressions(facts: FileFacts, loader: LoaderCall, through_functions: bool = False) -> Iterator[Shipped]:
     """Expressions (followed through names bound once, constructor arguments and containers) that
     end up pickled into the loader's workers. A name unpacked from a call's result (``train, val
     = random_split(ds, [8, 2])``) is followed into that call's arguments, as the call itself
-    is: each piece (a ``Subset``) holds what the call was given."""
+    is: each piece (a ``Subset``) holds what the call was given. With ``through_functions``
+    (DL106: a notebook's functions are called in the notebook), also into this file's functions:
+    what a function returns (``dataset = get_dataset()``, B7), and what this file's calls pass
+    for a parameter (``def make_loader(dataset): return DataLoader(dataset, ...)``, B6)."""
     seen: set[int] = set()
     for sink in ("dataset", *CALLABLE_SINKS):
         arg = loader.argument(sink)
         if arg is not None:
-            yield from _walk(facts, arg.value, arg.scope, sink, seen, 0)
+            yield from _walk(facts, arg.value, arg.scope, _Walk(sink, seen, loader if through_functions else None), 0)
 
 
-def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[int], depth: int) -> Iterator[Shipped]:
-    if depth > MAX_DEPTH or id(expr) in seen:
+class _Walk(NamedTuple):
+    """What one walk carries: the sink, the expressions seen, the loader when calls are followed
+    (None: not followed), and the element of a tuple a name was unpacked from (``train_set,
+    val_set = datasets``: (0, 2))."""
+
+    sink: str
+    seen: set[int]
+    loader: LoaderCall | None
+    element: tuple[int, int] | None = None
+
+    @property
+    def through_functions(self) -> bool:
+        return self.loader is not None
+
+
+def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, walk: _Walk, depth: int) -> Iterator[Shipped]:
+    if depth > MAX_DEPTH or id(expr) in walk.seen:
         return
-    seen.add(id(expr))
-    yield Shipped(expr, scope, sink)
+    walk.seen.add(id(expr))
+    yield Shipped(expr, scope, walk.sink)
+    element, walk = walk.element, walk._replace(element=None)
     if isinstance(expr, ast.Name):
-        found = facts.reaching_value(expr.id, scope, expr)
-        if found is not None and found[1].kind == "assign" and found[1].value is not None:
-            yield from _walk(facts, found[1].value, found[0], sink, seen, depth + 1)
-        elif found is not None and isinstance(found[1].node, ast.Assign) and isinstance(found[1].node.value, ast.Call):
-            yield from _walk(facts, found[1].node.value, found[0], sink, seen, depth + 1)  # unpacked from its result
+        yield from _walk_name(facts, expr, scope, walk, depth, element)
     elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
         stored = _stored_on_self(facts, expr, scope)
         if stored is not None:
-            yield from _walk(facts, stored[0], stored[1], sink, seen, depth + 1)
+            yield from _walk(facts, stored[0], stored[1], walk, depth + 1)
     elif isinstance(expr, ast.Call):
         # Builtins such as sorted(key=lambda ...) or map() consume their arguments on the spot.
         if isinstance(expr.func, ast.Name) and expr.func.id in BUILTIN_NAMES and facts.scopes.lookup(expr.func.id, scope) is None:
@@ -62,13 +78,119 @@ def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, sink: str, seen: set[i
             return
         for arg in [*expr.args, *(k.value for k in expr.keywords)]:
             inner = arg.value if isinstance(arg, ast.Starred) else arg
-            yield from _walk(facts, inner, scope, sink, seen, depth + 1)
+            yield from _walk(facts, inner, scope, walk, depth + 1)
+        if walk.through_functions:
+            for returned, inside in _returned(facts, expr, scope):
+                yield from _walk(facts, returned, inside, walk, depth + 1)
     elif isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
-        for elt in expr.elts:
-            yield from _walk(facts, elt, scope, sink, seen, depth + 1)
+        elements = expr.elts
+        if element is not None and len(elements) == element[1] and not any(isinstance(e, ast.Starred) for e in elements):
+            elements = [elements[element[0]]]  # the one a name was unpacked from
+        for elt in elements:
+            yield from _walk(facts, elt, scope, walk, depth + 1)
     elif isinstance(expr, ast.Dict):
         for value in expr.values:
-            yield from _walk(facts, value, scope, sink, seen, depth + 1)
+            yield from _walk(facts, value, scope, walk, depth + 1)
+
+
+def _walk_name(facts: FileFacts, name: ast.Name, scope: Scope, walk: _Walk, depth: int, element: tuple[int, int] | None) -> Iterator[Shipped]:
+    """A name: the value bound to it where it is read (an element of that value where the name
+    was unpacked), or, through functions, what the calls pass for a parameter."""
+    found = facts.reaching_value(name.id, scope, name)
+    if found is None and walk.through_functions:
+        found = _reaching_in_block(facts, name, scope)
+    if found is None:
+        return
+    binding = found[1]
+    if binding.kind == "assign" and binding.value is not None:
+        yield from _walk(facts, binding.value, found[0], walk._replace(element=element), depth + 1)
+    elif isinstance(binding.node, ast.Assign) and isinstance(binding.node.value, ast.Call):
+        yield from _walk(facts, binding.node.value, found[0], walk, depth + 1)  # unpacked from its result
+    elif walk.through_functions and isinstance(binding.node, ast.Assign) and isinstance(binding.node.value, ast.Name):
+        unpacked = walk._replace(element=_position(binding.node, name.id))  # ``train_set, val_set = datasets``
+        yield from _walk(facts, binding.node.value, found[0], unpacked, depth + 1)
+    elif walk.through_functions and binding.kind == "param" and isinstance(found[0].node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for passed, where in _passed(facts, found[0].node, name.id, walk.loader):
+            yield from _walk(facts, passed, where, walk._replace(element=element), depth + 1)
+
+
+def _reaching_in_block(facts: FileFacts, name: ast.Name, scope: Scope) -> tuple[Scope, Binding] | None:
+    """The binding of ``name`` that an earlier statement of the read's own block makes, with no
+    other binding of it between them: ``if solver == "base":`` binding ``train_set`` and reading
+    it two lines down the same arm. Anything else (the binding in an outer block, or another
+    binding in between, a nested branch included) is unknown (None)."""
+    found = facts.scopes.lookup(name.id, scope)
+    read_at = facts.statement_of(name)
+    if found is None or read_at is None:
+        return None
+    block = _block_of(facts, read_at)
+    if block is None:
+        return None
+    before = block[: block.index(read_at)]
+    for binding in reversed(found[1]):
+        bound_at = facts.statement_of(binding.node)
+        if bound_at in before:
+            later = before[before.index(bound_at) + 1 :]
+            intervening = [b for b in found[1] if any(facts.contains(stmt, b.node) for stmt in later)]
+            return (found[0], binding) if not intervening and bound_at is binding.node else None
+    return None
+
+
+def _block_of(facts: FileFacts, statement: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list (a body, an ``else``) that holds ``statement``."""
+    parent = facts.scopes.parents.get(statement)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and statement in block:
+            return block
+    return None
+
+
+def _position(assign: ast.Assign, name: str) -> tuple[int, int] | None:
+    """(index, length) of ``name`` in the one flat tuple target of ``assign``; None otherwise."""
+    target = assign.targets[0] if len(assign.targets) == 1 else None
+    names = [e.id for e in target.elts if isinstance(e, ast.Name)] if isinstance(target, (ast.Tuple, ast.List)) else []
+    if len(names) != len(getattr(target, "elts", ())) or names.count(name) != 1:
+        return None
+    return names.index(name), len(names)
+
+
+def _returned(facts: FileFacts, call: ast.Call, scope: Scope) -> Iterator[tuple[ast.expr, Scope]]:
+    """What the function of this file that ``call`` goes to returns, each in the function's scope."""
+    function = facts.usage.same_file_function(call.func, scope)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return
+    inside = facts.scopes.scopes[function]
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and node.value is not None and facts.scopes.enclosing_function(node) is function:
+            yield node.value, inside
+
+
+def _passed(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str, loader: LoaderCall | None) -> Iterator[tuple[ast.expr, Scope]]:
+    """What each call of ``function`` in this file passes for ``param`` (none for a method:
+    its calls through instances do not line up with its parameters), but for the calls that
+    give the loader no workers."""
+    if isinstance(facts.scopes.parents.get(function), ast.ClassDef):
+        return
+    for call in facts.usage.callers(function):
+        passed = argument_for(call, function, param)
+        if isinstance(passed, ast.expr) and not (loader is not None and _no_workers(facts, call, function, loader)):
+            yield passed, facts.scopes.scope_of(call)
+
+
+def _no_workers(facts: FileFacts, call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, loader: LoaderCall) -> bool:
+    """``make_loader(ds, workers=0)``, where the loader in ``function`` has ``num_workers=workers``
+    (or the parameter's default, 0, where the call leaves it out): this call's loader starts none."""
+    workers = loader.argument("num_workers")
+    if workers is None or not isinstance(workers.value, ast.Name):
+        return False
+    found = facts.scopes.lookup(workers.value.id, workers.scope)
+    if found is None or found[0].node is not function or [b.kind for b in found[1]] != ["param"]:
+        return False
+    passed = argument_for(call, function, workers.value.id)
+    if passed is ABSENT:
+        passed = parameter_default(function, workers.value.id)
+    return isinstance(passed, ast.Constant) and passed.value == 0
 
 
 def _stored_on_self(facts: FileFacts, read: ast.Attribute, scope: Scope) -> tuple[ast.expr, Scope] | None:

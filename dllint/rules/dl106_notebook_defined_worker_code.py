@@ -3,12 +3,13 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
-from dllint.facts.workers import named_definitions, shipped_expressions
+from dllint.facts.workers import shipped_expressions
 from dllint.findings import Finding
 from dllint.rules import Rule
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
+    from dllint.facts.scopes import Binding
 
 FORK_ONLY = frozenset({"fork"})
 
@@ -25,7 +26,16 @@ class NotebookDefinedWorkerCode(Rule):
     function defined in the notebook itself: the dataset class, `collate_fn`, `worker_init_fn`,
     or a transform passed to the dataset. A sampler or batch sampler runs in the main process
     (torch never sends it to workers): a notebook's own is fine. Reported where it is handed
-    over (`Ds(...)`, `collate_fn=collate`).
+    over (`Ds(...)`, `collate_fn=collate`), also where the notebook's own functions carry it
+    to the loader: a dataset a notebook function builds and returns (`get_dataset()`), or one
+    passed to the notebook function that builds the loader (`make_loader(Ds())`), a tuple it
+    unpacks included.
+
+    A name means what the kernel binds it to when the cells run in order: a class cell that
+    redefines an imported name (`from utils import Squares`, then `class Squares(Dataset)`,
+    or `class Dataset(Dataset)`) is the notebook's class from that cell on, and the import
+    before it. A name whose binding is unknown there (a class defined under `if`, a function
+    that may run after a later cell imports the name again) stays silent.
 
     ## Why is this bad?
     Everything defined in a notebook lives in the kernel's `__main__`. Pickle stores classes
@@ -101,7 +111,7 @@ class NotebookDefinedWorkerCode(Rule):
         for loader in facts.loader_calls:
             if not loader.may_start_workers or self._fork_only(facts, loader):
                 continue
-            for shipped in shipped_expressions(facts, loader):
+            for shipped in shipped_expressions(facts, loader, through_functions=True):
                 if id(shipped.expr) in reported or shipped.sink in MAIN_PROCESS_SINKS:
                     continue
                 definition = self._notebook_definition(facts, shipped.expr, shipped.scope)
@@ -126,11 +136,36 @@ class NotebookDefinedWorkerCode(Rule):
         """The notebook-level ``def``/``class`` that ``expr`` hands to workers: a name referring to
         one, or a call constructing a notebook class (calling a function ships its result)."""
         constructs = isinstance(expr, ast.Call)
-        found = named_definitions(facts, expr.func if isinstance(expr, ast.Call) else expr, scope)
-        # Functions defined inside functions are DL103's; a name also imported may be the import.
-        if found is None or not found[0].is_module:
+        name = expr.func if isinstance(expr, ast.Call) else expr
+        found = facts.scopes.lookup(name.id, scope) if isinstance(name, ast.Name) else None
+        # Functions defined inside functions are DL103's.
+        if found is None or not found[1] or not found[0].is_module:
             return None
-        definition = found[1][-1].node
-        if constructs and not isinstance(definition, ast.ClassDef):
+        bindings = found[1]
+        # Bound only by def/class statements: a notebook definition whichever runs. Also imported
+        # or assigned: the binding live where the name is read decides (B4).
+        live = bindings[-1] if all(b.kind in ("def", "class") for b in bindings) else _live_binding(facts, name, bindings)
+        definition = live.node if live is not None else None
+        if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return None
-        return definition  # type: ignore[return-value]
+        return None if constructs and not isinstance(definition, ast.ClassDef) else definition
+
+
+def _live_binding(facts: FileFacts, read: ast.expr, bindings: list[Binding]) -> Binding | None:
+    """The module-level binding that ``read`` sees when the cells run in order: the last one in a
+    module statement above the read's (``from utils import Squares`` in cell 1, then ``class
+    Squares(Dataset)`` in cell 2: cell 3's ``Squares()`` is the notebook's class). A read inside
+    a function runs when it is called, after every cell above its ``def``, but maybe after a later
+    rebinding too: then, as for a binding in a branch or a loop, it is unknown (None)."""
+    read_at = facts.module_statement_of(read)
+    deferred = facts.scopes.enclosing_function(read) is not None
+    before: list[tuple[int, Binding]] = []
+    for binding in bindings:
+        top = facts.module_statement_of(binding.node)
+        if read_at is None or top is None or top is read_at or facts.statement_of(binding.node) is not top:
+            return None
+        if top.lineno < read_at.lineno:
+            before.append((top.lineno, binding))
+        elif deferred:
+            return None
+    return max(before, key=lambda pair: pair[0])[1] if before else None
