@@ -1720,6 +1720,11 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "4 workers, trainer.fit: every epoch"),
     ("rasbt+machine-learning-book", "ch16/bonus-distilbert-lightning-trainer/distilbert_finetuning-full.ipynb:12", "DL201", T, "",
      "validation loader of trainer.fit: every epoch"),
+    ("phlippe+uvadlc_notebooks", "docs/tutorial_notebooks/tutorial16/Meta_Learning.ipynb:3", "DL106", T, "",
+     "found after the second top-up's B7: ImageDataset (a notebook class) built and returned by dataset_from_labels, "
+     "loaded by the 4-worker and 2-worker loaders of the ProtoNet and ProtoMAML cells: spawn workers cannot unpickle it"),
+    ("phlippe+uvadlc_notebooks", "docs/tutorial_notebooks/tutorial16/Meta_Learning.ipynb:9", "DL106", T, "",
+     "found after B6: svhn_fewshot_dataset = ImageDataset(...) handed to test_proto_net, whose DataLoader has 4 workers"),
     # === sixth set (issue 32's second fresh audit, main at c90b460): every on-by-default finding, judged against
     # shared/RULES.md. Shapes Y1... would be this audit's false positives, X1... its misses (REAL_WORLD.md, "Sixth audit").
     # --- hunkim/PyTorchZeroToAll
@@ -3041,6 +3046,10 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      'num_workers=2; eval_epoch every epoch'),
     ('lyhue1991+eat_pytorch_in_20_days', 'A-7,30分钟吃掉wandb可视化自动调参.ipynb:cell 28:9', 'DL206', T, '',
      '2 workers; features.to(device) in eval_epoch'),
+    ('datawhalechina+leedl-tutorial', 'Homework/HW15_MetaLearning/HW15-MetaLearning.ipynb:14', 'DL106', D, '',
+     "found after B6: Omniglot (a notebook class) built in the `if solver == 'base':` arm and handed to dataloader_init's "
+     "2-worker loaders; spawn workers cannot unpickle it, but as committed `solver = 'meta'` and that arm does not run "
+     "(the homework has the student switch it)"),
     # === tenth set (issue 32's tenth fresh audit, untuned: main at a685b97, judged before any change made for these
     # code bases): every on-by-default finding, judged against shared/RULES.md and torch 2.13. K1... are this audit's
     # false-positive and missed shapes (REAL_WORLD.md, "Tenth audit"; minimal forms in audit10-shapes.md).
@@ -3654,6 +3663,14 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      "71k faces is two passes and more, each starting cpu_count() workers anew"),
     ("Fafa-DL+Lhy_Machine_Learning", "2023 ML/作业/HW6 Generative Model/hw6-diffusion-model.ipynb:50", "DL202", T, "",
      "num_workers = cpu_count(), unbounded: every CPU of the machine, none left for the main process"),
+    *(
+        ("Fafa-DL+Lhy_Machine_Learning", f"{nb}.ipynb:15", "DL106", D, "",
+         "found after B6: Omniglot (a notebook class) built in the `elif solver == 'meta':` arm and handed to "
+         "dataloader_init's 2-worker loaders; spawn workers cannot unpickle it, but as committed `solver = 'base'` and "
+         "that arm does not run (switching it is the homework's task)")
+        for nb in ("2022 ML/15 Meta Learning/ML2022_HW15_Meta_Learning",
+                   "2023 ML/作业/HW15 Meta Learning/ML2023_HW15_Meta_Learning")
+    ),
 )
 
 # The fifth set's sources (real_world.py's FIFTH, by key).
