@@ -1,0 +1,49 @@
+"""Values and passes of issue 32's tenth audit, second top-up (B3, B5, L1 through a name, B2),
+each as a minimal fixture of our own: the whole finding (position, message, the fix offered)
+where it fires, and the twins that must stay silent, among them values the engine cannot
+decide (unknown is silent)."""
+
+from __future__ import annotations
+
+from tests.conftest import FIXTURES
+from tests.test_fixtures import project_findings
+
+RESTART = "workers restart every epoch: add persistent_workers=True"
+BY_HOOK = "workers restart every epoch (re-iterated by the framework calling {}()): add persistent_workers=True"
+
+
+def _safe(expression: str) -> tuple[str, str]:
+    return ("safe", f"Add `persistent_workers={expression}`")
+
+
+# -- B3: self.num_workers from __init__'s parameter, per class ---------------------------------
+def test_b3_each_class_reads_its_own_stored_worker_count():
+    """dl-fundamentals' ``shared_utilities.py``: DataModules of one file each store
+    ``self.num_workers`` from their own ``__init__``. Before, the second store of the name in
+    the file made every read unknown ("may be > 0"): DL201 on all of them. Now each read is its
+    own class's value: constructions that leave the default 0, a class nothing constructs
+    (default 0), a ``**`` splat or a class handed to ``LightningCLI`` (unknown): silent; a
+    construction passing 4, a default of 2, a subclass storing 4: reported, with the fix that
+    tests the count (fixtures/project/b3_datamodule_defaults)."""
+    root = FIXTURES / "project" / "b3_datamodule_defaults"
+    assert project_findings(root, "DL201") == {
+        ("plain.py", 26, 18, RESTART, _safe("self.num_workers > 0")),
+        ("plain.py", 37, 18, RESTART, _safe("self.workers > 0")),
+        ("shared.py", 39, 16, BY_HOOK.format("train_dataloader"), _safe("self.num_workers > 0")),
+        ("shared.py", 42, 16, BY_HOOK.format("val_dataloader"), _safe("self.num_workers > 0")),
+        ("shared.py", 85, 16, BY_HOOK.format("train_dataloader"), _safe("self.num_workers > 0")),
+    }
+
+
+def test_b3_a_construction_passing_workers_elsewhere_makes_the_class_multi_worker(tmp_path):
+    """The same DataModule as the silent one, constructed in another file with
+    ``num_workers=4``: reported on both per-epoch hooks; with ``num_workers=0`` passed: silent."""
+    source = (FIXTURES / "project" / "b3_datamodule_defaults" / "shared.py").read_text()
+    (tmp_path / "shared.py").write_text(source)
+    script = "import lightning as L\nfrom shared import MnistDataModule\n\nL.Trainer().fit(None, datamodule=MnistDataModule(num_workers={}))\n"
+    (tmp_path / "run.py").write_text(script.format(4))
+    found = {(path, line) for path, line, *_ in project_findings(tmp_path, "DL201")}
+    assert {("shared.py", 25), ("shared.py", 28)} <= found
+    (tmp_path / "run.py").write_text(script.format(0))
+    found = {(path, line) for path, line, *_ in project_findings(tmp_path, "DL201")}
+    assert not {("shared.py", 25), ("shared.py", 28)} & found
