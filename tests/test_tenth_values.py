@@ -24,14 +24,16 @@ def test_b3_each_class_reads_its_own_stored_worker_count():
     own class's value: constructions that leave the default 0, a class nothing constructs
     (default 0), a ``**`` splat or a class handed to ``LightningCLI`` (unknown): silent; a
     construction passing 4, a default of 2, a subclass storing 4: reported, with the fix that
-    tests the count (fixtures/project/b3_datamodule_defaults)."""
+    tests the count. A construction in a file whose summary does not read it (an instance that
+    only shows a batch) leaves the count unknown beside the default, not the default; beside a
+    construction passing 4 it is still reported (fixtures/project/b3_datamodule_defaults)."""
     root = FIXTURES / "project" / "b3_datamodule_defaults"
     assert project_findings(root, "DL201") == {
         ("plain.py", 26, 18, RESTART, _safe("self.num_workers > 0")),
         ("plain.py", 37, 18, RESTART, _safe("self.workers > 0")),
-        ("shared.py", 39, 16, BY_HOOK.format("train_dataloader"), _safe("self.num_workers > 0")),
-        ("shared.py", 42, 16, BY_HOOK.format("val_dataloader"), _safe("self.num_workers > 0")),
-        ("shared.py", 85, 16, BY_HOOK.format("train_dataloader"), _safe("self.num_workers > 0")),
+        ("shared.py", 41, 16, BY_HOOK.format("train_dataloader"), _safe("self.num_workers > 0")),
+        ("shared.py", 44, 16, BY_HOOK.format("val_dataloader"), _safe("self.num_workers > 0")),
+        ("shared.py", 87, 16, BY_HOOK.format("train_dataloader"), _safe("self.num_workers > 0")),
     }
 
 
@@ -43,7 +45,7 @@ def test_b3_a_construction_passing_workers_elsewhere_makes_the_class_multi_worke
     script = "import lightning as L\nfrom shared import MnistDataModule\n\nL.Trainer().fit(None, datamodule=MnistDataModule(num_workers={}))\n"
     (tmp_path / "run.py").write_text(script.format(4))
     found = {(path, line) for path, line, *_ in project_findings(tmp_path, "DL201")}
-    assert {("shared.py", 25), ("shared.py", 28)} <= found
+    assert {("shared.py", 27), ("shared.py", 30)} <= found
     (tmp_path / "run.py").write_text(script.format(0))
     found = {(path, line) for path, line, *_ in project_findings(tmp_path, "DL201")}
-    assert not {("shared.py", 25), ("shared.py", 28)} & found
+    assert not {("shared.py", 27), ("shared.py", 30)} & found
