@@ -5,6 +5,9 @@ decide (unknown is silent)."""
 
 from __future__ import annotations
 
+from dllint.config import Settings
+from dllint.engine import Linter
+from lint_helpers import lint_path
 from tests.conftest import FIXTURES
 from tests.test_fixtures import project_findings
 
@@ -14,6 +17,12 @@ BY_HOOK = "workers restart every epoch (re-iterated by the framework calling {}(
 
 def _safe(expression: str) -> tuple[str, str]:
     return ("safe", f"Add `persistent_workers={expression}`")
+
+
+def _single(path, code: str) -> set[tuple]:
+    """``code``'s whole findings in one file linted alone: (line, column, message, fix)."""
+    result = lint_path(Linter(Settings(select=("ALL",))), str(path))
+    return {(f.line, f.column, f.message, None if f.fix is None else (f.fix.applicability, f.fix.message)) for f in result.findings if f.code == code}
 
 
 # -- B3: self.num_workers from __init__'s parameter, per class ---------------------------------
@@ -49,3 +58,29 @@ def test_b3_a_construction_passing_workers_elsewhere_makes_the_class_multi_worke
     (tmp_path / "run.py").write_text(script.format(0))
     found = {(path, line) for path, line, *_ in project_findings(tmp_path, "DL201")}
     assert not {("shared.py", 27), ("shared.py", 30)} & found
+
+
+# -- B5: a loader name rebound under a flag bound to True -----------------------------------
+def test_b5_a_loader_replaced_under_a_true_flag_is_never_iterated():
+    """Lhy 2021 HW13: ``train_loader`` (2 workers) rebound under ``if do_semi:`` with ``do_semi
+    = True`` before ``main()`` (or a module-level epoch loop) iterates the name: only the rebound
+    loader, without workers, is iterated: silent. A flag bound to ``False``, a flag computed at
+    run time, a command-line option, a name bound twice, or a call of the iterating function
+    before the rebinding: reported, with the fix (fixtures/DL201/b5_*.py)."""
+    fixtures = FIXTURES / "DL201"
+    safe = _safe("True")
+    assert _single(fixtures / "b5_rebound_under_a_constant_flag.py", "DL201") == {
+        (15, 16, RESTART, safe), (16, 16, RESTART, safe), (17, 16, RESTART, safe), (18, 17, RESTART, safe),
+    }
+    assert _single(fixtures / "b5_rebound_before_a_module_loop.py", "DL201") == {(14, 19, RESTART, safe)}
+
+
+def test_b5_a_lambda_only_in_a_replaced_loader_never_reaches_workers():
+    """The dataset's ``loader=lambda ...`` goes to the 2-worker loader that ``if do_semi:``
+    replaces before any read, and to the rebound loader without workers: silent. The lambda of
+    the iterated 2-worker loader: reported, with the hoisting fix
+    (fixtures/DL102/b5_lambda_in_a_replaced_loader.py)."""
+    message = "lambda passed to workers (via dataset) cannot be pickled under spawn: use a module-level def"
+    assert _single(FIXTURES / "DL102" / "b5_lambda_in_a_replaced_loader.py", "DL102") == {
+        (22, 31, message, ("safe", "Hoist the lambda to a module-level function")),
+    }
