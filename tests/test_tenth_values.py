@@ -84,3 +84,34 @@ def test_b5_a_lambda_only_in_a_replaced_loader_never_reaches_workers():
     assert _single(FIXTURES / "DL102" / "b5_lambda_in_a_replaced_loader.py", "DL102") == {
         (22, 31, message, ("safe", "Hoist the lambda to a module-level function")),
     }
+
+
+# -- L1 through a name: the epoch count bound to 1 --------------------------------------------
+def test_l1n_a_loop_counted_by_a_name_bound_to_one_makes_one_pass():
+    """``num_epochs = 1; for epoch in range(num_epochs):`` (also a module-level name) and
+    ``for e, epoch in enumerate(range(config["n_epoch"]))`` with ``config = {"n_epoch": 1}``:
+    one trip, one pass: silent. A count of 2, a name bound twice, a command-line option or a
+    parameter defaulting to 1, a dict changed after it is built, a computed key: reported, with
+    the fix (fixtures/DL201/l1n_one_trip_through_a_name.py)."""
+    safe = _safe("True")
+    assert _single(FIXTURES / "DL201" / "l1n_one_trip_through_a_name.py", "DL201") == {
+        (17, 7, RESTART, safe), (18, 11, RESTART, safe), (19, 10, RESTART, safe),
+        (20, 13, RESTART, safe), (21, 11, RESTART, safe), (22, 12, RESTART, safe),
+    }
+
+
+def test_l1n_the_count_in_the_callers_file_decides_a_factorys_loader(tmp_path):
+    """A factory's loader iterated in another file's loop of ``range(n_epochs)``: with
+    ``n_epochs = 1`` one pass (silent); with ``n_epochs = 3`` reported at the factory, naming
+    the caller."""
+    (tmp_path / "loaders.py").write_text(
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+        "def make():\n    return DataLoader(TensorDataset(torch.arange(8.0)), batch_size=2, num_workers=2)\n"
+    )
+    script = "from loaders import make\n\n\ndef main():\n    n_epochs = {}\n    loader = make()\n" \
+             "    for epoch in range(n_epochs):\n        for (x,) in loader:\n            x.sum()\n"
+    (tmp_path / "train.py").write_text(script.format(1))
+    assert project_findings(tmp_path, "DL201") == set()
+    (tmp_path / "train.py").write_text(script.format(3))
+    reiterated = "workers restart every epoch (re-iterated by train.py:6): add persistent_workers=True"
+    assert project_findings(tmp_path, "DL201") == {("loaders.py", 6, 12, reiterated, _safe("True"))}

@@ -6,12 +6,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Callable
 
-from dllint.facts.flow.lookups import LOOPS, outermost_function_below
+from dllint.facts.flow.lookups import LOOPS, outermost_function_below, written_value
 from dllint.facts.flow.model import FlowState, Loops, Use, without_loops
 from dllint.facts.flow.syntax import end_of, position_of
 from dllint.facts.scopes import FUNCTION_NODES, Scope
-
-MAX_NAMES = 8  # names bound to names followed to an ``if``'s constant test
 
 if TYPE_CHECKING:
     from dllint.facts.scopes import Binding
@@ -209,12 +207,7 @@ class Names:
         """The ``if`` always runs ``arm``: its test is a literal, or a name bound once to one
         (never a command-line option: its default is not what every run takes), truthy for the
         body, falsy for the ``else``."""
-        test, scope = statement.test, self.facts.scopes.scope_of(statement)
-        for _ in range(MAX_NAMES):
-            found = self.facts.scopes.single_value(test.id, scope) if isinstance(test, ast.Name) else None
-            if found is None or found[1].kind != "assign" or found[1].value is None:
-                break
-            scope, test = found[0], found[1].value
+        test, _ = written_value(statement.test, self.facts.scopes.scope_of(statement), self.facts)
         return isinstance(test, ast.Constant) and bool(test.value) is (arm == "body")
 
     def _in_common_loop(self, first: ast.AST, second: ast.AST) -> bool:
