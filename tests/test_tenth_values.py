@@ -115,3 +115,16 @@ def test_l1n_the_count_in_the_callers_file_decides_a_factorys_loader(tmp_path):
     (tmp_path / "train.py").write_text(script.format(3))
     reiterated = "workers restart every epoch (re-iterated by train.py:6): add persistent_workers=True"
     assert project_findings(tmp_path, "DL201") == {("loaders.py", 6, 12, reiterated, _safe("True"))}
+
+
+# -- B2: a factory's loader checked once before the epoch loop, then every epoch ---------------
+def test_b2_a_helper_run_before_the_loop_and_in_it_iterates_per_epoch():
+    """hysts' ``validate(0, ...)`` under ``val_first``, then every ``val_period`` epochs, on a
+    loader from another module's factory: the caller's summary folds a pass outside the loop
+    and passes inside it (before, the second reach of the helper's one ``for`` was dropped as a
+    duplicate, and the loop with it): reported at the factory, naming the caller, with the fix.
+    Handed to the helper once, or in both arms of an ``if``: one pass, silent
+    (fixtures/project/b2_checked_before_the_loop)."""
+    root = FIXTURES / "project" / "b2_checked_before_the_loop"
+    reiterated = "workers restart every epoch (re-iterated by train.py:12): add persistent_workers=True"
+    assert project_findings(root, "DL201") == {("loaders.py", 10, 12, reiterated, _safe("True"))}
