@@ -77,12 +77,14 @@ def test_b5_a_loader_replaced_under_a_true_flag_is_never_iterated():
 
 def test_b5_a_lambda_only_in_a_replaced_loader_never_reaches_workers():
     """The dataset's ``loader=lambda ...`` goes to the 2-worker loader that ``if do_semi:``
-    replaces before any read, and to the rebound loader without workers: silent. The lambda of
-    the iterated 2-worker loader: reported, with the hoisting fix
+    replaces before any read, and to the rebound loader without workers: silent. The lambdas of
+    the iterated 2-worker loaders (one iterated before its name is rebound): reported, with the
+    hoisting fix
     (fixtures/DL102/b5_lambda_in_a_replaced_loader.py)."""
     message = "lambda passed to workers (via dataset) cannot be pickled under spawn: use a module-level def"
+    hoist = ("safe", "Hoist the lambda to a module-level function")
     assert _single(FIXTURES / "DL102" / "b5_lambda_in_a_replaced_loader.py", "DL102") == {
-        (22, 31, message, ("safe", "Hoist the lambda to a module-level function")),
+        (23, 31, message, hoist), (25, 31, message, hoist),
     }
 
 
