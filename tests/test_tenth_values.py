@@ -130,3 +130,19 @@ def test_b2_a_helper_run_before_the_loop_and_in_it_iterates_per_epoch():
     root = FIXTURES / "project" / "b2_checked_before_the_loop"
     reiterated = "workers restart every epoch (re-iterated by train.py:12): add persistent_workers=True"
     assert project_findings(root, "DL201") == {("loaders.py", 10, 12, reiterated, _safe("True"))}
+
+
+def test_b2_a_distributed_sampler_read_only_by_evaluation_passes_elsewhere_needs_no_set_epoch():
+    """The same shape with shuffling ``DistributedSampler``s (hysts' ``val_sampler``): the
+    validation loader, now counted per epoch in the caller, is evaluated there under
+    ``torch.no_grad()`` on every pass: its order does not matter, so DL301 stays silent for its
+    sampler (the caller's summary records that every pass is an evaluation pass); the train
+    loader's sampler is reported, without a fix (the epoch loop is in the other file). Both
+    loaders: DL201 (fixtures/project/b2_evaluation_sampler)."""
+    root = FIXTURES / "project" / "b2_evaluation_sampler"
+    repeats = "DistributedSampler without set_epoch(): every epoch repeats the same order; call sampler.set_epoch(epoch) at the start of each epoch"
+    assert project_findings(root, "DL301") == {("loaders.py", 15, 21, repeats, None)}
+    reiterated = "workers restart every epoch (re-iterated by train.py:24): add persistent_workers=True"
+    assert project_findings(root, "DL201") == {
+        ("loaders.py", 17, 20, reiterated, _safe("True")), ("loaders.py", 18, 18, reiterated, _safe("True")),
+    }

@@ -80,6 +80,8 @@ def _iterated(effects: Effects, use: Use, repeated: bool, facts: FileFacts | Non
     from dllint.facts.device_parameters import batch_device_parameters
     from dllint.facts.host_copies import copies_of
 
+    evaluation = facts is not None and facts.training.evaluation_pass(use)
+    effects.evaluation = evaluation and (effects.evaluation or not effects.iterations)
     effects.iterations = min(2, effects.iterations + 1)
     effects.per_epoch |= repeated
     copies = batch_cuda_copies(facts, use) if facts is not None else []
