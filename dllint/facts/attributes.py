@@ -4,8 +4,9 @@
 ``args.device = torch.device(...)`` after ``parse_args()``; a notebook that repeats
 ``device = torch.device('cuda' if ... else 'cpu')`` in a later section. Each is followed
 to the expression written only where the file stores that attribute once (or binds the name
-only to equal expressions): a second store, an augmented one, ``setattr`` or a store through
-another object leaves the value unknown, as before; a ``setattr(self, name, value)`` whose name
+only to equal expressions; ``self.X`` stored by a method of a class that shares no instance
+with the reader's does not count): a second store, an augmented one, ``setattr`` or a store
+through another object leaves the value unknown, as before; a ``setattr(self, name, value)`` whose name
 is not written out does not (see :func:`_onto_own_instance`).
 """
 
@@ -55,12 +56,17 @@ def bound_once(expr: ast.expr, scope: Scope, facts: FileFacts) -> tuple[ast.expr
 
 def stored_once(expr: ast.Attribute, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Scope] | None:
     """``self.X`` read in a method of the class whose methods store ``self.X = value`` once (the
-    only store of an attribute ``X`` in the file, but for stores on its members: ``self.opts.X``), or ``args.X`` of a parse_args() namespace
+    only store of an attribute ``X`` in the file, but for stores on its members: ``self.opts.X``,
+    and on the instances of classes unrelated to the reader's: :func:`_on_another_class`), or ``args.X`` of a parse_args() namespace
     that is no option's destination, stored once as ``args.X = value`` in the scope it is read
     from: ``value`` and the scope of the store."""
     if not isinstance(expr.value, ast.Name):
         return None
-    stores = [t for t in facts.attribute_stores.get(expr.attr, []) if not _on_a_member(t, expr.value.id)]
+    reader = _own_class(expr.value.id, scope, facts)
+    stores = [
+        t for t in facts.attribute_stores.get(expr.attr, [])
+        if not _on_a_member(t, expr.value.id) and not (reader is not None and _on_another_class(t, reader, facts))
+    ]
     if len(stores) != 1 or any(not _onto_own_instance(call, facts) for call in facts.attribute_stores.get("*", ())):
         return None
     target = stores[0]
@@ -91,6 +97,51 @@ def _on_a_member(target: ast.AST, receiver: str) -> bool:
     while isinstance(root, ast.Attribute):
         root = root.value
     return isinstance(root, ast.Name) and root.id == receiver
+
+
+def _own_class(receiver: str, scope: Scope, facts: FileFacts) -> ast.ClassDef | None:
+    """The class whose method ``scope`` is, where ``receiver`` is that method's ``self``
+    (bound only as the parameter); None otherwise."""
+    method = scope.node
+    owner = facts.scopes.parents.get(method)
+    if not isinstance(owner, ast.ClassDef) or method_receiver(method) != receiver:  # type: ignore[arg-type]
+        return None
+    return owner if len(scope.bindings.get(receiver, ())) == 1 else None
+
+
+def _on_another_class(target: ast.AST, reader: ast.ClassDef, facts: FileFacts) -> bool:
+    """``self.X = ...`` in a method of another class of the file that shares no instance with
+    ``reader`` (neither derives from the other, no class of the file derives from both): it
+    stores onto that class's instances, never onto the one ``reader``'s method reads (tenth audit
+    B3: two DataModules of one file, each storing ``self.num_workers`` from its own ``__init__``)."""
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+        return False
+    owner = _own_class(target.value.id, facts.scopes.scope_of(target), facts)
+    return owner is not None and owner is not reader and not _share_instances(owner, reader, facts)
+
+
+def _share_instances(a: ast.ClassDef, b: ast.ClassDef, facts: FileFacts) -> bool:
+    """Some class of the file is (or derives from) both ``a`` and ``b``, by the names of its
+    bases in the file; True (may share) where either name is bound to another class too."""
+    if facts.classes.get(a.name) is None or facts.classes[a.name].node is not a:
+        return True
+    if facts.classes.get(b.name) is None or facts.classes[b.name].node is not b:
+        return True
+    return any({a.name, b.name} <= _lineage(name, facts) for name in facts.classes)
+
+
+def _lineage(name: str, facts: FileFacts) -> set[str]:
+    """``name`` and the names of its ancestors among the file's classes."""
+    found: set[str] = set()
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        info = facts.classes.get(current)
+        if current in found or info is None:
+            continue
+        found.add(current)
+        pending += info.base_names
+    return found
 
 
 def _onto_own_instance(call: ast.AST, facts: FileFacts) -> bool:

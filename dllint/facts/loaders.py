@@ -121,8 +121,9 @@ class LoaderCall:
     @property
     def may_start_workers(self) -> bool:
         """For the crash rules (DL1xx): multi-worker, or ``num_workers`` from a command-line
-        option whose default is 0 (the rule catalog: "Worker counts from the command line")."""
-        return self.is_multi_worker or self.workers_option is not None
+        option whose default is 0 (the rule catalog: "Worker counts from the command line");
+        not a loader whose name is rebound before anything reads it (never iterated: B5)."""
+        return (self.is_multi_worker or self.workers_option is not None) and not self.facts.usage.names.replaced_unread(self.node)
 
     def when_workers(self) -> str:
         """The message suffix naming the option, for a loader that starts workers only once it is raised."""

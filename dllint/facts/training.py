@@ -67,17 +67,22 @@ class TrainingFacts:
         ``torch.inference_mode()`` or in a function or hook for validation or testing (the
         iterating function, or one the loader was handed to on its way there), and its loop
         never calls ``.backward()`` or an optimizer's ``step()``. Its samples feed an average,
-        so their order does not matter. A pass in another module is not known to be one."""
+        so their order does not matter. A pass in another module is one where that module's
+        summary says every pass it makes is (``Use.evaluation``)."""
         key = id(loader.node)
         if key not in self._evaluation_only:
             uses = self.facts.usage.loader_uses(loader)
             iterations = [u for u in uses if u.iterates]
             self._evaluation_only[key] = bool(iterations) and all(
-                u.how is not How.ELSEWHERE and self._evaluation_pass(u) for u in iterations
+                self.evaluation_pass(u) for u in iterations
             )
         return self._evaluation_only[key]
 
-    def _evaluation_pass(self, use: Use) -> bool:
+    def evaluation_pass(self, use: Use) -> bool:
+        """One pass that evaluates: it runs without gradients or in a function or hook for
+        validation or testing, and its loop never trains; in another module, as its summary says."""
+        if use.how is How.ELSEWHERE:
+            return use.evaluation
         if self._trains(use.node):
             return False
         return any(self._in_evaluation(node) for node in (use.node, *use.via))

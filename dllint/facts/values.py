@@ -134,6 +134,8 @@ def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int =
     constant every call passes (:func:`_required_value`). None (dynamic) when they differ, when
     nothing calls it, or while a file is summarized (a summary depends on its own file only)."""
     found = project_calls(name, scope, facts)
+    if found is not None and found.bound and not found.elsewhere.readable:
+        return _partly_read(found, name.id, facts, depth)
     if found is None or not found.decided:
         return _default_out_of_view(name, scope, facts, depth)
     default = parameter_default(found.function, name.id)
@@ -141,6 +143,22 @@ def parameter_value(name: ast.Name, scope: Scope, facts: FileFacts, depth: int =
         return _required_value(_passed(found, name.id, dynamic(name), facts, depth))
     value = resolve(default, facts.scopes.scope_of(default), facts, depth + 1)
     return _agreed(value, _passed(found, name.id, value, facts, depth))
+
+
+def _partly_read(found: ProjectCalls, param: str, facts: FileFacts, depth: int) -> Value | None:
+    """``__init__``'s parameter where another file constructs the class in a way its summary
+    does not read (an instance that only shows a few batches: no use of it is recorded): the
+    constructions that are read decide only where one passes something known and truthy (four
+    workers: evidence, as :func:`_agreed` says); otherwise the count is unknown, never the
+    default (tenth audit B3: a DataModule built in one notebook to look at its data, in another
+    with ``num_workers=4``)."""
+    cls = facts.scopes.parents.get(found.function)
+    project = facts.project
+    assert isinstance(cls, ast.ClassDef) and project is not None  # constructions() of a project's file
+    readable = found._replace(elsewhere=OtherCallers(tuple(project.calls_elsewhere(cls.name, complete=False) or ())))
+    written = parameter_default(found.function, param)
+    default = resolve(written, facts.scopes.scope_of(written), facts, depth + 1) if written is not None else dynamic()
+    return _agreed(default, [*_passed(readable, param, default, facts, depth), dynamic()])
 
 
 def _passed(found: ProjectCalls, param: str, default: Value, facts: FileFacts, depth: int) -> list[Value]:

@@ -26,13 +26,17 @@ SAMPLER_SLOTS = ("sampler", "batch_sampler")
 def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None) -> Effects:
     """Fold a value's uses into :class:`Effects`; loops in ``built`` make a fresh value each pass."""
     effects = Effects()
-    seen: set[int] = set()
+    seen: set[tuple[int, bool]] = set()
     for use in uses:
         loops = [loop for loop in use.loops if id(loop) not in built]
         if use.kind is Move.ITERATE:
-            if id(use.node) in seen:
+            # one pass per iterating node (two paths to it may be exclusive), but a node reached
+            # once outside a loop and again inside one is iterated both ways (tenth audit B2: a
+            # helper run on the loader before the epoch loop and in it)
+            key = (id(use.node), bool(loops))
+            if key in seen:
                 continue
-            seen.add(id(use.node))
+            seen.add(key)
             _iterated(effects, use, bool(loops), facts)
         elif use.how is How.REMOTE and use.remote is not None:
             devices = [dict(use.devices)] if use.devices else []
@@ -76,6 +80,8 @@ def _iterated(effects: Effects, use: Use, repeated: bool, facts: FileFacts | Non
     from dllint.facts.device_parameters import batch_device_parameters
     from dllint.facts.host_copies import copies_of
 
+    evaluation = facts is not None and facts.training.evaluation_pass(use)
+    effects.evaluation = evaluation and (effects.evaluation or not effects.iterations)
     effects.iterations = min(2, effects.iterations + 1)
     effects.per_epoch |= repeated
     copies = batch_cuda_copies(facts, use) if facts is not None else []

@@ -9,6 +9,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from dllint.facts.scopes import FUNCTION_NODES, Scope
+from dllint.facts.values import dict_entry
 from dllint.facts.walk import walk
 
 if TYPE_CHECKING:
@@ -18,31 +19,60 @@ if TYPE_CHECKING:
 # The syntax that repeats what it holds: a loop's body, a comprehension's element.
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+MAX_NAMES = 8  # names bound to names followed to a loop's trip count
 
 
-def runs_at_most_once(loop: ast.AST) -> bool:
+def runs_at_most_once(loop: ast.AST, facts: FileFacts | None = None) -> bool:
     """A ``for`` whose trip count is provably 0 or 1 repeats nothing: ``range(1)``, ``range(a, a + 1)``,
-    ``range(2, 3)`` (audit L1: ``for i in range(1):`` around
-    a test pass is not an epoch loop)."""
+    ``range(2, 3)`` (audit L1: ``for i in range(1):`` around a test pass is not an epoch loop),
+    also through ``enumerate``, and with ``facts``, a count known exactly through a name
+    (:func:`_exact_int`: ``num_epochs = 1; for epoch in range(num_epochs):``, tenth audit)."""
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return False
     iterable = loop.iter
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" and len(iterable.args) == 1:
+        iterable = iterable.args[0]
     if not (
         isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
         and not iterable.keywords and 1 <= len(iterable.args) <= 2
     ):
         return False
+    scope = facts.scopes.scope_of(iterable) if facts is not None else None
+    bounds = [_exact_int(a, scope, facts) for a in iterable.args]
     if len(iterable.args) == 1:
-        stop = iterable.args[0]
-        return isinstance(stop, ast.Constant) and type(stop.value) is int and stop.value <= 1
+        return bounds[0] is not None and bounds[0] <= 1
+    if bounds[0] is not None and bounds[1] is not None:
+        return bounds[1] - bounds[0] <= 1
     start, stop = iterable.args
-    if isinstance(start, ast.Constant) and isinstance(stop, ast.Constant):
-        return type(start.value) is int and type(stop.value) is int and stop.value - start.value <= 1
     return (  # range(a, a + 1)
         isinstance(stop, ast.BinOp) and isinstance(stop.op, ast.Add)
         and isinstance(stop.right, ast.Constant) and type(stop.right.value) is int and stop.right.value <= 1
         and ast.dump(stop.left) == ast.dump(start)
     )
+
+
+def _exact_int(expr: ast.expr, scope: Scope | None, facts: FileFacts | None) -> int | None:
+    """The int ``expr`` is on every run: a literal; with ``facts``, a name bound once (by
+    assignment) to one, or a dict literal's entry read under a constant key (``config["n_epoch"]``,
+    the dict not changed after it is built). Never a parameter or a command-line option: a
+    caller or a user may pass another count. None otherwise."""
+    if facts is not None and scope is not None:
+        expr, scope = written_value(expr, scope, facts)
+        entry = dict_entry(expr, scope, facts) if isinstance(expr, ast.Subscript) else None
+        if entry is not None:
+            expr, scope = written_value(entry, scope, facts)
+    return expr.value if isinstance(expr, ast.Constant) and type(expr.value) is int else None
+
+
+def written_value(expr: ast.expr, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Scope]:
+    """``expr`` followed through names bound once, by assignment, to the expression written
+    there, with its scope (a parameter or a command-line option's default is no such value)."""
+    for _ in range(MAX_NAMES):
+        found = facts.scopes.single_value(expr.id, scope) if isinstance(expr, ast.Name) else None
+        if found is None or found[1].kind != "assign" or found[1].value is None:
+            break
+        scope, expr = found[0], found[1].value
+    return expr, scope
 
 
 def _method_of(cls: ast.ClassDef, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
@@ -69,7 +99,7 @@ class FileLookups:
         child, current = node, self.parents.get(node)
         while current is not None and current is not scope.node:
             if isinstance(current, LOOPS) and child in current.body:
-                if not runs_at_most_once(current):
+                if not runs_at_most_once(current, self.facts):
                     loops.append(current)
             elif isinstance(current, COMPREHENSIONS) and child is not current.generators[0].iter:
                 loops.append(current)

@@ -90,6 +90,8 @@ class Use(NamedTuple):
     # Returned to a call in another file that a loop there makes anew each pass and iterates
     # once: "file:line" of the looping call (CallerEffects.rebuilt; DL204 across modules).
     rebuilt: str = ""
+    # How.ELSEWHERE: every pass the other file makes is an evaluation pass (Effects.evaluation)
+    evaluation: bool = False
 
     @property
     def iterates(self) -> bool:
@@ -268,7 +270,7 @@ def uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: Loops, via: 
     if effects.iterations:
         repeated = effects.per_epoch or effects.iterations > 1
         marker: Loops = (RemoteLoop(where, dataset_changes=tuple(effects.dataset_changes)),) if repeated else ()
-        uses.append(Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE, copies=effects.cuda_copy))
+        uses.append(Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE, copies=effects.cuda_copy, evaluation=effects.evaluation))
     if effects.stores:
         uses.append(Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED))
     if effects.unknown:

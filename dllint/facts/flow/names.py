@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Callable
 
-from dllint.facts.flow.lookups import LOOPS, outermost_function_below
+from dllint.facts.flow.lookups import LOOPS, outermost_function_below, written_value
 from dllint.facts.flow.model import FlowState, Loops, Use, without_loops
 from dllint.facts.flow.syntax import end_of, position_of
 from dllint.facts.scopes import FUNCTION_NODES, Scope
@@ -24,7 +24,7 @@ class Names:
         self.flow = flow  # the engine: where a loaded value goes next
         self.facts = flow.facts
         self.lookups = flow.lookups
-        self._reach: dict[tuple[ast.AST, ast.Name], bool] = {}
+        self._reach: dict[tuple[ast.AST, ast.Name | ast.Call], bool] = {}
 
     def uses_of_name(self, name: str, state: FlowState, binding: ast.AST | None = None) -> list[Use]:
         """Uses of every load of ``name`` bound in ``state.scope``, including loads in closures.
@@ -47,8 +47,54 @@ class Names:
                     found = self._first_pass_only(found, rebound, load, scope.bindings[name], scope)
                 uses += found
                 continue
+            if rebound is not None and not self._reaches_closure(rebound, load_scope, scope, scope.bindings[name]):
+                continue
             uses += self.closure_uses(load_scope, name, state, lambda inner: self.flow.expressions.uses_of_expr(load, inner)) or []
         return uses
+
+    def replaced_unread(self, value: ast.expr) -> bool:
+        """``name = value`` that a later binding of the name, run on every path after it (a
+        later statement of its block, or one in an always-taken arm of an ``if`` there: ``if
+        do_semi:`` with ``do_semi = True``), replaces before any read, here or in a function
+        called meanwhile: nothing ever reads the value (tenth audit B5: a multi-worker loader
+        rebound before its loop is never iterated, so its workers never start)."""
+        statement = self.lookups.parents.get(value)
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+            return False
+        name, scope = statement.targets[0].id, self.facts.scopes.scope_of(statement)
+        bindings = scope.bindings.get(name, [])
+        if not any(self._always_runs_after(other.node, statement) for other in bindings if other.node is not statement):
+            return False
+        for load, load_scope in self.lookups.loads_resolving_to(name, scope):
+            if self.reaches(statement, load, bindings) if load_scope is scope else self._reaches_closure(statement, load_scope, scope, bindings):
+                return False
+        return True
+
+    def _always_runs_after(self, later: ast.AST, statement: ast.AST) -> bool:
+        """``later`` runs on every path that runs ``statement``, after it: a later statement of
+        its block, or in an always-taken arm of an ``if`` that is."""
+        holder = self.lookups.parents.get(statement)
+        block = next((b for b in (getattr(holder, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list) and statement in b), [])
+        rest = block[block.index(statement) + 1:] if block else []
+        node = later
+        while not any(node is item for item in rest):
+            parent = self.lookups.parents.get(node)
+            if not isinstance(parent, ast.If):
+                return False
+            arm = "body" if any(node is s for s in parent.body) else "orelse" if any(node is s for s in parent.orelse) else ""
+            if not arm or not self._always_taken(parent, arm):
+                return False
+            node = parent
+        return True
+
+    def _reaches_closure(self, binding: ast.AST, load_scope: Scope, scope: Scope, bindings: list[Binding]) -> bool:
+        """The value bound by ``binding`` may be the one a nested function reads: the function is
+        used other than by calling it (it may run at any time), or the binding reaches one of its
+        calls in ``scope`` (tenth audit B5: ``train_loader`` rebound under ``if do_semi:`` before
+        ``main()`` is called; the first loader is never what ``main`` iterates)."""
+        func = outermost_function_below(load_scope, scope)
+        calls = self.lookups.call_sites(func, scope) if func is not None else None
+        return not calls or any(self.reaches(binding, call, bindings) for call in calls)
 
     @staticmethod
     def followed_bindings(name: str, state: FlowState) -> list[ast.AST]:
@@ -100,7 +146,7 @@ class Names:
         }
         return without_loops(uses, cut) if cut else uses
 
-    def reaches(self, binding: ast.AST, load: ast.Name, bindings: list[Binding]) -> bool:
+    def reaches(self, binding: ast.AST, load: ast.Name | ast.Call, bindings: list[Binding]) -> bool:
         """:meth:`_reaches`, remembered."""
         key = (binding, load)
         found = self._reach.get(key)
@@ -108,10 +154,10 @@ class Names:
             found = self._reach[key] = self._reaches(binding, load, bindings)
         return found
 
-    def _reaches(self, binding: ast.AST, load: ast.Name, bindings: list[Binding]) -> bool:
-        """The value bound by ``binding`` may still be the name's value at ``load``: it comes
-        before the load (or a loop around both brings it round again) and no other binding
-        between them runs on every path to the load."""
+    def _reaches(self, binding: ast.AST, load: ast.Name | ast.Call, bindings: list[Binding]) -> bool:
+        """The value bound by ``binding`` may still be the name's value at ``load`` (or at a call
+        of a function that reads it): it comes before the load (or a loop around both brings it
+        round again) and no other binding between them runs on every path to the load."""
         start = end_of(binding)
         at = position_of(load)
         if any(self._rebound_by_loop(other.node, binding, load) for other in bindings):
@@ -144,13 +190,25 @@ class Names:
         return False
 
     def _always_runs_before(self, statement: ast.AST, load: ast.AST) -> bool:
-        """A later statement of the block that holds ``statement`` contains ``load``."""
+        """A later statement of the block that holds ``statement`` contains ``load``; or of a
+        block around it, through the arms of ``if`` statements whose test is a known constant
+        that takes that arm (``do_semi = True`` then ``if do_semi:``): such an arm runs wherever
+        its ``if`` does."""
         holder = self.lookups.parents.get(statement)
         for field in ("body", "orelse", "finalbody"):
             block = getattr(holder, field, None)
             if isinstance(block, list) and statement in block:
-                return any(self.facts.contains(item, load) for item in block[block.index(statement) + 1:])
+                if any(self.facts.contains(item, load) for item in block[block.index(statement) + 1:]):
+                    return True
+                return isinstance(holder, ast.If) and self._always_taken(holder, field) and self._always_runs_before(holder, load)
         return False
+
+    def _always_taken(self, statement: ast.If, arm: str) -> bool:
+        """The ``if`` always runs ``arm``: its test is a literal, or a name bound once to one
+        (never a command-line option: its default is not what every run takes), truthy for the
+        body, falsy for the ``else``."""
+        test, _ = written_value(statement.test, self.facts.scopes.scope_of(statement), self.facts)
+        return isinstance(test, ast.Constant) and bool(test.value) is (arm == "body")
 
     def _in_common_loop(self, first: ast.AST, second: ast.AST) -> bool:
         current = self.lookups.parents.get(first)
