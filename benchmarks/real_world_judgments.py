@@ -15,6 +15,19 @@ from __future__ import annotations
 
 T, F, D = "true", "false", "debatable"
 
+# GunhoChoi/PyTorch-FastCampus notebooks whose only pass over train_loader is `num_epoch = 1; for i in
+# range(num_epoch)`: judged true at first, corrected once the loop of one trip was read through the name (L1).
+GUNHO_ONE_EPOCH = frozenset({
+    "06_Prob&Solutions/0_Weight_Regularization", "06_Prob&Solutions/1_Dropout", "06_Prob&Solutions/3_Weight_Initialization",
+    "06_Prob&Solutions/5_Data_Normalization", "06_Prob&Solutions/6_Batch_Normalization",
+    "06_Prob&Solutions/7_Gradient_Descent_Variants", "08_Autoencoder/1_Convolutional_Autoencoder",
+    "08_Autoencoder/2_Convolutional_Denoising_Autoencoder",
+    "08_Autoencoder/4-1_Convolutional_Variational_Autoencoder_Interpolation",
+})
+ONE_EPOCH = (F, "L1", "train_loader, 2 workers, iterated only in `num_epoch = 1; for i in range(num_epoch)`: a loop of one "
+             "trip, one pass; persistent workers would save nothing")
+
+
 JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     # --- facebookresearch/detr
     ("facebookresearch+detr", "main.py:155", "DL201", T, "", "train loader, train_one_epoch per epoch (main.py:196)"),
@@ -3350,7 +3363,8 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     # --- GunhoChoi/PyTorch-FastCampus (lecture notebooks; the MNIST loader cell, two 2-worker loaders, copied into
     # each; the model and every batch `.cuda()`'d unconditionally)
     *(
-        ("GunhoChoi+PyTorch-FastCampus", f"{nb}.ipynb:{line}", code, T, "", why)
+        ("GunhoChoi+PyTorch-FastCampus", f"{nb}.ipynb:{line}", code,
+         *(ONE_EPOCH if code == "DL201" and nb in GUNHO_ONE_EPOCH else (T, "", why)))
         for nb in (
             "03_CNN_Basics/0_MNIST/1_Linear_mnist", "03_CNN_Basics/0_MNIST/2_CNN_naive", "03_CNN_Basics/0_MNIST/3_CNN_clean",
             "03_CNN_Basics/0_MNIST/3_CNN_clean_swish", "03_CNN_Basics/1_CIFAR/CNN_CIFAR10",
@@ -3365,8 +3379,7 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
             (2, "DL206", "test_loader, 2 workers, one pass with Variable(image, volatile=True).cuda()"),
         )
     ),
-    ("GunhoChoi+PyTorch-FastCampus", "06_Prob&Solutions/3_Weight_Initialization.ipynb:1", "DL201", T, "",
-     "train_loader, 2 workers, num_epoch loop (its .cuda() calls are commented out: no DL206, rightly)"),
+    ("GunhoChoi+PyTorch-FastCampus", "06_Prob&Solutions/3_Weight_Initialization.ipynb:1", "DL201", *ONE_EPOCH),
     *(
         ("GunhoChoi+PyTorch-FastCampus", f"04_CNN_Advanced/{nb}.ipynb:{line}", code, T, "", why)
         for nb, line in (("1_VGGNet", 9), ("2_GoogleNet", 8), ("3_ResNet", 9))
@@ -3380,7 +3393,8 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("GunhoChoi+PyTorch-FastCampus", "07_Transfer_Learning/0_Pretrained_Basic/Transfer_Learning.ipynb:4", "DL206", T, "",
      "2 workers, Variable(img).cuda() in the epoch loop"),
     *(
-        ("GunhoChoi+PyTorch-FastCampus", f"08_Autoencoder/{nb}.ipynb:{line}", code, verdict, shape, why)
+        ("GunhoChoi+PyTorch-FastCampus", f"08_Autoencoder/{nb}.ipynb:{line}", code,
+         *(ONE_EPOCH if (line, code) == (1, "DL201") and f"08_Autoencoder/{nb}" in GUNHO_ONE_EPOCH else (verdict, shape, why)))
         for nb in (
             "0_Basic_Autoencoder", "1_Convolutional_Autoencoder", "2_Convolutional_Denoising_Autoencoder",
             "3_Variational_Autoencoder", "4-1_Convolutional_Variational_Autoencoder_Interpolation",
