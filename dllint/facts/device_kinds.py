@@ -278,6 +278,20 @@ def _parameter_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) 
         return None
     if sum(b.kind == "param" for b in bindings) != 1:
         return None
+    # Each caller's argument is traced up its own callers: a parameter every function hands on
+    # (a project's ``facts``) fans out at every level, so the same question recurs; answered once
+    # per depth (the answer depends on the depth left), the work is bounded, the answers the same.
+    memo: dict[tuple[int, str, int], str | None] = facts.__dict__.setdefault("_parameter_kinds", {})
+    key = (id(function), name, depth)
+    if key not in memo:
+        memo[key] = _kind_from_calls(facts, expr, function, owner, bindings, depth)
+    return memo[key]
+
+
+def _kind_from_calls(facts: FileFacts, expr: ast.Name, function: ast.FunctionDef | ast.AsyncFunctionDef, owner: Scope,
+                     bindings: list, depth: int) -> str | None:
+    """:func:`_parameter_kind`'s answer for the parameter ``expr`` of ``function``."""
+    name = expr.id
     rebound = _rebound_kinds(facts, bindings, name, owner, depth)
     if None in rebound:
         return None  # a parameter rebound only to an expression of itself (torch.device(device)) keeps its kind
