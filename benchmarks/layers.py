@@ -26,7 +26,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "findings", "deps", "source", "paths", "files", "atomic", "exit_codes", "patterns", "gc_pause",
      "progress", "ignore_files", "config", "noqa", "severity"),
     ("knowledge",),  # library behaviour as data, below the facts
-    ("configs.document", "configs.yaml_reader", "configs.python_reader", "configs.inherit", "configs.read"),  # config readers
+    ("configs.document", "configs.yaml_reader", "configs.python_reader", "configs.inherit", "configs.read",
+     "configs.code_keys"),  # config readers; a key path as code reads it
     ("inputs", "notebook", "discovery"),  # adapters that read a file into an input; which files
     ("facts", "configs.blocks"),
     ("project",),

@@ -28,6 +28,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
+from dllint.configs.code_keys import key_chain
 from dllint.configs.document import Mapping, Node, Scalar, walk
 from dllint.configs.inherit import read_config_file
 from dllint.probe.checks.sweep import DEFAULT_PREFETCH
@@ -243,30 +244,12 @@ def _assignment(owner: ast.ClassDef, attribute: str) -> ast.Assign | None:
 
 
 # -- a config file's key -------------------------------------------------------------------
-def _chain(value: ast.expr | None) -> tuple[str, list[str]] | None:
-    """``cfg.data.num_workers`` (or ``cfg["data"]["num_workers"]``) as ("cfg", ["data", "num_workers"])."""
-    keys: list[str] = []
-    node = value
-    while True:
-        if isinstance(node, ast.Attribute):
-            keys.append(node.attr)
-            node = node.value
-        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
-            keys.append(node.slice.value)
-            node = node.value
-        else:
-            break
-    if not isinstance(node, ast.Name) or not keys:
-        return None
-    return node.id, keys[::-1]
-
-
 def _from_config(tree: ast.Module, at: ast.AST, value: ast.expr | None, runtime: Any, scripts: Scripts) -> Place | None:
     """The config key ``value`` (an attribute chain, at node ``at``) reads, with the file and line it is written at."""
-    chain = _chain(value)
+    chain = key_chain(value)
     if chain is None:
         return None
-    root, keys = chain
+    root, keys = chain[0], list(chain[1])
     files = [config for script_tree, file in scripts for config in _config_files(script_tree, file)]
     for file in dict.fromkeys(files):
         document = read_config_file(file, 0)
@@ -318,9 +301,9 @@ def _prefixes(tree: ast.Module, at: ast.AST, root: str, scripts: Scripts) -> lis
         for caller in _calls_named(script_tree, called):
             given: ast.expr | None = caller.args[position] if position is not None and position < len(caller.args) else None
             given = given or next((keyword.value for keyword in caller.keywords if keyword.arg == root), None)
-            chain = _chain(given)
+            chain = key_chain(given)
             if chain is not None:
-                prefixes.append(tuple(chain[1]))
+                prefixes.append(chain[1])
             elif isinstance(given, ast.Name):
                 prefixes.append(())
     return list(dict.fromkeys(prefixes)) or [()]

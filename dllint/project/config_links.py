@@ -21,6 +21,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
+from dllint.configs.code_keys import key_chain
 from dllint.deps import CallersDep, Deps, SummaryDep
 
 if TYPE_CHECKING:
@@ -40,17 +41,8 @@ def splat_keys(expr: ast.expr) -> tuple[str, ...] | None:
     outermost first; None for anything else (a bare name, a call's result, a computed key)."""
     if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords and _called_name(expr.func) in KEY_COPIES:
         expr = expr.args[0]
-    keys: list[str] = []
-    for _ in range(MAX_CHAIN):
-        if isinstance(expr, ast.Attribute):
-            keys.append(expr.attr)
-            expr = expr.value
-        elif isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
-            keys.append(expr.slice.value)
-            expr = expr.value
-        else:
-            break
-    return tuple(reversed(keys)) if keys and isinstance(expr, ast.Name) else None
+    chain = key_chain(expr)
+    return chain[1] if chain is not None and len(chain[1]) <= MAX_CHAIN else None
 
 
 def _called_name(func: ast.expr) -> str | None:
