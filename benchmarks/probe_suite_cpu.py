@@ -65,14 +65,14 @@ def summarise(directory: str, top: int = 25) -> None:
         busy, scopes = 0.0, dict[str, float]()
         with open(path, encoding="utf-8") as rows:
             for row in rows:
-                nodeid, wall, own, children = row.rstrip("\n").split("\t")
-                cpu = float(own) + float(children)
-                own_total, children_total = own_total + float(own), children_total + float(children)
+                nodeid, *numbers = row.rstrip("\n").split("\t")
+                wall, own, children = map(float, numbers)
+                own_total, children_total = own_total + own, children_total + children
                 module = modules[nodeid.split("::")[0]]
-                module[0], module[1], module[2] = module[0] + cpu, module[1] + float(wall), module[2] + 1
-                tests.append((cpu, float(wall), nodeid))
-                busy += float(wall)
-                scopes[_scope(nodeid)] = scopes.get(_scope(nodeid), 0.0) + float(wall)
+                module[0], module[1], module[2] = module[0] + own + children, module[1] + wall, module[2] + 1
+                tests.append((own + children, wall, nodeid))
+                busy += wall
+                scopes[_scope(nodeid)] = scopes.get(_scope(nodeid), 0.0) + wall
         longest = sorted(((wall, scope) for scope, wall in scopes.items()), reverse=True)[:3]
         print(f"{os.path.basename(path)}: busy {busy:.0f} s; longest scopes "
               + ", ".join(f"{scope} {wall:.0f} s" for wall, scope in longest))
