@@ -161,6 +161,7 @@ class ImportGraph:
         self._defines: dict[tuple[str, str], bool] = {}
         self._adders: dict[str, list[str]] | None = None  # module key -> files that add to sys.path
         self._added: dict[str, list[str]] = {}  # file -> folders it (or a module it imports) adds
+        self._own_folders: dict[str, list[str]] = {}  # file -> folders it adds itself
 
     # -- questions -------------------------------------------------------------------------
     def importers(self, path: str, name: str) -> list[Importer]:
@@ -242,8 +243,13 @@ class ImportGraph:
         return self._adders
 
     def _folders_of(self, path: str) -> list[str]:
-        span = self._span(path)
-        return path_additions(path, span[0][span[1]:span[2]]) if span is not None else []
+        """The folders ``path`` itself adds (parsed once: a module adding to ``sys.path`` is
+        imported by many files, each asking)."""
+        found = self._own_folders.get(path)
+        if found is None:
+            span = self._span(path)
+            found = self._own_folders[path] = path_additions(path, span[0][span[1]:span[2]]) if span is not None else []
+        return found
 
     def bindings(self, path: str) -> list[ImportBinding]:
         """``path``'s own import bindings."""
@@ -280,6 +286,7 @@ class ImportGraph:
         self._modules.clear()
         self._defines.clear()
         self._added.clear()
+        self._own_folders.pop(path, None)
         self._adders = None
 
     # -- the table -------------------------------------------------------------------------
