@@ -122,14 +122,14 @@ class TextIndex:
         data = self.files.read(path)  # (an editor's buffer)
         return None if data is None else (data, 0, len(data))
 
-    def joined_read(self, path: str) -> tuple[bytes, os.stat_result] | None:
-        """``path``'s bytes as the joined text holds them and the file's stat from before they
-        were read (what the runner screens, rather than reading every file a second time); None
-        when they are not in it."""
+    def joined_span(self, path: str) -> tuple[bytes, int, int, os.stat_result] | None:
+        """(joined text, start, end) where ``path``'s bytes lie in it, and the file's stat from
+        before they were read (what the runner screens, rather than reading every file a second
+        time); None when they are not in it."""
         where = self._offsets.get(path)
         if where is None or self._hay is None:
             return None
-        return bytes(memoryview(self._hay[0])[where[0] : where[1]]), self._stats[path]
+        return self._hay[0], where[0], where[1], self._stats[path]
 
     def read(self, path: str) -> bytes | None:
         """``path``'s bytes: from the joined text where they are in it (no read), else the file's."""
