@@ -13,6 +13,9 @@ this module, measured on 4,856 files (1.86 M lines) of PyTorch packages on
   cache with one changed file, a big package that barely uses DataLoader)
   stays in this process. Past it, ``jobs - 1`` workers start and lint while
   the screening goes on; then this process lints too, as the last of the jobs.
+- A run over most of a project's files reads and joins the project's text first (what its
+  cross-file questions search, built before any fork anyway) and screens each file where its
+  bytes lie in it: each file is read once (:func:`_joined_spans`).
 - Workers are started once and build their :class:`~dllint.engine.Linter`
   once (the initializer), not per chunk. Forked ones inherit the project index
   with the joined text of the project's files and its class names already built
