@@ -358,8 +358,8 @@ class Prefilter:
         A YAML file (by ``path``) has its own: a loader key, ``DataLoader``, a base or defaults list.
         ``data[start:end]``: the file's bytes, searched where they lie (the project's joined text
         holds them: most files are settled without a copy of theirs)."""
-        whole = start == 0 and end is None
         end = len(data) if end is None else end
+        whole = start == 0 and end == len(data)
         if path.endswith(YAML_SUFFIXES):
             return () if self.config_rules and could_be_config(data if whole else data[start:end]) else None
         find = data.find

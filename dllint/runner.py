@@ -202,20 +202,17 @@ def screen(
     or else what the prefilter found: the file is linted (and read again, from the page cache)
     without being screened again. ``joined``: where the project's joined text holds the file's
     bytes, and its stat from before they were read (see :func:`_joined_spans`)."""
-    found = joined(path) if joined is not None else None
-    if found is not None and found[2] - found[1] <= linter.settings.max_file_size:
-        data, start, end, stat = found
-        live = linter.prefilter.screen(data, path, start, end)
-        if live is not None:
-            return Screened(live, zlib.crc32(memoryview(data)[start:end]), end - start)
-        return FileOutcome(path, skipped=True), (fingerprint(stat, memoryview(data)[start:end]) if want_fingerprint else None)
-    read, st = read_file(path, linter.settings.max_file_size, want_fingerprint)
-    if isinstance(read, Finding):
-        return FileOutcome(path, linter.filter_findings(path, "", [read])), None
-    live = linter.prefilter.screen(read, path)
+    found: tuple[bytes, int, int, os.stat_result | None] | None = joined(path) if joined is not None else None
+    if found is None or found[2] - found[1] > linter.settings.max_file_size:  # (too large: read, to say so)
+        read, st = read_file(path, linter.settings.max_file_size, want_fingerprint)
+        if isinstance(read, Finding):
+            return FileOutcome(path, linter.filter_findings(path, "", [read])), None
+        found = (read, 0, len(read), st)
+    data, start, end, stat = found
+    live = linter.prefilter.screen(data, path, start, end)
     if live is not None:
-        return Screened(live, zlib.crc32(read), len(read))
-    return FileOutcome(path, skipped=True), (fingerprint(st, read) if st is not None else None)
+        return Screened(live, zlib.crc32(memoryview(data)[start:end]), end - start)
+    return FileOutcome(path, skipped=True), (fingerprint(stat, memoryview(data)[start:end]) if want_fingerprint and stat is not None else None)
 
 
 def _joined_spans(project: ProjectIndex | None, todo: list[Item]) -> JoinedSpans | None:
