@@ -348,19 +348,24 @@ class Prefilter:
         self.all_gates = _GateSet(self.gates)
         self._live_cache: dict[tuple[_Gate, ...], _GateSet] = {}
 
-    def screen(self, data: bytes, path: str = "") -> tuple[_Gate, ...] | None:
+    def screen(self, data: bytes, path: str = "", start: int = 0, end: int | None = None) -> tuple[_Gate, ...] | None:
         """The byte-level prefilter: None when no rule could fire on these bytes (no parse
         needed), else the gates of the rules that could (empty for a config), which
         :meth:`dllint.engine.Linter.lint` takes so as not to search the text for them again.
         A rule could fire when one of its triggers is in the file and what else it needs (a loader
         class name, a class whose bases name the trigger) is there too; a dict config, when it
         binds values only (no module-level ``def``, ``class``, ``if``) and names a loader key.
-        A YAML file (by ``path``) has its own: a loader key, ``DataLoader``, a base or defaults list."""
+        A YAML file (by ``path``) has its own: a loader key, ``DataLoader``, a base or defaults list.
+        ``data[start:end]``: the file's bytes, searched where they lie (the project's joined text
+        holds them: most files are settled without a copy of theirs)."""
+        end = len(data) if end is None else end
+        whole = start == 0 and end == len(data)
         if path.endswith(YAML_SUFFIXES):
-            return () if self.config_rules and could_be_config(data) else None
+            return () if self.config_rules and could_be_config(data if whole else data[start:end]) else None
+        find = data.find
         for key, members in self.first_searches:
-            if key in data and (not members or any(member in data for member in members)):
-                live = self.live_gates(data)
+            if find(key, start, end) != -1 and (not members or any(find(member, start, end) != -1 for member in members)):
+                live = self.live_gates(data if whole else data[start:end])
                 if live:
                     return live
                 break  # a string found, no gate open: a dict config, perhaps
@@ -368,9 +373,12 @@ class Prefilter:
         # key is searched for. A `class` or `def` line found by a substring search settles it
         # sooner than the regex (which also finds `if`, and a first line's `def`); `class` first:
         # classes come before functions in most modules (0.04 s -> 0.02 s on the benchmark corpus).
-        if not self.config_rules or b"\nclass " in data or b"\ndef " in data or _DICT_CONFIG_BYTES.search(data):
+        if not self.config_rules or find(b"\nclass ", start, end) != -1 or find(b"\ndef ", start, end) != -1:
             return None
-        return () if any(t in data for t in CONFIG_TRIGGERS) else None
+        text = data if whole else data[start:end]  # (the regex's ^ at the file's first line)
+        if _DICT_CONFIG_BYTES.search(text):
+            return None
+        return () if any(t in text for t in CONFIG_TRIGGERS) else None
 
     def live_gates(self, haystack: bytes | str) -> tuple[_Gate, ...]:
         """The gates of rules that could fire on ``haystack`` (bytes, or the decoded text)."""

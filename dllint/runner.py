@@ -13,6 +13,9 @@ this module, measured on 4,856 files (1.86 M lines) of PyTorch packages on
   cache with one changed file, a big package that barely uses DataLoader)
   stays in this process. Past it, ``jobs - 1`` workers start and lint while
   the screening goes on; then this process lints too, as the last of the jobs.
+- A run over most of a project's files reads and joins the project's text first (what its
+  cross-file questions search, built before any fork anyway) and screens each file where its
+  bytes lie in it: each file is read once (:func:`_joined_spans`).
 - Workers are started once and build their :class:`~dllint.engine.Linter`
   once (the initializer), not per chunk. Forked ones inherit the project index
   with the joined text of the project's files and its class names already built
@@ -189,17 +192,43 @@ Item = tuple[int, str, "Screened | None"]
 Done = Callable[[int, FileOutcome, "Fingerprint | None"], None]
 
 
-def screen(path: str, linter: Linter, want_fingerprint: bool) -> tuple[FileOutcome, Fingerprint | None] | Screened:
+JoinedSpans = Callable[[str], "tuple[bytes, int, int, os.stat_result] | None"]
+
+
+def screen(
+    path: str, linter: Linter, want_fingerprint: bool, joined: JoinedSpans | None = None
+) -> tuple[FileOutcome, Fingerprint | None] | Screened:
     """A file settled without parsing (the byte prefilter rules it out, or it cannot be read),
     or else what the prefilter found: the file is linted (and read again, from the page cache)
-    without being screened again."""
-    data, st = read_file(path, linter.settings.max_file_size, want_fingerprint)
-    if isinstance(data, Finding):
-        return FileOutcome(path, linter.filter_findings(path, "", [data])), None
-    live = linter.prefilter.screen(data, path)
+    without being screened again. ``joined``: where the project's joined text holds the file's
+    bytes, and its stat from before they were read (see :func:`_joined_spans`)."""
+    found: tuple[bytes, int, int, os.stat_result | None] | None = joined(path) if joined is not None else None
+    if found is None or found[2] - found[1] > linter.settings.max_file_size:  # (too large: read, to say so)
+        read, st = read_file(path, linter.settings.max_file_size, want_fingerprint)
+        if isinstance(read, Finding):
+            return FileOutcome(path, linter.filter_findings(path, "", [read])), None
+        found = (read, 0, len(read), st)
+    data, start, end, stat = found
+    live = linter.prefilter.screen(data, path, start, end)
     if live is not None:
-        return Screened(live, zlib.crc32(data), len(data))
-    return FileOutcome(path, skipped=True), (fingerprint(st, data) if st is not None else None)
+        return Screened(live, zlib.crc32(memoryview(data)[start:end]), end - start)
+    return FileOutcome(path, skipped=True), (fingerprint(stat, memoryview(data)[start:end]) if want_fingerprint and stat is not None else None)
+
+
+def _joined_spans(project: ProjectIndex | None, todo: list[Item]) -> JoinedSpans | None:
+    """Where the screen takes files' bytes from when this run screens most of the project's
+    files: the project's joined text (what its cross-file questions search, built before the
+    pool forks in any case), read and joined first, so that each file is read once, not for
+    the screen and again for the join (4,853 reads of 0.07 s CPU on the benchmark corpus), and
+    screened where it lies in it (a copy of each file's bytes cost 0.045 s).
+    None: each file read by the screen, the joined text left for the first question that needs it."""
+    if project is None or 2 * len(todo) < len(project.files.paths()):
+        return None
+    text = project.text
+    text.join()
+    # The joined text knows files by their absolute paths under the project's real root (a path
+    # through a link is read); an absolute path as discovered is one already.
+    return lambda path: text.joined_span(path) or text.joined_span(os.path.abspath(path))
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -447,10 +476,11 @@ def _screen_and_share(
     pool = _Pool(jobs, task, want_fingerprint, linter.settings, project_root, project)
     chunk: list[Item] = []
     chunk_bytes = 0
+    joined = _joined_spans(project, todo)
     try:
         for item in todo:
             index, path, _ = item
-            screened = screen(path, linter, want_fingerprint)
+            screened = screen(path, linter, want_fingerprint, joined)
             if not isinstance(screened, Screened):
                 collect(index, *screened)
                 advance(1)

@@ -79,11 +79,24 @@ def _inputs(linter: Linter) -> list[bytes]:
     return inputs
 
 
+# Files around the one screened in a project's joined text (a bytearray): every trigger and key of
+# every gate, and module-level definitions, which its bytes must not borrow.
+_NEIGHBOURS = b"\n".join(sorted({s for linter in LINTERS.values() for s in _strings(linter)})) + b"\nclass D(Dataset):\ndef f():\n"
+
+
+def _in_joined_text(linter: Linter, data: bytes) -> tuple | None:
+    """What the prefilter answers on ``data`` screened where it lies in a project's joined text."""
+    joined = bytearray(_NEIGHBOURS + b"\n\0" + data + b"\0\n" + _NEIGHBOURS)
+    start = len(_NEIGHBOURS) + 2
+    return linter.prefilter.screen(joined, "m.py", start, start + len(data))
+
+
 @pytest.mark.parametrize("name", sorted(LINTERS))
 def test_the_prefilter_answers_as_the_gates_do_one_by_one(name):
     linter = LINTERS[name]
     for data in _inputs(linter):
         assert linter.prefilter.screen(data, "m.py") == _reference_prefilter(linter, data, "m.py"), data
+        assert _in_joined_text(linter, data) == _reference_prefilter(linter, data, "m.py"), data
         text = data.decode("utf-8", "replace")
         assert linter.prefilter.live_gates(text) == _reference_gates(linter, text), data
         for path in ("conf.yaml", "conf.yml"):
@@ -113,6 +126,7 @@ def test_the_prefilter_answers_as_the_gates_do_on_any_mix(name):
     for _ in range(300):
         data = b"".join(rng.choices(_FRAGMENTS, k=rng.randrange(12)))
         assert linter.prefilter.screen(data, "m.py") == _reference_prefilter(linter, data, "m.py"), data
+        assert _in_joined_text(linter, data) == _reference_prefilter(linter, data, "m.py"), data
         text = data.decode("utf-8", "replace")
         assert linter.prefilter.live_gates(text) == _reference_gates(linter, text), data
 

@@ -599,6 +599,49 @@ def test_files_adding_to_sys_path_are_found_before_workers_fork(tmp_path, monkey
     assert index.imports.added_folders(train) == expected and searched == []
 
 
+def test_a_file_adding_to_sys_path_is_parsed_once_for_all_its_importers(tmp_path, monkeypatch):
+    """Every script importing ``_init_paths`` asks which folders it adds: the module is parsed
+    for the first one, the others get the same answer without a parse."""
+    from dllint.project import imports
+
+    root = tmp_path / "project"
+    write_tree(root, {
+        "pyproject.toml": "",
+        "_init_paths.py": "import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), 'lib'))\n",
+        "train.py": "import _init_paths\nfrom helpers import make\n",
+        "test.py": "import _init_paths\nfrom helpers import make\n",
+        "lib/helpers.py": "def make():\n    pass\n",
+    })
+    parsed: list[str] = []
+    real = imports.path_additions
+    monkeypatch.setattr(imports, "path_additions", lambda path, data: parsed.append(path) or real(path, data))
+    index = ProjectIndex(root, SETTINGS)
+    lib = [str((root / "lib").resolve())]
+    assert [index.imports.added_folders(str((root / name).resolve())) for name in ("train.py", "test.py")] == [lib, lib]
+    assert parsed == [str((root / "_init_paths.py").resolve())]
+
+
+def test_the_class_scan_of_joined_bytes_reads_what_each_files_scan_reads():
+    """The joined text is a ``bytearray``: its class text holds ``bytes`` names (they key sets),
+    the same as the files' own scans, on the alias and header shapes the scan's quick paths meet."""
+    from dllint.project.class_text import ClassText, scan as scan_classes
+
+    files = [
+        b"from .x import Base as B, a.b as c\nimport torch.utils.data  as   tud\n",
+        b"with open(f) as fh:\n    pass\nexcept E  as e:\n",
+        b"class A(B, (C)):\n    pass\nclass D(E):\n    pass\nclass F():\n    pass\n",
+        b"x = 1 # alias\n as y\n" + b"w" * 200 + b" as z\n",
+    ]
+    joined = bytearray(b"\0".join(files))
+    found = scan_classes(joined)
+    each = ClassText()
+    for data in files:
+        each.update(scan_classes(data))
+    assert found == each and all(type(word) is bytes for word in found.leads_to)
+    assert found.leads_to[b"Base"] == {b"B"} and found.leads_to[b"data"] == {b"tud"} and b"fh" in found.aliases
+    assert found.leads_to[b"E"] == {b"D", b"e"} and found.leads_to[b"C"] == {b"A"} and b"fh" not in str(found.leads_to).encode()
+
+
 def test_import_scan_reads_every_statement_shape():
     """The import table's statement reader (its plain-name fast path and its pattern) on the
     shapes it meets: aliases, dotted names, relative levels, stars, parentheses over lines, a

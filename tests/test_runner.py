@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -366,6 +367,60 @@ def test_a_process_that_ran_files_leaves_the_collector_nothing_to_do_at_exit(tmp
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "a.py")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["handlers added: 1 frozen now: False", "frozen at exit: True"]
+
+
+def test_the_dllint_program_leaves_the_collector_off_to_its_exit_and_a_caller_gets_it_back(tmp_path):
+    """The ``dllint`` program makes one run and exits: the collector, off during the run, is not
+    turned back on (its first collection walked everything the run left). A caller invoking the
+    command in its own process (click's test runner) gets it back on."""
+    import subprocess
+    import sys
+
+    (tmp_path / "a.py").write_text("from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n")
+    script = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('collector on at exit:', gc.isenabled()))\n"
+        "from dllint.cli import main\n"
+        "sys.argv = ['dllint', '--no-cache', '-q', sys.argv[1]]\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "a.py")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["collector on at exit: False"]
+    assert gc.isenabled()
+    result = CliRunner().invoke(main, ["--no-cache", "-q", str(tmp_path / "a.py")])
+    assert result.exit_code == 0 and gc.isenabled()
+
+
+def test_the_screen_takes_the_bytes_the_joined_text_read(tmp_path, monkeypatch):
+    """A run over most of a project's files joins their text first (what its cross-file
+    questions search) and screens each file from it: a file is read once, not for the screen
+    and again for the join; the findings and the fingerprints kept are those of reading each file."""
+    from dllint.project.search import TextIndex
+
+    (tmp_path / "pyproject.toml").write_text("")
+    factory = "from torch.utils.data import DataLoader\n\n\ndef build_loader(ds):\n    return DataLoader(ds, num_workers=4)\n"
+    caller = "from data import build_loader\n\n\ndef main(ds):\n    for epoch in range(3):\n        for b in build_loader(ds):\n            pass\n"
+    (tmp_path / "data.py").write_text(factory)
+    (tmp_path / "train.py").write_text(caller)
+    for i in range(4):
+        (tmp_path / f"util{i}.py").write_text(f"def add{i}(a, b):\n    return a + b\n")
+    paths = sorted(str(p) for p in tmp_path.glob("*.py"))
+    codes = tuple(sorted(r.code for r in Linter(SETTINGS).rules))
+    reference = as_rows(runner.run_files(paths, SETTINGS, jobs=1, project_root=str(tmp_path)))
+    assert any(findings for _, findings, _ in reference)
+    joins: list[str] = []
+    real_join = TextIndex.join
+    monkeypatch.setattr(TextIndex, "join", lambda self: (joins.append(self.files.root), real_join(self))[1])
+    read: list[str] = []
+    real_read = runner.read_file
+    monkeypatch.setattr(runner, "read_file", lambda path, *rest: read.append(os.path.basename(path)) or real_read(path, *rest))
+    cache = Cache(tmp_path / "cache", SETTINGS, codes)
+    assert as_rows(runner.run_files(paths, SETTINGS, jobs=2, cache=cache, project_root=str(tmp_path))) == reference
+    assert len(joins) == 1 and read == ["data.py"]  # read again by its lint only (the one the screen lets through)
+    warm = Cache(tmp_path / "cache", SETTINGS, codes)
+    assert as_rows(runner.run_files(paths, SETTINGS, jobs=2, cache=warm, project_root=str(tmp_path))) == reference
+    assert warm.stats.hits == len(paths) and len(joins) == 1  # a warm run screens nothing: no join either
 
 
 def test_a_run_without_a_project_never_lints_with_an_earlier_runs_index(tmp_path, pool_always):

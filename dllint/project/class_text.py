@@ -22,6 +22,8 @@ _CLASS = re.compile(rb"class[ \t]+(\w+)([ \t]*\()?")  # (the parenthesis: a head
 _ALIAS = re.compile(rb" as[ \t]+(\w+)")
 _PAREN = re.compile(rb"[()]")
 MAX_HEADER = 4096  # bytes of one class header's bases read before it counts as unreadable
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # what \w is in a bytes pattern
+_SPACE_BYTES = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.split() splits on
 
 
 class ClassText:
@@ -103,33 +105,48 @@ def scan(data: bytes, start: int = 0, end: int | None = None) -> ClassText:
     joined). Regular expressions with a literal start, so that the C search skips to each candidate."""
     end = len(data) if end is None else end
     found = ClassText()
+    names, leads_to, aliases = found.names, found.leads_to, found.aliases
     for header in _CLASS.finditer(data, start, end):
-        found.names.add(header.group(1))
-        if header.group(2):
-            _header(data, header.end() - 1, header.group(1), found, end)
+        name, bases = header.groups()
+        names.add(name)
+        if bases:
+            _header(data, header.end() - 1, name, found, end)
     for alias in _ALIAS.finditer(data, start, end):
         name = alias.group(1)
-        found.aliases.add(name)
-        before = data[max(start, alias.start() - 128) : alias.start() + 1].split()  # (the space before "as")
-        word = _LAST_WORD.search(before[-1]) if before else None
-        if word is not None:
-            found.leads_to.setdefault(word.group(), set()).add(name)
+        aliases.add(name)
+        at = alias.start()  # (the space before "as")
+        low = max(start, at - 128)
+        if at > low and data[at - 1] in _WORD_BYTES:  # "x as y", "a.b as c" (most): the word ending there
+            first = at - 1
+            while first > low and data[first - 1] in _WORD_BYTES:
+                first -= 1
+            leads_to.setdefault(bytes(data[first:at]), set()).add(name)  # (bytes: the joined text is a bytearray)
+        elif at == low or data[at - 1] in _SPACE_BYTES:  # the last word before the blanks, if any
+            before = data[low : at + 1].split()
+            word = _LAST_WORD.search(before[-1]) if before else None
+            if word is not None:
+                leads_to.setdefault(word.group(), set()).add(name)
+        # else "open(f) as fh": the text before ends in no word
     return found
 
 
 def _header(data: bytes, opening: int, name: bytes, found: ClassText, end: int) -> None:
     """The identifiers between the parenthesis at ``opening`` and its closing one (nested ones
     included) lead to ``name``; a header not closed within MAX_HEADER bytes is unread."""
-    depth, at, limit = 0, opening, min(opening + MAX_HEADER, end)
-    while True:
-        paren = _PAREN.search(data, at, limit)
-        if paren is None:
-            found.unread.add(name)
-            return
-        depth += 1 if paren.group() == b"(" else -1
-        at = paren.end()
-        if depth == 0:
-            break
+    limit = min(opening + MAX_HEADER, end)
+    close = data.find(b")", opening + 1, limit)
+    if close != -1 and data.find(b"(", opening + 1, close) == -1:
+        at = close + 1  # no parenthesis inside (most headers): no search for each
+    else:
+        depth, at = 0, opening
+        while True:
+            paren = _PAREN.search(data, at, limit)
+            if paren is None:
+                found.unread.add(name)
+                return
+            depth += 1 if paren.group() == b"(" else -1
+            at = paren.end()
+            if depth == 0:
+                break
     for word in _WORD.findall(data, opening + 1, at - 1):
         found.leads_to.setdefault(word, set()).add(name)
-

@@ -10,7 +10,7 @@ import time
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from dllint.files import Unreadable, read_bytes
+from dllint.files import Unreadable, read_bytes, read_with_stat
 from dllint.project.base import MAX_PROJECT_FILES, SKIPPED_DIRS
 from dllint.project.side_file import packed_ints, unpacked_ints
 from dllint.project.sources import PROJECT_SUFFIXES
@@ -60,6 +60,16 @@ class ProjectFiles:
             return buffer
         try:
             return read_bytes(path)  # a regular file, within max-file-size (dllint.files)
+        except Unreadable:
+            return None
+
+    def read_with_stat(self, path: str) -> tuple[bytes, os.stat_result] | None:
+        """``path``'s bytes on disk and its stat from before they were read (its buffer's are
+        not: None, as when it cannot be read)."""
+        if path in self.buffers:
+            return None
+        try:
+            return read_with_stat(path)  # a regular file, within max-file-size (dllint.files)
         except Unreadable:
             return None
 

@@ -9,6 +9,7 @@ text (they change on every keystroke) and searched on their own."""
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_right
 from typing import Callable
 
@@ -45,6 +46,7 @@ class TextIndex:
         self.settings = settings
         self._hay: _Joined | None = None  # see _haystack
         self._offsets: dict[str, tuple[int, int]] = {}
+        self._stats: dict[str, os.stat_result] = {}  # each file read for the joined text: its stat before the read
         self._members: frozenset[str] = frozenset()  # the files listed when the text was joined
         self._mentions: dict[tuple[bytes, bytes | None], list[str]] = {}
         self._classes: ClassText | None = None  # see _class_text
@@ -68,6 +70,7 @@ class TextIndex:
             self._mentions.clear()
             self._hay = None
             self._offsets.clear()
+            self._stats.clear()
             return
         data = self.read(path)
         for key, files in self._mentions.items():
@@ -75,6 +78,10 @@ class TextIndex:
             named = data is not None and needle in data and (gate is None or gate in data)
             if named != (path in files):
                 self._mentions[key] = sorted({*files, path} if named else set(files) - {path})
+
+    def join(self) -> None:
+        """Read every project file and join them now (else at the first question that searches them)."""
+        self._haystack()
 
     def joined(self, path: str) -> bool:
         """``path``'s bytes are in the joined text."""
@@ -115,6 +122,15 @@ class TextIndex:
         data = self.files.read(path)  # (an editor's buffer)
         return None if data is None else (data, 0, len(data))
 
+    def joined_span(self, path: str) -> tuple[bytes, int, int, os.stat_result] | None:
+        """(joined text, start, end) where ``path``'s bytes lie in it, and the file's stat from
+        before they were read (what the runner screens, rather than reading every file a second
+        time); None when they are not in it."""
+        where = self._offsets.get(path)
+        if where is None or self._hay is None:
+            return None
+        return self._hay[0], where[0], where[1], self._stats[path]
+
     def read(self, path: str) -> bytes | None:
         """``path``'s bytes: from the joined text where they are in it (no read), else the file's."""
         where = self._offsets.get(path)
@@ -135,10 +151,12 @@ class TextIndex:
             paths: list[str] = []
             rest: list[str] = []
             listed = self.files.paths()
+            self._stats.clear()
             for path in listed:
-                data = None if path in self.files.buffers else self.files.read(path)
-                if data is None:
+                read = self.files.read_with_stat(path)
+                if read is None:
                     continue
+                data, self._stats[path] = read
                 if len(joined) + len(data) > MAX_KEPT_BYTES:
                     rest.append(path)
                     continue
