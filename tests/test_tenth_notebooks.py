@@ -160,3 +160,32 @@ def test_b6_a_workers_parameter_defaulting_to_zero_left_out_by_the_call():
         "make_loader(Squares())\nmake_loader(Squares(), workers=4)\n"
     )
     assert percent(source) == {(2, 5, 13, notebook_class("Squares"), None)}
+
+
+# -- B4 in a DataModule: the reads run in setup, a method defined below the class cell ------------
+DATAMODULE = (
+    "class DataModule(L.LightningDataModule):\n"
+    "    def setup(self, stage):\n"
+    "        self.train_dataset = IMDBDataset(tokenized, partition_key='train')\n"
+    "\n"
+    "    def train_dataloader(self):\n"
+    "        return DataLoader(dataset=self.train_dataset, batch_size=12, shuffle=True, num_workers=4)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("later", "expected"),
+    [
+        # dl-fundamentals 9.5: setup runs after every cell above the DataModule's, the class cell included
+        ("", {(3, 3, 30, notebook_class("IMDBDataset"), None)}),
+        # a later cell imports the name again: setup may run after it (unknown: silent)
+        ("# %%\nfrom local_dataset_utilities import IMDBDataset\n", set()),
+    ],
+)
+def test_b4_the_batchsize_finder_form_a_datamodule_setup_reads_the_notebook_class(later, expected):
+    source = (
+        "# %%\nimport lightning as L\nfrom torch.utils.data import DataLoader, Dataset\n"
+        "from local_dataset_utilities import IMDBDataset\n"
+        f"# %%\n{SQUARES.replace('Squares', 'IMDBDataset')}# %%\n{DATAMODULE}{later}"
+    )
+    assert percent(source) == expected
