@@ -19,7 +19,7 @@ from dllint.facts.imports import build_import_table, dotted_name, has_star_impor
 from dllint.facts.loaders import LOADER_QUALNAMES, LoaderCall, collect_loader_calls, collect_loader_settings, mentions_pin_memory
 from dllint.facts.scopes import Binding, Scope, ScopeTable
 from dllint.facts.values import Value, default_callee, defaults_of, resolve
-from dllint.facts.walk import walk_with_parents
+from dllint.facts.walk import walk_statements, walk_with_parents
 from dllint.knowledge.loaders import (
     LIBRARY_LOADER_NAMES,
     LOADER_SETTINGS_NAMES,
@@ -481,6 +481,12 @@ class FileFacts:
                 return True
             current = parents.get(current)
         return False
+
+    def own_returns(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
+        """``function``'s ``return`` statements, not those of functions nested in it (a walk of its
+        statements only: a return is never inside an expression)."""
+        enclosing = self.scopes.enclosing_function
+        return [n for n in walk_statements(function) if isinstance(n, ast.Return) and enclosing(n) is function]
 
     def statement_of(self, node: ast.AST | None) -> ast.stmt | None:
         """The innermost statement that contains ``node`` (itself, if it is one)."""

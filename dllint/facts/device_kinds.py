@@ -26,7 +26,6 @@ from dllint.facts.constructor_devices import handed_device_kind
 from dllint.facts.handed_attributes import handed_attribute
 from dllint.facts.inherited_devices import FUNCTIONS, inherited_device_kind, own_method
 from dllint.facts.values import follow, function_calls, parameter_default, parameter_position
-from dllint.facts.walk import walk_statements
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -206,10 +205,9 @@ def _returned_kind(facts: FileFacts, call: ast.Call, scope: Scope, depth: int) -
     if function is None or inner is None:
         return None
     kinds: set[str | None] = set()
-    for node in walk_statements(function):  # returns are statements
-        if isinstance(node, ast.Return) and facts.scopes.enclosing_function(node) is function:
-            for value in _returned_values(facts, node.value, inner):
-                kinds.add(_written_device(facts, value, inner, depth))
+    for node in facts.own_returns(function):
+        for value in _returned_values(facts, node.value, inner):
+            kinds.add(_written_device(facts, value, inner, depth))
     return _either_device(kinds)
 
 

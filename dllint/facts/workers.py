@@ -161,8 +161,8 @@ def _returned(facts: FileFacts, call: ast.Call, scope: Scope) -> Iterator[tuple[
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return
     inside = facts.scopes.scopes[function]
-    for node in ast.walk(function):
-        if isinstance(node, ast.Return) and node.value is not None and facts.scopes.enclosing_function(node) is function:
+    for node in facts.own_returns(function):
+        if node.value is not None:
             yield node.value, inside
 
 
