@@ -130,8 +130,17 @@ def _share_instances(a: ast.ClassDef, b: ast.ClassDef, facts: FileFacts) -> bool
     return any({a.name, b.name} <= _lineage(name, facts) for name in facts.classes)
 
 
-def _lineage(name: str, facts: FileFacts) -> set[str]:
-    """``name`` and the names of its ancestors among the file's classes."""
+def _lineage(name: str, facts: FileFacts) -> frozenset[str]:
+    """``name`` and the names of its ancestors among the file's classes (once per class and file:
+    :func:`_share_instances` asks for every class of the file at each store it weighs)."""
+    cache: dict[str, frozenset[str]] = facts.__dict__.setdefault("_class_lineages", {})
+    known = cache.get(name)
+    if known is None:
+        known = cache[name] = frozenset(_ancestor_names(name, facts))
+    return known
+
+
+def _ancestor_names(name: str, facts: FileFacts) -> set[str]:
     found: set[str] = set()
     pending = [name]
     while pending:
