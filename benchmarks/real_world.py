@@ -20,6 +20,8 @@ Ten sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 - ``ninth``: thirteen more (issue 32's ninth fresh audit), seven of them course or tutorial repositories, judged and read for misses the same way, untuned.
 - ``tenth``: sixteen more (issue 32's tenth fresh audit: thirteen, then three course repositories added
   so that nine of the sixteen are course, tutorial, template or recipe code), each judged untuned.
+- ``eleventh``: five more, judged one by one after the tenth was tuned on (three course, tutorial or
+  book repositories, two recipes), each before any change made for it.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -41,6 +43,7 @@ counts per rule and per source are printed, and ``--json FILE`` keeps every find
     python benchmarks/real_world.py --set eighth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set ninth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set tenth --mirror-root /work/.mirror --once --judge
+    python benchmarks/real_world.py --set eleventh --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
         --dir /tmp/rw --json /tmp/rw/findings.json
 """
@@ -407,6 +410,19 @@ TENTH = (
          "recipe: image classification, loaders from a factory module, yacs configs, DDP", configs=True),
 )
 
+ELEVENTH = (
+    Repo("Zhenye-Na/deep-learning-uiuc", "3a138c60e34a12ae3da6b3351f6509294a2e62ca",
+         "course: one utils.py loader helper copied into each assignment folder", configs=True),
+    Repo("Lornatang/SRGAN-PyTorch", "8842030eb433f8578a77328060121fa5a9a3cb43",
+         "super-resolution recipe: CUDA prefetchers over persistent, pinned loaders", configs=True),
+    Repo("CSAILVision/semantic-segmentation-pytorch", "8f27c9b97d2ca7c6e05333d5766d144bf7d8c31b",
+         "semantic segmentation recipe: yacs configs, an endless iterator, async copies", configs=True),
+    Repo("harvardnlp/annotated-transformer", "debc9fd747bb2123160a98046ad1c2d4da44a567",
+         "tutorial: one notebook-as-script, a main guard through a predicate", configs=True),
+    Repo("PacktPublishing/Deep-Learning-with-PyTorch-Lightning", "1d4ab264cb44adae5f755ae3273972a989fb0512",
+         "book: chapter notebooks, the cancer-detection notebook copied between chapters", configs=True),
+)
+
 WANTED = (".py", ".ipynb")
 CONFIGS = (".yaml", ".yml")
 OFF_BY_DEFAULT = frozenset({"DL203"})
@@ -651,7 +667,7 @@ def print_table(counts: dict[str, collections.Counter], recall_known: bool) -> N
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "both", "all"), default="both", help="which sources (both: first and second)"
+        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "both", "all"), default="both", help="which sources (both: first and second)"
     )
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
@@ -698,8 +714,9 @@ def main() -> int:
             "eighth": EIGHTH,
             "ninth": NINTH,
             "tenth": TENTH,
+            "eleventh": ELEVENTH,
             "both": SECOND,
-            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH + NINTH + TENTH,
+            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH + NINTH + TENTH + ELEVENTH,
         }
         if args.set in sets:
             for source in sets[args.set]:

@@ -3685,6 +3685,85 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
         for nb in ("2022 ML/15 Meta Learning/ML2022_HW15_Meta_Learning",
                    "2023 ML/作业/HW15 Meta Learning/ML2023_HW15_Meta_Learning")
     ),
+    # === the eleventh set: five code bases judged one at a time, each before any change made for it ===
+    # --- Zhenye-Na/deep-learning-uiuc (course: one utils.py loader helper copied into each assignment folder)
+    ("Zhenye-Na+deep-learning-uiuc", "assignments/mp3/src/main.py:83", "DL201", T, "", "trainloader (2 workers), module-level epoch loop (:158)"),
+    ("Zhenye-Na+deep-learning-uiuc", "assignments/mp3/src/main.py:83", "DL206", T, "", "2 workers, inputs.cuda() in the epoch loop; no pin_memory"),
+    ("Zhenye-Na+deep-learning-uiuc", "assignments/mp3/src/main.py:88", "DL201", T, "", "testloader (2 workers), calculate_accuracy() every epoch"),
+    ("Zhenye-Na+deep-learning-uiuc", "assignments/mp3/src/main.py:88", "DL206", T, "", "2 workers, images.cuda() in calculate_accuracy"),
+    ("Zhenye-Na+deep-learning-uiuc", "assignments/mp3/src/main.py:158", "DL101", T, "", "module-level epoch loop over the 2-worker loaders, no main guard"),
+    *(
+        ("Zhenye-Na+deep-learning-uiuc", f"assignments/{folder}/utils.py:{line}", code, T, "",
+         f"{which} loader (2-32 workers) of the copied data_loader_and_transformer helper, iterated every epoch by the "
+         "folder's train()/calculate_accuracy(); batches .cuda()'d (is_gpu defaults to True), no pin_memory")
+        for folder, lines in (("mp4/src/part-1/src", (57, 64)), ("mp4/src/part-2/src", (74, 81)),
+                              ("mp5/src", (62, 67)), ("mp6/src/part-1/src", (49, 54)))
+        for line, which in zip(lines, ("train", "test"))
+        for code in ("DL201", "DL206")
+        if not (folder == "mp5/src" and line == 67 and code == "DL201")  # mp5's test loader: one pass, not judged here
+    ),
+    ("Zhenye-Na+deep-learning-uiuc", "assignments/mp5/src/utils.py:63", "DL202", T, "", "num_workers=32 > max-workers 16 (the threshold)"),
+    ("Zhenye-Na+deep-learning-uiuc", "assignments/mp5/src/utils.py:68", "DL202", T, "", "num_workers=32 > max-workers 16"),
+    ("Zhenye-Na+deep-learning-uiuc", "assignments/mp9/src/SequenceModel.py:102", "DL101", T, "", "module-level Pool(8, maxtasksperchild=200), no main guard"),
+    ("Zhenye-Na+deep-learning-uiuc", "assignments/mp9/src/SingleFrameModel.py:99", "DL101", T, "", "module-level Pool(8), no main guard"),
+    ("Zhenye-Na+deep-learning-uiuc", "pytorch_tutorial/pytorch_tutorial.ipynb:cell 6:4", "DL106", T, "",
+     "the notebook's own MNIST Dataset class behind a 2-worker loader"),
+    ("Zhenye-Na+deep-learning-uiuc", "pytorch_tutorial/pytorch_tutorial.ipynb:cell 6:9", "DL201", T, "", "train loader (2 workers) in the epoch loop"),
+    ("Zhenye-Na+deep-learning-uiuc", "pytorch_tutorial/pytorch_tutorial.ipynb:cell 6:12", "DL106", T, "", "the same class, the test loader"),
+    ("Zhenye-Na+deep-learning-uiuc", "pytorch_tutorial/pytorch_tutorial.ipynb:cell 6:17", "DL201", T, "", "test loader evaluated every epoch"),
+    ("Zhenye-Na+deep-learning-uiuc", "transfer_learning_tutorial/transfer_learning_tutorial.py:94", "DL201", T, "",
+     "dataloaders dict (4 workers), train_model() iterates both phases every epoch"),
+    ("Zhenye-Na+deep-learning-uiuc", "transfer_learning_tutorial/transfer_learning_tutorial.py:94", "DL206", T, "",
+     "4 workers, inputs.to(device) with device cuda:0 if available; no pin_memory"),
+    ("Zhenye-Na+deep-learning-uiuc", "transfer_learning_tutorial/transfer_learning_tutorial.py:122", "DL101", T, "",
+     "module-level next(iter(dataloaders['train'])) starts 4 workers; no main guard"),
+    # --- CSAILVision/semantic-segmentation-pytorch: async_copy_to -> .cuda(dev, non_blocking=True) of each feed_dict
+    ("CSAILVision+semantic-segmentation-pytorch", "eval.py:131", "DL206", T, "", "5 workers, no pin_memory; async_copy_to (non_blocking=True) copies pageable batches"),
+    ("CSAILVision+semantic-segmentation-pytorch", "eval_multipro.py:93", "DL206", T, "", "2 workers per process, same async copies"),
+    ("CSAILVision+semantic-segmentation-pytorch", "test.py:117", "DL206", T, "", "5 workers, same async copies"),
+    # --- harvardnlp/annotated-transformer (the module-level `if is_interactive_notebook():` is a main guard by another
+    # name: the predicate returns `__name__ == "__main__"`; DL101 there, judged false untuned, is gone). Its two
+    # opt-in DL203 (0-worker train and valid loaders run every epoch) are true; the judge counts the default rules.
+    ("harvardnlp+annotated-transformer", "the_annotated_transformer.py:1759", "DL101", F, "P1",
+     "`if is_interactive_notebook():` where the file's is_interactive_notebook() returns `__name__ == '__main__'`"),
+    # --- PacktPublishing/Deep-Learning-with-PyTorch-Lightning (book: chapter notebooks, the cancer notebook copied)
+    *(
+        row
+        for nb, cls_cells, loader_cell in (
+            ("Chapter02/Github_Copy_of_Cancer_Detection", (("33", 3), ("34", 1)), "35"),
+            ("Chapter03/Github_Transfer_learning_Cancer_detection", (("21", 1), ("21", 3)), "22"),
+            ("Chapter09/Cancer_Detection", (("31", 3), ("32", 1)), "33"),
+            ("Chapter09/Cancer_Detection_PLv1.6.2_torchv1.11.0", (("34", 3), ("35", 1)), "36"),
+        )
+        for row in (
+            *(("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", f"{nb}.ipynb:cell {cell}:{line}", "DL106", T, "",
+               "LoadCancerDataset is the notebook's own class, behind 2-worker loaders") for cell, line in cls_cells),
+            ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", f"{nb}.ipynb:cell {loader_cell}:3", "DL201", T, "", "train loader (2 workers), trainer.fit(max_epochs=500/10)"),
+            ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", f"{nb}.ipynb:cell {loader_cell}:4", "DL201", T, "",
+             "test loader (2 workers): trainer.test and a full `for` pass in a later cell, two passes"),
+        )
+    ),
+    ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", "Chapter06/Github_Copy_of_Food_GAN.ipynb:cell 8:8", "DL201", T, "", "4 workers, trainer.fit(max_epochs=100)"),
+    ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", "Chapter07/Training_the_model.ipynb:cell 6:2", "DL106", T, "", "CocoDataset (the notebook's class), 4 workers"),
+    ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", "Chapter07/Training_the_model.ipynb:cell 6:6", "DL201", T, "",
+     "get_loader(..., num_workers=4) (cell 7), trainer.fit(max_epochs=5)"),
+    ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", "Chapter07/Training_the_model.ipynb:cell 6:10", "DL106", T, "", "coco_collate_fn (the notebook's function), 4 workers"),
+    *(
+        row
+        for nb, cells in (("Chapter08/Github_Copy_of_simclr2", ("4", "8", "14", "20")),
+                          ("Chapter08/Github_Copy_of_simclr2_output", ("6", "10", "16", "22")))
+        for row in (
+            ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", f"{nb}.ipynb:cell {cells[0]}:2", "DL202", T, "", "NUM_WORKERS = os.cpu_count()"),
+            ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", f"{nb}.ipynb:cell {cells[1]}:5", "DL106", T, "",
+             "DataAugTransform (the notebook's class) as the STL10 transform, cpu_count workers"),
+            ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", f"{nb}.ipynb:cell {cells[1]}:11", "DL106", T, "", "the same, the contrast train set"),
+            ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", f"{nb}.ipynb:cell {cells[2]}:1", "DL201", T, "", "train loader, trainer.fit(max_epochs=100)"),
+            ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", f"{nb}.ipynb:cell {cells[2]}:9", "DL201", T, "", "val loader, validated every epoch of the fit"),
+            ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", f"{nb}.ipynb:cell {cells[3]}:6", "DL206", T, "",
+             "4 workers, batch_x.to(device) (cuda:0 if available) in _inference; no pin_memory"),
+            ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", f"{nb}.ipynb:cell {cells[3]}:12", "DL206", T, "", "the test loader, same copies"),
+        )
+    ),
 )
 
 # The fifth set's sources (real_world.py's FIFTH, by key).
@@ -3741,6 +3820,12 @@ TENTH_SOURCES = (
     "hysts+pytorch_image_classification",
 )
 
+# The eleventh set's sources (real_world.py's ELEVENTH, by key): judged one at a time, untuned.
+ELEVENTH_SOURCES = (
+    "Zhenye-Na+deep-learning-uiuc", "Lornatang+SRGAN-PyTorch", "CSAILVision+semantic-segmentation-pytorch",
+    "harvardnlp+annotated-transformer", "PacktPublishing+Deep-Learning-with-PyTorch-Lightning",
+)
+
 # Sources whose entry points were read for misses (the fourth set, all of it: a source with no finding
 # and no miss is in here too, so that a finding it gains later is listed as unjudged).
 MISS_AUDITED = frozenset(
@@ -3762,6 +3847,8 @@ MISS_AUDITED = frozenset(
         *NINTH_SOURCES,
         # the tenth set (issue 32's tenth fresh audit), likewise
         *TENTH_SOURCES,
+        # the eleventh set, likewise
+        *ELEVENTH_SOURCES,
     }
 )
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
+from dllint.facts import is_main_guard
 from dllint.findings import Finding, Fix, WrapInMainGuard
 from dllint.rules import Rule
 
@@ -16,7 +17,9 @@ class MissingMainGuard(Rule):
     Checks for module-level code that starts worker processes outside an
     `if __name__ == "__main__":` block: iterating a multi-worker loader (directly or through
     a function of the same file), `torch.multiprocessing.spawn`, `Process(...).start()`, or
-    `Pool(...)`. Reported once, at the first such statement.
+    `Pool(...)`. Reported once, at the first such statement. An `if` that calls the file's own
+    predicate returning `__name__ == "__main__"` (`def is_main(): return __name__ == "__main__"`)
+    is a main guard too.
 
     ## Why is this bad?
     Under `spawn` and `forkserver` (Windows, macOS, and Linux from Python 3.14) each worker
@@ -102,7 +105,9 @@ class MissingMainGuard(Rule):
                     options[id(statement)] = ""
                 triggers += found
         candidates = [
-            s for s in triggers if s is not facts.main_guard and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            s for s in triggers
+            if s is not facts.main_guard and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and not _guarded_by_predicate(facts, s)
         ]
         if candidates:
             first = min(candidates, key=lambda s: (s.lineno, s.col_offset))
@@ -129,6 +134,29 @@ def _fix(facts: FileFacts) -> Fix | None:
     if buries_a_definition(facts.tree.body):
         return None
     return Fix("unsafe", "Move the script's statements under `if __name__ == \"__main__\":`", WrapInMainGuard())
+
+
+def _guarded_by_predicate(facts: FileFacts, statement: ast.stmt) -> bool:
+    """``if is_main():`` where the file's own ``def is_main(): return __name__ == "__main__"`` is
+    the test: a main guard by another name (a spawn worker imports the module as ``__mp_main__``)."""
+    if not isinstance(statement, ast.If) or statement.orelse:
+        return False
+    test = statement.test
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and not test.args and not test.keywords):
+        return False
+    found = [s for s in facts.tree.body if isinstance(s, ast.FunctionDef) and s.name == test.func.id]
+    if len(found) != 1 or not _returns_main_guard_test(found[0]):
+        return False
+    rebound = facts.scopes.module.bindings.get(test.func.id)  # a later `is_main = ...` is another test
+    return rebound is None or len(rebound) == 1
+
+
+def _returns_main_guard_test(function: ast.FunctionDef) -> bool:
+    body = function.body[1:] if ast.get_docstring(function) is not None else function.body
+    if function.args.args or function.args.posonlyargs or len(body) != 1 or not isinstance(body[0], ast.Return):
+        return False
+    value = body[0].value
+    return value is not None and is_main_guard(ast.If(test=value, body=[], orelse=[]))
 
 
 def module_triggers(facts: FileFacts, node: ast.AST, via: tuple[ast.Call, ...] = ()) -> list[ast.stmt]:
