@@ -20,7 +20,7 @@ Ten sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 - ``ninth``: thirteen more (issue 32's ninth fresh audit), seven of them course or tutorial repositories, judged and read for misses the same way, untuned.
 - ``tenth``: sixteen more (issue 32's tenth fresh audit: thirteen, then three course repositories added
   so that nine of the sixteen are course, tutorial, template or recipe code), each judged untuned.
-- ``eleventh``: five more, judged one by one after the tenth was tuned on (three course, tutorial or
+- ``eleventh``: eight more, judged one by one after the tenth was tuned on (six course, tutorial or
   book repositories, two recipes), each before any change made for it.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
@@ -421,6 +421,12 @@ ELEVENTH = (
          "tutorial: one notebook-as-script, a main guard through a predicate", configs=True),
     Repo("PacktPublishing/Deep-Learning-with-PyTorch-Lightning", "1d4ab264cb44adae5f755ae3273972a989fb0512",
          "book: chapter notebooks, the cancer-detection notebook copied between chapters", configs=True),
+    Repo("ZZy979/pytorch-tutorial", "61d33441b15521bc7f0fc83244594c672af8de9e",
+         "tutorial: the official tutorials retyped, GNN recipes on DGL loaders", configs=True),
+    Repo("derekhanbaliq/DeepLizard-PyTorch-Tutorial", "76edf974cc5f2e082c1827180539ee9c183e37eb",
+         "course: one script per lesson, the training loop copied from lesson to lesson", configs=True),
+    Repo("yunfei-teng/PyTorch-Tutorial-Spring-2018", "49ecdf9869ecaa31975929116af723125937c1b8",
+         "course: recitation folders with copied Data/data.py modules of module-level loaders", configs=True),
 )
 
 WANTED = (".py", ".ipynb")

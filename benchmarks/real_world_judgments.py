@@ -3824,6 +3824,7 @@ TENTH_SOURCES = (
 ELEVENTH_SOURCES = (
     "Zhenye-Na+deep-learning-uiuc", "Lornatang+SRGAN-PyTorch", "CSAILVision+semantic-segmentation-pytorch",
     "harvardnlp+annotated-transformer", "PacktPublishing+Deep-Learning-with-PyTorch-Lightning",
+    "ZZy979+pytorch-tutorial", "derekhanbaliq+DeepLizard-PyTorch-Tutorial", "yunfei-teng+PyTorch-Tutorial-Spring-2018",
 )
 
 # Sources whose entry points were read for misses (the fourth set, all of it: a source with no finding
@@ -4351,6 +4352,19 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
     ("Fafa-DL+Lhy_Machine_Learning", "2023 ML/作业/HW6 Generative Model/hw6-diffusion-model.ipynb:49", "DL106", "B8",
      "`class Dataset(Dataset)` in cell 8 shadows torch's Dataset; Trainer builds self.ds = Dataset(folder, ...) for a "
      "cpu_count()-worker loader: spawn workers cannot unpickle the notebook's class"),
+    # --- the eleventh set: yunfei-teng/PyTorch-Tutorial-Spring-2018. Each recitation folder's Data/data.py builds its
+    # loaders at module level (`**kwargs`, kwargs = {'num_workers': 4 (1 in recitation1), 'pin_memory': True} when CUDA is
+    # used); Pipeline/run.py imports them by name and its train()/test() iterate them; train.py calls both every epoch.
+    *(
+        ("yunfei-teng+PyTorch-Tutorial-Spring-2018", f"{folder}/Data/data.py:{line}", "DL201", "P2",
+         f"{which} loader imported by name into Pipeline/run.py, iterated by {'train()' if which == 'train' else 'test()'}, "
+         "called every epoch by train.py")
+        for folder, lines in (("recitation1/classification", ((11, "train"), (20, "test"))),
+                              ("recitation2/autoencoder", ((12, "train"), (22, "test"), (32, "train"), (44, "test"))),
+                              ("recitation2/classification", ((12, "train"), (22, "test"), (32, "train"), (44, "test"))),
+                              ("recitation2/GAN", ((14, "train"), (34, "train"))))
+        for line, which in lines
+    ),
 )
 
 
