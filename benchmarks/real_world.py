@@ -20,8 +20,8 @@ Ten sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 - ``ninth``: thirteen more (issue 32's ninth fresh audit), seven of them course or tutorial repositories, judged and read for misses the same way, untuned.
 - ``tenth``: sixteen more (issue 32's tenth fresh audit: thirteen, then three course repositories added
   so that nine of the sixteen are course, tutorial, template or recipe code), each judged untuned.
-- ``eleventh``: eight more, judged one by one after the tenth was tuned on (six course, tutorial or
-  book repositories, two recipes), each before any change made for it.
+- ``eleventh``: twelve more, judged one by one after the tenth was tuned on (nine course, tutorial or
+  book repositories, three recipes), each before any change made for it.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -427,6 +427,14 @@ ELEVENTH = (
          "course: one script per lesson, the training loop copied from lesson to lesson", configs=True),
     Repo("yunfei-teng/PyTorch-Tutorial-Spring-2018", "49ecdf9869ecaa31975929116af723125937c1b8",
          "course: recitation folders with copied Data/data.py modules of module-level loaders", configs=True),
+    Repo("zhiyuan8/Pytorch-tutorial", "47f05246acfaa1f6d72a5598d86b419a3d73f07c",
+         "course notes: a Udemy course's scripts and its modular data_setup/engine package", configs=True),
+    Repo("metehancekic/pytorch-tutorials", "050c9859289cb7f95678708c6708b799cc993800",
+         "recipes: adversarial training mains per dataset, one shared read_datasets module", configs=True),
+    Repo("yakhyo/pytorch-tutorials", "23d4086486482eb13fae05a87ef93a1e0df8b0ff",
+         "tutorial: numbered lesson folders, a script and a notebook each", configs=True),
+    Repo("drewbyron/pytorch-tutorials", "98c3bca9a6a5559b3bbfbfb159c895d50970071b",
+         "tutorial: Lightning DataModules for computer vision lessons", configs=True),
 )
 
 WANTED = (".py", ".ipynb")

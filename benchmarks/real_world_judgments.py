@@ -3721,6 +3721,24 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("CSAILVision+semantic-segmentation-pytorch", "eval.py:131", "DL206", T, "", "5 workers, no pin_memory; async_copy_to (non_blocking=True) copies pageable batches"),
     ("CSAILVision+semantic-segmentation-pytorch", "eval_multipro.py:93", "DL206", T, "", "2 workers per process, same async copies"),
     ("CSAILVision+semantic-segmentation-pytorch", "test.py:117", "DL206", T, "", "5 workers, same async copies"),
+    # --- metehancekic/pytorch-tutorials: read_datasets.py's factories, `**kwargs` = {'num_workers': 1-2, 'pin_memory': True}
+    # when CUDA is used; the mains pass the loaders to the shared epoch functions with `f(**dict(...))`
+    ("metehancekic+pytorch-tutorials", "read_datasets.py:29", "DL201", T, "", "cifar10() train loader, cosine_epoch(**train_args) every epoch (cifar/main_cosine.py)"),
+    ("metehancekic+pytorch-tutorials", "read_datasets.py:34", "DL201", T, "", "cifar10() test loader, adversarial_test(**test_args) every epoch"),
+    ("metehancekic+pytorch-tutorials", "read_datasets.py:77", "DL201", T, "", "cifar10_hard() loader (2 workers under CUDA), the train loader of every epoch (cifar/main_hard.py)"),
+    ("metehancekic+pytorch-tutorials", "read_datasets.py:100", "DL201", T, "", "mnist() test loader: NeuralNetwork.train_model evaluates it every log_interval epochs"),
+    ("metehancekic+pytorch-tutorials", "read_datasets.py:125", "DL201", T, "", "the fashion arm's test loader, same"),
+    ("metehancekic+pytorch-tutorials", "read_datasets.py:161", "DL201", T, "", "imagenette() train loader (2 workers), adversarial_epoch every epoch (imagenette/cs.py)"),
+    ("metehancekic+pytorch-tutorials", "read_datasets.py:165", "DL201", T, "", "imagenette() test loader, adversarial_test every epoch"),
+    # --- yakhyo/pytorch-tutorials
+    ("yakhyo+pytorch-tutorials", "tutorials/03-intermediate/05-var-auto-encode/main.py:33", "DL201", T, "",
+     "module-level train loader (1 worker under CUDA), train(epoch) every epoch"),
+    ("yakhyo+pytorch-tutorials", "tutorials/03-intermediate/05-var-auto-encode/main.py:37", "DL201", T, "", "test loader, test(epoch) every epoch"),
+    # --- zhiyuan8/Pytorch-tutorial: modular/data_setup.create_dataloaders(num_workers=NUM_WORKERS = os.cpu_count())
+    ("zhiyuan8+Pytorch-tutorial", "pytorch-udemy-course/modular/data_setup.py:10", "DL202", T, "", "NUM_WORKERS = os.cpu_count(), the factory's default"),
+    ("zhiyuan8+Pytorch-tutorial", "pytorch-udemy-course/modular/data_setup.py:51", "DL201", T, "",
+     "train loader (cpu_count workers), engine.train runs train_step every epoch (6_test_transfer_learning.py, modular/train.py)"),
+    ("zhiyuan8+Pytorch-tutorial", "pytorch-udemy-course/modular/data_setup.py:58", "DL201", T, "", "test loader, test_step every epoch"),
     # --- harvardnlp/annotated-transformer (the module-level `if is_interactive_notebook():` is a main guard by another
     # name: the predicate returns `__name__ == "__main__"`; DL101 there, judged false untuned, is gone). Its two
     # opt-in DL203 (0-worker train and valid loaders run every epoch) are true; the judge counts the default rules.
@@ -3825,6 +3843,7 @@ ELEVENTH_SOURCES = (
     "Zhenye-Na+deep-learning-uiuc", "Lornatang+SRGAN-PyTorch", "CSAILVision+semantic-segmentation-pytorch",
     "harvardnlp+annotated-transformer", "PacktPublishing+Deep-Learning-with-PyTorch-Lightning",
     "ZZy979+pytorch-tutorial", "derekhanbaliq+DeepLizard-PyTorch-Tutorial", "yunfei-teng+PyTorch-Tutorial-Spring-2018",
+    "zhiyuan8+Pytorch-tutorial", "metehancekic+pytorch-tutorials", "yakhyo+pytorch-tutorials", "drewbyron+pytorch-tutorials",
 )
 
 # Sources whose entry points were read for misses (the fourth set, all of it: a source with no finding
@@ -4365,6 +4384,11 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
                               ("recitation2/GAN", ((14, "train"), (34, "train"))))
         for line, which in lines
     ),
+    # --- the eleventh set: metehancekic/pytorch-tutorials. mnist/main.py hands mnist()'s train loader to
+    # NeuralNetwork.train_model, which calls `epoch_dictionary[epoch_type](**epoch_args)` every epoch: a function picked
+    # from a literal dict of the module's own epoch functions, each iterating its `train_loader` (1 worker under CUDA)
+    ("metehancekic+pytorch-tutorials", "read_datasets.py:88", "DL201", "P3", "mnist() train loader, re-iterated every epoch through epoch_dictionary"),
+    ("metehancekic+pytorch-tutorials", "read_datasets.py:113", "DL201", "P3", "the fashion arm's train loader, same"),
 )
 
 
