@@ -4,10 +4,10 @@ loaders is two loaders), loads in closures repeated as often as the closure is c
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from dllint.facts.flow.lookups import LOOPS, outermost_function_below, written_value
-from dllint.facts.flow.model import FlowState, Loops, Use, without_loops
+from dllint.facts.flow.model import FlowState, Loops, Use, uses_from, without_loops
 from dllint.facts.flow.syntax import end_of, position_of
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 
@@ -50,6 +50,56 @@ class Names:
             if rebound is not None and not self._reaches_closure(rebound, load_scope, scope, scope.bindings[name]):
                 continue
             uses += self.closure_uses(load_scope, name, state, lambda inner: self.flow.expressions.uses_of_expr(load, inner)) or []
+        if binding is not None and scope.is_module:
+            uses += self._importers_uses(name, binding, state)
+        return uses
+
+    def _importers_uses(self, name: str, binding: ast.AST, state: FlowState) -> list[Use]:
+        """What the files importing the module-level ``name`` do with the value ``binding``
+        gives it, as uses at the binding (each file's reads, through its own functions, run
+        as a same-file module-level value's are): the value they see when the module has run,
+        so none for a binding always replaced later, or made only when run as a script."""
+        if not isinstance(binding, (ast.Assign, ast.AnnAssign)) or self._unseen_by_importers(name, binding):
+            return []
+        found = self.facts.project.importer_effects(name)
+        here = state.loops + self.lookups.enclosing_loops(binding, state.scope)
+        return [u._replace(importer=caller.where) for caller in found or () for u in uses_from(caller.effects, binding, binding, here, state.via, caller.where)]
+
+    def _unseen_by_importers(self, name: str, binding: ast.AST) -> bool:
+        """An importer never sees the value: a binding in the script's ``if __name__ ==
+        "__main__":`` block, or one a later module-level binding always replaces."""
+        from dllint.facts import is_main_guard
+
+        node: ast.AST | None = binding
+        while node is not None and not isinstance(node, ast.Module):
+            if isinstance(node, ast.If) and is_main_guard(node):
+                return True
+            node = self.lookups.parents.get(node)
+        bindings = self.facts.scopes.module.bindings.get(name, [])
+        return any(other.node is not binding and self._always_runs_after(other.node, binding) for other in bindings)
+
+    def imported_uses(self, local: str) -> list[Use] | None:
+        """Uses of the module-level import binding ``local`` (a name, or ``module.name`` read off
+        an imported module: ``data.train_loader``), as a module-level value's are followed: loads
+        in functions repeat as often as those are called here (any number of times when they
+        are not called here). None when no module-level import binds it."""
+        module = self.facts.scopes.module
+        root, _, rest = local.partition(".")
+        binding = next((b.node for b in module.bindings.get(root, ()) if b.kind == "import"), None)
+        if binding is None:
+            return None
+        state = FlowState.start(module)
+        if not rest:
+            return self.uses_of_name(root, state, binding)
+        uses: list[Use] = []
+        for load, load_scope in self.lookups.loads_resolving_to(root, module):
+            read = _attribute_read(load, rest.split("."), self.lookups.parents)
+            if read is None:
+                continue
+            if load_scope is module:
+                uses += self.flow.expressions.uses_of_expr(read, state)
+            else:
+                uses += self.closure_uses(load_scope, local, state, lambda inner: self.flow.expressions.uses_of_expr(read, inner)) or []
         return uses
 
     def replaced_unread(self, value: ast.expr) -> bool:
@@ -217,6 +267,17 @@ class Names:
                 return True
             current = self.lookups.parents.get(current)
         return False
+
+
+def _attribute_read(load: ast.Name, attrs: list[str], parents: Mapping[ast.AST, ast.AST]) -> ast.Attribute | None:
+    """The read ``load.a.b`` of the attributes ``attrs`` (``["a", "b"]``) off ``load``, if it is one."""
+    node: ast.AST = load
+    for attr in attrs:
+        parent = parents.get(node)
+        if not (isinstance(parent, ast.Attribute) and parent.value is node and parent.attr == attr and isinstance(parent.ctx, ast.Load)):
+            return None
+        node = parent
+    return node if isinstance(node, ast.Attribute) else None
 
 
 def _made_from_itself(binding: Binding) -> bool:
