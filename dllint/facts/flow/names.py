@@ -80,26 +80,31 @@ class Names:
 
     def imported_uses(self, local: str) -> list[Use] | None:
         """Uses of the module-level import binding ``local`` (a name, or ``module.name`` read off
-        an imported module: ``data.train_loader``), as a module-level value's are followed: loads
-        in functions repeat as often as those are called here (any number of times when they
-        are not called here). None when no module-level import binds it."""
+        an imported module: ``data.train_loader``; a name bound nowhere in the file: by a star
+        import), as a module-level value's are followed: loads in functions repeat as often as
+        those are called here (any number of times when they are not called here). None when
+        no module-level import binds it."""
         module = self.facts.scopes.module
         root, _, rest = local.partition(".")
-        binding = next((b.node for b in module.bindings.get(root, ()) if b.kind == "import"), None)
-        if binding is None:
-            return None
+        bindings = module.bindings.get(root, ())
+        binding = next((b.node for b in bindings if b.kind == "import"), None)
         state = FlowState.start(module)
-        if not rest:
+        if binding is not None and not rest:
             return self.uses_of_name(root, state, binding)
+        if binding is not None:
+            reads = [(_attribute_read(load, rest.split("."), self.lookups.parents), scope) for load, scope in self.lookups.loads_resolving_to(root, module)]
+        elif not bindings and not rest:  # ``from data import *``
+            reads = [(load, scope) for load, scope in self.lookups.unbound_loads(root)]
+        else:
+            return None
         uses: list[Use] = []
-        for load, load_scope in self.lookups.loads_resolving_to(root, module):
-            read = _attribute_read(load, rest.split("."), self.lookups.parents)
+        for read, load_scope in reads:
             if read is None:
                 continue
             if load_scope is module:
                 uses += self.flow.expressions.uses_of_expr(read, state)
             else:
-                uses += self.closure_uses(load_scope, local, state, lambda inner: self.flow.expressions.uses_of_expr(read, inner)) or []
+                uses += self.closure_uses(load_scope, local, state, lambda inner, read=read: self.flow.expressions.uses_of_expr(read, inner)) or []
         return uses
 
     def replaced_unread(self, value: ast.expr) -> bool:
