@@ -274,7 +274,11 @@ def _imported(facts: FileFacts, local: str) -> ImportedUse | None:
     if uses is None:
         return None
     passes = sorted((not use.loops, use.node.lineno) for use in uses if use.iterates and hasattr(use.node, "lineno"))
-    return ImportedUse(passes[0][1] if passes else 0, effects_of(uses, set(), facts))
+    effects = effects_of(uses, set(), facts)
+    # ``sampler.set_epoch(epoch)`` on an imported sampler is a read the flow looks at only: a
+    # file naming set_epoch may call it on what it imports (as for a call's result, not sure)
+    effects.set_epoch |= "set_epoch" in facts.source
+    return ImportedUse(passes[0][1] if passes else 0, effects)
 
 
 def _passed_values(facts: FileFacts, call: ast.Call, scope: Scope) -> tuple[dict[str, Constant], tuple[str, ...]]:
