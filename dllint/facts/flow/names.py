@@ -93,7 +93,7 @@ class Names:
             return self.uses_of_name(root, state, binding)
         if binding is not None:
             reads = [(_attribute_read(load, rest.split("."), self.lookups.parents), scope) for load, scope in self.lookups.loads_resolving_to(root, module)]
-        elif not bindings and not rest:  # ``from data import *``
+        elif not bindings and not rest and _star_imports(self.facts.tree):  # ``from data import *``
             reads = [(load, scope) for load, scope in self.lookups.unbound_loads(root)]
         else:
             return None
@@ -272,6 +272,10 @@ class Names:
                 return True
             current = self.lookups.parents.get(current)
         return False
+
+
+def _star_imports(tree: ast.Module) -> bool:
+    return any(isinstance(s, ast.ImportFrom) and any(a.name == "*" for a in s.names) for s in tree.body)
 
 
 def _attribute_read(load: ast.Name, attrs: list[str], parents: Mapping[ast.AST, ast.AST]) -> ast.Attribute | None:
