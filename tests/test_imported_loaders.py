@@ -179,3 +179,34 @@ def test_the_fix_adds_persistent_workers_at_the_imported_loaders(tmp_path):
     again = _dllint(".", "--no-cache", "--select", "DL201", "--fix", cwd=tmp_path)
     assert again.returncode == 0, again.stdout
     assert (tmp_path / "data.py").read_text() == (case / "after" / "data.py").read_text()
+
+
+PEEK_THEN_EVALUATE = """\
+import data
+
+loader = data.test_loader
+for batch in loader:
+    print(batch)
+    break
+
+
+def evaluate(model, loader):
+    for batch in loader:
+        model(batch)
+
+
+evaluate(print, loader)
+"""
+
+
+def test_an_importers_passes_one_after_another_count_as_in_one_file(tmp_path):
+    """A peek at one batch, then an evaluation: two passes in no loop. As in one file, the
+    workers start twice (DL201, no loop elsewhere to name), and there is no epoch loop: DL203
+    (opt-in, for a loader without workers) stays silent (PyTorch-Computer-Vision-Cookbook's
+    ``Chapter09``: a notebook reading ``mydataset.test_dl``)."""
+    loader = "from torch.utils.data import DataLoader\ntest_loader = DataLoader(list(range(100)), batch_size=1{})\n"
+    write_tree(tmp_path / "workers", {"data.py": loader.format(", num_workers=2"), "nb.py": PEEK_THEN_EVALUATE})
+    write_tree(tmp_path / "none", {"data.py": loader.format(""), "nb.py": PEEK_THEN_EVALUATE})
+    single = "workers restart every epoch: add persistent_workers=True"
+    assert project_findings(tmp_path, "DL201") == {("workers/data.py", 2, 15, single, SAFE)}
+    assert project_findings(tmp_path, "DL203") == set()

@@ -61,9 +61,18 @@ class Names:
         so none for a binding always replaced later, or made only when run as a script."""
         if not isinstance(binding, (ast.Assign, ast.AnnAssign)) or self._unseen_by_importers(name, binding):
             return []
-        found = self.facts.project.importer_effects(name)
         here = state.loops + self.lookups.enclosing_loops(binding, state.scope)
-        return [u._replace(importer=caller.where) for caller in found or () for u in uses_from(caller.effects, binding, binding, here, state.via, caller.where)]
+        uses: list[Use] = []
+        for caller in self.facts.project.importer_effects(name) or ():
+            found = [u._replace(importer=caller.where) for u in uses_from(caller.effects, binding, binding, here, state.via, caller.where)]
+            if caller.effects.iterations > 1 and not caller.effects.per_epoch:
+                # passes one after another in no loop (a peek, then an evaluation): two passes, as
+                # in one file, but no epoch loop (DL203 asks for one); the second at the target
+                target = binding.targets[0] if isinstance(binding, ast.Assign) else binding.target
+                first = [u._replace(loops=here) if u.iterates else u for u in found]
+                found = first + [u._replace(node=target) for u in first if u.iterates]
+            uses += found
+        return uses
 
     def _unseen_by_importers(self, name: str, binding: ast.AST) -> bool:
         """An importer never sees the value: a binding in the script's ``if __name__ ==
