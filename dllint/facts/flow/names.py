@@ -62,8 +62,9 @@ class Names:
         if not isinstance(binding, (ast.Assign, ast.AnnAssign)) or self._unseen_by_importers(name, binding):
             return []
         here = state.loops + self.lookups.enclosing_loops(binding, state.scope)
+        project = self.facts.project
         uses: list[Use] = []
-        for caller in self.facts.project.importer_effects(name) or ():
+        for caller in (project.importer_effects(name) if project is not None else None) or ():
             found = [u._replace(importer=caller.where) for u in uses_from(caller.effects, binding, binding, here, state.via, caller.where)]
             if caller.effects.iterations > 1 and not caller.effects.per_epoch:
                 # passes one after another in no loop (a peek, then an evaluation): two passes, as
@@ -100,21 +101,26 @@ class Names:
         state = FlowState.start(module)
         if binding is not None and not rest:
             return self.uses_of_name(root, state, binding)
+        reads: list[tuple[ast.expr, Scope]]
         if binding is not None:
-            reads = [(_attribute_read(load, rest.split("."), self.lookups.parents), scope) for load, scope in self.lookups.loads_resolving_to(root, module)]
+            parents = self.lookups.parents
+            reads = [(attr, scope) for load, scope in self.lookups.loads_resolving_to(root, module)
+                     if (attr := _attribute_read(load, rest.split("."), parents)) is not None]
         elif not bindings and not rest and _star_imports(self.facts.tree):  # ``from data import *``
             reads = [(load, scope) for load, scope in self.lookups.unbound_loads(root)]
         else:
             return None
         uses: list[Use] = []
         for read, load_scope in reads:
-            if read is None:
-                continue
-            if load_scope is module:
-                uses += self.flow.expressions.uses_of_expr(read, state)
-            else:
-                uses += self.closure_uses(load_scope, local, state, lambda inner, read=read: self.flow.expressions.uses_of_expr(read, inner)) or []
+            uses += self._read_uses(read, load_scope, local, state)
         return uses
+
+    def _read_uses(self, read: ast.expr, load_scope: Scope, key: str, state: FlowState) -> list[Use]:
+        """Uses of the value ``read`` evaluates to in ``load_scope``: ``state.scope``, or a
+        function nested in it (then repeated as its calls there repeat)."""
+        if load_scope is state.scope:
+            return self.flow.expressions.uses_of_expr(read, state)
+        return self.closure_uses(load_scope, key, state, lambda inner: self.flow.expressions.uses_of_expr(read, inner)) or []
 
     def replaced_unread(self, value: ast.expr) -> bool:
         """``name = value`` that a later binding of the name, run on every path after it (a

@@ -15,6 +15,9 @@ module), and the file's facts are built then:
   never ends, a loader subclass that keeps one iterator, random generators it stores and
   draws from), and whether it is a DataLoader subclass whose ``__iter__`` is torch's;
 - ``loaders``: loaders whose dataset is a class of another module (DL304 across files);
+- ``imported``: per name the file imports at module level from another module (``train_loader``,
+  ``data.train_loader``), what its reads do with the value (:class:`ImportedUse`): a module-level
+  loader of that module is decided by its importers;
 - ``imports``: the module's own import table (re-exports are followed through it);
 - ``set_epoch``: the file calls ``set_epoch`` somewhere (DL301 is then not sure).
 
