@@ -78,13 +78,9 @@ class Names:
     def _unseen_by_importers(self, name: str, binding: ast.AST) -> bool:
         """An importer never sees the value: a binding in the script's ``if __name__ ==
         "__main__":`` block, or one a later module-level binding always replaces."""
-        from dllint.facts import is_main_guard
-
-        node: ast.AST | None = binding
-        while node is not None and not isinstance(node, ast.Module):
-            if isinstance(node, ast.If) and is_main_guard(node):
-                return True
-            node = self.lookups.parents.get(node)
+        guard = self.facts.main_guard
+        if guard is not None and self.facts.contains(guard, binding):
+            return True
         bindings = self.facts.scopes.module.bindings.get(name, [])
         return any(other.node is not binding and self._always_runs_after(other.node, binding) for other in bindings)
 

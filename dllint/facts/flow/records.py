@@ -194,7 +194,7 @@ class ImportedUse(NamedTuple):
     (``from data import train_loader``, or ``data.train_loader`` of ``import data``): the
     ``effects`` of every read of it, its own functions run as a same-file module-level
     value's are (see :meth:`FileSummary.imported`); ``line``: the first line that iterates it
-    (one that repeats a pass first), or the import's."""
+    (one that repeats a pass first), 0 where none does."""
 
     line: int
     effects: Effects
