@@ -325,3 +325,55 @@ def test_an_epoch_loop_moved_into_a_base_class_of_another_module_still_re_iterat
     based = {(line, code) for _, line, _, code in lint_tree(tmp_path, tmp_path / "based") if code == "DL201"}
     assert own == ({(19, "DL201")} if workers else set())
     assert based == ({(10, "DL201")} if workers else set())
+
+
+SCRIPT = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+pairs = TensorDataset(torch.randn(32, 3), torch.randn(32, 1))
+loader = DataLoader(pairs, batch_size=4, shuffle=True, num_workers={workers})
+
+
+def fit(net, opt):
+    for epoch in range(10):
+        for x, y in loader:
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(net(x), y).backward()
+            opt.step()
+
+
+if __name__ == "__main__":
+    net = torch.nn.Linear(3, 1)
+    fit(net, torch.optim.SGD(net.parameters(), lr=0.1))
+"""
+LOADER_LINE = 5  # the module-level loader of SCRIPT; what follows it moves to the importer
+
+MOVED_IMPORTS = {
+    "from": ("from data import loader", "loader"),
+    "from as": ("from data import loader as batches", "batches"),
+    "module": ("import data", "data.loader"),
+}
+
+
+@pytest.mark.parametrize("how", MOVED_IMPORTS)
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_module_level_loader_moved_to_another_module_and_imported_fires_the_same(how, workers, tmp_path):
+    """The script's loader (and what it is built from) moved into ``data.py``; the script imports
+    it and keeps everything after it: the finding stays, at the same line and column of the
+    new module (which keeps the moved lines where they were)."""
+    source = SCRIPT.format(workers=workers)
+    (tmp_path / "alone").mkdir()
+    (tmp_path / "alone" / "train.py").write_text(source)
+    alone = {(line, column, code) for _, line, column, code in lint_tree(tmp_path / "alone") if code == "DL201"}
+    imports, name = MOVED_IMPORTS[how]
+    lines = source.splitlines(keepends=True)
+    (tmp_path / "moved").mkdir()
+    (tmp_path / "moved" / "data.py").write_text("".join(lines[:LOADER_LINE]))
+    rest = re.sub(r"\bloader\b", name, "".join(lines[LOADER_LINE:]))
+    (tmp_path / "moved" / "train.py").write_text(f"import torch\n{imports}\n{rest}")
+    moved = lint_tree(tmp_path / "moved")
+    assert {(line, column, code) for path, line, column, code in moved if path == "data.py" and code == "DL201"} == alone
+    assert not any(path == "train.py" and code == "DL201" for path, _, _, code in moved)
+    # The edit that must change the finding: num_workers=0 changed to 2.
+    assert alone == ({(LOADER_LINE, 10, "DL201")} if workers else set())

@@ -86,6 +86,12 @@ class UsageAnalysis:
         scope = self.facts.scopes.scopes[function]
         return self.names.uses_of_name(param, FlowState.start(scope, summarizing=function), self.names.parameter_binding(param, scope))
 
+    def imported_uses(self, local: str) -> list[Use] | None:
+        """What this file does with a name it imports at module level (for the project's
+        summaries: the defining file's value is decided by its importers' reads); None when
+        no module-level import binds it."""
+        return self.names.imported_uses(local)
+
     def element_uses(self, container: ast.AST, index: Element, scope: Scope) -> list[Use] | None:
         """Uses of element ``index`` (``"*"``: any element) of the tuple or list that
         ``container`` evaluates to (for the project's summaries); None: undecidable."""

@@ -100,6 +100,25 @@ class ProjectView(NullProject):
             found_all.append(CallerEffects(f"{where}:{found.line}", effects, rebuilt))
         return found_all
 
+    def importer_effects(self, name: str) -> list[CallerEffects] | None:
+        """What each other file whose imports bind this file's module-level ``name`` does with
+        it (``from data import train_loader``, ``import data`` then ``data.train_loader``, ``as``
+        names, re-exports), each file's summary read; None when none does, or more than
+        MAX_CALLER_FILES do (out of view, as a function's callers are)."""
+        files = self._importers(self.path, name)
+        if not files or len(files) > limits.MAX_CALLER_FILES:
+            return None
+        found: list[CallerEffects] = []
+        for importer in self.index.imports.importers(self.path, name):
+            summary = self.index.summaries.summary(importer.file) if importer.file != self.path else None
+            use = summary[0].imported(name if importer.local == "*" else importer.local) if summary is not None else None
+            if use is None:
+                continue  # bound inside a function, or not read: nothing known of its passes
+            effects = self.index.queries.expand(importer.file, use.effects, self.deps)
+            where = os.path.relpath(importer.file, self.index.root)
+            found.append(CallerEffects(f"{where}:{use.line}" if use.line else where, effects))
+        return found or None
+
     def _callers_in_reach(self, path: str, name: str) -> list[tuple[str, CallRecord]] | None:
         """The calls of ``name`` (of file ``path``) in the files that import it, the question
         recorded in ``deps``; None when more than MAX_CALLER_FILES files import it."""

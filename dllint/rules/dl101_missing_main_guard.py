@@ -93,7 +93,7 @@ class MissingMainGuard(Rule):
         for loader in facts.loader_calls:
             if loader.may_start_workers:
                 for use in facts.usage.loader_uses(loader):
-                    if use.iterates:
+                    if use.iterates and not use.importer:  # (an importer's pass runs in its file)
                         found = module_triggers(facts, use.node, use.via)
                         for statement in found:
                             options.setdefault(id(statement), loader.when_workers())

@@ -140,6 +140,10 @@ class FileLookups:
         self._resolving[key] = found
         return found
 
+    def unbound_loads(self, name: str) -> list[tuple[ast.Name, Scope]]:
+        """Loads of ``name`` that no scope of the file binds (a star import's, or a builtin)."""
+        return [(load, scope) for load, scope in self._loads_by_name.get(name, ()) if self.facts.scopes.lookup(name, scope) is None]
+
     def call_sites(self, func: ast.AST, scope: Scope) -> list[ast.Call] | None:
         """Calls of a ``def`` or ``class`` (its constructions) bound in ``scope``, from there;
         None if it is used any other way (a value handed on, a base class, ``isinstance``)."""

@@ -92,6 +92,9 @@ class Use(NamedTuple):
     rebuilt: str = ""
     # How.ELSEWHERE: every pass the other file makes is an evaluation pass (Effects.evaluation)
     evaluation: bool = False
+    # Made by a file that imports the module-level name the value is bound to ("file:line";
+    # Names._importers_uses): after this module ran, so no statement of it starts the pass.
+    importer: str = ""
 
     @property
     def iterates(self) -> bool:

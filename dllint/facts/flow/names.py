@@ -4,10 +4,10 @@ loaders is two loaders), loads in closures repeated as often as the closure is c
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from dllint.facts.flow.lookups import LOOPS, outermost_function_below, written_value
-from dllint.facts.flow.model import FlowState, Loops, Use, without_loops
+from dllint.facts.flow.model import FlowState, Loops, Use, uses_from, without_loops
 from dllint.facts.flow.syntax import end_of, position_of
 from dllint.facts.scopes import FUNCTION_NODES, Scope
 
@@ -50,7 +50,73 @@ class Names:
             if rebound is not None and not self._reaches_closure(rebound, load_scope, scope, scope.bindings[name]):
                 continue
             uses += self.closure_uses(load_scope, name, state, lambda inner: self.flow.expressions.uses_of_expr(load, inner)) or []
+        if binding is not None and scope.is_module:
+            uses += self._importers_uses(name, binding, state)
         return uses
+
+    def _importers_uses(self, name: str, binding: ast.AST, state: FlowState) -> list[Use]:
+        """What the files importing the module-level ``name`` do with the value ``binding``
+        gives it, as uses at the binding (each file's reads, through its own functions, run
+        as a same-file module-level value's are): the value they see when the module has run,
+        so none for a binding always replaced later, or made only when run as a script."""
+        if not isinstance(binding, (ast.Assign, ast.AnnAssign)) or self._unseen_by_importers(name, binding):
+            return []
+        here = state.loops + self.lookups.enclosing_loops(binding, state.scope)
+        project = self.facts.project
+        uses: list[Use] = []
+        for caller in (project.importer_effects(name) if project is not None else None) or ():
+            found = [u._replace(importer=caller.where) for u in uses_from(caller.effects, binding, binding, here, state.via, caller.where)]
+            if caller.effects.iterations > 1 and not caller.effects.per_epoch:
+                # passes one after another in no loop (a peek, then an evaluation): two passes, as
+                # in one file, but no epoch loop (DL203 asks for one); the second at the target
+                target = binding.targets[0] if isinstance(binding, ast.Assign) else binding.target
+                first = [u._replace(loops=here) if u.iterates else u for u in found]
+                found = first + [u._replace(node=target) for u in first if u.iterates]
+            uses += found
+        return uses
+
+    def _unseen_by_importers(self, name: str, binding: ast.AST) -> bool:
+        """An importer never sees the value: a binding in the script's ``if __name__ ==
+        "__main__":`` block, or one a later module-level binding always replaces."""
+        guard = self.facts.main_guard
+        if guard is not None and self.facts.contains(guard, binding):
+            return True
+        bindings = self.facts.scopes.module.bindings.get(name, [])
+        return any(other.node is not binding and self._always_runs_after(other.node, binding) for other in bindings)
+
+    def imported_uses(self, local: str) -> list[Use] | None:
+        """Uses of the module-level import binding ``local`` (a name, or ``module.name`` read off
+        an imported module: ``data.train_loader``; a name bound nowhere in the file: by a star
+        import), as a module-level value's are followed: loads in functions repeat as often as
+        those are called here (any number of times when they are not called here). None when
+        no module-level import binds it."""
+        module = self.facts.scopes.module
+        root, _, rest = local.partition(".")
+        bindings = module.bindings.get(root, ())
+        binding = next((b.node for b in bindings if b.kind == "import"), None)
+        state = FlowState.start(module)
+        if binding is not None and not rest:
+            return self.uses_of_name(root, state, binding)
+        reads: list[tuple[ast.expr, Scope]]
+        if binding is not None:
+            parents = self.lookups.parents
+            reads = [(attr, scope) for load, scope in self.lookups.loads_resolving_to(root, module)
+                     if (attr := _attribute_read(load, rest.split("."), parents)) is not None]
+        elif not bindings and not rest and _star_imports(self.facts.tree):  # ``from data import *``
+            reads = [(load, scope) for load, scope in self.lookups.unbound_loads(root)]
+        else:
+            return None
+        uses: list[Use] = []
+        for read, load_scope in reads:
+            uses += self._read_uses(read, load_scope, local, state)
+        return uses
+
+    def _read_uses(self, read: ast.expr, load_scope: Scope, key: str, state: FlowState) -> list[Use]:
+        """Uses of the value ``read`` evaluates to in ``load_scope``: ``state.scope``, or a
+        function nested in it (then repeated as its calls there repeat)."""
+        if load_scope is state.scope:
+            return self.flow.expressions.uses_of_expr(read, state)
+        return self.closure_uses(load_scope, key, state, lambda inner: self.flow.expressions.uses_of_expr(read, inner)) or []
 
     def replaced_unread(self, value: ast.expr) -> bool:
         """``name = value`` that a later binding of the name, run on every path after it (a
@@ -217,6 +283,21 @@ class Names:
                 return True
             current = self.lookups.parents.get(current)
         return False
+
+
+def _star_imports(tree: ast.Module) -> bool:
+    return any(isinstance(s, ast.ImportFrom) and any(a.name == "*" for a in s.names) for s in tree.body)
+
+
+def _attribute_read(load: ast.Name, attrs: list[str], parents: Mapping[ast.AST, ast.AST]) -> ast.Attribute | None:
+    """The read ``load.a.b`` of the attributes ``attrs`` (``["a", "b"]``) off ``load``, if it is one."""
+    node: ast.AST = load
+    for attr in attrs:
+        parent = parents.get(node)
+        if not (isinstance(parent, ast.Attribute) and parent.value is node and parent.attr == attr and isinstance(parent.ctx, ast.Load)):
+            return None
+        node = parent
+    return node if isinstance(node, ast.Attribute) else None
 
 
 def _made_from_itself(binding: Binding) -> bool:

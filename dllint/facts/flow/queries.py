@@ -64,6 +64,10 @@ class ProjectQueries(Protocol):
         """What the calls of this file's ``function`` in other files do with its result (an
         ``element`` of it); None when no other file calls it."""
 
+    def importer_effects(self, name: str) -> list[CallerEffects] | None:
+        """What each other file importing this file's module-level ``name`` does with the value
+        (``where``: "train.py:4", the line that iterates it); None when none imports it."""
+
     def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:
         """Loaders of other files built over instances of this file's class."""
 
@@ -137,6 +141,9 @@ class NullProject:
         return None
 
     def caller_effects(self, function: str, element: Element | None, guards: tuple[Guard, ...]) -> list[CallerEffects] | None:
+        return None
+
+    def importer_effects(self, name: str) -> list[CallerEffects] | None:
         return None
 
     def loaders_elsewhere(self, facts: FileFacts, cls: ast.ClassDef) -> list[tuple[str, LoaderSummary]]:

@@ -189,6 +189,17 @@ class LoaderSummary:
     worker_init: bool  # worker_init_fn given (or maybe given through a splat)
 
 
+class ImportedUse(NamedTuple):
+    """What a file does with a module-level name it imports from another project module
+    (``from data import train_loader``, or ``data.train_loader`` of ``import data``): the
+    ``effects`` of every read of it, its own functions run as a same-file module-level
+    value's are (see :meth:`FileSummary.imported`); ``line``: the first line that iterates it
+    (one that repeats a pass first), 0 where none does."""
+
+    line: int
+    effects: Effects
+
+
 class FileSummary:
     """The flow engine's result for one file, as other files' lints ask for it. Its parts are
     computed when first asked for (see :func:`dllint.facts.flow.summary.summarize`): a query
@@ -202,6 +213,7 @@ class FileSummary:
         loaders: list[LoaderSummary] | Callable[[], list[LoaderSummary]] | None = None,
         imports: dict[str, str] | None = None,
         set_epoch: bool = False,
+        imported: Callable[[str], ImportedUse | None] | None = None,
     ) -> None:
         self.functions: Mapping[str, FunctionSummary] = functions if functions is not None else {}
         self._calls = calls
@@ -210,6 +222,16 @@ class FileSummary:
         self._loaders = loaders if loaders is not None else []
         self.imports = imports if imports is not None else {}
         self.set_epoch = set_epoch
+        self._imported = imported
+        self._imported_by_name: dict[str, ImportedUse | None] = {}
+
+    def imported(self, local: str) -> ImportedUse | None:
+        """What the file does with the imported name ``local`` (``"train_loader"``, or
+        ``"data.train_loader"`` read off a module it imports); None when the file binds no such
+        name at module level (an import inside a function: unknown)."""
+        if local not in self._imported_by_name:
+            self._imported_by_name[local] = self._imported(local) if self._imported is not None else None
+        return self._imported_by_name[local]
 
     @property
     def loaders(self) -> list[LoaderSummary]:

@@ -15,6 +15,9 @@ module), and the file's facts are built then:
   never ends, a loader subclass that keeps one iterator, random generators it stores and
   draws from), and whether it is a DataLoader subclass whose ``__iter__`` is torch's;
 - ``loaders``: loaders whose dataset is a class of another module (DL304 across files);
+- ``imported``: per name the file imports at module level from another module (``train_loader``,
+  ``data.train_loader``), what its reads do with the value (:class:`ImportedUse`): a module-level
+  loader of that module is decided by its importers;
 - ``imports``: the module's own import table (re-exports are followed through it);
 - ``set_epoch``: the file calls ``set_epoch`` somewhere (DL301 is then not sure).
 
@@ -37,7 +40,9 @@ from dllint.facts.loaders import constant_dicts
 from dllint.facts.rebuilt import rebuilt_at
 from dllint.facts.flow.effects import dict_entry_effects, effects_of, element_effects, used_as_dict
 from dllint.facts.flow.queries import NullProject
-from dllint.facts.flow.records import CallSummary, ClassSummary, Deferred, Effects, FileSummary, FunctionSummary, LoaderSummary, Returned
+from dllint.facts.flow.records import (
+    CallSummary, ClassSummary, Deferred, Effects, FileSummary, FunctionSummary, ImportedUse, LoaderSummary, Returned,
+)
 from dllint.facts.flow.syntax import call_shape, constant_args
 from dllint.facts.flow.targets import Target, call_target, project_imports, target_text
 from dllint.facts.flow.worker_side import MAX_ONWARD, class_summary, worker_side
@@ -83,7 +88,7 @@ def summarize(
     classes, functions = _definitions(tree)
     set_epoch = "set_epoch" in text
     return FileSummary(Deferred(dict.fromkeys(functions), source.function), lambda last: source.calls(last, set_epoch),
-                       Deferred(dict.fromkeys(classes), source.class_), source.loaders, source.imports, set_epoch)
+                       Deferred(dict.fromkeys(classes), source.class_), source.loaders, source.imports, set_epoch, source.imported)
 
 
 def _definitions(tree: ast.Module) -> tuple[dict[str, ast.ClassDef], dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]]]:
@@ -189,6 +194,17 @@ class _Source:
         except Exception:  # noqa: BLE001 - as function()
             return []
 
+    def imported(self, local: str) -> ImportedUse | None:
+        """What the file does with a name it imports (:func:`_imported`); as :meth:`function`,
+        a bug summarizing it leaves it unknown (handed outside)."""
+        analysis = self.analysis()
+        if analysis is None:
+            return None
+        try:
+            return _imported(analysis.facts, local)
+        except Exception:  # noqa: BLE001 - as function()
+            return ImportedUse(0, Effects(unknown=True))
+
     def calls(self, last: str | None, set_epoch: bool) -> list[CallSummary]:
         """The file's calls into other modules (named ``last``), as :func:`_calls_into_modules`."""
         analysis = self.analysis()
@@ -251,6 +267,21 @@ def _calls_into_modules(facts: FileFacts, context: SummaryContext, set_epoch: bo
                                            cpu_counts, passed_devices(facts, call, scope), passed_options(call, scope, facts),
                                            _passed_dicts(facts, call, scope, constants), rebuilt))
     return found_calls
+
+
+def _imported(facts: FileFacts, local: str) -> ImportedUse | None:
+    """What the file does with the module-level import binding ``local`` (``from data import
+    train_loader``; ``data.train_loader`` for ``import data``), and the line of the first pass
+    over it (a repeated one first); None when no module-level import binds it."""
+    uses = facts.usage.imported_uses(local)
+    if uses is None:
+        return None
+    passes = sorted((not use.loops, use.node.lineno) for use in uses if use.iterates and hasattr(use.node, "lineno"))
+    effects = effects_of(uses, set(), facts)
+    # ``sampler.set_epoch(epoch)`` on an imported sampler is a read the flow looks at only: a
+    # file naming set_epoch may call it on what it imports (as for a call's result, not sure)
+    effects.set_epoch |= "set_epoch" in facts.source
+    return ImportedUse(passes[0][1] if passes else 0, effects)
 
 
 def _passed_values(facts: FileFacts, call: ast.Call, scope: Scope) -> tuple[dict[str, Constant], tuple[str, ...]]:
