@@ -227,8 +227,12 @@ def _joined_spans(project: ProjectIndex | None, todo: list[Item]) -> JoinedSpans
     text = project.text
     text.join()
     # The joined text knows files by their absolute paths under the project's real root (a path
-    # through a link is read); an absolute path as discovered is one already.
-    return lambda path: text.joined_span(path) or text.joined_span(os.path.abspath(path))
+    # through a link is read); an absolute path as discovered is one already, a relative one
+    # (``dllint .``) is one once joined to the working directory: normalized (abspath) only
+    # when that is none, as a path with ``..`` or ``./`` (normpath on every path: 0.01 s of 4,853).
+    prefix = os.path.join(os.getcwd(), "")
+    span = text.joined_span
+    return lambda path: span(path) or span(prefix + path) or span(os.path.abspath(path))
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
