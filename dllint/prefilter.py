@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
 
 from dllint.configs.lint import (
@@ -345,8 +345,13 @@ class Prefilter:
         self._as_text = {t: t.decode() for t in (*searched, *self._key_of.values())}
         self.first_scan = _first_scan(self.gates)
         self.first_searches = _grouped_scan(self.first_scan, self._key_of)
-        self.all_gates = _GateSet(self.gates)
         self._live_cache: dict[tuple[_Gate, ...], _GateSet] = {}
+
+    @cached_property
+    def all_gates(self) -> _GateSet:
+        """Every gate, as a notebook's text is screened (built at the first notebook: its triggers
+        reduced by :func:`_minimal`, a comparison of each with each, cost every run 1-2 ms)."""
+        return _GateSet(self.gates)
 
     def screen(self, data: bytes, path: str = "", start: int = 0, end: int | None = None) -> tuple[_Gate, ...] | None:
         """The byte-level prefilter: None when no rule could fire on these bytes (no parse

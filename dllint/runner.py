@@ -19,7 +19,8 @@ this module, measured on 4,856 files (1.86 M lines) of PyTorch packages on
 - Workers are started once and build their :class:`~dllint.engine.Linter`
   once (the initializer), not per chunk. Forked ones inherit the project index
   with the joined text of the project's files and its class names already built
-  (``ProjectIndex.prepare``), rather than each process building its own.
+  (``ProjectIndex.prepare``), and the modules a lint imports once a file asks for them
+  (:func:`dllint.engine.preload`), rather than each process building or importing its own.
 - The cyclic collector is off for the run, the cache and the project's records read too
   (:mod:`dllint.gc_pause`), and at the interpreter's exit it has nothing left to walk.
 - Results come back in the order of ``paths``, whatever the order the chunks
@@ -50,7 +51,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 from dllint.config import Settings
-from dllint.engine import Linter
+from dllint.engine import Linter, preload
 from dllint.findings import Finding
 from dllint.gc_pause import file_done, files_in_batch
 from dllint.per_file import FileOutcome, Fingerprint, fingerprint, fix, lint, read_file, wants_fix
@@ -227,8 +228,12 @@ def _joined_spans(project: ProjectIndex | None, todo: list[Item]) -> JoinedSpans
     text = project.text
     text.join()
     # The joined text knows files by their absolute paths under the project's real root (a path
-    # through a link is read); an absolute path as discovered is one already.
-    return lambda path: text.joined_span(path) or text.joined_span(os.path.abspath(path))
+    # through a link is read); an absolute path as discovered is one already, a relative one
+    # (``dllint .``) is one once joined to the working directory: normalized (abspath) only
+    # when that is none, as a path with ``..`` or ``./`` (normpath on every path: 0.01 s of 4,853).
+    prefix = os.path.join(os.getcwd(), "")
+    span = text.joined_span
+    return lambda path: span(path) or span(prefix + path) or span(os.path.abspath(path))
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -276,6 +281,8 @@ class _Pool:
 
         context = _pool_context()
         inherited = None
+        if context.get_start_method() == "fork":
+            preload()  # what each worker would import at its first files, inherited instead
         if self.project is not None and context.get_start_method() == "fork":
             # What every process's first cross-file question builds (the joined text, its class
             # names: 0.5 s on 79 MB), built once here; a forked worker's initargs are its copy of

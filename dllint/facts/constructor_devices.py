@@ -66,7 +66,7 @@ def _kept_after_base_init(facts: FileFacts, expr: ast.expr, scope: Scope) -> boo
     cls = facts.scopes.parents.get(scope.node)
     function = scope.node
     return (isinstance(statement, ast.Assign) and isinstance(cls, ast.ClassDef) and isinstance(function, FUNCTIONS)
-            and function.name == "__init__" and base_init_after(cls, function, statement))
+            and function.name == "__init__" and base_init_after(facts, cls, function, statement))
 
 
 def _kwargs_entry(expr: ast.expr, scope: Scope) -> tuple[ast.Name, str] | None:
@@ -137,15 +137,24 @@ def _default_kind(facts: FileFacts, calls: ProjectCalls, key: str, kind_of: Kind
     return kind_of(facts, default, facts.scopes.scope_of(default), depth + 1) if default is not None else None
 
 
-def base_init_after(cls: ast.ClassDef, init: ast.FunctionDef | ast.AsyncFunctionDef, store: ast.stmt) -> bool:
+def base_init_after(facts: FileFacts, cls: ast.ClassDef, init: ast.FunctionDef | ast.AsyncFunctionDef, store: ast.stmt) -> bool:
     """``__init__`` of a class with bases calls a base's ``__init__`` (``super().__init__(...)``,
     ``Base.__init__(self, ...)``) after ``store``: that ``__init__`` (an outside library's,
     say) may store the attribute again, over the value."""
     if not cls.bases:
         return False
-    end = (store.end_lineno or store.lineno, store.end_col_offset or 0)
-    return any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"
-        and (node.lineno, node.col_offset) > end
-        for node in walk(init)  # a list, not ast.walk's generator: this runs once per store checked
-    )
+    last = _last_base_init(facts, init)
+    return last is not None and last > (store.end_lineno or store.lineno, store.end_col_offset or 0)
+
+
+def _last_base_init(facts: FileFacts, init: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] | None:
+    """Where the last call of an ``__init__`` attribute in ``init`` starts (None: none), found
+    once per ``__init__`` of the file: asked for each store it holds."""
+    known: dict[ast.AST, tuple[int, int] | None] = facts.__dict__.setdefault("_last_base_init", {})
+    if init not in known:
+        known[init] = max(
+            ((node.lineno, node.col_offset) for node in walk(init)
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"),
+            default=None,
+        )
+    return known[init]

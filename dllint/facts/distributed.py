@@ -180,8 +180,8 @@ class DistributedFacts:
                 if any(name == p or name.startswith(p + ".") for p in prefixes):
                     return framework
         parents = self.facts.scopes.parents
-        for node in self.facts.nodes:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in LIGHTNING_HOOKS:
+        for node in self.facts.functions:
+            if node.name in LIGHTNING_HOOKS:
                 if isinstance(parents.get(node), ast.ClassDef):
                     return "Lightning"
         return None

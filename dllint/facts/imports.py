@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from typing import Sequence
 
 from dllint.facts.walk import walk
 
@@ -19,13 +20,16 @@ STAR_BOUND_MODULES = ("torch",)
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
-def build_import_table(tree: ast.Module, nodes: list[ast.AST] | None = None) -> dict[str, str]:
-    """Map each imported local name to the dotted path it stands for (``nodes``: ``walk(tree)`` if at hand)."""
+def build_import_table(
+    tree: ast.Module, nodes: list[ast.AST] | None = None, statements: list[ast.Import | ast.ImportFrom] | None = None
+) -> dict[str, str]:
+    """Map each imported local name to the dotted path it stands for (``nodes``: ``walk(tree)`` if
+    at hand; ``statements``: its import statements in that order, if the caller picked them out)."""
     table: dict[str, str] = {}
     Import, ImportFrom = ast.Import, ast.ImportFrom
     nodes = walk(tree) if nodes is None else nodes
     star = False
-    for node in nodes:
+    for node in nodes if statements is None else statements:
         cls = node.__class__  # exact classes: a parsed tree holds no subclasses
         if cls is not Import and cls is not ImportFrom:
             continue
@@ -53,8 +57,8 @@ def build_import_table(tree: ast.Module, nodes: list[ast.AST] | None = None) -> 
     return table
 
 
-def has_star_import(nodes: list[ast.AST]) -> bool:
-    """The file has a ``from m import *``."""
+def has_star_import(nodes: Sequence[ast.AST]) -> bool:
+    """The file has a ``from m import *`` (``nodes``: its nodes, or its import statements)."""
     ImportFrom = ast.ImportFrom
     return any(node.__class__ is ImportFrom and any(a.name == "*" for a in node.names) for node in nodes)  # type: ignore[attr-defined]
 

@@ -56,7 +56,7 @@ def stored_devices(facts: FileFacts, cls: ast.ClassDef, kind_of: KindOf) -> dict
                     continue
                 kind = None
                 if method.name == "__init__" and isinstance(node, ast.Assign) and node.targets == [target] and _kept_on_instances(target, facts) \
-                        and not _calls_own_method_inside(node.value, receiver) and not base_init_after(cls, method, node):
+                        and not _calls_own_method_inside(node.value, receiver) and not base_init_after(facts, cls, method, node):
                     kind = kind_of(facts, node.value, facts.scopes.scope_of(node))
                 found[target.attr] = UNKNOWN if target.attr in found else kind or UNKNOWN
     return found
@@ -122,7 +122,10 @@ def _first_store(facts: FileFacts, cls: ast.ClassDef, attribute: str, depth: int
 
     own = stored_devices(facts, cls, kind_of)
     if attribute in own or depth > MAX_DEPTH:
-        return _unless_overridden(own.get(attribute), class_stores(cls), attribute, below)
+        stores: dict[ast.ClassDef, dict[str, list[str]]] = facts.__dict__.setdefault("_class_stores", {})  # (asked per attribute read)
+        if cls not in stores:
+            stores[cls] = class_stores(cls)
+        return _unless_overridden(own.get(attribute), stores[cls], attribute, below)
     for base in cls.bases:
         local = facts.classes.get(base.id) if isinstance(base, ast.Name) else None
         if local is not None and isinstance(facts.scopes.parents.get(local.node), ast.Module):

@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from dllint.facts.flow.model import How, RemoteLoop
-from dllint.facts.imports import dotted_name
+from dllint.facts.imports import dotted_name, has_star_import
 from dllint.facts.values import ABSENT, Value
 
 if TYPE_CHECKING:
@@ -108,10 +108,7 @@ class SamplerAnalysis:
 
     @cached_property
     def _star_import(self) -> bool:
-        return any(
-            isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
-            for node in self.facts.nodes
-        )
+        return has_star_import(self.facts.import_statements)
 
     # -- set_epoch --------------------------------------------------------------
     def set_epoch_may_be_called(self, sampler: SamplerCall) -> bool:

@@ -19,7 +19,11 @@ from typing import Iterable
 _WORD = re.compile(rb"\w+")
 _LAST_WORD = re.compile(rb"\w+\Z")
 _CLASS = re.compile(rb"class[ \t]+(\w+)([ \t]*\()?")  # (the parenthesis: a header with bases)
-_ALIAS = re.compile(rb" as[ \t]+(\w+)")
+# `` as`` and the name after it: searched from the ``as`` (a search for a pattern that starts
+# with a space, the most common byte, took 0.085 s on 79 MB, this one 0.05 s), the space before
+# checked on each match; the name in a lookahead, so that no match hides an ``as`` inside the
+# previous one's name, the space before it and the matches it overlaps checked by ``scan``.
+_ALIAS = re.compile(rb"as(?=[ \t]+(\w+))")
 _PAREN = re.compile(rb"[()]")
 MAX_HEADER = 4096  # bytes of one class header's bases read before it counts as unreadable
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # what \w is in a bytes pattern
@@ -111,10 +115,14 @@ def scan(data: bytes, start: int = 0, end: int | None = None) -> ClassText:
         names.add(name)
         if bases:
             _header(data, header.end() - 1, name, found, end)
-    for alias in _ALIAS.finditer(data, start, end):
+    consumed = start  # where the last match of " as[ \t]+(\w+)" ended: the next starts there or later
+    for alias in _ALIAS.finditer(data, start + 1, end):
+        at = alias.start() - 1  # (the space before "as")
+        if at < consumed or data[at] != 32:  # (32: a space)
+            continue
+        consumed = alias.end(1)
         name = alias.group(1)
         aliases.add(name)
-        at = alias.start()  # (the space before "as")
         low = max(start, at - 128)
         if at > low and data[at - 1] in _WORD_BYTES:  # "x as y", "a.b as c" (most): the word ending there
             first = at - 1
