@@ -16,7 +16,7 @@ from tests.conftest import FIXTURES, ROOT
 pytest.importorskip("flake8")
 
 FORMAT = "--format=%(path)s|%(row)d|%(col)d|%(code)s"
-CONCISE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): (?P<code>DL\d{3}) ", re.M)  # dllint's concise lines
+CONCISE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): (?P<code>DL\d{3}) ", re.MULTILINE)  # dllint's concise lines
 SHUFFLE_WITH_SAMPLER = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, shuffle=True, sampler=s)\n"
 SYNCHRONOUS = textwrap.dedent(
     """\

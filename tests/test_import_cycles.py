@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Mapping, Set
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "dllint"
@@ -52,7 +53,7 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return targets
 
 
-def cycles(graph: Mapping[str, Set[str]]) -> list[list[str]]:
+def cycles(graph: Mapping[str, AbstractSet[str]]) -> list[list[str]]:
     """Strongly connected sets of more than one module (Tarjan, iterative)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
