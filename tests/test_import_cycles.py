@@ -4,6 +4,9 @@ under ``if TYPE_CHECKING:`` (they never run). A cycle means two layers know each
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "dllint"
@@ -50,7 +53,7 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return targets
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+def cycles(graph: Mapping[str, AbstractSet[str]]) -> list[list[str]]:
     """Strongly connected sets of more than one module (Tarjan, iterative)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -92,10 +95,15 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_no_import_cycles():
+@functools.cache
+def package_graph() -> dict[str, frozenset[str]]:
+    """Each module of ``dllint/`` and the modules it imports: parsed once for the tests below."""
     modules = module_names()
-    graph = {name: imports_of(name, path, modules) for name, path in modules.items()}
-    assert cycles(graph) == []
+    return {name: frozenset(imports_of(name, path, modules)) for name, path in modules.items()}
+
+
+def test_no_import_cycles():
+    assert cycles(package_graph()) == []
 
 
 def test_the_cycle_finder_finds_cycles():
@@ -108,11 +116,9 @@ def test_the_cycle_finder_finds_cycles():
 def test_layers_import_downwards():
     """``knowledge/`` is pure data (nothing of dllint below it); ``facts/`` never imports
     ``project/`` (the project answers the facts' typed queries, never the other way round)."""
-    modules = module_names()
-    graph = {name: imports_of(name, path, modules) for name, path in modules.items()}
     upward = {
         (name, target)
-        for name, targets in graph.items()
+        for name, targets in package_graph().items()
         for target in targets
         if name.startswith("dllint.knowledge") and not target.startswith("dllint.knowledge")
         or name.startswith("dllint.facts") and target.startswith("dllint.project")

@@ -92,10 +92,28 @@ def copy_single(path: Path, into: Path) -> Path:
     return target
 
 
+_ALONE: dict[Path, frozenset[tuple[str, int, int, str]]] = {}
+
+
+def fires_alone(fixture: Path, tmp_path: Path) -> frozenset[tuple[str, int, int, str]]:
+    """The findings of ``fixture`` (a file, or a project folder) copied alone into ``tmp_path``
+    and linted as its own project: the reference every transformation of it is compared with.
+    Computed once per fixture for the module (the transformations of one fixture share it);
+    positions are relative to the copy, so they do not depend on where it was made."""
+    if fixture not in _ALONE:
+        if fixture.is_dir():
+            copy = tmp_path / "alone" / "project"
+            shutil.copytree(fixture, copy)
+        else:
+            copy = copy_single(fixture, tmp_path / "alone").parent
+        _ALONE[fixture] = frozenset(lint_tree(copy))
+    return _ALONE[fixture]
+
+
 # -- single-file fixtures ------------------------------------------------------------------
 @pytest.mark.parametrize("path", SINGLE, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_a_namesake_module_beside_a_fixture_changes_nothing(path, tmp_path):
-    alone = lint_tree(copy_single(path, tmp_path / "alone").parent)
+    alone = fires_alone(path, tmp_path)
     assert alone, "the fixture fires"
     root = tmp_path / "beside"
     copy_single(path, root)
@@ -106,7 +124,7 @@ def test_a_namesake_module_beside_a_fixture_changes_nothing(path, tmp_path):
 
 @pytest.mark.parametrize("path", SINGLE, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_a_fixture_copied_into_two_sibling_folders_fires_the_same_in_each(path, tmp_path):
-    alone = lint_tree(copy_single(path, tmp_path / "alone").parent)
+    alone = fires_alone(path, tmp_path)
     parent = tmp_path / "parent"
     for copy in ("chapter1", "chapter2"):
         copy_single(path, parent / copy)
@@ -120,7 +138,7 @@ def test_renaming_a_fixtures_functions_and_their_calls_moves_no_finding(path, tm
     functions = renameable(module_names([source])[0])
     if not functions:
         pytest.skip("no module-level function to rename")
-    alone = lint_tree(copy_single(path, tmp_path / "alone").parent)
+    alone = fires_alone(path, tmp_path)
     root = tmp_path / "renamed"
     root.mkdir()
     (root / path.name).write_text(rename(source, functions))
@@ -156,7 +174,7 @@ def shifted(source: str, names: set[str], line: int, column: int) -> int:
 def test_a_namesake_module_in_a_project_changes_nothing(root, tmp_path):
     project = tmp_path / "project"
     shutil.copytree(root, project)
-    alone = lint_tree(project)
+    alone = fires_alone(root, tmp_path)
     sources = [p.read_text() for p in project.rglob("*.py")]
     (project / "zz_namesakes.py").write_text(namesakes(*module_names(sources)))
     assert {f for f in lint_tree(project) if f[0] != "zz_namesakes.py"} == alone
@@ -164,9 +182,7 @@ def test_a_namesake_module_in_a_project_changes_nothing(root, tmp_path):
 
 @pytest.mark.parametrize("root", PROJECTS, ids=lambda p: p.name)
 def test_a_project_copied_into_two_sibling_folders_fires_the_same_in_each(root, tmp_path):
-    project = tmp_path / "project"
-    shutil.copytree(root, project)
-    alone = lint_tree(project)
+    alone = fires_alone(root, tmp_path)
     parent = tmp_path / "parent"
     for copy in ("recipe_a", "recipe_b"):
         shutil.copytree(root, parent / copy)
@@ -176,9 +192,7 @@ def test_a_project_copied_into_two_sibling_folders_fires_the_same_in_each(root, 
 
 @pytest.mark.parametrize("root", PROJECTS, ids=lambda p: p.name)
 def test_a_project_behind_a_sys_path_insert_fires_the_same(root, tmp_path):
-    project = tmp_path / "project"
-    shutil.copytree(root, project)
-    alone = lint_tree(project)
+    alone = fires_alone(root, tmp_path)
     outer = tmp_path / "outer"
     shutil.copytree(root, outer / "third_party" / "proj")
     (outer / "run.py").write_text(
