@@ -205,11 +205,36 @@ class UsageAnalysis:
         """At most one of the two uses runs: they sit in different arms of one
         ``if``/``elif``/``else``, or one sits in an arm that always leaves the function
         (ends in ``return``/``raise``) and the other comes after that ``if``."""
+        if self._other_choices(first, second):
+            return True
         one, other = (use.via[0] if use.via else use.node for use in (first, second))
         arms, other_arms = self.lookups.if_arms(one), self.lookups.if_arms(other)
         if any(node in other_arms and other_arms[node] != arm for node, arm in arms.items()):
             return True
         return self._leaves_before(arms, other) or self._leaves_before(other_arms, one)
+
+    def _other_choices(self, first: Use, second: Use) -> bool:
+        """The two uses went through one call of a class or function picked from a literal dict
+        or list (``TRAINERS[kind](loader)``) into two different entries: one of them runs."""
+        from dllint.facts.flow.arguments import picked_from
+
+        for depth, (one, other) in enumerate(zip(first.via, second.via)):
+            if one is not other:
+                return False
+            if picked_from(self.facts, one.func, self.facts.scopes.scope_of(one)) is None:
+                continue
+            after = [use.via[depth + 1] if len(use.via) > depth + 1 else use.node for use in (first, second)]
+            owners = [self._entered_definition(node) for node in after]
+            return None not in owners and owners[0] is not owners[1]
+        return False
+
+    def _entered_definition(self, node: ast.AST) -> ast.AST | None:
+        """The module-level function or class ``node`` sits in (a method: its class)."""
+        function = self.facts.scopes.enclosing_function(node)
+        if function is None:
+            return None
+        parent = self.facts.scopes.parents.get(function)
+        return parent if isinstance(parent, ast.ClassDef) else function
 
     def _leaves_before(self, arms: dict[ast.If, str], later: ast.AST) -> bool:
         """An arm in ``arms`` ends by leaving the function, and ``later`` comes after its ``if``

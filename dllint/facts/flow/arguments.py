@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from dllint.facts.device_kinds import passed_devices
 from dllint.facts.flow.base import ITERATING_BUILTINS, MAX_CALL_DEPTH, NEUTRAL_BUILTINS, WRAPPING_BUILTINS, WRAPPING_QUALNAMES
-from dllint.facts.flow.model import FlowState, How, Loops, Move, RemoteLoop, Use, shown, uses_from
+from dllint.facts.flow.model import DictKey, FlowState, How, Loops, Move, RemoteLoop, Use, shown, uses_from
 from dllint.facts.flow.syntax import parameter_for
 from dllint.facts.frameworks import framework_call
 from dllint.facts.imports import dotted_name
@@ -63,7 +63,9 @@ class Arguments:
         """The value is an argument of ``call``: builtins, wrappers, this file's functions and
         classes, framework calls, then the project's other files, decide in that order."""
         here = state.loops + self.lookups.enclosing_loops(call, state.scope)
-        found = self._passed_to_builtin(call, state, here)
+        found = self._entry_of_dict_call(call, keyword, state)
+        if found is None:
+            found = self._passed_to_builtin(call, state, here)
         if found is None:
             found = self._bound_by_partial(call, keyword, index, state)
         if found is None:
@@ -79,9 +81,10 @@ class Arguments:
     def _passed_to_one_of(
         self, call: ast.Call, keyword: str | None, index: int | None, expr: ast.AST, state: FlowState, here: Loops
     ) -> list[Use] | None:
-        """``TRAINERS[args.trainer](model, loader)``: a class picked from a literal dict or list
-        of classes is any of them; what each one's constructor does, together. None when it is
-        no such pick, or one of them is neither this file's class nor the project's."""
+        """``TRAINERS[args.trainer](model, loader)``: a class (or a function of this file) picked
+        from a literal dict or list is any of them; what each one's constructor (or the function)
+        does, together. None when it is no such pick, or one of them is neither this file's class
+        or function nor the project's class."""
         choices = picked_from(self.facts, call.func, state.scope)
         project = self.facts.project
         if choices is None or project is None or project.summarizing:
@@ -89,8 +92,11 @@ class Arguments:
         found: list[Use] = []
         for choice in choices:
             init = self.lookups.same_file_init(choice, state.scope)
+            function = self.lookups.same_file_function(choice, state.scope) if init is None else None
             if init is not None:
                 uses = self._into_parameter(call, init, parameter_for(init, keyword, index, True), state, here)
+            elif function is not None:  # EPOCH_FUNCTIONS[kind](model, loader): each function of the file
+                uses = self._into_parameter(call, function, parameter_for(function, keyword, index, False), state, here)
             else:
                 remote = project.target_of(self.facts, choice, state.scope)
                 effects = project.parameter_effects(remote, keyword if keyword is not None else str(index)) if remote else None
@@ -99,6 +105,17 @@ class Arguments:
                 return None
             found += uses
         return found
+
+    def _entry_of_dict_call(self, call: ast.Call, keyword: str | None, state: FlowState) -> list[Use] | None:
+        """``dict(train_loader=loader, ...)``: the entry under that key, followed as a dict
+        display's (``f(**args)`` hands it to ``f``'s parameter of that name); None when it is
+        no such call or the entry's fate cannot be told (``dict`` then counts as before)."""
+        func = call.func
+        if keyword is None or not (isinstance(func, ast.Name) and func.id == "dict"):
+            return None
+        if self.facts.scopes.lookup("dict", state.scope) is not None:
+            return None  # a name of the file's own
+        return self.flow.containers.uses_of_element(call, DictKey(keyword), state)
 
     def _passed_to_builtin(self, call: ast.Call, state: FlowState, here: Loops) -> list[Use] | None:
         """``iter``/``list``... iterate it (``iter`` in ``except StopIteration:`` too: a new pass

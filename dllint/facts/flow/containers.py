@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Callable
 
+from dllint.facts.flow.arguments import picked_from
 from dllint.facts.flow.base import MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS
 from dllint.facts.flow.lookups import is_self_attribute
 from dllint.facts.flow.model import AnyEntry, DictKey, Element, FlowState, How, Move, Path, Use, hook_iterates, without_loops
@@ -287,6 +288,8 @@ class Containers:
         func, scope = call.func, state.scope
         if isinstance(func, ast.Name) and func.id in NEUTRAL_BUILTINS and self.facts.scopes.lookup(func.id, scope) is None:
             return []
+        if keyword is None and position is None and isinstance(index, DictKey):
+            return self._entry_splatted(call, index, state, rest)
         target = self.lookups.same_file_function(func, scope)
         if target is None and isinstance(index, (DictKey, AnyEntry)):
             return self.flow.dicts.passed_elsewhere(call, keyword, position, index, state, rest)
@@ -299,6 +302,32 @@ class Containers:
         self.flow.returns.entered(call, state.via, state.loops)
         callee = self.facts.scopes.scopes[target]
         return self.uses_of_container_name(param, index, state.through(call, callee, here), self.flow.names.parameter_binding(param, callee), rest)
+
+
+    def _entry_splatted(self, call: ast.Call, index: DictKey, state: FlowState, rest: Path) -> list[Use] | None:
+        """``f(**args)``: the entry lands in ``f``'s parameter named by its key, for a function
+        of this file or each function of one picked from a literal dict (``EPOCHS[kind](**args)``);
+        None for anything else (undecidable)."""
+        func, scope = call.func, state.scope
+        one = self.lookups.same_file_function(func, scope)
+        choices = [one] if one is not None else [self.lookups.same_file_function(c, scope) for c in picked_from(self.facts, func, scope) or ()]
+        if not choices or None in choices or len(state.via) >= MAX_CALL_DEPTH:
+            return None
+        here = state.loops + self.lookups.enclosing_loops(call, scope)
+        uses: list[Use] = []
+        for target in choices:
+            param = parameter_for(target, index.key, None, isinstance(func, ast.Attribute))
+            if param is None:
+                return None
+            self.flow.returns.entered(call, state.via, state.loops)
+            callee = self.facts.scopes.scopes[target]
+            inner = state.through(call, callee, here)
+            binding = self.flow.names.parameter_binding(param, callee)
+            found = self.uses_of_container_name(param, rest[0], inner, binding, rest[1:]) if rest else self.flow.names.uses_of_name(param, inner, binding)
+            if found is None:
+                return None
+            uses += found
+        return uses
 
 
 def _unpacked_part(target: ast.Name | ast.Tuple | ast.List, path: Path) -> tuple[ast.Name | ast.Subscript | ast.Attribute, Path] | None:
