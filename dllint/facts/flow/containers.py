@@ -310,8 +310,9 @@ class Containers:
         None for anything else (undecidable)."""
         func, scope = call.func, state.scope
         one = self.lookups.same_file_function(func, scope)
-        choices = [one] if one is not None else [self.lookups.same_file_function(c, scope) for c in picked_from(self.facts, func, scope) or ()]
-        if not choices or None in choices or len(state.via) >= MAX_CALL_DEPTH:
+        found = [one] if one is not None else [self.lookups.same_file_function(c, scope) for c in picked_from(self.facts, func, scope) or ()]
+        choices = [target for target in found if target is not None]
+        if not choices or len(choices) < len(found) or len(state.via) >= MAX_CALL_DEPTH:
             return None
         here = state.loops + self.lookups.enclosing_loops(call, scope)
         uses: list[Use] = []
