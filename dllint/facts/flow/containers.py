@@ -310,9 +310,9 @@ class Containers:
         None for anything else (undecidable)."""
         func, scope = call.func, state.scope
         one = self.lookups.same_file_function(func, scope)
-        found = [one] if one is not None else [self.lookups.same_file_function(c, scope) for c in picked_from(self.facts, func, scope) or ()]
-        choices = [target for target in found if target is not None]
-        if not choices or len(choices) < len(found) or len(state.via) >= MAX_CALL_DEPTH:
+        picks: list[ast.AST | None] = [one] if one is not None else [self.lookups.same_file_function(c, scope) for c in picked_from(self.facts, func, scope) or ()]
+        choices = [target for target in picks if target is not None]
+        if not choices or len(choices) < len(picks) or len(state.via) >= MAX_CALL_DEPTH:
             return None
         here = state.loops + self.lookups.enclosing_loops(call, scope)
         uses: list[Use] = []
