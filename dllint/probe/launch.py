@@ -74,9 +74,10 @@ def per_run_keys() -> frozenset[str]:
                       LAUNCH_ENV, TEMPLATE_ENV, *guard.tracker_environment("scratch")})
 
 
-def differing_keys(template: dict[str, str], run: dict[str, str]) -> list[str]:
-    """The variables other than the per-run ones whose values differ between two environments."""
-    ignored = per_run_keys()
+def differing_keys(template: dict[str, str], run: dict[str, str], volatile: frozenset[str] = frozenset()) -> list[str]:
+    """The variables other than the per-run ones (and ``volatile``: variables Python does not read at start-up
+    that the template's owner changes as it goes) whose values differ between two environments."""
+    ignored = per_run_keys() | volatile
     return sorted(key for key in template.keys() | run.keys()
                   if key not in ignored and template.get(key) != run.get(key))
 

@@ -1,6 +1,6 @@
 """A template: an interpreter that has imported torch and the harness, and forks harnesses on request.
 
-``python -m dllint.probe.template SOCKET`` (started by :func:`start_template`, in the environment
+``python -m dllint.probe.template SOCKET [VOLATILE...]`` (started by :func:`start_template`, in the environment
 :func:`dllint.probe.launch.base_environment` gives: the harness's, less the per-run variables, so
 the boot sitecustomize installs nothing here) imports the harness, then serves one fork request
 per connection on the Unix socket ``SOCKET``: the harness's argv, environment and working
@@ -60,6 +60,7 @@ class Server:
     owner: int  # the read end of the owner's pipe (our stdin): EOF when the owner closes it or dies
     wakeup: tuple[int, int]  # SIGCHLD's self-pipe
     environment: dict[str, str]
+    volatile: frozenset[str]  # variables the owner changes as it goes, which Python does not read at start-up
     children: dict[int, socket.socket] = field(default_factory=dict)  # harness pid -> its request's connection
     hung_up: set[int] = field(default_factory=set)  # harnesses killed because their owner closed the connection
     stopping: bool = False
@@ -73,7 +74,7 @@ class Server:
         return [c for pid, c in self.children.items() if pid not in self.hung_up]
 
 
-def serve(path: str) -> None:
+def serve(path: str, volatile: frozenset[str]) -> None:
     _die_with_owner()
     environment = dict(os.environ)
     import torch  # noqa: F401 - the point of the template: every harness forked from here has it imported
@@ -89,7 +90,7 @@ def serve(path: str) -> None:
         os.set_blocking(fd, False)
     signal.set_wakeup_fd(wakeup[1])
     signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup pipe hears of every exit
-    server = Server(listener, sys.stdin.fileno(), wakeup, environment)
+    server = Server(listener, sys.stdin.fileno(), wakeup, environment, volatile)
     signal.signal(signal.SIGTERM, lambda *_: setattr(server, "stopping", True))
     sys.stdout.buffer.write(READY)
     sys.stdout.flush()
@@ -149,7 +150,7 @@ def _accept(server: Server) -> None:
             raise ValueError("not the owner")
         data, fds, _, _ = socket.recv_fds(connection, MESSAGE_BYTES, 3)
         request = decode_message(data)
-        refusal = _refusal(request, fds, server.environment)
+        refusal = _refusal(request, fds, server)
         if refusal:
             send_message(connection, {"declined": refusal})
             raise ValueError(refusal)
@@ -180,13 +181,13 @@ def _close(fds: list[int]) -> None:
         os.close(fd)
 
 
-def _refusal(request: dict[str, Any], fds: list[int], environment: dict[str, str]) -> str | None:
+def _refusal(request: dict[str, Any], fds: list[int], server: Server) -> str | None:
     argv, env = request.get("argv"), request.get("env")
     if len(fds) != 3 or not isinstance(argv, list) or not isinstance(env, dict) or not isinstance(request.get("cwd"), str):
         return "not a fork request"
     if argv[:3] != [sys.executable, "-m", HARNESS_MODULE] or len(argv) != 4:
         return "not the harness's command"
-    differing = differing_keys(environment, env)
+    differing = differing_keys(server.environment, env, server.volatile)
     return f"environment differs: {', '.join(differing)}" if differing else None
 
 
@@ -291,15 +292,18 @@ class Template:
             self.process.wait()
 
 
-def start_template(directory: str) -> Template:
+def start_template(directory: str, volatile: tuple[str, ...] = ()) -> Template:
     """Start a template serving on ``directory``/template.sock and wait until it serves.
+
+    ``volatile``: variables this process changes as it goes which Python does not read at start-up
+    (pytest's ``PYTEST_CURRENT_TEST``): a run's harness gets their values of the moment, forked all the same.
 
     Point :data:`~dllint.probe.launch.TEMPLATE_ENV` at :attr:`Template.socket_path` for probe runs in
     this process to fork their harness from it. Raises RuntimeError if it does not start.
     """
     path = os.path.join(directory, "template.sock")
     environment = {key: value for key, value in base_environment().items() if key != TEMPLATE_ENV}
-    process = subprocess.Popen([sys.executable, "-m", "dllint.probe.template", path], stdin=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "dllint.probe.template", path, *volatile], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, env=environment)
     template = Template(process, path)
     assert process.stdout is not None
@@ -313,4 +317,4 @@ def start_template(directory: str) -> Template:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], frozenset(sys.argv[2:]))
