@@ -103,7 +103,10 @@ def decode_message(data: bytes) -> dict[str, object]:
 
 
 class ForkedHarness:
-    """The Popen-like handle of a harness the template forked: its exit status comes over the connection."""
+    """The Popen-like handle of a harness the template forked: its exit status comes over the connection.
+
+    Unlike a Popen, closing it (or dropping it) ends the harness: the template kills what nobody waits for.
+    """
 
     def __init__(self, connection: socket.socket, pid: int, args: list[str]) -> None:
         self.connection = connection
