@@ -27,6 +27,12 @@ and why each is harmless:
   while the harness runs, the template kills the harness's process group.
 - ``report.startup_s`` (importing torch) is a few milliseconds instead of a second.
 - Hash randomization: the harness keeps the template's ``PYTHONHASHSEED`` draw.
+- What the template imported is frozen (``gc.freeze``): the harness's collections skip it, as they
+  would skip nothing in a new interpreter; none of it is garbage, and walking it would copy the pages
+  it shares with the template.
+- The environment's own sitecustomize ran in the template, before the probe's hooks
+  (:func:`dllint.probe.hooks.install_probe_hooks`) instead of after them; ``ps`` shows the template's
+  command line.
 
 Anything that keeps the template from forking (no template, a dead one, another's, an
 environment that differs, a platform without ``fork`` and ``SCM_RIGHTS``) falls back to

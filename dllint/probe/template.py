@@ -26,6 +26,7 @@ runs gets that harness killed. Linux only.
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import select
 import signal
@@ -82,6 +83,9 @@ def serve(path: str, volatile: frozenset[str]) -> None:
     from dllint.probe.checks import all_checks
 
     all_checks()  # discovered once here, not in every harness
+    # What is imported stays: out of the collector's sight, a harness's collections neither walk it nor copy
+    # the pages its objects sit on (each write to a reference count copies a page the template shares).
+    gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     listener.listen(8)
