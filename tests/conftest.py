@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shutil
 import tempfile
@@ -89,19 +90,23 @@ VOLATILE = ("PYTEST_CURRENT_TEST",)  # pytest changes it at each test; Python do
 
 
 class TemplateForWorker:
-    """This worker's template, started on the first test that forks its harness. It is stopped when a test
-    that does not fork starts (such tests may count this process's children), and at the session's end."""
+    """This worker's template, started for the first test that forks its harness, and started anew if a test
+    changed this process's environment for good (a run whose environment differs from the template's would
+    start a new interpreter). It is stopped when a test that does not fork starts (such tests may count this
+    process's children), and at the session's end."""
 
     def __init__(self) -> None:
         self.template = None
         self.directory: str | None = None
+        self.environment: dict[str, str] = {}
 
     def ensure(self):
         from dllint.probe.template import start_template  # imports the harness: only where probes run
 
-        if self.template is None or self.template.process.poll() is not None:
+        if self.template is None or self.template.process.poll() is not None or self.environment != _environment():
             self.stop()
             self.directory = tempfile.mkdtemp(prefix="dllint-template-")  # short: a socket path has 108 bytes
+            self.environment = _environment()
             self.template = start_template(self.directory, VOLATILE)
         return self.template
 
@@ -112,6 +117,12 @@ class TemplateForWorker:
         if self.directory is not None:
             shutil.rmtree(self.directory, ignore_errors=True)
             self.directory = None
+
+
+def _environment() -> dict[str, str]:
+    from dllint.probe.launch import TEMPLATE_ENV
+
+    return {key: value for key, value in os.environ.items() if key not in (TEMPLATE_ENV, *VOLATILE)}
 
 
 TEMPLATE = TemplateForWorker()
@@ -135,17 +146,26 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{POPEN_HARNESS}: probe runs start their harness as a new interpreter (no template)")
 
 
-@pytest.fixture(autouse=True)
-def harness_from_template(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
-    """Probe runs in this test fork their harness from the worker's template (see TemplateForWorker)."""
-    if not forks_harness(request.node):
-        TEMPLATE.stop()
-        yield
-        return
-    from dllint.probe.launch import TEMPLATE_ENV
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item):
+    """Before any fixture (a module's shared probe run included): probe runs of a test that forks its harness
+    fork it from the worker's template (TemplateForWorker); for any other test, no template runs."""
+    if forks_harness(item):
+        from dllint.probe.launch import TEMPLATE_ENV
 
-    monkeypatch.setenv(TEMPLATE_ENV, TEMPLATE.ensure().socket_path)
+        os.environ[TEMPLATE_ENV] = TEMPLATE.ensure().socket_path
+    else:
+        TEMPLATE.stop()
     yield
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    yield
+    if forks_harness(item):
+        from dllint.probe.launch import TEMPLATE_ENV
+
+        os.environ.pop(TEMPLATE_ENV, None)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

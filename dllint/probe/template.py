@@ -43,6 +43,7 @@ from dllint.probe.harness import die_with_parent
 from dllint.probe.launch import (
     HARNESS_MODULE,
     MESSAGE_BYTES,
+    REPLY_SECONDS,
     TEMPLATE_ENV,
     base_environment,
     decode_message,
@@ -148,6 +149,7 @@ def _hang_up(server: Server, pid: int) -> None:
 
 def _accept(server: Server) -> None:
     connection, _ = server.listener.accept()
+    connection.settimeout(REPLY_SECONDS)  # the owner sends its request at once: a silent one must not stall the loop
     fds: list[int] = []
     try:
         if _peer(connection) != os.getppid():  # only the owner: a probed script must not start processes here
