@@ -143,7 +143,7 @@ def _source(path: Path) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{POPEN_HARNESS}: probe runs start their harness as a new interpreter (no template)")
+    config.addinivalue_line("markers", f"{POPEN_HARNESS}: probe runs start their harness as a new interpreter")
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)

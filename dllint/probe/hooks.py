@@ -16,7 +16,8 @@ from dllint.probe.interpreters import install as guard_children
 
 
 def install_probe_hooks() -> None:
-    """Under a probe run (its scratch variable set): the file guard, the loader watch, the guard of child interpreters."""
+    """Under a probe run (its scratch variable set): the file guard, the loader watch, the guard of child
+    interpreters."""
     if not os.environ.get(SCRATCH_ENV):
         return
     install_from_environment()

@@ -25,7 +25,6 @@ runs gets that harness killed. Linux only.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
 import select
@@ -51,7 +50,6 @@ from dllint.probe.launch import (
     send_message,
 )
 
-PR_SET_PDEATHSIG = 1
 READY = b"ready\n"  # the template's one line on stdout once it serves
 START_SECONDS = 120.0  # importing torch on a loaded machine
 
@@ -77,7 +75,7 @@ class Server:
 
 
 def serve(path: str, volatile: frozenset[str]) -> None:
-    _die_with_owner()
+    die_with_parent()  # the owner's pipe closing says the same, where its death came before this took effect
     environment = dict(os.environ)
     import torch  # noqa: F401 - the point of the template: every harness forked from here has it imported
     import dllint.probe.harness_main  # noqa: F401 - and the harness
@@ -106,11 +104,6 @@ def serve(path: str, volatile: frozenset[str]) -> None:
         _stop_children(server)
         listener.close()
         os.unlink(path)
-
-
-def _die_with_owner() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _serve_once(server: Server) -> None:
@@ -189,7 +182,8 @@ def _close(fds: list[int]) -> None:
 
 def _refusal(request: dict[str, Any], fds: list[int], server: Server) -> str | None:
     argv, env = request.get("argv"), request.get("env")
-    if len(fds) != 3 or not isinstance(argv, list) or not isinstance(env, dict) or not isinstance(request.get("cwd"), str):
+    if len(fds) != 3 or not isinstance(argv, list) or not isinstance(env, dict) \
+            or not isinstance(request.get("cwd"), str):
         return "not a fork request"
     if argv[:3] != [sys.executable, "-m", HARNESS_MODULE] or len(argv) != 4:
         return "not the harness's command"
