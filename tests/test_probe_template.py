@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from dataclasses import asdict
@@ -124,6 +125,33 @@ def test_no_live_template_starts_a_new_interpreter(tmp_path, forking, monkeypatc
         (tmp_path / "file").write_text("")
         monkeypatch.setenv(TEMPLATE_ENV, str(tmp_path / "file"))
     report, findings = probed(tmp_path / "run")
+    assert parent_of_harness(report) == os.getpid()
+    assert report.status == "completed" and [f.probe["verdict"] for f in findings] == ["confirmed", "confirmed"]
+
+
+OWNER = """
+import sys
+from dllint.probe.template import start_template
+
+template = start_template(sys.argv[1], ("PYTEST_CURRENT_TEST",))
+print(template.socket_path, flush=True)
+sys.stdin.read()
+template.stop()
+"""
+
+
+def test_a_template_another_process_started_is_not_used(tmp_path, monkeypatch):
+    """Its harness would not be this process's descendant (nor would the probe's cleanup find it): the
+    environment is the same, the template declines nothing, and yet a new interpreter runs."""
+    # os.environ, not the C environment pytest's process has (COLUMNS and LINES set below Python's sight)
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, str(tmp_path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        monkeypatch.setenv(TEMPLATE_ENV, owner.stdout.readline().strip())
+        report, findings = probed(tmp_path / "run")
+    finally:
+        owner.stdin.close()
+        owner.wait(timeout=60)
     assert parent_of_harness(report) == os.getpid()
     assert report.status == "completed" and [f.probe["verdict"] for f in findings] == ["confirmed", "confirmed"]
 

@@ -150,16 +150,20 @@ def _accept(server: Server) -> None:
         data, fds, _, _ = socket.recv_fds(connection, MESSAGE_BYTES, 3)
         request = decode_message(data)
         refusal = _refusal(request, fds, server)
-        if refusal:
-            send_message(connection, {"declined": refusal})
-            raise ValueError(refusal)
-    except (OSError, ValueError):  # a request cut short, or declined
+    except (OSError, ValueError):  # not the owner's, or cut short
         connection.close()
         _close(fds)
         return
+    if refusal:
+        _decline(connection, refusal, fds)
+        return
     sys.stdout.flush()  # nothing buffered here may reach the harness's output
     sys.stderr.flush()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError as error:  # no process to spare: the owner starts a new interpreter, or fails as it would
+        _decline(connection, f"fork failed: {error}", fds)
+        return
     if pid == 0:
         _become_harness(request, fds, server)
     _close(fds)
@@ -168,6 +172,15 @@ def _accept(server: Server) -> None:
         send_message(connection, {"pid": pid})
     except OSError:  # the owner gave up waiting: it starts a new interpreter instead
         _hang_up(server, pid)
+
+
+def _decline(connection: socket.socket, reason: str, fds: list[int]) -> None:
+    try:
+        send_message(connection, {"declined": reason})
+    except OSError:  # the owner is gone: nothing to tell
+        pass
+    connection.close()
+    _close(fds)
 
 
 def _peer(connection: socket.socket) -> int:
