@@ -34,15 +34,17 @@ PARENT = "harness parent:"
 SCRIPT = f"""
 print("{PARENT}", os.getppid(), file=sys.stderr)
 
-class Drawn(Dataset):
-    def __init__(self):
+class Drawn(Dataset):  # each worker gets a copy of one generator: their draws repeat (DL304)
+    def __init__(self, length=8):
+        self.length = length
         self.rng = random.Random(0)
 
     def __len__(self):
-        return 8
+        return self.length
 
     def __getitem__(self, index):
-        return torch.tensor([self.rng.random()])
+        value = self.rng.random()
+        return torch.tensor([value])
 
 
 if __name__ == "__main__":
