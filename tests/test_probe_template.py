@@ -260,3 +260,36 @@ def descendants(processes: list[psutil.Process]) -> list[psutil.Process]:
         except psutil.Error:  # a child that ended while psutil read it
             continue
     return found
+
+
+OWNER_THAT_FORKS = """
+import os, pathlib, sys, time
+sys.path.insert(0, sys.argv[2])
+from test_probe_template import harness_command
+from dllint.probe.launch import TEMPLATE_ENV, start_harness
+from dllint.probe.template import start_template
+
+directory = pathlib.Path(sys.argv[1])
+template = start_template(str(directory))
+os.environ[TEMPLATE_ENV] = template.socket_path
+command, environment = harness_command(directory / "run", "time.sleep(600)")
+with open(directory / "output", "wb") as output:
+    harness = start_harness(command, output, output, environment)
+print(template.pid, harness.pid, type(harness).__name__, flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_template_and_its_harnesses_die_with_their_owner(tmp_path):
+    """A SIGKILLed owner (dllint) leaves nothing: the kernel kills the template, then the harness."""
+    owner = subprocess.Popen([sys.executable, "-c", OWNER_THAT_FORKS, str(tmp_path), str(Path(__file__).parent)],
+                             stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        template, harness, kind = owner.stdout.readline().split()
+        assert kind == "ForkedHarness"
+        processes = [psutil.Process(int(template)), psutil.Process(int(harness))]
+    finally:
+        owner.kill()
+        owner.wait()
+    gone, alive = psutil.wait_procs(processes, timeout=30)
+    assert alive == []
