@@ -12,7 +12,11 @@ Run the suite with it, then read the summary::
     python benchmarks/probe_suite_cpu.py /tmp/cpu
 
 Children's CPU is ``RUSAGE_CHILDREN``: descendants that were waited for, which under the probe is all
-of them (the probe reaps its script's orphans as their subreaper). To count the interpreters started,
+of them (the probe reaps its script's orphans as their subreaper). A harness forked from the worker's
+template (tests/conftest.py, dllint/probe/template.py) is the template's child, reaped by it: its CPU
+is read from the template's own count of its children, in the test that ran it (and the template's
+own CPU with it); the template's total, counted by ``RUSAGE_CHILDREN`` when it is stopped, is not
+counted twice. To count the interpreters started,
 ``strace -f -qq --seccomp-bpf -e trace=execve -o FILE`` around the same command.
 """
 
@@ -40,15 +44,35 @@ def _cpu() -> tuple[float, float]:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """One row per test (setup, call and teardown: a class's shared fixture lands on its first test)."""
     own, children = _cpu()
+    templates = _templates()
     start = time.monotonic()
     yield
     wall = time.monotonic() - start
     own_after, children_after = _cpu()
+    templates_after = _templates()
+    forked = sum(cpu - templates.get(pid, 0.0) for pid, cpu in templates_after.items())
+    stopped = sum(cpu for pid, cpu in templates.items() if pid not in templates_after)  # counted in earlier rows
+    children_after += forked - stopped
     directory = os.environ.get(DIR_ENV, "probe_suite_cpu")
     os.makedirs(directory, exist_ok=True)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with open(os.path.join(directory, f"{worker}.tsv"), "a", encoding="utf-8") as rows:
         rows.write(f"{item.nodeid}\t{wall:.2f}\t{own_after - own:.2f}\t{children_after - children:.2f}\n")
+
+
+def _templates() -> dict[int, float]:
+    """This process's templates (children running dllint.probe.template): their CPU and their reaped harnesses'."""
+    import psutil
+
+    found = {}
+    for child in psutil.Process().children():
+        try:
+            if child.cmdline()[1:3] == ["-m", "dllint.probe.template"]:
+                times = child.cpu_times()
+                found[child.pid] = times.user + times.system + times.children_user + times.children_system
+        except psutil.Error:  # ended meanwhile
+            continue
+    return found
 
 
 def _scope(nodeid: str) -> str:

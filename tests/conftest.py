@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import functools
+import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -75,3 +79,94 @@ def relinted(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(runner, "process", spy)
     return linted
+
+
+# -- probe runs forked from a template (dllint/probe/template.py) ----------------------------------------------
+# Each probe run starts a harness that imports torch (about a CPU-second); a template per xdist worker, with torch
+# imported, forks them instead. Tests of what a new interpreter is there for (escape, trust, robustness, the CLI,
+# process cleanup) carry the ``popen_harness`` mark and get one.
+POPEN_HARNESS = "popen_harness"
+VOLATILE = ("PYTEST_CURRENT_TEST",)  # pytest changes it at each test; Python does not read it at start-up
+
+
+class TemplateForWorker:
+    """This worker's template, started for the first test that forks its harness, and started anew if a test
+    changed this process's environment for good (a run whose environment differs from the template's would
+    start a new interpreter). It is stopped when a test that does not fork starts (such tests may count this
+    process's children), and at the session's end."""
+
+    def __init__(self) -> None:
+        self.template = None
+        self.directory: str | None = None
+        self.environment: dict[str, str] = {}
+
+    def ensure(self):
+        from dllint.probe.template import start_template  # imports the harness: only where probes run
+
+        if self.template is None or self.template.process.poll() is not None or self.environment != _environment():
+            self.stop()
+            self.directory = tempfile.mkdtemp(prefix="dllint-template-")  # short: a socket path has 108 bytes
+            self.environment = _environment()
+            self.template = start_template(self.directory, VOLATILE)
+        return self.template
+
+    def stop(self) -> None:
+        if self.template is not None:
+            self.template.stop()
+            self.template = None
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+
+
+def _environment() -> dict[str, str]:
+    from dllint.probe.launch import TEMPLATE_ENV
+
+    return {key: value for key, value in os.environ.items() if key not in (TEMPLATE_ENV, *VOLATILE)}
+
+
+TEMPLATE = TemplateForWorker()
+
+
+def forks_harness(item: pytest.Item) -> bool:
+    """A probe test (tests/probe) whose module runs the probe in this process, without the popen_harness mark."""
+    if item.path.parent.name != "probe" or item.get_closest_marker(POPEN_HARNESS) is not None:
+        return False
+    from dllint.probe.launch import can_fork
+
+    return can_fork() and "run_probe" in _source(item.path)
+
+
+@functools.cache
+def _source(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{POPEN_HARNESS}: probe runs start their harness as a new interpreter")
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item):
+    """Before any fixture (a module's shared probe run included): probe runs of a test that forks its harness
+    fork it from the worker's template (TemplateForWorker); for any other test, no template runs."""
+    if forks_harness(item):
+        from dllint.probe.launch import TEMPLATE_ENV
+
+        os.environ[TEMPLATE_ENV] = TEMPLATE.ensure().socket_path
+    else:
+        TEMPLATE.stop()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    yield
+    if forks_harness(item):
+        from dllint.probe.launch import TEMPLATE_ENV
+
+        os.environ.pop(TEMPLATE_ENV, None)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    TEMPLATE.stop()

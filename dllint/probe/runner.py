@@ -21,12 +21,12 @@ from dllint.findings import Finding
 import dllint.probe.descendants as descendants
 import dllint.probe.guard as guard
 import dllint.probe.jobs as jobs
+import dllint.probe.launch as launch
 from dllint.probe.processes import ProcessTree, StopSignals, Watchdog, set_child_subreaper
 import dllint.probe.ranks as ranks
 from dllint.probe.launched import LAUNCH_ENV
 from dllint.probe.context import Settings
 from dllint.probe.crashes import crash_results
-from dllint.probe.interpreters import BOOT_DIR, PACKAGE_ROOT
 from dllint.probe.endings import describe_outcome
 import dllint.probe.events as events
 from dllint.probe.events import parse_event, printable
@@ -135,11 +135,7 @@ class EventLog:
 
 
 def _child_environment(scratch: str, events: str) -> dict[str, str]:
-    environment = dict(os.environ)
-    environment["PYTHONDONTWRITEBYTECODE"] = "1"  # never leave __pycache__ in the user's tree
-    # boot/ first: its sitecustomize installs the file guard in every Python process started under the probe.
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [BOOT_DIR, PACKAGE_ROOT, environment.get("PYTHONPATH")]))
-    environment["PYTHONUNBUFFERED"] = "1"
+    environment = launch.base_environment()  # the variables per_run_keys() names are set here
     environment[guard.SCRATCH_ENV] = scratch
     environment[guard.EVENTS_ENV] = events
     environment[guard.PROTECTED_ENV] = str(os.getpid())  # the script may not stop or kill dllint
@@ -396,17 +392,16 @@ def _run(target: str, spec: dict[str, Any], script_args: list[str], findings: li
         command = [sys.executable, "-m", "dllint.probe.harness_main", paths["config.json"]]
         hangs = None
     with open(paths["stdout"], "wb") as stdout, open(paths["stderr"], "wb") as stderr:
-        process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=environment,
-            start_new_session=True,  # its own process group, killed as one
-        )
+        # A new interpreter in its own session, or a fork of a template that has torch imported (tests).
+        process = launch.start_harness(command, stdout, stderr, environment, forkable=not launcher)
         if watchdog is not None:  # its process group dies with a SIGKILLed dllint, members started a moment ago too
             watchdog.group(process.pid)
         last_watch = 0.0
         never_ready = False
         returncode: int | None = None  # the root process's own exit, before the probe killed anything
         try:
-            tree.contain(process)
+            if isinstance(process, subprocess.Popen):  # the forked harness is Linux only: no job objects
+                tree.contain(process)
             while process.poll() is None:
                 log.poll()
                 now = time.monotonic()
@@ -430,9 +425,10 @@ def _run(target: str, spec: dict[str, Any], script_args: list[str], findings: li
             signals.disarm()
             returncode = process.poll()
             tree.watch(process.pid)
-            if launcher:
+            if launcher and isinstance(process, subprocess.Popen):
                 jobs.stop_launcher(launcher, process)
             tree.kill_all(process.pid)
+            launch.release(process)
             if was_subreaper is False:
                 set_child_subreaper(False)
             display.close()

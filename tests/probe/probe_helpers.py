@@ -124,11 +124,18 @@ def live_processes_in_group(pgid: int) -> list[psutil.Process]:
 
 
 def live_children() -> list[psutil.Process]:
+    """This process's live descendants, but for the worker's template (tests/conftest.py), which lives on
+    between tests (what it forked is counted: a harness left running is the test's)."""
+    me = psutil.Process()
     running = []
-    for child in psutil.Process().children(recursive=True):
+    for child in me.children(recursive=True):
         try:
-            if child.status() != psutil.STATUS_ZOMBIE:
+            if child.status() != psutil.STATUS_ZOMBIE and not _is_template(child, me):
                 running.append(child)
         except psutil.Error:
             continue  # ended meanwhile
     return running
+
+
+def _is_template(process: psutil.Process, me: psutil.Process) -> bool:
+    return process.ppid() == me.pid and process.cmdline()[1:3] == ["-m", "dllint.probe.template"]

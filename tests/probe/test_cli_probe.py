@@ -11,6 +11,8 @@ import pytest
 
 pytest.importorskip("torch")
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "probe"
+# the dllint command's own process starts the harness; a new interpreter (no template)
+pytestmark = pytest.mark.popen_harness
 
 
 def dllint(*args: str, cwd: Path) -> subprocess.CompletedProcess:

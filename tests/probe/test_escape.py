@@ -13,7 +13,8 @@ import psutil
 import pytest
 from probe_helpers import write_script
 
-pytestmark = pytest.mark.probe
+# popen_harness: what a new interpreter does (escape, trust, robustness, cleanup, startup) is the subject here
+pytestmark = [pytest.mark.probe, pytest.mark.popen_harness]
 
 
 def dllint(cwd: pathlib.Path, *args: str, timeout: float = 120, prelude: str = "") -> subprocess.CompletedProcess:

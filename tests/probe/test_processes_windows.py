@@ -20,6 +20,8 @@ JOB = 0x7FFF_0000_0A10  # above 32 bits: a handle cut to a C int would not be th
 SCRIPT_HANDLE = 0x3C4
 ACCESS_DENIED = 5
 SIXTY_FOUR_BIT = ctypes.sizeof(ctypes.c_void_p) == 8
+# cleanup on a platform without fork: a new interpreter (no template)
+pytestmark = pytest.mark.popen_harness
 
 
 class FakeFunction:

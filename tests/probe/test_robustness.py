@@ -13,7 +13,8 @@ from probe_helpers import FIXTURES, checks_settings, finding, quick_settings
 
 from dllint.probe import ProbeError, run_probe
 
-pytestmark = pytest.mark.probe
+# popen_harness: what a new interpreter does (escape, trust, robustness, cleanup, startup) is the subject here
+pytestmark = [pytest.mark.probe, pytest.mark.popen_harness]
 
 
 def test_a_hanging_script_ends_at_the_timeout_and_leaves_nothing_running(assert_no_leftovers):

@@ -20,7 +20,8 @@ from probe_helpers import checks_settings, fast_settings, finding, line_of, pool
 
 from dllint.probe import run_probe
 
-pytestmark = pytest.mark.probe
+# popen_harness: what a new interpreter does (escape, trust, robustness, cleanup, startup) is the subject here
+pytestmark = [pytest.mark.probe, pytest.mark.popen_harness]
 
 
 def processes_with(token: str) -> list[psutil.Process]:

@@ -19,13 +19,9 @@ import os
 import sys
 
 if os.environ.get("DLLINT_PROBE_SCRATCH"):
-    from dllint.probe.descendants import watch_loaders
-    from dllint.probe.guard import install_from_environment
-    from dllint.probe.interpreters import install as guard_children
+    from dllint.probe.hooks import install_probe_hooks
 
-    install_from_environment()
-    watch_loaders()
-    guard_children()
+    install_probe_hooks()
 
 # The environment's own sitecustomize (a distribution or virtualenv may ship one).
 _here = os.path.dirname(os.path.abspath(__file__))
