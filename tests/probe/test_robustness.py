@@ -63,7 +63,8 @@ def test_a_dataset_that_raises_in_getitem_is_reported_at_the_first_batch(assert_
     assert_no_leftovers(report)
 
 
-def test_the_probe_never_writes_to_the_users_files(tmp_path):
+def test_the_probe_never_writes_to_the_users_files(tmp_path, monkeypatch):
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)  # bytecode kept elsewhere would hide a written __pycache__
     project = tmp_path / "project"
     shutil.copytree(FIXTURES, project)
     (project / "helpers.py").write_text("VALUE = 1\n")
