@@ -266,10 +266,13 @@ def _reap(server: Server) -> None:
 
 
 def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """The harness's process group, and the harness itself: a harness killed right after the
+    fork may not have called ``setsid`` yet, and then has no group of its own."""
+    for kill, target in ((os.killpg, pid), (os.kill, pid)):
+        try:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _stop_children(server: Server) -> None:
