@@ -20,8 +20,8 @@ Ten sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 - ``ninth``: thirteen more (issue 32's ninth fresh audit), seven of them course or tutorial repositories, judged and read for misses the same way, untuned.
 - ``tenth``: sixteen more (issue 32's tenth fresh audit: thirteen, then three course repositories added
   so that nine of the sixteen are course, tutorial, template or recipe code), each judged untuned.
-- ``eleventh``: twelve more, judged one by one after the tenth was tuned on (nine course, tutorial or
-  book repositories, three recipes), each before any change made for it.
+- ``eleventh``: fifteen more, judged one by one after the tenth was tuned on (eleven course, tutorial or
+  book repositories, four recipes), each before any change made for it.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -435,6 +435,12 @@ ELEVENTH = (
          "tutorial: numbered lesson folders, a script and a notebook each", configs=True),
     Repo("drewbyron/pytorch-tutorials", "98c3bca9a6a5559b3bbfbfb159c895d50970071b",
          "tutorial: Lightning DataModules for computer vision lessons", configs=True),
+    Repo("leftthomas/SimCLR", "cee178b6cab1efab67f8b527a0cff91c9e793f5c",
+         "recipe: SimCLR pre-training and a linear evaluation, 16-worker loaders", configs=True),
+    Repo("Koorye/pytorch-tutorial", "24d1dc435497886af2621ead891f4263afbb0b53",
+         "tutorial: the official tutorials as numbered scripts", configs=True),
+    Repo("bpesquet/pytorch-tutorial", "452e1b3a92a68d980d5e22cec00a59f49a36152a",
+         "tutorial: models as tests, one folder each", configs=True),
 )
 
 WANTED = (".py", ".ipynb")

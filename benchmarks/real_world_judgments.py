@@ -3739,6 +3739,12 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("zhiyuan8+Pytorch-tutorial", "pytorch-udemy-course/modular/data_setup.py:51", "DL201", T, "",
      "train loader (cpu_count workers), engine.train runs train_step every epoch (6_test_transfer_learning.py, modular/train.py)"),
     ("zhiyuan8+Pytorch-tutorial", "pytorch-udemy-course/modular/data_setup.py:58", "DL201", T, "", "test loader, test_step every epoch"),
+    # --- leftthomas/SimCLR (judged after P2 and P3 landed, before any change for it)
+    ("leftthomas+SimCLR", "main.py:106", "DL201", T, "", "train loader (16 workers), train() every epoch"),
+    ("leftthomas+SimCLR", "main.py:109", "DL201", T, "", "memory loader, test() runs a kNN pass over it every epoch"),
+    ("leftthomas+SimCLR", "main.py:111", "DL201", T, "", "test loader, test() every epoch"),
+    ("leftthomas+SimCLR", "linear.py:73", "DL201", T, "", "train loader (16 workers), train_val() every epoch"),
+    ("leftthomas+SimCLR", "linear.py:75", "DL201", T, "", "test loader, train_val(model, test_loader, None) every epoch"),
     # --- harvardnlp/annotated-transformer (the module-level `if is_interactive_notebook():` is a main guard by another
     # name: the predicate returns `__name__ == "__main__"`; DL101 there, judged false untuned, is gone). Its two
     # opt-in DL203 (0-worker train and valid loaders run every epoch) are true; the judge counts the default rules.
@@ -3844,6 +3850,7 @@ ELEVENTH_SOURCES = (
     "harvardnlp+annotated-transformer", "PacktPublishing+Deep-Learning-with-PyTorch-Lightning",
     "ZZy979+pytorch-tutorial", "derekhanbaliq+DeepLizard-PyTorch-Tutorial", "yunfei-teng+PyTorch-Tutorial-Spring-2018",
     "zhiyuan8+Pytorch-tutorial", "metehancekic+pytorch-tutorials", "yakhyo+pytorch-tutorials", "drewbyron+pytorch-tutorials",
+    "leftthomas+SimCLR", "Koorye+pytorch-tutorial", "bpesquet+pytorch-tutorial",
 )
 
 # Sources whose entry points were read for misses (the fourth set, all of it: a source with no finding
