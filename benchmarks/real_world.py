@@ -20,8 +20,8 @@ Ten sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 - ``ninth``: thirteen more (issue 32's ninth fresh audit), seven of them course or tutorial repositories, judged and read for misses the same way, untuned.
 - ``tenth``: sixteen more (issue 32's tenth fresh audit: thirteen, then three course repositories added
   so that nine of the sixteen are course, tutorial, template or recipe code), each judged untuned.
-- ``eleventh``: fifteen more, judged one by one after the tenth was tuned on (eleven course, tutorial or
-  book repositories, four recipes), each before any change made for it.
+- ``eleventh``: eighteen more, judged one by one after the tenth was tuned on (twelve course, tutorial or
+  book repositories, six recipes), each before any change made for it.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -441,6 +441,12 @@ ELEVENTH = (
          "tutorial: the official tutorials as numbered scripts", configs=True),
     Repo("bpesquet/pytorch-tutorial", "452e1b3a92a68d980d5e22cec00a59f49a36152a",
          "tutorial: models as tests, one folder each", configs=True),
+    Repo("weiaicunzai/pytorch-cifar100", "11d8418f415b261e4ae3cb1ffe20d06ec95b98e4",
+         "recipe: CIFAR-100 models, loader factories in utils.py shared by the scripts", configs=True),
+    Repo("bentrevett/pytorch-image-classification", "33c9cfdb9097bc65b5800c1996f199f0ba520888",
+         "tutorial: image classification notebooks", configs=True),
+    Repo("facebookresearch/mixup-cifar10", "eaff31ab397a90fbc0a4aac71fb5311144b3608b",
+         "recipe: mixup on CIFAR-10, one module-level script", configs=True),
 )
 
 WANTED = (".py", ".ipynb")

@@ -3745,6 +3745,18 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("leftthomas+SimCLR", "main.py:111", "DL201", T, "", "test loader, test() every epoch"),
     ("leftthomas+SimCLR", "linear.py:73", "DL201", T, "", "train loader (16 workers), train_val() every epoch"),
     ("leftthomas+SimCLR", "linear.py:75", "DL201", T, "", "test loader, train_val(model, test_loader, None) every epoch"),
+    # --- weiaicunzai/pytorch-cifar100 (judged after P2 and P3 landed): utils.py's loader factories, 4 workers from the scripts
+    ("weiaicunzai+pytorch-cifar100", "utils.py:188", "DL201", T, "", "training loader: train.py's train(epoch) and lr_finder.py's loop iterate it every epoch"),
+    ("weiaicunzai+pytorch-cifar100", "utils.py:188", "DL206", T, "", "lr_finder.py copies images.cuda() unconditionally (train.py under -gpu, the README's command)"),
+    ("weiaicunzai+pytorch-cifar100", "utils.py:211", "DL201", T, "", "test loader, eval_training() every epoch of train.py"),
+    ("weiaicunzai+pytorch-cifar100", "utils.py:211", "DL206", T, "",
+     "images.cuda() under `if args.gpu:` (-gpu store_true, passed by the README's `python train.py -net vgg16 -gpu`)"),
+    # --- facebookresearch/mixup-cifar10: a module-level script
+    ("facebookresearch+mixup-cifar10", "train.py:76", "DL201", T, "", "trainloader (8 workers), train(epoch) in the module-level epoch loop"),
+    ("facebookresearch+mixup-cifar10", "train.py:76", "DL206", T, "", "inputs.cuda() under use_cuda = torch.cuda.is_available(); no pin_memory"),
+    ("facebookresearch+mixup-cifar10", "train.py:82", "DL201", T, "", "testloader (8 workers), test(epoch) every epoch"),
+    ("facebookresearch+mixup-cifar10", "train.py:82", "DL206", T, "", "the same copies in test()"),
+    ("facebookresearch+mixup-cifar10", "train.py:237", "DL101", T, "", "module-level epoch loop calling the file's train()/test() over 8-worker loaders; no main guard"),
     # --- harvardnlp/annotated-transformer (the module-level `if is_interactive_notebook():` is a main guard by another
     # name: the predicate returns `__name__ == "__main__"`; DL101 there, judged false untuned, is gone). Its two
     # opt-in DL203 (0-worker train and valid loaders run every epoch) are true; the judge counts the default rules.
@@ -3851,6 +3863,7 @@ ELEVENTH_SOURCES = (
     "ZZy979+pytorch-tutorial", "derekhanbaliq+DeepLizard-PyTorch-Tutorial", "yunfei-teng+PyTorch-Tutorial-Spring-2018",
     "zhiyuan8+Pytorch-tutorial", "metehancekic+pytorch-tutorials", "yakhyo+pytorch-tutorials", "drewbyron+pytorch-tutorials",
     "leftthomas+SimCLR", "Koorye+pytorch-tutorial", "bpesquet+pytorch-tutorial",
+    "weiaicunzai+pytorch-cifar100", "bentrevett+pytorch-image-classification", "facebookresearch+mixup-cifar10",
 )
 
 # Sources whose entry points were read for misses (the fourth set, all of it: a source with no finding
