@@ -18,14 +18,20 @@ def key_chain(expr: ast.expr | None) -> tuple[str, tuple[str, ...]] | None:
     keys: list[str] = []
     node = expr
     for _ in range(MAX_KEYS):
-        if isinstance(node, ast.Attribute):
-            keys.append(node.attr)
-            node = node.value
-        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
-            keys.append(node.slice.value)
-            node = node.value
-        else:
+        step = key_step(node)
+        if step is None:
             break
+        keys.append(step[0])
+        node = step[1]
     if not isinstance(node, ast.Name) or not keys:
         return None
     return node.id, tuple(reversed(keys))
+
+
+def key_step(node: ast.expr | None) -> tuple[str, ast.expr] | None:
+    """One key read: ``x.key`` or ``x["key"]`` as ``("key", x)``; None for anything else."""
+    if isinstance(node, ast.Attribute):
+        return node.attr, node.value
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value, node.value
+    return None

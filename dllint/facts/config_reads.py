@@ -18,6 +18,8 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dllint.configs.code_keys import key_step
+
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
     from dllint.facts.scopes import Scope
@@ -66,12 +68,10 @@ def config_read(expr: ast.expr, scope: Scope, facts: FileFacts) -> ConfigRead | 
     """The config key ``expr`` reads (``cfg.train_ds.num_workers``, ``cfg["train"]["workers"]``)."""
     keys: list[str] = []
     for _ in range(MAX_DEPTH * 2):
-        if isinstance(expr, ast.Attribute):
-            keys.append(expr.attr)
-            expr = expr.value
-        elif isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
-            keys.append(expr.slice.value)
-            expr = expr.value
+        step = key_step(expr)
+        if step is not None:
+            keys.append(step[0])
+            expr = step[1]
         elif isinstance(expr, ast.Name):
             found = _name_source(expr.id, scope, facts)
             if found is None:
