@@ -346,14 +346,21 @@ def test_the_collector_is_off_while_the_cache_and_the_project_are_read(tmp_path,
     assert gc.isenabled()
 
 
-def test_a_process_that_ran_files_leaves_the_collector_nothing_to_do_at_exit(tmp_path):
-    """At the interpreter's exit the collector's last passes would walk everything a run left
-    (10 ms of a one-file run in a big project): every object is frozen first, out of their
-    reach; the handler is registered once however many runs a process makes."""
+def _output_of_a_run(script: str, tmp_path) -> list[str]:
+    """The lines ``script`` prints, run in a new interpreter with a one-loader file as its argument."""
     import subprocess
     import sys
 
     (tmp_path / "a.py").write_text("from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "a.py")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_a_process_that_ran_files_leaves_the_collector_nothing_to_do_at_exit(tmp_path):
+    """At the interpreter's exit the collector's last passes would walk everything a run left
+    (10 ms of a one-file run in a big project): every object is frozen first, out of their
+    reach; the handler is registered once however many runs a process makes."""
     script = (
         "import atexit, gc, sys\n"
         "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))  # runs after dllint's (last in, first out)\n"
@@ -364,19 +371,13 @@ def test_a_process_that_ran_files_leaves_the_collector_nothing_to_do_at_exit(tmp
         "    runner.run_files([sys.argv[1]], Settings(), jobs=1)\n"
         "print('handlers added:', atexit._ncallbacks() - before, 'frozen now:', gc.get_freeze_count() > 0)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "a.py")], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["handlers added: 1 frozen now: False", "frozen at exit: True"]
+    assert _output_of_a_run(script, tmp_path) == ["handlers added: 1 frozen now: False", "frozen at exit: True"]
 
 
 def test_the_dllint_program_leaves_the_collector_off_to_its_exit_and_a_caller_gets_it_back(tmp_path):
     """The ``dllint`` program makes one run and exits: the collector, off during the run, is not
     turned back on (its first collection walked everything the run left). A caller invoking the
     command in its own process (click's test runner) gets it back on."""
-    import subprocess
-    import sys
-
-    (tmp_path / "a.py").write_text("from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n")
     script = (
         "import atexit, gc, sys\n"
         "atexit.register(lambda: print('collector on at exit:', gc.isenabled()))\n"
@@ -384,9 +385,7 @@ def test_the_dllint_program_leaves_the_collector_off_to_its_exit_and_a_caller_ge
         "sys.argv = ['dllint', '--no-cache', '-q', sys.argv[1]]\n"
         "main()\n"
     )
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "a.py")], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["collector on at exit: False"]
+    assert _output_of_a_run(script, tmp_path) == ["collector on at exit: False"]
     assert gc.isenabled()
     result = CliRunner().invoke(main, ["--no-cache", "-q", str(tmp_path / "a.py")])
     assert result.exit_code == 0 and gc.isenabled()
