@@ -74,7 +74,7 @@ def _in_file(flow: UsageAnalysis, function: ast.AST, call: ast.Call, keyword: st
     param = parameter_for(function, keyword, position, isinstance(call.args[0], ast.Attribute))
     if param is None:
         return None
-    return lambda site, use, at: flow.arguments._into_parameter(site, function, param, at, use.loops)
+    return lambda site, use, at: flow.arguments.into_parameter(site, function, param, at, use.loops)
 
 
 def _elsewhere(flow: UsageAnalysis, call: ast.Call, keyword: str | None, index: int | None, state: FlowState) -> Handing | None:

@@ -94,9 +94,9 @@ class Arguments:
             init = self.lookups.same_file_init(choice, state.scope)
             function = self.lookups.same_file_function(choice, state.scope) if init is None else None
             if init is not None:
-                uses = self._into_parameter(call, init, parameter_for(init, keyword, index, True), state, here)
+                uses = self.into_parameter(call, init, parameter_for(init, keyword, index, True), state, here)
             elif function is not None:  # EPOCH_FUNCTIONS[kind](model, loader): each function of the file
-                uses = self._into_parameter(call, function, parameter_for(function, keyword, index, False), state, here)
+                uses = self.into_parameter(call, function, parameter_for(function, keyword, index, False), state, here)
             else:
                 remote = project.target_of(self.facts, choice, state.scope)
                 effects = project.parameter_effects(remote, keyword if keyword is not None else str(index)) if remote else None
@@ -144,7 +144,7 @@ class Arguments:
         func, scope = call.func, state.scope
         target = self.lookups.same_file_function(func, scope)
         if target is not None:
-            found = self._into_parameter(call, target, parameter_for(target, keyword, index, isinstance(func, ast.Attribute)), state, here)
+            found = self.into_parameter(call, target, parameter_for(target, keyword, index, isinstance(func, ast.Attribute)), state, here)
             if found is not None:
                 return found
         if call in self.facts.loader_at:
@@ -156,14 +156,14 @@ class Arguments:
                 return found
         init = self.lookups.same_file_init(func, scope)
         if init is not None:  # Trainer(model, loader): what __init__ does with it
-            return self._into_parameter(call, init, parameter_for(init, keyword, index, True), state, here)
+            return self.into_parameter(call, init, parameter_for(init, keyword, index, True), state, here)
         return None
 
     def _bound_by_partial(self, call: ast.Call, keyword: str | None, index: int | None, state: FlowState) -> list[Use] | None:
         """``eval_fn = functools.partial(evaluate, loader=loader)``: :mod:`dllint.facts.partials`."""
         return bound_by_partial(self.flow, call, keyword, index, state)
 
-    def _into_parameter(self, call: ast.Call, function: ast.AST, param: str | None, state: FlowState, here: Loops) -> list[Use] | None:
+    def into_parameter(self, call: ast.Call, function: ast.AST, param: str | None, state: FlowState, here: Loops) -> list[Use] | None:
         key = (function, param)
         if param is None or key in state.seen or len(state.via) >= MAX_CALL_DEPTH:
             return None

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Callable
 from dllint.facts.flow.arguments import picked_from
 from dllint.facts.flow.base import MAX_CALL_DEPTH, MAX_STEPS, NEUTRAL_BUILTINS
 from dllint.facts.flow.lookups import is_self_attribute
-from dllint.facts.flow.model import AnyEntry, DictKey, Element, FlowState, How, Move, Path, Use, hook_iterates, without_loops
+from dllint.facts.flow.model import AnyEntry, DictKey, Element, FlowState, How, Loops, Move, Path, Use, hook_iterates, without_loops
 from dllint.facts.flow.syntax import dict_key, element_index, parameter_for
 from dllint.facts.frameworks import inherited_hooks
 from dllint.facts.scopes import Scope
@@ -296,12 +296,8 @@ class Containers:
         if target is None or len(state.via) >= MAX_CALL_DEPTH:
             return None
         param = parameter_for(target, keyword, position, isinstance(func, ast.Attribute))
-        if param is None:
-            return None
         here = state.loops + self.lookups.enclosing_loops(call, scope)
-        self.flow.returns.entered(call, state.via, state.loops)
-        callee = self.facts.scopes.scopes[target]
-        return self.uses_of_container_name(param, index, state.through(call, callee, here), self.flow.names.parameter_binding(param, callee), rest)
+        return self._container_into_parameter(call, target, param, (index, *rest), state, here)
 
 
     def _entry_splatted(self, call: ast.Call, index: DictKey, state: FlowState, rest: Path) -> list[Use] | None:
@@ -318,17 +314,25 @@ class Containers:
         uses: list[Use] = []
         for target in choices:
             param = parameter_for(target, index.key, None, isinstance(func, ast.Attribute))
-            if param is None:
-                return None
-            self.flow.returns.entered(call, state.via, state.loops)
-            callee = self.facts.scopes.scopes[target]
-            inner = state.through(call, callee, here)
-            binding = self.flow.names.parameter_binding(param, callee)
-            found = self.uses_of_container_name(param, rest[0], inner, binding, rest[1:]) if rest else self.flow.names.uses_of_name(param, inner, binding)
+            if rest:  # the entry holds the value: its part ``rest`` in the parameter
+                found = self._container_into_parameter(call, target, param, rest, state, here)
+            else:
+                found = self.flow.arguments.into_parameter(call, target, param, state, here)
             if found is None:
                 return None
             uses += found
         return uses
+
+    def _container_into_parameter(
+        self, call: ast.Call, function: ast.AST, param: str | None, index: Path, state: FlowState, here: Loops
+    ) -> list[Use] | None:
+        """Part ``index`` of the container that ``call`` hands to ``function``'s ``param``."""
+        if param is None:
+            return None
+        self.flow.returns.entered(call, state.via, state.loops)
+        callee = self.facts.scopes.scopes[function]
+        binding = self.flow.names.parameter_binding(param, callee)
+        return self.uses_of_container_name(param, index[0], state.through(call, callee, here), binding, index[1:])
 
 
 def _unpacked_part(target: ast.Name | ast.Tuple | ast.List, path: Path) -> tuple[ast.Name | ast.Subscript | ast.Attribute, Path] | None:
