@@ -23,7 +23,7 @@ import ast
 import weakref
 from typing import TYPE_CHECKING
 
-from dllint.facts.flow.arguments import Arguments
+from dllint.facts.flow.arguments import Arguments, picked_from
 from dllint.facts.flow.containers import Containers
 from dllint.facts.flow.dicts import Dicts
 from dllint.facts.flow.expressions import Expressions
@@ -216,8 +216,6 @@ class UsageAnalysis:
     def _other_choices(self, first: Use, second: Use) -> bool:
         """The two uses went through one call of a class or function picked from a literal dict
         or list (``TRAINERS[kind](loader)``) into two different entries: one of them runs."""
-        from dllint.facts.flow.arguments import picked_from
-
         for depth, (one, other) in enumerate(zip(first.via, second.via)):
             if one is not other:
                 return False
