@@ -92,8 +92,10 @@ VOLATILE = ("PYTEST_CURRENT_TEST",)  # pytest changes it at each test; Python do
 class TemplateForWorker:
     """This worker's template, started for the first test that forks its harness, and started anew if a test
     changed this process's environment for good (a run whose environment differs from the template's would
-    start a new interpreter). It is stopped when a test that does not fork starts (such tests may count this
-    process's children), and at the session's end."""
+    start a new interpreter). It lives on through the tests that do not fork (starting it costs an import of
+    torch: once per worker, not once per module), where no variable points at it: their runs start new
+    interpreters, and their checks of this process's children leave it out (probe_helpers.live_children).
+    Stopped at the session's end."""
 
     def __init__(self) -> None:
         self.template = None
@@ -159,13 +161,11 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item):
     """Before any fixture (a module's shared probe run included): probe runs of a test that forks its harness
-    fork it from the worker's template (TemplateForWorker); for any other test, no template runs."""
+    fork it from the worker's template (TemplateForWorker); any other test's runs start new interpreters."""
     if forks_harness(item):
         from dllint.probe.launch import TEMPLATE_ENV
 
         os.environ[TEMPLATE_ENV] = TEMPLATE.ensure().socket_path
-    else:
-        TEMPLATE.stop()
     yield
 
 

@@ -60,13 +60,27 @@ if __name__ == "__main__":
 """
 
 
-@pytest.fixture
-def template(tmp_path_factory):
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory):
+    """The module's template, started again after a test stopped it (each start imports torch: a few
+    CPU-seconds, once for the module rather than once per test)."""
     from dllint.probe.template import start_template
 
-    started = start_template(str(tmp_path_factory.mktemp("t")), ("PYTEST_CURRENT_TEST",))
-    yield started
-    started.stop()
+    started = []
+
+    def live():
+        if not started or started[-1].process.poll() is not None:
+            started.append(start_template(str(tmp_path_factory.mktemp("t")), ("PYTEST_CURRENT_TEST",)))
+        return started[-1]
+
+    yield live
+    for template in started:
+        template.stop()
+
+
+@pytest.fixture
+def template(templates):
+    return templates()
 
 
 @pytest.fixture
