@@ -6,11 +6,13 @@ directory on sys.path, as tests/ has no __init__.py.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pathlib
 import textwrap
 
 import psutil
+import pytest
 
 from dllint.findings import Finding
 from dllint.probe.context import Settings
@@ -102,6 +104,14 @@ def quick_settings(**overrides) -> Settings:
     is neither the block's decision nor the num_workers sweep (each decision pair re-runs the script
     twice; each sweep round times every count)."""
     return fast_settings(**{**LEAST_EVIDENCE, **overrides})
+
+
+def require_torch() -> None:
+    """Skip the calling module where torch is not installed, without importing it: every xdist worker
+    collects every module, and an import of torch there costs each worker a few CPU-seconds that a module
+    whose probed scripts import torch in processes of their own never uses."""
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("needs torch", allow_module_level=True)
 
 
 def checks_settings(**overrides) -> Settings:

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from probe_helpers import require_torch
 
-pytest.importorskip("torch")
+require_torch()
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "probe"
 # the dllint command's own process starts the harness; a new interpreter (no template)
 pytestmark = pytest.mark.popen_harness

@@ -16,17 +16,36 @@ import pytest
 
 from dllint.probe import internals
 from dllint.probe.checks.spawn import pickling_error
+from probe_helpers import require_torch
 
-torch = pytest.importorskip("torch")
-from torch.utils.data import DataLoader, IterableDataset, TensorDataset  # noqa: E402
-from torch.utils.data import dataloader as dataloader_module  # noqa: E402
-
-DATA = TensorDataset(torch.arange(4.0))
+require_torch()  # found, imported by the tests that run: every xdist worker collects this module
 
 
-class Stream(IterableDataset):
-    def __iter__(self):
-        return iter(range(4))
+@pytest.fixture(scope="module")
+def torch():
+    return torch_module()
+
+
+def torch_module():
+    import torch
+
+    return torch
+
+
+def data():
+    from torch.utils.data import TensorDataset
+
+    return TensorDataset(torch_module().arange(4.0))
+
+
+def stream():
+    from torch.utils.data import IterableDataset
+
+    class Stream(IterableDataset):
+        def __iter__(self):
+            return iter(range(4))
+
+    return Stream()
 
 
 class Holder:
@@ -37,20 +56,22 @@ class Holder:
 @pytest.mark.parametrize(
     ("arguments", "code"),
     [
-        ({"dataset": Stream(), "shuffle": True}, "DL006"),
-        ({"dataset": DATA, "persistent_workers": True}, "DL001"),
-        ({"dataset": DATA, "prefetch_factor": 2}, "DL002"),
-        ({"dataset": DATA, "multiprocessing_context": "spawn"}, "DL002"),
-        ({"dataset": DATA, "shuffle": True, "sampler": range(4)}, "DL003"),
-        ({"dataset": DATA, "batch_sampler": [[0, 1]], "batch_size": 2}, "DL004"),
-        ({"dataset": DATA, "batch_size": None, "drop_last": True}, "DL004"),
-        ({"dataset": DATA, "num_workers": -1}, "DL005"),
-        ({"dataset": DATA, "num_workers": 1, "multiprocessing_context": "no-such-method"}, "DL005"),
+        ({"dataset": stream, "shuffle": True}, "DL006"),
+        ({"dataset": data, "persistent_workers": True}, "DL001"),
+        ({"dataset": data, "prefetch_factor": 2}, "DL002"),
+        ({"dataset": data, "multiprocessing_context": "spawn"}, "DL002"),
+        ({"dataset": data, "shuffle": True, "sampler": range(4)}, "DL003"),
+        ({"dataset": data, "batch_sampler": [[0, 1]], "batch_size": 2}, "DL004"),
+        ({"dataset": data, "batch_size": None, "drop_last": True}, "DL004"),
+        ({"dataset": data, "num_workers": -1}, "DL005"),
+        ({"dataset": data, "num_workers": 1, "multiprocessing_context": "no-such-method"}, "DL005"),
     ],
 )
 def test_each_construction_message_is_torchs_own(arguments, code):
+    from torch.utils.data import DataLoader
+
     with pytest.raises(ValueError) as raised:
-        DataLoader(**arguments)
+        DataLoader(**{**arguments, "dataset": arguments["dataset"]()})
     assert internals.construction_code(raised.value) == code
 
 
@@ -68,12 +89,13 @@ def test_pickling_messages_name_the_culprit():
     assert [internals.crash_code(text) for text in shown] == ["DL102", "DL103", "DL104"]
 
 
-class Failing(TensorDataset):
-    def __getitem__(self, index):
-        raise ValueError("corrupt")
+def test_a_workers_error_names_its_frames_and_a_daemonic_worker_cannot_start_a_pool(torch):
+    from torch.utils.data import DataLoader, TensorDataset
 
+    class Failing(TensorDataset):
+        def __getitem__(self, index):
+            raise ValueError("corrupt")
 
-def test_a_workers_error_names_its_frames_and_a_daemonic_worker_cannot_start_a_pool():
     iterator = iter(DataLoader(Failing(torch.arange(4.0)), num_workers=1))
     try:
         with pytest.raises(ValueError) as raised:
@@ -87,7 +109,7 @@ def test_a_workers_error_names_its_frames_and_a_daemonic_worker_cannot_start_a_p
     assert internals.DAEMONIC_CHILDREN in inspect.getsource(multiprocessing.process)
 
 
-def test_messages_read_from_torch_and_multiprocessing_are_still_there():
+def test_messages_read_from_torch_and_multiprocessing_are_still_there(torch):
     import torch._utils
     import torch.cuda
 
@@ -97,10 +119,13 @@ def test_messages_read_from_torch_and_multiprocessing_are_still_there():
 
 
 def test_the_private_attributes_the_probe_tunes_exist_in_the_pinned_torch():
+    from torch.utils.data import DataLoader
+    from torch.utils.data import dataloader as dataloader_module
+
     multi = dataloader_module._MultiProcessingDataLoaderIter
     assert multi._try_get_data.__defaults__ == (dataloader_module._utils.MP_STATUS_CHECK_INTERVAL,)
     assert hasattr(multi, "_shutdown_workers")
-    loader = DataLoader(DATA, num_workers=1, persistent_workers=True)
+    loader = DataLoader(data(), num_workers=1, persistent_workers=True)
     assert hasattr(loader, "_iterator")
 
 
@@ -119,7 +144,7 @@ def test_tuning_is_guarded_where_an_attribute_is_missing():
                                                       "_utils.MP_STATUS_CHECK_INTERVAL"]
 
 
-def test_generator_classes_are_real_classes():
+def test_generator_classes_are_real_classes(torch):
     import random
 
     import numpy
@@ -142,7 +167,7 @@ def test_the_process_init_signature_the_probe_wraps_is_cpythons(monkeypatch):
     assert multiprocessing.Process(target=abs)._target is abs
 
 
-def test_torch_writers_and_jit_load_go_through_the_guard(monkeypatch, tmp_path):
+def test_torch_writers_and_jit_load_go_through_the_guard(monkeypatch, tmp_path, torch):
     from torch.jit._script import RecursiveScriptModule
 
     for owner, name in [(torch, "save"), (torch.serialization, "save"), (RecursiveScriptModule, "save"),

@@ -13,8 +13,9 @@ import json
 import time
 
 import pytest
+from probe_helpers import require_torch
 
-pytest.importorskip("torch")
+require_torch()
 jsonschema = pytest.importorskip("jsonschema")
 
 PHASES = ["B", "E", "X", "i", "I", "C", "b", "n", "e", "s", "t", "f", "P", "N", "O", "D", "M", "V", "v", "R", "c", "(", ")"]
