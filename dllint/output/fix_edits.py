@@ -12,10 +12,14 @@ none. Computed only for ``--format json``: about 6 ms a fixable finding.
 from __future__ import annotations
 
 import difflib
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any
 
 from dllint.findings import Finding, NotKept, ReplaceText
 from dllint.rules import has_fix
+
+if TYPE_CHECKING:
+    from dllint.engine import Linter
 
 
 def fix_edits(finding: Finding, sources: dict[tuple[str, int | None], str | None]) -> list[dict[str, Any]]:
@@ -48,13 +52,20 @@ def _source(finding: Finding, sources: dict[tuple[str, int | None], str | None])
 
 
 def _fixed(finding: Finding, text: str) -> str | None:
-    from dllint.config import Settings
-    from dllint.engine import Linter
     from dllint.fixer import fix_text
 
-    linter = Linter(Settings(select=(finding.code,)))
-    result = fix_text(finding.path, text, linter, unsafe=True, findings=[finding], max_passes=1)
+    result = fix_text(finding.path, text, _linter(finding.code), unsafe=True, findings=[finding], max_passes=1)
     return result.text if result.fixed else None
+
+
+@functools.cache
+def _linter(code: str) -> Linter:
+    """The one-rule linter that re-lints a fix of ``code``: built once (its prefilter's patterns, its rule
+    list), not once per finding (a sixth of the edits' time on the fixtures)."""
+    from dllint.config import Settings
+    from dllint.engine import Linter
+
+    return Linter(Settings(select=(code,)))
 
 
 def _differences(before: str, after: str) -> list[dict[str, Any]]:
