@@ -312,7 +312,7 @@ from torch.utils.data import DataLoader, SequentialSampler
 
 
 class Trainer:
-    def fit(self, datamodule, epochs=2):
+    def fit(self, datamodule, epochs=3):  # 2 restarts saved, not 1: the decision's margin under load
         loader = datamodule.train_dataloader()
         loader = DataLoader(loader.dataset, batch_size=loader.batch_size, num_workers=loader.num_workers,
                             persistent_workers=loader.persistent_workers, sampler=SequentialSampler(loader.dataset))
