@@ -81,10 +81,13 @@ def fix_text(
     max_passes: int = MAX_PASSES,
     input: Input | None = None,
     project: Any = None,
+    relint: bool = True,
 ) -> FixResult:
     """Fix one source text (a file, or a notebook's code cells joined) with ``linter``'s rules.
 
     ``findings`` are the text's findings when the caller already has them (saves a lint).
+    ``relint=False``: no lint of the fixed text (``remaining`` and ``introduced`` stay empty), for a
+    caller that reads only the text and what was fixed.
     ``input``: what the text is (a notebook's cells: :class:`~dllint.inputs.Input`; None: a
     Python file), each re-lint of the fixed text linted as such, knowing ``project``.
     The text is returned unchanged when it does not parse.
@@ -124,6 +127,9 @@ def fix_text(
         findings = None
     else:
         findings = None
+    if not relint:
+        result.text = current
+        return result
     if findings is None:
         linted = edits.lint(current)
         findings, result.errors = linted.findings, result.errors + linted.errors

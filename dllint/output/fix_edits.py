@@ -54,7 +54,8 @@ def _source(finding: Finding, sources: dict[tuple[str, int | None], str | None])
 def _fixed(finding: Finding, text: str) -> str | None:
     from dllint.fixer import fix_text
 
-    result = fix_text(finding.path, text, _linter(finding.code), unsafe=True, findings=[finding], max_passes=1)
+    result = fix_text(finding.path, text, _linter(finding.code), unsafe=True, findings=[finding], max_passes=1,
+                      relint=False)
     return result.text if result.fixed else None
 
 
