@@ -153,6 +153,12 @@ class ProcessTree:
                               "one by one at the end, and a killed dllint would leave them running")
 
     def watch(self, root_pid: int) -> None:
+        # The root is this process's child (or its template's), so one scan of the process table (psutil
+        # reads every process's parent) finds the root, its descendants and the adopted orphans; a scan from
+        # the root only where it is not among them.
+        self._adopt_orphans()
+        if root_pid in self.seen:
+            return
         import psutil
 
         try:
@@ -161,7 +167,6 @@ class ProcessTree:
                 self.seen.setdefault(process.pid, process)
         except psutil.Error:
             pass
-        self._adopt_orphans()
 
     def _adopt_orphans(self, by_marker: bool = False) -> None:
         import psutil
