@@ -12,14 +12,16 @@ from probe_helpers import require_torch
 
 require_torch()
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "probe"
-# the dllint command's own process starts the harness; a new interpreter (no template)
-pytestmark = pytest.mark.popen_harness
+# A test that runs the dllint command: its own process starts the harness, a new interpreter (no template:
+# it serves only the process that started it). The tests that run the command in this process fork theirs.
+in_a_dllint_process = pytest.mark.popen_harness
 
 
 def dllint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dllint", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
+@in_a_dllint_process
 def test_probe_json_carries_verdicts(tmp_path):
     proc = dllint("--probe", str(FIXTURES / "unsharded_iterable.py"), "--format", "json", "--probe-timeout", "60", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
@@ -38,6 +40,7 @@ def test_probe_text_prints_the_verdict_under_the_finding(tmp_path, monkeypatch, 
     assert lines[index + 1].startswith("    probe: confirmed: ")
 
 
+@in_a_dllint_process
 def test_probe_bad_target_is_one_line(tmp_path):
     proc = dllint("--probe", "missing_script.py", cwd=tmp_path)
     assert proc.returncode == 2
@@ -126,6 +129,7 @@ for batch in loader:
 '''
 
 
+@in_a_dllint_process
 def test_a_notebook_runs_cell_by_cell_and_dl106_is_measured_under_spawn(tmp_path):
     from dllint.inputs.notebook import notebook_from_percent
 
