@@ -448,5 +448,6 @@ def test_one_rank_says_the_cross_rank_check_needs_two(tmp_path):
 
     script = FIXTURES.parent / "distributed" / "ddp_no_sampler.py"
     findings = [finding("DL305", script, 10)]
-    run_probe(str(script), [], findings, timeout=60, progress=False, nproc_per_node=1)
+    # the least evidence: the one rank's sweep is not the subject
+    run_probe(str(script), [], findings, timeout=60, progress=False, nproc_per_node=1, settings=checks_settings())
     assert findings[0].probe["verdict"] == "skipped (a cross-rank check needs two ranks: run with --nproc-per-node 2)"
