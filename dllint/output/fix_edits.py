@@ -61,8 +61,8 @@ def _fixed(finding: Finding, text: str) -> str | None:
 
 @functools.cache
 def _linter(code: str) -> Linter:
-    """The one-rule linter that re-lints a fix of ``code``: built once (its prefilter's patterns, its rule
-    list), not once per finding (a sixth of the edits' time on the fixtures)."""
+    """The one-rule linter whose rule makes a fix of ``code`` (the fixed text is not linted again: the edits
+    need the text only): built once, not once per finding (its prefilter's patterns, its rule list)."""
     from dllint.config import Settings
     from dllint.engine import Linter
 
