@@ -213,3 +213,17 @@ def test_hoisting_a_lambda_in_a_notebook_counts_its_dl106_as_new():
     result = fix_text("nb.ipynb", text, Linter(Settings()), unsafe=True, input=cells)
     assert [f.code for f in result.fixed] == ["DL102"]
     assert [f.code for f in result.introduced] == ["DL106"] and result.introduced[0] in result.remaining
+
+
+def test_without_the_relint_the_text_and_what_was_fixed_are_the_same_and_nothing_is_linted(monkeypatch):
+    """``relint=False`` (the JSON output's edits): the fixed text is not linted again."""
+    text = EPOCHS + "    for batch in loader:\n        pass\n"
+    relinted = fix_text("t.py", text, linter("DL201"), unsafe=True)
+    assert relinted.fixed and "persistent_workers=True" in relinted.text and relinted.remaining == []
+    lints = []
+    original = fixer.CSTEdits.lint
+    monkeypatch.setattr(fixer.CSTEdits, "lint", lambda self, new: lints.append(new) or original(self, new))
+    findings = lint_text(linter("DL201"), "t.py", text).findings
+    alone = fix_text("t.py", text, linter("DL201"), unsafe=True, findings=findings, max_passes=1, relint=False)
+    assert (alone.text, [f.code for f in alone.fixed]) == (relinted.text, [f.code for f in relinted.fixed])
+    assert lints == [] and alone.remaining == [] and alone.introduced == []
