@@ -218,3 +218,28 @@ def test_a_loaders_table_shows_only_rules_reported_for_it_or_confirmed_on_it():
                       Result("DL107", "not confirmed", "nothing reported here", loader=1, shown=False)]
     text = ProbeReport("train.py", "completed", "ran", [], [loader], 1.0).render_text()
     assert "DL201" in text and "DL107" not in text
+
+
+def test_a_watch_records_the_root_and_its_descendants_but_not_what_ran_before():
+    import time
+
+    import psutil
+
+    from dllint.probe.processes import ProcessTree
+
+    sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
+    before = subprocess.Popen(sleeper)
+    tree = ProcessTree()
+    root = subprocess.Popen([sys.executable, "-c", f"import subprocess, time; subprocess.Popen({sleeper!r}); time.sleep(30)"])
+    try:
+        deadline = time.monotonic() + 20
+        while not psutil.Process(root.pid).children() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (grandchild,) = psutil.Process(root.pid).children()
+        tree.watch(root.pid)
+        assert {root.pid, grandchild.pid} <= set(tree.seen) and before.pid not in tree.seen
+    finally:
+        for process in [before, root, *psutil.Process(root.pid).children(recursive=True)]:
+            process.kill()
+        for process in (before, root):
+            process.wait()
