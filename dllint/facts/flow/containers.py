@@ -299,7 +299,6 @@ class Containers:
         here = state.loops + self.lookups.enclosing_loops(call, scope)
         return self._container_into_parameter(call, target, param, (index, *rest), state, here)
 
-
     def _entry_splatted(self, call: ast.Call, index: DictKey, state: FlowState, rest: Path) -> list[Use] | None:
         """``f(**args)``: the entry lands in ``f``'s parameter named by its key, for a function
         of this file or each function of one picked from a literal dict (``EPOCHS[kind](**args)``);
