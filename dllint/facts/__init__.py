@@ -483,6 +483,11 @@ class FileFacts:
     def _module_statements(self) -> frozenset[ast.AST]:
         return frozenset(self.tree.body)
 
+    def memo(self, name: str) -> dict[Any, Any]:
+        """The per-file cache a facts module keeps under ``name``, made at its first use: what a
+        question costs is paid once per file, however often the rules ask it."""
+        return self.__dict__.setdefault("_memo_" + name, {})
+
     def contains(self, ancestor: ast.AST, node: ast.AST) -> bool:
         """``node`` is ``ancestor`` or lies inside it (by the parent links of the scope table)."""
         parents = self.scopes.parents

@@ -133,7 +133,7 @@ def _share_instances(a: ast.ClassDef, b: ast.ClassDef, facts: FileFacts) -> bool
 def _lineage(name: str, facts: FileFacts) -> frozenset[str]:
     """``name`` and the names of its ancestors among the file's classes (once per class and file:
     :func:`_share_instances` asks for every class of the file at each store it weighs)."""
-    cache: dict[str, frozenset[str]] = facts.__dict__.setdefault("_class_lineages", {})
+    cache: dict[str, frozenset[str]] = facts.memo("class_lineages")
     known = cache.get(name)
     if known is None:
         known = cache[name] = frozenset(_ancestor_names(name, facts))

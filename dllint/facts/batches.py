@@ -82,7 +82,7 @@ def _bound_values(target: ast.AST, value: ast.expr) -> list[tuple[str, ast.expr]
 def _function_region(facts: FileFacts, function: ast.AST) -> Region:
     """:func:`region_of` of a function's body, built once per function (a summary asks it for
     every parameter)."""
-    table = facts.__dict__.setdefault("_copy_regions", {})
+    table = facts.memo("copy_regions")
     found = table.get(id(function))
     if found is None:
         found = table[id(function)] = region_of(facts, list(function.body))  # type: ignore[attr-defined]
@@ -118,7 +118,7 @@ def parameter_copies(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunc
     """What ``function`` does with a batch handed in as ``name``: its copies to CUDA here or
     in the same-file functions it goes to, and [target, argument] of the calls into other
     modules it goes on to (for the project's summaries)."""
-    memo: dict[tuple[int, str], tuple[Copies, list[list[str]]]] = facts.__dict__.setdefault("_parameter_copies", {})
+    memo: dict[tuple[int, str], tuple[Copies, list[list[str]]]] = facts.memo("parameter_copies")
     key = (id(function), name)
     if key in memo:  # once per function and parameter (a call graph reached many ways, or a cycle)
         return memo[key]

@@ -150,7 +150,7 @@ def base_init_after(facts: FileFacts, cls: ast.ClassDef, init: ast.FunctionDef |
 def _last_base_init(facts: FileFacts, init: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] | None:
     """Where the last call of an ``__init__`` attribute in ``init`` starts (None: none), found
     once per ``__init__`` of the file: asked for each store it holds."""
-    known: dict[ast.AST, tuple[int, int] | None] = facts.__dict__.setdefault("_last_base_init", {})
+    known: dict[ast.AST, tuple[int, int] | None] = facts.memo("last_base_init")
     if init not in known:
         known[init] = max(
             ((node.lineno, node.col_offset) for node in walk(init)

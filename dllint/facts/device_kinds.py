@@ -279,7 +279,7 @@ def _parameter_kind(facts: FileFacts, expr: ast.Name, scope: Scope, depth: int) 
     # Each caller's argument is traced up its own callers: a parameter every function hands on
     # (a project's ``facts``) fans out at every level, so the same question recurs; answered once
     # per depth (the answer depends on the depth left), the work is bounded, the answers the same.
-    memo: dict[tuple[int, str, int], str | None] = facts.__dict__.setdefault("_parameter_kinds", {})
+    memo: dict[tuple[int, str, int], str | None] = facts.memo("parameter_kinds")
     key = (id(function), name, depth)
     if key not in memo:
         memo[key] = _kind_from_calls(facts, expr, function, owner, bindings, depth)

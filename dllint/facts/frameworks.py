@@ -157,7 +157,7 @@ def _lineage(facts: FileFacts, cls: ast.ClassDef) -> Lineage:
     (Python's MRO for single inheritance): same-file classes from the tree, classes of other
     project files from their summaries (read through ``facts.project``, which records them as
     dependencies)."""
-    cache: dict[ast.ClassDef, Lineage] = facts.__dict__.setdefault("_lineages", {})
+    cache: dict[ast.ClassDef, Lineage] = facts.memo("lineages")
     found = cache.get(cls)
     if found is None:
         found = cache[cls] = []
@@ -215,7 +215,7 @@ def _returned_attributes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> li
 def _bound_hooks(facts: FileFacts, cls: ast.ClassDef) -> dict[str, str]:
     """Hook name -> method name, for ``self.<hook> = self.<method>`` (or
     ``functools.partial(self.<method>, ...)``) in a method of ``cls``."""
-    cache: dict[ast.ClassDef, dict[str, str]] = facts.__dict__.setdefault("_bound_hooks", {})
+    cache: dict[ast.ClassDef, dict[str, str]] = facts.memo("bound_hooks")
     known = cache.get(cls)
     if known is not None:
         return known
@@ -276,7 +276,7 @@ def _once_if_fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef, hook: Hook) 
 
 
 def _fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef) -> bool:
-    cache: dict[ast.ClassDef, bool] = facts.__dict__.setdefault("_one_epoch_modules", {})
+    cache: dict[ast.ClassDef, bool] = facts.memo("one_epoch_modules")
     if cls in cache:
         return cache[cls]
     cache[cls] = False

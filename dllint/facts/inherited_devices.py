@@ -41,7 +41,7 @@ def stored_devices(facts: FileFacts, cls: ast.ClassDef, kind_of: KindOf) -> dict
     """``X`` -> the kind of the device ``self.X`` holds, for every attribute the methods of
     ``cls`` store on ``self`` (see the module's docstring)."""
 
-    memo: dict[int, dict[str, str]] = facts.__dict__.setdefault("_stored_devices", {})
+    memo: dict[int, dict[str, str]] = facts.memo("stored_devices")
     if id(cls) in memo:
         return memo[id(cls)]
     found: dict[str, str] = memo.setdefault(id(cls), {})  # (a method reading its own class's store while it is read)
@@ -122,7 +122,7 @@ def _first_store(facts: FileFacts, cls: ast.ClassDef, attribute: str, depth: int
 
     own = stored_devices(facts, cls, kind_of)
     if attribute in own or depth > MAX_DEPTH:
-        stores: dict[ast.ClassDef, dict[str, list[str]]] = facts.__dict__.setdefault("_class_stores", {})  # (asked per attribute read)
+        stores: dict[ast.ClassDef, dict[str, list[str]]] = facts.memo("class_stores")  # (asked per attribute read)
         if cls not in stores:
             stores[cls] = class_stores(cls)
         return _unless_overridden(own.get(attribute), stores[cls], attribute, below)
