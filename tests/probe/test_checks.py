@@ -344,11 +344,20 @@ def test_a_long_verdict_moves_its_reason_into_the_wrapped_evidence():
 
 
 # -- real workers: one script, shared by the assertions below --------------------------------------
+# Its workers open their data in 0.4 s (Opens' 0.1 s did not always clear the spread of three xdist
+# workers on two cores: "inconclusive (spread 83% > gain 70%)" once in a loaded run).
 CPU_BOUND = pooled_dataset() + """
+
+class OpensSlowly(Opens):
+    def __getitem__(self, index):
+        if not self.opened:
+            time.sleep(0.3)
+        return super().__getitem__(index)
+
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
-    restarts = DataLoader(Opens(), batch_size=4, num_workers=2)
+    restarts = DataLoader(OpensSlowly(), batch_size=4, num_workers=2)
     pooled = DataLoader(Pooled(), batch_size=16, num_workers=4)
     for epoch in range(int(sys.argv[2])):
         for batch in restarts:
@@ -379,7 +388,7 @@ class TestMeasured:
         assert probe["verdict"] == "confirmed", (probe, report.script_outcome)
         measurements = probe["measurements"]
         assert measurements["epochs"] == 3 and measurements["batches_per_epoch"] == 4
-        assert measurements["saving_per_epoch_s"] > 0.05  # each worker's 0.1 s open, paid again every epoch
+        assert measurements["saving_per_epoch_s"] > 0.2  # each worker's 0.4 s open, paid again every epoch
         assert measurements["saving_over_run_s"] == pytest.approx(2 * measurements["saving_per_epoch_s"])
         assert measurements["comparison"]["rounds"] >= 1 and len(measurements["load_average"]) == 2
         assert "over 3 epochs" in probe["evidence"] and "fork_stall_s" in measurements  # old keys kept
