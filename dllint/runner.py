@@ -439,7 +439,7 @@ def _run_files(
     if jobs > 1 and len(todo) >= MIN_FILES_FOR_POOL:  # fewer: no pool can start, and screening would read them twice
         _screen_and_share(todo, linter, task, want_fingerprint, jobs, project_root, project, collect, advance, lint_here)
     else:
-        lint_here(todo)
+        lint_here(_screened_in_joined_text(todo, linter, want_fingerprint, project, collect, advance))
 
     if cache is not None:
         if project is not None:
@@ -465,6 +465,29 @@ def _no_collection_at_exit() -> None:
 
         atexit.register(gc.freeze)
         _freezing_at_exit = True
+
+
+def _screened_in_joined_text(
+    todo: list[Item], linter: Linter, want_fingerprint: bool, project: ProjectIndex | None, collect: Done,
+    advance: Callable[[int], None],
+) -> list[Item]:
+    """In one process, the files of ``todo`` to lint, each with what the prefilter found. Where the
+    run lints most of the project's files, they are screened where the joined text holds them
+    (:func:`_joined_spans`): its first cross-file question reads and joins every project file, and
+    a file read for the screen as well was read twice (4,853 reads of 0.3-0.4 s CPU on the
+    benchmark corpus); the files it settles are handed to ``collect``. Otherwise ``todo`` as it is."""
+    joined = _joined_spans(project, todo) if len(todo) >= MIN_FILES_FOR_POOL else None
+    if joined is None:
+        return todo
+    passed: list[Item] = []
+    for index, path, _ in todo:
+        screened = screen(path, linter, want_fingerprint, joined)
+        if isinstance(screened, Screened):
+            passed.append((index, path, screened))
+        else:
+            collect(index, *screened)
+            advance(1)
+    return passed
 
 
 def _screen_and_share(

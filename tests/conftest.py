@@ -65,19 +65,24 @@ def checkout_stays_clean():
 @pytest.fixture
 def relinted(monkeypatch) -> list[str]:
     """The names of the files each later run looks at afresh (not served from the cache: read,
-    screened by the prefilter, linted if it passes); clear it between runs. Counted where the
-    runner takes a file on (``runner.process``), not at the lint call: a file the prefilter
-    settles is never handed to ``lint``, yet it was not served from the cache."""
+    screened by the prefilter, linted if it passes), each once; clear it between runs. Counted
+    where the runner takes a file on (``runner.screen``, ``runner.process``), not at the lint
+    call: a file the prefilter settles is never handed to ``lint``, yet it was not served from
+    the cache."""
     from dllint import runner
 
     linted: list[str] = []
-    original = runner.process
 
-    def spy(path, *args, **kwargs):
-        linted.append(Path(path).name)
-        return original(path, *args, **kwargs)
+    def spy_on(original):
+        def spy(path, *args, **kwargs):
+            if Path(path).name not in linted:
+                linted.append(Path(path).name)
+            return original(path, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "process", spy)
+        return spy
+
+    monkeypatch.setattr(runner, "screen", spy_on(runner.screen))
+    monkeypatch.setattr(runner, "process", spy_on(runner.process))
     return linted
 
 

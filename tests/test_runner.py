@@ -391,10 +391,12 @@ def test_the_dllint_program_leaves_the_collector_off_to_its_exit_and_a_caller_ge
     assert result.exit_code == 0 and gc.isenabled()
 
 
-def test_the_screen_takes_the_bytes_the_joined_text_read(tmp_path, monkeypatch):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_screen_takes_the_bytes_the_joined_text_read(tmp_path, monkeypatch, jobs):
     """A run over most of a project's files joins their text first (what its cross-file
     questions search) and screens each file from it: a file is read once, not for the screen
-    and again for the join; the findings and the fingerprints kept are those of reading each file."""
+    and again for the join; the findings and the fingerprints kept are those of reading each file.
+    In one process too (``--jobs 1``): it read every file, then the join read them all again."""
     from dllint.project.search import TextIndex
 
     (tmp_path / "pyproject.toml").write_text("")
@@ -415,10 +417,10 @@ def test_the_screen_takes_the_bytes_the_joined_text_read(tmp_path, monkeypatch):
     real_read = runner.read_file
     monkeypatch.setattr(runner, "read_file", lambda path, *rest: read.append(os.path.basename(path)) or real_read(path, *rest))
     cache = Cache(tmp_path / "cache", SETTINGS, codes)
-    assert as_rows(runner.run_files(paths, SETTINGS, jobs=2, cache=cache, project_root=str(tmp_path))) == reference
+    assert as_rows(runner.run_files(paths, SETTINGS, jobs=jobs, cache=cache, project_root=str(tmp_path))) == reference
     assert len(joins) == 1 and read == ["data.py"]  # read again by its lint only (the one the screen lets through)
     warm = Cache(tmp_path / "cache", SETTINGS, codes)
-    assert as_rows(runner.run_files(paths, SETTINGS, jobs=2, cache=warm, project_root=str(tmp_path))) == reference
+    assert as_rows(runner.run_files(paths, SETTINGS, jobs=jobs, cache=warm, project_root=str(tmp_path))) == reference
     assert warm.stats.hits == len(paths) and len(joins) == 1  # a warm run screens nothing: no join either
 
 
