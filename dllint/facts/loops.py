@@ -105,13 +105,15 @@ class LoopAnalysis:
         return None
 
     # -- names that refer to the loader and its dataset ----------------------------
-    def loader_names(self, loader: LoaderCall, use: Use, scope: Scope) -> set[str]:
+    def loader_names(self, loader: LoaderCall, use: Use, scope: Scope, may: bool = False) -> set[str]:
         """Names that hold this loader inside ``scope``: bound to it there, or the name the
-        iterating ``for`` reads when that ``for`` runs in ``scope`` (a parameter)."""
+        iterating ``for`` reads when that ``for`` runs in ``scope`` (a parameter). With ``may``,
+        also names that hold it by one of their bindings (``loader`` rebuilt in the epoch loop)."""
+        refers = self.may_refer_to if may else self.refers_to
         names = {
             name
             for name in self._possible_names(loader.node)
-            if self._is_visible(name, scope) and self.refers_to(name, scope, loader.node)
+            if self._is_visible(name, scope) and refers(name, scope, loader.node)
         }
         if isinstance(use.node, (ast.For, ast.AsyncFor)) and self.facts.scopes.scope_of(use.node) is scope:
             inner = unwrap_iterable(self.facts, use.node.iter)
@@ -179,6 +181,23 @@ class LoopAnalysis:
             name = value.id
         return False
 
+    def may_refer_to(self, name: str, scope: Scope, target: ast.AST) -> bool:
+        """One of the bindings of ``name`` (seen from ``scope``) leads, through names, to ``target``."""
+        frontier = [(name, scope)]
+        for _ in range(8):  # as deep as refers_to follows
+            following = []
+            for each, where in frontier:
+                found = self.facts.scopes.lookup(each, where)
+                for binding in found[1] if found is not None else ():
+                    if binding.value is target:
+                        return True
+                    if isinstance(binding.value, ast.Name):
+                        following.append((binding.value.id, found[0]))  # type: ignore[index]  # (found is set here)
+            if not following:
+                break
+            frontier = following
+        return False
+
     # -- dataset mutations --------------------------------------------------------
     def dataset_mutations(self, loader: LoaderCall, unknown: bool = False) -> list[ast.AST]:
         """Statements/calls inside the loops that re-iterate ``loader`` which change its dataset
@@ -201,7 +220,7 @@ class LoopAnalysis:
                     continue  # a loop elsewhere: its body is not in this file
                 seen.add(id(loop))
                 scope = self.facts.scopes.scope_of(loop)
-                loaders = self.loader_names(loader, use, scope)
+                loaders = self.loader_names(loader, use, scope, may=unknown)
                 datasets = self._dataset_bindings(dataset_arg, scope)
                 for node in loop_body_nodes(loop):
                     if self._mutates(node, loaders, datasets, dataset_class, unknown) and node not in found:
@@ -211,7 +230,7 @@ class LoopAnalysis:
                 if function is not None and id(function) not in seen:
                     seen.add(id(function))
                     scope = self.facts.scopes.scopes[function]
-                    loaders = self.loader_names(loader, use, scope) | self._received_as(loader, use, function, unknown)
+                    loaders = self.loader_names(loader, use, scope, may=unknown) | self._received_as(loader, use, function, unknown)
                     for node in walk_body(function):
                         if self._mutates(node, loaders, set(), dataset_class, unknown) and node not in found:
                             found.append(node)
@@ -230,7 +249,7 @@ class LoopAnalysis:
         where = self.facts.scopes.scope_of(call)
         if self.facts.usage.same_file_function(call.func, where) is not function:
             return set()
-        held = self.loader_names(loader, use, where)
+        held = self.loader_names(loader, use, where, may=unknown)
         passed = [(None, i, a) for i, a in enumerate(call.args)] + [(k.arg, None, k.value) for k in call.keywords if k.arg]
         found = {
             parameter_for(function, keyword, index, isinstance(call.func, ast.Attribute))

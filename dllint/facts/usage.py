@@ -34,6 +34,7 @@ from dllint.facts.flow.returns import Returns
 from dllint.facts.flow.stores import Stores
 from dllint.facts.flow.syntax import position_of
 from dllint.facts.frameworks import callback_result
+from dllint.facts.loops import loaded_names, names_bound_in_loop
 from dllint.facts.scopes import Scope
 
 if TYPE_CHECKING:
@@ -109,7 +110,44 @@ class UsageAnalysis:
         return self.containers.uses_of_element(call, index, FlowState.start(scope), rest)
 
     def construction_loops(self, node: ast.AST) -> tuple[ast.AST, ...]:
-        return self.lookups.enclosing_loops(node, self.facts.scopes.scope_of(node))
+        """The loops each of whose passes builds the loader at ``node`` anew, outermost first: those
+        around it up to the first ``if`` around it whose other branch builds no loader, where the
+        loader is iterated outside that ``if`` too. A loop above it whose passes change the test
+        keeps the loader it has on the passes that skip the construction and iterates it again (``if
+        epoch == unfreeze: loader = DataLoader(...)``, then ``for batch in loader``). Branches that
+        each build one (``if epoch < warmup: ... else: ...``) build one every pass, as does an ``if``
+        whose test no pass changes (``if do_semi:``)."""
+        loops = self.lookups.enclosing_loops(node, self.facts.scopes.scope_of(node))
+        guard = self._skippable_guard(node) if loops else None
+        if guard is None:
+            return loops
+        tested = loaded_names(guard.test)  # a test no pass of a loop changes (`if do_semi:`) takes one branch on all of them
+        return tuple(loop for loop in loops if self._within(loop, guard) or not tested & names_bound_in_loop(loop))
+
+    def _skippable_guard(self, node: ast.AST) -> ast.If | None:
+        """The innermost ``if`` around the construction at ``node`` (in its function) whose other
+        branch builds no loader, with an iteration of the loader outside it."""
+        parents = self.facts.scopes.parents
+        loader = next((call for call in self.facts.loader_calls if call.node is node), None)
+        if loader is None:
+            return None
+        builders = {id(call.node) for call in self.facts.loader_calls}
+        child, above = node, parents.get(node)
+        while above is not None and not isinstance(above, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+            if isinstance(above, ast.If) and child is not above.test:
+                branch = above.orelse if any(child is n for n in above.body) else above.body
+                if not any(id(n) in builders for part in branch for n in ast.walk(part)):
+                    iterated = [use.via[0] if use.via else use.node for use in self.loader_uses(loader) if use.kind is Move.ITERATE]
+                    return above if any(not self._within(place, above) for place in iterated) else None
+            child, above = above, parents.get(above)
+        return None
+
+    def _within(self, node: ast.AST, ancestor: ast.AST) -> bool:
+        parents = self.facts.scopes.parents
+        above = parents.get(node)
+        while above is not None and above is not ancestor:
+            above = parents.get(above)
+        return above is ancestor
 
     # -- the file's lookups, as other facts and rules ask them (flow/lookups.py) --------
     def enclosing_loops(self, node: ast.AST, scope: Scope) -> tuple[ast.AST, ...]:
