@@ -22,6 +22,9 @@ class LoaderInLoop(Rule):
     built by a function that the loop calls, in this file or another module, directly or
     through functions that return it (`load_data()` returning what `load_testing()` built),
     counts the same when each call makes one pass over it; it is reported where it is built.
+    A loader built under an `if` that some passes skip (`if epoch == unfreeze_epoch:`) and
+    iterated outside it is built on those passes only: the others iterate the loader they
+    have again (DL201's).
 
     ## Why is this bad?
     Every pass builds a new loader, so every pass starts all its worker processes again
