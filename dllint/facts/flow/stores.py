@@ -49,7 +49,7 @@ class Stores:
             # (train/val hooks keep the escape: Lightning calls set_epoch on their samplers, DL301)
         for hook in inherited:
             uses.append(hook_iterates(hook, expr, here, via))
-        built = self._constructed_by(via)
+        built = self._constructed_by(via) or self._set_on_instance(via, cls, state.scope)
         instance = built if built is not None else self._only_construction(cls, target.attr, state.scope)
         for node in loads:
             uses += self._read_back(node, instance, state.marked(key), fresh=built is None)
@@ -108,6 +108,27 @@ class Stores:
         if via and self.lookups.same_file_init(via[-1].func, self.facts.scopes.scope_of(via[-1])) is not None:
             return via[-1]
         return None
+
+    def _set_on_instance(self, via: Via, cls: ast.ClassDef, scope: Scope) -> ast.Call | None:
+        """The construction of the one instance a setter stores the value on: ``trainer =
+        Trainer()``, then ``trainer.set_loader(loader)`` (``scope``: the setter, a method of
+        ``cls`` that stores it): calls of a method on that instance repeat the method's reads,
+        as for a value handed to its constructor (TorchSSL's ``set_data_loader``)."""
+        method = scope.node
+        call = via[-1] if via else None
+        if call is None or not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == method.name and isinstance(func.value, ast.Name)):
+            return None
+        found = self.facts.scopes.single_value(func.value.id, self.facts.scopes.scope_of(call))
+        made = found[1].value if found is not None else None
+        if not (isinstance(made, ast.Call) and isinstance(made.func, ast.Name)):
+            return None
+        named = self.facts.scopes.lookup(made.func.id, found[0])  # type: ignore[index]  # (found is set here)
+        if not named or len(named[1]) != 1 or named[1][0].node is not cls:
+            return None
+        return made
 
     def _read_back(self, node: ast.Attribute, built: ast.Call | None, state: FlowState, fresh: bool = False) -> list[Use]:
         """The uses of one read of ``self.X``, under the loops that run its method: a loop of
