@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterator
 
+from dllint.facts.flow.effects import one_batch_draw
 from dllint.facts.imports import dotted_name
 from dllint.findings import Finding
 from dllint.rules import Rule
@@ -27,8 +28,8 @@ class SynchronousLoading(Rule):
     images, a few workers usually multiply throughput. This is TorchFix's TOR401, narrowed
     to loaders that are iterated repeatedly in the same file. In-memory `TensorDataset`s
     are left alone: workers only add inter-process copies there; so are loaders that only
-    give one batch per `next(iter(loader))` (a sample for logging), where workers would
-    start again for every draw (DL205).
+    give one batch per `next(iter(loader))` (a sample for logging, here or in a helper of
+    another module), where workers would start again for every draw (DL205).
 
     ## Example
     ```python
@@ -84,21 +85,11 @@ class SynchronousLoading(Rule):
                 continue  # a DataLoader subclass may choose its own workers
             if self._in_memory(facts, loader):
                 continue
-            if not any(facts.loops.epoch_loops(use) and not self._one_batch_draw(facts, use) for use in facts.loops.iterations(loader)):
+            if not any(facts.loops.epoch_loops(use) and not one_batch_draw(facts, use) for use in facts.loops.iterations(loader)):
                 continue
             arg = loader.argument("num_workers")
             node = arg.node if arg is not None and not arg.from_splat else loader.node
             yield self.report(facts, node)
-
-    @staticmethod
-    def _one_batch_draw(facts, use) -> bool:
-        """``next(iter(loader))``: one batch per call (a sample for logging); workers would
-        start for every draw (DL205), so asking for them makes it worse."""
-        call = use.node
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "iter"):
-            return False
-        parent = facts.scopes.parents.get(call)
-        return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "next"
 
     @staticmethod
     def _in_memory(facts, loader) -> bool:

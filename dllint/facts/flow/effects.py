@@ -82,6 +82,7 @@ def _iterated(effects: Effects, use: Use, repeated: bool, facts: FileFacts | Non
 
     evaluation = facts is not None and facts.training.evaluation_pass(use)
     effects.evaluation = evaluation and (effects.evaluation or not effects.iterations)
+    effects.draws = facts is not None and one_batch_draw(facts, use) and (effects.draws or not effects.iterations)
     effects.iterations = min(2, effects.iterations + 1)
     effects.per_epoch |= repeated
     copies = batch_cuda_copies(facts, use) if facts is not None else []
@@ -97,6 +98,18 @@ def _iterated(effects: Effects, use: Use, repeated: bool, facts: FileFacts | Non
         effects.inherited += [b for b in pending_bases(facts, use.node) if b not in effects.inherited]
     if repeated and facts is not None:
         effects.dataset_changes += [c for c in _dataset_changes(use) if c not in effects.dataset_changes]
+
+
+def one_batch_draw(facts: FileFacts, use: Use) -> bool:
+    """``next(iter(loader))``: one batch per pass (a sample for logging), here or in every pass
+    another file makes (a ``peek(loader)`` helper of another module)."""
+    call = use.node
+    if use.draws:
+        return True
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "iter"):
+        return False
+    parent = facts.scopes.parents.get(call)
+    return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "next"
 
 
 def _dataset_changes(use: Use) -> list[str]:

@@ -92,6 +92,8 @@ class Use(NamedTuple):
     rebuilt: str = ""
     # How.ELSEWHERE: every pass the other file makes is an evaluation pass (Effects.evaluation)
     evaluation: bool = False
+    # How.ELSEWHERE: every pass the other file makes draws one batch (Effects.draws)
+    draws: bool = False
     # Made by a file that imports the module-level name the value is bound to ("file:line";
     # Names._importers_uses): after this module ran, so no statement of it starts the pass.
     importer: str = ""
@@ -273,7 +275,8 @@ def uses_from(effects: Effects, node: ast.AST, expr: ast.AST, here: Loops, via: 
     if effects.iterations:
         repeated = effects.per_epoch or effects.iterations > 1
         marker: Loops = (RemoteLoop(where, dataset_changes=tuple(effects.dataset_changes)),) if repeated else ()
-        uses.append(Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE, copies=effects.cuda_copy, evaluation=effects.evaluation))
+        uses.append(Use(Move.ITERATE, node, here + marker, via, How.ELSEWHERE, copies=effects.cuda_copy,
+                        evaluation=effects.evaluation, draws=effects.draws))
     if effects.stores:
         uses.append(Use(Move.ESCAPE, expr, here, via, How.UNCLAIMED))
     if effects.unknown:

@@ -55,11 +55,13 @@ class Effects:
     # loop over (facts/inherited_loops.py: resolved where the project answers)
     inherited: list[list[Any]] = field(default_factory=list)
     evaluation: bool = False  # every pass is an evaluation pass (no gradients, no step): its order does not matter (DL301)
+    draws: bool = False  # every pass draws one batch (``next(iter(loader))``): a sample, not an epoch (DL203)
 
     def merge(self, other: Effects, repeated: bool = False) -> None:
         """Add what ``other`` does (``repeated``: it runs once per pass of a loop here)."""
         if other.iterations:
             self.evaluation = other.evaluation and (self.evaluation or not self.iterations)
+            self.draws = other.draws and (self.draws or not self.iterations)
         self.iterations = min(2, self.iterations + other.iterations)
         self.per_epoch |= other.per_epoch or repeated and other.iterations > 0
         self.stores |= other.stores
