@@ -1,6 +1,6 @@
 """Run dllint over the training code of real PyTorch projects and count findings per rule.
 
-Ten sets of sources, all pinned (see REAL_WORLD.md for the judgments):
+Twelve sets of sources, all pinned (see REAL_WORLD.md for the judgments):
 
 - ``first``: four PyPI packages (the first audit): sdists/wheels from ``pip download --no-deps``.
 - ``second``: public training code bases: GitHub repositories at a pinned commit and PyPI
@@ -22,6 +22,8 @@ Ten sets of sources, all pinned (see REAL_WORLD.md for the judgments):
   so that nine of the sixteen are course, tutorial, template or recipe code), each judged untuned.
 - ``eleventh``: eighteen more, judged one by one after the tenth was tuned on (twelve course, tutorial or
   book repositories, six recipes), each before any change made for it.
+- ``twelfth``: five recipe code bases (detection, ViT fine-tuning, semi-supervised learning, segmentation,
+  Lightning), judged and read for misses on main as it was (``397a9e7``), before any change made for them.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -44,6 +46,7 @@ counts per rule and per source are printed, and ``--json FILE`` keeps every find
     python benchmarks/real_world.py --set ninth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set tenth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set eleventh --mirror-root /work/.mirror --once --judge
+    python benchmarks/real_world.py --set twelfth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
         --dir /tmp/rw --json /tmp/rw/findings.json
 """
@@ -449,6 +452,20 @@ ELEVENTH = (
          "recipe: mixup on CIFAR-10, one module-level script", configs=True),
 )
 
+# Judged on main at 397a9e7, before any change made for them (REAL_WORLD.md, "Twelfth set").
+TWELFTH = (
+    Repo("bubbliiiing/yolov4-pytorch", "9571c250a3e26946eabc39398320fba8a045a90b",
+         "recipe: YOLOv4 training, loaders rebuilt once at the unfreeze epoch", configs=True),
+    Repo("jeonsworld/ViT-pytorch", "460a162767de1722a014ed2261463dbbc01196b6",
+         "recipe: ViT fine-tuning, a loader factory module, DDP", configs=True),
+    Repo("TorchSSL/TorchSSL", "f26e1d42967cec7f7c8a00c2e7ff9219d8ab7c92",
+         "recipes: 13 semi-supervised algorithms, one loader factory, loaders in a dict stored by a setter", configs=True),
+    Repo("LeeJunHyun/Image_Segmentation", "5e9da9395c52b119d55dfc6532c34ac0e88f446e",
+         "recipe: U-Net variants, a solver class storing the loaders", configs=True),
+    Repo("omihub777/ViT-CIFAR", "ab9043ea44cfe8311d30295fc0e0467d676187f1",
+         "recipe: ViT on CIFAR with Lightning", configs=True),
+)
+
 WANTED = (".py", ".ipynb")
 CONFIGS = (".yaml", ".yml")
 OFF_BY_DEFAULT = frozenset({"DL203"})
@@ -693,7 +710,7 @@ def print_table(counts: dict[str, collections.Counter], recall_known: bool) -> N
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "both", "all"), default="both", help="which sources (both: first and second)"
+        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth", "both", "all"), default="both", help="which sources (both: first and second)"
     )
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
@@ -741,8 +758,9 @@ def main() -> int:
             "ninth": NINTH,
             "tenth": TENTH,
             "eleventh": ELEVENTH,
+            "twelfth": TWELFTH,
             "both": SECOND,
-            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH + NINTH + TENTH + ELEVENTH,
+            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH + NINTH + TENTH + ELEVENTH + TWELFTH,
         }
         if args.set in sets:
             for source in sets[args.set]:

@@ -3800,6 +3800,36 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
             ("PacktPublishing+Deep-Learning-with-PyTorch-Lightning", f"{nb}.ipynb:cell {cells[3]}:12", "DL206", T, "", "the test loader, same copies"),
         )
     ),
+    # === the twelfth set: five recipe code bases judged on main at 397a9e7, before any change made for them (misses in
+    # MISSES, R4 and R5). aladdinpersson/Machine-Learning-Collection was judged too but is not in the set (its snapshot is
+    # over the fetch limit: real_world.py cannot reproduce it): REAL_WORLD.md, "Twelfth set", and shapes R3, R6.
+    # --- bubbliiiing/yolov4-pytorch: gen/gen_val are rebuilt once, under `if epoch >= Freeze_Epoch and not UnFreeze_flag:`
+    # (train.py:546/549), and iterated through utils/utils_fit.fit_one_epoch every epoch. Judged false untuned (R1); gone
+    # after cf2ff9a (a name that may hold either loader counts for the dataset state its workers read).
+    ("bubbliiiing+yolov4-pytorch", "train.py:494", "DL201", F, "R1",
+     "every epoch sets `gen.dataset.epoch_now = epoch` (:555) and YoloDataset.__getitem__ reads self.epoch_now "
+     "(utils/dataloader.py:40, mosaic only in the early epochs): persistent workers would keep the first epoch's value; "
+     "DL201's silence clause, missed because `gen` may hold the loader rebuilt at the unfreeze epoch (:546)"),
+    ("bubbliiiing+yolov4-pytorch", "train.py:497", "DL201", F, "R1",
+     "gen_val, the same: `gen_val.dataset.epoch_now = epoch` (:556), rebuilt at :549"),
+    # --- jeonsworld/ViT-pytorch: utils/data_utils.get_loader, train.py's `while True` passes until t_total steps
+    ("jeonsworld+ViT-pytorch", "utils/data_utils.py:49", "DL301", T, "",
+     "DistributedSampler(trainset) (shuffle by default) under --local_rank != -1, re-iterated by train.py's `while True` "
+     "loop (:186-188); no set_epoch anywhere: every pass repeats the first order"),
+    ("jeonsworld+ViT-pytorch", "utils/data_utils.py:51", "DL201", T, "",
+     "train_loader (num_workers=4), a new pass every time the `while True` loop comes round (train.py:188)"),
+    ("jeonsworld+ViT-pytorch", "utils/data_utils.py:56", "DL201", T, "",
+     "test_loader (4 workers), valid() every eval_every steps (train.py:224)"),
+    # --- LeeJunHyun/Image_Segmentation: get_loader's loaders stored on Solver (solver.py), iterated every epoch
+    ("LeeJunHyun+Image_Segmentation", "data_loader.py:101", "DL201", T, "",
+     "num_workers=config.num_workers (--num_workers default 8, main.py:80); Solver.train iterates train_loader and "
+     "valid_loader every epoch (solver.py:126, :140, :205)"),
+    ("LeeJunHyun+Image_Segmentation", "data_loader.py:101", "DL206", T, "",
+     "8 workers, no pin_memory; images.to(self.device) (solver.py:143), self.device cuda when available (:50)"),
+    # --- omihub777/ViT-CIFAR: module-level loaders, trainer.fit under the main guard
+    ("omihub777+ViT-CIFAR", "main.py:62", "DL201", T, "",
+     "train_dl, num_workers = 4*gpus or 8 (:53); trainer.fit(max_epochs=args.max_epochs, 200 by default) (:151)"),
+    ("omihub777+ViT-CIFAR", "main.py:63", "DL201", T, "", "test_dl, the same workers, validated every epoch of the fit"),
 )
 
 # The fifth set's sources (real_world.py's FIFTH, by key).
@@ -3866,6 +3896,12 @@ ELEVENTH_SOURCES = (
     "weiaicunzai+pytorch-cifar100", "bentrevett+pytorch-image-classification", "facebookresearch+mixup-cifar10",
 )
 
+# The twelfth set's sources (real_world.py's TWELFTH, by key): judged on main at 397a9e7, before any change for them.
+TWELFTH_SOURCES = (
+    "bubbliiiing+yolov4-pytorch", "jeonsworld+ViT-pytorch", "TorchSSL+TorchSSL", "LeeJunHyun+Image_Segmentation",
+    "omihub777+ViT-CIFAR",
+)
+
 # Sources whose entry points were read for misses (the fourth set, all of it: a source with no finding
 # and no miss is in here too, so that a finding it gains later is listed as unjudged).
 MISS_AUDITED = frozenset(
@@ -3889,6 +3925,8 @@ MISS_AUDITED = frozenset(
         *TENTH_SOURCES,
         # the eleventh set, likewise
         *ELEVENTH_SOURCES,
+        # the twelfth set, likewise
+        *TWELFTH_SOURCES,
     }
 )
 
@@ -4409,6 +4447,21 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
     # from a literal dict of the module's own epoch functions, each iterating its `train_loader` (1 worker under CUDA)
     ("metehancekic+pytorch-tutorials", "read_datasets.py:88", "DL201", "P3", "mnist() train loader, re-iterated every epoch through epoch_dictionary"),
     ("metehancekic+pytorch-tutorials", "read_datasets.py:113", "DL201", "P3", "the fashion arm's train loader, same"),
+    # --- the twelfth set: TorchSSL/TorchSSL (main at 397a9e7). Each algorithm's entry script (fixmatch.py, flexmatch.py,
+    # ...) builds datasets/data_utils.get_data_loader's loaders into `loader_dict` and hands the dict to
+    # `model.set_data_loader(loader_dict)` (a setter of the algorithm's class in models/<name>/<name>.py, which stores it
+    # as self.loader_dict); train() iterates self.loader_dict['train_lb'/'train_ulb'] and evaluate() (called every
+    # num_eval_iter steps of the training loop) self.loader_dict['eval']. Two blockers, each enough alone: the dict stored by
+    # another module's setter (R4), and `model` rebound to `torch.nn.parallel.DistributedDataParallel(model)` before the
+    # setter call (fixmatch.py:168, under --distributed without --gpu) (R5: an outside wrapper is unknown, silent by design).
+    ("TorchSSL+TorchSSL", "datasets/data_utils.py:110", "DL201", "R4",
+     "the eval loader (args.num_workers, 1 by default; no sampler, so this branch), evaluate() inside the training "
+     "loop of every model class (models/fixmatch/fixmatch.py:200-201): a new pass every num_eval_iter steps (R5 too)"),
+    ("TorchSSL+TorchSSL", "datasets/data_utils.py:110", "DL206", "R4",
+     "pin_memory=False (the factory's default); evaluate() copies x.cuda(args.gpu) (models/fixmatch/fixmatch.py:244) (R5 too)"),
+    ("TorchSSL+TorchSSL", "datasets/data_utils.py:143", "DL206", "R4",
+     "the train loaders (train_lb, args.num_workers; train_ulb, 4x), pin_memory=False; train() copies x_lb, x_ulb_w, "
+     "x_ulb_s and y_lb .cuda(args.gpu) (models/fixmatch/fixmatch.py:134-135) (R5 too)"),
 )
 
 
