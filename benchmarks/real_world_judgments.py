@@ -1718,6 +1718,9 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
     ("rasbt+machine-learning-book", "ch13/ch13_part3_lightning.py:184", "DL201", T, "",
      "train_dataloader hook, num_workers=4: Lightning re-iterates it every epoch"),
     ("rasbt+machine-learning-book", "ch13/ch13_part3_lightning.py:187", "DL201", T, "", "val_dataloader hook, every epoch"),
+    # new with the twelfth set's R6 (DL101 follows a module-level trainer.fit to the DataModule's hooks)
+    ("rasbt+machine-learning-book", "ch13/ch13_part3_lightning.py:212", "DL101", T, "",
+     "module-level trainer.fit(model=..., datamodule=mnist_dm), no main guard: the hooks' loaders have 4 workers (:184, :187)"),
     ("rasbt+machine-learning-book", "ch13/ch13_part3_lightning.ipynb:32", "DL201", T, "", "the notebook copy: train_dataloader hook"),
     ("rasbt+machine-learning-book", "ch13/ch13_part3_lightning.ipynb:35", "DL201", T, "", "the notebook copy: val_dataloader hook"),
     ("rasbt+machine-learning-book", "ch16/bonus-distilbert-lightning-trainer/distilbert_finetuning-full.ipynb:cell 36:1", "DL106", F,
@@ -1881,6 +1884,9 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      'train_dataloader hook, cpu_count/2 workers, trainer.fit'),
     ('Lightning-AI+tutorials', 'lightning_examples/basic-gan/gan.py:71', 'DL201', T, '',
      'val_dataloader hook, validated every epoch'),
+    # new with the twelfth set's R6 (DL101 follows a module-level trainer.fit to the DataModule's hooks)
+    ('Lightning-AI+tutorials', 'lightning_examples/basic-gan/gan.py:264', 'DL101', T, '',
+     'module-level trainer.fit(model, dm), no main guard: the hooks build loaders of NUM_WORKERS = cpu_count()/2 (:16, :67)'),
     ('Lightning-AI+tutorials', 'lightning_examples/cifar10-baseline/baseline.py:89', 'DL201', T, '',
      'cpu_count/2 workers, trainer.fit (two models)'),
     ('Lightning-AI+tutorials', 'lightning_examples/cifar10-baseline/baseline.py:90', 'DL201', T, '',

@@ -4,6 +4,8 @@ import ast
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts import is_main_guard
+from dllint.facts.frameworks import hook_of
+from dllint.facts.imports import dotted_name
 from dllint.findings import Finding, Fix, WrapInMainGuard
 from dllint.rules import Rule
 
@@ -15,11 +17,13 @@ class MissingMainGuard(Rule):
     """
     ## What it does
     Checks for module-level code that starts worker processes outside an
-    `if __name__ == "__main__":` block: iterating a multi-worker loader (directly or through
-    a function of the same file), `torch.multiprocessing.spawn`, `Process(...).start()`, or
-    `Pool(...)`. Reported once, at the first such statement. An `if` that calls the file's own
-    predicate returning `__name__ == "__main__"` (`def is_main(): return __name__ == "__main__"`)
-    is a main guard too.
+    `if __name__ == "__main__":` block: iterating a multi-worker loader (directly, through
+    a function of the same file, or by a trainer's `fit`, `validate`, `test` or `predict`
+    handed an instance of the class whose Lightning hook returns the loader),
+    `torch.multiprocessing.spawn`, `Process(...).start()`, or `Pool(...)`. Reported once, at
+    the first such statement. An `if` that calls the file's own predicate returning
+    `__name__ == "__main__"` (`def is_main(): return __name__ == "__main__"`) is a main guard
+    too.
 
     ## Why is this bad?
     Under `spawn` and `forkserver` (Windows, macOS, and Linux from Python 3.14) each worker
@@ -94,7 +98,7 @@ class MissingMainGuard(Rule):
             if loader.may_start_workers:
                 for use in facts.usage.loader_uses(loader):
                     if use.iterates and not use.importer:  # (an importer's pass runs in its file)
-                        found = module_triggers(facts, use.node, use.via)
+                        found = module_triggers(facts, use.node, use.via) or framework_triggers(facts, use.node)
                         for statement in found:
                             options.setdefault(id(statement), loader.when_workers())
                         triggers += found
@@ -157,6 +161,59 @@ def _returns_main_guard_test(function: ast.FunctionDef) -> bool:
         return False
     value = body[0].value
     return value is not None and is_main_guard(ast.If(test=value, body=[], orelse=[]))
+
+
+# The Lightning hooks, and the trainer's methods that call each (iterating the loader it returns).
+HOOK_CALLERS = {
+    "train_dataloader": ("fit",),
+    "val_dataloader": ("fit", "validate"),
+    "test_dataloader": ("test",),
+    "predict_dataloader": ("predict",),
+}
+
+
+def framework_triggers(facts: FileFacts, node: ast.AST) -> list[ast.stmt]:
+    """Module-level statements that hand an instance of the class whose framework hook returns
+    the loader at ``node`` to a trainer's method that calls the hook: ``trainer.fit(model,
+    MnistDataModule())`` at module level iterates what ``train_dataloader()`` returns."""
+    function = facts.scopes.enclosing_function(node)
+    cls = facts.scopes.parents.get(function) if function is not None else None
+    hook = hook_of(facts, function) if isinstance(cls, ast.ClassDef) and function is not None else None
+    callers = HOOK_CALLERS.get(hook.name, ()) if hook is not None else ()
+    if not callers:
+        return []
+    found = []
+    for statement in facts.tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for call in ast.walk(statement):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in callers \
+                    and _trainer(facts, call.func.value) and _hands_an_instance(facts, call, cls):  # type: ignore[arg-type]
+                found.append(statement)
+                break
+    return found
+
+
+def _trainer(facts: FileFacts, receiver: ast.expr) -> bool:
+    """``trainer``, ``pl.Trainer(...)``, or a module-level name bound once to a ``Trainer(...)``."""
+    names = [dotted_name(receiver) or ""]
+    value = facts.scopes.single_value(receiver.id, facts.scopes.scope_of(receiver)) if isinstance(receiver, ast.Name) else None
+    made = value[1].value if value is not None else receiver
+    if isinstance(made, ast.Call):
+        names.append(dotted_name(made.func) or "")
+    return any("trainer" in name.lower() for name in names)
+
+
+def _hands_an_instance(facts: FileFacts, call: ast.Call, cls: ast.ClassDef) -> bool:
+    """An argument of ``call`` is ``cls(...)``, or a name bound once to one."""
+    for argument in (*call.args, *(keyword.value for keyword in call.keywords)):
+        value = facts.scopes.single_value(argument.id, facts.scopes.scope_of(argument)) if isinstance(argument, ast.Name) else None
+        made = value[1].value if value is not None else argument
+        if isinstance(made, ast.Call):
+            named = facts.classes.get(facts.qualname(made.func) or dotted_name(made.func) or "")
+            if named is not None and named.node is cls:
+                return True
+    return False
 
 
 def module_triggers(facts: FileFacts, node: ast.AST, via: tuple[ast.Call, ...] = ()) -> list[ast.stmt]:
