@@ -131,7 +131,9 @@ COSTS = """
 
 @pytest.fixture(scope="module")
 def input_bound(tmp_path_factory):
-    script = write_script(tmp_path_factory.mktemp("input"), COSTS.format(load=0.02, batch=1, step=0.002))
+    # 50 ms of storage a batch: a loaded machine's wake-up delays (a few ms a sleep) stay small beside it, so the
+    # decision run's gain from workers (about half the epoch) clears its spread (at 20 ms it did not, once in CI)
+    script = write_script(tmp_path_factory.mktemp("input"), COSTS.format(load=0.05, batch=1, step=0.005))
     return script, probe(script, sweep_limit=2)
 
 
@@ -151,8 +153,8 @@ class TestKnownCosts:
     def test_the_data_wait_of_an_input_bound_step_is_within_30_percent(self, input_bound):
         _, report = input_bound
         step = report.loaders[0].step
-        assert near(step["data_wait_s"], 0.020), step
-        assert near(step["step_s"], 0.022), step
+        assert near(step["data_wait_s"], 0.050), step
+        assert near(step["step_s"], 0.055), step
         assert step["data_wait_fraction"] > 0.5
 
     def test_the_data_wait_of_a_step_bound_step_is_within_30_percent(self, step_bound):
