@@ -22,6 +22,7 @@ from dllint.facts.imports import dotted_name
 from dllint.knowledge.frameworks import (
     CALLS,
     FIT_MODULES,
+    HOOK_CALLERS,
     HIGHER_ORDER,
     HOOKS,
     LIGHTNING_BASES,
@@ -43,7 +44,7 @@ def framework_call(facts: FileFacts, call: ast.Call, keyword: str | None, index:
         return Passing.SAME
     if not isinstance(func, ast.Attribute):
         return None
-    constructor = _constructor(facts, func.value, scope)
+    constructor = constructor_of(facts, func.value, scope)
     receiver = (dotted_name(func.value) or "").lower()
     if constructor is not None:
         receiver += " " + (dotted_name(constructor.func) or "").lower()
@@ -59,8 +60,8 @@ def framework_call(facts: FileFacts, call: ast.Call, keyword: str | None, index:
     return None
 
 
-def _constructor(facts: FileFacts, expr: ast.expr, scope: Scope) -> ast.Call | None:
-    """The call that built the receiver: ``Trainer(...).fit``, or a name bound once to a call."""
+def constructor_of(facts: FileFacts, expr: ast.expr, scope: Scope) -> ast.Call | None:
+    """The call that built ``expr``'s value: ``Trainer(...).fit``, or a name bound once to a call."""
     if isinstance(expr, ast.Call):
         return expr
     if isinstance(expr, ast.Name):
@@ -280,10 +281,7 @@ def _fit_for_one_epoch(facts: FileFacts, cls: ast.ClassDef) -> bool:
     if cls in cache:
         return cache[cls]
     cache[cls] = False
-    constructions = [
-        call for call in facts.calls if facts.classes.get(facts.qualname(call.func) or dotted_name(call.func) or "") is not None
-        and facts.classes[facts.qualname(call.func) or dotted_name(call.func) or ""].node is cls
-    ]
+    constructions = [call for call in facts.calls if builds(facts, call, cls)]
     if not constructions:
         return False
     if not all(_bound_and_fit_once(facts, call) for call in constructions):
@@ -328,11 +326,45 @@ def _one_epoch_fit(facts: FileFacts, call: ast.AST | None, argument: ast.expr, s
     # goes in as ``datamodule=`` or in place of the train loaders
     if not (argument in call.args[:2] or any(k.arg in FIT_MODULES and k.value is argument for k in call.keywords)):
         return False
-    constructor = _constructor(facts, call.func.value, scope)
+    constructor = constructor_of(facts, call.func.value, scope)
     if constructor is None:
         return False
-    receiver = (dotted_name(call.func.value) or "").lower() + " " + (dotted_name(constructor.func) or "").lower()
-    return "trainer" in receiver and _one_epoch(constructor)
+    return is_trainer(call.func.value, constructor) and _one_epoch(constructor)
+
+
+def builds(facts: FileFacts, call: ast.Call, cls: ast.ClassDef) -> bool:
+    """``call`` constructs the class ``cls`` of this file."""
+    named = facts.classes.get(facts.qualname(call.func) or dotted_name(call.func) or "")
+    return named is not None and named.node is cls
+
+
+def is_trainer(receiver: ast.expr, constructor: ast.Call | None) -> bool:
+    """A framework trainer by its name or its constructor's (``trainer.fit``, ``pl.Trainer(...).fit``)."""
+    names = (dotted_name(receiver) or "") + " " + (dotted_name(constructor.func) or "" if constructor is not None else "")
+    return "trainer" in names.lower()
+
+
+def hook_callers(facts: FileFacts, function: ast.AST) -> list[ast.Call]:
+    """The calls of this file that make a trainer call ``function``, a Lightning hook of its class:
+    ``trainer.fit(model, dm)`` with ``dm`` (or ``model``) an instance of that class, built here
+    (``Digits()``, or a name bound once to one), for ``train_dataloader``."""
+    cls = facts.scopes.parents.get(function)
+    hook = hook_of(facts, function) if isinstance(cls, ast.ClassDef) else None
+    methods = HOOK_CALLERS.get(hook.name, ()) if hook is not None else ()
+    if not methods or not isinstance(cls, ast.ClassDef):  # (cls: a class wherever there are methods)
+        return []
+    found = []
+    for call in facts.calls:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in methods):
+            continue
+        scope = facts.scopes.scope_of(call)
+        if is_trainer(func.value, constructor_of(facts, func.value, scope)) and any(
+            made is not None and builds(facts, made, cls)
+            for made in (constructor_of(facts, a, scope) for a in (*call.args, *(k.value for k in call.keywords)))
+        ):
+            found.append(call)
+    return found
 
 
 # -- functions handed on: callbacks of higher-order utilities, hooks assigned from outside --

@@ -122,32 +122,25 @@ class UsageAnalysis:
         if guard is None:
             return loops
         tested = loaded_names(guard.test)  # a test no pass of a loop changes (`if do_semi:`) takes one branch on all of them
-        return tuple(loop for loop in loops if self._within(loop, guard) or not tested & names_bound_in_loop(loop))
+        return tuple(loop for loop in loops if self.facts.contains(guard, loop) or not tested & names_bound_in_loop(loop))
 
     def _skippable_guard(self, node: ast.AST) -> ast.If | None:
         """The innermost ``if`` around the construction at ``node`` (in its function) whose other
         branch builds no loader, with an iteration of the loader outside it."""
-        parents = self.facts.scopes.parents
-        loader = next((call for call in self.facts.loader_calls if call.node is node), None)
+        loader = self.facts.loader_at.get(node) if isinstance(node, ast.Call) else None
         if loader is None:
             return None
-        builders = {id(call.node) for call in self.facts.loader_calls}
+        built = self.facts.loader_at
+        parents = self.facts.scopes.parents
         child, above = node, parents.get(node)
         while above is not None and not isinstance(above, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
             if isinstance(above, ast.If) and child is not above.test:
                 branch = above.orelse if any(child is n for n in above.body) else above.body
-                if not any(id(n) in builders for part in branch for n in ast.walk(part)):
+                if not any(n in built for part in branch for n in ast.walk(part)):
                     iterated = [use.via[0] if use.via else use.node for use in self.loader_uses(loader) if use.kind is Move.ITERATE]
-                    return above if any(not self._within(place, above) for place in iterated) else None
+                    return above if any(not self.facts.contains(above, place) for place in iterated) else None
             child, above = above, parents.get(above)
         return None
-
-    def _within(self, node: ast.AST, ancestor: ast.AST) -> bool:
-        parents = self.facts.scopes.parents
-        above = parents.get(node)
-        while above is not None and above is not ancestor:
-            above = parents.get(above)
-        return above is ancestor
 
     # -- the file's lookups, as other facts and rules ask them (flow/lookups.py) --------
     def enclosing_loops(self, node: ast.AST, scope: Scope) -> tuple[ast.AST, ...]:

@@ -91,6 +91,13 @@ SAME_FUNCTIONS = frozenset(
 RANDOM_SAMPLERS = frozenset({"RandomSampler", "WeightedRandomSampler", "SubsetRandomSampler", "DistributedSampler"})
 # Lightning ``Trainer.fit`` arguments that hand it a module or the train loaders.
 FIT_MODULES = ("model", "datamodule", "train_dataloaders")
+# The Lightning trainer's methods that call each hook and iterate the loader it returns ("Trainer" docs).
+HOOK_CALLERS = {
+    "train_dataloader": ("fit",),
+    "val_dataloader": ("fit", "validate"),
+    "test_dataloader": ("test",),
+    "predict_dataloader": ("predict",),
+}
 
 
 class Result(Enum):

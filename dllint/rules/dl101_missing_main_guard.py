@@ -4,8 +4,7 @@ import ast
 from typing import TYPE_CHECKING, Iterator
 
 from dllint.facts import is_main_guard
-from dllint.facts.frameworks import hook_of
-from dllint.facts.imports import dotted_name
+from dllint.facts.frameworks import hook_callers
 from dllint.findings import Finding, Fix, WrapInMainGuard
 from dllint.rules import Rule
 
@@ -163,57 +162,13 @@ def _returns_main_guard_test(function: ast.FunctionDef) -> bool:
     return value is not None and is_main_guard(ast.If(test=value, body=[], orelse=[]))
 
 
-# The Lightning hooks, and the trainer's methods that call each (iterating the loader it returns).
-HOOK_CALLERS = {
-    "train_dataloader": ("fit",),
-    "val_dataloader": ("fit", "validate"),
-    "test_dataloader": ("test",),
-    "predict_dataloader": ("predict",),
-}
-
-
 def framework_triggers(facts: FileFacts, node: ast.AST) -> list[ast.stmt]:
-    """Module-level statements that hand an instance of the class whose framework hook returns
-    the loader at ``node`` to a trainer's method that calls the hook: ``trainer.fit(model,
-    MnistDataModule())`` at module level iterates what ``train_dataloader()`` returns."""
+    """The module-level statements holding a trainer call that calls the framework hook returning
+    the loader at ``node``: ``trainer.fit(model, MnistDataModule())`` at module level iterates
+    what ``train_dataloader()`` returns."""
     function = facts.scopes.enclosing_function(node)
-    cls = facts.scopes.parents.get(function) if function is not None else None
-    hook = hook_of(facts, function) if isinstance(cls, ast.ClassDef) and function is not None else None
-    callers = HOOK_CALLERS.get(hook.name, ()) if hook is not None else ()
-    if not callers:
-        return []
-    found = []
-    for statement in facts.tree.body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for call in ast.walk(statement):
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in callers \
-                    and _trainer(facts, call.func.value) and _hands_an_instance(facts, call, cls):  # type: ignore[arg-type]
-                found.append(statement)
-                break
-    return found
-
-
-def _trainer(facts: FileFacts, receiver: ast.expr) -> bool:
-    """``trainer``, ``pl.Trainer(...)``, or a module-level name bound once to a ``Trainer(...)``."""
-    names = [dotted_name(receiver) or ""]
-    value = facts.scopes.single_value(receiver.id, facts.scopes.scope_of(receiver)) if isinstance(receiver, ast.Name) else None
-    made = value[1].value if value is not None else receiver
-    if isinstance(made, ast.Call):
-        names.append(dotted_name(made.func) or "")
-    return any("trainer" in name.lower() for name in names)
-
-
-def _hands_an_instance(facts: FileFacts, call: ast.Call, cls: ast.ClassDef) -> bool:
-    """An argument of ``call`` is ``cls(...)``, or a name bound once to one."""
-    for argument in (*call.args, *(keyword.value for keyword in call.keywords)):
-        value = facts.scopes.single_value(argument.id, facts.scopes.scope_of(argument)) if isinstance(argument, ast.Name) else None
-        made = value[1].value if value is not None else argument
-        if isinstance(made, ast.Call):
-            named = facts.classes.get(facts.qualname(made.func) or dotted_name(made.func) or "")
-            if named is not None and named.node is cls:
-                return True
-    return False
+    calls = hook_callers(facts, function) if function is not None else []
+    return [statement for statement in map(facts.module_statement_of, calls) if statement is not None]
 
 
 def module_triggers(facts: FileFacts, node: ast.AST, via: tuple[ast.Call, ...] = ()) -> list[ast.stmt]:

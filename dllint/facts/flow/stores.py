@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from dllint.facts.flow.lookups import LOOPS
 from dllint.facts.flow.model import FlowState, How, Move, RemoteLoop, Use, Via, hook_iterates
-from dllint.facts.frameworks import hook_of, inherited_hooks
+from dllint.facts.frameworks import builds, constructor_of, hook_of, inherited_hooks
 from dllint.facts.handed_wrappers import passes_elsewhere
 from dllint.facts.inherited_loops import inherited_loops
 from dllint.facts.scopes import Scope
@@ -121,14 +121,8 @@ class Stores:
         func = call.func
         if not (isinstance(func, ast.Attribute) and func.attr == method.name and isinstance(func.value, ast.Name)):
             return None
-        found = self.facts.scopes.single_value(func.value.id, self.facts.scopes.scope_of(call))
-        made = found[1].value if found is not None else None
-        if not (isinstance(made, ast.Call) and isinstance(made.func, ast.Name)):
-            return None
-        named = self.facts.scopes.lookup(made.func.id, found[0])  # type: ignore[index]  # (found is set here)
-        if not named or len(named[1]) != 1 or named[1][0].node is not cls:
-            return None
-        return made
+        made = constructor_of(self.facts, func.value, self.facts.scopes.scope_of(call))
+        return made if made is not None and builds(self.facts, made, cls) else None
 
     def _read_back(self, node: ast.Attribute, built: ast.Call | None, state: FlowState, fresh: bool = False) -> list[Use]:
         """The uses of one read of ``self.X``, under the loops that run its method: a loop of
