@@ -162,7 +162,7 @@ class Linter:
             result.skipped = True  # the trigger text is only in strings and comments: no parse
             return result
         try:
-            tree = tree if tree is not None else parse_module(text, path)
+            tree = tree if tree is not None else parse_module(text)
         except SyntaxError as exc:
             result.findings = self._filter(path, text, [syntax_error(path, exc)])
             return result
@@ -212,7 +212,7 @@ class Linter:
 
     def filter_findings(self, path: str, text: str, findings: Iterable[Finding]) -> list[Finding]:
         """What the run reports of ``findings``: DL000 if enabled, ``per-file-ignores``,
-        ``# noqa`` on ``text``'s lines, one finding per place and code, sorted."""
+        ``# noqa`` on ``text``'s lines, one finding per place (cell, line, column) and code, sorted."""
         return self._filter(path, text, findings)
 
     def _filter(self, path: str, text: str, findings: Iterable[Finding]) -> list[Finding]:
@@ -230,7 +230,7 @@ class Linter:
                 continue
             if noqa.suppresses(finding.line, finding.code):
                 continue
-            key = (finding.line, finding.column, finding.code)
+            key = (finding.cell, finding.line, finding.column, finding.code)  # (two cells' DL000 may share a place)
             if key not in seen:
                 seen.add(key)
                 kept.append(finding)

@@ -320,7 +320,7 @@ def _render(state: FileState, accepted: list[tuple[Finding, Edits]]) -> str | No
 
 def _parses(text: str) -> bool:
     try:
-        parse_module(text, "<fix>")
+        parse_module(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

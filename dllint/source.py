@@ -58,12 +58,18 @@ def syntax_error(path: str, exc: SyntaxError) -> Finding:
     return unreadable(path, f"syntax error: {exc.msg} at line {line} column {column}", line, max(column, 1))
 
 
-def parse_module(text: str, path: str) -> ast.Module:
+# What a parse says its text comes from: never the linted path. Python 3.11 reads an error's line back
+# from a real file to count its column, and the text linted (an editor's buffer, stdin, a notebook's
+# cells) is not always that file's: a shorter line there cut the column short.
+NOT_A_FILE = "<unknown>"
+
+
+def parse_module(text: str) -> ast.Module:
     """``ast.parse`` without Python's own warnings about the user's code on stderr (an invalid
     escape sequence, ``is`` with a literal): they are the user's compiler's to give, not dllint's."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ast.parse(text, filename=path)
+        return ast.parse(text, filename=NOT_A_FILE)
 
 
 def compile_error(path: str, text: str) -> Finding | None:
@@ -74,7 +80,7 @@ def compile_error(path: str, text: str) -> Finding | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            compile(text, path, "exec", dont_inherit=True)
+            compile(text, NOT_A_FILE, "exec", dont_inherit=True)
         except SyntaxError as exc:
             return syntax_error(path, exc)
         except (ValueError, RecursionError, MemoryError) as exc:

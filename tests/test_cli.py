@@ -127,6 +127,14 @@ def test_stdin_with_filename(project):
     assert "train.py:3:52: DL001" in result.output
 
 
+def test_a_syntax_error_in_stdin_is_placed_in_stdins_text_not_the_files_on_disk(tmp_path):
+    """An editor's unsaved buffer: Python 3.11 counts a syntax error's column on the line it reads
+    back from the file a parse names; the file on disk holds an older, shorter line 2."""
+    (tmp_path / "train.py").write_text("from torch.utils.data import DataLoader\nx\n")
+    result = run("-", "--stdin-filename", "train.py", input="from torch.utils.data import DataLoader\nsome_long_variable_name = \n", cwd=tmp_path)
+    assert "train.py:2:27: DL000 syntax error: invalid syntax at line 2 column 27" in result.output
+
+
 def test_noqa_inline_bare_and_file_level(tmp_path):
     source = BAD.replace("persistent_workers=True)", "persistent_workers=True)  # noqa: DL001")
     (tmp_path / "a.py").write_text(source)

@@ -103,6 +103,36 @@ def test_a_cell_left_open_is_blamed_not_the_valid_cells_after_it(tmp_path):
     assert findings[0].message.startswith("syntax error in cell 2: expected an indented block after function definition on line 1")
 
 
+def test_a_syntax_errors_column_is_the_cells_whatever_the_notebooks_json_lines(tmp_path):
+    """Thirteenth audit (DeepLearningDTU's exercise cells): Python 3.11 reads the error's line back
+    from the file a parse is said to come from to count its column; the notebook's own file is
+    JSON, whose second line (``"cells": [``) is shorter than the error's column 27."""
+    cells = [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["from torch.utils.data import DataLoader\n"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["x = 1\n", "some_long_variable_name = \n"]},
+    ]
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+    findings = lint_path(Linter(ALL), str(path)).findings
+    assert [(f.code, f.cell, f.line, f.column) for f in findings] == [("DL000", 2, 2, 27)]
+    assert findings[0].message == "syntax error in cell 2: invalid syntax at line 2 column 27"
+
+
+def test_cells_whose_syntax_errors_share_a_line_and_column_each_get_theirs(tmp_path):
+    """Thirteenth audit (dataflowr's exercise notebook: ``loader_train = #your code here``, then
+    ``loader_valid = ...`` in the next cell): one DL000 per place meant one per cell, line,
+    column and code; without the cell, the second cell's error was dropped as a repeat."""
+    source = (
+        "from torch.utils.data import DataLoader\n"
+        "# %%\nloader_a = #your code here\n"
+        "# %%\nloader_b = #your code here\n"
+        "# %%\nloader_c = DataLoader(list(range(8)))\n"
+    )
+    (tmp_path / "nb.ipynb").write_bytes(notebook_from_percent(source))
+    findings = lint_path(Linter(ALL), str(tmp_path / "nb.ipynb")).findings
+    assert [(f.code, f.cell, f.line, f.column) for f in findings] == [("DL000", 2, 1, 12), ("DL000", 3, 1, 12)]
+
+
 def test_a_cell_that_does_not_parse_alone_is_blamed_itself(tmp_path):
     """Twin: the error at a cell's first line is that cell's own (it does not parse alone)."""
     source = "from torch.utils.data import DataLoader\n# %%\ny = = 2\n# %%\nz = 3\n"

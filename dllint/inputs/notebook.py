@@ -33,7 +33,7 @@ from typing import Any, Final
 
 from dllint.findings import Finding
 from dllint.inputs.base import Input, WriteBackError
-from dllint.source import same_line_endings, unreadable
+from dllint.source import NOT_A_FILE, same_line_endings, unreadable
 
 KIND: Final = "python"
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -309,7 +309,7 @@ def _syntax_errors(path: str, notebook: Notebook) -> list[Finding]:
         text, line_map = notebook.module()
         notebook.magic_lines.clear()
         try:
-            ast.parse(text, filename=path)
+            ast.parse(text, filename=NOT_A_FILE)  # (the notebook's own file is JSON)
             return errors
         except SyntaxError as exc:
             position = line_map[exc.lineno - 1] if exc.lineno and 0 < exc.lineno <= len(line_map) else None

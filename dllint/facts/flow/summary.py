@@ -77,7 +77,7 @@ def summarize(
     """The summary of one file (an empty one when it does not parse); ``own``: see
     :func:`~dllint.facts.flow.targets.project_imports`."""
     try:
-        tree = tree or parse_module(text, path)
+        tree = tree or parse_module(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return FileSummary()
     # Only the import table and the names of the definitions now: many summaries are asked for
@@ -141,7 +141,7 @@ class _Source:
                 return None
             tree = _TREES.pop(self, None)
             try:
-                found = self._analyse(tree or parse_module(self.text, self.path))
+                found = self._analyse(tree or parse_module(self.text))
             except Exception:  # noqa: BLE001 - see the docstring
                 self.broken = True
                 return None
