@@ -22,7 +22,8 @@ import ast
 from functools import partial
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
-from dllint.facts.device_kinds import MAX_DEPTH, same_file_function
+from dllint.facts.device_kinds import MAX_DEPTH, passed_devices, same_file_function
+from dllint.facts.flow.base import WRAPPING_BUILTINS, WRAPPING_QUALNAMES
 from dllint.facts.flow.records import Copies
 from dllint.facts.flow.syntax import parameter_for
 from dllint.facts.order import dominates
@@ -106,11 +107,77 @@ def batch_copies(facts: FileFacts, use: Use, handed: bool = True) -> tuple[list[
     scope = seeded[2]
     region = region_of(facts, seeded[1])
     names = derived_names(facts, seeded[0], region, scope)
+    yielded_copies, yielded_handed = _through_generator(facts, use, names, seeded[1], scope, handed)
+    copies = _copies_in(facts, names, region, scope) + yielded_copies
     if not handed:
-        return _copies_in(facts, names, region, scope), Copies()
+        return copies, Copies()
     from dllint.facts.handed_wrappers import copies_elsewhere  # a wrapper handed to another module (K13)
 
-    return _copies_in(facts, names, region, scope), _handed(facts, names, region, scope, 0)[0].join(copies_elsewhere(facts, use.node))
+    return copies, _handed(facts, names, region, scope, 0)[0].join(copies_elsewhere(facts, use.node)).join(yielded_handed)
+
+
+def _through_generator(facts: FileFacts, use: Use, names: set[str], parts: list[ast.AST], scope: Scope,
+                       handed: bool) -> tuple[list[CudaCopy], Copies]:
+    """The batch (or an item, a field: ``yield data["gt"]``) yielded by a generator function of
+    this file, followed to the function's calls (the thirteenth audit's C2): ``for image in
+    images(loader, n)`` here (its copies, and with ``handed`` what it hands the items to), or
+    the generator handed to another module's function (``extract_features(images(loader, n),
+    model, device)``: what that function does with each item it iterates). Where the loader came
+    in through a call of the function (``use.via``), that call's generator only."""
+    function = scope.node
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [], Copies()
+    if not any(isinstance(node, ast.Yield) and node.value is not None and rooted_in(node.value, names)
+               for part in parts for node in (part, *walk_body(part))):
+        return [], Copies()
+    copies: list[CudaCopy] = []
+    kind = Copies()
+    for call, where in _calls_of(facts, function):
+        if use.via and call is not use.via[-1]:
+            continue  # the generator of another call, over another loader
+        consumer = _consumer(facts, call)
+        if isinstance(consumer, (ast.For, ast.AsyncFor)):
+            region = region_of(facts, list(consumer.body))
+            items = derived_names(facts, _target_names(consumer.target), region, where)
+            copies += _copies_in(facts, items, region, where)
+            if handed:
+                kind = kind.join(_handed(facts, items, region, where, 1)[0])
+        elif consumer is not None and handed:
+            kind = kind.join(_handed_generator(facts, consumer[0], consumer[1], where))
+    return copies, kind
+
+
+def _consumer(facts: FileFacts, call: ast.Call) -> ast.For | ast.AsyncFor | tuple[ast.Call, str] | None:
+    """What takes a generator function's result: the ``for`` iterating it (through
+    ``enumerate``/``tqdm``), or the call it is an argument of, with its position or keyword."""
+    parents = facts.scopes.parents
+    node: ast.AST = call
+    for _ in range(MAX_DEPTH):
+        parent = parents.get(node)
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is node:
+            return parent
+        if isinstance(parent, ast.keyword) and parent.arg is not None:
+            outer = parents.get(parent)
+            return (outer, parent.arg) if isinstance(outer, ast.Call) else None
+        if not (isinstance(parent, ast.Call) and node in parent.args):
+            return None
+        func = parent.func
+        if parent.args[0] is node and (isinstance(func, ast.Name) and func.id in WRAPPING_BUILTINS or facts.qualname(func) in WRAPPING_QUALNAMES):
+            node = parent  # enumerate(images(...)): its items hold the generator's
+            continue
+        return parent, str(parent.args.index(node))  # type: ignore[arg-type]
+    return None
+
+
+def _handed_generator(facts: FileFacts, call: ast.Call, key: str, scope: Scope) -> Copies:
+    """How another module's function that ``call`` hands a generator of batches to (as ``key``)
+    copies the items it iterates: its summary's, given the CUDA devices the call passes."""
+    project = facts.project
+    if project is None or project.summarizing or any(isinstance(a, ast.Starred) for a in call.args):
+        return Copies()
+    target = project.target_of(facts, call.func, scope)
+    effects = project.parameter_effects(target, key, passed_devices(facts, call, scope)) if target is not None else None
+    return effects.cuda_copy if effects is not None and effects.iterations else Copies()
 
 
 def parameter_copies(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,

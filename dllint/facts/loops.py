@@ -238,6 +238,35 @@ class LoopAnalysis:
         self._mutations[(loader.node, unknown)] = found
         return found
 
+    def mutations_between_passes(self, loader: LoaderCall, unknown: bool = False) -> list[ast.AST]:
+        """Dataset changes (as :meth:`dataset_mutations` finds them) between passes that follow
+        one another in one scope, no loop repeating them: ``for b in loader: ...``, then
+        ``loader.dataset.set_stage(1)``, then ``for b in loader: ...`` again. Each change that
+        runs after the first pass starts and before the last one starts is seen by that later
+        pass's new workers only."""
+        dataset_arg = loader.argument("dataset")
+        dataset_class = self.facts.class_of_instance(dataset_arg.value, dataset_arg.scope) if dataset_arg is not None else None
+        by_scope: dict[int, list[tuple[ast.AST, Use]]] = {}
+        for use in self.iterations(loader):
+            if self.repeating_loops(loader, use):
+                continue  # a loop repeats it: dataset_mutations reads that loop's body
+            anchor = use.via[0] if use.via else use.node  # where the pass starts in the outermost frame
+            by_scope.setdefault(id(self.facts.scopes.scope_of(anchor)), []).append((anchor, use))
+        found: list[ast.AST] = []
+        for anchors in by_scope.values():
+            if len(anchors) < 2:
+                continue
+            anchors.sort(key=lambda pair: _position(pair[0]))
+            start, end = _position(anchors[0][0]), _position(anchors[-1][0])
+            scope = self.facts.scopes.scope_of(anchors[0][0])
+            loaders = self.loader_names(loader, anchors[0][1], scope, may=unknown)
+            datasets = self._dataset_bindings(dataset_arg, scope)
+            for node in walk_body(scope.node):
+                if start < _position(node) < end and self._mutates(node, loaders, datasets, dataset_class, unknown):
+                    found.append(node)
+        found.sort(key=_position)
+        return found
+
     def _received_as(self, loader: LoaderCall, use: Use, function: ast.AST, unknown: bool) -> set[str]:
         """The parameters of ``function`` that the last call on ``use``'s way hands the loader
         to (``self.train_epoch(epoch, train_dl)``: ``train_dl``). Where the name passed cannot
@@ -382,3 +411,7 @@ def mutated_self_attribute(call: ast.Call) -> str | None:
     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
         return target.attr
     return None
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)

@@ -39,7 +39,9 @@ class NonPersistentWorkers(Rule):
     where the loop changes the dataset between passes in a way its workers read (assigned,
     or changed in place: `random.shuffle(self.items)`; a method of a class this file cannot
     read counts as such a change), also where another module's epoch loop does so through the
-    loader it is handed (`loader.dataset.shuffle_mapping()` in `train(loader)`).
+    loader it is handed (`loader.dataset.shuffle_mapping()` in `train(loader)`), and where code
+    between two passes that follow one another changes it so (`for b in loader: ...`, then
+    `loader.dataset.set_stage(1)`, then `for b in loader: ...` again).
     Endless iteration (a sampler that never ends, a loader subclass that keeps one iterator)
     is one pass; an `iter()` renewed on `StopIteration` is a new pass each time.
     Loaders in tuples, lists, dataclass fields and dicts under constant keys are followed one
@@ -249,7 +251,7 @@ def _workers_read_changed_state(facts, loader) -> bool:
     """Between passes the file changes dataset state that the dataset's worker-side code
     reads (``loader.dataset.epoch = e``, ``ds.set_level(e)``, ``loader.dataset.sampler.set_epoch(e)``).
     Unknown worker code (a class of another module) counts as reading it."""
-    mutations = facts.loops.dataset_mutations(loader, unknown=True)
+    mutations = facts.loops.dataset_mutations(loader, unknown=True) + facts.loops.mutations_between_passes(loader, unknown=True)
     remote = _remote_dataset_changes(facts, loader)
     if not mutations and not remote:
         return False

@@ -31,7 +31,9 @@ class PinMemoryMissing(Rule):
     loop that iterates it (in this file, through wrappers such as `tqdm` or a logger's
     `log_every`, or in the project's function the loader is passed to or returned to, also
     bound into `functools.partial(evaluate, loader=loader)` and called wherever the partial goes,
-    or in the project's function or method the batch is handed to, `model.parse_batch(batch)`):
+    or in the project's function or method the batch is handed to, `model.parse_batch(batch)`,
+    or where a generator function of this file yields the batch or a field of it,
+    `yield data["gt"]`, to a loop here or to another module's function that iterates it):
     `.cuda()`, `.to(device, non_blocking=True)`, or `.to(device)` where `device` resolves to a
     CUDA device (`"cuda"`, `f"cuda:{rank}"`, `torch.device("cuda" if torch.cuda.is_available()
     else "cpu")`, or what a function of the same file returns, `try_gpu()`, where each of its
