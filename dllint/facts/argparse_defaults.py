@@ -24,11 +24,23 @@ class ArgparseDefaults:
         first = ast.dump(values[0])
         return values[0] if all(ast.dump(v) == first for v in values[1:]) else None
 
+    def destination(self, expr: ast.AST) -> str | None:
+        """The option destination ``expr`` reads: ``args.NAME``, or ``args["NAME"]`` where the
+        namespace was made a dict (``args = vars(parser.parse_args())``), ``args`` one of
+        :attr:`namespaces`."""
+        if isinstance(expr, ast.Attribute):
+            receiver, dest = expr.value, expr.attr
+        elif isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
+            receiver, dest = expr.value, expr.slice.value
+        else:
+            return None
+        return dest if isinstance(receiver, ast.Name) and receiver.id in self.namespaces else None
+
     def rewritten(self, dest: str) -> bool:
         return any(attr == dest and receiver in self.namespaces for receiver, attr in self.assigned)
 
     def add_assignment(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
-        """``args.NAME = ...``, ``args.NAME += ...``, ``a, args.NAME = ...``."""
+        """``args.NAME = ...``, ``args.NAME += ...``, ``a, args.NAME = ...``, ``args["NAME"] = ...``."""
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             if target.__class__ is ast.Name:
@@ -36,6 +48,9 @@ class ArgparseDefaults:
             for sub in ast.walk(target):
                 if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and isinstance(sub.ctx, ast.Store):
                     self.assigned.add((sub.value.id, sub.attr))
+                elif isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and isinstance(sub.ctx, ast.Store) \
+                        and isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str):
+                    self.assigned.add((sub.value.id, sub.slice.value))  # args["workers"] = ... (a vars() dict)
 
     def add_call(self, call: ast.Call) -> None:
         if isinstance(call.func, ast.Name) and call.func.id == "setattr" and len(call.args) >= 2:
@@ -65,6 +80,10 @@ class ArgparseDefaults:
         value = assign.value
         if isinstance(value, ast.Subscript):  # parser.parse_known_args()[0]
             value = value.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "vars" and len(value.args) == 1:
+            value = value.args[0]  # vars(parser.parse_args()): read as args["NAME"]
+        elif isinstance(value, ast.Attribute) and value.attr == "__dict__":
+            value = value.value  # parser.parse_args().__dict__, the same dict
         if (
             isinstance(value, ast.Call)
             and isinstance(value.func, ast.Attribute)

@@ -81,11 +81,31 @@ def stored_once(expr: ast.Attribute, scope: Scope, facts: FileFacts) -> tuple[as
         return None  # a tuple target, an augmented assignment, a loop variable: unknown
     store_scope = facts.scopes.scope_of(statement)
     receiver = expr.value.id
+    if receiver != target.value.id and _config_object(expr.value, scope, target, store_scope, facts):
+        return value, store_scope  # args.num_workers of ``args = Args()``, whose __init__ stores ``self.num_workers = 0``
     if receiver != target.value.id or any(isinstance(n, ast.Name) and n.id == receiver for n in ast.walk(value)):
         return None
     if _same_instance(receiver, scope, store_scope, facts) or _same_namespace(expr, scope, store_scope, facts):
         return value, store_scope
     return None
+
+
+def _config_object(read: ast.Name, scope: Scope, target: ast.Attribute, store_scope: Scope, facts: FileFacts) -> bool:
+    """``read`` names, bound once, an instance of a class of the file made with no arguments
+    (``args = Args()``, a notebook's stand-in for ``parse_args()``), whose ``__init__`` stores
+    ``self.X`` (``target``, the file's one store of ``X``) a value written out: a constant, or a
+    literal of constants (the fourteenth audit's C6)."""
+    found = facts.scopes.single_value(read.id, scope)
+    made = found[1].value if found is not None and found[1].kind == "assign" else None
+    if not (isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and not made.args and not made.keywords):
+        return False
+    cls = facts.classes.get(made.func.id)
+    init = store_scope.node
+    if cls is None or not isinstance(init, FUNCTIONS) or init.name != "__init__" or facts.scopes.parents.get(init) is not cls.node:
+        return False
+    statement = facts.scopes.parents.get(target)
+    value = getattr(statement, "value", None)
+    return method_receiver(init) == target.value.id and value is not None and not any(isinstance(n, ast.Name) for n in ast.walk(value))  # type: ignore[attr-defined]
 
 
 def _on_a_member(target: ast.AST, receiver: str) -> bool:

@@ -8,11 +8,12 @@ them over.
 from __future__ import annotations
 
 import ast
+import operator
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.imports import dotted_name
-from dllint.facts.values import follow
+from dllint.facts.values import argument_for, follow
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -38,6 +39,7 @@ SETUP_CALLS = frozenset(
 DEEPSPEED_INITIALIZE = "deepspeed.initialize"
 # Words in a count compared with 1 (``if n_gpus > 1:``, ``if world_size > 1:``): the branch
 # where it is 1 runs a single process, with no process group.
+COMPARISONS = {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Eq: operator.eq, ast.NotEq: operator.ne}
 PROCESS_COUNT_WORDS = ("gpu", "world", "nproc", "n_proc", "num_proc", "device_count", "num_devices", "ndev")
 # Environment variables torchrun / torch.distributed.launch set for every rank.
 RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "WORLD_SIZE"})
@@ -125,7 +127,35 @@ class DistributedFacts:
                     reads.append(Setup(node, variable))
         if found or not self._other_runtime_only:
             found += [read for read in reads if not self._guard_only(read.node)]
+        found = [setup for setup in found if not self._never_runs(setup.node)]
         return sorted(found, key=lambda s: (s.node.lineno, s.node.col_offset))  # type: ignore[attr-defined]
+
+    def _never_runs(self, node: ast.AST) -> bool:
+        """``node`` sits in a branch that an ``if`` of its function never takes, the test comparing
+        a name bound once to a number written out with a number (``world_size = 1`` then ``if
+        world_size > 1: model = DDP(model)``: the fourteenth audit's C5). A count from the command
+        line or a parameter may be anything: not decided."""
+        parents = self.facts.scopes.parents
+        child, current = node, parents.get(node)
+        while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            if isinstance(current, ast.If) and child is not current.test:
+                taken = self._decided(current.test)
+                if taken is not None and (child in current.body) != taken:
+                    return True
+            child, current = current, parents.get(current)
+        return False
+
+    def _decided(self, test: ast.expr) -> bool | None:
+        """The value of ``name <op> number`` where ``name`` is bound once, to a number written out."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+            return None
+        found = self.facts.scopes.single_value(test.left.id, self.facts.scopes.scope_of(test))
+        value = found[1].value if found is not None and found[1].kind == "assign" else None
+        bound = test.comparators[0]
+        if not (isinstance(value, ast.Constant) and type(value.value) is int and isinstance(bound, ast.Constant) and type(bound.value) is int):
+            return None
+        compare = COMPARISONS.get(type(test.ops[0]))
+        return compare(value.value, bound.value) if compare is not None else None
 
     def _guard_only(self, read: ast.AST, depth: int = 0) -> bool:
         """A rank variable read only to test it (``if int(os.getenv("RANK", "0")) == 0:
@@ -336,18 +366,21 @@ class DistributedFacts:
         cls = self.facts.class_of_instance(arg.value, arg.scope)
         if cls is not None and cls.is_iterable_dataset:
             return True
-        pending: list[tuple[ast.expr, Scope]] = [(arg.value, arg.scope)]
+        # (expression, its scope, whether a caller passed it: a call there that takes it with the
+        # rank, `test_my_slice(engine, testset, rank, n)`, splits only that call's copy)
+        pending: list[tuple[ast.expr, Scope, bool]] = [(arg.value, arg.scope, False)]
         seen: set[int] = set()
         while pending and len(seen) < MAX_EXPRESSIONS:
-            expr, scope = pending.pop()
+            expr, scope, passed = pending.pop()
             if id(expr) in seen:
                 continue
             seen.add(id(expr))
             if _mentions(expr, SHARDING_WORDS + ITERABLE_WORDS) or self._iterable_class(expr):
                 return True
-            if self._split_by_a_call(expr, scope, loader):
+            if not passed and self._split_by_a_call(expr, scope, loader):
                 return True
-            pending.extend(self._bound_values(expr, scope))
+            pending.extend((value, where, passed) for value, where in self._bound_values(expr, scope))
+            pending.extend((value, where, True) for value, where in self._passed_values(expr, scope))
         return False
 
     def _split_by_a_call(self, expr: ast.expr, scope: Scope, loader: LoaderCall) -> bool:
@@ -374,17 +407,43 @@ class DistributedFacts:
         return found
 
     def _bound_values(self, expr: ast.expr, scope: Scope) -> list[tuple[ast.expr, Scope]]:
-        """The values every name ``expr`` reads is bound to (assignments with a value), and the
-        argparse default an ``args.NAME`` stands for."""
+        """The values every name ``expr`` reads is bound to (assignments with a value; the whole
+        value a name is unpacked from, ``train, val = partition_dataset(shard, ratios=...)``), and
+        the argparse default an ``args.NAME`` stands for."""
         found = []
         for node in ast.walk(expr):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 bound = self.facts.scopes.lookup(node.id, scope)
                 if bound is not None:
                     found += [(b.value, bound[0]) for b in bound[1] if b.kind == "assign" and b.value is not None]
+                    found += [(b.node.value, bound[0]) for b in bound[1] if b.kind == "other" and isinstance(b.node, ast.Assign)]
         followed, where = follow(expr, scope, self.facts)
         if followed is not expr:
             found.append((followed, where))
+        return found
+
+    def _passed_values(self, expr: ast.expr, scope: Scope) -> list[tuple[ast.expr, Scope]]:
+        """What this file's calls pass for each parameter ``expr`` reads (:meth:`_passed_for`)."""
+        found = []
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                bound = self.facts.scopes.lookup(node.id, scope)
+                if bound is not None and any(b.kind == "param" for b in bound[1]):
+                    found += self._passed_for(node.id, bound[0])
+        return found
+
+    def _passed_for(self, param: str, scope: Scope) -> list[tuple[ast.expr, Scope]]:
+        """What this file's calls of the function ``scope`` is pass for its parameter ``param``
+        (``prepare_data(train_files, ...)`` after ``train_files = partition_dataset(...)[rank]``:
+        the fourteenth audit's C10), each in the caller's scope; none for a method."""
+        function = scope.node
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or isinstance(self.facts.scopes.parents.get(function), ast.ClassDef):
+            return []
+        found = []
+        for call in self.facts.usage.callers(function):
+            passed = argument_for(call, function, param)
+            if isinstance(passed, ast.expr):
+                found.append((passed, self.facts.scopes.scope_of(call)))
         return found
 
     def _iterable_class(self, expr: ast.expr) -> bool:

@@ -85,10 +85,11 @@ def _copied_then(facts: FileFacts, value: ast.Call, candidates: set[str], scope:
     return False
 
 
-# Methods that hand back the same memory (a view) or its parts: still the pinned batch.
+# Methods that hand back the same memory (a view) or its parts: still the pinned batch
+# (``as_subclass``: "the same data pointer", torch docs; MONAI's MetaTensor cast to a Tensor).
 VIEW_METHODS = frozenset(
     {"items", "values", "get", "contiguous", "view", "view_as", "permute", "transpose", "squeeze", "unsqueeze", "narrow",
-     "select", "unbind", "split", "chunk", "t", "expand", "detach", "as_strided", "unflatten"}
+     "select", "unbind", "split", "chunk", "t", "expand", "detach", "as_strided", "unflatten", "as_subclass"}
 )
 
 

@@ -112,6 +112,9 @@ def resolve(expr: ast.expr, scope: Scope, facts: FileFacts, depth: int = 0) -> V
         if passed is not None:
             return passed
     if isinstance(expr, ast.Subscript):
+        target, target_scope = follow(expr, scope, facts)  # args["workers"] of a vars() namespace
+        if target is not expr:
+            return resolve(target, target_scope, facts, depth + 1)
         entry = dict_entry(expr, scope, facts)
         if entry is not None:
             return resolve(entry, scope, facts, depth + 1)
@@ -540,7 +543,7 @@ def _changed_in_place(name: str, scope: Scope, facts: FileFacts) -> bool:
 
 
 def follow(expr: ast.expr, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Scope]:
-    """Follow names bound once and ``args.NAME`` argparse defaults to the expression that is
+    """Follow names bound once and ``args.NAME`` (``args["NAME"]``) argparse defaults to the expression that is
     written: the value resolution rules of the rule catalog, for checks that look at its shape."""
     for _ in range(MAX_DEPTH):
         if isinstance(expr, ast.Name):
@@ -548,8 +551,8 @@ def follow(expr: ast.expr, scope: Scope, facts: FileFacts) -> tuple[ast.expr, Sc
             if found is None or found[1].kind != "assign" or found[1].value is None:
                 break
             scope, expr = found[0], found[1].value
-        elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in facts.argparse.namespaces:
-            default = facts.argparse.default_for(expr.attr)
+        elif (dest := facts.argparse.destination(expr)) is not None:
+            default = facts.argparse.default_for(dest)
             if default is None:
                 break
             scope, expr = facts.scopes.module, default
@@ -567,10 +570,10 @@ def option_of(expr: ast.expr, scope: Scope, facts: FileFacts) -> str | None:
             if found is None or found[1].kind != "assign" or found[1].value is None:
                 return None
             scope, expr = found[0], found[1].value
-        elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in facts.argparse.namespaces:
-            if facts.argparse.default_for(expr.attr) is None:
+        elif (dest := facts.argparse.destination(expr)) is not None:
+            if facts.argparse.default_for(dest) is None:
                 return None
-            return facts.argparse.options.get(expr.attr)
+            return facts.argparse.options.get(dest)
         else:
             return None
     return None

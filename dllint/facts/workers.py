@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 # Loader arguments that workers receive as they are.
 CALLABLE_SINKS = ("collate_fn", "worker_init_fn", "sampler", "batch_sampler")
 BUILTIN_NAMES = frozenset(dir(builtins))
-MAX_DEPTH = 6
+MAX_DEPTH = 10  # hops: a lambda in a list, the list in Compose(...) bound to a name, that in a dataset (8)
 
 
 class Shipped(NamedTuple):
@@ -91,6 +91,49 @@ def _walk(facts: FileFacts, expr: ast.expr, scope: Scope, walk: _Walk, depth: in
     elif isinstance(expr, ast.Dict):
         for value in expr.values:
             yield from _walk(facts, value, scope, walk, depth + 1)
+    elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):  # ``base + augment``: lists joined
+        yield from _walk(facts, expr.left, scope, walk, depth + 1)
+        yield from _walk(facts, expr.right, scope, walk, depth + 1)
+    elif isinstance(expr, ast.Subscript):
+        for item, where in _indexed(facts, expr, scope):
+            yield from _walk(facts, item, where, walk, depth + 1)
+
+
+def _indexed(facts: FileFacts, read: ast.Subscript, scope: Scope) -> list[tuple[ast.expr, Scope]]:
+    """The items ``read`` takes of a list or tuple written out (directly, or bound once to a name):
+    ``steps[-1]``, ``steps[:3]``, with constant bounds; none where the items or the index
+    cannot be told (a rule that needs them stays silent)."""
+    value, where = read.value, scope
+    if isinstance(value, ast.Name):
+        found = facts.reaching_value(value.id, scope, value)
+        if found is None or found[1].kind != "assign" or found[1].value is None:
+            return []
+        where, value = found[0], found[1].value
+    if not isinstance(value, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in value.elts):
+        return []
+    index = read.slice
+    if isinstance(index, ast.Slice):
+        bounds = [_constant_int(part) for part in (index.lower, index.upper, index.step)]
+        if any(bound is False for bound in bounds) or bounds[2] == 0:
+            return []
+        return [(item, where) for item in value.elts[slice(*bounds)]]
+    position = _constant_int(index)
+    if position is None or position is False or not -len(value.elts) <= position < len(value.elts):
+        return []
+    return [(value.elts[position], where)]
+
+
+def _constant_int(node: ast.expr | None) -> int | None | bool:
+    """An integer written out (``-1`` too), None for an absent bound, False for anything else."""
+    if node is None:
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        node, sign = node.operand, -1
+    else:
+        sign = 1
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return sign * node.value
+    return False
 
 
 def _walk_name(facts: FileFacts, name: ast.Name, scope: Scope, walk: _Walk, depth: int, element: tuple[int, int] | None) -> Iterator[Shipped]:

@@ -18,7 +18,9 @@ class LambdaInWorker(Rule):
     Checks for a `lambda` that a multi-worker loader sends to its workers: as `collate_fn`,
     `worker_init_fn`, `sampler` or `batch_sampler`, or inside the arguments that build its
     dataset (a `transform=`, `transforms.Lambda(...)`, `Compose([...])`), directly or through
-    a name bound once. A project `DataLoader` subclass that passes a lambda to torch's own
+    names bound once (lists joined with `+` and their items taken by a constant index or slice
+    too), also handed in by this file's calls of the function that builds the loader (but for
+    a call that gives it no workers) or returned by a function of the file. A project `DataLoader` subclass that passes a lambda to torch's own
     `__init__` (`super().__init__(dataset, collate_fn=lambda b: ..., **kwargs)`) ships it with
     every instance: it counts where an instance may start workers (one in this file, or another
     file's call passing a known `num_workers > 0` or one from a command-line option, whose
@@ -78,7 +80,7 @@ class LambdaInWorker(Rule):
         for loader in facts.loader_calls:
             if not loader.may_start_workers:
                 continue
-            for shipped in shipped_expressions(facts, loader):
+            for shipped in shipped_expressions(facts, loader, through_functions=True):
                 if isinstance(shipped.expr, ast.Lambda) and id(shipped.expr) not in reported:
                     reported.add(id(shipped.expr))
                     message = f"lambda passed to workers (via {shipped.sink}) cannot be pickled under spawn: use a module-level def" + loader.when_workers()

@@ -25,14 +25,17 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     `init_distributed`, or reads `LOCAL_RANK`, `RANK` or `WORLD_SIZE` from the environment, as
     `torchrun` and `mp.spawn` workers do (not a read only `if` tests use, directly, through a
     name bound once or a same-file function's return value, to keep a side effect to one
-    process), unless the file trains with JAX/Flax and never
+    process; nor a set-up under an `if` that never runs, `world_size = 1` then `if world_size >
+    1:`), unless the file trains with JAX/Flax and never
     imports `torch.distributed`), for a loader over a map-style dataset with no
     `sampler`/`batch_sampler`, or with a sampler that knows nothing of ranks (`RandomSampler`,
     `SequentialSampler`, `WeightedRandomSampler`). Silent for loaders built on one rank only
     (`if rank == 0:`) or in the single-process branch (`else:` of `if n_gpus > 1:`, or beside
     the branch that sets DDP up), over data split by rank by hand (`files[rank::world_size]`,
     `idx.split(ceil(n / world_size))[rank]`, `shard(num_shards=world, index=rank)`, followed
-    through the names the dataset is built from) or an `IterableDataset` (DL302's ground),
+    through the names the dataset is built from, also a call they are unpacked from, `train, val
+    = partition_dataset(shard, ratios=[0.8, 0.2])`, and what this file's calls pass for a
+    parameter, `prepare_data(shard)`) or an `IterableDataset` (DL302's ground),
     iterated only on one rank, or unshuffled and iterated once outside any epoch loop by a
     function that then splits its work by rank (every rank embeds the whole set, then scores
     its own share: `sims[rank * step:...]`), with a sampler it cannot see (a parameter, a

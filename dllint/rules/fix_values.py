@@ -74,7 +74,7 @@ def workers_from_splat(loader: LoaderCall) -> bool:
 def from_command_line(facts: FileFacts, expr: ast.expr, scope: Scope) -> bool:
     """Whether ``expr`` reads an argparse option, directly or through names bound once."""
     for _ in range(8):
-        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in facts.argparse.namespaces:
+        if facts.argparse.destination(expr) is not None:
             return True
         if not isinstance(expr, ast.Name):
             break
@@ -82,10 +82,7 @@ def from_command_line(facts: FileFacts, expr: ast.expr, scope: Scope) -> bool:
         if found is None or found[1].kind != "assign" or found[1].value is None:
             break
         scope, expr = found[0], found[1].value
-    return any(
-        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in facts.argparse.namespaces
-        for node in ast.walk(expr)
-    )
+    return any(facts.argparse.destination(node) is not None for node in ast.walk(expr))
 
 
 def comprehension_reads(node: ast.AST) -> set[int]:
