@@ -24,6 +24,10 @@ Twelve sets of sources, all pinned (see REAL_WORLD.md for the judgments):
   book repositories, six recipes), each before any change made for it.
 - ``twelfth``: five recipe code bases (detection, ViT fine-tuning, semi-supervised learning, segmentation,
   Lightning), judged and read for misses on main as it was (``397a9e7``), before any change made for them.
+- ``thirteenth``: nine more (two course repositories, a script collection, six recipes), judged and read for
+  misses on main as it was (``f9ecc62``), before any change made for them.
+- ``fourteenth``: nine more (MONAI's tutorials, a course, opacus' examples, six recipes), judged and read
+  for misses after the thirteenth's changes, before any change made for them.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -47,6 +51,8 @@ counts per rule and per source are printed, and ``--json FILE`` keeps every find
     python benchmarks/real_world.py --set tenth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set eleventh --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set twelfth --mirror-root /work/.mirror --once --judge
+    python benchmarks/real_world.py --set thirteenth --mirror-root /work/.mirror --once --judge
+    python benchmarks/real_world.py --set fourteenth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
         --dir /tmp/rw --json /tmp/rw/findings.json
 """
@@ -466,6 +472,48 @@ TWELFTH = (
          "recipe: ViT on CIFAR with Lightning", configs=True),
 )
 
+THIRTEENTH = (
+    Repo("DeepLearningDTU/02456-deep-learning-with-PyTorch", "9f4f39095387a36c51e110d24d5ac4f9d2f7b6ef",
+         "course: DTU's deep learning notebooks, exercise cells left blank", configs=True),
+    Repo("yandexdataschool/nlp_course", "a0660e8c44f35ab336a197e5cabfef666a189a7d",
+         "course: NLP notebooks, exercise cells left blank", configs=True),
+    Repo("ptrblck/pytorch_misc", "31ac50c415f16cf7fec277dbdba72b9fb4d732d3",
+         "script collection: one-file answers to forum questions, module-level loaders", configs=True),
+    Repo("xinntao/BasicSR", "d21eac885b6de90a7adef7cc59e937dbdbb200b1",
+         "recipe library: super-resolution, loaders built from YAML options, prefetchers", configs=True),
+    Repo("AntixK/PyTorch-VAE", "a6896b944c918dd7030e7d795a8c13e5c6345ec7",
+         "recipe: VAEs with Lightning, a DataModule built from YAML", configs=True),
+    Repo("bearpaw/pytorch-classification", "24f1c456f48c78133088c4eefd182ca9e6199b03",
+         "recipe: CIFAR/ImageNet classification (Python 2 era)", configs=True),
+    Repo("akamaster/pytorch_resnet_cifar10", "d5489e8995e81e91ce6b1d69dcc98ad579b0b153",
+         "recipe: ResNets on CIFAR-10", configs=True),
+    Repo("dome272/Diffusion-Models-pytorch", "be352208d0576039fec061238c0e4385a562a2d4",
+         "tutorial: DDPM from scratch", configs=True),
+    Repo("hkproj/pytorch-transformer", "3beddd2604bfa5e0fbd53f52361bd887dc027a8c",
+         "tutorial: a transformer from scratch for translation", configs=True),
+)
+
+FOURTEENTH = (
+    Repo("Project-MONAI/tutorials", "b3c6c998c931d78b61c4d32b37f962a987400f8a",
+         "tutorials: medical imaging notebooks and scripts, MONAI loaders, Ignite engines, DDP", configs=True),
+    Repo("graviraja/MLOps-Basics", "558adce8203aed827952d0ca6516e188589fb930",
+         "course: one folder a week, a Lightning DataModule copied between weeks", configs=True),
+    Repo("pytorch/opacus", "4d0ebc84613d214fbfd37fbfd1390e3747a625ce",
+         "examples and tutorials: differentially private training, DDP and FSDP", configs=True),
+    Repo("UKPLab/sentence-transformers", "85ec64559f4414aa536eca4bf53538291e0a333f",
+         "library and its training examples, loaders handed to model.fit", configs=True),
+    Repo("chenyuntc/simple-faster-rcnn-pytorch", "367db367834efd8a2bc58ee0023b2b628a0e474d",
+         "recipe: Faster R-CNN, options on a config object", configs=True),
+    Repo("clovaai/CutMix-PyTorch", "2d8eb68faff7fe4962776ad51d175c3b01a25734",
+         "recipe: CutMix on CIFAR and ImageNet", configs=True),
+    Repo("HRNet/HRNet-Image-Classification", "f760c988482cdb8a1f69b10b219d669721144582",
+         "recipe: HRNet, yacs config defaults", configs=True),
+    Repo("bamos/densenet.pytorch", "d1cd5e1957975628286e516512c6d1c14430f810",
+         "recipe: DenseNet on CIFAR, a conditional splat of loader options", configs=True),
+    Repo("sovit-123/fasterrcnn-pytorch-training-pipeline", "e7f2a3bac4e769e5c48dcc0199b83c7c8e995707",
+         "recipe: Faster R-CNN pipeline, options as a vars() dict, DDP", configs=True),
+)
+
 WANTED = (".py", ".ipynb")
 CONFIGS = (".yaml", ".yml")
 OFF_BY_DEFAULT = frozenset({"DL203"})
@@ -710,7 +758,7 @@ def print_table(counts: dict[str, collections.Counter], recall_known: bool) -> N
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth", "both", "all"), default="both", help="which sources (both: first and second)"
+        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "both", "all"), default="both", help="which sources (both: first and second)"
     )
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
@@ -759,8 +807,10 @@ def main() -> int:
             "tenth": TENTH,
             "eleventh": ELEVENTH,
             "twelfth": TWELFTH,
+            "thirteenth": THIRTEENTH,
+            "fourteenth": FOURTEENTH,
             "both": SECOND,
-            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH + NINTH + TENTH + ELEVENTH + TWELFTH,
+            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH + NINTH + TENTH + ELEVENTH + TWELFTH + THIRTEENTH + FOURTEENTH,
         }
         if args.set in sets:
             for source in sets[args.set]:
