@@ -5346,7 +5346,7 @@ MISSES: tuple[tuple[str, str, str, str, str], ...] = (
      "create_train_loader(num_workers=0 by default), every caller passing NUM_WORKERS = args['workers'] (args = vars(parser.parse_args()), --workers default 4); re-iterated by train_one_epoch every epoch"),
     ('sovit-123+fasterrcnn-pytorch-training-pipeline', 'datasets.py:530', 'DL201', 'C3',
      'the valid loader, the same count, evaluate() every epoch'),
-    ('sovit-123+fasterrcnn-pytorch-training-pipeline', 'utils/general.py:88', 'DL205', '',
+    ('sovit-123+fasterrcnn-pytorch-training-pipeline', 'utils/general.py:88', 'DL205', 'C12',
      'show_tranformed_image(train_loader) of another module runs `for i in range(2): images, targets = next(iter(train_loader))` (only with --vis-transformed)'),
     # --- the thirteenth set
     ("xinntao+BasicSR", "scripts/metrics/calculate_fid_stats_from_datasets.py:37", "DL206", "C2",

@@ -55,7 +55,7 @@ EXPECTED = {
     "DL206/j3_device_if_statement.py": {(None, 17, 14, "DL206", PAGEABLE, PIN_IF_CUDA)},
     # E2: `pip install x` and `cd ..` run by IPython's automagic; the same words in a def body are an error
     "DL000/automagic.ipynb": {
-        (5, 2, 7, "DL000", "syntax error in cell 5: invalid syntax at line 2 column 7", None),
+        (5, 2, 9, "DL000", "syntax error in cell 5: invalid syntax at line 2 column 9", None),  # `install`
         (3, 3, 10, "DL201", RESTART, SET_PERSISTENT),
     },
 }
