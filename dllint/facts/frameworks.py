@@ -7,6 +7,9 @@ from outside), and which functions a higher-order utility calls.
   base class in another project file, or bound in the class
   (``self.train_dataloader = self._train_dataloader``); ``trainer.fit`` of a
   ``Trainer(max_epochs=1)`` iterates once.
+- Training engines (PyTorch-Ignite's ``Engine.run(loader, max_epochs=N)``, MONAI's
+  ``SupervisedTrainer(max_epochs=N, train_data_loader=loader)``): every epoch of a count known
+  to be more than one.
 - Hooks assigned onto an instance from outside its class: ``dm.train_dataloader = f``
   where ``dm`` is built by ``cls(...)`` in a classmethod of a Lightning class (Lightning's
   own ``LightningDataModule.from_datasets``), by a call of a class deriving from one, or is
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING, Iterator
 from dllint.facts.imports import dotted_name
 from dllint.knowledge.frameworks import (
     CALLS,
+    ENGINE_RUNS,
     FIT_MODULES,
     HOOK_CALLERS,
     HIGHER_ORDER,
@@ -42,6 +46,9 @@ def framework_call(facts: FileFacts, call: ast.Call, keyword: str | None, index:
     func = call.func
     if facts.qualname(func) in SAME_FUNCTIONS:
         return Passing.SAME
+    engine = _engine_run(facts, call, keyword, index, scope)
+    if engine is not None:
+        return engine
     if not isinstance(func, ast.Attribute):
         return None
     constructor = constructor_of(facts, func.value, scope)
@@ -57,6 +64,38 @@ def framework_call(facts: FileFacts, call: ast.Call, keyword: str | None, index:
             if rule.effect is Passing.PER_EPOCH and constructor is not None and _one_epoch(constructor):
                 return Passing.ONCE  # Trainer(max_epochs=1).fit(model, loader)
             return rule.effect
+    return None
+
+
+def _engine_run(facts: FileFacts, call: ast.Call, keyword: str | None, index: int | None, scope: Scope) -> Passing | None:
+    """A training engine of the table (``ENGINE_RUNS``) handed the loader: every epoch where its
+    epoch count is known to be more than one, once where it is one; None (not decided) where
+    the count cannot be read, or this is no such call."""
+    from dllint.facts.values import resolve
+
+    func = call.func
+    if isinstance(func, ast.Attribute):  # trainer.run(train_loader, max_epochs=5)
+        constructor = constructor_of(facts, func.value, scope)
+        built = facts.qualname(constructor.func) if constructor is not None else None
+        rules = [rule for rule in ENGINE_RUNS if rule.method == func.attr and built in rule.constructors]
+    else:  # SupervisedTrainer(max_epochs=5, train_data_loader=train_loader, ...)
+        name = facts.qualname(func)
+        rules = [rule for rule in ENGINE_RUNS if rule.method is None and name in rule.constructors]
+    for rule in rules:
+        if not (keyword is not None and keyword in rule.keywords or index is not None and index in rule.positions):
+            continue
+        if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+            return None  # a splat may hold the count
+        position, name = rule.epochs
+        given = next((k.value for k in call.keywords if k.arg == name), call.args[position] if len(call.args) > position else None)
+        if given is None:
+            epochs = rule.default_epochs
+        else:
+            value = resolve(given, scope, facts)
+            epochs = value.value if value.is_int() else None
+        if epochs is None:
+            return None
+        return Passing.PER_EPOCH if epochs > 1 else Passing.ONCE
     return None
 
 

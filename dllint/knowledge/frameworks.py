@@ -77,6 +77,36 @@ CALLS = (
     # (a distributed sampler and device placement added).
     CallRule("setup_dataloaders", "fabric", Passing.SAME),
 )
+class EngineRun(NamedTuple):
+    """A training engine handed the loader: at its ``run`` (``method``) or, with ``method``
+    None, at its constructor (``constructors``: what builds the engine, or the constructor
+    itself), as the argument at ``positions``/``keywords``; it iterates the loader once per
+    epoch of the count at ``epochs`` (a position and a keyword), ``default_epochs`` when that
+    is left out (None: required)."""
+
+    constructors: frozenset[str]
+    method: str | None
+    positions: tuple[int, ...]
+    keywords: tuple[str, ...]
+    epochs: tuple[int, str]
+    default_epochs: int | None
+
+
+IGNITE_ENGINES = frozenset(
+    f"ignite.engine.{name}" for name in ("Engine", "DeterministicEngine", "create_supervised_trainer", "create_supervised_evaluator")
+) | frozenset({"ignite.engine.engine.Engine", "ignite.engine.deterministic.DeterministicEngine"})
+ENGINE_RUNS = (
+    # PyTorch-Ignite ``Engine.run(data, max_epochs=None, epoch_length=None)``: "max_epochs: Max epochs to run
+    # for ... If a new state should be created (first run or run again from ended engine), its default value
+    # is 1"; each epoch iterates ``data`` anew (a new iterator of a loader: its workers start again).
+    EngineRun(IGNITE_ENGINES, "run", (0,), ("data",), (1, "max_epochs"), 1),
+    # MONAI ``SupervisedTrainer(device, max_epochs, train_data_loader, network, ...)`` (an Ignite engine):
+    # ``run()`` trains ``max_epochs`` epochs over ``train_data_loader``.
+    EngineRun(frozenset({"monai.engines.SupervisedTrainer", "monai.engines.trainer.SupervisedTrainer",
+                         "monai.engines.GanTrainer", "monai.engines.trainer.GanTrainer"}),
+              None, (2,), ("train_data_loader",), (1, "max_epochs"), None),
+)
+
 # accelerate's module-level forms of the same wrappers.
 SAME_FUNCTIONS = frozenset(
     {

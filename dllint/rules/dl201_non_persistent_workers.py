@@ -53,7 +53,10 @@ class NonPersistentWorkers(Rule):
     are Hugging Face `TrainingArguments(dataloader_num_workers=...)` handed to a `Trainer`
     whose `train()` runs more than one epoch (`num_train_epochs`, default 3; not with a
     positive `max_steps`): reported at the `TrainingArguments` call, fixed with
-    `dataloader_persistent_workers=True`.
+    `dataloader_persistent_workers=True`. A training engine handed the loader iterates it every
+    epoch of a count known to be more than one: PyTorch-Ignite's `engine.run(loader,
+    max_epochs=N)` (N defaults to 1), MONAI's `SupervisedTrainer(max_epochs=N,
+    train_data_loader=loader)`.
 
     ## Why is this bad?
     Without persistent workers, every `for batch in loader` starts all worker processes
