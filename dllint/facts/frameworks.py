@@ -25,6 +25,7 @@ from dllint.facts.imports import dotted_name
 from dllint.knowledge.frameworks import (
     CALLS,
     ENGINE_RUNS,
+    ONCE_EVENTS,
     FIT_MODULES,
     HOOK_CALLERS,
     HIGHER_ORDER,
@@ -97,6 +98,16 @@ def _engine_run(facts: FileFacts, call: ast.Call, keyword: str | None, index: in
             return None
         return Passing.PER_EPOCH if epochs > 1 else Passing.ONCE
     return None
+
+
+def once_event_handler(function: ast.AST) -> bool:
+    """A function decorated as the handler of an event fired once a run: ``@trainer.on(Events.COMPLETED)``."""
+    for decorator in getattr(function, "decorator_list", ()):
+        if isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute) and decorator.func.attr == "on" and decorator.args:
+            event = decorator.args[0]
+            if isinstance(event, ast.Attribute) and event.attr in ONCE_EVENTS and (dotted_name(event.value) or "").endswith("Events"):
+                return True
+    return False
 
 
 def constructor_of(facts: FileFacts, expr: ast.expr, scope: Scope) -> ast.Call | None:

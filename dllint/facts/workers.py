@@ -143,6 +143,8 @@ def _walk_name(facts: FileFacts, name: ast.Name, scope: Scope, walk: _Walk, dept
     if found is None and walk.through_functions:
         found = _reaching_in_block(facts, name, scope)
     if found is None:
+        for value, where in _extended(facts, name, scope):  # ``steps = [...]``, then ``steps += [...]``
+            yield from _walk(facts, value, where, walk, depth + 1)
         return
     binding = found[1]
     if binding.kind == "assign" and binding.value is not None:
@@ -155,6 +157,20 @@ def _walk_name(facts: FileFacts, name: ast.Name, scope: Scope, walk: _Walk, dept
     elif walk.through_functions and binding.kind == "param" and isinstance(found[0].node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         for passed, where in _passed(facts, found[0].node, name.id, walk.loader):
             yield from _walk(facts, passed, where, walk._replace(element=element), depth + 1)
+
+
+def _extended(facts: FileFacts, name: ast.Name, scope: Scope) -> list[tuple[ast.expr, Scope]]:
+    """A list bound once and extended with ``+=`` (under an ``if`` too, the fourteenth audit's MONAI
+    transforms): the first value and every extension, each of which may be in the list read."""
+    found = facts.scopes.lookup(name.id, scope)
+    if found is None:
+        return []
+    owner, bindings = found
+    assigned = [b.value for b in bindings if b.kind == "assign" and b.value is not None]
+    extended = [b.node for b in bindings if isinstance(b.node, ast.AugAssign)]
+    if len(assigned) != 1 or len(assigned) + len(extended) != len(bindings) or not all(isinstance(n.op, ast.Add) for n in extended):
+        return []
+    return [(value, owner) for value in (assigned[0], *(n.value for n in extended)) if value is not None]
 
 
 def _reaching_in_block(facts: FileFacts, name: ast.Name, scope: Scope) -> tuple[Scope, Binding] | None:

@@ -107,6 +107,10 @@ ENGINE_RUNS = (
               None, (2,), ("train_data_loader",), (1, "max_epochs"), None),
 )
 
+# PyTorch-Ignite events fired once a run (``Events`` docs): a handler on one of them
+# (``@trainer.on(Events.COMPLETED)``) runs once, not every epoch as any other callback may.
+ONCE_EVENTS = frozenset({"STARTED", "COMPLETED", "EXCEPTION_RAISED", "TERMINATE"})
+
 # accelerate's module-level forms of the same wrappers.
 SAME_FUNCTIONS = frozenset(
     {

@@ -56,7 +56,8 @@ class NonPersistentWorkers(Rule):
     `dataloader_persistent_workers=True`. A training engine handed the loader iterates it every
     epoch of a count known to be more than one: PyTorch-Ignite's `engine.run(loader,
     max_epochs=N)` (N defaults to 1), MONAI's `SupervisedTrainer(max_epochs=N,
-    train_data_loader=loader)`.
+    train_data_loader=loader)`; a handler of an Ignite event fired once a run
+    (`@trainer.on(Events.COMPLETED)`) iterates its loader once.
 
     ## Why is this bad?
     Without persistent workers, every `for batch in loader` starts all worker processes

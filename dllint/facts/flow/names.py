@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Callable, Mapping
 
+from dllint.facts.frameworks import once_event_handler
 from dllint.facts.flow.lookups import LOOPS, outermost_function_below, written_value
 from dllint.facts.flow.model import FlowState, Loops, Use, uses_from, without_loops
 from dllint.facts.flow.syntax import end_of, position_of
@@ -190,8 +191,8 @@ class Names:
         inner = follow(state._replace(scope=load_scope, loops=(), via=(), seen=state.seen | {closure}))
         if inner is None:
             return None
-        if not calls:
-            marker: Loops = (func,) if func is not None else ()
+        if not calls:  # called any number of times, but a handler of an event fired once (Ignite's COMPLETED)
+            marker: Loops = (func,) if func is not None and not once_event_handler(func) else ()
             return [Use(u.kind, u.node, loops + marker + u.loops, via + u.via, u.how, u.remote) for u in inner]
         uses: list[Use] = []
         for call in calls:
