@@ -28,6 +28,8 @@ Twelve sets of sources, all pinned (see REAL_WORLD.md for the judgments):
   misses on main as it was (``f9ecc62``), before any change made for them.
 - ``fourteenth``: nine more (MONAI's tutorials, a course, opacus' examples, six recipes), judged and read
   for misses after the thirteenth's changes, before any change made for them.
+- ``fifteenth``: six more (PyTorch-Ignite's examples, segmentation_models.pytorch, facenet-pytorch, three
+  recipes), judged after the fourteenth's changes (``fe45587``), before any change made for them.
 
 Everything is downloaded and unpacked into a temporary directory (never into the
 repository). GitHub sources are fetched by commit with ``git fetch --depth 1``; with
@@ -53,6 +55,7 @@ counts per rule and per source are printed, and ``--json FILE`` keeps every find
     python benchmarks/real_world.py --set twelfth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set thirteenth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set fourteenth --mirror-root /work/.mirror --once --judge
+    python benchmarks/real_world.py --set fifteenth --mirror-root /work/.mirror --once --judge
     python benchmarks/real_world.py --set second --mirror-root /work/.mirror --keep \\
         --dir /tmp/rw --json /tmp/rw/findings.json
 """
@@ -514,6 +517,21 @@ FOURTEENTH = (
          "recipe: Faster R-CNN pipeline, options as a vars() dict, DDP", configs=True),
 )
 
+FIFTEENTH = (
+    Repo("pytorch/ignite", "de08e799cfb55a6cf4aa778575d6bad725385453",
+         "library and its examples and notebooks: Ignite engines and event handlers", configs=True),
+    Repo("qubvel/segmentation_models.pytorch", "bd7f877fec51309a1a7de7670aed232954450037",
+         "library and example notebooks: Lightning and its own train epochs", configs=True),
+    Repo("timesler/facenet-pytorch", "787da06156087cd6b616fe6608213722bddc30cd",
+         "library and fine-tuning notebooks", configs=True),
+    Repo("LiyuanLucasLiu/RAdam", "d9fd30a337894c4003768561d45e8730dbd41333",
+         "recipes: CIFAR and ImageNet with RAdam", configs=True),
+    Repo("lucidrains/vit-pytorch", "69d24fe9e3024c0d4b02761123b8583a24ebed1e",
+         "library and an example notebook", configs=True),
+    Repo("facebookresearch/pycls", "5719de641657c251f807c20a1fcf8ef6f4b60144",
+         "recipe library: yacs config defaults, a loader builder", configs=True),
+)
+
 WANTED = (".py", ".ipynb")
 CONFIGS = (".yaml", ".yml")
 OFF_BY_DEFAULT = frozenset({"DL203"})
@@ -758,7 +776,7 @@ def print_table(counts: dict[str, collections.Counter], recall_known: bool) -> N
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "both", "all"), default="both", help="which sources (both: first and second)"
+        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "both", "all"), default="both", help="which sources (both: first and second)"
     )
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
@@ -809,8 +827,9 @@ def main() -> int:
             "twelfth": TWELFTH,
             "thirteenth": THIRTEENTH,
             "fourteenth": FOURTEENTH,
+            "fifteenth": FIFTEENTH,
             "both": SECOND,
-            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH + NINTH + TENTH + ELEVENTH + TWELFTH + THIRTEENTH + FOURTEENTH,
+            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH + NINTH + TENTH + ELEVENTH + TWELFTH + THIRTEENTH + FOURTEENTH + FIFTEENTH,
         }
         if args.set in sets:
             for source in sets[args.set]:
