@@ -9,7 +9,8 @@ from outside), and which functions a higher-order utility calls.
   ``Trainer(max_epochs=1)`` iterates once.
 - Training engines (PyTorch-Ignite's ``Engine.run(loader, max_epochs=N)``, MONAI's
   ``SupervisedTrainer(max_epochs=N, train_data_loader=loader)``): every epoch of a count known
-  to be more than one.
+  to be more than one; a handler of an Ignite event fired once a run
+  (``@trainer.on(Events.COMPLETED)``) runs once.
 - Hooks assigned onto an instance from outside its class: ``dm.train_dataloader = f``
   where ``dm`` is built by ``cls(...)`` in a classmethod of a Lightning class (Lightning's
   own ``LightningDataModule.from_datasets``), by a call of a class deriving from one, or is
