@@ -13,7 +13,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from dllint.facts.imports import dotted_name
-from dllint.facts.values import argument_for, follow
+from dllint.facts.values import follow
+from dllint.facts.workers import passed_for
 
 if TYPE_CHECKING:
     from dllint.facts import FileFacts
@@ -423,27 +424,15 @@ class DistributedFacts:
         return found
 
     def _passed_values(self, expr: ast.expr, scope: Scope) -> list[tuple[ast.expr, Scope]]:
-        """What this file's calls pass for each parameter ``expr`` reads (:meth:`_passed_for`)."""
-        found = []
+        """What this file's calls pass for each parameter ``expr`` reads (``prepare_data(train_files)``
+        after ``train_files = partition_dataset(...)[rank]``: the fourteenth audit's C10)."""
+        found: list[tuple[ast.expr, Scope]] = []
         for node in ast.walk(expr):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 bound = self.facts.scopes.lookup(node.id, scope)
-                if bound is not None and any(b.kind == "param" for b in bound[1]):
-                    found += self._passed_for(node.id, bound[0])
-        return found
-
-    def _passed_for(self, param: str, scope: Scope) -> list[tuple[ast.expr, Scope]]:
-        """What this file's calls of the function ``scope`` is pass for its parameter ``param``
-        (``prepare_data(train_files, ...)`` after ``train_files = partition_dataset(...)[rank]``:
-        the fourteenth audit's C10), each in the caller's scope; none for a method."""
-        function = scope.node
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or isinstance(self.facts.scopes.parents.get(function), ast.ClassDef):
-            return []
-        found = []
-        for call in self.facts.usage.callers(function):
-            passed = argument_for(call, function, param)
-            if isinstance(passed, ast.expr):
-                found.append((passed, self.facts.scopes.scope_of(call)))
+                function = bound[0].node if bound is not None and any(b.kind == "param" for b in bound[1]) else None
+                if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found += passed_for(self.facts, function, node.id)
         return found
 
     def _iterable_class(self, expr: ast.expr) -> bool:

@@ -18,6 +18,7 @@ from dllint.facts.imports import dotted_name
 from dllint.facts.walk import NESTED_SCOPES, walk_body
 from dllint.facts.flow.model import EPOCH_LOOPS, Loop, Move, RemoteLoop, Use
 from dllint.facts.flow.base import WRAPPING_BUILTINS, WRAPPING_QUALNAMES
+from dllint.facts.flow.syntax import position_of
 
 if TYPE_CHECKING:
     from dllint.facts import ClassInfo, FileFacts
@@ -256,15 +257,15 @@ class LoopAnalysis:
         for anchors in by_scope.values():
             if len(anchors) < 2:
                 continue
-            anchors.sort(key=lambda pair: _position(pair[0]))
-            start, end = _position(anchors[0][0]), _position(anchors[-1][0])
+            anchors.sort(key=lambda pair: position_of(pair[0]))
+            start, end = position_of(anchors[0][0]), position_of(anchors[-1][0])
             scope = self.facts.scopes.scope_of(anchors[0][0])
             loaders = self.loader_names(loader, anchors[0][1], scope, may=unknown)
             datasets = self._dataset_bindings(dataset_arg, scope)
             for node in walk_body(scope.node):
-                if start < _position(node) < end and self._mutates(node, loaders, datasets, dataset_class, unknown):
+                if start < position_of(node) < end and self._mutates(node, loaders, datasets, dataset_class, unknown):
                     found.append(node)
-        found.sort(key=_position)
+        found.sort(key=position_of)
         return found
 
     def _received_as(self, loader: LoaderCall, use: Use, function: ast.AST, unknown: bool) -> set[str]:
@@ -412,6 +413,3 @@ def mutated_self_attribute(call: ast.Call) -> str | None:
         return target.attr
     return None
 
-
-def _position(node: ast.AST) -> tuple[int, int]:
-    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)

@@ -32,10 +32,10 @@ def shipped_expressions(facts: FileFacts, loader: LoaderCall, through_functions:
     """Expressions (followed through names bound once, constructor arguments and containers) that
     end up pickled into the loader's workers. A name unpacked from a call's result (``train, val
     = random_split(ds, [8, 2])``) is followed into that call's arguments, as the call itself
-    is: each piece (a ``Subset``) holds what the call was given. With ``through_functions``
-    (DL106: a notebook's functions are called in the notebook), also into this file's functions:
-    what a function returns (``dataset = get_dataset()``, B7), and what this file's calls pass
-    for a parameter (``def make_loader(dataset): return DataLoader(dataset, ...)``, B6)."""
+    is: each piece (a ``Subset``) holds what the call was given. With ``through_functions``,
+    also into this file's functions: what a function returns (``dataset = get_dataset()``, B7),
+    and what this file's calls pass for a parameter (``def make_loader(dataset): return
+    DataLoader(dataset, ...)``, B6); DL106 and DL102 (the fourteenth audit's C8) ask for it."""
     seen: set[int] = set()
     for sink in ("dataset", *CALLABLE_SINKS):
         arg = loader.argument(sink)
@@ -155,7 +155,7 @@ def _walk_name(facts: FileFacts, name: ast.Name, scope: Scope, walk: _Walk, dept
         unpacked = walk._replace(element=_position(binding.node, name.id))  # ``train_set, val_set = datasets``
         yield from _walk(facts, binding.node.value, found[0], unpacked, depth + 1)
     elif walk.through_functions and binding.kind == "param" and isinstance(found[0].node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        for passed, where in _passed(facts, found[0].node, name.id, walk.loader):
+        for passed, where in passed_for(facts, found[0].node, name.id, walk.loader):
             yield from _walk(facts, passed, where, walk._replace(element=element), depth + 1)
 
 
@@ -225,10 +225,10 @@ def _returned(facts: FileFacts, call: ast.Call, scope: Scope) -> Iterator[tuple[
             yield node.value, inside
 
 
-def _passed(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str, loader: LoaderCall | None) -> Iterator[tuple[ast.expr, Scope]]:
-    """What each call of ``function`` in this file passes for ``param`` (none for a method:
-    its calls through instances do not line up with its parameters), but for the calls that
-    give the loader no workers."""
+def passed_for(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str, loader: LoaderCall | None = None) -> Iterator[tuple[ast.expr, Scope]]:
+    """What each call of ``function`` in this file passes for ``param``, in the caller's scope
+    (none for a method: its calls through instances do not line up with its parameters), but,
+    given a ``loader`` built in ``function``, for the calls that give it no workers."""
     if isinstance(facts.scopes.parents.get(function), ast.ClassDef):
         return
     for call in facts.usage.callers(function):
