@@ -17,6 +17,7 @@ file's formatting.
 from __future__ import annotations
 
 import ast
+from functools import cached_property
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from dllint.config import Settings
@@ -27,7 +28,6 @@ from dllint.configs.lint import (
     python_config_blocks,
 )
 from dllint.deps import Deps
-from dllint.facts import FileFacts, split_lines
 from dllint.facts.walk import walk_with_parents
 from dllint.files import set_default_limit
 from dllint.findings import Finding
@@ -35,10 +35,12 @@ from dllint.gc_pause import collector_paused
 from dllint.noqa import LineSuppressions, file_suppression
 from dllint.prefilter import Prefilter, _Gate
 from dllint.rules import Rule, all_rules
+from dllint.rules.catalog import CATALOG
 from dllint.selection import code_matches, enabled_rules, ignored_for_path
-from dllint.source import parse_module, syntax_error, unreadable
+from dllint.source import parse_module, split_lines, syntax_error, unreadable
 
 if TYPE_CHECKING:
+    from dllint.facts.file import FileFacts
     from dllint.facts.flow.queries import ProjectQueries
     from dllint.inputs import Input
 
@@ -94,11 +96,27 @@ class Linter:
     def __init__(self, settings: Settings, rules: Sequence[type[Rule]] | None = None) -> None:
         self.settings = settings
         set_default_limit(settings.max_file_size)  # the bound of files read without settings at hand (config bases)
-        chosen = enabled_rules(settings, all_rules()) if rules is None else list(rules)
-        self.rules = [rule() for rule in chosen if rule.code != "DL000"]
-        self.report_unreadable = any(rule.code == "DL000" for rule in chosen)
-        self.config_rules = config_rules(self.rules)  # rules that also check config files' loader blocks
-        self.prefilter = Prefilter(settings, self.rules, self.config_rules)
+        # The rules are chosen by code (the catalog) and imported when a file is first linted: a
+        # run whose files are all cached never imports them.
+        self._chosen = None if rules is None else list(rules)
+        codes = [r.code for r in (enabled_rules(settings, CATALOG) if self._chosen is None else self._chosen)]
+        self.report_unreadable = "DL000" in codes
+        self.codes = tuple(sorted(code for code in codes if code != "DL000"))  # what the rules run (a cache's key)
+
+    @cached_property
+    def rules(self) -> list[Rule]:
+        codes = set(self.codes)
+        chosen = self._chosen if self._chosen is not None else [rule for rule in all_rules() if rule.code in codes]
+        return [rule() for rule in chosen if rule.code != "DL000"]
+
+    @cached_property
+    def config_rules(self) -> list[Rule]:
+        """The rules that also check config files' loader blocks."""
+        return config_rules(self.rules)
+
+    @cached_property
+    def prefilter(self) -> Prefilter:
+        return Prefilter(self.settings, self.rules, self.config_rules)
 
     def lint(
         self, input: Input, project: ProjectQueries | None = None, *, live: tuple[_Gate, ...] | None = None, tree: ast.Module | None = None
@@ -176,6 +194,8 @@ class Linter:
         findings: list[Finding] = []
         loader_calls = False
         if screen.code_rules:
+            from dllint.facts.file import FileFacts  # (the file analyses: a run whose files are all cached never needs them)
+
             facts = FileFacts(
                 path, text, tree, self.settings, is_notebook=notebook, project=project, nodes=nodes, parent_index=parent_index
             )

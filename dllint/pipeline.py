@@ -125,7 +125,7 @@ def cache_for(settings: Settings, linter: Linter, options: RunOptions, root: str
 
     base = root if root is not None else settings.project_root if settings.config_path else os.getcwd()
     directory = options.cache_dir if options.cache_dir else os.path.join(base, DEFAULT_CACHE_DIR)
-    return Cache(directory, settings, tuple(sorted(r.code for r in linter.rules)))
+    return Cache(directory, settings, linter.codes)
 
 
 def run(

@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Protocol, TypeVar
 
 from dllint.paths import resolved_relative
 from dllint.patterns import LazyPattern
 
 if TYPE_CHECKING:
     from dllint.config import Settings
-    from dllint.rules import Rule
+
+
+class Selectable(Protocol):
+    """What choosing a rule reads of it: a rule class, or its :mod:`dllint.rules.catalog` entry."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def default_enabled(self) -> bool: ...
+
+
+_S = TypeVar("_S", bound=Selectable)
 
 PREFIX = LazyPattern(r"^(ALL|DL\d{0,3})$")
 
@@ -21,9 +33,9 @@ def validate_code_prefix(code: str) -> str | None:
     code = code.strip().upper()
     if not PREFIX.match(code):
         return f"'{code}' is not a rule code or prefix (expected ALL, DL, DL2, DL201, ...)"
-    from dllint.rules import all_rules
+    from dllint.rules.catalog import CATALOG
 
-    if code != "ALL" and not any(rule.code.startswith(code) for rule in all_rules()):
+    if code != "ALL" and not any(rule.code.startswith(code) for rule in CATALOG):
         return f"'{code}' matches no rule"
     return None
 
@@ -39,7 +51,7 @@ def _specificity(code: str, prefixes: Iterable[str]) -> int:
     return best
 
 
-def is_selected(rule: type[Rule], select: Iterable[str] | None, extend_select: Iterable[str], ignore: Iterable[str]) -> bool:
+def is_selected(rule: Selectable, select: Iterable[str] | None, extend_select: Iterable[str], ignore: Iterable[str]) -> bool:
     """The most specific matching prefix wins; off-by-default rules need their exact code or ALL.
 
     ``select`` None (not set): the on-by-default rules, a choice as broad as ``ALL``, so that
@@ -55,7 +67,7 @@ def is_selected(rule: type[Rule], select: Iterable[str] | None, extend_select: I
     return _specificity(rule.code, ignore) < selected
 
 
-def enabled_rules(settings: Settings, rules: Iterable[type[Rule]]) -> list[type[Rule]]:
+def enabled_rules(settings: Settings, rules: Iterable[_S]) -> list[_S]:
     """The rules to run. DL000 (unreadable file) is always on unless ignored explicitly."""
     return [
         r

@@ -1,4 +1,5 @@
-"""Reading a source file into text, and the DL000 findings when that fails."""
+"""Reading a source file into text, its lines as ``ast`` counts them, and the DL000 findings when
+reading or parsing fails."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import NamedTuple
 
 from dllint.files import Unreadable, read_bytes
 from dllint.findings import Finding
+from dllint.patterns import LazyPattern
 
 
 class Decoded(NamedTuple):
@@ -108,3 +110,21 @@ def _sole_line_ending(text: str) -> str | None:
     counts = (("\r\n", crlf), ("\r", text.count("\r") - crlf), ("\n", text.count("\n") - crlf))
     used = [style for style, count in counts if count]
     return used[0] if len(used) == 1 else None
+
+
+LINE_BREAK = LazyPattern(r"\r\n|\r|\n")
+
+
+def line_starts(source: str) -> list[int]:
+    """The offset each line starts at (line ``n`` at index ``n - 1``), lines counted as ``ast`` does."""
+    return [0, *(match.end() for match in LINE_BREAK.finditer(source))]
+
+
+def split_lines(source: str) -> list[str]:
+    """Lines where ``ast`` counts them: at \\n, \\r\\n and \\r only. ``str.splitlines`` also
+    splits at form feeds, U+2028 and the like, which a string literal may hold: every line
+    after one would be off by one (its noqa and its columns read from the wrong line)."""
+    lines = LINE_BREAK.split(source)
+    if lines and lines[-1] == "":
+        lines.pop()  # the break that ends the last line starts no new one
+    return lines

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -76,6 +77,30 @@ def test_warm_run_lints_nothing_and_a_changed_file_alone(tree, lint_counter):
     again, cache = run(files, root / "c")
     assert lint_counter == [files[0]]
     assert again[0] and again[1:] == cold[1:]
+
+
+WARM_RUN = """
+import sys
+from dllint.cli import main
+try:
+    main(["check", "--exit-zero", "--cache-dir", sys.argv[1], sys.argv[2]])
+except SystemExit:
+    pass
+print(" ".join(sorted(m for m in sys.modules if m.startswith("dllint"))), file=sys.stderr)
+"""
+
+
+def test_a_run_whose_files_are_all_cached_imports_no_rule_and_no_file_analysis(tree):
+    """What a warm run needs is the catalog's codes (the cache's key), the cache and the project's
+    records: the rules and the file analyses (``dllint.facts.file``) are imported only to lint."""
+    root, files = tree
+    command = [sys.executable, "-c", WARM_RUN, str(root / "c"), str(root)]
+    cold = subprocess.run(command, capture_output=True, text=True, check=True, cwd=root)
+    warm = subprocess.run(command, capture_output=True, text=True, check=True, cwd=root)
+    assert warm.stdout == cold.stdout and "DL201" in warm.stdout
+    cold_modules, warm_modules = cold.stderr.split(), warm.stderr.split()
+    assert "dllint.facts.file" in cold_modules and "dllint.rules.dl201_non_persistent_workers" in cold_modules
+    assert not [m for m in warm_modules if m.startswith("dllint.rules.dl") or m == "dllint.facts.file"], warm_modules
 
 
 def test_touched_but_unchanged_file_is_not_relinted(tree, lint_counter):

@@ -13,7 +13,7 @@ import sys
 from click.testing import CliRunner
 
 from dllint.cli import main
-from dllint.docs import COMMAND, HOME, PAGE, help_uri, render_rules_page
+from dllint.docs import CATALOG, COMMAND, HOME, PAGE, help_uri, render_catalog, render_rules_page
 from dllint.rules import all_rules
 from tests.conftest import ROOT
 
@@ -24,6 +24,18 @@ def test_rules_page_is_up_to_date():
     page = ROOT / PAGE
     current = page.read_text(encoding="utf-8") if page.is_file() else ""
     assert current == render_rules_page(), f"{PAGE} is out of date with the rules: run `{COMMAND}` and commit it"
+
+
+def test_the_rule_catalog_is_up_to_date_and_names_each_rule_its_module_and_default():
+    path = ROOT / CATALOG
+    current = path.read_text(encoding="utf-8") if path.is_file() else ""
+    assert current == render_catalog(), f"{CATALOG} is out of date with the rules: run `{COMMAND}` and commit it"
+    from dllint.rules.catalog import CATALOG as ENTRIES
+
+    assert [(e.code, f"dllint.rules.{e.module}", e.default_enabled) for e in ENTRIES] == [
+        (r.code, r.__module__, r.default_enabled) for r in all_rules()
+    ]
+    assert ("DL203", False) in [(e.code, e.default_enabled) for e in ENTRIES]  # an opt-in rule is listed as one
 
 
 def test_rules_page_documents_every_rule_under_its_anchor():

@@ -13,6 +13,7 @@ from dllint import exit_codes, pipeline, runner
 from dllint.cli import main
 from dllint.config import Settings
 from dllint.engine import Linter
+from dllint.facts import file as facts_file  # where the engine finds FileFacts when a file is linted
 from dllint.inputs import ADAPTERS, Input, load
 from dllint.pipeline import RunOptions, run
 from lint_helpers import lint_paths, lint_python_bytes, lint_text
@@ -372,29 +373,26 @@ def test_files_that_name_a_trigger_only_in_strings_are_not_parsed(monkeypatch, s
 def test_files_that_name_a_trigger_in_code_get_facts(monkeypatch, source):
     import ast
 
-    import dllint.engine as engine
 
     ast.parse(source)
     made = []
-    real = engine.FileFacts
-    monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: (made.append(a[0]), real(*a, **k))[1])
+    real = facts_file.FileFacts
+    monkeypatch.setattr(facts_file, "FileFacts", lambda *a, **k: (made.append(a[0]), real(*a, **k))[1])
     result = lint_text(Linter(Settings()), "t.py", source)
     assert made and not result.skipped
 
 
 def test_the_tree_gate_catches_what_the_scan_lets_through(monkeypatch):
     """A trigger in an f-string's text (not its fields) passes the scan; the tree has no such identifier."""
-    import dllint.engine as engine
 
     made = []
-    monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: made.append(1))
+    monkeypatch.setattr(facts_file, "FileFacts", lambda *a, **k: made.append(1))
     result = lint_text(Linter(Settings()), "t.py", 'x = f"DataLoader {y}"\n')
     assert result.skipped and not made
 
 
 def test_a_literal_trigger_in_a_string_still_gets_the_file_parsed(monkeypatch):
     """A rule that reads os.environ["WORLD_SIZE"] declares it: the gates then let the file through."""
-    import dllint.engine as engine
     from dllint.rules import Rule
 
     class ReadsEnvironment(Rule):
@@ -406,8 +404,8 @@ def test_a_literal_trigger_in_a_string_still_gets_the_file_parsed(monkeypatch):
             return iter(())
 
     made = []
-    real = engine.FileFacts
-    monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: (made.append(1), real(*a, **k))[1])
+    real = facts_file.FileFacts
+    monkeypatch.setattr(facts_file, "FileFacts", lambda *a, **k: (made.append(1), real(*a, **k))[1])
     source = 'import os\nsize = int(os.environ["WORLD_SIZE"])\n'
     assert not lint_text(Linter(Settings(), rules=[]), "t.py", source).findings
     lint_text(Linter(Settings(), rules=[ReadsEnvironment]), "t.py", source)
@@ -603,12 +601,11 @@ def test_only_calls_that_could_construct_a_loader_are_resolved(monkeypatch):
 
 
 def test_an_import_of_a_trigger_needs_no_scan_and_a_docstring_import_is_still_skipped(monkeypatch):
-    import dllint.engine as engine
     import dllint.prefilter as prefilter
 
     made = []
-    real = engine.FileFacts
-    monkeypatch.setattr(engine, "FileFacts", lambda *a, **k: (made.append(1), real(*a, **k))[1])
+    real = facts_file.FileFacts
+    monkeypatch.setattr(facts_file, "FileFacts", lambda *a, **k: (made.append(1), real(*a, **k))[1])
     monkeypatch.setattr(prefilter, "_code_scan", lambda names: pytest.fail("scanned"))
     assert not lint_text(Linter(Settings()), "t.py", "from torch.utils.data import DataLoader\n").skipped
     assert made

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from dllint.facts.values import ABSENT, ProjectCalls, Value, callers_keywords, option_of, project_calls, resolve
 from dllint.knowledge.loaders import (
     TORCH_KEYWORD_ONLY,
+    TORCH_LOADER_QUALNAMES,
     TORCH_POSITIONAL,
     FrameworkLoaderSettings,
     LibraryLoader,
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from dllint.facts.flow.model import Constant
     from dllint.facts.scopes import Scope
 
-LOADER_QUALNAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+LOADER_QUALNAMES = TORCH_LOADER_QUALNAMES
 
 POSITIONAL_PARAMS = TORCH_POSITIONAL
 KEYWORD_ONLY_PARAMS = TORCH_KEYWORD_ONLY

@@ -23,7 +23,7 @@ from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodeRange, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
-from dllint.facts import line_starts
+from dllint.source import line_starts
 
 Path = tuple[int, ...]  # a statement: its index in the module's body, then in each body below
 # Characters of one line that LibCST is given to fix. It builds an object per token: a 2 MB line

@@ -13,6 +13,9 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
+# torch's own DataLoader, by the names it is imported as.
+TORCH_LOADER_QUALNAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+
 # torch.utils.data.DataLoader's own signature (torch 2.x): positional, then keyword-only.
 TORCH_POSITIONAL = (
     "dataset",

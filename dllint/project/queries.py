@@ -13,7 +13,6 @@ from dataclasses import replace
 
 from dllint.facts.flow.records import Copies, Effects, FunctionSummary, LoaderSummary
 from dllint.facts.flow.targets import Target
-from dllint.facts.inherited_loops import resolved
 from dllint.deps import CallersDep, Deps, SummaryDep
 from dllint.project import base as limits  # read at call time (tests lower them)
 from dllint.project.base import LOADER_GATE, MAX_FOLLOW, CallRecord, entry_effects
@@ -157,6 +156,8 @@ class CrossFileQueries:
             if kinds:
                 effects = replace(effects, cuda_copy=effects.cuda_copy.join(Copies("cuda" if "cuda" in kinds else "maybe")))
         if effects is not None and effects.inherited:  # a base's epoch loop (facts/inherited_loops.py)
+            from dllint.facts.inherited_loops import resolved  # (the loop model: only where effects are followed)
+
             effects = resolved(effects, lambda base: self.definitions.ancestors(path, base, deps))
         return self.expand(path, effects or Effects(), deps, depth)
 

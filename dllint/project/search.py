@@ -14,8 +14,7 @@ from bisect import bisect_right
 from typing import Callable
 
 from dllint.config import Settings
-from dllint.facts.loaders import LOADER_QUALNAMES
-from dllint.knowledge.loaders import LIBRARY_LOADER_NAMES
+from dllint.knowledge.loaders import LIBRARY_LOADER_NAMES, TORCH_LOADER_QUALNAMES
 from dllint.project.base import MAX_KEPT_BYTES
 from dllint.project.class_text import ClassText
 from dllint.project.class_text import scan as scan_classes
@@ -209,7 +208,7 @@ class TextIndex:
         if self._loader_classes is None:
             import hashlib  # (only a project that asks: a one-file run of most files never does)
 
-            seeds = {name.rsplit(".", 1)[-1].encode() for name in (*LOADER_QUALNAMES, *self.settings.extend_loader_classes)}
+            seeds = {name.rsplit(".", 1)[-1].encode() for name in (*TORCH_LOADER_QUALNAMES, *self.settings.extend_loader_classes)}
             seeds |= {name.encode() for name in LIBRARY_LOADER_NAMES}
             key = hashlib.blake2b(b"\0".join(sorted(seeds)), digest_size=12).hexdigest()
             records = self._refreshed_records() if self.files.records is not None else None

@@ -12,7 +12,6 @@ from collections import OrderedDict
 
 from dllint.config import Settings
 from dllint.facts.flow.records import FileSummary
-from dllint.facts.flow.summary import summarize
 from dllint.project.base import MAX_SUMMARIES_BY_CONTENT
 from dllint.project.files import ProjectFiles
 from dllint.project.records import content_digest
@@ -54,6 +53,8 @@ class Summaries:
             if data is None:  # the entry was known by its stat: its bytes were not read this time
                 data = self.text.read(path) or b""
             text = python_text(path, data)
+            from dllint.facts.flow.summary import summarize  # (the flow engine: only where a file is summarized)
+
             try:
                 entry.summary = summarize(path, text, self.settings, own=self.files.own_roots)
             except Exception:  # noqa: BLE001 - a bug summarizing another file must not fail this one's lint

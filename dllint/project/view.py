@@ -8,7 +8,6 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping
 
-from dllint.facts.flow.model import admitted
 from dllint.facts.flow.queries import CallerEffects, PassedArguments
 from dllint.facts.flow.queries import NullProject
 from dllint.facts.flow.records import ClassSummary, Copies, Effects, LoaderSummary, Returned
@@ -82,6 +81,8 @@ class ProjectView(NullProject):
         callers = self._callers_in_reach(path, name)
         if not callers:
             return None
+        from dllint.facts.flow.model import admitted  # (the flow model: only once callers are found)
+
         for caller, found in callers:
             if not admitted(guards, found.args):
                 continue  # get_loader("finetune") never receives the "pretrain" loader
