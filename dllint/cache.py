@@ -245,13 +245,14 @@ class Entry(NamedTuple):
         if not (isinstance(value, list) and len(value) == 7):
             return None
         mtime_ns, size, ctime_ns, inode, digest, findings, deps = value
-        if not all(type(v) is int for v in (mtime_ns, size, ctime_ns, inode)):
+        # (written out rather than with all() over a generator: this runs for every entry of a warm run)
+        if not (type(mtime_ns) is int and type(size) is int and type(ctime_ns) is int and type(inode) is int):
             return None
-        if not isinstance(digest, str) or len(digest) != 64 or not isinstance(findings, list):
+        if type(digest) is not str or len(digest) != 64 or type(findings) is not list or type(deps) is not dict:
             return None
-        if not isinstance(deps, dict) or not all(isinstance(v, str) for v in deps.values()):
+        if deps and not all(type(v) is str for v in deps.values()):
             return None
-        return cls(mtime_ns, size, ctime_ns, inode, digest, findings, decode_deps(deps))
+        return cls(mtime_ns, size, ctime_ns, inode, digest, findings, decode_deps(deps) if deps else Deps())
 
 
 # -- deps as stored: ``{key: value}`` -------------------------------------------------------
@@ -303,6 +304,7 @@ class Hit(NamedTuple):
 
 
 DepsCheck = Callable[[Deps], bool]
+TakenStat = Callable[[str], "os.stat_result | None"]
 
 
 class CacheStats:
@@ -337,6 +339,14 @@ class Cache:
         self._loaded = False
         self._loaded_stat: tuple[int, ...] | None = None  # the cache file as loaded (see _merge_and_replace)
         self.untrusted: str | None = None  # why the cache is not used at all (said once, in one line)
+        self._cwd: str | None = None  # see _key
+
+    def _key(self, path: str) -> str:
+        """``os.path.abspath(path)``, the working directory asked once (a cache serves one run):
+        the getcwd call of each of 4,853 lookups cost a warm run 8 ms."""
+        if self._cwd is None:
+            self._cwd = os.getcwd()
+        return os.path.normpath(os.path.join(self._cwd, path))
 
     # -- reading ------------------------------------------------------------
     def _load(self) -> None:
@@ -407,10 +417,11 @@ class Cache:
         hit = self.lookup_entry(path, deps_valid)
         return hit.findings if hit is not None else None
 
-    def lookup_entry(self, path: str, deps_valid: DepsCheck | None = None) -> Hit | None:
-        """:meth:`lookup`, with the entry's ``deps``."""
+    def lookup_entry(self, path: str, deps_valid: DepsCheck | None = None, taken_stat: TakenStat | None = None) -> Hit | None:
+        """:meth:`lookup`, with the entry's ``deps``; ``taken_stat``: the stat of an absolute path
+        as this run already took it (:meth:`dllint.project.files.ProjectFiles.taken_stat`), if it did."""
         self._load()
-        key = os.path.abspath(path)
+        key = self._key(path)
         entry = self._updated.get(key) or self._entries.get(key)
         if entry is None:
             self.stats.misses += 1
@@ -418,11 +429,13 @@ class Cache:
         if entry.deps and (deps_valid is None or not deps_valid(entry.deps)):
             self.stats.misses += 1
             return None
-        try:
-            st = os.stat(path)
-        except OSError:
-            self.stats.misses += 1
-            return None
+        st = taken_stat(key) if taken_stat is not None else None
+        if st is None:
+            try:
+                st = os.stat(path)
+            except OSError:
+                self.stats.misses += 1
+                return None
         if (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino) != (entry.mtime_ns, entry.size, entry.ctime_ns, entry.inode):
             try:
                 digest = content_hash(read_bytes(path, self.max_file_size))
@@ -465,7 +478,7 @@ class Cache:
 
     def drop(self, path: str) -> None:
         """Forget ``path``'s findings (something they depend on changed); kept dropped on save."""
-        key = os.path.abspath(path)
+        key = self._key(path)
         self._entries.pop(key, None)
         self._updated.pop(key, None)
         self._dropped.add(key)
@@ -490,7 +503,7 @@ class Cache:
         except Uncacheable:
             self.stats.uncacheable += 1
             return
-        self._updated[os.path.abspath(path)] = Entry(mtime_ns, size, ctime_ns, inode, digest, rows, deps.copy() if deps else Deps())
+        self._updated[self._key(path)] = Entry(mtime_ns, size, ctime_ns, inode, digest, rows, deps.copy() if deps else Deps())
 
     def store_fingerprint(self, path: str, fingerprint: Any, findings: list[Finding], deps: Deps | None = None) -> None:
         """:meth:`store` with a :class:`dllint.per_file.Fingerprint` (mtime_ns, size, ctime_ns, inode, digest)."""

@@ -396,11 +396,12 @@ def _run_files(
     todo: list[Item] = []
     project = project_index(settings, project_root)
     deps_valid = project.deps_valid if project is not None else None
+    taken_stat = project.taken_stat if project is not None else None
     if project is not None and cache is not None:
         project.use_records(cache)  # what the cache kept of each project file, by its stat
         project.reconcile(cache)  # findings that asked "who calls X" meet the files changed since
     for index, path in enumerate(paths):
-        hit = cache.lookup_entry(path, deps_valid) if cache is not None else None
+        hit = cache.lookup_entry(path, deps_valid, taken_stat) if cache is not None else None
         if hit is None or (task.fix and any(wants_fix(f, task.unsafe) for f in hit.findings)) or (
             task.edits and any(f.fix is not None for f in hit.findings)
         ):

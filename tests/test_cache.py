@@ -103,6 +103,23 @@ def test_a_run_whose_files_are_all_cached_imports_no_rule_and_no_file_analysis(t
     assert not [m for m in warm_modules if m.startswith("dllint.rules.dl") or m == "dllint.facts.file"], warm_modules
 
 
+def test_a_lookup_reads_the_stat_the_run_already_took_of_the_file(tree, monkeypatch):
+    """The project's stat table is taken before the lookups: a lookup given it stats nothing
+    again, and reads the file's stat there by its absolute path."""
+    root, files = tree
+    monkeypatch.chdir(root)
+    relative = os.path.relpath(files[1], root)
+    cold, cache = run([relative], root / "c")
+    cache = Cache(root / "c", SETTINGS, CODES)
+    asked = []
+    real = os.stat(files[1])
+    moved = os.stat_result((real.st_mode, real.st_ino, real.st_dev, real.st_nlink, real.st_uid, real.st_gid, real.st_size,
+                            real.st_atime, real.st_mtime + 1, real.st_ctime))  # a stat the entry was not stored at
+    hit = cache.lookup_entry(relative, taken_stat=lambda key: asked.append(key) or moved)
+    assert asked == [files[1]] and hit is not None and [[f.to_dict() for f in hit.findings]] == cold
+    assert cache.stats.rehashed_hits == 1 and cache.stats.hits == 0  # the taken stat was compared, not the disk's
+
+
 def test_touched_but_unchanged_file_is_not_relinted(tree, lint_counter):
     root, files = tree
     run(files, root / "c")
@@ -280,6 +297,9 @@ def test_runner_stores_and_returns_deps(tmp_path, monkeypatch):
 
         def deps_valid(self, deps):
             return deps == View.deps
+
+        def taken_stat(self, path):
+            return None
 
         def use_records(self, cache):
             pass

