@@ -279,7 +279,7 @@ class FileFacts:
         key = dotted_name(func) or last
         known = self._project_loaders.get(key)
         if known is None:
-            known = self._project_loaders[key] = self.project.loader_class(self, func, self.scopes.scope_of(func))
+            known = self._project_loaders[key] = self.project.loader_class(self, func)
         return known
 
     def custom_loader_may_pin(self, func: ast.expr) -> bool:
@@ -291,7 +291,7 @@ class FileFacts:
         if local is not None:
             return self._local_may_pin(local, 0)
         if self._project_loaders.get(dotted) and self.project is not None:
-            return self.project.loader_class_may_pin(self, func, self.scopes.scope_of(func))
+            return self.project.loader_class_may_pin(self, func)
         return True
 
     def custom_loader_takes(self, func: ast.expr, keyword: str) -> bool | None:

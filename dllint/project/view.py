@@ -267,7 +267,7 @@ class ProjectView(NullProject):
             return None
         return [PassedArguments(found.shape, found.args, found.cpu_counts, found.cuda_devices, found.options, found.dicts) for _, found in calls]
 
-    def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+    def loader_class(self, facts: FileFacts, func: ast.expr) -> bool:
         """``func`` names a DataLoader subclass of another project module (through its chain
         of project bases), none of whose classes replaces ``__iter__`` with one that never
         reaches torch's iterator (a thread-pool loader starts no worker processes)."""
@@ -275,7 +275,7 @@ class ProjectView(NullProject):
         if self.index.files.listed(self.path) and not _may_name(facts, func, names):
             self.deps.add(LoaderClassesDep(digest))  # (before the target is resolved: most calls stop here)
             return False
-        target = self.target_of(facts, func, scope)
+        target = self.target_of(facts, func, facts.scopes.scope_of(func))  # (the scopes: built for the few calls left)
         if target is None or Target.parse(target).bound:
             return False
         if Target.parse(target).dotted.rsplit(".", 1)[-1].encode() not in names:
@@ -287,10 +287,10 @@ class ProjectView(NullProject):
     def parameter_copies(self, target: str, argument: str) -> Copies:
         return self.index.queries.parameter_copies(self.path, target, argument, self.deps)
 
-    def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+    def loader_class_may_pin(self, facts: FileFacts, func: ast.expr) -> bool:
         """The project loader class ``func`` names, or a project base of it, names
         ``pin_memory``, or one of them subclasses a library's loader (its own default)."""
-        target = self.target_of(facts, func, scope)
+        target = self.target_of(facts, func, facts.scopes.scope_of(func))
         chain = self.index.definitions.ancestors(self.path, target, self.deps) if target else []
         return not chain or any(
             cls.names_pin or any(library_loader(base) is not None for base in cls.bases) for cls in chain

@@ -112,14 +112,15 @@ class ProjectQueries(Protocol):
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         """The project class a base expression names, and its ancestors in every file."""
 
-    def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
-        """The callee is a DataLoader subclass of another project module."""
+    def loader_class(self, facts: FileFacts, func: ast.expr) -> bool:
+        """The callee is a DataLoader subclass of another project module (its scope is read only
+        where the callee's name may be one: most calls are answered from the text alone)."""
 
     def parameter_copies(self, target: str, argument: str) -> Copies:
         """How the project function ``target`` (``".m"``: a method ``m`` of some project class)
         copies the batch handed in as ``argument`` to CUDA."""
 
-    def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+    def loader_class_may_pin(self, facts: FileFacts, func: ast.expr) -> bool:
         """That subclass (or a project base of it) may pin by default: its code names pin_memory."""
 
 
@@ -185,10 +186,10 @@ class NullProject:
     def class_ancestors(self, facts: FileFacts, base: ast.expr) -> list[ClassSummary]:
         return []
 
-    def loader_class(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+    def loader_class(self, facts: FileFacts, func: ast.expr) -> bool:
         return False
 
-    def loader_class_may_pin(self, facts: FileFacts, func: ast.expr, scope: Scope) -> bool:
+    def loader_class_may_pin(self, facts: FileFacts, func: ast.expr) -> bool:
         return True
 
     def parameter_copies(self, target: str, argument: str) -> Copies:
