@@ -236,8 +236,11 @@ class Entry(NamedTuple):
     digest: str
     findings: list[Any]  # encoded rows; decoded only on a hit
     deps: Deps  # what this file's lint read elsewhere
+    stored: list[Any] | None = None  # the row it was read from: written back as it was (a save rewrites every entry)
 
     def row(self) -> list[Any]:
+        if self.stored is not None:
+            return self.stored
         return [self.mtime_ns, self.size, self.ctime_ns, self.inode, self.digest, self.findings, encode_deps(self.deps)]
 
     @classmethod
@@ -252,7 +255,7 @@ class Entry(NamedTuple):
             return None
         if deps and not all(type(v) is str for v in deps.values()):
             return None
-        return cls(mtime_ns, size, ctime_ns, inode, digest, findings, decode_deps(deps) if deps else Deps())
+        return cls(mtime_ns, size, ctime_ns, inode, digest, findings, decode_deps(deps) if deps else Deps(), value)
 
 
 # -- deps as stored: ``{key: value}`` -------------------------------------------------------

@@ -116,7 +116,13 @@ class Linter:
 
     @cached_property
     def prefilter(self) -> Prefilter:
-        return Prefilter(self.settings, self.rules, self.config_rules)
+        """The rules' gates, from the catalog (no rule imported: a file screened out needs none)."""
+        if self._chosen is not None:
+            chosen = [rule for rule in self._chosen if rule.code != "DL000"]
+            return Prefilter(self.settings, chosen, any(callable(getattr(rule, "check_config", None)) for rule in chosen))
+        codes = set(self.codes)
+        entries = [entry for entry in CATALOG if entry.code in codes]
+        return Prefilter(self.settings, entries, any(entry.checks_config for entry in entries))
 
     def lint(
         self, input: Input, project: ProjectQueries | None = None, *, live: tuple[_Gate, ...] | None = None, tree: ast.Module | None = None

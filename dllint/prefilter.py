@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Iterable, NamedTuple, Protocol, Sequence
 
 from dllint.configs.lint import (
     CONFIG_TRIGGERS,
@@ -27,7 +27,6 @@ from dllint.patterns import LazyPattern
 
 if TYPE_CHECKING:
     from dllint.config import Settings
-    from dllint.rules import Rule
 
 
 # Comments and string literals (escapes and escaped newlines included), for the scan before
@@ -305,10 +304,25 @@ class TextScreen(NamedTuple):
         return not self.gated or _names_a_trigger(nodes, self.names)
 
 
-class Prefilter:
-    """The gates of one set of rules (``config_rules``: those that also check config files)."""
+class Screened(Protocol):
+    """What screening reads of a rule: its class's attributes, or its :mod:`dllint.rules.catalog` entry."""
 
-    def __init__(self, settings: Settings, rules: Sequence[Rule], config_rules: Sequence[Rule]) -> None:
+    @property
+    def code(self) -> str: ...
+    @property
+    def triggers(self) -> tuple[bytes, ...]: ...
+    @property
+    def literal_triggers(self) -> tuple[bytes, ...]: ...
+    @property
+    def needs_one_of(self) -> tuple[bytes, ...]: ...
+    @property
+    def needs_class_base(self) -> bool: ...
+
+
+class Prefilter:
+    """The gates of one set of rules (``config_rules``: some of them also check config files)."""
+
+    def __init__(self, settings: Settings, rules: Sequence[Screened], config_rules: bool) -> None:
         self.config_rules = config_rules
         # `DataLoader` stands for every loader class: custom ones named in the settings, the
         # library loaders and framework loader settings of the table of library knowledge.

@@ -90,17 +90,28 @@ print(" ".join(sorted(m for m in sys.modules if m.startswith("dllint"))), file=s
 """
 
 
-def test_a_run_whose_files_are_all_cached_imports_no_rule_and_no_file_analysis(tree):
-    """What a warm run needs is the catalog's codes (the cache's key), the cache and the project's
-    records: the rules and the file analyses (``dllint.facts.file``) are imported only to lint."""
+def test_a_run_whose_files_are_all_cached_or_screened_out_imports_no_rule_and_no_file_analysis(tree):
+    """What a warm run needs is the catalog's codes (the cache's key) and the rules' triggers (the
+    prefilter's), the cache and the project's records: the rules and the file analyses
+    (``dllint.facts.file``) are imported only for a file that may hold a finding."""
     root, files = tree
     command = [sys.executable, "-c", WARM_RUN, str(root / "c"), str(root)]
     cold = subprocess.run(command, capture_output=True, text=True, check=True, cwd=root)
     warm = subprocess.run(command, capture_output=True, text=True, check=True, cwd=root)
-    assert warm.stdout == cold.stdout and "DL201" in warm.stdout
-    cold_modules, warm_modules = cold.stderr.split(), warm.stderr.split()
-    assert "dllint.facts.file" in cold_modules and "dllint.rules.dl201_non_persistent_workers" in cold_modules
-    assert not [m for m in warm_modules if m.startswith("dllint.rules.dl") or m == "dllint.facts.file"], warm_modules
+    with open(files[0], "a") as handle:
+        handle.write("print('no loader here')\n")  # changed, and screened out: nothing in it to check
+    screened = subprocess.run(command, capture_output=True, text=True, check=True, cwd=root)
+    with open(files[1], "a") as handle:
+        handle.write("# changed\n")  # a file with a loader: linted, its rules imported
+    linted = subprocess.run(command, capture_output=True, text=True, check=True, cwd=root)
+    assert warm.stdout == cold.stdout == screened.stdout and "DL201" in warm.stdout
+    assert linted.stdout.count("DL201") == cold.stdout.count("DL201")
+
+    def lint_modules(run):
+        return [m for m in run.stderr.split() if m.startswith("dllint.rules.dl") or m == "dllint.facts.file"]
+
+    assert "dllint.facts.file" in lint_modules(cold) and "dllint.rules.dl201_non_persistent_workers" in lint_modules(linted)
+    assert lint_modules(warm) == [] and lint_modules(screened) == []
 
 
 def test_a_lookup_reads_the_stat_the_run_already_took_of_the_file(tree, monkeypatch):

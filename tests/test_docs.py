@@ -13,6 +13,7 @@ import sys
 from click.testing import CliRunner
 
 from dllint.cli import main
+from dllint.configs.lint import config_rules
 from dllint.docs import CATALOG, COMMAND, HOME, PAGE, help_uri, render_catalog, render_rules_page
 from dllint.rules import all_rules
 from tests.conftest import ROOT
@@ -35,6 +36,12 @@ def test_the_rule_catalog_is_up_to_date_and_names_each_rule_its_module_and_defau
     assert [(e.code, f"dllint.rules.{e.module}", e.default_enabled) for e in ENTRIES] == [
         (r.code, r.__module__, r.default_enabled) for r in all_rules()
     ]
+    for entry, rule in zip(ENTRIES, all_rules()):  # what the prefilter reads, as the engine's rules have it
+        assert (entry.triggers, entry.literal_triggers, entry.needs_one_of, entry.needs_class_base) == (
+            rule.triggers, rule.literal_triggers, rule.needs_one_of, rule.needs_class_base
+        )
+        assert entry.checks_config == bool(config_rules([rule()])), rule.code
+    assert [e.code for e in ENTRIES if e.checks_config] and [e.code for e in ENTRIES if not e.checks_config]
     assert ("DL203", False) in [(e.code, e.default_enabled) for e in ENTRIES]  # an opt-in rule is listed as one
 
 
