@@ -47,6 +47,8 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Settings:
+    """What a run is configured with: ``[tool.dllint]``, its ruff-style options and the command line, merged."""
+
     select: tuple[str, ...] | None = None  # None: the default set; empty: no rule
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 @dataclass
 class ArgparseDefaults:
+    """The file's argparse options, their defaults, and the names a parse_args() result is bound to."""
+
     defaults: dict[str, list[ast.expr]] = field(default_factory=dict)
     options: dict[str, str] = field(default_factory=dict)  # dest -> the option as written (``--num_workers``)
     # names bound to a parse_args() result, plus the conventional ones

@@ -54,6 +54,8 @@ MAX_LOCAL_BASES = 8  # same-file base classes followed up to torch's DataLoader
 
 @dataclass
 class ClassInfo:
+    """A class the file defines, with its bases resolved: a dataset, an iterable dataset, a loader."""
+
     node: ast.ClassDef
     base_names: list[str]  # qualified names of bases (or local class names)
     is_dataset: bool = False
@@ -73,6 +75,8 @@ class ClassInfo:
 
 @dataclass
 class FileFacts:
+    """What the rules read of one parsed file, each part computed once, most on first use."""
+
     path: str
     source: str
     tree: ast.Module

@@ -40,6 +40,8 @@ class Argument(NamedTuple):
 
 @dataclass
 class LoaderCall:
+    """One loader construction in the file, its arguments bound to the loader's signature."""
+
     node: ast.Call
     scope: Scope
     facts: FileFacts = field(repr=False)

@@ -36,6 +36,8 @@ MAX_DEPTH = 8
 
 @dataclass
 class SamplerCall:
+    """A sampler construction in the file, and the loaders it feeds."""
+
     node: ast.Call
     scope: Scope
     shuffle: Value

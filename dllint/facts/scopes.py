@@ -40,6 +40,8 @@ class Binding(NamedTuple):
 
 @dataclass
 class Scope:
+    """A module, function, class or lambda scope: its bindings and the names read in it."""
+
     node: ast.AST
     parent: Scope | None
     bindings: dict[str, list[Binding]] = field(default_factory=dict)

@@ -10,6 +10,8 @@ from dllint.findings import Finding
 
 @dataclass
 class RunSummary:
+    """What a run reports, in every output format: its findings and counts."""
+
     findings: list[Finding]
     files_checked: int = 0
     fixed: int = 0  # set by --fix

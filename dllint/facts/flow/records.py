@@ -89,6 +89,8 @@ class Returned:
 
 @dataclass
 class FunctionSummary:
+    """What a project function does with its parameters and returns, as other files' lints see it."""
+
     params: list[str]  # positional parameters, ``self`` included for methods
     kwonly: list[str]
     method: bool
@@ -138,6 +140,8 @@ class CallShape(NamedTuple):
 
 @dataclass
 class CallSummary:
+    """A call a project file makes to a project function, and what the caller does with its result."""
+
     target: str
     line: int
     effects: Effects
@@ -167,6 +171,8 @@ class CallSummary:
 
 @dataclass
 class ClassSummary:
+    """A project class as other files' lints see it: its bases and what it is (a loader, a sampler)."""
+
     bases: list[str]
     endless: bool = False  # __iter__ never ends (a sampler)
     keeps_iterator: bool = False  # a loader subclass that keeps one iterator
