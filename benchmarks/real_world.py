@@ -532,6 +532,29 @@ FIFTEENTH = (
          "recipe library: yacs config defaults, a loader builder", configs=True),
 )
 
+SIXTEENTH = (
+    Repo("WongKinYiu/yolov7", "a207844b1ce82d204ab36d87d496728d3d2348e7",
+         "detection recipe: its own loader builder, DDP training", configs=True),
+    Repo("Megvii-BaseDetection/YOLOX", "6ddff4824372906469a7fae2dc3206c7aa4bbaee",
+         "detection library: experiment classes build the loaders, a trainer", configs=True),
+    Repo("salesforce/BLIP", "056a169437371659074aa2732649d5de3bffb4a8",
+         "vision-language pre-training and fine-tuning scripts", configs=True),
+    Repo("facebookresearch/SlowFast", "287ec0076846560f44a9327e931a5a2360240533",
+         "video recognition library: a loader builder and a training loop", configs=True),
+    Repo("MCG-NJU/VideoMAE", "14ef8d856287c94ef1f985fe30f958eb4ec2c55d",
+         "video self-supervised pre-training and fine-tuning scripts", configs=True),
+    Repo("CompVis/latent-diffusion", "a506df5756472e2ebaf9078affdde2c4f1502cd4",
+         "diffusion models: a Lightning DataModule built from configs", configs=True),
+    Repo("hkchengrex/XMem", "f3b841d50df058910bbf690229ddc15fb1aef7d6",
+         "video object segmentation: training stages, evaluation scripts", configs=True),
+    Repo("davidtvs/PyTorch-ENet", "e17d404e2f649a3476eabe39f8a05e5eb77c55fd",
+         "segmentation recipe: one training script", configs=True),
+    Repo("jwyang/faster-rcnn.pytorch", "f9d984d27b48a067b29792932bcb5321a39c1f09",
+         "detection recipe: roibatch loader, training and test scripts", configs=True),
+    Repo("znxlwm/pytorch-MNIST-CelebA-GAN-DCGAN", "c88438c7807326492757623bf9117ee2eb5de8bf",
+         "GAN training scripts", configs=True),
+)
+
 WANTED = (".py", ".ipynb")
 CONFIGS = (".yaml", ".yml")
 OFF_BY_DEFAULT = frozenset({"DL203"})
@@ -776,7 +799,7 @@ def print_table(counts: dict[str, collections.Counter], recall_known: bool) -> N
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "both", "all"), default="both", help="which sources (both: first and second)"
+        "--set", choices=("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "both", "all"), default="both", help="which sources (both: first and second)"
     )
     parser.add_argument("--dir", type=Path, help="download and unpack here (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded files")
@@ -828,8 +851,9 @@ def main() -> int:
             "thirteenth": THIRTEENTH,
             "fourteenth": FOURTEENTH,
             "fifteenth": FIFTEENTH,
+            "sixteenth": SIXTEENTH,
             "both": SECOND,
-            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH + NINTH + TENTH + ELEVENTH + TWELFTH + THIRTEENTH + FOURTEENTH + FIFTEENTH,
+            "all": SECOND + THIRD + FOURTH + FIFTH + SIXTH + SEVENTH + EIGHTH + NINTH + TENTH + ELEVENTH + TWELFTH + THIRTEENTH + FOURTEENTH + FIFTEENTH + SIXTEENTH,
         }
         if args.set in sets:
             for source in sets[args.set]:
