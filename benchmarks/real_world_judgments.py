@@ -4852,6 +4852,40 @@ JUDGMENTS: tuple[tuple[str, str, str, str, str, str], ...] = (
      'train loader, num_workers=args.workers (--workers default 4), train() every epoch (:138)'),
     ('akamaster+pytorch_resnet_cifar10', 'trainer.py:101', 'DL201', T, '',
      'val loader, 4 workers, validate() every epoch (:142)'),
+    # === the sixteenth set: ten code bases judged at 0f7f3d0 (after this stop's speed changes, before any change made
+    # for them), by two helpers working apart (misses in MISSES); REAL_WORLD.md, "Sixteenth set"; shapes D1-D3.
+    ('jwyang+faster-rcnn.pytorch', 'trainval_net.py:212', 'DL203', T, '',
+     '--nw defaults to 0 (dest num_workers); a new iter(dataloader) in every pass of `for epoch` (20 by default)'),
+    ('davidtvs+PyTorch-ENet', 'main.py:49', 'DL201', T, '',
+     'train_loader, num_workers=args.workers (4), iterated by iter().next(), enet_weighing, then Train.run_epoch each of 300 epochs'),
+    ('davidtvs+PyTorch-ENet', 'main.py:73', 'DL201', D, '',
+     'test_loader: never iterated in the default train mode; with -m test iterated twice (a sample batch, then Test.run_epoch), no epoch loop'),
+    ('znxlwm+pytorch-MNIST-CelebA-GAN-DCGAN', 'pytorch_CelebA_DCGAN.py:160', 'DL203', T, '',
+     'num_workers left out, iterated in `for epoch in range(train_epoch)` (20)'),
+    ('znxlwm+pytorch-MNIST-CelebA-GAN-DCGAN', 'pytorch_MNIST_DCGAN.py:147', 'DL203', T, '', 'num_workers left out, 20 epochs'),
+    ('znxlwm+pytorch-MNIST-CelebA-GAN-DCGAN', 'pytorch_MNIST_GAN.py:121', 'DL203', T, '', 'num_workers left out, 100 epochs'),
+    ('MCG-NJU+VideoMAE', 'run_class_finetuning.py:263', 'DL201', T, '',
+     '--num_workers default 10, train_one_epoch in `for epoch`; set_epoch on the main-process sampler'),
+    ('MCG-NJU+VideoMAE', 'run_class_finetuning.py:273', 'DL201', T, '',
+     'the val loader, 10 workers, validation_one_epoch every epoch (--disable_eval_during_finetuning defaults to False)'),
+    ('MCG-NJU+VideoMAE', 'run_class_finetuning.py:284', 'DL201', F, 'D1',
+     'the test loader is iterated once on every path: final_test in the --eval branch, which ends with exit(0), or once after the loop'),
+    ('MCG-NJU+VideoMAE', 'run_mae_pretraining.py:177', 'DL201', T, '', '--num_workers default 10, train_one_epoch every epoch'),
+    ('CompVis+latent-diffusion', 'main.py:203', 'DL201', T, '',
+     'the train_dataloader hook Lightning re-iterates every epoch; num_workers from the config or batch_size*2, never 0'),
+    ('CompVis+latent-diffusion', 'main.py:212', 'DL201', T, '', 'the val_dataloader hook: the sanity check and every validation epoch'),
+    ('CompVis+latent-diffusion', 'models/first_stage_models/vq-f16/config.yaml:38', 'DL202', D, '',
+     "num_workers: 20 > 16 in a released checkpoint's config, whose data target (ldm.data.openimages) is not in the repository"),
+    ('CompVis+latent-diffusion', 'models/first_stage_models/vq-f8-n256/config.yaml:37', 'DL202', D, '', 'the same, another checkpoint'),
+    ('CompVis+latent-diffusion', 'models/first_stage_models/vq-f8/config.yaml:37', 'DL202', D, '', 'the same, another checkpoint'),
+    ('hkchengrex+XMem', 'train.py:48', 'DL101', T, '',
+     "no main guard; the module-level stage loop reaches the iteration of a 16-worker loader (spawn workers re-run the training)"),
+    ('hkchengrex+XMem', 'train.py:121', 'DL201', T, '',
+     "construct_loader's loader, re-iterated every epoch of the while loop; set_epoch on the main-process sampler"),
+    ('hkchengrex+XMem', 'train.py:121', 'DL206', T, '',
+     'multi-worker, no pin_memory; model.do_pass copies every field v.cuda(non_blocking=True)'),
+    ('hkchengrex+XMem', 'eval.py:148', 'DL101', T, '', 'a module-level for over a 2-worker loader, no guard'),
+    ('hkchengrex+XMem', 'eval.py:150', 'DL206', T, '', "2 workers, no pin_memory, data['rgb'].cuda() in the loop"),
 )
 
 # The fifth set's sources (real_world.py's FIFTH, by key).
@@ -4944,6 +4978,13 @@ FIFTEENTH_SOURCES = (
     "lucidrains+vit-pytorch", "facebookresearch+pycls",
 )
 
+# The sixteenth set's sources (real_world.py's SIXTEENTH, by key): judged at 0f7f3d0, before any change made for them.
+SIXTEENTH_SOURCES = (
+    "WongKinYiu+yolov7", "Megvii-BaseDetection+YOLOX", "salesforce+BLIP", "facebookresearch+SlowFast", "MCG-NJU+VideoMAE",
+    "CompVis+latent-diffusion", "hkchengrex+XMem", "davidtvs+PyTorch-ENet", "jwyang+faster-rcnn.pytorch",
+    "znxlwm+pytorch-MNIST-CelebA-GAN-DCGAN",
+)
+
 # Sources whose entry points were read for misses (the fourth set, all of it: a source with no finding
 # and no miss is in here too, so that a finding it gains later is listed as unjudged).
 MISS_AUDITED = frozenset(
@@ -4975,6 +5016,8 @@ MISS_AUDITED = frozenset(
         *FOURTEENTH_SOURCES,
         # the fifteenth set, likewise
         *FIFTEENTH_SOURCES,
+        # the sixteenth set, likewise
+        *SIXTEENTH_SOURCES,
     }
 )
 
@@ -4983,6 +5026,10 @@ MISS_AUDITED = frozenset(
 # ``shape`` names a missed shape of FALSE_POSITIVE_SHAPES.md (M1...). real_world.py --judge counts a
 # finding at such a key as a miss now reported (a true positive) and lists the misses still silent.
 MISSES: tuple[tuple[str, str, str, str, str], ...] = (
+    # --- the sixteenth set
+    ("davidtvs+PyTorch-ENet", "main.py:61", "DL201", "D2",
+     "val_loader (args.workers, 4) handed to Test(...) of test.py, which stores it as self.data_loader; run_epoch iterates it, "
+     "called every 10 epochs of 300: a class of another module"),
     # --- NVIDIA/tacotron2: model.parse_batch(batch) -> utils.to_gpu -> .cuda(non_blocking=True)
     ("NVIDIA+tacotron2", "train.py:55", "DL206", "M2",
      "1 worker, explicit pin_memory=False; batches copied with non_blocking=True one call away (model.py:473-481)"),
