@@ -12,6 +12,7 @@ import operator
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
+from dllint.facts.flow.syntax import ends_the_path
 from dllint.facts.imports import dotted_name
 from dllint.facts.values import follow
 from dllint.facts.workers import passed_for
@@ -513,7 +514,7 @@ def _guarded_before(block: ast.AST, child: ast.AST) -> bool:
                 isinstance(stmt, ast.If)
                 and _names_a_rank(stmt.test)
                 and stmt.body
-                and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue))
+                and (isinstance(stmt.body[-1], ast.Continue) or ends_the_path(stmt.body[-1]))
             ):
                 return True
     return False

@@ -32,7 +32,7 @@ from dllint.facts.flow.model import Element, FlowState, How, Move, Passes, Path,
 from dllint.facts.flow.names import Names
 from dllint.facts.flow.returns import Returns
 from dllint.facts.flow.stores import Stores
-from dllint.facts.flow.syntax import position_of
+from dllint.facts.flow.syntax import ends_the_path, position_of
 from dllint.facts.frameworks import callback_result
 from dllint.facts.loops import loaded_names, names_bound_in_loop
 from dllint.facts.scopes import Scope
@@ -270,7 +270,7 @@ class UsageAnalysis:
         (outside it): reaching ``later`` means that arm did not run."""
         for node, arm in arms.items():
             block = node.body if arm == "body" else node.orelse
-            if block and isinstance(block[-1], (ast.Return, ast.Raise)) and not self.facts.contains(node, later):
+            if block and ends_the_path(block[-1]) and not self.facts.contains(node, later):
                 if position_of(later) > position_of(node) and self.facts.scopes.enclosing_function(later) is self.facts.scopes.enclosing_function(node):
                     return True
         return False

@@ -25,7 +25,7 @@ from dllint.facts.flow.model import (
     uses_from,
     without_loops,
 )
-from dllint.facts.flow.syntax import constant_args
+from dllint.facts.flow.syntax import constant_args, ends_the_path
 from dllint.facts.frameworks import assigned_hook, callback_result, hook_of, hooks_of_stored_result
 from dllint.facts.imports import dotted_name
 from dllint.facts.scopes import FUNCTION_NODES, Scope
@@ -216,7 +216,7 @@ class Returns:
                 block = getattr(current, field, None)
                 if isinstance(block, list) and child in block:
                     for stmt in block[: block.index(child)]:
-                        while isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+                        while isinstance(stmt, ast.If) and stmt.body and ends_the_path(stmt.body[-1]):
                             tests.append(stmt.test)
                             stmt = stmt.orelse[0] if len(stmt.orelse) == 1 else None  # elif
             if isinstance(current, FUNCTION_NODES):

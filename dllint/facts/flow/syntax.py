@@ -13,6 +13,24 @@ def position_of(node: ast.AST) -> tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
+# Calls that end the process: no statement after one runs (read from the syntax, as written).
+EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit", "os.abort"})
+
+
+def ends_the_path(stmt: ast.stmt) -> bool:
+    """No statement after ``stmt`` runs: a ``return``, a ``raise``, or a call that ends the
+    process (``exit(0)``, ``sys.exit()``, ``os._exit(1)``: an evaluation branch that ends the
+    script before the training loop does not add a pass to it)."""
+    if isinstance(stmt, (ast.Return, ast.Raise)):
+        return True
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    func = stmt.value.func
+    if isinstance(func, ast.Name):
+        return func.id in EXITS
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and f"{func.value.id}.{func.attr}" in EXITS
+
+
 def end_of(node: ast.AST) -> tuple[int, int]:
     """Where a binding statement takes effect: after its value is evaluated (a ``for``'s
     target: after its iterable, before its body)."""
