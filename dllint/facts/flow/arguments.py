@@ -207,6 +207,7 @@ class Arguments:
             effects = project.parameter_effects(remote, argument, devices)
             if effects is not None:
                 resolved = uses_from(effects, call, expr, here, via, shown(remote))
+                resolved += self.flow.stores.passes_by_methods(call, effects, state)  # kept by an instance: its method calls
                 if effects.returns:  # handed back: the caller goes on with the call's result
                     resolved += self.flow.expressions.uses_of_expr(call, state)
                 if not (wrapped and not _repeats_elsewhere(resolved)):

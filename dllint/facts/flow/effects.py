@@ -38,6 +38,8 @@ def effects_of(uses: list[Use], built: set[int], facts: FileFacts | None = None)
                 continue
             seen.add(key)
             _iterated(effects, use, bool(loops), facts)
+            if use.method and not loops and use.method not in effects.methods:
+                effects.methods.append(use.method)
         elif use.how is How.REMOTE and use.remote is not None:
             devices = [dict(use.devices)] if use.devices else []
             effects.follow.append([use.remote[0], use.remote[1], bool(loops), *use.remote[2:], *devices])

@@ -97,6 +97,9 @@ class Use(NamedTuple):
     # Made by a file that imports the module-level name the value is bound to ("file:line";
     # Names._importers_uses): after this module ran, so no statement of it starts the pass.
     importer: str = ""
+    # A pass in this method of the class that keeps the value on ``self``, once per call of it,
+    # no loop of the class repeating it: the calls on the instance decide (Effects.methods).
+    method: str = ""
 
     @property
     def iterates(self) -> bool:

@@ -56,6 +56,10 @@ class Effects:
     inherited: list[list[Any]] = field(default_factory=list)
     evaluation: bool = False  # every pass is an evaluation pass (no gradients, no step): its order does not matter (DL301)
     draws: bool = False  # every pass draws one batch (``next(iter(loader))``): a sample, not an epoch (DL203)
+    # methods of the class a constructor keeps the value on (``self.loader = loader``) that pass
+    # over it once per call, no loop of the class repeating them: the caller's loops around its
+    # calls on the instance (``val = Test(model, loader)``, ``val.run_epoch()``) decide (D2)
+    methods: list[str] = field(default_factory=list)
 
     def merge(self, other: Effects, repeated: bool = False) -> None:
         """Add what ``other`` does (``repeated``: it runs once per pass of a loop here)."""
@@ -70,6 +74,7 @@ class Effects:
         self.cuda_copy = self.cuda_copy.join(other.cuda_copy)
         self.dataset_changes += [c for c in other.dataset_changes if c not in self.dataset_changes]
         self.inherited += [i for i in other.inherited if i not in self.inherited]
+        self.methods += [m for m in other.methods if m not in self.methods]
 
     @property
     def empty(self) -> bool:

@@ -17,6 +17,7 @@ from dllint.facts.scopes import Scope
 from dllint.knowledge.frameworks import Hook
 
 if TYPE_CHECKING:
+    from dllint.facts.flow.records import Effects
     from dllint.facts.usage import UsageAnalysis
 
 
@@ -137,7 +138,13 @@ class Stores:
             around = set(map(id, self.lookups.enclosing_loops(built, self.facts.scopes.scope_of(built))))
             repeat = tuple(loop for loop in repeat if id(loop) not in around)
         found = self.flow.expressions.uses_of_expr(node, state.at(load_scope))
-        return [u._replace(loops=repeat + u.loops) if repeat else u for u in found]
+        if repeat:
+            return [u._replace(loops=repeat + u.loops) for u in found]
+        method = load_scope.node
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name != "__init__" \
+                and isinstance(self.lookups.parents.get(method), ast.ClassDef):
+            return [u._replace(method=method.name) for u in found]  # once per call: the instance's callers decide
+        return found
 
     def _returned_by_once_hook(self, load: ast.AST) -> bool:
         """``return self.X`` in a framework hook that iterates its loader once
@@ -207,6 +214,12 @@ class Stores:
     def _loops_around_calls_on(self, instance: tuple[str, Scope], method: str) -> tuple[ast.AST, ...]:
         """The loops around the first call ``obj.method(...)`` on the instance bound to ``obj``
         (in ``instance``'s scope) that a loop repeats; () when no loop repeats one."""
+        found = self._repeated_call_on(instance, method)
+        return found[1] if found is not None else ()
+
+    def _repeated_call_on(self, instance: tuple[str, Scope], method: str) -> tuple[ast.Call, tuple[ast.AST, ...]] | None:
+        """The first call ``obj.method(...)`` on the instance bound to ``obj`` that a loop
+        repeats, and the loops around it."""
         name, scope = instance
         for obj, obj_scope in self.lookups.loads_resolving_to(name, scope):
             attribute = self.lookups.parents.get(obj)
@@ -214,8 +227,25 @@ class Stores:
             if isinstance(attribute, ast.Attribute) and attribute.attr == method and isinstance(call, ast.Call) and call.func is attribute:
                 around = tuple(loop for loop in self.lookups.enclosing_loops(call, obj_scope) if isinstance(loop, LOOPS))
                 if around:
-                    return around
-        return ()
+                    return call, around
+        return None
+
+    def passes_by_methods(self, built: ast.Call, effects: Effects, state: FlowState) -> list[Use]:
+        """``val = Test(model, loader)``, a class of another module that keeps the loader on
+        ``self`` and passes over it once per call of some of its methods (``effects.methods``):
+        a call ``val.run_epoch()`` that a loop repeats is such a pass, under that loop (D2)."""
+        instance = self._bound_once(built) if effects.methods else None
+        if instance is None:
+            return []
+        here = {id(loop) for loop in state.loops}
+        uses: list[Use] = []
+        for method in effects.methods:
+            found = self._repeated_call_on(instance, method)
+            if found is not None:
+                call, around = found
+                loops = state.loops + tuple(loop for loop in around if id(loop) not in here)
+                uses.append(Use(Move.ITERATE, call, loops, state.via, How.ELSEWHERE, evaluation=effects.evaluation))
+        return uses
 
     def _bound_once(self, built: ast.Call) -> tuple[str, Scope] | None:
         """(name, scope) when ``built``'s value is bound to a name bound nowhere else there
