@@ -121,8 +121,9 @@ class Expressions:
 
     def _contained_at(self, parent: ast.AST | None, expr: ast.AST, state: FlowState, here: Loops) -> list[Use] | None:
         """An element of a tuple, list or dict display (where it is taken out decides), the
-        value of a dict comprehension over literal keys (each key's entry on its own), or the
-        body of a lambda handed on (``lambda ds: DataLoader(ds, ...)``)."""
+        value of a dict comprehension over literal keys (each key's entry on its own), the
+        element of a list comprehension (any element it builds), or the body of a lambda
+        handed on (``lambda ds: DataLoader(ds, ...)``)."""
         if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):
             index = element_index(parent, expr)
             return self.flow.containers.uses_of_element(parent, index, state) if index is not None else None
@@ -133,4 +134,8 @@ class Expressions:
             return self.flow.containers.uses_of_element(parent, key, state) if key is not None else None
         if isinstance(parent, ast.DictComp) and parent.value is expr:
             return self.flow.dicts.built_per_key(parent, state)
+        if isinstance(parent, ast.ListComp) and parent.elt is expr:
+            # ``[DataLoader(ds, ...) for ds in sets]``: every element is one it builds, wherever
+            # one is taken out (looped over, indexed); the comprehension builds each afresh
+            return self.flow.containers.uses_of_element(parent, "*", state)
         return None
