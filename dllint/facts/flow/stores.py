@@ -1,7 +1,8 @@
 """How a value moves through an attribute of ``self``: ``self.X = loader`` is read back by
 the class's methods, which run as often as their callers run them (a loop of the class
 calling ``self.validate()``, or a loop calling ``evaluator.evaluate()`` on the one instance
-that holds the value), or handed to a framework from one of its hooks."""
+that holds the value; for a class of another module, the methods its summary names:
+:meth:`Stores.passes_by_methods`), or handed to a framework from one of its hooks."""
 
 from __future__ import annotations
 
