@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from dllint.configs.lint import checks_config
 from dllint.rules import DOC_SECTIONS, Rule, all_rules
 
 HOME = "https://github.com/dllint/dllint"
@@ -93,7 +94,7 @@ def render_catalog() -> str:
             f'    Entry(\n        "{rule.code}", "{module}", {rule.default_enabled},\n'
             f"        triggers={_bytes(rule.triggers)}, literal_triggers={_bytes(rule.literal_triggers)},\n"
             f"        needs_one_of={_bytes(rule.needs_one_of)}, needs_class_base={rule.needs_class_base},\n"
-            f'        checks_config={callable(getattr(rule, "check_config", None))},\n    ),\n'
+            f"        checks_config={checks_config(rule)},\n    ),\n"
         )
     return CATALOG_TEXT.replace("{ROWS}", "".join(rows))
 

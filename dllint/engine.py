@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from dllint.config import Settings
 from dllint.configs.lint import (
     check_blocks,
+    checks_config,
     config_deps,
     config_rules,
     python_config_blocks,
@@ -119,7 +120,7 @@ class Linter:
         """The rules' gates, from the catalog (no rule imported: a file screened out needs none)."""
         if self._chosen is not None:
             chosen = [rule for rule in self._chosen if rule.code != "DL000"]
-            return Prefilter(self.settings, chosen, any(callable(getattr(rule, "check_config", None)) for rule in chosen))
+            return Prefilter(self.settings, chosen, any(map(checks_config, chosen)))
         codes = set(self.codes)
         entries = [entry for entry in CATALOG if entry.code in codes]
         return Prefilter(self.settings, entries, any(entry.checks_config for entry in entries))

@@ -79,8 +79,13 @@ def config_deps(document: object) -> Deps:
     return Deps(ConfigFileDep(path) for path in sorted(other_sources(document)))
 
 
+def checks_config(rule: Rule | type[Rule]) -> bool:
+    """The rule (its class, or an instance) also checks config files' loader blocks."""
+    return callable(getattr(rule, "check_config", None))
+
+
 def config_rules(rules: Iterable[Rule]) -> list[Rule]:
-    return [rule for rule in rules if callable(getattr(rule, "check_config", None))]
+    return [rule for rule in rules if checks_config(rule)]
 
 
 def check_blocks(rules: Iterable[Rule], blocks: list[ConfigBlock], errors: list[str]) -> list[Finding]:

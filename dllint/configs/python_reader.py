@@ -19,7 +19,7 @@ from itertools import accumulate
 
 from dllint.configs.document import ConfigDocument, Entry, Mapping, Node, Scalar, Sequence, Span, Unknown, clone
 from dllint.files import Unreadable, read_text
-from dllint.source import NOT_A_FILE
+from dllint.source import parse_module
 
 LAZY_CALLS = frozenset({"L", "LazyCall"})
 EMPTY_CONFIGS = frozenset({"OmegaConf.create", "dict", "DictConfig", "ConfigDict", "Config"})
@@ -43,7 +43,7 @@ def read_python_config(path: str, text: str, tree: ast.Module | None = None, *, 
     a dict config."""
     if tree is None:
         try:
-            tree = ast.parse(text, filename=NOT_A_FILE)
+            tree = parse_module(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
     if not is_dict_config(tree):

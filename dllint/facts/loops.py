@@ -412,4 +412,3 @@ def mutated_self_attribute(call: ast.Call) -> str | None:
     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
         return target.attr
     return None
-

@@ -158,6 +158,9 @@ class UsageAnalysis:
     def callers(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
         return self.lookups.callers(func)
 
+    def attributes_of_self(self, cls: ast.ClassDef) -> dict[str, list[ast.Attribute]]:
+        return self.lookups.attributes_of_self(cls)
+
     def element_loop_target(self, node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
         return self.containers.element_loop_target(node)
 

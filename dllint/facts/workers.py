@@ -259,25 +259,11 @@ def _stored_on_self(facts: FileFacts, read: ast.Attribute, scope: Scope) -> tupl
     cls = facts.scopes.parents.get(method) if method is not None else None
     if not isinstance(cls, ast.ClassDef):
         return None
-    stores = _self_stores(facts, cls).get(read.attr, [])
+    stores = [node for node in facts.usage.attributes_of_self(cls).get(read.attr, ()) if not isinstance(node.ctx, ast.Load)]
     assign = facts.scopes.parents.get(stores[0]) if len(stores) == 1 else None
     if not (isinstance(assign, ast.Assign) and assign.targets == [stores[0]]):
         return None
     return assign.value, facts.scopes.scope_of(assign.value)
-
-
-def _self_stores(facts: FileFacts, cls: ast.ClassDef) -> dict[str, list[ast.Attribute]]:
-    """Each ``self.X`` the class stores (or deletes), by ``X``: one walk of the class per file,
-    however many of its reads the walk asks about."""
-    known: dict[ast.ClassDef, dict[str, list[ast.Attribute]]] = facts.memo("self_stores")
-    stores = known.get(cls)
-    if stores is None:
-        stores = known[cls] = {}
-        for node in ast.walk(cls):
-            if (isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load)
-                    and isinstance(node.value, ast.Name) and node.value.id == "self"):
-                stores.setdefault(node.attr, []).append(node)
-    return stores
 
 
 def _eager_dataset(facts: FileFacts, expr: ast.expr, scope: Scope, depth: int) -> bool:

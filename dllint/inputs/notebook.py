@@ -24,7 +24,6 @@ included.
 
 from __future__ import annotations
 
-import ast
 import copy
 import json
 import re
@@ -33,7 +32,7 @@ from typing import Any, Final
 
 from dllint.findings import Finding
 from dllint.inputs.base import Input, WriteBackError
-from dllint.source import NOT_A_FILE, same_line_endings, unreadable
+from dllint.source import parse_module, same_line_endings, unreadable
 
 KIND: Final = "python"
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -309,7 +308,7 @@ def _syntax_errors(path: str, notebook: Notebook) -> list[Finding]:
         text, line_map = notebook.module()
         notebook.magic_lines.clear()
         try:
-            ast.parse(text, filename=NOT_A_FILE)  # (the notebook's own file is JSON)
+            parse_module(text)
             return errors
         except SyntaxError as exc:
             position = line_map[exc.lineno - 1] if exc.lineno and 0 < exc.lineno <= len(line_map) else None
@@ -364,7 +363,7 @@ def _own_error(notebook: Notebook, cell: CodeCell) -> SyntaxError | None:
     """The syntax error of ``cell`` compiled on its own (magics masked), None if it parses."""
     saved = list(notebook.magic_lines)
     try:
-        ast.parse("\n".join(notebook._mask(cell.lines()[0])) + "\n")
+        parse_module("\n".join(notebook._mask(cell.lines()[0])) + "\n")
         return None
     except SyntaxError as exc:
         return exc
